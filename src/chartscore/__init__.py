@@ -1,0 +1,52 @@
+"""chartscore: score chart abstraction against gold, share only value-free reports.
+
+Typical use::
+
+    from chartscore import GoldField, Prediction, score
+
+    report = score(gold_fields, predictions)
+    print(report.to_json())   # canonical JSON with counts and Wilson intervals
+
+Everything that holds patient data (records, normalization, scoring) stays
+inside the process; the :class:`Report` holds counts, intervals and field ids
+only. See docs/privacy.md.
+"""
+
+from chartscore._version import __version__
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.evidence import (
+    EvidenceChain,
+    ReviewerState,
+    SourceKind,
+    SourceLocation,
+    TransformationKind,
+)
+from chartscore.io import load_schema, score_files
+from chartscore.model import FieldType, GoldField, Prediction
+from chartscore.report import KappaResult, MetricResult, Report, SliceReport
+from chartscore.schema import FieldSpec, Schema
+from chartscore.scoring import score
+
+__all__ = [
+    "ChartscoreError",
+    "ErrorCode",
+    "EvidenceChain",
+    "FieldSpec",
+    "FieldType",
+    "GoldField",
+    "InputKind",
+    "KappaResult",
+    "MetricResult",
+    "Prediction",
+    "Report",
+    "ReviewerState",
+    "Schema",
+    "SliceReport",
+    "SourceKind",
+    "SourceLocation",
+    "TransformationKind",
+    "__version__",
+    "load_schema",
+    "score",
+    "score_files",
+]

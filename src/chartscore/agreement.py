@@ -1,0 +1,251 @@
+"""Per-field agreement rules: how one answer is judged against one gold value.
+
+A :class:`FieldRule` is built once per field from its type and optional
+:class:`~chartscore.schema.FieldSpec`. ``outcome`` turns one (gold, answer) pair
+into a bit mask of the successes it earns; scoring only ever adds masks up.
+This module and ``scoring`` are the last places a value exists.
+"""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Callable
+from datetime import date
+from typing import Final
+
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.model import FieldType
+from chartscore.normalize import (
+    DateKey,
+    boolean_key,
+    date_key,
+    multi_key,
+    normalize_text,
+    number_key,
+    text_key,
+)
+from chartscore.schema import FieldSpec
+
+# Outcome bits of one prediction.
+ANSWERED: Final = 1
+ANSWERABLE: Final = 2
+EXACT: Final = 4
+NORMALIZED: Final = 8
+SUPPORTED: Final = 16
+TOLERANCE: Final = 32
+LATER: Final = 64
+EARLIER: Final = 128
+WITHIN_ONE: Final = 256
+
+_CACHE_LIMIT: Final = 1 << 16
+# Exact arithmetic for tolerances: numbers are bounded (100 digits, exponent
+# +-9999), so 40,000 digits of precision make every difference exact.
+_EXACT = decimal.Context(
+    prec=40_000, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[decimal.Inexact]
+)
+
+Key = object
+"""A normalized value; only ever compared, hashed and counted inside scoring."""
+
+
+def _cached(key: Callable[[object], Key | None]) -> Callable[[object], Key | None]:
+    # Categorical answers repeat a handful of strings millions of times.
+    cache: dict[object, Key | None] = {}
+
+    def lookup(value: object) -> Key | None:
+        if type(value) is not str:
+            return key(value)
+        found = cache.get(value, cache)
+        if found is not cache:
+            return found
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        result = cache[value] = key(value)
+        return result
+
+    return lookup
+
+
+def _ordinal_key(spec: FieldSpec) -> Callable[[object], Key | None]:
+    ints, texts = spec.level_index()
+
+    def key(value: object) -> Key | None:
+        if type(value) is int:
+            return ints.get(value)
+        if type(value) is str:
+            return texts.get(normalize_text(value))
+        return None
+
+    return key
+
+
+def _within_choices(
+    key: Callable[[object], Key | None], choices: frozenset[str] | None, multi: bool
+) -> Callable[[object], Key | None]:
+    # Gold values must stay inside declared choices; answers are judged as given.
+    if choices is None:
+        return key
+
+    def gold_key(value: object) -> Key | None:
+        found = key(value)
+        if found is None:
+            return None
+        inside = found <= choices if multi else found in choices  # type: ignore[operator]
+        if not inside:
+            return _OUTSIDE
+        return found
+
+    return gold_key
+
+
+_OUTSIDE: Final = object()
+
+
+class FieldRule:
+    """How answers to one field are normalized, compared and counted.
+
+    Attributes:
+        field_type: The field's type.
+        spec: The schema entry, or None.
+        extra_metrics: Names of the type-specific binomial metrics this field reports.
+        kappa_weighting: "none" or "quadratic" for fields with Cohen's kappa, else None.
+        levels: The number of ordinal levels (the kappa scale); 0 otherwise.
+        tracks_items: Whether multi-select item counts are kept.
+        perfect_mask: Bits a perfect answer must earn (the stand-in check).
+    """
+
+    __slots__ = (
+        "_tolerance",
+        "_tolerance_days",
+        "answer_key",
+        "extra_metrics",
+        "field_type",
+        "gold_key",
+        "kappa_weighting",
+        "levels",
+        "perfect_mask",
+        "spec",
+        "tracks_items",
+    )
+
+    def __init__(self, field_type: FieldType, spec: FieldSpec | None) -> None:
+        self.field_type = field_type
+        self.spec = spec
+        self._tolerance = spec.tolerance if spec is not None else None
+        self._tolerance_days = spec.tolerance_days if spec is not None else None
+        self.levels = len(spec.levels) if spec is not None else 0
+        self.tracks_items = field_type is FieldType.MULTI
+        choices = spec.choices if spec is not None else None
+        extras: list[str] = []
+        perfect = EXACT | NORMALIZED
+        self.kappa_weighting: str | None = None
+        key: Callable[[object], Key | None]
+        if field_type in (FieldType.TEXT, FieldType.CATEGORICAL):
+            key = _cached(text_key)
+        elif field_type is FieldType.NUMBER:
+            key = number_key
+        elif field_type is FieldType.BOOLEAN:
+            key = boolean_key
+        elif field_type is FieldType.DATE:
+            key = _cached(date_key)
+        elif field_type is FieldType.ORDINAL:
+            if spec is None or not spec.levels:
+                raise ChartscoreError(ErrorCode.SCHEMA_REQUIRED, input=InputKind.SCHEMA)
+            key = _cached(_ordinal_key(spec))
+            extras += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
+            perfect |= WITHIN_ONE
+            self.kappa_weighting = "quadratic"
+        else:
+            key = multi_key
+            extras += ["item_precision", "item_recall"]
+        if field_type in (FieldType.CATEGORICAL, FieldType.BOOLEAN):
+            self.kappa_weighting = "none"
+        if self.kappa_weighting is not None:
+            extras.append("majority_baseline")
+        if (field_type is FieldType.NUMBER and self._tolerance is not None) or (
+            field_type is FieldType.DATE and self._tolerance_days is not None
+        ):
+            extras.append("tolerance_agreement")
+            perfect |= TOLERANCE
+        self.answer_key = key
+        self.gold_key = _within_choices(key, choices, field_type is FieldType.MULTI)
+        self.extra_metrics = tuple(extras)
+        self.perfect_mask = perfect
+
+    def check_gold(self, value: object, field_id: str) -> Key:
+        """The normalized gold value, after the gold-validity and stand-in checks.
+
+        Raises:
+            ChartscoreError: ``invalid_gold_value`` (not a value of the type),
+                ``gold_outside_schema`` (not a declared level or choice) or
+                ``standin_not_perfect`` (a perfect answer would not score perfectly).
+        """
+        key = self.gold_key(value)
+        if key is None:
+            level_shaped = self.levels and type(value) in (int, str)
+            if level_shaped:
+                raise ChartscoreError(
+                    ErrorCode.GOLD_OUTSIDE_SCHEMA, input=InputKind.GOLD, field_id=field_id
+                )
+            raise ChartscoreError(ErrorCode.INVALID_GOLD_VALUE, input=InputKind.GOLD)
+        if key is _OUTSIDE:
+            raise ChartscoreError(
+                ErrorCode.GOLD_OUTSIDE_SCHEMA, input=InputKind.GOLD, field_id=field_id
+            )
+        mask, answer = self.outcome(value, key, value)
+        perfect = mask & self.perfect_mask == self.perfect_mask and answer == key
+        if self.tracks_items:
+            perfect = perfect and self.items(key, answer) == (len(key), len(key))  # type: ignore[arg-type]
+        if not perfect:
+            raise ChartscoreError(
+                ErrorCode.STANDIN_NOT_PERFECT, input=InputKind.GOLD, field_id=field_id
+            )
+        return key
+
+    def outcome(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        """Success bits for an answer to an answerable field, and the answer's key.
+
+        ``value`` is not None. Exact agreement compares type and value as given;
+        normalized agreement compares keys; the type-specific bits follow
+        docs/metrics.md.
+        """
+        mask = ANSWERED | ANSWERABLE
+        if type(value) is type(gold_value) and value == gold_value:
+            mask |= EXACT
+        answer = self.answer_key(value)
+        if answer is None:
+            return mask, None
+        if answer == gold_key:
+            mask |= NORMALIZED
+        if self.levels:
+            step = answer - gold_key  # type: ignore[operator]
+            if step > 0:
+                mask |= LATER
+            elif step < 0:
+                mask |= EARLIER
+            if -1 <= step <= 1:
+                mask |= WITHIN_ONE
+        elif self._tolerance is not None:
+            if _EXACT.subtract(answer, gold_key).copy_abs() <= self._tolerance:  # type: ignore[arg-type]
+                mask |= TOLERANCE
+        elif self._tolerance_days is not None and (
+            mask & NORMALIZED or _days_apart(answer, gold_key) <= self._tolerance_days  # type: ignore[arg-type]
+        ):
+            mask |= TOLERANCE
+        return mask, answer
+
+    @staticmethod
+    def items(gold_key: frozenset[str] | None, answer: Key | None) -> tuple[int, int]:
+        """(answered items, matched items) of a multi-select answer; wrong types have none."""
+        if type(answer) is not frozenset:
+            return 0, 0
+        if gold_key is None:
+            return len(answer), 0
+        return len(answer), len(answer & gold_key)
+
+
+def _days_apart(answer: DateKey, gold: DateKey) -> float:
+    # Only full-precision dates have a distance in days.
+    if answer[2] is None or gold[2] is None:
+        return float("inf")
+    return abs(date(*answer).toordinal() - date(*gold).toordinal())  # type: ignore[arg-type]

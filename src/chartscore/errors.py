@@ -1,0 +1,136 @@
+"""The closed vocabulary of failures.
+
+Every failure chartscore reports is a :class:`ChartscoreError` whose ``code`` is
+one member of :class:`ErrorCode`. The message is the code plus, for files, which
+input and which line: never a value, case id, digest, key name or path. Each code
+is explained in ``docs/errors.md``; a test keeps the two lists equal.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NoReturn
+
+
+class ErrorCode(enum.StrEnum):
+    """Stable, documented failure codes."""
+
+    # Reading files and JSON Lines.
+    FILE_UNREADABLE = "file_unreadable"
+    NOT_UTF8 = "not_utf8"
+    LINE_TOO_LONG = "line_too_long"
+    INVALID_JSON = "invalid_json"
+    NONFINITE_NUMBER = "nonfinite_number"
+    NUMBER_OUT_OF_RANGE = "number_out_of_range"
+    NESTING_TOO_DEEP = "nesting_too_deep"
+    DUPLICATE_KEY = "duplicate_key"
+    NOT_AN_OBJECT = "not_an_object"
+    UNKNOWN_KEY = "unknown_key"
+    MISSING_KEY = "missing_key"
+    # Records.
+    INVALID_CASE_ID = "invalid_case_id"
+    INVALID_FIELD_ID = "invalid_field_id"
+    INVALID_FIELD_TYPE = "invalid_field_type"
+    INVALID_VALUE = "invalid_value"
+    INVALID_GOLD_VALUE = "invalid_gold_value"
+    INVALID_DIGEST = "invalid_digest"
+    INVALID_EVIDENCE_CHAIN = "invalid_evidence_chain"
+    INVALID_SOURCE_LOCATION = "invalid_source_location"
+    INVALID_OFFSET = "invalid_offset"
+    INVALID_SPAN = "invalid_span"
+    DUPLICATE_SOURCE = "duplicate_source"
+    INVALID_SOURCE_KIND = "invalid_source_kind"
+    INVALID_TRANSFORMATION_KIND = "invalid_transformation_kind"
+    INVALID_REVIEWER_STATE = "invalid_reviewer_state"
+    INVALID_UNCERTAINTY = "invalid_uncertainty"
+    # Collections and the join.
+    INVALID_COLLECTION = "invalid_collection"
+    INVALID_RECORD = "invalid_record"
+    EMPTY_GOLD = "empty_gold"
+    DUPLICATE_GOLD_KEY = "duplicate_gold_key"
+    DUPLICATE_PREDICTION_KEY = "duplicate_prediction_key"
+    UNKNOWN_PREDICTION_KEY = "unknown_prediction_key"
+    INCONSISTENT_FIELD_TYPE = "inconsistent_field_type"
+    # Field schema.
+    INVALID_SCHEMA = "invalid_schema"
+    SCHEMA_UNKNOWN_TYPE = "schema_unknown_type"
+    SCHEMA_UNKNOWN_OPTION = "schema_unknown_option"
+    SCHEMA_INVALID_OPTION = "schema_invalid_option"
+    SCHEMA_INVALID_LEVELS = "schema_invalid_levels"
+    SCHEMA_INVALID_CHOICES = "schema_invalid_choices"
+    SCHEMA_INVALID_TOLERANCE = "schema_invalid_tolerance"
+    SCHEMA_REQUIRED = "schema_required"
+    SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
+    GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
+    STANDIN_NOT_PERFECT = "standin_not_perfect"
+    # Command line.
+    USAGE = "usage"
+    OUTPUT_UNWRITABLE = "output_unwritable"
+    INTERRUPTED = "interrupted"
+    INTERNAL_ERROR = "internal_error"
+
+
+class InputKind(enum.StrEnum):
+    """Which input an error belongs to; the only location words ever printed."""
+
+    GOLD = "gold"
+    PREDICTIONS = "predictions"
+    SCHEMA = "schema"
+    OUTPUT = "output"
+
+
+class ChartscoreError(ValueError):
+    """A controlled, value-free failure.
+
+    Attributes:
+        code: The :class:`ErrorCode` naming what went wrong.
+        input: Which input it concerns, if any.
+        line: The 1-based line of that input, for JSON Lines files.
+        field_id: A developer-authored schema field id, only for schema errors
+            about a field id that is itself valid.
+
+    The constructor takes no free text, so a message can never carry data.
+    """
+
+    code: ErrorCode
+    input: InputKind | None
+    line: int | None
+    field_id: str | None
+
+    def __init__(
+        self,
+        code: ErrorCode,
+        *,
+        input: InputKind | None = None,
+        line: int | None = None,
+        field_id: str | None = None,
+    ) -> None:
+        self.code = ErrorCode(code)
+        self.input = None if input is None else InputKind(input)
+        self.line = line if type(line) is int else None
+        self.field_id = field_id if type(field_id) is str else None
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        where = []
+        if self.input is not None:
+            where.append(str(self.input))
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field_id is not None:
+            where.append(f"field {self.field_id}")
+        return f"{self.code}" + (f" ({' '.join(where)})" if where else "")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (_rebuild, (self.code, self.input, self.line, self.field_id))
+
+
+def _rebuild(
+    code: ErrorCode, input_kind: InputKind | None, line: int | None, field_id: str | None
+) -> ChartscoreError:
+    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id)
+
+
+def fail(code: ErrorCode, *, input: InputKind | None = None, line: int | None = None) -> NoReturn:
+    """Raise a :class:`ChartscoreError`; a one-liner for validators."""
+    raise ChartscoreError(code, input=input, line=line)

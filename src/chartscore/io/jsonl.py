@@ -1,0 +1,154 @@
+"""Strict JSON Lines reading with line numbers, bounded memory and closed errors.
+
+Each line is one JSON object. Integers decode to ``int`` and every other number
+to an exact ``Decimal`` (never a binary float). NaN and Infinity, duplicate
+keys, invalid UTF-8, lines over :data:`MAX_LINE_BYTES`, pathological numbers
+and pathological nesting are refused with a :class:`ChartscoreError` that
+names the input and line, never the content. A UTF-8 byte order mark, CRLF line
+ends and blank lines are accepted.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from decimal import Decimal, InvalidOperation
+from typing import BinaryIO, Final
+
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.normalize import NUMBER_MAX_DIGITS, number_in_range
+
+MAX_LINE_BYTES: Final = 1 << 20
+"""The longest accepted line, 1 MiB including its line terminator."""
+
+_MAX_NUMBER_CHARS: Final = NUMBER_MAX_DIGITS + 20  # digits plus sign, point and exponent
+_BOM: Final = b"\xef\xbb\xbf"
+_JSON_BLANK: Final = " \t\r\n"
+
+
+class _RefusedError(Exception):
+    """Raised inside the JSON decoder's hooks; carries only a code."""
+
+    def __init__(self, code: ErrorCode) -> None:
+        super().__init__()
+        self.code = code
+
+
+def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise _RefusedError(ErrorCode.DUPLICATE_KEY)
+    return result
+
+
+def _decimal(text: str) -> Decimal:
+    if len(text) > _MAX_NUMBER_CHARS:
+        raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
+    try:
+        number = Decimal(text)
+    except InvalidOperation:  # pragma: no cover - the JSON grammar admits only valid literals
+        number = Decimal("NaN")
+    if not (number.is_finite() and number_in_range(number)):
+        raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
+    return number
+
+
+def _integer(text: str) -> int:
+    if len(text) > NUMBER_MAX_DIGITS + 1:
+        raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
+    number = int(text)
+    if not number_in_range(number):
+        raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
+    return number
+
+
+def _constant(_: str) -> object:
+    raise _RefusedError(ErrorCode.NONFINITE_NUMBER)
+
+
+def strict_decoder() -> Callable[[str], object]:
+    """A JSON text decoder applying chartscore's exactness rules (raises internally)."""
+    return json.JSONDecoder(
+        object_pairs_hook=_object,
+        parse_float=_decimal,
+        parse_int=_integer,
+        parse_constant=_constant,
+    ).decode
+
+
+def _parse(text: str) -> tuple[object, ErrorCode | None]:
+    # Returns instead of raising so callers raise outside any except block.
+    try:
+        return _DECODE(text), None
+    except _RefusedError as refused:
+        return None, refused.code
+    except RecursionError:
+        return None, ErrorCode.NESTING_TOO_DEEP
+    except ValueError:  # JSONDecodeError, or an integer beyond Python's digit limit
+        return None, ErrorCode.INVALID_JSON
+
+
+def decode_document(text: str, source: InputKind) -> object:
+    """Decode one whole JSON text strictly (used for schema files)."""
+    value, code = _parse(text)
+    if code is not None:
+        raise ChartscoreError(code, input=source)
+    return value
+
+
+_DECODE: Final = strict_decoder()
+
+
+def iter_objects(
+    stream: BinaryIO,
+    source: InputKind,
+    on_line: Callable[[int], None] | None = None,
+) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield ``(line_number, object)`` for each non-blank line of a binary stream.
+
+    Args:
+        stream: A file opened in binary mode.
+        source: Which input this is, for error locations.
+        on_line: Called with the line number every 16,384 lines (progress).
+
+    Raises:
+        ChartscoreError: ``line_too_long``, ``not_utf8``, ``invalid_json``,
+            ``nonfinite_number``, ``number_out_of_range``, ``nesting_too_deep``,
+            ``duplicate_key``, ``not_an_object`` or ``file_unreadable``.
+    """
+    readline = stream.readline
+    parse = _parse
+    line = 0
+    while True:
+        code: ErrorCode | None = None
+        raw = b""
+        try:
+            raw = readline(MAX_LINE_BYTES + 1)
+        except OSError:
+            code = ErrorCode.FILE_UNREADABLE
+        if code is not None:
+            raise ChartscoreError(code, input=source, line=line + 1)
+        if not raw:
+            return
+        line += 1
+        if len(raw) > MAX_LINE_BYTES:
+            raise ChartscoreError(ErrorCode.LINE_TOO_LONG, input=source, line=line)
+        if line == 1 and raw.startswith(_BOM):
+            raw = raw[len(_BOM) :]
+        if on_line is not None and not line & 0x3FFF:
+            on_line(line)
+        text = ""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            code = ErrorCode.NOT_UTF8
+        if code is not None:
+            raise ChartscoreError(code, input=source, line=line)
+        value, code = parse(text)
+        if code is not None:
+            if code is ErrorCode.INVALID_JSON and not text.strip(_JSON_BLANK):
+                continue  # a blank line
+            raise ChartscoreError(code, input=source, line=line)
+        if type(value) is not dict:
+            raise ChartscoreError(ErrorCode.NOT_AN_OBJECT, input=source, line=line)
+        yield line, value

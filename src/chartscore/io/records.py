@@ -1,0 +1,168 @@
+"""Gold and prediction rows from parsed JSON objects, validated without building records.
+
+The CLI streams millions of rows, so it checks each parsed object directly
+with the same rules (:mod:`chartscore._rules`) the attrs records use, instead
+of constructing a record per row. A property test keeps the two paths in
+agreement: they accept the same rows and refuse the same rows with the same code.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from chartscore import _rules
+from chartscore.errors import ErrorCode, fail
+from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
+from chartscore.model import FieldType, Value
+
+GOLD_KEYS: Final = frozenset({"case_id", "field_id", "field_type", "value"})
+PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
+PREDICTION_KEYS: Final = PREDICTION_REQUIRED | {"normalized_fact_digest", "evidence_chain"}
+CHAIN_KEYS: Final = frozenset(
+    {
+        "field_id",
+        "source_locations",
+        "normalized_fact_digest",
+        "transformation_kind",
+        "transformation_digest",
+        "uncertainty",
+        "reviewer_state",
+    }
+)
+SOURCE_REQUIRED: Final = frozenset({"source_digest", "start_offset", "end_offset"})
+SOURCE_KEYS: Final = SOURCE_REQUIRED | {"kind"}
+
+_FIELD_TYPES: Final = {member.value: member for member in FieldType}
+_SOURCE_KINDS: Final = {member.value: member for member in SourceKind}
+_TRANSFORMATION_KINDS: Final = frozenset(member.value for member in TransformationKind)
+_REVIEWER_STATES: Final = frozenset(member.value for member in ReviewerState)
+_CLINICAL: Final = SourceKind.CLINICAL_RECORD
+
+
+def _check_keys(keys: object, required: frozenset[str], allowed: frozenset[str]) -> None:
+    present = set(keys)  # type: ignore[call-overload]
+    if not present <= allowed:
+        fail(ErrorCode.UNKNOWN_KEY)
+    if not required <= present:
+        fail(ErrorCode.MISSING_KEY)
+
+
+def _value(raw: object) -> Value:
+    # JSON gives None, str, bool, int, Decimal, list or dict.
+    if type(raw) is list:
+        if all(type(item) is str for item in raw):
+            return frozenset(raw)
+        fail(ErrorCode.INVALID_VALUE)
+    if type(raw) is dict:
+        fail(ErrorCode.INVALID_VALUE)
+    return raw  # type: ignore[return-value]
+
+
+def _identity(row: dict[str, object]) -> tuple[str, str]:
+    case_id = row["case_id"]
+    if not _rules.is_case_id(case_id):
+        fail(ErrorCode.INVALID_CASE_ID)
+    field_id = row["field_id"]
+    if not _rules.is_field_id(field_id):
+        fail(ErrorCode.INVALID_FIELD_ID)
+    return case_id, field_id  # type: ignore[return-value]
+
+
+def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
+    """``(case_id, field_id, field_type, value)`` from a gold object.
+
+    Raises:
+        ChartscoreError: ``unknown_key``, ``missing_key``, ``invalid_case_id``,
+            ``invalid_field_id``, ``invalid_field_type`` or ``invalid_value``.
+            (Whether the value suits the type is checked by the scorer.)
+    """
+    if row.keys() != GOLD_KEYS:
+        _check_keys(row.keys(), GOLD_KEYS, GOLD_KEYS)
+    case_id, field_id = _identity(row)
+    field_type = row["field_type"]
+    if type(field_type) is not str or field_type not in _FIELD_TYPES:
+        fail(ErrorCode.INVALID_FIELD_TYPE)
+    return case_id, field_id, _FIELD_TYPES[field_type], _value(row["value"])
+
+
+def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
+    """``(case_id, field_id, value, supported)`` from a prediction object.
+
+    ``supported`` applies the evidence rule of
+    :meth:`chartscore.Prediction.is_supported` after validating the chain fully.
+
+    Raises:
+        ChartscoreError: a key, identity, value, digest or evidence-chain code.
+    """
+    keys = row.keys()
+    if keys != PREDICTION_REQUIRED:
+        _check_keys(keys, PREDICTION_REQUIRED, PREDICTION_KEYS)
+    case_id, field_id = _identity(row)
+    value = _value(row["value"])
+    digest = row.get("normalized_fact_digest")
+    if digest is not None and not _rules.is_digest(digest):
+        fail(ErrorCode.INVALID_DIGEST)
+    chain = row.get("evidence_chain")
+    if chain is None:
+        return case_id, field_id, value, False
+    return case_id, field_id, value, _chain_supports(chain, field_id, digest)
+
+
+def _source_kinds(raw: object) -> list[SourceKind]:
+    # Validates every span as SourceLocation does; returns their kinds.
+    if type(raw) is not list:
+        fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+    kinds = []
+    seen = set()
+    for source in raw:
+        if type(source) is not dict:
+            fail(ErrorCode.INVALID_SOURCE_LOCATION)
+        if source.keys() != SOURCE_REQUIRED:
+            _check_keys(source.keys(), SOURCE_REQUIRED, SOURCE_KEYS)
+        kind_name = source.get("kind", "clinical_record")
+        if type(kind_name) is not str or kind_name not in _SOURCE_KINDS:
+            fail(ErrorCode.INVALID_SOURCE_KIND)
+        digest = source["source_digest"]
+        if not _rules.is_digest(digest):
+            fail(ErrorCode.INVALID_DIGEST)
+        start = source["start_offset"]
+        end = source["end_offset"]
+        if not (_rules.is_offset(start) and _rules.is_offset(end)):
+            fail(ErrorCode.INVALID_OFFSET)
+        if end <= start:
+            fail(ErrorCode.INVALID_SPAN)
+        kind = _SOURCE_KINDS[kind_name]
+        identity = (digest, start, end, kind)
+        if identity in seen:
+            fail(ErrorCode.DUPLICATE_SOURCE)
+        seen.add(identity)
+        kinds.append(kind)
+    return kinds
+
+
+def _chain_supports(chain: object, field_id: str, digest: object) -> bool:
+    if type(chain) is not dict:
+        fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+    if chain.keys() != CHAIN_KEYS:
+        _check_keys(chain.keys(), CHAIN_KEYS, CHAIN_KEYS)
+    kinds = _source_kinds(chain["source_locations"])
+    transformation = chain["transformation_kind"]
+    if type(transformation) is not str or transformation not in _TRANSFORMATION_KINDS:
+        fail(ErrorCode.INVALID_TRANSFORMATION_KIND)
+    state = chain["reviewer_state"]
+    if type(state) is not str or state not in _REVIEWER_STATES:
+        fail(ErrorCode.INVALID_REVIEWER_STATE)
+    chain_field = chain["field_id"]
+    if not _rules.is_field_id(chain_field):
+        fail(ErrorCode.INVALID_FIELD_ID)
+    fact_digest = chain["normalized_fact_digest"]
+    if not (_rules.is_digest(fact_digest) and _rules.is_digest(chain["transformation_digest"])):
+        fail(ErrorCode.INVALID_DIGEST)
+    if not _rules.is_uncertainty(chain["uncertainty"]):
+        fail(ErrorCode.INVALID_UNCERTAINTY)
+    return (
+        chain_field == field_id
+        and digest is not None
+        and fact_digest == digest
+        and _CLINICAL in kinds
+    )

@@ -1,0 +1,44 @@
+"""Progress on a terminal: lines read per input and elapsed time, counts only."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Final, TextIO
+
+from chartscore.errors import InputKind
+
+_FIRST_AFTER_SECONDS: Final = 1.0  # small inputs finish before any progress shows
+_EVERY_SECONDS: Final = 0.5
+
+
+class TerminalProgress:
+    """Rewrites one status line on ``stream``; never shows anything but counts.
+
+    Call it as ``progress(input, lines_read)``; call :meth:`finish` at the end.
+    """
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+        self._stream = stream
+        self._clock = clock
+        self._started = self._clock()
+        self._next = self._started + _FIRST_AFTER_SECONDS
+        self._lines: dict[InputKind, int] = {}
+        self._shown = False
+
+    def __call__(self, source: InputKind, lines: int) -> None:
+        self._lines[source] = lines
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + _EVERY_SECONDS
+        parts = [f"{kind} {count:,} lines" for kind, count in self._lines.items()]
+        self._stream.write(f"\rchartscore: {', '.join(parts)}, {now - self._started:.0f} s elapsed")
+        self._stream.flush()
+        self._shown = True
+
+    def finish(self) -> None:
+        """End the status line so the next output starts on a fresh line."""
+        if self._shown:
+            self._stream.write("\n")
+            self._stream.flush()

@@ -1,0 +1,139 @@
+"""Pure statistics on counts: integers in, floats out, nothing else.
+
+Value-free by construction: this module must not import the modules that hold
+values (a test checks the import graph).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from statistics import NormalDist
+from typing import Final
+
+Z95: Final = NormalDist().inv_cdf(0.975)
+"""The 0.975 standard-normal quantile, about 1.959964, for two-sided 95% intervals."""
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
+    """Two-sided Wilson score interval for a binomial proportion.
+
+    For ``k`` successes in ``n`` trials, with ``p = k/n``::
+
+        center = (p + z**2 / (2n)) / (1 + z**2 / n)
+        margin = z * sqrt(p (1 - p) / n + z**2 / (4 n**2)) / (1 + z**2 / n)
+
+    The bounds are ``center -/+ margin`` clamped to [0, 1]; the lower bound is
+    exactly 0 when ``k == 0`` and the upper exactly 1 when ``k == n``, as the
+    algebra says (floating point could otherwise leave 1e-17 there).
+
+    Args:
+        successes: k, with 0 <= k <= n.
+        trials: n >= 0.
+        z: The normal quantile; the default gives a 95% interval.
+
+    Returns:
+        ``(lower, upper)``, or None when there are no trials.
+
+    Reference:
+        E. B. Wilson (1927), "Probable inference, the law of succession, and
+        statistical inference", JASA 22(158):209-212.
+    """
+    if not (type(successes) is int and type(trials) is int and 0 <= successes <= trials):
+        raise ValueError("need integers 0 <= successes <= trials")
+    if trials == 0:
+        return None
+    n = trials
+    p = successes / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denominator
+    margin = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n**2)) / denominator
+    lower = 0.0 if successes == 0 else max(0.0, center - margin)
+    upper = 1.0 if successes == trials else min(1.0, center + margin)
+    return (lower, upper)
+
+
+Cell = tuple[int, int, int]
+"""(row, column, count) of a sparse square table."""
+
+
+def cohen_kappa(
+    cells: Iterable[Cell], size: int, weighting: str, z: float = Z95
+) -> tuple[float, tuple[float, float], int] | None:
+    """Cohen's kappa with the Fleiss-Cohen-Everitt large-sample interval.
+
+    With agreement weights ``w`` (1 on the diagonal; unweighted: 0 elsewhere;
+    quadratic: ``1 - (i - j)**2 / (size - 1)**2``), cell proportions ``p_ij``
+    and marginals ``r_i`` (rows, gold) and ``c_j`` (columns, answers)::
+
+        p_o = sum w_ij p_ij        p_e = sum w_ij r_i c_j
+        kappa = (p_o - p_e) / (1 - p_e)
+        var = (sum p_ij (w_ij - (wr_i + wc_j)(1 - kappa))**2
+               - (kappa - p_e (1 - kappa))**2) / (n (1 - p_e)**2)
+
+    where ``wr_i = sum_j w_ij c_j`` and ``wc_j = sum_i w_ij r_i``. A tiny
+    negative variance from rounding is clamped to 0, and the interval
+    ``kappa -/+ z sqrt(var)`` to [-1, 1].
+
+    Args:
+        cells: Nonzero cells as (gold category, answer category, count).
+        size: The number of categories (the full scale for ordinal fields).
+        weighting: "none" or "quadratic".
+        z: The normal quantile of the interval.
+
+    Returns:
+        ``(kappa, (lower, upper), pairs)``, or None when kappa is undefined:
+        no pairs, or expected agreement of 1.
+
+    References:
+        J. Cohen (1968), Psychological Bulletin 70(4):213-220;
+        J. L. Fleiss, J. Cohen, B. S. Everitt (1969), Psychological Bulletin
+        72(5):323-327.
+    """
+    table = [(i, j, count) for i, j, count in cells if count]
+    n = sum(count for _, _, count in table)
+    if n == 0 or size < 1:
+        return None
+    rows = [0] * size
+    cols = [0] * size
+    for i, j, count in table:
+        rows[i] += count
+        cols[j] += count
+    if weighting == "none":
+
+        def weight(i: int, j: int) -> float:
+            return 1.0 if i == j else 0.0
+
+        # Expected agreement is 1 exactly when both raters use one same category.
+        expected_is_one = sum(r * c for r, c in zip(rows, cols, strict=True)) == n * n
+    elif weighting == "quadratic":
+        scale = (size - 1) ** 2
+
+        def weight(i: int, j: int) -> float:
+            return 1.0 - (i - j) ** 2 / scale if scale else 1.0
+
+        expected_is_one = scale == 0 or not any(
+            rows[i] * cols[j] * (i - j) ** 2 for i in range(size) for j in range(size)
+        )
+    else:
+        raise ValueError("weighting must be 'none' or 'quadratic'")
+    if expected_is_one:
+        return None
+    r = [x / n for x in rows]
+    c = [x / n for x in cols]
+    used_rows = [i for i in range(size) if rows[i]]
+    used_cols = [j for j in range(size) if cols[j]]
+    p_o = math.fsum(weight(i, j) * count / n for i, j, count in table)
+    p_e = math.fsum(weight(i, j) * r[i] * c[j] for i in used_rows for j in used_cols)
+    kappa = (p_o - p_e) / (1 - p_e)
+    row_weight = [math.fsum(weight(i, j) * c[j] for j in used_cols) for i in range(size)]
+    col_weight = [math.fsum(weight(i, j) * r[i] for i in used_rows) for j in range(size)]
+    spread = math.fsum(
+        count / n * (weight(i, j) - (row_weight[i] + col_weight[j]) * (1 - kappa)) ** 2
+        for i, j, count in table
+    )
+    variance = (spread - (kappa - p_e * (1 - kappa)) ** 2) / (n * (1 - p_e) ** 2)
+    half_width = z * math.sqrt(max(variance, 0.0))
+    interval = (max(-1.0, kappa - half_width), min(1.0, kappa + half_width))
+    return kappa, interval, n

@@ -1,0 +1,132 @@
+"""The privacy boundary: integer tallies with no values, ids or labels from the data.
+
+Scoring produces a :class:`Tally`; everything after it (statistics, the report,
+renderers) sees only these integers, field ids and closed metric names. This
+module, like ``stats`` and ``report``, must not import the value-holding
+modules (``model``, ``normalize``, ``agreement``, ``scoring``, ``io``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+import attrs
+
+COUNT_NAMES: Final = (
+    "field_count",
+    "answerable_count",
+    "unanswerable_count",
+    "missing_count",
+    "answered_count",
+    "abstained_count",
+)
+"""The six counts every slice reports."""
+
+CORE_METRICS: Final = (
+    "exact_agreement",
+    "normalized_agreement",
+    "abstention_correctness",
+    "answerable_abstention",
+    "unanswerable_answer",
+    "evidence_support",
+)
+"""The six binomial metrics every slice reports."""
+
+TYPE_METRICS: Final = (
+    "tolerance_agreement",
+    "ordinal_later",
+    "ordinal_earlier",
+    "ordinal_within_one",
+    "item_precision",
+    "item_recall",
+    "majority_baseline",
+)
+"""Type-specific binomial metrics; they appear only in slices of their type."""
+
+
+@attrs.frozen
+class Binomial:
+    """A success count out of a trial count (an error metric counts errors)."""
+
+    success_count: int
+    total_count: int
+
+    def __attrs_post_init__(self) -> None:
+        if not (type(self.success_count) is int and type(self.total_count) is int):
+            raise TypeError("counts must be int")
+        if not 0 <= self.success_count <= self.total_count:
+            raise ValueError("need 0 <= success_count <= total_count")
+
+    def __add__(self, other: Binomial) -> Binomial:
+        return Binomial(
+            self.success_count + other.success_count, self.total_count + other.total_count
+        )
+
+
+@attrs.frozen
+class KappaTable:
+    """A sparse square agreement table (gold rows, answer columns) for Cohen's kappa.
+
+    ``cells`` holds (row, column, count) for nonzero cells, sorted. Rows and
+    columns are category positions only: ordinal levels in schema order,
+    otherwise a deterministic order that carries no label.
+    """
+
+    cells: tuple[tuple[int, int, int], ...]
+    size: int
+    weighting: str  # "none" or "quadratic"
+
+    def __attrs_post_init__(self) -> None:
+        if any(not (0 <= i < self.size and 0 <= j < self.size and n > 0) for i, j, n in self.cells):
+            raise ValueError("kappa cells must lie inside the table and be positive")
+        if self.weighting not in ("none", "quadratic"):
+            raise ValueError("unknown kappa weighting")
+
+    @property
+    def pairs(self) -> int:
+        """The number of (gold, answer) pairs in the table."""
+        return sum(n for _, _, n in self.cells)
+
+
+@attrs.frozen
+class SliceTally:
+    """Counts and binomials for one slice (overall, a field, or a field type)."""
+
+    counts: Mapping[str, int]
+    metrics: Mapping[str, Binomial]
+    kappa: KappaTable | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if tuple(self.counts) != COUNT_NAMES:
+            raise ValueError("counts must be the six core counts in order")
+        unknown = set(self.metrics) - set(CORE_METRICS) - set(TYPE_METRICS)
+        if unknown or not set(CORE_METRICS) <= set(self.metrics):
+            raise ValueError("metrics must include the core six and known names only")
+
+
+def pool(slices: Iterable[SliceTally], *, keep_type_metrics: bool) -> SliceTally:
+    """Pool slices by adding their counts (a union of disjoint fields).
+
+    Type-specific metrics are summed over the slices that report them when
+    ``keep_type_metrics`` is true (a field-type slice) and dropped otherwise
+    (the overall slice). Kappa is never pooled.
+    """
+    counts = dict.fromkeys(COUNT_NAMES, 0)
+    metrics: dict[str, Binomial] = {}
+    for part in slices:
+        for name in COUNT_NAMES:
+            counts[name] += part.counts[name]
+        for name, binomial in part.metrics.items():
+            if name in CORE_METRICS or keep_type_metrics:
+                metrics[name] = metrics[name] + binomial if name in metrics else binomial
+    return SliceTally(counts=counts, metrics=metrics)
+
+
+@attrs.frozen
+class Tally:
+    """All slices of one scoring run."""
+
+    overall: SliceTally
+    by_field: Mapping[str, SliceTally]
+    by_field_type: Mapping[str, SliceTally]
