@@ -55,7 +55,6 @@ class ErrorCode(enum.StrEnum):
     INVALID_SCHEMA = "invalid_schema"
     SCHEMA_UNKNOWN_TYPE = "schema_unknown_type"
     SCHEMA_UNKNOWN_OPTION = "schema_unknown_option"
-    SCHEMA_INVALID_OPTION = "schema_invalid_option"
     SCHEMA_INVALID_LEVELS = "schema_invalid_levels"
     SCHEMA_INVALID_CHOICES = "schema_invalid_choices"
     SCHEMA_INVALID_TOLERANCE = "schema_invalid_tolerance"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from fractions import Fraction
 from statistics import NormalDist
 from typing import Final
 
@@ -101,39 +102,58 @@ def cohen_kappa(
         rows[i] += count
         cols[j] += count
     if weighting == "none":
+        scale = 1
 
-        def weight(i: int, j: int) -> float:
-            return 1.0 if i == j else 0.0
-
-        # Expected agreement is 1 exactly when both raters use one same category.
-        expected_is_one = sum(r * c for r, c in zip(rows, cols, strict=True)) == n * n
+        # Disagreement in integers: 1 off the diagonal, 0 on it.
+        def distance(i: int, j: int) -> int:
+            return 0 if i == j else 1
     elif weighting == "quadratic":
-        scale = (size - 1) ** 2
+        scale = max((size - 1) ** 2, 1)
 
-        def weight(i: int, j: int) -> float:
-            return 1.0 - (i - j) ** 2 / scale if scale else 1.0
-
-        expected_is_one = scale == 0 or not any(
-            rows[i] * cols[j] * (i - j) ** 2 for i in range(size) for j in range(size)
-        )
+        def distance(i: int, j: int) -> int:
+            return (i - j) ** 2
     else:
         raise ValueError("weighting must be 'none' or 'quadratic'")
-    if expected_is_one:
-        return None
-    r = [x / n for x in rows]
-    c = [x / n for x in cols]
     used_rows = [i for i in range(size) if rows[i]]
     used_cols = [j for j in range(size) if cols[j]]
-    p_o = math.fsum(weight(i, j) * count / n for i, j, count in table)
-    p_e = math.fsum(weight(i, j) * r[i] * c[j] for i in used_rows for j in used_cols)
-    kappa = (p_o - p_e) / (1 - p_e)
-    row_weight = [math.fsum(weight(i, j) * c[j] for j in used_cols) for i in range(size)]
-    col_weight = [math.fsum(weight(i, j) * r[i] for i in used_rows) for j in range(size)]
-    spread = math.fsum(
-        count / n * (weight(i, j) - (row_weight[i] + col_weight[j]) * (1 - kappa)) ** 2
-        for i, j, count in table
+    # Everything below is exact rational arithmetic (w_ij = 1 - distance / scale),
+    # so kappa is correctly rounded and the variance, a true variance, is never
+    # negative; only the final square root is a float operation.
+    observed_disagreement = sum(distance(i, j) * count for i, j, count in table)
+    if weighting == "none":
+        expected_disagreement = n * n - sum(rows[i] * cols[i] for i in range(size))
+    else:
+        expected_disagreement = sum(
+            distance(i, j) * rows[i] * cols[j] for i in used_rows for j in used_cols
+        )
+    if expected_disagreement == 0:  # expected agreement p_e is exactly 1
+        return None
+    kappa = 1 - Fraction(observed_disagreement * n, expected_disagreement)
+    p_e = 1 - Fraction(expected_disagreement, scale * n * n)
+
+    def weight(i: int, j: int) -> Fraction:
+        return 1 - Fraction(distance(i, j), scale)
+
+    r = [Fraction(x, n) for x in rows]
+    c = [Fraction(x, n) for x in cols]
+    if weighting == "none":
+        row_weight, col_weight = c, r
+    else:
+        row_weight = [
+            sum((weight(i, j) * c[j] for j in used_cols), Fraction(0)) for i in range(size)
+        ]
+        col_weight = [
+            sum((weight(i, j) * r[i] for i in used_rows), Fraction(0)) for j in range(size)
+        ]
+    spread = sum(
+        (
+            Fraction(count, n) * (weight(i, j) - (row_weight[i] + col_weight[j]) * (1 - kappa)) ** 2
+            for i, j, count in table
+        ),
+        Fraction(0),
     )
     variance = (spread - (kappa - p_e * (1 - kappa)) ** 2) / (n * (1 - p_e) ** 2)
-    half_width = z * math.sqrt(max(variance, 0.0))
-    interval = (max(-1.0, kappa - half_width), min(1.0, kappa + half_width))
-    return kappa, interval, n
+    value = float(kappa)
+    half_width = z * math.sqrt(max(float(variance), 0.0))
+    interval = (max(-1.0, value - half_width), min(1.0, value + half_width))
+    return value, interval, n

@@ -90,6 +90,8 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
 
     ``supported`` applies the evidence rule of
     :meth:`chartscore.Prediction.is_supported` after validating the chain fully.
+    Checks run in the order a caller building records would meet them: the
+    chain first, then the prediction's own fields.
 
     Raises:
         ChartscoreError: a key, identity, value, digest or evidence-chain code.
@@ -97,15 +99,22 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
     keys = row.keys()
     if keys != PREDICTION_REQUIRED:
         _check_keys(keys, PREDICTION_REQUIRED, PREDICTION_KEYS)
+    chain = row.get("evidence_chain")
+    facts = _chain_facts(chain) if type(chain) is dict else None
     case_id, field_id = _identity(row)
     value = _value(row["value"])
     digest = row.get("normalized_fact_digest")
     if digest is not None and not _rules.is_digest(digest):
         fail(ErrorCode.INVALID_DIGEST)
-    chain = row.get("evidence_chain")
-    if chain is None:
+    if facts is None:
+        if chain is not None:
+            fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
         return case_id, field_id, value, False
-    return case_id, field_id, value, _chain_supports(chain, field_id, digest)
+    chain_field, fact_digest, clinical = facts
+    supported = (
+        clinical and chain_field == field_id and digest is not None and fact_digest == digest
+    )
+    return case_id, field_id, value, supported
 
 
 def _source_kinds(raw: object) -> list[SourceKind]:
@@ -140,9 +149,9 @@ def _source_kinds(raw: object) -> list[SourceKind]:
     return kinds
 
 
-def _chain_supports(chain: object, field_id: str, digest: object) -> bool:
-    if type(chain) is not dict:
-        fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool]:
+    # Validates a chain as EvidenceChain does; returns (field id, fact digest,
+    # whether any span is from a clinical record).
     if chain.keys() != CHAIN_KEYS:
         _check_keys(chain.keys(), CHAIN_KEYS, CHAIN_KEYS)
     kinds = _source_kinds(chain["source_locations"])
@@ -160,9 +169,4 @@ def _chain_supports(chain: object, field_id: str, digest: object) -> bool:
         fail(ErrorCode.INVALID_DIGEST)
     if not _rules.is_uncertainty(chain["uncertainty"]):
         fail(ErrorCode.INVALID_UNCERTAINTY)
-    return (
-        chain_field == field_id
-        and digest is not None
-        and fact_digest == digest
-        and _CLINICAL in kinds
-    )
+    return chain_field, fact_digest, _CLINICAL in kinds  # type: ignore[return-value]

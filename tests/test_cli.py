@@ -1,0 +1,337 @@
+"""The command line: outputs, exit statuses, one-line errors, atomic writes, progress."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chartscore import ErrorCode, __version__
+from chartscore.cli import main
+from chartscore.progress import TerminalProgress
+from helpers import write_jsonl
+
+GOLD = [
+    {"case_id": "c1", "field_id": "hx.smoking", "field_type": "categorical", "value": "former"},
+    {"case_id": "c1", "field_id": "echo.lvef", "field_type": "number", "value": 35},
+    {"case_id": "c2", "field_id": "hx.smoking", "field_type": "categorical", "value": None},
+    {"case_id": "c2", "field_id": "echo.lvef", "field_type": "number", "value": 55},
+]
+PREDICTIONS = [
+    {"case_id": "c1", "field_id": "hx.smoking", "value": " Former "},
+    {"case_id": "c1", "field_id": "echo.lvef", "value": "35"},
+    {"case_id": "c2", "field_id": "hx.smoking", "value": None},
+]
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def run(argv: list[str], stderr: io.StringIO | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), stderr if stderr is not None else io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    return write_jsonl(tmp_path / "gold.jsonl", GOLD), write_jsonl(
+        tmp_path / "pred.jsonl", PREDICTIONS
+    )
+
+
+def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
+    gold, pred = files
+    status, out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert status == 0 and err == ""
+    assert out.endswith("\n") and out.count("\n") == 1
+    report = json.loads(out)
+    assert report["format"] == "chartscore.report" and report["format_version"] == 1
+    assert report["scorer"] == {"name": "chartscore", "version": __version__}
+    overall = report["overall"]
+    assert overall["normalized_agreement"]["success_count"] == 2
+    assert overall["exact_agreement"]["success_count"] == 0
+    assert overall["missing_count"] == 1
+    # The README's worked example shows these exact numbers.
+    assert overall["abstention_correctness"] == {
+        "success_count": 3,
+        "total_count": 4,
+        "interval": [0.300641842582402, 0.9544127391902995],
+    }
+    assert sorted(report["by_field"]) == ["echo.lvef", "hx.smoking"]
+
+
+def test_out_writes_the_same_bytes_atomically(files: tuple[Path, Path], tmp_path: Path) -> None:
+    gold, pred = files
+    target = tmp_path / "report.json"
+    target.write_text("old report\n")
+    status, out, err = run(
+        ["score", "--gold", str(gold), "--predictions", str(pred), "--out", str(target)]
+    )
+    assert (status, out, err) == (0, "", "")
+    _, printed, _ = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert target.read_text(encoding="utf-8") == printed
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".chartscore-")] == []
+
+
+def test_failed_run_leaves_previous_report_untouched(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    gold, _ = files
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"case_id": "c1", "field_id": "hx.smoking", "value": 1}\n{not json\n')
+    target = tmp_path / "report.json"
+    target.write_text("previous\n")
+    status, _out, err = run(
+        ["score", "--gold", str(gold), "--predictions", str(bad), "--out", str(target)]
+    )
+    assert status == 1
+    assert err == "chartscore: error: invalid_json (predictions line 2)\n"
+    assert target.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bad.jsonl",
+        "gold.jsonl",
+        "pred.jsonl",
+        "report.json",
+    ]
+
+
+def test_unwritable_output(files: tuple[Path, Path], tmp_path: Path) -> None:
+    gold, pred = files
+    status, _, err = run(
+        [
+            "score",
+            "--gold",
+            str(gold),
+            "--predictions",
+            str(pred),
+            "--out",
+            str(tmp_path / "no" / "r.json"),
+        ]
+    )
+    assert status == 1
+    assert err == "chartscore: error: output_unwritable (output)\n"
+
+
+@pytest.mark.parametrize(
+    ("gold_text", "code", "where"),
+    [
+        ("", ErrorCode.EMPTY_GOLD, "(gold)"),
+        ("\n\n", ErrorCode.EMPTY_GOLD, "(gold)"),
+        ('{"case_id": "c"}\n', ErrorCode.MISSING_KEY, "(gold line 1)"),
+        (
+            '\n{"case_id": "c", "field_id": "f", "field_type": "text", "value": NaN}\n',
+            ErrorCode.NONFINITE_NUMBER,
+            "(gold line 2)",
+        ),
+    ],
+)
+def test_gold_errors_are_one_line(
+    tmp_path: Path, gold_text: str, code: ErrorCode, where: str
+) -> None:
+    gold = tmp_path / "g.jsonl"
+    gold.write_text(gold_text)
+    pred = tmp_path / "p.jsonl"
+    pred.write_text("")
+    status, out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert (status, out) == (1, "")
+    assert err == f"chartscore: error: {code} {where}\n"
+
+
+def test_join_errors_name_the_line(files: tuple[Path, Path], tmp_path: Path) -> None:
+    gold, _ = files
+    pred = write_jsonl(tmp_path / "dup.jsonl", [PREDICTIONS[0], PREDICTIONS[1], PREDICTIONS[0]])
+    status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert status == 1
+    assert err == "chartscore: error: duplicate_prediction_key (predictions line 3)\n"
+
+
+def test_gold_value_errors_name_the_line(tmp_path: Path) -> None:
+    gold = write_jsonl(
+        tmp_path / "g.jsonl",
+        [
+            GOLD[0],
+            {"case_id": "c9", "field_id": "echo.lvef", "field_type": "number", "value": "35%"},
+        ],
+    )
+    pred = write_jsonl(tmp_path / "p.jsonl", [])
+    status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert status == 1
+    assert err == "chartscore: error: invalid_gold_value (gold line 2)\n"
+
+
+def test_empty_predictions_file_means_everything_missing(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    gold, _ = files
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    status, out, _ = run(["score", "--gold", str(gold), "--predictions", str(empty)])
+    assert status == 0
+    assert json.loads(out)["overall"]["missing_count"] == 4
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["score"],
+        ["score", "--gold", "g"],
+        ["score", "--gold", "g", "--predictions", "p", "surplus-argument"],
+        ["frobnicate"],
+        ["score", "--gold"],
+    ],
+)
+def test_usage_errors_do_not_echo_arguments(argv: list[str]) -> None:
+    status, out, err = run(argv)
+    assert status == 2 and out == ""
+    assert err == "chartscore: error: usage (run: chartscore --help)\n"
+
+
+def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    assert "score" in capsys.readouterr().out
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"chartscore {__version__}"
+
+
+def test_internal_errors_print_no_traceback(
+    monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]
+) -> None:
+    gold, pred = files
+
+    def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("secret value in a bug")
+
+    monkeypatch.setattr("chartscore.cli.score_files", explode)
+    status, _out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert status == 70
+    assert err == "chartscore: error: internal_error\n"
+
+
+def test_interrupt(monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]) -> None:
+    gold, pred = files
+
+    def interrupt(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("chartscore.cli.score_files", interrupt)
+    status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert (status, err) == (130, "chartscore: error: interrupted\n")
+
+
+def test_demo_summary_and_json() -> None:
+    status, out, err = run(["demo"])
+    assert status == 0 and err == ""
+    assert "synthetic" in out and "overall" in out
+    status, out, _ = run(["demo", "--json"])
+    report = json.loads(out)
+    assert report["overall"]["field_count"] == 168
+    assert set(report["by_field_type"]) == {
+        "text",
+        "categorical",
+        "number",
+        "boolean",
+        "date",
+        "ordinal",
+        "multi",
+    }
+
+
+def test_progress_only_on_a_terminal(files: tuple[Path, Path]) -> None:
+    gold, pred = files
+    terminal = FakeTerminal()
+    status, _, _ = run(["score", "--gold", str(gold), "--predictions", str(pred)], stderr=terminal)
+    assert status == 0
+    assert terminal.getvalue() == ""  # a small input finishes before the first update
+    status, _, _ = run(
+        ["score", "--gold", str(gold), "--predictions", str(pred), "--quiet"], stderr=terminal
+    )
+    assert terminal.getvalue() == ""
+
+
+def test_progress_line_shows_counts_only() -> None:
+    ticks = iter([0.0, 0.5, 1.2, 1.3, 2.0])
+    stream = FakeTerminal()
+    progress = TerminalProgress(stream, clock=lambda: next(ticks))
+    from chartscore.errors import InputKind
+
+    progress(InputKind.GOLD, 16384)  # 0.5 s: too early
+    assert stream.getvalue() == ""
+    progress(InputKind.GOLD, 32768)  # 1.2 s: first update
+    progress(InputKind.GOLD, 49152)  # 1.3 s: too soon after
+    progress(InputKind.PREDICTIONS, 16384)  # 2.0 s
+    progress.finish()
+    assert stream.getvalue() == (
+        "\rchartscore: gold 32,768 lines, 1 s elapsed"
+        "\rchartscore: gold 49,152 lines, predictions 16,384 lines, 2 s elapsed\n"
+    )
+
+
+def test_progress_appears_for_large_inputs_on_a_terminal(tmp_path: Path) -> None:
+    gold_rows = [
+        {"case_id": f"c{i}", "field_id": "f.x", "field_type": "text", "value": "v"}
+        for i in range(40_000)
+    ]
+    gold = write_jsonl(tmp_path / "g.jsonl", gold_rows)
+    pred = write_jsonl(tmp_path / "p.jsonl", [])
+    clock = iter(float(i) for i in range(1000))
+    stream = FakeTerminal()
+    from chartscore.io import score_files
+
+    progress = TerminalProgress(stream, clock=lambda: next(clock))
+    score_files(gold, pred, progress=progress)
+    progress.finish()
+    assert "gold 32,768 lines" in stream.getvalue()
+    assert "c1" not in stream.getvalue()
+
+
+def test_python_dash_m_and_console_script_agree(files: tuple[Path, Path]) -> None:
+    gold, pred = files
+    env = {**os.environ, "PYTHONHASHSEED": "7"}
+    via_module = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chartscore",
+            "score",
+            "--gold",
+            str(gold),
+            "--predictions",
+            str(pred),
+        ],
+        capture_output=True,
+        check=False,
+        env=env,
+    )
+    assert via_module.returncode == 0 and via_module.stderr == b""
+    _, printed, _ = run(["score", "--gold", str(gold), "--predictions", str(pred)])
+    assert via_module.stdout.decode() == printed
+
+
+def test_subprocess_failure_prints_no_traceback(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.jsonl"
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "chartscore",
+            "score",
+            "--gold",
+            str(missing),
+            "--predictions",
+            str(missing),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stderr == b"chartscore: error: file_unreadable (gold)\n"
+    assert result.stdout == b""

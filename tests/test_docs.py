@@ -1,0 +1,62 @@
+"""Documentation matches behaviour: README example, error list, metric definitions."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from chartscore import ErrorCode, load_schema, score_files
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def example(name: str) -> str:
+    match = re.search(rf"<!-- example: {re.escape(name)} -->\n```json\n(.*?)```", README, re.S)
+    assert match is not None, name
+    return match.group(1)
+
+
+def test_readme_worked_example_is_true(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(example("gold.jsonl"), encoding="utf-8")
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(example("predictions.jsonl"), encoding="utf-8")
+    report = json.loads(score_files(gold, predictions).to_json())
+    assert report["overall"] == json.loads(example("report.json overall"))
+
+
+def test_readme_schema_example_loads(tmp_path: Path) -> None:
+    schema = tmp_path / "schema.json"
+    schema.write_text(example("schema.json"), encoding="utf-8")
+    loaded = load_schema(schema)
+    assert loaded.fields["triage.acuity"].levels == ("1", "2", "3", "4", "5")
+
+
+def test_readme_has_the_two_setup_commands() -> None:
+    assert "pip install . && chartscore demo" in README
+    assert "pip install -e '.[test]' && python -m pytest -q" in README
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "pip install -q . && chartscore demo" in ci
+    assert "pip install -q -e '.[test]' && python -m pytest -q" in ci
+
+
+def test_error_codes_are_documented_exactly() -> None:
+    text = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\| `([a-z_0-9]+)` \|", text, re.M))
+    assert documented == {code.value for code in ErrorCode}
+
+
+@pytest.mark.parametrize("name", [*COUNT_NAMES, *CORE_METRICS, *TYPE_METRICS, "kappa"])
+def test_every_reported_number_is_defined_in_metrics_md(name: str) -> None:
+    text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")
+    assert (
+        re.search(rf"^\| `{name}` \|", text, re.M)
+        or f'"{name}"' in text
+        or f"### {name}" in text
+        or (name == "kappa" and "### Kappa" in text)
+    ), name

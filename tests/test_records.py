@@ -1,0 +1,316 @@
+"""Record validation, and agreement between the record path and the file-reader path."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chartscore import (
+    ChartscoreError,
+    ErrorCode,
+    EvidenceChain,
+    FieldType,
+    GoldField,
+    Prediction,
+    ReviewerState,
+    SourceKind,
+    SourceLocation,
+    TransformationKind,
+)
+from chartscore.io.records import gold_row, prediction_row
+from helpers import chain_dict, digest
+
+D = digest("x")
+
+
+def code_of(build: object) -> ErrorCode | None:
+    try:
+        build()  # type: ignore[operator]
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None
+        return error.code
+    return None
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("c", "f.x", "text", "v"), None),
+        (("c" * 128, "f.x", "text", "v"), None),
+        (("", "f.x", "text", "v"), ErrorCode.INVALID_CASE_ID),
+        (("c" * 129, "f.x", "text", "v"), ErrorCode.INVALID_CASE_ID),
+        ((7, "f.x", "text", "v"), ErrorCode.INVALID_CASE_ID),
+        (("c", "F.x", "text", "v"), ErrorCode.INVALID_FIELD_ID),
+        (("c", "f..x", "text", "v"), ErrorCode.INVALID_FIELD_ID),
+        (("c", "1f", "text", "v"), ErrorCode.INVALID_FIELD_ID),
+        (("c", "f." + "a" * 65, "text", "v"), ErrorCode.INVALID_FIELD_ID),
+        (("c", "f." + "a" * 64, "text", "v"), None),
+        (("c", ".".join(["a"] * 9), "text", "v"), ErrorCode.INVALID_FIELD_ID),
+        (("c", ".".join(["a"] * 8), "text", "v"), None),
+        (("c", "f.x", "string", "v"), ErrorCode.INVALID_FIELD_TYPE),
+        (("c", "f.x", FieldType.NUMBER, 3), None),
+        (("c", "f.x", "number", float("nan")), ErrorCode.INVALID_VALUE),
+        (("c", "f.x", "number", Decimal("Infinity")), ErrorCode.INVALID_VALUE),
+        (("c", "f.x", "text", {"a": 1}), ErrorCode.INVALID_VALUE),
+        (("c", "f.x", "multi", ["a", 1]), ErrorCode.INVALID_VALUE),
+        (("c", "f.x", "number", "12 mg"), ErrorCode.INVALID_GOLD_VALUE),
+        (("c", "f.x", "number", True), ErrorCode.INVALID_GOLD_VALUE),
+        (("c", "f.x", "boolean", 1), ErrorCode.INVALID_GOLD_VALUE),
+        (("c", "f.x", "text", 3), ErrorCode.INVALID_GOLD_VALUE),
+        (("c", "f.x", "date", "2023-02-30"), ErrorCode.INVALID_GOLD_VALUE),
+        (("c", "f.x", "multi", "cough"), ErrorCode.INVALID_GOLD_VALUE),
+        (("c", "f.x", "multi", ["cough", "cough"]), None),
+        (("c", "f.x", "number", None), None),
+    ],
+)
+def test_gold_field_validation(args: tuple[object, ...], code: ErrorCode | None) -> None:
+    assert code_of(lambda: GoldField(*args)) is code  # type: ignore[arg-type]
+
+
+def test_records_are_frozen_and_convert_sets() -> None:
+    gold = GoldField("c", "f.x", "multi", ["b", "a", "a"])
+    assert gold.value == frozenset({"a", "b"})
+    assert gold.field_type is FieldType.MULTI
+    with pytest.raises(AttributeError):
+        gold.value = "x"  # type: ignore[misc]
+
+
+def test_source_location_validation() -> None:
+    assert code_of(lambda: SourceLocation(D, 0, 1)) is None
+    assert SourceLocation(D, 0, 1).kind is SourceKind.CLINICAL_RECORD
+    assert code_of(lambda: SourceLocation(D, 0, 2**63 - 1, "generated_text")) is None
+    assert code_of(lambda: SourceLocation("sha256:" + "A" * 64, 0, 1)) is ErrorCode.INVALID_DIGEST
+    assert code_of(lambda: SourceLocation("md5:" + "a" * 64, 0, 1)) is ErrorCode.INVALID_DIGEST
+    assert code_of(lambda: SourceLocation(D, -1, 1)) is ErrorCode.INVALID_OFFSET
+    assert code_of(lambda: SourceLocation(D, 0, 2**63)) is ErrorCode.INVALID_OFFSET
+    assert code_of(lambda: SourceLocation(D, False, 1)) is ErrorCode.INVALID_OFFSET
+    assert code_of(lambda: SourceLocation(D, 5, 5)) is ErrorCode.INVALID_SPAN
+    assert code_of(lambda: SourceLocation(D, 0, 1, "note")) is ErrorCode.INVALID_SOURCE_KIND
+
+
+def _chain(**changes: object) -> EvidenceChain:
+    fields: dict[str, object] = {
+        "field_id": "f.x",
+        "source_locations": [SourceLocation(D, 0, 1)],
+        "normalized_fact_digest": D,
+        "transformation_kind": "rule",
+        "transformation_digest": D,
+        "uncertainty": 0,
+        "reviewer_state": ReviewerState.APPROVED,
+    }
+    fields.update(changes)
+    return EvidenceChain(**fields)  # type: ignore[arg-type]
+
+
+def _boom() -> object:
+    yield SourceLocation(D, 0, 1)
+    raise RuntimeError("caller's iterator failed")
+
+
+@pytest.mark.parametrize(
+    ("changes", "code"),
+    [
+        ({}, None),
+        ({"source_locations": []}, None),
+        ({"source_locations": (s for s in [SourceLocation(D, 0, 1)])}, None),
+        ({"uncertainty": Decimal("0.75")}, None),
+        ({"uncertainty": 1.0}, None),
+        ({"transformation_kind": TransformationKind.MODEL}, None),
+        ({"field_id": "F"}, ErrorCode.INVALID_FIELD_ID),
+        ({"source_locations": "abc"}, ErrorCode.INVALID_EVIDENCE_CHAIN),
+        ({"source_locations": None}, ErrorCode.INVALID_EVIDENCE_CHAIN),
+        ({"source_locations": _boom()}, ErrorCode.INVALID_EVIDENCE_CHAIN),
+        ({"source_locations": [{"source_digest": D}]}, ErrorCode.INVALID_SOURCE_LOCATION),
+        (
+            {"source_locations": [SourceLocation(D, 0, 1), SourceLocation(D, 0, 1)]},
+            ErrorCode.DUPLICATE_SOURCE,
+        ),
+        (
+            {
+                "source_locations": [
+                    SourceLocation(D, 0, 1),
+                    SourceLocation(D, 0, 1, "generated_text"),
+                ]
+            },
+            None,
+        ),
+        ({"normalized_fact_digest": "sha256:abc"}, ErrorCode.INVALID_DIGEST),
+        ({"transformation_digest": None}, ErrorCode.INVALID_DIGEST),
+        ({"transformation_kind": "llm"}, ErrorCode.INVALID_TRANSFORMATION_KIND),
+        ({"reviewer_state": "done"}, ErrorCode.INVALID_REVIEWER_STATE),
+        ({"uncertainty": 1.5}, ErrorCode.INVALID_UNCERTAINTY),
+        ({"uncertainty": -0.1}, ErrorCode.INVALID_UNCERTAINTY),
+        ({"uncertainty": True}, ErrorCode.INVALID_UNCERTAINTY),
+        ({"uncertainty": float("nan")}, ErrorCode.INVALID_UNCERTAINTY),
+        ({"uncertainty": "0.5"}, ErrorCode.INVALID_UNCERTAINTY),
+    ],
+)
+def test_evidence_chain_validation(changes: dict[str, object], code: ErrorCode | None) -> None:
+    assert code_of(lambda: _chain(**changes)) is code
+
+
+def test_prediction_validation() -> None:
+    assert code_of(lambda: Prediction("c", "f.x", None)) is None
+    assert code_of(lambda: Prediction("c", "f.x", ["a"], D, _chain())) is None
+    assert code_of(lambda: Prediction("c", "f.x", 1, "sha256:x")) is ErrorCode.INVALID_DIGEST
+    assert code_of(lambda: Prediction("c", "f.x", 1, None, {"field_id": "f.x"})) is (
+        ErrorCode.INVALID_EVIDENCE_CHAIN
+    )
+    assert code_of(lambda: Prediction("", "f.x", 1)) is ErrorCode.INVALID_CASE_ID
+    assert code_of(lambda: Prediction("c", "f.x", object())) is ErrorCode.INVALID_VALUE
+
+
+# --- The two validation paths agree -------------------------------------------------------
+
+_BAD_VALUES = [float("nan"), {"k": 1}, ["a", 2], [["a"]]]
+
+
+def _json_value(draw: st.DrawFn) -> object:
+    return draw(
+        st.one_of(
+            st.none(),
+            st.booleans(),
+            st.integers(-1000, 1000),
+            st.decimals(allow_nan=False, allow_infinity=False, places=3),
+            st.text(max_size=5),
+            st.lists(st.text(max_size=3), max_size=3),
+        )
+    )
+
+
+def _as_record_value(value: object) -> object:
+    return value
+
+
+@st.composite
+def gold_objects(draw: st.DrawFn) -> dict[str, object]:
+    row: dict[str, object] = {
+        "case_id": draw(st.sampled_from(["c1", "", "x" * 129, 5])),
+        "field_id": draw(st.sampled_from(["f.x", "F.x", None])),
+        "field_type": draw(st.sampled_from([*FieldType, "texts", 3])),
+        "value": _json_value(draw),
+    }
+    if draw(st.booleans()):
+        # Mostly valid rows, so the value rules get exercised.
+        row["case_id"], row["field_id"] = "c1", "f.x"
+        row["field_type"] = draw(st.sampled_from(list(FieldType)))
+    if draw(st.integers(0, 9)) == 0:
+        del row[draw(st.sampled_from(sorted(row)))]
+    elif draw(st.integers(0, 9)) == 0:
+        row["extra"] = 1
+    return {k: (v.value if isinstance(v, FieldType) else v) for k, v in row.items()}
+
+
+@settings(max_examples=400)
+@given(gold_objects())
+def test_gold_paths_agree(row: dict[str, object]) -> None:
+    from chartscore.model import is_valid_gold_value
+
+    def via_reader() -> None:
+        _case_id, _field_id, field_type, value = gold_row(row)
+        if value is not None and not is_valid_gold_value(field_type, value):
+            raise ChartscoreError(ErrorCode.INVALID_GOLD_VALUE)
+
+    reader = code_of(via_reader)
+    if reader in (ErrorCode.UNKNOWN_KEY, ErrorCode.MISSING_KEY):
+        return  # records have no keys to get wrong
+    record = code_of(lambda: GoldField(**row))  # type: ignore[arg-type]
+    assert reader == record
+
+
+@st.composite
+def prediction_objects(draw: st.DrawFn) -> dict[str, object]:
+    row: dict[str, object] = {"case_id": "c1", "field_id": "f.x", "value": _json_value(draw)}
+    if draw(st.booleans()):
+        row["normalized_fact_digest"] = draw(st.sampled_from([D, None, "sha256:zz"]))
+    if draw(st.booleans()):
+        evidence = chain_dict(
+            "f.x", D, draw(st.sampled_from([(), ("clinical_record",), ("generated_text",)]))
+        )
+        fault = draw(st.integers(0, 12))
+        sources = evidence["source_locations"]
+        if fault == 1:
+            evidence["uncertainty"] = draw(st.sampled_from([2, True, "0.1", Decimal("-1")]))
+        elif fault == 2:
+            evidence["reviewer_state"] = "final"
+        elif fault == 3:
+            evidence["transformation_kind"] = None
+        elif fault == 4:
+            evidence["field_id"] = "Bad"
+        elif fault == 5:
+            evidence["transformation_digest"] = "sha256:"
+        elif fault == 6 and sources:
+            sources[0]["end_offset"] = sources[0]["start_offset"]  # type: ignore[index]
+        elif fault == 7 and sources:
+            sources[0]["start_offset"] = -1  # type: ignore[index]
+        elif fault == 8 and sources:
+            sources[0]["kind"] = "summary"  # type: ignore[index]
+        elif fault == 9 and sources:
+            sources.append(dict(sources[0]))  # type: ignore[attr-defined,arg-type]
+        elif fault == 10:
+            evidence["source_locations"] = "none"
+        elif fault == 11 and sources:
+            sources[0]["source_digest"] = D.upper()  # type: ignore[index]
+        elif fault == 12:
+            evidence["source_locations"] = [5]
+        row["evidence_chain"] = draw(st.sampled_from([evidence, None, "chain"]))
+    return row
+
+
+def _record_prediction(row: dict[str, object]) -> Prediction:
+    evidence = row.get("evidence_chain")
+    if isinstance(evidence, dict):
+        sources = evidence["source_locations"]
+        if isinstance(sources, list):
+            sources = [
+                SourceLocation(**s) if isinstance(s, dict) else s  # type: ignore[arg-type]
+                for s in sources
+            ]
+        evidence = EvidenceChain(**{**evidence, "source_locations": sources})  # type: ignore[arg-type]
+    return Prediction(
+        row["case_id"],  # type: ignore[arg-type]
+        row["field_id"],  # type: ignore[arg-type]
+        row["value"],  # type: ignore[arg-type]
+        row.get("normalized_fact_digest"),  # type: ignore[arg-type]
+        evidence,  # type: ignore[arg-type]
+    )
+
+
+@settings(max_examples=400)
+@given(prediction_objects())
+def test_prediction_paths_agree(row: dict[str, object]) -> None:
+    outcome: list[bool] = []
+    reader = code_of(lambda: outcome.append(prediction_row(row)[3]))
+    record_outcome: list[bool] = []
+    record = code_of(lambda: record_outcome.append(_record_prediction(row).is_supported))
+    assert reader == record
+    assert outcome == record_outcome
+
+
+def test_reader_reports_key_problems() -> None:
+    good = {"case_id": "c", "field_id": "f.x", "field_type": "text", "value": "v"}
+    assert code_of(lambda: gold_row({**good, "note": 1})) is ErrorCode.UNKNOWN_KEY
+    assert code_of(lambda: gold_row({k: v for k, v in good.items() if k != "value"})) is (
+        ErrorCode.MISSING_KEY
+    )
+    pred = {"case_id": "c", "field_id": "f.x", "value": "v"}
+    assert code_of(lambda: prediction_row({**pred, "confidence": 0.5})) is ErrorCode.UNKNOWN_KEY
+    assert (
+        code_of(lambda: prediction_row({"case_id": "c", "field_id": "f.x"}))
+        is ErrorCode.MISSING_KEY
+    )
+    evidence = chain_dict("f.x", D)
+    del evidence["uncertainty"]
+    assert (
+        code_of(lambda: prediction_row({**pred, "evidence_chain": evidence}))
+        is ErrorCode.MISSING_KEY
+    )
+    evidence = chain_dict("f.x", D)
+    evidence["source_locations"][0]["text"] = "x"  # type: ignore[index]
+    assert (
+        code_of(lambda: prediction_row({**pred, "evidence_chain": evidence}))
+        is ErrorCode.UNKNOWN_KEY
+    )
