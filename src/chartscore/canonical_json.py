@@ -43,14 +43,16 @@ def _write(value: object, out: list[str]) -> None:
         out.append("true")
     elif value is False:
         out.append("false")
-    elif type(value) is int:
+    elif isinstance(value, int):
         if abs(value) > _MAX_SAFE_INTEGER:
             raise ValueError("integer outside the IEEE 754 exact range")
-        out.append(str(value))
-    elif type(value) is float:
-        out.append(format_number(value))
-    elif type(value) is str:
-        out.append(_string(value))
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        out.append(format_number(float(value)))
+    elif isinstance(value, str):
+        out.append(_string(str.__str__(value)))
+    elif isinstance(value, bytes | bytearray | memoryview):
+        raise ValueError("bytes have no JSON form")
     elif isinstance(value, Mapping):
         keys = list(value)
         if any(type(key) is not str for key in keys):

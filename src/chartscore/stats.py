@@ -92,28 +92,32 @@ def cohen_kappa(
         J. L. Fleiss, J. Cohen, B. S. Everitt (1969), Psychological Bulletin
         72(5):323-327.
     """
-    table = [(i, j, count) for i, j, count in cells if count]
+    if weighting not in ("none", "quadratic"):
+        raise ValueError("weighting must be 'none' or 'quadratic'")
+    if type(size) is not int or size < 1:
+        raise ValueError("size must be a positive int")
+    table = list(cells)
+    for i, j, count in table:
+        if not (type(i) is int and type(j) is int and type(count) is int):
+            raise ValueError("cells must be (int, int, int)")
+        if not (0 <= i < size and 0 <= j < size and count >= 0):
+            raise ValueError("cells must lie inside the table with non-negative counts")
+    table = [cell for cell in table if cell[2]]
     n = sum(count for _, _, count in table)
-    if n == 0 or size < 1:
+    if n == 0:
         return None
     rows = [0] * size
     cols = [0] * size
     for i, j, count in table:
         rows[i] += count
         cols[j] += count
-    if weighting == "none":
-        scale = 1
+    # Disagreement distances in integers: unweighted 1 off the diagonal; quadratic (i - j)^2.
+    quadratic = weighting == "quadratic"
+    scale = max((size - 1) ** 2, 1) if quadratic else 1
 
-        # Disagreement in integers: 1 off the diagonal, 0 on it.
-        def distance(i: int, j: int) -> int:
-            return 0 if i == j else 1
-    elif weighting == "quadratic":
-        scale = max((size - 1) ** 2, 1)
+    def distance(i: int, j: int) -> int:
+        return (i - j) ** 2 if quadratic else int(i != j)
 
-        def distance(i: int, j: int) -> int:
-            return (i - j) ** 2
-    else:
-        raise ValueError("weighting must be 'none' or 'quadratic'")
     used_rows = [i for i in range(size) if rows[i]]
     used_cols = [j for j in range(size) if cols[j]]
     # Everything below is exact rational arithmetic (w_ij = 1 - distance / scale),
