@@ -7,7 +7,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from helpers import write_jsonl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
@@ -23,6 +22,8 @@ from chartscore import (
     score_files,
 )
 from chartscore.cli import main
+
+from helpers import write_jsonl
 
 ACUITY = {"fields": {"triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]}}}
 
