@@ -11,6 +11,8 @@ from __future__ import annotations
 import enum
 from typing import NoReturn
 
+from chartscore._rules import is_field_id
+
 
 class ErrorCode(enum.StrEnum):
     """Stable, documented failure codes."""
@@ -107,7 +109,8 @@ class ChartscoreError(ValueError):
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
-        self.field_id = field_id if type(field_id) is str else None
+        # Only a valid schema field id may appear; anything else could be data.
+        self.field_id = field_id if is_field_id(field_id) else None
         super().__init__(self._message())
 
     def _message(self) -> str:

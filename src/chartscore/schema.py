@@ -138,6 +138,41 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
     )
 
 
+_MAX_SCHEMA_DEPTH: Final = 8
+_FAILED: Final = object()
+
+
+def _copy(value: object, depth: int) -> object:
+    if depth > _MAX_SCHEMA_DEPTH:
+        raise RecursionError
+    if isinstance(value, Mapping):
+        copied = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise TypeError
+            copied[key] = _copy(item, depth + 1)
+        return copied
+    if isinstance(value, list | tuple):
+        return [_copy(item, depth + 1) for item in value]
+    return value
+
+
+def _snapshot(document: object) -> object:
+    """A plain dict/list copy of a caller's schema document.
+
+    The caller's Mapping may raise anything while it is read; that exception
+    is dropped here (never chained), and the document is refused.
+    """
+    copied: object = _FAILED
+    try:
+        copied = _copy(document, 0)
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        copied = _FAILED
+    if copied is _FAILED:
+        raise _schema_error(ErrorCode.INVALID_SCHEMA)
+    return copied
+
+
 @attrs.frozen
 class Schema:
     """Declared field types and options, keyed by field id.
@@ -157,7 +192,8 @@ class Schema:
                 ``schema_invalid_levels``, ``schema_invalid_choices`` or
                 ``schema_invalid_tolerance``.
         """
-        if not isinstance(document, Mapping) or set(document) != {"fields"}:
+        document = _snapshot(document)
+        if not isinstance(document, dict) or set(document) != {"fields"}:
             raise _schema_error(ErrorCode.INVALID_SCHEMA)
         declared = document["fields"]
         if not isinstance(declared, Mapping):

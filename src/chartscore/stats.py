@@ -79,7 +79,8 @@ def cohen_kappa(
 
     Args:
         cells: Nonzero cells as (gold category, answer category, count).
-        size: The number of categories (the full scale for ordinal fields).
+        size: The number of categories (the full scale for ordinal fields); 0
+            when there are none (then there are no pairs either).
         weighting: "none" or "quadratic".
         z: The normal quantile of the interval.
 
@@ -94,8 +95,8 @@ def cohen_kappa(
     """
     if weighting not in ("none", "quadratic"):
         raise ValueError("weighting must be 'none' or 'quadratic'")
-    if type(size) is not int or size < 1:
-        raise ValueError("size must be a positive int")
+    if type(size) is not int or size < 0:
+        raise ValueError("size must be a non-negative int")
     table = list(cells)
     for i, j, count in table:
         if not (type(i) is int and type(j) is int and type(count) is int):

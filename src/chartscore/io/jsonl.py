@@ -11,6 +11,7 @@ ends and blank lines are accepted.
 from __future__ import annotations
 
 import json
+import json.scanner
 from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Final
@@ -54,26 +55,14 @@ def _decimal(text: str) -> Decimal:
 
 
 def _integer(text: str) -> int:
-    if len(text) > NUMBER_MAX_DIGITS + 1:
+    # JSON integers have no leading zeros, so more than 100 digits means |n| >= 10**100.
+    if len(text) > NUMBER_MAX_DIGITS and len(text.lstrip("-")) > NUMBER_MAX_DIGITS:
         raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
-    number = int(text)
-    if not number_in_range(number):
-        raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
-    return number
+    return int(text)
 
 
 def _constant(_: str) -> object:
     raise _RefusedError(ErrorCode.NONFINITE_NUMBER)
-
-
-def strict_decoder() -> Callable[[str], object]:
-    """A JSON text decoder applying chartscore's exactness rules (raises internally)."""
-    return json.JSONDecoder(
-        object_pairs_hook=_object,
-        parse_float=_decimal,
-        parse_int=_integer,
-        parse_constant=_constant,
-    ).decode
 
 
 def _parse(text: str) -> tuple[object, ErrorCode | None]:
@@ -96,7 +85,15 @@ def decode_document(text: str, source: InputKind) -> object:
     return value
 
 
-_DECODE: Final = strict_decoder()
+_DECODER: Final = json.JSONDecoder(
+    object_pairs_hook=_object,
+    parse_float=_decimal,
+    parse_int=_integer,
+    parse_constant=_constant,
+)
+_DECODE: Final = _DECODER.decode
+# The C scanner, called directly to skip decode()'s Python wrapper on every line.
+_SCAN: Final = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
 
 
 def iter_objects(
@@ -117,37 +114,48 @@ def iter_objects(
             ``duplicate_key``, ``not_an_object`` or ``file_unreadable``.
     """
     readline = stream.readline
-    parse = _parse
+    scan = _SCAN
+    limit = MAX_LINE_BYTES + 1
     line = 0
     while True:
+        # The common case runs inside one try block and calls the C scanner
+        # directly; anything unusual is sorted out below, outside the handler.
         code: ErrorCode | None = None
-        raw = b""
+        text = ""
+        value: object = None
         try:
-            raw = readline(MAX_LINE_BYTES + 1)
+            raw = readline(limit)
+            if not raw:
+                return
+            line += 1
+            if len(raw) == limit:
+                code = ErrorCode.LINE_TOO_LONG
+            else:
+                if line == 1 and raw.startswith(_BOM):
+                    raw = raw[len(_BOM) :]
+                text = raw.decode("utf-8")
+                value, end = scan(text, 0)
+                if end != len(text) and text[end:].strip(_JSON_BLANK):
+                    code = ErrorCode.INVALID_JSON
         except OSError:
             code = ErrorCode.FILE_UNREADABLE
-        if code is not None:
-            raise ChartscoreError(code, input=source, line=line + 1)
-        if not raw:
-            return
-        line += 1
-        if len(raw) > MAX_LINE_BYTES:
-            raise ChartscoreError(ErrorCode.LINE_TOO_LONG, input=source, line=line)
-        if line == 1 and raw.startswith(_BOM):
-            raw = raw[len(_BOM) :]
-        if on_line is not None and not line & 0x3FFF:
-            on_line(line)
-        text = ""
-        try:
-            text = raw.decode("utf-8")
+            line += 1
         except UnicodeDecodeError:
             code = ErrorCode.NOT_UTF8
+        except _RefusedError as refused:
+            code = refused.code
+        except RecursionError:
+            code = ErrorCode.NESTING_TOO_DEEP
+        except (StopIteration, ValueError):
+            code = ErrorCode.INVALID_JSON
+        if on_line is not None and not line & 0x3FFF:
+            on_line(line)
+        if code is ErrorCode.INVALID_JSON:
+            # Blank lines, and lines with leading whitespace, take the slow path.
+            if not text.strip(_JSON_BLANK):
+                continue
+            value, code = _parse(text)
         if code is not None:
-            raise ChartscoreError(code, input=source, line=line)
-        value, code = parse(text)
-        if code is not None:
-            if code is ErrorCode.INVALID_JSON and not text.strip(_JSON_BLANK):
-                continue  # a blank line
             raise ChartscoreError(code, input=source, line=line)
         if type(value) is not dict:
             raise ChartscoreError(ErrorCode.NOT_AN_OBJECT, input=source, line=line)
