@@ -14,6 +14,7 @@ import pytest
 from chartscore import ErrorCode, __version__
 from chartscore.cli import main
 from chartscore.progress import TerminalProgress
+
 from helpers import write_jsonl
 
 GOLD = [

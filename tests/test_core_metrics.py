@@ -14,6 +14,7 @@ from chartscore import (
     Prediction,
     score,
 )
+
 from helpers import chain, digest
 
 CONTRACT_FIELDS = (

@@ -128,7 +128,9 @@ def test_integer_strings_equal_integers(value: int) -> None:
 def test_number_literal_grammar_is_strict() -> None:
     assert parse_number_literal("-0.0e-0") == 0
     assert parse_number_literal(" 1") is None  # the caller trims, not the grammar
-    assert parse_number_literal("1" * 101) is None
+    assert parse_number_literal("1" * 101) is None  # 101 coefficient digits
+    assert parse_number_literal("0" * 99 + "12") == 12  # leading zeros do not count
+    assert parse_number_literal("1.2" + "0" * 98) == Decimal("1.2")  # 100 digits: fits
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from chartscore import (
     TransformationKind,
 )
 from chartscore.io.records import gold_row, prediction_row
+
 from helpers import chain_dict, digest
 
 D = digest("x")

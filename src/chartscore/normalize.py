@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 NUMBER_MAX_DIGITS: Final = 100
-"""A number may have at most this many significant digits (and literal characters)."""
+"""A number may have at most this many coefficient digits (leading zeros aside)."""
 
 NUMBER_MAX_EXPONENT: Final = 9999
 """A nonzero number's magnitude must lie within 1e-9999 .. 1e+9999 (inclusive)."""
@@ -57,10 +57,10 @@ def number_in_range(number: int | Decimal) -> bool:
 def parse_number_literal(text: str) -> Decimal | None:
     """A plain decimal literal (sign, digits, optional fraction and exponent), or None.
 
-    No thousands separators, underscores, units, NaN or infinities; at most 100
-    characters and within the documented range.
+    No thousands separators, underscores, units, NaN or infinities; the value
+    must be within the documented range (100 coefficient digits, exponent +-9999).
     """
-    if len(text) > NUMBER_MAX_DIGITS or _NUMBER_LITERAL(text) is None:
+    if _NUMBER_LITERAL(text) is None:
         return None
     try:
         number = Decimal(text)
