@@ -502,7 +502,7 @@ def test_choices_do_not_constrain_answers() -> None:
 def test_standin_check_refuses_a_broken_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
     from chartscore import agreement
 
-    original = agreement.FieldRule.outcome
+    original = agreement.FieldRule._agreement
 
     def broken(
         self: agreement.FieldRule, gold_value: object, gold_key: object, value: object
@@ -510,7 +510,7 @@ def test_standin_check_refuses_a_broken_scorer(monkeypatch: pytest.MonkeyPatch) 
         mask, answer = original(self, gold_value, gold_key, value)
         return mask & ~agreement.NORMALIZED, answer
 
-    monkeypatch.setattr(agreement.FieldRule, "outcome", broken)
+    monkeypatch.setattr(agreement.FieldRule, "_agreement", broken)
     with pytest.raises(ChartscoreError) as caught:
         score([GoldField("c", "f.x", "text", "x")], [])
     assert caught.value.code is ErrorCode.STANDIN_NOT_PERFECT

@@ -99,6 +99,7 @@ def _within_choices(
 
 
 _OUTSIDE: Final = object()
+_UNPROVEN: Final = object()
 
 
 class FieldRule:
@@ -115,6 +116,7 @@ class FieldRule:
     """
 
     __slots__ = (
+        "_proven",
         "_tolerance",
         "_tolerance_days",
         "answer_key",
@@ -123,6 +125,7 @@ class FieldRule:
         "gold_key",
         "kappa_weighting",
         "levels",
+        "outcome",
         "perfect_mask",
         "spec",
         "tracks_items",
@@ -143,7 +146,7 @@ class FieldRule:
         if field_type in (FieldType.TEXT, FieldType.CATEGORICAL):
             key = _cached(text_key)
         elif field_type is FieldType.NUMBER:
-            key = number_key
+            key = _cached(number_key)
         elif field_type is FieldType.BOOLEAN:
             key = boolean_key
         elif field_type is FieldType.DATE:
@@ -169,6 +172,18 @@ class FieldRule:
             perfect |= TOLERANCE
         self.answer_key = key
         self.gold_key = _within_choices(key, choices, field_type is FieldType.MULTI)
+        self._proven: dict[object, Key] = {}
+        self.outcome: Callable[[object, Key, object], tuple[int, Key | None]]
+        """Success bits for an answer (not None) to an answerable field, and the
+        answer's key; the type-specific bits follow docs/metrics.md."""
+        if self.levels:
+            self.outcome = self._ordinal
+        elif self._tolerance is not None:
+            self.outcome = self._number_tolerance
+        elif self._tolerance_days is not None:
+            self.outcome = self._date_tolerance
+        else:
+            self.outcome = self._agreement
         self.extra_metrics = tuple(extras)
         self.perfect_mask = perfect
 
@@ -180,6 +195,11 @@ class FieldRule:
                 ``gold_outside_schema`` (not a declared level or choice) or
                 ``standin_not_perfect`` (a perfect answer would not score perfectly).
         """
+        # The checks depend only on the value and its type: remember passed ones.
+        proof = value if type(value) is str else (type(value), value)
+        key = self._proven.get(proof, _UNPROVEN)
+        if key is not _UNPROVEN:
+            return key
         key = self.gold_key(value)
         if key is None:
             level_shaped = self.levels and type(value) in (int, str)
@@ -200,24 +220,26 @@ class FieldRule:
             raise ChartscoreError(
                 ErrorCode.STANDIN_NOT_PERFECT, input=InputKind.GOLD, field_id=field_id
             )
+        if len(self._proven) >= _CACHE_LIMIT:
+            self._proven.clear()
+        self._proven[proof] = key
         return key
 
-    def outcome(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
-        """Success bits for an answer to an answerable field, and the answer's key.
-
-        ``value`` is not None. Exact agreement compares type and value as given;
-        normalized agreement compares keys; the type-specific bits follow
-        docs/metrics.md.
-        """
+    def _agreement(
+        self, gold_value: object, gold_key: Key, value: object
+    ) -> tuple[int, Key | None]:
+        # Exact agreement compares type and value as given; normalized compares keys.
         mask = ANSWERED | ANSWERABLE
         if type(value) is type(gold_value) and value == gold_value:
             mask |= EXACT
         answer = self.answer_key(value)
-        if answer is None:
-            return mask, None
-        if answer == gold_key:
+        if answer is not None and answer == gold_key:
             mask |= NORMALIZED
-        if self.levels:
+        return mask, answer
+
+    def _ordinal(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        mask, answer = self._agreement(gold_value, gold_key, value)
+        if answer is not None:
             step = answer - gold_key  # type: ignore[operator]
             if step > 0:
                 mask |= LATER
@@ -225,11 +247,24 @@ class FieldRule:
                 mask |= EARLIER
             if -1 <= step <= 1:
                 mask |= WITHIN_ONE
-        elif self._tolerance is not None:
-            if _EXACT.subtract(answer, gold_key).copy_abs() <= self._tolerance:  # type: ignore[arg-type]
-                mask |= TOLERANCE
-        elif self._tolerance_days is not None and (
-            mask & NORMALIZED or _days_apart(answer, gold_key) <= self._tolerance_days  # type: ignore[arg-type]
+        return mask, answer
+
+    def _number_tolerance(
+        self, gold_value: object, gold_key: Key, value: object
+    ) -> tuple[int, Key | None]:
+        mask, answer = self._agreement(gold_value, gold_key, value)
+        if mask & NORMALIZED or (
+            answer is not None and _EXACT.subtract(answer, gold_key).copy_abs() <= self._tolerance  # type: ignore[arg-type,operator]
+        ):
+            mask |= TOLERANCE
+        return mask, answer
+
+    def _date_tolerance(
+        self, gold_value: object, gold_key: Key, value: object
+    ) -> tuple[int, Key | None]:
+        mask, answer = self._agreement(gold_value, gold_key, value)
+        if mask & NORMALIZED or (
+            answer is not None and _days_apart(answer, gold_key) <= self._tolerance_days  # type: ignore[arg-type,operator]
         ):
             mask |= TOLERANCE
         return mask, answer

@@ -10,9 +10,10 @@ seen, so memory grows with the gold set, never with the prediction stream.
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Final, TypeVar, cast
+from typing import Any, Final, TypeVar
 
 from chartscore.agreement import (
     ANSWERABLE,
@@ -44,18 +45,28 @@ class _Field:
         "answerable",
         "answered_items",
         "cases",
+        "check_gold",
+        "field_type",
         "gold_items",
         "gold_keys",
         "kappa_pairs",
         "matched_items",
+        "outcome",
         "outcomes",
         "rule",
+        "tracks_items",
         "unanswerable",
     )
 
     def __init__(self, rule: FieldRule) -> None:
         self.rule = rule
-        self.cases: dict[str, object] = {}
+        # Copied from the rule: read once per row, so kept one lookup away.
+        self.field_type = rule.field_type
+        self.check_gold = rule.check_gold
+        self.outcome = rule.outcome
+        self.tracks_items = rule.tracks_items
+        # case id -> (gold value, gold key), _UNANSWERABLE or _SEEN
+        self.cases: dict[str, Any] = {}
         self.outcomes: dict[int, int] = {}
         self.answerable = 0
         self.unanswerable = 0
@@ -86,24 +97,32 @@ class Scorer:
     def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
         """Add one validated gold row."""
         state = self._fields.get(field_id)
-        if state is None:
-            state = self._fields[field_id] = _Field(self._rule(field_id, field_type))
-        elif state.rule.field_type is not field_type:
-            raise ChartscoreError(ErrorCode.INCONSISTENT_FIELD_TYPE, input=InputKind.GOLD)
+        if state is None or state.field_type is not field_type:
+            state = self._field(field_id, field_type)
         cases = state.cases
-        if case_id in cases:
-            raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
+        size = len(cases)
         if value is None:
-            cases[case_id] = _UNANSWERABLE
+            cases.setdefault(case_id, _UNANSWERABLE)
+            if len(cases) == size:
+                raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
             state.unanswerable += 1
             return
-        key = state.rule.check_gold(value, field_id)
-        cases[case_id] = (value, key)
+        key = state.check_gold(value, field_id)
+        cases.setdefault(case_id, (value, key))
+        if len(cases) == size:
+            raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
         state.answerable += 1
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
-        if state.rule.tracks_items:
+        if state.tracks_items:
             state.gold_items += len(key)  # type: ignore[arg-type]
+
+    def _field(self, field_id: str, field_type: FieldType) -> _Field:
+        # A field seen for the first time, or a second type for a known one.
+        if field_id in self._fields:
+            raise ChartscoreError(ErrorCode.INCONSISTENT_FIELD_TYPE, input=InputKind.GOLD)
+        state = self._fields[field_id] = _Field(self._rule(field_id, field_type))
+        return state
 
     def _rule(self, field_id: str, field_type: FieldType) -> FieldRule:
         spec = self._schema.get(field_id) if self._schema is not None else None
@@ -130,26 +149,28 @@ class Scorer:
         :meth:`chartscore.Prediction.is_supported`); it only counts for answers.
         """
         state = self._fields.get(field_id)
-        entry = state.cases.get(case_id) if state is not None else None
+        if state is None:
+            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=InputKind.PREDICTIONS)
+        cases = state.cases
+        entry = cases.get(case_id)
         if entry is None:
             raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=InputKind.PREDICTIONS)
         if entry is _SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        state.cases[case_id] = _SEEN  # type: ignore[union-attr]
-        assert state is not None
+        cases[case_id] = _SEEN
         if value is None:
             mask = 0 if entry is _UNANSWERABLE else ANSWERABLE
         elif entry is _UNANSWERABLE:
             mask = ANSWERED
-            if state.rule.tracks_items:
+            if state.tracks_items:
                 state.answered_items += FieldRule.items(None, state.rule.answer_key(value))[0]
         else:
-            gold_value, gold_key = cast(tuple[Value, Key], entry)
-            mask, answer = state.rule.outcome(gold_value, gold_key, value)
+            gold_value, gold_key = entry
+            mask, answer = state.outcome(gold_value, gold_key, value)
             if state.kappa_pairs is not None and answer is not None:
                 state.kappa_pairs[gold_key, answer] += 1
-            if state.rule.tracks_items:
-                answered, matched = FieldRule.items(cast(frozenset[str], gold_key), answer)
+            if state.tracks_items:
+                answered, matched = FieldRule.items(gold_key, answer)
                 state.answered_items += answered
                 state.matched_items += matched
         if supported and mask & ANSWERED:
@@ -260,6 +281,24 @@ def _kappa_table(state: _Field, rule: FieldRule) -> KappaTable:
 _T = TypeVar("_T")
 
 
+class collector_paused:  # noqa: N801 - used like a function: ``with collector_paused():``
+    """Pause Python's cyclic garbage collector for the duration of a scoring run.
+
+    The scorer creates no reference cycles, but it keeps millions of small
+    long-lived objects (the gold set), and every automatic collection would
+    rescan them: about 8% of a 10^6-row run. Reference counting still frees
+    everything as usual; the collector is restored on exit, even on error.
+    """
+
+    def __enter__(self) -> None:
+        self._was_enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._was_enabled:
+            gc.enable()
+
+
 def _guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
     """Iterate a caller's collection; any failure becomes one code with no context."""
     iterator: Iterator[object] | None = None
@@ -326,9 +365,13 @@ def score(
     if schema is not None and not isinstance(schema, Schema):
         schema = Schema.from_dict(schema)
     scorer = Scorer(schema)
-    for row in _guarded(gold, GoldField, InputKind.GOLD):
-        scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
-    scorer.close_gold()
-    for answer in _guarded(predictions, Prediction, InputKind.PREDICTIONS):
-        scorer.add_prediction(answer.case_id, answer.field_id, answer.value, answer.is_supported)
-    return Report.from_tally(scorer.tally())
+    with collector_paused():
+        for row in _guarded(gold, GoldField, InputKind.GOLD):
+            scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
+        scorer.close_gold()
+        for answer in _guarded(predictions, Prediction, InputKind.PREDICTIONS):
+            scorer.add_prediction(
+                answer.case_id, answer.field_id, answer.value, answer.is_supported
+            )
+        tally = scorer.tally()
+    return Report.from_tally(tally)

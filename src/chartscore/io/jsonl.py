@@ -11,7 +11,6 @@ ends and blank lines are accepted.
 from __future__ import annotations
 
 import json
-import json.scanner
 from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from typing import BinaryIO, Final
@@ -92,16 +91,17 @@ _DECODER: Final = json.JSONDecoder(
     parse_constant=_constant,
 )
 _DECODE: Final = _DECODER.decode
-# The C scanner, called directly to skip decode()'s Python wrapper on every line.
-_SCAN: Final = json.scanner.make_scanner(_DECODER)  # type: ignore[arg-type]  # typeshed types it as a class
 
 
-def iter_objects(
+def iter_lines(
     stream: BinaryIO,
     source: InputKind,
     on_line: Callable[[int], None] | None = None,
-) -> Iterator[tuple[int, dict[str, object]]]:
-    """Yield ``(line_number, object)`` for each non-blank line of a binary stream.
+) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line of a binary stream, blank ones included.
+
+    Checks what can be checked before parsing: readability, the line length
+    limit and UTF-8. A byte order mark at the start of the file is dropped.
 
     Args:
         stream: A file opened in binary mode.
@@ -109,20 +109,14 @@ def iter_objects(
         on_line: Called with the line number every 16,384 lines (progress).
 
     Raises:
-        ChartscoreError: ``line_too_long``, ``not_utf8``, ``invalid_json``,
-            ``nonfinite_number``, ``number_out_of_range``, ``nesting_too_deep``,
-            ``duplicate_key``, ``not_an_object`` or ``file_unreadable``.
+        ChartscoreError: ``file_unreadable``, ``line_too_long`` or ``not_utf8``.
     """
     readline = stream.readline
-    scan = _SCAN
     limit = MAX_LINE_BYTES + 1
     line = 0
     while True:
-        # The common case runs inside one try block and calls the C scanner
-        # directly; anything unusual is sorted out below, outside the handler.
         code: ErrorCode | None = None
         text = ""
-        value: object = None
         try:
             raw = readline(limit)
             if not raw:
@@ -134,29 +128,47 @@ def iter_objects(
                 if line == 1 and raw.startswith(_BOM):
                     raw = raw[len(_BOM) :]
                 text = raw.decode("utf-8")
-                value, end = scan(text, 0)
-                if end != len(text) and text[end:].strip(_JSON_BLANK):
-                    code = ErrorCode.INVALID_JSON
         except OSError:
             code = ErrorCode.FILE_UNREADABLE
             line += 1
         except UnicodeDecodeError:
             code = ErrorCode.NOT_UTF8
-        except _RefusedError as refused:
-            code = refused.code
-        except RecursionError:
-            code = ErrorCode.NESTING_TOO_DEEP
-        except (StopIteration, ValueError):
-            code = ErrorCode.INVALID_JSON
-        if on_line is not None and not line & 0x3FFF:
-            on_line(line)
-        if code is ErrorCode.INVALID_JSON:
-            # Blank lines, and lines with leading whitespace, take the slow path.
-            if not text.strip(_JSON_BLANK):
-                continue
-            value, code = _parse(text)
         if code is not None:
             raise ChartscoreError(code, input=source, line=line)
-        if type(value) is not dict:
-            raise ChartscoreError(ErrorCode.NOT_AN_OBJECT, input=source, line=line)
-        yield line, value
+        if on_line is not None and not line & 0x3FFF:
+            on_line(line)
+        yield line, text
+
+
+def parse_object(text: str, source: InputKind, line: int) -> dict[str, object] | None:
+    """Strictly decode one line: its object, or None for a blank line.
+
+    Raises:
+        ChartscoreError: ``invalid_json``, ``nonfinite_number``,
+            ``number_out_of_range``, ``nesting_too_deep``, ``duplicate_key`` or
+            ``not_an_object``, located at ``line``.
+    """
+    value, code = _parse(text)
+    if code is not None:
+        if code is ErrorCode.INVALID_JSON and not text.strip(_JSON_BLANK):
+            return None
+        raise ChartscoreError(code, input=source, line=line)
+    if type(value) is not dict:
+        raise ChartscoreError(ErrorCode.NOT_AN_OBJECT, input=source, line=line)
+    return value
+
+
+def iter_objects(
+    stream: BinaryIO,
+    source: InputKind,
+    on_line: Callable[[int], None] | None = None,
+) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield ``(line_number, object)`` for each non-blank line, strictly decoded.
+
+    Raises:
+        ChartscoreError: any code of :func:`iter_lines` or :func:`parse_object`.
+    """
+    for line, text in iter_lines(stream, source, on_line):
+        value = parse_object(text, source, line)
+        if value is not None:
+            yield line, value

@@ -1,0 +1,266 @@
+"""The quick route for well-formed JSON Lines rows.
+
+Almost every line of a large file is well formed, so it pays to check a line
+the cheap way first: parse it with the standard library's C scanner (no Python
+hooks), apply the same rules as :mod:`chartscore.io.records` with as few Python
+operations as possible, and answer either the row or None. None means "not
+sure": the caller then parses the line strictly and lets ``records`` name the
+precise error. So the fast route may refuse good lines, but must never accept
+a line the strict route refuses; a property test holds it to that.
+
+Duplicate keys are the one rule a hook-free parse cannot see. They are ruled
+out by counting colons: outside strings, JSON has exactly one colon per key,
+so ``text.count(":")`` equals the number of keys plus the colons inside string
+tokens. When the parsed row's key count plus the colons in its parsed strings
+equals that count, and no ``\\u003a`` escape could have hidden a colon, no key
+occurred twice (a duplicate adds a key token that the parsed row lacks).
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import json.scanner
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Final
+
+from chartscore import _rules
+from chartscore.io.records import CHAIN_KEYS
+from chartscore.model import FieldType, Value
+from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
+
+_FIELD_TYPES: Final = {member.value: member for member in FieldType}
+_SOURCE_KINDS: Final = frozenset({"clinical_record", "generated_text"})
+_TRANSFORMATION_KINDS: Final = frozenset({"rule", "model"})
+_REVIEWER_STATES: Final = frozenset({"pending", "approved", "rejected"})
+_INT_LIMIT: Final = 10**100
+_JSON_BLANK: Final = " \t\r\n"
+_ZERO: Final = Decimal(0)
+_ONE: Final = Decimal(1)
+
+
+class _NotFastError(Exception):
+    pass
+
+
+def _refuse_constant(_: str) -> object:
+    raise _NotFastError
+
+
+# Numbers with a fraction or exponent become exact Decimals in C. The context
+# traps anything outside chartscore's range (more than 100 digits, or beyond
+# 1e+-9999), so every Decimal the fast route returns is already in range.
+_IN_RANGE = decimal.Context(
+    prec=NUMBER_MAX_DIGITS,
+    Emax=NUMBER_MAX_EXPONENT,
+    Emin=-NUMBER_MAX_EXPONENT,
+    traps=[
+        decimal.Rounded,
+        decimal.Inexact,
+        decimal.Overflow,
+        decimal.Underflow,
+        decimal.Subnormal,
+        decimal.Clamped,
+        decimal.InvalidOperation,
+    ],
+)
+# The C scanner, called directly: no decode() wrapper, no Python hooks per object.
+_SCAN: Callable[[str, int], tuple[object, int]] = json.scanner.make_scanner(
+    json.JSONDecoder(  # type: ignore[arg-type]
+        parse_float=_IN_RANGE.create_decimal, parse_constant=_refuse_constant
+    )
+)
+
+
+def _parse(text: str) -> dict[str, object] | None:
+    try:
+        value, end = _SCAN(text, 0)
+    except (ValueError, StopIteration, RecursionError, ArithmeticError, _NotFastError):
+        return None
+    if type(value) is not dict or (end != len(text) and text[end:].strip(_JSON_BLANK)):
+        return None
+    return value
+
+
+def _value(raw: object) -> tuple[Value, int] | None:
+    """(value, colons in its strings) when the value is valid and in range."""
+    if type(raw) is str:
+        return raw, raw.count(":")
+    if raw is None or type(raw) is bool:
+        return raw, 0
+    if type(raw) is int:
+        return (raw, 0) if -_INT_LIMIT < raw < _INT_LIMIT else None
+    if type(raw) is Decimal:
+        return raw, 0  # in range by construction (see _IN_RANGE)
+    if type(raw) is list and all(type(item) is str for item in raw):
+        return frozenset(raw), sum(item.count(":") for item in raw)
+    return None
+
+
+_DIGEST_MATCH: Final = re.compile(_rules.DIGEST_PATTERN).fullmatch
+_known_digests: set[str] = set()
+_KNOWN_DIGESTS_LIMIT: Final = 1 << 16
+
+
+def _is_digest(value: object) -> bool:
+    # Source and transformation digests repeat across rows; remember valid ones.
+    if type(value) is not str:
+        return False
+    if value in _known_digests:
+        return True
+    if _DIGEST_MATCH(value) is None:
+        return False
+    if len(_known_digests) >= _KNOWN_DIGESTS_LIMIT:
+        _known_digests.clear()
+    _known_digests.add(value)
+    return True
+
+
+def _no_duplicate_keys(text: str, keys: int, colons_in_strings: int) -> bool:
+    if text.count(":") != keys + colons_in_strings:
+        return False
+    return "\\" not in text or "\\u003" not in text  # one-character search first: fast
+
+
+def fast_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
+    """The gold row of a well-formed line, or None to take the strict route."""
+    row = _parse(text)
+    if row is None or len(row) != 4:
+        return None
+    try:
+        case_id = row["case_id"]
+        field_id = row["field_id"]
+        type_name = row["field_type"]
+        value = _value(row["value"])
+    except KeyError:
+        return None
+    field_type = _FIELD_TYPES.get(type_name) if type(type_name) is str else None
+    if (
+        value is None
+        or field_type is None
+        or type(case_id) is not str
+        or not 0 < len(case_id) <= _rules.MAX_CASE_ID_LENGTH
+        or not _rules.is_field_id(field_id)
+        or not _no_duplicate_keys(text, 4, case_id.count(":") + value[1])
+    ):
+        return None
+    return case_id, field_id, field_type, value[0]  # type: ignore[return-value]
+
+
+def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
+    """The prediction row of a well-formed line, or None to take the strict route."""
+    row = _parse(text)
+    if row is None:
+        return None
+    size = len(row)
+    try:
+        case_id = row["case_id"]
+        field_id = row["field_id"]
+        value = _value(row["value"])
+    except KeyError:
+        return None
+    digest = row.get("normalized_fact_digest")
+    chain = row.get("evidence_chain")
+    if (
+        value is None
+        or size != 3 + ("normalized_fact_digest" in row) + ("evidence_chain" in row)
+        or type(case_id) is not str
+        or not 0 < len(case_id) <= _rules.MAX_CASE_ID_LENGTH
+        or not _rules.is_field_id(field_id)
+    ):
+        return None
+    keys = size
+    colons = case_id.count(":") + value[1]
+    supported = False
+    if chain is not None:
+        facts = _chain(chain) if type(chain) is dict else None
+        if facts is None:
+            return None
+        chain_field, fact, clinical, chain_keys, chain_colons = facts
+        supported = clinical and chain_field == field_id and fact == digest
+        keys += chain_keys
+        colons += chain_colons
+        if supported:
+            digest = None  # equal to the chain's digest, which is valid
+            colons += 1
+    if digest is not None:
+        if not _is_digest(digest):
+            return None
+        colons += 1
+    if not _no_duplicate_keys(text, keys, colons):
+        return None
+    return case_id, field_id, value[0], supported  # type: ignore[return-value]
+
+
+def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
+    """(field id, fact digest, any clinical span, keys, colons in strings) of a valid chain."""
+    if len(chain) != len(CHAIN_KEYS):
+        return None
+    try:
+        field_id = chain["field_id"]
+        sources = chain["source_locations"]
+        fact = chain["normalized_fact_digest"]
+        transformation_kind = chain["transformation_kind"]
+        transformation = chain["transformation_digest"]
+        uncertainty = chain["uncertainty"]
+        state = chain["reviewer_state"]
+    except KeyError:
+        return None
+    if not (
+        type(sources) is list
+        and type(transformation_kind) is str
+        and transformation_kind in _TRANSFORMATION_KINDS
+        and type(state) is str
+        and state in _REVIEWER_STATES
+        and _rules.is_field_id(field_id)
+        and type(fact) is str
+        and _DIGEST_MATCH(fact) is not None
+        and _is_digest(transformation)
+    ):
+        return None
+    if type(uncertainty) is Decimal:
+        if not _ZERO <= uncertainty <= _ONE:
+            return None
+    elif not (type(uncertainty) is int and 0 <= uncertainty <= 1):
+        return None
+    keys = len(CHAIN_KEYS)
+    clinical = False
+    for source in sources:
+        if type(source) is not dict:
+            return None
+        size = len(source)
+        try:
+            digest = source["source_digest"]
+            start = source["start_offset"]
+            end = source["end_offset"]
+            kind = source["kind"] if size == 4 else "clinical_record"
+        except KeyError:
+            return None
+        if not (
+            size in {3, 4}
+            and type(kind) is str
+            and kind in _SOURCE_KINDS
+            and type(start) is int
+            and type(end) is int
+            and 0 <= start < end <= _rules.MAX_OFFSET
+            and _is_digest(digest)
+        ):
+            return None
+        clinical = clinical or kind == "clinical_record"
+        keys += size
+    if len(sources) > 1 and len(
+        {
+            (
+                s["source_digest"],
+                s["start_offset"],
+                s["end_offset"],
+                s.get("kind", "clinical_record"),
+            )
+            for s in sources
+        }  # type: ignore[index,union-attr]
+    ) != len(sources):
+        return None  # a duplicate source
+    # Each digest holds exactly one colon (after "sha256").
+    return field_id, fact, clinical, keys, 2 + len(sources)  # type: ignore[return-value]
