@@ -486,7 +486,7 @@ def test_line_too_long_is_detected_without_reading_the_rest() -> None:
 
 
 class FailingStream(io.BytesIO):
-    """Serves ``good`` lines, then raises OSError from readline."""
+    """Serves ``good`` lines (one per read), then raises OSError."""
 
     def __init__(self, data: bytes, good: int, message: str = "disk on fire") -> None:
         super().__init__(data)
@@ -494,7 +494,7 @@ class FailingStream(io.BytesIO):
         self.message = message
         self.calls = 0
 
-    def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+    def read(self, size: int | None = -1) -> bytes:
         self.calls += 1
         if self.calls > self.good:
             raise OSError(5, self.message)
@@ -519,7 +519,7 @@ def test_readline_oserror_is_file_unreadable(good: int) -> None:
 
 def test_subclassed_oserror_is_file_unreadable() -> None:
     class Broken(io.BytesIO):
-        def readline(self, size: int | None = -1) -> bytes:  # type: ignore[override]
+        def read(self, size: int | None = -1) -> bytes:
             raise PermissionError("no")
 
     error = read_error_from(Broken(), InputKind.PREDICTIONS)

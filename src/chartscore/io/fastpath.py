@@ -259,7 +259,7 @@ def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
                 s.get("kind", "clinical_record"),
             )
             for s in sources
-        }  # type: ignore[index,union-attr]
+        }
     ) != len(sources):
         return None  # a duplicate source
     # Each digest holds exactly one colon (after "sha256").

@@ -17,7 +17,7 @@ from typing import BinaryIO, Final, TypeVar
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import fast_gold, fast_prediction
-from chartscore.io.jsonl import decode_document, iter_lines, parse_object
+from chartscore.io.jsonl import decode_document, iter_batches, parse_object
 from chartscore.io.records import gold_row, prediction_row
 from chartscore.report import Report
 from chartscore.schema import Schema
@@ -63,23 +63,24 @@ def _feed(  # noqa: PLR0917 - one private caller pair
 ) -> int:
     # Each line takes the fast route, or the strict one that names any error.
     tick = None if progress is None else (lambda line: progress(source, line))
-    line = rows = 0
+    first = offset = rows = 0
     failure: ChartscoreError | None = None
     try:
-        for line, text in iter_lines(stream, source, tick):
-            row = fast(text)
-            if row is None:
-                parsed = parse_object(text, source, line)
-                if parsed is None:
-                    continue  # a blank line
-                row = checked(parsed)
-            add(*row)  # type: ignore[misc]
-            rows += 1
+        for first, lines in iter_batches(stream, source, tick):
+            for offset, text in enumerate(lines):
+                row = fast(text)
+                if row is None:
+                    parsed = parse_object(text, source, first + offset)
+                    if parsed is None:
+                        continue  # a blank line
+                    row = checked(parsed)
+                add(*row)  # type: ignore[misc]
+                rows += 1
     except ChartscoreError as error:
         failure = error
     if failure is not None:
         # Raised here, outside the except block, so no context survives.
-        raise _relocated(failure, source, line)
+        raise _relocated(failure, source, first + offset)
     return rows
 
 
