@@ -20,7 +20,7 @@ MAX_OFFSET: Final = (1 << 63) - 1
 _field_id_match = re.compile(FIELD_ID_PATTERN).fullmatch
 _digest_match = re.compile(DIGEST_PATTERN).fullmatch
 # Field ids are few and repeat on every row: remember the ones already checked.
-_known_field_ids: set[str] = set()
+known_field_ids: set[str] = set()
 _KNOWN_FIELD_IDS_LIMIT: Final = 100_000
 
 
@@ -33,12 +33,12 @@ def is_field_id(value: object) -> bool:
     """A field id is a dotted, lowercase, developer-authored schema name."""
     if type(value) is not str:
         return False
-    if value in _known_field_ids:
+    if value in known_field_ids:
         return True
     if _field_id_match(value) is None:
         return False
-    if len(_known_field_ids) < _KNOWN_FIELD_IDS_LIMIT:
-        _known_field_ids.add(value)
+    if len(known_field_ids) < _KNOWN_FIELD_IDS_LIMIT:
+        known_field_ids.add(value)
     return True
 
 

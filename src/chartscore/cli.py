@@ -9,6 +9,7 @@ a path or a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO
@@ -55,6 +56,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--schema", metavar="FILE", help="field schema (JSON, or TOML if *.toml)")
     run.add_argument("--out", metavar="FILE", help="write the report here instead of stdout")
     run.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        help="processes: 2 reads predictions while gold loads (default: 2 when 2+ CPUs are free)",
+    )
     demo = commands.add_parser(
         "demo",
         help="score the bundled synthetic data and print a summary",
@@ -62,6 +70,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--json", action="store_true", help="print the canonical JSON report instead")
     return parser
+
+
+def _available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _fail(code: ErrorCode | str, stream: TextIO, detail: str = "") -> None:
@@ -74,7 +89,10 @@ def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         progress = TerminalProgress(stderr)
     try:
         schema = None if args.schema is None else load_schema(args.schema)
-        report = score_files(args.gold, args.predictions, schema=schema, progress=progress)
+        jobs = args.jobs if args.jobs is not None else min(2, _available_cpus())
+        report = score_files(
+            args.gold, args.predictions, schema=schema, progress=progress, parallel=jobs > 1
+        )
     finally:
         if progress is not None:
             progress.finish()
