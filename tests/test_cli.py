@@ -232,6 +232,8 @@ def test_demo_summary_and_json() -> None:
     status, out, err = run(["demo"])
     assert status == 0 and err == ""
     assert "synthetic" in out and "overall" in out
+    assert "triage.acuity: ordinal later 0/22; ordinal earlier 1/22" in out
+    assert "kappa 0.98 [0.93, 1.00] (20 pairs)" in out
     status, out, _ = run(["demo", "--json"])
     report = json.loads(out)
     assert report["overall"]["field_count"] == 168

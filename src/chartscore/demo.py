@@ -42,6 +42,7 @@ def demo_summary(report: Report) -> str:
         "Each cell: successes/trials, rate, [95% Wilson interval].",
         "agreement = normalized agreement over answerable fields; abstention ok = answered when",
         "answerable, abstained when not (missing answers count as wrong); evidence = answers",
-        "grounded in a clinical-record span. Full report: chartscore demo --json",
+        "grounded in a clinical-record span. With acuity 1 = most urgent, ordinal later is",
+        "under-triage. Definitions: docs/metrics.md. Full report: chartscore demo --json",
     ]
     return "\n".join(lines)

@@ -38,8 +38,9 @@ def summary_text(report: Report) -> str:
     rows = [header]
     for field_id, part in report.by_field.items():
         rows.append(_row(field_id, part))
-    for type_name, part in report.by_field_type.items():
-        rows.append(_row(f"type {type_name}", part))
+    if len(report.by_field_type) < len(report.by_field):  # else each type is one field
+        for type_name, part in report.by_field_type.items():
+            rows.append(_row(f"type {type_name}", part))
     rows.append(_row("overall", report.overall))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = [
@@ -47,4 +48,37 @@ def summary_text(report: Report) -> str:
         for row in rows
     ]
     lines.insert(1, "  ".join("-" * width for width in widths))
+    extras = [_extras(field_id, part) for field_id, part in report.by_field.items()]
+    if any(extras):
+        lines += ["", "type-specific metrics:"]
+        lines += [line for line in extras if line]
     return "\n".join(lines)
+
+
+_CORE = frozenset(
+    {
+        "exact_agreement",
+        "normalized_agreement",
+        "abstention_correctness",
+        "answerable_abstention",
+        "unanswerable_answer",
+        "evidence_support",
+    }
+)
+
+
+def _extras(field_id: str, part: SliceReport) -> str:
+    # One line per field: its type-specific metrics and kappa, if any.
+    cells = [
+        f"{name.replace('_', ' ')} {m.success_count}/{m.total_count}"
+        for name, m in part.metrics.items()
+        if name not in _CORE
+    ]
+    if part.kappa is not None:
+        kappa = part.kappa
+        if kappa.value is None or kappa.interval is None:
+            cells.append(f"kappa undefined ({kappa.pairs} pairs)")
+        else:
+            low, high = kappa.interval
+            cells.append(f"kappa {kappa.value:.2f} [{low:.2f}, {high:.2f}] ({kappa.pairs} pairs)")
+    return f"  {field_id}: " + "; ".join(cells) if cells else ""
