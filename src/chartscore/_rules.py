@@ -17,11 +17,37 @@ DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
 MAX_CASE_ID_LENGTH: Final = 128
 MAX_OFFSET: Final = (1 << 63) - 1
 
-_field_id_match = re.compile(FIELD_ID_PATTERN).fullmatch
-_digest_match = re.compile(DIGEST_PATTERN).fullmatch
-# Field ids are few and repeat on every row: remember the ones already checked.
-known_field_ids: set[str] = set()
-_KNOWN_FIELD_IDS_LIMIT: Final = 100_000
+
+class _RememberingMatcher:
+    """A full-match check for strings that remembers the ones that passed.
+
+    Field ids and source and transformation digests repeat on row after row;
+    a set lookup is far cheaper than the regular expression. The memory is
+    bounded: it starts over when full.
+    """
+
+    def __init__(self, pattern: str, limit: int = 1 << 16) -> None:
+        self._match = re.compile(pattern).fullmatch
+        self._limit = limit
+        self.known: set[str] = set()
+
+    def __call__(self, value: object) -> bool:
+        if type(value) is not str:
+            return False
+        if value in self.known:
+            return True
+        if self._match(value) is None:
+            return False
+        if len(self.known) >= self._limit:
+            self.known.clear()
+        self.known.add(value)
+        return True
+
+
+_field_id = _RememberingMatcher(FIELD_ID_PATTERN)
+_digest = _RememberingMatcher(DIGEST_PATTERN)
+known_field_ids: Final = _field_id.known
+"""Field ids already checked (read directly by the fast path)."""
 
 
 def is_case_id(value: object) -> bool:
@@ -31,20 +57,12 @@ def is_case_id(value: object) -> bool:
 
 def is_field_id(value: object) -> bool:
     """A field id is a dotted, lowercase, developer-authored schema name."""
-    if type(value) is not str:
-        return False
-    if value in known_field_ids:
-        return True
-    if _field_id_match(value) is None:
-        return False
-    if len(known_field_ids) < _KNOWN_FIELD_IDS_LIMIT:
-        known_field_ids.add(value)
-    return True
+    return _field_id(value)
 
 
 def is_digest(value: object) -> bool:
     """A digest is ``sha256:`` followed by 64 lowercase hexadecimal digits."""
-    return type(value) is str and _digest_match(value) is not None
+    return _digest(value)
 
 
 def is_offset(value: object) -> bool:

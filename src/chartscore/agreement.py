@@ -119,6 +119,7 @@ class FieldRule:
         "_proven",
         "_tolerance",
         "_tolerance_days",
+        "_within",
         "answer_key",
         "extra_metrics",
         "field_type",
@@ -179,9 +180,9 @@ class FieldRule:
         if self.levels:
             self.outcome = self._ordinal
         elif self._tolerance is not None:
-            self.outcome = self._number_tolerance
+            self.outcome, self._within = self._tolerant, self._within_number
         elif self._tolerance_days is not None:
-            self.outcome = self._date_tolerance
+            self.outcome, self._within = self._tolerant, self._within_days
         else:
             self.outcome = self._agreement
         self.extra_metrics = tuple(extras)
@@ -249,25 +250,19 @@ class FieldRule:
                 mask |= WITHIN_ONE
         return mask, answer
 
-    def _number_tolerance(
-        self, gold_value: object, gold_key: Key, value: object
-    ) -> tuple[int, Key | None]:
+    def _tolerant(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        # Agreement under normalization always counts; otherwise the distance decides.
         mask, answer = self._agreement(gold_value, gold_key, value)
-        if mask & NORMALIZED or (
-            answer is not None and _EXACT.subtract(answer, gold_key).copy_abs() <= self._tolerance  # type: ignore[arg-type,operator]
-        ):
+        if mask & NORMALIZED or (answer is not None and self._within(answer, gold_key)):
             mask |= TOLERANCE
         return mask, answer
 
-    def _date_tolerance(
-        self, gold_value: object, gold_key: Key, value: object
-    ) -> tuple[int, Key | None]:
-        mask, answer = self._agreement(gold_value, gold_key, value)
-        if mask & NORMALIZED or (
-            answer is not None and _days_apart(answer, gold_key) <= self._tolerance_days  # type: ignore[arg-type,operator]
-        ):
-            mask |= TOLERANCE
-        return mask, answer
+    def _within_number(self, answer: Key, gold_key: Key) -> bool:
+        # Exact decimal arithmetic: |answer - gold| <= tolerance.
+        return _EXACT.subtract(answer, gold_key).copy_abs() <= self._tolerance  # type: ignore[arg-type,operator]
+
+    def _within_days(self, answer: Key, gold_key: Key) -> bool:
+        return _days_apart(answer, gold_key) <= self._tolerance_days  # type: ignore[arg-type,operator]
 
     @staticmethod
     def items(gold_key: frozenset[str] | None, answer: Key | None) -> tuple[int, int]:

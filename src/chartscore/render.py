@@ -7,6 +7,7 @@ and must not import the modules that hold values.
 from __future__ import annotations
 
 from chartscore.report import MetricResult, Report, SliceReport
+from chartscore.tally import CORE_METRICS
 
 _COLUMNS = (
     ("normalized_agreement", "agreement"),
@@ -55,24 +56,12 @@ def summary_text(report: Report) -> str:
     return "\n".join(lines)
 
 
-_CORE = frozenset(
-    {
-        "exact_agreement",
-        "normalized_agreement",
-        "abstention_correctness",
-        "answerable_abstention",
-        "unanswerable_answer",
-        "evidence_support",
-    }
-)
-
-
 def _extras(field_id: str, part: SliceReport) -> str:
     # One line per field: its type-specific metrics and kappa, if any.
     cells = [
         f"{name.replace('_', ' ')} {m.success_count}/{m.total_count}"
         for name, m in part.metrics.items()
-        if name not in _CORE
+        if name not in CORE_METRICS
     ]
     if part.kappa is not None:
         kappa = part.kappa

@@ -112,23 +112,9 @@ def _value(raw: object) -> tuple[Value, int] | None:
     return None
 
 
+# Fact digests are unique per answer: matched without the memory of _rules.is_digest.
 _DIGEST_MATCH: Final = re.compile(_rules.DIGEST_PATTERN).fullmatch
-_known_digests: set[str] = set()
-_KNOWN_DIGESTS_LIMIT: Final = 1 << 16
-
-
-def _is_digest(value: object) -> bool:
-    # Source and transformation digests repeat across rows; remember valid ones.
-    if type(value) is not str:
-        return False
-    if value in _known_digests:
-        return True
-    if _DIGEST_MATCH(value) is None:
-        return False
-    if len(_known_digests) >= _KNOWN_DIGESTS_LIMIT:
-        _known_digests.clear()
-    _known_digests.add(value)
-    return True
+_is_digest: Final = _rules.is_digest
 
 
 def _no_duplicate_keys(text: str, keys: int, colons_in_strings: int) -> bool:
