@@ -24,9 +24,11 @@ import json.scanner
 import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Final
+from typing import Final, TypeVar
 
 from chartscore import _rules
+from chartscore.errors import ChartscoreError, InputKind
+from chartscore.io.jsonl import parse_object
 from chartscore.io.records import CHAIN_KEYS
 from chartscore.model import FieldType, Value
 from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
@@ -271,3 +273,50 @@ def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
         return None  # a duplicate source
     # Each digest holds exactly one colon (after "sha256").
     return field_id, fact, clinical, keys, 2 + len(sources)  # type: ignore[return-value]
+
+
+Row = TypeVar("Row")
+
+
+def check_batch(
+    first: int,
+    lines: list[str],
+    source: InputKind,
+    fast: Callable[[str], Row | None],
+    checked: Callable[[dict[str, object]], Row],
+) -> tuple[list[int], list[Row], ChartscoreError | None]:
+    """Check a batch of lines: each takes the fast route, or the strict one that names errors.
+
+    Returns the line numbers and rows of the good lines before the first bad
+    one, and the error for that line (or None). The caller uses the rows before
+    raising, so errors keep their line order.
+    """
+    numbers: list[int] = []
+    rows: list[Row] = []
+    line = first
+    failure: ChartscoreError | None = None
+    try:
+        for offset, text in enumerate(lines):
+            line = first + offset
+            row = fast(text)
+            if row is None:
+                parsed = parse_object(text, source, line)
+                if parsed is None:
+                    continue  # a blank line
+                row = checked(parsed)
+            numbers.append(line)
+            rows.append(row)
+    except ChartscoreError as error:
+        failure = error
+    if failure is not None:
+        failure = located(failure, source, line)  # a new error, made outside the handler
+    return numbers, rows, failure
+
+
+def located(error: ChartscoreError, source: InputKind, line: int) -> ChartscoreError:
+    """A copy of ``error`` that names ``line`` of ``source`` unless it already names a place."""
+    if error.line is not None or error.input not in (None, source):
+        return ChartscoreError(
+            error.code, input=error.input, line=error.line, field_id=error.field_id
+        )
+    return ChartscoreError(error.code, input=source, line=line, field_id=error.field_id)

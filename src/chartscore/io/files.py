@@ -13,11 +13,11 @@ import tomllib
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import BinaryIO, Final, TypeVar
+from typing import Any, BinaryIO, Final
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.fastpath import fast_gold, fast_prediction
-from chartscore.io.jsonl import decode_document, iter_batches, parse_object
+from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction, located
+from chartscore.io.jsonl import decode_document, iter_batches
 from chartscore.io.parallel import PredictionReader
 from chartscore.io.records import gold_row, prediction_row
 from chartscore.report import Report
@@ -42,63 +42,59 @@ def _open(path: PathLike, source: InputKind) -> BinaryIO:
     return stream
 
 
-def _relocated(error: ChartscoreError, source: InputKind, line: int) -> ChartscoreError:
-    # Attach the line to an error raised for the row being read.
-    if error.line is not None or error.input not in (None, source):
-        return ChartscoreError(
-            error.code, input=error.input, line=error.line, field_id=error.field_id
-        )
-    return ChartscoreError(error.code, input=source, line=line, field_id=error.field_id)
-
-
-Row = TypeVar("Row")
-
-
-def _feed(  # noqa: PLR0917 - one private caller pair
-    stream: BinaryIO,
-    source: InputKind,
-    fast: Callable[[str], Row | None],
-    checked: Callable[[dict[str, object]], Row],
-    add: Callable[..., None],
-    progress: Progress | None,
-) -> int:
-    # Each line takes the fast route, or the strict one that names any error.
-    tick = None if progress is None else (lambda line: progress(source, line))
-    first = offset = rows = 0
+def add_rows(
+    add: Callable[..., None], numbers: list[int], rows: list[Any], source: InputKind
+) -> None:
+    """Add checked rows to the scorer; a join error names its row's line."""
+    line = 0
     failure: ChartscoreError | None = None
     try:
-        for first, lines in iter_batches(stream, source, tick):
-            for offset, text in enumerate(lines):
-                row = fast(text)
-                if row is None:
-                    parsed = parse_object(text, source, first + offset)
-                    if parsed is None:
-                        continue  # a blank line
-                    row = checked(parsed)
-                add(*row)  # type: ignore[misc]
-                rows += 1
+        for line, row in zip(numbers, rows, strict=True):  # noqa: B007 - read below
+            add(*row)
     except ChartscoreError as error:
         failure = error
     if failure is not None:
-        # Raised here, outside the except block, so no context survives.
-        raise _relocated(failure, source, first + offset)
-    return rows
+        raise located(failure, source, line)  # outside the handler: no context
 
 
-def feed_gold(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None) -> int:
-    """Add every gold row of a JSON Lines stream to ``scorer``; returns rows read."""
-    return _feed(stream, InputKind.GOLD, fast_gold, gold_row, scorer.add_gold, progress)
+def _feed(
+    stream: BinaryIO,
+    source: InputKind,
+    *,
+    fast: Callable[[str], Any],
+    checked: Callable[[dict[str, object]], Any],
+    add: Callable[..., None],
+    progress: Progress | None,
+) -> None:
+    tick = None if progress is None else (lambda line: progress(source, line))
+    for first, lines in iter_batches(stream, source, tick):
+        numbers, rows, failure = check_batch(first, lines, source, fast, checked)
+        add_rows(add, numbers, rows, source)
+        if failure is not None:
+            raise failure
 
 
-def feed_predictions(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None) -> int:
-    """Join and count every prediction of a JSON Lines stream; returns rows read."""
-    return _feed(
+def feed_gold(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None) -> None:
+    """Add every gold row of a JSON Lines stream to ``scorer``."""
+    _feed(
+        stream,
+        InputKind.GOLD,
+        fast=fast_gold,
+        checked=gold_row,
+        add=scorer.add_gold,
+        progress=progress,
+    )
+
+
+def feed_predictions(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None) -> None:
+    """Join and count every prediction of a JSON Lines stream."""
+    _feed(
         stream,
         InputKind.PREDICTIONS,
-        fast_prediction,
-        prediction_row,
-        scorer.add_prediction,
-        progress,
+        fast=fast_prediction,
+        checked=prediction_row,
+        add=scorer.add_prediction,
+        progress=progress,
     )
 
 
@@ -131,7 +127,7 @@ def score_files(
     if schema is not None and not isinstance(schema, Schema):
         schema = load_schema(schema)
     scorer = Scorer(schema)
-    reader = PredictionReader(os.fspath(predictions)) if parallel else None
+    reader = PredictionReader(predictions) if parallel else None
     try:
         with collector_paused():
             with _open(gold, InputKind.GOLD) as stream:
@@ -152,20 +148,10 @@ def score_files(
 def _add_read_predictions(
     scorer: Scorer, reader: PredictionReader, progress: Progress | None
 ) -> None:
-    # The reader's own errors arrive located; join errors get the row's line here.
     source = InputKind.PREDICTIONS
     tick = None if progress is None else (lambda line: progress(source, line))
-    add = scorer.add_prediction
     for numbers, rows in reader.batches(tick):
-        line = 0
-        failure: ChartscoreError | None = None
-        try:
-            for line, row in zip(numbers, rows, strict=True):  # noqa: B007 - read below
-                add(*row)
-        except ChartscoreError as error:
-            failure = error
-        if failure is not None:
-            raise _relocated(failure, source, line)
+        add_rows(scorer.add_prediction, numbers, rows, source)
 
 
 def load_schema(path: PathLike) -> Schema:

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import queue
 from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.fastpath import fast_prediction
-from chartscore.io.jsonl import iter_batches, parse_object
+from chartscore.io.fastpath import check_batch, fast_prediction
+from chartscore.io.jsonl import iter_batches
 from chartscore.io.records import prediction_row
 from chartscore.model import Value
 
@@ -38,17 +39,14 @@ PredictionRow = tuple[str, str, Value, bool]
 Message = tuple[object, ...]
 
 
-def _read(path: str, out: multiprocessing.Queue[Message]) -> None:
-    """The reader process: parse and check every prediction line, send rows in order.
+def _read(path: str | os.PathLike[str], out: multiprocessing.Queue[Message]) -> None:
+    """The reader process: check every prediction line, send rows in file order.
 
     Rows before an error are sent first, so the main process meets errors in
     line order (a join error on line 2 before a parse error on line 3).
     """
     source = InputKind.PREDICTIONS
     message: Message = ("crashed",)
-    line = 0
-    numbers: list[int] = []
-    rows: list[PredictionRow] = []
     stream = None
     with contextlib.suppress(OSError, ValueError, TypeError):
         stream = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
@@ -58,29 +56,22 @@ def _read(path: str, out: multiprocessing.Queue[Message]) -> None:
         return
     try:
         with stream:
+            message = ("done",)
             for first, lines in iter_batches(stream, source):
-                for offset, text in enumerate(lines):
-                    line = first + offset
-                    row = fast_prediction(text)
-                    if row is None:
-                        parsed = parse_object(text, source, line)
-                        if parsed is None:
-                            continue  # a blank line
-                        row = prediction_row(parsed)
-                    numbers.append(line)
-                    rows.append(row)
+                numbers, rows, failure = check_batch(
+                    first, lines, source, fast_prediction, prediction_row
+                )
                 out.put(("rows", numbers, rows))
-                numbers, rows = [], []
-        message = ("done",)
+                if failure is not None:
+                    message = ("error", failure.code.value, failure.line)
+                    break
     except ChartscoreError as error:
-        message = ("error", error.code.value, error.line if error.line is not None else line)
+        message = ("error", error.code.value, error.line)
     except KeyboardInterrupt:
         return  # the main process reports the interruption
     except BaseException:  # noqa: BLE001 - never let a traceback reach stderr
         message = ("crashed",)
     with contextlib.suppress(BaseException):
-        if rows:
-            out.put(("rows", numbers, rows))
         out.put(message)
 
 
@@ -90,7 +81,7 @@ class PredictionReader:
     Call :meth:`stop` when done (also after an error): it ends the process.
     """
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         methods = multiprocessing.get_all_start_methods()
         # typeshed's BaseContext lacks Process; the concrete contexts have it.
         context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
