@@ -13,6 +13,7 @@ import pytest
 
 from chartscore import ErrorCode, __version__
 from chartscore.cli import main
+from chartscore.errors import describe
 from chartscore.progress import TerminalProgress
 
 from helpers import write_jsonl
@@ -94,7 +95,8 @@ def test_failed_run_leaves_previous_report_untouched(
         ["score", "--gold", str(gold), "--predictions", str(bad), "--out", str(target)]
     )
     assert status == 1
-    assert err == "chartscore: error: invalid_json (predictions line 2)\n"
+    expected = f"invalid_json (predictions line 2): {describe(ErrorCode.INVALID_JSON)}"
+    assert err == f"chartscore: error: {expected}\n"
     assert target.read_text() == "previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "bad.jsonl",
@@ -118,7 +120,7 @@ def test_unwritable_output(files: tuple[Path, Path], tmp_path: Path) -> None:
         ]
     )
     assert status == 1
-    assert err == "chartscore: error: output_unwritable (output)\n"
+    assert err.startswith("chartscore: error: output_unwritable (output): ")
 
 
 @pytest.mark.parametrize(
@@ -143,7 +145,7 @@ def test_gold_errors_are_one_line(
     pred.write_text("")
     status, out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert (status, out) == (1, "")
-    assert err == f"chartscore: error: {code} {where}\n"
+    assert err == f"chartscore: error: {code} {where}: {describe(code)}\n"
 
 
 def test_join_errors_name_the_line(files: tuple[Path, Path], tmp_path: Path) -> None:
@@ -151,7 +153,7 @@ def test_join_errors_name_the_line(files: tuple[Path, Path], tmp_path: Path) -> 
     pred = write_jsonl(tmp_path / "dup.jsonl", [PREDICTIONS[0], PREDICTIONS[1], PREDICTIONS[0]])
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert status == 1
-    assert err == "chartscore: error: duplicate_prediction_key (predictions line 3)\n"
+    assert err.startswith("chartscore: error: duplicate_prediction_key (predictions line 3): ")
 
 
 def test_gold_value_errors_name_the_line(tmp_path: Path) -> None:
@@ -165,7 +167,7 @@ def test_gold_value_errors_name_the_line(tmp_path: Path) -> None:
     pred = write_jsonl(tmp_path / "p.jsonl", [])
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert status == 1
-    assert err == "chartscore: error: invalid_gold_value (gold line 2)\n"
+    assert err.startswith("chartscore: error: invalid_gold_value (gold line 2): ")
 
 
 def test_empty_predictions_file_means_everything_missing(
@@ -193,7 +195,7 @@ def test_empty_predictions_file_means_everything_missing(
 def test_usage_errors_do_not_echo_arguments(argv: list[str]) -> None:
     status, out, err = run(argv)
     assert status == 2 and out == ""
-    assert err == "chartscore: error: usage (run: chartscore --help)\n"
+    assert err == "chartscore: error: usage: the arguments are not valid; run chartscore --help\n"
 
 
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -214,7 +216,7 @@ def test_internal_errors_print_no_traceback(
     monkeypatch.setattr("chartscore.cli.score_files", explode)
     status, _out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert status == 70
-    assert err == "chartscore: error: internal_error\n"
+    assert err == f"chartscore: error: internal_error: {describe(ErrorCode.INTERNAL_ERROR)}\n"
 
 
 def test_interrupt(monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]) -> None:
@@ -225,7 +227,7 @@ def test_interrupt(monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]) ->
 
     monkeypatch.setattr("chartscore.cli.score_files", interrupt)
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
-    assert (status, err) == (130, "chartscore: error: interrupted\n")
+    assert (status, err) == (130, "chartscore: error: interrupted: stopped by the user\n")
 
 
 def test_demo_summary_and_json() -> None:
@@ -336,5 +338,14 @@ def test_subprocess_failure_prints_no_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 1
-    assert result.stderr == b"chartscore: error: file_unreadable (gold)\n"
+    assert (
+        result.stderr
+        == b"chartscore: error: file_unreadable (gold): the file could not be opened or read\n"
+    )
     assert result.stdout == b""
+
+
+def test_every_error_code_has_a_description() -> None:
+    for code in ErrorCode:
+        text = describe(code)
+        assert text and "\n" not in text and len(text) < 90

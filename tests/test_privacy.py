@@ -46,6 +46,7 @@ from chartscore import (
     score_files,
 )
 from chartscore.cli import main as cli_main
+from chartscore.errors import describe
 from chartscore.io import MAX_LINE_BYTES
 
 E = ErrorCode
@@ -676,7 +677,7 @@ def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
 # --- failing scoring: files and the command line ----------------------------------------
 
 
-_USAGE = "usage (run: chartscore --help)"
+_USAGE = "usage"
 
 
 @dataclass
@@ -1007,7 +1008,9 @@ def _check_library_call(run: Run, c: Canary) -> None:
 def _check_cli_result(run: Run, result: tuple[int, str, str], c: Canary, base: Path) -> None:
     status, out, err = result
     assert_clean_streams(out, err, c, run.name)
-    assert (status, out, err) == (run.status, "", f"chartscore: error: {run.message}\n"), run.name
+    code = run.message.split(" ", 1)[0]
+    expected = f"chartscore: error: {run.message}: {describe(ErrorCode(code))}\n"
+    assert (status, out, err) == (run.status, "", expected), run.name
     # No report and no temporary file is left behind, anywhere under the directory.
     leftovers = [
         p.name

@@ -16,7 +16,7 @@ from typing import NoReturn, TextIO
 
 from chartscore._version import __version__
 from chartscore.demo import demo_summary, run_demo
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import ChartscoreError, ErrorCode, describe
 from chartscore.io.files import load_schema, score_files, write_atomic
 from chartscore.progress import TerminalProgress
 
@@ -79,8 +79,8 @@ def _available_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _fail(code: ErrorCode | str, stream: TextIO, detail: str = "") -> None:
-    stream.write(f"chartscore: error: {code}{detail}\n")
+def _fail(code: ErrorCode, stream: TextIO, where: str = "") -> None:
+    stream.write(f"chartscore: error: {code}{where}: {describe(code)}\n")
 
 
 def _score(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
@@ -127,19 +127,19 @@ def main(
         elif args.command == "demo":
             status = _demo(args, out)
         else:
-            _fail(ErrorCode.USAGE, err, " (run: chartscore --help)")
+            _fail(ErrorCode.USAGE, err)
             status = EXIT_USAGE
     except ChartscoreError as caught:
         error = caught
         status = EXIT_DATA
     except _UsageError:
-        _fail(ErrorCode.USAGE, err, " (run: chartscore --help)")
+        _fail(ErrorCode.USAGE, err)
         status = EXIT_USAGE
     except KeyboardInterrupt:
         _fail(ErrorCode.INTERRUPTED, err)
         status = EXIT_INTERRUPTED
     except BrokenPipeError:
-        _fail(ErrorCode.OUTPUT_UNWRITABLE, err, " (output closed)")
+        _fail(ErrorCode.OUTPUT_UNWRITABLE, err, " (output)")
         status = EXIT_DATA
     except SystemExit as exit_request:  # --help and --version
         status = exit_request.code if type(exit_request.code) is int else EXIT_OK
@@ -147,5 +147,5 @@ def main(
         _fail(ErrorCode.INTERNAL_ERROR, err)
         status = EXIT_INTERNAL
     if error is not None:
-        _fail(str(error), err)
+        _fail(error.code, err, str(error)[len(error.code) :])
     return status

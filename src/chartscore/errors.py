@@ -71,6 +71,62 @@ class ErrorCode(enum.StrEnum):
     INTERNAL_ERROR = "internal_error"
 
 
+_DESCRIPTIONS: dict[str, str] = {
+    "file_unreadable": "the file could not be opened or read",
+    "not_utf8": "the line is not valid UTF-8",
+    "line_too_long": "a line is longer than 1 MiB (is this a JSON Lines file?)",
+    "invalid_json": "the line is not valid JSON",
+    "nonfinite_number": "NaN or Infinity appears; write null for unknown values",
+    "number_out_of_range": "a number has over 100 digits or a magnitude beyond 1e+-9999",
+    "nesting_too_deep": "arrays or objects nest too deeply",
+    "duplicate_key": "an object has the same key twice",
+    "not_an_object": "the line is JSON but not an object",
+    "unknown_key": "an object has a key the format does not define",
+    "missing_key": "an object lacks a required key",
+    "invalid_case_id": "case_id must be a string of 1 to 128 characters",
+    "invalid_field_id": "field_id must be a dotted lowercase name such as dx.onset",
+    "invalid_field_type": "field_type is not one of the seven field types",
+    "invalid_value": "value must be null, a string, a boolean, a number or a list of strings",
+    "invalid_gold_value": "a gold value is not a valid value of its field type",
+    "invalid_digest": "a digest must be sha256: and 64 lowercase hex digits",
+    "invalid_evidence_chain": "evidence_chain is not an object, or its source_locations not a list",
+    "invalid_source_location": "a source location is not an object",
+    "invalid_offset": "an offset must be an integer from 0 to 2^63-1",
+    "invalid_span": "end_offset must be greater than start_offset",
+    "duplicate_source": "the same source location appears twice in one chain",
+    "invalid_source_kind": "kind must be clinical_record or generated_text",
+    "invalid_transformation_kind": "transformation_kind must be rule or model",
+    "invalid_reviewer_state": "reviewer_state must be pending, approved or rejected",
+    "invalid_uncertainty": "uncertainty must be a number from 0 to 1",
+    "invalid_collection": "the argument is not iterable, or iterating it failed",
+    "invalid_record": "an item is not a GoldField / Prediction record",
+    "empty_gold": "the gold set has no records",
+    "duplicate_gold_key": "two gold rows share case_id and field_id",
+    "duplicate_prediction_key": "two predictions share case_id and field_id",
+    "unknown_prediction_key": "a prediction's case_id and field_id are not in gold",
+    "inconsistent_field_type": "one field_id appears with two field types in gold",
+    "invalid_schema": 'the schema must be {"fields": {field_id: {...}}}',
+    "schema_unknown_type": "a schema field has no type, or an unknown one",
+    "schema_unknown_option": "a schema option that this field type does not take",
+    "schema_invalid_levels": "ordinal levels: at least two, distinct, strings or integers",
+    "schema_invalid_choices": "choices: a non-empty list of distinct strings",
+    "schema_invalid_tolerance": "a tolerance must be a non-negative exact number",
+    "schema_required": "ordinal fields must be declared in a schema (--schema)",
+    "schema_type_mismatch": "a gold field_type differs from the schema's type",
+    "gold_outside_schema": "a gold value is not a declared level or choice",
+    "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
+    "usage": "the arguments are not valid; run chartscore --help",
+    "output_unwritable": "the report could not be written; nothing partial was left",
+    "interrupted": "stopped by the user",
+    "internal_error": "a bug in chartscore; no details are shown, they could hold data",
+}
+
+
+def describe(code: ErrorCode) -> str:
+    """A one-line explanation of ``code`` for people (closed text, never data)."""
+    return _DESCRIPTIONS[ErrorCode(code).value]
+
+
 class InputKind(enum.StrEnum):
     """Which input an error belongs to; the only location words ever printed."""
 
