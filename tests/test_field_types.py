@@ -616,3 +616,72 @@ def test_cli_with_schema(tmp_path: Path) -> None:
         score_files(gold, pred, schema=schema).to_json() + "\n"
         == main.__globals__["score_files"](gold, pred, schema=load_schema(schema)).to_json() + "\n"
     )
+
+
+def test_docs_worked_examples_for_tolerance_and_ordinal() -> None:
+    weight = {"fields": {"f.x": {"type": "number", "tolerance": "0.5"}}}
+    gold = [GoldField(f"c{i}", "f.x", "number", v) for i, v in enumerate((70, 70, 80))]
+    answers = [Prediction("c0", "f.x", "70.4"), Prediction("c1", "f.x", Decimal("70.6"))]
+    result = pairs(score(gold, answers, schema=weight).by_field["f.x"])
+    assert result["normalized_agreement"] == (0, 3)
+    assert result["tolerance_agreement"] == (1, 3)
+    gold = [GoldField(f"c{i}", "f.x", "ordinal", v) for i, v in enumerate(("3", "3", "2", "1"))]
+    answers = [Prediction(f"c{i}", "f.x", v) for i, v in enumerate(("4", "3", "1", None))]
+    result = pairs(score(gold, answers, schema=LEVELS).by_field["f.x"])
+    assert result["ordinal_later"] == (1, 4)
+    assert result["ordinal_earlier"] == (1, 4)
+    assert result["ordinal_within_one"] == (3, 4)
+    assert result["normalized_agreement"] == (1, 4)
+
+
+def test_all_types_are_order_and_hash_seed_invariant(tmp_path: Path) -> None:
+    import os
+    import random
+    import subprocess
+    import sys
+    from importlib import resources
+
+    data = resources.files("chartscore") / "data"
+    gold_lines = (data / "demo_gold.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    prediction_lines = (
+        (data / "demo_predictions.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    )
+    schema = tmp_path / "schema.json"
+    schema.write_text((data / "demo_schema.json").read_text(encoding="utf-8"), encoding="utf-8")
+    outputs = set()
+    for seed in (0, 1, 2):
+        random.Random(seed).shuffle(gold_lines)
+        random.Random(seed + 10).shuffle(prediction_lines)
+        gold = tmp_path / f"gold{seed}.jsonl"
+        gold.write_text("".join(gold_lines), encoding="utf-8")
+        predictions = tmp_path / f"pred{seed}.jsonl"
+        predictions.write_text("".join(prediction_lines), encoding="utf-8")
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "chartscore",
+                "score",
+                "--gold",
+                str(gold),
+                "--predictions",
+                str(predictions),
+                "--schema",
+                str(schema),
+            ],
+            capture_output=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": str(seed * 7919)},
+        )
+        outputs.add(result.stdout)
+    assert len(outputs) == 1
+    report = json.loads(outputs.pop())
+    assert set(report["by_field_type"]) == {
+        "text",
+        "categorical",
+        "number",
+        "boolean",
+        "date",
+        "ordinal",
+        "multi",
+    }
