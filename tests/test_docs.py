@@ -60,3 +60,12 @@ def test_every_reported_number_is_defined_in_metrics_md(name: str) -> None:
         or f"### {name}" in text
         or (name == "kappa" and "### Kappa" in text)
     ), name
+
+
+def test_docstring_examples_run() -> None:
+    import doctest
+
+    import chartscore.scoring
+
+    result = doctest.testmod(chartscore.scoring)
+    assert result.attempted > 0 and result.failed == 0
