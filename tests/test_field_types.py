@@ -685,3 +685,55 @@ def test_all_types_are_order_and_hash_seed_invariant(tmp_path: Path) -> None:
         "ordinal",
         "multi",
     }
+
+
+# --- wrong_type_answer: answered rows whose answer is not a value of the field's type ---------
+
+LEVELS_SCHEMA = {"fields": {"triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3"]}}}
+
+
+@pytest.mark.parametrize(
+    ("field_type", "gold", "answer", "wrong"),
+    [
+        ("number", 12, "12 mg", 1),
+        ("number", 12, "13", 0),  # a number string is a number: a content error only
+        ("number", 12, True, 1),
+        ("number", None, "twelve", 1),  # unanswerable rows count too
+        ("number", None, 7, 0),
+        ("boolean", True, "yes", 1),
+        ("boolean", True, 1, 1),
+        ("boolean", True, False, 0),
+        ("text", "abc", 5, 1),
+        ("text", "abc", "xyz", 0),
+        ("categorical", "former", ["former"], 1),
+        ("date", "2023-04-05", "2023-02-30", 1),
+        ("date", "2023-04-05", "2023-04", 0),
+        ("multi", ["cough"], "cough", 1),
+        ("multi", ["cough"], [], 0),
+        ("ordinal", "2", "7", 1),  # a level the schema does not declare
+        ("ordinal", "2", "3", 0),
+    ],
+)
+def test_wrong_type_answer_table(field_type: str, gold: object, answer: object, wrong: int) -> None:
+    field_id = "triage.acuity" if field_type == "ordinal" else "x.field"
+    schema = LEVELS_SCHEMA if field_type == "ordinal" else None
+    report = score(
+        [GoldField("c1", field_id, field_type, gold), GoldField("c2", field_id, field_type, None)],
+        [Prediction("c1", field_id, answer), Prediction("c2", field_id, None)],
+        schema=schema,
+    )
+    if gold is None:  # then both rows are unanswerable, c1 answered
+        assert report.overall.metric("unanswerable_answer").success_count == 1
+    metric = report.by_field[field_id].metric("wrong_type_answer")
+    assert (metric.success_count, metric.total_count) == (wrong, 1)
+    if wrong:
+        assert report.by_field[field_id].metric("normalized_agreement").success_count == 0
+
+
+def test_wrong_type_answer_ignores_abstentions_and_missing_rows() -> None:
+    gold = [GoldField(f"c{i}", "x.n", "number", 1) for i in range(4)]
+    predictions = [Prediction("c0", "x.n", "1 kg"), Prediction("c1", "x.n", None)]
+    metric = score(gold, predictions).overall.metric("wrong_type_answer")
+    assert (metric.success_count, metric.total_count) == (1, 1)
+    assert metric.rate == 1.0
+    assert score(gold, []).overall.metric("wrong_type_answer").rate is None

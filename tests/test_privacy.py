@@ -203,6 +203,7 @@ METRIC_NAMES = frozenset(
         "abstention_correctness",
         "answerable_abstention",
         "unanswerable_answer",
+        "wrong_type_answer",
         "evidence_support",
         "tolerance_agreement",
         "ordinal_later",

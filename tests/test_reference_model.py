@@ -54,6 +54,7 @@ METRIC_KEYS = (
     "abstention_correctness",
     "answerable_abstention",
     "unanswerable_answer",
+    "wrong_type_answer",
     "evidence_support",
 )
 # Each metric's denominator, as a count of the same slice (metrics.md, "Core metrics").
@@ -63,6 +64,7 @@ DENOMINATORS = {
     "abstention_correctness": "field_count",
     "answerable_abstention": "answerable_count",
     "unanswerable_answer": "unanswerable_count",
+    "wrong_type_answer": "answered_count",
     "evidence_support": "answered_count",
 }
 CORE_TYPES = ("text", "categorical", "number", "boolean")
@@ -243,6 +245,8 @@ def add_row(tally: dict[str, int], gold: Row, prediction: Row | None) -> None:
         tally["unanswerable_answer"] += 1
     if answered:
         assert prediction is not None
+        if NORMALIZERS[field_type](prediction["value"]) is None:
+            tally["wrong_type_answer"] += 1
         if is_supported(prediction):
             tally["evidence_support"] += 1
 
@@ -800,6 +804,7 @@ def test_reference_reproduces_the_readme_example_counts() -> None:
         "abstention_correctness": (3, 4),
         "answerable_abstention": (0, 3),
         "unanswerable_answer": (0, 1),
+        "wrong_type_answer": (0, 2),
         "evidence_support": (1, 2),
     }
     assert [overall[key] for key in COUNT_KEYS] == [4, 3, 1, 1, 2, 1]
@@ -906,6 +911,7 @@ def test_contract_example_with_perfect_answers() -> None:
         "abstention_correctness": (12, 12),
         "answerable_abstention": (0, 8),
         "unanswerable_answer": (0, 4),
+        "wrong_type_answer": (0, 8),
         "evidence_support": (0, 8),
     }
     reference = reference_score(gold_rows, prediction_rows)
@@ -938,6 +944,7 @@ def test_contract_example_with_one_missing_and_one_unsafe_answer() -> None:
         "abstention_correctness": (10, 12),
         "answerable_abstention": (0, 8),
         "unanswerable_answer": (1, 4),
+        "wrong_type_answer": (0, 8),
         "evidence_support": (0, 8),
     }
     reference = reference_score(gold_rows, prediction_rows)

@@ -36,6 +36,7 @@ TOLERANCE: Final = 32
 LATER: Final = 64
 EARLIER: Final = 128
 WITHIN_ONE: Final = 256
+WRONG_TYPE: Final = 512  # an answer that is not a value of the field's type
 
 _CACHE_LIMIT: Final = 1 << 16
 # Exact arithmetic for tolerances: numbers are bounded (100 digits, exponent
@@ -234,7 +235,9 @@ class FieldRule:
         if type(value) is type(gold_value) and value == gold_value:
             mask |= EXACT
         answer = self.answer_key(value)
-        if answer is not None and answer == gold_key:
+        if answer is None:
+            mask |= WRONG_TYPE
+        elif answer == gold_key:
             mask |= NORMALIZED
         return mask, answer
 

@@ -37,6 +37,13 @@ class MetricResult:
     total_count: int
     interval: Interval | None
 
+    @property
+    def rate(self) -> float | None:
+        """``success_count / total_count``, or None when there were no trials."""
+        if not self.total_count:
+            return None
+        return self.success_count / self.total_count
+
     @classmethod
     def from_binomial(cls, counts: Binomial) -> MetricResult:
         """Attach the Wilson interval to a success/trial count."""
@@ -83,7 +90,14 @@ class KappaResult:
 
 @attrs.frozen
 class SliceReport:
-    """Counts and metrics for one slice: overall, one field id, or one field type."""
+    """Counts and metrics for one slice: overall, one field id, or one field type.
+
+    Attributes:
+        counts: The six counts by name; read one with :meth:`count`.
+        metrics: Every binomial metric by name; read one with :meth:`metric`.
+        kappa: Cohen's kappa (:class:`KappaResult`) for a categorical, boolean or
+            ordinal field slice; None for other fields and for pooled slices.
+    """
 
     counts: Mapping[str, int]
     metrics: Mapping[str, MetricResult]

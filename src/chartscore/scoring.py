@@ -25,6 +25,7 @@ from chartscore.agreement import (
     SUPPORTED,
     TOLERANCE,
     WITHIN_ONE,
+    WRONG_TYPE,
     FieldRule,
     Key,
 )
@@ -161,9 +162,10 @@ class Scorer:
         if value is None:
             mask = 0 if entry is _UNANSWERABLE else ANSWERABLE
         elif entry is _UNANSWERABLE:
-            mask = ANSWERED
+            answer = state.rule.answer_key(value)
+            mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
             if state.tracks_items:
-                state.answered_items += FieldRule.items(None, state.rule.answer_key(value))[0]
+                state.answered_items += FieldRule.items(None, answer)[0]
         else:
             gold_value, gold_key = entry
             mask, answer = state.outcome(gold_value, gold_key, value)
@@ -231,6 +233,7 @@ def _field_tally(state: _Field) -> SliceTally:
         ),
         "answerable_abstention": Binomial(_count(outcomes, ANSWERABLE, ANSWERED), answerable),
         "unanswerable_answer": Binomial(_count(outcomes, ANSWERED, ANSWERABLE), state.unanswerable),
+        "wrong_type_answer": Binomial(_count(outcomes, ANSWERED | WRONG_TYPE), answered),
         "evidence_support": Binomial(_count(outcomes, SUPPORTED), answered),
     }
     rule = state.rule

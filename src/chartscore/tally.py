@@ -29,9 +29,10 @@ CORE_METRICS: Final = (
     "abstention_correctness",
     "answerable_abstention",
     "unanswerable_answer",
+    "wrong_type_answer",
     "evidence_support",
 )
-"""The six binomial metrics every slice reports."""
+"""The seven binomial metrics every slice reports."""
 
 TYPE_METRICS: Final = (
     "tolerance_agreement",
@@ -43,6 +44,17 @@ TYPE_METRICS: Final = (
     "majority_baseline",
 )
 """Type-specific binomial metrics; they appear only in slices of their type."""
+
+ERROR_METRICS: Final = frozenset(
+    {
+        "answerable_abstention",
+        "unanswerable_answer",
+        "wrong_type_answer",
+        "ordinal_later",
+        "ordinal_earlier",
+    }
+)
+"""Metrics whose "successes" are errors: lower is better."""
 
 
 @attrs.frozen
@@ -102,7 +114,7 @@ class SliceTally:
             raise ValueError("counts must be the six core counts in order")
         unknown = set(self.metrics) - set(CORE_METRICS) - set(TYPE_METRICS)
         if unknown or not set(CORE_METRICS) <= set(self.metrics):
-            raise ValueError("metrics must include the core six and known names only")
+            raise ValueError("metrics must include the core metrics and known names only")
 
 
 def pool(slices: Iterable[SliceTally], *, keep_type_metrics: bool) -> SliceTally:
