@@ -63,6 +63,7 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_REQUIRED = "schema_required"
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
+    SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
     # Command line.
     USAGE = "usage"
@@ -114,6 +115,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_required": "ordinal fields must be declared in a schema (--schema)",
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
+    "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "the report could not be written; nothing partial was left",

@@ -137,8 +137,14 @@ def pool(slices: Iterable[SliceTally], *, keep_type_metrics: bool) -> SliceTally
 
 @attrs.frozen
 class Tally:
-    """All slices of one scoring run."""
+    """All slices of one scoring run.
+
+    ``ignored_prediction_count`` is the number of predictions skipped because
+    their key is not in gold (``extra_predictions="ignore"``); None when such
+    predictions are refused (the default).
+    """
 
     overall: SliceTally
     by_field: Mapping[str, SliceTally]
     by_field_type: Mapping[str, SliceTally]
+    ignored_prediction_count: int | None = None

@@ -43,7 +43,7 @@ def _open(path: PathLike, source: InputKind) -> BinaryIO:
 
 
 def add_rows(
-    add: Callable[..., None], numbers: list[int], rows: list[Any], source: InputKind
+    add: Callable[..., object], numbers: list[int], rows: list[Any], source: InputKind
 ) -> None:
     """Add checked rows to the scorer; a join error names its row's line."""
     line = 0
@@ -63,7 +63,7 @@ def _feed(
     *,
     fast: Callable[[str], Any],
     checked: Callable[[dict[str, object]], Any],
-    add: Callable[..., None],
+    add: Callable[..., object],
     progress: Progress | None,
 ) -> None:
     tick = None if progress is None else (lambda line: progress(source, line))
