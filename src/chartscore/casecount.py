@@ -19,29 +19,18 @@ are never published.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from chartscore.agreement import (
     ANSWERABLE,
     ANSWERED,
-    ANSWERED_ITEMS,
-    EARLIER,
-    EXACT,
-    GOLD_ITEMS,
-    LATER,
-    MATCHED_ITEMS,
     MISSING,
-    NORMALIZED,
-    SUPPORTED,
-    TOLERANCE,
-    UNMATCHED_ANSWERED,
-    UNMATCHED_GOLD,
-    WITHIN_ONE,
     WRONG_TYPE,
     item_flags,
 )
 from chartscore.model import FieldType, Value
+from chartscore.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
 from chartscore.partial import PartialTally
 from chartscore.schema import Schema
 from chartscore.scoring import ExtraPredictions, Scorer
@@ -52,65 +41,8 @@ Quantity = tuple[str, str, str]
 ``field_type``; quantity a count name, ``<metric>.success_count``, ``<metric>.total_count``,
 ``<metric>.failures``, ``kappa.pairs`` or ``ignored_prediction_count``."""
 
-RowTest = Callable[[int], bool]
 # A row class's group: (field type, the type metrics its field reports).
 Group = tuple[str, tuple[str, ...]]
-
-
-def _has(bits: int) -> RowTest:
-    return lambda row: row & bits == bits
-
-
-def _answerable(row: int) -> bool:
-    return bool(row & ANSWERABLE)
-
-
-def _abstained(row: int) -> bool:
-    return not row & (ANSWERED | MISSING)
-
-
-COUNT_ROWS: Final[Mapping[str, RowTest]] = {
-    "field_count": lambda row: True,
-    "answerable_count": _answerable,
-    "unanswerable_count": lambda row: not row & ANSWERABLE,
-    "missing_count": _has(MISSING),
-    "answered_count": _has(ANSWERED),
-    "abstained_count": _abstained,
-}
-"""Which rows each count counts."""
-
-METRIC_ROWS: Final[Mapping[str, tuple[RowTest, RowTest]]] = {
-    # metric: (rows in its trials, rows among them that succeed)
-    "exact_agreement": (_answerable, _has(ANSWERABLE | EXACT)),
-    "normalized_agreement": (_answerable, _has(ANSWERABLE | NORMALIZED)),
-    "abstention_correctness": (
-        lambda row: True,
-        lambda row: (
-            row & (ANSWERED | ANSWERABLE) == ANSWERED | ANSWERABLE
-            or not row & (ANSWERABLE | ANSWERED | MISSING)
-        ),
-    ),
-    "answerable_abstention": (_answerable, lambda row: _answerable(row) and _abstained(row)),
-    "unanswerable_answer": (
-        lambda row: not row & ANSWERABLE,
-        lambda row: row & (ANSWERED | ANSWERABLE) == ANSWERED,
-    ),
-    "wrong_type_answer": (_has(ANSWERED), _has(ANSWERED | WRONG_TYPE)),
-    "evidence_support": (_has(ANSWERED), _has(ANSWERED | SUPPORTED)),
-    "tolerance_agreement": (_answerable, _has(ANSWERABLE | TOLERANCE)),
-    "ordinal_later": (_answerable, _has(ANSWERABLE | LATER)),
-    "ordinal_earlier": (_answerable, _has(ANSWERABLE | EARLIER)),
-    "ordinal_within_one": (_answerable, _has(ANSWERABLE | WITHIN_ONE)),
-    "item_precision": (_has(ANSWERED_ITEMS), _has(MATCHED_ITEMS)),
-    "item_recall": (_has(GOLD_ITEMS), _has(MATCHED_ITEMS)),
-}
-"""Which rows each metric's trials and successes come from (majority_baseline aside)."""
-
-_ITEM_FAILURES: Final[Mapping[str, RowTest]] = {
-    # Item metrics count items: a row is behind the failures if it has an unmatched item.
-    "item_precision": _has(UNMATCHED_ANSWERED),
-    "item_recall": _has(UNMATCHED_GOLD),
-}
 
 
 class CaseClasses:
@@ -312,7 +244,7 @@ def _fill(
         total, success = METRIC_ROWS[metric]
         result[kind, name, f"{metric}.total_count"] = rows(total, metric)
         result[kind, name, f"{metric}.success_count"] = rows(success, metric)
-        failures = _ITEM_FAILURES.get(metric) or _failures(total, success)
+        failures = ITEM_FAILURES.get(metric) or _failures(total, success)
         result[kind, name, f"{metric}.failures"] = rows(failures, metric)
     if has_kappa:
         result[kind, name, "kappa.pairs"] = rows(

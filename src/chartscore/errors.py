@@ -134,6 +134,8 @@ class InputKind(enum.StrEnum):
 
     GOLD = "gold"
     PREDICTIONS = "predictions"
+    BASELINE = "baseline"
+    CANDIDATE = "candidate"
     SCHEMA = "schema"
     OUTPUT = "output"
 

@@ -47,9 +47,7 @@ class _Field:
         "counts",
         "field_type",
         "gold_keys",
-        "kappa_pairs",
         "outcome",
-        "outcomes",
         "rule",
         "tracks_items",
     )
@@ -63,9 +61,7 @@ class _Field:
         self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
         self.counts = counts
-        self.outcomes = counts.outcomes
         self.gold_keys = counts.gold_keys
-        self.kappa_pairs = counts.kappa_pairs
         # case id -> (gold value, gold key), _UNANSWERABLE or _SEEN
         self.cases: dict[str, Any] = {}
 
@@ -163,30 +159,7 @@ class Scorer:
         if entry is _SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
         state.cases[case_id] = _SEEN
-        if value is None:
-            if entry is _UNANSWERABLE:
-                mask = 0
-            else:
-                mask = ANSWERABLE
-                if state.tracks_items:
-                    mask |= _item_bits(entry[1], None, state.counts)
-        elif entry is _UNANSWERABLE:
-            answer = state.answer_key(value)
-            mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
-            if state.tracks_items:
-                mask |= _item_bits(None, answer, state.counts)
-        else:
-            gold_value, gold_key = entry
-            mask, answer = state.outcome(gold_value, gold_key, value)
-            if state.kappa_pairs is not None and answer is not None:
-                state.kappa_pairs[gold_key, answer] += 1
-            if state.tracks_items:
-                mask |= _item_bits(gold_key, answer, state.counts)
-        if supported and mask & ANSWERED:
-            mask |= SUPPORTED
-        outcomes = state.outcomes
-        outcomes[mask] = outcomes.get(mask, 0) + 1
-        return mask
+        return judge(state, entry, value, supported, state.counts)
 
     def unused_schema_fields(self) -> list[str]:
         """Schema field ids that no gold row uses, sorted (a typo drops a tolerance)."""
@@ -222,6 +195,36 @@ class Scorer:
     def field_rule(self, field_id: str) -> FieldRule:
         """The agreement rule of a gold field id."""
         return self._fields[field_id].rule
+
+
+def judge(state: _Field, entry: object, value: Value, supported: bool, counts: FieldCounts) -> int:
+    """Count one prediction against its gold row ``entry`` into ``counts``; return its mask."""
+    if value is None:
+        if entry is _UNANSWERABLE:
+            mask = 0
+        else:
+            mask = ANSWERABLE
+            if state.tracks_items:
+                mask |= _item_bits(entry[1], None, counts)  # type: ignore[index]
+    elif entry is _UNANSWERABLE:
+        answer = state.answer_key(value)
+        mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
+        if state.tracks_items:
+            mask |= _item_bits(None, answer, counts)
+    else:
+        gold_value: object
+        gold_key: Key
+        gold_value, gold_key = entry  # type: ignore[misc]
+        mask, answer = state.outcome(gold_value, gold_key, value)
+        if counts.kappa_pairs is not None and answer is not None:
+            counts.kappa_pairs[gold_key, answer] += 1
+        if state.tracks_items:
+            mask |= _item_bits(gold_key, answer, counts)
+    if supported and mask & ANSWERED:
+        mask |= SUPPORTED
+    outcomes = counts.outcomes
+    outcomes[mask] = outcomes.get(mask, 0) + 1
+    return mask
 
 
 def _item_bits(gold_key: Key | None, answer: Key | None, counts: FieldCounts) -> int:
