@@ -128,7 +128,7 @@ def test_unwritable_output(files: tuple[Path, Path], tmp_path: Path) -> None:
     [
         ("", ErrorCode.EMPTY_GOLD, "(gold)"),
         ("\n\n", ErrorCode.EMPTY_GOLD, "(gold)"),
-        ('{"case_id": "c"}\n', ErrorCode.MISSING_KEY, "(gold line 1)"),
+        ('{"case_id": "c"}\n', ErrorCode.MISSING_KEY, "(gold line 1, key field_id)"),
         (
             '\n{"case_id": "c", "field_id": "f", "field_type": "text", "value": NaN}\n',
             ErrorCode.NONFINITE_NUMBER,

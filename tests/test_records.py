@@ -291,6 +291,89 @@ def test_prediction_paths_agree(row: dict[str, object]) -> None:
     assert outcome == record_outcome
 
 
+def key_error(build: object) -> tuple[ErrorCode, str | None, str] | None:
+    try:
+        build()  # type: ignore[operator]
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None
+        return error.code, error.key, str(error)
+    return None
+
+
+GOOD_GOLD = {"case_id": "c", "field_id": "f.x", "field_type": "text", "value": "v"}
+GOOD_PREDICTION = {"case_id": "c", "field_id": "f.x", "value": "v"}
+
+
+def _without(row: dict[str, object], *names: str) -> dict[str, object]:
+    return {k: v for k, v in row.items() if k not in names}
+
+
+def _renamed(row: dict[str, object], old: str, new: str) -> dict[str, object]:
+    return {(new if k == old else k): v for k, v in row.items()}
+
+
+def _chain_without(name: str) -> dict[str, object]:
+    evidence = chain_dict("f.x", D)
+    del evidence[name]
+    return {**GOOD_PREDICTION, "evidence_chain": evidence}
+
+
+def _source_without(name: str) -> dict[str, object]:
+    evidence = chain_dict("f.x", D)
+    del evidence["source_locations"][0][name]  # type: ignore[index]
+    return {**GOOD_PREDICTION, "evidence_chain": evidence}
+
+
+@pytest.mark.parametrize(
+    ("read", "row", "code", "key"),
+    [
+        # The first missing key in the format's documented order is named.
+        (gold_row, _without(GOOD_GOLD, "field_type"), ErrorCode.MISSING_KEY, "field_type"),
+        (gold_row, _without(GOOD_GOLD, "value", "case_id"), ErrorCode.MISSING_KEY, "case_id"),
+        (gold_row, {}, ErrorCode.MISSING_KEY, "case_id"),
+        # A misspelled key stays unnamed, but the format key it replaced is missing.
+        (
+            gold_row,
+            _renamed(GOOD_GOLD, "field_type", "feild_type"),
+            ErrorCode.MISSING_KEY,
+            "field_type",
+        ),
+        (gold_row, {**GOOD_GOLD, "note": 1}, ErrorCode.UNKNOWN_KEY, None),
+        # A format key in the wrong object is a format word: it may be named.
+        (gold_row, {**GOOD_GOLD, "evidence_chain": None}, ErrorCode.UNKNOWN_KEY, "evidence_chain"),
+        (gold_row, {**GOOD_GOLD, "kind": 1, "zz": 2}, ErrorCode.UNKNOWN_KEY, "kind"),
+        (prediction_row, _without(GOOD_PREDICTION, "value"), ErrorCode.MISSING_KEY, "value"),
+        (
+            prediction_row,
+            {**GOOD_PREDICTION, "field_type": "text"},
+            ErrorCode.UNKNOWN_KEY,
+            "field_type",
+        ),
+        (prediction_row, {**GOOD_PREDICTION, "confidence": 0.5}, ErrorCode.UNKNOWN_KEY, None),
+        (prediction_row, _chain_without("uncertainty"), ErrorCode.MISSING_KEY, "uncertainty"),
+        (prediction_row, _chain_without("field_id"), ErrorCode.MISSING_KEY, "field_id"),
+        (prediction_row, _source_without("end_offset"), ErrorCode.MISSING_KEY, "end_offset"),
+    ],
+)
+def test_reader_names_format_keys(
+    read: object, row: dict[str, object], code: ErrorCode, key: str | None
+) -> None:
+    found = key_error(lambda: read(row))  # type: ignore[operator]
+    assert found is not None
+    assert found[:2] == (code, key)
+    assert found[2] == str(code) + (f" (key {key})" if key else "")
+
+
+def test_missing_key_message_names_line_and_key() -> None:
+    error = ChartscoreError(ErrorCode.MISSING_KEY, input="gold", line=3, key="field_type")  # type: ignore[arg-type]
+    assert str(error) == "missing_key (gold line 3, key field_type)"
+    # Only format keys are kept: anything else could be data.
+    for other in ("feild_type", "Field_type", "case_id ", 3, None, b"value"):
+        dropped = ChartscoreError(ErrorCode.MISSING_KEY, key=other)  # type: ignore[arg-type]
+        assert dropped.key is None
+        assert str(dropped) == "missing_key"
+
+
 def test_reader_reports_key_problems() -> None:
     good = {"case_id": "c", "field_id": "f.x", "field_type": "text", "value": "v"}
     assert code_of(lambda: gold_row({**good, "note": 1})) is ErrorCode.UNKNOWN_KEY

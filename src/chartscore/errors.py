@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from typing import NoReturn
 
-from chartscore._rules import is_field_id
+from chartscore._rules import is_field_id, is_format_key
 
 
 class ErrorCode(enum.StrEnum):
@@ -143,16 +143,25 @@ class ChartscoreError(ValueError):
         code: The :class:`ErrorCode` naming what went wrong.
         input: Which input it concerns, if any.
         line: The 1-based line of that input, for JSON Lines files.
+        item: The 0-based position in a caller's collection (``score()``'s
+            gold or predictions) of the item that failed, if known.
         field_id: A developer-authored schema field id, only for schema errors
             about a field id that is itself valid.
+        key: A key name of the file format (``field_type``, ``uncertainty``,
+            ...), for ``missing_key`` and ``unknown_key``; never a key the
+            format does not define.
 
-    The constructor takes no free text, so a message can never carry data.
+    The constructor takes no free text, so a message can never carry data:
+    each location argument is kept only when it is of the expected kind
+    (an int, a valid field id, a format key), and dropped otherwise.
     """
 
     code: ErrorCode
     input: InputKind | None
     line: int | None
+    item: int | None
     field_id: str | None
+    key: str | None
 
     def __init__(
         self,
@@ -161,12 +170,17 @@ class ChartscoreError(ValueError):
         input: InputKind | None = None,
         line: int | None = None,
         field_id: str | None = None,
+        key: str | None = None,
+        item: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
+        self.item = item if type(item) is int and item >= 0 else None
         # Only a valid schema field id may appear; anything else could be data.
         self.field_id = field_id if is_field_id(field_id) else None
+        # Only the format's own key names: an input's other keys could be data.
+        self.key = key if is_format_key(key) else None
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -175,20 +189,34 @@ class ChartscoreError(ValueError):
             where.append(str(self.input))
         if self.line is not None:
             where.append(f"line {self.line}")
+        if self.item is not None:
+            where.append(f"item {self.item}")
         if self.field_id is not None:
             where.append(f"field {self.field_id}")
-        return f"{self.code}" + (f" ({' '.join(where)})" if where else "")
+        text = " ".join(where)
+        if self.key is not None:
+            text = f"{text}, key {self.key}" if text else f"key {self.key}"
+        return f"{self.code}" + (f" ({text})" if text else "")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.code, self.input, self.line, self.field_id))
+        location = (self.input, self.line, self.field_id, self.key, self.item)
+        return (_rebuild, (self.code, location))
 
 
 def _rebuild(
-    code: ErrorCode, input_kind: InputKind | None, line: int | None, field_id: str | None
+    code: ErrorCode,
+    location: tuple[InputKind | None, int | None, str | None, str | None, int | None],
 ) -> ChartscoreError:
-    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id)
+    input_kind, line, field_id, key, item = location
+    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id, key=key, item=item)
 
 
-def fail(code: ErrorCode, *, input: InputKind | None = None, line: int | None = None) -> NoReturn:
+def fail(
+    code: ErrorCode,
+    *,
+    input: InputKind | None = None,
+    line: int | None = None,
+    key: str | None = None,
+) -> NoReturn:
     """Raise a :class:`ChartscoreError`; a one-liner for validators."""
-    raise ChartscoreError(code, input=input, line=line)
+    raise ChartscoreError(code, input=input, line=line, key=key)

@@ -18,22 +18,12 @@ from chartscore.errors import ErrorCode, fail
 from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.model import FieldType, Value
 
-GOLD_KEYS: Final = frozenset({"case_id", "field_id", "field_type", "value"})
+GOLD_KEYS: Final = frozenset(_rules.GOLD_KEY_ORDER)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
-PREDICTION_KEYS: Final = PREDICTION_REQUIRED | {"normalized_fact_digest", "evidence_chain"}
-CHAIN_KEYS: Final = frozenset(
-    {
-        "field_id",
-        "source_locations",
-        "normalized_fact_digest",
-        "transformation_kind",
-        "transformation_digest",
-        "uncertainty",
-        "reviewer_state",
-    }
-)
+PREDICTION_KEYS: Final = frozenset(_rules.PREDICTION_KEY_ORDER)
+CHAIN_KEYS: Final = frozenset(_rules.CHAIN_KEY_ORDER)
 SOURCE_REQUIRED: Final = frozenset({"source_digest", "start_offset", "end_offset"})
-SOURCE_KEYS: Final = SOURCE_REQUIRED | {"kind"}
+SOURCE_KEYS: Final = frozenset(_rules.SOURCE_KEY_ORDER)
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = {member.value: member for member in SourceKind}
@@ -42,12 +32,21 @@ _REVIEWER_STATES: Final = frozenset(member.value for member in ReviewerState)
 _CLINICAL: Final = SourceKind.CLINICAL_RECORD
 
 
-def _check_keys(keys: object, required: frozenset[str], allowed: frozenset[str]) -> None:
+def _check_keys(
+    keys: object, order: tuple[str, ...], required: frozenset[str], allowed: frozenset[str]
+) -> None:
+    # A missing key is reported first and named (the first in the format's
+    # documented order): a misspelled key then shows as the format key it
+    # should have been. An unknown key is named only when it is itself a
+    # format key in the wrong object; any other key name could be data.
     present = set(keys)  # type: ignore[call-overload]
-    if not present <= allowed:
-        fail(ErrorCode.UNKNOWN_KEY)
-    if not required <= present:
-        fail(ErrorCode.MISSING_KEY)
+    for name in order:
+        if name in required and name not in present:
+            fail(ErrorCode.MISSING_KEY, key=name)
+    unknown = present - allowed
+    if unknown:
+        named = sorted(name for name in unknown if _rules.is_format_key(name))
+        fail(ErrorCode.UNKNOWN_KEY, key=named[0] if named else None)
 
 
 def _value(raw: object) -> Value:
@@ -80,7 +79,7 @@ def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
             (Whether the value suits the type is checked by the scorer.)
     """
     if row.keys() != GOLD_KEYS:
-        _check_keys(row.keys(), GOLD_KEYS, GOLD_KEYS)
+        _check_keys(row.keys(), _rules.GOLD_KEY_ORDER, GOLD_KEYS, GOLD_KEYS)
     case_id, field_id = _identity(row)
     field_type = row["field_type"]
     if type(field_type) is not str or field_type not in _FIELD_TYPES:
@@ -101,7 +100,7 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
     """
     keys = row.keys()
     if keys != PREDICTION_REQUIRED:
-        _check_keys(keys, PREDICTION_REQUIRED, PREDICTION_KEYS)
+        _check_keys(keys, _rules.PREDICTION_KEY_ORDER, PREDICTION_REQUIRED, PREDICTION_KEYS)
     chain = row.get("evidence_chain")
     facts = _chain_facts(chain) if type(chain) is dict else None
     case_id, field_id = _identity(row)
@@ -130,7 +129,7 @@ def _source_kinds(raw: object) -> list[SourceKind]:
         if type(source) is not dict:
             fail(ErrorCode.INVALID_SOURCE_LOCATION)
         if source.keys() != SOURCE_REQUIRED:
-            _check_keys(source.keys(), SOURCE_REQUIRED, SOURCE_KEYS)
+            _check_keys(source.keys(), _rules.SOURCE_KEY_ORDER, SOURCE_REQUIRED, SOURCE_KEYS)
         kind_name = source.get("kind", "clinical_record")
         if type(kind_name) is not str or kind_name not in _SOURCE_KINDS:
             fail(ErrorCode.INVALID_SOURCE_KIND)
@@ -156,7 +155,7 @@ def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool]:
     # Validates a chain as EvidenceChain does, check by check in record order;
     # returns (field id, fact digest, whether any span is from a clinical record).
     if chain.keys() != CHAIN_KEYS:
-        _check_keys(chain.keys(), CHAIN_KEYS, CHAIN_KEYS)
+        _check_keys(chain.keys(), _rules.CHAIN_KEY_ORDER, CHAIN_KEYS, CHAIN_KEYS)
     kinds = _source_kinds(chain["source_locations"])
     transformation = chain["transformation_kind"]
     if type(transformation) is not str or transformation not in _TRANSFORMATION_KINDS:
