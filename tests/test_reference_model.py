@@ -102,33 +102,48 @@ def normalize_text(value: object) -> str | None:
     return " ".join(text.split())
 
 
-def is_plain_decimal_literal(text: str) -> bool:
-    """Optional sign, ASCII digits, optional `.` and digits, optional exponent (metrics.md)."""
+def decimal_literal(text: str) -> Decimal | None:
+    """metrics.md, "Number literals": [sign] (digits ["." [digits]] | "." digits) [exponent].
+
+    A digit is any character with str.isdecimal(), worth unicodedata.decimal(char); the
+    literal is rewritten in ASCII digits and read by Decimal. None when it is no literal.
+    """
+    ascii_text: list[str] = []
     i = 0
-    if i < len(text) and text[i] in "+-":
-        i += 1
-    start = i
-    while i < len(text) and text[i] in DIGITS:
-        i += 1
-    if i == start:
-        return False
-    if i < len(text) and text[i] == ".":
-        i += 1
+
+    def digits() -> int:
+        nonlocal i
         start = i
-        while i < len(text) and text[i] in DIGITS:
+        while i < len(text) and text[i].isdecimal():
+            ascii_text.append(str(unicodedata.decimal(text[i])))
             i += 1
-        if i == start:
-            return False
+        return i - start
+
+    if i < len(text) and text[i] in "+-":
+        ascii_text.append(text[i])
+        i += 1
+    whole = digits()
+    fraction = 0
+    if i < len(text) and text[i] == ".":
+        ascii_text.append(".")
+        i += 1
+        fraction = digits()
+    if whole == 0 and fraction == 0:
+        return None  # "." alone, or no digits at all
     if i < len(text) and text[i] in "eE":
+        ascii_text.append("e")
         i += 1
         if i < len(text) and text[i] in "+-":
+            ascii_text.append(text[i])
             i += 1
-        start = i
-        while i < len(text) and text[i] in DIGITS:
-            i += 1
-        if i == start:
-            return False
-    return i == len(text)
+        if digits() == 0:
+            return None
+    if i != len(text):
+        return None
+    try:
+        return Decimal("".join(ascii_text))
+    except ArithmeticError:  # an exponent beyond what Decimal can hold: not in range anyway
+        return None
 
 
 def number_in_range(number: Decimal) -> bool:
@@ -143,7 +158,7 @@ def number_in_range(number: Decimal) -> bool:
 
 
 def normalize_number(value: object) -> Decimal | None:
-    """The exact decimal value of an integer, a decimal or a plain decimal literal string."""
+    """The exact decimal value of an integer, a decimal or a decimal literal string."""
     if isinstance(value, bool):  # JSON true/false are not numbers
         return None
     if isinstance(value, int):
@@ -151,10 +166,10 @@ def normalize_number(value: object) -> Decimal | None:
     elif isinstance(value, Decimal):
         number = value
     elif isinstance(value, str):
-        text = unicodedata.normalize("NFKC", value).strip()
-        if not is_plain_decimal_literal(text):
+        literal = decimal_literal(unicodedata.normalize("NFKC", value).strip())
+        if literal is None:
             return None
-        number = Decimal(text)
+        number = literal
     else:
         return None
     return number if number_in_range(number) else None
@@ -455,16 +470,24 @@ NON_NUMERIC_STRINGS = (
     "1.2.3",
     "0x1A",
     "12_000",
-    "\u0661\u0662",  # Arabic-Indic digits: not ASCII digits (even though Decimal() takes them)
+    "\u0661\u066c\u0662",  # an Arabic thousands separator between Arabic-Indic digits
+    "\u0661\u066b\u0662",  # the Arabic decimal separator: only "." is a decimal point
+    "\u0661_\u0662",
     "\u221212",  # U+2212 MINUS SIGN is not a sign
     "1e",
     "e3",
     "--1",
     "+-1",
-    ".5",
-    "12.",
+    ".",
+    "-.",
+    ".e1",
     "1 2",
 )
+
+
+def in_script(text: str, zero: str) -> str:
+    """ASCII digits rewritten in another script's decimal digits (zero .. zero + 9)."""
+    return "".join(chr(ord(zero) + int(c)) if c in DIGITS else c for c in text)
 
 
 def fullwidth(text: str) -> str:
@@ -521,6 +544,12 @@ def number_answers(gold: int | Decimal) -> list[object]:
         f"{plain}e0",
         f"{plain}0e-1",
         fullwidth(plain),
+        in_script(plain, "\u0660"),  # Arabic-Indic
+        in_script(f"{number:e}", "\u06f0"),  # Extended Arabic-Indic, exponent digits too
+        in_script(plain, "\u0966"),  # Devanagari
+        plain + ("" if "." in plain else "."),  # "35." is 35
+        plain.replace("0.", ".", 1) if plain.lstrip("-").startswith("0.") else plain,
+        "." + plain.lstrip("-").replace(".", "") + "e" + str(len(plain.lstrip("-").split(".")[0])),
         f"\u3000{plain}\t",
         f"{plain} mg",
         *NON_NUMERIC_STRINGS,
@@ -528,6 +557,9 @@ def number_answers(gold: int | Decimal) -> list[object]:
         "1.2e1",
         "+12",
         "12.0",
+        "12.",
+        ".5",
+        "\u0661\u0662",
         True,
         False,
         1,
@@ -750,8 +782,11 @@ def test_reference_normalization_follows_the_documented_table() -> None:
     assert normalize_number(" 12 ") == normalize_number("1.2e1") == normalize_number("+12") == 12
     assert normalize_number("１２") == 12
     assert normalize_number(Decimal("2.50")) == normalize_number(Decimal("2.5"))
-    for text in ("12 mg", "1,000", "NaN", "Infinity", "12_000", "\u0661\u0662", ".5", "12."):
+    for text in ("12 mg", "1,000", "NaN", "Infinity", "12_000", ".", "1_2", "\u0661\u066b\u0662"):
         assert normalize_number(text) is None, text
+    assert normalize_number("\u0661\u0662") == normalize_number("12.") == 12
+    assert normalize_number(".5") == normalize_number("5e-1") == Decimal("0.5")
+    assert normalize_number("\u0967\u0968.\u096b") == Decimal("12.5")
     assert normalize_number(True) is None
     assert normalize_boolean(1) is None
     assert normalize_boolean("true") is None
