@@ -63,8 +63,8 @@ def parse_number_literal(text: str) -> Decimal | None:
     The grammar: an optional ``+`` or ``-``; digits, with an optional ``.`` and
     optional digits after it (``5.``), or a ``.`` and digits (``.5``); then an
     optional exponent, ``e`` or ``E``, an optional sign and digits. A digit is
-    any Unicode decimal digit (``str.isdecimal``: ``7``, Arabic-Indic ``٧``,
-    Devanagari ``७``, ...), read as its decimal value; scripts may mix.
+    any Unicode decimal digit (``str.isdecimal``: ASCII 7, Arabic-Indic U+0667,
+    Devanagari U+096D, ...), read as its decimal value; scripts may mix.
 
     No thousands separators, underscores, spaces, units, NaN or infinities; the
     value must be within the documented range (100 coefficient digits, exponent
