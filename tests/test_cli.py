@@ -65,7 +65,7 @@ def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
     assert overall["abstention_correctness"] == {
         "success_count": 3,
         "total_count": 4,
-        "interval": [0.300641842582402, 0.9544127391902995],
+        "interval": [0.30064184258240195, 0.9544127391902995],
     }
     assert sorted(report["by_field"]) == ["echo.lvef", "hx.smoking"]
 

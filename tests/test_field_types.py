@@ -604,7 +604,7 @@ def test_cli_with_schema(tmp_path: Path) -> None:
     assert report["by_field"]["hx.symptoms"]["item_precision"] == {
         "success_count": 1,
         "total_count": 2,
-        "interval": [0.09453120573423074, 0.9054687942657693],
+        "interval": [0.09453120573423075, 0.9054687942657692],
     }
     out, err = io.StringIO(), io.StringIO()
     status = main(["score", "--gold", str(gold), "--predictions", str(pred)], out, err)
