@@ -726,7 +726,11 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     case("duplicate_key", f'{head}{n}", "case_id": "{w}"}}\n', E.DUPLICATE_KEY)
     case("unknown_key", row(**{m: w}), E.UNKNOWN_KEY)
     case("unknown_key_wide", row(**{w: n}), E.UNKNOWN_KEY)
-    case("missing_key", row(field_type=MISSING), E.MISSING_KEY)
+    case("missing_key", row(field_type=MISSING), E.MISSING_KEY, "(gold line 2, key field_type)")
+    # A misspelled key (here the canary instead of field_type) stays unnamed; the format
+    # key it replaced is named as missing.
+    misspelled = row(field_type=MISSING, **{m.lower(): "text"})
+    case("misspelled_key", misspelled, E.MISSING_KEY, "(gold line 2, key field_type)")
     case("not_an_object", dumps([m, w, n]) + "\n", E.NOT_AN_OBJECT)
     case("string_line", dumps(f"{m} {n}") + "\n", E.NOT_AN_OBJECT)
     case("nan", f"{number}NaN, {dumps(m)}: 1}}\n", E.NONFINITE_NUMBER)
@@ -770,10 +774,10 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     return cases
 
 
-def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode]]:
-    """(name, bad second predictions line, code); every message is "(predictions line 2)"."""
+def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str]]:
+    """(name, bad second predictions line, code, where: "(predictions line 2...)")."""
     m, w, n = c.marker, c.wide, c.number
-    cases: list[tuple[str, bytes, ErrorCode]] = []
+    cases: list[tuple[str, bytes, ErrorCode, str]] = []
 
     def line(**changes: object) -> dict[str, object]:
         base = prediction_dict(c, NUM, 1, n)
@@ -791,10 +795,12 @@ def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode]]:
         return row(evidence_chain={k: v for k, v in base.items() if v is not MISSING})
 
     def sources(**changes: object) -> bytes:
-        return chain(source_locations=[{**source_row(c, 9, 0), **changes}])
+        source = {**source_row(c, 9, 0), **changes}
+        return chain(source_locations=[{k: v for k, v in source.items() if v is not MISSING}])
 
-    def case(name: str, data: bytes | str, code: ErrorCode) -> None:
-        cases.append((name, data.encode() if isinstance(data, str) else data, code))
+    def case(name: str, data: bytes | str, code: ErrorCode, key: str | None = None) -> None:
+        where = "(predictions line 2" + (f", key {key})" if key else ")")
+        cases.append((name, data.encode() if isinstance(data, str) else data, code, where))
 
     head = f'{{"case_id": "{c.case_id(1)}", "field_id": "{NUM}", "value": "'
     case("json", f'{{"case_id": "{m}", "value": "{w}",,}}\n', E.INVALID_JSON)
@@ -805,8 +811,11 @@ def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode]]:
     case("unknown_key", row(**{m: w}), E.UNKNOWN_KEY)
     case("chain_unknown_key", chain(**{m: n}), E.UNKNOWN_KEY)
     case("source_unknown_key", sources(**{w: m}), E.UNKNOWN_KEY)
-    case("chain_missing_key", chain(uncertainty=MISSING), E.MISSING_KEY)
-    case("missing_value", row(value=MISSING), E.MISSING_KEY)
+    case("chain_missing_key", chain(uncertainty=MISSING), E.MISSING_KEY, "uncertainty")
+    case("missing_value", row(value=MISSING), E.MISSING_KEY, "value")
+    case("misspelled_key", row(value=MISSING, **{w: n}), E.MISSING_KEY, "value")
+    case("source_misspelled", sources(end_offset=MISSING, **{m: 5}), E.MISSING_KEY, "end_offset")
+    case("wrong_object_key", row(field_type=m), E.UNKNOWN_KEY, "field_type")
     case("long_case_id", row(case_id=c.long_case_id), E.INVALID_CASE_ID)
     case("field_id", row(field_id=c.bad_field_id), E.INVALID_FIELD_ID)
     case("chain_field_id", chain(field_id=c.bad_field_id), E.INVALID_FIELD_ID)
@@ -919,14 +928,8 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
             schema=schema if needs_schema else None,
         )
     add("gold-empty", b"\n  \r\n\t\n", b"", ErrorCode.EMPTY_GOLD, "empty_gold (gold)")
-    for name, line, code in _prediction_cases(c):
-        add(
-            f"predictions-{name}",
-            good_gold,
-            good_predictions + line,
-            code,
-            f"{code} (predictions line 2)",
-        )
+    for name, line, code, where in _prediction_cases(c):
+        add(f"predictions-{name}", good_gold, good_predictions + line, code, f"{code} {where}")
     for name, suffix, content, code, message in _schema_cases(c):
         add(f"schema-{name}", good_gold, good_predictions, code, message, schema=(suffix, content))
 

@@ -32,7 +32,7 @@ from chartscore.agreement import (
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.model import FieldType, GoldField, Prediction, Value
 from chartscore.report import Report
-from chartscore.schema import Schema
+from chartscore.schema import Schema, to_schema
 from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
 
 _SEEN: Final = object()  # a gold row whose prediction has been counted
@@ -365,9 +365,8 @@ def score(
         >>> report.overall.metric("normalized_agreement").success_count
         1
     """
-    if schema is not None and not isinstance(schema, Schema):
-        schema = Schema.from_dict(schema)
-    scorer = Scorer(schema)
+    # Any caller object is read once into a validated Schema (never touched again).
+    scorer = Scorer(None if schema is None else to_schema(schema))
     with collector_paused():
         for row in _guarded(gold, GoldField, InputKind.GOLD):
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
