@@ -9,6 +9,7 @@ chartscore checks the chain's shape and uses it for one metric,
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TypeVar
 
@@ -45,7 +46,8 @@ _E = TypeVar("_E", bound=enum.StrEnum)
 
 def _enum_member(kind: type[_E], value: object, code: ErrorCode) -> _E:
     # Accept a member or its exact string value; anything else is a closed code.
-    if isinstance(value, kind) and type(value) is kind:
+    # Only the exact type is asked: isinstance() would run a proxy's __class__.
+    if type(value) is kind:
         return value
     if type(value) is str and value in kind._value2member_map_:
         return kind(value)
@@ -97,12 +99,12 @@ class SourceLocation:
 
 
 def _to_sources(value: object) -> tuple[SourceLocation, ...]:
-    # Consume the caller's iterable without keeping any exception it raises.
-    if isinstance(value, str | bytes | dict):
-        fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+    # Consume the caller's iterable without keeping any exception it raises:
+    # even isinstance() may run a proxy's code, so it is asked inside the guard.
     items: tuple[object, ...] | None = None
     try:
-        items = tuple(value)  # type: ignore[arg-type]
+        if not isinstance(value, str | bytes | Mapping):
+            items = tuple(value)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - any failure of the caller's iterable is one code
         items = None
     if items is None:

@@ -303,15 +303,22 @@ class collector_paused:  # noqa: N801 - used like a function: ``with collector_p
 
 
 def _guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
-    """Iterate a caller's collection; any failure becomes one code with no context."""
+    """Iterate a caller's collection; any failure becomes one code with no context.
+
+    Every touch of the caller's object (even ``isinstance``, which runs a lazy
+    proxy's ``__class__``) happens inside a guard that drops the exception;
+    the coded error is raised outside it. An item that is not a ``kind``
+    record is named by its 0-based position, never by its content.
+    """
     iterator: Iterator[object] | None = None
-    if not isinstance(items, str | bytes | Mapping):
-        try:
+    try:
+        if not isinstance(items, str | bytes | Mapping):
             iterator = iter(items)  # type: ignore[call-overload]
-        except Exception:  # noqa: BLE001 - the caller's exception must not survive
-            iterator = None
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        iterator = None
     if iterator is None:
         raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
+    index = 0
     while True:
         failed = False
         try:
@@ -323,8 +330,9 @@ def _guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
         if failed:
             raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
         if type(item) is not kind:
-            raise ChartscoreError(ErrorCode.INVALID_RECORD, input=source)
+            raise ChartscoreError(ErrorCode.INVALID_RECORD, input=source, item=index)
         yield item
+        index += 1
 
 
 def score(

@@ -11,6 +11,7 @@ the same rows and refuse the same rows with the same code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from chartscore import _rules
@@ -30,6 +31,73 @@ _SOURCE_KINDS: Final = {member.value: member for member in SourceKind}
 _TRANSFORMATION_KINDS: Final = frozenset(member.value for member in TransformationKind)
 _REVIEWER_STATES: Final = frozenset(member.value for member in ReviewerState)
 _CLINICAL: Final = SourceKind.CLINICAL_RECORD
+
+
+_FAILED: Final = object()
+
+
+def _as_dict(value: object) -> dict[str, object] | object:
+    # A caller's mapping as a plain dict; a key that is not a str becomes a
+    # placeholder that no format defines (so it is an unknown key, never shown).
+    if type(value) is not dict and not isinstance(value, Mapping):
+        return value
+    pairs = list(value.items())
+    plain: dict[str, object] = {}
+    strange = 0
+    for key, item in pairs:
+        name = key
+        if type(key) is not str:
+            strange += 1
+            name = "\x00" * strange  # not a format key (nor a key the caller used)
+            while name in plain or any(type(k) is str and k == name for k, _ in pairs):
+                name += "\x00"
+        plain[name] = item
+    return plain
+
+
+def _as_list(value: object) -> list[object] | object:
+    # A tuple reads as a JSON array; the items are kept as they are.
+    return list(value) if type(value) in (list, tuple) else value  # type: ignore[call-overload]
+
+
+def _plain(row: object) -> dict[str, object] | object:
+    # The JSON shape of a caller's row: the row, its evidence chain and that
+    # chain's source locations become dicts and lists; every other value is
+    # kept as it is and only ever inspected by its exact type afterwards.
+    plain = _as_dict(row)
+    if type(plain) is not dict:
+        return plain
+    if "value" in plain:
+        plain["value"] = _as_list(plain["value"])
+    chain = plain.get("evidence_chain")
+    if chain is not None:
+        chain = plain["evidence_chain"] = _as_dict(chain)
+        if type(chain) is dict and "source_locations" in chain:
+            sources = chain["source_locations"] = _as_list(chain["source_locations"])
+            if type(sources) is list:
+                chain["source_locations"] = [_as_dict(source) for source in sources]
+    return plain
+
+
+def plain_row(row: object) -> dict[str, object]:
+    """A caller's mapping as the dict a JSON Lines line would have parsed to.
+
+    Mappings become dicts and tuples lists (JSON-like input); any exception
+    the caller's objects raise while being read (even from ``isinstance``)
+    is dropped, never chained.
+
+    Raises:
+        ChartscoreError: ``not_an_object`` when ``row`` is not a mapping or
+            reading it failed.
+    """
+    plain: object = _FAILED
+    try:
+        plain = _plain(row)
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        plain = _FAILED
+    if type(plain) is not dict:
+        fail(ErrorCode.NOT_AN_OBJECT)
+    return plain
 
 
 def _check_keys(
