@@ -219,6 +219,17 @@ _MAX_SCHEMA_DEPTH: Final = 8
 _FAILED: Final = object()
 
 
+def _is_mapping(value: object) -> bool:
+    # isinstance() runs a proxy's __class__: a value that cannot say is a leaf,
+    # which the rules then refuse by its exact type.
+    answer = False
+    try:
+        answer = isinstance(value, Mapping)
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        answer = False
+    return answer
+
+
 def _copy(value: object, depth: int) -> object:
     # Mappings become dicts with str keys and lists/tuples become lists; any
     # other value is kept as it is and later only inspected by its exact type.
@@ -226,9 +237,9 @@ def _copy(value: object, depth: int) -> object:
         raise RecursionError
     if type(value) in (str, int, bool, float, Decimal) or value is None:
         return value
-    if type(value) is dict or isinstance(value, Mapping):
+    if type(value) is dict or _is_mapping(value):
         copied = {}
-        for key, item in value.items():
+        for key, item in value.items():  # type: ignore[attr-defined]
             if type(key) is not str:
                 raise TypeError
             copied[key] = _copy(item, depth + 1)

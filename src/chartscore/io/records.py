@@ -60,43 +60,44 @@ def _as_list(value: object) -> list[object] | object:
     return list(value) if type(value) in (list, tuple) else value  # type: ignore[call-overload]
 
 
-def _plain(row: object) -> dict[str, object] | object:
-    # The JSON shape of a caller's row: the row, its evidence chain and that
-    # chain's source locations become dicts and lists; every other value is
-    # kept as it is and only ever inspected by its exact type afterwards.
-    plain = _as_dict(row)
-    if type(plain) is not dict:
-        return plain
-    if "value" in plain:
-        plain["value"] = _as_list(plain["value"])
-    chain = plain.get("evidence_chain")
-    if chain is not None:
-        chain = plain["evidence_chain"] = _as_dict(chain)
-        if type(chain) is dict and "source_locations" in chain:
-            sources = chain["source_locations"] = _as_list(chain["source_locations"])
-            if type(sources) is list:
-                chain["source_locations"] = [_as_dict(source) for source in sources]
+def _read_dict(value: object) -> object:
+    # _as_dict behind a guard: a mapping whose reading fails becomes _FAILED,
+    # which the row rules then refuse where it stands (a row, a chain, a source).
+    plain: object = _FAILED
+    try:
+        plain = _as_dict(value)
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        plain = _FAILED
     return plain
 
 
 def plain_row(row: object) -> dict[str, object]:
     """A caller's mapping as the dict a JSON Lines line would have parsed to.
 
-    Mappings become dicts and tuples lists (JSON-like input); any exception
-    the caller's objects raise while being read (even from ``isinstance``)
-    is dropped, never chained.
+    The row, its evidence chain and that chain's source locations become
+    dicts (from any Mapping) and lists (from a list or tuple): JSON-like
+    input. Every other value is kept as it is and afterwards only inspected
+    by its exact type. Any exception the caller's objects raise while being
+    read (even from ``isinstance``) is dropped, never chained: a row that
+    cannot be read is ``not_an_object``; a chain or source location that
+    cannot be read is refused by the row rules as not an object.
 
     Raises:
         ChartscoreError: ``not_an_object`` when ``row`` is not a mapping or
             reading it failed.
     """
-    plain: object = _FAILED
-    try:
-        plain = _plain(row)
-    except Exception:  # noqa: BLE001 - the caller's exception must not survive
-        plain = _FAILED
+    plain = _read_dict(row)
     if type(plain) is not dict:
         fail(ErrorCode.NOT_AN_OBJECT)
+    if "value" in plain:
+        plain["value"] = _as_list(plain["value"])
+    chain = plain.get("evidence_chain")
+    if chain is not None:
+        chain = plain["evidence_chain"] = _read_dict(chain)
+        if type(chain) is dict and "source_locations" in chain:
+            sources = chain["source_locations"] = _as_list(chain["source_locations"])
+            if type(sources) is list:
+                chain["source_locations"] = [_read_dict(source) for source in sources]
     return plain
 
 
