@@ -579,6 +579,91 @@ def test_record_reprs_hide_case_ids_values_digests_and_offsets(c: Canary, kind: 
     assert repr(chain) == "EvidenceChain(field_id='hx.smoking', <sources and digests hidden>)"
 
 
+# Fields a repr may show: developer-authored names and closed labels, never data.
+_REPR_ALLOWED = frozenset({"field_id", "field_type"})
+# Public attrs classes that hold a caller's private data, and those that hold none.
+_PRIVATE_RECORDS = ("GoldField", "Prediction", "EvidenceChain", "SourceLocation")
+_NOT_PRIVATE = {
+    "FieldSpec": "developer-authored schema configuration",
+    "Schema": "developer-authored schema configuration",
+    "Report": "value-free report",
+    "SliceReport": "value-free report",
+    "MetricResult": "value-free report",
+    "KappaResult": "value-free report",
+}
+_VALUE_MODULES = ("model", "evidence", "schema", "scoring", "agreement", "normalize", "io")
+
+
+def test_private_attrs_fields_are_excluded_from_reprs() -> None:
+    import importlib
+    import inspect
+
+    import attrs
+
+    public = {name: getattr(chartscore, name) for name in chartscore.__all__}
+    classes = {name: value for name, value in public.items() if attrs.has(value)}
+    assert set(classes) == set(_PRIVATE_RECORDS) | set(_NOT_PRIVATE), (
+        "classify every public attrs class as private or not"
+    )
+    for name in _PRIVATE_RECORDS:
+        shown = {field.name for field in attrs.fields(classes[name]) if field.repr}
+        assert shown <= _REPR_ALLOWED, f"{name} shows private fields: {shown - _REPR_ALLOWED}"
+    # Every attrs class in a module that holds values is classified too.
+    for module_name in _VALUE_MODULES:
+        module = importlib.import_module(f"chartscore.{module_name}")
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and attrs.has(value) and value.__module__ == module.__name__:
+                assert name in _PRIVATE_RECORDS or name in _NOT_PRIVATE, (module_name, name)
+
+
+def _attrs_shown(record: object) -> str:
+    """What a tool that walks attrs fields shows (rich's pretty printer does exactly this)."""
+    import attrs
+
+    parts = []
+    for field in attrs.fields(type(record)):
+        if field.repr:
+            value = getattr(record, field.name)
+            shown = _attrs_shown(value) if attrs.has(type(value)) else repr(value)
+            parts.append(f"{field.name}={shown}")
+    return f"{type(record).__name__}({', '.join(parts)})"
+
+
+@settings(max_examples=30, deadline=None)
+@given(canaries)
+def test_field_walking_pretty_printers_show_no_private_data(c: Canary) -> None:
+    source = SourceLocation(c.digest(7), c.offset, c.offset + 1, "generated_text")
+    chain = EvidenceChain(
+        field_id=TEXT,
+        source_locations=[source],
+        normalized_fact_digest=c.digest(1),
+        transformation_kind="model",
+        transformation_digest=c.digest(2),
+        uncertainty=Decimal("0.5"),
+        reviewer_state="rejected",
+    )
+    records: list[object] = [
+        source,
+        chain,
+        GoldField(c.case_id(0), TEXT, "text", c.marker),
+        GoldField(c.case_id(1), NUM, "number", c.number),
+        Prediction(c.case_id(2), TEXT, c.wide, c.digest(1), chain),
+    ]
+    for record in records:
+        shown = _attrs_shown(record)
+        assert_clean_text(shown, c, f"{type(record).__name__} fields")
+        for word in ("generated_text", "rejected", "model", "0.5"):
+            assert word not in shown, (word, shown)
+    try:
+        from rich.pretty import pretty_repr
+    except ImportError:  # rich is optional; the field walk above is what it does
+        return
+    for record in records:
+        shown = pretty_repr(record) + pretty_repr([record, {"x": record}])
+        assert_clean_text(shown, c, "rich pretty_repr")
+        assert "generated_text" not in shown and "rejected" not in shown
+
+
 # --- successful scoring --------------------------------------------------------------
 
 

@@ -110,10 +110,12 @@ class GoldField:
             ``invalid_field_type``, ``invalid_value`` or ``invalid_gold_value``.
     """
 
-    case_id: str
+    # repr=False on every private field: tools that walk attrs fields (rich's
+    # pretty printer, tracebacks with locals) must not show them either.
+    case_id: str = attrs.field(repr=False)
     field_id: str
     field_type: FieldType = attrs.field(converter=_as_field_type)
-    value: Value = attrs.field(converter=_as_value)
+    value: Value = attrs.field(converter=_as_value, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _check_identity(self.case_id, self.field_id)
@@ -166,11 +168,11 @@ class Prediction:
             ``invalid_value``, ``invalid_digest`` or ``invalid_evidence_chain``.
     """
 
-    case_id: str
+    case_id: str = attrs.field(repr=False)
     field_id: str
-    value: Value = attrs.field(converter=_as_value)
-    normalized_fact_digest: str | None = None
-    evidence_chain: EvidenceChain | None = None
+    value: Value = attrs.field(converter=_as_value, repr=False)
+    normalized_fact_digest: str | None = attrs.field(default=None, repr=False)
+    evidence_chain: EvidenceChain | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _check_identity(self.case_id, self.field_id)
