@@ -65,7 +65,7 @@ def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
     assert overall["abstention_correctness"] == {
         "success_count": 3,
         "total_count": 4,
-        "interval": [0.300641842582402, 0.9544127391902995],
+        "interval": [0.30064184258240195, 0.9544127391902995],
     }
     assert sorted(report["by_field"]) == ["echo.lvef", "hx.smoking"]
 
@@ -128,7 +128,7 @@ def test_unwritable_output(files: tuple[Path, Path], tmp_path: Path) -> None:
     [
         ("", ErrorCode.EMPTY_GOLD, "(gold)"),
         ("\n\n", ErrorCode.EMPTY_GOLD, "(gold)"),
-        ('{"case_id": "c"}\n', ErrorCode.MISSING_KEY, "(gold line 1)"),
+        ('{"case_id": "c"}\n', ErrorCode.MISSING_KEY, "(gold line 1, key field_id)"),
         (
             '\n{"case_id": "c", "field_id": "f", "field_type": "text", "value": NaN}\n',
             ErrorCode.NONFINITE_NUMBER,

@@ -112,8 +112,10 @@ AGREEMENT_TABLE = [
     ("number", 1000, "1,000", 0, 0),
     ("number", 1000, "1_000", 0, 0),
     ("number", 12, "12 mg", 0, 0),
-    ("number", 12, "12.", 0, 0),
-    ("number", Decimal("0.5"), ".5", 0, 0),
+    ("number", 12, "12.", 0, 1),  # read as Decimal reads it (issue 7.2)
+    ("number", Decimal("0.5"), ".5", 0, 1),
+    ("number", 12, "١٢", 0, 1),  # Arabic-Indic digits
+    ("number", 12, "١_٢", 0, 0),
     ("number", 1, True, 0, 0),  # a boolean is not a number
     ("number", Decimal("0.1"), 0.1, 0, 1),  # a float is read by its shortest repr
     ("number", 0, Decimal("-0"), 0, 1),

@@ -68,6 +68,7 @@ WORD_LEVELS = {"fields": {"f.x": {"type": "ordinal", "levels": ["Mild", "Moderat
         (INT_LEVELS, 2, " +3 ", 0, 1, 0, 1),
         (INT_LEVELS, 2, "2.0", 0, 0, 0, 0),  # not an integer literal: names no level
         (INT_LEVELS, 2, "1_0", 0, 0, 0, 0),
+        (INT_LEVELS, 2, "\u0662", 1, 0, 0, 1),  # Arabic-Indic two, as numbers read it
         (INT_LEVELS, 2, True, 0, 0, 0, 0),  # a boolean is not the level 1
         (WORD_LEVELS, "Moderate", "MODERATE", 1, 0, 0, 1),
         (WORD_LEVELS, "Mild", "severe", 0, 1, 0, 0),
@@ -607,7 +608,7 @@ def test_cli_with_schema(tmp_path: Path) -> None:
     assert report["by_field"]["hx.symptoms"]["item_precision"] == {
         "success_count": 1,
         "total_count": 2,
-        "interval": [0.09453120573423074, 0.9054687942657693],
+        "interval": [0.09453120573423075, 0.9054687942657692],
     }
     out, err = io.StringIO(), io.StringIO()
     status = main(["score", "--gold", str(gold), "--predictions", str(pred)], out, err)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 import pytest
 from hypothesis import given
@@ -86,11 +87,41 @@ def test_text_examples(raw: str, expected: str) -> None:
         ("NaN", None),
         ("Infinity", None),
         ("inf", None),
-        ("12.", None),
-        (".5", None),
+        ("12.", Decimal(12)),  # as Decimal reads it
+        (".5", Decimal("0.5")),
+        ("-.5", Decimal("-0.5")),
+        ("+5.", Decimal(5)),
+        ("5.e3", Decimal(5000)),
+        (".5E-1", Decimal("0.05")),
+        (".", None),
+        ("-.", None),
+        ("+", None),
+        (".e3", None),
+        ("e3", None),
+        ("5e", None),
+        ("5e+", None),
+        ("1.2.3", None),
         ("", None),
         ("0x10", None),
-        ("١٢", None),  # Arabic-Indic digits are not plain decimal literals
+        ("١٢", Decimal(12)),  # Arabic-Indic digits, as Decimal reads them
+        ("۱۲", Decimal(12)),  # Extended Arabic-Indic
+        ("१२.५", Decimal("12.5")),  # Devanagari digits, ASCII point
+        ("1٢", Decimal(12)),  # scripts may mix, digit by digit
+        ("١e٢", Decimal(100)),  # exponent digits too
+        ("٣٥", Decimal(35)),
+        ("𝟑𝟓", Decimal(35)),  # mathematical digits: NFKC makes them ASCII
+        ("²", Decimal(2)),  # NFKC maps superscript two to 2 (it is not a decimal digit)
+        ("١٬٢", None),  # Arabic thousands separator
+        ("١٫٥", None),  # Arabic decimal separator: only "." is a decimal point
+        ("1 000", None),
+        ("1\u00a0000", None),
+        ("\u22121", None),  # MINUS SIGN is not a sign; Decimal refuses it too
+        ("½", None),  # NFKC gives 1, FRACTION SLASH, 2
+        ("١_٢", None),
+        ("sNaN", None),
+        ("-Infinity", None),
+        ("-inf", None),
+        ("1e99999999999999999999999", None),  # beyond Decimal's own exponent range
         (True, None),
         (None, None),
         ([1], None),
@@ -123,6 +154,60 @@ def test_decimal_text_round_trips_through_number_normalization(number: Decimal) 
 @given(st.integers(min_value=-(10**30), max_value=10**30))
 def test_integer_strings_equal_integers(value: int) -> None:
     assert number_key(str(value)) == number_key(value) == value
+
+
+DECIMAL_CHARACTERS = [
+    chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF and chr(code).isdecimal()
+]
+
+
+def test_decimal_digits_are_exactly_what_decimal_reads() -> None:
+    # The accepted digits are the characters for which str.isdecimal() is true. Python's
+    # Decimal reads exactly those (and no other single character) as digits, with the value
+    # unicodedata.decimal gives; the grammar's \d must match exactly them too.
+    assert len(DECIMAL_CHARACTERS) >= 650  # Unicode 14: 660
+    digit = re.compile(r"\d").fullmatch
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        try:
+            read: Decimal | None = Decimal(char)
+        except InvalidOperation:
+            read = None
+        if char.isdecimal():
+            assert read == unicodedata.decimal(char), hex(code)
+            assert digit(char) is not None, hex(code)
+            assert number_key(char) == unicodedata.decimal(char), hex(code)
+            assert number_key("." + char) == Decimal(unicodedata.decimal(char)) / 10
+        else:
+            assert read is None, hex(code)
+            assert digit(char) is None, hex(code)
+
+
+@given(
+    st.integers(0, 10**30),
+    st.sampled_from([c for c in DECIMAL_CHARACTERS if unicodedata.decimal(c) == 0]),
+    st.sampled_from(["", "-", "+"]),
+)
+def test_every_script_of_digits_reads_as_its_ascii_twin(value: int, zero: str, sign: str) -> None:
+    # Each Unicode digit block is contiguous from its zero: 0..9 map to zero..zero+9.
+    text = "".join(chr(ord(zero) + int(d)) for d in str(value))
+    assert (
+        number_key(sign + text)
+        == number_key(sign + str(value))
+        == (-value if sign == "-" else value)
+    )
+    assert number_key(text + ".") == value
+    assert number_key(text + "_0") is None
+
+
+@pytest.mark.parametrize(
+    "mutation", ["{}_{}", "{},{}", "{} {}", "{}'{}", "{}\u066c{}", "{}\u2009{}"]
+)
+def test_separators_inside_numbers_are_refused(mutation: str) -> None:
+    for left, right in (("1", "000"), ("١", "٠٠٠"), ("1.5", "5")):
+        assert number_key(mutation.format(left, right)) is None
 
 
 def test_number_literal_grammar_is_strict() -> None:

@@ -96,7 +96,7 @@ def test_unreadable_predictions_and_gold_errors(tmp_path: Path) -> None:
     assert assert_same(gold, tmp_path / "missing.jsonl") == "file_unreadable (predictions)"
     bad_gold = tmp_path / "bad.jsonl"
     bad_gold.write_text('{"case_id": 1}\n')
-    assert assert_same(bad_gold, gold) == "missing_key (gold line 1)"  # gold errors come first
+    assert assert_same(bad_gold, gold) == "missing_key (gold line 1, key field_id)"  # gold first
 
 
 def test_a_crashed_reader_is_an_internal_error(

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
@@ -48,6 +49,7 @@ from chartscore import (
 from chartscore.cli import main as cli_main
 from chartscore.errors import describe
 from chartscore.io import MAX_LINE_BYTES
+from chartscore.schema import FieldSpec
 
 E = ErrorCode
 
@@ -164,11 +166,13 @@ def assert_clean_error(
     assert_clean_bytes(pickled, canary, "pickle")
     clone = pickle.loads(pickled)
     assert type(clone) is ChartscoreError
-    assert (clone.code, clone.input, clone.line, clone.field_id) == (
+    assert (clone.code, clone.input, clone.line, clone.field_id, clone.key, clone.item) == (
         error.code,
         error.input,
         error.line,
         error.field_id,
+        error.key,
+        error.item,
     )
     assert str(clone) == str(error)
     assert clone.__cause__ is None and clone.__context__ is None
@@ -575,6 +579,91 @@ def test_record_reprs_hide_case_ids_values_digests_and_offsets(c: Canary, kind: 
     assert repr(chain) == "EvidenceChain(field_id='hx.smoking', <sources and digests hidden>)"
 
 
+# Fields a repr may show: developer-authored names and closed labels, never data.
+_REPR_ALLOWED = frozenset({"field_id", "field_type"})
+# Public attrs classes that hold a caller's private data, and those that hold none.
+_PRIVATE_RECORDS = ("GoldField", "Prediction", "EvidenceChain", "SourceLocation")
+_NOT_PRIVATE = {
+    "FieldSpec": "developer-authored schema configuration",
+    "Schema": "developer-authored schema configuration",
+    "Report": "value-free report",
+    "SliceReport": "value-free report",
+    "MetricResult": "value-free report",
+    "KappaResult": "value-free report",
+}
+_VALUE_MODULES = ("model", "evidence", "schema", "scoring", "agreement", "normalize", "io")
+
+
+def test_private_attrs_fields_are_excluded_from_reprs() -> None:
+    import importlib
+    import inspect
+
+    import attrs
+
+    public = {name: getattr(chartscore, name) for name in chartscore.__all__}
+    classes = {name: value for name, value in public.items() if attrs.has(value)}
+    assert set(classes) == set(_PRIVATE_RECORDS) | set(_NOT_PRIVATE), (
+        "classify every public attrs class as private or not"
+    )
+    for name in _PRIVATE_RECORDS:
+        shown = {field.name for field in attrs.fields(classes[name]) if field.repr}
+        assert shown <= _REPR_ALLOWED, f"{name} shows private fields: {shown - _REPR_ALLOWED}"
+    # Every attrs class in a module that holds values is classified too.
+    for module_name in _VALUE_MODULES:
+        module = importlib.import_module(f"chartscore.{module_name}")
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and attrs.has(value) and value.__module__ == module.__name__:
+                assert name in _PRIVATE_RECORDS or name in _NOT_PRIVATE, (module_name, name)
+
+
+def _attrs_shown(record: object) -> str:
+    """What a tool that walks attrs fields shows (rich's pretty printer does exactly this)."""
+    import attrs
+
+    parts = []
+    for field in attrs.fields(type(record)):
+        if field.repr:
+            value = getattr(record, field.name)
+            shown = _attrs_shown(value) if attrs.has(type(value)) else repr(value)
+            parts.append(f"{field.name}={shown}")
+    return f"{type(record).__name__}({', '.join(parts)})"
+
+
+@settings(max_examples=30, deadline=None)
+@given(canaries)
+def test_field_walking_pretty_printers_show_no_private_data(c: Canary) -> None:
+    source = SourceLocation(c.digest(7), c.offset, c.offset + 1, "generated_text")
+    chain = EvidenceChain(
+        field_id=TEXT,
+        source_locations=[source],
+        normalized_fact_digest=c.digest(1),
+        transformation_kind="model",
+        transformation_digest=c.digest(2),
+        uncertainty=Decimal("0.5"),
+        reviewer_state="rejected",
+    )
+    records: list[object] = [
+        source,
+        chain,
+        GoldField(c.case_id(0), TEXT, "text", c.marker),
+        GoldField(c.case_id(1), NUM, "number", c.number),
+        Prediction(c.case_id(2), TEXT, c.wide, c.digest(1), chain),
+    ]
+    for record in records:
+        shown = _attrs_shown(record)
+        assert_clean_text(shown, c, f"{type(record).__name__} fields")
+        for word in ("generated_text", "rejected", "model", "0.5"):
+            assert word not in shown, (word, shown)
+    try:
+        from rich.pretty import pretty_repr
+    except ImportError:  # rich is optional; the field walk above is what it does
+        return
+    for record in records:
+        shown = pretty_repr(record) + pretty_repr([record, {"x": record}])
+        assert_clean_text(shown, c, "rich pretty_repr")
+        assert "generated_text" not in shown and "rejected" not in shown
+
+
 # --- successful scoring --------------------------------------------------------------
 
 
@@ -726,7 +815,11 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     case("duplicate_key", f'{head}{n}", "case_id": "{w}"}}\n', E.DUPLICATE_KEY)
     case("unknown_key", row(**{m: w}), E.UNKNOWN_KEY)
     case("unknown_key_wide", row(**{w: n}), E.UNKNOWN_KEY)
-    case("missing_key", row(field_type=MISSING), E.MISSING_KEY)
+    case("missing_key", row(field_type=MISSING), E.MISSING_KEY, "(gold line 2, key field_type)")
+    # A misspelled key (here the canary instead of field_type) stays unnamed; the format
+    # key it replaced is named as missing.
+    misspelled = row(field_type=MISSING, **{m.lower(): "text"})
+    case("misspelled_key", misspelled, E.MISSING_KEY, "(gold line 2, key field_type)")
     case("not_an_object", dumps([m, w, n]) + "\n", E.NOT_AN_OBJECT)
     case("string_line", dumps(f"{m} {n}") + "\n", E.NOT_AN_OBJECT)
     case("nan", f"{number}NaN, {dumps(m)}: 1}}\n", E.NONFINITE_NUMBER)
@@ -772,10 +865,10 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     return cases
 
 
-def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode]]:
-    """(name, bad second predictions line, code); every message is "(predictions line 2)"."""
+def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str]]:
+    """(name, bad second predictions line, code, where: "(predictions line 2...)")."""
     m, w, n = c.marker, c.wide, c.number
-    cases: list[tuple[str, bytes, ErrorCode]] = []
+    cases: list[tuple[str, bytes, ErrorCode, str]] = []
 
     def line(**changes: object) -> dict[str, object]:
         base = prediction_dict(c, NUM, 1, n)
@@ -793,10 +886,12 @@ def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode]]:
         return row(evidence_chain={k: v for k, v in base.items() if v is not MISSING})
 
     def sources(**changes: object) -> bytes:
-        return chain(source_locations=[{**source_row(c, 9, 0), **changes}])
+        source = {**source_row(c, 9, 0), **changes}
+        return chain(source_locations=[{k: v for k, v in source.items() if v is not MISSING}])
 
-    def case(name: str, data: bytes | str, code: ErrorCode) -> None:
-        cases.append((name, data.encode() if isinstance(data, str) else data, code))
+    def case(name: str, data: bytes | str, code: ErrorCode, key: str | None = None) -> None:
+        where = "(predictions line 2" + (f", key {key})" if key else ")")
+        cases.append((name, data.encode() if isinstance(data, str) else data, code, where))
 
     head = f'{{"case_id": "{c.case_id(1)}", "field_id": "{NUM}", "value": "'
     case("json", f'{{"case_id": "{m}", "value": "{w}",,}}\n', E.INVALID_JSON)
@@ -807,8 +902,11 @@ def _prediction_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode]]:
     case("unknown_key", row(**{m: w}), E.UNKNOWN_KEY)
     case("chain_unknown_key", chain(**{m: n}), E.UNKNOWN_KEY)
     case("source_unknown_key", sources(**{w: m}), E.UNKNOWN_KEY)
-    case("chain_missing_key", chain(uncertainty=MISSING), E.MISSING_KEY)
-    case("missing_value", row(value=MISSING), E.MISSING_KEY)
+    case("chain_missing_key", chain(uncertainty=MISSING), E.MISSING_KEY, "uncertainty")
+    case("missing_value", row(value=MISSING), E.MISSING_KEY, "value")
+    case("misspelled_key", row(value=MISSING, **{w: n}), E.MISSING_KEY, "value")
+    case("source_misspelled", sources(end_offset=MISSING, **{m: 5}), E.MISSING_KEY, "end_offset")
+    case("wrong_object_key", row(field_type=m), E.UNKNOWN_KEY, "field_type")
     case("long_case_id", row(case_id=c.long_case_id), E.INVALID_CASE_ID)
     case("field_id", row(field_id=c.bad_field_id), E.INVALID_FIELD_ID)
     case("chain_field_id", chain(field_id=c.bad_field_id), E.INVALID_FIELD_ID)
@@ -921,14 +1019,8 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
             schema=schema if needs_schema else None,
         )
     add("gold-empty", b"\n  \r\n\t\n", b"", ErrorCode.EMPTY_GOLD, "empty_gold (gold)")
-    for name, line, code in _prediction_cases(c):
-        add(
-            f"predictions-{name}",
-            good_gold,
-            good_predictions + line,
-            code,
-            f"{code} (predictions line 2)",
-        )
+    for name, line, code, where in _prediction_cases(c):
+        add(f"predictions-{name}", good_gold, good_predictions + line, code, f"{code} {where}")
     for name, suffix, content, code, message in _schema_cases(c):
         add(f"schema-{name}", good_gold, good_predictions, code, message, schema=(suffix, content))
 
@@ -1349,6 +1441,249 @@ def test_callers_schema_mapping_error_is_dropped(c: Canary, level: str, kind: st
     assert_clean_error(failure, c, code)
 
 
+# --- hostile caller objects ------------------------------------------------------------
+
+
+class _LazyProxy:
+    """Like Django's SimpleLazyObject whose set-up fails: every touch raises the caller's error.
+
+    ``isinstance`` asks ``__class__``, which raises too; so do ``__eq__``, ``__hash__``,
+    ``__len__``, ``__iter__``, ``__bool__``, ``__str__``, ``__repr__`` and any attribute.
+    """
+
+    def __init__(self, error: Exception) -> None:
+        object.__setattr__(self, "_error", error)
+
+    def _fail(self, *args: object, **kwargs: object) -> NoReturn:
+        raise object.__getattribute__(self, "_error")
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        raise object.__getattribute__(self, "_error")
+
+    def __getattr__(self, name: str) -> object:
+        raise object.__getattribute__(self, "_error")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _fail  # type: ignore[assignment]
+    __hash__ = __len__ = __iter__ = __bool__ = __str__ = __repr__ = _fail  # type: ignore[assignment]
+    __index__ = __int__ = __float__ = __contains__ = __getitem__ = __fspath__ = _fail
+
+
+class _HostileText(str):
+    """A str subclass whose comparisons and hashing raise (a string-looking proxy)."""
+
+    error: Exception
+
+    def __eq__(self, other: object) -> bool:
+        raise self.error
+
+    def __hash__(self) -> int:
+        raise self.error
+
+    def __len__(self) -> int:
+        raise self.error
+
+
+class _HostileList(list[object]):
+    """A list subclass whose iteration and length raise."""
+
+    error: Exception
+
+    def __iter__(self) -> Iterator[object]:
+        raise self.error
+
+    def __len__(self) -> int:
+        raise self.error
+
+
+class _HostileMapping(dict[str, object]):
+    """A dict subclass whose reading raises (its class and isinstance are honest)."""
+
+    error: Exception
+
+    def items(self) -> NoReturn:  # type: ignore[override]
+        raise self.error
+
+    def keys(self) -> NoReturn:  # type: ignore[override]
+        raise self.error
+
+    def __iter__(self) -> NoReturn:
+        raise self.error
+
+    def __getitem__(self, key: str) -> NoReturn:
+        raise self.error
+
+
+def _hostile(kind: str, error: Exception) -> object:
+    if kind == "proxy":
+        return _LazyProxy(error)
+    made: _HostileText | _HostileList | _HostileMapping
+    if kind == "text":
+        made = _HostileText("hx.note")
+    elif kind == "list":
+        made = _HostileList(["a"])
+    else:
+        made = _HostileMapping({"case_id": "c"})
+    made.error = error
+    return made
+
+
+def _hostile_calls(c: Canary, h: object) -> list[tuple[str, Callable[[], object], ErrorCode]]:
+    """Every slot a caller fills, each given the hostile object ``h``."""
+    d = c.digest
+    case = c.case_id(0)
+    source = SourceLocation(d(9), 1, 2)
+    gold = [GoldField(case, TEXT, "text", c.marker)]
+    calls: list[tuple[str, Callable[[], object], ErrorCode]] = []
+
+    def add(name: str, code: ErrorCode, build: Callable[..., object], *a: object, **k: object):
+        calls.append((name, functools.partial(build, *a, **k), code))
+
+    chain_arguments: dict[str, object] = {
+        "field_id": TEXT,
+        "source_locations": [source],
+        "normalized_fact_digest": d(1),
+        "transformation_kind": "rule",
+        "transformation_digest": d(2),
+        "uncertainty": 0,
+        "reviewer_state": "pending",
+    }
+    chain_codes = {
+        "field_id": E.INVALID_FIELD_ID,
+        "source_locations": E.INVALID_EVIDENCE_CHAIN,
+        "normalized_fact_digest": E.INVALID_DIGEST,
+        "transformation_kind": E.INVALID_TRANSFORMATION_KIND,
+        "transformation_digest": E.INVALID_DIGEST,
+        "uncertainty": E.INVALID_UNCERTAINTY,
+        "reviewer_state": E.INVALID_REVIEWER_STATE,
+    }
+    for name, code in chain_codes.items():
+        add(f"chain {name}", code, EvidenceChain, **{**chain_arguments, name: h})
+    add(
+        "chain source",
+        E.INVALID_SOURCE_LOCATION,
+        EvidenceChain,
+        **{**chain_arguments, "source_locations": [source, h]},
+    )
+    add("source digest", E.INVALID_DIGEST, SourceLocation, h, 1, 2)
+    add("source start", E.INVALID_OFFSET, SourceLocation, d(9), h, 2)
+    add("source end", E.INVALID_OFFSET, SourceLocation, d(9), 1, h)
+    add("source kind", E.INVALID_SOURCE_KIND, SourceLocation, d(9), 1, 2, h)
+    add("gold case id", E.INVALID_CASE_ID, GoldField, h, TEXT, "text", c.marker)
+    add("gold field id", E.INVALID_FIELD_ID, GoldField, case, h, "text", c.marker)
+    add("gold field type", E.INVALID_FIELD_TYPE, GoldField, case, TEXT, h, c.marker)
+    add("gold value", E.INVALID_VALUE, GoldField, case, TEXT, "text", h)
+    add("answer case id", E.INVALID_CASE_ID, Prediction, h, TEXT, c.marker)
+    add("answer field id", E.INVALID_FIELD_ID, Prediction, case, h, c.marker)
+    add("answer value", E.INVALID_VALUE, Prediction, case, TEXT, h)
+    add("answer digest", E.INVALID_DIGEST, Prediction, case, TEXT, c.marker, h)
+    add("answer chain", E.INVALID_EVIDENCE_CHAIN, Prediction, case, TEXT, c.marker, d(1), h)
+    add("score gold", E.INVALID_COLLECTION, score, h, [])
+    add("score predictions", E.INVALID_COLLECTION, score, gold, h)
+    add("score gold item", E.INVALID_RECORD, score, [gold[0], h], [])
+    add("score prediction item", E.INVALID_RECORD, score, gold, [h])
+    add("score schema", E.INVALID_SCHEMA, score, gold, [], schema=h)
+    add("score schema fields", E.INVALID_SCHEMA, score, gold, [], schema={"fields": h})
+    add("score schema field", E.INVALID_SCHEMA, score, gold, [], schema={"fields": {TEXT: h}})
+    add("schema type", E.SCHEMA_UNKNOWN_TYPE, Schema.from_dict, {"fields": {TEXT: {"type": h}}})
+    levels = {"type": "ordinal", "levels": ["1", h]}
+    add("schema level", E.SCHEMA_INVALID_LEVELS, Schema.from_dict, {"fields": {ORD: levels}})
+    tolerance = {"type": "number", "tolerance": h}
+    add(
+        "schema tolerance",
+        E.SCHEMA_INVALID_TOLERANCE,
+        Schema.from_dict,
+        {"fields": {NUM: tolerance}},
+    )
+    add("spec type", E.SCHEMA_UNKNOWN_TYPE, FieldSpec, h)
+    add("spec levels", E.SCHEMA_INVALID_LEVELS, FieldSpec, "ordinal", levels=h)
+    add("spec level", E.SCHEMA_INVALID_LEVELS, FieldSpec, "ordinal", levels=[1, h])
+    add("spec choices", E.SCHEMA_INVALID_CHOICES, FieldSpec, "categorical", choices=h)
+    add("spec choice", E.SCHEMA_INVALID_CHOICES, FieldSpec, "multi", choices=["a", h])
+    add("spec tolerance", E.SCHEMA_INVALID_TOLERANCE, FieldSpec, "number", tolerance=h)
+    add("spec days", E.SCHEMA_INVALID_TOLERANCE, FieldSpec, "date", tolerance_days=h)
+    add("schema mapping", E.INVALID_SCHEMA, Schema, h)
+    add("schema spec", E.INVALID_SCHEMA, Schema, {TEXT: h})
+    add("gold from_dict", E.NOT_AN_OBJECT, GoldField.from_dict, h)
+    row = {"case_id": case, "field_id": TEXT, "field_type": "text", "value": c.marker}
+    add("gold from_dict case", E.INVALID_CASE_ID, GoldField.from_dict, {**row, "case_id": h})
+    add("gold from_dict type", E.INVALID_FIELD_TYPE, GoldField.from_dict, {**row, "field_type": h})
+    add("gold from_dict value", E.INVALID_VALUE, GoldField.from_dict, {**row, "value": h})
+    answer = prediction_dict(c, TEXT, 0, c.marker)
+    add("answer from_dict", E.NOT_AN_OBJECT, Prediction.from_dict, h)
+    add("answer from_dict value", E.INVALID_VALUE, Prediction.from_dict, {**answer, "value": h})
+    add(
+        "answer from_dict chain",
+        E.INVALID_EVIDENCE_CHAIN,
+        Prediction.from_dict,
+        {**answer, "evidence_chain": h},
+    )
+    raw_chain = chain_row(c, TEXT, 0)
+    add(
+        "answer from_dict sources",
+        E.INVALID_EVIDENCE_CHAIN,
+        Prediction.from_dict,
+        {**answer, "evidence_chain": {**raw_chain, "source_locations": h}},
+    )
+    add(
+        "answer from_dict source",
+        E.INVALID_SOURCE_LOCATION,
+        Prediction.from_dict,
+        {**answer, "evidence_chain": {**raw_chain, "source_locations": [h]}},
+    )
+    add(
+        "answer from_dict uncertainty",
+        E.INVALID_UNCERTAINTY,
+        Prediction.from_dict,
+        {**answer, "evidence_chain": {**raw_chain, "uncertainty": h}},
+    )
+    return calls
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    canaries,
+    st.sampled_from(["proxy", "text", "list", "mapping"]),
+    st.sampled_from(["runtime", "value", "key", "os", "unicode", "chained"]),
+)
+def test_hostile_caller_objects_never_leak(c: Canary, kind: str, error_kind: str) -> None:
+    # Each hostile object raises the caller's own exception, holding the canary, from
+    # __class__ (so from isinstance), comparisons, hashing, len, iteration or reading.
+    # chartscore must answer with its own coded, value-free error, chaining nothing.
+    hostile = _hostile(kind, _callers_error(c, error_kind))
+    calls = _hostile_calls(c, hostile)
+    assert len({name for name, _, _ in calls}) == len(calls)
+    for name, call, code in calls:
+        error = raised(call)
+        assert type(error) is ChartscoreError, (name, type(error).__name__)
+        if kind == "proxy" or error.code is code:
+            assert_clean_error(error, c, code if kind == "proxy" else error.code)
+        else:
+            # A str, list or dict subclass can be refused earlier or later in the same
+            # record (its type is honest); whatever the code, it must be clean.
+            assert_clean_error(error, c, error.code)
+
+
+def test_lazy_proxy_schema_is_read_once() -> None:
+    # A proxy that answers (a working lazy object) is read into a plain Schema once.
+    class Working:
+        def __init__(self, target: Schema) -> None:
+            self._target = target
+
+        @property  # type: ignore[misc]
+        def __class__(self) -> type:
+            return Schema
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._target, name)
+
+    schema = Schema.from_dict({"fields": {TEXT: {"type": "categorical", "choices": ["a"]}}})
+    proxy = Working(schema)
+    assert isinstance(proxy, Schema)
+    gold = [GoldField("c", TEXT, "categorical", "a")]
+    assert score(gold, [], schema=proxy).to_json() == score(gold, [], schema=schema).to_json()
+
+
 # --- pickling -------------------------------------------------------------------------
 
 
@@ -1359,26 +1694,45 @@ def test_callers_schema_mapping_error_is_dropped(c: Canary, level: str, kind: st
     st.none() | st.sampled_from(list(InputKind)),
     st.none() | st.integers(min_value=1, max_value=10**9),
     st.none() | st.sampled_from([TEXT, ORD, "a.b_c.d9"]),
+    st.none() | st.sampled_from(["field_type", "uncertainty", "kind"]),
+    st.none() | st.integers(min_value=0, max_value=10**9),
 )
 def test_chartscore_error_pickle_round_trip(
-    c: Canary, code: ErrorCode, source: InputKind | None, line: int | None, field_id: str | None
+    c: Canary,
+    code: ErrorCode,
+    source: InputKind | None,
+    line: int | None,
+    field_id: str | None,
+    key: str | None,
+    item: int | None,
 ) -> None:
-    error = ChartscoreError(code, input=source, line=line, field_id=field_id)
-    where = [
+    error = ChartscoreError(code, input=source, line=line, field_id=field_id, key=key, item=item)
+    where = " ".join(
         part
         for part in (
             None if source is None else str(source),
             None if line is None else f"line {line}",
+            None if item is None else f"item {item}",
             None if field_id is None else f"field {field_id}",
         )
         if part is not None
-    ]
-    assert str(error) == str(code) + (f" ({' '.join(where)})" if where else "")
+    )
+    if key is not None:
+        where = f"{where}, key {key}" if where else f"key {key}"
+    assert str(error) == str(code) + (f" ({where})" if where else "")
     for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
         clone = pickle.loads(pickle.dumps(error, protocol=protocol))
         assert type(clone) is ChartscoreError
         assert clone.code is code and str(clone) == str(error)
-        assert (clone.input, clone.line, clone.field_id) == (source, line, field_id)
+        assert (clone.input, clone.line, clone.field_id, clone.key, clone.item) == (
+            source,
+            line,
+            field_id,
+            key,
+            item,
+        )
+    # A key outside the format (the canary) is never kept.
+    assert ChartscoreError(code, key=c.marker.lower()).key is None
     # And errors raised from canary inputs pickle without their data.
     from_canary = raised(lambda: Prediction(c.long_case_id, TEXT, c.marker, c.digest(1)))
     assert_clean_error(from_canary, c, ErrorCode.INVALID_CASE_ID, "invalid_case_id")

@@ -20,9 +20,12 @@ from chartscore import (
     SourceLocation,
     TransformationKind,
 )
+from chartscore.errors import InputKind
+from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
 from chartscore.io.records import gold_row, prediction_row
+from chartscore.model import is_valid_gold_value
 
-from helpers import chain_dict, digest
+from helpers import chain_dict, digest, dumps
 
 D = digest("x")
 
@@ -291,6 +294,89 @@ def test_prediction_paths_agree(row: dict[str, object]) -> None:
     assert outcome == record_outcome
 
 
+def key_error(build: object) -> tuple[ErrorCode, str | None, str] | None:
+    try:
+        build()  # type: ignore[operator]
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None
+        return error.code, error.key, str(error)
+    return None
+
+
+GOOD_GOLD = {"case_id": "c", "field_id": "f.x", "field_type": "text", "value": "v"}
+GOOD_PREDICTION = {"case_id": "c", "field_id": "f.x", "value": "v"}
+
+
+def _without(row: dict[str, object], *names: str) -> dict[str, object]:
+    return {k: v for k, v in row.items() if k not in names}
+
+
+def _renamed(row: dict[str, object], old: str, new: str) -> dict[str, object]:
+    return {(new if k == old else k): v for k, v in row.items()}
+
+
+def _chain_without(name: str) -> dict[str, object]:
+    evidence = chain_dict("f.x", D)
+    del evidence[name]
+    return {**GOOD_PREDICTION, "evidence_chain": evidence}
+
+
+def _source_without(name: str) -> dict[str, object]:
+    evidence = chain_dict("f.x", D)
+    del evidence["source_locations"][0][name]  # type: ignore[index]
+    return {**GOOD_PREDICTION, "evidence_chain": evidence}
+
+
+@pytest.mark.parametrize(
+    ("read", "row", "code", "key"),
+    [
+        # The first missing key in the format's documented order is named.
+        (gold_row, _without(GOOD_GOLD, "field_type"), ErrorCode.MISSING_KEY, "field_type"),
+        (gold_row, _without(GOOD_GOLD, "value", "case_id"), ErrorCode.MISSING_KEY, "case_id"),
+        (gold_row, {}, ErrorCode.MISSING_KEY, "case_id"),
+        # A misspelled key stays unnamed, but the format key it replaced is missing.
+        (
+            gold_row,
+            _renamed(GOOD_GOLD, "field_type", "feild_type"),
+            ErrorCode.MISSING_KEY,
+            "field_type",
+        ),
+        (gold_row, {**GOOD_GOLD, "note": 1}, ErrorCode.UNKNOWN_KEY, None),
+        # A format key in the wrong object is a format word: it may be named.
+        (gold_row, {**GOOD_GOLD, "evidence_chain": None}, ErrorCode.UNKNOWN_KEY, "evidence_chain"),
+        (gold_row, {**GOOD_GOLD, "kind": 1, "zz": 2}, ErrorCode.UNKNOWN_KEY, "kind"),
+        (prediction_row, _without(GOOD_PREDICTION, "value"), ErrorCode.MISSING_KEY, "value"),
+        (
+            prediction_row,
+            {**GOOD_PREDICTION, "field_type": "text"},
+            ErrorCode.UNKNOWN_KEY,
+            "field_type",
+        ),
+        (prediction_row, {**GOOD_PREDICTION, "confidence": 0.5}, ErrorCode.UNKNOWN_KEY, None),
+        (prediction_row, _chain_without("uncertainty"), ErrorCode.MISSING_KEY, "uncertainty"),
+        (prediction_row, _chain_without("field_id"), ErrorCode.MISSING_KEY, "field_id"),
+        (prediction_row, _source_without("end_offset"), ErrorCode.MISSING_KEY, "end_offset"),
+    ],
+)
+def test_reader_names_format_keys(
+    read: object, row: dict[str, object], code: ErrorCode, key: str | None
+) -> None:
+    found = key_error(lambda: read(row))  # type: ignore[operator]
+    assert found is not None
+    assert found[:2] == (code, key)
+    assert found[2] == str(code) + (f" (key {key})" if key else "")
+
+
+def test_missing_key_message_names_line_and_key() -> None:
+    error = ChartscoreError(ErrorCode.MISSING_KEY, input="gold", line=3, key="field_type")  # type: ignore[arg-type]
+    assert str(error) == "missing_key (gold line 3, key field_type)"
+    # Only format keys are kept: anything else could be data.
+    for other in ("feild_type", "Field_type", "case_id ", 3, None, b"value"):
+        dropped = ChartscoreError(ErrorCode.MISSING_KEY, key=other)  # type: ignore[arg-type]
+        assert dropped.key is None
+        assert str(dropped) == "missing_key"
+
+
 def test_reader_reports_key_problems() -> None:
     good = {"case_id": "c", "field_id": "f.x", "field_type": "text", "value": "v"}
     assert code_of(lambda: gold_row({**good, "note": 1})) is ErrorCode.UNKNOWN_KEY
@@ -315,3 +401,157 @@ def test_reader_reports_key_problems() -> None:
         code_of(lambda: prediction_row({**pred, "evidence_chain": evidence}))
         is ErrorCode.UNKNOWN_KEY
     )
+
+
+# --- from_dict: the file reader's rules on a caller's mapping -----------------------------
+
+
+def _file_route(row: dict[str, object], source: InputKind) -> object:
+    """What the file reader makes of ``row`` written as a JSON Lines line: the row or a code."""
+    fast, strict = (
+        (fast_gold, gold_row)
+        if source is InputKind.GOLD
+        else (
+            fast_prediction,
+            prediction_row,
+        )
+    )
+    _, rows, failure = check_batch(1, [dumps(row)], source, fast, strict)
+    if failure is not None:
+        assert failure.line == 1 and failure.input is source
+        return failure.code, failure.key
+    (result,) = rows
+    if source is InputKind.GOLD:
+        _case, _field, field_type, value = result  # type: ignore[misc]
+        if value is not None and not is_valid_gold_value(field_type, value):
+            return ErrorCode.INVALID_GOLD_VALUE, None  # the scorer's check of gold rows
+    return result
+
+
+def _from_dict_route(build: object) -> object:
+    try:
+        record = build()  # type: ignore[operator]
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None
+        assert error.input is None and error.line is None
+        return error.code, error.key
+    if type(record) is GoldField:
+        return record.case_id, record.field_id, record.field_type, record.value
+    assert type(record) is Prediction
+    return record.case_id, record.field_id, record.value, record.is_supported
+
+
+@settings(max_examples=500)
+@given(gold_objects())
+def test_gold_from_dict_agrees_with_the_file_reader(row: dict[str, object]) -> None:
+    assert _from_dict_route(lambda: GoldField.from_dict(row)) == _file_route(row, InputKind.GOLD)
+
+
+@settings(max_examples=500)
+@given(prediction_objects())
+def test_prediction_from_dict_agrees_with_the_file_reader(row: dict[str, object]) -> None:
+    assert _from_dict_route(lambda: Prediction.from_dict(row)) == _file_route(
+        row, InputKind.PREDICTIONS
+    )
+
+
+def test_from_dict_examples() -> None:
+    gold = GoldField.from_dict(
+        {"case_id": "c", "field_id": "hx.symptoms", "field_type": "multi", "value": ["a", "b"]}
+    )
+    assert gold.value == frozenset({"a", "b"}) and gold.field_type is FieldType.MULTI
+    # A tuple is a JSON-like array too; any Mapping is an object.
+    from types import MappingProxyType
+
+    row = MappingProxyType({"case_id": "c", "field_id": "f.x", "value": ("a",)})
+    assert Prediction.from_dict(row).value == frozenset({"a"})
+    evidence = chain_dict("f.x", D, ("generated_text", "clinical_record"))
+    evidence["source_locations"] = tuple(
+        MappingProxyType(source)  # type: ignore[arg-type]
+        for source in evidence["source_locations"]  # type: ignore[attr-defined]
+    )
+    answer = Prediction.from_dict(
+        {
+            "case_id": "c",
+            "field_id": "f.x",
+            "value": "v",
+            "normalized_fact_digest": D,
+            "evidence_chain": MappingProxyType(evidence),
+        }
+    )
+    assert answer.is_supported
+    assert answer.evidence_chain is not None
+    kinds = [source.kind for source in answer.evidence_chain.source_locations]
+    assert kinds == [SourceKind.GENERATED_TEXT, SourceKind.CLINICAL_RECORD]
+    assert answer == _record_prediction({**answer_row(evidence), "value": "v"})
+
+
+def answer_row(evidence: dict[str, object]) -> dict[str, object]:
+    sources = [dict(source) for source in evidence["source_locations"]]  # type: ignore[attr-defined]
+    return {
+        "case_id": "c",
+        "field_id": "f.x",
+        "normalized_fact_digest": D,
+        "evidence_chain": {**evidence, "source_locations": sources},
+    }
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ([("case_id", "c")], "not_an_object"),
+        ("case_id", "not_an_object"),
+        (None, "not_an_object"),
+        (
+            {"case_id": "c", "field_id": "f.x", "feild_type": "text", "value": 1},
+            "missing_key (key field_type)",
+        ),
+        (
+            {1: "x", "case_id": "c", "field_id": "f.x", "field_type": "text", "value": "v"},
+            "unknown_key",
+        ),
+        (
+            {"case_id": "c", "field_id": "f.x", "field_type": "text", "value": {"a": 1}},
+            "invalid_value",
+        ),
+        (
+            {"case_id": "c", "field_id": "f.x", "field_type": "number", "value": "12 mg"},
+            "invalid_gold_value",
+        ),
+        ({"case_id": "c", "field_id": "f.x", "field_type": "number", "value": "١٢"}, None),
+    ],
+)
+def test_gold_from_dict_refusals(row: object, message: str | None) -> None:
+    try:
+        GoldField.from_dict(row)  # type: ignore[arg-type]
+    except ChartscoreError as error:
+        assert str(error) == message
+        assert error.__context__ is None
+    else:
+        assert message is None
+
+
+def test_score_names_the_item_that_is_not_a_record() -> None:
+    from chartscore import score
+
+    gold = [GoldField("c1", "f.x", "text", "v"), GoldField("c2", "f.x", "text", "w")]
+    answers = [Prediction("c1", "f.x", "v"), Prediction("c2", "f.x", "w")]
+    cases = [
+        ((gold, [*answers, {"case_id": "c3"}]), "invalid_record (predictions item 2)", 2),
+        (([{"case_id": "c1"}, *gold], answers), "invalid_record (gold item 0)", 0),
+        ((iter([gold[0], answers[0]]), []), "invalid_record (gold item 1)", 1),
+        ((gold, (a for a in [answers[0], gold[1]])), "invalid_record (predictions item 1)", 1),
+    ]
+    for (gold_arg, answer_arg), message, index in cases:
+        with pytest.raises(ChartscoreError) as caught:
+            score(gold_arg, answer_arg)
+        assert str(caught.value) == message
+        assert caught.value.item == index
+        assert caught.value.__context__ is None
+
+
+def test_error_item_is_a_non_negative_int_only() -> None:
+    assert ChartscoreError(ErrorCode.INVALID_RECORD, item=3).item == 3
+    for other in (-1, True, 2.0, "3", None):
+        error = ChartscoreError(ErrorCode.INVALID_RECORD, item=other)  # type: ignore[arg-type]
+        assert error.item is None and str(error) == "invalid_record"

@@ -6,9 +6,13 @@ itself never imports them.
 
 from __future__ import annotations
 
+import decimal
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -41,6 +45,16 @@ def test_z95_is_the_two_sided_95_percent_normal_quantile() -> None:
     assert pytest.approx(norm.ppf(0.975), rel=1e-15, abs=0) == Z95
     assert pytest.approx(1.959963984540054, rel=1e-15, abs=0) == Z95
     assert norm.cdf(Z95) - norm.cdf(-Z95) == pytest.approx(0.95, abs=1e-14)
+    # The exact binary64 value docs/metrics.md prints: 2 ulp below scipy's.
+    assert Z95 == 1.9599639845400536
+    assert math.nextafter(math.nextafter(1.959963984540054, 0), 0) == Z95
+
+
+def test_metrics_md_prints_the_codes_z() -> None:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "metrics.md").read_text("utf-8")
+    assert "1.9599639845400536" in text
+    assert "1.959963984540054 " not in text and "1.959963984540054)" not in text
+    assert "1.959964 " not in text
 
 
 # --------------------------------------------------------------------------- Wilson
@@ -79,6 +93,99 @@ def test_wilson_with_other_quantiles_matches_statsmodels(
 ) -> None:
     k, n = kn
     assert wilson_interval(k, n, z=z) == pytest.approx(statsmodels_wilson(k, n, alpha), **EXACT)
+
+
+# A 60-digit reference: the exact Wilson bounds for the binary64 z the code uses.
+_PRECISE = decimal.Context(prec=60)
+
+
+def precise_wilson(k: int, n: int, z: float = Z95) -> tuple[Decimal, Decimal]:
+    """(k + z^2/2 -/+ z sqrt(k(n-k)/n + z^2/4)) / (n + z^2), the textbook roots, to 60 digits."""
+    c = _PRECISE
+    zd = Decimal(z)  # exact: the float's binary value
+    z2 = c.multiply(zd, zd)
+    root = c.sqrt(c.add(c.divide(Decimal(k * (n - k)), Decimal(n)), c.divide(z2, 4)))
+    center = c.add(Decimal(k), c.divide(z2, 2))
+    spread = c.multiply(zd, root)
+    denominator = c.add(Decimal(n), z2)
+    return c.divide(c.subtract(center, spread), denominator), c.divide(
+        c.add(center, spread), denominator
+    )
+
+
+def ulp_error(value: float, exact: Decimal) -> float:
+    """|value - exact| in units of the last place of the correctly rounded exact value."""
+    nearest = float(exact)
+    if nearest == 0:
+        return 0.0 if value == 0 else math.inf
+    return float(abs(Decimal(value) - exact) / Decimal(math.ulp(nearest)))
+
+
+def _textbook_lower(k: int, n: int, z: float = Z95) -> float:
+    # The previous center - margin form, kept to show what the product form fixes.
+    p = k / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    center = (p + z2 / (2 * n)) / denominator
+    margin = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n**2)) / denominator
+    return center - margin
+
+
+def test_wilson_lower_bound_near_one_success_is_accurate() -> None:
+    # The audit's worst case: the textbook form loses 35 ulp at k = 1, n = 184.
+    exact_lower, exact_upper = precise_wilson(1, 184)
+    assert ulp_error(_textbook_lower(1, 184), exact_lower) > 30
+    result = wilson_interval(1, 184)
+    assert result is not None
+    assert ulp_error(result[0], exact_lower) <= 1
+    assert ulp_error(result[1], exact_upper) <= 1
+
+
+WILSON_ULP_BOUND = 4.0
+
+
+def test_wilson_is_within_a_few_ulp_of_a_60_digit_reference_for_small_tables() -> None:
+    worst = [0.0, 0.0]
+    for n in range(1, 201):
+        for k in range(n + 1):
+            result = wilson_interval(k, n)
+            assert result is not None
+            exact = precise_wilson(k, n)
+            for side in (0, 1):
+                if (side == 0 and k == 0) or (side == 1 and k == n):
+                    continue  # pinned exactly to 0 and 1
+                worst[side] = max(worst[side], ulp_error(result[side], exact[side]))
+    assert worst[0] <= WILSON_ULP_BOUND, worst
+    assert worst[1] <= WILSON_ULP_BOUND, worst
+
+
+@settings(max_examples=500)
+@given(counts(max_trials=10**12))
+def test_wilson_is_within_a_few_ulp_of_a_60_digit_reference(kn: tuple[int, int]) -> None:
+    k, n = kn
+    result = wilson_interval(k, n)
+    assert result is not None
+    lower, upper = precise_wilson(k, n)
+    if k > 0:
+        assert ulp_error(result[0], lower) <= WILSON_ULP_BOUND
+    else:
+        assert result[0] == 0.0
+    if k < n:
+        assert ulp_error(result[1], upper) <= WILSON_ULP_BOUND
+    else:
+        assert result[1] == 1.0
+
+
+def test_wilson_follows_the_documented_evaluation_order() -> None:
+    # docs/metrics.md, "Intervals", written out independently: the same bits.
+    z = 1.9599639845400536
+    for n in range(1, 61):
+        for k in range(n + 1):
+            z2 = z * z
+            t = k * (n - k) / n
+            s = k + z2 / 2 + z * math.sqrt(t + z2 / 4)
+            expected = (k * k / (n * s), 1.0 if k == n else min(1.0, s / (n + z2)))
+            assert wilson_interval(k, n) == expected, (k, n)
 
 
 # R. G. Newcombe (1998), "Two-sided confidence intervals for the single proportion:
@@ -524,3 +631,167 @@ def test_kappa_refuses_malformed_tables(
 ) -> None:
     with pytest.raises(ValueError):
         cohen_kappa(cells, size, weighting)
+
+
+# --------------------------------------------------------------------------- kappa: closed form
+
+
+def fraction_kappa(
+    cells: Iterable[tuple[int, int, int]], size: int, weighting: str, z: float = Z95
+) -> tuple[float, tuple[float, float], int] | None:
+    """The previous implementation, kept as an oracle: every sum over all levels, in Fractions.
+
+    It is O(size x levels used); the closed form must give identical floats.
+    """
+    table = [cell for cell in cells if cell[2]]
+    n = sum(count for _, _, count in table)
+    if n == 0:
+        return None
+    rows = [0] * size
+    cols = [0] * size
+    for i, j, count in table:
+        rows[i] += count
+        cols[j] += count
+    quadratic = weighting == "quadratic"
+    scale = max((size - 1) ** 2, 1) if quadratic else 1
+
+    def distance(i: int, j: int) -> int:
+        return (i - j) ** 2 if quadratic else int(i != j)
+
+    used_rows = [i for i in range(size) if rows[i]]
+    used_cols = [j for j in range(size) if cols[j]]
+    observed_disagreement = sum(distance(i, j) * count for i, j, count in table)
+    if weighting == "none":
+        expected_disagreement = n * n - sum(rows[i] * cols[i] for i in range(size))
+    else:
+        expected_disagreement = sum(
+            distance(i, j) * rows[i] * cols[j] for i in used_rows for j in used_cols
+        )
+    if expected_disagreement == 0:
+        return None
+    kappa = 1 - Fraction(observed_disagreement * n, expected_disagreement)
+    p_e = 1 - Fraction(expected_disagreement, scale * n * n)
+
+    def weight(i: int, j: int) -> Fraction:
+        return 1 - Fraction(distance(i, j), scale)
+
+    r = [Fraction(x, n) for x in rows]
+    c = [Fraction(x, n) for x in cols]
+    if weighting == "none":
+        row_weight, col_weight = c, r
+    else:
+        row_weight = [
+            sum((weight(i, j) * c[j] for j in used_cols), Fraction(0)) for i in range(size)
+        ]
+        col_weight = [
+            sum((weight(i, j) * r[i] for i in used_rows), Fraction(0)) for j in range(size)
+        ]
+    spread = sum(
+        (
+            Fraction(count, n) * (weight(i, j) - (row_weight[i] + col_weight[j]) * (1 - kappa)) ** 2
+            for i, j, count in table
+        ),
+        Fraction(0),
+    )
+    variance = (spread - (kappa - p_e * (1 - kappa)) ** 2) / (n * (1 - p_e) ** 2)
+    assert variance >= 0  # exact arithmetic: a true variance, never negative
+    value = float(kappa)
+    half_width = z * math.sqrt(float(variance))
+    return value, (max(-1.0, value - half_width), min(1.0, value + half_width)), n
+
+
+@st.composite
+def sparse_tables(draw: st.DrawFn) -> tuple[list[tuple[int, int, int]], int]:
+    """A scale of 1..60 levels with a few occupied cells, sometimes on a few levels only."""
+    size = draw(st.integers(1, 60))
+    levels = draw(st.lists(st.integers(0, size - 1), min_size=1, max_size=6, unique=True))
+    cells = draw(
+        st.lists(
+            st.tuples(st.sampled_from(levels), st.sampled_from(levels), st.integers(0, 10**6)),
+            max_size=12,
+            unique_by=lambda cell: cell[:2],
+        )
+    )
+    return cells, size
+
+
+@pytest.mark.parametrize("weighting", ["none", "quadratic"])
+@settings(max_examples=400, deadline=None)
+@given(table=sparse_tables())
+def test_closed_form_kappa_equals_the_fraction_oracle_exactly(
+    weighting: str, table: tuple[list[tuple[int, int, int]], int]
+) -> None:
+    cells, size = table
+    assert cohen_kappa(cells, size, weighting) == fraction_kappa(cells, size, weighting)
+
+
+@pytest.mark.parametrize("weighting", ["none", "quadratic"])
+@settings(max_examples=200, deadline=None)
+@given(table=tables(max_size=8))
+def test_closed_form_kappa_equals_the_oracle_on_dense_tables(weighting: str, table: Table) -> None:
+    cells, size = cells_of(table), len(table)
+    assert cohen_kappa(cells, size, weighting) == fraction_kappa(cells, size, weighting)
+
+
+def test_kappa_cost_does_not_grow_with_the_scale() -> None:
+    # The closed form never loops over the scale: a 10^12-level scale with three occupied
+    # levels is as cheap as a three-level one (the oracle would need 10^12 Fractions).
+    cells = [(0, 0, 5), (10**6, 10**6, 3), (10**6, 10**12 - 1, 2), (10**12 - 1, 0, 1)]
+    result = cohen_kappa(cells, 10**12, "quadratic")
+    # The same table on the 3 levels used, rescaled: quadratic weights depend on the
+    # positions, so only an oracle over the same positions can check it: Fractions on
+    # the used levels with the full-scale weights.
+    assert result is not None
+    positions = [0, 10**6, 10**12 - 1]
+    n = 11
+    scale = (10**12 - 1) ** 2
+    rows = {0: 5, 10**6: 5, 10**12 - 1: 1}
+    cols = {0: 6, 10**6: 3, 10**12 - 1: 2}
+    p_o = sum(Fraction(count, n) * (1 - Fraction((i - j) ** 2, scale)) for i, j, count in cells)
+    p_e = sum(
+        Fraction(rows[i] * cols[j], n * n) * (1 - Fraction((i - j) ** 2, scale))
+        for i in positions
+        for j in positions
+    )
+    assert result[0] == float((p_o - p_e) / (1 - p_e))
+    assert result[2] == n
+
+
+@pytest.mark.parametrize(
+    ("table", "weighting"),
+    [
+        ([[3, 0], [0, 5]], "none"),  # perfect agreement
+        ([[0, 3], [0, 19]], "none"),  # the answers use one category
+        ([[0, 3], [0, 19]], "quadratic"),
+        ([[2, 0, 0], [0, 0, 0], [0, 0, 1]], "quadratic"),
+    ],
+)
+def test_zero_variance_gives_the_degenerate_interval(table: Table, weighting: str) -> None:
+    # Exactly zero variance, in exact arithmetic: the interval is [kappa, kappa] (docs).
+    result = cohen_kappa(cells_of(table), len(table), weighting)
+    assert result is not None
+    kappa, interval, _ = result
+    assert interval == (kappa, kappa)
+
+
+def test_zero_variance_even_with_one_pair_each() -> None:
+    # Two pairs in two diagonal cells: kappa 1 with the interval [1, 1] at n = 2.
+    assert cohen_kappa([(0, 0, 1), (1, 1, 1)], 2, "none") == (1.0, (1.0, 1.0), 2)
+
+
+@pytest.mark.parametrize("weighting", ["none", "quadratic"])
+def test_kappa_matches_statsmodels_on_a_large_ordinal_scale(weighting: str) -> None:
+    # 40 levels, most of them unused: statsmodels builds the full table.
+    rng = np.random.default_rng(7)
+    size = 40
+    table = [[0] * size for _ in range(size)]
+    for _ in range(500):
+        gold = int(rng.integers(10, 16))
+        answer = min(size - 1, max(0, gold + int(rng.integers(-2, 3))))
+        table[gold][answer] += 1
+    result = cohen_kappa(cells_of(table), size, weighting)
+    assert result is not None
+    kappa, variance = statsmodels_kappa(table, weighting)
+    assert result[0] == pytest.approx(kappa, rel=1e-12, abs=1e-14)
+    check_interval_against_statsmodels(result, kappa, variance)
+    assert result == fraction_kappa(cells_of(table), size, weighting)

@@ -17,6 +17,33 @@ DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
 MAX_CASE_ID_LENGTH: Final = 128
 MAX_OFFSET: Final = (1 << 63) - 1
 
+GOLD_KEY_ORDER: Final = ("case_id", "field_id", "field_type", "value")
+"""The gold format's keys, in documented order (the first missing one is named)."""
+PREDICTION_KEY_ORDER: Final = (
+    "case_id",
+    "field_id",
+    "value",
+    "normalized_fact_digest",
+    "evidence_chain",
+)
+"""The prediction format's keys, in documented order."""
+CHAIN_KEY_ORDER: Final = (
+    "field_id",
+    "source_locations",
+    "normalized_fact_digest",
+    "transformation_kind",
+    "transformation_digest",
+    "uncertainty",
+    "reviewer_state",
+)
+"""The evidence chain's keys, in documented order."""
+SOURCE_KEY_ORDER: Final = ("source_digest", "start_offset", "end_offset", "kind")
+"""A source location's keys, in documented order."""
+FORMAT_KEYS: Final = frozenset(
+    GOLD_KEY_ORDER + PREDICTION_KEY_ORDER + CHAIN_KEY_ORDER + SOURCE_KEY_ORDER
+)
+"""The closed vocabulary of format keys: the only key names an error may show."""
+
 
 class _RememberingMatcher:
     """A full-match check for strings that remembers the ones that passed.
@@ -48,6 +75,11 @@ _field_id = _RememberingMatcher(FIELD_ID_PATTERN)
 _digest = _RememberingMatcher(DIGEST_PATTERN)
 known_field_ids: Final = _field_id.known
 """Field ids already checked (read directly by the fast path)."""
+
+
+def is_format_key(value: object) -> bool:
+    """Whether ``value`` is one of the format's own key names (never free text)."""
+    return type(value) is str and value in FORMAT_KEYS
 
 
 def is_case_id(value: object) -> bool:

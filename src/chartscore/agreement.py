@@ -92,7 +92,8 @@ def _cached(key: Callable[[object], Key | None]) -> Callable[[object], Key | Non
     return lookup
 
 
-_INTEGER_LITERAL: Final = re.compile(r"[+-]?[0-9]+").fullmatch
+# Any Unicode decimal digits, as number literals accept (docs/metrics.md).
+_INTEGER_LITERAL: Final = re.compile(r"[+-]?\d+").fullmatch
 
 
 def _ordinal_key(spec: FieldSpec) -> Callable[[object], Key | None]:

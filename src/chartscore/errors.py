@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from typing import NoReturn
 
-from chartscore._rules import is_field_id
+from chartscore._rules import is_field_id, is_format_key
 
 
 class ErrorCode(enum.StrEnum):
@@ -83,7 +83,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "duplicate_key": "an object has the same key twice",
     "not_an_object": "the line is JSON but not an object",
     "unknown_key": "an object has a key the format does not define",
-    "missing_key": "an object lacks a required key",
+    "missing_key": "an object lacks a required key (a misspelled key shows as the one it replaced)",
     "invalid_case_id": "case_id must be a string of 1 to 128 characters",
     "invalid_field_id": "field_id must be a dotted lowercase name such as dx.onset",
     "invalid_field_type": "field_type is not one of the seven field types",
@@ -100,7 +100,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_reviewer_state": "reviewer_state must be pending, approved or rejected",
     "invalid_uncertainty": "uncertainty must be a number from 0 to 1",
     "invalid_collection": "the argument is not iterable, or iterating it failed",
-    "invalid_record": "an item is not a GoldField / Prediction record",
+    "invalid_record": "an item (counted from 0) is not a GoldField / Prediction record",
     "empty_gold": "the gold set has no records",
     "duplicate_gold_key": "two gold rows share case_id and field_id",
     "duplicate_prediction_key": "two predictions share case_id and field_id",
@@ -109,7 +109,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_schema": 'the schema must be {"fields": {field_id: {...}}}',
     "schema_unknown_type": "a schema field has no type, or an unknown one",
     "schema_unknown_option": "a schema option that this field type does not take",
-    "schema_invalid_levels": "ordinal levels: at least two, distinct, strings or integers",
+    "schema_invalid_levels": "ordinal levels: 2 to 10,000, distinct, strings or integers",
     "schema_invalid_choices": "choices: a non-empty list of distinct strings",
     "schema_invalid_tolerance": "a tolerance must be a non-negative exact number",
     "schema_required": "ordinal fields must be declared in a schema (--schema)",
@@ -147,16 +147,25 @@ class ChartscoreError(ValueError):
         code: The :class:`ErrorCode` naming what went wrong.
         input: Which input it concerns, if any.
         line: The 1-based line of that input, for JSON Lines files.
+        item: The 0-based position in a caller's collection (``score()``'s
+            gold or predictions) of the item that failed, if known.
         field_id: A developer-authored schema field id, only for schema errors
             about a field id that is itself valid.
+        key: A key name of the file format (``field_type``, ``uncertainty``,
+            ...), for ``missing_key`` and ``unknown_key``; never a key the
+            format does not define.
 
-    The constructor takes no free text, so a message can never carry data.
+    The constructor takes no free text, so a message can never carry data:
+    each location argument is kept only when it is of the expected kind
+    (an int, a valid field id, a format key), and dropped otherwise.
     """
 
     code: ErrorCode
     input: InputKind | None
     line: int | None
+    item: int | None
     field_id: str | None
+    key: str | None
 
     def __init__(
         self,
@@ -165,12 +174,17 @@ class ChartscoreError(ValueError):
         input: InputKind | None = None,
         line: int | None = None,
         field_id: str | None = None,
+        key: str | None = None,
+        item: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
+        self.item = item if type(item) is int and item >= 0 else None
         # Only a valid schema field id may appear; anything else could be data.
         self.field_id = field_id if is_field_id(field_id) else None
+        # Only the format's own key names: an input's other keys could be data.
+        self.key = key if is_format_key(key) else None
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -179,20 +193,34 @@ class ChartscoreError(ValueError):
             where.append(str(self.input))
         if self.line is not None:
             where.append(f"line {self.line}")
+        if self.item is not None:
+            where.append(f"item {self.item}")
         if self.field_id is not None:
             where.append(f"field {self.field_id}")
-        return f"{self.code}" + (f" ({' '.join(where)})" if where else "")
+        text = " ".join(where)
+        if self.key is not None:
+            text = f"{text}, key {self.key}" if text else f"key {self.key}"
+        return f"{self.code}" + (f" ({text})" if text else "")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.code, self.input, self.line, self.field_id))
+        location = (self.input, self.line, self.field_id, self.key, self.item)
+        return (_rebuild, (self.code, location))
 
 
 def _rebuild(
-    code: ErrorCode, input_kind: InputKind | None, line: int | None, field_id: str | None
+    code: ErrorCode,
+    location: tuple[InputKind | None, int | None, str | None, str | None, int | None],
 ) -> ChartscoreError:
-    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id)
+    input_kind, line, field_id, key, item = location
+    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id, key=key, item=item)
 
 
-def fail(code: ErrorCode, *, input: InputKind | None = None, line: int | None = None) -> NoReturn:
+def fail(
+    code: ErrorCode,
+    *,
+    input: InputKind | None = None,
+    line: int | None = None,
+    key: str | None = None,
+) -> NoReturn:
     """Raise a :class:`ChartscoreError`; a one-liner for validators."""
-    raise ChartscoreError(code, input=input, line=line)
+    raise ChartscoreError(code, input=input, line=line, key=key)

@@ -9,6 +9,7 @@ chartscore checks the chain's shape and uses it for one metric,
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import TypeVar
 
@@ -45,7 +46,8 @@ _E = TypeVar("_E", bound=enum.StrEnum)
 
 def _enum_member(kind: type[_E], value: object, code: ErrorCode) -> _E:
     # Accept a member or its exact string value; anything else is a closed code.
-    if isinstance(value, kind) and type(value) is kind:
+    # Only the exact type is asked: isinstance() would run a proxy's __class__.
+    if type(value) is kind:
         return value
     if type(value) is str and value in kind._value2member_map_:
         return kind(value)
@@ -79,10 +81,13 @@ class SourceLocation:
             or ``invalid_source_kind``.
     """
 
-    source_digest: str
-    start_offset: int
-    end_offset: int
-    kind: SourceKind = attrs.field(default=SourceKind.CLINICAL_RECORD, converter=_to_source_kind)
+    # repr=False on every field: a span says where in one patient's chart a fact is.
+    source_digest: str = attrs.field(repr=False)
+    start_offset: int = attrs.field(repr=False)
+    end_offset: int = attrs.field(repr=False)
+    kind: SourceKind = attrs.field(
+        default=SourceKind.CLINICAL_RECORD, converter=_to_source_kind, repr=False
+    )
 
     def __attrs_post_init__(self) -> None:
         if not _rules.is_digest(self.source_digest):
@@ -93,16 +98,16 @@ class SourceLocation:
             fail(ErrorCode.INVALID_SPAN)
 
     def __repr__(self) -> str:
-        return f"SourceLocation(kind={self.kind.value!r}, <digest and offsets hidden>)"
+        return "SourceLocation(<kind, digest and offsets hidden>)"
 
 
 def _to_sources(value: object) -> tuple[SourceLocation, ...]:
-    # Consume the caller's iterable without keeping any exception it raises.
-    if isinstance(value, str | bytes | dict):
-        fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+    # Consume the caller's iterable without keeping any exception it raises:
+    # even isinstance() may run a proxy's code, so it is asked inside the guard.
     items: tuple[object, ...] | None = None
     try:
-        items = tuple(value)  # type: ignore[arg-type]
+        if not isinstance(value, str | bytes | Mapping):
+            items = tuple(value)  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - any failure of the caller's iterable is one code
         items = None
     if items is None:
@@ -131,13 +136,16 @@ class EvidenceChain:
         ChartscoreError: with the code of the first rule the chain breaks.
     """
 
+    # repr=False on every private field (all but the developer-authored field id).
     field_id: str
-    source_locations: tuple[SourceLocation, ...] = attrs.field(converter=_to_sources)
-    normalized_fact_digest: str
-    transformation_kind: TransformationKind = attrs.field(converter=_to_transformation_kind)
-    transformation_digest: str
-    uncertainty: int | float | Decimal
-    reviewer_state: ReviewerState = attrs.field(converter=_to_reviewer_state)
+    source_locations: tuple[SourceLocation, ...] = attrs.field(converter=_to_sources, repr=False)
+    normalized_fact_digest: str = attrs.field(repr=False)
+    transformation_kind: TransformationKind = attrs.field(
+        converter=_to_transformation_kind, repr=False
+    )
+    transformation_digest: str = attrs.field(repr=False)
+    uncertainty: int | float | Decimal = attrs.field(repr=False)
+    reviewer_state: ReviewerState = attrs.field(converter=_to_reviewer_state, repr=False)
 
     def __attrs_post_init__(self) -> None:
         if not _rules.is_field_id(self.field_id):

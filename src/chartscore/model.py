@@ -8,13 +8,15 @@ evidence never appear in a repr, a str() or an error.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 import attrs
 
 from chartscore import _rules
 from chartscore.errors import ChartscoreError, ErrorCode, fail
-from chartscore.evidence import EvidenceChain
+from chartscore.evidence import EvidenceChain, SourceKind, SourceLocation
 from chartscore.normalize import (
     boolean_key,
     date_key,
@@ -59,13 +61,10 @@ def _as_field_type(value: object) -> object:
 
 
 def _as_value(value: object) -> object:
-    # Converter: a list, tuple or set of strings becomes a frozenset.
-    if (
-        isinstance(value, list | tuple | set)
-        and type(value) in (list, tuple, set)
-        and all(type(item) is str for item in value)
-    ):
-        return frozenset(value)
+    # Converter: a list, tuple or set of strings becomes a frozenset. Only the
+    # exact type is asked (never isinstance, which would run a proxy's code).
+    if type(value) in (list, tuple, set) and all(type(item) is str for item in value):  # type: ignore[attr-defined]
+        return frozenset(value)  # type: ignore[call-overload]
     return value
 
 
@@ -111,10 +110,12 @@ class GoldField:
             ``invalid_field_type``, ``invalid_value`` or ``invalid_gold_value``.
     """
 
-    case_id: str
+    # repr=False on every private field: tools that walk attrs fields (rich's
+    # pretty printer, tracebacks with locals) must not show them either.
+    case_id: str = attrs.field(repr=False)
     field_id: str
     field_type: FieldType = attrs.field(converter=_as_field_type)
-    value: Value = attrs.field(converter=_as_value)
+    value: Value = attrs.field(converter=_as_value, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _check_identity(self.case_id, self.field_id)
@@ -124,6 +125,24 @@ class GoldField:
             fail(ErrorCode.INVALID_VALUE)
         if self.value is not None and not is_valid_gold_value(self.field_type, self.value):
             fail(ErrorCode.INVALID_GOLD_VALUE)
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> GoldField:
+        """A gold record from a mapping shaped like a gold file line.
+
+        The file reader's rules and codes, in its order: exactly the keys
+        ``case_id``, ``field_id``, ``field_type`` and ``value`` (a missing key
+        is named, as in a file); JSON-like values, so a list (or tuple) of
+        strings is a multi-select value and a dict is an invalid value.
+
+        Raises:
+            ChartscoreError: ``not_an_object``, ``missing_key``,
+                ``unknown_key``, or a record code (see the class).
+        """
+        from chartscore.io.records import gold_row, plain_row  # noqa: PLC0415 - io imports model
+
+        case_id, field_id, field_type, value = gold_row(plain_row(row))
+        return cls(case_id, field_id, field_type, value)
 
     def __repr__(self) -> str:
         return (
@@ -149,11 +168,11 @@ class Prediction:
             ``invalid_value``, ``invalid_digest`` or ``invalid_evidence_chain``.
     """
 
-    case_id: str
+    case_id: str = attrs.field(repr=False)
     field_id: str
-    value: Value = attrs.field(converter=_as_value)
-    normalized_fact_digest: str | None = None
-    evidence_chain: EvidenceChain | None = None
+    value: Value = attrs.field(converter=_as_value, repr=False)
+    normalized_fact_digest: str | None = attrs.field(default=None, repr=False)
+    evidence_chain: EvidenceChain | None = attrs.field(default=None, repr=False)
 
     def __attrs_post_init__(self) -> None:
         _check_identity(self.case_id, self.field_id)
@@ -165,6 +184,48 @@ class Prediction:
             fail(ErrorCode.INVALID_DIGEST)
         if self.evidence_chain is not None and type(self.evidence_chain) is not EvidenceChain:
             fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+
+    @classmethod
+    def from_dict(cls, row: Mapping[str, Any]) -> Prediction:
+        """A prediction from a mapping shaped like a predictions file line.
+
+        The file reader's rules and codes, in its order: keys ``case_id``,
+        ``field_id`` and ``value``, optionally ``normalized_fact_digest`` and
+        ``evidence_chain`` (a mapping with the chain's seven keys, its
+        ``source_locations`` a list of mappings); a missing key is named, as
+        in a file. JSON-like values: a list (or tuple) of strings is a
+        multi-select value.
+
+        Raises:
+            ChartscoreError: ``not_an_object``, ``missing_key``,
+                ``unknown_key``, or a record or evidence code.
+        """
+        from chartscore.io.records import plain_row, prediction_row  # noqa: PLC0415
+
+        plain = plain_row(row)
+        case_id, field_id, value, _ = prediction_row(plain)
+        chain: Any = plain.get("evidence_chain")
+        evidence = None
+        if chain is not None:  # validated by prediction_row: a dict with all its keys
+            evidence = EvidenceChain(
+                field_id=chain["field_id"],
+                source_locations=[
+                    SourceLocation(
+                        source["source_digest"],
+                        source["start_offset"],
+                        source["end_offset"],
+                        source.get("kind", SourceKind.CLINICAL_RECORD),
+                    )
+                    for source in chain["source_locations"]
+                ],
+                normalized_fact_digest=chain["normalized_fact_digest"],
+                transformation_kind=chain["transformation_kind"],
+                transformation_digest=chain["transformation_digest"],
+                uncertainty=chain["uncertainty"],
+                reviewer_state=chain["reviewer_state"],
+            )
+        digest: Any = plain.get("normalized_fact_digest")
+        return cls(case_id, field_id, value, digest, evidence)
 
     @property
     def is_supported(self) -> bool:

@@ -20,7 +20,10 @@ NUMBER_MAX_EXPONENT: Final = 9999
 """A nonzero number's magnitude must lie within 1e-9999 .. 1e+9999 (inclusive)."""
 
 _INT_LIMIT: Final = 10**NUMBER_MAX_DIGITS
-_NUMBER_LITERAL = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?").fullmatch
+# ``\d`` in a str pattern matches exactly the characters for which
+# ``str.isdecimal()`` is true (Unicode general category Nd), the same
+# characters Python's Decimal reads as digits; a test pins all three together.
+_NUMBER_LITERAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?").fullmatch
 _DATE_LITERAL = re.compile(r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?").fullmatch
 
 DateKey = tuple[int, int | None, int | None]
@@ -55,18 +58,30 @@ def number_in_range(number: int | Decimal) -> bool:
 
 
 def parse_number_literal(text: str) -> Decimal | None:
-    """A plain decimal literal (sign, digits, optional fraction and exponent), or None.
+    """A decimal literal as Python's ``Decimal`` reads it, within limits, or None.
 
-    No thousands separators, underscores, units, NaN or infinities; the value
-    must be within the documented range (100 coefficient digits, exponent +-9999).
+    The grammar: an optional ``+`` or ``-``; digits, with an optional ``.`` and
+    optional digits after it (``5.``), or a ``.`` and digits (``.5``); then an
+    optional exponent, ``e`` or ``E``, an optional sign and digits. A digit is
+    any Unicode decimal digit (``str.isdecimal``: ASCII 7, Arabic-Indic U+0667,
+    Devanagari U+096D, ...), read as its decimal value; scripts may mix.
+
+    No thousands separators, underscores, spaces, units, NaN or infinities; the
+    value must be within the documented range (100 coefficient digits, exponent
+    +-9999). The caller trims and applies NFKC.
     """
     if _NUMBER_LITERAL(text) is None:
         return None
+    number: Decimal | None = None
     try:
         number = Decimal(text)
-    except InvalidOperation:  # pragma: no cover - the pattern admits only valid literals
+    except InvalidOperation:  # an exponent too large for Decimal itself
+        number = None
+    # Under a caller's decimal context without traps, Decimal gives NaN instead
+    # of raising: is_finite() catches that.
+    if number is None or not number.is_finite() or not number_in_range(number):
         return None
-    return number if number_in_range(number) else None
+    return number
 
 
 def number_key(value: object) -> int | Decimal | None:

@@ -13,7 +13,7 @@ Format (JSON, or TOML for a ``.toml`` file)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
@@ -21,8 +21,11 @@ import attrs
 
 from chartscore import _rules
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import FieldType, to_field_type
+from chartscore.model import FieldType
 from chartscore.normalize import normalize_text, number_key
+
+MAX_LEVELS: Final = 10_000
+"""The most levels an ordinal field may declare (kappa and the level index stay cheap)."""
 
 _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
     FieldType.TEXT: frozenset(),
@@ -33,7 +36,6 @@ _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
     FieldType.ORDINAL: frozenset({"levels"}),
     FieldType.MULTI: frozenset({"choices"}),
 }
-_REQUIRED: Final[Mapping[FieldType, frozenset[str]]] = {FieldType.ORDINAL: frozenset({"levels"})}
 
 Level = str | int
 
@@ -44,17 +46,83 @@ def _schema_error(code: ErrorCode, field_id: object = None) -> ChartscoreError:
     return ChartscoreError(code, input=InputKind.SCHEMA, field_id=shown)  # type: ignore[arg-type]
 
 
-@attrs.frozen
-class FieldSpec:
-    """One field's declared type and options.
+def _spec_type(value: object) -> FieldType:
+    # A member or its exact string value; checked by type() first, so a caller's
+    # object is never asked anything.
+    if type(value) is FieldType:
+        return value
+    if type(value) is str and value in FieldType._value2member_map_:
+        return FieldType(value)
+    raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_TYPE)
 
-    Attributes:
-        field_type: The declared :class:`FieldType`.
-        levels: Ordinal levels in order (strings or integers); empty otherwise.
-        choices: Allowed categorical or multi-select items, as normalized text;
-            None when undeclared.
-        tolerance: Absolute numeric tolerance (exact Decimal), or None.
-        tolerance_days: Date tolerance in days, or None.
+
+def _levels(raw: object) -> tuple[Level, ...]:
+    if type(raw) not in (list, tuple) or not 2 <= len(raw) <= MAX_LEVELS:  # type: ignore[arg-type]
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
+    seen: set[tuple[str, object]] = set()
+    for level in raw:  # type: ignore[attr-defined]
+        if type(level) is int:
+            marker: tuple[str, object] = ("int", level)
+        elif type(level) is str and normalize_text(level):
+            marker = ("str", normalize_text(level))
+        else:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
+        if marker in seen:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
+        seen.add(marker)
+    return tuple(raw)  # type: ignore[arg-type]
+
+
+def _choices(raw: object) -> frozenset[str]:
+    if type(raw) not in (list, tuple, set, frozenset) or not raw:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
+    normalized = []
+    for choice in raw:  # type: ignore[attr-defined]
+        if type(choice) is not str:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
+        normalized.append(normalize_text(choice))
+    if len(set(normalized)) != len(normalized):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
+    return frozenset(normalized)
+
+
+def _tolerance(raw: object) -> Decimal:
+    # Exact numbers only: an int or a finite Decimal within the number limits.
+    number = number_key(raw) if type(raw) in (int, Decimal) else None
+    if number is None or number < 0:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
+    return Decimal(number)
+
+
+def _tolerance_days(raw: object) -> int:
+    if type(raw) is not int or raw < 0:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
+    return raw
+
+
+@attrs.frozen(init=False)
+class FieldSpec:
+    """One field's declared type and options, validated when built.
+
+    Args:
+        field_type: A :class:`FieldType` (or its string value).
+        levels: Ordinal levels in order: 2 to 10,000 distinct strings or
+            integers (strings distinct after text normalization). Required for
+            ``ordinal`` fields; for no other type.
+        choices: Allowed ``categorical`` or ``multi`` items, as a list, tuple
+            or set of distinct strings (distinct after text normalization);
+            stored normalized. None when undeclared.
+        tolerance: Absolute tolerance of a ``number`` field: a non-negative
+            ``int`` or ``Decimal`` (a string such as ``"0.5"`` is read by
+            :meth:`Schema.from_dict`, not here). Stored as a Decimal.
+        tolerance_days: Tolerance of a ``date`` field: a non-negative ``int``.
+
+    Raises:
+        ChartscoreError: ``schema_unknown_type``, ``schema_unknown_option`` (an
+            option the type does not take), ``schema_invalid_levels``,
+            ``schema_invalid_choices`` or ``schema_invalid_tolerance``, checked
+            in that order. Arguments are only ever inspected by their exact
+            type first, so a caller's object is never asked anything.
     """
 
     field_type: FieldType
@@ -62,6 +130,38 @@ class FieldSpec:
     choices: frozenset[str] | None = None
     tolerance: Decimal | None = None
     tolerance_days: int | None = None
+
+    def __init__(
+        self,
+        field_type: FieldType | str,
+        levels: Sequence[Level] = (),
+        choices: Iterable[str] | None = None,
+        tolerance: Decimal | int | None = None,
+        tolerance_days: int | None = None,
+    ) -> None:
+        kind = _spec_type(field_type)
+        no_levels = type(levels) in (list, tuple) and not levels
+        given = {
+            name
+            for name, absent in (
+                ("levels", no_levels),
+                ("choices", choices is None),
+                ("tolerance", tolerance is None),
+                ("tolerance_days", tolerance_days is None),
+            )
+            if not absent
+        }
+        if not given <= _OPTIONS[kind]:
+            raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_OPTION)
+        if kind is FieldType.ORDINAL and no_levels:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
+        self.__attrs_init__(
+            field_type=kind,
+            levels=_levels(levels) if "levels" in given else (),
+            choices=_choices(choices) if "choices" in given else None,
+            tolerance=_tolerance(tolerance) if "tolerance" in given else None,
+            tolerance_days=_tolerance_days(tolerance_days) if "tolerance_days" in given else None,
+        )
 
     def level_index(self) -> tuple[dict[int, int], dict[str, int]]:
         """Maps from integer levels and from normalized string levels to positions."""
@@ -72,96 +172,89 @@ class FieldSpec:
         return ints, texts
 
 
-def _levels(raw: object, field_id: str) -> tuple[Level, ...]:
-    if type(raw) not in (list, tuple) or len(raw) < 2:  # type: ignore[arg-type]
-        raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS, field_id)
-    seen: set[tuple[str, object]] = set()
-    for level in raw:  # type: ignore[attr-defined]
-        if type(level) is int:
-            marker: tuple[str, object] = ("int", level)
-        elif type(level) is str and normalize_text(level):
-            marker = ("str", normalize_text(level))
-        else:
-            raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS, field_id)
-        if marker in seen:
-            raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS, field_id)
-        seen.add(marker)
-    return tuple(raw)  # type: ignore[arg-type]
-
-
-def _choices(raw: object, field_id: str) -> frozenset[str]:
-    if type(raw) not in (list, tuple) or not raw:
-        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES, field_id)
-    normalized = []
-    for choice in raw:  # type: ignore[attr-defined]
-        if type(choice) is not str:
-            raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES, field_id)
-        normalized.append(normalize_text(choice))
-    if len(set(normalized)) != len(normalized):
-        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES, field_id)
-    return frozenset(normalized)
-
-
-def _tolerance(raw: object, field_id: str) -> Decimal:
-    number = number_key(raw) if type(raw) in (str, int, Decimal, float) else None
-    if number is None or number < 0:
-        raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE, field_id)
-    return Decimal(number)
-
-
-def _tolerance_days(raw: object, field_id: str) -> int:
-    if type(raw) is not int or raw < 0:
-        raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE, field_id)
+def _document_tolerance(raw: object) -> object:
+    # The schema document may give a tolerance as a string ("0.5", the number
+    # literals of docs/metrics.md) or a float read by its shortest repr; the
+    # FieldSpec itself takes exact numbers only.
+    if type(raw) in (str, float):
+        number = number_key(raw)
+        return raw if number is None else Decimal(number)
     return raw
 
 
 def _field_spec(field_id: str, raw: object) -> FieldSpec:
-    if not isinstance(raw, Mapping):
+    if type(raw) is not dict:
         raise _schema_error(ErrorCode.INVALID_SCHEMA, field_id)
     type_name = raw.get("type")
     if type(type_name) is not str or type_name not in FieldType._value2member_map_:
         raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_TYPE, field_id)
-    field_type = to_field_type(type_name)
     options = set(raw) - {"type"}
-    if not options <= _OPTIONS[field_type]:
+    allowed = _OPTIONS[FieldType(type_name)]
+    if not options <= allowed:
         raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_OPTION, field_id)
-    if not _REQUIRED.get(field_type, frozenset()) <= options:
+    # The document's shape: levels and choices are lists (given, even when empty).
+    if type_name == FieldType.ORDINAL and type(raw.get("levels")) is not list:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS, field_id)
-    return FieldSpec(
-        field_type=field_type,
-        levels=_levels(raw["levels"], field_id) if "levels" in raw else (),
-        choices=_choices(raw["choices"], field_id) if "choices" in raw else None,
-        tolerance=_tolerance(raw["tolerance"], field_id) if "tolerance" in raw else None,
-        tolerance_days=(
-            _tolerance_days(raw["tolerance_days"], field_id) if "tolerance_days" in raw else None
-        ),
-    )
+    if "choices" in options and type(raw["choices"]) is not list:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES, field_id)
+    code: ErrorCode | None = None
+    spec: FieldSpec | None = None
+    try:
+        spec = FieldSpec(
+            type_name,
+            levels=raw.get("levels", ()),
+            choices=raw.get("choices"),
+            tolerance=_document_tolerance(raw.get("tolerance")),  # type: ignore[arg-type]
+            tolerance_days=raw.get("tolerance_days"),
+        )
+    except ChartscoreError as error:
+        code = error.code
+    if spec is None:
+        # Raised here, outside the handler, now naming the field.
+        raise _schema_error(code or ErrorCode.INVALID_SCHEMA, field_id)
+    return spec
 
 
 _MAX_SCHEMA_DEPTH: Final = 8
 _FAILED: Final = object()
 
 
+def _is_mapping(value: object) -> bool:
+    # isinstance() runs a proxy's __class__: a value that cannot say is a leaf,
+    # which the rules then refuse by its exact type.
+    answer = False
+    try:
+        answer = isinstance(value, Mapping)
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        answer = False
+    return answer
+
+
 def _copy(value: object, depth: int) -> object:
+    # Mappings become dicts with str keys and lists/tuples become lists; any
+    # other value is kept as it is and later only inspected by its exact type.
     if depth > _MAX_SCHEMA_DEPTH:
         raise RecursionError
-    if isinstance(value, Mapping):
+    if type(value) in (str, int, bool, float, Decimal) or value is None:
+        return value
+    if type(value) is dict or _is_mapping(value):
         copied = {}
-        for key, item in value.items():
+        for key, item in value.items():  # type: ignore[attr-defined]
             if type(key) is not str:
                 raise TypeError
             copied[key] = _copy(item, depth + 1)
         return copied
-    if isinstance(value, list | tuple):
-        return [_copy(item, depth + 1) for item in value]
+    if type(value) in (list, tuple):
+        return [_copy(item, depth + 1) for item in value]  # type: ignore[attr-defined]
     return value
 
 
 def _snapshot(document: object) -> object:
     """A plain dict/list copy of a caller's schema document.
 
-    The caller's Mapping may raise anything while it is read; that exception
-    is dropped here (never chained), and the document is refused.
+    The caller's Mapping may raise anything while it is read (even
+    ``isinstance`` may run its code); that exception is dropped here (never
+    chained), and the document is refused.
     """
     copied: object = _FAILED
     try:
@@ -173,14 +266,47 @@ def _snapshot(document: object) -> object:
     return copied
 
 
-@attrs.frozen
-class Schema:
-    """Declared field types and options, keyed by field id.
+def _field_pairs(fields: object) -> list[tuple[object, object]] | None:
+    # The (field id, spec) pairs of a caller's mapping, or None if reading it failed.
+    pairs: list[tuple[object, object]] | None = None
+    try:
+        if type(fields) is dict or isinstance(fields, Mapping):
+            pairs = list(fields.items())
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        pairs = None
+    return pairs
 
-    Build one with :meth:`from_dict` (the JSON shape) or :func:`chartscore.io.load_schema`.
+
+@attrs.frozen(init=False)
+class Schema:
+    """Declared field types and options, keyed by field id, validated when built.
+
+    Build one from :class:`FieldSpec` objects, with :meth:`from_dict` (the JSON
+    shape) or with :func:`chartscore.io.load_schema`.
+
+    Args:
+        fields: A mapping from field ids (valid dotted names) to
+            :class:`FieldSpec`; it is copied.
+
+    Raises:
+        ChartscoreError: ``invalid_schema`` (not a mapping, reading it failed,
+            or a value is not a FieldSpec) or ``invalid_field_id``.
     """
 
     fields: Mapping[str, FieldSpec]
+
+    def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
+        pairs = _field_pairs(fields)
+        if pairs is None:
+            raise _schema_error(ErrorCode.INVALID_SCHEMA)
+        copied: dict[str, FieldSpec] = {}
+        for field_id, spec in pairs:
+            if not _rules.is_field_id(field_id):
+                raise _schema_error(ErrorCode.INVALID_FIELD_ID)
+            if type(spec) is not FieldSpec:
+                raise _schema_error(ErrorCode.INVALID_SCHEMA, field_id)
+            copied[field_id] = spec  # type: ignore[index]
+        self.__attrs_init__(fields=copied)
 
     @classmethod
     def from_dict(cls, document: object) -> Schema:
@@ -193,10 +319,10 @@ class Schema:
                 ``schema_invalid_tolerance``.
         """
         document = _snapshot(document)
-        if not isinstance(document, dict) or set(document) != {"fields"}:
+        if type(document) is not dict or set(document) != {"fields"}:
             raise _schema_error(ErrorCode.INVALID_SCHEMA)
         declared = document["fields"]
-        if not isinstance(declared, Mapping):
+        if type(declared) is not dict:
             raise _schema_error(ErrorCode.INVALID_SCHEMA)
         fields: dict[str, FieldSpec] = {}
         for field_id, raw in declared.items():
@@ -208,3 +334,29 @@ class Schema:
     def get(self, field_id: str) -> FieldSpec | None:
         """The spec for ``field_id``, or None when the schema does not declare it."""
         return self.fields.get(field_id)
+
+
+def to_schema(value: object) -> Schema:
+    """A :class:`Schema` from a Schema or a schema document (the JSON shape).
+
+    A Schema is used as it is; anything that merely claims to be one (a
+    subclass or a lazy proxy) is rebuilt from its ``fields``, so scoring never
+    touches the caller's object again. Anything else is read by
+    :meth:`Schema.from_dict`. A caller's exception is never kept.
+
+    Raises:
+        ChartscoreError: a schema code (see :meth:`Schema.from_dict`).
+    """
+    if type(value) is Schema:
+        return value
+    fields: object = _FAILED
+    try:
+        if isinstance(value, Schema):
+            fields = value.fields
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        fields = None
+    if fields is None:
+        raise _schema_error(ErrorCode.INVALID_SCHEMA)
+    if fields is not _FAILED:
+        return Schema(fields=fields)  # type: ignore[arg-type]
+    return Schema.from_dict(value)

@@ -27,7 +27,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.model import FieldType, GoldField, Prediction, Value
 from chartscore.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.report import Report
-from chartscore.schema import Schema
+from chartscore.schema import Schema, to_schema
 from chartscore.tally import Tally
 
 _SEEN: Final = object()  # a gold row whose prediction has been counted
@@ -258,15 +258,22 @@ class collector_paused:  # noqa: N801 - used like a function: ``with collector_p
 
 
 def _guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
-    """Iterate a caller's collection; any failure becomes one code with no context."""
+    """Iterate a caller's collection; any failure becomes one code with no context.
+
+    Every touch of the caller's object (even ``isinstance``, which runs a lazy
+    proxy's ``__class__``) happens inside a guard that drops the exception;
+    the coded error is raised outside it. An item that is not a ``kind``
+    record is named by its 0-based position, never by its content.
+    """
     iterator: Iterator[object] | None = None
-    if not isinstance(items, str | bytes | Mapping):
-        try:
+    try:
+        if not isinstance(items, str | bytes | Mapping):
             iterator = iter(items)  # type: ignore[call-overload]
-        except Exception:  # noqa: BLE001 - the caller's exception must not survive
-            iterator = None
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        iterator = None
     if iterator is None:
         raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
+    index = 0
     while True:
         failed = False
         try:
@@ -278,8 +285,9 @@ def _guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
         if failed:
             raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
         if type(item) is not kind:
-            raise ChartscoreError(ErrorCode.INVALID_RECORD, input=source)
+            raise ChartscoreError(ErrorCode.INVALID_RECORD, input=source, item=index)
         yield item
+        index += 1
 
 
 def score(
@@ -329,9 +337,10 @@ def score(
         >>> report.overall.metric("normalized_agreement").success_count
         1
     """
-    if schema is not None and not isinstance(schema, Schema):
-        schema = Schema.from_dict(schema)
-    scorer = Scorer(schema, extra_predictions=extra_predictions)
+    # Any caller object is read once into a validated Schema (never touched again).
+    scorer = Scorer(
+        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+    )
     with collector_paused():
         for row in _guarded(gold, GoldField, InputKind.GOLD):
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)

@@ -8,25 +8,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from fractions import Fraction
 from statistics import NormalDist
 from typing import Final
 
 Z95: Final = NormalDist().inv_cdf(0.975)
-"""The 0.975 standard-normal quantile, about 1.959964, for two-sided 95% intervals."""
+"""The 0.975 standard-normal quantile for two-sided 95% intervals.
+
+``statistics.NormalDist().inv_cdf(0.975)``, the binary64 value
+1.9599639845400536 (scipy's ``norm.ppf(0.975)`` is 2 ulp higher,
+1.959963984540054); docs/metrics.md prints this value.
+"""
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float, float] | None:
     """Two-sided Wilson score interval for a binomial proportion.
 
-    For ``k`` successes in ``n`` trials, with ``p = k/n``::
+    For ``k`` successes in ``n`` trials the bounds are the two roots ``p`` of
+    ``(k/n - p)**2 = z**2 p (1 - p) / n``. They are computed in a form free of
+    cancellation (the textbook ``center - margin`` loses up to 35 ulp near
+    ``k = 1``)::
 
-        center = (p + z**2 / (2n)) / (1 + z**2 / n)
-        margin = z * sqrt(p (1 - p) / n + z**2 / (4 n**2)) / (1 + z**2 / n)
+        s = k + z**2/2 + z * sqrt(k (n - k) / n + z**2/4)
+        lower = k**2 / (n s)          upper = s / (n + z**2)
 
-    The bounds are ``center -/+ margin`` clamped to [0, 1]; the lower bound is
-    exactly 0 when ``k == 0`` and the upper exactly 1 when ``k == n``, as the
-    algebra says (floating point could otherwise leave 1e-17 there).
+    ``lower`` is the conjugate of ``(k + z**2/2 - z sqrt(...)) / (n + z**2)``.
+    Both are within a few ulp of the exact bounds (a test checks them against a
+    60-digit reference). The lower bound is exactly 0 when ``k == 0`` and the
+    upper exactly 1 when ``k == n``, as the algebra says.
 
     Args:
         successes: k, with 0 <= k <= n.
@@ -36,6 +44,9 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     Returns:
         ``(lower, upper)``, or None when there are no trials.
 
+    Raises:
+        ValueError: if the counts are not integers with 0 <= k <= n.
+
     Reference:
         E. B. Wilson (1927), "Probable inference, the law of succession, and
         statistical inference", JASA 22(158):209-212.
@@ -44,14 +55,14 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
         raise ValueError("need integers 0 <= successes <= trials")
     if trials == 0:
         return None
-    n = trials
-    p = successes / n
+    k, n = successes, trials
     z2 = z * z
-    denominator = 1 + z2 / n
-    center = (p + z2 / (2 * n)) / denominator
-    margin = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n**2)) / denominator
-    lower = 0.0 if successes == 0 else max(0.0, center - margin)
-    upper = 1.0 if successes == trials else min(1.0, center + margin)
+    # Evaluated exactly as docs/metrics.md writes it, so a reimplementation
+    # from the docs gets the same bits: k (n - k) / n is one rounded division
+    # of integers; the rest is binary64, left to right.
+    s = k + z2 / 2 + z * math.sqrt(k * (n - k) / n + z2 / 4)
+    lower = k * k / (n * s)
+    upper = 1.0 if k == n else min(1.0, s / (n + z2))
     return (lower, upper)
 
 
@@ -73,9 +84,24 @@ def cohen_kappa(
         var = (sum p_ij (w_ij - (wr_i + wc_j)(1 - kappa))**2
                - (kappa - p_e (1 - kappa))**2) / (n (1 - p_e)**2)
 
-    where ``wr_i = sum_j w_ij c_j`` and ``wc_j = sum_i w_ij r_i``. A tiny
-    negative variance from rounding is clamped to 0, and the interval
-    ``kappa -/+ z sqrt(var)`` to [-1, 1].
+    where ``wr_i = sum_j w_ij c_j`` and ``wc_j = sum_i w_ij r_i``. The
+    interval is ``kappa -/+ z sqrt(var)``, clamped to [-1, 1].
+
+    Everything up to the final square root is exact integer arithmetic, so
+    kappa and the variance are correctly rounded. The variance is never
+    negative, so nothing is clamped: the term subtracted is the square of the
+    mean of ``x_ij = w_ij - (wr_i + wc_j)(1 - kappa)`` under ``p``
+    (``sum p_ij x_ij = p_o - 2 p_e (1 - kappa) = kappa - p_e (1 - kappa)``),
+    so the numerator is the variance of ``x``. It is exactly 0 when ``x`` is
+    constant on the occupied cells, for example with perfect agreement or
+    when one rater uses a single category: the interval is then ``[kappa,
+    kappa]`` whatever ``n`` is (see docs/metrics.md for when that means
+    nothing).
+
+    The weighted sums ``wr_i`` and ``wc_j`` are closed forms in the moments
+    of the marginals (quadratic weights make them quadratic in ``i``), so
+    the cost is linear in the number of occupied cells and levels used,
+    never in ``size``.
 
     Args:
         cells: Nonzero cells as (gold category, answer category, count).
@@ -87,6 +113,10 @@ def cohen_kappa(
     Returns:
         ``(kappa, (lower, upper), pairs)``, or None when kappa is undefined:
         no pairs, or expected agreement of 1.
+
+    Raises:
+        ValueError: for an unknown weighting, a size that is not a
+            non-negative int, or cells outside the table or not integers.
 
     References:
         J. Cohen (1968), Psychological Bulletin 70(4):213-220;
@@ -107,58 +137,47 @@ def cohen_kappa(
     n = sum(count for _, _, count in table)
     if n == 0:
         return None
-    rows = [0] * size
-    cols = [0] * size
+    rows: dict[int, int] = {}  # gold marginal counts R_i, over the levels used
+    cols: dict[int, int] = {}  # answer marginal counts C_j
     for i, j, count in table:
-        rows[i] += count
-        cols[j] += count
-    # Disagreement distances in integers: unweighted 1 off the diagonal; quadratic (i - j)^2.
+        rows[i] = rows.get(i, 0) + count
+        cols[j] = cols.get(j, 0) + count
     quadratic = weighting == "quadratic"
+    # In integers: d_ij = S (1 - w_ij) is the disagreement distance, with scale
+    # S = (size - 1)^2 and d_ij = (i - j)^2 (quadratic) or S = 1 and d_ij = [i != j].
+    # A_i = sum_j d_ij C_j and B_j = sum_i d_ij R_i, so wr_i = 1 - A_i / (S n).
     scale = max((size - 1) ** 2, 1) if quadratic else 1
-
-    def distance(i: int, j: int) -> int:
-        return (i - j) ** 2 if quadratic else int(i != j)
-
-    used_rows = [i for i in range(size) if rows[i]]
-    used_cols = [j for j in range(size) if cols[j]]
-    # Everything below is exact rational arithmetic (w_ij = 1 - distance / scale),
-    # so kappa is correctly rounded and the variance, a true variance, is never
-    # negative; only the final square root is a float operation.
-    observed_disagreement = sum(distance(i, j) * count for i, j, count in table)
-    if weighting == "none":
-        expected_disagreement = n * n - sum(rows[i] * cols[i] for i in range(size))
+    if quadratic:
+        # sum_j (i - j)^2 C_j = n i^2 - 2 i M1 + M2, with the moments M of C (and of R).
+        col_m1 = sum(j * count for j, count in cols.items())
+        col_m2 = sum(j * j * count for j, count in cols.items())
+        row_m1 = sum(i * count for i, count in rows.items())
+        row_m2 = sum(i * i * count for i, count in rows.items())
+        row_distance = {i: n * i * i - 2 * i * col_m1 + col_m2 for i in rows}
+        col_distance = {j: n * j * j - 2 * j * row_m1 + row_m2 for j in cols}
+        observed = sum((i - j) ** 2 * count for i, j, count in table)
     else:
-        expected_disagreement = sum(
-            distance(i, j) * rows[i] * cols[j] for i in used_rows for j in used_cols
-        )
-    if expected_disagreement == 0:  # expected agreement p_e is exactly 1
+        row_distance = {i: n - cols.get(i, 0) for i in rows}
+        col_distance = {j: n - rows.get(j, 0) for j in cols}
+        observed = sum(count for i, j, count in table if i != j)
+    # D_e = sum_ij d_ij R_i C_j = S n^2 (1 - p_e); D_o = sum_ij d_ij n_ij = S n (1 - p_o).
+    expected = sum(rows[i] * row_distance[i] for i in rows)
+    if expected == 0:  # expected agreement p_e is exactly 1
         return None
-    kappa = 1 - Fraction(observed_disagreement * n, expected_disagreement)
-    p_e = 1 - Fraction(expected_disagreement, scale * n * n)
-
-    def weight(i: int, j: int) -> Fraction:
-        return 1 - Fraction(distance(i, j), scale)
-
-    r = [Fraction(x, n) for x in rows]
-    c = [Fraction(x, n) for x in cols]
-    if weighting == "none":
-        row_weight, col_weight = c, r
-    else:
-        row_weight = [
-            sum((weight(i, j) * c[j] for j in used_cols), Fraction(0)) for i in range(size)
-        ]
-        col_weight = [
-            sum((weight(i, j) * r[i] for i in used_rows), Fraction(0)) for j in range(size)
-        ]
-    spread = sum(
-        (
-            Fraction(count, n) * (weight(i, j) - (row_weight[i] + col_weight[j]) * (1 - kappa)) ** 2
-            for i, j, count in table
-        ),
-        Fraction(0),
-    )
-    variance = (spread - (kappa - p_e * (1 - kappa)) ** 2) / (n * (1 - p_e) ** 2)
-    value = float(kappa)
-    half_width = z * math.sqrt(max(float(variance), 0.0))
+    # kappa = 1 - n D_o / D_e, and x_ij = y_ij / (S D_e) with the integer
+    # y_ij = D_e (S - d_ij) - D_o (2 S n - A_i - B_j). Then
+    # var = n (n sum n_ij y_ij^2 - (sum n_ij y_ij)^2) / D_e^4, all in integers.
+    total = 0
+    squares = 0
+    for i, j, count in table:
+        distance = (i - j) ** 2 if quadratic else int(i != j)
+        y = expected * (scale - distance) - observed * (
+            2 * scale * n - row_distance[i] - col_distance[j]
+        )
+        total += count * y
+        squares += count * y * y
+    value = (expected - n * observed) / expected  # int / int: correctly rounded
+    variance = n * (n * squares - total * total) / expected**4
+    half_width = z * math.sqrt(variance)
     interval = (max(-1.0, value - half_width), min(1.0, value + half_width))
     return value, interval, n

@@ -317,6 +317,13 @@ def located(error: ChartscoreError, source: InputKind, line: int) -> ChartscoreE
     """A copy of ``error`` that names ``line`` of ``source`` unless it already names a place."""
     if error.line is not None or error.input not in (None, source):
         return ChartscoreError(
-            error.code, input=error.input, line=error.line, field_id=error.field_id
+            error.code,
+            input=error.input,
+            line=error.line,
+            field_id=error.field_id,
+            key=error.key,
+            item=error.item,
         )
-    return ChartscoreError(error.code, input=source, line=line, field_id=error.field_id)
+    return ChartscoreError(
+        error.code, input=source, line=line, field_id=error.field_id, key=error.key
+    )

@@ -34,7 +34,7 @@ MAX_BATCHES_AHEAD: Final = 512
 
 _POLL_SECONDS: Final = 1.0
 PredictionRow = tuple[str, str, Value, bool]
-# Messages from the reader: ("rows", line_numbers, rows), ("error", code, line),
+# Messages from the reader: ("rows", line_numbers, rows), ("error", code, line, key),
 # ("crashed",) and ("done",).
 Message = tuple[object, ...]
 
@@ -63,10 +63,10 @@ def _read(path: str | os.PathLike[str], out: multiprocessing.Queue[Message]) -> 
                 )
                 out.put(("rows", numbers, rows))
                 if failure is not None:
-                    message = ("error", failure.code.value, failure.line)
+                    message = ("error", failure.code.value, failure.line, failure.key)
                     break
     except ChartscoreError as error:
-        message = ("error", error.code.value, error.line)
+        message = ("error", error.code.value, error.line, error.key)
     except KeyboardInterrupt:
         return  # the main process reports the interruption
     except BaseException:  # noqa: BLE001 - never let a traceback reach stderr
@@ -125,7 +125,12 @@ class PredictionReader:
             elif kind == "done":
                 return
             elif kind == "error":
-                code, line = message[1], message[2]
-                raise ChartscoreError(ErrorCode(code), input=InputKind.PREDICTIONS, line=line)  # type: ignore[arg-type]
+                code, line, key = message[1], message[2], message[3:4]
+                raise ChartscoreError(
+                    ErrorCode(code),  # type: ignore[arg-type]
+                    input=InputKind.PREDICTIONS,
+                    line=line,  # type: ignore[arg-type]
+                    key=key[0] if key else None,  # type: ignore[arg-type]
+                )
             else:
                 raise ChartscoreError(ErrorCode.INTERNAL_ERROR, input=InputKind.PREDICTIONS)

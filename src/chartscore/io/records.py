@@ -11,6 +11,7 @@ the same rows and refuse the same rows with the same code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 from chartscore import _rules
@@ -18,22 +19,12 @@ from chartscore.errors import ErrorCode, fail
 from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.model import FieldType, Value
 
-GOLD_KEYS: Final = frozenset({"case_id", "field_id", "field_type", "value"})
+GOLD_KEYS: Final = frozenset(_rules.GOLD_KEY_ORDER)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
-PREDICTION_KEYS: Final = PREDICTION_REQUIRED | {"normalized_fact_digest", "evidence_chain"}
-CHAIN_KEYS: Final = frozenset(
-    {
-        "field_id",
-        "source_locations",
-        "normalized_fact_digest",
-        "transformation_kind",
-        "transformation_digest",
-        "uncertainty",
-        "reviewer_state",
-    }
-)
+PREDICTION_KEYS: Final = frozenset(_rules.PREDICTION_KEY_ORDER)
+CHAIN_KEYS: Final = frozenset(_rules.CHAIN_KEY_ORDER)
 SOURCE_REQUIRED: Final = frozenset({"source_digest", "start_offset", "end_offset"})
-SOURCE_KEYS: Final = SOURCE_REQUIRED | {"kind"}
+SOURCE_KEYS: Final = frozenset(_rules.SOURCE_KEY_ORDER)
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = {member.value: member for member in SourceKind}
@@ -42,12 +33,89 @@ _REVIEWER_STATES: Final = frozenset(member.value for member in ReviewerState)
 _CLINICAL: Final = SourceKind.CLINICAL_RECORD
 
 
-def _check_keys(keys: object, required: frozenset[str], allowed: frozenset[str]) -> None:
+_FAILED: Final = object()
+
+
+def _as_dict(value: object) -> dict[str, object] | object:
+    # A caller's mapping as a plain dict; a key that is not a str becomes a
+    # placeholder that no format defines (so it is an unknown key, never shown).
+    if type(value) is not dict and not isinstance(value, Mapping):
+        return value
+    pairs = list(value.items())
+    plain: dict[str, object] = {}
+    strange = 0
+    for key, item in pairs:
+        name = key
+        if type(key) is not str:
+            strange += 1
+            name = "\x00" * strange  # not a format key (nor a key the caller used)
+            while name in plain or any(type(k) is str and k == name for k, _ in pairs):
+                name += "\x00"
+        plain[name] = item
+    return plain
+
+
+def _as_list(value: object) -> list[object] | object:
+    # A tuple reads as a JSON array; the items are kept as they are.
+    return list(value) if type(value) in (list, tuple) else value  # type: ignore[call-overload]
+
+
+def _read_dict(value: object) -> object:
+    # _as_dict behind a guard: a mapping whose reading fails becomes _FAILED,
+    # which the row rules then refuse where it stands (a row, a chain, a source).
+    plain: object = _FAILED
+    try:
+        plain = _as_dict(value)
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        plain = _FAILED
+    return plain
+
+
+def plain_row(row: object) -> dict[str, object]:
+    """A caller's mapping as the dict a JSON Lines line would have parsed to.
+
+    The row, its evidence chain and that chain's source locations become
+    dicts (from any Mapping) and lists (from a list or tuple): JSON-like
+    input. Every other value is kept as it is and afterwards only inspected
+    by its exact type. Any exception the caller's objects raise while being
+    read (even from ``isinstance``) is dropped, never chained: a row that
+    cannot be read is ``not_an_object``; a chain or source location that
+    cannot be read is refused by the row rules as not an object.
+
+    Raises:
+        ChartscoreError: ``not_an_object`` when ``row`` is not a mapping or
+            reading it failed.
+    """
+    plain = _read_dict(row)
+    if type(plain) is not dict:
+        fail(ErrorCode.NOT_AN_OBJECT)
+    if "value" in plain:
+        plain["value"] = _as_list(plain["value"])
+    chain = plain.get("evidence_chain")
+    if chain is not None:
+        chain = plain["evidence_chain"] = _read_dict(chain)
+        if type(chain) is dict and "source_locations" in chain:
+            sources = chain["source_locations"] = _as_list(chain["source_locations"])
+            if type(sources) is list:
+                chain["source_locations"] = [_read_dict(source) for source in sources]
+    return plain
+
+
+def _check_keys(
+    keys: object, order: tuple[str, ...], required: frozenset[str], allowed: frozenset[str]
+) -> None:
+    # A missing key is reported first and named (the first in the format's
+    # documented order): a misspelled key then shows as the format key it
+    # should have been. An unknown key is named only when it is itself a
+    # format key in the wrong object; any other key name could be data.
     present = set(keys)  # type: ignore[call-overload]
-    if not present <= allowed:
-        fail(ErrorCode.UNKNOWN_KEY)
-    if not required <= present:
-        fail(ErrorCode.MISSING_KEY)
+    for name in order:
+        if name in required and name not in present:
+            fail(ErrorCode.MISSING_KEY, key=name)
+    unknown = present - allowed
+    if unknown:
+        named = sorted(name for name in unknown if _rules.is_format_key(name))
+        fail(ErrorCode.UNKNOWN_KEY, key=named[0] if named else None)
 
 
 def _value(raw: object) -> Value:
@@ -80,7 +148,7 @@ def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
             (Whether the value suits the type is checked by the scorer.)
     """
     if row.keys() != GOLD_KEYS:
-        _check_keys(row.keys(), GOLD_KEYS, GOLD_KEYS)
+        _check_keys(row.keys(), _rules.GOLD_KEY_ORDER, GOLD_KEYS, GOLD_KEYS)
     case_id, field_id = _identity(row)
     field_type = row["field_type"]
     if type(field_type) is not str or field_type not in _FIELD_TYPES:
@@ -101,7 +169,7 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
     """
     keys = row.keys()
     if keys != PREDICTION_REQUIRED:
-        _check_keys(keys, PREDICTION_REQUIRED, PREDICTION_KEYS)
+        _check_keys(keys, _rules.PREDICTION_KEY_ORDER, PREDICTION_REQUIRED, PREDICTION_KEYS)
     chain = row.get("evidence_chain")
     facts = _chain_facts(chain) if type(chain) is dict else None
     case_id, field_id = _identity(row)
@@ -130,7 +198,7 @@ def _source_kinds(raw: object) -> list[SourceKind]:
         if type(source) is not dict:
             fail(ErrorCode.INVALID_SOURCE_LOCATION)
         if source.keys() != SOURCE_REQUIRED:
-            _check_keys(source.keys(), SOURCE_REQUIRED, SOURCE_KEYS)
+            _check_keys(source.keys(), _rules.SOURCE_KEY_ORDER, SOURCE_REQUIRED, SOURCE_KEYS)
         kind_name = source.get("kind", "clinical_record")
         if type(kind_name) is not str or kind_name not in _SOURCE_KINDS:
             fail(ErrorCode.INVALID_SOURCE_KIND)
@@ -156,7 +224,7 @@ def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool]:
     # Validates a chain as EvidenceChain does, check by check in record order;
     # returns (field id, fact digest, whether any span is from a clinical record).
     if chain.keys() != CHAIN_KEYS:
-        _check_keys(chain.keys(), CHAIN_KEYS, CHAIN_KEYS)
+        _check_keys(chain.keys(), _rules.CHAIN_KEY_ORDER, CHAIN_KEYS, CHAIN_KEYS)
     kinds = _source_kinds(chain["source_locations"])
     transformation = chain["transformation_kind"]
     if type(transformation) is not str or transformation not in _TRANSFORMATION_KINDS:
