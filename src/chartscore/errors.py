@@ -9,9 +9,14 @@ is explained in ``docs/errors.md``; a test keeps the two lists equal.
 from __future__ import annotations
 
 import enum
-from typing import NoReturn
+import re
+from typing import Final, NoReturn
 
-from chartscore._rules import is_field_id
+# The same pattern as chartscore._rules.FIELD_ID_PATTERN (a test keeps them equal). It
+# is repeated here, not imported, so that the value-free modules (report, comparison,
+# gates) can raise coded errors without importing _rules, whose caches hold input
+# digests.
+_FIELD_ID: Final = re.compile(r"[a-z][a-z0-9_]{0,63}(?:\.[a-z][a-z0-9_]{0,63}){0,7}")
 
 
 class ErrorCode(enum.StrEnum):
@@ -65,6 +70,17 @@ class ErrorCode(enum.StrEnum):
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
     # Command line.
+    # Reports, comparisons and gates.
+    UNKNOWN_REPORT_FORMAT = "unknown_report_format"
+    INVALID_REPORT = "invalid_report"
+    INVALID_TOML = "invalid_toml"
+    INVALID_GATES = "invalid_gates"
+    INVALID_GATE = "invalid_gate"
+    INVALID_GATE_RULE = "invalid_gate_rule"
+    INVALID_GATE_THRESHOLD = "invalid_gate_threshold"
+    GATE_SLICE_MISSING = "gate_slice_missing"
+    GATE_METRIC_MISSING = "gate_metric_missing"
+    GATE_NEEDS_COMPARISON = "gate_needs_comparison"
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
     INTERRUPTED = "interrupted"
@@ -115,6 +131,16 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
+    "unknown_report_format": "not a chartscore document of a known format and format_version",
+    "invalid_report": "the document does not have the shape its format defines",
+    "invalid_toml": "the gates file is not valid TOML",
+    "invalid_gates": "a gates file is one or more [[gate]] tables and nothing else",
+    "invalid_gate": "a gate's slice, metric or level is not one chartscore knows",
+    "invalid_gate_rule": "a gate needs exactly one rule that fits its metric",
+    "invalid_gate_threshold": "a gate's threshold is not a number in the rule's range",
+    "gate_slice_missing": "a gate names a slice that is not in the document",
+    "gate_metric_missing": "a gate names a metric that is not in its slice",
+    "gate_needs_comparison": "a difference rule needs a comparison, not a report",
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "the report could not be written; nothing partial was left",
     "interrupted": "stopped by the user",
@@ -134,6 +160,17 @@ class InputKind(enum.StrEnum):
     PREDICTIONS = "predictions"
     SCHEMA = "schema"
     OUTPUT = "output"
+    GATES = "gates"
+
+
+def valid_field_id(value: object) -> bool:
+    """Whether ``value`` is a field id (``[a-z][a-z0-9_]{0,63}`` segments joined by ``.``).
+
+    The value-free twin of ``chartscore._rules.is_field_id`` (which remembers the
+    ids it has seen, for speed on the hot path): for modules past the privacy
+    boundary, and to decide whether a field id may be named in a message.
+    """
+    return type(value) is str and _FIELD_ID.fullmatch(value) is not None
 
 
 class ChartscoreError(ValueError):
@@ -145,6 +182,7 @@ class ChartscoreError(ValueError):
         line: The 1-based line of that input, for JSON Lines files.
         field_id: A developer-authored schema field id, only for schema errors
             about a field id that is itself valid.
+        gate: The 1-based number of the gate a gates-file error concerns.
 
     The constructor takes no free text, so a message can never carry data.
     """
@@ -153,6 +191,7 @@ class ChartscoreError(ValueError):
     input: InputKind | None
     line: int | None
     field_id: str | None
+    gate: int | None
 
     def __init__(
         self,
@@ -161,12 +200,14 @@ class ChartscoreError(ValueError):
         input: InputKind | None = None,
         line: int | None = None,
         field_id: str | None = None,
+        gate: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
         # Only a valid schema field id may appear; anything else could be data.
-        self.field_id = field_id if is_field_id(field_id) else None
+        self.field_id = field_id if valid_field_id(field_id) else None
+        self.gate = gate if type(gate) is int else None
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -175,18 +216,24 @@ class ChartscoreError(ValueError):
             where.append(str(self.input))
         if self.line is not None:
             where.append(f"line {self.line}")
+        if self.gate is not None:
+            where.append(f"gate {self.gate}")
         if self.field_id is not None:
             where.append(f"field {self.field_id}")
         return f"{self.code}" + (f" ({' '.join(where)})" if where else "")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.code, self.input, self.line, self.field_id))
+        return (_rebuild, (self.code, self.input, self.line, self.field_id, self.gate))
 
 
 def _rebuild(
-    code: ErrorCode, input_kind: InputKind | None, line: int | None, field_id: str | None
+    code: ErrorCode,
+    input_kind: InputKind | None,
+    line: int | None,
+    field_id: str | None,
+    gate: int | None = None,
 ) -> ChartscoreError:
-    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id)
+    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id, gate=gate)
 
 
 def fail(code: ErrorCode, *, input: InputKind | None = None, line: int | None = None) -> NoReturn:
