@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
-VALUE_FREE = ("tally", "stats", "report", "canonical_json", "render", "errors", "paired")
+VALUE_FREE = (
+    "tally",
+    "stats",
+    "report",
+    "canonical_json",
+    "render",
+    "errors",
+    "paired",
+    "comparison",
+)
 VALUE_HOLDING = (
     "model",
     "evidence",
