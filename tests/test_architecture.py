@@ -17,6 +17,7 @@ VALUE_FREE = (
     "errors",
     "paired",
     "comparison",
+    "gates",
 )
 VALUE_HOLDING = (
     "model",

@@ -588,10 +588,7 @@ def report_refusal(change: object) -> ErrorCode:
         lambda d: d["overall"].update(missing_count=3),
         lambda d: d["overall"]["exact_agreement"].update(total_count=3),
         lambda d: d["overall"].update(kappa=d["by_field"]["dx.flag"]["kappa"]),
-        lambda d: (
-            d["by_field"]["dx.flag"].pop("kappa")
-            and d["by_field"]["dx.flag"].update(kappa={"value": 0.5, "interval": None, "pairs": 20})
-        ),
+        lambda d: d["by_field"]["dx.flag"]["kappa"].update(interval=None),
         lambda d: d["by_field"]["dx.flag"]["majority_baseline"].update(interval=[2, 3]),
         lambda d: d["by_field"].update({"DX": d["overall"]}),
         lambda d: d["by_field_type"].update(blob=d["overall"]),
