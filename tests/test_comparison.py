@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,6 +35,7 @@ from chartscore.comparison import (
     UNPAIRED_METRICS,
     Comparison,
     PairedBinomial,
+    PairedMetricResult,
     PairedSliceTally,
     PairedTally,
 )
@@ -651,3 +653,29 @@ def test_errors_never_echo_the_document(sample_text: str) -> None:
         assert canary not in str(caught.value)
         assert canary not in repr(caught.value)
         assert caught.value.__context__ is None
+
+
+# --------------------------------------------------------------------------- the docs
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_the_formats_paired_example_is_true() -> None:
+    text = (DOCS / "formats.md").read_text(encoding="utf-8")
+    found = re.search(r"PAIRED:\n\n```json\n(.*?)```", text, re.S)
+    assert found is not None
+    expected = json.loads(found.group(1))
+    # 50 trials, baseline 41, candidate 46, baseline only 2, candidate only 7.
+    result = PairedMetricResult.from_counts(PairedBinomial(39, 2, 7, 2))
+    assert json.loads(json.dumps(result.to_dict())) == expected
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["baseline_only", "candidate_only", "difference", "estimate", "mcnemar", "exact_p", "mid_p"],
+)
+def test_comparison_keys_are_defined_in_the_docs(name: str) -> None:
+    metrics = (DOCS / "metrics.md").read_text(encoding="utf-8")
+    formats = (DOCS / "formats.md").read_text(encoding="utf-8")
+    assert f"`{name}`" in metrics or f'"{name}"' in metrics
+    assert f'"{name}"' in formats

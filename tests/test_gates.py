@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 import threading
 import traceback
 from pathlib import Path
@@ -694,3 +695,39 @@ def test_a_missing_field_is_named_only_as_a_valid_field_id(canary: str) -> None:
         evaluate(text_report(8), gates({**OK, "slice": f"field:{field_id}"}))
     assert str(caught.value) == f"gate_slice_missing (gate 1 field {field_id})"
     assert caught.value.__context__ is None
+
+
+# --------------------------------------------------------------------------- the docs
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def doc_example(page: str, name: str, language: str) -> str:
+    text = (DOCS / page).read_text(encoding="utf-8")
+    found = re.search(rf"<!-- example: {re.escape(name)} -->\n```{language}\n(.*?)```", text, re.S)
+    assert found is not None, (page, name)
+    return found.group(1)
+
+
+def test_the_formats_gates_example_parses() -> None:
+    parsed = parse_gates(doc_example("formats.md", "gates.toml", "toml"))
+    assert [(g.rule, g.level) for g in parsed] == [
+        ("min_lower", "required"),
+        ("max_upper", "required"),
+        ("min_difference_lower", "required"),
+        ("max_difference_upper", "warning"),
+    ]
+
+
+def test_the_compare_guide_example_is_true() -> None:
+    # 400 rows: the baseline right on rows 0-359, the candidate on 0-349 and 360-365.
+    document = compare(
+        categorical_rows(set(range(360)), set(range(350)) | set(range(360, 366)), size=400)
+    )
+    metric = document.overall.paired["normalized_agreement"]
+    assert (metric.baseline_only, metric.candidate_only) == (10, 6)
+    results = evaluate(
+        document, parse_gates(doc_example("compare.md", "compare gates.toml", "toml"))
+    )
+    assert results.table() == doc_example("compare.md", "compare gate table", "")
+    assert results.exit_status == 0

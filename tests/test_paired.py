@@ -333,3 +333,26 @@ def test_identical_systems_give_zero(a: int, d: int) -> None:
     assert low == -high
     assert low < 0.0 < high  # the interval is never degenerate with n > 0
     assert mcnemar(0, 0) == (1.0, 0.5)
+
+
+def test_the_worked_examples_in_metrics_md_are_true() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "metrics.md").read_text("utf-8")
+    section = text[text.index("## Paired comparison") : text.index("## Normalization")]
+    # Cavo, candidate first: both 59, candidate only 6, baseline only 16, neither 80.
+    theta, (low, high) = newcombe_difference(59, 6, 16, 80) or (0.0, (0.0, 0.0))
+    assert f"| {theta:.4f} |".replace("-", "−") in section
+    assert f"({low:.4f}, {high:.4f})".replace("-", "−") in section
+    exact_p, mid_p = mcnemar(16, 6)
+    assert f"| {exact_p:.4f} |" in section and f"| {mid_p:.4f} |" in section
+    assert Fraction(exact_p) == Fraction(13757, 262144)
+    # Bentur: the first-minus-second interval and the McNemar values.
+    theta, (low, high) = newcombe_difference(1, 1, 7, 12) or (0.0, (0.0, 0.0))
+    assert round(theta, 4) == -0.2857
+    assert f"−0.2857 ({low:.4f}, {high:.4f})".replace("-", "−") in section
+    assert f"+0.2857 ({-high:.4f}, {-low:.4f})" in section
+    # The small example: baseline 41/50, candidate 46/50, b = 2, c = 7.
+    _, (low, high) = newcombe_difference(39, 7, 2, 2) or (0.0, (0.0, 0.0))
+    assert f"interval ({low:.4f}, {high:.4f})".replace("-", "−") in section
+    assert mcnemar(2, 7) == (92 / 512, 56 / 512)
