@@ -301,7 +301,7 @@ def test_document_shape() -> None:
 # --------------------------------------------------------------------------- properties
 
 DATASET_SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 

@@ -225,6 +225,12 @@ MALFORMED: list[tuple[str, str, ErrorCode, int | None]] = [
     ("TOML syntax", "[[gate]]\nslice = overall\n", E.INVALID_TOML, None),
     ("TOML duplicate key", '[[gate]]\nslice = "a"\nslice = "b"\n', E.INVALID_TOML, None),
     (
+        "an integer too large for a float",
+        gate_text(**{**OK, "min_lower": Raw("1" + "0" * 400)}),
+        E.INVALID_GATE_THRESHOLD,
+        1,
+    ),
+    (
         "huge integer",
         gate_text(**{**OK, "min_lower": Raw("1" + "0" * 5000)}),
         E.NUMBER_OUT_OF_RANGE,
@@ -731,3 +737,74 @@ def test_the_compare_guide_example_is_true() -> None:
     )
     assert results.table() == doc_example("compare.md", "compare gate table", "")
     assert results.exit_status == 0
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+VALID = gate_text(**OK) + gate_text(slice="field:a.b", metric="kappa", min_lower=0.2)
+
+
+@settings(max_examples=300)
+@given(st.text(max_size=300))
+def test_any_text_gives_gates_or_a_coded_error(text: str) -> None:
+    try:
+        parse_gates(text)
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None
+
+
+@settings(max_examples=300)
+@given(st.integers(0, len(VALID)), st.integers(0, 20), st.text(max_size=8))
+def test_damaged_gates_files_give_gates_or_a_coded_error(at: int, cut: int, insert: str) -> None:
+    text = VALID[:at] + insert + VALID[at + cut :]
+    try:
+        for gate in parse_gates(text):
+            assert gate.rule in (
+                "min_lower",
+                "max_upper",
+                "min_difference_lower",
+                "max_difference_upper",
+            )
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+SAMPLES = {"report": kappa_report().to_json(), "comparison": comparison().to_json()}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(SAMPLES)), JSON, st.integers(0, 10_000))
+def test_damaged_documents_give_a_document_or_a_coded_error(
+    kind: str, replacement: object, seed: int
+) -> None:
+    document = json.loads(SAMPLES[kind])
+    # Replace one value somewhere in the document with arbitrary JSON.
+    paths: list[tuple[object, object]] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                paths.append((node, key))
+                walk(value)
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                paths.append((node, index))
+                walk(value)
+
+    walk(document)
+    parent, key = paths[seed % len(paths)]
+    parent[key] = replacement  # type: ignore[index]
+    try:
+        damaged = json.dumps(document, allow_nan=True)
+        load_document(damaged)
+    except ChartscoreError as error:
+        assert error.__context__ is None and error.__cause__ is None

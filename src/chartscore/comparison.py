@@ -400,7 +400,17 @@ class Comparison:
                 (including JSON that is not strict: duplicate keys, NaN).
                 Never echoes the document.
         """
-        document = load_strict_json(text)
+        return cls.from_dict(load_strict_json(text))
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, object]) -> Comparison:
+        """Read a comparison from its parsed JSON; the checks of :meth:`from_json`.
+
+        Raises:
+            ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
+        """
+        if not isinstance(document, Mapping):
+            invalid()
         check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
         return _read_comparison(document)
 

@@ -246,10 +246,11 @@ def _gate(number: int, table: object) -> Gate:
         if rule in ("min_difference_lower", "max_difference_upper") or metric == "kappa"
         else 0.0
     )
-    if type(threshold) not in (int, float):
+    # Compare before converting: an int too large for a float cannot be in range.
+    if type(threshold) not in (int, float) or not low <= threshold <= 1.0:
         raise fail(ErrorCode.INVALID_GATE_THRESHOLD)
     value = float(threshold)
-    if not (math.isfinite(value) and low <= value <= 1.0):
+    if not math.isfinite(value):
         raise fail(ErrorCode.INVALID_GATE_THRESHOLD)
     return Gate(number, where, metric, rule, value, level)
 
@@ -321,7 +322,7 @@ def load_document(text: str | bytes) -> Report | Comparison:
     if document.get("format") == REPORT_FORMAT:
         check_format(document, REPORT_FORMAT, REPORT_FORMAT_VERSION)
         return _read_report(document)
-    return Comparison.from_json(text)
+    return Comparison.from_dict(document)
 
 
 @attrs.frozen
