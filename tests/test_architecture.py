@@ -102,3 +102,19 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
     agree()
     assert not errors.valid_field_id(None)
     assert not errors.valid_field_id(b"dx.onset")
+
+
+@pytest.mark.parametrize(
+    ("module", "allowed"),
+    [
+        ("paired", {"stats"}),
+        (
+            "comparison",
+            {"tally", "stats", "report", "canonical_json", "paired", "errors", "_version"},
+        ),
+        ("gates", {"comparison", "report", "tally", "errors"}),
+    ],
+)
+def test_comparison_modules_import_only_what_they_may(module: str, allowed: set[str]) -> None:
+    direct = {name.split(".")[1] for name in imports_of(f"chartscore.{module}")}
+    assert direct <= allowed
