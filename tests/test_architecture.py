@@ -8,7 +8,17 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
-VALUE_FREE = ("tally", "stats", "report", "canonical_json", "render")
+VALUE_FREE = (
+    "tally",
+    "stats",
+    "report",
+    "canonical_json",
+    "render",
+    "errors",
+    "paired",
+    "comparison",
+    "gates",
+)
 VALUE_HOLDING = (
     "model",
     "evidence",
@@ -72,3 +82,39 @@ def test_the_graph_walker_can_fail() -> None:
     # The scorer does reach the value-holding modules; if this stopped being true the
     # walker above would be vacuous.
     assert "chartscore.model" in reachable("chartscore.scoring")
+
+
+def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
+    # errors repeats the field-id pattern rather than importing _rules (whose caches
+    # hold input digests), so that value-free modules can raise coded errors.
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from chartscore import _format, _rules, errors
+
+    assert errors._FIELD_ID.pattern == _format.FIELD_ID_PATTERN
+
+    @settings(max_examples=300)
+    @given(st.from_regex(_format.FIELD_ID_PATTERN, fullmatch=True) | st.text(max_size=20))
+    def agree(text: str) -> None:
+        assert errors.valid_field_id(text) == _rules.is_field_id(text)
+
+    agree()
+    assert not errors.valid_field_id(None)
+    assert not errors.valid_field_id(b"dx.onset")
+
+
+@pytest.mark.parametrize(
+    ("module", "allowed"),
+    [
+        ("paired", {"stats"}),
+        (
+            "comparison",
+            {"tally", "stats", "report", "canonical_json", "paired", "errors", "_version"},
+        ),
+        ("gates", {"comparison", "report", "tally", "errors"}),
+    ],
+)
+def test_comparison_modules_import_only_what_they_may(module: str, allowed: set[str]) -> None:
+    direct = {name.split(".")[1] for name in imports_of(f"chartscore.{module}")}
+    assert direct <= allowed

@@ -1,41 +1,663 @@
-"""The value-free comparison of two systems on the same gold (placeholder types).
+"""The value-free comparison of two systems scored on the same gold rows.
 
-These are the tally types the paired scorer fills; the full comparison report
-(intervals, paired differences, McNemar) is built on them.
+A baseline and a candidate answer the same gold set. For every metric whose
+trials are gold rows (the same rows for both systems), the scorer counts each
+row into one cell of a paired 2 x 2 table (:class:`PairedBinomial`); this module
+turns those integers into each system's Wilson interval, the paired difference
+(candidate - baseline) with Newcombe's interval, and McNemar's exact and mid-p
+tests. Metrics whose trials differ between the systems (answered rows, items)
+are reported side by side, unpaired. ``to_json`` is RFC 8785 canonical JSON;
+:meth:`Comparison.from_json` reads it back, strictly.
+
+Value-free: this module imports only ``tally``, ``stats``, ``report``,
+``canonical_json``, ``paired``, ``errors`` and ``_version`` (a test checks the
+import graph).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Final, NoReturn, TypeVar
 
 import attrs
 
-from chartscore.tally import SliceTally
+from chartscore._version import __version__
+from chartscore.canonical_json import canonical_json
+from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
+from chartscore.paired import mcnemar, newcombe_difference
+from chartscore.report import SCORER_NAME, KappaResult, MetricResult
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
+
+COMPARISON_FORMAT: Final = "chartscore.comparison"
+COMPARISON_FORMAT_VERSION: Final = 1
+
+PAIRED_METRICS: Final[tuple[str, ...]] = (
+    "exact_agreement",
+    "normalized_agreement",
+    "abstention_correctness",
+    "answerable_abstention",
+    "unanswerable_answer",
+    "tolerance_agreement",
+    "ordinal_later",
+    "ordinal_earlier",
+    "ordinal_within_one",
+)
+"""Metrics whose trials are gold rows, the same rows for both systems: compared paired."""
+
+UNPAIRED_METRICS: Final[tuple[str, ...]] = (
+    "wrong_type_answer",
+    "evidence_support",
+    "item_precision",
+    "item_recall",
+)
+"""Metrics whose trials depend on the system (its answered rows, its items): side by side."""
+
+GOLD_ONLY_METRICS: Final[tuple[str, ...]] = ("majority_baseline",)
+"""Metrics of the gold set alone, the same for both systems: left out of a comparison."""
+
+GOLD_COUNT_NAMES: Final = COUNT_NAMES[:3]
+"""``field_count``, ``answerable_count``, ``unanswerable_count``: shared by both systems."""
+
+SYSTEM_COUNT_NAMES: Final = COUNT_NAMES[3:]
+"""``missing_count``, ``answered_count``, ``abstained_count``: one set per system."""
+
+FIELD_TYPE_NAMES: Final[tuple[str, ...]] = (
+    "text",
+    "categorical",
+    "number",
+    "boolean",
+    "date",
+    "ordinal",
+    "multi",
+)
+"""The seven field types, the only names a ``by_field_type`` slice may have."""
+
+Interval = tuple[float, float]
+_Slice = TypeVar("_Slice")
+
+_MAX_COUNT: Final = 2**53 - 1
+_VERSION: Final = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
+
+# The count each core metric's trials equal, in every slice (a consistency check
+# when reading a document back). Type metrics pool over the fields that report
+# them, so in a type slice their totals need not equal any count.
+_GOLD_TOTALS: Final = {
+    "exact_agreement": "answerable_count",
+    "normalized_agreement": "answerable_count",
+    "abstention_correctness": "field_count",
+    "answerable_abstention": "answerable_count",
+    "unanswerable_answer": "unanswerable_count",
+}
+_SYSTEM_TOTALS: Final = {
+    "wrong_type_answer": "answered_count",
+    "evidence_support": "answered_count",
+}
+
+
+# --------------------------------------------------------------------------- tallies
 
 
 @attrs.frozen
 class PairedBinomial:
-    """One paired metric over the same gold rows for both systems."""
+    """One paired metric over the same gold rows for both systems: the 2 x 2 cells.
+
+    ``both + baseline_only`` is the baseline's success count,
+    ``both + candidate_only`` the candidate's, and the four cells add up to the
+    metric's trials (``total_count``).
+    """
 
     both: int
     baseline_only: int
     candidate_only: int
     neither: int
 
+    def __attrs_post_init__(self) -> None:
+        cells = (self.both, self.baseline_only, self.candidate_only, self.neither)
+        if any(type(cell) is not int for cell in cells):
+            raise TypeError("paired cells must be int")
+        if any(cell < 0 for cell in cells):
+            raise ValueError("paired cells must be non-negative")
+
+    @property
+    def total_count(self) -> int:
+        """The trials: gold rows in the metric's denominator."""
+        return self.both + self.baseline_only + self.candidate_only + self.neither
+
+    @property
+    def baseline(self) -> Binomial:
+        """The baseline's own success count out of the trials."""
+        return Binomial(self.both + self.baseline_only, self.total_count)
+
+    @property
+    def candidate(self) -> Binomial:
+        """The candidate's own success count out of the trials."""
+        return Binomial(self.both + self.candidate_only, self.total_count)
+
 
 @attrs.frozen
 class PairedSliceTally:
-    """Each system's slice tally and the paired metrics of one slice."""
+    """One slice of a paired run: each system's own tally and the paired metrics.
+
+    Raises ValueError (a scorer bug, not a user error) when the parts disagree:
+    different gold counts or metric names, a paired metric missing or extra, a
+    paired table whose margins are not the systems' own counts, or kappa for
+    one system only.
+    """
 
     baseline: SliceTally
     candidate: SliceTally
     paired: Mapping[str, PairedBinomial]
 
+    def __attrs_post_init__(self) -> None:
+        for name in GOLD_COUNT_NAMES:
+            if self.baseline.counts[name] != self.candidate.counts[name]:
+                raise ValueError("both systems must be scored on the same gold rows")
+        if set(self.baseline.metrics) != set(self.candidate.metrics):
+            raise ValueError("both systems must report the same metrics")
+        expected = {name for name in self.baseline.metrics if name in PAIRED_METRICS}
+        if set(self.paired) != expected:
+            raise ValueError("paired metrics must be exactly the slice's paired metrics")
+        for name, cells in self.paired.items():
+            if type(cells) is not PairedBinomial:
+                raise TypeError("paired metrics must be PairedBinomial")
+            if cells.baseline != self.baseline.metrics[name]:
+                raise ValueError("paired cells disagree with the baseline's counts")
+            if cells.candidate != self.candidate.metrics[name]:
+                raise ValueError("paired cells disagree with the candidate's counts")
+        if (self.baseline.kappa is None) != (self.candidate.kappa is None):
+            raise ValueError("kappa must be present for both systems or neither")
+
 
 @attrs.frozen
 class PairedTally:
-    """All slices of a comparison run."""
+    """All slices of a paired run; the lead's scorer fills it inside the boundary."""
 
     overall: PairedSliceTally
     by_field: Mapping[str, PairedSliceTally]
     by_field_type: Mapping[str, PairedSliceTally]
+
+
+# --------------------------------------------------------------------------- results
+
+
+@attrs.frozen
+class PairedMetricResult:
+    """One paired metric: both systems, the discordant counts, the difference, McNemar.
+
+    Attributes:
+        baseline, candidate: Each system's success count, trials and Wilson
+            interval (the same trials for both).
+        baseline_only, candidate_only: Trials where only that system succeeded
+            (for an error metric: only that system erred).
+        estimate: ``(candidate_only - baseline_only) / total_count``, the
+            candidate's rate minus the baseline's; None with no trials.
+        interval: Newcombe's 95% interval for the difference; None with no trials.
+        exact_p, mid_p: McNemar's two-sided exact and mid-p values; None with no
+            trials.
+    """
+
+    baseline: MetricResult
+    candidate: MetricResult
+    baseline_only: int
+    candidate_only: int
+    estimate: float | None
+    interval: Interval | None
+    exact_p: float | None
+    mid_p: float | None
+
+    @classmethod
+    def from_counts(cls, cells: PairedBinomial) -> PairedMetricResult:
+        """Compute every figure from the paired cells."""
+        difference = newcombe_difference(
+            cells.both, cells.candidate_only, cells.baseline_only, cells.neither
+        )
+        estimate: float | None = None
+        interval: Interval | None = None
+        exact_p: float | None = None
+        mid_p: float | None = None
+        if difference is not None:
+            estimate, interval = difference
+            exact_p, mid_p = mcnemar(cells.baseline_only, cells.candidate_only)
+        return cls(
+            baseline=MetricResult.from_binomial(cells.baseline),
+            candidate=MetricResult.from_binomial(cells.candidate),
+            baseline_only=cells.baseline_only,
+            candidate_only=cells.candidate_only,
+            estimate=estimate,
+            interval=interval,
+            exact_p=exact_p,
+            mid_p=mid_p,
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The paired metric as comparison JSON."""
+        return {
+            "baseline": self.baseline.to_dict(),
+            "candidate": self.candidate.to_dict(),
+            "baseline_only": self.baseline_only,
+            "candidate_only": self.candidate_only,
+            "difference": {
+                "estimate": self.estimate,
+                "interval": None if self.interval is None else list(self.interval),
+            },
+            "mcnemar": {"exact_p": self.exact_p, "mid_p": self.mid_p},
+        }
+
+
+@attrs.frozen
+class UnpairedMetricResult:
+    """A metric whose trials differ between the systems: each system's result alone."""
+
+    baseline: MetricResult
+    candidate: MetricResult
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"baseline": METRIC, "candidate": METRIC}``."""
+        return {"baseline": self.baseline.to_dict(), "candidate": self.candidate.to_dict()}
+
+
+@attrs.frozen
+class KappaComparison:
+    """Each system's own Cohen's kappa against gold (field slices of kappa fields)."""
+
+    baseline: KappaResult
+    candidate: KappaResult
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"baseline": KAPPA, "candidate": KAPPA}``."""
+        return {"baseline": self.baseline.to_dict(), "candidate": self.candidate.to_dict()}
+
+
+@attrs.frozen
+class ComparisonSlice:
+    """One slice of a comparison: overall, one field id, or one field type.
+
+    Attributes:
+        counts: The gold counts both systems share (``field_count``,
+            ``answerable_count``, ``unanswerable_count``).
+        baseline_counts, candidate_counts: Each system's ``missing_count``,
+            ``answered_count`` and ``abstained_count``.
+        paired: The paired metrics present in the slice, by name.
+        unpaired: The unpaired metrics present in the slice, by name.
+        kappa: Both systems' kappa (field slices of kappa fields), else None.
+    """
+
+    counts: Mapping[str, int]
+    baseline_counts: Mapping[str, int]
+    candidate_counts: Mapping[str, int]
+    paired: Mapping[str, PairedMetricResult]
+    unpaired: Mapping[str, UnpairedMetricResult]
+    kappa: KappaComparison | None = None
+
+    @classmethod
+    def from_tally(cls, part: PairedSliceTally) -> ComparisonSlice:
+        """Attach intervals, differences and tests to one paired slice."""
+        baseline, candidate = part.baseline, part.candidate
+        kappa = None
+        if baseline.kappa is not None and candidate.kappa is not None:
+            kappa = KappaComparison(
+                KappaResult.from_table(baseline.kappa), KappaResult.from_table(candidate.kappa)
+            )
+        return cls(
+            counts={name: baseline.counts[name] for name in GOLD_COUNT_NAMES},
+            baseline_counts={name: baseline.counts[name] for name in SYSTEM_COUNT_NAMES},
+            candidate_counts={name: candidate.counts[name] for name in SYSTEM_COUNT_NAMES},
+            paired={
+                name: PairedMetricResult.from_counts(part.paired[name])
+                for name in PAIRED_METRICS
+                if name in part.paired
+            },
+            unpaired={
+                name: UnpairedMetricResult(
+                    MetricResult.from_binomial(baseline.metrics[name]),
+                    MetricResult.from_binomial(candidate.metrics[name]),
+                )
+                for name in UNPAIRED_METRICS
+                if name in baseline.metrics
+            },
+            kappa=kappa,
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The slice as comparison JSON (CSLICE in docs/formats.md)."""
+        out: dict[str, object] = {name: self.counts[name] for name in GOLD_COUNT_NAMES}
+        out["baseline_counts"] = {name: self.baseline_counts[name] for name in SYSTEM_COUNT_NAMES}
+        out["candidate_counts"] = {name: self.candidate_counts[name] for name in SYSTEM_COUNT_NAMES}
+        for name, paired in self.paired.items():
+            out[name] = paired.to_dict()
+        for name, unpaired in self.unpaired.items():
+            out[name] = unpaired.to_dict()
+        if self.kappa is not None:
+            out["kappa"] = self.kappa.to_dict()
+        return out
+
+
+@attrs.frozen
+class Comparison:
+    """A comparison of two systems on the same gold set; it may leave the environment.
+
+    Holds counts, intervals, differences, p-values, field ids, closed type and
+    metric names and the scorer version: nothing from any input value.
+
+    Attributes:
+        overall: All gold rows.
+        by_field: One slice per field id.
+        by_field_type: One slice per field type present in the gold set.
+        scorer_version: The chartscore version that computed it.
+    """
+
+    overall: ComparisonSlice
+    by_field: Mapping[str, ComparisonSlice]
+    by_field_type: Mapping[str, ComparisonSlice]
+    scorer_version: str = __version__
+
+    @classmethod
+    def from_tally(cls, tally: PairedTally) -> Comparison:
+        """Compute every figure from a value-free paired tally."""
+        return cls(
+            overall=ComparisonSlice.from_tally(tally.overall),
+            by_field={k: ComparisonSlice.from_tally(v) for k, v in tally.by_field.items()},
+            by_field_type={
+                k: ComparisonSlice.from_tally(v) for k, v in tally.by_field_type.items()
+            },
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The comparison as plain JSON-ready data."""
+        return {
+            "format": COMPARISON_FORMAT,
+            "format_version": COMPARISON_FORMAT_VERSION,
+            "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
+            "overall": self.overall.to_dict(),
+            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
+            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
+        }
+
+    def to_json(self) -> str:
+        """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Comparison:
+        """Read a comparison back from its JSON, strictly.
+
+        Checks ``format`` and ``format_version`` first, then the whole shape:
+        a closed key vocabulary, non-negative integer counts, intervals of two
+        numbers in range (or null exactly when there are no trials), valid
+        field ids and type names, and the identities between counts
+        (``baseline_only`` and ``candidate_only`` within each system's
+        successes, the same trials for both systems, core metric totals equal
+        to their counts, ``estimate = (candidate_only - baseline_only) / n``).
+        Intervals and p-values are not recomputed. ``to_json()`` of the result
+        gives back the same bytes as a document chartscore wrote.
+
+        Raises:
+            ChartscoreError: ``unknown_report_format`` for a missing or other
+                format or format_version; ``invalid_report`` for anything else
+                (including JSON that is not strict: duplicate keys, NaN).
+                Never echoes the document.
+        """
+        return cls.from_dict(load_strict_json(text))
+
+    @classmethod
+    def from_dict(cls, document: Mapping[str, object]) -> Comparison:
+        """Read a comparison from its parsed JSON; the checks of :meth:`from_json`.
+
+        Raises:
+            ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
+        """
+        if not isinstance(document, Mapping):
+            invalid()
+        check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        return _read_comparison(document)
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def invalid() -> NoReturn:
+    """Raise ``invalid_report`` (no context, no text from the document)."""
+    raise ChartscoreError(ErrorCode.INVALID_REPORT)
+
+
+def load_strict_json(text: str | bytes) -> Mapping[str, object]:
+    """Parse a report-like JSON document: an object, no duplicate keys, no NaN.
+
+    Raises:
+        ChartscoreError: ``invalid_report``; the parser's exception (which can
+            quote the document) is dropped, never chained.
+    """
+    if not isinstance(text, str | bytes | bytearray):
+        invalid()
+    document: object = None
+    failed = False
+    try:
+        if not isinstance(text, str):
+            text = bytes(text).decode("utf-8")
+        document = json.loads(
+            text, object_pairs_hook=_unique_object, parse_constant=_refuse_constant
+        )
+    except (ValueError, RecursionError):
+        failed = True
+    if failed or not isinstance(document, dict):
+        invalid()
+    return document
+
+
+def _unique_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        raise ValueError
+    return result
+
+
+def _refuse_constant(_: str) -> NoReturn:
+    raise ValueError
+
+
+def check_format(document: Mapping[str, object], expected: str, version: int) -> None:
+    """Refuse a document whose ``format`` / ``format_version`` is not the expected pair."""
+    if document.get("format") != expected:
+        raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
+    found = document.get("format_version")
+    if type(found) is not int or found != version:
+        raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
+
+
+def read_object(
+    value: object, required: frozenset[str], optional: frozenset[str]
+) -> dict[str, object]:
+    """A JSON object with every required key and no key outside the two sets."""
+    if not isinstance(value, dict):
+        invalid()
+    keys = set(value)
+    if not required <= keys or not keys <= required | optional:
+        invalid()
+    return value
+
+
+def read_count(value: object) -> int:
+    """A non-negative JSON integer no larger than 2**53 - 1."""
+    if type(value) is not int or not 0 <= value <= _MAX_COUNT:
+        invalid()
+    return value
+
+
+def read_number(value: object, low: float, high: float) -> float:
+    """A finite JSON number in [low, high], as a float."""
+    if type(value) not in (int, float):
+        invalid()
+    number = float(value)  # type: ignore[arg-type]
+    if not (math.isfinite(number) and low <= number <= high):
+        invalid()
+    return number
+
+
+def read_interval(value: object, low: float, high: float) -> Interval | None:
+    """Null, or ``[lower, upper]`` with ``low <= lower <= upper <= high``."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        invalid()
+    lower, upper = read_number(value[0], low, high), read_number(value[1], low, high)
+    if lower > upper:
+        invalid()
+    return (lower, upper)
+
+
+_METRIC_KEYS: Final = frozenset({"success_count", "total_count", "interval"})
+_KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
+_NONE: Final = frozenset[str]()
+
+
+def read_metric(value: object) -> MetricResult:
+    """A report METRIC: counts with ``success <= total``; interval null iff no trials."""
+    data = read_object(value, _METRIC_KEYS, _NONE)
+    success, total = read_count(data["success_count"]), read_count(data["total_count"])
+    interval = read_interval(data["interval"], 0.0, 1.0)
+    if success > total or (interval is None) != (total == 0):
+        invalid()
+    return MetricResult(success, total, interval)
+
+
+def read_kappa(value: object) -> KappaResult:
+    """A report KAPPA: value and interval both null or both numbers; pairs a count."""
+    data = read_object(value, _KAPPA_KEYS, _NONE)
+    pairs = read_count(data["pairs"])
+    interval = read_interval(data["interval"], -1.0, 1.0)
+    kappa = None if data["value"] is None else read_number(data["value"], -math.inf, math.inf)
+    if (kappa is None) != (interval is None) or (pairs == 0 and kappa is not None):
+        invalid()
+    return KappaResult(kappa, interval, pairs)
+
+
+def read_scorer_version(value: object) -> str:
+    """``{"name": "chartscore", "version": ...}``; the version is a short version string."""
+    data = read_object(value, frozenset({"name", "version"}), _NONE)
+    version = data["version"]
+    if data["name"] != SCORER_NAME or type(version) is not str or not _VERSION.fullmatch(version):
+        invalid()
+    return version
+
+
+def read_slices(
+    document: Mapping[str, object], read_slice: Callable[[object, str], _Slice]
+) -> tuple[_Slice, dict[str, _Slice], dict[str, _Slice]]:
+    """The overall, by-field and by-type slices, with field ids and type names checked."""
+    by_field = document["by_field"]
+    by_type = document["by_field_type"]
+    if not isinstance(by_field, dict) or not isinstance(by_type, dict):
+        invalid()
+    if not all(valid_field_id(name) for name in by_field):
+        invalid()
+    if not all(name in FIELD_TYPE_NAMES for name in by_type):
+        invalid()
+    return (
+        read_slice(document["overall"], "overall"),
+        {name: read_slice(part, "field") for name, part in by_field.items()},
+        {name: read_slice(part, "field_type") for name, part in by_type.items()},
+    )
+
+
+_TOP_KEYS: Final = frozenset(
+    {"format", "format_version", "scorer", "overall", "by_field", "by_field_type"}
+)
+_SYSTEM_COUNT_KEYS: Final = frozenset(SYSTEM_COUNT_NAMES)
+_PAIRED_KEYS: Final = frozenset(
+    {"baseline", "candidate", "baseline_only", "candidate_only", "difference", "mcnemar"}
+)
+_SIDES: Final = frozenset({"baseline", "candidate"})
+_CORE_KEYS: Final = (
+    frozenset(GOLD_COUNT_NAMES) | {"baseline_counts", "candidate_counts"} | set(CORE_METRICS)
+)
+_OPTIONAL_KEYS: Final = frozenset(
+    name for name in TYPE_METRICS if name not in GOLD_ONLY_METRICS
+) | {"kappa"}
+
+
+def _read_comparison(document: Mapping[str, object]) -> Comparison:
+    read_object(document, _TOP_KEYS, _NONE)
+    version = read_scorer_version(document["scorer"])
+    overall, by_field, by_type = read_slices(document, _read_slice)
+    return Comparison(overall, by_field, by_type, scorer_version=version)
+
+
+def _read_slice(value: object, kind: str) -> ComparisonSlice:
+    optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
+    data = read_object(value, _CORE_KEYS, optional)
+    counts = {name: read_count(data[name]) for name in GOLD_COUNT_NAMES}
+    if counts["field_count"] != counts["answerable_count"] + counts["unanswerable_count"]:
+        invalid()
+    sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
+    paired = {
+        name: _read_paired(data[name], name, counts) for name in PAIRED_METRICS if name in data
+    }
+    unpaired = {
+        name: _read_unpaired(data[name], name, sides) for name in UNPAIRED_METRICS if name in data
+    }
+    kappa = None
+    if "kappa" in data:
+        pair = read_object(data["kappa"], _SIDES, _NONE)
+        kappa = KappaComparison(read_kappa(pair["baseline"]), read_kappa(pair["candidate"]))
+    return ComparisonSlice(
+        counts=counts,
+        baseline_counts=sides["baseline"],
+        candidate_counts=sides["candidate"],
+        paired=paired,
+        unpaired=unpaired,
+        kappa=kappa,
+    )
+
+
+def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int]:
+    data = read_object(value, _SYSTEM_COUNT_KEYS, _NONE)
+    counts = {name: read_count(data[name]) for name in SYSTEM_COUNT_NAMES}
+    if sum(counts.values()) != gold["field_count"]:
+        invalid()
+    return counts
+
+
+def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMetricResult:
+    data = read_object(value, _PAIRED_KEYS, _NONE)
+    baseline, candidate = read_metric(data["baseline"]), read_metric(data["candidate"])
+    b, c = read_count(data["baseline_only"]), read_count(data["candidate_only"])
+    n = baseline.total_count
+    both = baseline.success_count - b
+    if candidate.total_count != n or both < 0 or candidate.success_count - c != both:
+        invalid()
+    count = _GOLD_TOTALS.get(name)
+    if both + b + c > n or (count is not None and n != gold[count]):
+        invalid()
+    difference = read_object(data["difference"], frozenset({"estimate", "interval"}), _NONE)
+    tests = read_object(data["mcnemar"], frozenset({"exact_p", "mid_p"}), _NONE)
+    figures = (difference["estimate"], difference["interval"], tests["exact_p"], tests["mid_p"])
+    if n == 0:
+        if any(figure is not None for figure in figures):
+            invalid()
+        return PairedMetricResult(baseline, candidate, b, c, None, None, None, None)
+    estimate = read_number(difference["estimate"], -1.0, 1.0)
+    interval = read_interval(difference["interval"], -1.0, 1.0)
+    exact_p = read_number(tests["exact_p"], 0.0, 1.0)
+    mid_p = read_number(tests["mid_p"], 0.0, 1.0)
+    if estimate != (c - b) / n or interval is None or not interval[0] <= estimate <= interval[1]:
+        invalid()
+    if mid_p > exact_p:
+        invalid()
+    return PairedMetricResult(baseline, candidate, b, c, estimate, interval, exact_p, mid_p)
+
+
+def _read_unpaired(
+    value: object, name: str, sides: Mapping[str, Mapping[str, int]]
+) -> UnpairedMetricResult:
+    data = read_object(value, _SIDES, _NONE)
+    result = UnpairedMetricResult(read_metric(data["baseline"]), read_metric(data["candidate"]))
+    count = _SYSTEM_TOTALS.get(name)
+    if count is not None and (
+        result.baseline.total_count != sides["baseline"][count]
+        or result.candidate.total_count != sides["candidate"][count]
+    ):
+        invalid()
+    return result

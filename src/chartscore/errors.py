@@ -9,9 +9,15 @@ is explained in ``docs/errors.md``; a test keeps the two lists equal.
 from __future__ import annotations
 
 import enum
-from typing import NoReturn
+import re
+from typing import Final, NoReturn
 
-from chartscore._rules import is_field_id, is_format_key
+from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS
+
+# Compiled here, not taken from chartscore._rules, so that the value-free modules
+# (report, comparison, gates, ...) can raise coded errors without importing _rules,
+# whose caches hold input digests.
+_FIELD_ID: Final = re.compile(FIELD_ID_PATTERN)
 
 
 class ErrorCode(enum.StrEnum):
@@ -66,6 +72,17 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
     # Command line.
+    # Reports, comparisons and gates.
+    UNKNOWN_REPORT_FORMAT = "unknown_report_format"
+    INVALID_REPORT = "invalid_report"
+    INVALID_TOML = "invalid_toml"
+    INVALID_GATES = "invalid_gates"
+    INVALID_GATE = "invalid_gate"
+    INVALID_GATE_RULE = "invalid_gate_rule"
+    INVALID_GATE_THRESHOLD = "invalid_gate_threshold"
+    GATE_SLICE_MISSING = "gate_slice_missing"
+    GATE_METRIC_MISSING = "gate_metric_missing"
+    GATE_NEEDS_COMPARISON = "gate_needs_comparison"
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
     INTERRUPTED = "interrupted"
@@ -117,6 +134,16 @@ _DESCRIPTIONS: dict[str, str] = {
     "gold_outside_schema": "a gold value is not a declared level or choice",
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
+    "unknown_report_format": "not a chartscore document of a known format and format_version",
+    "invalid_report": "the document does not have the shape its format defines",
+    "invalid_toml": "the gates file is not valid TOML",
+    "invalid_gates": "a gates file is one or more [[gate]] tables and nothing else",
+    "invalid_gate": "a gate's slice, metric or level is not one chartscore knows",
+    "invalid_gate_rule": "a gate needs exactly one rule that fits its metric",
+    "invalid_gate_threshold": "a gate's threshold is not a number in the rule's range",
+    "gate_slice_missing": "a gate names a slice that is not in the document",
+    "gate_metric_missing": "a gate names a metric that is not in its slice",
+    "gate_needs_comparison": "a difference rule needs a comparison, not a report",
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "the report could not be written; nothing partial was left",
     "interrupted": "stopped by the user",
@@ -138,6 +165,17 @@ class InputKind(enum.StrEnum):
     CANDIDATE = "candidate"
     SCHEMA = "schema"
     OUTPUT = "output"
+    GATES = "gates"
+
+
+def valid_field_id(value: object) -> bool:
+    """Whether ``value`` is a field id (``[a-z][a-z0-9_]{0,63}`` segments joined by ``.``).
+
+    The value-free twin of ``chartscore._rules.is_field_id`` (which remembers the
+    ids it has seen, for speed on the hot path): for modules past the privacy
+    boundary, and to decide whether a field id may be named in a message.
+    """
+    return type(value) is str and _FIELD_ID.fullmatch(value) is not None
 
 
 class ChartscoreError(ValueError):
@@ -154,6 +192,7 @@ class ChartscoreError(ValueError):
         key: A key name of the file format (``field_type``, ``uncertainty``,
             ...), for ``missing_key`` and ``unknown_key``; never a key the
             format does not define.
+        gate: The 1-based number of the gate a gates-file error concerns.
 
     The constructor takes no free text, so a message can never carry data:
     each location argument is kept only when it is of the expected kind
@@ -166,6 +205,7 @@ class ChartscoreError(ValueError):
     item: int | None
     field_id: str | None
     key: str | None
+    gate: int | None
 
     def __init__(
         self,
@@ -176,15 +216,17 @@ class ChartscoreError(ValueError):
         field_id: str | None = None,
         key: str | None = None,
         item: int | None = None,
+        gate: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
         self.item = item if type(item) is int and item >= 0 else None
         # Only a valid schema field id may appear; anything else could be data.
-        self.field_id = field_id if is_field_id(field_id) else None
+        self.field_id = field_id if valid_field_id(field_id) else None
         # Only the format's own key names: an input's other keys could be data.
-        self.key = key if is_format_key(key) else None
+        self.key = key if type(key) is str and key in FORMAT_KEYS else None
+        self.gate = gate if type(gate) is int else None
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -195,6 +237,8 @@ class ChartscoreError(ValueError):
             where.append(f"line {self.line}")
         if self.item is not None:
             where.append(f"item {self.item}")
+        if self.gate is not None:
+            where.append(f"gate {self.gate}")
         if self.field_id is not None:
             where.append(f"field {self.field_id}")
         text = " ".join(where)
@@ -203,16 +247,18 @@ class ChartscoreError(ValueError):
         return f"{self.code}" + (f" ({text})" if text else "")
 
     def __reduce__(self) -> tuple[object, ...]:
-        location = (self.input, self.line, self.field_id, self.key, self.item)
+        location = (self.input, self.line, self.field_id, self.key, self.item, self.gate)
         return (_rebuild, (self.code, location))
 
 
 def _rebuild(
     code: ErrorCode,
-    location: tuple[InputKind | None, int | None, str | None, str | None, int | None],
+    location: tuple[InputKind | None, int | None, str | None, str | None, int | None, int | None],
 ) -> ChartscoreError:
-    input_kind, line, field_id, key, item = location
-    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id, key=key, item=item)
+    input_kind, line, field_id, key, item, gate = location
+    return ChartscoreError(
+        code, input=input_kind, line=line, field_id=field_id, key=key, item=item, gate=gate
+    )
 
 
 def fail(

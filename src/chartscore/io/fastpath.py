@@ -26,7 +26,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Final, TypeVar
 
-from chartscore import _rules
+from chartscore import _format, _rules
 from chartscore.errors import ChartscoreError, InputKind
 from chartscore.io.jsonl import parse_object
 from chartscore.io.records import CHAIN_KEYS
@@ -115,7 +115,7 @@ def _value(raw: object) -> tuple[Value, int] | None:
 
 
 # Fact digests are unique per answer: matched without the memory of _rules.is_digest.
-_DIGEST_MATCH: Final = re.compile(_rules.DIGEST_PATTERN).fullmatch
+_DIGEST_MATCH: Final = re.compile(_format.DIGEST_PATTERN).fullmatch
 _is_digest: Final = _rules.is_digest
 
 
@@ -148,7 +148,7 @@ def fast_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
         len(row) != 4  # type: ignore[arg-type]
         or (end != len(text) and text[end:].strip(_JSON_BLANK))
         or type(case_id) is not str
-        or not 0 < len(case_id) <= _rules.MAX_CASE_ID_LENGTH
+        or not 0 < len(case_id) <= _format.MAX_CASE_ID_LENGTH
         or type(field_id) is not str
         or (field_id not in _KNOWN_FIELD_IDS and not _rules.is_field_id(field_id))
         or text.count(":") != 4 + case_id.count(":") + colons
@@ -176,7 +176,7 @@ def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
         value is None
         or size != 3 + ("normalized_fact_digest" in row) + ("evidence_chain" in row)
         or type(case_id) is not str
-        or not 0 < len(case_id) <= _rules.MAX_CASE_ID_LENGTH
+        or not 0 < len(case_id) <= _format.MAX_CASE_ID_LENGTH
         or not _rules.is_field_id(field_id)
     ):
         return None
@@ -253,7 +253,7 @@ def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
             and kind in _SOURCE_KINDS
             and type(start) is int
             and type(end) is int
-            and 0 <= start < end <= _rules.MAX_OFFSET
+            and 0 <= start < end <= _format.MAX_OFFSET
             and _is_digest(digest)
         ):
             return None

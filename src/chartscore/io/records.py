@@ -14,17 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from chartscore import _rules
+from chartscore import _format, _rules
 from chartscore.errors import ErrorCode, fail
 from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.model import FieldType, Value
 
-GOLD_KEYS: Final = frozenset(_rules.GOLD_KEY_ORDER)
+GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
-PREDICTION_KEYS: Final = frozenset(_rules.PREDICTION_KEY_ORDER)
-CHAIN_KEYS: Final = frozenset(_rules.CHAIN_KEY_ORDER)
+PREDICTION_KEYS: Final = frozenset(_format.PREDICTION_KEY_ORDER)
+CHAIN_KEYS: Final = frozenset(_format.CHAIN_KEY_ORDER)
 SOURCE_REQUIRED: Final = frozenset({"source_digest", "start_offset", "end_offset"})
-SOURCE_KEYS: Final = frozenset(_rules.SOURCE_KEY_ORDER)
+SOURCE_KEYS: Final = frozenset(_format.SOURCE_KEY_ORDER)
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = {member.value: member for member in SourceKind}
@@ -148,7 +148,7 @@ def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
             (Whether the value suits the type is checked by the scorer.)
     """
     if row.keys() != GOLD_KEYS:
-        _check_keys(row.keys(), _rules.GOLD_KEY_ORDER, GOLD_KEYS, GOLD_KEYS)
+        _check_keys(row.keys(), _format.GOLD_KEY_ORDER, GOLD_KEYS, GOLD_KEYS)
     case_id, field_id = _identity(row)
     field_type = row["field_type"]
     if type(field_type) is not str or field_type not in _FIELD_TYPES:
@@ -169,7 +169,7 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
     """
     keys = row.keys()
     if keys != PREDICTION_REQUIRED:
-        _check_keys(keys, _rules.PREDICTION_KEY_ORDER, PREDICTION_REQUIRED, PREDICTION_KEYS)
+        _check_keys(keys, _format.PREDICTION_KEY_ORDER, PREDICTION_REQUIRED, PREDICTION_KEYS)
     chain = row.get("evidence_chain")
     facts = _chain_facts(chain) if type(chain) is dict else None
     case_id, field_id = _identity(row)
@@ -198,7 +198,7 @@ def _source_kinds(raw: object) -> list[SourceKind]:
         if type(source) is not dict:
             fail(ErrorCode.INVALID_SOURCE_LOCATION)
         if source.keys() != SOURCE_REQUIRED:
-            _check_keys(source.keys(), _rules.SOURCE_KEY_ORDER, SOURCE_REQUIRED, SOURCE_KEYS)
+            _check_keys(source.keys(), _format.SOURCE_KEY_ORDER, SOURCE_REQUIRED, SOURCE_KEYS)
         kind_name = source.get("kind", "clinical_record")
         if type(kind_name) is not str or kind_name not in _SOURCE_KINDS:
             fail(ErrorCode.INVALID_SOURCE_KIND)
@@ -224,7 +224,7 @@ def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool]:
     # Validates a chain as EvidenceChain does, check by check in record order;
     # returns (field id, fact digest, whether any span is from a clinical record).
     if chain.keys() != CHAIN_KEYS:
-        _check_keys(chain.keys(), _rules.CHAIN_KEY_ORDER, CHAIN_KEYS, CHAIN_KEYS)
+        _check_keys(chain.keys(), _format.CHAIN_KEY_ORDER, CHAIN_KEYS, CHAIN_KEYS)
     kinds = _source_kinds(chain["source_locations"])
     transformation = chain["transformation_kind"]
     if type(transformation) is not str or transformation not in _TRANSFORMATION_KINDS:

@@ -1,0 +1,42 @@
+"""The closed vocabulary of the input formats: patterns and key names, no values.
+
+Both the value-holding rules (:mod:`chartscore._rules`) and the value-free
+error type (:mod:`chartscore.errors`) need these names; this module holds only
+constants, so importing it never reaches a cache of input data.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+FIELD_ID_PATTERN: Final = r"[a-z][a-z0-9_]{0,63}(?:\.[a-z][a-z0-9_]{0,63}){0,7}"
+DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
+MAX_CASE_ID_LENGTH: Final = 128
+MAX_OFFSET: Final = (1 << 63) - 1
+
+GOLD_KEY_ORDER: Final = ("case_id", "field_id", "field_type", "value")
+"""The gold format's keys, in documented order (the first missing one is named)."""
+PREDICTION_KEY_ORDER: Final = (
+    "case_id",
+    "field_id",
+    "value",
+    "normalized_fact_digest",
+    "evidence_chain",
+)
+"""The prediction format's keys, in documented order."""
+CHAIN_KEY_ORDER: Final = (
+    "field_id",
+    "source_locations",
+    "normalized_fact_digest",
+    "transformation_kind",
+    "transformation_digest",
+    "uncertainty",
+    "reviewer_state",
+)
+"""The evidence chain's keys, in documented order."""
+SOURCE_KEY_ORDER: Final = ("source_digest", "start_offset", "end_offset", "kind")
+"""A source location's keys, in documented order."""
+FORMAT_KEYS: Final = frozenset(
+    GOLD_KEY_ORDER + PREDICTION_KEY_ORDER + CHAIN_KEY_ORDER + SOURCE_KEY_ORDER
+)
+"""The closed vocabulary of format keys: the only key names an error may show."""

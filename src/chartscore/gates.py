@@ -1,0 +1,542 @@
+"""Release gates: pass or fail a report or a comparison against written thresholds.
+
+A gates file is TOML, one ``[[gate]]`` table per gate::
+
+    [[gate]]
+    slice = "overall"                 # or "field:<field id>", "type:<field type>"
+    metric = "normalized_agreement"
+    min_lower = 0.80                  # the Wilson lower bound must be >= 0.80
+
+    [[gate]]
+    slice = "overall"
+    metric = "normalized_agreement"
+    min_difference_lower = -0.02      # comparison: candidate no worse than 2 points
+    level = "warning"                 # "required" (the default) or "warning"
+
+Rules (exactly one per gate):
+
+- ``min_lower``: the metric's 95% interval lower bound is at least the
+  threshold (metrics where higher is better, and kappa);
+- ``max_upper``: the upper bound is at most the threshold (error metrics);
+- ``min_difference_lower``: a comparison's paired difference (candidate -
+  baseline) has a lower bound at least the threshold (paired metrics where
+  higher is better), e.g. -0.02 for non-inferiority with a 2-point margin;
+- ``max_difference_upper``: the difference's upper bound is at most the
+  threshold (paired error metrics), e.g. 0.02.
+
+On a comparison, ``min_lower`` and ``max_upper`` read the candidate's interval.
+A gate whose figure is null (no trials, an undefined kappa, a suppressed number)
+fails: it cannot be shown to pass. :func:`evaluate` returns the results; their
+exit status is 0 when every required gate passes and 3 when one fails.
+
+Value-free: imports only ``comparison``, ``report``, ``tally`` and ``errors``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+import tomllib
+from collections.abc import Mapping, Sequence
+from typing import Final, Protocol, TypeVar
+
+import attrs
+
+from chartscore.comparison import (
+    FIELD_TYPE_NAMES,
+    PAIRED_METRICS,
+    Comparison,
+    ComparisonSlice,
+    check_format,
+    invalid,
+    load_strict_json,
+    read_count,
+    read_kappa,
+    read_metric,
+    read_object,
+    read_scorer_version,
+    read_slices,
+)
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.report import (
+    REPORT_FORMAT,
+    REPORT_FORMAT_VERSION,
+    KappaResult,
+    MetricResult,
+    Report,
+    SliceReport,
+)
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, ERROR_METRICS, TYPE_METRICS
+
+EXIT_GATES_PASSED: Final = 0
+EXIT_REQUIRED_GATE_FAILED: Final = 3
+
+MAX_GATES_BYTES: Final = 1 << 20
+"""A gates file larger than 1 MiB is refused (``invalid_gates``)."""
+
+MAX_GATES: Final = 1000
+"""At most this many gates in one file."""
+
+LEVELS: Final = ("required", "warning")
+RULES: Final = ("min_lower", "max_upper", "min_difference_lower", "max_difference_upper")
+GATEABLE_METRICS: Final = frozenset(
+    [*CORE_METRICS, *(name for name in TYPE_METRICS if name != "majority_baseline"), "kappa"]
+)
+"""Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system."""
+
+_S = TypeVar("_S")
+_GATE_KEYS: Final = frozenset({"slice", "metric", "level", *RULES})
+_TOML_LINE: Final = re.compile(r"\(at line (\d+), column \d+\)\Z")
+
+
+# --------------------------------------------------------------------------- gates
+
+
+@attrs.frozen
+class Gate:
+    """One gate from a gates file.
+
+    Attributes:
+        number: Its 1-based position in the file (errors and the table name it).
+        slice: ``"overall"``, ``"field:<field id>"`` or ``"type:<field type>"``.
+        metric: A metric name, or ``"kappa"``.
+        rule: One of :data:`RULES`.
+        threshold: The rule's threshold.
+        level: ``"required"`` or ``"warning"``.
+    """
+
+    number: int
+    slice: str
+    metric: str
+    rule: str
+    threshold: float
+    level: str = "required"
+
+    @property
+    def required(self) -> bool:
+        """Whether failing this gate fails the run (exit status 3)."""
+        return self.level == "required"
+
+    @property
+    def is_difference(self) -> bool:
+        """Whether the rule reads a comparison's paired difference."""
+        return self.rule in ("min_difference_lower", "max_difference_upper")
+
+    @property
+    def reads_lower(self) -> bool:
+        """Whether the rule reads an interval's lower bound (else its upper bound)."""
+        return self.rule in ("min_lower", "min_difference_lower")
+
+    def passes(self, observed: float | None) -> bool:
+        """``observed >= threshold`` for the min rules, ``<=`` for the max rules; null fails."""
+        if observed is None:
+            return False
+        return observed >= self.threshold if self.reads_lower else observed <= self.threshold
+
+
+def load_gates(path: str | os.PathLike[str]) -> tuple[Gate, ...]:
+    """Read and check a gates file (TOML, UTF-8, at most 1 MiB).
+
+    Raises:
+        ChartscoreError: ``file_unreadable`` or ``not_utf8`` (gates), or any
+            code of :func:`parse_gates`. Never names the path.
+    """
+    data = _read_regular_file(path, MAX_GATES_BYTES + 1)
+    if len(data) > MAX_GATES_BYTES:
+        raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
+    text = ""
+    failed = False
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        failed = True
+    if failed:
+        raise ChartscoreError(ErrorCode.NOT_UTF8, input=InputKind.GATES)
+    return parse_gates(text)
+
+
+def _read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to ``limit`` bytes of a regular file, without blocking on a FIFO or device."""
+    chunks: list[bytes] = []
+    failed = False
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                failed = True
+            size = 0
+            while not failed and size < limit:
+                chunk = os.read(descriptor, min(1 << 16, limit - size))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(descriptor)
+    except (OSError, TypeError, ValueError):
+        failed = True
+    if failed:
+        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.GATES)
+    return b"".join(chunks)
+
+
+def parse_gates(text: str) -> tuple[Gate, ...]:
+    """Check the text of a gates file and return its gates, in file order.
+
+    Raises:
+        ChartscoreError: ``invalid_toml`` (with the line when TOML gives it),
+            ``number_out_of_range`` (an integer of over 4,300 digits),
+            ``nesting_too_deep``, ``invalid_gates``, ``unknown_key`` (a key at
+            the top or in a gate), ``missing_key``, ``invalid_gate``,
+            ``invalid_gate_rule``, ``invalid_gate_threshold``. Each error in a
+            gate names the gate's number; none echoes the file's text.
+    """
+    if type(text) is not str:
+        raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
+    document: object = None
+    code: ErrorCode | None = None
+    line: int | None = None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        code = ErrorCode.INVALID_TOML
+        found = _TOML_LINE.search(str(error))  # only the digits are kept
+        line = int(found.group(1)) if found else None
+    except RecursionError:
+        code = ErrorCode.NESTING_TOO_DEEP
+    except ValueError:  # an integer beyond Python's 4,300-digit conversion limit
+        code = ErrorCode.NUMBER_OUT_OF_RANGE
+    if code is not None:
+        raise ChartscoreError(code, input=InputKind.GATES, line=line)
+    assert isinstance(document, dict)
+    if set(document) - {"gate"}:
+        raise ChartscoreError(ErrorCode.UNKNOWN_KEY, input=InputKind.GATES)
+    tables = document.get("gate")
+    if not isinstance(tables, list) or not 1 <= len(tables) <= MAX_GATES:
+        raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
+    return tuple(_gate(number, table) for number, table in enumerate(tables, start=1))
+
+
+def _gate(number: int, table: object) -> Gate:
+    def fail(code: ErrorCode) -> ChartscoreError:
+        return ChartscoreError(code, gate=number)
+
+    if not isinstance(table, dict):
+        raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
+    if set(table) - _GATE_KEYS:
+        raise fail(ErrorCode.UNKNOWN_KEY)
+    if "slice" not in table or "metric" not in table:
+        raise fail(ErrorCode.MISSING_KEY)
+    where, metric, level = table["slice"], table["metric"], table.get("level", "required")
+    if not (type(where) is str and _valid_slice(where)):
+        raise fail(ErrorCode.INVALID_GATE)
+    if not (type(metric) is str and metric in GATEABLE_METRICS):
+        raise fail(ErrorCode.INVALID_GATE)
+    if not (type(level) is str and level in LEVELS):
+        raise fail(ErrorCode.INVALID_GATE)
+    rules = [rule for rule in RULES if rule in table]
+    if len(rules) != 1 or not _rule_fits(rules[0], metric):
+        raise fail(ErrorCode.INVALID_GATE_RULE)
+    rule = rules[0]
+    threshold = table[rule]
+    low = (
+        -1.0
+        if rule in ("min_difference_lower", "max_difference_upper") or metric == "kappa"
+        else 0.0
+    )
+    # Compare before converting: an int too large for a float cannot be in range.
+    if type(threshold) not in (int, float) or not low <= threshold <= 1.0:
+        raise fail(ErrorCode.INVALID_GATE_THRESHOLD)
+    value = float(threshold)
+    if not math.isfinite(value):
+        raise fail(ErrorCode.INVALID_GATE_THRESHOLD)
+    return Gate(number, where, metric, rule, value, level)
+
+
+def _valid_slice(where: str) -> bool:
+    if where == "overall":
+        return True
+    kind, _, name = where.partition(":")
+    return (kind == "field" and valid_field_id(name)) or (
+        kind == "type" and name in FIELD_TYPE_NAMES
+    )
+
+
+def _rule_fits(rule: str, metric: str) -> bool:
+    error = metric in ERROR_METRICS
+    if rule == "min_lower":
+        return not error
+    if rule == "max_upper":
+        return error and metric != "kappa"
+    paired = metric in PAIRED_METRICS
+    if rule == "min_difference_lower":
+        return paired and not error
+    return paired and error  # max_difference_upper
+
+
+# --------------------------------------------------------------------------- documents
+
+
+class _Interval(Protocol):
+    @property
+    def interval(self) -> tuple[float, float] | None: ...
+
+
+class ReportSlice(Protocol):
+    """What a gate reads in a report slice (a :class:`~chartscore.report.SliceReport`)."""
+
+    @property
+    def metrics(self) -> Mapping[str, _Interval]: ...
+
+    @property
+    def kappa(self) -> _Interval | None: ...
+
+
+class ReportLike(Protocol):
+    """A report-shaped document: :class:`~chartscore.report.Report`, or a shared report."""
+
+    @property
+    def overall(self) -> ReportSlice: ...
+
+    @property
+    def by_field(self) -> Mapping[str, ReportSlice]: ...
+
+    @property
+    def by_field_type(self) -> Mapping[str, ReportSlice]: ...
+
+
+Document = ReportLike | Comparison
+
+
+def load_document(text: str | bytes) -> Report | Comparison:
+    """Read a report or a comparison from its JSON, choosing by its ``format``.
+
+    Reports are read by a strict private reader until ``Report.from_json`` exists.
+
+    Raises:
+        ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
+    """
+    document = load_strict_json(text)
+    if document.get("format") == REPORT_FORMAT:
+        check_format(document, REPORT_FORMAT, REPORT_FORMAT_VERSION)
+        return _read_report(document)
+    return Comparison.from_dict(document)
+
+
+@attrs.frozen
+class GateResult:
+    """One gate checked against one document."""
+
+    gate: Gate
+    observed: float | None
+    passed: bool
+
+
+@attrs.frozen
+class GateResults:
+    """Every gate's result, in file order."""
+
+    results: tuple[GateResult, ...]
+
+    @property
+    def exit_status(self) -> int:
+        """0 when every required gate passes (warnings may fail); 3 otherwise."""
+        if any(r.gate.required and not r.passed for r in self.results):
+            return EXIT_REQUIRED_GATE_FAILED
+        return EXIT_GATES_PASSED
+
+    def table(self) -> str:
+        """A fixed-width table: one row per gate, then a one-line summary.
+
+        Holds gate numbers, slices (``overall``, field ids, type names), metric
+        and rule names, thresholds, observed figures and levels: nothing else.
+        """
+        header = ("gate", "slice", "metric", "rule", "threshold", "observed", "level", "result")
+        rows = [header]
+        for result in self.results:
+            gate = result.gate
+            sign = ">=" if gate.reads_lower else "<="
+            rows.append(
+                (
+                    str(gate.number),
+                    gate.slice,
+                    gate.metric,
+                    gate.rule,
+                    f"{sign} {_number(gate.threshold)}",
+                    _observed(result.observed, gate.threshold),
+                    gate.level,
+                    _verdict(result),
+                )
+            )
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        right = {0, 4, 5}
+        lines = [
+            "  ".join(
+                cell.rjust(width) if i in right else cell.ljust(width)
+                for i, (cell, width) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+            for row in rows
+        ]
+        lines.append(self._summary())
+        if any(result.observed is None for result in self.results):
+            lines.append("null: the document has no figure for the gate (no trials, an undefined")
+            lines.append("kappa or a suppressed number): it cannot be shown to pass, so it fails.")
+        return "\n".join(lines) + "\n"
+
+    def _summary(self) -> str:
+        failed_required = sum(1 for r in self.results if r.gate.required and not r.passed)
+        failed_warning = sum(1 for r in self.results if not r.gate.required and not r.passed)
+        passed = len(self.results) - failed_required - failed_warning
+        verdict = "FAILED" if failed_required else "passed"
+        return (
+            f"gates {verdict}: {passed} of {len(self.results)} passed; "
+            f"failed: {failed_required} required, {failed_warning} warning"
+        )
+
+
+def _verdict(result: GateResult) -> str:
+    if result.passed:
+        return "pass"
+    return "FAIL" if result.gate.required else "warn"
+
+
+def _number(value: float) -> str:
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _observed(observed: float | None, threshold: float) -> str:
+    """Four decimals, or as many more as it takes to tell the figure from the threshold."""
+    if observed is None:
+        return "null"
+    for digits in range(4, 18):
+        text = f"{observed:.{digits}f}"
+        if observed == threshold or text != f"{threshold:.{digits}f}":
+            return text
+    return repr(observed)  # pragma: no cover - 17 decimals always tell two floats in [-1, 1] apart
+
+
+def evaluate(document: Document, gates: Sequence[Gate]) -> GateResults:
+    """Check every gate against a report or a comparison.
+
+    Raises:
+        ChartscoreError: ``gate_slice_missing`` (naming the gate, and the field
+            id when it is a valid one), ``gate_metric_missing`` or
+            ``gate_needs_comparison``: a gates file that does not fit the
+            document, never a failed gate.
+    """
+    results = []
+    for gate in gates:
+        observed = _figure(document, gate)
+        results.append(GateResult(gate, observed, gate.passes(observed)))
+    return GateResults(tuple(results))
+
+
+def _figure(document: Document, gate: Gate) -> float | None:
+    if isinstance(document, Comparison):
+        part = _slice(document.overall, document.by_field, document.by_field_type, gate)
+        interval = _comparison_interval(part, gate)
+    else:
+        if gate.is_difference:
+            raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number)
+        report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
+        interval = _report_interval(report_part, gate)
+    if interval is None:
+        return None
+    return interval[0] if gate.reads_lower else interval[1]
+
+
+def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], gate: Gate) -> _S:
+    kind, _, name = gate.slice.partition(":")
+    if kind == "overall":
+        return overall
+    part = (by_field if kind == "field" else by_type).get(name)
+    if part is None:
+        field_id = name if kind == "field" else None  # a type name is not a field id
+        raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, field_id=field_id)
+    return part
+
+
+def _missing_metric(gate: Gate) -> ChartscoreError:
+    return ChartscoreError(ErrorCode.GATE_METRIC_MISSING, gate=gate.number)
+
+
+def _report_interval(part: ReportSlice, gate: Gate) -> tuple[float, float] | None:
+    if gate.metric == "kappa":
+        if part.kappa is None:
+            raise _missing_metric(gate)
+        return part.kappa.interval
+    metric = part.metrics.get(gate.metric)
+    if metric is None:
+        raise _missing_metric(gate)
+    return metric.interval
+
+
+def _comparison_interval(part: ComparisonSlice, gate: Gate) -> tuple[float, float] | None:
+    if gate.metric == "kappa":
+        if part.kappa is None:
+            raise _missing_metric(gate)
+        return part.kappa.candidate.interval
+    paired = part.paired.get(gate.metric)
+    if paired is not None:
+        return paired.interval if gate.is_difference else paired.candidate.interval
+    unpaired = part.unpaired.get(gate.metric)
+    if unpaired is None:
+        raise _missing_metric(gate)
+    return unpaired.candidate.interval  # difference rules never name unpaired metrics
+
+
+# --------------------------------------------------------------------------- report reader
+
+# The count each core metric's trials equal, in every report slice.
+_CORE_TOTALS: Final = {
+    "exact_agreement": "answerable_count",
+    "normalized_agreement": "answerable_count",
+    "abstention_correctness": "field_count",
+    "answerable_abstention": "answerable_count",
+    "unanswerable_answer": "unanswerable_count",
+    "wrong_type_answer": "answered_count",
+    "evidence_support": "answered_count",
+}
+_REPORT_TOP: Final = frozenset(
+    {"format", "format_version", "scorer", "overall", "by_field", "by_field_type"}
+)
+_SLICE_REQUIRED: Final = frozenset({*COUNT_NAMES, *CORE_METRICS})
+_SLICE_OPTIONAL: Final = frozenset({*TYPE_METRICS, "kappa"})
+
+
+def _read_report(document: Mapping[str, object]) -> Report:
+    """A minimal strict reader for ``chartscore.report`` documents (private).
+
+    Stands in for ``Report.from_json``: the same closed vocabulary and range
+    checks as :meth:`Comparison.from_json`, and the count identities.
+    """
+    read_object(document, _REPORT_TOP, frozenset())
+    version = read_scorer_version(document["scorer"])
+    overall, by_field, by_type = read_slices(document, _read_report_slice)
+    return Report(overall, by_field, by_type, scorer_version=version)
+
+
+def _read_report_slice(value: object, kind: str) -> SliceReport:
+    optional = _SLICE_OPTIONAL if kind == "field" else _SLICE_OPTIONAL - {"kappa"}
+    data = read_object(value, _SLICE_REQUIRED, optional)
+    counts = {name: read_count(data[name]) for name in COUNT_NAMES}
+    field_count = counts["field_count"]
+    if field_count != counts["answerable_count"] + counts["unanswerable_count"]:
+        invalid()
+    if (
+        field_count
+        != counts["missing_count"] + counts["answered_count"] + counts["abstained_count"]
+    ):
+        invalid()
+    metrics: dict[str, MetricResult] = {}
+    for name in (*CORE_METRICS, *TYPE_METRICS):
+        if name in data:
+            metrics[name] = read_metric(data[name])
+    for name, count in _CORE_TOTALS.items():
+        if metrics[name].total_count != counts[count]:
+            invalid()
+    kappa: KappaResult | None = read_kappa(data["kappa"]) if "kappa" in data else None
+    return SliceReport(counts=counts, metrics=metrics, kappa=kappa)
