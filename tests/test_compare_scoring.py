@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
-from chartscore.compare import PAIRED_METRICS, PairedScorer
 from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
 from chartscore.errors import InputKind
+from chartscore.pairing import PAIRED_METRICS, PairedScorer
 from chartscore.report import SliceReport
 
 from helpers import SCHEMA, datasets

@@ -13,6 +13,7 @@ only. See docs/privacy.md.
 """
 
 from chartscore._version import __version__
+from chartscore.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.evidence import (
     EvidenceChain,
@@ -23,12 +24,14 @@ from chartscore.evidence import (
 )
 from chartscore.io import load_schema, score_files
 from chartscore.model import FieldType, GoldField, Prediction
+from chartscore.pairing import compare
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.schema import FieldSpec, Schema
 from chartscore.scoring import score
 
 __all__ = [
     "ChartscoreError",
+    "Comparison",
     "ErrorCode",
     "EvidenceChain",
     "FieldSpec",
@@ -46,6 +49,7 @@ __all__ = [
     "SourceLocation",
     "TransformationKind",
     "__version__",
+    "compare",
     "load_schema",
     "score",
     "score_files",

@@ -257,7 +257,7 @@ class collector_paused:  # noqa: N801 - used like a function: ``with collector_p
             gc.enable()
 
 
-def _guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
+def guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
     """Iterate a caller's collection; any failure becomes one code with no context.
 
     Every touch of the caller's object (even ``isinstance``, which runs a lazy
@@ -342,12 +342,12 @@ def score(
         None if schema is None else to_schema(schema), extra_predictions=extra_predictions
     )
     with collector_paused():
-        for row in _guarded(gold, GoldField, InputKind.GOLD):
+        for row in guarded(gold, GoldField, InputKind.GOLD):
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
         scorer.close_gold()
         if strict_schema:
             refuse_unused_schema_fields(scorer)
-        for answer in _guarded(predictions, Prediction, InputKind.PREDICTIONS):
+        for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
             scorer.add_prediction(
                 answer.case_id, answer.field_id, answer.value, answer.is_supported
             )

@@ -21,13 +21,13 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from chartscore.agreement import ANSWERABLE, MISSING
-from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
+from chartscore.comparison import Comparison, PairedBinomial, PairedSliceTally, PairedTally
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import Value
+from chartscore.model import GoldField, Prediction, Value
 from chartscore.outcomes import METRIC_ROWS
 from chartscore.partial import FieldCounts
-from chartscore.schema import Schema
-from chartscore.scoring import _SEEN, _UNANSWERABLE, Scorer, judge
+from chartscore.schema import Schema, to_schema
+from chartscore.scoring import _SEEN, _UNANSWERABLE, Scorer, collector_paused, guarded, judge
 from chartscore.tally import SliceTally, pool
 
 PAIRED_METRICS: Final = (
@@ -205,3 +205,55 @@ def _pool(parts: Iterable[PairedSliceTally], *, keep_type_metrics: bool) -> Pair
 
 def _pool_slices(parts: list[SliceTally], keep_type_metrics: bool) -> SliceTally:
     return pool(parts, keep_type_metrics=keep_type_metrics)
+
+
+def compare(
+    gold: Iterable[GoldField],
+    baseline: Iterable[Prediction],
+    candidate: Iterable[Prediction],
+    *,
+    schema: Schema | Mapping[str, object] | None = None,
+) -> Comparison:
+    """Compare two systems' predictions on the same gold, paired row by row.
+
+    Each gold row is one paired trial for the metrics whose trials are gold
+    rows (agreement, abstention, the ordinal and tolerance metrics): the
+    comparison gives each system's rate and Wilson interval, the rows only one
+    system got right, the paired difference (candidate minus baseline) with
+    Newcombe's hybrid score interval, and McNemar's exact and mid-p tests
+    (docs/metrics.md, "Paired comparison"). Metrics whose trials differ between
+    the systems (answered rows, items) are shown side by side, unpaired.
+
+    Args:
+        gold: Non-empty iterable of :class:`GoldField`.
+        baseline: The reference system's :class:`Prediction` records.
+        candidate: The system under test's records (same keys rule as ``score``).
+        schema: Optional :class:`Schema` or schema document.
+
+    Returns:
+        The value-free :class:`~chartscore.comparison.Comparison`.
+
+    Raises:
+        ChartscoreError: as :func:`chartscore.score`, with the input named
+            ``baseline`` or ``candidate`` for prediction errors.
+
+    Example:
+        >>> from chartscore import GoldField, Prediction, compare
+        >>> gold = [GoldField(f"c{i}", "hx.smoking", "categorical", "former") for i in range(4)]
+        >>> old = [Prediction(f"c{i}", "hx.smoking", "never") for i in range(4)]
+        >>> new = [Prediction(f"c{i}", "hx.smoking", "former") for i in range(3)]
+        >>> result = compare(gold, old, new).overall.paired["normalized_agreement"]
+        >>> result.candidate_only, result.baseline_only
+        (3, 0)
+    """
+    scorer = PairedScorer(None if schema is None else to_schema(schema))
+    with collector_paused():
+        for row in guarded(gold, GoldField, InputKind.GOLD):
+            scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
+        scorer.close_gold()
+        for answer in guarded(baseline, Prediction, InputKind.BASELINE):
+            scorer.add_baseline(answer.case_id, answer.field_id, answer.value, answer.is_supported)
+        for answer in guarded(candidate, Prediction, InputKind.CANDIDATE):
+            scorer.add_candidate(answer.case_id, answer.field_id, answer.value, answer.is_supported)
+        tally = scorer.paired_tally()
+    return Comparison.from_tally(tally)
