@@ -45,12 +45,12 @@ def percent(fraction: float) -> str:
 def kappa_number(value: float) -> str:
     """A kappa to two decimals; three where rounding would print an exact-looking -1 or 1."""
     text = f"{value:.2f}"
+    if float(text) == 0.0:
+        return "0.00"  # never "-0.00"
     if abs(float(text)) == 1.0 and abs(value) != 1.0:
         text = f"{value:.3f}"
         if abs(float(text)) == 1.0:
-            text = ">0.999" if value > 0 else "<-0.999"
-    if float(text) == 0.0:
-        text = "0.00"  # never "-0.00"
+            return ">0.999" if value > 0 else "<-0.999"
     return text
 
 

@@ -8,7 +8,8 @@ cell equals the report's number exactly. Kappa has its own rows
 (``metric`` = ``kappa``): the kappa in ``rate``, its interval in
 ``lower``/``upper``, the pairs in ``total_count`` and an empty
 ``success_count``. An empty ``rate``, ``lower`` or ``upper`` means no trials
-(or an undefined kappa); a withheld count reads ``suppressed``, never 0.
+(or an undefined kappa); a withheld count reads ``suppressed``, never 0 (a
+kappa's ``success_count`` stays empty: it has none).
 RFC 4180: comma-separated, CRLF line ends, quotes only where needed.
 """
 
@@ -20,7 +21,7 @@ from typing import Final
 
 from chartscore.canonical_json import format_number
 from chartscore.render._numbers import SUPPRESSED
-from chartscore.render.view import Estimate, View
+from chartscore.render.view import Estimate, Kind, View
 
 COLUMNS: Final = (
     "slice",
@@ -40,9 +41,9 @@ def _text(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def _count(count: int | None, estimate: Estimate) -> str:
+def _count(count: int | None, estimate: Estimate, *, applies: bool = True) -> str:
     if count is None:
-        return SUPPRESSED if estimate.suppressed else ""
+        return SUPPRESSED if estimate.suppressed and applies else ""
     return str(count)
 
 
@@ -56,7 +57,7 @@ def row(estimate: Estimate) -> list[str]:
         _text(estimate.slice),
         _text(estimate.name),
         _text(estimate.metric),
-        _count(estimate.success_count, estimate),
+        _count(estimate.success_count, estimate, applies=estimate.kind is Kind.RATE),
         _count(estimate.total_count, estimate),
         _number(estimate.value),
         _number(estimate.lower),
