@@ -71,6 +71,15 @@ def test_integer_zero_and_one_in_intervals_load_as_floats() -> None:
     assert KappaResult.from_dict({"value": None, "interval": None, "pairs": 3}).pairs == 3
 
 
+@pytest.mark.parametrize(
+    "version", ["0.1.0", "1", "2.0.1rc2", "1.4.0.post1.dev3", "0.2.dev7+g1a2b3c.d20260101"]
+)
+def test_pep_440_scorer_versions_load(version: str) -> None:
+    document = json.loads(DEMO_JSON)
+    document["scorer"]["version"] = version
+    assert Report.from_json(json.dumps(document)).scorer_version == version
+
+
 def test_field_type_names_are_the_field_types() -> None:
     from chartscore import FieldType
 
@@ -151,6 +160,8 @@ SHAPE_REFUSALS: dict[str, Edit] = {
     "scorer version markup": _set("scorer/version", "1<script>"),
     "scorer version spaces": _set("scorer/version", "1 0"),
     "scorer version too long": _set("scorer/version", "1" * 65),
+    "scorer version words": _set("scorer/version", "1.0+Patient"),
+    "scorer version letters": _set("scorer/version", "1.0abc"),
     "by_field a list": _set("by_field", []),
     "field id uppercase": _set("by_field/Dx", {}),
     "field id with space": _set("by_field/dx onset", {}),

@@ -38,7 +38,11 @@ FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "
 _TOP_KEYS: Final = ("format", "format_version", "scorer", "overall", "by_field", "by_field_type")
 _METRIC_KEYS: Final = ("success_count", "total_count", "interval")
 _KAPPA_KEYS: Final = ("value", "interval", "pairs")
-_SCORER_VERSION = re.compile(r"[0-9][0-9A-Za-z.+!_-]{0,63}")
+_SCORER_VERSION = re.compile(
+    r"(?=.{1,64}$)[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?"
+    r"(\+[a-z0-9]+(\.[a-z0-9]+)*)?"
+)
+"""A PEP 440 version as chartscore writes it (lowercase local label), at most 64 characters."""
 
 Interval = tuple[float, float]
 
