@@ -105,9 +105,9 @@ def visit(browser: Any, path: Path) -> Visit:
     page.on("request", lambda request: record.requests.append(request.url))
     page.on(
         "console",
-        lambda message: record.console_errors.append(message.text)
-        if message.type == "error"
-        else None,
+        lambda message: (
+            record.console_errors.append(message.text) if message.type == "error" else None
+        ),
     )
     page.on("pageerror", lambda error: record.page_errors.append(str(error)))
     page.goto(record.url, wait_until="load")
@@ -179,9 +179,7 @@ def test_the_plot_has_a_mark_per_field_and_metric_drawn_where_its_numbers_say(
     record.page.close()
 
 
-def test_no_console_error_and_no_request_but_the_file_itself(
-    browser: Any, tmp_path: Path
-) -> None:
+def test_no_console_error_and_no_request_but_the_file_itself(browser: Any, tmp_path: Path) -> None:
     record = visit(browser, write(tmp_path, DEMO))
     record.page.wait_for_timeout(500)  # anything deferred would have started by now
     assert record.blocked == []
@@ -190,15 +188,12 @@ def test_no_console_error_and_no_request_but_the_file_itself(
     record.page.close()
 
 
-def test_the_detectors_see_a_request_and_a_console_error(
-    browser: Any, tmp_path: Path
-) -> None:
+def test_the_detectors_see_a_request_and_a_console_error(browser: Any, tmp_path: Path) -> None:
     # A control page, so the two tests above could fail: the request is routed and aborted,
     # never sent.
     control = tmp_path / "control.html"
     control.write_text(
-        '<!DOCTYPE html><img src="http://127.0.0.1:9/x.png">'
-        '<script>console.error("boom")</script>',
+        '<!DOCTYPE html><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>',
         encoding="utf-8",
     )
     record = visit(browser, control)

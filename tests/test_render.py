@@ -444,3 +444,11 @@ def test_markdown_demo_matches_the_docs_sample() -> None:
     sample = re.search(r"<!-- markdown sample -->\n````markdown\n(.*?)````", docs, re.S)
     assert sample is not None
     assert sample.group(1) == render(DEMO, "markdown")
+
+
+def test_docs_table_sample_is_the_demos_output() -> None:
+    docs = (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+    sample = re.search(r"<!-- table sample -->\n```text\n(.*?)```", docs, re.S)
+    assert sample is not None
+    assert render(DEMO, "table").startswith(sample.group(1))
+    assert len(sample.group(1).splitlines()) > 15
