@@ -452,3 +452,20 @@ def test_docs_table_sample_is_the_demos_output() -> None:
     assert sample is not None
     assert render(DEMO, "table").startswith(sample.group(1))
     assert len(sample.group(1).splitlines()) > 15
+
+
+def test_the_two_core_tables_hold_every_core_metric_once() -> None:
+    from chartscore.render.report_view import AGREEMENT_METRICS, ERROR_TABLE_METRICS
+
+    assert sorted(AGREEMENT_METRICS + ERROR_TABLE_METRICS) == sorted(CORE_METRICS)
+    assert set(ERROR_TABLE_METRICS) == set(CORE_METRICS) & ERROR_METRICS
+
+
+def test_an_undefined_kappa_reads_undefined_with_its_pairs() -> None:
+    # One pair: gold and answer in one category, so p_e = 1 and kappa has no value.
+    gold = [
+        GoldField("c1", "s.cat", "categorical", "x"),
+        GoldField("c2", "s.cat", "categorical", "x"),
+    ]
+    text = render(score(gold, [Prediction("c1", "s.cat", "x")]), "table")
+    assert re.search(r"^s\.cat  undefined  +1$", text, re.M), text

@@ -257,3 +257,31 @@ def test_legend_lists_every_metric_in_the_report(demo_page: tuple[str, Page]) ->
         attrs["id"][4:] for _, attrs in page.elements if attrs.get("id", "").startswith("def-")
     }
     assert defined == set(METRIC_ORDER)  # the demo has every metric
+
+
+def test_a_difference_plot_on_a_minus_one_to_one_axis() -> None:
+    # The comparison's paired differences will use the same function: generic rows, any axis.
+    from chartscore.render.forest import forest_svg
+
+    rows = tuple(
+        PlotRow(
+            name,
+            Estimate("field", name, "exact_agreement", Kind.DIFFERENCE, None, None, v, lo, hi),
+            "field",
+        )
+        for name, v, lo, hi in (("a.b", -0.25, -0.5, 0.0), ("c.d", 0.1, -0.05, 0.3))
+    )
+    svg = forest_svg(Plot("d", "difference", "", "", (-1.0, 1.0), rows, 0.0), element_id="t")
+    page = Page(svg)
+    head = page.elements[0][1]
+    left = float(head["data-left"])
+    reference = page.find("line", **{"class": "reference"})
+    assert len(reference) == 1
+    assert float(reference[0]["x1"]) == pytest.approx(left + PLOT_WIDTH / 2, abs=0.11)
+    points = page.find("circle")
+    assert [float(p["cx"]) for p in points] == pytest.approx(
+        [left + 0.375 * PLOT_WIDTH, left + 0.55 * PLOT_WIDTH], abs=0.11
+    )
+    ticks = [text for text in page.text if text.strip()]
+    assert {"-100", "-50", "0", "+50", "+100"} <= set(ticks)
+    assert {"-25 pp", "[-50, 0]", "+10 pp", "[-5, +30]"} <= set(ticks)

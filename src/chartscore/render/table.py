@@ -72,7 +72,8 @@ class _Column:
             fraction = ""
             if head or tail:
                 fraction = f"{k:>{head}}{'/' if n else ' '}{n:<{tail}} "
-            texts.append(f"{fraction}{rate:>{value}} {rest}".rstrip())
+            lead = f"{fraction}{rate:>{value}}"
+            texts.append(f"{lead} {rest}".rstrip() if lead else rest)
         return texts
 
     def pad(self, text: str) -> str:
