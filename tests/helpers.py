@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 
-from chartscore import EvidenceChain, SourceLocation
+from hypothesis import strategies as st
+
+from chartscore import EvidenceChain, GoldField, Prediction, Schema, SourceLocation
 
 
 def digest(seed: str) -> str:
@@ -78,3 +80,49 @@ def write_jsonl(path: Path, rows: Iterable[Mapping[str, object]]) -> Path:
     """Write rows as JSON Lines, Decimals as exact literals."""
     path.write_text("".join(dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
+
+
+# --- random cohorts over all seven field types (with a schema) ---------------------------------
+
+SCHEMA = Schema.from_dict(
+    {
+        "fields": {
+            "c.smoking": {"type": "categorical", "choices": ["never", "former", "current"]},
+            "n.lvef": {"type": "number", "tolerance": "5"},
+            "d.onset": {"type": "date", "tolerance_days": 3},
+            "o.acuity": {"type": "ordinal", "levels": [1, 2, 3, 4, 5]},
+            "m.symptoms": {"type": "multi", "choices": ["cough", "fever", "syncope"]},
+        }
+    }
+)
+FIELDS: dict[str, tuple[str, Sequence[object], Sequence[object]]] = {
+    # field id: (type, gold values, extra answers beyond the gold values)
+    "t.note": ("text", ["alpha", "Beta gamma"], [" ALPHA ", "delta", 3]),
+    "c.smoking": ("categorical", ["never", "former", "current"], ["Former ", "ex", True]),
+    "n.lvef": ("number", [35, Decimal("55.5"), 60], ["35", "57", "60 %", 40]),
+    "b.flag": ("boolean", [True, False], ["true", 1]),
+    "d.onset": ("date", ["2023-04-05", "2023-04", "2022-12-31"], ["2023-04-07", "2023-02-30"]),
+    "o.acuity": ("ordinal", [1, 2, 3, 4, 5], ["3", "9", 0]),
+    "m.symptoms": ("multi", [["cough"], ["cough", "fever"], []], [["Fever"], "cough", ["x"]]),
+}
+
+
+@st.composite
+def datasets(draw: st.DrawFn) -> tuple[list[GoldField], list[Prediction]]:
+    cases = [f"case-{i}" for i in range(draw(st.integers(1, 12)))]
+    gold: list[GoldField] = []
+    predictions: list[Prediction] = []
+    for field_id, (field_type, values, extras) in FIELDS.items():
+        for case_id in cases:
+            if not draw(st.booleans()):
+                continue
+            value = draw(st.sampled_from([None, *values]))
+            gold.append(GoldField(case_id, field_id, field_type, value))
+            roll = draw(st.integers(0, 9))
+            if roll == 0:
+                continue  # missing
+            answer = None if roll == 1 else draw(st.sampled_from([*values, *extras]))
+            predictions.append(Prediction(case_id, field_id, answer))
+    if not gold:
+        gold.append(GoldField("case-0", "t.note", "text", "alpha"))
+    return gold, predictions

@@ -168,7 +168,7 @@ def test_gold_value_errors_name_the_line(tmp_path: Path) -> None:
     pred = write_jsonl(tmp_path / "p.jsonl", [])
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert status == 1
-    assert err.startswith("chartscore: error: invalid_gold_value (gold line 2): ")
+    assert err.startswith("chartscore: error: invalid_gold_value (gold line 2 field echo.lvef): ")
 
 
 def test_empty_predictions_file_means_everything_missing(

@@ -64,7 +64,10 @@ WORD_LEVELS = {"fields": {"f.x": {"type": "ordinal", "levels": ["Mild", "Moderat
         (LEVELS, "3", "6", 0, 0, 0, 0),  # names no level
         (LEVELS, "3", None, 0, 0, 0, 0),  # abstained
         (INT_LEVELS, 2, 3, 0, 1, 0, 1),
-        (INT_LEVELS, 2, "2", 0, 0, 0, 0),  # a string names no integer level
+        (INT_LEVELS, 2, "2", 1, 0, 0, 1),  # an integer literal names the integer level
+        (INT_LEVELS, 2, " +3 ", 0, 1, 0, 1),
+        (INT_LEVELS, 2, "2.0", 0, 0, 0, 0),  # not an integer literal: names no level
+        (INT_LEVELS, 2, "1_0", 0, 0, 0, 0),
         (INT_LEVELS, 2, True, 0, 0, 0, 0),  # a boolean is not the level 1
         (WORD_LEVELS, "Moderate", "MODERATE", 1, 0, 0, 1),
         (WORD_LEVELS, "Mild", "severe", 0, 1, 0, 0),

@@ -747,13 +747,15 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     case("object_value", row(value={m: w}), E.INVALID_VALUE)
     case("mixed_list", row(value=[m, 1, w]), E.INVALID_VALUE)
     dose = {"field_id": "vitals.dose", "field_type": "number"}
-    case("number_unit", row(**dose, value=f"{m} mg"), E.INVALID_GOLD_VALUE)
-    case("number_unit_digits", row(**dose, value=f"{n} mg"), E.INVALID_GOLD_VALUE)
+    at_dose = "(gold line 2 field vitals.dose)"
+    case("number_unit", row(**dose, value=f"{m} mg"), E.INVALID_GOLD_VALUE, at_dose)
+    case("number_unit_digits", row(**dose, value=f"{n} mg"), E.INVALID_GOLD_VALUE, at_dose)
     day = {"field_id": "dx.other", "field_type": "date"}
-    case("bad_date", row(**day, value=f"2023-02-30 {m}"), E.INVALID_GOLD_VALUE)
+    at_day = "(gold line 2 field dx.other)"
+    case("bad_date", row(**day, value=f"2023-02-30 {m}"), E.INVALID_GOLD_VALUE, at_day)
     flag = {"field_id": "hx.other", "field_type": "boolean"}
-    case("bad_boolean", row(**flag, value=w), E.INVALID_GOLD_VALUE)
-    case("text_list", row(value=[m, w]), E.INVALID_GOLD_VALUE)
+    case("bad_boolean", row(**flag, value=w), E.INVALID_GOLD_VALUE, "(gold line 2 field hx.other)")
+    case("text_list", row(value=[m, w]), E.INVALID_GOLD_VALUE, f"(gold line 2 field {TEXT})")
     case("duplicate_gold", row(case_id=c.case_id(0)), E.DUPLICATE_GOLD_KEY)
     case("inconsistent_type", row(field_type="number", value=n), E.INCONSISTENT_FIELD_TYPE)
     cat = {"field_id": CAT, "field_type": "categorical"}

@@ -9,6 +9,7 @@ This module and ``scoring`` are the last places a value exists.
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Callable
 from datetime import date
 from typing import Final
@@ -37,6 +38,30 @@ LATER: Final = 64
 EARLIER: Final = 128
 WITHIN_ONE: Final = 256
 WRONG_TYPE: Final = 512  # an answer that is not a value of the field's type
+# Row flags used only to count the distinct cases behind a number (disclosure):
+MISSING: Final = 1024  # a gold row with no prediction (never in a prediction's mask)
+GOLD_ITEMS: Final = 2048  # multi-select: the gold set has items
+ANSWERED_ITEMS: Final = 4096  # the answer set has items
+MATCHED_ITEMS: Final = 8192  # some answered item matches gold
+UNMATCHED_ANSWERED: Final = 16384  # some answered item does not match
+UNMATCHED_GOLD: Final = 32768  # some gold item was not answered
+
+
+def item_flags(gold: int, answered: int, matched: int) -> int:
+    """The item flags of a multi-select row with these item counts."""
+    flags = 0
+    if gold:
+        flags |= GOLD_ITEMS
+    if answered:
+        flags |= ANSWERED_ITEMS
+    if matched:
+        flags |= MATCHED_ITEMS
+    if answered > matched:
+        flags |= UNMATCHED_ANSWERED
+    if gold > matched:
+        flags |= UNMATCHED_GOLD
+    return flags
+
 
 _CACHE_LIMIT: Final = 1 << 16
 # Exact arithmetic for tolerances: numbers are bounded (100 digits, exponent
@@ -67,15 +92,23 @@ def _cached(key: Callable[[object], Key | None]) -> Callable[[object], Key | Non
     return lookup
 
 
+_INTEGER_LITERAL: Final = re.compile(r"[+-]?[0-9]+").fullmatch
+
+
 def _ordinal_key(spec: FieldSpec) -> Callable[[object], Key | None]:
     ints, texts = spec.level_index()
 
     def key(value: object) -> Key | None:
         if type(value) is int:
             return ints.get(value)
-        if type(value) is str:
-            return texts.get(normalize_text(value))
-        return None
+        if type(value) is not str:
+            return None
+        text = normalize_text(value)
+        found = texts.get(text)
+        if found is None and ints and _INTEGER_LITERAL(text) is not None:
+            # "4" names the integer level 4, as "35" is the number 35.
+            found = ints.get(int(text))
+        return found
 
     return key
 
@@ -209,7 +242,9 @@ class FieldRule:
                 raise ChartscoreError(
                     ErrorCode.GOLD_OUTSIDE_SCHEMA, input=InputKind.GOLD, field_id=field_id
                 )
-            raise ChartscoreError(ErrorCode.INVALID_GOLD_VALUE, input=InputKind.GOLD)
+            raise ChartscoreError(
+                ErrorCode.INVALID_GOLD_VALUE, input=InputKind.GOLD, field_id=field_id
+            )
         if key is _OUTSIDE:
             raise ChartscoreError(
                 ErrorCode.GOLD_OUTSIDE_SCHEMA, input=InputKind.GOLD, field_id=field_id

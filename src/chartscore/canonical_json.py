@@ -9,6 +9,7 @@ minimal escapes, and there is no insignificant whitespace.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
@@ -31,49 +32,67 @@ def canonical_json(value: object) -> str:
         ValueError: for non-finite floats, integers beyond 2**53 - 1, lone
             surrogates, non-string keys or unsupported types.
     """
-    parts: list[str] = []
-    _write(value, parts)
-    return "".join(parts)
+    return _encode(value)
 
 
-def _write(value: object, out: list[str]) -> None:
+def _encode(value: object) -> str:
+    # Each container is joined from its members' texts: memory stays near the
+    # size of the output, not a list of every token of a large report. The
+    # exact built-in types go first: a report is almost all dicts, ints and floats.
+    kind = type(value)
+    if kind is dict:
+        mapping: dict[object, object] = value  # type: ignore[assignment]
+        keys = list(mapping)
+        if all(type(key) is str and key.isascii() for key in keys):
+            keys.sort()
+            members = [_string(key) + ":" + _encode(mapping[key]) for key in keys]  # type: ignore[arg-type]
+            return "{" + ",".join(members) + "}"
+    elif kind is int:
+        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:  # type: ignore[operator]
+            return str(value)
+    elif kind is float:
+        return format_number(value)  # type: ignore[arg-type]
+    elif kind is list:
+        return "[" + ",".join([_encode(item) for item in value]) + "]"  # type: ignore[attr-defined]
+    return _encode_any(value)
+
+
+def _encode_any(value: object) -> str:
     if value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif isinstance(value, int):
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
         if abs(value) > _MAX_SAFE_INTEGER:
             raise ValueError("integer outside the IEEE 754 exact range")
-        out.append(str(int(value)))
-    elif isinstance(value, float):
-        out.append(format_number(float(value)))
-    elif isinstance(value, str):
-        out.append(_string(str.__str__(value)))
-    elif isinstance(value, bytes | bytearray | memoryview):
-        raise ValueError("bytes have no JSON form")
-    elif isinstance(value, Mapping):
+        return str(int(value))
+    if isinstance(value, float):
+        return format_number(float(value))
+    if isinstance(value, str):
+        return _string(str.__str__(value))
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise ValueError("bytes have no JSON form")  # noqa: TRY004 - the documented error
+    if isinstance(value, Mapping):
         keys = list(value)
         if any(type(key) is not str for key in keys):
             raise ValueError("object keys must be strings")
-        out.append("{")
-        for index, key in enumerate(sorted(keys, key=_utf16_order)):
-            if index:
-                out.append(",")
-            out.append(_string(key))
-            out.append(":")
-            _write(value[key], out)
-        out.append("}")
-    elif isinstance(value, Sequence):
-        out.append("[")
-        for index, item in enumerate(value):
-            if index:
-                out.append(",")
-            _write(item, out)
-        out.append("]")
-    else:
-        raise ValueError("unsupported type for canonical JSON")
+        members = [_string(key) + ":" + _encode(value[key]) for key in _sorted_keys(keys)]
+        return "{" + ",".join(members) + "}"
+    if isinstance(value, Sequence):
+        return "[" + ",".join([_encode(item) for item in value]) + "]"
+    raise ValueError("unsupported type for canonical JSON")
+
+
+_NEEDS_ESCAPE = re.compile(r'["\\\x00-\x1f]').search
+
+
+def _sorted_keys(keys: list[str]) -> list[str]:
+    # UTF-16 code-unit order; for ASCII keys it is plain string order (the common case).
+    if all(key.isascii() for key in keys):
+        return sorted(keys)
+    return sorted(keys, key=_utf16_order)
 
 
 def _utf16_order(key: str) -> bytes:
@@ -83,6 +102,8 @@ def _utf16_order(key: str) -> bytes:
 def _string(text: str) -> str:
     # Reject lone surrogates (RFC 8785 section 3.2.2.2 requires valid Unicode).
     text.encode("utf-8", errors="strict")
+    if _NEEDS_ESCAPE(text) is None:
+        return '"' + text + '"'
     chunks = ['"']
     for char in text:
         if char in _ESCAPES:
@@ -106,6 +127,11 @@ def format_number(number: float) -> str:
         raise ValueError("non-finite numbers have no JSON form")
     if number == 0:
         return "0"
+    if 1e-4 <= abs(number) < 1e16:
+        # Here Python's repr is plain notation with the same shortest digits as
+        # ECMAScript; only an integral value differs ("1.0" against "1").
+        text = repr(number)
+        return text[:-2] if text.endswith(".0") else text
     sign = "-" if number < 0 else ""
     # repr() gives the shortest digits that round-trip; Decimal splits them out.
     parts = Decimal(repr(abs(number))).as_tuple()

@@ -63,6 +63,7 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_REQUIRED = "schema_required"
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
+    SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
     # Reading a saved report back.
     UNKNOWN_REPORT_FORMAT = "unknown_report_format"
@@ -117,6 +118,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_required": "ordinal fields must be declared in a schema (--schema)",
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
+    "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore report of a format and version this version reads",
     "invalid_report": "the report is not well-formed: damaged, edited or truncated",
@@ -137,6 +139,8 @@ class InputKind(enum.StrEnum):
 
     GOLD = "gold"
     PREDICTIONS = "predictions"
+    BASELINE = "baseline"
+    CANDIDATE = "candidate"
     SCHEMA = "schema"
     OUTPUT = "output"
 

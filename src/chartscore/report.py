@@ -229,12 +229,16 @@ class Report:
         by_field: One slice per field id.
         by_field_type: One slice per field type present in the gold set.
         scorer_version: The chartscore version that computed it.
+        ignored_prediction_count: Predictions skipped because their key is not
+            in gold (``extra_predictions="ignore"``); None when such predictions
+            are refused, and then absent from the JSON.
     """
 
     overall: SliceReport
     by_field: Mapping[str, SliceReport]
     by_field_type: Mapping[str, SliceReport]
     scorer_version: str = __version__
+    ignored_prediction_count: int | None = None
 
     @classmethod
     def from_tally(cls, tally: Tally) -> Report:
@@ -243,6 +247,7 @@ class Report:
             overall=SliceReport.from_tally(tally.overall),
             by_field={k: SliceReport.from_tally(v) for k, v in tally.by_field.items()},
             by_field_type={k: SliceReport.from_tally(v) for k, v in tally.by_field_type.items()},
+            ignored_prediction_count=tally.ignored_prediction_count,
         )
 
     @classmethod
@@ -300,7 +305,7 @@ class Report:
 
     def to_dict(self) -> dict[str, object]:
         """The report as plain JSON-ready data."""
-        return {
+        out: dict[str, object] = {
             "format": REPORT_FORMAT,
             "format_version": REPORT_FORMAT_VERSION,
             "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
@@ -308,6 +313,9 @@ class Report:
             "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
             "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
         }
+        if self.ignored_prediction_count is not None:
+            out["ignored_prediction_count"] = self.ignored_prediction_count
+        return out
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""

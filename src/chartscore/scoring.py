@@ -11,73 +11,59 @@ seen, so memory grows with the gold set, never with the prediction stream.
 from __future__ import annotations
 
 import gc
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from chartscore.agreement import (
     ANSWERABLE,
     ANSWERED,
-    EARLIER,
-    EXACT,
-    LATER,
-    NORMALIZED,
     SUPPORTED,
-    TOLERANCE,
-    WITHIN_ONE,
     WRONG_TYPE,
     FieldRule,
     Key,
+    item_flags,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.model import FieldType, GoldField, Prediction, Value
+from chartscore.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.report import Report
 from chartscore.schema import Schema
-from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
+from chartscore.tally import Tally
 
 _SEEN: Final = object()  # a gold row whose prediction has been counted
 _UNANSWERABLE: Final = object()  # a gold row with value None
+_IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
+
+ExtraPredictions = Literal["error", "ignore"]
 
 
 class _Field:
-    """Everything kept for one field id: its rule, its gold rows and its counts."""
+    """What the scorer keeps for one field id: its rule, its gold rows and its counts."""
 
     __slots__ = (
-        "answerable",
-        "answered_items",
+        "answer_key",
         "cases",
         "check_gold",
+        "counts",
         "field_type",
-        "gold_items",
         "gold_keys",
-        "kappa_pairs",
-        "matched_items",
         "outcome",
-        "outcomes",
         "rule",
         "tracks_items",
-        "unanswerable",
     )
 
-    def __init__(self, rule: FieldRule) -> None:
+    def __init__(self, rule: FieldRule, counts: FieldCounts) -> None:
         self.rule = rule
-        # Copied from the rule: read once per row, so kept one lookup away.
+        # Copied from the rule and the counts: read once per row, so kept one lookup away.
         self.field_type = rule.field_type
         self.check_gold = rule.check_gold
         self.outcome = rule.outcome
+        self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
+        self.counts = counts
+        self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), _UNANSWERABLE or _SEEN
         self.cases: dict[str, Any] = {}
-        self.outcomes: dict[int, int] = {}
-        self.answerable = 0
-        self.unanswerable = 0
-        self.gold_items = 0
-        self.answered_items = 0
-        self.matched_items = 0
-        self.gold_keys: Counter[Key] | None = Counter() if rule.kappa_weighting else None
-        self.kappa_pairs: Counter[tuple[Key, Key]] | None = (
-            Counter() if rule.kappa_weighting else None
-        )
 
 
 class Scorer:
@@ -85,15 +71,27 @@ class Scorer:
 
     Args:
         schema: Optional field schema (required for ordinal fields).
+        extra_predictions: ``"error"`` (the contract's rule: a prediction whose
+            key is not in gold is refused) or ``"ignore"`` (it is skipped and
+            counted in ``ignored_prediction_count``).
 
-    All methods raise :class:`ChartscoreError` without location; callers that
-    know the input and line re-raise with them.
+    The scorer's counts are a :class:`~chartscore.partial.PartialTally`
+    (:meth:`partial`): one process is the one-partition case of the mergeable
+    core. All methods raise :class:`ChartscoreError` without a line; callers
+    that know the input and line re-raise with them.
     """
 
-    def __init__(self, schema: Schema | None = None) -> None:
+    def __init__(
+        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+    ) -> None:
+        if extra_predictions not in ("error", "ignore"):
+            raise ValueError("extra_predictions must be 'error' or 'ignore'")
         self._schema = schema
+        self._rules = RuleBook()
         self._fields: dict[str, _Field] = {}
         self._gold_closed = False
+        self._ignore_extra = extra_predictions == "ignore"
+        self._ignored = 0
 
     def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
         """Add one validated gold row."""
@@ -102,30 +100,27 @@ class Scorer:
             state = self._field(field_id, field_type)
         cases = state.cases
         size = len(cases)
+        counts = state.counts
         if value is None:
             cases.setdefault(case_id, _UNANSWERABLE)
             if len(cases) == size:
                 raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
-            state.unanswerable += 1
+            counts.unanswerable += 1
             return
         key = state.check_gold(value, field_id)
         cases.setdefault(case_id, (value, key))
         if len(cases) == size:
             raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
-        state.answerable += 1
+        counts.answerable += 1
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
         if state.tracks_items:
-            state.gold_items += len(key)  # type: ignore[arg-type]
+            counts.gold_items += len(key)  # type: ignore[arg-type]
 
     def _field(self, field_id: str, field_type: FieldType) -> _Field:
         # A field seen for the first time, or a second type for a known one.
         if field_id in self._fields:
             raise ChartscoreError(ErrorCode.INCONSISTENT_FIELD_TYPE, input=InputKind.GOLD)
-        state = self._fields[field_id] = _Field(self._rule(field_id, field_type))
-        return state
-
-    def _rule(self, field_id: str, field_type: FieldType) -> FieldRule:
         spec = self._schema.get(field_id) if self._schema is not None else None
         if spec is not None and spec.field_type is not field_type:
             raise ChartscoreError(
@@ -135,7 +130,10 @@ class Scorer:
             raise ChartscoreError(
                 ErrorCode.SCHEMA_REQUIRED, input=InputKind.SCHEMA, field_id=field_id
             )
-        return FieldRule(field_type, spec)
+        rule = self._rules.rule(field_type, spec)
+        counts = FieldCounts(field_type, spec, kappa=rule.kappa_weighting is not None)
+        state = self._fields[field_id] = _Field(rule, counts)
+        return state
 
     def close_gold(self) -> None:
         """Mark the gold set complete; an empty gold set is refused."""
@@ -143,142 +141,99 @@ class Scorer:
             raise ChartscoreError(ErrorCode.EMPTY_GOLD, input=InputKind.GOLD)
         self._gold_closed = True
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> None:
-        """Join and count one validated prediction.
+    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+        """Join and count one validated prediction; returns its outcome bit mask.
 
         ``supported`` is whether its evidence chain supports it (see
         :meth:`chartscore.Prediction.is_supported`); it only counts for answers.
+        A skipped extra prediction returns -1.
         """
         state = self._fields.get(field_id)
-        if state is None:
-            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        cases = state.cases
-        entry = cases.get(case_id)
+        entry = None if state is None else state.cases.get(case_id)
         if entry is None:
-            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=InputKind.PREDICTIONS)
+            if not self._ignore_extra:
+                raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=InputKind.PREDICTIONS)
+            self._ignored += 1
+            return _IGNORED
+        assert state is not None
         if entry is _SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        cases[case_id] = _SEEN
-        if value is None:
-            mask = 0 if entry is _UNANSWERABLE else ANSWERABLE
-        elif entry is _UNANSWERABLE:
-            answer = state.rule.answer_key(value)
-            mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
-            if state.tracks_items:
-                state.answered_items += FieldRule.items(None, answer)[0]
-        else:
-            gold_value, gold_key = entry
-            mask, answer = state.outcome(gold_value, gold_key, value)
-            if state.kappa_pairs is not None and answer is not None:
-                state.kappa_pairs[gold_key, answer] += 1
-            if state.tracks_items:
-                answered, matched = FieldRule.items(gold_key, answer)
-                state.answered_items += answered
-                state.matched_items += matched
-        if supported and mask & ANSWERED:
-            mask |= SUPPORTED
-        outcomes = state.outcomes
-        outcomes[mask] = outcomes.get(mask, 0) + 1
+        state.cases[case_id] = _SEEN
+        return judge(state, entry, value, supported, state.counts)
+
+    def unused_schema_fields(self) -> list[str]:
+        """Schema field ids that no gold row uses, sorted (a typo drops a tolerance)."""
+        if self._schema is None:
+            return []
+        return sorted(set(self._schema.fields) - set(self._fields))
+
+    def partial(self) -> PartialTally:
+        """This scorer's counts as a mergeable partial tally (private: see partial.py)."""
+        return PartialTally(
+            {field_id: state.counts for field_id, state in self._fields.items()},
+            self._ignored if self._ignore_extra else None,
+        )
 
     def tally(self) -> Tally:
         """Reduce everything to value-free counts; the scorer's values end here."""
         if not self._gold_closed:
             self.close_gold()
-        by_field = {
-            field_id: _field_tally(self._fields[field_id]) for field_id in sorted(self._fields)
-        }
-        members: dict[str, list[SliceTally]] = {}
-        for field_id, part in by_field.items():
-            members.setdefault(self._fields[field_id].rule.field_type.value, []).append(part)
-        by_type = {
-            name: pool(parts, keep_type_metrics=True) for name, parts in sorted(members.items())
-        }
-        overall = pool(by_field.values(), keep_type_metrics=False)
-        return Tally(overall=overall, by_field=by_field, by_field_type=by_type)
+        return self.partial().tally(self._rules)
+
+    def missing_rows(self) -> Iterator[tuple[str, str, Key | None]]:
+        """(case id, field id, gold key or None) of every gold row with no prediction yet."""
+        for field_id, state in self._fields.items():
+            for case_id, entry in state.cases.items():
+                if entry is _SEEN:
+                    continue
+                yield case_id, field_id, (None if entry is _UNANSWERABLE else entry[1])
+
+    def field_type(self, field_id: str) -> FieldType:
+        """The type of a gold field id."""
+        return self._fields[field_id].field_type
+
+    def field_rule(self, field_id: str) -> FieldRule:
+        """The agreement rule of a gold field id."""
+        return self._fields[field_id].rule
 
 
-def _count(outcomes: Mapping[int, int], required: int, absent: int = 0) -> int:
-    # Predictions whose mask has every ``required`` bit and none of ``absent``.
-    return sum(
-        n for mask, n in outcomes.items() if mask & required == required and not mask & absent
-    )
-
-
-def _field_tally(state: _Field) -> SliceTally:
-    outcomes = state.outcomes
-    field_count = state.answerable + state.unanswerable
-    present = sum(outcomes.values())
-    answered = _count(outcomes, ANSWERED)
-    answerable = state.answerable
-    counts = dict(
-        zip(
-            COUNT_NAMES,
-            (
-                field_count,
-                answerable,
-                state.unanswerable,
-                field_count - present,
-                answered,
-                present - answered,
-            ),
-            strict=True,
-        )
-    )
-    metrics = {
-        "exact_agreement": Binomial(_count(outcomes, EXACT), answerable),
-        "normalized_agreement": Binomial(_count(outcomes, NORMALIZED), answerable),
-        "abstention_correctness": Binomial(
-            _count(outcomes, ANSWERED | ANSWERABLE) + _count(outcomes, 0, ANSWERED | ANSWERABLE),
-            field_count,
-        ),
-        "answerable_abstention": Binomial(_count(outcomes, ANSWERABLE, ANSWERED), answerable),
-        "unanswerable_answer": Binomial(_count(outcomes, ANSWERED, ANSWERABLE), state.unanswerable),
-        "wrong_type_answer": Binomial(_count(outcomes, ANSWERED | WRONG_TYPE), answered),
-        "evidence_support": Binomial(_count(outcomes, SUPPORTED), answered),
-    }
-    rule = state.rule
-    extra_bits = {
-        "tolerance_agreement": TOLERANCE,
-        "ordinal_later": LATER,
-        "ordinal_earlier": EARLIER,
-        "ordinal_within_one": WITHIN_ONE,
-    }
-    for name in rule.extra_metrics:
-        if name in extra_bits:
-            metrics[name] = Binomial(_count(outcomes, extra_bits[name]), answerable)
-        elif name == "item_precision":
-            metrics[name] = Binomial(state.matched_items, state.answered_items)
-        elif name == "item_recall":
-            metrics[name] = Binomial(state.matched_items, state.gold_items)
-        elif name == "majority_baseline":
-            assert state.gold_keys is not None
-            top = max(state.gold_keys.values(), default=0)
-            metrics[name] = Binomial(top, answerable)
-    kappa = None
-    if rule.kappa_weighting is not None:
-        kappa = _kappa_table(state, rule)
-    return SliceTally(counts=counts, metrics=metrics, kappa=kappa)
-
-
-def _kappa_table(state: _Field, rule: FieldRule) -> KappaTable:
-    # Replace category keys by positions: ordinal levels keep schema order;
-    # other categories get a deterministic order that carries no label.
-    assert state.kappa_pairs is not None and state.gold_keys is not None
-    if rule.levels:
-        size = rule.levels
-        position: dict[Key, int] = {level: level for level in range(size)}
+def judge(state: _Field, entry: object, value: Value, supported: bool, counts: FieldCounts) -> int:
+    """Count one prediction against its gold row ``entry`` into ``counts``; return its mask."""
+    if value is None:
+        if entry is _UNANSWERABLE:
+            mask = 0
+        else:
+            mask = ANSWERABLE
+            if state.tracks_items:
+                mask |= _item_bits(entry[1], None, counts)  # type: ignore[index]
+    elif entry is _UNANSWERABLE:
+        answer = state.answer_key(value)
+        mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
+        if state.tracks_items:
+            mask |= _item_bits(None, answer, counts)
     else:
-        categories = set(state.gold_keys) | {answer for _, answer in state.kappa_pairs}
-        ordered = sorted(categories, key=lambda key: (type(key).__name__, key))
-        position = {key: index for index, key in enumerate(ordered)}
-        size = len(ordered)
-    cells = tuple(
-        sorted(
-            (position[gold], position[answer], count)
-            for (gold, answer), count in state.kappa_pairs.items()
-        )
-    )
-    return KappaTable(cells=cells, size=size, weighting=rule.kappa_weighting)  # type: ignore[arg-type]
+        gold_value: object
+        gold_key: Key
+        gold_value, gold_key = entry  # type: ignore[misc]
+        mask, answer = state.outcome(gold_value, gold_key, value)
+        if counts.kappa_pairs is not None and answer is not None:
+            counts.kappa_pairs[gold_key, answer] += 1
+        if state.tracks_items:
+            mask |= _item_bits(gold_key, answer, counts)
+    if supported and mask & ANSWERED:
+        mask |= SUPPORTED
+    outcomes = counts.outcomes
+    outcomes[mask] = outcomes.get(mask, 0) + 1
+    return mask
+
+
+def _item_bits(gold_key: Key | None, answer: Key | None, counts: FieldCounts) -> int:
+    # Count a multi-select row's items and return its item flags (for distinct-case counts).
+    answered, matched = FieldRule.items(gold_key, answer)  # type: ignore[arg-type]
+    gold = len(gold_key) if gold_key is not None else 0  # type: ignore[arg-type]
+    counts.answered_items += answered
+    counts.matched_items += matched
+    return item_flags(gold, answered, matched)
 
 
 _T = TypeVar("_T")
@@ -332,6 +287,8 @@ def score(
     predictions: Iterable[Prediction],
     *,
     schema: Schema | Mapping[str, object] | None = None,
+    extra_predictions: ExtraPredictions = "error",
+    strict_schema: bool = False,
 ) -> Report:
     """Score predictions against gold, field by field, into a value-free report.
 
@@ -347,6 +304,13 @@ def score(
             unique and present in gold. Consumed once, in a single pass.
         schema: Optional :class:`Schema` or schema document (the JSON shape),
             required for ordinal fields.
+        extra_predictions: ``"error"`` (default, the contract's rule) refuses a
+            prediction whose key is not in gold; ``"ignore"`` skips it and
+            counts it in the report's ``ignored_prediction_count`` (gold often
+            covers a sample of the charts a model ran on).
+        strict_schema: Refuse a schema that declares a field id no gold row
+            uses (``schema_field_unused``); otherwise such entries are simply
+            unused (the command line warns about them).
 
     Returns:
         The :class:`Report`; ``report.to_json()`` is canonical JSON.
@@ -355,7 +319,7 @@ def score(
         ChartscoreError: ``empty_gold``, ``duplicate_gold_key``,
             ``duplicate_prediction_key``, ``unknown_prediction_key``,
             ``inconsistent_field_type``, ``invalid_collection``,
-            ``invalid_record``, or a schema code. Never carries a value, and
+            ``invalid_record``, ``schema_field_unused`` or a schema code. Never carries a value, and
             never a ``__cause__`` or ``__context__``.
 
     Example:
@@ -367,14 +331,25 @@ def score(
     """
     if schema is not None and not isinstance(schema, Schema):
         schema = Schema.from_dict(schema)
-    scorer = Scorer(schema)
+    scorer = Scorer(schema, extra_predictions=extra_predictions)
     with collector_paused():
         for row in _guarded(gold, GoldField, InputKind.GOLD):
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
         scorer.close_gold()
+        if strict_schema:
+            refuse_unused_schema_fields(scorer)
         for answer in _guarded(predictions, Prediction, InputKind.PREDICTIONS):
             scorer.add_prediction(
                 answer.case_id, answer.field_id, answer.value, answer.is_supported
             )
         tally = scorer.tally()
     return Report.from_tally(tally)
+
+
+def refuse_unused_schema_fields(scorer: Scorer) -> None:
+    """Raise ``schema_field_unused`` naming the first schema field id no gold row uses."""
+    unused = scorer.unused_schema_fields()
+    if unused:
+        raise ChartscoreError(
+            ErrorCode.SCHEMA_FIELD_UNUSED, input=InputKind.SCHEMA, field_id=unused[0]
+        )

@@ -125,20 +125,32 @@ def pool(slices: Iterable[SliceTally], *, keep_type_metrics: bool) -> SliceTally
     (the overall slice). Kappa is never pooled.
     """
     counts = dict.fromkeys(COUNT_NAMES, 0)
-    metrics: dict[str, Binomial] = {}
+    sums: dict[str, list[int]] = {}
     for part in slices:
         for name in COUNT_NAMES:
             counts[name] += part.counts[name]
         for name, binomial in part.metrics.items():
             if name in CORE_METRICS or keep_type_metrics:
-                metrics[name] = metrics[name] + binomial if name in metrics else binomial
+                total = sums.get(name)
+                if total is None:
+                    sums[name] = [binomial.success_count, binomial.total_count]
+                else:
+                    total[0] += binomial.success_count
+                    total[1] += binomial.total_count
+    metrics = {name: Binomial(success, trials) for name, (success, trials) in sums.items()}
     return SliceTally(counts=counts, metrics=metrics)
 
 
 @attrs.frozen
 class Tally:
-    """All slices of one scoring run."""
+    """All slices of one scoring run.
+
+    ``ignored_prediction_count`` is the number of predictions skipped because
+    their key is not in gold (``extra_predictions="ignore"``); None when such
+    predictions are refused (the default).
+    """
 
     overall: SliceTally
     by_field: Mapping[str, SliceTally]
     by_field_type: Mapping[str, SliceTally]
+    ignored_prediction_count: int | None = None

@@ -22,7 +22,12 @@ from chartscore.io.parallel import PredictionReader
 from chartscore.io.records import gold_row, prediction_row
 from chartscore.report import Report
 from chartscore.schema import Schema
-from chartscore.scoring import Scorer, collector_paused
+from chartscore.scoring import (
+    ExtraPredictions,
+    Scorer,
+    collector_paused,
+    refuse_unused_schema_fields,
+)
 
 MAX_SCHEMA_BYTES: Final = 16 << 20
 """The largest accepted schema file, 16 MiB."""
@@ -43,7 +48,7 @@ def _open(path: PathLike, source: InputKind) -> BinaryIO:
 
 
 def add_rows(
-    add: Callable[..., None], numbers: list[int], rows: list[Any], source: InputKind
+    add: Callable[..., object], numbers: list[int], rows: list[Any], source: InputKind
 ) -> None:
     """Add checked rows to the scorer; a join error names its row's line."""
     line = 0
@@ -63,7 +68,7 @@ def _feed(
     *,
     fast: Callable[[str], Any],
     checked: Callable[[dict[str, object]], Any],
-    add: Callable[..., None],
+    add: Callable[..., object],
     progress: Progress | None,
 ) -> None:
     tick = None if progress is None else (lambda line: progress(source, line))
@@ -105,6 +110,8 @@ def score_files(
     schema: Schema | PathLike | None = None,
     progress: Progress | None = None,
     parallel: bool = False,
+    extra_predictions: ExtraPredictions = "error",
+    strict_schema: bool = False,
 ) -> Report:
     """Score a predictions JSON Lines file against a gold JSON Lines file.
 
@@ -119,6 +126,9 @@ def score_files(
         parallel: Read the predictions in a second process while gold loads
             (see :mod:`chartscore.io.parallel`); same report, less time on two
             or more cores. It forks on Linux, so avoid it in threaded programs.
+        extra_predictions: ``"error"`` or ``"ignore"``, as for :func:`chartscore.score`.
+        strict_schema: Refuse schema field ids no gold row uses, as for
+            :func:`chartscore.score`.
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
@@ -126,13 +136,15 @@ def score_files(
     """
     if schema is not None and not isinstance(schema, Schema):
         schema = load_schema(schema)
-    scorer = Scorer(schema)
+    scorer = Scorer(schema, extra_predictions=extra_predictions)
     reader = PredictionReader(predictions) if parallel else None
     try:
         with collector_paused():
             with _open(gold, InputKind.GOLD) as stream:
                 feed_gold(scorer, stream, progress)
             scorer.close_gold()
+            if strict_schema:
+                refuse_unused_schema_fields(scorer)
             if reader is None:
                 with _open(predictions, InputKind.PREDICTIONS) as stream:
                     feed_predictions(scorer, stream, progress)

@@ -1,0 +1,272 @@
+"""The distinct cases behind every number of a report, for disclosure control.
+
+A report counts gold rows; the disclosure rule counts patients (cases). In a
+field slice each gold row is one case, but in the overall and type slices one
+chart contributes a row per field: twelve unanswerable answers may all come
+from one patient. So, while scoring, :class:`CaseTrackingScorer` records for
+each case id the *row classes* it contributed (the outcome bit mask of each of
+its rows, with flags for missing rows and multi-select items), and
+:func:`case_counts` turns them into the number of distinct cases behind each
+protected quantity: every count, every metric's success and total counts and
+its failures (total minus successes), kappa's pairs and the ignored
+predictions.
+
+Everything here holds case ids: it is private and stays in memory. Only the
+resulting counts leave this module, and only to decide what to suppress; they
+are never published.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from chartscore.agreement import (
+    ANSWERABLE,
+    ANSWERED,
+    MISSING,
+    WRONG_TYPE,
+    item_flags,
+)
+from chartscore.model import FieldType, Value
+from chartscore.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
+from chartscore.partial import PartialTally
+from chartscore.schema import Schema
+from chartscore.scoring import ExtraPredictions, Scorer
+from chartscore.tally import COUNT_NAMES, Tally
+
+Quantity = tuple[str, str, str]
+"""(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field`` or
+``field_type``; quantity a count name, ``<metric>.success_count``, ``<metric>.total_count``,
+``<metric>.failures``, ``kappa.pairs`` or ``ignored_prediction_count``."""
+
+# A row class's group: (field type, the type metrics its field reports).
+Group = tuple[str, tuple[str, ...]]
+
+
+class CaseClasses:
+    """Per case id, the row classes it contributed; per field, its rows by class. Private."""
+
+    __slots__ = ("_groups", "_patterns", "by_case", "by_field", "ignored")
+
+    def __init__(self) -> None:
+        self._groups: dict[tuple[Group, int], int] = {}  # (group, row class) -> bit position
+        self._patterns: Counter[int] | None = None  # distinct per-case bit sets, with counts
+        self.by_case: dict[str, int] = {}
+        self.by_field: dict[str, Counter[int]] = {}
+        self.ignored: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"CaseClasses(<{len(self.by_case)} cases hidden>)"
+
+    def record(self, case_id: str, field_id: str, group: Group, row: int) -> None:
+        """One gold row of ``case_id`` in ``field_id`` fell in class ``row``."""
+        position = self._position(group, row)
+        self._patterns = None
+        self.by_case[case_id] = self.by_case.get(case_id, 0) | 1 << position
+        self.by_field.setdefault(field_id, Counter())[row] += 1
+
+    def copy(self) -> CaseClasses:
+        """An independent copy."""
+        return CaseClasses().merge(self)
+
+    def merge(self, other: CaseClasses) -> CaseClasses:
+        """Both partitions' cases together (a case may have rows in both)."""
+        merged = CaseClasses()
+        for source in (self, other):
+            remap = {
+                position: merged._position(group, row)
+                for (group, row), position in source._groups.items()
+            }
+            for case_id, bits in source.by_case.items():
+                moved = 0
+                for position, target in remap.items():
+                    if bits >> position & 1:
+                        moved |= 1 << target
+                merged.by_case[case_id] = merged.by_case.get(case_id, 0) | moved
+            for field_id, rows in source.by_field.items():
+                merged.by_field.setdefault(field_id, Counter()).update(rows)
+            merged.ignored |= source.ignored
+        return merged
+
+    def _position(self, group: Group, row: int) -> int:
+        position = self._groups.get((group, row))
+        if position is None:
+            position = self._groups[group, row] = len(self._groups)
+        return position
+
+    def cases_matching(self, test: Callable[[Group, int], bool]) -> int:
+        """Distinct cases with at least one row whose (group, class) passes ``test``."""
+        wanted = 0
+        for (group, row), position in self._groups.items():
+            if test(group, row):
+                wanted |= 1 << position
+        if not wanted:
+            return 0
+        if self._patterns is None:
+            self._patterns = Counter(self.by_case.values())
+        return sum(n for bits, n in self._patterns.items() if bits & wanted)
+
+
+class CaseTrackingScorer(Scorer):
+    """A :class:`~chartscore.scoring.Scorer` that also records the classes of each case's rows.
+
+    Its :meth:`partial` carries the :class:`CaseClasses` (``partial.cases``).
+    Used only by disclosure control: it costs memory per case.
+    """
+
+    def __init__(
+        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+    ) -> None:
+        super().__init__(schema, extra_predictions=extra_predictions)
+        self._cases = CaseClasses()
+        self._group_of: dict[str, Group] = {}
+
+    def _group(self, field_id: str) -> Group:
+        group = self._group_of.get(field_id)
+        if group is None:
+            field_type = self.field_type(field_id)
+            rule = self._rules.rule(
+                field_type, self._schema.get(field_id) if self._schema else None
+            )
+            group = self._group_of[field_id] = (field_type.value, rule.extra_metrics)
+        return group
+
+    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+        """Join and count one prediction (see :class:`Scorer`) and record its row class."""
+        mask = super().add_prediction(case_id, field_id, value, supported)
+        if mask < 0:
+            self._cases.ignored.add(case_id)
+        else:
+            self._cases.record(case_id, field_id, self._group(field_id), mask)
+        return mask
+
+    def partial(self) -> PartialTally:
+        """The partial tally, with every case's row classes (missing rows included)."""
+        partial = super().partial()
+        cases = self._cases.copy()
+        for case_id, field_id, gold_key in self.missing_rows():
+            row = MISSING
+            if gold_key is not None:
+                row |= ANSWERABLE
+                if self.field_type(field_id) is FieldType.MULTI:
+                    row |= item_flags(len(gold_key), 0, 0)  # type: ignore[arg-type]
+            cases.record(case_id, field_id, self._group(field_id), row)
+        partial.cases = cases
+        return partial
+
+
+def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
+    """The distinct cases behind every protected quantity of the report of ``tally``.
+
+    ``partial`` must come from a :class:`CaseTrackingScorer` (or a merge of them).
+    A pooled ``majority_baseline`` uses a lower bound (the largest member
+    field's count), which can only suppress more, never less.
+    """
+    cases = partial.cases
+    if cases is None:
+        raise ValueError("the partial tally does not track cases")
+    result: dict[Quantity, int] = {}
+    for field_id, part in tally.by_field.items():
+        rows = cases.by_field.get(field_id, Counter())
+        counts = partial.fields[field_id]
+
+        def field_rows(test: RowTest, metric: str | None = None, rows: Counter[int] = rows) -> int:
+            return sum(n for row, n in rows.items() if test(row))
+
+        _fill(result, ("field", field_id), part.metrics, part.kappa is not None, field_rows)
+        if "majority_baseline" in part.metrics:
+            majority = counts.majority()
+            result["field", field_id, "majority_baseline.success_count"] = majority
+            result["field", field_id, "majority_baseline.failures"] = counts.answerable - majority
+    pooled = [("overall", "", tally.overall, None)] + [
+        ("field_type", name, part, name) for name, part in tally.by_field_type.items()
+    ]
+    for kind, name, part, field_type in pooled:
+
+        def pooled_rows(
+            test: RowTest, metric: str | None = None, field_type: str | None = field_type
+        ) -> int:
+            def chosen(group: Group, row: int) -> bool:
+                in_slice = field_type is None or group[0] == field_type
+                reports = metric is None or metric not in _TYPE_METRIC_SET or metric in group[1]
+                return in_slice and reports and test(row)
+
+            return cases.cases_matching(chosen)
+
+        _fill(result, (kind, name), part.metrics, False, pooled_rows)
+        if "majority_baseline" in part.metrics:
+            members = [
+                partial.fields[field_id]
+                for field_id in tally.by_field
+                if partial.fields[field_id].field_type.value == field_type
+            ]
+            result[kind, name, "majority_baseline.success_count"] = max(
+                (m.majority() for m in members), default=0
+            )
+            result[kind, name, "majority_baseline.failures"] = max(
+                (m.answerable - m.majority() for m in members), default=0
+            )
+    if tally.ignored_prediction_count is not None:
+        result["overall", "", "ignored_prediction_count"] = len(cases.ignored)
+    return result
+
+
+_TYPE_METRIC_SET: Final = frozenset(
+    {
+        "tolerance_agreement",
+        "ordinal_later",
+        "ordinal_earlier",
+        "ordinal_within_one",
+        "item_precision",
+        "item_recall",
+        "majority_baseline",
+    }
+)
+
+
+def _fill(
+    result: dict[Quantity, int],
+    where: tuple[str, str],
+    metrics: Iterable[str],
+    has_kappa: bool,
+    rows: Callable[..., int],
+) -> None:
+    kind, name = where
+    for count_name in COUNT_NAMES:
+        result[kind, name, count_name] = rows(COUNT_ROWS[count_name])
+    for metric in metrics:
+        if metric == "majority_baseline":
+            total_test = METRIC_ROWS["exact_agreement"][0]  # the answerable rows
+            result[kind, name, "majority_baseline.total_count"] = rows(total_test, metric)
+            continue
+        total, success = METRIC_ROWS[metric]
+        result[kind, name, f"{metric}.total_count"] = rows(total, metric)
+        result[kind, name, f"{metric}.success_count"] = rows(success, metric)
+        failures = ITEM_FAILURES.get(metric) or _failures(total, success)
+        result[kind, name, f"{metric}.failures"] = rows(failures, metric)
+    if has_kappa:
+        result[kind, name, "kappa.pairs"] = rows(
+            lambda row: row & (ANSWERED | ANSWERABLE | WRONG_TYPE) == ANSWERED | ANSWERABLE
+        )
+
+
+def _failures(total: RowTest, success: RowTest) -> RowTest:
+    return lambda row: total(row) and not success(row)
+
+
+def kappa_smallest_margins(partial: PartialTally) -> dict[str, int]:
+    """Per kappa field, the smallest nonzero gold or answer category count among its pairs."""
+    margins: dict[str, int] = {}
+    for field_id, counts in partial.fields.items():
+        if counts.kappa_pairs is None:
+            continue
+        gold: Counter[object] = Counter()
+        answers: Counter[object] = Counter()
+        for (gold_key, answer_key), n in counts.kappa_pairs.items():
+            gold[gold_key] += n
+            answers[answer_key] += n
+        sizes = [n for n in (*gold.values(), *answers.values()) if n]
+        margins[field_id] = min(sizes, default=0)
+    return margins

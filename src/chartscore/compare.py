@@ -1,0 +1,207 @@
+"""Two systems on the same gold: read gold once, stream both prediction sets, count pairs.
+
+The honest comparison of two systems that answered the same gold rows is a
+paired one. :class:`PairedScorer` loads gold once, then counts the baseline's
+predictions (keeping only each answered row's outcome mask until the
+candidate's answer to the same row arrives), then the candidate's. For every
+gold row it counts the pair of outcome classes (baseline, candidate); each
+paired metric's 2 x 2 table (both succeed, baseline only, candidate only,
+neither) is read off those pair counts with the row tests of
+:mod:`chartscore.outcomes`. Each system's own counts are kept too, for its
+unpaired metrics and kappa.
+
+Like :mod:`chartscore.scoring`, this module holds values and case ids; what it
+returns (:class:`~chartscore.comparison.PairedTally`) holds counts only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+from chartscore.agreement import ANSWERABLE, MISSING
+from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.model import Value
+from chartscore.outcomes import METRIC_ROWS
+from chartscore.partial import FieldCounts
+from chartscore.schema import Schema
+from chartscore.scoring import _SEEN, _UNANSWERABLE, Scorer, judge
+from chartscore.tally import SliceTally, pool
+
+PAIRED_METRICS: Final = (
+    "exact_agreement",
+    "normalized_agreement",
+    "abstention_correctness",
+    "answerable_abstention",
+    "unanswerable_answer",
+    "tolerance_agreement",
+    "ordinal_later",
+    "ordinal_earlier",
+    "ordinal_within_one",
+)
+"""Metrics whose trials are the same gold rows for both systems (paired)."""
+
+UNPAIRED_METRICS: Final = (
+    "wrong_type_answer",
+    "evidence_support",
+    "item_precision",
+    "item_recall",
+)
+"""Metrics whose trials are each system's own answered rows or items (side by side)."""
+
+_TYPE_PAIRED: Final = frozenset(PAIRED_METRICS[5:])
+
+
+class _Pair:
+    """Both systems' counts for one field, and the pairs of outcome classes so far."""
+
+    __slots__ = ("baseline", "baseline_masks", "candidate", "pairs")
+
+    def __init__(self, gold: FieldCounts) -> None:
+        self.baseline = _gold_only_copy(gold)
+        self.candidate = _gold_only_copy(gold)
+        self.baseline_masks: dict[str, int] = {}  # answered by the baseline, not yet paired
+        self.pairs: Counter[tuple[int, int]] = Counter()
+
+
+def _gold_only_copy(gold: FieldCounts) -> FieldCounts:
+    counts = FieldCounts(gold.field_type, gold.spec, kappa=gold.gold_keys is not None)
+    counts.answerable = gold.answerable
+    counts.unanswerable = gold.unanswerable
+    counts.gold_items = gold.gold_items
+    if gold.gold_keys is not None and counts.gold_keys is not None:
+        counts.gold_keys.update(gold.gold_keys)
+    return counts
+
+
+class PairedScorer(Scorer):
+    """Gold once, then the baseline's predictions, then the candidate's.
+
+    Add gold with :meth:`add_gold` and :meth:`close_gold`, every baseline
+    prediction with :meth:`add_baseline`, then every candidate prediction with
+    :meth:`add_candidate`; :meth:`paired_tally` gives the value-free counts.
+    Errors name the input (``baseline`` or ``candidate``) but no line; callers
+    reading files add it.
+    """
+
+    def __init__(self, schema: Schema | None = None) -> None:
+        super().__init__(schema)
+        self._pairs: dict[str, _Pair] = {}
+        self._candidate_started = False
+
+    def close_gold(self) -> None:
+        """Mark the gold set complete (an empty one is refused)."""
+        super().close_gold()
+        self._pairs = {field_id: _Pair(state.counts) for field_id, state in self._fields.items()}
+
+    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+        """Not used: a paired scorer takes :meth:`add_baseline` and :meth:`add_candidate`."""
+        raise TypeError("use add_baseline and add_candidate")
+
+    def add_baseline(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+        """Count one baseline prediction; returns its outcome mask."""
+        if self._candidate_started:
+            raise ValueError("every baseline prediction comes before the candidate's")
+        source = InputKind.BASELINE
+        state = self._fields.get(field_id)
+        entry = None if state is None else state.cases.get(case_id)
+        if state is None or entry is None:
+            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=source)
+        pair = self._pairs[field_id]
+        if case_id in pair.baseline_masks:
+            raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
+        mask = judge(state, entry, value, supported, pair.baseline)
+        pair.baseline_masks[case_id] = mask
+        return mask
+
+    def add_candidate(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+        """Count one candidate prediction and its pair with the baseline; returns its mask."""
+        self._candidate_started = True
+        source = InputKind.CANDIDATE
+        state = self._fields.get(field_id)
+        entry = None if state is None else state.cases.get(case_id)
+        if state is None or entry is None:
+            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=source)
+        if entry is _SEEN:
+            raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
+        state.cases[case_id] = _SEEN
+        pair = self._pairs[field_id]
+        mask = judge(state, entry, value, supported, pair.candidate)
+        baseline = pair.baseline_masks.pop(case_id, None)
+        pair.pairs[_missing(entry) if baseline is None else baseline, mask] += 1
+        return mask
+
+    def paired_tally(self) -> PairedTally:
+        """Both systems' slices and every paired metric's 2 x 2 counts; values end here."""
+        by_field: dict[str, PairedSliceTally] = {}
+        members: dict[str, list[PairedSliceTally]] = {}
+        for field_id in sorted(self._fields):
+            state = self._fields[field_id]
+            pair = self._pairs[field_id]
+            pairs = Counter(pair.pairs)
+            for case_id, entry in state.cases.items():
+                if entry is not _SEEN:  # the candidate did not answer this row
+                    missing = _missing(entry)
+                    pairs[pair.baseline_masks.get(case_id, missing), missing] += 1
+            baseline = pair.baseline.slice_tally(state.rule)
+            candidate = pair.candidate.slice_tally(state.rule)
+            paired = {
+                name: _paired_binomial(pairs, name)
+                for name in PAIRED_METRICS
+                if name in baseline.metrics
+            }
+            part = PairedSliceTally(baseline=baseline, candidate=candidate, paired=paired)
+            by_field[field_id] = part
+            members.setdefault(state.field_type.value, []).append(part)
+        by_type = {
+            name: _pool(parts, keep_type_metrics=True) for name, parts in sorted(members.items())
+        }
+        overall = _pool(by_field.values(), keep_type_metrics=False)
+        return PairedTally(overall=overall, by_field=by_field, by_field_type=by_type)
+
+
+def _missing(entry: object) -> int:
+    # The outcome class of a gold row that a system did not answer.
+    return MISSING if entry is _UNANSWERABLE else MISSING | ANSWERABLE
+
+
+def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:
+    in_trials, succeeds = METRIC_ROWS[metric]
+    cells = [0, 0, 0, 0]  # both, baseline only, candidate only, neither
+    for (baseline, candidate), count in pairs.items():
+        if not in_trials(baseline):
+            continue
+        first, second = succeeds(baseline), succeeds(candidate)
+        cells[0 if first and second else 1 if first else 2 if second else 3] += count
+    return PairedBinomial(*cells)
+
+
+def _pool(parts: Iterable[PairedSliceTally], *, keep_type_metrics: bool) -> PairedSliceTally:
+    chosen = list(parts)
+    paired: dict[str, PairedBinomial] = {}
+    for part in chosen:
+        for name, cells in part.paired.items():
+            if name in _TYPE_PAIRED and not keep_type_metrics:
+                continue
+            before = paired.get(name)
+            paired[name] = (
+                cells
+                if before is None
+                else PairedBinomial(
+                    before.both + cells.both,
+                    before.baseline_only + cells.baseline_only,
+                    before.candidate_only + cells.candidate_only,
+                    before.neither + cells.neither,
+                )
+            )
+    return PairedSliceTally(
+        baseline=_pool_slices([p.baseline for p in chosen], keep_type_metrics),
+        candidate=_pool_slices([p.candidate for p in chosen], keep_type_metrics),
+        paired=paired,
+    )
+
+
+def _pool_slices(parts: list[SliceTally], keep_type_metrics: bool) -> SliceTally:
+    return pool(parts, keep_type_metrics=keep_type_metrics)

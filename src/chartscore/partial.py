@@ -1,0 +1,310 @@
+"""The mergeable state of a scoring run: what one partition of the data contributes.
+
+Scoring is a count of outcomes per field, and counts add up. A
+:class:`PartialTally` holds, per field id, everything the report needs that
+adds across partitions: outcome counts, item counts, and kappa's pair and gold
+category counters. :meth:`PartialTally.merge` is associative and commutative,
+so one process (one partition), part files on a cluster and pooled batches all
+reduce to the same report.
+
+A partial tally is **private**: kappa's counters are keyed by normalized
+category values, and a partial built for disclosure control also holds case
+ids (:mod:`chartscore.casecount`). It lives in memory only; its repr shows the
+number of fields and nothing else. :meth:`PartialTally.tally` is the boundary:
+it reduces everything to the value-free :class:`~chartscore.tally.Tally`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from chartscore.agreement import (
+    ANSWERABLE,
+    ANSWERED,
+    EARLIER,
+    EXACT,
+    LATER,
+    NORMALIZED,
+    SUPPORTED,
+    TOLERANCE,
+    WITHIN_ONE,
+    WRONG_TYPE,
+    FieldRule,
+    Key,
+)
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.model import FieldType
+from chartscore.schema import FieldSpec
+from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
+
+if TYPE_CHECKING:
+    from chartscore.casecount import CaseClasses
+
+_TYPE_BITS: Mapping[str, int] = {
+    "tolerance_agreement": TOLERANCE,
+    "ordinal_later": LATER,
+    "ordinal_earlier": EARLIER,
+    "ordinal_within_one": WITHIN_ONE,
+}
+
+
+class RuleBook:
+    """One :class:`FieldRule` per (type, schema entry), built on first use.
+
+    Fields that share a type and schema entry share a rule and its caches, so a
+    gold set with many field ids costs little per field. A rule book belongs to
+    one run (its caches hold normalized values), never to the module.
+    """
+
+    __slots__ = ("_rules",)
+
+    def __init__(self) -> None:
+        self._rules: dict[tuple[FieldType, FieldSpec | None], FieldRule] = {}
+
+    def rule(self, field_type: FieldType, spec: FieldSpec | None) -> FieldRule:
+        """The shared rule for fields of ``field_type`` declared by ``spec``."""
+        key = (field_type, spec)
+        found = self._rules.get(key)
+        if found is None:
+            found = self._rules[key] = FieldRule(field_type, spec)
+        return found
+
+
+class FieldCounts:
+    """The additive counts of one field id in one partition.
+
+    Attributes:
+        field_type, spec: The field's type and schema entry (None if undeclared).
+        answerable, unanswerable: Gold rows with and without a gold answer.
+        outcomes: Outcome bit mask -> predictions counted with it (missing rows
+            are ``answerable + unanswerable - sum(outcomes)``).
+        gold_items, answered_items, matched_items: Multi-select item counts.
+        gold_keys: Normalized gold answer -> rows (kappa and majority fields).
+        kappa_pairs: (gold key, answer key) -> rows (kappa fields).
+    """
+
+    __slots__ = (
+        "answerable",
+        "answered_items",
+        "field_type",
+        "gold_items",
+        "gold_keys",
+        "kappa_pairs",
+        "matched_items",
+        "outcomes",
+        "spec",
+        "unanswerable",
+    )
+
+    def __init__(self, field_type: FieldType, spec: FieldSpec | None, *, kappa: bool) -> None:
+        self.field_type = field_type
+        self.spec = spec
+        self.answerable = 0
+        self.unanswerable = 0
+        self.outcomes: dict[int, int] = {}
+        self.gold_items = 0
+        self.answered_items = 0
+        self.matched_items = 0
+        self.gold_keys: Counter[Key] | None = Counter() if kappa else None
+        self.kappa_pairs: Counter[tuple[Key, Key]] | None = Counter() if kappa else None
+
+    def copy(self) -> FieldCounts:
+        """An independent copy (merging never changes its inputs)."""
+        twin = FieldCounts(self.field_type, self.spec, kappa=self.gold_keys is not None)
+        twin.add(self)
+        return twin
+
+    def add(self, other: FieldCounts) -> None:
+        """Add ``other``'s counts to these (same field in another partition)."""
+        if other.field_type is not self.field_type or other.spec != self.spec:
+            raise ChartscoreError(ErrorCode.INCONSISTENT_FIELD_TYPE, input=InputKind.GOLD)
+        self.answerable += other.answerable
+        self.unanswerable += other.unanswerable
+        outcomes = self.outcomes
+        for mask, count in other.outcomes.items():
+            outcomes[mask] = outcomes.get(mask, 0) + count
+        self.gold_items += other.gold_items
+        self.answered_items += other.answered_items
+        self.matched_items += other.matched_items
+        if self.gold_keys is not None and other.gold_keys is not None:
+            self.gold_keys.update(other.gold_keys)
+        if self.kappa_pairs is not None and other.kappa_pairs is not None:
+            self.kappa_pairs.update(other.kappa_pairs)
+
+    @property
+    def field_count(self) -> int:
+        """Gold rows of the field."""
+        return self.answerable + self.unanswerable
+
+    def count(self, required: int, absent: int = 0) -> int:
+        """Predictions whose mask has every ``required`` bit and none of ``absent``."""
+        return sum(
+            n
+            for mask, n in self.outcomes.items()
+            if mask & required == required and not mask & absent
+        )
+
+    def slice_tally(self, rule: FieldRule) -> SliceTally:
+        """The value-free counts and binomials of this field (docs/metrics.md)."""
+        field_count = self.field_count
+        present = sum(self.outcomes.values())
+        answered = self.count(ANSWERED)
+        answerable = self.answerable
+        counts = dict(
+            zip(
+                COUNT_NAMES,
+                (
+                    field_count,
+                    answerable,
+                    self.unanswerable,
+                    field_count - present,
+                    answered,
+                    present - answered,
+                ),
+                strict=True,
+            )
+        )
+        count = self.count
+        metrics = {
+            "exact_agreement": Binomial(count(EXACT), answerable),
+            "normalized_agreement": Binomial(count(NORMALIZED), answerable),
+            "abstention_correctness": Binomial(
+                count(ANSWERED | ANSWERABLE) + count(0, ANSWERED | ANSWERABLE), field_count
+            ),
+            "answerable_abstention": Binomial(count(ANSWERABLE, ANSWERED), answerable),
+            "unanswerable_answer": Binomial(count(ANSWERED, ANSWERABLE), self.unanswerable),
+            "wrong_type_answer": Binomial(count(ANSWERED | WRONG_TYPE), answered),
+            "evidence_support": Binomial(count(SUPPORTED), answered),
+        }
+        for name in rule.extra_metrics:
+            if name in _TYPE_BITS:
+                metrics[name] = Binomial(count(_TYPE_BITS[name]), answerable)
+            elif name == "item_precision":
+                metrics[name] = Binomial(self.matched_items, self.answered_items)
+            elif name == "item_recall":
+                metrics[name] = Binomial(self.matched_items, self.gold_items)
+            elif name == "majority_baseline":
+                metrics[name] = Binomial(self.majority(), answerable)
+        kappa = None if rule.kappa_weighting is None else self.kappa_table(rule)
+        return SliceTally(counts=counts, metrics=metrics, kappa=kappa)
+
+    def majority(self) -> int:
+        """Rows whose normalized gold is the field's most common gold answer."""
+        return max(self.gold_keys.values(), default=0) if self.gold_keys is not None else 0
+
+    def kappa_table(self, rule: FieldRule) -> KappaTable:
+        """Kappa's sparse table, with category keys replaced by positions.
+
+        Ordinal levels keep their schema order; other categories get a
+        deterministic order that carries no label.
+        """
+        assert self.kappa_pairs is not None and self.gold_keys is not None
+        if rule.levels:
+            size = rule.levels
+            position: dict[Key, int] = {level: level for level in range(size)}
+        else:
+            categories = set(self.gold_keys) | {answer for _, answer in self.kappa_pairs}
+            ordered = sorted(categories, key=lambda key: (type(key).__name__, key))
+            position = {key: index for index, key in enumerate(ordered)}
+            size = len(ordered)
+        cells = tuple(
+            sorted(
+                (position[gold], position[answer], count)
+                for (gold, answer), count in self.kappa_pairs.items()
+            )
+        )
+        return KappaTable(cells=cells, size=size, weighting=rule.kappa_weighting)  # type: ignore[arg-type]
+
+
+class PartialTally:
+    """The mergeable state of a scorer after one partition. Private; see the module doc.
+
+    Attributes:
+        fields: Field id -> :class:`FieldCounts`.
+        ignored_predictions: Predictions skipped because their key is not in
+            gold (``extra_predictions="ignore"``), or None when such predictions
+            are an error.
+        cases: Distinct-case bookkeeping for disclosure control, or None.
+    """
+
+    __slots__ = ("cases", "fields", "ignored_predictions")
+
+    def __init__(
+        self,
+        fields: Mapping[str, FieldCounts] | None = None,
+        ignored_predictions: int | None = None,
+        cases: CaseClasses | None = None,
+    ) -> None:
+        self.fields: dict[str, FieldCounts] = dict(fields or {})
+        self.ignored_predictions = ignored_predictions
+        self.cases = cases
+
+    def __repr__(self) -> str:
+        return f"PartialTally(<{len(self.fields)} fields; counts and values hidden>)"
+
+    def merge(self, other: PartialTally) -> PartialTally:
+        """The partial of both partitions together; neither input changes.
+
+        Raises:
+            ChartscoreError: ``inconsistent_field_type`` when one field id has
+                two types (or two schema entries) in the two partitions.
+        """
+        fields = {field_id: counts.copy() for field_id, counts in self.fields.items()}
+        for field_id, counts in other.fields.items():
+            mine = fields.get(field_id)
+            if mine is None:
+                fields[field_id] = counts.copy()
+            else:
+                mine.add(counts)
+        ignored = _add_optional(self.ignored_predictions, other.ignored_predictions)
+        cases = None
+        if self.cases is not None and other.cases is not None:
+            cases = self.cases.merge(other.cases)
+        elif self.cases is not None or other.cases is not None:
+            raise ValueError("cannot merge a case-tracking partial with one that is not")
+        return PartialTally(fields, ignored, cases)
+
+    def tally(self, rules: RuleBook | None = None) -> Tally:
+        """Reduce everything to value-free counts: the boundary of the private data.
+
+        Raises:
+            ChartscoreError: ``empty_gold`` when no partition held a gold row.
+        """
+        if not self.fields:
+            raise ChartscoreError(ErrorCode.EMPTY_GOLD, input=InputKind.GOLD)
+        rules = rules or RuleBook()
+        by_field = {}
+        members: dict[str, list[SliceTally]] = {}
+        for field_id in sorted(self.fields):
+            counts = self.fields[field_id]
+            part = counts.slice_tally(rules.rule(counts.field_type, counts.spec))
+            by_field[field_id] = part
+            members.setdefault(counts.field_type.value, []).append(part)
+        by_type = {
+            name: pool(parts, keep_type_metrics=True) for name, parts in sorted(members.items())
+        }
+        overall = pool(by_field.values(), keep_type_metrics=False)
+        return Tally(
+            overall=overall,
+            by_field=by_field,
+            by_field_type=by_type,
+            ignored_prediction_count=self.ignored_predictions,
+        )
+
+
+def merge_all(partials: Iterable[PartialTally]) -> PartialTally:
+    """Merge any number of partials (in any order or grouping: the result is the same)."""
+    result: PartialTally | None = None
+    for partial in partials:
+        result = partial if result is None else result.merge(partial)
+    return result if result is not None else PartialTally()
+
+
+def _add_optional(first: int | None, second: int | None) -> int | None:
+    if first is None:
+        return second
+    if second is None:
+        return first
+    return first + second

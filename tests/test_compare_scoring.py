@@ -1,0 +1,158 @@
+"""The paired scorer: each system's counts equal its own report, and every paired metric's
+2 x 2 table equals a row-by-row oracle (each gold row scored alone for each system)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
+from chartscore.compare import PAIRED_METRICS, PairedScorer
+from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
+from chartscore.errors import InputKind
+from chartscore.report import SliceReport
+
+from helpers import SCHEMA, datasets
+
+
+def paired_tally(
+    gold: list[GoldField], baseline: list[Prediction], candidate: list[Prediction]
+) -> PairedTally:
+    scorer = PairedScorer(SCHEMA)
+    for row in gold:
+        scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
+    scorer.close_gold()
+    for p in baseline:
+        scorer.add_baseline(p.case_id, p.field_id, p.value, p.is_supported)
+    for p in candidate:
+        scorer.add_candidate(p.case_id, p.field_id, p.value, p.is_supported)
+    return scorer.paired_tally()
+
+
+def row_successes(gold: GoldField, answer: Prediction | None) -> dict[str, tuple[bool, bool]]:
+    """(in trials, success) of every metric for one gold row scored alone."""
+    report = score([gold], [] if answer is None else [answer], schema=SCHEMA)
+    part = report.by_field[gold.field_id]
+    return {
+        name: (metric.total_count > 0, metric.success_count > 0)
+        for name, metric in part.metrics.items()
+    }
+
+
+def oracle(gold, baseline, candidate) -> dict[tuple[str, str], dict[str, list[int]]]:
+    b_answers = {(p.case_id, p.field_id): p for p in baseline}
+    c_answers = {(p.case_id, p.field_id): p for p in candidate}
+    tables: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
+    for row in gold:
+        key = (row.case_id, row.field_id)
+        first = row_successes(row, b_answers.get(key))
+        second = row_successes(row, c_answers.get(key))
+        for name in PAIRED_METRICS:
+            if name not in first:
+                continue
+            in_trials, b_ok = first[name]
+            assert second[name][0] == in_trials  # paired: the same trials
+            if not in_trials:
+                continue
+            c_ok = second[name][1]
+            cell = 0 if b_ok and c_ok else 1 if b_ok else 2 if c_ok else 3
+            where = [("field", row.field_id), ("field_type", row.field_type.value)]
+            if name in PAIRED_METRICS[:5]:
+                where.append(("overall", ""))
+            for slice_key in where:
+                tables[slice_key].setdefault(name, [0, 0, 0, 0])[cell] += 1
+    return tables
+
+
+def same_counts(tally_part, report_part: SliceReport) -> None:
+    assert dict(tally_part.counts) == dict(report_part.counts)
+    got = {k: (b.success_count, b.total_count) for k, b in tally_part.metrics.items()}
+    want = {k: (m.success_count, m.total_count) for k, m in report_part.metrics.items()}
+    assert got == want
+
+
+def slices(tally: PairedTally):
+    yield ("overall", ""), tally.overall
+    for name, part in tally.by_field.items():
+        yield ("field", name), part
+    for name, part in tally.by_field_type.items():
+        yield ("field_type", name), part
+
+
+@st.composite
+def two_systems(draw: st.DrawFn):
+    gold, baseline = draw(datasets())
+    _, candidate = draw(datasets())
+    keys = {(g.case_id, g.field_id) for g in gold}
+    candidate = [p for p in candidate if (p.case_id, p.field_id) in keys]
+    return gold, baseline, candidate
+
+
+@settings(max_examples=40, deadline=None)
+@given(two_systems())
+def test_paired_counts_equal_the_row_oracle(data) -> None:
+    gold, baseline, candidate = data
+    tally = paired_tally(gold, baseline, candidate)
+    expected = oracle(gold, baseline, candidate)
+    b_report = score(gold, baseline, schema=SCHEMA)
+    c_report = score(gold, candidate, schema=SCHEMA)
+
+    def report_slice(report, key):
+        kind, name = key
+        if kind == "overall":
+            return report.overall
+        return (report.by_field if kind == "field" else report.by_field_type)[name]
+
+    for key, part in slices(tally):
+        assert isinstance(part, PairedSliceTally)
+        same_counts(part.baseline, report_slice(b_report, key))
+        same_counts(part.candidate, report_slice(c_report, key))
+        assert set(part.paired) == set(PAIRED_METRICS) & set(part.baseline.metrics)
+        assert set(expected.get(key, {})) <= set(part.paired)
+        for name, cells in part.paired.items():
+            assert [cells.both, cells.baseline_only, cells.candidate_only, cells.neither] == (
+                expected.get(key, {}).get(name, [0, 0, 0, 0])
+            ), (key, name)
+            b_metric = part.baseline.metrics[name]
+            assert cells.both + cells.baseline_only == b_metric.success_count
+            assert sum((cells.both, cells.baseline_only, cells.candidate_only, cells.neither)) == (
+                b_metric.total_count
+            )
+
+
+def test_identical_systems_have_no_discordant_pairs() -> None:
+    gold = [GoldField(f"c{i}", "t.note", "text", "alpha" if i % 3 else None) for i in range(9)]
+    answers = [Prediction(g.case_id, g.field_id, "ALPHA") for g in gold[:6]]
+    tally = paired_tally(gold, answers, answers)
+    for name, cells in tally.overall.paired.items():
+        assert cells.baseline_only == cells.candidate_only == 0, name
+    assert tally.overall.paired["normalized_agreement"] == PairedBinomial(4, 0, 0, 2)
+
+
+def test_errors_name_the_system() -> None:
+    gold = [GoldField("c1", "t.note", "text", "a")]
+    scorer = PairedScorer()
+    scorer.add_gold("c1", "t.note", gold[0].field_type, "a")
+    scorer.close_gold()
+    scorer.add_baseline("c1", "t.note", "a", False)
+    with pytest.raises(ChartscoreError) as caught:
+        scorer.add_baseline("c1", "t.note", "b", False)
+    assert (caught.value.code, caught.value.input) == (
+        ErrorCode.DUPLICATE_PREDICTION_KEY,
+        InputKind.BASELINE,
+    )
+    with pytest.raises(ChartscoreError) as caught:
+        scorer.add_candidate("c2", "t.note", "b", False)
+    assert (caught.value.code, caught.value.input) == (
+        ErrorCode.UNKNOWN_PREDICTION_KEY,
+        InputKind.CANDIDATE,
+    )
+    scorer.add_candidate("c1", "t.note", "a", False)
+    with pytest.raises(ChartscoreError) as caught:
+        scorer.add_candidate("c1", "t.note", "a", False)
+    assert caught.value.code is ErrorCode.DUPLICATE_PREDICTION_KEY
+    with pytest.raises(ValueError):
+        scorer.add_baseline("c1", "t.note", "a", False)  # the baseline stream is over

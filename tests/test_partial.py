@@ -1,0 +1,102 @@
+"""The mergeable core: partial tallies merge associatively and commutatively, and merging the
+partials of any partitioning gives exactly the report of scoring everything at once."""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, score
+from chartscore.partial import PartialTally, merge_all
+from chartscore.report import Report
+from chartscore.scoring import Scorer
+
+from helpers import SCHEMA, datasets
+
+
+def partials(
+    gold: Sequence[GoldField], predictions: Sequence[Prediction], parts: int, seed: int
+) -> list[PartialTally]:
+    """Score a random partition by key (each key's gold row and prediction together)."""
+    rng = random.Random(seed)
+    keys = sorted({(g.case_id, g.field_id) for g in gold})
+    where = {key: rng.randrange(parts) for key in keys}
+    scorers = [Scorer(SCHEMA) for _ in range(parts)]
+    for row in gold:
+        scorers[where[row.case_id, row.field_id]].add_gold(
+            row.case_id, row.field_id, row.field_type, row.value
+        )
+    for answer in predictions:
+        scorers[where[answer.case_id, answer.field_id]].add_prediction(
+            answer.case_id, answer.field_id, answer.value, answer.is_supported
+        )
+    return [scorer.partial() for scorer in scorers]
+
+
+def report_json(partial: PartialTally) -> str:
+    return Report.from_tally(partial.tally()).to_json()
+
+
+@settings(max_examples=60, deadline=None)
+@given(datasets(), st.integers(1, 6), st.integers(0, 2**32))
+def test_merged_partitions_equal_one_run(
+    dataset: tuple[list[GoldField], list[Prediction]], parts: int, seed: int
+) -> None:
+    gold, predictions = dataset
+    whole = score(gold, predictions, schema=SCHEMA).to_json()
+    pieces = partials(gold, predictions, parts, seed)
+    random.Random(seed).shuffle(pieces)
+    assert report_json(merge_all(pieces)) == whole
+
+
+@settings(max_examples=40, deadline=None)
+@given(datasets(), st.integers(0, 2**32))
+def test_merge_is_associative_and_commutative(
+    dataset: tuple[list[GoldField], list[Prediction]], seed: int
+) -> None:
+    gold, predictions = dataset
+    a, b, c = partials(gold, predictions, 3, seed)
+    left = a.merge(b).merge(c)
+    right = a.merge(b.merge(c))
+    swapped = c.merge(a).merge(b)
+    assert report_json(left) == report_json(right) == report_json(swapped)
+    for one in (a, b, c):
+        if one.fields:
+            before = report_json(one)
+            one.merge(a)  # merging never changes its inputs
+            assert report_json(one) == before
+
+
+def test_partials_pickle_for_workers_and_hide_their_contents() -> None:
+    gold = [GoldField("MRN-0042", "c.smoking", "categorical", "former")]
+    scorer = Scorer(SCHEMA)
+    scorer.add_gold("MRN-0042", "c.smoking", FieldType.CATEGORICAL, "former")
+    scorer.add_prediction("MRN-0042", "c.smoking", "Former", False)
+    partial = scorer.partial()
+    assert "MRN" not in repr(partial) and "former" not in repr(partial).lower()
+    copied = pickle.loads(pickle.dumps(partial))
+    assert (
+        report_json(copied)
+        == score(gold, [Prediction("MRN-0042", "c.smoking", "Former")], schema=SCHEMA).to_json()
+    )
+
+
+def test_merge_refuses_one_field_with_two_types() -> None:
+    first, second = Scorer(), Scorer()
+    first.add_gold("c1", "x.field", FieldType.TEXT, "a")
+    second.add_gold("c2", "x.field", FieldType.NUMBER, 1)
+    with pytest.raises(ChartscoreError) as caught:
+        first.partial().merge(second.partial())
+    assert caught.value.code is ErrorCode.INCONSISTENT_FIELD_TYPE
+    assert caught.value.__context__ is None
+
+
+def test_an_empty_merge_is_empty_gold() -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        merge_all([Scorer().partial(), Scorer().partial()]).tally()
+    assert caught.value.code is ErrorCode.EMPTY_GOLD
