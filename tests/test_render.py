@@ -469,3 +469,12 @@ def test_an_undefined_kappa_reads_undefined_with_its_pairs() -> None:
     ]
     text = render(score(gold, [Prediction("c1", "s.cat", "x")]), "table")
     assert re.search(r"^s\.cat  undefined  +1$", text, re.M), text
+
+
+def test_ignored_predictions_are_named_in_the_header() -> None:
+    gold = [GoldField("c1", "a", "text", "x")]
+    extra = [Prediction("c1", "a", "x"), Prediction("c9", "a", "y"), Prediction("c8", "a", "y")]
+    report = score(gold, extra, extra_predictions="ignore")
+    assert "ignored: 2 predictions not in gold, skipped" in render(report, "table")
+    assert "**ignored**: 2 predictions not in gold, skipped" in render(report, "markdown")
+    assert "ignored" not in render(score(gold, extra[:1]), "table").split("\n\n")[0]

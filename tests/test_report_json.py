@@ -281,3 +281,23 @@ def test_slice_vocabulary_matches_the_tally() -> None:
         broken = _demo_document()
         del broken["overall"][name]  # type: ignore[attr-defined]
         assert refused(json.dumps(broken)).code is ErrorCode.INVALID_REPORT, name
+
+
+@pytest.mark.parametrize("extra", [0, 3])
+def test_ignored_prediction_count_round_trips(extra: int) -> None:
+    from chartscore import GoldField, Prediction, score
+
+    gold = [GoldField("c1", "a", "text", "x"), GoldField("c2", "a", "text", None)]
+    predictions = [Prediction("c1", "a", "x")] + [
+        Prediction(f"other-{i}", "a", "y") for i in range(extra)
+    ]
+    report = score(gold, predictions, extra_predictions="ignore")
+    assert report.ignored_prediction_count == extra
+    text = report.to_json()
+    assert '"ignored_prediction_count"' in text
+    loaded = Report.from_json(text)
+    assert loaded == report and loaded.to_json() == text
+    document = json.loads(text)
+    for bad in (-1, 1.5, "3", None, True):
+        document["ignored_prediction_count"] = bad
+        assert refused(json.dumps(document)).code is ErrorCode.INVALID_REPORT, bad

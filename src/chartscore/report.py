@@ -273,12 +273,13 @@ class Report:
                 that is not a non-negative integer, an interval that is not two
                 ordered numbers in [0, 1] (kappa: [-1, 1]), a field id that is
                 not a valid field id or a field type name that is not a type.
+                The optional ``ignored_prediction_count`` must be a count.
                 The message never contains the document's text.
         """
         document = _document.check_format(
             _document.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
         )
-        members = _document.members(document, _TOP_KEYS)
+        members = _document.members(document, _TOP_KEYS, ("ignored_prediction_count",))
         scorer = _document.members(members["scorer"], ("name", "version"))
         version = scorer["version"]
         if scorer["name"] != SCORER_NAME or type(version) is not str:
@@ -301,6 +302,11 @@ class Report:
                 for name, part in by_field_type.items()
             },
             scorer_version=version,
+            ignored_prediction_count=(
+                _document.count(members["ignored_prediction_count"])
+                if "ignored_prediction_count" in members
+                else None
+            ),
         )
 
     def to_dict(self) -> dict[str, object]:

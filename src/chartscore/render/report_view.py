@@ -238,6 +238,15 @@ def _order_note(sort: str) -> str:
 def _summary(report: Report) -> tuple[tuple[str, str], ...]:
     overall = report.overall
     fields, types = len(report.by_field), len(report.by_field_type)
+    ignored: tuple[tuple[str, str], ...] = ()
+    if report.ignored_prediction_count is not None:
+        ignored = (
+            (
+                "ignored",
+                f"{report.ignored_prediction_count} prediction"
+                f"{'s' * (report.ignored_prediction_count != 1)} not in gold, skipped",
+            ),
+        )
     return (
         ("report", f"{REPORT_FORMAT}, format version {REPORT_FORMAT_VERSION}"),
         ("scorer", f"chartscore {report.scorer_version}"),
@@ -252,6 +261,7 @@ def _summary(report: Report) -> tuple[tuple[str, str], ...]:
             f"{overall.count('answered_count')} answered, {overall.count('abstained_count')} "
             f"abstained, {overall.count('missing_count')} missing",
         ),
+        *ignored,
     )
 
 
