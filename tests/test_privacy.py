@@ -6,7 +6,9 @@ offsets, unknown key names, file paths, values that make a record invalid) and
 searches every channel that can leave the process or reach a log: record reprs,
 exception messages, reprs and rendered tracebacks, the cause/context chain,
 pickles, the command line's stdout and stderr, reports and files written with
-``--out``. docs/formats.md and docs/errors.md state the rules.
+``--out``, and every rendered format (terminal table, Markdown, CSV, HTML), where
+a field id is the only input string that may appear. The report loader's errors
+are searched too. docs/formats.md and docs/errors.md state the rules.
 """
 
 from __future__ import annotations
@@ -590,8 +592,20 @@ _NOT_PRIVATE = {
     "SliceReport": "value-free report",
     "MetricResult": "value-free report",
     "KappaResult": "value-free report",
+    "Comparison": "value-free comparison",
 }
-_VALUE_MODULES = ("model", "evidence", "schema", "scoring", "agreement", "normalize", "io")
+_VALUE_MODULES = (
+    "model",
+    "evidence",
+    "schema",
+    "scoring",
+    "agreement",
+    "normalize",
+    "io",
+    "partial",
+    "casecount",
+    "pairing",
+)
 
 
 def test_private_attrs_fields_are_excluded_from_reprs() -> None:
@@ -1813,3 +1827,132 @@ def test_kappa_field_with_only_unanswerable_gold_scores(
         "interval": None,
         "pairs": 0,
     }
+
+
+# --- rendered reports and the report loader -------------------------------------------------
+
+_RENDER_FORMATS = ("table", "markdown", "csv", "html")
+
+
+def _rendered(report: chartscore.Report) -> dict[str, str]:
+    from chartscore.render import render
+
+    return {
+        f"{fmt} by {sort}": render(report, fmt, sort=sort)
+        for fmt in _RENDER_FORMATS
+        for sort in ("name", "rate")
+    }
+
+
+@settings(max_examples=8, deadline=None, phases=NO_SHRINK)
+@given(canaries)
+def test_rendered_reports_leak_nothing(c: Canary) -> None:
+    report_text, _ = _library_report(c)
+    report = chartscore.Report.from_json(report_text)
+    for where, text in _rendered(report).items():
+        assert_clean_text(text, c, where)
+        for field_id in FIELD_TYPES:  # the field ids are the input strings that do appear
+            assert field_id in text, (where, field_id)
+
+
+def _renamed_dataset(ids: Canary, data: Canary) -> tuple[list[GoldField], list[Prediction]]:
+    """The canary data set of ``data`` with field ids made from ``ids``' marker."""
+    names = {
+        field_id: f"f{ids.marker.lower()}.{field_id.split('.')[1]}" for field_id in FIELD_TYPES
+    }
+    gold_rows, prediction_rows = dataset(data)
+    gold = [
+        gold_record({**row, "field_id": names[row["field_id"]]})  # type: ignore[index]
+        for row in gold_rows
+    ]
+    predictions = []
+    for row in prediction_rows:
+        renamed = {**row, "field_id": names[row["field_id"]]}  # type: ignore[index]
+        if "evidence_chain" in row:
+            renamed["evidence_chain"] = {**row["evidence_chain"], "field_id": renamed["field_id"]}  # type: ignore[dict-item]
+        predictions.append(prediction_record(renamed))
+    return gold, predictions
+
+
+@settings(max_examples=6, deadline=None, phases=NO_SHRINK)
+@given(canaries, canaries)
+def test_only_field_ids_reach_rendered_output(ids: Canary, data: Canary) -> None:
+    # Field ids made from one canary, everything else from another: the first shows up in
+    # every format, the second nowhere. The renderer sees the report only; this proves the
+    # whole chain from records to rendered text.
+    assume(ids.marker.lower() not in data.needles and data.marker.lower() not in ids.needles)
+    schema = {
+        "fields": {
+            f"f{ids.marker.lower()}.{key.split('.')[1]}": spec
+            for key, spec in schema_document(data)["fields"].items()  # type: ignore[attr-defined]
+        }
+    }
+    gold, predictions = _renamed_dataset(ids, data)
+    report = score(gold, predictions, schema=schema)
+    for where, text in _rendered(report).items():
+        assert_clean_text(text, data, where)
+        assert f"f{ids.marker.lower()}" in text, where
+
+
+def _report_document() -> dict[str, object]:
+    gold = [GoldField("c1", TEXT, "text", "a"), GoldField("c2", CAT, "categorical", "b")]
+    return json.loads(score(gold, [Prediction("c1", TEXT, "a")]).to_json())
+
+
+def _loader_cases(c: Canary) -> list[tuple[str, str | bytes, ErrorCode]]:
+    base = _report_document()
+    text = json.dumps(base)
+
+    def edited(path: tuple[str, ...], value: object) -> str:
+        document = json.loads(text)
+        node = document
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+        return json.dumps(document, ensure_ascii=False)
+
+    invalid, unknown = E.INVALID_REPORT, E.UNKNOWN_REPORT_FORMAT
+    return [
+        ("format", edited(("format",), c.marker), unknown),
+        ("format version", edited(("format_version",), c.number), unknown),
+        ("top-level key", edited((c.marker,), c.wide), invalid),
+        ("scorer version", edited(("scorer", "version"), "1.0+" + c.marker), invalid),
+        ("scorer version wide", edited(("scorer", "version"), c.wide), invalid),
+        ("field id", edited(("by_field", c.bad_field_id), {}), invalid),
+        ("field type", edited(("by_field_type", c.marker), {}), invalid),
+        ("slice key", edited(("by_field", TEXT, c.marker), 1), invalid),
+        ("count string", edited(("overall", "field_count"), c.marker), invalid),
+        ("count decimal", edited(("overall", "field_count"), float(c.number)), invalid),
+        ("count offset", edited(("overall", "field_count"), c.offset * 1000), invalid),
+        (
+            "interval",
+            edited(("overall", "exact_agreement", "interval"), [0, float(c.number)]),
+            invalid,
+        ),
+        ("kappa", edited(("by_field", CAT, "kappa", "value"), c.marker), invalid),
+        ("duplicate key", text[:-1] + f', "{c.marker}": 1, "{c.marker}": 2}}', invalid),
+        ("syntax", text[:-1] + f", {c.marker}}}", invalid),
+        (
+            "nan",
+            text.replace('"field_count": 2', f'"field_count": NaN, "{c.marker}": 1', 1),
+            invalid,
+        ),
+        ("bytes", b"\xff" + c.marker.encode() + text.encode(), invalid),
+        ("not an object", json.dumps([c.marker, c.number]), invalid),
+    ]
+
+
+@settings(max_examples=10, deadline=None)
+@given(canaries)
+def test_report_loader_errors_leak_nothing(c: Canary) -> None:
+    cases = _loader_cases(c)
+    assert len({name for name, _, _ in cases}) == len(cases)
+    for _name, text, code in cases:
+        assert_clean_error(
+            raised(lambda t=text: chartscore.Report.from_json(t)), c, code, str(code)
+        )
+    from chartscore.render import render
+
+    report = chartscore.Report.from_json(json.dumps(_report_document()))
+    for fmt, sort in ((c.marker, "name"), ("table", c.wide), (c.number, c.marker)):
+        assert_clean_error(raised(lambda f=fmt, s=sort: render(report, f, sort=s)), c, E.USAGE)

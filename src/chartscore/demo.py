@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib import resources
 
 from chartscore.io.files import load_schema, score_files
-from chartscore.render import summary_text
+from chartscore.render import render
 from chartscore.report import Report
 
 _DATA = resources.files("chartscore") / "data"
@@ -27,22 +27,14 @@ def run_demo() -> Report:
 
 
 def demo_summary(report: Report) -> str:
-    """The demo's human-readable summary, with a short guide to reading it."""
-    overall = report.overall
-    answerable = overall.count("answerable_count")
+    """The demo's terminal table (``chartscore render --format table``) with a short guide."""
     lines = [
         "chartscore demo: synthetic data bundled with chartscore (no patient data)",
-        f"{overall.count('field_count')} gold fields ({answerable} answerable, "
-        f"{overall.count('unanswerable_count')} unanswerable); "
-        f"{overall.count('answered_count')} answered, "
-        f"{overall.count('abstained_count')} abstained, {overall.count('missing_count')} missing",
         "",
-        summary_text(report),
+        render(report, "table").rstrip("\n"),
         "",
-        "Each cell: successes/trials, rate, [95% Wilson interval].",
-        "agreement = normalized agreement over answerable fields; abstention ok = answered when",
-        "answerable, abstained when not (missing answers count as wrong); evidence = answers",
-        "grounded in a clinical-record span. With acuity 1 = most urgent, ordinal later is",
-        "under-triage. Definitions: docs/metrics.md. Full report: chartscore demo --json",
+        "In the demo, triage.acuity has levels 1 (most urgent) to 5: ordinal later is",
+        "under-triage. Full report: chartscore demo --json; save it and try",
+        "chartscore render REPORT.json --format html --out report.html.",
     ]
     return "\n".join(lines)

@@ -71,7 +71,6 @@ class ErrorCode(enum.StrEnum):
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
     SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
-    # Command line.
     # Reports, comparisons and gates.
     UNKNOWN_REPORT_FORMAT = "unknown_report_format"
     INVALID_REPORT = "invalid_report"
@@ -83,6 +82,7 @@ class ErrorCode(enum.StrEnum):
     GATE_SLICE_MISSING = "gate_slice_missing"
     GATE_METRIC_MISSING = "gate_metric_missing"
     GATE_NEEDS_COMPARISON = "gate_needs_comparison"
+    # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
     INTERRUPTED = "interrupted"

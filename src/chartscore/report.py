@@ -8,19 +8,41 @@ no values, case ids, digests, offsets, paths or per-case decisions.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Final
 
 import attrs
 
+from chartscore import _document
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
+from chartscore.errors import valid_field_id as is_valid_field_id
 from chartscore.stats import cohen_kappa, wilson_interval
-from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally
+from chartscore.tally import (
+    CORE_METRICS,
+    COUNT_NAMES,
+    TYPE_METRICS,
+    Binomial,
+    KappaTable,
+    SliceTally,
+    Tally,
+)
 
 REPORT_FORMAT: Final = "chartscore.report"
 REPORT_FORMAT_VERSION: Final = 1
 SCORER_NAME: Final = "chartscore"
+FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
+"""The field types a ``by_field_type`` slice may be named after (``chartscore.FieldType``)."""
+
+_TOP_KEYS: Final = ("format", "format_version", "scorer", "overall", "by_field", "by_field_type")
+_METRIC_KEYS: Final = ("success_count", "total_count", "interval")
+_KAPPA_KEYS: Final = ("value", "interval", "pairs")
+_SCORER_VERSION = re.compile(
+    r"(?=.{1,64}$)[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?"
+    r"(\+[a-z0-9]+(\.[a-z0-9]+)*)?"
+)
+"""A PEP 440 version as chartscore writes it (lowercase local label), at most 64 characters."""
 
 Interval = tuple[float, float]
 
@@ -53,6 +75,28 @@ class MetricResult:
             wilson_interval(counts.success_count, counts.total_count),
         )
 
+    @classmethod
+    def from_dict(cls, value: object) -> MetricResult:
+        """Rebuild a metric from its report JSON, checking its shape.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` unless ``value`` is exactly
+                ``{"success_count", "total_count", "interval"}`` with counts
+                ``0 <= success_count <= total_count`` and an interval of two
+                numbers ``0 <= lower <= upper <= 1`` (``null`` exactly when
+                ``total_count`` is 0).
+        """
+        members = _document.members(value, _METRIC_KEYS)
+        success_count = _document.count(members["success_count"])
+        total_count = _document.count(members["total_count"])
+        if success_count > total_count:
+            _document.invalid()
+        if total_count == 0:
+            if members["interval"] is not None:
+                _document.invalid()
+            return cls(success_count, total_count, None)
+        return cls(success_count, total_count, _document.interval(members["interval"], 0, 1))
+
     def to_dict(self) -> dict[str, object]:
         """``{"success_count", "total_count", "interval"}``."""
         return {
@@ -78,6 +122,25 @@ class KappaResult:
             return cls(None, None, table.pairs)
         value, interval, pairs = result
         return cls(value, interval, pairs)
+
+    @classmethod
+    def from_dict(cls, value: object) -> KappaResult:
+        """Rebuild kappa from its report JSON, checking its shape.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` unless ``value`` is exactly
+                ``{"value", "interval", "pairs"}`` with ``pairs`` a count, and
+                ``value`` in [-1, 1] with an interval of two numbers in [-1, 1],
+                or both ``null`` (undefined kappa; always so with no pairs).
+        """
+        members = _document.members(value, _KAPPA_KEYS)
+        pairs = _document.count(members["pairs"])
+        if members["value"] is None and members["interval"] is None:
+            return cls(None, None, pairs)
+        if members["value"] is None or members["interval"] is None or pairs == 0:
+            _document.invalid()
+        kappa = _document.number(members["value"], -1, 1)
+        return cls(kappa, _document.interval(members["interval"], -1, 1), pairs)
 
     def to_dict(self) -> dict[str, object]:
         """``{"value", "interval", "pairs"}``."""
@@ -111,6 +174,33 @@ class SliceReport:
             metrics={name: MetricResult.from_binomial(b) for name, b in part.metrics.items()},
             kappa=None if part.kappa is None else KappaResult.from_table(part.kappa),
         )
+
+    @classmethod
+    def from_dict(cls, value: object, *, kind: str) -> SliceReport:
+        """Rebuild a slice from its report JSON, checking its shape.
+
+        Args:
+            value: The decoded slice.
+            kind: ``"overall"`` (core metrics only), ``"field_type"`` (core and
+                type metrics) or ``"field"`` (core and type metrics, and kappa).
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for a missing count or core
+                metric, a key outside the slice vocabulary for ``kind``, or a
+                malformed count, metric or kappa.
+        """
+        optional: tuple[str, ...] = ()
+        if kind != "overall":
+            optional = TYPE_METRICS + (("kappa",) if kind == "field" else ())
+        members = _document.members(value, COUNT_NAMES + CORE_METRICS, optional)
+        counts: dict[str, int] = {name: _document.count(members[name]) for name in COUNT_NAMES}
+        metrics: dict[str, MetricResult] = {
+            name: MetricResult.from_dict(members[name])
+            for name in CORE_METRICS + TYPE_METRICS
+            if name in members
+        }
+        kappa = KappaResult.from_dict(members["kappa"]) if "kappa" in members else None
+        return cls(counts=counts, metrics=metrics, kappa=kappa)
 
     def count(self, name: str) -> int:
         """One of the six counts, e.g. ``"missing_count"``."""
@@ -158,6 +248,65 @@ class Report:
             by_field={k: SliceReport.from_tally(v) for k, v in tally.by_field.items()},
             by_field_type={k: SliceReport.from_tally(v) for k, v in tally.by_field_type.items()},
             ignored_prediction_count=tally.ignored_prediction_count,
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Report:
+        """Load a report saved with :meth:`to_json`, checking it strictly.
+
+        The rebuilt report gives back the same bytes:
+        ``Report.from_json(r.to_json()).to_json() == r.to_json()``. The checks
+        are of shape, not of arithmetic: the numbers are not recomputed.
+
+        Args:
+            text: The report's JSON text (``str``, or UTF-8 ``bytes``); one
+                trailing line end, as the command line writes it, is fine.
+
+        Returns:
+            The :class:`Report`.
+
+        Raises:
+            ChartscoreError: ``unknown_report_format`` when ``format`` is not
+                ``"chartscore.report"`` or ``format_version`` is not 1;
+                ``invalid_report`` for text that is not strict JSON (NaN,
+                duplicate keys), a key outside the report's vocabulary, a count
+                that is not a non-negative integer, an interval that is not two
+                ordered numbers in [0, 1] (kappa: [-1, 1]), a field id that is
+                not a valid field id or a field type name that is not a type.
+                The optional ``ignored_prediction_count`` must be a count.
+                The message never contains the document's text.
+        """
+        document = _document.check_format(
+            _document.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
+        )
+        members = _document.members(document, _TOP_KEYS, ("ignored_prediction_count",))
+        scorer = _document.members(members["scorer"], ("name", "version"))
+        version = scorer["version"]
+        if scorer["name"] != SCORER_NAME or type(version) is not str:
+            _document.invalid()
+        if _SCORER_VERSION.fullmatch(version) is None:
+            _document.invalid()
+        by_field = _document.mapping(members["by_field"])
+        by_field_type = _document.mapping(members["by_field_type"])
+        if not all(is_valid_field_id(name) for name in by_field):
+            _document.invalid()
+        if not all(name in FIELD_TYPE_NAMES for name in by_field_type):
+            _document.invalid()
+        return cls(
+            overall=SliceReport.from_dict(members["overall"], kind="overall"),
+            by_field={
+                name: SliceReport.from_dict(part, kind="field") for name, part in by_field.items()
+            },
+            by_field_type={
+                name: SliceReport.from_dict(part, kind="field_type")
+                for name, part in by_field_type.items()
+            },
+            scorer_version=version,
+            ignored_prediction_count=(
+                _document.count(members["ignored_prediction_count"])
+                if "ignored_prediction_count" in members
+                else None
+            ),
         )
 
     def to_dict(self) -> dict[str, object]:

@@ -1,0 +1,65 @@
+"""Reports for people: a terminal table, Markdown, CSV and a self-contained HTML page.
+
+Every renderer takes only a value-free document, so rendering may happen
+outside the protected environment. The pipeline is report -> :class:`View`
+(an adapter decides what is shown and in which order) -> text (a renderer lays
+it out). :func:`render` is the one call the command line needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.render.csv import render_csv
+from chartscore.render.html import render_html
+from chartscore.render.markdown import render_markdown
+from chartscore.render.report_view import SORTS, report_view
+from chartscore.render.table import render_table
+from chartscore.render.view import View
+from chartscore.report import Report
+
+RENDERERS: Final[dict[str, Callable[[View], str]]] = {
+    "table": render_table,
+    "markdown": render_markdown,
+    "csv": render_csv,
+    "html": render_html,
+}
+FORMATS: Final = tuple(RENDERERS)
+"""The output formats, in the order ``--format`` lists them."""
+
+__all__ = ["FORMATS", "SORTS", "View", "render", "render_view", "report_view"]
+
+
+def render_view(view: View, fmt: str) -> str:
+    """Lay out a :class:`View` in one format.
+
+    Raises:
+        ChartscoreError: ``usage`` for a format not in :data:`FORMATS`.
+    """
+    if fmt not in RENDERERS:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return RENDERERS[fmt](view)
+
+
+def render(report: Report, fmt: str, *, sort: str = "name") -> str:
+    """Render a report for people (or, as CSV, for spreadsheets).
+
+    Args:
+        report: A value-free :class:`~chartscore.report.Report`, e.g. from
+            ``chartscore.score`` or ``Report.from_json``.
+        fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
+            ``"csv"`` or ``"html"`` (one self-contained file).
+        sort: Row order: ``"name"`` (field ids in code point order) or
+            ``"rate"`` (normalized agreement rate, lowest first).
+
+    Returns:
+        The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
+
+    Raises:
+        ChartscoreError: ``usage`` for an unknown ``fmt`` or ``sort``.
+    """
+    if fmt not in RENDERERS or sort not in SORTS:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return RENDERERS[fmt](report_view(report, sort=sort))

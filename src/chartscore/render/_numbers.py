@@ -1,0 +1,144 @@
+"""Numbers as people read them: counts, percentages, kappa and intervals.
+
+Shared by the text renderers so that a number reads the same in a terminal, in
+Markdown and in HTML. One rule matters for safety: a rate or a bound is written
+as 0% or 100% (a kappa as 1.00 or -1.00) only when it is exactly that. An error
+rate of 1/3000 is written 0.03, not 0, so a rounded figure never hides the one
+error. The output is ASCII only, so any terminal encoding can print it.
+"""
+
+from __future__ import annotations
+
+from chartscore.render.view import Cell, Estimate, Kind
+
+SUPPRESSED = "suppressed"
+"""How a withheld count or estimate is shown: never as 0."""
+NO_TRIALS = "no trials"
+UNDEFINED = "undefined"
+
+
+def count_text(count: int | None) -> str:
+    """A count, or ``suppressed`` for None."""
+    return SUPPRESSED if count is None else str(count)
+
+
+def _trim(scaled: float, places: int) -> str:
+    return f"{scaled:.{places}f}"
+
+
+def percent(fraction: float) -> str:
+    """``fraction`` (in [-1, 1]) in percent, without the % sign.
+
+    Whole percents, with more decimals only where rounding would print 0 or
+    100 for a number that is not exactly 0 or 1: 0.0003 is ``0.03``; beyond
+    two decimals, ``<0.01`` or ``>99.99``. Negative numbers keep their sign.
+    """
+    scaled = abs(fraction) * 100
+    sign = "-" if fraction < 0 else ""
+    for places in (0, 1, 2):
+        text = _trim(scaled, places)
+        if float(text) not in (0.0, 100.0) or scaled in (0.0, 100.0):
+            return sign + text
+    return sign + ("<0.01" if scaled < 50 else ">99.99")
+
+
+def kappa_number(value: float) -> str:
+    """A kappa to two decimals; three where rounding would print an exact-looking -1 or 1."""
+    text = f"{value:.2f}"
+    if float(text) == 0.0:
+        return "0.00"  # never "-0.00"
+    if abs(float(text)) == 1.0 and abs(value) != 1.0:
+        text = f"{value:.3f}"
+        if abs(float(text)) == 1.0:
+            return ">0.999" if value > 0 else "<-0.999"
+    return text
+
+
+def _signed_points(fraction: float) -> str:
+    text = percent(fraction)
+    return text if fraction <= 0 or text.startswith("-") else "+" + text
+
+
+def fraction_text(estimate: Estimate) -> str:
+    """``k/n`` for a rate (a None part as ``suppressed``); ``n pairs`` for kappa; else ``""``."""
+    k, n = estimate.success_count, estimate.total_count
+    if estimate.kind is Kind.RATE:
+        if k is None and n is None:
+            return SUPPRESSED
+        return f"{count_text(k)}/{count_text(n)}"
+    if estimate.kind is Kind.KAPPA:
+        return f"{count_text(n)} pairs"
+    return ""
+
+
+def value_text(estimate: Estimate) -> str:
+    """The point estimate: ``65%``, kappa ``0.43``, a difference ``+5 pp``.
+
+    ``suppressed`` when withheld, ``no trials`` for a rate with no trials,
+    ``undefined`` for a kappa or difference that has no value.
+    """
+    value = estimate.value
+    if value is None:
+        if estimate.suppressed:
+            return SUPPRESSED
+        if estimate.kind is Kind.RATE:
+            return NO_TRIALS
+        if estimate.kind is Kind.KAPPA and estimate.total_count == 0:
+            return NO_TRIALS
+        return UNDEFINED
+    if estimate.kind is Kind.RATE:
+        return percent(value) + "%"
+    if estimate.kind is Kind.KAPPA:
+        return kappa_number(value)
+    return _signed_points(value) + " pp"
+
+
+def interval_text(estimate: Estimate) -> str:
+    """``[43-82]`` (percent), ``[0.01, 0.85]`` (kappa), ``[-3, +12]`` (points); ``""`` if none.
+
+    Rates are never negative, so their bounds are joined by a hyphen, which is
+    shorter; bounds that can be negative are separated by a comma.
+    """
+    bounds = estimate.interval
+    if bounds is None:
+        return ""
+    if estimate.kind is Kind.RATE:
+        return f"[{percent(bounds[0])}-{percent(bounds[1])}]"
+    if estimate.kind is Kind.KAPPA:
+        low, high = kappa_number(bounds[0]), kappa_number(bounds[1])
+    else:
+        low, high = _signed_points(bounds[0]), _signed_points(bounds[1])
+    return f"[{low}, {high}]"
+
+
+def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
+    """``(fraction, value, rest)``: the pieces of :func:`estimate_text` that line up in columns.
+
+    ``rest`` is the interval, or the word that stands for a missing value
+    (``no trials``, ``undefined``); a suppressed rate is its fraction alone.
+    """
+    fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
+    if estimate.kind is Kind.RATE and estimate.suppressed:
+        return (fraction, "", "")
+    if estimate.value is None:
+        return (fraction, "", value_text(estimate))
+    return (fraction, value_text(estimate), interval_text(estimate))
+
+
+def estimate_text(estimate: Estimate) -> str:
+    """One line for an estimate.
+
+    A rate reads ``13/20 65% [43-82]``; a kappa ``0.43 [0.01, 0.85]``; a
+    difference ``+5 pp [-3, +12]``. With no trials: ``0/0 no trials``; a
+    suppressed rate shows its counts with ``suppressed`` for the withheld ones.
+    """
+    return " ".join(part for part in estimate_parts(estimate) if part)
+
+
+def cell_text(cell: Cell) -> str:
+    """Any table cell as plain text: estimates per :func:`estimate_text`, counts, text."""
+    if isinstance(cell, Estimate):
+        return estimate_text(cell)
+    if cell is None or isinstance(cell, int):
+        return count_text(cell)
+    return cell

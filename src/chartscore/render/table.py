@@ -1,0 +1,175 @@
+"""The terminal renderer: fixed-width text tables within 100 columns.
+
+Cells line up on the slash of ``k/n``, the rate and the interval, so a column
+reads at a glance. A table too wide for 100 columns is split into panels that
+repeat the slice label; a label too long for its column (field ids may be 64
+characters a segment) wraps after a ``.`` or ``_``, never losing a character.
+Output is plain ASCII: no colour codes, so it can be piped, logged or pasted.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Sequence
+from typing import Final
+
+from chartscore.render._numbers import cell_text, estimate_parts
+from chartscore.render.view import Cell, Estimate, Table, View, slice_label
+
+WIDTH: Final = 100
+"""The widest line the renderer writes."""
+GAP: Final = 2
+LABEL_MIN: Final = 16
+"""Labels narrower than this wrap only when a single column would not fit otherwise."""
+LABEL_CAP: Final = 32
+"""The widest label column when a table must be split into panels."""
+
+
+def _wrap_words(text: str, width: int) -> list[str]:
+    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+
+
+def wrap_label(label: str, width: int) -> list[str]:
+    """Split ``label`` into lines of at most ``width`` characters, losing none.
+
+    Lines break after a ``.``, ``_`` or space where one is close enough, and
+    inside a piece only when it alone is wider than ``width``. Spaces at a
+    break are dropped; every other character is kept, in order.
+    """
+    pieces: list[str] = []
+    for piece in re.split(r"(?<=[._ ])", label):
+        pieces += [piece[start : start + width] for start in range(0, len(piece), width)]
+    lines = [""]
+    for piece in pieces:
+        if lines[-1] and len(lines[-1]) + len(piece.rstrip(" ")) > width:
+            lines[-1] = lines[-1].rstrip(" ")
+            lines.append("")
+        lines[-1] += piece
+    lines[-1] = lines[-1].rstrip(" ")
+    return lines
+
+
+class _Column:
+    """One column's texts, aligned: estimates on their slash, counts to the right."""
+
+    def __init__(self, heading: str, cells: Sequence[Cell]) -> None:
+        self.texts = self._align(cells)
+        longest_word = max((len(word) for word in heading.split()), default=0)
+        self.width = max([longest_word, *map(len, self.texts)])
+        self.heading = _wrap_words(heading, self.width)
+        self.right = all(isinstance(cell, int) or cell is None for cell in cells)
+
+    @staticmethod
+    def _align(cells: Sequence[Cell]) -> list[str]:
+        estimates = [cell for cell in cells if isinstance(cell, Estimate)]
+        if len(estimates) != len(cells):
+            return [cell_text(cell) for cell in cells]
+        parts = [_parts(estimate) for estimate in estimates]
+        head, tail, value = (max(len(p[i]) for p in parts) for i in range(3))
+        texts = []
+        for k, n, rate, rest in parts:
+            fraction = ""
+            if head or tail:
+                fraction = f"{k:>{head}}{'/' if n else ' '}{n:<{tail}} "
+            lead = f"{fraction}{rate:>{value}}"
+            texts.append(f"{lead} {rest}".rstrip() if lead else rest)
+        return texts
+
+    def pad(self, text: str) -> str:
+        return text.rjust(self.width) if self.right else text.ljust(self.width)
+
+    def cell(self, index: int) -> str:
+        return self.pad(self.texts[index])
+
+
+def _parts(estimate: Estimate) -> tuple[str, str, str, str]:
+    # (successes, trials, rate, interval or a word): the pieces that line up in a column.
+    fraction, value, rest = estimate_parts(estimate)
+    k, _, n = fraction.partition("/")
+    return (k, n, value, rest)
+
+
+def _panels(label_width: int, columns: list[_Column]) -> list[list[int]]:
+    panels: list[list[int]] = [[]]
+    used = label_width
+    for index, column in enumerate(columns):
+        if panels[-1] and used + GAP + column.width > WIDTH:
+            panels.append([])
+            used = label_width
+        panels[-1].append(index)
+        used += GAP + column.width
+    return panels
+
+
+def _label_width(labels: list[str], columns: list[_Column]) -> int:
+    longest = max(map(len, labels))
+    room = WIDTH - sum(GAP + column.width for column in columns)
+    if longest <= room:
+        return longest
+    if room >= LABEL_MIN:
+        return room
+    widest = max(column.width for column in columns)
+    return max(1, min(longest, LABEL_CAP, WIDTH - GAP - widest))
+
+
+def _heading_lines(label: str, label_width: int, columns: list[_Column]) -> list[str]:
+    height = max(len(column.heading) for column in columns)
+    lines = []
+    for line in range(height):
+        cells = []
+        for column in columns:
+            offset = line - (height - len(column.heading))
+            text = column.heading[offset] if offset >= 0 else ""
+            cells.append(column.pad(text))
+        lines.append(_join((label if line == height - 1 else "").ljust(label_width), cells))
+    lines.append(_join("-" * label_width, ["-" * column.width for column in columns]))
+    return lines
+
+
+def table_lines(table: Table) -> list[str]:
+    """The rows of one table as text lines, each at most :data:`WIDTH` characters."""
+    labels = [slice_label(row.slice, row.name) for row in table.rows]
+    columns = [
+        _Column(column.heading, [row.cells[i] for row in table.rows])
+        for i, column in enumerate(table.columns)
+    ]
+    label_width = _label_width([table.label_heading, *labels], columns)
+    lines: list[str] = []
+    for number, panel in enumerate(_panels(label_width, columns)):
+        shown = [columns[i] for i in panel]
+        lines += [""] * (number > 0)
+        lines += _heading_lines(table.label_heading, label_width, shown)
+        for index, row in enumerate(table.rows):
+            if index and row.slice != table.rows[index - 1].slice:
+                lines.append("")
+            first, *more = wrap_label(labels[index], label_width)
+            lines.append(_join(first.ljust(label_width), [c.cell(index) for c in shown]))
+            lines += more
+    return lines
+
+
+def _join(label: str, cells: list[str]) -> str:
+    return (" " * GAP).join([label, *cells]).rstrip()
+
+
+def _paragraph(text: str) -> list[str]:
+    return textwrap.wrap(text, WIDTH, break_on_hyphens=False) or [""]
+
+
+def render_table(view: View) -> str:
+    """The view as terminal text: header, one block per table, notes; ends with a line end."""
+    lines = [view.title]
+    for label, text in view.facts:
+        lines += textwrap.wrap(
+            f"{label}: {text}", WIDTH, subsequent_indent="  ", break_on_hyphens=False
+        )
+    for table in view.tables:
+        lines += ["", table.title]
+        lines += _paragraph(table.note)
+        lines += table_lines(table)
+    if view.notes:
+        lines.append("")
+        for note in view.notes:
+            lines += _paragraph(note)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,205 @@
+"""The view: what a rendered report shows, independent of the output format.
+
+An adapter turns a value-free document (a report today; a shared report or a
+comparison later) into a :class:`View`; each renderer (table, markdown, csv,
+html) turns a view into text. A view holds closed text, field ids and type
+names, and numbers: nothing a renderer shows can come from anywhere else.
+
+A count of ``None`` means *suppressed* (withheld by a disclosure rule): every
+renderer shows it as "suppressed", never as 0.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Final
+
+import attrs
+
+SLICE_KINDS: Final = ("field", "field_type", "overall")
+"""Slice kinds, in the order their rows appear: fields, then types, then overall."""
+
+
+class Kind(enum.StrEnum):
+    """What an :class:`Estimate`'s number is, which fixes its axis and its formatting."""
+
+    RATE = "rate"
+    """``success_count / total_count`` with a Wilson interval, on 0..1."""
+    KAPPA = "kappa"
+    """Cohen's kappa with its interval, on -1..1; ``total_count`` holds the pairs."""
+    DIFFERENCE = "difference"
+    """A paired difference of two rates (candidate - baseline), on -1..1."""
+
+
+@attrs.frozen
+class Estimate:
+    """One number of a slice with its 95% interval: a metric's rate, a kappa or a difference.
+
+    Attributes:
+        slice: ``"field"``, ``"field_type"`` or ``"overall"``.
+        name: The field id or field type name; ``""`` for the overall slice.
+        metric: The metric's report name, e.g. ``"exact_agreement"`` or ``"kappa"``.
+        kind: See :class:`Kind`.
+        success_count: Successes (errors, for an error metric); None when suppressed
+            or, for kappa and differences, not applicable.
+        total_count: Trials (kappa: pairs); None when suppressed.
+        value: The rate, kappa or difference; None with no trials, when
+            undefined or when suppressed.
+        lower: The interval's lower bound, or None.
+        upper: The interval's upper bound, or None.
+        error: True for an error metric (lower is better).
+        suppressed: True when a disclosure rule withheld part of this estimate.
+    """
+
+    slice: str
+    name: str
+    metric: str
+    kind: Kind
+    success_count: int | None
+    total_count: int | None
+    value: float | None
+    lower: float | None
+    upper: float | None
+    error: bool = False
+    suppressed: bool = False
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """``(lower, upper)``, or None when there is no interval."""
+        if self.lower is None or self.upper is None:
+            return None
+        return (self.lower, self.upper)
+
+
+Cell = Estimate | int | str | None
+"""A table cell: an estimate, a count (None: suppressed) or closed text."""
+
+
+@attrs.frozen
+class Column:
+    """A table column after the row label.
+
+    Attributes:
+        heading: Closed text, e.g. ``"exact agreement"``.
+        metric: The metric shown, for links to its definition; ``""`` if none.
+        error: True when the column holds an error metric (lower is better).
+    """
+
+    heading: str
+    metric: str = ""
+    error: bool = False
+
+
+@attrs.frozen
+class Row:
+    """One table row: the slice it describes and one cell per column."""
+
+    slice: str
+    name: str
+    cells: tuple[Cell, ...]
+
+
+@attrs.frozen
+class Table:
+    """A titled table; the first column is the slice label.
+
+    Attributes:
+        key: A stable identifier (used for anchors), e.g. ``"agreement"``.
+        title: Closed text.
+        note: How to read the cells (closed text).
+        label_heading: The heading of the label column.
+        columns: The columns after the label.
+        rows: The rows, in display order.
+    """
+
+    key: str
+    title: str
+    note: str
+    label_heading: str
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+
+
+@attrs.frozen
+class PlotRow:
+    """One forest-plot row: its label, its estimate, and its group.
+
+    Attributes:
+        label: The row label (a slice label, possibly with a metric name).
+        estimate: The point and interval to draw.
+        group: Rows are drawn in order, with a gap wherever the group changes.
+    """
+
+    label: str
+    estimate: Estimate
+    group: str
+
+
+@attrs.frozen
+class Plot:
+    """One forest-plot panel: a row per estimate on a shared axis.
+
+    Attributes:
+        key: A stable identifier (used for anchors), e.g. ``"exact_agreement"``.
+        title: Closed text.
+        note: Closed text under the title.
+        metric: The metric plotted, or ``""`` for a panel of several metrics.
+        axis: The axis range: ``(0, 1)`` for rates, ``(-1, 1)`` for kappa and differences.
+        rows: The rows, in display order.
+        reference: A value to mark with a vertical line (0 for differences), or None.
+    """
+
+    key: str
+    title: str
+    note: str
+    metric: str
+    axis: tuple[float, float]
+    rows: tuple[PlotRow, ...]
+    reference: float | None = None
+
+
+@attrs.frozen
+class Definition:
+    """A legend entry: what a metric means and where the docs define it."""
+
+    metric: str
+    title: str
+    text: str
+    source: str
+    error: bool = False
+
+
+@attrs.frozen
+class View:
+    """Everything a renderer shows, in order.
+
+    Attributes:
+        title: The document's title (closed text).
+        facts: Header lines as (label, text): format, scorer, run summary.
+        plots: Forest-plot panels.
+        tables: Tables.
+        estimates: Every estimate once, for machine-readable output (CSV).
+        definitions: The legend.
+        notes: Closing lines on how to read the document (closed text).
+    """
+
+    title: str
+    facts: tuple[tuple[str, str], ...]
+    plots: tuple[Plot, ...]
+    tables: tuple[Table, ...]
+    estimates: tuple[Estimate, ...]
+    definitions: tuple[Definition, ...]
+    notes: tuple[str, ...] = ()
+
+
+def slice_label(slice_kind: str, name: str) -> str:
+    """The row label of a slice: the field id, ``type <name>`` or ``all fields``.
+
+    Field ids cannot contain a space, so neither other label can be mistaken
+    for a field (a field may be called ``overall``).
+    """
+    if slice_kind == "field":
+        return name
+    if slice_kind == "field_type":
+        return f"type {name}"
+    return "all fields"

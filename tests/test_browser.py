@@ -1,0 +1,255 @@
+"""The HTML report in a real browser: headless Chromium, driven by playwright.
+
+The page is opened from a file, as a reader would. Every request the browser
+tries is routed and recorded; only the page's own file may load. The tests
+need Debian's ``chromium-headless-shell`` (``CHARTSCORE_BROWSER`` overrides
+its path) and playwright from the ``test`` extra; playwright never downloads
+a browser. Without them the tests skip with the reason, unless
+``CHARTSCORE_REQUIRE_BROWSER=1`` (set by .ci/run), which makes that a failure.
+
+``CHARTSCORE_UPDATE_SCREENSHOT=1`` rewrites docs/img/report.png.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chartscore import GoldField, Prediction, Report, score
+from chartscore.demo import run_demo
+from chartscore.render import render
+
+ROOT = Path(__file__).resolve().parent.parent
+BROWSER = os.environ.get("CHARTSCORE_BROWSER", "/usr/bin/chromium-headless-shell")
+REQUIRED = os.environ.get("CHARTSCORE_REQUIRE_BROWSER") == "1"
+SCREENSHOT = ROOT / "docs" / "img" / "report.png"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+]
+DEMO = run_demo()
+
+
+def unavailable() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    if importlib.util.find_spec("playwright") is None:
+        return "playwright is not installed: pip install -e '.[test]'"
+    if not (os.path.isfile(BROWSER) and os.access(BROWSER, os.X_OK)):
+        return (
+            f"headless Chromium not found at {BROWSER}: apt-get install chromium-headless-shell "
+            "(or set CHARTSCORE_BROWSER)"
+        )
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    reason = unavailable()
+    if reason is not None:
+        if REQUIRED:
+            pytest.fail(f"CHARTSCORE_REQUIRE_BROWSER=1, but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as profile, sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            profile,  # a fresh user-data dir
+            executable_path=BROWSER,
+            headless=True,
+            args=ARGS,
+            viewport={"width": 1000, "height": 800},
+            timeout=120_000,
+        )
+        context.set_default_timeout(60_000)
+        yield context
+        context.close()
+
+
+@dataclass
+class Visit:
+    """A page opened from a file, with everything it tried to do."""
+
+    page: Any
+    url: str
+    blocked: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+
+
+def visit(browser: Any, path: Path) -> Visit:
+    page = browser.new_page()
+    record = Visit(page, path.resolve().as_uri())
+
+    def route(route: Any) -> None:
+        if route.request.url == record.url:
+            route.continue_()
+        else:
+            record.blocked.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", route)
+    page.on("request", lambda request: record.requests.append(request.url))
+    page.on(
+        "console",
+        lambda message: (
+            record.console_errors.append(message.text) if message.type == "error" else None
+        ),
+    )
+    page.on("pageerror", lambda error: record.page_errors.append(str(error)))
+    page.goto(record.url, wait_until="load")
+    return record
+
+
+def write(tmp_path: Path, report: Report, name: str = "report.html") -> Path:
+    path = tmp_path / name
+    path.write_text(render(report, "html"), encoding="utf-8")
+    return path
+
+
+_READ_MARKS = """
+() => Array.from(document.querySelectorAll('svg.forest')).flatMap(svg => {
+  const box = svg.getBoundingClientRect();
+  const scale = box.width / svg.viewBox.baseVal.width;
+  const axis = [Number(svg.dataset.axisLow), Number(svg.dataset.axisHigh)];
+  const left = Number(svg.dataset.left), right = Number(svg.dataset.right);
+  return Array.from(svg.querySelectorAll('g.mark')).map(g => {
+    const point = g.querySelector('.point'), ci = g.querySelector('line.ci');
+    const rect = e => { const r = e.getBoundingClientRect();
+                        return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+    return {slice: g.dataset.slice, name: g.dataset.name, metric: g.dataset.metric,
+            value: g.dataset.value === undefined ? null : Number(g.dataset.value),
+            lower: g.dataset.lower === undefined ? null : Number(g.dataset.lower),
+            upper: g.dataset.upper === undefined ? null : Number(g.dataset.upper),
+            error: g.classList.contains('error'),
+            shape: point ? point.tagName : null,
+            point: point ? rect(point) : null, ci: ci ? rect(ci) : null,
+            svg: {x: box.x, width: box.width}, scale, axis, left, right};
+  });
+})
+"""
+
+
+def _expected_x(mark: dict[str, Any], value: float) -> float:
+    low, high = mark["axis"]
+    inside = mark["left"] + (value - low) / (high - low) * (mark["right"] - mark["left"])
+    return float(mark["svg"]["x"] + inside * mark["scale"])
+
+
+def test_the_plot_has_a_mark_per_field_and_metric_drawn_where_its_numbers_say(
+    browser: Any, tmp_path: Path
+) -> None:
+    record = visit(browser, write(tmp_path, DEMO))
+    marks = record.page.evaluate(_READ_MARKS)
+    document = json.loads(DEMO.to_json())
+    expected = {
+        (name, metric)
+        for name, part in document["by_field"].items()
+        for metric, number in part.items()
+        if isinstance(number, dict)
+    }
+    drawn = [(m["name"], m["metric"]) for m in marks if m["slice"] == "field"]
+    assert sorted(drawn) == sorted(expected)  # one mark each, none missing, none extra
+    assert {m["metric"] for m in marks if m["slice"] == "overall"} >= {"exact_agreement"}
+    for mark in marks:
+        if mark["value"] is None:
+            continue
+        point, ci = mark["point"], mark["ci"]
+        assert point["width"] > 0 and point["height"] > 0 and ci["width"] >= 0
+        center = point["x"] + point["width"] / 2
+        # The browser drew the point at the rate and the line from bound to bound (1 px).
+        assert abs(center - _expected_x(mark, mark["value"])) < 1, mark
+        assert abs(ci["x"] - _expected_x(mark, mark["lower"])) < 2, mark
+        assert abs(ci["x"] + ci["width"] - _expected_x(mark, mark["upper"])) < 2, mark
+        assert mark["shape"] == ("rect" if mark["error"] else "circle")
+    assert record.page.evaluate("document.querySelectorAll('script').length") == 0
+    record.page.close()
+
+
+def test_no_console_error_and_no_request_but_the_file_itself(browser: Any, tmp_path: Path) -> None:
+    record = visit(browser, write(tmp_path, DEMO))
+    record.page.wait_for_timeout(500)  # anything deferred would have started by now
+    assert record.blocked == []
+    assert record.requests == [record.url]
+    assert record.console_errors == [] and record.page_errors == []
+    record.page.close()
+
+
+def test_the_detectors_see_a_request_and_a_console_error(browser: Any, tmp_path: Path) -> None:
+    # A control page, so the two tests above could fail: the request is routed and aborted,
+    # never sent.
+    control = tmp_path / "control.html"
+    control.write_text(
+        '<!DOCTYPE html><img src="http://127.0.0.1:9/x.png"><script>console.error("boom")</script>',
+        encoding="utf-8",
+    )
+    record = visit(browser, control)
+    record.page.wait_for_timeout(200)
+    assert record.blocked == ["http://127.0.0.1:9/x.png"]
+    assert "boom" in record.console_errors
+    record.page.close()
+
+
+def test_the_page_prints_to_pdf_with_its_plots(browser: Any, tmp_path: Path) -> None:
+    record = visit(browser, write(tmp_path, DEMO))
+    page = record.page
+    page.emulate_media(media="print")
+    assert page.evaluate("getComputedStyle(document.querySelector('nav')).display") == "none"
+    marks = page.evaluate(_READ_MARKS)
+    assert all(m["point"]["width"] > 0 for m in marks if m["value"] is not None)
+    pdf = tmp_path / "report.pdf"
+    page.pdf(path=str(pdf), format="A4", print_background=True)
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-")
+    assert len(re.findall(rb"/Type\s*/Page\b(?!s)", data)) >= 2  # the demo report spans pages
+    assert record.blocked == [] and record.console_errors == []
+    page.close()
+
+
+def test_long_field_ids_wrap_in_the_plot_and_every_field_is_drawn(
+    browser: Any, tmp_path: Path
+) -> None:
+    ids = ["a" * 64, "registry." + "b" * 64, ".".join(chr(ord("c") + i) * 64 for i in range(8))]
+    gold = [GoldField(f"c{i}", f, "text", "v") for f in ids for i in range(4)]
+    predictions = [Prediction(f"c{i}", f, "v" if i % 2 else "w") for f in ids for i in range(4)]
+    record = visit(browser, write(tmp_path, score(gold, predictions)))
+    marks = record.page.evaluate(_READ_MARKS)
+    assert {m["name"] for m in marks if m["slice"] == "field"} == set(ids)
+    labels = record.page.evaluate(
+        "Array.from(document.querySelectorAll('svg.forest text.label')).map(t => t.textContent)"
+    )
+    assert max(map(len, labels)) <= 40
+    assert record.console_errors == [] and record.blocked == []
+    record.page.close()
+
+
+def test_screenshot_for_the_docs(browser: Any, tmp_path: Path) -> None:
+    record = visit(browser, write(tmp_path, DEMO))
+    shot = tmp_path / "report.png"
+    record.page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1000, "height": 760})
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    if os.environ.get("CHARTSCORE_UPDATE_SCREENSHOT") == "1":
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        SCREENSHOT.write_bytes(data)
+    record.page.close()
+
+
+def test_the_docs_screenshot_is_committed_and_small() -> None:
+    data = SCREENSHOT.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(data) < 200_000
+    assert "img/report.png" in (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")

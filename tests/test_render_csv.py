@@ -1,0 +1,111 @@
+"""CSV: one row per slice and metric, and every cell equals the report's number exactly."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from hypothesis import given, settings
+
+from chartscore import Report
+from chartscore.demo import run_demo
+from chartscore.render import render, render_view
+from chartscore.render.csv import COLUMNS
+from chartscore.render.view import Estimate, Kind, View
+from report_data import scored_reports
+
+DEMO = run_demo()
+HEADER = "slice,name,metric,success_count,total_count,rate,lower,upper"
+
+
+def read(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def expected_rows(report: Report) -> dict[tuple[str, str, str], dict[str, object]]:
+    """The report's numbers, read from its JSON (not from the renderer's view)."""
+    document = json.loads(report.to_json())
+    slices = [("overall", "", document["overall"])]
+    slices += [("field", name, part) for name, part in document["by_field"].items()]
+    slices += [("field_type", name, part) for name, part in document["by_field_type"].items()]
+    out: dict[tuple[str, str, str], dict[str, object]] = {}
+    for kind, name, part in slices:
+        for key, value in part.items():
+            if isinstance(value, dict):
+                out[(kind, name, key)] = value
+    return out
+
+
+def _number(cell: str) -> float | None:
+    return None if cell == "" else float(cell)
+
+
+@settings(max_examples=80, deadline=None)
+@given(scored_reports())
+def test_csv_rows_equal_the_reports_numbers(report: Report) -> None:
+    text = render(report, "csv")
+    assert text.splitlines()[0] == HEADER
+    rows = read(text)
+    expected = expected_rows(report)
+    found = {(row["slice"], row["name"], row["metric"]): row for row in rows}
+    assert len(found) == len(rows)  # one row per slice and metric
+    assert set(found) == set(expected)
+    for key, number in expected.items():
+        row = found[key]
+        interval = number["interval"]
+        low, high = (None, None) if interval is None else interval  # type: ignore[misc]
+        assert (_number(row["lower"]), _number(row["upper"])) == (low, high), key
+        if key[2] == "kappa":
+            assert row["success_count"] == ""
+            assert int(row["total_count"]) == number["pairs"]
+            assert _number(row["rate"]) == number["value"]
+        else:
+            k, n = number["success_count"], number["total_count"]
+            assert (int(row["success_count"]), int(row["total_count"])) == (k, n)
+            assert _number(row["rate"]) == (k / n if n else None)  # type: ignore[operator]
+
+
+def test_csv_is_rfc_4180_with_crlf_line_ends() -> None:
+    text = render(DEMO, "csv")
+    assert text.endswith("\r\n")
+    assert text.count("\r\n") == text.count("\n")
+    assert text.isascii()
+    assert tuple(text.split("\r\n", 1)[0].split(",")) == COLUMNS
+
+
+def test_a_metric_with_no_trials_has_empty_numbers() -> None:
+    empty = Estimate("overall", "", "unanswerable_answer", Kind.RATE, 0, 0, None, None, None)
+    text = render_view(View("v", (), (), (), (empty,), ()), "csv")
+    assert text.splitlines()[1] == "overall,,unanswerable_answer,0,0,,,"
+
+
+def test_text_that_looks_like_a_formula_is_neutralized() -> None:
+    hostile = Estimate("field", "=HYPERLINK(1)", "@x", Kind.RATE, 1, 2, 0.5, 0.1, 0.9)
+    rows = read(render_view(View("v", (), (), (), (hostile,), ()), "csv"))
+    assert rows[0]["name"] == "'=HYPERLINK(1)" and rows[0]["metric"] == "'@x"
+    negative = Estimate("field", "a", "kappa", Kind.KAPPA, None, 9, -0.25, -0.5, 0.0)
+    rows = read(render_view(View("v", (), (), (), (negative,), ()), "csv"))
+    assert rows[0]["rate"] == "-0.25"  # numbers stay numbers
+
+
+def test_pandas_reads_it_with_the_documented_dtypes() -> None:
+    pandas = pytest.importorskip("pandas")
+    frame = pandas.read_csv(
+        io.StringIO(render(DEMO, "csv")),
+        dtype={"success_count": "Int64", "total_count": "Int64"},
+        keep_default_na=False,
+        na_values=[""],
+    )
+    assert list(frame.columns) == list(COLUMNS)
+    assert str(frame["rate"].dtype) == "float64" and str(frame["lower"].dtype) == "float64"
+    overall = frame[(frame["slice"] == "overall") & (frame["metric"] == "unanswerable_answer")]
+    assert overall["success_count"].tolist() == [7] and overall["total_count"].tolist() == [24]
+    assert overall["name"].isna().all()  # the overall slice has no name
+    kappa = frame[frame["metric"] == "kappa"]
+    assert kappa["success_count"].isna().all() and len(kappa) == 3
+    document = json.loads(DEMO.to_json())
+    assert kappa["rate"].tolist() == [
+        document["by_field"][name]["kappa"]["value"] for name in kappa["name"]
+    ]
