@@ -49,26 +49,14 @@ from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
     ComparisonSlice,
-    check_format,
-    invalid,
     load_strict_json,
-    read_count,
-    read_kappa,
-    read_metric,
-    read_object,
-    read_scorer_version,
-    read_slices,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.report import (
     REPORT_FORMAT,
-    REPORT_FORMAT_VERSION,
-    KappaResult,
-    MetricResult,
     Report,
-    SliceReport,
 )
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, ERROR_METRICS, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
 
 EXIT_GATES_PASSED: Final = 0
 EXIT_REQUIRED_GATE_FAILED: Final = 3
@@ -313,15 +301,12 @@ Document = ReportLike | Comparison
 def load_document(text: str | bytes) -> Report | Comparison:
     """Read a report or a comparison from its JSON, choosing by its ``format``.
 
-    Reports are read by a strict private reader until ``Report.from_json`` exists.
-
     Raises:
         ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
     """
     document = load_strict_json(text)
     if document.get("format") == REPORT_FORMAT:
-        check_format(document, REPORT_FORMAT, REPORT_FORMAT_VERSION)
-        return _read_report(document)
+        return Report.from_json(text)
     return Comparison.from_dict(document)
 
 
@@ -491,52 +476,3 @@ def _comparison_interval(part: ComparisonSlice, gate: Gate) -> tuple[float, floa
 # --------------------------------------------------------------------------- report reader
 
 # The count each core metric's trials equal, in every report slice.
-_CORE_TOTALS: Final = {
-    "exact_agreement": "answerable_count",
-    "normalized_agreement": "answerable_count",
-    "abstention_correctness": "field_count",
-    "answerable_abstention": "answerable_count",
-    "unanswerable_answer": "unanswerable_count",
-    "wrong_type_answer": "answered_count",
-    "evidence_support": "answered_count",
-}
-_REPORT_TOP: Final = frozenset(
-    {"format", "format_version", "scorer", "overall", "by_field", "by_field_type"}
-)
-_SLICE_REQUIRED: Final = frozenset({*COUNT_NAMES, *CORE_METRICS})
-_SLICE_OPTIONAL: Final = frozenset({*TYPE_METRICS, "kappa"})
-
-
-def _read_report(document: Mapping[str, object]) -> Report:
-    """A minimal strict reader for ``chartscore.report`` documents (private).
-
-    Stands in for ``Report.from_json``: the same closed vocabulary and range
-    checks as :meth:`Comparison.from_json`, and the count identities.
-    """
-    read_object(document, _REPORT_TOP, frozenset())
-    version = read_scorer_version(document["scorer"])
-    overall, by_field, by_type = read_slices(document, _read_report_slice)
-    return Report(overall, by_field, by_type, scorer_version=version)
-
-
-def _read_report_slice(value: object, kind: str) -> SliceReport:
-    optional = _SLICE_OPTIONAL if kind == "field" else _SLICE_OPTIONAL - {"kappa"}
-    data = read_object(value, _SLICE_REQUIRED, optional)
-    counts = {name: read_count(data[name]) for name in COUNT_NAMES}
-    field_count = counts["field_count"]
-    if field_count != counts["answerable_count"] + counts["unanswerable_count"]:
-        invalid()
-    if (
-        field_count
-        != counts["missing_count"] + counts["answered_count"] + counts["abstained_count"]
-    ):
-        invalid()
-    metrics: dict[str, MetricResult] = {}
-    for name in (*CORE_METRICS, *TYPE_METRICS):
-        if name in data:
-            metrics[name] = read_metric(data[name])
-    for name, count in _CORE_TOTALS.items():
-        if metrics[name].total_count != counts[count]:
-            invalid()
-    kappa: KappaResult | None = read_kappa(data["kappa"]) if "kappa" in data else None
-    return SliceReport(counts=counts, metrics=metrics, kappa=kappa)

@@ -200,6 +200,7 @@ class SliceReport:
             if name in members
         }
         kappa = KappaResult.from_dict(members["kappa"]) if "kappa" in members else None
+        _check_identities(counts, metrics, kind)
         return cls(counts=counts, metrics=metrics, kappa=kappa)
 
     def count(self, name: str) -> int:
@@ -218,6 +219,43 @@ class SliceReport:
         if self.kappa is not None:
             out["kappa"] = self.kappa.to_dict()
         return out
+
+
+CORE_TOTALS: Final = {
+    "exact_agreement": "answerable_count",
+    "normalized_agreement": "answerable_count",
+    "abstention_correctness": "field_count",
+    "answerable_abstention": "answerable_count",
+    "unanswerable_answer": "unanswerable_count",
+    "wrong_type_answer": "answered_count",
+    "evidence_support": "answered_count",
+    "tolerance_agreement": "answerable_count",
+    "ordinal_later": "answerable_count",
+    "ordinal_earlier": "answerable_count",
+    "ordinal_within_one": "answerable_count",
+    "majority_baseline": "answerable_count",
+}
+"""The count each metric's ``total_count`` equals (docs/metrics.md); item metrics count items."""
+
+
+def _check_identities(
+    counts: Mapping[str, int], metrics: Mapping[str, MetricResult], kind: str
+) -> None:
+    # A report's counts obey the identities of docs/metrics.md; an edited one may not.
+    # (A type slice pools a type metric over the fields that report it, so only
+    # core metrics are checked there.)
+    field_count = counts["field_count"]
+    if field_count != counts["answerable_count"] + counts["unanswerable_count"] or (
+        field_count
+        != counts["missing_count"] + counts["answered_count"] + counts["abstained_count"]
+    ):
+        _document.invalid()
+    for name, metric in metrics.items():
+        count = CORE_TOTALS.get(name)
+        if kind != "field" and name not in CORE_METRICS:
+            continue
+        if count is not None and metric.total_count != counts[count]:
+            _document.invalid()
 
 
 @attrs.frozen
