@@ -65,7 +65,9 @@ def test_every_reported_number_is_defined_in_metrics_md(name: str) -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
+    import chartscore.pairing
     import chartscore.scoring
 
-    result = doctest.testmod(chartscore.scoring)
-    assert result.attempted > 0 and result.failed == 0
+    for module in (chartscore.scoring, chartscore.pairing):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__

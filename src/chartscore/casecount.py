@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Final
 
 from chartscore.agreement import (
     ANSWERABLE,
@@ -34,7 +33,7 @@ from chartscore.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
 from chartscore.partial import PartialTally
 from chartscore.schema import Schema
 from chartscore.scoring import ExtraPredictions, Scorer
-from chartscore.tally import COUNT_NAMES, Tally
+from chartscore.tally import COUNT_NAMES, TYPE_METRICS, Tally
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field`` or
@@ -190,7 +189,7 @@ def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
         ) -> int:
             def chosen(group: Group, row: int) -> bool:
                 in_slice = field_type is None or group[0] == field_type
-                reports = metric is None or metric not in _TYPE_METRIC_SET or metric in group[1]
+                reports = metric is None or metric not in TYPE_METRICS or metric in group[1]
                 return in_slice and reports and test(row)
 
             return cases.cases_matching(chosen)
@@ -211,19 +210,6 @@ def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
     if tally.ignored_prediction_count is not None:
         result["overall", "", "ignored_prediction_count"] = len(cases.ignored)
     return result
-
-
-_TYPE_METRIC_SET: Final = frozenset(
-    {
-        "tolerance_agreement",
-        "ordinal_later",
-        "ordinal_earlier",
-        "ordinal_within_one",
-        "item_precision",
-        "item_recall",
-        "majority_baseline",
-    }
-)
 
 
 def _fill(

@@ -21,37 +21,22 @@ from collections.abc import Iterable, Mapping
 from typing import Final
 
 from chartscore.agreement import ANSWERABLE, MISSING
-from chartscore.comparison import Comparison, PairedBinomial, PairedSliceTally, PairedTally
+from chartscore.comparison import (
+    PAIRED_METRICS,
+    Comparison,
+    PairedBinomial,
+    PairedSliceTally,
+    PairedTally,
+)
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.model import GoldField, Prediction, Value
 from chartscore.outcomes import METRIC_ROWS
 from chartscore.partial import FieldCounts
 from chartscore.schema import Schema, to_schema
 from chartscore.scoring import _SEEN, _UNANSWERABLE, Scorer, collector_paused, guarded, judge
-from chartscore.tally import SliceTally, pool
+from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
-PAIRED_METRICS: Final = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "tolerance_agreement",
-    "ordinal_later",
-    "ordinal_earlier",
-    "ordinal_within_one",
-)
-"""Metrics whose trials are the same gold rows for both systems (paired)."""
-
-UNPAIRED_METRICS: Final = (
-    "wrong_type_answer",
-    "evidence_support",
-    "item_precision",
-    "item_recall",
-)
-"""Metrics whose trials are each system's own answered rows or items (side by side)."""
-
-_TYPE_PAIRED: Final = frozenset(PAIRED_METRICS[5:])
+_TYPE_PAIRED: Final = frozenset(PAIRED_METRICS) & frozenset(TYPE_METRICS)
 
 
 class _Pair:
