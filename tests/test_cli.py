@@ -181,23 +181,6 @@ def test_empty_predictions_file_means_everything_missing(
     assert json.loads(out)["overall"]["missing_count"] == 4
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        [],
-        ["score"],
-        ["score", "--gold", "g"],
-        ["score", "--gold", "g", "--predictions", "p", "surplus-argument"],
-        ["frobnicate"],
-        ["score", "--gold"],
-    ],
-)
-def test_usage_errors_do_not_echo_arguments(argv: list[str]) -> None:
-    status, out, err = run(argv)
-    assert status == 2 and out == ""
-    assert err == "chartscore: error: usage: the arguments are not valid; run chartscore --help\n"
-
-
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     assert "score" in capsys.readouterr().out
@@ -227,7 +210,10 @@ def test_interrupt(monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]) ->
 
     monkeypatch.setattr("chartscore.cli.score_files", interrupt)
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
-    assert (status, err) == (130, "chartscore: error: interrupted: stopped by the user\n")
+    assert (status, err) == (
+        130,
+        "chartscore: error: interrupted: stopped by Ctrl-C or a termination signal\n",
+    )
 
 
 def test_demo_summary_and_json() -> None:
@@ -338,9 +324,9 @@ def test_subprocess_failure_prints_no_traceback(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 1
-    assert (
-        result.stderr
-        == b"chartscore: error: file_unreadable (gold): the file could not be opened or read\n"
+    assert result.stderr == (
+        b"chartscore: error: file_unreadable (gold): "
+        b"the file could not be opened or read, or is not a regular file\n"
     )
     assert result.stdout == b""
 

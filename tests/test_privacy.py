@@ -678,7 +678,10 @@ def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
 # --- failing scoring: files and the command line ----------------------------------------
 
 
-_USAGE = "usage"
+def _usage(problem: str, command: str | None = "score") -> str:
+    """The expected stderr of a usage error (docs/cli.md)."""
+    where = f"chartscore {command} --help" if command else "chartscore --help"
+    return f"chartscore: error: usage: {problem}; see {where}\n"
 
 
 @dataclass
@@ -692,6 +695,7 @@ class Run:
     status: int = 1
     library: tuple[Path, Path, Path | None] | None = None  # score_files(gold, predictions, schema)
     expect_report: bool = False  # score_files succeeds (the CLI fails only on --out)
+    stderr: str | None = None  # the exact stderr, for usage errors
 
 
 def _good_gold(c: Canary) -> list[dict[str, object]]:
@@ -841,7 +845,9 @@ def _schema_cases(c: Canary) -> list[tuple[str, str, bytes, ErrorCode, str]]:
     m, w = c.marker, c.wide
     cases: list[tuple[str, str, bytes, ErrorCode, str]] = []
 
-    def case(name: str, content: object, code: ErrorCode, field_id: str = "") -> None:
+    def case(
+        name: str, content: object, code: ErrorCode, field_id: str = "", line: int = 0
+    ) -> None:
         suffix = ".toml" if name.endswith("toml") else ".json"
         if isinstance(content, str):
             data = content.encode()
@@ -850,12 +856,23 @@ def _schema_cases(c: Canary) -> list[tuple[str, str, bytes, ErrorCode, str]]:
         else:
             data = dumps(content).encode()
         message = f"{code} (schema field {field_id})" if field_id else f"{code} (schema)"
+        if line:
+            message = f"{code} (schema line {line})"
         cases.append((name, suffix, data, code, message))
 
     toml_head = f'[fields."{TEXT}"]\ntype = "text"\n'
     text_type = f'{{"fields": {{"{TEXT}": {{"type": "'
-    case("json", f'{{"fields": {{"{m}": ', E.INVALID_JSON)
-    case("invalid_toml", f'{toml_head}{m} = = "{w}"\n', E.INVALID_JSON)
+    case("json", f'{{"fields": {{"{m}": ', E.INVALID_JSON, line=1)
+    case(
+        "json_line_3",
+        f'{{"fields": {{\n"{TEXT}": {{"type": "text"}},\n"{m}" "{w}"}}}}',
+        E.INVALID_JSON,
+        line=3,
+    )
+    case("invalid_toml", f'{toml_head}{m} = = "{w}"\n', E.INVALID_JSON, line=3)
+    case("huge_integer_toml", f"{toml_head}x = {'9' * 5000}\n", E.NUMBER_OUT_OF_RANGE)
+    case("deep_toml", f"{toml_head}x = {'[' * 5000}{']' * 5000}\n", E.NESTING_TOO_DEEP)
+    case("nan_toml", f'[fields."{NUM}"]\ntype = "number"\ntolerance = nan\n', E.NONFINITE_NUMBER)
     case("duplicate_key", f'{text_type}text", "type": "{m}"}}}}}}', E.DUPLICATE_KEY)
     case("not_utf8", text_type.encode() + m.encode() + b'\xff"}}}', E.NOT_UTF8)
     tolerance = f'{{"fields": {{"{NUM}": {{"type": "number", "tolerance": NaN'
@@ -976,20 +993,49 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
         )
 
     # Command-line misuse with the marker as an argument: never echoed.
-    for name, argv in [
-        ("usage-extra-argument", [*files, c.marker]),
-        ("usage-extra-wide-argument", [*files, "--quiet", c.wide]),
-        ("usage-command", [c.marker]),
-        ("usage-command-with-args", [c.marker, "--gold", str(gold_path)]),
-        ("usage-option", [*files, f"--{c.marker.lower()}", c.number]),
-        ("usage-option-equals", [*files, f"--schema-{c.marker.lower()}={c.marker}"]),
-        ("usage-top-option", [f"--{c.marker}"]),
-        ("usage-missing-predictions", ["score", "--gold", str(gold_path)]),
-        ("usage-missing-value", [*files, "--out"]),
-        ("usage-demo", ["demo", c.marker]),
-        ("usage-dash-value", ["score", "--gold", f"-{c.marker}", "--predictions", c.number]),
+    for name, argv, expected_stderr in [
+        ("usage-extra-argument", [*files, c.marker], _usage("unexpected argument")),
+        ("usage-extra-wide-argument", [*files, "--quiet", c.wide], _usage("unexpected argument")),
+        ("usage-command", [c.marker], _usage("unknown command", None)),
+        ("usage-command-lower", [c.marker.lower()], _usage("unknown command", None)),
+        (
+            "usage-command-with-args",
+            [c.marker, "--gold", str(gold_path)],
+            _usage("unknown command", None),
+        ),
+        # Option-like names are echoed by design (test_cli_usage.py); these are not option-like.
+        (
+            "usage-option",
+            [*files, f"--{c.marker.lower()}.{c.number}", c.number],
+            _usage("unknown option"),
+        ),
+        (
+            "usage-option-equals",
+            [*files, f"--schema-{c.marker.lower()}={c.marker}"],
+            _usage("unknown option"),
+        ),
+        ("usage-top-option", [f"--{c.marker}"], _usage("unknown option", None)),
+        (
+            "usage-missing-predictions",
+            ["score", "--gold", str(gold_path)],
+            _usage("--predictions is required"),
+        ),
+        ("usage-missing-value", [*files, "--out"], _usage("--out needs a value")),
+        ("usage-demo", ["demo", c.marker], _usage("unexpected argument", "demo")),
+        (
+            "usage-dash-value",
+            ["score", "--gold", f"-{c.marker}", "--predictions", c.number],
+            _usage("--gold needs a value"),
+        ),
+        ("usage-jobs", [*files, "--jobs", c.number], _usage("--jobs must be 1 or 2")),
+        ("usage-twice", [*files, "--gold", str(gold_path)], _usage("--gold is given twice")),
+        (
+            "usage-stdin-twice",
+            ["score", "--gold", "-", "--predictions", "-", "--out", str(out_target)],
+            _usage("standard input (-) can feed one input only"),
+        ),
     ]:
-        runs.append(Run(name, argv, _USAGE, status=2))
+        runs.append(Run(name, argv, "usage", status=2, stderr=expected_stderr))
     return runs
 
 
@@ -1009,8 +1055,10 @@ def _check_library_call(run: Run, c: Canary) -> None:
 def _check_cli_result(run: Run, result: tuple[int, str, str], c: Canary, base: Path) -> None:
     status, out, err = result
     assert_clean_streams(out, err, c, run.name)
-    code = run.message.split(" ", 1)[0]
-    expected = f"chartscore: error: {run.message}: {describe(ErrorCode(code))}\n"
+    expected = run.stderr
+    if expected is None:
+        code = run.message.split(" ", 1)[0]
+        expected = f"chartscore: error: {run.message}: {describe(ErrorCode(code))}\n"
     assert (status, out, err) == (run.status, "", expected), run.name
     # No report and no temporary file is left behind, anywhere under the directory.
     leftovers = [
