@@ -193,6 +193,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     ),
 )
 _BY_NAME: Final = {command.name: command for command in COMMANDS}
+_COMMAND_FLAGS: Final = frozenset(option.flag for command in COMMANDS for option in command.options)
 
 
 # --- parsing ------------------------------------------------------------------------
@@ -345,11 +346,11 @@ def _check_options(command: Command, args: argparse.Namespace) -> None:
 def _argparse_problem(argument: str | None, argv: Sequence[str]) -> str:
     """Name what argparse found wrong, from which argument failed, never from its message."""
     if argument == _COMMAND_METAVAR:
-        for word in argv:  # a command's option before the command: its value looked like one
-            if not word.startswith("-"):
+        for before in argv:  # a command's option before the command: its value looked like one
+            if not before.startswith("-"):
                 break
-            if any(word == flag for other in COMMANDS for flag in _flags(other)[:-1]):
-                return f"{word} goes after the command"
+            if before in _COMMAND_FLAGS:
+                return f"{before} goes after the command"
         word = _command_word(argv, known_only=False)
         hint = _closest(word, list(_BY_NAME)) if word and _COMMAND_NAME.fullmatch(word) else None
         return "unknown command" + (f" (did you mean {hint}?)" if hint else "")
@@ -369,7 +370,7 @@ def _extra_problem(extra: str, command: Command | None) -> str:
         return "unexpected argument"
     if not _OPTION_NAME.fullmatch(extra):
         return "unknown option"
-    if command is None and any(extra in _flags(other) for other in COMMANDS):
+    if command is None and extra in _COMMAND_FLAGS:
         return f"{extra} goes after the command"
     hint = _closest(extra, _flags(command))
     return f"unknown option {extra}" + (f" (did you mean {hint}?)" if hint else "")
