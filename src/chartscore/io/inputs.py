@@ -95,14 +95,7 @@ def open_input(path: str | StandardInput, source: InputKind) -> InputStream:
     if raw is None:
         _close_quietly(descriptor)
         raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
-    stream: InputStream | None = None
-    try:
-        stream = InputStream(raw)  # closes raw if it fails
-    except (OSError, ValueError):
-        stream = None
-    if stream is None:
-        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
-    return stream
+    return InputStream(raw)
 
 
 def _open_descriptor(path: str | StandardInput) -> int | None:
@@ -153,33 +146,28 @@ class InputStream:
     """An opened input's bytes, decompressed if it is gzip; a context manager.
 
     ``read(size)`` returns up to ``size`` bytes (fewer only at the end), and
-    ``b""`` at the end. A damaged or truncated gzip stream raises ``OSError``
-    like any other read failure, without the decompressor's message.
+    ``b""`` at the end. The format is decided by the first read, so opening
+    never waits for a stream's first bytes. A damaged or truncated gzip
+    stream raises ``OSError`` like any other read failure, without the
+    decompressor's message.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
         self._raw = raw
-        try:
-            prefix = raw.read(len(GZIP_MAGIC))
-        except BaseException:
-            raw.close()
-            raise
-        self._plain = _Prefixed(prefix, raw)
+        self._plain: _Prefixed | None = None
         self._decompressed: gzip.GzipFile | None = None
-        if prefix == GZIP_MAGIC:
-            self._decompressed = gzip.GzipFile(fileobj=self._plain, mode="rb")
 
     def fileno(self) -> int:
         """The descriptor of the underlying file (for the reader process)."""
         return self._raw.fileno()
 
-    @property
-    def compressed(self) -> bool:
-        """Whether the input is gzip-compressed."""
-        return self._decompressed is not None
-
     def read(self, size: int = -1, /) -> bytes:
         """Read up to ``size`` bytes (all of the rest if negative)."""
+        if self._plain is None:
+            prefix = self._raw.read(len(GZIP_MAGIC))
+            self._plain = _Prefixed(prefix, self._raw)
+            if prefix == GZIP_MAGIC:
+                self._decompressed = gzip.GzipFile(fileobj=self._plain, mode="rb")
         if self._decompressed is not None:
             return _read_gzip(self._decompressed, size)
         return self._plain.read(size)

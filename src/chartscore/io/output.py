@@ -8,10 +8,9 @@ reports, audits, comparisons and renderings later) goes through
   input (the same path, a symbolic link to it or a hard link: the same device
   and inode) is refused with ``output_is_input`` and nothing is touched.
 - **Odd targets are refused.** A target that exists but is not a regular file
-  (``/dev/null``, a symbolic link to a device, ``/dev/stdout``, a directory),
-  and a path that ends with a separator (``missing/``), give
-  ``output_unwritable``. A symbolic link to a regular file is followed: the
-  file it names is replaced.
+  (``/dev/null``, ``/dev/stdout``, a directory, any symbolic link, even one
+  to a regular file: name the file itself), and a path that ends with a
+  separator (``missing/``), give ``output_unwritable``.
 - **Files are written atomically.** A temporary file beside the target is
   written, flushed to disk and renamed over the target, so the target holds
   the old content or the complete new one. On any failure, and on Ctrl-C or
@@ -101,13 +100,16 @@ def _standard_output() -> BinaryOutput | None:
 
 
 def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
-    """Check an output target before anything is computed; return the file to replace.
+    """Check an output target before anything is computed; return the path to write.
 
-    A symbolic link is resolved to the file it names. Call it early (to fail
-    fast) and let :func:`write_output` call it again at the end.
+    Call it early (to fail fast); :func:`write_output` calls it again at the end.
 
     Raises:
-        ChartscoreError: ``output_is_input``, ``output_unwritable`` or ``invalid_path``.
+        ChartscoreError: ``output_is_input`` (the target is an input, by any
+            name, link or hard link), ``output_unwritable`` (it ends with a
+            separator, exists but is not a regular file (a symbolic link, a
+            device, a directory, a FIFO), or its directory does not exist), or
+            ``invalid_path``.
     """
     text = input_path(out, InputKind.OUTPUT)
     if isinstance(text, StandardInput):
@@ -115,26 +117,22 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
     separators = tuple(filter(None, (os.sep, os.altsep)))
     if not text or text.endswith(separators) or os.path.basename(text) in (".", ".."):
         raise _unwritable()
-    target = ""
+    followed = identity(text)  # through any links: the file a write would replace
+    if followed is not None and any(_identity(item) == followed for item in inputs):
+        raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
     status: os.stat_result | None = None
     problem = False
     try:
-        target = os.path.realpath(text)
-        status = os.stat(target)
+        status = os.lstat(text)  # the name itself: a link is not a regular file
     except FileNotFoundError:
         status = None
     except (OSError, ValueError):
         problem = True
-    if problem or not os.path.isdir(os.path.dirname(target) or os.curdir):
+    if problem or (status is not None and not stat.S_ISREG(status.st_mode)):
         raise _unwritable()
-    if status is None:
-        return target  # a new file cannot be an input
-    if not stat.S_ISREG(status.st_mode):
+    if not os.path.isdir(os.path.dirname(os.path.abspath(text))):
         raise _unwritable()
-    own = (status.st_dev, status.st_ino)
-    if any(_identity(item) == own for item in inputs):
-        raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
-    return target
+    return text
 
 
 def _identity(item: object) -> tuple[int, int] | None:
