@@ -65,12 +65,12 @@ def input_path(path: object, source: InputKind) -> str | StandardInput:
         return STDIN
     text: str | None = None
     try:
-        if type(path) is str:
-            text = path
-        elif not isinstance(path, str | bytes | int):
+        if isinstance(path, str):
+            text = str.__str__(path)  # an exact str, whatever a subclass does
+        elif not isinstance(path, bytes | int):
             value = os.fspath(path)  # type: ignore[call-overload]
             if isinstance(value, str):
-                text = str.__str__(value)  # an exact str, whatever the subclass does
+                text = str.__str__(value)
     except Exception:  # noqa: BLE001 - the caller's exception must not survive
         text = None
     if text is None:

@@ -26,6 +26,7 @@ MAX_SCHEMA_BYTES: Final = 16 << 20
 _SOURCE: Final = InputKind.SCHEMA
 _INT_LIMIT: Final = 10**NUMBER_MAX_DIGITS  # the JSON reader refuses integers with more digits
 _TOML_LINE: Final = re.compile(r"\(at line (\d+), column \d+\)\Z")
+_TOML_END: Final = "(at end of document)"
 _GZIP_SUFFIX: Final = ".gz"
 _TOML_SUFFIX: Final = ".toml"
 
@@ -104,8 +105,12 @@ def _toml_document(text: str) -> object:
         code = refused.code
     except tomllib.TOMLDecodeError as error:
         code = ErrorCode.INVALID_JSON
-        found = _TOML_LINE.search(str(error))
-        line = int(found.group(1)) if found else None
+        message = str(error)  # tomllib's fixed wording and a position; only the line is kept
+        found = _TOML_LINE.search(message)
+        if found:
+            line = int(found.group(1))
+        elif message.endswith(_TOML_END):
+            line = text.count("\n") + 1
     except RecursionError:
         code = ErrorCode.NESTING_TOO_DEEP
     except ValueError:  # an integer beyond Python's digit limit
