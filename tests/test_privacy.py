@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import io
 import json
 import os
@@ -977,9 +978,13 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
     files = ["score", "--gold", str(gold_path), "--predictions", str(predictions_path)]
     is_directory = base / f"is-a-directory-{c.marker}"
     is_directory.mkdir()
+    link_to_gold = base / f"link-{c.marker}.jsonl"
+    link_to_gold.symlink_to(gold_path)
     for name, target in [
         ("out-missing-dir", base / f"no-such-dir-{c.marker}" / f"{c.marker}.json"),
         ("out-is-directory", is_directory),
+        ("out-trailing-separator", f"{base / c.marker}{os.sep}"),
+        ("out-symlink", base / f"symlink-{c.marker}.json"),
     ]:
         runs.append(
             Run(
@@ -987,6 +992,19 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
                 [*files, "--out", str(target)],
                 "output_unwritable (output)",
                 ErrorCode.OUTPUT_UNWRITABLE,
+                library=(gold_path, predictions_path, None),
+                expect_report=True,
+            )
+        )
+    (base / f"symlink-{c.marker}.json").symlink_to(base / f"elsewhere-{c.marker}.json")
+    # Outputs that name an input, by its path or through a link: refused, input intact.
+    for name, target in [("out-is-gold", gold_path), ("out-link-to-gold", link_to_gold)]:
+        runs.append(
+            Run(
+                name,
+                [*files, "--out", str(target)],
+                "output_is_input (output)",
+                ErrorCode.OUTPUT_IS_INPUT,
                 library=(gold_path, predictions_path, None),
                 expect_report=True,
             )
@@ -1107,6 +1125,95 @@ def test_failing_cli_subprocess_leaks_nothing(c: Canary, data: st.DataObject) ->
         for run, result in zip(runs, results, strict=True):
             _check_cli_result(run, result, c, base)
         assert list((base / f"out-{c.marker}").iterdir()) == []
+
+
+def _run_with_input(argv: Sequence[str], data: bytes, cwd: Path) -> tuple[int, str, str]:
+    root = str(Path(chartscore.__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    result = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "always", "-m", "chartscore", *argv],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    return result.returncode, result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
+
+
+def _failing_input(run: Run) -> tuple[str, Path]:
+    """The option and path of the input that makes a data run fail."""
+    option = {"gold-": "--gold", "predictions-": "--predictions", "schema-": "--schema"}
+    for prefix, flag in option.items():
+        if run.name.startswith(prefix):
+            return flag, Path(run.argv[run.argv.index(flag) + 1])
+    raise AssertionError(run.name)
+
+
+@settings(
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+)
+@given(canaries, st.data())
+def test_failing_inputs_from_stdin_or_gzip_leak_nothing(c: Canary, data: st.DataObject) -> None:
+    # The same failures, with the failing input read from standard input or gzip-compressed,
+    # give the same one line: never a byte of the input, however it arrives.
+    with marker_directory(c) as base:
+        (base / f"out-{c.marker}").mkdir()
+        runs = [
+            run
+            for run in prepare_failing_runs(c, base)
+            if run.argv and run.name.startswith(("gold-", "predictions-", "schema-"))
+        ]
+        sample = data.draw(
+            st.lists(st.sampled_from(runs), min_size=6, max_size=6, unique_by=lambda r: r.name)
+        )
+        for run in sample:
+            option, path = _failing_input(run)
+            content = path.read_bytes()
+            if not path.name.endswith(".toml"):  # standard input is read as JSON
+                argv = list(run.argv)
+                argv[argv.index(option) + 1] = "-"
+                _check_cli_result(run, _run_with_input(argv, content, base), c, base)
+            path.write_bytes(gzip.compress(content))
+            _check_cli_result(run, _run_with_input(run.argv, b"", base), c, base)
+            _check_cli_result(run, run_in_process(run.argv), c, base)
+            _check_library_call(run, c)
+
+
+class _ExplodingPath:
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __fspath__(self) -> str:
+        raise RuntimeError(self.message)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(c=canaries)
+def test_a_callers_failing_path_leaks_nothing(c: Canary, capfd: pytest.CaptureFixture[str]) -> None:
+    hostile = _ExplodingPath(f"no such chart {c.marker} {c.number}")
+    with marker_directory(c) as base:
+        gold = base / f"gold-{c.marker}.jsonl"
+        gold.write_text(jsonl(_good_gold(c)), encoding="utf-8")
+        for parallel in (False, True):
+            for call, where in [
+                (lambda p=parallel: score_files(hostile, gold, parallel=p), "gold"),
+                (lambda p=parallel: score_files(gold, hostile, parallel=p), "predictions"),
+                (lambda p=parallel: score_files(gold, gold, schema=hostile, parallel=p), "schema"),
+            ]:
+                error = raised(call)
+                assert_clean_error(error, c, E.INVALID_PATH, f"invalid_path ({where})")
+        error = raised(lambda: load_schema(hostile))  # type: ignore[arg-type]
+        assert_clean_error(error, c, E.INVALID_PATH, "invalid_path (schema)")
+    out, err = capfd.readouterr()  # nothing printed, by this process or a reader
+    assert_clean_streams(out, err, c, "failing path")
+    assert (out, err) == ("", "")
 
 
 # --- failing scoring: library records and collections -----------------------------------
