@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -623,3 +624,14 @@ def test_a_signal_during_the_atomic_write_removes_the_temporary_file(
     assert finish(process) == (status, b"", INTERRUPTED.encode())
     assert sorted(p.name for p in out_dir.iterdir()) == ["report.json"]
     assert target.read_bytes() == b"previous report\n"
+
+
+def test_the_fault_page_names_tests_that_exist() -> None:
+    # docs/faults.md is the list of what was tried: every test it names must exist.
+    root = Path(__file__).resolve().parent
+    page = (root.parent / "docs" / "faults.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(?:(test_\w+)\.py::)?(test_\w+)(?:\[[^\]]*\])?`", page))
+    assert len(named) > 20
+    for module, test in named:
+        source = (root / f"{module or 'test_faults'}.py").read_text(encoding="utf-8")
+        assert f"def {test}(" in source, (module, test)

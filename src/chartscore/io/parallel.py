@@ -181,9 +181,10 @@ class PredictionReader:
 
 def _hold_signals() -> _Mask | None:
     """Block Ctrl-C and termination signals across fork; returns the previous mask."""
-    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
         return None
-    return signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
 
 
 def _restore_signals(previous: _Mask | None) -> None:
