@@ -277,14 +277,16 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sub.add_argument("-h", "--help", action=_Help, help="show this help and exit")
         for option in command.options:
-            if option.metavar is None:
+            if option.metavar is None:  # a flag: present or not
                 sub.add_argument(
-                    option.flag, action=_Once, nargs=0, default=False, help=option.help
-                )
+                    option.flag, action=_Once, dest=option.dest, nargs=0, default=False,
+                    help=option.help,
+                )  # fmt: skip
             else:
                 sub.add_argument(
-                    option.flag, action=_Once, metavar=option.metavar, help=option.help
-                )
+                    option.flag, action=_Once, dest=option.dest, metavar=option.metavar,
+                    help=option.help,
+                )  # fmt: skip
     return parser
 
 
@@ -450,7 +452,12 @@ def main(
     streams = Streams(out=_binary(text_out), err=err)
     arguments = sys.argv[1:] if argv is None else list(argv)
     with _termination_as_exception():
-        return _run(arguments, streams)
+        try:
+            return _run(arguments, streams)
+        except _Terminated as terminated:  # a signal while reporting another failure
+            return 128 + terminated.number
+        except KeyboardInterrupt:
+            return EXIT_INTERRUPTED
 
 
 def _run(argv: Sequence[str], streams: Streams) -> int:

@@ -102,9 +102,16 @@ def _open_descriptor(path: str | StandardInput) -> int | None:
     """A blocking file descriptor for a regular file (or standard input), or None."""
     if isinstance(path, StandardInput):
         try:
-            return os.dup(0)
+            descriptor = os.dup(0)
         except OSError:
             return None
+        try:
+            if _NONBLOCK and not os.get_blocking(descriptor):
+                os.set_blocking(descriptor, True)  # reads must wait, not come back empty-handed
+        except OSError:
+            _close_quietly(descriptor)
+            return None
+        return descriptor
     descriptor = -1
     try:
         descriptor = os.open(path, os.O_RDONLY | _NONBLOCK | _BINARY)

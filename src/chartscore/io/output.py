@@ -203,9 +203,12 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     target: :func:`write_output` does, through :func:`check_output`.
 
     Raises:
-        ChartscoreError: ``output_unwritable``.
+        ChartscoreError: ``output_unwritable``, or ``invalid_path`` for a path
+            that is not a ``str`` or ``os.PathLike``.
     """
-    target = os.fspath(path)
+    target = input_path(path, InputKind.OUTPUT)
+    if isinstance(target, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
     directory = os.path.dirname(target) or os.curdir
     temporary: str | None = None
     failed = False
