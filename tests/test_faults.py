@@ -523,7 +523,7 @@ def test_a_closed_stderr_never_stops_the_work(large_run: list[str], tmp_path: Pa
 
 def test_the_report_bytes_do_not_depend_on_the_stream_encoding(large_run: list[str]) -> None:
     expected = run_chartscore(large_run)
-    for encoding in ("utf-16", "latin-1", "ascii"):
+    for encoding in ("utf-16", "ascii"):
         env = {**ENV, "PYTHONIOENCODING": encoding}
         assert run_chartscore(large_run, env=env) == expected, encoding
 
@@ -541,17 +541,13 @@ def test_odd_output_targets_are_refused(tmp_path: Path) -> None:
     link_to_report = tmp_path / "report-link"
     link_to_report.symlink_to(report)
     args = ["score", "--gold", str(gold), "--predictions", str(empty), "--out"]
+    # Each kind once in a real process (test_output.py tries many more in process).
     for target in (
         os.devnull,
         str(link_to_null),
         "/dev/stdout",
-        "/proc/self/fd/1",
         str(link_to_report),
         str(tmp_path / "missing") + "/",
-        str(tmp_path / "missing") + "/.",
-        str(tmp_path),
-        str(tmp_path / "."),
-        str(tmp_path / "no-directory" / "report.json"),
     ):
         status, out, err = run_chartscore([*args, target], stdin=subprocess.DEVNULL)
         assert (status, out, err) == (1, b"", UNWRITABLE.encode()), target
