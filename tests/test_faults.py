@@ -245,6 +245,15 @@ def test_a_reader_killed_while_gold_loads_is_an_internal_error(
     assert is_dead(reader)
 
 
+def test_the_reader_leaves_ctrl_c_to_the_main_process(big_predictions: Path) -> None:
+    # A SIGINT that reaches the reader alone changes nothing: the main process owns Ctrl-C.
+    with reader_blocked_mid_message(big_predictions) as (process, reader):
+        os.kill(reader, signal.SIGINT)
+        status, out, err = finish(process, GOLD_TEXT)
+    assert (status, err) == (0, b"")
+    assert json.loads(out)["overall"]["field_count"] == 25_000
+
+
 def test_a_killed_main_process_takes_the_reader_with_it(big_predictions: Path) -> None:
     # The reader is blocked writing: the main process's death closes the pipe (EPIPE).
     with reader_blocked_mid_message(big_predictions) as (process, reader):
