@@ -112,20 +112,26 @@ class PredictionReader:
             pid = -1
         if pid == 0:
             _reader_process(stream, read_end, write_end, parent, previous)
-        reader: PredictionReader | None = None
+        messages: BinaryIO | None = None
         try:
-            os.close(write_end)
-            if pid < 0:
+            os.close(write_end)  # only the reader writes: its death ends the pipe
+            if pid > 0:
+                messages = os.fdopen(read_end, "rb")
+        except OSError:
+            messages = None
+        if messages is None:
+            with contextlib.suppress(OSError):
                 os.close(read_end)
-            else:
-                reader = cls(pid, os.fdopen(read_end, "rb"))
-        finally:
-            try:
-                _restore_signals(previous)  # a held Ctrl-C is raised here
-            except BaseException:
-                if reader is not None:
-                    reader.stop()
-                raise
+            if pid > 0:
+                _end(pid)
+            _restore_signals(previous)
+            return None
+        reader = cls(pid, messages)
+        try:
+            _restore_signals(previous)  # a Ctrl-C held during fork is raised here
+        except BaseException:
+            reader.stop()
+            raise
         return reader
 
     def stop(self) -> None:
@@ -133,14 +139,8 @@ class PredictionReader:
         with contextlib.suppress(OSError):
             self._messages.close()
         pid, self._pid = self._pid, None
-        if pid is None:
-            return
-        with contextlib.suppress(ChildProcessError):  # reaped by the caller's own handler
-            finished, _ = os.waitpid(pid, os.WNOHANG)
-            if finished == 0:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
+        if pid is not None:
+            _end(pid)
 
     def _next(self) -> Message | None:
         """The next message, or None if the reader died (end of pipe, torn message)."""
@@ -177,6 +177,16 @@ class PredictionReader:
             if progress is not None and numbers:
                 progress(numbers[-1])
             yield numbers, rows
+
+
+def _end(pid: int) -> None:
+    """Kill the reader unless it has exited, and reap it (no zombie is left)."""
+    with contextlib.suppress(ChildProcessError):  # already reaped by the caller's own handler
+        finished, _ = os.waitpid(pid, os.WNOHANG)
+        if finished == 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
 
 
 def _hold_signals() -> _Mask | None:
