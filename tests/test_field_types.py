@@ -572,7 +572,7 @@ def test_schema_file_errors_are_located_without_paths(tmp_path: Path) -> None:
     broken_toml.write_text("[fields\n")
     with pytest.raises(ChartscoreError) as caught:
         load_schema(broken_toml)
-    assert str(caught.value) == "invalid_json (schema)"
+    assert str(caught.value) == "invalid_json (schema line 1)"  # a syntax error names its line
 
 
 def test_cli_with_schema(tmp_path: Path) -> None:

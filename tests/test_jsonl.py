@@ -656,8 +656,10 @@ def test_decode_document_errors_never_contain_content(
     error = info.value
     assert error.code is code
     assert error.input is InputKind.SCHEMA
-    assert error.line is None
-    assert str(error) == f"{code} (schema)"
+    # A syntax error names its line (every offending text here is one line); others do not.
+    expected_line = 1 if code is ErrorCode.INVALID_JSON else None
+    assert error.line == expected_line
+    assert str(error) == f"{code} (schema{'' if expected_line is None else ' line 1'})"
     assert_content_free(error, marker)
 
 
@@ -669,7 +671,7 @@ def document_error(text: str) -> ChartscoreError:
         decode_document(text, InputKind.SCHEMA)
     error = info.value
     assert error.input is InputKind.SCHEMA
-    assert error.line is None
+    assert (error.line is not None) == (error.code is ErrorCode.INVALID_JSON)
     assert error.__context__ is None
     assert error.__cause__ is None
     return error
@@ -715,6 +717,23 @@ def test_decode_document_returns_any_json_value() -> None:
 )
 def test_decode_document_applies_the_same_rules(text: str, code: ErrorCode) -> None:
     assert document_error(text).code is code
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"a": 1', 1),
+        ('{\n  "a": 1,\n  "b": ,\n  "c": 3\n}', 3),
+        ('{\r\n  "a": 1,\r\n  "b": 2,\r\n}', 4),  # a trailing comma: the error is at "}"
+        ('\n\n\n{"a": 1} x', 4),
+        ("\n\n", 3),  # nothing at all: the error is at the end
+    ],
+)
+def test_decode_document_syntax_errors_name_their_line(text: str, line: int) -> None:
+    error = document_error(text)
+    assert error.code is ErrorCode.INVALID_JSON
+    assert error.line == line
+    assert str(error) == f"invalid_json (schema line {line})"
 
 
 def test_decode_document_number_limits_match_the_reader() -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,10 +30,29 @@ def outcome(gold: Path, predictions: Path, parallel_run: bool) -> object:
         return str(error)
 
 
+def child_processes() -> list[int]:
+    """This process's children, alive or not yet reaped (Linux: read from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == os.getpid():
+                found.append(int(entry))
+    return found
+
+
+def assert_no_reader_left() -> None:
+    if sys.platform.startswith("linux"):
+        assert child_processes() == []  # stopped and reaped, whatever happened
+
+
 def assert_same(gold: Path, predictions: Path) -> object:
     sequential = outcome(gold, predictions, parallel_run=False)
     assert outcome(gold, predictions, parallel_run=True) == sequential
-    assert multiprocessing.active_children() == []  # the reader is always stopped
+    assert_no_reader_left()
     return sequential
 
 
@@ -102,7 +122,7 @@ def test_unreadable_predictions_and_gold_errors(tmp_path: Path) -> None:
 def test_a_crashed_reader_is_an_internal_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if "fork" not in multiprocessing.get_all_start_methods():
+    if not hasattr(os, "fork"):
         pytest.skip("the patch reaches the reader only through fork")
 
     def explode(text: str) -> None:
@@ -117,4 +137,50 @@ def test_a_crashed_reader_is_an_internal_error(
         score_files(gold, predictions, parallel=True)
     assert caught.value.code is ErrorCode.INTERNAL_ERROR
     assert "secret" not in str(caught.value)
-    assert multiprocessing.active_children() == []
+    assert_no_reader_left()
+
+
+def _no_fork() -> int:
+    raise BlockingIOError(11, "Resource temporarily unavailable")
+
+
+def _no_pipe() -> tuple[int, int]:
+    raise OSError(24, "Too many open files")
+
+
+@pytest.mark.parametrize(
+    ("name", "replacement"), [("fork", _no_fork), ("pipe", _no_pipe), ("fork", None)]
+)
+def test_a_reader_that_cannot_start_leaves_the_work_to_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, replacement: object
+) -> None:
+    gold = write_jsonl(tmp_path / "g.jsonl", GOLD)
+    predictions = write_jsonl(
+        tmp_path / "p.jsonl",
+        [{"case_id": f"c{i}", "field_id": "hx.smoking", "value": "former"} for i in range(9)],
+    )
+    expected = outcome(gold, predictions, parallel_run=False)
+    if replacement is None:
+        monkeypatch.delattr(parallel.os, name)  # a platform without fork
+    else:
+        monkeypatch.setattr(parallel.os, name, replacement)
+    assert outcome(gold, predictions, parallel_run=True) == expected
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"case_id": "c1"}])
+    assert outcome(gold, bad, parallel_run=True) == "missing_key (predictions line 1, key field_id)"
+
+
+def test_the_reader_holds_only_what_it_needs(tmp_path: Path) -> None:
+    # Rows travel in messages larger than a pipe holds, over many batches, with
+    # the main process busy elsewhere: the bounded backlog and the pump at work.
+    gold = write_jsonl(
+        tmp_path / "g.jsonl",
+        [
+            {"case_id": f"c{i}", "field_id": "f.x", "field_type": "text", "value": "v" * 40}
+            for i in range(30_000)
+        ],
+    )
+    predictions = write_jsonl(
+        tmp_path / "p.jsonl",
+        [{"case_id": f"c{i}", "field_id": "f.x", "value": "w" * 200} for i in range(30_000)],
+    )
+    assert '"missing_count":0' in str(assert_same(gold, predictions))

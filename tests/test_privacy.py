@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gzip
 import io
 import json
 import os
@@ -781,7 +782,10 @@ def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
 # --- failing scoring: files and the command line ----------------------------------------
 
 
-_USAGE = "usage"
+def _usage(problem: str, command: str | None = "score") -> str:
+    """The expected stderr of a usage error (docs/cli.md)."""
+    where = f"chartscore {command} --help" if command else "chartscore --help"
+    return f"chartscore: error: usage: {problem}; see {where}\n"
 
 
 @dataclass
@@ -795,6 +799,7 @@ class Run:
     status: int = 1
     library: tuple[Path, Path, Path | None] | None = None  # score_files(gold, predictions, schema)
     expect_report: bool = False  # score_files succeeds (the CLI fails only on --out)
+    stderr: str | None = None  # the exact stderr, for usage errors
 
 
 def _good_gold(c: Canary) -> list[dict[str, object]]:
@@ -955,7 +960,9 @@ def _schema_cases(c: Canary) -> list[tuple[str, str, bytes, ErrorCode, str]]:
     m, w = c.marker, c.wide
     cases: list[tuple[str, str, bytes, ErrorCode, str]] = []
 
-    def case(name: str, content: object, code: ErrorCode, field_id: str = "") -> None:
+    def case(
+        name: str, content: object, code: ErrorCode, field_id: str = "", line: int = 0
+    ) -> None:
         suffix = ".toml" if name.endswith("toml") else ".json"
         if isinstance(content, str):
             data = content.encode()
@@ -964,12 +971,23 @@ def _schema_cases(c: Canary) -> list[tuple[str, str, bytes, ErrorCode, str]]:
         else:
             data = dumps(content).encode()
         message = f"{code} (schema field {field_id})" if field_id else f"{code} (schema)"
+        if line:
+            message = f"{code} (schema line {line})"
         cases.append((name, suffix, data, code, message))
 
     toml_head = f'[fields."{TEXT}"]\ntype = "text"\n'
     text_type = f'{{"fields": {{"{TEXT}": {{"type": "'
-    case("json", f'{{"fields": {{"{m}": ', E.INVALID_JSON)
-    case("invalid_toml", f'{toml_head}{m} = = "{w}"\n', E.INVALID_JSON)
+    case("json", f'{{"fields": {{"{m}": ', E.INVALID_JSON, line=1)
+    case(
+        "json_line_3",
+        f'{{"fields": {{\n"{TEXT}": {{"type": "text"}},\n"{m}" "{w}"}}}}',
+        E.INVALID_JSON,
+        line=3,
+    )
+    case("invalid_toml", f'{toml_head}{m} = = "{w}"\n', E.INVALID_JSON, line=3)
+    case("huge_integer_toml", f"{toml_head}x = {'9' * 5000}\n", E.NUMBER_OUT_OF_RANGE)
+    case("deep_toml", f"{toml_head}x = {'[' * 5000}{']' * 5000}\n", E.NESTING_TOO_DEEP)
+    case("nan_toml", f'[fields."{NUM}"]\ntype = "number"\ntolerance = nan\n', E.NONFINITE_NUMBER)
     case("duplicate_key", f'{text_type}text", "type": "{m}"}}}}}}', E.DUPLICATE_KEY)
     case("not_utf8", text_type.encode() + m.encode() + b'\xff"}}}', E.NOT_UTF8)
     tolerance = f'{{"fields": {{"{NUM}": {{"type": "number", "tolerance": NaN'
@@ -1068,9 +1086,13 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
     files = ["score", "--gold", str(gold_path), "--predictions", str(predictions_path)]
     is_directory = base / f"is-a-directory-{c.marker}"
     is_directory.mkdir()
+    link_to_gold = base / f"link-{c.marker}.jsonl"
+    link_to_gold.symlink_to(gold_path)
     for name, target in [
         ("out-missing-dir", base / f"no-such-dir-{c.marker}" / f"{c.marker}.json"),
         ("out-is-directory", is_directory),
+        ("out-trailing-separator", f"{base / c.marker}{os.sep}"),
+        ("out-symlink", base / f"symlink-{c.marker}.json"),
     ]:
         runs.append(
             Run(
@@ -1082,22 +1104,64 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
                 expect_report=True,
             )
         )
+    (base / f"symlink-{c.marker}.json").symlink_to(base / f"elsewhere-{c.marker}.json")
+    # Outputs that name an input, by its path or through a link: refused, input intact.
+    for name, target in [("out-is-gold", gold_path), ("out-link-to-gold", link_to_gold)]:
+        runs.append(
+            Run(
+                name,
+                [*files, "--out", str(target)],
+                "output_is_input (output)",
+                ErrorCode.OUTPUT_IS_INPUT,
+                library=(gold_path, predictions_path, None),
+                expect_report=True,
+            )
+        )
 
     # Command-line misuse with the marker as an argument: never echoed.
-    for name, argv in [
-        ("usage-extra-argument", [*files, c.marker]),
-        ("usage-extra-wide-argument", [*files, "--quiet", c.wide]),
-        ("usage-command", [c.marker]),
-        ("usage-command-with-args", [c.marker, "--gold", str(gold_path)]),
-        ("usage-option", [*files, f"--{c.marker.lower()}", c.number]),
-        ("usage-option-equals", [*files, f"--schema-{c.marker.lower()}={c.marker}"]),
-        ("usage-top-option", [f"--{c.marker}"]),
-        ("usage-missing-predictions", ["score", "--gold", str(gold_path)]),
-        ("usage-missing-value", [*files, "--out"]),
-        ("usage-demo", ["demo", c.marker]),
-        ("usage-dash-value", ["score", "--gold", f"-{c.marker}", "--predictions", c.number]),
+    for name, argv, expected_stderr in [
+        ("usage-extra-argument", [*files, c.marker], _usage("unexpected argument")),
+        ("usage-extra-wide-argument", [*files, "--quiet", c.wide], _usage("unexpected argument")),
+        ("usage-command", [c.marker], _usage("unknown command", None)),
+        ("usage-command-lower", [c.marker.lower()], _usage("unknown command", None)),
+        (
+            "usage-command-with-args",
+            [c.marker, "--gold", str(gold_path)],
+            _usage("unknown command", None),
+        ),
+        # Option-like names are echoed by design (test_cli_usage.py); these are not option-like.
+        (
+            "usage-option",
+            [*files, f"--{c.marker.lower()}.{c.number}", c.number],
+            _usage("unknown option"),
+        ),
+        (
+            "usage-option-equals",
+            [*files, f"--schema-{c.marker.lower()}={c.marker}"],
+            _usage("unknown option"),
+        ),
+        ("usage-top-option", [f"--{c.marker}"], _usage("unknown option", None)),
+        (
+            "usage-missing-predictions",
+            ["score", "--gold", str(gold_path)],
+            _usage("--predictions is required"),
+        ),
+        ("usage-missing-value", [*files, "--out"], _usage("--out needs a value")),
+        ("usage-demo", ["demo", c.marker], _usage("unexpected argument", "demo")),
+        (
+            "usage-dash-value",
+            ["score", "--gold", f"-{c.marker}", "--predictions", c.number],
+            _usage("--gold needs a value"),
+        ),
+        ("usage-jobs", [*files, "--jobs", c.number], _usage("--jobs must be 1 or 2")),
+        ("usage-twice", [*files, "--gold", str(gold_path)], _usage("--gold is given twice")),
+        (
+            "usage-stdin-twice",
+            ["score", "--gold", "-", "--predictions", "-", "--out", str(out_target)],
+            _usage("standard input (-) can feed one input only"),
+        ),
     ]:
-        runs.append(Run(name, argv, _USAGE, status=2))
+        runs.append(Run(name, argv, "usage", status=2, stderr=expected_stderr))
     return runs
 
 
@@ -1117,8 +1181,10 @@ def _check_library_call(run: Run, c: Canary) -> None:
 def _check_cli_result(run: Run, result: tuple[int, str, str], c: Canary, base: Path) -> None:
     status, out, err = result
     assert_clean_streams(out, err, c, run.name)
-    code = run.message.split(" ", 1)[0]
-    expected = f"chartscore: error: {run.message}: {describe(ErrorCode(code))}\n"
+    expected = run.stderr
+    if expected is None:
+        code = run.message.split(" ", 1)[0]
+        expected = f"chartscore: error: {run.message}: {describe(ErrorCode(code))}\n"
     assert (status, out, err) == (run.status, "", expected), run.name
     # No report and no temporary file is left behind, anywhere under the directory.
     leftovers = [
@@ -1167,6 +1233,95 @@ def test_failing_cli_subprocess_leaks_nothing(c: Canary, data: st.DataObject) ->
         for run, result in zip(runs, results, strict=True):
             _check_cli_result(run, result, c, base)
         assert list((base / f"out-{c.marker}").iterdir()) == []
+
+
+def _run_with_input(argv: Sequence[str], data: bytes, cwd: Path) -> tuple[int, str, str]:
+    root = str(Path(chartscore.__file__).resolve().parents[1])
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])),
+    }
+    result = subprocess.run(
+        [sys.executable, "-X", "dev", "-W", "always", "-m", "chartscore", *argv],
+        input=data,
+        capture_output=True,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    return result.returncode, result.stdout.decode("utf-8"), result.stderr.decode("utf-8")
+
+
+def _failing_input(run: Run) -> tuple[str, Path]:
+    """The option and path of the input that makes a data run fail."""
+    option = {"gold-": "--gold", "predictions-": "--predictions", "schema-": "--schema"}
+    for prefix, flag in option.items():
+        if run.name.startswith(prefix):
+            return flag, Path(run.argv[run.argv.index(flag) + 1])
+    raise AssertionError(run.name)
+
+
+@settings(
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+)
+@given(canaries, st.data())
+def test_failing_inputs_from_stdin_or_gzip_leak_nothing(c: Canary, data: st.DataObject) -> None:
+    # The same failures, with the failing input read from standard input or gzip-compressed,
+    # give the same one line: never a byte of the input, however it arrives.
+    with marker_directory(c) as base:
+        (base / f"out-{c.marker}").mkdir()
+        runs = [
+            run
+            for run in prepare_failing_runs(c, base)
+            if run.argv and run.name.startswith(("gold-", "predictions-", "schema-"))
+        ]
+        sample = data.draw(
+            st.lists(st.sampled_from(runs), min_size=6, max_size=6, unique_by=lambda r: r.name)
+        )
+        for run in sample:
+            option, path = _failing_input(run)
+            content = path.read_bytes()
+            if not path.name.endswith(".toml"):  # standard input is read as JSON
+                argv = list(run.argv)
+                argv[argv.index(option) + 1] = "-"
+                _check_cli_result(run, _run_with_input(argv, content, base), c, base)
+            path.write_bytes(gzip.compress(content))
+            _check_cli_result(run, _run_with_input(run.argv, b"", base), c, base)
+            _check_cli_result(run, run_in_process(run.argv), c, base)
+            _check_library_call(run, c)
+
+
+class _ExplodingPath:
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __fspath__(self) -> str:
+        raise RuntimeError(self.message)
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(c=canaries)
+def test_a_callers_failing_path_leaks_nothing(c: Canary, capfd: pytest.CaptureFixture[str]) -> None:
+    hostile = _ExplodingPath(f"no such chart {c.marker} {c.number}")
+    with marker_directory(c) as base:
+        gold = base / f"gold-{c.marker}.jsonl"
+        gold.write_text(jsonl(_good_gold(c)), encoding="utf-8")
+        for parallel in (False, True):
+            for call, where in [
+                (lambda p=parallel: score_files(hostile, gold, parallel=p), "gold"),
+                (lambda p=parallel: score_files(gold, hostile, parallel=p), "predictions"),
+                (lambda p=parallel: score_files(gold, gold, schema=hostile, parallel=p), "schema"),
+            ]:
+                error = raised(call)
+                assert_clean_error(error, c, E.INVALID_PATH, f"invalid_path ({where})")
+        error = raised(lambda: load_schema(hostile))  # type: ignore[arg-type]
+        assert_clean_error(error, c, E.INVALID_PATH, "invalid_path (schema)")
+    out, err = capfd.readouterr()  # nothing printed, by this process or a reader
+    assert_clean_streams(out, err, c, "failing path")
+    assert (out, err) == ("", "")
 
 
 # --- failing scoring: library records and collections -----------------------------------

@@ -1,7 +1,6 @@
-"""``python -m chartscore`` runs the command-line tool."""
+"""``python -m chartscore`` runs the command-line tool (as the ``chartscore`` script does)."""
 
-import sys
+from chartscore.cli import run
 
-from chartscore.cli import main
-
-sys.exit(main())
+if __name__ == "__main__":
+    run()

@@ -25,6 +25,8 @@ class ErrorCode(enum.StrEnum):
 
     # Reading files and JSON Lines.
     FILE_UNREADABLE = "file_unreadable"
+    INVALID_PATH = "invalid_path"
+    FILE_TOO_LARGE = "file_too_large"
     NOT_UTF8 = "not_utf8"
     LINE_TOO_LONG = "line_too_long"
     INVALID_JSON = "invalid_json"
@@ -85,12 +87,15 @@ class ErrorCode(enum.StrEnum):
     # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
+    OUTPUT_IS_INPUT = "output_is_input"
     INTERRUPTED = "interrupted"
     INTERNAL_ERROR = "internal_error"
 
 
 _DESCRIPTIONS: dict[str, str] = {
-    "file_unreadable": "the file could not be opened or read",
+    "file_unreadable": "the file could not be opened or read, or is not a regular file",
+    "invalid_path": "a path must be a str or os.PathLike naming a file, or chartscore.io.STDIN",
+    "file_too_large": "the schema file is larger than 16 MiB",
     "not_utf8": "the line is not valid UTF-8",
     "line_too_long": "a line is longer than 1 MiB (is this a JSON Lines file?)",
     "invalid_json": "the line is not valid JSON",
@@ -146,7 +151,8 @@ _DESCRIPTIONS: dict[str, str] = {
     "gate_needs_comparison": "a difference rule needs a comparison, not a report",
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "the report could not be written; nothing partial was left",
-    "interrupted": "stopped by the user",
+    "output_is_input": "the output names an input file; choose another output path",
+    "interrupted": "stopped by Ctrl-C or a termination signal",
     "internal_error": "a bug in chartscore; no details are shown, they could hold data",
 }
 

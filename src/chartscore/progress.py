@@ -1,7 +1,12 @@
-"""Progress on a terminal: lines read per input and elapsed time, counts only."""
+"""Progress on a terminal: lines read per input and elapsed time, counts only.
+
+Progress is best effort: if writing to the terminal fails (closed, hung up,
+a broken pipe), progress stops quietly and the work goes on.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Final, TextIO
@@ -25,20 +30,28 @@ class TerminalProgress:
         self._next = self._started + _FIRST_AFTER_SECONDS
         self._lines: dict[InputKind, int] = {}
         self._shown = False
+        self._broken = False
 
     def __call__(self, source: InputKind, lines: int) -> None:
         self._lines[source] = lines
+        if self._broken:
+            return
         now = self._clock()
         if now < self._next:
             return
         self._next = now + _EVERY_SECONDS
         parts = [f"{kind} {count:,} lines" for kind, count in self._lines.items()]
-        self._stream.write(f"\rchartscore: {', '.join(parts)}, {now - self._started:.0f} s elapsed")
-        self._stream.flush()
+        self._show(f"\rchartscore: {', '.join(parts)}, {now - self._started:.0f} s elapsed")
         self._shown = True
 
     def finish(self) -> None:
         """End the status line so the next output starts on a fresh line."""
         if self._shown:
-            self._stream.write("\n")
+            self._show("\n")
+
+    def _show(self, text: str) -> None:
+        self._broken = True  # stays so if writing fails
+        with contextlib.suppress(Exception):
+            self._stream.write(text)
             self._stream.flush()
+            self._broken = False

@@ -1,25 +1,25 @@
 """Scoring from files: stream gold then predictions through the scorer.
 
 Paths are used to open files and never appear in an error: a failure names
-only the input (gold, predictions, schema, output) and the line.
+only the input (gold, predictions, schema, output) and the line. Inputs are
+opened by :mod:`chartscore.io.inputs` (regular files, gzip, standard input),
+schema files are read by :mod:`chartscore.io.schema_file`, and outputs are
+written by :mod:`chartscore.io.output`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
-import tomllib
 from collections.abc import Callable
-from decimal import Decimal
-from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction, located
-from chartscore.io.jsonl import decode_document, iter_batches
+from chartscore.io.inputs import InputPath, InputStream, StandardInput, input_path, open_input
+from chartscore.io.jsonl import ByteReader, iter_batches
+from chartscore.io.output import write_atomic
 from chartscore.io.parallel import PredictionReader
 from chartscore.io.records import gold_row, prediction_row
+from chartscore.io.schema_file import MAX_SCHEMA_BYTES, load_schema
 from chartscore.report import Report
 from chartscore.schema import Schema
 from chartscore.scoring import (
@@ -29,22 +29,18 @@ from chartscore.scoring import (
     refuse_unused_schema_fields,
 )
 
-MAX_SCHEMA_BYTES: Final = 16 << 20
-"""The largest accepted schema file, 16 MiB."""
+__all__ = [
+    "MAX_SCHEMA_BYTES",
+    "add_rows",
+    "feed_gold",
+    "feed_predictions",
+    "load_schema",
+    "score_files",
+    "write_atomic",
+]
 
-PathLike = str | os.PathLike[str]
+PathLike = InputPath
 Progress = Callable[[InputKind, int], None]
-
-
-def _open(path: PathLike, source: InputKind) -> BinaryIO:
-    stream: BinaryIO | None = None
-    try:
-        stream = open(path, "rb")  # noqa: SIM115 - closed by the caller's with-block
-    except (OSError, ValueError, TypeError):
-        stream = None
-    if stream is None:
-        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
-    return stream
 
 
 def add_rows(
@@ -63,7 +59,7 @@ def add_rows(
 
 
 def _feed(
-    stream: BinaryIO,
+    stream: ByteReader,
     source: InputKind,
     *,
     fast: Callable[[str], Any],
@@ -79,7 +75,7 @@ def _feed(
             raise failure
 
 
-def feed_gold(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None) -> None:
+def feed_gold(scorer: Scorer, stream: ByteReader, progress: Progress | None = None) -> None:
     """Add every gold row of a JSON Lines stream to ``scorer``."""
     _feed(
         stream,
@@ -91,7 +87,7 @@ def feed_gold(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None
     )
 
 
-def feed_predictions(scorer: Scorer, stream: BinaryIO, progress: Progress | None = None) -> None:
+def feed_predictions(scorer: Scorer, stream: ByteReader, progress: Progress | None = None) -> None:
     """Join and count every prediction of a JSON Lines stream."""
     _feed(
         stream,
@@ -104,10 +100,10 @@ def feed_predictions(scorer: Scorer, stream: BinaryIO, progress: Progress | None
 
 
 def score_files(
-    gold: PathLike,
-    predictions: PathLike,
+    gold: InputPath,
+    predictions: InputPath,
     *,
-    schema: Schema | PathLike | None = None,
+    schema: Schema | InputPath | None = None,
     progress: Progress | None = None,
     parallel: bool = False,
     extra_predictions: ExtraPredictions = "error",
@@ -116,45 +112,88 @@ def score_files(
     """Score a predictions JSON Lines file against a gold JSON Lines file.
 
     Streams both files: memory holds the gold set, not the predictions.
-    See docs/formats.md for the line formats.
+    See docs/formats.md for the line formats and the reading rules (gzip
+    files, standard input, regular files only).
 
     Args:
-        gold: Path of the gold file (at least one record).
-        predictions: Path of the predictions file (may be empty).
+        gold: Path of the gold file (at least one record), or
+            :data:`chartscore.io.STDIN`.
+        predictions: Path of the predictions file (may be empty), or
+            :data:`chartscore.io.STDIN` (at most one input may be).
         schema: A :class:`Schema`, or the path of a JSON or TOML schema file.
         progress: Optional callback ``(input, lines_read)``; receives counts only.
         parallel: Read the predictions in a second process while gold loads
-            (see :mod:`chartscore.io.parallel`); same report, less time on two
-            or more cores. It forks on Linux, so avoid it in threaded programs.
+            (see :mod:`chartscore.io.parallel`); same report and errors, less
+            time on two or more cores. It forks on POSIX systems, so avoid it in
+            threaded programs; where it cannot start, one process does the work.
         extra_predictions: ``"error"`` or ``"ignore"``, as for :func:`chartscore.score`.
         strict_schema: Refuse schema field ids no gold row uses, as for
             :func:`chartscore.score`.
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
-            input and line, never by path or content.
+            input and line, never by path or content; ``invalid_path`` for a
+            path that is not a ``str`` or ``os.PathLike`` (or whose
+            ``__fspath__`` fails), or :data:`~chartscore.io.STDIN` given twice;
+            ``internal_error`` if the reader process dies.
     """
-    if schema is not None and not isinstance(schema, Schema):
-        schema = load_schema(schema)
-    scorer = Scorer(schema, extra_predictions=extra_predictions)
-    reader = PredictionReader(predictions) if parallel else None
+    gold_where = input_path(gold, InputKind.GOLD)
+    predictions_where = input_path(predictions, InputKind.PREDICTIONS)
+    if isinstance(gold_where, StandardInput) and isinstance(predictions_where, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.PREDICTIONS)
+    if schema is not None and not _is_schema(schema):
+        schema = load_schema(schema)  # type: ignore[arg-type]
+    scorer = Scorer(schema, extra_predictions=extra_predictions)  # type: ignore[arg-type]
+    reader: PredictionReader | None = None
+    opened: InputStream | None = None
+    deferred: ChartscoreError | None = None
     try:
+        if parallel:
+            opened, deferred = _try_open(predictions_where, InputKind.PREDICTIONS)
+            if opened is not None:
+                reader = PredictionReader.start(opened)
+                if reader is not None:
+                    opened.close()  # the reader has its own copy
+                    opened = None
         with collector_paused():
-            with _open(gold, InputKind.GOLD) as stream:
+            with open_input(gold_where, InputKind.GOLD) as stream:
                 feed_gold(scorer, stream, progress)
             scorer.close_gold()
             if strict_schema:
                 refuse_unused_schema_fields(scorer)
-            if reader is None:
-                with _open(predictions, InputKind.PREDICTIONS) as stream:
-                    feed_predictions(scorer, stream, progress)
-            else:
+            if reader is not None:
                 _add_read_predictions(scorer, reader, progress)
+            else:
+                if deferred is not None:
+                    raise deferred
+                if opened is None:
+                    opened = open_input(predictions_where, InputKind.PREDICTIONS)
+                with opened:
+                    feed_predictions(scorer, opened, progress)
             tally = scorer.tally()
     finally:
         if reader is not None:
             reader.stop()
+        if opened is not None:
+            opened.close()
     return Report.from_tally(tally)
+
+
+def _is_schema(schema: object) -> bool:
+    # type() rather than isinstance(): a proxy's __class__ is the caller's code.
+    return type(schema) is Schema
+
+
+def _try_open(
+    where: str | StandardInput, source: InputKind
+) -> tuple[InputStream | None, ChartscoreError | None]:
+    """Open an input now, or keep its error to raise later, in the one-process order."""
+    code = ErrorCode.FILE_UNREADABLE
+    try:
+        return open_input(where, source), None
+    except ChartscoreError as error:
+        code = error.code
+    return None, ChartscoreError(code, input=source)  # a fresh error, made outside the handler
 
 
 def _add_read_predictions(
@@ -164,82 +203,3 @@ def _add_read_predictions(
     tick = None if progress is None else (lambda line: progress(source, line))
     for numbers, rows in reader.batches(tick):
         add_rows(scorer.add_prediction, numbers, rows, source)
-
-
-def load_schema(path: PathLike) -> Schema:
-    """Read a field schema from a JSON file, or a TOML file if the name ends in ``.toml``.
-
-    Raises:
-        ChartscoreError: ``file_unreadable``, ``not_utf8``, ``invalid_json``
-            (also for invalid TOML), ``duplicate_key``, ``nonfinite_number``,
-            ``number_out_of_range`` or a schema code.
-    """
-    source = InputKind.SCHEMA
-    with _open(path, source) as stream:
-        data = b""
-        failed = False
-        try:
-            data = stream.read(MAX_SCHEMA_BYTES + 1)
-        except OSError:
-            failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
-    if len(data) > MAX_SCHEMA_BYTES:
-        raise ChartscoreError(ErrorCode.LINE_TOO_LONG, input=source)
-    text = ""
-    code: ErrorCode | None = None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        code = ErrorCode.NOT_UTF8
-    if code is not None:
-        raise ChartscoreError(code, input=source)
-    if not Path(path).name.endswith(".toml"):
-        return Schema.from_dict(decode_document(text, source))
-    document: object = None
-    try:
-        document = tomllib.loads(text, parse_float=Decimal)
-    except tomllib.TOMLDecodeError:
-        code = ErrorCode.INVALID_JSON
-    if code is not None:
-        raise ChartscoreError(code, input=source)
-    return Schema.from_dict(document)
-
-
-def write_atomic(path: PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` all at once: a reader sees the old file or the new one.
-
-    Writes a temporary file beside the target, flushes it to disk and renames it
-    over the target; on any failure the temporary file is removed.
-
-    Raises:
-        ChartscoreError: ``output_unwritable``.
-    """
-    target = Path(path)
-    temporary: str | None = None
-    failed = False
-    try:
-        handle, temporary = tempfile.mkstemp(
-            dir=target.parent, prefix=".chartscore-", suffix=".tmp"
-        )
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
-        os.replace(temporary, target)
-        temporary = None
-    except (OSError, ValueError, TypeError):
-        failed = True
-    finally:
-        if temporary is not None:
-            _remove_quietly(temporary)
-    if failed:
-        raise ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT)
-
-
-def _remove_quietly(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)

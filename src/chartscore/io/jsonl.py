@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
-from typing import BinaryIO, Final
+from typing import Final, Protocol
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.normalize import NUMBER_MAX_DIGITS, number_in_range
@@ -26,6 +26,13 @@ _BOM: Final = b"\xef\xbb\xbf"
 _BLOCK_BYTES: Final = 1 << 18  # 256 KiB read at a time
 _PROGRESS_LINES: Final = 1 << 14
 _JSON_BLANK: Final = " \t\r\n"
+_NONFINITE_WORDS: Final = frozenset({"nan", "inf", "infinity"})
+
+
+class ByteReader(Protocol):
+    """A binary input: ``read(size)`` returns up to ``size`` bytes, ``b""`` at the end."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
 class _RefusedError(Exception):
@@ -79,11 +86,45 @@ def _parse(text: str) -> tuple[object, ErrorCode | None]:
 
 
 def decode_document(text: str, source: InputKind) -> object:
-    """Decode one whole JSON text strictly (used for schema files)."""
-    value, code = _parse(text)
-    if code is not None:
-        raise ChartscoreError(code, input=source)
-    return value
+    """Decode one whole JSON text strictly (used for schema files).
+
+    Raises:
+        ChartscoreError: ``invalid_json`` naming the line of the syntax error,
+            or ``nonfinite_number``, ``number_out_of_range``,
+            ``nesting_too_deep`` or ``duplicate_key`` (the whole input).
+    """
+    line: int | None = None
+    try:
+        return _DECODE(text)
+    except _RefusedError as refused:
+        code = refused.code
+    except RecursionError:
+        code = ErrorCode.NESTING_TOO_DEEP
+    except json.JSONDecodeError as error:
+        code, line = ErrorCode.INVALID_JSON, error.lineno
+    except ValueError:  # pragma: no cover - integers are bounded before int() sees them
+        code = ErrorCode.INVALID_JSON
+    raise ChartscoreError(code, input=source, line=line)  # outside the handlers: no context
+
+
+def decimal_literal(text: str) -> Decimal:
+    """An exact, bounded ``Decimal`` for a number literal, as the JSON reader reads one.
+
+    Raises:
+        ChartscoreError: ``number_out_of_range`` (more than 100 digits, or a
+            magnitude beyond 1e+-9999) or ``nonfinite_number``.
+    """
+    number: Decimal | None = None
+    code: ErrorCode | None = None
+    if text.lstrip("+-").lower() in _NONFINITE_WORDS:
+        raise ChartscoreError(ErrorCode.NONFINITE_NUMBER)
+    try:
+        number = _decimal(text)
+    except _RefusedError as refused:
+        code = refused.code
+    if code is not None or number is None:
+        raise ChartscoreError(code or ErrorCode.NUMBER_OUT_OF_RANGE)
+    return number
 
 
 _DECODER: Final = json.JSONDecoder(
@@ -96,7 +137,7 @@ _DECODE: Final = _DECODER.decode
 
 
 def iter_batches(
-    stream: BinaryIO,
+    stream: ByteReader,
     source: InputKind,
     on_line: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, list[str]]]:
@@ -177,7 +218,7 @@ def _check_line_lengths(complete: bytes, source: InputKind, before: int) -> None
 
 
 def iter_lines(
-    stream: BinaryIO,
+    stream: ByteReader,
     source: InputKind,
     on_line: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, str]]:
@@ -209,7 +250,7 @@ def parse_object(text: str, source: InputKind, line: int) -> dict[str, object] |
 
 
 def iter_objects(
-    stream: BinaryIO,
+    stream: ByteReader,
     source: InputKind,
     on_line: Callable[[int], None] | None = None,
 ) -> Iterator[tuple[int, dict[str, object]]]:

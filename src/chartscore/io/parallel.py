@@ -3,107 +3,157 @@
 Reading and checking lines is most of a large run's work, and it splits
 cleanly: the main process loads the gold set while a reader process parses and
 validates predictions into compact rows; the main process then joins and
-counts them in file order. On two cores a 10^6-row run takes about a third
+counts them in file order. On two cores a 10^6-row run takes about a quarter
 less time (docs/performance.md).
 
 What stays the same as the one-process route: the rows, their order, every
 error code and line (the reader sends codes and line numbers, never content,
 and errors are raised in the main process outside any ``except``), and the
-report bytes. Rows travel through an anonymous pipe between the two processes
-of one chartscore run; nothing is written to disk. The reader buffers at most
-:data:`MAX_BATCHES_AHEAD` batches, so memory stays bounded.
+report bytes.
+
+How it is built, so that faults end cleanly (docs/faults.md lists the cases):
+
+- The main process opens the predictions input itself (with every check of
+  :mod:`chartscore.io.inputs`) and forks; the reader never touches a
+  caller's object, so nothing of the caller's can reach its output.
+- Messages travel through one anonymous pipe (``os.pipe``), as
+  length-prefixed pickles of ``("rows", line_numbers, rows)``, then one
+  ``("error", code, line, key)`` or ``("done",)``. No semaphores, no shared memory,
+  no feeder thread. Each process closes the pipe end it does not use, so when
+  the reader dies, however it dies, the main process reads the end of the pipe
+  and raises ``internal_error`` instead of waiting forever.
+- The reader keeps at most :data:`MAX_BATCHES_AHEAD` batches waiting, so its
+  memory stays bounded while the main process is busy with gold.
+- The reader ignores Ctrl-C (the main process handles it and stops the
+  reader), dies on SIGTERM, and dies with the main process: on Linux the
+  kernel kills it (``PR_SET_PDEATHSIG``) even if the main process is killed
+  with SIGKILL; elsewhere a watchdog thread notices the new parent. It closes
+  every inherited file descriptor it does not need and writes nothing on
+  stdout or stderr (both point to ``/dev/null``).
+- If the reader cannot start (no ``fork``, no process or pipe left), the main
+  process reads the predictions itself: :meth:`PredictionReader.start`
+  returns None.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
-import multiprocessing
+import gc
 import os
-import queue
+import pickle
+import select
+import signal
+import struct
+import sys
+import threading
+import time
 from collections.abc import Callable, Iterator
-from typing import Any, Final
+from typing import Any, BinaryIO, Final, NoReturn
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_prediction
+from chartscore.io.inputs import InputStream
 from chartscore.io.jsonl import iter_batches
 from chartscore.io.records import prediction_row
 from chartscore.model import Value
 
 MAX_BATCHES_AHEAD: Final = 512
-"""Batches (one per 256 KiB of input) the reader may run ahead of the main process."""
+"""Batches (one per 256 KiB of input) the reader may hold while the main process is busy."""
 
-_POLL_SECONDS: Final = 1.0
 PredictionRow = tuple[str, str, Value, bool]
-# Messages from the reader: ("rows", line_numbers, rows), ("error", code, line, key),
-# ("crashed",) and ("done",).
-Message = tuple[object, ...]
+Message = tuple[Any, ...]
+_Mask = set[int | signal.Signals]
 
-
-def _read(path: str | os.PathLike[str], out: multiprocessing.Queue[Message]) -> None:
-    """The reader process: check every prediction line, send rows in file order.
-
-    Rows before an error are sent first, so the main process meets errors in
-    line order (a join error on line 2 before a parse error on line 3).
-    """
-    source = InputKind.PREDICTIONS
-    message: Message = ("crashed",)
-    stream = None
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        stream = open(path, "rb")  # noqa: SIM115 - closed by the with-block below
-    if stream is None:
-        with contextlib.suppress(BaseException):
-            out.put(("error", ErrorCode.FILE_UNREADABLE.value, None))
-        return
-    try:
-        with stream:
-            message = ("done",)
-            for first, lines in iter_batches(stream, source):
-                numbers, rows, failure = check_batch(
-                    first, lines, source, fast_prediction, prediction_row
-                )
-                out.put(("rows", numbers, rows))
-                if failure is not None:
-                    message = ("error", failure.code.value, failure.line, failure.key)
-                    break
-    except ChartscoreError as error:
-        message = ("error", error.code.value, error.line, error.key)
-    except KeyboardInterrupt:
-        return  # the main process reports the interruption
-    except BaseException:  # noqa: BLE001 - never let a traceback reach stderr
-        message = ("crashed",)
-    with contextlib.suppress(BaseException):
-        out.put(message)
+_HEADER: Final = struct.Struct("<Q")  # the byte length of the pickle that follows
+_MAX_MESSAGE_BYTES: Final = 1 << 30
+_PR_SET_PDEATHSIG: Final = 1  # from <linux/prctl.h>
+_WATCHDOG_SECONDS: Final = 0.5
+_SIGNALS: Final = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class PredictionReader:
-    """A started reader process for one predictions file.
+    """A started reader process for one opened predictions input.
 
-    Call :meth:`stop` when done (also after an error): it ends the process.
+    Start it with :meth:`start`; call :meth:`stop` when done (also after an
+    error): it ends and reaps the process.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        methods = multiprocessing.get_all_start_methods()
-        # typeshed's BaseContext lacks Process; the concrete contexts have it.
-        context: Any = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        self._queue: multiprocessing.Queue[Message] = context.Queue(MAX_BATCHES_AHEAD)
-        self._process = context.Process(target=_read, args=(path, self._queue), daemon=True)
-        self._process.start()
+    def __init__(self, pid: int, messages: BinaryIO) -> None:
+        self._pid: int | None = pid
+        self._messages = messages
+
+    @property
+    def pid(self) -> int | None:
+        """The reader's process id until :meth:`stop` (for tests and diagnostics)."""
+        return self._pid
+
+    @classmethod
+    def start(cls, stream: InputStream) -> PredictionReader | None:
+        """Fork a reader for ``stream``; None if it cannot start (then read it here).
+
+        The caller keeps ``stream`` and should close its own copy: the reader
+        has one of its own.
+        """
+        if not hasattr(os, "fork"):
+            return None
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None
+        parent = os.getpid()
+        previous = _hold_signals()
+        pid = -1
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+        if pid == 0:
+            _reader_process(stream, read_end, write_end, parent, previous)
+        messages: BinaryIO | None = None
+        try:
+            os.close(write_end)  # only the reader writes: its death ends the pipe
+            if pid > 0:
+                messages = os.fdopen(read_end, "rb")
+        except OSError:
+            messages = None
+        if messages is None:
+            with contextlib.suppress(OSError):
+                os.close(read_end)
+            if pid > 0:
+                _end(pid)
+            _restore_signals(previous)
+            return None
+        reader = cls(pid, messages)
+        try:
+            _restore_signals(previous)  # a Ctrl-C held during fork is raised here
+        except BaseException:
+            reader.stop()
+            raise
+        return reader
 
     def stop(self) -> None:
-        """End the reader process, whether or not it finished."""
-        if self._process.is_alive():
-            self._process.terminate()
-        self._process.join(timeout=5)
-        self._queue.close()
+        """End the reader process, whether or not it finished, and reap it."""
+        with contextlib.suppress(OSError):
+            self._messages.close()
+        pid, self._pid = self._pid, None
+        if pid is not None:
+            _end(pid)
 
-    def _next(self) -> Message:
-        while True:
-            with contextlib.suppress(queue.Empty):
-                return self._queue.get(timeout=_POLL_SECONDS)
-            if not self._process.is_alive():
-                with contextlib.suppress(queue.Empty):
-                    return self._queue.get(timeout=_POLL_SECONDS)
-                return ("crashed",)
+    def _next(self) -> Message | None:
+        """The next message, or None if the reader died (end of pipe, torn message)."""
+        message: Message | None = None
+        with contextlib.suppress(Exception):
+            header = self._messages.read(_HEADER.size)
+            if len(header) == _HEADER.size:
+                (size,) = _HEADER.unpack(header)
+                if size <= _MAX_MESSAGE_BYTES:
+                    body = self._messages.read(size)
+                    if len(body) == size:
+                        message = pickle.loads(body)  # our own child wrote it
+        return message
 
     def batches(
         self, progress: Callable[[int], None] | None = None
@@ -116,21 +166,186 @@ class PredictionReader:
         """
         while True:
             message = self._next()
-            kind = message[0]
-            if kind == "rows":
-                numbers, rows = message[1], message[2]
-                if progress is not None and numbers:
-                    progress(numbers[-1])  # type: ignore[index]
-                yield numbers, rows  # type: ignore[misc]
-            elif kind == "done":
-                return
-            elif kind == "error":
-                code, line, key = message[1], message[2], message[3:4]
-                raise ChartscoreError(
-                    ErrorCode(code),  # type: ignore[arg-type]
-                    input=InputKind.PREDICTIONS,
-                    line=line,  # type: ignore[arg-type]
-                    key=key[0] if key else None,  # type: ignore[arg-type]
-                )
-            else:
+            if message is None or message[0] not in ("rows", "done", "error"):
                 raise ChartscoreError(ErrorCode.INTERNAL_ERROR, input=InputKind.PREDICTIONS)
+            if message[0] == "done":
+                return
+            if message[0] == "error":
+                code, line, key = ErrorCode(message[1]), message[2], message[3]
+                raise ChartscoreError(code, input=InputKind.PREDICTIONS, line=line, key=key)
+            numbers, rows = message[1], message[2]
+            if progress is not None and numbers:
+                progress(numbers[-1])
+            yield numbers, rows
+
+
+def _end(pid: int) -> None:
+    """Kill the reader unless it has exited, and reap it (no zombie is left)."""
+    with contextlib.suppress(ChildProcessError):  # already reaped by the caller's own handler
+        finished, _ = os.waitpid(pid, os.WNOHANG)
+        if finished == 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+
+
+def _hold_signals() -> _Mask | None:
+    """Block Ctrl-C and termination signals across fork; returns the previous mask."""
+    try:
+        return signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    except (AttributeError, OSError, ValueError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _restore_signals(previous: _Mask | None) -> None:
+    if previous is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+# --- the reader process ---------------------------------------------------------------
+
+
+def _reader_process(
+    stream: InputStream,
+    read_end: int,
+    write_end: int,
+    parent: int,
+    previous: _Mask | None,
+) -> NoReturn:
+    """The forked reader: never returns, never raises, never prints."""
+    status = 1
+    try:
+        # Signals are still held: set the reader's own handling before letting them in.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C
+        for number in _SIGNALS[1:]:
+            signal.signal(number, signal.SIG_DFL)
+        gc.disable()  # no cycles are made; and collections would copy the parent's pages
+        os.close(read_end)
+        _die_with_parent(parent)
+        _restore_signals(previous)
+        _keep_only_descriptors({stream.fileno(), write_end})
+        _send_rows(stream, _Channel(write_end))
+        status = 0
+    except BaseException:  # noqa: BLE001 - the main process reports internal_error
+        status = 1
+    finally:
+        os._exit(status)
+
+
+def _send_rows(stream: InputStream, channel: _Channel) -> None:
+    """Check every prediction line and send rows in file order, then the outcome.
+
+    Rows before an error are sent first, so the main process meets errors in
+    line order (a join error on line 2 before a parse error on line 3).
+    """
+    source = InputKind.PREDICTIONS
+    outcome: Message = ("done",)
+    try:
+        for first, lines in iter_batches(stream, source):
+            numbers, rows, failure = check_batch(
+                first, lines, source, fast_prediction, prediction_row
+            )
+            if rows:
+                channel.send(("rows", numbers, rows))
+            if failure is not None:
+                outcome = ("error", failure.code.value, failure.line, failure.key)
+                break
+    except ChartscoreError as error:
+        outcome = ("error", error.code.value, error.line, error.key)
+    channel.send(outcome)
+    channel.finish()
+
+
+class _Channel:
+    """The reader's end of the pipe: length-prefixed pickles, a bounded backlog.
+
+    Writes are non-blocking so the reader keeps reading while the main process
+    loads gold; it waits only when :data:`MAX_BATCHES_AHEAD` messages are
+    pending, and at the end. A main process that went away makes a write fail
+    (EPIPE), which ends the reader.
+    """
+
+    def __init__(self, descriptor: int) -> None:
+        os.set_blocking(descriptor, False)
+        self._descriptor = descriptor
+        self._pending: collections.deque[memoryview] = collections.deque()
+        self._poller = select.poll()
+        self._poller.register(descriptor, select.POLLOUT)
+
+    def send(self, message: Message) -> None:
+        body = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        self._pending.append(memoryview(_HEADER.pack(len(body)) + body))
+        self._pump(MAX_BATCHES_AHEAD)
+
+    def finish(self) -> None:
+        self._pump(0)
+
+    def _pump(self, backlog: int) -> None:
+        """Write what the pipe takes now; wait while more than ``backlog`` messages remain."""
+        pending = self._pending
+        while pending:
+            try:
+                written = os.write(self._descriptor, pending[0])
+            except BlockingIOError:
+                if len(pending) <= backlog:
+                    return
+                self._poller.poll()
+                continue
+            rest = pending[0][written:]
+            if rest:
+                pending[0] = rest
+            else:
+                pending.popleft()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Make sure the reader does not outlive the main process."""
+    if os.getppid() != parent:
+        os._exit(1)
+    if sys.platform.startswith("linux") and _parent_death_signal():
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)
+        return
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+
+
+def _parent_death_signal() -> bool:
+    """Ask Linux to SIGKILL this process when its parent dies; False if that failed."""
+    try:
+        import ctypes  # noqa: PLC0415 - only the reader needs it, only on Linux
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0)
+    except (ImportError, OSError, AttributeError):
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    """Where the kernel cannot do it: exit as soon as the parent is gone."""
+    while os.getppid() == parent:
+        time.sleep(_WATCHDOG_SECONDS)
+    os._exit(1)
+
+
+def _keep_only_descriptors(keep: set[int]) -> None:
+    """Close every inherited descriptor but ``keep``; point stdout and stderr to /dev/null.
+
+    The reader then holds no file, socket or pipe of the caller's (nor another
+    reader's pipe), and nothing it might print can reach a terminal or a log.
+    """
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    keep = keep | {0, 1, 2}
+    for descriptor in _open_descriptors():
+        if descriptor not in keep:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+
+
+def _open_descriptors() -> list[int]:
+    """This process's open descriptors, from the kernel's list where there is one."""
+    for listing in ("/proc/self/fd", "/dev/fd"):
+        with contextlib.suppress(OSError, ValueError):
+            return [int(name) for name in os.listdir(listing)]
+    return list(range(3, 4096))  # pragma: no cover - no descriptor listing

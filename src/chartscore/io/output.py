@@ -1,0 +1,267 @@
+"""Writing outputs: one checked route for every output option, to a file or to stdout.
+
+Every output of the command line (the report of ``score`` today; shared
+reports, audits, comparisons and renderings later) goes through
+:func:`write_output`, which keeps four promises:
+
+- **An input is never overwritten.** A target that is the same file as any
+  input (the same path, a symbolic link to it or a hard link: the same device
+  and inode) is refused with ``output_is_input`` and nothing is touched.
+- **Odd targets are refused.** A target that exists but is not a regular file
+  (``/dev/null``, ``/dev/stdout``, a directory, any symbolic link, even one
+  to a regular file: name the file itself), and a path that ends with a
+  separator (``missing/``), give ``output_unwritable``.
+- **Files are written atomically.** A temporary file beside the target is
+  written, flushed to disk and renamed over the target, so the target holds
+  the old content or the complete new one. On any failure, and on Ctrl-C or
+  SIGTERM (the command line turns both into exceptions), the temporary file
+  is removed.
+- **Every byte is checked.** Short writes are retried and every write and
+  flush is checked, so a full disk, a closed stdout or a reader that went
+  away (``| head -c1``) gives ``output_unwritable``, never a silent
+  truncation. Bytes go to the binary stream unchanged: the terminal's or
+  ``PYTHONIOENCODING``'s encoding does not apply.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from typing import Final, Protocol
+
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
+
+_TEMPORARY_PREFIX: Final = ".chartscore-"
+_TEMPORARY_SUFFIX: Final = ".tmp"
+# Signals that the command line turns into exceptions; held back for the few
+# statements that create or rename the temporary file.
+_HELD_SIGNALS: Final = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class BinaryOutput(Protocol):
+    """What :func:`write_all` needs: ``write`` (may write less, or return None) and ``flush``."""
+
+    def write(self, data: memoryview, /) -> int | None: ...
+
+    def flush(self) -> None: ...
+
+
+def _unwritable() -> ChartscoreError:
+    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT)
+
+
+def write_output(
+    data: bytes,
+    out: object,
+    *,
+    inputs: Sequence[InputPath | None],
+    stdout: BinaryOutput | None = None,
+) -> None:
+    """Write ``data`` to the file ``out``, or to ``stdout`` when ``out`` is None.
+
+    Args:
+        data: The bytes to write (a report is UTF-8 already).
+        out: The target path (``str`` or ``os.PathLike``), or None for stdout.
+        inputs: Every input of the command (None for an absent optional one);
+            ``out`` must not be any of them.
+        stdout: The binary stream for ``out=None`` (default: ``sys.stdout.buffer``).
+
+    Raises:
+        ChartscoreError: ``output_is_input``, ``output_unwritable`` or
+            ``invalid_path``.
+    """
+    if out is None:
+        stream = stdout if stdout is not None else _standard_output()
+        if stream is None:
+            raise _unwritable()
+        write_all(stream, data)
+        return
+    target = check_output(out, inputs=inputs)
+    write_atomic(target, data)
+
+
+def _standard_output() -> BinaryOutput | None:
+    text = sys.stdout  # read at call time: callers and tests replace it
+    if text is None:  # Python starts with sys.stdout = None when fd 1 is closed
+        return None
+    buffer: BinaryOutput | None = getattr(text, "buffer", None)
+    with contextlib.suppress(OSError, ValueError):
+        text.flush()
+    return buffer
+
+
+def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
+    """Check an output target before anything is computed; return the path to write.
+
+    Call it early (to fail fast); :func:`write_output` calls it again at the end.
+
+    Raises:
+        ChartscoreError: ``output_is_input`` (the target is an input, by any
+            name, link or hard link), ``output_unwritable`` (it ends with a
+            separator, exists but is not a regular file (a symbolic link, a
+            device, a directory, a FIFO), or its directory does not exist), or
+            ``invalid_path``.
+    """
+    text = input_path(out, InputKind.OUTPUT)
+    if isinstance(text, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
+    separators = tuple(filter(None, (os.sep, os.altsep)))
+    if not text or text.endswith(separators) or os.path.basename(text) in (".", ".."):
+        raise _unwritable()
+    followed = identity(text)  # through any links: the file a write would replace
+    if followed is not None and any(_identity(item) == followed for item in inputs):
+        raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
+    status: os.stat_result | None = None
+    problem = False
+    try:
+        status = os.lstat(text)  # the name itself: a link is not a regular file
+    except FileNotFoundError:
+        status = None
+    except (OSError, ValueError):
+        problem = True
+    if problem or (status is not None and not stat.S_ISREG(status.st_mode)):
+        raise _unwritable()
+    if not os.path.isdir(os.path.dirname(os.path.abspath(text))):
+        raise _unwritable()
+    return text
+
+
+def _identity(item: object) -> tuple[int, int] | None:
+    if item is None:
+        return None
+    path: str | StandardInput | None = None
+    try:
+        path = input_path(item, InputKind.OUTPUT)
+    except ChartscoreError:
+        path = None  # not a path, so not a file the output could be
+    return None if path is None else identity(path)
+
+
+def write_all(stream: BinaryOutput, data: bytes) -> None:
+    """Write every byte of ``data`` to ``stream`` and flush it, checking each step.
+
+    Retries short writes (an unbuffered stdout under ``python -u`` may write
+    less than asked) and waits when a non-blocking stream is full.
+
+    Raises:
+        ChartscoreError: ``output_unwritable`` on any failure (closed stream,
+            broken pipe, full disk), so a truncated output never looks complete.
+    """
+    view = memoryview(data)
+    failed = False
+    try:
+        while view:
+            written: int | None = None
+            try:
+                written = stream.write(view)
+            except BlockingIOError as blocked:  # a non-blocking stream took part of it
+                written = blocked.characters_written or None
+            if written is None:  # a non-blocking stream is full: wait, then go on
+                _wait_writable(stream)
+                continue
+            if written <= 0:
+                failed = True
+                break
+            view = view[written:]
+        if not failed:
+            stream.flush()
+    except (OSError, ValueError, TypeError, AttributeError):
+        failed = True
+    if failed:
+        raise _unwritable()
+
+
+def _wait_writable(stream: object) -> None:
+    """Block until a non-blocking stream can take more bytes (or has failed)."""
+    fileno = getattr(stream, "fileno", None)
+    if fileno is None:
+        raise OSError("the stream cannot be waited on")
+    descriptor = fileno()
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(descriptor, select.POLLOUT)
+        poller.poll()
+    else:  # pragma: no cover - platforms without poll()
+        select.select([], [descriptor], [])
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` all at once: a reader sees the old file or the new one.
+
+    Writes a temporary file beside the target, flushes it to disk and renames it
+    over the target; on any failure (and on an exception such as
+    KeyboardInterrupt) the temporary file is removed. It does not check the
+    target: :func:`write_output` does, through :func:`check_output`.
+
+    Raises:
+        ChartscoreError: ``output_unwritable``, or ``invalid_path`` for a path
+            that is not a ``str`` or ``os.PathLike``.
+    """
+    target = input_path(path, InputKind.OUTPUT)
+    if isinstance(target, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
+    directory = os.path.dirname(target) or os.curdir
+    temporary: str | None = None
+    failed = False
+    try:
+        with _signals_held():
+            handle, temporary = tempfile.mkstemp(
+                dir=directory, prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX
+            )
+            stream = os.fdopen(handle, "wb")
+        with stream:
+            write_all(stream, data)
+            os.fsync(stream.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        with _signals_held():
+            os.replace(temporary, target)
+            temporary = None
+        _sync_directory(directory)
+    except (OSError, ValueError, TypeError, ChartscoreError):
+        failed = True
+    finally:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    if failed:
+        raise _unwritable()
+
+
+def _sync_directory(directory: str) -> None:
+    """Make the rename durable where the platform allows it (best effort)."""
+    with contextlib.suppress(OSError, AttributeError):
+        descriptor = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold back Ctrl-C and termination signals for a few statements.
+
+    A signal that arrives meanwhile is delivered when the block ends, so it can
+    never fall between creating the temporary file and remembering its name,
+    or between the rename and forgetting it.
+    """
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None or not _HELD_SIGNALS:  # pragma: no cover - platforms without it
+        yield
+        return
+    previous = mask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, previous)

@@ -1,0 +1,233 @@
+"""Usage errors: each names the option and the problem, from a closed set, never a value.
+
+docs/cli.md lists the messages. An unknown option is echoed only when it looks
+like an option name (``--[a-z][a-z0-9-]{0,40}``, no ``=``); a value, a path or
+an unknown command never is.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chartscore import __version__
+from chartscore.cli import COMMANDS, UsageError, build_parser, main, parse_arguments
+
+FILES = ["--gold", "g.jsonl", "--predictions", "p.jsonl"]
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def usage_line(problem: str, command: str | None = "score") -> str:
+    where = f"chartscore {command} --help" if command else "chartscore --help"
+    return f"chartscore: error: usage: {problem}; see {where}\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem", "command"),
+    [
+        ([], "a command is required (score or demo)", None),
+        (["--quiet"], "--quiet goes after the command", None),
+        (["--gold", "g.jsonl"], "--gold goes after the command", None),
+        (["--shcema"], "unknown option --shcema", None),
+        (["--versoin"], "unknown option --versoin (did you mean --version?)", None),
+        (["frobnicate"], "unknown command", None),
+        (["scor"], "unknown command (did you mean score?)", None),
+        (["Score"], "unknown command", None),  # not a command word: no hint, no echo
+        (["gold.jsonl"], "unknown command", None),
+        (["score"], "--gold is required", "score"),
+        (["score", "--gold", "g"], "--predictions is required", "score"),
+        (["score", "--predictions", "p"], "--gold is required", "score"),
+        (["score", *FILES, "surplus-argument"], "unexpected argument", "score"),
+        (["score", *FILES, "-"], "unexpected argument", "score"),
+        (["score", "--", *FILES], "unexpected argument", "score"),
+        (["score", "--gold"], "--gold needs a value", "score"),
+        (["score", *FILES, "--out"], "--out needs a value", "score"),
+        (
+            ["score", "--gold", "-secret.jsonl", "--predictions", "p"],
+            "--gold needs a value",
+            "score",
+        ),
+        (["score", *FILES, "--jobs"], "--jobs needs a value", "score"),
+        (["score", *FILES, "--jobs", "3"], "--jobs must be 1 or 2", "score"),
+        (["score", *FILES, "--jobs", "two"], "--jobs must be 1 or 2", "score"),
+        (["score", *FILES, "--jobs=0"], "--jobs must be 1 or 2", "score"),
+        (["score", *FILES, "--quiet=yes"], "--quiet takes no value", "score"),
+        (["score", *FILES, "--help=me"], "--help takes no value", "score"),
+        (["score", *FILES, "--gold", "h"], "--gold is given twice", "score"),
+        (["score", *FILES, "--jobs", "1", "--jobs=2"], "--jobs is given twice", "score"),
+        (
+            ["score", "--gold", "-", "--predictions", "-"],
+            "standard input (-) can feed one input only",
+            "score",
+        ),
+        (["score", *FILES, "--schema", "-", "--gold=-"], "--gold is given twice", "score"),
+        (
+            ["score", "--gold=-", "--predictions", "p", "--schema", "-"],
+            "standard input (-) can feed one input only",
+            "score",
+        ),
+        (
+            ["score", *FILES, "--schmea", "s.json"],
+            "unknown option --schmea (did you mean --schema?)",
+            "score",
+        ),
+        (
+            ["score", *FILES, "--predicitons", "p"],
+            "unknown option --predicitons (did you mean --predictions?)",
+            "score",
+        ),
+        (
+            ["score", *FILES, "--pred", "p"],
+            "unknown option --pred (did you mean --predictions?)",  # no abbreviations
+            "score",
+        ),
+        (["score", *FILES, "--zzz"], "unknown option --zzz", "score"),
+        (["score", *FILES, "--foo=bar"], "unknown option", "score"),
+        (["score", *FILES, "--Foo"], "unknown option", "score"),
+        (["score", *FILES, "--foo_bar"], "unknown option", "score"),
+        (["score", *FILES, "--" + "a" * 42], "unknown option", "score"),
+        (["score", *FILES, "--" + "a" * 41], "unknown option --" + "a" * 41, "score"),
+        (["score", *FILES, "-x"], "unknown option", "score"),
+        (["score", *FILES, "-5"], "unknown option", "score"),
+        (["score", *FILES, "--version"], "unknown option --version", "score"),
+        (["demo", "--jsn"], "unknown option --jsn (did you mean --json?)", "demo"),
+        (["demo", "extra"], "unexpected argument", "demo"),
+        (["demo", "--json", "--json"], "--json is given twice", "demo"),
+        (["demo", "--gold", "g"], "unknown option --gold", "demo"),
+    ],
+)
+def test_each_usage_problem_has_its_message(
+    argv: list[str], problem: str, command: str | None
+) -> None:
+    status, out, err = run(argv)
+    assert (status, out, err) == (2, "", usage_line(problem, command))
+    with pytest.raises(UsageError) as caught:
+        parse_arguments(argv)
+    assert caught.value.problem == problem
+    assert caught.value.__context__ is None or not str(caught.value.__context__)
+
+
+def test_valid_arguments_parse() -> None:
+    args = parse_arguments(["score", "--gold=-", "--predictions", "p", "--jobs", "1", "--quiet"])
+    assert (args.command, args.gold, args.predictions, args.jobs, args.quiet) == (
+        "score",
+        "-",
+        "p",
+        "1",
+        True,
+    )
+    assert (args.schema, args.out) == (None, None)
+    assert parse_arguments(["demo"]).json is False
+    # "-" may also be a value of --out (stdout) next to one standard-input input.
+    assert parse_arguments(["score", "--gold", "-", "--predictions", "p", "--out", "-"]).out == "-"
+    # A value that merely starts with "-" can be given with "=".
+    assert parse_arguments(["score", "--gold=-x.jsonl", "--predictions", "p"]).gold == "-x.jsonl"
+
+
+def test_help_and_version_go_to_stdout() -> None:
+    status, out, err = run(["--help"])
+    assert status == 0 and err == "" and "score" in out and "demo" in out
+    status, out, err = run(["score", "--help"])
+    assert status == 0 and err == ""
+    assert out.startswith(
+        "usage: chartscore score --gold FILE --predictions FILE [--schema FILE] [--out FILE]"
+    )
+    status, out, err = run(["demo", "-h"])
+    assert status == 0 and "--json" in out
+    assert run(["--version"]) == (0, f"chartscore {__version__}\n", "")
+    # Help wins over problems that come after it, as argparse does.
+    assert run(["score", "--help", "--bogus"])[0] == 0
+
+
+def test_every_option_is_declared_once_and_looks_like_an_option() -> None:
+    name = re.compile(r"--[a-z][a-z0-9-]{0,40}")
+    for command in COMMANDS:
+        flags = [option.flag for option in command.options]
+        assert len(flags) == len(set(flags)), command.name
+        for option in command.options:
+            assert name.fullmatch(option.flag), option.flag
+            assert not (option.required and option.metavar is None), option.flag
+            assert all(choice == choice.strip() for choice in option.choices)
+    assert build_parser().prog == "chartscore"
+
+
+# --- the closed set, as a property ------------------------------------------------------
+
+_FLAGS = sorted({option.flag for command in COMMANDS for option in command.options})
+_CLOSED = re.compile(
+    "|".join(
+        [
+            r"a command is required \(score or demo\)",
+            r"unknown command( \(did you mean (score|demo)\?\))?",
+            r"unknown option( (?P<echo>--[a-z][a-z0-9-]{0,40})( \(did you mean --[a-z-]+\?\))?)?",
+            r"unexpected argument",
+            r"--[a-z-]+ (is required|needs a value|takes no value|is given twice"
+            r"|goes after the command)",
+            r"--jobs must be 1 or 2",
+            r"standard input \(-\) can feed one input only",
+            r"the arguments are not valid",
+        ]
+    )
+)
+_LINE = re.compile(
+    r"chartscore: error: usage: (?P<problem>.*); see chartscore( (score|demo))? --help\n"
+)
+
+tokens = st.one_of(
+    st.sampled_from(["score", "demo", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
+    st.sampled_from(_FLAGS).map(lambda flag: flag + "="),
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_=./ZQ0123456789", max_size=12).map(
+        lambda text: "--" + text
+    ),
+    st.text(max_size=12),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(tokens, max_size=8))
+def test_any_arguments_give_a_closed_message_or_parse(argv: list[str]) -> None:
+    if "-h" in argv or any(token.startswith("--help") for token in argv):
+        return  # help is printed, whatever else is there
+    try:
+        parse_arguments(argv)
+    except UsageError as error:
+        problem = error.problem
+    else:
+        return
+    match = _CLOSED.fullmatch(problem)
+    assert match is not None, problem
+    echoed = match.groupdict().get("echo")
+    if echoed is not None:  # only an option-like argument the user typed, exactly
+        assert echoed in argv
+    status, out, err = run(argv)
+    assert (status, out) == (2, "")
+    line = _LINE.fullmatch(err)
+    assert line is not None and line.group("problem") == problem
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(min_size=1, max_size=30), st.sampled_from(["gold", "predictions", "schema", "out"]))
+def test_values_are_never_echoed(value: str, option: str) -> None:
+    marker = "ZQ" + value  # uppercase: never option-like, so never part of a message
+    cases = [
+        ["score", *FILES, marker],
+        ["score", *FILES, f"--{option}={marker}", f"--{option}", marker],
+        ["score", f"--{option}", "-" + marker],
+        [marker],
+        ["score", *FILES, "--jobs", marker],
+        ["score", *FILES, f"--x-{option}={marker}"],
+    ]
+    for argv in cases:
+        status, out, err = run(argv)
+        assert status == 2 and out == ""
+        assert marker not in err and marker.casefold() not in err.casefold()
+        assert err.count("\n") == 1
