@@ -34,7 +34,7 @@ def usage_line(problem: str, command: str | None = "score") -> str:
 @pytest.mark.parametrize(
     ("argv", "problem", "command"),
     [
-        ([], "a command is required (score or demo)", None),
+        ([], "a command is required (score, compare, gate, render, demo)", None),
         (["--quiet"], "--quiet goes after the command", None),
         (["--gold", "g.jsonl"], "--gold goes after the command", None),
         (["--shcema"], "unknown option --shcema", None),
@@ -154,6 +154,9 @@ def test_every_option_is_declared_once_and_looks_like_an_option() -> None:
         flags = [option.flag for option in command.options]
         assert len(flags) == len(set(flags)), command.name
         for option in command.options:
+            if option.positional:
+                assert option.required and option.metavar, option.flag
+                continue
             assert name.fullmatch(option.flag), option.flag
             assert not (option.required and option.metavar is None), option.flag
             assert all(choice == choice.strip() for choice in option.choices)
@@ -166,13 +169,17 @@ _FLAGS = sorted({option.flag for command in COMMANDS for option in command.optio
 _CLOSED = re.compile(
     "|".join(
         [
-            r"a command is required \(score or demo\)",
-            r"unknown command( \(did you mean (score|demo)\?\))?",
+            r"a command is required \(score, compare, gate, render, demo\)",
+            r"unknown command( \(did you mean (score|compare|gate|render|demo)\?\))?",
             r"unknown option( (?P<echo>--[a-z][a-z0-9-]{0,40})( \(did you mean --[a-z-]+\?\))?)?",
             r"unexpected argument",
             r"--[a-z-]+ (is required|needs a value|takes no value|is given twice"
             r"|goes after the command)",
+            r"REPORT is required",
             r"--jobs must be 1 or 2",
+            r"--extra-predictions must be error or ignore",
+            r"--sort must be name or rate",
+            r"--format must be one of (json, )?table, markdown, csv, html",
             r"standard input \(-\) can feed one input only",
             r"the arguments are not valid",
         ]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.comparison import Comparison
+from chartscore.documents import load_document
 from chartscore.gates import (
     EXIT_GATES_PASSED,
     EXIT_REQUIRED_GATE_FAILED,
@@ -23,10 +24,9 @@ from chartscore.gates import (
     MAX_GATES_BYTES,
     Gate,
     evaluate,
-    load_document,
-    load_gates,
     parse_gates,
 )
+from chartscore.io import load_gates
 from chartscore.report import Report
 from chartscore.stats import Z95
 from test_comparison import categorical_rows, compare, datasets
@@ -292,7 +292,7 @@ def test_load_gates_refusals(tmp_path: Path) -> None:
     assert load_refusal(latin).code == E.NOT_UTF8
     big = tmp_path / "big.toml"
     big.write_bytes(b"# " + b"x" * MAX_GATES_BYTES + b"\n" + gate_text(**OK).encode())
-    assert load_refusal(big).code == E.INVALID_GATES
+    assert load_refusal(big).code == E.FILE_TOO_LARGE
     error = load_refusal(latin)
     assert str(error) == "not_utf8 (gates)"
 

@@ -22,7 +22,7 @@ from chartscore.evidence import (
     SourceLocation,
     TransformationKind,
 )
-from chartscore.io import load_schema, score_files
+from chartscore.io import STDIN, compare_files, load_schema, score_files
 from chartscore.model import FieldType, GoldField, Prediction
 from chartscore.pairing import compare
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
@@ -30,6 +30,7 @@ from chartscore.schema import FieldSpec, Schema
 from chartscore.scoring import score
 
 __all__ = [
+    "STDIN",
     "ChartscoreError",
     "Comparison",
     "ErrorCode",
@@ -50,6 +51,7 @@ __all__ = [
     "TransformationKind",
     "__version__",
     "compare",
+    "compare_files",
     "load_schema",
     "score",
     "score_files",

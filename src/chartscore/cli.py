@@ -34,11 +34,20 @@ from typing import Final, NoReturn, TextIO
 
 from chartscore._version import __version__
 from chartscore.demo import demo_summary, run_demo
+from chartscore.documents import Document
 from chartscore.errors import ChartscoreError, ErrorCode, describe
-from chartscore.io.files import load_schema, score_files
+from chartscore.gates import Gate, evaluate
+from chartscore.io.files import (
+    compare_files,
+    load_document_file,
+    load_gates,
+    load_schema,
+    score_files,
+)
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import BinaryOutput, check_output, write_output
 from chartscore.progress import TerminalProgress
+from chartscore.render import FORMATS, SORTS, render
 
 EXIT_OK: Final = 0
 EXIT_DATA: Final = 1
@@ -68,6 +77,8 @@ class Option:
     Attributes:
         flag: The option, ``--name``.
         help: One line for ``--help``.
+        flag: ``--name`` for an option; a plain word (``report``) for a required
+            positional argument.
         metavar: The value's name in ``--help``; None for a flag without a value.
         required: Whether the command needs it.
         choices: The only values allowed (checked after parsing, with a fixed message).
@@ -86,6 +97,11 @@ class Option:
     def dest(self) -> str:
         """The attribute name on the parsed arguments."""
         return self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def positional(self) -> bool:
+        """A positional argument (``REPORT``) rather than an option (``--out``)."""
+        return not self.flag.startswith("-")
 
 
 @dataclass(frozen=True)
@@ -128,23 +144,119 @@ def _score(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore score``: score predictions against gold; print or write the report."""
     gold, predictions = _input(args.gold), _input(args.predictions)
     schema_path = None if args.schema is None else _input(args.schema)
-    inputs = (gold, predictions, schema_path)
-    out = None if args.out in (None, STANDARD_STREAM) else args.out
-    if out is not None:
-        check_output(out, inputs=inputs)  # before the work: an input is never overwritten
-    progress = None
-    if not args.quiet and streams.err is not None and _is_terminal(streams.err):
-        progress = TerminalProgress(streams.err)
+    gates_path = None if args.gates is None else _input(args.gates)
+    inputs = (gold, predictions, schema_path, gates_path)
+    out = _output(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
+    progress = _progress(args, streams)
     try:
         schema = None if schema_path is None else load_schema(schema_path)
         jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
-        report = score_files(gold, predictions, schema=schema, progress=progress, parallel=jobs > 1)
+        report = score_files(
+            gold,
+            predictions,
+            schema=schema,
+            progress=progress,
+            parallel=jobs > 1,
+            extra_predictions=args.extra_predictions or "error",
+            strict_schema=args.strict_schema,
+        )
     finally:
         if progress is not None:
             progress.finish()
-    payload = (report.to_json() + "\n").encode("utf-8")
-    write_output(payload, out, inputs=inputs, stdout=streams.out)
+    if schema is not None:
+        _warn_unused_schema_fields(sorted(set(schema.fields) - set(report.by_field)), streams)
+    if report.ignored_prediction_count:
+        _say(
+            streams.err,
+            f"{PROGRAM}: {report.ignored_prediction_count:,} predictions whose key is not in "
+            "gold were ignored (--extra-predictions ignore)\n",
+        )
+    fmt = args.format or "json"
+    text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    return EXIT_OK if gates is None else _gate_status(report, gates, streams, on_stderr=True)
+
+
+def _compare(args: argparse.Namespace, streams: Streams) -> int:
+    """``chartscore compare``: two systems on the same gold, paired; print or write it."""
+    gold, baseline, candidate = _input(args.gold), _input(args.baseline), _input(args.candidate)
+    schema_path = None if args.schema is None else _input(args.schema)
+    gates_path = None if args.gates is None else _input(args.gates)
+    inputs = (gold, baseline, candidate, schema_path, gates_path)
+    out = _output(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
+    progress = _progress(args, streams)
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        comparison = compare_files(gold, baseline, candidate, schema=schema, progress=progress)
+    finally:
+        if progress is not None:
+            progress.finish()
+    fmt = args.format or "json"
+    text = comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt)
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    return EXIT_OK if gates is None else _gate_status(comparison, gates, streams, on_stderr=True)
+
+
+def _gate(args: argparse.Namespace, streams: Streams) -> int:
+    """``chartscore gate``: check a saved report or comparison against a gates file."""
+    document_path, gates_path = _input(args.report), _input(args.gates)
+    gates = load_gates(gates_path)
+    document = load_document_file(document_path)
+    return _gate_status(document, gates, streams, on_stderr=False)
+
+
+def _render(args: argparse.Namespace, streams: Streams) -> int:
+    """``chartscore render``: lay out a saved report, shared report or comparison for people."""
+    document_path = _input(args.report)
+    out = _output(args.out, (document_path,))
+    document = load_document_file(document_path)
+    text = render(document, args.format, sort=args.sort or "name")
+    write_output(text.encode("utf-8"), out, inputs=(document_path,), stdout=streams.out)
     return EXIT_OK
+
+
+def _output(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:
+    """The ``--out`` target (None: stdout), checked before any work: never an input."""
+    out = None if value in (None, STANDARD_STREAM) else value
+    if out is not None:
+        check_output(out, inputs=inputs)
+    return out
+
+
+def _progress(args: argparse.Namespace, streams: Streams) -> TerminalProgress | None:
+    if not args.quiet and streams.err is not None and _is_terminal(streams.err):
+        return TerminalProgress(streams.err)
+    return None
+
+
+_MAX_UNUSED_SHOWN: Final = 20
+
+
+def _warn_unused_schema_fields(unused: list[str], streams: Streams) -> None:
+    # Field ids are developer-authored schema names (validated by the schema), never data.
+    for field_id in unused[:_MAX_UNUSED_SHOWN]:
+        _say(
+            streams.err,
+            f"{PROGRAM}: warning: schema field {field_id} is not in the gold file "
+            "(a typo? --strict-schema makes this an error)\n",
+        )
+    if len(unused) > _MAX_UNUSED_SHOWN:
+        _say(streams.err, f"{PROGRAM}: warning: and {len(unused) - _MAX_UNUSED_SHOWN:,} more\n")
+
+
+def _gate_status(
+    document: Document, gates: Sequence[Gate], streams: Streams, *, on_stderr: bool
+) -> int:
+    """Check gates, print their table (stderr when stdout holds a report), return the status."""
+    results = evaluate(document, gates)
+    table = results.table()
+    if on_stderr:
+        _say(streams.err, table)
+    else:
+        write_output(table.encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return results.exit_status
 
 
 def _demo(args: argparse.Namespace, streams: Streams) -> int:
@@ -153,6 +265,29 @@ def _demo(args: argparse.Namespace, streams: Streams) -> int:
     text = report.to_json() if args.json else demo_summary(report)
     write_output((text + "\n").encode("utf-8"), None, inputs=(), stdout=streams.out)
     return EXIT_OK
+
+
+_QUIET: Final = Option("--quiet", "no progress on stderr")
+_SCHEMA: Final = Option(
+    "--schema", "field schema (JSON, or TOML if *.toml)", "FILE", reads_input=True
+)
+_GATES: Final = Option(
+    "--gates",
+    "check these release gates (TOML); their table goes to stderr; exit 3 if a required one fails",
+    "FILE",
+    reads_input=True,
+)
+_OUT: Final = Option("--out", "write here (atomically) instead of stdout", "FILE")
+_OUTPUT_FORMATS: Final = ("json", *FORMATS)
+
+
+def _format_option(what: str) -> Option:
+    return Option(
+        "--format",
+        f"{what}: json (default, canonical), table, markdown, csv or html",
+        "FORMAT",
+        choices=_OUTPUT_FORMATS,
+    )
 
 
 COMMANDS: Final[tuple[Command, ...]] = (
@@ -171,9 +306,10 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 required=True,
                 reads_input=True,
             ),
-            Option("--schema", "field schema (JSON, or TOML if *.toml)", "FILE", reads_input=True),
-            Option("--out", "write the report here (atomically) instead of stdout", "FILE"),
-            Option("--quiet", "no progress on stderr"),
+            _SCHEMA,
+            _OUT,
+            _format_option("the report's form"),
+            _QUIET,
             Option(
                 "--jobs",
                 "processes: 2 reads predictions while gold loads "
@@ -181,8 +317,81 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "{1,2}",
                 choices=("1", "2"),
             ),
+            Option(
+                "--extra-predictions",
+                "predictions whose key is not in gold: error (default) or ignore (counted)",
+                "{error,ignore}",
+                choices=("error", "ignore"),
+            ),
+            Option("--strict-schema", "refuse schema fields that no gold row uses"),
+            _GATES,
         ),
         run=_score,
+    ),
+    Command(
+        name="compare",
+        help="compare two systems on the same gold, paired (McNemar, paired difference)",
+        description="Compare a baseline's and a candidate's predictions on one gold file, "
+        "row by row: each system's metrics, the rows only one got right, the paired "
+        "difference with Newcombe's interval and McNemar's exact and mid-p tests.",
+        options=(
+            Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True),
+            Option(
+                "--baseline",
+                "the reference system's predictions",
+                "FILE",
+                required=True,
+                reads_input=True,
+            ),
+            Option(
+                "--candidate",
+                "the system under test's predictions",
+                "FILE",
+                required=True,
+                reads_input=True,
+            ),
+            _SCHEMA,
+            _OUT,
+            _format_option("the comparison's form"),
+            _QUIET,
+            _GATES,
+        ),
+        run=_compare,
+    ),
+    Command(
+        name="gate",
+        help="check a saved report or comparison against release gates",
+        description="Check a report or comparison (JSON) against a gates file (TOML). Prints "
+        "a table of every gate; exit 0 when every required gate passes, 3 when one fails.",
+        options=(
+            Option("report", "a report or comparison (JSON)", "REPORT", True, reads_input=True),
+            Option("--gates", "the gates file (TOML)", "FILE", required=True, reads_input=True),
+        ),
+        run=_gate,
+    ),
+    Command(
+        name="render",
+        help="lay out a saved report or comparison for people",
+        description="Render a report or comparison (JSON) as a terminal table, Markdown, CSV "
+        "or one self-contained HTML page with a Wilson forest plot.",
+        options=(
+            Option("report", "a report or comparison (JSON)", "REPORT", True, reads_input=True),
+            Option(
+                "--format",
+                "table, markdown, csv or html",
+                "FORMAT",
+                required=True,
+                choices=FORMATS,
+            ),
+            Option(
+                "--sort",
+                "row order: name (default) or rate (lowest normalized agreement first)",
+                "{name,rate}",
+                choices=SORTS,
+            ),
+            _OUT,
+        ),
+        run=_render,
     ),
     Command(
         name="demo",
@@ -193,7 +402,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
     ),
 )
 _BY_NAME: Final = {command.name: command for command in COMMANDS}
-_COMMAND_FLAGS: Final = frozenset(option.flag for command in COMMANDS for option in command.options)
+_COMMAND_FLAGS: Final = frozenset(
+    option.flag for command in COMMANDS for option in command.options if not option.positional
+)
 
 
 # --- parsing ------------------------------------------------------------------------
@@ -277,7 +488,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sub.add_argument("-h", "--help", action=_Help, help="show this help and exit")
         for option in command.options:
-            if option.metavar is None:  # a flag: present or not
+            if option.positional:
+                sub.add_argument(
+                    option.dest, metavar=option.metavar, nargs="?", default=None, help=option.help
+                )
+            elif option.metavar is None:  # a flag: present or not
                 sub.add_argument(
                     option.flag, action=_Once, dest=option.dest, nargs=0, default=False,
                     help=option.help,
@@ -294,6 +509,9 @@ def _usage(command: Command) -> str:
     """The usage line, with required options shown as required (argparse cannot know)."""
     parts = [f"{PROGRAM} {command.name}"]
     for option in command.options:
+        if option.positional:
+            parts.append(option.metavar or option.flag)
+            continue
         text = option.flag if option.metavar is None else f"{option.flag} {option.metavar}"
         parts.append(text if option.required else f"[{text}]")
     return " ".join(parts)
@@ -319,7 +537,7 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
     if extras:
         raise UsageError(_extra_problem(extras[0], command), name)
     if command is None:
-        raise UsageError(f"a command is required ({' or '.join(_BY_NAME)})")
+        raise UsageError(f"a command is required ({', '.join(_BY_NAME)})")
     _check_options(command, args)
     return args
 
@@ -330,7 +548,8 @@ def _check_options(command: Command, args: argparse.Namespace) -> None:
         value = getattr(args, option.dest, None)
         if value is None:
             if option.required:
-                raise UsageError(f"{option.flag} is required", command.name)
+                name = option.metavar if option.positional else option.flag
+                raise UsageError(f"{name} is required", command.name)
             continue
         if option.choices and value not in option.choices:
             allowed = (
@@ -381,7 +600,7 @@ def _extra_problem(extra: str, command: Command | None) -> str:
 def _flags(command: Command | None) -> list[str]:
     if command is None:
         return ["--help", "--version"]
-    return [*(option.flag for option in command.options), "--help"]
+    return [*(option.flag for option in command.options if not option.positional), "--help"]
 
 
 def _closest(word: str, candidates: list[str]) -> str | None:

@@ -95,7 +95,7 @@ class ErrorCode(enum.StrEnum):
 _DESCRIPTIONS: dict[str, str] = {
     "file_unreadable": "the file could not be opened or read, or is not a regular file",
     "invalid_path": "a path must be a str or os.PathLike naming a file, or chartscore.io.STDIN",
-    "file_too_large": "the schema file is larger than 16 MiB",
+    "file_too_large": "larger than chartscore reads (schema 16 MiB, gates 1 MiB, report 256 MiB)",
     "not_utf8": "the line is not valid UTF-8",
     "line_too_long": "a line is longer than 1 MiB (is this a JSON Lines file?)",
     "invalid_json": "the line is not valid JSON",
@@ -172,6 +172,7 @@ class InputKind(enum.StrEnum):
     SCHEMA = "schema"
     OUTPUT = "output"
     GATES = "gates"
+    REPORT = "report"
 
 
 def valid_field_id(value: object) -> bool:

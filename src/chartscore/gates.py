@@ -35,9 +35,7 @@ Value-free: imports only ``comparison``, ``report``, ``tally`` and ``errors``.
 from __future__ import annotations
 
 import math
-import os
 import re
-import stat
 import tomllib
 from collections.abc import Mapping, Sequence
 from typing import Final, Protocol, TypeVar
@@ -49,13 +47,8 @@ from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
     ComparisonSlice,
-    load_strict_json,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
-from chartscore.report import (
-    REPORT_FORMAT,
-    Report,
-)
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
 
 EXIT_GATES_PASSED: Final = 0
@@ -124,16 +117,14 @@ class Gate:
         return observed >= self.threshold if self.reads_lower else observed <= self.threshold
 
 
-def load_gates(path: str | os.PathLike[str]) -> tuple[Gate, ...]:
-    """Read and check a gates file (TOML, UTF-8, at most 1 MiB).
+def parse_gates_bytes(data: bytes) -> tuple[Gate, ...]:
+    """Check a gates file's bytes (UTF-8, an optional byte order mark) and return its gates.
+
+    ``chartscore.io.load_gates`` reads the file; this checks what it read.
 
     Raises:
-        ChartscoreError: ``file_unreadable`` or ``not_utf8`` (gates), or any
-            code of :func:`parse_gates`. Never names the path.
+        ChartscoreError: ``not_utf8`` (gates), or any code of :func:`parse_gates`.
     """
-    data = _read_regular_file(path, MAX_GATES_BYTES + 1)
-    if len(data) > MAX_GATES_BYTES:
-        raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
     text = ""
     failed = False
     try:
@@ -143,31 +134,6 @@ def load_gates(path: str | os.PathLike[str]) -> tuple[Gate, ...]:
     if failed:
         raise ChartscoreError(ErrorCode.NOT_UTF8, input=InputKind.GATES)
     return parse_gates(text)
-
-
-def _read_regular_file(path: str | os.PathLike[str], limit: int) -> bytes:
-    """Up to ``limit`` bytes of a regular file, without blocking on a FIFO or device."""
-    chunks: list[bytes] = []
-    failed = False
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                failed = True
-            size = 0
-            while not failed and size < limit:
-                chunk = os.read(descriptor, min(1 << 16, limit - size))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(descriptor)
-    except (OSError, TypeError, ValueError):
-        failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.GATES)
-    return b"".join(chunks)
 
 
 def parse_gates(text: str) -> tuple[Gate, ...]:
@@ -296,18 +262,6 @@ class ReportLike(Protocol):
 
 
 Document = ReportLike | Comparison
-
-
-def load_document(text: str | bytes) -> Report | Comparison:
-    """Read a report or a comparison from its JSON, choosing by its ``format``.
-
-    Raises:
-        ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
-    """
-    document = load_strict_json(text)
-    if document.get("format") == REPORT_FORMAT:
-        return Report.from_json(text)
-    return Comparison.from_dict(document)
 
 
 @attrs.frozen

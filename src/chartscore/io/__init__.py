@@ -1,6 +1,12 @@
 """Reading inputs and writing reports: JSON Lines, schema files, standard input, outputs."""
 
-from chartscore.io.files import load_schema, score_files
+from chartscore.io.files import (
+    compare_files,
+    load_document_file,
+    load_gates,
+    load_schema,
+    score_files,
+)
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.jsonl import MAX_LINE_BYTES
 from chartscore.io.output import check_output, write_atomic, write_output
@@ -12,6 +18,9 @@ __all__ = [
     "STDIN",
     "InputPath",
     "check_output",
+    "compare_files",
+    "load_document_file",
+    "load_gates",
     "load_schema",
     "score_files",
     "write_atomic",

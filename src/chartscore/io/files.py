@@ -12,14 +12,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from chartscore.comparison import Comparison
+from chartscore.documents import MAX_DOCUMENT_BYTES, Document, load_document
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction, located
-from chartscore.io.inputs import InputPath, InputStream, StandardInput, input_path, open_input
+from chartscore.io.inputs import (
+    InputPath,
+    InputStream,
+    StandardInput,
+    input_path,
+    open_input,
+    read_whole,
+)
 from chartscore.io.jsonl import ByteReader, iter_batches
 from chartscore.io.output import write_atomic
 from chartscore.io.parallel import PredictionReader
 from chartscore.io.records import gold_row, prediction_row
 from chartscore.io.schema_file import MAX_SCHEMA_BYTES, load_schema
+from chartscore.pairing import PairedScorer
 from chartscore.report import Report
 from chartscore.schema import Schema
 from chartscore.scoring import (
@@ -32,8 +43,11 @@ from chartscore.scoring import (
 __all__ = [
     "MAX_SCHEMA_BYTES",
     "add_rows",
+    "compare_files",
     "feed_gold",
     "feed_predictions",
+    "load_document_file",
+    "load_gates",
     "load_schema",
     "score_files",
     "write_atomic",
@@ -203,3 +217,85 @@ def _add_read_predictions(
     tick = None if progress is None else (lambda line: progress(source, line))
     for numbers, rows in reader.batches(tick):
         add_rows(scorer.add_prediction, numbers, rows, source)
+
+
+def compare_files(
+    gold: InputPath,
+    baseline: InputPath,
+    candidate: InputPath,
+    *,
+    schema: Schema | InputPath | None = None,
+    progress: Progress | None = None,
+) -> Comparison:
+    """Compare two systems' predictions files on one gold file, paired row by row.
+
+    Reads gold once, then streams the baseline's predictions, then the
+    candidate's (see :func:`chartscore.compare` for what is computed). Memory
+    holds the gold set and one outcome per row the baseline answered.
+
+    Args:
+        gold: Path of the gold file, or :data:`chartscore.io.STDIN`.
+        baseline: Path of the reference system's predictions file.
+        candidate: Path of the system under test's predictions file (at most
+            one of the three inputs may be standard input).
+        schema: A :class:`Schema`, or the path of a JSON or TOML schema file.
+        progress: Optional callback ``(input, lines_read)``; receives counts only.
+
+    Raises:
+        ChartscoreError: any reading, record, join or schema code, located by
+            input (``gold``, ``baseline``, ``candidate``) and line.
+    """
+    wheres = [
+        input_path(path, kind)
+        for path, kind in (
+            (gold, InputKind.GOLD),
+            (baseline, InputKind.BASELINE),
+            (candidate, InputKind.CANDIDATE),
+        )
+    ]
+    if sum(isinstance(where, StandardInput) for where in wheres) > 1:
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
+    if schema is not None and not _is_schema(schema):
+        schema = load_schema(schema)  # type: ignore[arg-type]
+    scorer = PairedScorer(schema)  # type: ignore[arg-type]
+    with collector_paused():
+        with open_input(wheres[0], InputKind.GOLD) as stream:
+            feed_gold(scorer, stream, progress)
+        scorer.close_gold()
+        for where, kind, add in (
+            (wheres[1], InputKind.BASELINE, scorer.add_baseline),
+            (wheres[2], InputKind.CANDIDATE, scorer.add_candidate),
+        ):
+            with open_input(where, kind) as stream:
+                _feed(
+                    stream,
+                    kind,
+                    fast=fast_prediction,
+                    checked=prediction_row,
+                    add=add,
+                    progress=progress,
+                )
+        tally = scorer.paired_tally()
+    return Comparison.from_tally(tally)
+
+
+def load_gates(path: InputPath) -> tuple[Gate, ...]:
+    """Read and check a gates file (TOML, UTF-8, at most 1 MiB); see docs/formats.md.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable``,
+            ``file_too_large`` or ``not_utf8`` (gates), or any code of
+            :func:`chartscore.gates.parse_gates`. Never names the path.
+    """
+    return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
+
+
+def load_document_file(path: InputPath) -> Document:
+    """Read a saved report or comparison (at most 256 MiB); see :mod:`chartscore.documents`.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable``,
+            ``file_too_large`` (report), ``unknown_report_format`` or
+            ``invalid_report``. Never names the path.
+    """
+    return load_document(read_whole(path, InputKind.REPORT, MAX_DOCUMENT_BYTES))

@@ -149,6 +149,31 @@ def _close_quietly(descriptor: int) -> None:
         os.close(descriptor)
 
 
+def read_whole(path: object, source: InputKind, limit: int) -> bytes:
+    """All of a small input (a schema, a report, a gates file), at most ``limit`` bytes.
+
+    The same rules as every input: a path or :data:`STDIN`, regular files only
+    (never blocking on a FIFO), gzip decompressed, and never the path in an error.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable``, or
+            ``file_too_large`` when the input holds more than ``limit`` bytes.
+    """
+    where = input_path(path, source)
+    data = b""
+    failed = False
+    with open_input(where, source) as stream:
+        try:
+            data = stream.read(limit + 1)
+        except OSError:
+            failed = True
+    if failed:
+        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
+    if len(data) > limit:
+        raise ChartscoreError(ErrorCode.FILE_TOO_LARGE, input=source)
+    return data
+
+
 class InputStream:
     """An opened input's bytes, decompressed if it is gzip; a context manager.
 

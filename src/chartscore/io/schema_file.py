@@ -15,7 +15,7 @@ import tomllib
 from typing import Final
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
+from chartscore.io.inputs import InputPath, StandardInput, input_path, read_whole
 from chartscore.io.jsonl import decimal_literal, decode_document
 from chartscore.normalize import NUMBER_MAX_DIGITS
 from chartscore.schema import Schema
@@ -63,7 +63,7 @@ def load_schema(path: InputPath) -> Schema:
             ``nesting_too_deep`` or a schema code.
     """
     where = input_path(path, _SOURCE)
-    data = _read_bounded(where)
+    data = read_whole(where, _SOURCE, MAX_SCHEMA_BYTES)
     text = ""
     code: ErrorCode | None = None
     try:
@@ -74,21 +74,6 @@ def load_schema(path: InputPath) -> Schema:
         raise ChartscoreError(code, input=_SOURCE)
     document = _toml_document(text) if is_toml_name(where) else decode_document(text, _SOURCE)
     return Schema.from_dict(document)
-
-
-def _read_bounded(where: str | StandardInput) -> bytes:
-    data = b""
-    failed = False
-    with open_input(where, _SOURCE) as stream:
-        try:
-            data = stream.read(MAX_SCHEMA_BYTES + 1)
-        except OSError:
-            failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=_SOURCE)
-    if len(data) > MAX_SCHEMA_BYTES:
-        raise ChartscoreError(ErrorCode.FILE_TOO_LARGE, input=_SOURCE)
-    return data
 
 
 def _toml_float(text: str) -> object:

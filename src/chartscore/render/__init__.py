@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from chartscore.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
 from chartscore.render.html import render_html
 from chartscore.render.markdown import render_markdown
@@ -43,16 +45,19 @@ def render_view(view: View, fmt: str) -> str:
     return RENDERERS[fmt](view)
 
 
-def render(report: Report, fmt: str, *, sort: str = "name") -> str:
+def render(report: Report | Comparison, fmt: str, *, sort: str = "name") -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
     Args:
-        report: A value-free :class:`~chartscore.report.Report`, e.g. from
-            ``chartscore.score`` or ``Report.from_json``.
+        report: A value-free :class:`~chartscore.report.Report` (from
+            ``chartscore.score`` or ``Report.from_json``) or
+            :class:`~chartscore.comparison.Comparison` (its paired differences
+            are drawn on a -1..1 axis around 0).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
             ``"csv"`` or ``"html"`` (one self-contained file).
-        sort: Row order: ``"name"`` (field ids in code point order) or
-            ``"rate"`` (normalized agreement rate, lowest first).
+        sort: Row order of a report: ``"name"`` (field ids in code point
+            order) or ``"rate"`` (normalized agreement rate, lowest first). A
+            comparison's rows are always by name.
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -62,4 +67,6 @@ def render(report: Report, fmt: str, *, sort: str = "name") -> str:
     """
     if fmt not in RENDERERS or sort not in SORTS:
         raise ChartscoreError(ErrorCode.USAGE)
-    return RENDERERS[fmt](report_view(report, sort=sort))
+    if type(report) is Comparison:
+        return RENDERERS[fmt](comparison_view(report))
+    return RENDERERS[fmt](report_view(report, sort=sort))  # type: ignore[arg-type]

@@ -1,0 +1,300 @@
+"""The commands that build on a report: formats, gates, compare, gate and render, end to end."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import chartscore
+from chartscore import Comparison, GoldField, Prediction, Report
+from chartscore.cli import main
+
+from helpers import write_jsonl
+
+GOLD = [
+    {"case_id": f"c{i}", "field_id": "hx.smoking", "field_type": "categorical", "value": value}
+    for i, value in enumerate(["former", "never", "current", None, "former", "never"] * 4)
+]
+BASELINE = [
+    {"case_id": row["case_id"], "field_id": "hx.smoking", "value": row["value"]}
+    for row in GOLD[:20]
+]
+CANDIDATE = [
+    {"case_id": row["case_id"], "field_id": "hx.smoking", "value": "former"} for row in GOLD
+]
+SCHEMA = {"fields": {"hx.smoking": {"type": "categorical"}, "echo.lvf": {"type": "number"}}}
+PASSING = """
+[[gate]]
+slice = "overall"
+metric = "abstention_correctness"
+min_lower = 0.1
+"""
+FAILING_REQUIRED = (
+    PASSING
+    + """
+[[gate]]
+slice = "field:hx.smoking"
+metric = "exact_agreement"
+min_lower = 0.99
+level = "required"
+"""
+)
+FAILING_WARNING = (
+    PASSING
+    + """
+[[gate]]
+slice = "field:hx.smoking"
+metric = "exact_agreement"
+min_lower = 0.99
+level = "warning"
+"""
+)
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main([str(arg) for arg in argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> dict[str, Path]:
+    paths = {
+        "gold": write_jsonl(tmp_path / "gold.jsonl", GOLD),
+        "baseline": write_jsonl(tmp_path / "baseline.jsonl", BASELINE),
+        "candidate": write_jsonl(tmp_path / "candidate.jsonl", CANDIDATE),
+        "extra": write_jsonl(
+            tmp_path / "extra.jsonl",
+            [*BASELINE, {"case_id": "x9", "field_id": "hx.smoking", "value": "never"}],
+        ),
+    }
+    paths["schema"] = tmp_path / "schema.json"
+    paths["schema"].write_text(json.dumps(SCHEMA))
+    for name, text in (
+        ("pass", PASSING),
+        ("fail", FAILING_REQUIRED),
+        ("warn", FAILING_WARNING),
+    ):
+        paths[name] = tmp_path / f"{name}.toml"
+        paths[name].write_text(text)
+    return paths
+
+
+def score_argv(data: dict[str, Path], *more: object) -> list[object]:
+    return ["score", "--gold", data["gold"], "--predictions", data["baseline"], *more]
+
+
+def compare_argv(data: dict[str, Path], *more: object) -> list[object]:
+    return [
+        "compare",
+        "--gold",
+        data["gold"],
+        "--baseline",
+        data["baseline"],
+        "--candidate",
+        data["candidate"],
+        *more,
+    ]
+
+
+def records(rows: list[dict[str, object]], kind: type) -> list[object]:
+    return [kind.from_dict(row) for row in rows]
+
+
+def test_score_formats_render_the_same_report(data: dict[str, Path]) -> None:
+    status, out, _ = run(score_argv(data))
+    report = Report.from_json(out)
+    for fmt in ("table", "markdown", "csv", "html"):
+        status, text, err = run(score_argv(data, "--format", fmt))
+        assert status == 0 and err == ""
+        assert text == chartscore.render.render(report, fmt)
+    rows = list(csv.DictReader(io.StringIO(run(score_argv(data, "--format", "csv"))[1])))
+    exact = next(r for r in rows if r["slice"] == "overall" and r["metric"] == "exact_agreement")
+    # 20 answerable rows; the baseline answers the first 17 of them with gold itself
+    assert (int(exact["success_count"]), int(exact["total_count"])) == (17, 20)
+
+
+def test_score_ignores_extra_predictions_and_says_so(data: dict[str, Path]) -> None:
+    argv = ["score", "--gold", data["gold"], "--predictions", data["extra"]]
+    status, _, err = run(argv)
+    assert status == 1 and "unknown_prediction_key (predictions line 21)" in err
+    status, out, err = run([*argv, "--extra-predictions", "ignore"])
+    assert status == 0
+    assert json.loads(out)["ignored_prediction_count"] == 1
+    assert err == (
+        "chartscore: 1 predictions whose key is not in gold were ignored "
+        "(--extra-predictions ignore)\n"
+    )
+    assert "x9" not in err
+    status, _, err = run([*argv, "--extra-predictions", "skip"])
+    assert status == 2 and "--extra-predictions must be error or ignore" in err
+
+
+def test_unused_schema_fields_warn_or_fail(data: dict[str, Path]) -> None:
+    status, _, err = run(score_argv(data, "--schema", data["schema"]))
+    assert status == 0
+    assert err == (
+        "chartscore: warning: schema field echo.lvf is not in the gold file "
+        "(a typo? --strict-schema makes this an error)\n"
+    )
+    status, out, err = run(score_argv(data, "--schema", data["schema"], "--strict-schema"))
+    assert status == 1 and out == ""
+    assert err.startswith("chartscore: error: schema_field_unused (schema field echo.lvf): ")
+
+
+@pytest.mark.parametrize(("gates", "status"), [("pass", 0), ("fail", 3), ("warn", 0)])
+def test_score_gates_exit_status(data: dict[str, Path], gates: str, status: int) -> None:
+    code, out, err = run(score_argv(data, "--gates", data[gates]))
+    assert code == status
+    assert json.loads(out)["format"] == "chartscore.report"  # stdout keeps the report
+    assert err.startswith("gate  slice")
+    assert ("gates FAILED" in err) == (gates == "fail")
+
+
+def test_compare_equals_the_library(data: dict[str, Path]) -> None:
+    status, out, err = run(compare_argv(data))
+    assert status == 0 and err == ""
+    expected = chartscore.compare(
+        records(GOLD, GoldField), records(BASELINE, Prediction), records(CANDIDATE, Prediction)
+    )
+    assert out == expected.to_json() + "\n"
+    assert Comparison.from_json(out).to_json() == expected.to_json()
+    paired = json.loads(out)["overall"]["normalized_agreement"]
+    # baseline answers 20 rows with gold itself; the candidate always "former"
+    assert (paired["baseline"]["success_count"], paired["candidate"]["success_count"]) == (17, 8)
+
+
+def test_compare_files_equals_compare(data: dict[str, Path]) -> None:
+    from_files = chartscore.compare_files(data["gold"], data["baseline"], data["candidate"])
+    from_records = chartscore.compare(
+        records(GOLD, GoldField), records(BASELINE, Prediction), records(CANDIDATE, Prediction)
+    )
+    assert from_files.to_json() == from_records.to_json()
+
+
+@pytest.mark.parametrize(("gates", "status"), [("pass", 0), ("fail", 3), ("warn", 0)])
+def test_gate_command(data: dict[str, Path], tmp_path: Path, gates: str, status: int) -> None:
+    report = tmp_path / "report.json"
+    assert run([*score_argv(data), "--out", report])[0] == 0
+    code, out, err = run(["gate", report, "--gates", data[gates]])
+    assert code == status and err == ""
+    assert out.startswith("gate  slice")
+    comparison = tmp_path / "comparison.json"
+    assert run([*compare_argv(data), "--out", comparison])[0] == 0
+    assert run(["gate", comparison, "--gates", data[gates]])[0] == status
+
+
+def test_compare_gates_on_the_difference(data: dict[str, Path], tmp_path: Path) -> None:
+    gates = tmp_path / "noninferior.toml"
+    gates.write_text(
+        '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.02\n"
+    )
+    code, out, err = run(compare_argv(data, "--gates", gates))
+    assert code == 3 and "min_difference_lower" in err
+    assert json.loads(out)["format"] == "chartscore.comparison"
+
+
+def test_render_reports_and_comparisons(data: dict[str, Path], tmp_path: Path) -> None:
+    report, comparison = tmp_path / "report.json", tmp_path / "comparison.json"
+    run([*score_argv(data), "--out", report])
+    run([*compare_argv(data), "--out", comparison])
+    for document in (report, comparison):
+        for fmt in ("table", "markdown", "csv", "html"):
+            status, out, err = run(["render", document, "--format", fmt])
+            assert status == 0 and err == "" and out
+            if fmt == "html":
+                assert "http://" not in out and "https://" not in out
+    status, out, _ = run(["render", comparison, "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(out)))
+    difference = next(
+        r
+        for r in rows
+        if r["slice"] == "overall" and r["metric"] == "normalized_agreement.difference"
+    )
+    assert float(difference["rate"]) == pytest.approx((8 - 17) / 20)
+    page = tmp_path / "page.html"
+    assert run(["render", report, "--format", "html", "--out", page]) == (0, "", "")
+    assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_new_commands_refuse_to_overwrite_their_inputs(
+    data: dict[str, Path], tmp_path: Path
+) -> None:
+    report = tmp_path / "report.json"
+    run([*score_argv(data), "--out", report])
+    before = report.read_bytes()
+    status, _, err = run(["render", report, "--format", "html", "--out", report])
+    assert status == 1 and "output_is_input" in err
+    assert report.read_bytes() == before
+    status, _, err = run([*score_argv(data), "--gates", data["pass"], "--out", data["pass"]])
+    assert status == 1 and "output_is_input" in err
+    status, _, err = run([*compare_argv(data), "--out", data["candidate"]])
+    assert status == 1 and "output_is_input" in err
+
+
+def test_usage_of_the_new_commands(data: dict[str, Path]) -> None:
+    assert run(["gate", "--gates", data["pass"]])[2].startswith(
+        "chartscore: error: usage: REPORT is required; see chartscore gate --help"
+    )
+    assert "--format is required" in run(["render", data["gold"]])[2]
+    assert "--baseline is required" in run(["compare", "--gold", data["gold"]])[2]
+    status, _, err = run(["render", data["gold"], "--format", "pdf"])
+    assert status == 2 and "--format must be one of table, markdown, csv, html" in err
+
+
+def test_render_refuses_what_is_not_a_document(data: dict[str, Path]) -> None:
+    status, _, err = run(["render", data["gold"], "--format", "table"])
+    assert status == 1 and "invalid_report (report)" not in err  # no line: a whole document
+    assert err.startswith("chartscore: error: invalid_report")
+    assert str(data["gold"]) not in err
+
+
+@settings(max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=12, max_size=12))
+def test_canaries_never_leave_through_the_new_commands(tmp_path: Path, marker: str) -> None:
+    folder = tmp_path / f"MRN-{marker}"
+    folder.mkdir(exist_ok=True)
+    gold = [
+        {"case_id": f"{marker}-{i}", "field_id": "dx.flag", "field_type": "categorical", "value": v}
+        for i, v in enumerate([f"{marker} yes", f"{marker} no", None] * 5)
+    ]
+    rng = random.Random(marker)
+    answers = [
+        {
+            "case_id": row["case_id"],
+            "field_id": "dx.flag",
+            "value": rng.choice([row["value"], marker]),
+        }
+        for row in gold
+    ]
+    paths = {
+        "gold": write_jsonl(folder / f"{marker}-gold.jsonl", gold),
+        "baseline": write_jsonl(folder / f"{marker}-b.jsonl", answers),
+        "candidate": write_jsonl(folder / f"{marker}-c.jsonl", answers[::-1][:10]),
+    }
+    gates = folder / f"{marker}.toml"
+    gates.write_text(
+        f'# {marker}\n[[gate]]\nslice = "field:dx.flag"\nmetric = "exact_agreement"\n'
+        "min_lower = 0.5\n"
+    )
+    outputs = []
+    comparison = folder / f"{marker}-cmp.json"
+    outputs.append(run([*compare_argv(paths), "--out", comparison, "--gates", gates]))
+    outputs.append(run(["render", comparison, "--format", "html"]))
+    outputs.append(run(["gate", comparison, "--gates", gates]))
+    outputs.append(run([*compare_argv(paths), "--format", "markdown"]))
+    bad = folder / f"{marker}-bad.json"
+    bad.write_text(json.dumps({"format": marker, marker: marker}))
+    outputs.append(run(["render", bad, "--format", "table"]))
+    outputs.append(run(["gate", bad, "--gates", gates]))
+    for status, out, err in outputs:
+        assert marker not in out and marker not in err, (status, out[:200], err)
+    assert marker not in comparison.read_text()
