@@ -70,6 +70,10 @@ class ErrorCode(enum.StrEnum):
     OUTPUT_UNWRITABLE = "output_unwritable"
     INTERRUPTED = "interrupted"
     INTERNAL_ERROR = "internal_error"
+    # Scaling out (chartscore[dask]).
+    NO_PART_FILES = "no_part_files"
+    ENGINE_UNAVAILABLE = "engine_unavailable"
+    ENGINE_FAILED = "engine_failed"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -121,6 +125,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "output_unwritable": "the report could not be written; nothing partial was left",
     "interrupted": "stopped by the user",
     "internal_error": "a bug in chartscore; no details are shown, they could hold data",
+    "no_part_files": "the pattern or list of part files names no file",
+    "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
+    "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
 }
 
 
@@ -147,6 +154,8 @@ class ChartscoreError(ValueError):
         code: The :class:`ErrorCode` naming what went wrong.
         input: Which input it concerns, if any.
         line: The 1-based line of that input, for JSON Lines files.
+        part: The 1-based part file of that input, in sorted path order, when
+            the input is a set of part files (the Dask engine).
         field_id: A developer-authored schema field id, only for schema errors
             about a field id that is itself valid.
 
@@ -157,6 +166,7 @@ class ChartscoreError(ValueError):
     input: InputKind | None
     line: int | None
     field_id: str | None
+    part: int | None
 
     def __init__(
         self,
@@ -165,10 +175,12 @@ class ChartscoreError(ValueError):
         input: InputKind | None = None,
         line: int | None = None,
         field_id: str | None = None,
+        part: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
+        self.part = part if type(part) is int and part > 0 else None
         # Only a valid schema field id may appear; anything else could be data.
         self.field_id = field_id if is_field_id(field_id) else None
         super().__init__(self._message())
@@ -177,6 +189,8 @@ class ChartscoreError(ValueError):
         where = []
         if self.input is not None:
             where.append(str(self.input))
+        if self.part is not None:
+            where.append(f"part {self.part}")
         if self.line is not None:
             where.append(f"line {self.line}")
         if self.field_id is not None:
@@ -184,13 +198,17 @@ class ChartscoreError(ValueError):
         return f"{self.code}" + (f" ({' '.join(where)})" if where else "")
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.code, self.input, self.line, self.field_id))
+        return (_rebuild, (self.code, self.input, self.line, self.field_id, self.part))
 
 
 def _rebuild(
-    code: ErrorCode, input_kind: InputKind | None, line: int | None, field_id: str | None
+    code: ErrorCode,
+    input_kind: InputKind | None,
+    line: int | None,
+    field_id: str | None,
+    part: int | None = None,
 ) -> ChartscoreError:
-    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id)
+    return ChartscoreError(code, input=input_kind, line=line, field_id=field_id, part=part)
 
 
 def fail(code: ErrorCode, *, input: InputKind | None = None, line: int | None = None) -> NoReturn:
