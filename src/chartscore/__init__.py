@@ -13,6 +13,7 @@ only. See docs/privacy.md.
 """
 
 from chartscore._version import __version__
+from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.evidence import (
     EvidenceChain,
@@ -48,5 +49,6 @@ __all__ = [
     "__version__",
     "load_schema",
     "score",
+    "score_dask",
     "score_files",
 ]

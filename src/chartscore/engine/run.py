@@ -30,6 +30,7 @@ import logging
 import math
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 import warnings
@@ -294,25 +295,36 @@ def _available_cpus() -> int:
 
 
 def _local_cluster(scratch: str) -> tuple[Any, Any]:
-    """A private cluster on this machine: TLS with a fresh key, loopback only, quiet."""
+    """A private cluster on this machine: TLS with a fresh key, loopback only, quiet.
+
+    Every directory the scheduler and the workers make is inside ``scratch``
+    (mode 0700, removed afterwards). Worker processes start with ``-W ignore``
+    (passed on from ``sys.warnoptions``), so not even a warning printed before
+    the quiet preload runs reaches the caller's stderr.
+    """
     import dask
     from distributed import LocalCluster
     from distributed.security import Security
 
     security = Security.temporary()
-    with dask.config.set(_LOCAL_CONFIG):
-        cluster = LocalCluster(
-            n_workers=_available_cpus(),
-            threads_per_worker=1,
-            processes=True,
-            memory_limit="auto",
-            host="127.0.0.1",
-            protocol="tls://",
-            security=security,
-            dashboard_address=None,
-            silence_logs=SILENT,
-            local_directory=scratch,
-        )
+    config = {**_LOCAL_CONFIG, "temporary-directory": scratch}
+    sys.warnoptions.append("ignore")
+    try:
+        with dask.config.set(config):
+            cluster = LocalCluster(
+                n_workers=_available_cpus(),
+                threads_per_worker=1,
+                processes=True,
+                memory_limit="auto",
+                host="127.0.0.1",
+                protocol="tls://",
+                security=security,
+                dashboard_address=None,
+                silence_logs=SILENT,
+                local_directory=scratch,
+            )
+    finally:
+        sys.warnoptions.remove("ignore")
     return cluster, security
 
 
