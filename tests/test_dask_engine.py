@@ -464,6 +464,18 @@ def test_without_the_extra_it_is_engine_unavailable(
 ) -> None:
     write(tmp_path / "gold.jsonl", [g("c1")])
     gold = str(tmp_path / "gold.jsonl")
+    # In-process schedulers need only dask; clusters need distributed (and, local, cryptography).
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(gold, gold, scheduler="tcp://127.0.0.1:9")
+    assert str(caught.value) == "engine_unavailable"
+    monkeypatch.setitem(sys.modules, "cryptography", None)
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(gold, gold)
+    assert str(caught.value) == "engine_unavailable"
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(gold, gold, scheduler=SYNC)
+    assert str(caught.value) == "unknown_key (predictions part 1 line 1)"  # ran without them
     monkeypatch.setitem(sys.modules, "dask", None)  # import dask now fails
     with pytest.raises(ChartscoreError) as caught:
         score_dask(gold, gold, scheduler=SYNC)

@@ -134,7 +134,9 @@ def score_dask(
         extra_predictions=extra_predictions,
         strict_schema=strict_schema,
     )
-    _require_engine(local_cluster=scheduler is None, distributed=scheduler is not None)
+    _require_engine(
+        local_cluster=scheduler is None, distributed=scheduler not in IN_PROCESS_SCHEDULERS
+    )
     outcome: object = None
     failed = False
     with _quiet():
