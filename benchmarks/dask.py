@@ -35,7 +35,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from run import dataset, run_process  # noqa: E402 - the benchmark's shared helpers
+from run import dataset  # noqa: E402 - the benchmark's shared helpers
 
 # This file is named dask.py: keep its folder off the import path from here on, so that
 # nothing imports it in place of Dask.
@@ -98,8 +98,24 @@ def _high_water(pid: int) -> tuple[int, bool]:
     return peak, b"spawn_main" in command and b"resource_tracker" not in command
 
 
-def run_dask(argv: list[str]) -> tuple[float, int, int, int]:
-    """Wall seconds, peak per worker, peak of the driver, and workers seen."""
+def run_cli(argv: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds and peak resident bytes of the one-process CLI."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(child.pid, 0)
+    elapsed = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        stderr = child.stderr.read() if child.stderr else b""
+        raise SystemExit(f"the CLI failed: {stderr.decode()[-300:]}")
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024
+
+
+def run_dask(argv: list[str]) -> tuple[float, float, int, int, int]:
+    """Wall seconds, CPU seconds of all processes, peak per worker, peak of the driver, workers.
+
+    CPU time comes from wait4, which counts the driver and every descendant it
+    waited for (the worker processes).
+    """
     start = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     workers: dict[int, int] = {}
@@ -120,7 +136,7 @@ def run_dask(argv: list[str]) -> tuple[float, int, int, int]:
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    _, status, _ = os.wait4(child.pid, 0)
+    _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - start
     done.set()
     sampler.join()
@@ -129,7 +145,8 @@ def run_dask(argv: list[str]) -> tuple[float, int, int, int]:
         raise SystemExit(f"score_dask failed: {stderr.decode()[-300:]}")
     if stderr:
         print(f"  note: the Dask run wrote {len(stderr)} bytes to stderr")
-    return elapsed, max(workers.values(), default=0), driver[0], len(workers)
+    cpu = usage.ru_utime + usage.ru_stime
+    return elapsed, cpu, max(workers.values(), default=0), driver[0], len(workers)
 
 
 def measure(rows: int, gold_parts: int, prediction_parts: int, partition_counts: list[int]) -> None:
@@ -162,10 +179,11 @@ def measure(rows: int, gold_parts: int, prediction_parts: int, partition_counts:
             "--out",
             str(expected),
         ]
-        cli_seconds, cli_peak = run_process(cli)
+        cli_seconds, cli_cpu, cli_peak = run_cli(cli)
         print(
             f"{rows:>11,} {prediction_rows:>11,} {'CLI --jobs 1':>14} {'-':>5} "
-            f"{cli_seconds:>8.1f} {1.0:>7.2f} {cli_peak / 2**20:>11.0f} {'-':>10} {'-':>7}",
+            f"{cli_seconds:>8.1f} {1.0:>7.2f} {cli_cpu:>7.1f} {1.0:>7.2f} "
+            f"{cli_peak / 2**20:>9.0f} {'-':>10} {'-':>5}",
             flush=True,
         )
         for partitions in partition_counts:
@@ -180,18 +198,19 @@ def measure(rows: int, gold_parts: int, prediction_parts: int, partition_counts:
                 str(partitions),
                 str(out),
             ]
-            seconds, worker_peak, driver_peak, workers = run_dask(argv)
+            seconds, cpu, worker_peak, driver_peak, workers = run_dask(argv)
             same = out.read_bytes() == expected.read_bytes()
             print(
                 f"{rows:>11,} {prediction_rows:>11,} {f'dask x{workers}':>14} {partitions:>5} "
-                f"{seconds:>8.1f} {seconds / cli_seconds:>7.2f} {worker_peak / 2**20:>11.0f} "
-                f"{driver_peak / 2**20:>10.0f} {'yes' if same else 'NO':>7}",
+                f"{seconds:>8.1f} {seconds / cli_seconds:>7.2f} {cpu:>7.1f} {cpu / cli_cpu:>7.2f} "
+                f"{worker_peak / 2**20:>9.0f} {driver_peak / 2**20:>10.0f} "
+                f"{'yes' if same else 'NO':>5}",
                 flush=True,
             )
 
 
-def startup_cost() -> float:
-    """Wall seconds of a ten-row run: starting and closing the local cluster."""
+def startup_cost() -> tuple[float, float]:
+    """Wall and CPU seconds of a ten-row run: starting and closing the local cluster."""
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch)
         lines = [
@@ -213,7 +232,8 @@ def startup_cost() -> float:
             "2",
             str(folder / "out.json"),
         ]
-        return run_dask(argv)[0]
+        seconds, cpu, *_ = run_dask(argv)
+        return seconds, cpu
 
 
 def main() -> None:
@@ -230,17 +250,18 @@ def main() -> None:
         f"{platform.python_version()}; parts: {args.gold_parts} gold, "
         f"{args.prediction_parts} predictions"
     )
-    print(f"local cluster start and close (a ten-row run): {startup_cost():.1f} s\n")
+    seconds, cpu = startup_cost()
+    print(f"local cluster start and close (a ten-row run): {seconds:.1f} s, {cpu:.1f} CPU s\n")
     print(
         f"{'gold rows':>11} {'preds':>11} {'engine':>14} {'P':>5} {'wall s':>8} "
-        f"{'vs CLI':>7} {'peak MiB':>11} {'driver MiB':>10} {'same':>7}"
+        f"{'vs CLI':>7} {'CPU s':>7} {'vs CLI':>7} {'peak MiB':>9} {'driver MiB':>10} {'same':>5}"
     )
     for rows in sizes:
         measure(rows, args.gold_parts, args.prediction_parts, counts)
     print(
-        "\nP = partitions of the shuffle; peak MiB = the CLI's process, or the largest "
-        "worker process;\ndriver = the process that runs the client, scheduler and nannies; "
-        "same = report bytes equal the CLI's."
+        "\nP = partitions of the shuffle; CPU s = user + system time of every process of the "
+        "run;\npeak MiB = the CLI's process, or the largest worker process; driver = the "
+        "process that runs\nthe client, scheduler and nannies; same = report bytes equal the CLI's."
     )
 
 

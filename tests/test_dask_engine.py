@@ -22,7 +22,7 @@ import tempfile
 import textwrap
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import chartscore
-from chartscore import ChartscoreError, ErrorCode, GoldField, InputKind, Prediction, score_files
+from chartscore import (
+    ChartscoreError,
+    ErrorCode,
+    GoldField,
+    InputKind,
+    Prediction,
+    Report,
+    score_files,
+)
 from chartscore.engine import parts, score_dask
 from chartscore.engine.parts import partition_of, stable_hash
 
@@ -89,12 +97,16 @@ class Parts:
         return part + 1, line - self.starts[part]
 
 
-def split(folder: Path, name: str, lines: Sequence[str], parts_wanted: int, rng: random.Random):
+def split(
+    folder: Path, name: str, lines: Sequence[str], parts_wanted: int, rng: random.Random
+) -> Parts:
     cuts = [rng.randint(0, len(lines)) for _ in range(parts_wanted - 1)]
     return Parts(folder, name, lines, cuts)
 
 
-def expected_error(gold: Parts, predictions: Parts, call) -> ChartscoreError | None:  # type: ignore[no-untyped-def]
+def expected_error(
+    gold: Parts, predictions: Parts, call: Callable[[], object]
+) -> ChartscoreError | None:
     """The one-process error, re-addressed to (part, line); None if scoring succeeds."""
     error = None
     try:
@@ -111,7 +123,7 @@ def expected_error(gold: Parts, predictions: Parts, call) -> ChartscoreError | N
     )
 
 
-def dask_outcome(call) -> str:  # type: ignore[no-untyped-def]
+def dask_outcome(call: Callable[[], Report]) -> str:
     try:
         return "report " + call().to_json()
     except ChartscoreError as error:
@@ -320,7 +332,9 @@ def write(path: Path, rows: Sequence[dict[str, object]]) -> Path:
     return path
 
 
-def g(case_id: str, field_id: str = "t.note", field_type: str = "text", value: object = "a"):  # type: ignore[no-untyped-def]
+def g(
+    case_id: str, field_id: str = "t.note", field_type: str = "text", value: object = "a"
+) -> dict[str, object]:
     return {"case_id": case_id, "field_id": field_id, "field_type": field_type, "value": value}
 
 
