@@ -764,11 +764,12 @@ def test_ctrl_c_closes_the_local_cluster(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 300
-        # Wait until a worker has started (its scratch directory exists) and tasks run.
-        while time.monotonic() < deadline and not list(temporary.glob("*/*/worker-*")):
+        # Wait until every worker has started (its scratch directory exists) and tasks run.
+        workers = len(os.sched_getaffinity(0))
+        while time.monotonic() < deadline and len(list(temporary.glob("*/*/worker-*"))) < workers:
             assert child.poll() is None
             time.sleep(0.2)
-        time.sleep(2)
+        time.sleep(3)
         os.killpg(child.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
         stdout, stderr = child.communicate(timeout=120)
     finally:
