@@ -19,6 +19,7 @@ VALUE_FREE = (
     "comparison",
     "gates",
     "_document",
+    "documents",
     "_format",
     "_version",
 )
@@ -33,6 +34,11 @@ VALUE_HOLDING = (
     "_rules",
     "demo",
     "cli",
+    "engine",
+    "partial",
+    "casecount",
+    "pairing",
+    "outcomes",
 )
 
 

@@ -298,3 +298,29 @@ def test_canaries_never_leave_through_the_new_commands(tmp_path: Path, marker: s
     for status, out, err in outputs:
         assert marker not in out and marker not in err, (status, out[:200], err)
     assert marker not in comparison.read_text()
+
+
+def test_score_on_the_dask_engine_equals_one_process(data: dict[str, Path], tmp_path: Path) -> None:
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    for index in range(3):
+        write_jsonl(parts / f"gold-{index}.jsonl", GOLD[index::3])
+        write_jsonl(parts / f"predictions-{index}.jsonl", BASELINE[index::3])
+    one = run(score_argv(data))[1]
+    argv = [
+        "score",
+        "--engine",
+        "dask",
+        "--gold",
+        parts / "gold-*.jsonl",
+        "--predictions",
+        parts / "predictions-*.jsonl",
+        "--scheduler",
+        "synchronous",
+    ]
+    assert run([*argv, "--partitions", "4"]) == (0, one, "")
+    status, _, err = run([*argv, "--out", parts / "gold-1.jsonl"])
+    assert status == 1 and "output_is_input" in err
+    assert "--partitions must be a whole number from 1" in run([*argv, "--partitions", "0"])[2]
+    assert "--jobs applies to --engine local only" in run([*argv, "--jobs", "1"])[2]
+    assert "need --engine dask" in run([*score_argv(data), "--scheduler", "synchronous"])[2]

@@ -14,6 +14,7 @@ only. See docs/privacy.md.
 
 from chartscore._version import __version__
 from chartscore.comparison import Comparison
+from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.evidence import (
     EvidenceChain,
@@ -54,5 +55,6 @@ __all__ = [
     "compare_files",
     "load_schema",
     "score",
+    "score_dask",
     "score_files",
 ]

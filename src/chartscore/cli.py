@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import glob
 import os
 import re
 import signal
@@ -35,6 +36,7 @@ from typing import Final, NoReturn, TextIO
 from chartscore._version import __version__
 from chartscore.demo import demo_summary, run_demo
 from chartscore.documents import Document
+from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, describe
 from chartscore.gates import Gate, evaluate
 from chartscore.io.files import (
@@ -48,6 +50,7 @@ from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import BinaryOutput, check_output, write_output
 from chartscore.progress import TerminalProgress
 from chartscore.render import FORMATS, SORTS, render
+from chartscore.scoring import ExtraPredictions
 
 EXIT_OK: Final = 0
 EXIT_DATA: Final = 1
@@ -142,25 +145,42 @@ class UsageError(Exception):
 
 def _score(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore score``: score predictions against gold; print or write the report."""
+    on_dask = args.engine == "dask"
+    _check_engine_options(args, on_dask)
     gold, predictions = _input(args.gold), _input(args.predictions)
     schema_path = None if args.schema is None else _input(args.schema)
     gates_path = None if args.gates is None else _input(args.gates)
-    inputs = (gold, predictions, schema_path, gates_path)
+    data: tuple[InputPath, ...] = (gold, predictions)
+    if on_dask:  # part files: every file a pattern names is an input
+        data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))
+    inputs = (*data, schema_path, gates_path)
     out = _output(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
-    progress = _progress(args, streams)
+    progress = None if on_dask else _progress(args, streams)
+    extra: ExtraPredictions = args.extra_predictions or "error"
     try:
         schema = None if schema_path is None else load_schema(schema_path)
-        jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
-        report = score_files(
-            gold,
-            predictions,
-            schema=schema,
-            progress=progress,
-            parallel=jobs > 1,
-            extra_predictions=args.extra_predictions or "error",
-            strict_schema=args.strict_schema,
-        )
+        if on_dask:
+            report = score_dask(
+                args.gold,
+                args.predictions,
+                schema=schema,
+                scheduler=args.scheduler,
+                partitions=None if args.partitions is None else int(args.partitions),
+                extra_predictions=extra,
+                strict_schema=args.strict_schema,
+            )
+        else:
+            jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
+            report = score_files(
+                gold,
+                predictions,
+                schema=schema,
+                progress=progress,
+                parallel=jobs > 1,
+                extra_predictions=extra,
+                strict_schema=args.strict_schema,
+            )
     finally:
         if progress is not None:
             progress.finish()
@@ -176,6 +196,22 @@ def _score(args: argparse.Namespace, streams: Streams) -> int:
     text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK if gates is None else _gate_status(report, gates, streams, on_stderr=True)
+
+
+_PARTITIONS: Final = re.compile(r"[1-9][0-9]{0,6}")
+
+
+def _check_engine_options(args: argparse.Namespace, on_dask: bool) -> None:
+    # Options of one engine given to the other are mistakes worth naming.
+    if on_dask:
+        if STANDARD_STREAM in (args.gold, args.predictions):
+            raise UsageError("--engine dask reads part files, not standard input", "score")
+        if args.jobs is not None:
+            raise UsageError("--jobs applies to --engine local only", "score")
+        if args.partitions is not None and not _PARTITIONS.fullmatch(args.partitions):
+            raise UsageError("--partitions must be a whole number from 1", "score")
+    elif args.scheduler is not None or args.partitions is not None:
+        raise UsageError("--scheduler and --partitions need --engine dask", "score")
 
 
 def _compare(args: argparse.Namespace, streams: Streams) -> int:
@@ -325,6 +361,20 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             Option("--strict-schema", "refuse schema fields that no gold row uses"),
             _GATES,
+            Option(
+                "--engine",
+                "local (default: this machine) or dask (part files on a Dask cluster; "
+                "--gold and --predictions are then glob patterns)",
+                "{local,dask}",
+                choices=("local", "dask"),
+            ),
+            Option(
+                "--scheduler",
+                "with --engine dask: an existing cluster's address (default: a private "
+                "local cluster)",
+                "ADDRESS",
+            ),
+            Option("--partitions", "with --engine dask: how many partitions", "N"),
         ),
         run=_score,
     ),

@@ -90,6 +90,10 @@ class ErrorCode(enum.StrEnum):
     OUTPUT_IS_INPUT = "output_is_input"
     INTERRUPTED = "interrupted"
     INTERNAL_ERROR = "internal_error"
+    # Scaling out (chartscore[dask]).
+    NO_PART_FILES = "no_part_files"
+    ENGINE_UNAVAILABLE = "engine_unavailable"
+    ENGINE_FAILED = "engine_failed"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -154,6 +158,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "output_is_input": "the output names an input file; choose another output path",
     "interrupted": "stopped by Ctrl-C or a termination signal",
     "internal_error": "a bug in chartscore; no details are shown, they could hold data",
+    "no_part_files": "the pattern or list of part files names no file",
+    "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
+    "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
 }
 
 
@@ -194,6 +201,8 @@ class ChartscoreError(ValueError):
         line: The 1-based line of that input, for JSON Lines files.
         item: The 0-based position in a caller's collection (``score()``'s
             gold or predictions) of the item that failed, if known.
+        part: The 1-based part file of that input, in sorted path order, when
+            the input is a set of part files (the Dask engine).
         field_id: A developer-authored schema field id, only for schema errors
             about a field id that is itself valid.
         key: A key name of the file format (``field_type``, ``uncertainty``,
@@ -213,6 +222,7 @@ class ChartscoreError(ValueError):
     field_id: str | None
     key: str | None
     gate: int | None
+    part: int | None
 
     def __init__(
         self,
@@ -224,11 +234,13 @@ class ChartscoreError(ValueError):
         key: str | None = None,
         item: int | None = None,
         gate: int | None = None,
+        part: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
         self.item = item if type(item) is int and item >= 0 else None
+        self.part = part if type(part) is int and part > 0 else None
         # Only a valid schema field id may appear; anything else could be data.
         self.field_id = field_id if valid_field_id(field_id) else None
         # Only the format's own key names: an input's other keys could be data.
@@ -240,6 +252,8 @@ class ChartscoreError(ValueError):
         where = []
         if self.input is not None:
             where.append(str(self.input))
+        if self.part is not None:
+            where.append(f"part {self.part}")
         if self.line is not None:
             where.append(f"line {self.line}")
         if self.item is not None:
@@ -254,17 +268,34 @@ class ChartscoreError(ValueError):
         return f"{self.code}" + (f" ({text})" if text else "")
 
     def __reduce__(self) -> tuple[object, ...]:
-        location = (self.input, self.line, self.field_id, self.key, self.item, self.gate)
+        location = (
+            self.input,
+            self.line,
+            self.field_id,
+            self.key,
+            self.item,
+            self.gate,
+            self.part,
+        )
         return (_rebuild, (self.code, location))
 
 
 def _rebuild(
     code: ErrorCode,
-    location: tuple[InputKind | None, int | None, str | None, str | None, int | None, int | None],
+    location: tuple[
+        InputKind | None, int | None, str | None, str | None, int | None, int | None, int | None
+    ],
 ) -> ChartscoreError:
-    input_kind, line, field_id, key, item, gate = location
+    input_kind, line, field_id, key, item, gate, part = location
     return ChartscoreError(
-        code, input=input_kind, line=line, field_id=field_id, key=key, item=item, gate=gate
+        code,
+        input=input_kind,
+        line=line,
+        field_id=field_id,
+        key=key,
+        item=item,
+        gate=gate,
+        part=part,
     )
 
 
