@@ -71,3 +71,28 @@ def test_docstring_examples_run() -> None:
     for module in (chartscore.scoring, chartscore.pairing):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+def test_readme_table_example_is_true(tmp_path: Path) -> None:
+    from chartscore.render import render
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(example("gold.jsonl"), encoding="utf-8")
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(example("predictions.jsonl"), encoding="utf-8")
+    table = render(score_files(gold, predictions), "table")
+    match = re.search(r"<!-- example: table -->\n```text\n(.*?)```", README, re.S)
+    assert match is not None
+    assert match.group(1) in table
+
+
+def test_readme_gates_example_parses() -> None:
+    from chartscore.gates import parse_gates
+
+    match = re.search(r"<!-- example: gates.toml -->\n```toml\n(.*?)```", README, re.S)
+    assert match is not None
+    gates = parse_gates(match.group(1))
+    assert [(g.slice, g.metric, g.rule, g.level) for g in gates] == [
+        ("overall", "normalized_agreement", "min_difference_lower", "required"),
+        ("field:triage.acuity", "ordinal_later", "max_upper", "warning"),
+    ]
