@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
 from chartscore.errors import InputKind
 from chartscore.pairing import PAIRED_METRICS, PairedScorer
 from chartscore.report import SliceReport
+from test_paired import decimal_newcombe, fraction_p_values
 
 from helpers import SCHEMA, datasets
 
@@ -156,3 +158,47 @@ def test_errors_name_the_system() -> None:
     assert caught.value.code is ErrorCode.DUPLICATE_PREDICTION_KEY
     with pytest.raises(ValueError):
         scorer.add_baseline("c1", "t.note", "a", False)  # the baseline stream is over
+
+
+# --- every paired number against an independent implementation (issue: compare, done when) ---
+
+
+@settings(max_examples=30, deadline=None)
+@given(two_systems(), st.booleans())
+def test_every_paired_number_equals_an_independent_computation(data, through_json: bool) -> None:
+
+    gold, baseline, candidate = data
+    comparison = chartscore.compare(gold, baseline, candidate, schema=SCHEMA)
+    if through_json:
+        comparison = chartscore.Comparison.from_json(comparison.to_json())
+    document = comparison.to_dict()
+    expected = oracle(gold, baseline, candidate)
+    parts = [(("overall", ""), document["overall"])]
+    parts += [(("field", k), v) for k, v in document["by_field"].items()]  # type: ignore[union-attr]
+    parts += [(("field_type", k), v) for k, v in document["by_field_type"].items()]  # type: ignore[union-attr]
+    checked = 0
+    for key, part in parts:
+        for name in PAIRED_METRICS:
+            if name not in part:
+                continue
+            both, b_only, c_only, neither = expected.get(key, {}).get(name, [0, 0, 0, 0])
+            result = part[name]
+            n = both + b_only + c_only + neither
+            assert (result["baseline_only"], result["candidate_only"]) == (b_only, c_only)
+            assert result["baseline"]["success_count"] == both + b_only
+            assert result["candidate"]["success_count"] == both + c_only
+            assert result["candidate"]["total_count"] == n
+            if n == 0:
+                assert result["difference"] == {"estimate": None, "interval": None}
+                assert result["mcnemar"] == {"exact_p": None, "mid_p": None}
+                continue
+            theta, low, high = decimal_newcombe(both, c_only, b_only, neither)
+            assert abs(result["difference"]["estimate"] - float(theta)) <= 1e-12
+            lower, upper = result["difference"]["interval"]
+            assert abs(lower - max(-1.0, float(low))) <= 1e-12, (key, name)
+            assert abs(upper - min(1.0, float(high))) <= 1e-12, (key, name)
+            exact, mid = fraction_p_values(b_only, c_only)
+            assert abs(result["mcnemar"]["exact_p"] - float(exact)) <= 1e-12
+            assert abs(result["mcnemar"]["mid_p"] - float(mid)) <= 1e-12
+            checked += 1
+    assert checked > 0

@@ -100,3 +100,16 @@ def test_an_empty_merge_is_empty_gold() -> None:
     with pytest.raises(ChartscoreError) as caught:
         merge_all([Scorer().partial(), Scorer().partial()]).tally()
     assert caught.value.code is ErrorCode.EMPTY_GOLD
+
+
+def test_fields_of_one_type_and_schema_entry_share_one_rule() -> None:
+    # Regression (hardening issue): 10^5 field ids each built their own rule and caches,
+    # about 1.7 KB a row; now fields that share a type and schema entry share a rule.
+    scorer = Scorer()
+    for index in range(2000):
+        scorer.add_gold(f"c{index % 7}", f"f.x{index}", FieldType.TEXT, "abc")
+        scorer.add_gold(f"c{index % 7}", f"g.x{index}", FieldType.NUMBER, 1)
+    rules = {id(scorer.field_rule(f"f.x{index}")) for index in range(2000)}
+    rules |= {id(scorer.field_rule(f"g.x{index}")) for index in range(2000)}
+    assert len(rules) == 2
+    assert len(scorer._rules._rules) == 2
