@@ -253,3 +253,38 @@ def test_the_docs_screenshot_is_committed_and_small() -> None:
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     assert len(data) < 200_000
     assert "img/report.png" in (ROOT / "docs" / "reports.md").read_text(encoding="utf-8")
+
+
+def test_a_comparison_draws_a_difference_mark_per_field_and_paired_metric(
+    browser: Any, tmp_path: Path
+) -> None:
+    from chartscore import compare
+
+    gold = [
+        GoldField(f"c{i}", field_id, "categorical", value)
+        for i in range(12)
+        for field_id, value in (("hx.smoking", ["never", "former"][i % 2]), ("hx.alcohol", "none"))
+    ]
+    baseline = [Prediction(g.case_id, g.field_id, g.value) for g in gold[::2]]
+    candidate = [Prediction(g.case_id, g.field_id, "former") for g in gold]
+    comparison = compare(gold, baseline, candidate)
+    path = tmp_path / "comparison.html"
+    path.write_text(render(comparison, "html"), encoding="utf-8")
+    record = visit(browser, path)
+    marks = record.page.evaluate(_READ_MARKS)
+    document = json.loads(comparison.to_json())
+    expected = {
+        (name, metric)
+        for name, part in document["by_field"].items()
+        for metric, number in part.items()
+        if isinstance(number, dict) and "difference" in number
+    }
+    drawn = [(m["name"], m["metric"]) for m in marks if m["slice"] == "field"]
+    assert sorted(drawn) == sorted(expected)
+    for mark in marks:
+        assert mark["axis"] == [-1, 1]
+        if mark["value"] is not None:
+            center = mark["point"]["x"] + mark["point"]["width"] / 2
+            assert abs(center - _expected_x(mark, mark["value"])) < 1, mark
+    assert record.blocked == [] and record.console_errors == [] and record.page_errors == []
+    record.page.close()
