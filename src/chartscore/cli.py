@@ -303,6 +303,16 @@ def _demo(args: argparse.Namespace, streams: Streams) -> int:
     return EXIT_OK
 
 
+_GOLD: Final = Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True)
+_PREDICTIONS: Final = Option(
+    "--predictions", "predictions JSON Lines file", "FILE", required=True, reads_input=True
+)
+_EXTRA_PREDICTIONS: Final = Option(
+    "--extra-predictions",
+    "predictions whose key is not in gold: error (default) or ignore (counted)",
+    "{error,ignore}",
+    choices=("error", "ignore"),
+)
 _QUIET: Final = Option("--quiet", "no progress on stderr")
 _SCHEMA: Final = Option(
     "--schema", "field schema (JSON, or TOML if *.toml)", "FILE", reads_input=True
@@ -334,14 +344,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "canonical JSON report, or writes it atomically with --out. An input may be - "
         "(standard input) or gzip-compressed.",
         options=(
-            Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True),
-            Option(
-                "--predictions",
-                "predictions JSON Lines file",
-                "FILE",
-                required=True,
-                reads_input=True,
-            ),
+            _GOLD,
+            _PREDICTIONS,
             _SCHEMA,
             _OUT,
             _format_option("the report's form"),
@@ -353,12 +357,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "{1,2}",
                 choices=("1", "2"),
             ),
-            Option(
-                "--extra-predictions",
-                "predictions whose key is not in gold: error (default) or ignore (counted)",
-                "{error,ignore}",
-                choices=("error", "ignore"),
-            ),
+            _EXTRA_PREDICTIONS,
             Option("--strict-schema", "refuse schema fields that no gold row uses"),
             _GATES,
             Option(
@@ -385,7 +384,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
         "row by row: each system's metrics, the rows only one got right, the paired "
         "difference with Newcombe's interval and McNemar's exact and mid-p tests.",
         options=(
-            Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True),
+            _GOLD,
             Option(
                 "--baseline",
                 "the reference system's predictions",

@@ -24,6 +24,7 @@ from chartscore.comparison import (
     PairedMetricResult,
 )
 from chartscore.render.definitions import INTERVAL_NOTE, definition, title
+from chartscore.render.report_view import rate_estimate
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -35,7 +36,6 @@ from chartscore.render.view import (
     View,
     slice_label,
 )
-from chartscore.report import MetricResult
 from chartscore.tally import ERROR_METRICS, TYPE_METRICS
 
 _CORE_PAIRED: Final = tuple(m for m in PAIRED_METRICS if m not in TYPE_METRICS)
@@ -48,22 +48,6 @@ def _slices(comparison: Comparison) -> list[Slice]:
     fields = [("field", name, part) for name, part in sorted(comparison.by_field.items())]
     types = [("field_type", name, part) for name, part in sorted(comparison.by_field_type.items())]
     return [*fields, *types, ("overall", "", comparison.overall)]
-
-
-def _rate(kind: str, name: str, metric: str, result: MetricResult) -> Estimate:
-    low, high = result.interval if result.interval is not None else (None, None)
-    return Estimate(
-        slice=kind,
-        name=name,
-        metric=metric,
-        kind=Kind.RATE,
-        success_count=result.success_count,
-        total_count=result.total_count,
-        value=result.rate,
-        lower=low,
-        upper=high,
-        error=metric in ERROR_METRICS,
-    )
 
 
 def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -> Estimate:
@@ -111,12 +95,12 @@ def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
         for metric, paired in part.paired.items():
-            out.append(_renamed(_rate(kind, name, metric, paired.baseline), "baseline"))
-            out.append(_renamed(_rate(kind, name, metric, paired.candidate), "candidate"))
+            out.append(_renamed(rate_estimate(kind, name, metric, paired.baseline), "baseline"))
+            out.append(_renamed(rate_estimate(kind, name, metric, paired.candidate), "candidate"))
             out.append(_renamed(_difference(kind, name, metric, paired), "difference"))
         for metric, unpaired in part.unpaired.items():
-            out.append(_renamed(_rate(kind, name, metric, unpaired.baseline), "baseline"))
-            out.append(_renamed(_rate(kind, name, metric, unpaired.candidate), "candidate"))
+            out.append(_renamed(rate_estimate(kind, name, metric, unpaired.baseline), "baseline"))
+            out.append(_renamed(rate_estimate(kind, name, metric, unpaired.candidate), "candidate"))
     return out
 
 
@@ -178,8 +162,8 @@ def _paired_table(slices: list[Slice]) -> Table:
             name,
             (
                 title(metric),
-                _rate(kind, name, metric, paired.baseline),
-                _rate(kind, name, metric, paired.candidate),
+                rate_estimate(kind, name, metric, paired.baseline),
+                rate_estimate(kind, name, metric, paired.candidate),
                 paired.baseline_only,
                 paired.candidate_only,
                 _difference(kind, name, metric, paired),
@@ -217,8 +201,8 @@ def _unpaired_table(slices: list[Slice]) -> Table | None:
             name,
             (
                 title(metric),
-                _rate(kind, name, metric, unpaired.baseline),
-                _rate(kind, name, metric, unpaired.candidate),
+                rate_estimate(kind, name, metric, unpaired.baseline),
+                rate_estimate(kind, name, metric, unpaired.candidate),
             ),
         )
         for kind, name, part in slices

@@ -23,7 +23,13 @@ from chartscore.render.view import (
     View,
     slice_label,
 )
-from chartscore.report import REPORT_FORMAT, REPORT_FORMAT_VERSION, Report, SliceReport
+from chartscore.report import (
+    REPORT_FORMAT,
+    REPORT_FORMAT_VERSION,
+    MetricResult,
+    Report,
+    SliceReport,
+)
 from chartscore.tally import ERROR_METRICS, TYPE_METRICS
 
 SORTS: Final = ("name", "rate")
@@ -62,7 +68,11 @@ Slice = tuple[str, str, SliceReport]
 
 def metric_estimate(kind: str, name: str, metric: str, part: SliceReport) -> Estimate:
     """The estimate of one binomial metric of a slice."""
-    result = part.metric(metric)
+    return rate_estimate(kind, name, metric, part.metric(metric))
+
+
+def rate_estimate(kind: str, name: str, metric: str, result: MetricResult) -> Estimate:
+    """The estimate of one binomial metric's result (of a report or one side of a comparison)."""
     low, high = result.interval if result.interval is not None else (None, None)
     return Estimate(
         slice=kind,
