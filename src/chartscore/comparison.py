@@ -16,19 +16,17 @@ import graph).
 
 from __future__ import annotations
 
-import json
-import math
-import re
 from collections.abc import Callable, Mapping
-from typing import Final, NoReturn, TypeVar
+from typing import Final, TypeVar
 
 import attrs
 
+from chartscore import _document
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
+from chartscore.errors import valid_field_id
 from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.report import SCORER_NAME, KappaResult, MetricResult
+from chartscore.report import SCORER_NAME, KappaResult, MetricResult, read_scorer
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 
 COMPARISON_FORMAT: Final = "chartscore.comparison"
@@ -78,8 +76,6 @@ FIELD_TYPE_NAMES: Final[tuple[str, ...]] = (
 Interval = tuple[float, float]
 _Slice = TypeVar("_Slice")
 
-_MAX_COUNT: Final = 2**53 - 1
-_VERSION: Final = re.compile(r"[0-9A-Za-z.+!_-]{1,64}")
 
 # The count each core metric's trials equal, in every slice (a consistency check
 # when reading a document back). Type metrics pool over the fields that report
@@ -400,7 +396,7 @@ class Comparison:
                 (including JSON that is not strict: duplicate keys, NaN).
                 Never echoes the document.
         """
-        return cls.from_dict(load_strict_json(text))
+        return cls.from_dict(_document.parse(text))  # type: ignore[arg-type]
 
     @classmethod
     def from_dict(cls, document: Mapping[str, object]) -> Comparison:
@@ -409,138 +405,11 @@ class Comparison:
         Raises:
             ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
         """
-        if not isinstance(document, Mapping):
-            invalid()
-        check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
-        return _read_comparison(document)
+        checked = _document.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        return _read_comparison(checked)
 
 
 # --------------------------------------------------------------------------- reading
-
-
-def invalid() -> NoReturn:
-    """Raise ``invalid_report`` (no context, no text from the document)."""
-    raise ChartscoreError(ErrorCode.INVALID_REPORT)
-
-
-def load_strict_json(text: str | bytes) -> Mapping[str, object]:
-    """Parse a report-like JSON document: an object, no duplicate keys, no NaN.
-
-    Raises:
-        ChartscoreError: ``invalid_report``; the parser's exception (which can
-            quote the document) is dropped, never chained.
-    """
-    if not isinstance(text, str | bytes | bytearray):
-        invalid()
-    document: object = None
-    failed = False
-    try:
-        if not isinstance(text, str):
-            text = bytes(text).decode("utf-8")
-        document = json.loads(
-            text, object_pairs_hook=_unique_object, parse_constant=_refuse_constant
-        )
-    except (ValueError, RecursionError):
-        failed = True
-    if failed or not isinstance(document, dict):
-        invalid()
-    return document
-
-
-def _unique_object(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    result = dict(pairs)
-    if len(result) != len(pairs):
-        raise ValueError
-    return result
-
-
-def _refuse_constant(_: str) -> NoReturn:
-    raise ValueError
-
-
-def check_format(document: Mapping[str, object], expected: str, version: int) -> None:
-    """Refuse a document whose ``format`` / ``format_version`` is not the expected pair."""
-    if document.get("format") != expected:
-        raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-    found = document.get("format_version")
-    if type(found) is not int or found != version:
-        raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-
-
-def read_object(
-    value: object, required: frozenset[str], optional: frozenset[str]
-) -> dict[str, object]:
-    """A JSON object with every required key and no key outside the two sets."""
-    if not isinstance(value, dict):
-        invalid()
-    keys = set(value)
-    if not required <= keys or not keys <= required | optional:
-        invalid()
-    return value
-
-
-def read_count(value: object) -> int:
-    """A non-negative JSON integer no larger than 2**53 - 1."""
-    if type(value) is not int or not 0 <= value <= _MAX_COUNT:
-        invalid()
-    return value
-
-
-def read_number(value: object, low: float, high: float) -> float:
-    """A finite JSON number in [low, high], as a float."""
-    if type(value) not in (int, float):
-        invalid()
-    number = float(value)  # type: ignore[arg-type]
-    if not (math.isfinite(number) and low <= number <= high):
-        invalid()
-    return number
-
-
-def read_interval(value: object, low: float, high: float) -> Interval | None:
-    """Null, or ``[lower, upper]`` with ``low <= lower <= upper <= high``."""
-    if value is None:
-        return None
-    if not isinstance(value, list) or len(value) != 2:
-        invalid()
-    lower, upper = read_number(value[0], low, high), read_number(value[1], low, high)
-    if lower > upper:
-        invalid()
-    return (lower, upper)
-
-
-_METRIC_KEYS: Final = frozenset({"success_count", "total_count", "interval"})
-_KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
-_NONE: Final = frozenset[str]()
-
-
-def read_metric(value: object) -> MetricResult:
-    """A report METRIC: counts with ``success <= total``; interval null iff no trials."""
-    data = read_object(value, _METRIC_KEYS, _NONE)
-    success, total = read_count(data["success_count"]), read_count(data["total_count"])
-    interval = read_interval(data["interval"], 0.0, 1.0)
-    if success > total or (interval is None) != (total == 0):
-        invalid()
-    return MetricResult(success, total, interval)
-
-
-def read_kappa(value: object) -> KappaResult:
-    """A report KAPPA: value and interval both null or both numbers; pairs a count."""
-    data = read_object(value, _KAPPA_KEYS, _NONE)
-    pairs = read_count(data["pairs"])
-    interval = read_interval(data["interval"], -1.0, 1.0)
-    kappa = None if data["value"] is None else read_number(data["value"], -math.inf, math.inf)
-    if (kappa is None) != (interval is None) or (pairs == 0 and kappa is not None):
-        invalid()
-    return KappaResult(kappa, interval, pairs)
-
-
-def read_scorer_version(value: object) -> str:
-    """``{"name": "chartscore", "version": ...}``; the version is a short version string."""
-    data = read_object(value, frozenset({"name", "version"}), _NONE)
-    version = data["version"]
-    if data["name"] != SCORER_NAME or type(version) is not str or not _VERSION.fullmatch(version):
-        invalid()
-    return version
 
 
 def read_slices(
@@ -550,11 +419,11 @@ def read_slices(
     by_field = document["by_field"]
     by_type = document["by_field_type"]
     if not isinstance(by_field, dict) or not isinstance(by_type, dict):
-        invalid()
+        _document.invalid()
     if not all(valid_field_id(name) for name in by_field):
-        invalid()
+        _document.invalid()
     if not all(name in FIELD_TYPE_NAMES for name in by_type):
-        invalid()
+        _document.invalid()
     return (
         read_slice(document["overall"], "overall"),
         {name: read_slice(part, "field") for name, part in by_field.items()},
@@ -579,18 +448,18 @@ _OPTIONAL_KEYS: Final = frozenset(
 
 
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
-    read_object(document, _TOP_KEYS, _NONE)
-    version = read_scorer_version(document["scorer"])
+    _document.members(document, _TOP_KEYS)
+    version = read_scorer(document["scorer"])
     overall, by_field, by_type = read_slices(document, _read_slice)
     return Comparison(overall, by_field, by_type, scorer_version=version)
 
 
 def _read_slice(value: object, kind: str) -> ComparisonSlice:
     optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
-    data = read_object(value, _CORE_KEYS, optional)
-    counts = {name: read_count(data[name]) for name in GOLD_COUNT_NAMES}
+    data = _document.members(value, _CORE_KEYS, optional)
+    counts = {name: _document.count(data[name]) for name in GOLD_COUNT_NAMES}
     if counts["field_count"] != counts["answerable_count"] + counts["unanswerable_count"]:
-        invalid()
+        _document.invalid()
     sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
     paired = {
         name: _read_paired(data[name], name, counts) for name in PAIRED_METRICS if name in data
@@ -600,8 +469,10 @@ def _read_slice(value: object, kind: str) -> ComparisonSlice:
     }
     kappa = None
     if "kappa" in data:
-        pair = read_object(data["kappa"], _SIDES, _NONE)
-        kappa = KappaComparison(read_kappa(pair["baseline"]), read_kappa(pair["candidate"]))
+        pair = _document.members(data["kappa"], _SIDES)
+        kappa = KappaComparison(
+            KappaResult.from_dict(pair["baseline"]), KappaResult.from_dict(pair["candidate"])
+        )
     return ComparisonSlice(
         counts=counts,
         baseline_counts=sides["baseline"],
@@ -613,51 +484,56 @@ def _read_slice(value: object, kind: str) -> ComparisonSlice:
 
 
 def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int]:
-    data = read_object(value, _SYSTEM_COUNT_KEYS, _NONE)
-    counts = {name: read_count(data[name]) for name in SYSTEM_COUNT_NAMES}
+    data = _document.members(value, _SYSTEM_COUNT_KEYS)
+    counts = {name: _document.count(data[name]) for name in SYSTEM_COUNT_NAMES}
     if sum(counts.values()) != gold["field_count"]:
-        invalid()
+        _document.invalid()
     return counts
 
 
 def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMetricResult:
-    data = read_object(value, _PAIRED_KEYS, _NONE)
-    baseline, candidate = read_metric(data["baseline"]), read_metric(data["candidate"])
-    b, c = read_count(data["baseline_only"]), read_count(data["candidate_only"])
+    data = _document.members(value, _PAIRED_KEYS)
+    baseline, candidate = (
+        MetricResult.from_dict(data["baseline"]),
+        MetricResult.from_dict(data["candidate"]),
+    )
+    b, c = _document.count(data["baseline_only"]), _document.count(data["candidate_only"])
     n = baseline.total_count
     both = baseline.success_count - b
     if candidate.total_count != n or both < 0 or candidate.success_count - c != both:
-        invalid()
+        _document.invalid()
     count = _GOLD_TOTALS.get(name)
     if both + b + c > n or (count is not None and n != gold[count]):
-        invalid()
-    difference = read_object(data["difference"], frozenset({"estimate", "interval"}), _NONE)
-    tests = read_object(data["mcnemar"], frozenset({"exact_p", "mid_p"}), _NONE)
+        _document.invalid()
+    difference = _document.members(data["difference"], ("estimate", "interval"))
+    tests = _document.members(data["mcnemar"], ("exact_p", "mid_p"))
     figures = (difference["estimate"], difference["interval"], tests["exact_p"], tests["mid_p"])
     if n == 0:
         if any(figure is not None for figure in figures):
-            invalid()
+            _document.invalid()
         return PairedMetricResult(baseline, candidate, b, c, None, None, None, None)
-    estimate = read_number(difference["estimate"], -1.0, 1.0)
-    interval = read_interval(difference["interval"], -1.0, 1.0)
-    exact_p = read_number(tests["exact_p"], 0.0, 1.0)
-    mid_p = read_number(tests["mid_p"], 0.0, 1.0)
+    estimate = _document.number(difference["estimate"], -1.0, 1.0)
+    interval = _document.interval(difference["interval"], -1.0, 1.0)
+    exact_p = _document.number(tests["exact_p"], 0.0, 1.0)
+    mid_p = _document.number(tests["mid_p"], 0.0, 1.0)
     if estimate != (c - b) / n or interval is None or not interval[0] <= estimate <= interval[1]:
-        invalid()
+        _document.invalid()
     if mid_p > exact_p:
-        invalid()
+        _document.invalid()
     return PairedMetricResult(baseline, candidate, b, c, estimate, interval, exact_p, mid_p)
 
 
 def _read_unpaired(
     value: object, name: str, sides: Mapping[str, Mapping[str, int]]
 ) -> UnpairedMetricResult:
-    data = read_object(value, _SIDES, _NONE)
-    result = UnpairedMetricResult(read_metric(data["baseline"]), read_metric(data["candidate"]))
+    data = _document.members(value, _SIDES)
+    result = UnpairedMetricResult(
+        MetricResult.from_dict(data["baseline"]), MetricResult.from_dict(data["candidate"])
+    )
     count = _SYSTEM_TOTALS.get(name)
     if count is not None and (
         result.baseline.total_count != sides["baseline"][count]
         or result.candidate.total_count != sides["candidate"][count]
     ):
-        invalid()
+        _document.invalid()
     return result

@@ -47,6 +47,22 @@ _SCORER_VERSION = re.compile(
 Interval = tuple[float, float]
 
 
+def read_scorer(value: object) -> str:
+    """The version from a document's ``{"name": "chartscore", "version": ...}``.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` for another name, or a version that
+            is not a version string as chartscore writes it.
+    """
+    scorer = _document.members(value, ("name", "version"))
+    version = scorer["version"]
+    if scorer["name"] != SCORER_NAME or type(version) is not str:
+        _document.invalid()
+    if _SCORER_VERSION.fullmatch(version) is None:
+        _document.invalid()
+    return version
+
+
 @attrs.frozen
 class MetricResult:
     """One binomial metric: successes (or errors), trials and the 95% Wilson interval.
@@ -318,12 +334,7 @@ class Report:
             _document.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
         )
         members = _document.members(document, _TOP_KEYS, ("ignored_prediction_count",))
-        scorer = _document.members(members["scorer"], ("name", "version"))
-        version = scorer["version"]
-        if scorer["name"] != SCORER_NAME or type(version) is not str:
-            _document.invalid()
-        if _SCORER_VERSION.fullmatch(version) is None:
-            _document.invalid()
+        version = read_scorer(members["scorer"])
         by_field = _document.mapping(members["by_field"])
         by_field_type = _document.mapping(members["by_field_type"])
         if not all(is_valid_field_id(name) for name in by_field):
