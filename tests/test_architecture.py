@@ -152,7 +152,16 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
         ("paired", {"stats"}),
         (
             "comparison",
-            {"tally", "stats", "report", "canonical_json", "paired", "errors", "_version"},
+            {
+                "tally",
+                "stats",
+                "report",
+                "canonical_json",
+                "paired",
+                "errors",
+                "_version",
+                "_document",
+            },
         ),
         ("gates", {"comparison", "report", "tally", "errors"}),
     ],
