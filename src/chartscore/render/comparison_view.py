@@ -257,9 +257,20 @@ def _count_table(slices: list[Slice]) -> Table:
 _COUNTS: Final = ("answered_count", "abstained_count", "missing_count")
 
 
+_ONE_FIELD_PER_TYPE: Final = (
+    "Each field type has exactly one field here, so the tables and plots show no type rows: "
+    "they would repeat their field's row (the CSV keeps them)."
+)
+
+
 def comparison_view(comparison: Comparison) -> View:
     """Lay out a comparison for people: difference plots, paired and unpaired tables, counts."""
-    slices = _slices(comparison)
+    every_slice = _slices(comparison)
+    slices = every_slice
+    folded: tuple[str, ...] = ()
+    if len(comparison.by_field_type) == len(comparison.by_field):  # one field per type
+        slices = [part for part in every_slice if part[0] != "field_type"]
+        folded = (_ONE_FIELD_PER_TYPE,)
     overall = comparison.overall
     facts = (
         ("comparison", f"{COMPARISON_FORMAT}, format version {COMPARISON_FORMAT_VERSION}"),
@@ -285,9 +296,10 @@ def comparison_view(comparison: Comparison) -> View:
         facts=facts,
         plots=tuple(_difference_plots(slices)),
         tables=tuple(table for table in tables if table is not None),
-        estimates=tuple(_machine_rows(slices)),
+        estimates=tuple(_machine_rows(every_slice)),
         definitions=tuple(definition(m) for m in order if m in present),
         notes=(
+            *folded,
             "A paired comparison: both systems answered the same gold rows, so the difference "
             "and McNemar's test use the rows where they disagree (docs/compare.md).",
             INTERVAL_NOTE,
