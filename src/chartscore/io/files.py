@@ -151,13 +151,43 @@ def score_files(
             ``__fspath__`` fails), or :data:`~chartscore.io.STDIN` given twice;
             ``internal_error`` if the reader process dies.
     """
+    scorer = Scorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    feed_files(
+        scorer,
+        gold,
+        predictions,
+        progress=progress,
+        parallel=parallel,
+        strict_schema=strict_schema,
+    )
+    return Report.from_tally(scorer.tally())
+
+
+def resolve_schema(schema: Schema | InputPath | None) -> Schema | None:
+    """A :class:`Schema` as given, or loaded from its path (None stays None)."""
+    if schema is not None and not _is_schema(schema):
+        return load_schema(schema)  # type: ignore[arg-type]
+    return schema  # type: ignore[return-value]
+
+
+def feed_files(
+    scorer: Scorer,
+    gold: InputPath,
+    predictions: InputPath,
+    *,
+    progress: Progress | None = None,
+    parallel: bool = False,
+    strict_schema: bool = False,
+) -> None:
+    """Feed a gold file then a predictions file to ``scorer`` (see :func:`score_files`).
+
+    Raises:
+        ChartscoreError: as :func:`score_files`.
+    """
     gold_where = input_path(gold, InputKind.GOLD)
     predictions_where = input_path(predictions, InputKind.PREDICTIONS)
     if isinstance(gold_where, StandardInput) and isinstance(predictions_where, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.PREDICTIONS)
-    if schema is not None and not _is_schema(schema):
-        schema = load_schema(schema)  # type: ignore[arg-type]
-    scorer = Scorer(schema, extra_predictions=extra_predictions)  # type: ignore[arg-type]
     reader: PredictionReader | None = None
     opened: InputStream | None = None
     deferred: ChartscoreError | None = None
@@ -184,13 +214,11 @@ def score_files(
                     opened = open_input(predictions_where, InputKind.PREDICTIONS)
                 with opened:
                     feed_predictions(scorer, opened, progress)
-            tally = scorer.tally()
     finally:
         if reader is not None:
             reader.stop()
         if opened is not None:
             opened.close()
-    return Report.from_tally(tally)
 
 
 def _is_schema(schema: object) -> bool:
@@ -255,9 +283,7 @@ def compare_files(
     ]
     if sum(isinstance(where, StandardInput) for where in wheres) > 1:
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
-    if schema is not None and not _is_schema(schema):
-        schema = load_schema(schema)  # type: ignore[arg-type]
-    scorer = PairedScorer(schema)  # type: ignore[arg-type]
+    scorer = PairedScorer(resolve_schema(schema))
     with collector_paused():
         with open_input(wheres[0], InputKind.GOLD) as stream:
             feed_gold(scorer, stream, progress)
