@@ -12,7 +12,8 @@ import re
 from decimal import Decimal
 from typing import Final
 
-FIELD_ID_PATTERN: Final = r"[a-z][a-z0-9_]{0,63}(?:\.[a-z][a-z0-9_]{0,63}){0,7}"
+from chartscore._field_id import FIELD_ID_PATTERN
+
 DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
 MAX_CASE_ID_LENGTH: Final = 128
 MAX_OFFSET: Final = (1 << 63) - 1

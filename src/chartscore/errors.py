@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 from typing import NoReturn
 
-from chartscore._rules import is_field_id
+from chartscore._field_id import is_valid_field_id
 
 
 class ErrorCode(enum.StrEnum):
@@ -64,6 +64,13 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
+    # Reading a saved report back.
+    UNKNOWN_REPORT_FORMAT = "unknown_report_format"
+    INVALID_REPORT = "invalid_report"
+    # Disclosure control (shared reports).
+    INVALID_MIN_CELL = "invalid_min_cell"
+    INVALID_SENSITIVITY = "invalid_sensitivity"
+    DISCLOSURE_AUDIT_FAILED = "disclosure_audit_failed"
     # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
@@ -115,6 +122,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
+    "unknown_report_format": "not a chartscore report of a format and version this version reads",
+    "invalid_report": "the report is not well-formed: damaged, edited or truncated",
+    "invalid_min_cell": "the minimum cell size must be an integer from 2 to 1000000",
+    "invalid_sensitivity": "the case counts do not match the report: a bug in the caller",
+    "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "the report could not be written; nothing partial was left",
     "interrupted": "stopped by the user",
@@ -166,7 +178,7 @@ class ChartscoreError(ValueError):
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
         # Only a valid schema field id may appear; anything else could be data.
-        self.field_id = field_id if is_field_id(field_id) else None
+        self.field_id = field_id if is_valid_field_id(field_id) else None
         super().__init__(self._message())
 
     def _message(self) -> str:
