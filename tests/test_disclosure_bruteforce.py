@@ -331,7 +331,7 @@ def random_case(
 ) -> tuple[tuple[tuple[int, ...], ...], list[tuple[int, int, int]], set[tuple[str, str, str]]]:
     tables = tuple(rng.choice(list(f.tables())) for f in fields)
     items = []
-    for f in fields:
+    for _ in fields:
         answered, gold = rng.randint(0, 4), rng.randint(0, 4)
         items.append((rng.randint(0, min(answered, gold)), answered, gold))
     values = slices(fields, tables, items)
@@ -472,7 +472,7 @@ def audited_ranges(
 def everywhere(field_id: str, field_type: str, quantity: str) -> set[tuple[str, str, str]]:
     """A quantity hidden in the field's slice, its type slice, and (if core) the overall slice."""
     keys = {("field", field_id, quantity), ("field_type", field_type, quantity)}
-    if quantity.split(".")[0] in CORE or quantity in COUNTS:
+    if quantity.split(".", maxsplit=1)[0] in CORE or quantity in COUNTS:
         keys.add(("overall", "", quantity))
     return keys
 
