@@ -366,15 +366,35 @@ class Cohort:
         return sensitivity_of(gold, predictions, self.schema)
 
 
+def _weighted(rate: float) -> list[bool]:
+    # A list to choose from: True with probability ``rate`` (to the nearest 1/100).
+    hits = max(0, min(100, round(100 * rate)))
+    return [True] * hits + [False] * (100 - hits)
+
+
 def build_cohort(
-    choose: Any, field_types: Sequence[str], cases: int, *, p_unanswerable: float = 0.25
+    choose: Any,
+    field_types: Sequence[str],
+    cases: int,
+    *,
+    p_unanswerable: float = 0.25,
+    p_missing: float = 1 / 6,
+    p_abstain: float = 1 / 6,
+    p_wrong: float = 1 / 3,
+    p_supported: float = 0.5,
 ) -> Cohort:
     """Generate a cohort with ``choose(sequence)`` as the only source of randomness.
 
-    ``choose`` is ``random.Random.choice`` in benchmarks and a hypothesis draw in tests.
+    ``choose`` is ``random.Random.choice`` in benchmarks and a hypothesis draw in tests. A
+    wrong answer is drawn from the type's answer list (some of which are of the wrong type).
     """
     cohort = Cohort()
     unanswerable = [True] + [False] * max(1, round(1 / p_unanswerable) - 1)
+    if p_unanswerable != 0.25:
+        unanswerable = _weighted(p_unanswerable)
+    missing, abstain = _weighted(p_missing), _weighted(p_abstain / (1 - p_missing))
+    wrong, supported = _weighted(p_wrong), _weighted(p_supported)
+    default = (p_missing, p_abstain, p_wrong, p_supported) == (1 / 6, 1 / 6, 1 / 3, 0.5)
     for index, field_type in enumerate(field_types):
         field_id = f"f{index:03d}.{field_type}"
         spec: dict[str, Any] = {"type": field_type}
@@ -389,13 +409,23 @@ def build_cohort(
             case = f"case-{case_index:05d}"
             value = None if choose(unanswerable) else choose(GOLD_VALUES[field_type])
             cohort.gold.append((case, field_id, field_type, value))
-            outcome = choose(["answer", "answer", "answer", "answer", "abstain", "missing"])
+            if default:
+                outcome = choose(["answer", "answer", "answer", "answer", "abstain", "missing"])
+            else:
+                outcome = (
+                    "missing" if choose(missing) else "abstain" if choose(abstain) else "answer"
+                )
             if outcome == "missing":
                 continue
             if outcome == "abstain":
                 cohort.predictions[case, field_id] = (None, False)
                 continue
-            right = value is not None and choose([True, True, False])
+            if default:
+                right = value is not None and choose([True, True, False])
+                is_supported = choose([True, False])
+            else:
+                right = value is not None and not choose(wrong)
+                is_supported = choose(supported)
             answer = value if right else choose(ANSWERS[field_type])
-            cohort.predictions[case, field_id] = (answer, choose([True, False]))
+            cohort.predictions[case, field_id] = (answer, is_supported)
     return cohort

@@ -8,7 +8,20 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
-VALUE_FREE = ("tally", "stats", "report", "canonical_json", "render")
+VALUE_FREE = (
+    "tally",
+    "stats",
+    "report",
+    "canonical_json",
+    "render",
+    "disclosure",
+    "disclosure.rule",
+    "disclosure.shared",
+    "disclosure.model",
+    "disclosure.ranges",
+    "disclosure.audit",
+    "disclosure.suppress",
+)
 VALUE_HOLDING = (
     "model",
     "evidence",
