@@ -1,7 +1,7 @@
 """Disclosure control benchmark: how much share() suppresses, and how long the audit takes.
 
-Generates seeded cohorts (every field type; 10% of the gold unanswerable, 3% of answers missing,
-4% abstained, 15% wrong, 15% unsupported: see ``RATES``), scores them with ``chartscore.score``, computes
+Generates seeded cohorts (every field type; 10% of the gold unanswerable, 3% of answers
+missing, 4% abstained, 15% wrong, 15% unsupported: see ``RATES``), scores them with ``chartscore.score``, computes
 the distinct-case counts with the test suite's independent reference
 (``tests/disclosure_reference.py``: the scorer does not compute them itself yet), then times
 ``share`` and ``audit`` and reports the share of protected numbers suppressed.
@@ -22,12 +22,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from chartscore import score
+from chartscore.disclosure import audit, share
 
-from disclosure_reference import build_cohort  # noqa: E402
-
-from chartscore import score  # noqa: E402
-from chartscore.disclosure import audit, share  # noqa: E402
+TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 RATES = {
@@ -43,6 +41,10 @@ small cells in medium cohorts (a wrong answer is of the wrong type about a sixth
 
 def measure(fields: int, cases: int, min_cell: int, seed: int) -> dict[str, Any]:
     """Generate, score, share and audit one cohort; return the figures."""
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    from disclosure_reference import build_cohort
+
     rng = random.Random(seed)
     cohort = build_cohort(
         rng.choice,
