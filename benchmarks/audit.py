@@ -1,10 +1,10 @@
 """Disclosure control benchmark: how much share() suppresses, and how long the audit takes.
 
 Generates seeded cohorts (every field type; 10% of the gold unanswerable, 3% of answers
-missing, 4% abstained, 15% wrong, 15% unsupported: see ``RATES``), scores them with ``chartscore.score``, computes
-the distinct-case counts with the test suite's independent reference
-(``tests/disclosure_reference.py``: the scorer does not compute them itself yet), then times
-``share`` and ``audit`` and reports the share of protected numbers suppressed.
+missing, 4% abstained, 15% wrong, 15% unsupported: see ``RATES``), scores them with
+``chartscore.score``, computes the distinct-case counts with the test suite's independent
+reference (``tests/disclosure_reference.py``: the scorer does not compute them itself yet),
+then times ``share`` and ``audit`` and reports the share of protected numbers suppressed.
 
     python benchmarks/audit.py                       # small, medium, large; then 200 fields
     python benchmarks/audit.py --fields 10 --cases 50 500 --wide 0
