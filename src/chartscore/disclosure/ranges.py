@@ -633,6 +633,37 @@ class RangeSolver:
             return low_exact == 0 or high_exact is None or high_exact >= min_cell
         return low_exact != high_exact
 
+    def spread(self, forms: Sequence[Form]) -> None:
+        """Find witnesses that push many forms to their extremes at once.
+
+        One solve per component minimizes the sum of all the forms, one maximizes it
+        (over bounded columns): many minima are 0 and many maxima are reached at such
+        points, which then settle those questions without a solve of their own.
+        """
+        low_total: dict[int, dict[int, int]] = {}
+        high_total: dict[int, dict[int, int]] = {}
+        for form in forms:
+            _, low_pieces, high_pieces, _, _ = self._pieces(form)
+            for index, piece in low_pieces.items():
+                target = low_total.setdefault(index, {})
+                for column, coefficient in piece.items():
+                    target[column] = target.get(column, 0) + coefficient
+            for index, piece in high_pieces.items():
+                bounded = self.components[index].bounded
+                target = high_total.setdefault(index, {})
+                for column, coefficient in piece.items():
+                    if bounded[column]:
+                        target[column] = target.get(column, 0) - coefficient
+        for totals in (low_total, high_total):
+            for index, objective in sorted(totals.items()):
+                component = self.components[index]
+                self._witness(index)
+                c = np.zeros(component.width)
+                for column, weight in objective.items():
+                    c[column] = weight
+                if len(component.witnesses) < _MAX_WITNESSES:
+                    component.witnesses.append(component.problem.solve(c, self.counts))
+
     def point(self) -> np.ndarray:
         """A feasible point in the model's own variables (a seed for a wider solver)."""
         x = np.zeros(self.model.size, dtype=np.int64)
@@ -681,6 +712,14 @@ class RangeSolver:
         """The exact minimum of ``objective`` over the component: sandwich, else whole."""
         component = self.components[index]
         areas = self._areas_around(index, objective)
+        if areas:
+            # The blocks alone, their shared rows dropped: the cheapest relaxation.
+            by_block: dict[int, dict[int, int]] = {}
+            for column, weight in objective.items():
+                by_block.setdefault(component.block_of[column], {})[column] = weight
+            parts = [self._block_minimum(index, b, part) for b, part in sorted(by_block.items())]
+            if None not in parts and sum(parts) == best:  # type: ignore[arg-type]
+                return best
         for area in areas:
             # Cheap bounds first: the loose relaxation; then a restriction (a new
             # witness); then the relaxation with the outside blocks' exact ranges.
@@ -898,3 +937,101 @@ class RangeSolver:
         point = problem.solve(c, self.counts)
         value = sum(weight * int(point[where[col]]) for col, weight in objective.items())
         return value, point
+
+
+class LocalCheck:
+    """Cheap certificates that a quantity is protected, for many candidate hidden sets.
+
+    A *restriction* of the attack: the fields a quantity touches are free, every
+    other field is fixed at ``seed`` (a point consistent with every number the
+    report could publish). Any table it finds is consistent with what is
+    published, so if one puts the quantity at 0 or at ``min_cell`` or more (or
+    anywhere but its true value), an outsider cannot pin it down. It proves
+    protection, never its absence: a quantity it cannot certify goes to the
+    exact :class:`RangeSolver`.
+
+    Args:
+        model: The report's linear model.
+        seed: A feasible point of the model (every published number satisfied).
+        max_width: Areas with more variables than this are not tried.
+    """
+
+    def __init__(self, model: ReportModel, seed: np.ndarray, max_width: int = 2000) -> None:
+        self.model = model
+        self.seed = seed
+        self.max_width = max_width
+        owner = np.full(model.size, -1, dtype=np.int64)
+        self.variables: dict[int, list[int]] = {}
+        for index, layout in enumerate(model.layouts.values()):
+            owner[layout.offset : layout.offset + layout.size] = index
+            self.variables[index] = list(range(layout.offset, layout.offset + layout.size))
+        extra = -1
+        for variable in range(model.size):
+            if owner[variable] == -1:
+                owner[variable] = extra
+                self.variables[extra] = [variable]
+                extra -= 1
+        self.owner = owner
+        self.touching: dict[int, list[Key]] = {}
+        for key, quantity in model.quantities.items():
+            if quantity.derived:
+                continue
+            for field in sorted({int(owner[v]) for v, _ in quantity.form}):
+                self.touching.setdefault(field, []).append(key)
+        self.inequalities: dict[int, list[Form]] = {}
+        for row in model.inequalities:
+            self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
+
+    def protected(
+        self, form: Form, value: int, min_cell: int, published: Mapping[Key, int]
+    ) -> bool:
+        """Whether a restriction around ``form``'s fields certifies it protected."""
+        fields = sorted({int(self.owner[v]) for v, _ in form})
+        columns = [v for f in fields for v in self.variables[f]]
+        if not columns or len(columns) > self.max_width:
+            return False
+        where = {v: i for i, v in enumerate(columns)}
+        rows: list[Row] = []
+        bounds: list[int | None] = []
+        seen: set[Key] = set()
+        for field in fields:
+            for key in self.touching.get(field, []):
+                if key in seen or key not in published:
+                    continue
+                seen.add(key)
+                inside: Row = {}
+                outside = 0
+                for variable, coefficient in self.model.quantities[key].form:
+                    if variable in where:
+                        inside[where[variable]] = coefficient
+                    else:
+                        outside += coefficient * int(self.seed[variable])
+                rows.append(inside)
+                bounds.append(published[key] - outside)
+        lower: list[int | None] = list(bounds)
+        for field in fields:
+            for inequality in self.inequalities.get(field, []):
+                rows.append({where[v]: c for v, c in inequality})
+                bounds.append(None)
+                lower.append(0)
+        problem = _Problem(len(columns), rows, lower, bounds)
+        small = 1 <= value < min_cell
+        counts = [0, 0]
+        for sign in (1, -1):
+            c = np.zeros(len(columns))
+            for variable, coefficient in form:
+                c[where[variable]] = sign * coefficient
+            failed = False
+            point: np.ndarray | None = None
+            try:
+                point = problem.solve(c, counts)
+            except (Unresolved, Inconsistent):
+                failed = True
+            if failed or point is None:
+                continue
+            reached = sum(coefficient * int(point[where[v]]) for v, coefficient in form)
+            if small and (reached == 0 or reached >= min_cell):
+                return True
+            if not small and reached != value:
+                return True
+        return False

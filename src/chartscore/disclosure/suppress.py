@@ -49,7 +49,7 @@ import numpy as np
 
 from chartscore.disclosure.audit import DERIVABLE, audit
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
-from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
+from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
     DEFAULT_MIN_CELL,
@@ -251,6 +251,12 @@ class _Suppressor:
             return quantity.key in hidden
         return parts[0] in hidden or parts[1] in hidden
 
+    def local_safe(
+        self, local: LocalCheck, quantity: Quantity, published: Mapping[Key, int]
+    ) -> bool:
+        """Whether a restriction certifies the (hidden) quantity protected under ``published``."""
+        return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
+
     def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
         """Whether a sensitive quantity is protected under the solver's published numbers."""
         return solver.protected(quantity.form, self.values[quantity.key], self.min_cell)
@@ -382,8 +388,6 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     solver: RangeSolver | None = None
     try:
         solver = RangeSolver(state.model, state.published(hidden), eager=False, seed=state.seed)
-        if state.seed is None:
-            state.seed = solver.point()
     except (Inconsistent, Unresolved):
         failed = True
     if failed or solver is None:
@@ -407,14 +411,21 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     """Hide further numbers until every sensitive quantity is protected.
 
     Hiding only widens ranges, so a quantity once protected stays protected:
-    each round rechecks only the ones that were not.
+    each round rechecks only the ones that were not. A cheap local check
+    (:class:`~chartscore.disclosure.ranges.LocalCheck`) certifies most; the
+    exact solver decides the rest.
     """
+    local = LocalCheck(state.model, _seed(state))
     pending = list(sensitive)
     while pending:
-        solver = _solver(state)
-        pending = [q for q in pending if not _is_safe(state, q, solver)]
+        published = state.published()
+        pending = [q for q in pending if not state.local_safe(local, q, published)]
+        if pending:
+            solver = _solver(state)
+            pending = [q for q in pending if not _is_safe(state, q, solver)]
         for quantity in pending:
-            if _is_safe(state, quantity, _solver(state)):
+            published = state.published()
+            if state.local_safe(local, quantity, published):
                 continue  # protected by a number hidden for an earlier one
             linked = state.candidates(quantity) or sorted(
                 (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
@@ -426,7 +437,21 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             ranked = sorted(linked, key=lambda k: (state.price(closures[k]), state.cost[k]))
             chosen = ranked[0]
             for key in ranked[:_TRIALS]:
-                if _is_safe(state, quantity, _solver(state, closures[key])):
+                if state.local_safe(local, quantity, state.published(closures[key])):
                     chosen = key
                     break
             state.hide([chosen])
+
+
+def _seed(state: _Suppressor) -> np.ndarray:
+    """A feasible point of the report with the primary cells hidden (feasible for any superset)."""
+    if state.seed is None:
+        solver = _solver(state)
+        failed = False
+        try:
+            state.seed = solver.point()
+        except (Inconsistent, Unresolved):
+            failed = True
+        if failed or state.seed is None:
+            raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return state.seed
