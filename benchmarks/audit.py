@@ -39,7 +39,9 @@ RATES = {
 small cells in medium cohorts (a wrong answer is of the wrong type about a sixth of the time)."""
 
 
-def measure(fields: int, cases: int, min_cell: int, seed: int) -> dict[str, Any]:
+def measure(
+    fields: int, cases: int, min_cell: int, seed: int, save: Path | None = None
+) -> dict[str, Any]:
     """Generate, score, share and audit one cohort; return the figures."""
     if str(TESTS) not in sys.path:
         sys.path.insert(0, str(TESTS))
@@ -60,6 +62,9 @@ def measure(fields: int, cases: int, min_cell: int, seed: int) -> dict[str, Any]
     shared = share(report, sensitivity, min_cell)
     share_wall, share_cpu = time.perf_counter() - wall, time.process_time() - cpu
     text = shared.to_json()
+    if save is not None:
+        save.mkdir(parents=True, exist_ok=True)
+        (save / f"shared-{fields}x{cases}.json").write_text(text + "\n", encoding="utf-8")
     wall, cpu = time.perf_counter(), time.process_time()
     result = audit(text)
     audit_wall, audit_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -89,6 +94,7 @@ def main() -> None:
     parser.add_argument("--wide-cases", type=int, nargs="+", default=[200, 2000])
     parser.add_argument("--min-cell", type=int, default=11)
     parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--save", type=Path, help="write each shared report into this folder")
     args = parser.parse_args()
     runs = [(args.fields, cases) for cases in args.cases]
     if args.wide:
@@ -101,7 +107,7 @@ def main() -> None:
     print(f"min_cell {args.min_cell}, seed {args.seed}")
     print(header)
     for fields, cases in runs:
-        row = measure(fields, cases, args.min_cell, args.seed)
+        row = measure(fields, cases, args.min_cell, args.seed, args.save)
         print(
             f"{row['fields']:>6} {row['cases']:>6} {row['rows']:>8,} {row['numbers']:>8,} "
             f"{row['sensitive']:>9,} {row['suppressed']:>7,} {100 * row['share']:>7.1f}% "

@@ -22,7 +22,7 @@ Value-free: the result holds field ids, closed names and integers.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 import attrs
@@ -224,6 +224,30 @@ def _sorted_rows(model: ReportModel, rows: list[AuditRow]) -> tuple[AuditRow, ..
     )
 
 
+def _range(
+    solver: RangeSolver,
+    quantity: Quantity,
+    published: Mapping[Key, int],
+    found: Mapping[Key, tuple[int, int | None]],
+) -> tuple[int, int | None]:
+    """A quantity's exact range; a metric's failures from its other part when one is shown.
+
+    Failures are total minus success on every consistent table, so with the total
+    published they range over total minus the success range (and the other way round).
+    """
+    parts = quantity.parts
+    if parts is not None:
+        success, total = parts
+        if total in published and success in found:
+            low, high = found[success]
+            if high is not None:
+                return published[total] - high, published[total] - low
+        if success in published and total in found:
+            low, high = found[total]
+            return low - published[success], None if high is None else high - published[success]
+    return solver.range_of(quantity.form)
+
+
 def audit(document: SharedReport | str | bytes) -> AuditResult:
     """Attack a shared report with everything it publishes; fail if a small cell shows.
 
@@ -264,13 +288,15 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     hidden = [q for q in _order(model) if q.key not in published]
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
+    found: dict[Key, tuple[int, int | None]] = {}
     for quantity in hidden:
         kind, name, label = quantity.key
         try:
-            low, high = solver.range_of(quantity.form)
+            low, high = _range(solver, quantity, published, found)
         except Unresolved:
             rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
             continue
+        found[quantity.key] = (low, high)
         if low >= 1 and high is not None and high < min_cell:
             status = DISCLOSED
         elif low == high:

@@ -434,10 +434,6 @@ class ReportModel:
             row for layout in self.layouts.values() for row in layout.inequalities()
         ]
 
-    def value(self, key: Key, x: Sequence[int]) -> int:
-        """The value of quantity ``key`` at the integer point ``x``."""
-        return sum(c * x[v] for v, c in self.quantities[key].form)
-
 
 def shape_of(
     report: SharedReport,

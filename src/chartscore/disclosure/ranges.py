@@ -24,17 +24,23 @@ Answering (per form and direction, cached):
 
 1. structurally: a form with a positive coefficient on an unbounded variable
    has no maximum; a feasible point already found (a *witness*) that reaches
-   a trivial bound (0 below) settles it;
-2. by a sandwich: a *relaxation* (the blocks the form touches, with the
-   other blocks' contributions to shared rows loosened to the sums of their
-   own ranges) bounds the optimum on one side, a *restriction* (the other
-   blocks fixed at a witness) on the other; when they meet, that is the exact
-   optimum, and the restriction's point is a new witness;
+   a trivial bound (0 below) settles it. :meth:`RangeSolver.spread` finds
+   witnesses that push all hidden forms at once;
+2. on large components, by a sandwich: a *relaxation* bounds the optimum on
+   one side (the touched blocks alone; then with the rows they share, the
+   other blocks' contributions loosened to ranges), a *restriction* (the
+   other blocks fixed at a witness) on the other; when they meet, that is
+   the exact optimum, and the restriction's point is a new witness;
 3. otherwise on the whole component.
 
-Every point the solver returns is rounded and checked against every row in
-exact integer arithmetic; anything the solver cannot settle raises
+Every problem tries its LP relaxation first: an integral LP optimum that
+satisfies every row exactly is the integer optimum. Every point is rounded
+and checked against every row in exact integer arithmetic, and branch and
+bound runs with a zero gap; anything the solver cannot settle raises
 :class:`Unresolved`, which the audit treats as a failure.
+
+:class:`LocalCheck` is the suppression loop's cheap certificate: a
+restriction that can prove a quantity protected, never the opposite.
 """
 
 from __future__ import annotations
@@ -56,14 +62,13 @@ else:
 _MILP_OPTIONS: Final[_OptionsMILP] = {"mip_rel_gap": 0.0, "presolve": True}
 _LP_OPTIONS: Final[_OptionsMILP] = {"presolve": True}
 _MAX_WITNESSES: Final = 64
-_LP_FIRST: Final = 0
-"""Problems wider than this try the LP relaxation first (usually integral, much cheaper)."""
+"""Feasible points kept per component (each one can settle a question without a solve)."""
 _NEIGHBOURHOOD: Final = 12
+"""The most blocks a sandwich may span before the whole component is solved instead."""
 _PARTNERS: Final = 2
+"""How many partner blocks a sandwich adds, one at a time, before solving the whole."""
 _SANDWICH_WIDTH: Final = 400
 """Components narrower than this are solved whole: cheaper than any sandwich."""
-"""How many partner blocks a sandwich adds, one at a time, before solving the whole."""
-"""The most blocks a sandwich may span before the whole component is solved instead."""
 
 Row = dict[int, int]
 
@@ -138,7 +143,7 @@ class _Problem:
             Unresolved: the solver stopped short of a proven optimum.
         """
         counter[0] += 1
-        point = self._relaxed(c) if self.width > _LP_FIRST else None
+        point = self._relaxed(c)
         if point is not None:
             return point
         counter[1] += 1

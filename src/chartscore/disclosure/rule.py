@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
-
 RULE: Final = "cell_size"
 """The name of the rule recorded in a shared report."""
 
@@ -32,7 +30,6 @@ SLICE_KINDS: Final = ("overall", "field", "field_type")
 
 FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 
-METRIC_NAMES: Final = (*CORE_METRICS, *TYPE_METRICS)
 
 SUCCESS: Final = "success_count"
 TOTAL: Final = "total_count"
@@ -79,8 +76,3 @@ AGREEMENT_METRICS: Final = frozenset(
 def metric_quantity(metric: str, part: str) -> str:
     """The quantity name of one part of a metric, e.g. ``exact_agreement.total_count``."""
     return f"{metric}.{part}"
-
-
-def count_names() -> tuple[str, ...]:
-    """The six counts every slice holds, in report order."""
-    return COUNT_NAMES

@@ -73,6 +73,8 @@ _TRIALS: Final = 4
 _PEOPLE_NEED: Final = frozenset({"field_count", "answerable_count", PAIRS})
 _WEIGHT: Final = (1, 3, 9, 27)
 """The price of hiding one number of each tier: the overall slice weighs most."""
+_CANDIDATES: Final = 40
+"""How many linked numbers (cheapest first) are priced for one failing cell."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
 
@@ -142,6 +144,10 @@ class _Suppressor:
         for index, identity in enumerate(self.identities):
             for key in identity:
                 self.by_term.setdefault(key, []).append(index)
+        self.by_variable: dict[int, list[Key]] = {}
+        for key in self.numbers:
+            for variable, _ in model.quantities[key].form:
+                self.by_variable.setdefault(variable, []).append(key)
 
     def _identities(self) -> list[tuple[Key, ...]]:
         # Identities among published numbers that a one-line subtraction solves.
@@ -244,13 +250,6 @@ class _Suppressor:
         hidden = self.hidden if hidden is None else hidden
         return {key: self.values[key] for key in self.numbers if key not in hidden}
 
-    def is_hidden(self, quantity: Quantity, hidden: set[Key]) -> bool:
-        """Whether the quantity is not published (failures: either part hidden)."""
-        parts = quantity.parts
-        if parts is None:
-            return quantity.key in hidden
-        return parts[0] in hidden or parts[1] in hidden
-
     def local_safe(
         self, local: LocalCheck, quantity: Quantity, published: Mapping[Key, int]
     ) -> bool:
@@ -263,14 +262,13 @@ class _Suppressor:
 
     def candidates(self, quantity: Quantity) -> list[Key]:
         """Published numbers sharing an outcome class with ``quantity``, cheapest first."""
-        variables = {v for v, _ in quantity.form}
-        linked = [
+        linked = {
             key
-            for key in self.numbers
+            for variable, _ in quantity.form
+            for key in self.by_variable.get(variable, ())
             if key not in self.hidden
-            and any(v in variables for v, _ in self.model.quantities[key].form)
-        ]
-        return sorted(linked, key=self.cost.__getitem__)
+        }
+        return sorted(linked, key=self.cost.__getitem__)[:_CANDIDATES]
 
 
 def _values(model: ReportModel, shared: SharedReport) -> dict[Key, int]:
