@@ -317,7 +317,7 @@ class RangeSolver:
         self._cache: dict[tuple[int, tuple[tuple[int, int], ...], bool], int | None] = {}
         self._block_cache: dict[tuple[int, int, tuple[tuple[int, int], ...], bool], int | None] = {}
         self._parts: dict[tuple[int, int, bool], dict[int, tuple[Row, int | None, int | None]]] = {}
-        self._areas: dict[tuple[int, frozenset[int], str], tuple[list[int], _Problem]] = {}
+        self._areas: dict[tuple[int, frozenset[int], str, int], tuple[list[int], _Problem]] = {}
         owner = self._owners()
         self._owner = owner
         rows = self._reduced_rows(published, owner)
@@ -713,6 +713,14 @@ class RangeSolver:
         values = np.stack(component.witnesses)[:, columns] @ weights
         return int(values.min())
 
+    @staticmethod
+    def _best_index(component: _Component, objective: Mapping[int, int]) -> int:
+        # The witness with the smallest objective (the first of equals).
+        columns = np.fromiter(objective.keys(), dtype=np.int64)
+        weights = np.fromiter(objective.values(), dtype=np.int64)
+        values = np.stack(component.witnesses)[:, columns] @ weights
+        return int(np.argmin(values))
+
     def _minimum(self, index: int, objective: Mapping[int, int], best: int) -> int:
         """The exact minimum of ``objective`` over the component: sandwich, else whole."""
         component = self.components[index]
@@ -731,7 +739,9 @@ class RangeSolver:
             bound = self._relaxed_minimum(index, objective, area, "loose")
             if bound is not None and bound == best:
                 return best
-            value, point = self._restricted_minimum(index, objective, area)
+            value, point = self._restricted_minimum(
+                index, objective, area, self._best_index(component, objective)
+            )
             if len(component.witnesses) < _MAX_WITNESSES:
                 component.witnesses.append(point)
             best = min(best, value)
@@ -847,7 +857,7 @@ class RangeSolver:
         return self._parts[key]
 
     def _area_problem(
-        self, index: int, area: frozenset[int], kind: str
+        self, index: int, area: frozenset[int], kind: str, base: int = 0
     ) -> tuple[list[int], _Problem]:
         """The problem over an area's columns (built once per area and kind).
 
@@ -857,13 +867,13 @@ class RangeSolver:
         blocks' own ranges) or fixed at the first witness (``"restricted"``).
         """
         relaxed = kind != "restricted"
-        key = (index, area, kind)
+        key = (index, area, kind, base)
         if key in self._areas:
             return self._areas[key]
         component = self.components[index]
         columns = sorted(c for block in area for c in component.blocks[block])
         where = {c: i for i, c in enumerate(columns)}
-        witness = component.witnesses[0]
+        witness = component.witnesses[base]
         rows: list[Row] = []
         lower: list[int | None] = []
         upper: list[int | None] = []
@@ -916,16 +926,16 @@ class RangeSolver:
         return bound
 
     def _restricted_minimum(
-        self, index: int, objective: Mapping[int, int], area: frozenset[int]
+        self, index: int, objective: Mapping[int, int], area: frozenset[int], base: int = 0
     ) -> tuple[int, np.ndarray]:
-        """An upper bound: the area free, every other block fixed at the first witness.
+        """An upper bound: the area free, every other block fixed at witness ``base``.
 
         Returns the bound and the whole component's point (a new witness).
         """
         component = self.components[index]
-        columns, problem = self._area_problem(index, area, "restricted")
+        columns, problem = self._area_problem(index, area, "restricted", base)
         value, local_point = self._solve_area(columns, problem, objective)
-        point = component.witnesses[0].copy()
+        point = component.witnesses[base].copy()
         point[columns] = local_point
         if not component.problem.check(point):
             raise Unresolved
