@@ -480,6 +480,18 @@ def test_kappa_is_withheld_when_a_margin_is_small() -> None:
 # --- errors ------------------------------------------------------------------------------------
 
 
+def test_protected_keys_are_exactly_the_reference_keys() -> None:
+    from chartscore.disclosure import protected_keys
+
+    report, sensitivity, _ = scored(build_cohort(random.Random(4).choice, list(TYPES), 12))
+    keys = protected_keys(report, sensitivity.field_types)
+    assert len(keys) == len(set(keys))
+    assert set(keys) == set(sensitivity.case_counts)
+    assert ("field", "f005.ordinal", "kappa.pairs") in keys
+    assert ("field_type", "multi", "item_recall.failures") in keys
+    assert ("overall", "", "evidence_support.failures") in keys
+
+
 def test_sensitivity_must_cover_the_report() -> None:
     report, sensitivity, _ = scored(worked_example())
     counts = dict(sensitivity.case_counts)

@@ -20,7 +20,7 @@ from chartscore.disclosure.shared import (
     SharedReport,
     SharedSlice,
 )
-from chartscore.disclosure.suppress import Sensitivity, share
+from chartscore.disclosure.suppress import Sensitivity, protected_keys, share
 
 __all__ = [
     "DEFAULT_MIN_CELL",
@@ -36,5 +36,6 @@ __all__ = [
     "SharedReport",
     "SharedSlice",
     "audit",
+    "protected_keys",
     "share",
 ]

@@ -324,6 +324,23 @@ def _field_types(report: Report, sensitivity: Sensitivity) -> dict[str, str]:
     return {field_id: types[field_id] for field_id in sorted(types)}
 
 
+def protected_keys(report: Report, field_types: Mapping[str, str]) -> list[Key]:
+    """Every protected quantity of ``report``: exactly the keys :class:`Sensitivity` needs.
+
+    For the scorer, which fills ``case_counts`` inside the boundary: counts,
+    ``<metric>.success_count``, ``<metric>.total_count``, ``<metric>.failures``,
+    ``kappa.pairs`` (and ``ignored_prediction_count`` where present), for the
+    overall slice, every field and every field type, in report order.
+
+    Raises:
+        ChartscoreError: ``invalid_sensitivity`` when ``field_types`` does not
+            match the report's fields and field types.
+    """
+    types = _field_types(report, Sensitivity({}, {}, field_types))
+    full = shared_from_report(report.to_dict(), types, DEFAULT_MIN_CELL, set(), set())
+    return list(model_of(full).quantities)
+
+
 def share(
     report: Report, sensitivity: Sensitivity, min_cell: int = DEFAULT_MIN_CELL
 ) -> SharedReport:
