@@ -996,12 +996,58 @@ class LocalCheck:
         self.inequalities: dict[int, list[Form]] = {}
         for row in model.inequalities:
             self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
+        self.field_ids = list(model.layouts)
+        # A pooled number's member fields (those whose variables it sums).
+        self.members: dict[Key, list[int]] = {
+            key: sorted({int(owner[v]) for v, _ in quantity.form})
+            for key, quantity in model.quantities.items()
+            if key[0] != "field" and not quantity.derived
+        }
+
+    def _partners(self, area: list[int], published: Mapping[Key, int]) -> list[int]:
+        """Fields that can absorb a change of the area through a published pooled number.
+
+        A field can when its own part of that pooled number is hidden; the fields
+        that can through the most pooled numbers come first (then by position).
+        """
+        inside = set(area)
+        score: dict[int, int] = {}
+        for field in area:
+            for key in self.touching.get(field, []):
+                if key not in published or key not in self.members:
+                    continue
+                for other in self.members[key]:
+                    if other in inside or other < 0:
+                        continue
+                    part = ("field", self.field_ids[other], key[2])
+                    if part not in published:
+                        score[other] = score.get(other, 0) + 1
+        return sorted(score, key=lambda f: (-score[f], f))
 
     def protected(
         self, form: Form, value: int, min_cell: int, published: Mapping[Key, int]
     ) -> bool:
-        """Whether a restriction around ``form``'s fields certifies it protected."""
+        """Whether a restriction around ``form``'s fields certifies it protected.
+
+        Tried with the form's own fields free, then with one and two partner
+        fields (:meth:`_partners`) free as well.
+        """
         fields = sorted({int(self.owner[v]) for v, _ in form})
+        areas = [fields]
+        for partner in self._partners(fields, published)[:_PARTNERS]:
+            areas.append(sorted({*areas[-1], partner}))
+        return any(
+            self._certified(area, form, value, min_cell, published) for area in areas
+        )
+
+    def _certified(
+        self,
+        fields: list[int],
+        form: Form,
+        value: int,
+        min_cell: int,
+        published: Mapping[Key, int],
+    ) -> bool:
         columns = [v for f in fields for v in self.variables[f]]
         if not columns or len(columns) > self.max_width:
             return False
