@@ -1036,9 +1036,7 @@ class LocalCheck:
         areas = [fields]
         for partner in self._partners(fields, published)[:_PARTNERS]:
             areas.append(sorted({*areas[-1], partner}))
-        return any(
-            self._certified(area, form, value, min_cell, published) for area in areas
-        )
+        return any(self._certified(area, form, value, min_cell, published) for area in areas)
 
     def _certified(
         self,

@@ -139,6 +139,8 @@ class _Suppressor:
         }
         self.hidden: set[Key] = set()
         self.seed: np.ndarray | None = None  # a feasible point of the full report
+        # A success count hidden only because its failures are sensitive -> its total.
+        self.proxies: dict[Key, Key] = {}
         self.identities = self._identities()
         self.by_term: dict[Key, list[int]] = {}
         for index, identity in enumerate(self.identities):
@@ -219,8 +221,11 @@ class _Suppressor:
                 todo += self.by_term.get(key, [])
         while todo:
             identity = self.identities[todo.pop()]
-            if sum(1 for key in identity if key in hidden) != 1:
+            alone = [key for key in identity if key in hidden]
+            if len(alone) != 1:
                 continue
+            if alone[0] in self.proxies and self.proxies[alone[0]] in hidden:
+                continue  # hidden only for its failures, which its hidden total protects
             options = sorted((k for k in identity if k not in hidden), key=self.cost.__getitem__)
             cheapest = min(options[:_LOOKAHEAD], key=lambda k: self._step_price(k, hidden))
             hidden.add(cheapest)
@@ -379,9 +384,12 @@ def share(
     ]
     state = _Suppressor(model, values, min_cell)
     primary: list[Key] = []
+    sensitive_keys = {quantity.key for quantity in sensitive}
     for quantity in sensitive:
         parts = quantity.parts
         primary.append(quantity.key if parts is None else parts[0])
+        if parts is not None and parts[0] not in sensitive_keys:
+            state.proxies[parts[0]] = parts[1]
     state.hide(primary)
     _complement(state, sensitive)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
