@@ -283,11 +283,23 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert not result.passed
     disclosed = {(r.slice_name, r.name, r.lo, r.hi) for r in result.rows if r.status == "disclosed"}
     assert ("dx.hiv_status", "unanswerable_count", 3, 3) in disclosed
-    # share() hides more, and its report passes.
+    # share() hides more, and its report passes (the figures docs/disclosure.md quotes).
     shared = share(report, sensitivity)
-    assert audit(shared).passed
+    result = audit(shared)
+    assert result.passed
     hidden = {key for key, value in shared.numbers() if value is None}
     assert hidden > small
+    assert (len(hidden), len(list(shared.numbers()))) == (43, 65)
+    kept = shared.by_field["dx.hiv_status"]
+    assert (kept.counts["field_count"], kept.counts["answered_count"]) == (40, 36)
+    assert kept.metrics["evidence_support"].success_count == 18
+    assert kept.kappa is not None and kept.kappa.pairs == 34
+    rows = {(r.slice_kind, r.name): (r.lo, r.hi) for r in result.rows}
+    assert rows["field", "unanswerable_count"] == (0, 6)
+    assert rows["field", "unanswerable_answer.success_count"] == (0, 2)
+    assert result.table().splitlines()[-1] == (
+        "audit PASS: min_cell 11, 63 hidden numbers checked, 0 failing"
+    )
 
 
 def test_worked_example_each_complementary_cell_is_needed() -> None:
