@@ -283,6 +283,11 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert not result.passed
     disclosed = {(r.slice_name, r.name, r.lo, r.hi) for r in result.rows if r.status == "disclosed"}
     assert ("dx.hiv_status", "unanswerable_count", 3, 3) in disclosed
+    assert len(result.failures) == 29  # as docs/disclosure.md says
+    # 5 numbers hidden in each of 3 slices, plus unanswerable_answer's failures in each.
+    assert result.table().splitlines()[-1] == (
+        "audit FAIL: min_cell 11, 18 hidden numbers checked, 29 failing"
+    )
     # share() hides more, and its report passes (the figures docs/disclosure.md quotes).
     shared = share(report, sensitivity)
     result = audit(shared)

@@ -61,6 +61,9 @@ STATUSES: Final = (
     UNRESOLVED,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
+_RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
+_WHOLE: Final = "published_numbers"
+"""The row name of a failure of the report as a whole (inconsistent or unresolved)."""
 _INTERVAL_TOLERANCE: Final = 1e-9
 
 
@@ -148,7 +151,11 @@ class AuditResult:
         out = [render(header), render(tuple("-" * w for w in widths))]
         out += [render(line) for line in lines]
         failed = len(self.failures)
-        hidden = sum(1 for row in self.rows if row.lo is not None or row.status in PASSING)
+        hidden = sum(
+            1
+            for row in self.rows
+            if row.status in _RANGED or (row.status == UNRESOLVED and row.name != _WHOLE)
+        )
         verdict = "PASS" if self.passed else "FAIL"
         out.append(
             f"audit {verdict}: min_cell {self.min_cell}, {hidden} hidden numbers checked, "
@@ -283,7 +290,7 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     except Unresolved:
         problem = UNRESOLVED
     if solver is None:
-        rows.append(AuditRow("overall", "", "published_numbers", None, None, problem))
+        rows.append(AuditRow("overall", "", _WHOLE, None, None, problem))
         return AuditResult(False, min_cell, _sorted_rows(model, rows))
     hidden = [q for q in _order(model) if q.key not in published]
     with contextlib.suppress(Unresolved, Inconsistent):
