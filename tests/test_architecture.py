@@ -22,6 +22,13 @@ VALUE_FREE = (
     "documents",
     "_format",
     "_version",
+    "disclosure",
+    "disclosure.rule",
+    "disclosure.shared",
+    "disclosure.model",
+    "disclosure.ranges",
+    "disclosure.audit",
+    "disclosure.suppress",
 )
 VALUE_HOLDING = (
     "model",

@@ -84,6 +84,10 @@ class ErrorCode(enum.StrEnum):
     GATE_SLICE_MISSING = "gate_slice_missing"
     GATE_METRIC_MISSING = "gate_metric_missing"
     GATE_NEEDS_COMPARISON = "gate_needs_comparison"
+    # Disclosure control (shared reports).
+    INVALID_MIN_CELL = "invalid_min_cell"
+    INVALID_SENSITIVITY = "invalid_sensitivity"
+    DISCLOSURE_AUDIT_FAILED = "disclosure_audit_failed"
     # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
@@ -153,6 +157,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "gate_slice_missing": "a gate names a slice that is not in the document",
     "gate_metric_missing": "a gate names a metric that is not in its slice",
     "gate_needs_comparison": "a difference rule needs a comparison, not a report",
+    "invalid_min_cell": "the minimum cell size must be an integer from 2 to 1000000",
+    "invalid_sensitivity": "the case counts do not match the report: a bug in the caller",
+    "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "the report could not be written; nothing partial was left",
     "output_is_input": "the output names an input file; choose another output path",

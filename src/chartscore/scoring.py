@@ -342,17 +342,26 @@ def score(
         None if schema is None else to_schema(schema), extra_predictions=extra_predictions
     )
     with collector_paused():
-        for row in guarded(gold, GoldField, InputKind.GOLD):
-            scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
-        scorer.close_gold()
-        if strict_schema:
-            refuse_unused_schema_fields(scorer)
-        for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
-            scorer.add_prediction(
-                answer.case_id, answer.field_id, answer.value, answer.is_supported
-            )
+        feed_records(scorer, gold, predictions, strict_schema=strict_schema)
         tally = scorer.tally()
     return Report.from_tally(tally)
+
+
+def feed_records(
+    scorer: Scorer,
+    gold: Iterable[GoldField],
+    predictions: Iterable[Prediction],
+    *,
+    strict_schema: bool = False,
+) -> None:
+    """Add gold records, close gold, then join predictions (see :func:`score`)."""
+    for row in guarded(gold, GoldField, InputKind.GOLD):
+        scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
+    scorer.close_gold()
+    if strict_schema:
+        refuse_unused_schema_fields(scorer)
+    for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
+        scorer.add_prediction(answer.case_id, answer.field_id, answer.value, answer.is_supported)
 
 
 def refuse_unused_schema_fields(scorer: Scorer) -> None:

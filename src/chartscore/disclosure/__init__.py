@@ -1,0 +1,67 @@
+"""Disclosure control: share a report with small cells suppressed, and prove it.
+
+- :func:`share` applies the cell-size rule (by distinct cases) with
+  complementary suppression and returns a :class:`SharedReport`.
+- :func:`audit` is the outsider's integer-programming attack on a shared
+  report: it needs nothing but the shared report.
+- :class:`Sensitivity` carries the distinct-case counts computed inside the
+  boundary; it is never shared.
+
+See docs/disclosure.md. Value-free: this package never imports the modules
+that hold values.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from chartscore.disclosure.rule import DEFAULT_MIN_CELL, RULE, SHARED_FORMAT, UNIT
+from chartscore.disclosure.shared import (
+    Disclosure,
+    SharedKappa,
+    SharedMetric,
+    SharedReport,
+    SharedSlice,
+)
+
+if TYPE_CHECKING:
+    from chartscore.disclosure.audit import AuditResult, AuditRow, audit
+    from chartscore.disclosure.suppress import Sensitivity, protected_keys, share
+
+# The audit and suppression import scipy (about a second): loaded on first use,
+# so that reading or rendering a shared report does not pay for the solver.
+_SOLVER_MODULES = {
+    "AuditResult": "chartscore.disclosure.audit",
+    "AuditRow": "chartscore.disclosure.audit",
+    "audit": "chartscore.disclosure.audit",
+    "Sensitivity": "chartscore.disclosure.suppress",
+    "protected_keys": "chartscore.disclosure.suppress",
+    "share": "chartscore.disclosure.suppress",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _SOLVER_MODULES.get(name)
+    if module is None:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(module), name)
+
+
+__all__ = [
+    "DEFAULT_MIN_CELL",
+    "RULE",
+    "SHARED_FORMAT",
+    "UNIT",
+    "AuditResult",
+    "AuditRow",
+    "Disclosure",
+    "Sensitivity",
+    "SharedKappa",
+    "SharedMetric",
+    "SharedReport",
+    "SharedSlice",
+    "audit",
+    "protected_keys",
+    "share",
+]

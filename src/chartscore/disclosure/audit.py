@@ -1,0 +1,315 @@
+"""The independent attacker's audit of a shared report.
+
+:func:`audit` reads only the shared report (the object or its JSON), exactly
+what an outsider holds. From its field types and metric names it builds the
+integer model of docs/disclosure.md, adds every published number as an
+equality, and for every protected quantity that is not published computes
+the exact integer range [lo, hi] an outsider can prove, by integer
+programming (:mod:`chartscore.disclosure.ranges`). The report fails when:
+
+- a protected number is published, or follows from two published numbers
+  (a metric's failures), with a value from 1 to ``min_cell - 1``;
+- a hidden protected quantity is proven to lie from 1 to ``min_cell - 1``;
+- an interval is published while its metric has a hidden part;
+- a kappa value is published while its ``pairs`` or its field's
+  ``normalized_agreement`` numerator is hidden;
+- the published numbers are inconsistent (no integer table fits them: a
+  damaged or edited report), or the solver cannot settle a range exactly.
+
+Value-free: the result holds field ids, closed names and integers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from typing import Final
+
+import attrs
+
+from chartscore.disclosure.model import Quantity, ReportModel, model_of
+from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
+from chartscore.disclosure.rule import FAILURES, metric_quantity
+from chartscore.disclosure.shared import Key, SharedReport
+from chartscore.stats import wilson_interval
+
+PROTECTED: Final = "protected"
+"""A hidden number whose range does not prove it small (it may be 0 or large)."""
+DERIVABLE: Final = "derivable"
+"""A hidden number an outsider can compute exactly; allowed when it is 0 or >= min_cell."""
+DISCLOSED: Final = "disclosed"
+"""A hidden number proven to lie from 1 to min_cell - 1: the audit fails."""
+SMALL_PUBLISHED: Final = "small_published"
+"""A published number (or failures from two published numbers) from 1 to min_cell - 1."""
+INTERVAL_PUBLISHED: Final = "interval_published"
+"""An interval shown while its metric has a hidden part (it would reveal the counts)."""
+KAPPA_PUBLISHED: Final = "kappa_published"
+"""A kappa value shown while its pairs or its field's agreement numerator is hidden."""
+INCONSISTENT: Final = "inconsistent"
+"""The published numbers contradict each other: no integer table fits them."""
+UNRESOLVED: Final = "unresolved"
+"""The solver could not settle a range exactly; treated as a failure."""
+
+STATUSES: Final = (
+    PROTECTED,
+    DERIVABLE,
+    DISCLOSED,
+    SMALL_PUBLISHED,
+    INTERVAL_PUBLISHED,
+    KAPPA_PUBLISHED,
+    INCONSISTENT,
+    UNRESOLVED,
+)
+PASSING: Final = frozenset({PROTECTED, DERIVABLE})
+_RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
+_WHOLE: Final = "published_numbers"
+"""The row name of a failure of the report as a whole (inconsistent or unresolved)."""
+_INTERVAL_TOLERANCE: Final = 1e-9
+
+
+@attrs.frozen
+class AuditRow:
+    """One line of the audit: a hidden number's proven range, or a failure.
+
+    Attributes:
+        slice_kind: ``overall``, ``field`` or ``field_type``.
+        slice_name: The field id or type name (``""`` for overall).
+        name: The quantity, e.g. ``missing_count``,
+            ``exact_agreement.failures``, ``kappa.pairs``, ``kappa.value``.
+        lo: The smallest value an outsider can prove, or None when not a range.
+        hi: The largest (None: unbounded, or not a range).
+        status: One of :data:`STATUSES`.
+    """
+
+    slice_kind: str
+    slice_name: str
+    name: str
+    lo: int | None
+    hi: int | None
+    status: str
+
+    @property
+    def slice(self) -> str:
+        """The slice as people read it: ``overall``, ``field dx.onset``, ``type number``."""
+        if self.slice_kind == "overall":
+            return "overall"
+        word = "field" if self.slice_kind == "field" else "type"
+        return f"{word} {self.slice_name}"
+
+    @property
+    def passed(self) -> bool:
+        """Whether this row is compatible with the rule."""
+        return self.status in PASSING
+
+
+@attrs.frozen
+class AuditResult:
+    """The audit's verdict and its rows.
+
+    Attributes:
+        passed: True when no row fails.
+        min_cell: The rule's minimum cell size, from the report.
+        rows: One row per hidden protected quantity and per failure.
+        solves: How many integer programs were solved (for benchmarks).
+    """
+
+    passed: bool
+    min_cell: int
+    rows: tuple[AuditRow, ...]
+    solves: int = attrs.field(default=0, eq=False)
+
+    @property
+    def failures(self) -> tuple[AuditRow, ...]:
+        """The failing rows."""
+        return tuple(row for row in self.rows if not row.passed)
+
+    @property
+    def exit_status(self) -> int:
+        """0 when the audit passes, 4 when it fails (the CLI's exit status)."""
+        return 0 if self.passed else 4
+
+    def table(self) -> str:
+        """A fixed-width, value-free table: slice, number, lo, hi, status; then a verdict."""
+        header = ("slice", "number", "lo", "hi", "status")
+        lines = [
+            (
+                row.slice,
+                row.name,
+                "-" if row.lo is None else str(row.lo),
+                ("inf" if row.status in PASSING else "-") if row.hi is None else str(row.hi),
+                row.status,
+            )
+            for row in self.rows
+        ]
+        widths = [max([len(h), *(len(line[i]) for line in lines)]) for i, h in enumerate(header)]
+
+        def render(cells: tuple[str, ...]) -> str:
+            left = [cells[i].ljust(widths[i]) for i in (0, 1)]
+            right = [cells[i].rjust(widths[i]) for i in (2, 3)]
+            return "  ".join([*left, *right, cells[4]]).rstrip()
+
+        out = [render(header), render(tuple("-" * w for w in widths))]
+        out += [render(line) for line in lines]
+        failed = len(self.failures)
+        hidden = sum(
+            1
+            for row in self.rows
+            if row.status in _RANGED or (row.status == UNRESOLVED and row.name != _WHOLE)
+        )
+        verdict = "PASS" if self.passed else "FAIL"
+        out.append(
+            f"audit {verdict}: min_cell {self.min_cell}, {hidden} hidden numbers checked, "
+            f"{failed} failing"
+        )
+        return "\n".join(out) + "\n"
+
+
+def _published_values(report: SharedReport) -> dict[Key, int | None]:
+    # Every protected quantity's published value: JSON numbers, and failures when both
+    # parts of their metric are published.
+    values: dict[Key, int | None] = dict(report.numbers())
+    for kind, name, part in report.slices():
+        for metric, result in part.metrics.items():
+            success, total = result.success_count, result.total_count
+            failures = None if success is None or total is None else total - success
+            values[kind, name, metric_quantity(metric, FAILURES)] = failures
+    return values
+
+
+def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
+    # Intervals and kappa values that would reveal hidden counts; intervals that do not
+    # match their counts (an edited report).
+    for kind, name, part in report.slices():
+        for metric, result in part.metrics.items():
+            if result.interval is None:
+                if result.success_count is not None and result.total_count:
+                    yield AuditRow(kind, name, f"{metric}.interval", None, None, INCONSISTENT)
+                continue
+            if result.success_count is None or result.total_count is None:
+                yield AuditRow(kind, name, f"{metric}.interval", None, None, INTERVAL_PUBLISHED)
+                continue
+            expected = wilson_interval(result.success_count, result.total_count)
+            if expected is None or any(
+                abs(a - b) > _INTERVAL_TOLERANCE
+                for a, b in zip(expected, result.interval, strict=True)
+            ):
+                yield AuditRow(kind, name, f"{metric}.interval", None, None, INCONSISTENT)
+        kappa = part.kappa
+        if kappa is None or kappa.value is None:
+            continue
+        agreement = part.metrics["normalized_agreement"].success_count
+        if kappa.pairs is None or agreement is None:
+            yield AuditRow(kind, name, "kappa.value", None, None, KAPPA_PUBLISHED)
+        elif kappa.pairs == 0:
+            yield AuditRow(kind, name, "kappa.value", None, None, INCONSISTENT)
+
+
+_RANK: Final = {kind: i for i, kind in enumerate(("overall", "field", "field_type"))}
+
+
+def _order(model: ReportModel) -> list[Quantity]:
+    # Quantities in report order: overall, fields, field types; counts before metrics.
+    position = {key: i for i, key in enumerate(model.quantities)}
+    return sorted(
+        model.quantities.values(), key=lambda q: (_RANK[q.key[0]], q.key[1], position[q.key])
+    )
+
+
+def _sorted_rows(model: ReportModel, rows: list[AuditRow]) -> tuple[AuditRow, ...]:
+    # Report order; rows that are not quantities (intervals, kappa values) follow their slice's.
+    position = {key: i for i, key in enumerate(model.quantities)}
+    return tuple(
+        sorted(
+            rows,
+            key=lambda r: (
+                _RANK[r.slice_kind],
+                r.slice_name,
+                position.get((r.slice_kind, r.slice_name, r.name), len(position)),
+                r.name,
+            ),
+        )
+    )
+
+
+def _range(
+    solver: RangeSolver,
+    quantity: Quantity,
+    published: Mapping[Key, int],
+    found: Mapping[Key, tuple[int, int | None]],
+) -> tuple[int, int | None]:
+    """A quantity's exact range; a metric's failures from its other part when one is shown.
+
+    Failures are total minus success on every consistent table, so with the total
+    published they range over total minus the success range (and the other way round).
+    """
+    parts = quantity.parts
+    if parts is not None:
+        success, total = parts
+        if total in published and success in found:
+            low, high = found[success]
+            if high is not None:
+                return published[total] - high, published[total] - low
+        if success in published and total in found:
+            low, high = found[total]
+            return low - published[success], None if high is None else high - published[success]
+    return solver.range_of(quantity.form)
+
+
+def audit(document: SharedReport | str | bytes) -> AuditResult:
+    """Attack a shared report with everything it publishes; fail if a small cell shows.
+
+    Args:
+        document: A :class:`SharedReport`, or its JSON text.
+
+    Returns:
+        The :class:`AuditResult`: ``passed``, one row per hidden protected
+        quantity (its proven range) and per failure, and ``table()``.
+
+    Raises:
+        ChartscoreError: ``unknown_report_format`` or ``invalid_report`` when
+            the JSON is not a shared report.
+    """
+    report = document if isinstance(document, SharedReport) else SharedReport.from_json(document)
+    min_cell = report.disclosure.min_cell
+    model = model_of(report)
+    values = _published_values(report)
+    rows: list[AuditRow] = []
+    for quantity in _order(model):
+        kind, name, label = quantity.key
+        value = values.get(quantity.key)
+        if value is not None and 1 <= value < min_cell:
+            rows.append(AuditRow(kind, name, label, value, value, SMALL_PUBLISHED))
+    rows += _presentation_failures(report)
+    published = {key: value for key, value in values.items() if value is not None}
+    solver: RangeSolver | None = None
+    problem = ""
+    try:
+        solver = RangeSolver(model, published)
+    except Inconsistent:
+        problem = INCONSISTENT
+    except Unresolved:
+        problem = UNRESOLVED
+    if solver is None:
+        rows.append(AuditRow("overall", "", _WHOLE, None, None, problem))
+        return AuditResult(False, min_cell, _sorted_rows(model, rows))
+    hidden = [q for q in _order(model) if q.key not in published]
+    with contextlib.suppress(Unresolved, Inconsistent):
+        solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
+    found: dict[Key, tuple[int, int | None]] = {}
+    for quantity in hidden:
+        kind, name, label = quantity.key
+        try:
+            low, high = _range(solver, quantity, published, found)
+        except Unresolved:
+            rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
+            continue
+        found[quantity.key] = (low, high)
+        if low >= 1 and high is not None and high < min_cell:
+            status = DISCLOSED
+        elif low == high:
+            status = DERIVABLE
+        else:
+            status = PROTECTED
+        rows.append(AuditRow(kind, name, label, low, high, status))
+    passed = all(row.passed for row in rows)
+    return AuditResult(passed, min_cell, _sorted_rows(model, rows), solver.solves)

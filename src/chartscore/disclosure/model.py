@@ -1,0 +1,456 @@
+"""The attacker's model: every number of a report as a linear function of integer counts.
+
+For one field, every gold row falls in exactly one *outcome class*
+(:class:`OutcomeClass`): answerable or not; missing, abstained or answered;
+for answers, of the wrong type or not and supported or not; for answered
+answerable rows of the right type, exact, normalized-only or disagreeing
+agreement (with the tolerance and ordinal splits of disagreement); and for
+fields with a majority baseline, whether an answerable row is in the majority
+gold category. Multi-select fields add three item counts (matched, answered
+and gold items). Every count, success, total, failure and kappa ``pairs`` of a
+field slice is a sum of class counts (or item counts); a pooled slice's number
+is the sum of its fields' numbers. docs/disclosure.md states the model in full.
+
+:class:`ReportModel` builds those linear forms for every protected quantity of
+a report from its shape alone (field types and metric names), which is all
+the audit may know. It is value-free: names and integers only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
+
+import attrs
+
+from chartscore.disclosure.rule import (
+    FAILURES,
+    IGNORED_COUNT,
+    PAIRS,
+    SUCCESS,
+    TOTAL,
+    metric_quantity,
+)
+from chartscore.disclosure.shared import SharedReport
+from chartscore.tally import CORE_METRICS, COUNT_NAMES
+
+Key = tuple[str, str, str]
+"""A protected quantity: (slice kind, slice name, quantity name)."""
+
+Form = tuple[tuple[int, int], ...]
+"""A linear form: sorted (variable index, nonzero integer coefficient) pairs."""
+
+MISSING: Final = "missing"
+ABSTAINED: Final = "abstained"
+ANSWERED: Final = "answered"
+EXACT: Final = "exact"
+NORMALIZED: Final = "normalized"
+DISAGREE: Final = "disagree"
+
+
+@attrs.frozen
+class OutcomeClass:
+    """One outcome class of a gold row (see the module docstring).
+
+    ``agreement`` is ``""`` unless the row is answerable, answered and of the
+    right type. ``within_tolerance`` and ``within_one`` hold for exact and
+    normalized agreement too; ``later`` and ``earlier`` only for disagreement.
+    """
+
+    answerable: bool
+    status: str
+    wrong_type: bool = False
+    supported: bool = False
+    agreement: str = ""
+    within_tolerance: bool = False
+    later: bool = False
+    earlier: bool = False
+    within_one: bool = False
+    majority: bool = False
+
+
+@attrs.frozen
+class FieldShape:
+    """What the attacker knows about one field: its type and which metrics it reports.
+
+    Attributes:
+        field_type: The field's type name.
+        tolerance: It reports ``tolerance_agreement``.
+        ordinal: It reports the ordinal metrics.
+        majority: It reports ``majority_baseline``.
+        items: It reports ``item_precision`` and ``item_recall``.
+        kappa: Its slice holds kappa ``pairs``.
+    """
+
+    field_type: str
+    tolerance: bool = False
+    ordinal: bool = False
+    majority: bool = False
+    items: bool = False
+    kappa: bool = False
+
+    @classmethod
+    def of(cls, field_type: str, metric_names: Iterable[str], *, kappa: bool) -> FieldShape:
+        """The shape of a field slice holding ``metric_names``."""
+        names = set(metric_names)
+        return cls(
+            field_type=field_type,
+            tolerance="tolerance_agreement" in names,
+            ordinal="ordinal_later" in names,
+            majority="majority_baseline" in names,
+            items="item_precision" in names,
+            kappa=kappa,
+        )
+
+    def metric_names(self) -> tuple[str, ...]:
+        """The binomial metrics of this field's slice, in report order."""
+        names = list(CORE_METRICS)
+        if self.tolerance:
+            names.append("tolerance_agreement")
+        if self.ordinal:
+            names += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
+        if self.items:
+            names += ["item_precision", "item_recall"]
+        if self.majority:
+            names.append("majority_baseline")
+        return tuple(names)
+
+
+def _answered_right_type(shape: FieldShape) -> list[dict[str, object]]:
+    # The agreement splits of an answered answerable row of the right type.
+    # A boolean answer of the right type is a boolean: normalized equals exact.
+    boolean = shape.field_type == "boolean"
+    agreements = [EXACT, DISAGREE] if boolean else [EXACT, NORMALIZED, DISAGREE]
+    out: list[dict[str, object]] = []
+    for agreement in agreements:
+        agrees = agreement != DISAGREE
+        base: dict[str, object] = {"agreement": agreement}
+        tolerance_options = [agrees] if agrees or not shape.tolerance else [False, True]
+        for within_tolerance in tolerance_options:
+            with_tolerance = {**base, "within_tolerance": within_tolerance and shape.tolerance}
+            if not shape.ordinal:
+                out.append(with_tolerance)
+            elif agrees:
+                out.append({**with_tolerance, "within_one": True})
+            else:
+                for later, within_one in itertools.product((True, False), (True, False)):
+                    out.append(
+                        {
+                            **with_tolerance,
+                            "later": later,
+                            "earlier": not later,
+                            "within_one": within_one,
+                        }
+                    )
+    return out
+
+
+def field_classes(shape: FieldShape) -> tuple[OutcomeClass, ...]:
+    """Every outcome class a row of a field with this shape can fall in, in a fixed order."""
+    classes: list[OutcomeClass] = []
+    for answerable in (True, False):
+        splits: list[dict[str, object]] = [{"status": MISSING}, {"status": ABSTAINED}]
+        for wrong_type, supported in itertools.product((False, True), (False, True)):
+            answered: dict[str, object] = {
+                "status": ANSWERED,
+                "wrong_type": wrong_type,
+                "supported": supported,
+            }
+            if answerable and not wrong_type:
+                splits += [{**answered, **extra} for extra in _answered_right_type(shape)]
+            else:
+                splits.append(answered)
+        majority_options = (True, False) if answerable and shape.majority else (False,)
+        for split in splits:
+            for majority in majority_options:
+                classes.append(
+                    OutcomeClass(answerable=answerable, majority=majority, **split)  # type: ignore[arg-type]
+                )
+    return tuple(classes)
+
+
+Predicate = Callable[[OutcomeClass], bool]
+
+
+def _answered(c: OutcomeClass) -> bool:
+    return c.status == ANSWERED
+
+
+def _agrees(c: OutcomeClass) -> bool:
+    return c.agreement in (EXACT, NORMALIZED)
+
+
+_COUNTS: Final[Mapping[str, Predicate]] = {
+    "field_count": lambda c: True,
+    "answerable_count": lambda c: c.answerable,
+    "unanswerable_count": lambda c: not c.answerable,
+    "missing_count": lambda c: c.status == MISSING,
+    "answered_count": _answered,
+    "abstained_count": lambda c: c.status == ABSTAINED,
+}
+
+# Each row metric as (success, total) predicates (docs/metrics.md).
+_ROW_METRICS: Final[Mapping[str, tuple[Predicate, Predicate]]] = {
+    "exact_agreement": (
+        lambda c: c.answerable and c.agreement == EXACT,
+        _COUNTS["answerable_count"],
+    ),
+    "normalized_agreement": (lambda c: c.answerable and _agrees(c), _COUNTS["answerable_count"]),
+    "abstention_correctness": (
+        lambda c: (c.answerable and _answered(c)) or (not c.answerable and c.status == ABSTAINED),
+        _COUNTS["field_count"],
+    ),
+    "answerable_abstention": (
+        lambda c: c.answerable and c.status == ABSTAINED,
+        _COUNTS["answerable_count"],
+    ),
+    "unanswerable_answer": (
+        lambda c: not c.answerable and _answered(c),
+        _COUNTS["unanswerable_count"],
+    ),
+    "wrong_type_answer": (lambda c: _answered(c) and c.wrong_type, _answered),
+    "evidence_support": (lambda c: _answered(c) and c.supported, _answered),
+    "tolerance_agreement": (
+        lambda c: c.answerable and c.agreement != "" and c.within_tolerance,
+        _COUNTS["answerable_count"],
+    ),
+    "ordinal_later": (
+        lambda c: c.answerable and c.agreement == DISAGREE and c.later,
+        _COUNTS["answerable_count"],
+    ),
+    "ordinal_earlier": (
+        lambda c: c.answerable and c.agreement == DISAGREE and c.earlier,
+        _COUNTS["answerable_count"],
+    ),
+    "ordinal_within_one": (
+        lambda c: c.answerable and c.agreement != "" and c.within_one,
+        _COUNTS["answerable_count"],
+    ),
+    "majority_baseline": (lambda c: c.answerable and c.majority, _COUNTS["answerable_count"]),
+}
+
+
+def _pairs(c: OutcomeClass) -> bool:
+    return c.answerable and c.agreement != ""
+
+
+def _both(first: Predicate, second: Predicate) -> Predicate:
+    return lambda c: first(c) and second(c)
+
+
+def _but_not(first: Predicate, second: Predicate) -> Predicate:
+    return lambda c: first(c) and not second(c)
+
+
+ITEM_VARIABLES: Final = ("matched_items", "answered_items", "gold_items")
+# item metric -> (success variable, total variable)
+_ITEM_METRICS: Final = {
+    "item_precision": ("matched_items", "answered_items"),
+    "item_recall": ("matched_items", "gold_items"),
+}
+
+
+@attrs.frozen
+class FieldLayout:
+    """One field's variables in the model: its classes, then item counts.
+
+    Attributes:
+        shape: The field's shape.
+        classes: Its outcome classes (variables ``offset .. offset+len-1``).
+        offset: The index of its first variable.
+    """
+
+    shape: FieldShape
+    classes: tuple[OutcomeClass, ...]
+    offset: int
+
+    @property
+    def size(self) -> int:
+        """The number of variables of this field."""
+        return len(self.classes) + (3 if self.shape.items else 0)
+
+    def item_variable(self, name: str) -> int:
+        """The index of one item count variable (multi-select fields)."""
+        return self.offset + len(self.classes) + ITEM_VARIABLES.index(name)
+
+    def where(self, predicate: Predicate) -> Form:
+        """The form summing the classes for which ``predicate`` holds."""
+        return tuple(
+            (self.offset + index, 1)
+            for index, outcome in enumerate(self.classes)
+            if predicate(outcome)
+        )
+
+    def forms(self) -> dict[str, Form]:
+        """Every protected quantity of the field slice as a linear form."""
+        out: dict[str, Form] = {name: self.where(p) for name, p in _COUNTS.items()}
+        for metric in self.shape.metric_names():
+            if metric in _ITEM_METRICS:
+                success_name, total_name = _ITEM_METRICS[metric]
+                success_var = self.item_variable(success_name)
+                total_var = self.item_variable(total_name)
+                success: Form = ((success_var, 1),)
+                total: Form = ((total_var, 1),)
+                failures = add((total, 1), (success, -1))
+            else:
+                success_p, total_p = _ROW_METRICS[metric]
+                success = self.where(_both(total_p, success_p))
+                total = self.where(total_p)
+                failures = self.where(_but_not(total_p, success_p))
+            out[metric_quantity(metric, SUCCESS)] = success
+            out[metric_quantity(metric, TOTAL)] = total
+            out[metric_quantity(metric, FAILURES)] = failures
+        if self.shape.kappa:
+            out[PAIRS] = self.where(_pairs)
+        return out
+
+    def inequalities(self) -> list[Form]:
+        """Structural facts beyond non-negativity, each as ``form >= 0``.
+
+        Items: matched <= answered, matched <= gold. Boolean majority
+        baseline: the majority holds at least half of the answerable rows.
+        """
+        out: list[Form] = []
+        if self.shape.items:
+            matched = ((self.item_variable("matched_items"), 1),)
+            for other in ("answered_items", "gold_items"):
+                out.append(add((((self.item_variable(other), 1),), 1), (matched, -1)))
+        if self.shape.majority and self.shape.field_type == "boolean":
+            majority = self.where(lambda c: c.answerable and c.majority)
+            minority = self.where(lambda c: c.answerable and not c.majority)
+            out.append(add((majority, 1), (minority, -1)))
+        return out
+
+
+def add(*terms: tuple[Form, int]) -> Form:
+    """The linear combination ``sum(coefficient * form)`` as a form."""
+    total: dict[int, int] = {}
+    for form, coefficient in terms:
+        for variable, value in form:
+            total[variable] = total.get(variable, 0) + coefficient * value
+    return tuple(sorted((v, c) for v, c in total.items() if c))
+
+
+@attrs.frozen
+class Quantity:
+    """One protected quantity: its key, its linear form and whether it is a JSON number.
+
+    ``derived`` quantities (a metric's failures) are never published on
+    their own: they are known exactly when both parts of the metric are.
+    """
+
+    key: Key
+    form: Form
+    derived: bool = False
+
+    @property
+    def parts(self) -> tuple[Key, Key] | None:
+        """For failures, the keys of (success_count, total_count); else None."""
+        kind, name, quantity = self.key
+        if not quantity.endswith("." + FAILURES):
+            return None
+        metric = quantity[: -len(FAILURES) - 1]
+        return (kind, name, metric_quantity(metric, SUCCESS)), (
+            kind,
+            name,
+            metric_quantity(metric, TOTAL),
+        )
+
+
+@attrs.frozen
+class SliceShape:
+    """The quantities a pooled slice holds: metric names, and (overall only) the ignored count."""
+
+    metric_names: tuple[str, ...]
+    kappa: bool = False
+    ignored: bool = False
+
+
+class ReportModel:
+    """The linear model of one report's shape.
+
+    Args:
+        fields: Each field id's :class:`FieldShape`.
+        pooled: Each pooled slice as (kind, name) -> (member field ids, shape):
+            ``("overall", "")`` and ``("field_type", type_name)``.
+
+    Attributes:
+        layouts: Each field's variables.
+        size: The number of variables.
+        quantities: Every protected quantity of the report, by key, in a fixed order.
+        inequalities: Structural facts as forms that must be ``>= 0``.
+    """
+
+    def __init__(
+        self,
+        fields: Mapping[str, FieldShape],
+        pooled: Mapping[tuple[str, str], tuple[Sequence[str], SliceShape]],
+    ) -> None:
+        offset = 0
+        self.layouts: dict[str, FieldLayout] = {}
+        for field_id in sorted(fields):
+            layout = FieldLayout(fields[field_id], field_classes(fields[field_id]), offset)
+            self.layouts[field_id] = layout
+            offset += layout.size
+        self.quantities: dict[Key, Quantity] = {}
+        field_forms = {field_id: layout.forms() for field_id, layout in self.layouts.items()}
+        for field_id, forms in field_forms.items():
+            for name, form in forms.items():
+                key = ("field", field_id, name)
+                self.quantities[key] = Quantity(key, form, derived=name.endswith(FAILURES))
+        for (kind, name), (members, shape) in sorted(pooled.items()):
+            names = [*COUNT_NAMES]
+            for metric in shape.metric_names:
+                names += [metric_quantity(metric, p) for p in (SUCCESS, TOTAL, FAILURES)]
+            for quantity in names:
+                parts = [field_forms[f][quantity] for f in members if quantity in field_forms[f]]
+                key = (kind, name, quantity)
+                self.quantities[key] = Quantity(
+                    key, add(*((p, 1) for p in parts)), derived=quantity.endswith(FAILURES)
+                )
+            if shape.ignored:
+                # Predictions outside gold: tied to no other number, a variable of its own.
+                key = (kind, name, IGNORED_COUNT)
+                self.quantities[key] = Quantity(key, ((offset, 1),))
+                offset += 1
+        self.size = offset
+        self.inequalities: list[Form] = [
+            row for layout in self.layouts.values() for row in layout.inequalities()
+        ]
+
+
+def shape_of(
+    report: SharedReport,
+) -> tuple[dict[str, FieldShape], dict[tuple[str, str], tuple[list[str], SliceShape]]]:
+    """The field shapes and pooled slices of a shared report, from its shape alone."""
+    types = report.disclosure.field_types
+    fields = {
+        field_id: FieldShape.of(
+            types[field_id],
+            part.metrics,
+            kappa=part.kappa is not None,
+        )
+        for field_id, part in report.by_field.items()
+    }
+    pooled: dict[tuple[str, str], tuple[list[str], SliceShape]] = {
+        ("overall", ""): (
+            sorted(fields),
+            SliceShape(
+                tuple(report.overall.metrics), ignored=IGNORED_COUNT in report.overall.counts
+            ),
+        )
+    }
+    for type_name, part in report.by_field_type.items():
+        members = sorted(f for f, t in types.items() if t == type_name)
+        pooled["field_type", type_name] = (
+            members,
+            SliceShape(tuple(part.metrics)),
+        )
+    return fields, pooled
+
+
+def model_of(report: SharedReport) -> ReportModel:
+    """The attacker's model of a shared report: built from its shape, never its values."""
+    fields, pooled = shape_of(report)
+    return ReportModel(fields, pooled)

@@ -1,0 +1,78 @@
+"""The disclosure rule's constants and the names of the numbers it protects.
+
+The rule is the CMS cell-size suppression policy: no number from 1 to
+``min_cell - 1`` may be shown or be derivable (0 may be shown). The unit is
+distinct cases (patients' charts), not rows. This module holds only closed
+vocabulary; it is imported by every other module of the package.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+RULE: Final = "cell_size"
+"""The name of the rule recorded in a shared report."""
+
+UNIT: Final = "cases"
+"""What is counted against ``min_cell``: distinct cases, never rows."""
+
+DEFAULT_MIN_CELL: Final = 11
+"""Publish 0 or at least 11: the CMS policy suppresses cells from 1 to 10."""
+
+SHARED_FORMAT: Final = "chartscore.shared_report"
+SHARED_FORMAT_VERSION: Final = 1
+
+IGNORED_COUNT: Final = "ignored_prediction_count"
+"""An optional count a slice may carry; protected like the six counts."""
+
+SLICE_KINDS: Final = ("overall", "field", "field_type")
+"""The three kinds of slice, as named in sensitivity keys and audit rows."""
+
+FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
+
+
+SUCCESS: Final = "success_count"
+TOTAL: Final = "total_count"
+FAILURES: Final = "failures"
+PAIRS: Final = "kappa.pairs"
+
+KAPPA_TYPES: Final = frozenset({"categorical", "boolean", "ordinal"})
+"""Field types whose field slices carry kappa and a majority baseline."""
+
+# Which type-specific metrics each field type may report.
+TYPE_METRICS_OF: Final = {
+    "text": frozenset[str](),
+    "categorical": frozenset({"majority_baseline"}),
+    "boolean": frozenset({"majority_baseline"}),
+    "number": frozenset({"tolerance_agreement"}),
+    "date": frozenset({"tolerance_agreement"}),
+    "ordinal": frozenset(
+        {"ordinal_later", "ordinal_earlier", "ordinal_within_one", "majority_baseline"}
+    ),
+    "multi": frozenset({"item_precision", "item_recall"}),
+}
+# The type-specific metrics a field of the type must report (the rest are optional).
+REQUIRED_TYPE_METRICS_OF: Final = {
+    **{name: frozenset[str]() for name in ("text", "number", "date")},
+    "categorical": frozenset({"majority_baseline"}),
+    "boolean": frozenset({"majority_baseline"}),
+    "ordinal": TYPE_METRICS_OF["ordinal"],
+    "multi": TYPE_METRICS_OF["multi"],
+}
+
+AGREEMENT_METRICS: Final = frozenset(
+    {
+        "exact_agreement",
+        "normalized_agreement",
+        "tolerance_agreement",
+        "ordinal_within_one",
+        "item_precision",
+        "item_recall",
+    }
+)
+"""The numbers people need most in a field slice: hidden last within a field."""
+
+
+def metric_quantity(metric: str, part: str) -> str:
+    """The quantity name of one part of a metric, e.g. ``exact_agreement.total_count``."""
+    return f"{metric}.{part}"

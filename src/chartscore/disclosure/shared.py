@@ -1,0 +1,547 @@
+"""The shared report: a report's shape with suppressed numbers replaced by ``null``.
+
+A :class:`SharedReport` is what may leave the protected environment once
+:func:`chartscore.disclosure.share` has applied the cell-size rule. It keeps
+the report's canonical JSON shape; every suppressed count, ``success_count``,
+``total_count`` or kappa ``pairs`` is ``null``, a metric with a suppressed part
+has ``interval: null``, a withheld kappa has ``value: null, interval: null``,
+and a top-level ``disclosure`` object records the rule, the unit, how many
+numbers are suppressed, and every field's type (schema knowledge the audit
+needs). Every published number equals the full report's number exactly.
+
+:meth:`SharedReport.from_json` reads one back strictly, so that the audit (and
+anyone outside) can rerun the attack on exactly what was published.
+
+Value-free: field ids, closed names and numbers only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Collection, Iterator, Mapping
+from typing import Final, NoReturn
+
+import attrs
+
+from chartscore._format import FIELD_ID_PATTERN
+from chartscore._version import __version__
+from chartscore.canonical_json import canonical_json
+from chartscore.disclosure.rule import (
+    FIELD_TYPE_NAMES,
+    IGNORED_COUNT,
+    KAPPA_TYPES,
+    PAIRS,
+    REQUIRED_TYPE_METRICS_OF,
+    RULE,
+    SHARED_FORMAT,
+    SHARED_FORMAT_VERSION,
+    SUCCESS,
+    TOTAL,
+    TYPE_METRICS_OF,
+    UNIT,
+    metric_quantity,
+)
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+
+Interval = tuple[float, float]
+Key = tuple[str, str, str]
+"""A protected quantity: (slice kind, slice name, quantity name)."""
+
+_MAX_COUNT: Final = 2**53 - 1
+_MAX_MIN_CELL: Final = 1_000_000
+_VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}").fullmatch
+_FIELD_ID = re.compile(FIELD_ID_PATTERN).fullmatch
+_TOP_KEYS: Final = frozenset(
+    {"format", "format_version", "scorer", "overall", "by_field", "by_field_type", "disclosure"}
+)
+_DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
+_METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
+_KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
+
+
+def check_min_cell(min_cell: object) -> int:
+    """``min_cell`` as an int from 2 to 1,000,000, or ``invalid_min_cell``."""
+    if type(min_cell) is not int or not 2 <= min_cell <= _MAX_MIN_CELL:
+        raise ChartscoreError(ErrorCode.INVALID_MIN_CELL)
+    return min_cell
+
+
+@attrs.frozen
+class SharedMetric:
+    """One binomial metric of a shared report; ``None`` marks a suppressed part."""
+
+    success_count: int | None
+    total_count: int | None
+    interval: Interval | None
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"success_count", "total_count", "interval"}``, nulls for suppressed parts."""
+        return {
+            SUCCESS: self.success_count,
+            TOTAL: self.total_count,
+            "interval": None if self.interval is None else list(self.interval),
+        }
+
+
+@attrs.frozen
+class SharedKappa:
+    """A field's kappa: value and interval are ``None`` when undefined or withheld."""
+
+    value: float | None
+    interval: Interval | None
+    pairs: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"value", "interval", "pairs"}``."""
+        return {
+            "value": self.value,
+            "interval": None if self.interval is None else list(self.interval),
+            "pairs": self.pairs,
+        }
+
+
+@attrs.frozen
+class SharedSlice:
+    """Counts, metrics and kappa of one slice, with ``None`` for suppressed numbers.
+
+    Attributes:
+        counts: The six counts by name; the overall slice also holds the
+            report's top-level ``ignored_prediction_count`` when it has one (a
+            number of its own in the model, written back at the top level).
+        metrics: Every binomial metric of the slice, by name.
+        kappa: The kappa of a categorical, boolean or ordinal field slice.
+    """
+
+    counts: Mapping[str, int | None]
+    metrics: Mapping[str, SharedMetric]
+    kappa: SharedKappa | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        """The slice as JSON-ready data."""
+        out: dict[str, object] = dict(self.counts)
+        for name, metric in self.metrics.items():
+            out[name] = metric.to_dict()
+        if self.kappa is not None:
+            out["kappa"] = self.kappa.to_dict()
+        return out
+
+    def numbers(self) -> Iterator[tuple[str, int | None]]:
+        """Every protected number the slice publishes (or hides), as (quantity, value).
+
+        Counts, each metric's ``success_count`` and ``total_count``, and kappa
+        ``pairs``; not failures (derived) nor intervals and kappa values.
+        """
+        yield from self.counts.items()
+        for name, metric in self.metrics.items():
+            yield metric_quantity(name, SUCCESS), metric.success_count
+            yield metric_quantity(name, TOTAL), metric.total_count
+        if self.kappa is not None:
+            yield PAIRS, self.kappa.pairs
+
+
+@attrs.frozen
+class Disclosure:
+    """The rule a shared report was made under, and the schema knowledge it assumes.
+
+    Attributes:
+        min_cell: The smallest nonzero number of cases that may be shown.
+        suppressed_count: How many protected numbers of the report are null.
+        field_types: Every field id's type (the attacker is assumed to know it).
+        rule: Always ``"cell_size"``.
+        unit: Always ``"cases"``.
+    """
+
+    min_cell: int
+    suppressed_count: int
+    field_types: Mapping[str, str]
+    rule: str = RULE
+    unit: str = UNIT
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``disclosure`` object of the shared report's JSON."""
+        return {
+            "rule": self.rule,
+            "min_cell": self.min_cell,
+            "unit": self.unit,
+            "suppressed_count": self.suppressed_count,
+            "field_types": dict(self.field_types),
+        }
+
+
+@attrs.frozen
+class SharedReport:
+    """A report that passed disclosure control: small cells are ``None``.
+
+    Attributes:
+        overall: All fields.
+        by_field: One slice per field id.
+        by_field_type: One slice per field type present.
+        disclosure: The rule, the unit, the suppressed count and the field types.
+        scorer_version: The chartscore version that scored the data.
+    """
+
+    overall: SharedSlice
+    by_field: Mapping[str, SharedSlice]
+    by_field_type: Mapping[str, SharedSlice]
+    disclosure: Disclosure
+    scorer_version: str = __version__
+
+    def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
+        """Every slice as (kind, name, slice): overall, fields, then field types."""
+        yield "overall", "", self.overall
+        for field_id in sorted(self.by_field):
+            yield "field", field_id, self.by_field[field_id]
+        for type_name in sorted(self.by_field_type):
+            yield "field_type", type_name, self.by_field_type[type_name]
+
+    def numbers(self) -> Iterator[tuple[Key, int | None]]:
+        """Every protected JSON number of the report, keyed, ``None`` when suppressed."""
+        for kind, name, part in self.slices():
+            for quantity, value in part.numbers():
+                yield (kind, name, quantity), value
+
+    def to_dict(self) -> dict[str, object]:
+        """The shared report as JSON-ready data.
+
+        The overall slice's ``ignored_prediction_count`` (present when the
+        report had one) is written at the top level, where the report has it.
+        """
+        overall = self.overall.to_dict()
+        out: dict[str, object] = {
+            "format": SHARED_FORMAT,
+            "format_version": SHARED_FORMAT_VERSION,
+            "scorer": {"name": "chartscore", "version": self.scorer_version},
+            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
+            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
+            "disclosure": self.disclosure.to_dict(),
+        }
+        if IGNORED_COUNT in overall:
+            out[IGNORED_COUNT] = overall.pop(IGNORED_COUNT)
+        out["overall"] = overall
+        return out
+
+    def to_json(self) -> str:
+        """RFC 8785 canonical JSON: the same bytes for the same report, everywhere."""
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SharedReport:
+        """Read a shared report back, strictly.
+
+        Args:
+            text: The document as ``str`` or UTF-8 ``bytes``.
+
+        Returns:
+            The report; ``to_json()`` gives the canonical bytes again.
+
+        Raises:
+            ChartscoreError: ``unknown_report_format`` when ``format`` is not
+                ``chartscore.shared_report`` or ``format_version`` is not 1;
+                ``invalid_report`` for anything malformed (not strict JSON,
+                unknown or missing keys, counts that are not non-negative
+                integers, metrics a field of that type cannot have, a
+                ``suppressed_count`` that does not match the nulls, ...). The
+                message never quotes the document.
+        """
+        return cls.from_dict(_parse(text))
+
+    @classmethod
+    def from_dict(cls, document: object) -> SharedReport:
+        """Validate parsed JSON as a shared report (see :meth:`from_json`)."""
+        if type(document) is not dict:
+            _invalid()
+        if (
+            document.get("format") != SHARED_FORMAT
+            or type(document.get("format_version")) is not int
+            or document["format_version"] != SHARED_FORMAT_VERSION
+        ):
+            raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
+        if set(document) - {IGNORED_COUNT} != _TOP_KEYS:
+            _invalid()
+        scorer = document["scorer"]
+        if type(scorer) is not dict or set(scorer) != {"name", "version"}:
+            _invalid()
+        if scorer["name"] != "chartscore" or type(scorer["version"]) is not str:
+            _invalid()
+        if not _VERSION(scorer["version"]):
+            _invalid()
+        disclosure = _disclosure(document["disclosure"])
+        field_types = disclosure.field_types
+        by_field_raw = document["by_field"]
+        by_type_raw = document["by_field_type"]
+        if type(by_field_raw) is not dict or type(by_type_raw) is not dict:
+            _invalid()
+        if set(by_field_raw) != set(field_types):
+            _invalid()
+        if set(by_type_raw) != set(field_types.values()):
+            _invalid()
+        by_field = {
+            field_id: _slice(raw, _field_metrics(field_types[field_id], raw), kappa=True)
+            for field_id, raw in sorted(by_field_raw.items())
+        }
+        for field_id, part in by_field.items():
+            has_kappa = field_types[field_id] in KAPPA_TYPES
+            if (part.kappa is not None) != has_kappa:
+                _invalid()
+        by_type: dict[str, SharedSlice] = {}
+        for type_name, raw in sorted(by_type_raw.items()):
+            members = [by_field[f] for f, t in field_types.items() if t == type_name]
+            allowed = {name for part in members for name in part.metrics}
+            by_type[type_name] = _slice(raw, allowed, kappa=False)
+        overall = _slice(document["overall"], CORE_METRICS, kappa=False)
+        if IGNORED_COUNT in document:
+            ignored = _count(document[IGNORED_COUNT])
+            overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
+        report = cls(
+            overall=overall,
+            by_field=by_field,
+            by_field_type=by_type,
+            disclosure=disclosure,
+            scorer_version=scorer["version"],
+        )
+        hidden = sum(1 for _, value in report.numbers() if value is None)
+        if hidden != disclosure.suppressed_count:
+            _invalid()
+        return report
+
+
+def _field_metrics(field_type: str, raw: object) -> set[str]:
+    # The metrics a field slice of this type must have; optional ones are added if present.
+    names = set(CORE_METRICS) | REQUIRED_TYPE_METRICS_OF[field_type]
+    if type(raw) is dict:
+        names |= TYPE_METRICS_OF[field_type] & set(raw)
+    return names
+
+
+def _invalid() -> NoReturn:
+    raise ChartscoreError(ErrorCode.INVALID_REPORT)
+
+
+class _RefusedError(ValueError):
+    """Raised by the decoder hooks; turned into ``invalid_report`` outside ``except``."""
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    members = dict(pairs)
+    if len(members) != len(pairs):
+        raise _RefusedError
+    return members
+
+
+def _no_constant(_name: str) -> NoReturn:
+    raise _RefusedError
+
+
+def _finite(literal: str) -> float:
+    number = float(literal)
+    if not math.isfinite(number):
+        raise _RefusedError
+    return number
+
+
+def _parse(text: str | bytes) -> object:
+    # Strict JSON; any failure becomes invalid_report with no chained exception.
+    document: object = None
+    failed = False
+    try:
+        if isinstance(text, bytes | bytearray):
+            text = bytes(text).decode("utf-8")
+        if not isinstance(text, str):
+            raise _RefusedError
+        document = json.loads(
+            text,
+            object_pairs_hook=_unique,
+            parse_constant=_no_constant,
+            parse_float=_finite,
+        )
+    except (ValueError, RecursionError, TypeError):
+        failed = True
+    if failed:
+        _invalid()
+    return document
+
+
+def _exact_keys(value: Mapping[str, object], keys: Collection[str]) -> None:
+    if set(value) != set(keys):
+        _invalid()
+
+
+def _count(value: object, *, nullable: bool = True) -> int | None:
+    if value is None and nullable:
+        return None
+    if type(value) is not int or not 0 <= value <= _MAX_COUNT:
+        _invalid()
+    return value
+
+
+def _number(value: object, low: float, high: float) -> float:
+    if type(value) not in (int, float) or not low <= value <= high:  # type: ignore[operator]
+        _invalid()
+    return float(value)  # type: ignore[arg-type]
+
+
+def _interval(value: object, low: float, high: float) -> Interval | None:
+    if value is None:
+        return None
+    if type(value) is not list or len(value) != 2:
+        _invalid()
+    lower, upper = _number(value[0], low, high), _number(value[1], low, high)
+    if lower > upper:
+        _invalid()
+    return lower, upper
+
+
+def _metric(value: object) -> SharedMetric:
+    if type(value) is not dict:
+        _invalid()
+    _exact_keys(value, _METRIC_KEYS)
+    success, total = _count(value[SUCCESS]), _count(value[TOTAL])
+    if success is not None and total is not None and success > total:
+        _invalid()
+    return SharedMetric(success, total, _interval(value["interval"], 0.0, 1.0))
+
+
+def _kappa(value: object) -> SharedKappa:
+    if type(value) is not dict:
+        _invalid()
+    _exact_keys(value, _KAPPA_KEYS)
+    kappa = None if value["value"] is None else _number(value["value"], -1.0, 1.0)
+    interval = _interval(value["interval"], -1.0, 1.0)
+    if (kappa is None) != (interval is None):
+        _invalid()
+    return SharedKappa(kappa, interval, _count(value["pairs"]))
+
+
+def _slice(value: object, metric_names: Collection[str], *, kappa: bool) -> SharedSlice:
+    # Exactly the six counts, exactly ``metric_names``, and kappa only where the
+    # caller allows it.
+    if type(value) is not dict:
+        _invalid()
+    keys = set(value)
+    count_keys = keys & set(COUNT_NAMES)
+    metric_keys = keys & set(metric_names)
+    other = keys - count_keys - metric_keys
+    if not set(COUNT_NAMES) <= count_keys or metric_keys != set(metric_names):
+        _invalid()
+    if other - ({"kappa"} if kappa else set()):
+        _invalid()
+    counts = {name: _count(value[name]) for name in COUNT_NAMES}
+    order = (*CORE_METRICS, *TYPE_METRICS)
+    metrics = {name: _metric(value[name]) for name in order if name in metric_keys}
+    return SharedSlice(
+        counts=counts,
+        metrics=metrics,
+        kappa=_kappa(value["kappa"]) if "kappa" in value else None,
+    )
+
+
+def _disclosure(value: object) -> Disclosure:
+    if type(value) is not dict:
+        _invalid()
+    _exact_keys(value, _DISCLOSURE_KEYS)
+    if value["rule"] != RULE or value["unit"] != UNIT:
+        _invalid()
+    min_cell = value["min_cell"]
+    if type(min_cell) is not int or not 2 <= min_cell <= _MAX_MIN_CELL:
+        _invalid()
+    suppressed = _count(value["suppressed_count"], nullable=False)
+    types = value["field_types"]
+    if type(types) is not dict or not types:
+        _invalid()
+    for field_id, type_name in types.items():
+        if not _FIELD_ID(field_id) or type_name not in FIELD_TYPE_NAMES:
+            _invalid()
+    assert suppressed is not None
+    return Disclosure(
+        min_cell=min_cell,
+        suppressed_count=suppressed,
+        field_types={k: types[k] for k in sorted(types)},
+    )
+
+
+def _pair(interval: object) -> Interval:
+    assert isinstance(interval, list | tuple) and len(interval) == 2
+    return float(interval[0]), float(interval[1])
+
+
+def shared_from_report(
+    document: Mapping[str, object],
+    field_types: Mapping[str, str],
+    min_cell: int,
+    hidden: Collection[Key],
+    withheld_kappa: Collection[str],
+) -> SharedReport:
+    """Build a shared report from a full report's ``to_dict()``, hiding some numbers.
+
+    Args:
+        document: ``Report.to_dict()`` of the full report.
+        field_types: Every field id's type.
+        min_cell: The rule's minimum cell size.
+        hidden: Keys of the numbers to replace by ``None`` (counts, success and
+            total counts, ``kappa.pairs``).
+        withheld_kappa: Field ids whose kappa value and interval are withheld.
+
+    Returns:
+        The shared report; metrics with a hidden part lose their interval.
+    """
+    hidden_set = set(hidden)
+
+    def build(kind: str, name: str, raw: Mapping[str, object]) -> SharedSlice:
+        counts: dict[str, int | None] = {}
+        metrics: dict[str, SharedMetric] = {}
+        kappa: SharedKappa | None = None
+        for key, value in raw.items():
+            if key in COUNT_NAMES or key == IGNORED_COUNT:
+                counts[key] = None if (kind, name, key) in hidden_set else value  # type: ignore[assignment]
+            elif key == "kappa":
+                assert isinstance(value, Mapping)
+                pairs = None if (kind, name, PAIRS) in hidden_set else value["pairs"]
+                withheld = pairs is None or name in withheld_kappa
+                interval = value["interval"]
+                kappa = SharedKappa(
+                    None if withheld else value["value"],
+                    None if withheld or interval is None else _pair(interval),
+                    pairs,
+                )
+            else:
+                assert isinstance(value, Mapping)
+                success = None if (kind, name, f"{key}.{SUCCESS}") in hidden_set else value[SUCCESS]
+                total = None if (kind, name, f"{key}.{TOTAL}") in hidden_set else value[TOTAL]
+                interval = value["interval"]
+                shown = success is not None and total is not None and interval is not None
+                metrics[key] = SharedMetric(
+                    success,
+                    total,
+                    _pair(interval) if shown else None,
+                )
+        ordered: dict[str, int | None] = {
+            n: counts[n] for n in (*COUNT_NAMES, IGNORED_COUNT) if n in counts
+        }
+        return SharedSlice(counts=ordered, metrics=metrics, kappa=kappa)
+
+    by_field_raw = document["by_field"]
+    by_type_raw = document["by_field_type"]
+    assert isinstance(by_field_raw, Mapping) and isinstance(by_type_raw, Mapping)
+    overall_raw = document["overall"]
+    assert isinstance(overall_raw, Mapping)
+    if IGNORED_COUNT in document:  # top-level in the report; modelled with the overall slice
+        overall_raw = {**overall_raw, IGNORED_COUNT: document[IGNORED_COUNT]}
+    overall = build("overall", "", overall_raw)
+    by_field = {k: build("field", k, by_field_raw[k]) for k in sorted(by_field_raw)}
+    by_type = {k: build("field_type", k, by_type_raw[k]) for k in sorted(by_type_raw)}
+    scorer = document["scorer"]
+    assert isinstance(scorer, Mapping)
+    draft = SharedReport(
+        overall=overall,
+        by_field=by_field,
+        by_field_type=by_type,
+        disclosure=Disclosure(min_cell, 0, {k: field_types[k] for k in sorted(field_types)}),
+        scorer_version=str(scorer["version"]),
+    )
+    suppressed = sum(1 for _, value in draft.numbers() if value is None)
+    return attrs.evolve(
+        draft, disclosure=attrs.evolve(draft.disclosure, suppressed_count=suppressed)
+    )

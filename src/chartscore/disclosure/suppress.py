@@ -1,0 +1,480 @@
+"""Cell suppression: primary by distinct cases, complementary until the audit passes.
+
+:func:`share` turns a full :class:`~chartscore.report.Report` into a
+:class:`~chartscore.disclosure.shared.SharedReport` under the cell-size rule:
+
+1. **Primary.** A protected quantity is *sensitive* when the distinct cases
+   behind it (:class:`Sensitivity`, counted inside the boundary while
+   scoring) number from 1 to ``min_cell - 1``. A sensitive number is hidden;
+   for sensitive failures, the metric's ``success_count`` is hidden.
+2. **Structural pass.** No identity of the report may have exactly one hidden
+   term (it could be solved for): the count identities, numbers with the same
+   definition (a metric's total and its count), each pooled slice as the sum
+   of its fields, and the overall slice as the sum of the field-type slices.
+   While one has, the cheapest published term of that identity is hidden.
+3. **Audit loop.** The integer-programming attack
+   (:class:`~chartscore.disclosure.ranges.RangeSolver`) checks every sensitive
+   quantity: one from 1 to ``min_cell - 1`` must not be provable to lie in
+   that range, and none may be derivable exactly (a pooled number can have
+   many rows from few cases). For each that fails, published numbers linked
+   to it (sharing an outcome class) are tried in cost order, and the first
+   whose hiding protects it is hidden; if none alone does, the cheapest is
+   hidden and the check repeats. Hiding only removes equalities, so ranges
+   only widen, and hiding everything passes: the loop ends.
+4. **Kappa.** A kappa value and interval are shown only when ``pairs`` and
+   the field's ``normalized_agreement`` numerator are shown and the smallest
+   nonzero gold or answer category among the pairs has at least ``min_cell``
+   cases (kappa with the observed agreement lets an outsider solve for the
+   category margins).
+
+Cost order (cheapest hidden first): field-type slices (derived sums), then
+a field's other numbers, then a field's agreement numbers (and its
+``field_count``, ``answerable_count`` and kappa pairs), then the overall
+slice; within a tier, smaller numbers first; then a fixed order of names.
+Everything is sorted, so the same inputs give the same bytes.
+
+Finally :func:`share` runs :func:`~chartscore.disclosure.audit.audit` on its
+own JSON output and refuses (``disclosure_audit_failed``) rather than return
+a report that fails.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Final
+
+import attrs
+import numpy as np
+
+from chartscore.disclosure.audit import DERIVABLE, audit
+from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
+from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
+from chartscore.disclosure.rule import (
+    AGREEMENT_METRICS,
+    DEFAULT_MIN_CELL,
+    KAPPA_TYPES,
+    PAIRS,
+    SLICE_KINDS,
+    SUCCESS,
+    metric_quantity,
+)
+from chartscore.disclosure.shared import (
+    Key,
+    SharedReport,
+    check_min_cell,
+    shared_from_report,
+)
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.report import Report
+
+_TRIALS: Final = 4
+"""How many candidate numbers to try for one failing cell before hiding the cheapest."""
+_PEOPLE_NEED: Final = frozenset({"field_count", "answerable_count", PAIRS})
+_WEIGHT: Final = (1, 3, 9, 27)
+"""The price of hiding one number of each tier: the overall slice weighs most."""
+_CANDIDATES: Final = 40
+"""How many linked numbers (cheapest first) are priced for one failing cell."""
+_LOOKAHEAD: Final = 8
+"""How many of an identity's cheapest terms the structural pass prices."""
+
+
+@attrs.frozen(repr=False)
+class Sensitivity:
+    """Distinct-case counts behind every protected quantity: computed inside, never shared.
+
+    The scorer fills this inside the protected environment; it must never be
+    written out, so its repr shows no number.
+
+    Attributes:
+        case_counts: For every protected quantity ``(slice_kind, slice_name,
+            quantity)`` (``slice_kind`` in ``overall``, ``field``,
+            ``field_type``; ``slice_name`` the field id, the type name or
+            ``""``; ``quantity`` a count name, ``<metric>.success_count``,
+            ``<metric>.total_count``, ``<metric>.failures``, ``kappa.pairs``
+            or ``ignored_prediction_count``), the number of distinct cases
+            behind it. In a field slice each row is one case, except item
+            metrics (the rows with at least one such item); in a pooled slice
+            one case can be behind many rows.
+        kappa_smallest_margin: Per kappa field id: the smallest nonzero gold or
+            answer category count among its pairs.
+        field_types: Every field id's type name (schema knowledge; published).
+    """
+
+    case_counts: Mapping[Key, int]
+    kappa_smallest_margin: Mapping[str, int]
+    field_types: Mapping[str, str]
+
+    def __repr__(self) -> str:
+        return f"Sensitivity({len(self.case_counts)} case counts, {len(self.field_types)} fields)"
+
+
+def _invalid_sensitivity() -> ChartscoreError:
+    return ChartscoreError(ErrorCode.INVALID_SENSITIVITY)
+
+
+def _tier(key: Key) -> int:
+    kind, _, quantity = key
+    if kind == "field_type":
+        return 0
+    if kind == "overall":
+        return 3
+    metric = quantity.split(".", 1)[0]
+    return 2 if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else 1
+
+
+class _Suppressor:
+    """The state of one suppression run: values, forms, hidden numbers, identities."""
+
+    def __init__(self, model: ReportModel, values: Mapping[Key, int], min_cell: int) -> None:
+        self.model = model
+        self.values = values
+        self.min_cell = min_cell
+        self.numbers = [key for key, q in model.quantities.items() if not q.derived]
+        kind_rank = {kind: i for i, kind in enumerate(SLICE_KINDS)}
+        position = {key: i for i, key in enumerate(model.quantities)}
+        self.cost = {
+            key: (_tier(key), values[key], kind_rank[key[0]], key[1], position[key])
+            for key in self.numbers
+        }
+        self.hidden: set[Key] = set()
+        self.seed: np.ndarray | None = None  # a feasible point of the full report
+        # A success count hidden only because its failures are sensitive -> its total.
+        self.proxies: dict[Key, Key] = {}
+        self.identities = self._identities()
+        self.by_term: dict[Key, list[int]] = {}
+        for index, identity in enumerate(self.identities):
+            for key in identity:
+                self.by_term.setdefault(key, []).append(index)
+        self.by_variable: dict[int, list[Key]] = {}
+        for key in self.numbers:
+            for variable, _ in model.quantities[key].form:
+                self.by_variable.setdefault(variable, []).append(key)
+
+    def _identities(self) -> list[tuple[Key, ...]]:
+        # Identities among published numbers that a one-line subtraction solves.
+        model = self.model
+        out: list[tuple[Key, ...]] = []
+        slices = sorted({(kind, name) for kind, name, _ in self.numbers})
+        for kind, name in slices:
+            k = (kind, name)
+            out.append(
+                (
+                    (*k, "field_count"),
+                    (*k, "answerable_count"),
+                    (*k, "unanswerable_count"),
+                )
+            )
+            out.append(
+                (
+                    (*k, "field_count"),
+                    (*k, "missing_count"),
+                    (*k, "answered_count"),
+                    (*k, "abstained_count"),
+                )
+            )
+        by_form: dict[Form, list[Key]] = {}
+        for key in self.numbers:
+            by_form.setdefault(model.quantities[key].form, []).append(key)
+        for keys in by_form.values():
+            out += [(a, b) for a, b in itertools.pairwise(keys)]
+        field_types = {
+            field_id: layout.shape.field_type for field_id, layout in model.layouts.items()
+        }
+        type_names = sorted(set(field_types.values()))
+        for kind, name, quantity in self.numbers:
+            if kind == "field":
+                continue
+            members = sorted(f for f, t in field_types.items() if kind == "overall" or t == name)
+            parts = [("field", f, quantity) for f in members]
+            parts = [p for p in parts if p in model.quantities]
+            if parts and self._sums((kind, name, quantity), parts):
+                out.append(((kind, name, quantity), *parts))
+            if kind == "overall":
+                types = [("field_type", t, quantity) for t in type_names]
+                types = [p for p in types if p in model.quantities]
+                if types and self._sums((kind, name, quantity), types):
+                    out.append(((kind, name, quantity), *types))
+        return out
+
+    def _sums(self, total: Key, parts: list[Key]) -> bool:
+        # Whether ``total``'s form is exactly the sum of the parts' forms.
+        combined: dict[int, int] = {}
+        for part in parts:
+            for variable, coefficient in self.model.quantities[part].form:
+                combined[variable] = combined.get(variable, 0) + coefficient
+        form = tuple(sorted((v, c) for v, c in combined.items() if c))
+        return form == self.model.quantities[total].form
+
+    def closure(self, keys: Iterable[Key], hidden: set[Key] | None = None) -> set[Key]:
+        """The hidden set after hiding ``keys`` and closing under the identities.
+
+        While an identity has exactly one hidden term, its published term whose
+        hiding costs least (:meth:`price` of its own closure, approximately:
+        the next step only) is hidden.
+        """
+        hidden = set(self.hidden if hidden is None else hidden)
+        todo: list[int] = []
+        for key in keys:
+            if key not in hidden:
+                hidden.add(key)
+                todo += self.by_term.get(key, [])
+        while todo:
+            identity = self.identities[todo.pop()]
+            alone = [key for key in identity if key in hidden]
+            if len(alone) != 1:
+                continue
+            if alone[0] in self.proxies and self.proxies[alone[0]] in hidden:
+                continue  # hidden only for its failures, which its hidden total protects
+            options = sorted((k for k in identity if k not in hidden), key=self.cost.__getitem__)
+            cheapest = min(options[:_LOOKAHEAD], key=lambda k: self._step_price(k, hidden))
+            hidden.add(cheapest)
+            todo += self.by_term.get(cheapest, [])
+        return hidden
+
+    def _step_price(self, key: Key, hidden: set[Key]) -> tuple[int, tuple[object, ...]]:
+        # The weight of ``key`` plus the numbers that hiding it forces at once: its
+        # equal-definition twins (the other terms of two-term identities).
+        forced = {key}
+        for index in self.by_term.get(key, []):
+            identity = self.identities[index]
+            if len(identity) == 2:
+                forced.update(k for k in identity if k not in hidden)
+        return sum(_WEIGHT[self.cost[k][0]] for k in forced), self.cost[key]
+
+    def price(self, hidden: set[Key]) -> int:
+        """The weighted number of hidden numbers (a field-type number weighs least)."""
+        return sum(_WEIGHT[self.cost[k][0]] for k in hidden)
+
+    def hide(self, keys: Iterable[Key]) -> None:
+        """Hide numbers, closing under the identities."""
+        self.hidden = self.closure(keys)
+
+    def published(self, hidden: set[Key] | None = None) -> dict[Key, int]:
+        """The published numbers when ``hidden`` (default: the current set) is hidden."""
+        hidden = self.hidden if hidden is None else hidden
+        return {key: self.values[key] for key in self.numbers if key not in hidden}
+
+    def local_safe(
+        self, local: LocalCheck, quantity: Quantity, published: Mapping[Key, int]
+    ) -> bool:
+        """Whether a restriction certifies the (hidden) quantity protected under ``published``."""
+        return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
+
+    def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
+        """Whether a sensitive quantity is protected under the solver's published numbers."""
+        return solver.protected(quantity.form, self.values[quantity.key], self.min_cell)
+
+    def candidates(self, quantity: Quantity) -> list[Key]:
+        """Published numbers sharing an outcome class with ``quantity``, cheapest first."""
+        linked = {
+            key
+            for variable, _ in quantity.form
+            for key in self.by_variable.get(variable, ())
+            if key not in self.hidden
+        }
+        return sorted(linked, key=self.cost.__getitem__)[:_CANDIDATES]
+
+
+def _values(model: ReportModel, shared: SharedReport) -> dict[Key, int]:
+    values: dict[Key, int] = {}
+    for key, value in shared.numbers():
+        assert value is not None
+        values[key] = value
+    for key, quantity in model.quantities.items():
+        parts = quantity.parts
+        if parts is not None:
+            values[key] = values[parts[1]] - values[parts[0]]
+    return values
+
+
+def _check_sensitivity(
+    sensitivity: Sensitivity, model: ReportModel, values: Mapping[Key, int]
+) -> None:
+    counts = sensitivity.case_counts
+    if not isinstance(counts, Mapping) or set(counts) != set(model.quantities):
+        raise _invalid_sensitivity()
+    for key, cases in counts.items():
+        value = values[key]
+        if type(cases) is not int or not 0 <= cases <= value or (cases == 0) != (value == 0):
+            raise _invalid_sensitivity()
+
+
+def _withheld_kappa(
+    report: SharedReport, sensitivity: Sensitivity, hidden: set[Key], min_cell: int
+) -> set[str]:
+    withheld: set[str] = set()
+    margins = sensitivity.kappa_smallest_margin
+    for field_id, part in report.by_field.items():
+        if part.kappa is None or part.kappa.value is None:
+            continue
+        margin = margins.get(field_id)
+        if type(margin) is not int or margin < 0:
+            raise _invalid_sensitivity()
+        agreement = ("field", field_id, metric_quantity("normalized_agreement", SUCCESS))
+        if ("field", field_id, PAIRS) in hidden or agreement in hidden or margin < min_cell:
+            withheld.add(field_id)
+    return withheld
+
+
+def _field_types(report: Report, sensitivity: Sensitivity) -> dict[str, str]:
+    types = sensitivity.field_types
+    if not isinstance(types, Mapping) or set(types) != set(report.by_field):
+        raise _invalid_sensitivity()
+    if set(types.values()) != set(report.by_field_type):
+        raise _invalid_sensitivity()
+    for field_id, part in report.by_field.items():
+        if (part.kappa is not None) != (types[field_id] in KAPPA_TYPES):
+            raise _invalid_sensitivity()
+    return {field_id: types[field_id] for field_id in sorted(types)}
+
+
+def protected_keys(report: Report, field_types: Mapping[str, str]) -> list[Key]:
+    """Every protected quantity of ``report``: exactly the keys :class:`Sensitivity` needs.
+
+    For the scorer, which fills ``case_counts`` inside the boundary: counts,
+    ``<metric>.success_count``, ``<metric>.total_count``, ``<metric>.failures``,
+    ``kappa.pairs`` (and ``ignored_prediction_count`` where present), for the
+    overall slice, every field and every field type, in report order.
+
+    Raises:
+        ChartscoreError: ``invalid_sensitivity`` when ``field_types`` does not
+            match the report's fields and field types.
+    """
+    types = _field_types(report, Sensitivity({}, {}, field_types))
+    full = shared_from_report(report.to_dict(), types, DEFAULT_MIN_CELL, set(), set())
+    return list(model_of(full).quantities)
+
+
+def share(
+    report: Report, sensitivity: Sensitivity, min_cell: int = DEFAULT_MIN_CELL
+) -> SharedReport:
+    """Suppress small cells (primary and complementary) so the report may be shared.
+
+    Args:
+        report: The full, value-free report.
+        sensitivity: Distinct-case counts behind every protected quantity,
+            kappa category margins and field types, computed inside the
+            boundary while scoring.
+        min_cell: Publish 0 or at least this many cases (default 11).
+
+    Returns:
+        The :class:`SharedReport`: published numbers equal the report's; it
+        passes :func:`~chartscore.disclosure.audit.audit`, and no sensitive
+        quantity can be derived exactly.
+
+    Raises:
+        ChartscoreError: ``invalid_min_cell``; ``invalid_sensitivity`` when
+            the case counts do not cover the report's quantities exactly or
+            contradict its numbers; ``disclosure_audit_failed`` if the result
+            would fail its own audit (a bug: nothing is returned).
+    """
+    min_cell = check_min_cell(min_cell)
+    if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
+        raise _invalid_sensitivity()
+    field_types = _field_types(report, sensitivity)
+    document = report.to_dict()
+    full = shared_from_report(document, field_types, min_cell, set(), set())
+    model = model_of(full)
+    values = _values(model, full)
+    _check_sensitivity(sensitivity, model, values)
+    counts = sensitivity.case_counts
+    sensitive = [
+        quantity for key, quantity in model.quantities.items() if 1 <= counts[key] < min_cell
+    ]
+    state = _Suppressor(model, values, min_cell)
+    primary: list[Key] = []
+    sensitive_keys = {quantity.key for quantity in sensitive}
+    for quantity in sensitive:
+        parts = quantity.parts
+        primary.append(quantity.key if parts is None else parts[0])
+        if parts is not None and parts[0] not in sensitive_keys:
+            state.proxies[parts[0]] = parts[1]
+    state.hide(primary)
+    _complement(state, sensitive)
+    withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+    shared = shared_from_report(document, field_types, min_cell, state.hidden, withheld)
+    verdict = audit(shared.to_json())
+    sensitive_keys = {q.key for q in sensitive}
+    exposed = any(
+        row.status == DERIVABLE and (row.slice_kind, row.slice_name, row.name) in sensitive_keys
+        for row in verdict.rows
+    )
+    if not verdict.passed or exposed:
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return shared
+
+
+def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
+    """A lazy range solver for a hidden set, seeded with a known feasible point."""
+    failed = False
+    solver: RangeSolver | None = None
+    try:
+        solver = RangeSolver(state.model, state.published(hidden), eager=False, seed=state.seed)
+    except (Inconsistent, Unresolved):
+        failed = True
+    if failed or solver is None:
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return solver
+
+
+def _is_safe(state: _Suppressor, quantity: Quantity, solver: RangeSolver) -> bool:
+    failed = False
+    safe = False
+    try:
+        safe = state.safe(quantity, solver)
+    except Unresolved:
+        failed = True
+    if failed:
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return safe
+
+
+def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
+    """Hide further numbers until every sensitive quantity is protected.
+
+    Hiding only widens ranges, so a quantity once protected stays protected:
+    each round rechecks only the ones that were not. A cheap local check
+    (:class:`~chartscore.disclosure.ranges.LocalCheck`) certifies most; the
+    exact solver decides the rest.
+    """
+    local = LocalCheck(state.model, _seed(state))
+    pending = list(sensitive)
+    while pending:
+        published = state.published()
+        pending = [q for q in pending if not state.local_safe(local, q, published)]
+        if pending:
+            solver = _solver(state)
+            pending = [q for q in pending if not _is_safe(state, q, solver)]
+        for quantity in pending:
+            published = state.published()
+            if state.local_safe(local, quantity, published):
+                continue  # protected by a number hidden for an earlier one
+            linked = state.candidates(quantity) or sorted(
+                (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
+            )
+            if not linked:
+                raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+            # Price each candidate by everything its hiding forces; try the cheapest first.
+            closures = {key: state.closure([key]) for key in linked}
+            ranked = sorted(linked, key=lambda k: (state.price(closures[k]), state.cost[k]))
+            chosen = ranked[0]
+            for key in ranked[:_TRIALS]:
+                if state.local_safe(local, quantity, state.published(closures[key])):
+                    chosen = key
+                    break
+            state.hide([chosen])
+
+
+def _seed(state: _Suppressor) -> np.ndarray:
+    """A feasible point of the report with the primary cells hidden (feasible for any superset)."""
+    if state.seed is None:
+        solver = _solver(state)
+        failed = False
+        try:
+            state.seed = solver.point()
+        except (Inconsistent, Unresolved):
+            failed = True
+        if failed or state.seed is None:
+            raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return state.seed

@@ -1,0 +1,130 @@
+"""Score and share in one step: the distinct-case counts never leave this module.
+
+Disclosure control (:mod:`chartscore.disclosure`) is value-free: it sees the
+report and, for every protected number, how many distinct cases are behind
+it. Those case counts come from case ids, so they are computed here, inside
+the boundary, by a :class:`~chartscore.casecount.CaseTrackingScorer`, handed
+to :func:`chartscore.disclosure.share` and dropped. Only the shared report
+comes out.
+
+:mod:`chartscore.disclosure` imports scipy (about a second); it is imported
+when a report is shared, not when chartscore is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
+from chartscore.disclosure.rule import DEFAULT_MIN_CELL
+from chartscore.disclosure.shared import SharedReport, check_min_cell
+from chartscore.io.files import Progress, feed_files, resolve_schema
+from chartscore.io.inputs import InputPath
+from chartscore.model import GoldField, Prediction
+from chartscore.partial import PartialTally
+from chartscore.report import Report
+from chartscore.schema import Schema, to_schema
+from chartscore.scoring import ExtraPredictions, collector_paused, feed_records
+
+
+def share(
+    gold: Iterable[GoldField],
+    predictions: Iterable[Prediction],
+    *,
+    schema: Schema | Mapping[str, object] | None = None,
+    min_cell: int = DEFAULT_MIN_CELL,
+    extra_predictions: ExtraPredictions = "error",
+    strict_schema: bool = False,
+) -> SharedReport:
+    """Score records as :func:`chartscore.score` does and return the shared report.
+
+    Numbers backed by 1 to ``min_cell - 1`` distinct cases are suppressed,
+    with enough complementary cells that none can be derived from what is
+    published; the result passes :func:`chartscore.disclosure.audit`. See
+    docs/disclosure.md.
+
+    Args:
+        gold: As for :func:`chartscore.score`.
+        predictions: As for :func:`chartscore.score`.
+        schema: As for :func:`chartscore.score`.
+        min_cell: Publish 0 or at least this many cases (2 to 1,000,000;
+            default 11).
+        extra_predictions: As for :func:`chartscore.score`.
+        strict_schema: As for :func:`chartscore.score`.
+
+    Returns:
+        The :class:`~chartscore.disclosure.SharedReport`; ``to_json()`` is
+        canonical JSON.
+
+    Raises:
+        ChartscoreError: every code of :func:`chartscore.score`;
+            ``invalid_min_cell``; ``disclosure_audit_failed`` if the result
+            would fail its own audit (a bug: nothing is returned).
+    """
+    check_min_cell(min_cell)
+    scorer = CaseTrackingScorer(
+        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+    )
+    with collector_paused():
+        feed_records(scorer, gold, predictions, strict_schema=strict_schema)
+    return _shared(scorer, min_cell)
+
+
+def share_files(
+    gold: InputPath,
+    predictions: InputPath,
+    *,
+    schema: Schema | InputPath | None = None,
+    min_cell: int = DEFAULT_MIN_CELL,
+    progress: Progress | None = None,
+    parallel: bool = False,
+    extra_predictions: ExtraPredictions = "error",
+    strict_schema: bool = False,
+) -> SharedReport:
+    """Score two JSON Lines files as :func:`chartscore.score_files` does, and share.
+
+    Args:
+        gold: As for :func:`chartscore.score_files`.
+        predictions: As for :func:`chartscore.score_files`.
+        schema: As for :func:`chartscore.score_files`.
+        min_cell: As for :func:`share`.
+        progress: As for :func:`chartscore.score_files`.
+        parallel: As for :func:`chartscore.score_files`.
+        extra_predictions: As for :func:`chartscore.score_files`.
+        strict_schema: As for :func:`chartscore.score_files`.
+
+    Raises:
+        ChartscoreError: every code of :func:`chartscore.score_files`, and as
+            :func:`share`.
+    """
+    check_min_cell(min_cell)
+    scorer = CaseTrackingScorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    feed_files(
+        scorer,
+        gold,
+        predictions,
+        progress=progress,
+        parallel=parallel,
+        strict_schema=strict_schema,
+    )
+    return _shared(scorer, min_cell)
+
+
+def _shared(scorer: CaseTrackingScorer, min_cell: int) -> SharedReport:
+    # scipy (the audit's solver) loads here, when a report is shared, not with chartscore.
+    from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
+    from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
+
+    partial = scorer.partial()
+    tally = partial.tally()
+    report = Report.from_tally(tally)
+    sensitivity = Sensitivity(
+        case_counts(partial, tally),
+        kappa_smallest_margins(partial),
+        _field_types(partial),
+    )
+    return share_report(report, sensitivity, min_cell)
+
+
+def _field_types(partial: PartialTally) -> dict[str, str]:
+    return {field_id: counts.field_type.value for field_id, counts in partial.fields.items()}

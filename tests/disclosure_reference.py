@@ -1,0 +1,431 @@
+"""An independent reference for disclosure tests: raw rows -> per-quantity rows and cases.
+
+Written from docs/metrics.md and the brief's outcome-class definitions, not from chartscore's
+scoring code. It judges every gold row of a small, generated cohort (a restricted value
+vocabulary per field type, so that normalization is simple to state), and for every protected
+quantity of every slice returns both its value (rows, or items for item metrics) and the set of
+distinct cases behind it. Tests use the values to check the reference against chartscore's
+report, and the case counts as the :class:`~chartscore.disclosure.Sensitivity` that the
+scorer would compute inside the boundary.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from chartscore.disclosure import Sensitivity
+
+Key = tuple[str, str, str]
+
+CORE = (
+    "exact_agreement",
+    "normalized_agreement",
+    "abstention_correctness",
+    "answerable_abstention",
+    "unanswerable_answer",
+    "wrong_type_answer",
+    "evidence_support",
+)
+COUNTS = (
+    "field_count",
+    "answerable_count",
+    "unanswerable_count",
+    "missing_count",
+    "answered_count",
+    "abstained_count",
+)
+KAPPA_TYPES = {"categorical", "boolean", "ordinal"}
+
+
+def _text(value: object) -> str | None:
+    return " ".join(value.casefold().split()) if isinstance(value, str) else None
+
+
+def _number(value: object) -> Decimal | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or any(ch not in "0123456789.-+" for ch in text):
+            return None
+        try:
+            return Decimal(text)
+        except InvalidOperation:
+            return None
+    return None
+
+
+def _date(value: object) -> tuple[int, datetime.date] | None:
+    # (precision, first day): precision 3 = day, 2 = month, 1 = year.
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    for precision, pattern in ((3, "%Y-%m-%d"), (2, "%Y-%m"), (1, "%Y")):
+        try:
+            return precision, datetime.datetime.strptime(text, pattern).date()
+        except ValueError:
+            continue
+    return None
+
+
+def normalize(field_type: str, spec: Mapping[str, Any], value: object) -> object | None:
+    """The normalized form of ``value`` for the field, or None when it is not of the type."""
+    if field_type in ("text", "categorical"):
+        return _text(value)
+    if field_type == "number":
+        return _number(value)
+    if field_type == "boolean":
+        return value if isinstance(value, bool) else None
+    if field_type == "date":
+        return _date(value)
+    if field_type == "ordinal":
+        levels = [_text(level) for level in spec["levels"]]
+        text = _text(value)
+        return levels.index(text) if text in levels else None
+    if isinstance(value, list | frozenset) and all(isinstance(item, str) for item in value):
+        return frozenset(_text(item) for item in value)
+    return None
+
+
+class Row:
+    """One gold row's outcome, judged from the definitions."""
+
+    def __init__(
+        self,
+        case: str,
+        field_type: str,
+        spec: Mapping[str, Any],
+        gold: object,
+        answered: bool,
+        answer: object,
+        supported: bool,
+    ) -> None:
+        self.case = case
+        self.answerable = gold is not None
+        self.missing = not answered
+        self.abstained = answered and answer is None
+        self.answered = answered and answer is not None
+        key = normalize(field_type, spec, answer) if self.answered else None
+        gold_key = normalize(field_type, spec, gold) if self.answerable else None
+        self.gold_key = gold_key
+        self.answer_key = key
+        self.wrong_type = self.answered and key is None
+        self.supported = self.answered and supported
+        right = self.answerable and self.answered and not self.wrong_type
+        self.pair = right
+        self.exact = right and type(answer) is type(gold) and answer == gold
+        self.normalized = right and key == gold_key
+        self.tolerance = False
+        if right and "tolerance" in spec:
+            distance = abs(key - gold_key)  # type: ignore[operator]
+            self.tolerance = bool(distance <= Decimal(spec["tolerance"]))
+        if right and "tolerance_days" in spec:
+            (p1, d1), (p2, d2) = key, gold_key  # type: ignore[misc]
+            days = abs((d1 - d2).days) if p1 == p2 == 3 else None
+            self.tolerance = self.normalized or (
+                days is not None and days <= spec["tolerance_days"]
+            )
+        self.later = right and field_type == "ordinal" and key > gold_key  # type: ignore[operator]
+        self.earlier = right and field_type == "ordinal" and key < gold_key  # type: ignore[operator]
+        self.within_one = right and field_type == "ordinal" and abs(key - gold_key) <= 1  # type: ignore[operator]
+        gold_items = gold_key if field_type == "multi" and self.answerable else frozenset()
+        answer_items = (
+            key if field_type == "multi" and self.answered and key is not None else frozenset()
+        )
+        self.gold_items = len(gold_items)  # type: ignore[arg-type]
+        self.answered_items = len(answer_items)  # type: ignore[arg-type]
+        self.matched_items = len(answer_items & gold_items) if self.answerable else 0  # type: ignore[operator]
+        self.majority = False  # set per field once its majority category is known
+
+
+def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
+    """(in success, in total) of a row metric."""
+    a = row.answerable
+    return {
+        "exact_agreement": (a and row.exact, a),
+        "normalized_agreement": (a and row.normalized, a),
+        "abstention_correctness": ((a and row.answered) or (not a and row.abstained), True),
+        "answerable_abstention": (a and row.abstained, a),
+        "unanswerable_answer": (not a and row.answered, not a),
+        "wrong_type_answer": (row.wrong_type, row.answered),
+        "evidence_support": (row.supported, row.answered),
+        "tolerance_agreement": (a and row.tolerance, a),
+        "ordinal_later": (a and row.later, a),
+        "ordinal_earlier": (a and row.earlier, a),
+        "ordinal_within_one": (a and row.within_one, a),
+        "majority_baseline": (a and row.majority, a),
+    }[name]
+
+
+_COUNT_RULES = {
+    "field_count": lambda r: True,
+    "answerable_count": lambda r: r.answerable,
+    "unanswerable_count": lambda r: not r.answerable,
+    "missing_count": lambda r: r.missing,
+    "answered_count": lambda r: r.answered,
+    "abstained_count": lambda r: r.abstained,
+}
+
+
+def field_metrics(field_type: str, spec: Mapping[str, Any]) -> list[str]:
+    """The metrics a field of this type and schema entry reports."""
+    names = list(CORE)
+    if ("tolerance" in spec and field_type == "number") or (
+        "tolerance_days" in spec and field_type == "date"
+    ):
+        names.append("tolerance_agreement")
+    if field_type == "ordinal":
+        names += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
+    if field_type == "multi":
+        names += ["item_precision", "item_recall"]
+    if field_type in KAPPA_TYPES:
+        names.append("majority_baseline")
+    return names
+
+
+class Tally:
+    """Per quantity: its value and its set of cases."""
+
+    def __init__(self) -> None:
+        self.values: dict[Key, int] = {}
+        self.cases: dict[Key, set[str]] = {}
+
+    def add(self, key: Key, amount: int, case: str) -> None:
+        self.values[key] = self.values.get(key, 0) + amount
+        cases = self.cases.setdefault(key, set())
+        if amount:
+            cases.add(case)
+
+
+def reference(
+    gold: Sequence[tuple[str, str, str, object]],
+    predictions: Mapping[tuple[str, str], tuple[object, bool]],
+    schema: Mapping[str, Mapping[str, Any]],
+) -> tuple[Tally, dict[str, int], dict[str, str]]:
+    """Judge every gold row; return the tally, kappa margins and field types.
+
+    Args:
+        gold: (case id, field id, field type, gold value) rows.
+        predictions: (case id, field id) -> (answer, supported).
+        schema: field id -> schema entry (levels, tolerance, tolerance_days).
+    """
+    types = {field_id: field_type for _, field_id, field_type, _ in gold}
+    rows: dict[str, list[Row]] = {}
+    for case, field_id, field_type, value in gold:
+        spec = schema.get(field_id, {})
+        answered = (case, field_id) in predictions
+        answer, supported = predictions.get((case, field_id), (None, False))
+        rows.setdefault(field_id, []).append(
+            Row(case, field_type, spec, value, answered, answer, supported)
+        )
+    margins: dict[str, int] = {}
+    for field_id, field_rows in rows.items():
+        if types[field_id] not in KAPPA_TYPES:
+            continue
+        categories = Counter(r.gold_key for r in field_rows if r.answerable)
+        if categories:
+            # The most common gold category (ties: the smallest by repr, any tie is valid).
+            top = max(categories.values())
+            majority = min((k for k, n in categories.items() if n == top), key=repr)
+            for r in field_rows:
+                r.majority = r.answerable and r.gold_key == majority
+        pairs = [r for r in field_rows if r.pair]
+        gold_margin = Counter(r.gold_key for r in pairs)
+        answer_margin = Counter(r.answer_key for r in pairs)
+        margins[field_id] = min([*gold_margin.values(), *answer_margin.values()], default=0)
+    tally = Tally()
+    slices: list[tuple[str, str, list[str]]] = [("overall", "", sorted(rows))]
+    slices += [("field", f, [f]) for f in sorted(rows)]
+    slices += [
+        ("field_type", t, sorted(f for f in rows if types[f] == t))
+        for t in sorted(set(types.values()))
+    ]
+    for kind, name, members in slices:
+        for field_id in members:
+            metrics = field_metrics(types[field_id], schema.get(field_id, {}))
+            if kind == "overall":
+                metrics = list(CORE)
+            for r in rows[field_id]:
+                for count, rule in _COUNT_RULES.items():
+                    tally.add((kind, name, count), int(rule(r)), r.case)
+                for metric in metrics:
+                    if metric in ("item_precision", "item_recall"):
+                        total = r.answered_items if metric == "item_precision" else r.gold_items
+                        parts = {
+                            "success_count": r.matched_items,
+                            "total_count": total,
+                            "failures": total - r.matched_items,
+                        }
+                    else:
+                        success, in_total = _metric_rows(metric, r)
+                        parts = {
+                            "success_count": int(success),
+                            "total_count": int(in_total),
+                            "failures": int(in_total and not success),
+                        }
+                    for part, amount in parts.items():
+                        tally.add((kind, name, f"{metric}.{part}"), amount, r.case)
+                if kind == "field" and types[field_id] in KAPPA_TYPES:
+                    tally.add((kind, name, "kappa.pairs"), int(r.pair), r.case)
+    return tally, margins, types
+
+
+def sensitivity_of(
+    gold: Sequence[tuple[str, str, str, object]],
+    predictions: Mapping[tuple[str, str], tuple[object, bool]],
+    schema: Mapping[str, Mapping[str, Any]],
+) -> tuple[Sensitivity, Tally]:
+    """The reference :class:`Sensitivity` of a cohort, and its tally (values and cases)."""
+    tally, margins, types = reference(gold, predictions, schema)
+    counts = {key: len(cases) for key, cases in tally.cases.items()}
+    return Sensitivity(counts, margins, types), tally
+
+
+# --- generated cohorts ---------------------------------------------------------------------
+
+GOLD_VALUES: dict[str, list[object]] = {
+    "text": ["a", "b", "B c"],
+    "categorical": ["x", "y", "z"],
+    "number": [1, 2, Decimal("2.5"), 7],
+    "boolean": [True, False],
+    "date": ["2023-01-01", "2023-01-02", "2023-01-05", "2023-01"],
+    "ordinal": ["1", "2", "3", "4"],
+    "multi": [["x"], ["x", "y"], [], ["z", "y"]],
+}
+ANSWERS: dict[str, list[object]] = {
+    "text": ["a", "A", " a ", "b", "b  C", "q", 5],
+    "categorical": ["x", "X ", "y", "w", 3],
+    "number": [1, 2, "2", Decimal("2.50"), Decimal("2.6"), 3, "7 ", "n/a", True],
+    "boolean": [True, False, "yes", 1],
+    "date": ["2023-01-01", " 2023-01-02", "2023-01-03", "2023-01", "2023-02-30", "soon"],
+    "ordinal": ["1", "2", "3", "4", " 2 ", "9", 2],
+    "multi": [["x"], ["X", "y"], ["y", "x"], [], ["w"], "x"],
+}
+LEVELS = ["1", "2", "3", "4"]
+
+
+class Cohort:
+    """A generated cohort: chartscore records, the reference's raw rows, and the schema."""
+
+    def __init__(self) -> None:
+        self.gold: list[tuple[str, str, str, object]] = []
+        self.predictions: dict[tuple[str, str], tuple[object, bool]] = {}
+        self.schema: dict[str, dict[str, Any]] = {}
+
+    def records(self) -> tuple[list[Any], list[Any]]:
+        """GoldField and Prediction records for chartscore.score."""
+        from chartscore import GoldField, Prediction
+
+        from helpers import chain, digest
+
+        gold = [GoldField(c, f, t, v) for c, f, t, v in self.gold]
+        predictions = []
+        for (case, field_id), (answer, supported) in sorted(
+            self.predictions.items(), key=lambda item: item[0]
+        ):
+            if supported:
+                fact = digest(f"{case}/{field_id}")
+                predictions.append(Prediction(case, field_id, answer, fact, chain(field_id, fact)))
+            else:
+                predictions.append(Prediction(case, field_id, answer))
+        return gold, predictions
+
+    def schema_document(self) -> dict[str, object]:
+        """The schema in chartscore's document shape."""
+        fields: dict[str, object] = {}
+        for field_id, spec in self.schema.items():
+            entry: dict[str, object] = {"type": spec["type"]}
+            for option in ("levels", "tolerance", "tolerance_days"):
+                if option in spec:
+                    entry[option] = spec[option]
+            fields[field_id] = entry
+        return {"fields": fields}
+
+    def reference_rows(
+        self,
+    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], tuple[object, bool]]]:
+        """Rows with multi-select lists as frozensets (as chartscore stores them)."""
+
+        def canon(value: object) -> object:
+            return frozenset(value) if isinstance(value, list) else value
+
+        gold = [(c, f, t, canon(v)) for c, f, t, v in self.gold]
+        predictions = {k: (canon(a), s) for k, (a, s) in self.predictions.items()}
+        return gold, predictions
+
+    def sensitivity(self) -> tuple[Sensitivity, Tally]:
+        gold, predictions = self.reference_rows()
+        return sensitivity_of(gold, predictions, self.schema)
+
+
+def _weighted(rate: float) -> list[bool]:
+    # A list to choose from: True with probability ``rate`` (to the nearest 1/100).
+    hits = max(0, min(100, round(100 * rate)))
+    return [True] * hits + [False] * (100 - hits)
+
+
+def build_cohort(
+    choose: Any,
+    field_types: Sequence[str],
+    cases: int,
+    *,
+    p_unanswerable: float = 0.25,
+    p_missing: float = 1 / 6,
+    p_abstain: float = 1 / 6,
+    p_wrong: float = 1 / 3,
+    p_supported: float = 0.5,
+) -> Cohort:
+    """Generate a cohort with ``choose(sequence)`` as the only source of randomness.
+
+    ``choose`` is ``random.Random.choice`` in benchmarks and a hypothesis draw in tests. A
+    wrong answer is drawn from the type's answer list (some of which are of the wrong type).
+    """
+    cohort = Cohort()
+    unanswerable = [True] + [False] * max(1, round(1 / p_unanswerable) - 1)
+    if p_unanswerable != 0.25:
+        unanswerable = _weighted(p_unanswerable)
+    missing, abstain = _weighted(p_missing), _weighted(p_abstain / (1 - p_missing))
+    wrong, supported = _weighted(p_wrong), _weighted(p_supported)
+    default = (p_missing, p_abstain, p_wrong, p_supported) == (1 / 6, 1 / 6, 1 / 3, 0.5)
+    for index, field_type in enumerate(field_types):
+        field_id = f"f{index:03d}.{field_type}"
+        spec: dict[str, Any] = {"type": field_type}
+        if field_type == "ordinal":
+            spec["levels"] = LEVELS
+        elif field_type == "number" and choose([True, False]):
+            spec["tolerance"] = "1"
+        elif field_type == "date" and choose([True, False]):
+            spec["tolerance_days"] = 1
+        cohort.schema[field_id] = spec
+        for case_index in range(cases):
+            case = f"case-{case_index:05d}"
+            value = None if choose(unanswerable) else choose(GOLD_VALUES[field_type])
+            cohort.gold.append((case, field_id, field_type, value))
+            if default:
+                outcome = choose(["answer", "answer", "answer", "answer", "abstain", "missing"])
+            else:
+                outcome = (
+                    "missing" if choose(missing) else "abstain" if choose(abstain) else "answer"
+                )
+            if outcome == "missing":
+                continue
+            if outcome == "abstain":
+                cohort.predictions[case, field_id] = (None, False)
+                continue
+            if default:
+                right = value is not None and choose([True, True, False])
+                is_supported = choose([True, False])
+            else:
+                right = value is not None and not choose(wrong)
+                is_supported = choose(supported)
+            answer = value if right else choose(ANSWERS[field_type])
+            cohort.predictions[case, field_id] = (answer, is_supported)
+    return cohort

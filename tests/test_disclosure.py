@@ -1,0 +1,685 @@
+"""share() and audit() on real scored cohorts: the properties the issue's "done when" names.
+
+Cohorts are generated (hypothesis), scored with ``chartscore.score``, and their distinct-case
+counts computed by the independent reference in ``disclosure_reference.py`` from the raw rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chartscore import ChartscoreError, ErrorCode, score
+from chartscore.canonical_json import canonical_json
+from chartscore.disclosure import Sensitivity, SharedReport, audit, share
+from chartscore.stats import wilson_interval
+from disclosure_reference import Cohort, Tally, build_cohort
+
+TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def scored(cohort: Cohort) -> tuple[Any, Sensitivity, Tally]:
+    gold, predictions = cohort.records()
+    report = score(gold, predictions, schema=cohort.schema_document())
+    sensitivity, tally = cohort.sensitivity()
+    return report, sensitivity, tally
+
+
+@st.composite
+def cohorts(draw: st.DrawFn, max_cases: int = 24) -> Cohort:
+    types = draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=3))
+    cases = draw(st.integers(1, max_cases))
+
+    def choose(options: Any) -> Any:
+        return draw(st.sampled_from(list(options)))
+
+    return build_cohort(choose, types, cases)
+
+
+def true_values(tally: Tally) -> dict[tuple[str, str, str], int]:
+    return dict(tally.values)
+
+
+def published(shared: SharedReport) -> dict[tuple[str, str, str], int]:
+    """Every protected quantity an outsider reads directly (failures from both parts)."""
+    out = {key: value for key, value in shared.numbers() if value is not None}
+    for kind, name, part in shared.slices():
+        for metric, result in part.metrics.items():
+            if result.success_count is not None and result.total_count is not None:
+                out[kind, name, f"{metric}.failures"] = result.total_count - result.success_count
+    return out
+
+
+def assert_shared_properties(
+    report: Any, sensitivity: Sensitivity, tally: Tally, min_cell: int
+) -> SharedReport:
+    values = true_values(tally)
+    full = json.loads(report.to_json())
+    # The reference agrees with chartscore's own report on every number.
+    for (kind, name, quantity), value in values.items():
+        part = (
+            full["overall"]
+            if kind == "overall"
+            else full["by_field" if kind == "field" else "by_field_type"][name]
+        )
+        if quantity.endswith(".failures"):
+            metric = part[quantity.split(".")[0]]
+            assert metric["total_count"] - metric["success_count"] == value
+        elif quantity == "kappa.pairs":
+            assert part["kappa"]["pairs"] == value
+        elif "." in quantity:
+            metric, field = quantity.split(".")
+            assert part[metric][field] == value
+        else:
+            assert part[quantity] == value
+    shared = share(report, sensitivity, min_cell)
+    text = shared.to_json()
+    assert SharedReport.from_json(text).to_json() == text
+    result = audit(text)
+    assert result.passed, result.table()
+    shown = published(shared)
+    # Published numbers equal the full report's, and none is backed by 1..min_cell-1 cases.
+    for key, value in shown.items():
+        assert value == values[key]
+        cases = sensitivity.case_counts[key]
+        assert cases == 0 or cases >= min_cell, key
+    # Intervals and kappa values are the report's own where shown.
+    document = json.loads(text)
+    for kind, name, part in shared.slices():
+        source = (
+            full["overall"]
+            if kind == "overall"
+            else full["by_field" if kind == "field" else "by_field_type"][name]
+        )
+        target = (
+            document["overall"]
+            if kind == "overall"
+            else document["by_field" if kind == "field" else "by_field_type"][name]
+        )
+        for metric, result_metric in part.metrics.items():
+            if result_metric.interval is not None:
+                assert target[metric]["interval"] == source[metric]["interval"]
+            hidden_part = result_metric.success_count is None or result_metric.total_count is None
+            assert not (hidden_part and result_metric.interval is not None)
+        if part.kappa is not None and part.kappa.value is not None:
+            assert target["kappa"] == source["kappa"]
+            assert sensitivity.kappa_smallest_margin[name] >= min_cell
+    # The audit's ranges contain the true values; no sensitive quantity is derivable.
+    sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < min_cell}
+    for row in result.rows:
+        key = (row.slice_kind, row.slice_name, row.name)
+        if row.lo is None:
+            continue
+        assert row.lo <= values[key] and (row.hi is None or values[key] <= row.hi)
+        if key in sensitive:
+            assert row.lo != row.hi, key
+    return shared
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cohorts(), st.sampled_from([2, 3, 5, 11]))
+def test_shared_reports_pass_their_audit_and_publish_no_small_cell(
+    cohort: Cohort, min_cell: int
+) -> None:
+    report, sensitivity, tally = scored(cohort)
+    assert_shared_properties(report, sensitivity, tally, min_cell)
+
+
+def duplicated(cohort: Cohort, copies: int) -> Cohort:
+    """The cohort with every case repeated ``copies`` times under new case ids."""
+    out = Cohort()
+    out.schema = cohort.schema
+    for copy in range(copies):
+        for case, field_id, field_type, value in cohort.gold:
+            out.gold.append((f"{case}-copy{copy}", field_id, field_type, value))
+        for (case, field_id), answer in cohort.predictions.items():
+            out.predictions[f"{case}-copy{copy}", field_id] = answer
+    return out
+
+
+@settings(
+    max_examples=10,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cohorts(max_cases=6), st.sampled_from([2, 3]))
+def test_a_cohort_with_no_small_cell_is_shared_unchanged(cohort: Cohort, min_cell: int) -> None:
+    # Every case repeated min_cell times: every nonzero quantity has at least min_cell cases.
+    report, sensitivity, _ = scored(duplicated(cohort, min_cell))
+    assert all(n == 0 or n >= min_cell for n in sensitivity.case_counts.values())
+    shared = share(report, sensitivity, min_cell)
+    assert shared.disclosure.suppressed_count == 0
+    document = json.loads(shared.to_json())
+    full = json.loads(report.to_json())
+    for key in ("overall", "by_field", "by_field_type", "scorer", "format_version"):
+        assert document[key] == full[key]
+    assert document["format"] == "chartscore.shared_report"
+    assert document["disclosure"]["suppressed_count"] == 0
+
+
+def test_a_large_cohort_loses_nothing_at_the_default_rule() -> None:
+    cohort = build_cohort(random.Random(3).choice, list(TYPES), 4)
+    report, sensitivity, _ = scored(duplicated(cohort, 11))
+    shared = share(report, sensitivity)
+    assert shared.disclosure.min_cell == 11
+    assert shared.disclosure.suppressed_count == 0
+    assert json.loads(shared.to_json())["by_field"] == json.loads(report.to_json())["by_field"]
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cohorts(max_cases=18), st.sampled_from([3, 11]))
+def test_complementary_cells_are_needed_together(cohort: Cohort, min_cell: int) -> None:
+    # Hiding only the primary cells is not enough whenever share hid more: either the audit
+    # fails, or a sensitive quantity becomes derivable.
+    report, sensitivity, _ = scored(cohort)
+    shared = share(report, sensitivity, min_cell)
+    sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < min_cell}
+    primary = set()
+    for kind, name, quantity in sensitive:
+        metric = quantity.split(".")[0]
+        primary.add(
+            (kind, name, f"{metric}.success_count" if quantity.endswith("failures") else quantity)
+        )
+    hidden = {key for key, value in shared.numbers() if value is None}
+    if hidden == primary:
+        return
+    primary_only = refill(shared, report, hidden - primary)
+    result = audit(primary_only)
+    derivable = {
+        (r.slice_kind, r.slice_name, r.name) for r in result.rows if r.status == "derivable"
+    }
+    assert not result.passed or derivable & sensitive
+
+
+def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -> str:
+    """The shared report's JSON with ``keys`` filled back in from the full report.
+
+    A metric whose parts are then both shown gets its interval back, so that only the
+    disclosure checks can fail the audit (not an inconsistency).
+    """
+    document = json.loads(shared.to_json())
+    full = json.loads(report.to_json())
+    for kind, name, quantity in keys:
+        section = (
+            "overall" if kind == "overall" else ("by_field" if kind == "field" else "by_field_type")
+        )
+        target = document[section] if kind == "overall" else document[section][name]
+        source = full[section] if kind == "overall" else full[section][name]
+        if quantity == "kappa.pairs":
+            target["kappa"]["pairs"] = source["kappa"]["pairs"]
+        elif "." in quantity:
+            metric, part = quantity.split(".")
+            target[metric][part] = source[metric][part]
+            if (
+                target[metric]["success_count"] is not None
+                and target[metric]["total_count"] is not None
+            ):
+                target[metric]["interval"] = source[metric]["interval"]
+        else:
+            target[quantity] = source[quantity]
+    document["disclosure"]["suppressed_count"] -= len(keys)
+    return canonical_json(document)
+
+
+# --- the worked example of docs/disclosure.md ------------------------------------------------
+
+
+def worked_example() -> Cohort:
+    """40 charts, one boolean field; the chart cannot answer it for 3 of them."""
+    cohort = Cohort()
+    cohort.schema = {"dx.hiv_status": {"type": "boolean"}}
+    for index in range(40):
+        case = f"chart-{index:02d}"
+        value: object = None if index < 3 else index % 4 == 0
+        cohort.gold.append((case, "dx.hiv_status", "boolean", value))
+        if index < 3:
+            answer: object = None if index == 0 else True  # 2 unsafe answers
+        elif index < 6:
+            continue  # 3 missing
+        else:
+            answer = value if index % 7 else (not value)
+        cohort.predictions[case, "dx.hiv_status"] = (answer, index % 2 == 0)
+    return cohort
+
+
+def test_worked_example_hiding_only_small_cells_leaks() -> None:
+    report, sensitivity, _ = scored(worked_example())
+    full = json.loads(report.to_json())["by_field"]["dx.hiv_status"]
+    # The numbers docs/disclosure.md quotes.
+    assert (full["field_count"], full["answerable_count"], full["unanswerable_count"]) == (
+        40,
+        37,
+        3,
+    )
+    assert full["unanswerable_answer"]["success_count"] == 2
+    # Hide only the numbers that are themselves small (1..10): the audit proves them back.
+    small = {
+        key
+        for key, value in share_nothing(report, sensitivity).numbers()
+        if value is not None and 1 <= value <= 10
+    }
+    naive = refill_none(report, sensitivity, small)
+    result = audit(naive)
+    assert not result.passed
+    disclosed = {(r.slice_name, r.name, r.lo, r.hi) for r in result.rows if r.status == "disclosed"}
+    assert ("dx.hiv_status", "unanswerable_count", 3, 3) in disclosed
+    assert len(result.failures) == 29  # as docs/disclosure.md says
+    # 5 numbers hidden in each of 3 slices, plus unanswerable_answer's failures in each.
+    assert result.table().splitlines()[-1] == (
+        "audit FAIL: min_cell 11, 18 hidden numbers checked, 29 failing"
+    )
+    # share() hides more, and its report passes (the figures docs/disclosure.md quotes).
+    shared = share(report, sensitivity)
+    result = audit(shared)
+    assert result.passed
+    hidden = {key for key, value in shared.numbers() if value is None}
+    assert hidden > small
+    assert (len(hidden), len(list(shared.numbers()))) == (43, 65)
+    kept = shared.by_field["dx.hiv_status"]
+    assert (kept.counts["field_count"], kept.counts["answered_count"]) == (40, 36)
+    assert kept.metrics["evidence_support"].success_count == 18
+    assert kept.kappa is not None and kept.kappa.pairs == 34
+    rows = {(r.slice_kind, r.name): (r.lo, r.hi) for r in result.rows}
+    assert rows["field", "unanswerable_count"] == (0, 6)
+    assert rows["field", "unanswerable_answer.success_count"] == (0, 2)
+    assert result.table().splitlines()[-1] == (
+        "audit PASS: min_cell 11, 63 hidden numbers checked, 0 failing"
+    )
+
+
+def test_worked_example_each_complementary_cell_is_needed() -> None:
+    report, sensitivity, _ = scored(worked_example())
+    shared = share(report, sensitivity)
+    sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < 11}
+    hidden = {key for key, value in shared.numbers() if value is None}
+    complementary = sorted(hidden - {_primary_key(k) for k in sensitive})
+    assert complementary, "the example needs complementary cells"
+    failing = 0
+    for key in complementary:
+        result = audit(refill(shared, report, {key}))
+        derivable = {
+            (r.slice_kind, r.slice_name, r.name) for r in result.rows if r.status == "derivable"
+        }
+        failing += (not result.passed) or bool(derivable & sensitive)
+    assert failing >= 1
+    # Filling one complementary cell of the field slice back in fails the audit outright.
+    field_cells = [k for k in complementary if k[0] == "field"]
+    assert any(not audit(refill(shared, report, {key})).passed for key in field_cells)
+
+
+def _primary_key(key: tuple[str, str, str]) -> tuple[str, str, str]:
+    kind, name, quantity = key
+    if quantity.endswith(".failures"):
+        return kind, name, quantity.replace(".failures", ".success_count")
+    return key
+
+
+def share_nothing(report: Any, sensitivity: Sensitivity) -> SharedReport:
+    from chartscore.disclosure.shared import shared_from_report
+
+    return shared_from_report(report.to_dict(), sensitivity.field_types, 11, set(), set())
+
+
+def refill_none(report: Any, sensitivity: Sensitivity, hidden: set[tuple[str, str, str]]) -> str:
+    from chartscore.disclosure.shared import shared_from_report
+
+    return shared_from_report(
+        report.to_dict(), sensitivity.field_types, 11, hidden, set(sensitivity.field_types)
+    ).to_json()
+
+
+# --- a hand-built leak the audit must catch ---------------------------------------------------
+
+
+def hand_built(**changes: Any) -> dict[str, Any]:
+    """A one-field shared report (text field, 30 rows), everything published unless changed."""
+    counts = {
+        "field_count": 30,
+        "answerable_count": 27,
+        "unanswerable_count": 3,
+        "missing_count": 0,
+        "answered_count": 30,
+        "abstained_count": 0,
+    }
+    metrics = {
+        "exact_agreement": (27, 27),
+        "normalized_agreement": (27, 27),
+        "abstention_correctness": (27, 30),
+        "answerable_abstention": (0, 27),
+        "unanswerable_answer": (3, 3),
+        "wrong_type_answer": (0, 30),
+        "evidence_support": (30, 30),
+    }
+    part: dict[str, Any] = dict(counts)
+    for name, (k, n) in metrics.items():
+        part[name] = {
+            "success_count": k,
+            "total_count": n,
+            "interval": list(wilson_interval(k, n) or ()),
+        }
+    part.update(changes)
+    return {
+        "format": "chartscore.shared_report",
+        "format_version": 1,
+        "scorer": {"name": "chartscore", "version": "0.1.0"},
+        "overall": json.loads(json.dumps(part)),
+        "by_field": {"hx.note": part},
+        "by_field_type": {"text": json.loads(json.dumps(part))},
+        "disclosure": {
+            "rule": "cell_size",
+            "min_cell": 11,
+            "unit": "cases",
+            "suppressed_count": 0,
+            "field_types": {"hx.note": "text"},
+        },
+    }
+
+
+def hide(document: dict[str, Any], *paths: tuple[str, ...]) -> str:
+    for path in paths:
+        for section in ("overall", "by_field", "by_field_type"):
+            target = (
+                document[section]
+                if section == "overall"
+                else next(iter(document[section].values()))
+            )
+            if len(path) == 1:
+                target[path[0]] = None
+            else:
+                target[path[0]][path[1]] = None
+                target[path[0]]["interval"] = None
+            document["disclosure"]["suppressed_count"] += 1
+    return canonical_json(document)
+
+
+def test_hand_built_leak_is_caught() -> None:
+    # unanswerable_count 3 hidden everywhere, but field_count - answerable_count shows it,
+    # and so does unanswerable_answer's total.
+    document = hand_built()
+    text = hide(
+        document,
+        ("unanswerable_count",),
+        ("unanswerable_answer", "success_count"),
+        ("unanswerable_answer", "total_count"),
+    )
+    result = audit(text)
+    assert not result.passed
+    rows = {(r.slice_kind, r.name): (r.lo, r.hi, r.status) for r in result.rows}
+    assert rows["field", "unanswerable_count"] == (3, 3, "disclosed")
+    assert rows["field", "unanswerable_answer.success_count"] == (3, 3, "disclosed")
+
+
+def test_published_small_number_fails() -> None:
+    result = audit(canonical_json(hand_built()))
+    assert not result.passed
+    statuses = {(r.slice_kind, r.name): r.status for r in result.rows}
+    assert statuses["field", "unanswerable_count"] == "small_published"
+    # Failures derived from two published numbers: 30 - 27 = 3 incorrect abstention decisions.
+    assert statuses["field", "abstention_correctness.failures"] == "small_published"
+
+
+def test_interval_shown_with_hidden_part_fails() -> None:
+    document = hand_built()
+    for section in ("overall", "by_field", "by_field_type"):
+        target = (
+            document[section] if section == "overall" else next(iter(document[section].values()))
+        )
+        target["exact_agreement"]["success_count"] = None
+        document["disclosure"]["suppressed_count"] += 1
+    result = audit(canonical_json(document))
+    assert any(
+        r.status == "interval_published" and r.name == "exact_agreement.interval"
+        for r in result.rows
+    )
+
+
+def test_tampered_report_is_inconsistent() -> None:
+    document = hand_built(answered_count=29)  # 0 + 29 + 0 != 30
+    result = audit(canonical_json(document))
+    assert not result.passed
+    assert any(r.status in ("inconsistent",) for r in result.rows)
+
+
+def test_edited_interval_is_inconsistent() -> None:
+    document = hand_built()
+    document["by_field"]["hx.note"]["exact_agreement"]["interval"] = [0.5, 0.9]
+    result = audit(canonical_json(document))
+    assert any(
+        r.status == "inconsistent" and r.name == "exact_agreement.interval" for r in result.rows
+    )
+
+
+def test_kappa_value_with_hidden_pairs_fails() -> None:
+    report, sensitivity, _ = scored(duplicated(worked_example(), 11))
+    shared = share(report, sensitivity)
+    field = shared.by_field["dx.hiv_status"]
+    assert field.kappa is not None and field.kappa.value is not None
+    document = json.loads(shared.to_json())
+    document["by_field"]["dx.hiv_status"]["kappa"]["pairs"] = None
+    document["disclosure"]["suppressed_count"] += 1
+    result = audit(canonical_json(document))
+    assert any(r.status == "kappa_published" for r in result.rows)
+    assert not result.passed
+
+
+def test_kappa_is_withheld_when_a_margin_is_small() -> None:
+    report, sensitivity, _ = scored(duplicated(worked_example(), 11))
+    assert sensitivity.kappa_smallest_margin["dx.hiv_status"] >= 11
+    small = attrs.evolve(sensitivity, kappa_smallest_margin={"dx.hiv_status": 10})
+    shared = share(report, small)
+    kappa = shared.by_field["dx.hiv_status"].kappa
+    assert kappa is not None and kappa.value is None and kappa.interval is None
+    assert kappa.pairs is not None  # the pairs themselves are not small
+    shown = share(report, sensitivity).by_field["dx.hiv_status"].kappa
+    assert shown is not None and shown.value is not None
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def test_protected_keys_are_exactly_the_reference_keys() -> None:
+    from chartscore.disclosure import protected_keys
+
+    report, sensitivity, _ = scored(build_cohort(random.Random(4).choice, list(TYPES), 12))
+    keys = protected_keys(report, sensitivity.field_types)
+    assert len(keys) == len(set(keys))
+    assert set(keys) == set(sensitivity.case_counts)
+    assert ("field", "f005.ordinal", "kappa.pairs") in keys
+    assert ("field_type", "multi", "item_recall.failures") in keys
+    assert ("overall", "", "evidence_support.failures") in keys
+
+
+def test_sensitivity_must_cover_the_report() -> None:
+    report, sensitivity, _ = scored(worked_example())
+    counts = dict(sensitivity.case_counts)
+    counts.pop(next(iter(counts)))
+    for broken in (
+        attrs.evolve(sensitivity, case_counts=counts),
+        attrs.evolve(
+            sensitivity,
+            case_counts={**sensitivity.case_counts, ("field", "dx.hiv_status", "field_count"): 41},
+        ),
+        attrs.evolve(sensitivity, field_types={"dx.hiv_status": "text"}),
+        attrs.evolve(sensitivity, field_types={}),
+    ):
+        with pytest.raises(ChartscoreError) as caught:
+            share(report, broken)
+        assert caught.value.code is ErrorCode.INVALID_SENSITIVITY
+        assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+@pytest.mark.parametrize("min_cell", [0, 1, -3, 1.5, "11", True, 10**7])
+def test_min_cell_must_be_a_sensible_integer(min_cell: Any) -> None:
+    report, sensitivity, _ = scored(worked_example())
+    with pytest.raises(ChartscoreError) as caught:
+        share(report, sensitivity, min_cell)
+    assert caught.value.code is ErrorCode.INVALID_MIN_CELL
+
+
+def test_share_refuses_rather_than_return_a_failing_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    import chartscore.disclosure.suppress as suppress_module
+
+    report, sensitivity, _ = scored(worked_example())
+    # A broken complementary step (it hides nothing more): the final audit must refuse.
+    monkeypatch.setattr(suppress_module, "_complement", lambda state, sensitive: None)
+    with pytest.raises(ChartscoreError) as caught:
+        share(report, sensitivity)
+    assert caught.value.code is ErrorCode.DISCLOSURE_AUDIT_FAILED
+
+
+def test_sensitivity_repr_shows_no_case_count() -> None:
+    _, sensitivity, _ = scored(worked_example())
+    text = repr(sensitivity)
+    assert "37" not in text and "case_counts=" not in text
+
+
+# --- reading shared reports -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def example_shared() -> str:
+    report, sensitivity, _ = scored(worked_example())
+    return share(report, sensitivity).to_json()
+
+
+def test_round_trip_is_byte_identical(example_shared: str) -> None:
+    assert SharedReport.from_json(example_shared).to_json() == example_shared
+    assert SharedReport.from_json(example_shared.encode()).to_json() == example_shared
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.update(format="chartscore.report"),
+        lambda d: d.update(format_version=2),
+        lambda d: d.update(format_version=True),
+        lambda d: d.pop("format"),
+    ],
+)
+def test_unknown_format_is_refused(example_shared: str, edit: Any) -> None:
+    document = json.loads(example_shared)
+    edit(document)
+    with pytest.raises(ChartscoreError) as caught:
+        SharedReport.from_json(json.dumps(document))
+    assert caught.value.code is ErrorCode.UNKNOWN_REPORT_FORMAT
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.update(extra=1),
+        lambda d: d["disclosure"].update(min_cell=1),
+        lambda d: d["disclosure"].update(unit="rows"),
+        lambda d: d["disclosure"].update(suppressed_count=d["disclosure"]["suppressed_count"] + 1),
+        lambda d: d["disclosure"]["field_types"].update({"dx.hiv_status": "date"}),
+        lambda d: d["disclosure"]["field_types"].update({"Not An Id": "text"}),
+        lambda d: d["overall"].update(field_count=-1),
+        lambda d: d["overall"].update(field_count=1.5),
+        lambda d: d["overall"].update(ordinal_later=d["overall"]["exact_agreement"]),
+        lambda d: d["by_field"]["dx.hiv_status"].pop("kappa"),
+        lambda d: d["by_field"]["dx.hiv_status"]["exact_agreement"].update(success_count=10**6),
+        lambda d: d["by_field"]["dx.hiv_status"]["exact_agreement"].update(interval=[0.9, 0.1]),
+        lambda d: d["scorer"].update(version="x" * 100),
+        lambda d: d.update(by_field=[]),
+    ],
+)
+def test_malformed_shared_report_is_refused(example_shared: str, edit: Any) -> None:
+    document = json.loads(example_shared)
+    edit(document)
+    with pytest.raises(ChartscoreError) as caught:
+        SharedReport.from_json(json.dumps(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"\xff\xfe", "not json", '{"a": NaN}', '{"a": 1, "a": 2}', "[]", "1e999", ""],
+)
+def test_not_json_is_invalid_report(text: str | bytes) -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        SharedReport.from_json(text)
+    assert caught.value.code in (ErrorCode.INVALID_REPORT, ErrorCode.UNKNOWN_REPORT_FORMAT)
+    assert caught.value.__context__ is None
+
+
+# --- determinism ---------------------------------------------------------------------------------
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cohorts(max_cases=16), st.randoms(use_true_random=False))
+def test_shared_bytes_do_not_depend_on_input_order(cohort: Cohort, rng: random.Random) -> None:
+    report, sensitivity, _ = scored(cohort)
+    first = share(report, sensitivity, 3).to_json()
+    gold, predictions = cohort.records()
+    rng.shuffle(gold)
+    rng.shuffle(predictions)
+    again = score(gold, predictions, schema=cohort.schema_document())
+    shuffled_counts = dict(sensitivity.case_counts)
+    keys = list(shuffled_counts)
+    rng.shuffle(keys)
+    reordered = Sensitivity(
+        {k: shuffled_counts[k] for k in keys},
+        dict(reversed(list(sensitivity.kappa_smallest_margin.items()))),
+        dict(reversed(list(sensitivity.field_types.items()))),
+    )
+    assert share(again, reordered, 3).to_json() == first
+    assert audit(first).table() == audit(first).table()
+
+
+_SCRIPT = textwrap.dedent(
+    """
+    import random, sys
+    sys.path.insert(0, {tests!r})
+    from disclosure_reference import build_cohort
+    from chartscore import score
+    from chartscore.disclosure import audit, share
+    cohort = build_cohort(random.Random(7).choice, ["text", "categorical", "multi", "ordinal"], 30)
+    gold, predictions = cohort.records()
+    report = score(gold, predictions, schema=cohort.schema_document())
+    sensitivity, _ = cohort.sensitivity()
+    shared = share(report, sensitivity, 5)
+    sys.stdout.write(shared.to_json() + "\\n" + audit(shared).table())
+    """
+)
+
+
+def test_shared_bytes_do_not_depend_on_the_hash_seed() -> None:
+    script = _SCRIPT.format(tests=str(ROOT / "tests"))
+    outputs = []
+    for seed in ("0", "1", "12345"):
+        environment = {**os.environ, "PYTHONHASHSEED": seed}
+        completed = subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            env=environment,
+            timeout=600,
+            check=True,
+        )
+        outputs.append(completed.stdout)
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert b"chartscore.shared_report" in outputs[0]
