@@ -1,7 +1,8 @@
 """The ``chartscore`` command: JSON Lines in, canonical JSON out, no data on any stream.
 
 Exit status: 0 success; 1 a controlled input, data or output error; 2 a usage
-error; 70 an internal error; 130 interrupted by Ctrl-C (129 SIGHUP, 143
+error; 3 a required release gate failed; 4 a shared report failed its audit
+(``audit``); 70 an internal error; 130 interrupted by Ctrl-C (129 SIGHUP, 143
 SIGTERM). Every failure prints one line on stderr, never content, a path or a
 traceback: ``chartscore: error: <code> (<input> line <n>): <what it means>``,
 or for usage ``chartscore: error: usage: <what is wrong>; see chartscore
@@ -44,6 +45,7 @@ from chartscore.io.files import (
     load_document_file,
     load_gates,
     load_schema,
+    read_document_bytes,
     score_files,
 )
 from chartscore.io.inputs import STDIN, InputPath
@@ -51,6 +53,7 @@ from chartscore.io.output import BinaryOutput, check_output, write_output
 from chartscore.progress import TerminalProgress
 from chartscore.render import FORMATS, SORTS, render
 from chartscore.scoring import ExtraPredictions
+from chartscore.sharing import DEFAULT_MIN_CELL, share_files
 
 EXIT_OK: Final = 0
 EXIT_DATA: Final = 1
@@ -235,6 +238,59 @@ def _compare(args: argparse.Namespace, streams: Streams) -> int:
     return EXIT_OK if gates is None else _gate_status(comparison, gates, streams, on_stderr=True)
 
 
+_MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
+
+
+def _share(args: argparse.Namespace, streams: Streams) -> int:
+    """``chartscore share``: score, suppress small cells, self-audit; print or write it."""
+    gold, predictions = _input(args.gold), _input(args.predictions)
+    schema_path = None if args.schema is None else _input(args.schema)
+    if args.min_cell is not None and not _MIN_CELL.fullmatch(args.min_cell):
+        raise UsageError("--min-cell must be a whole number", "share")
+    min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
+    inputs = (gold, predictions, schema_path)
+    out = _output(args.out, inputs)
+    progress = _progress(args, streams)
+    extra: ExtraPredictions = args.extra_predictions or "error"
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
+        shared = share_files(
+            gold,
+            predictions,
+            schema=schema,
+            min_cell=min_cell,
+            progress=progress,
+            parallel=jobs > 1,
+            extra_predictions=extra,
+            strict_schema=args.strict_schema,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    if schema is not None:
+        _warn_unused_schema_fields(sorted(set(schema.fields) - set(shared.by_field)), streams)
+    write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    _say(
+        streams.err,
+        f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
+        f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
+    )
+    return EXIT_OK
+
+
+def _audit(args: argparse.Namespace, streams: Streams) -> int:
+    """``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
+    # scipy (the solver) loads here, for this command only.
+    from chartscore.disclosure.audit import audit  # noqa: PLC0415
+    from chartscore.disclosure.shared import SharedReport  # noqa: PLC0415
+
+    document_path = _input(args.shared)
+    result = audit(SharedReport.from_json(read_document_bytes(document_path)))
+    write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return result.exit_status
+
+
 def _gate(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore gate``: check a saved report or comparison against a gates file."""
     document_path, gates_path = _input(args.report), _input(args.gates)
@@ -406,6 +462,45 @@ COMMANDS: Final[tuple[Command, ...]] = (
             _GATES,
         ),
         run=_compare,
+    ),
+    Command(
+        name="share",
+        help="score, then suppress small cells so the report may leave (audited)",
+        description="Score predictions against gold as score does, then print the shared "
+        "report: numbers backed by 1 to min-cell - 1 distinct cases are null, with enough "
+        "complementary cells that none can be derived. share audits its own output first "
+        "and writes nothing if the audit would fail.",
+        options=(
+            _GOLD,
+            _PREDICTIONS,
+            _SCHEMA,
+            Option(
+                "--min-cell",
+                f"publish 0 or at least N cases (default {DEFAULT_MIN_CELL})",
+                "N",
+            ),
+            _OUT,
+            _QUIET,
+            Option(
+                "--jobs",
+                "processes: 2 reads predictions while gold loads "
+                "(default: 2 when 2+ CPUs are free)",
+                "{1,2}",
+                choices=("1", "2"),
+            ),
+            _EXTRA_PREDICTIONS,
+            Option("--strict-schema", "refuse schema fields that no gold row uses"),
+        ),
+        run=_share,
+    ),
+    Command(
+        name="audit",
+        help="attack a shared report: can any suppressed small cell be worked out?",
+        description="Compute, by integer programming, the range an outsider can prove for "
+        "every suppressed number of a shared report, from the report alone. Prints a table "
+        "and a verdict; exit 0 when it passes, 4 when it fails.",
+        options=(Option("shared", "a shared report (JSON)", "SHARED", True, reads_input=True),),
+        run=_audit,
     ),
     Command(
         name="gate",

@@ -316,6 +316,16 @@ def load_gates(path: InputPath) -> tuple[Gate, ...]:
     return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
 
 
+def read_document_bytes(path: InputPath) -> bytes:
+    """A saved document's bytes (at most 256 MiB), for a reader that checks its shape.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable`` or
+            ``file_too_large`` (report). Never names the path.
+    """
+    return read_whole(path, InputKind.REPORT, MAX_DOCUMENT_BYTES)
+
+
 def load_document_file(path: InputPath) -> Document:
     """Read a saved report or comparison (at most 256 MiB); see :mod:`chartscore.documents`.
 
@@ -324,4 +334,4 @@ def load_document_file(path: InputPath) -> Document:
             ``file_too_large`` (report), ``unknown_report_format`` or
             ``invalid_report``. Never names the path.
     """
-    return load_document(read_whole(path, InputKind.REPORT, MAX_DOCUMENT_BYTES))
+    return load_document(read_document_bytes(path))
