@@ -26,6 +26,8 @@ from chartscore.report import Report
 from chartscore.schema import Schema, to_schema
 from chartscore.scoring import ExtraPredictions, collector_paused, feed_records
 
+__all__ = ["DEFAULT_MIN_CELL", "share", "share_files"]
+
 
 def share(
     gold: Iterable[GoldField],
