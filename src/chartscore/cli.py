@@ -282,7 +282,7 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
 def _audit(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
     # scipy (the solver) loads here, for this command only.
-    from chartscore.disclosure.audit import audit  # noqa: PLC0415
+    from chartscore.disclosure.attack import audit  # noqa: PLC0415
     from chartscore.disclosure.shared import SharedReport  # noqa: PLC0415
 
     document_path = _input(args.shared)
