@@ -78,7 +78,11 @@ def test_case_counts_while_scoring_match_the_reference(cohort: Cohort) -> None:
     assert margins == dict(reference.kappa_smallest_margin)
 
 
-@SLOW
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(cohorts(), st.sampled_from([2, 3, 11]))
 def test_shared_reports_from_records_hold_the_rule(cohort: Cohort, min_cell: int) -> None:
     gold, predictions = cohort.records()
