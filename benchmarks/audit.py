@@ -81,14 +81,20 @@ def tier(key: tuple[str, str, str]) -> str:
     return "agreement" if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else "field other"
 
 
-def timed(run: Callable[[], T], repeat: int) -> tuple[T, float, float]:
-    """Run ``repeat`` times; the last result and the median wall and CPU seconds."""
+def timed(run: Callable[[], T], repeat: int, label: str = "") -> tuple[T, float, float]:
+    """Run ``repeat`` times; the last result and the median wall and CPU seconds.
+
+    With more than one run, each run's seconds go to standard error, tagged ``label``.
+    """
     walls, cpus = [], []
     for _ in range(repeat):
         wall, cpu = time.perf_counter(), time.process_time()
         result = run()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
+    if repeat > 1:
+        runs = ", ".join(f"{w:.2f} ({c:.2f})" for w, c in zip(walls, cpus, strict=True))
+        print(f"  {label} runs, wall (cpu) s: {runs}", file=sys.stderr, flush=True)
     return result, statistics.median(walls), statistics.median(cpus)
 
 
@@ -118,13 +124,15 @@ def measure(
     schema = cohort.schema_document()
     _, score_wall, score_cpu = timed(lambda: score(gold, predictions, schema=schema), 1)
     shared, share_wall, share_cpu = timed(
-        lambda: share(gold, predictions, schema=schema, min_cell=min_cell), repeat
+        lambda: share(gold, predictions, schema=schema, min_cell=min_cell),
+        repeat,
+        f"share {fields}x{cases}",
     )
     text = shared.to_json()
     if save is not None:
         save.mkdir(parents=True, exist_ok=True)
         (save / f"shared-{fields}x{cases}.json").write_text(text + "\n", encoding="utf-8")
-    result, audit_wall, audit_cpu = timed(lambda: audit(text), repeat)
+    result, audit_wall, audit_cpu = timed(lambda: audit(text), repeat, f"audit {fields}x{cases}")
     numbers = dict.fromkeys(TIERS, 0)
     hidden = dict.fromkeys(TIERS, 0)
     for key, value in shared.numbers():
@@ -164,7 +172,7 @@ def time_audits(paths: list[Path], repeat: int) -> None:
     print(f"{'fields':>6} {'hidden':>7} {'audit s':>8} {'(cpu)':>7} {'solves':>7} audit  file")
     for path in paths:
         text = path.read_text(encoding="utf-8")
-        result, wall, cpu = timed(lambda text=text: audit(text), repeat)
+        result, wall, cpu = timed(lambda text=text: audit(text), repeat, f"audit {path.name}")
         shared = SharedReport.from_json(text)
         print(
             f"{len(shared.by_field):>6} {shared.disclosure.suppressed_count:>7,} {wall:>8.2f} "
