@@ -1,29 +1,54 @@
 """Disclosure control benchmark: how much share() suppresses, and how long the audit takes.
 
-Generates seeded cohorts (every field type; 10% of the gold unanswerable, 3% of answers
-missing, 4% abstained, 15% wrong, 15% unsupported: see ``RATES``), scores them with
-``chartscore.score``, computes the distinct-case counts with the test suite's independent
-reference (``tests/disclosure_reference.py``: the scorer does not compute them itself yet),
-then times ``share`` and ``audit`` and reports the share of protected numbers suppressed.
+Generates seeded cohorts with the test suite's cohort generator
+(``tests/disclosure_reference.py``: every field type; 10% of the gold unanswerable, 3% of
+answers missing, 4% abstained, 15% wrong, 15% unsupported: see ``RATES``), then shares each
+with the product path, ``chartscore.sharing.share``: it scores the records, counts the
+distinct cases behind every protected number while scoring, suppresses (primary and
+complementary) and audits its own output before returning. It then times
+``chartscore.disclosure.audit`` on the shared JSON, as a privacy officer outside would run
+it, and reports the share of protected numbers suppressed, overall and per tier of the cost
+order (the overall slice; a field's agreement numbers, ``field_count``, ``answerable_count``
+and kappa pairs; a field's other numbers; the field-type slices).
 
     python benchmarks/audit.py                       # small, medium, large; then 200 fields
     python benchmarks/audit.py --fields 10 --cases 50 500 --wide 0
+    python benchmarks/audit.py --repeat 3            # medians of three runs
+    python benchmarks/audit.py --reference           # cross-check against the test reference
+    python benchmarks/audit.py --save out --wide 200 --wide-cases 2000 --cases
+    python benchmarks/audit.py --audit-file out/shared-200x2000.json --repeat 3
 
-Times are wall-clock and CPU seconds of this process (the machine may be shared; CPU time is
-the steadier figure). Nothing here is a test: no assertion on time.
+The share time includes scoring (``score s`` is ``chartscore.score`` alone on the same
+records, for comparison) and share()'s own audit. ``--reference`` also computes the case
+counts with the test suite's independent reference, shares the scored report with them
+(``chartscore.disclosure.share``) and checks the bytes equal the product's; it reports how
+many protected quantities the reference finds backed by 1 to ``min_cell - 1`` cases (the
+primary cells; this count includes metrics' failures, which are not published numbers).
+
+Times are wall-clock and CPU seconds of this process, the median of ``--repeat`` runs (the
+machine may be shared; CPU time is the steadier figure). Nothing here is a test: no
+assertion on time.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from chartscore import score
-from chartscore.disclosure import audit, share
+
+# From the submodule: ``from chartscore.disclosure import audit`` currently yields the
+# submodule ``chartscore.disclosure.audit``, not the function (the lazy loader's name clash).
+from chartscore.disclosure import SharedReport
+from chartscore.disclosure.audit import audit
+from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS
+from chartscore.sharing import share
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 
@@ -38,9 +63,50 @@ RATES = {
 """Outcome rates of the generated cohorts: a decent system, with rare events that make
 small cells in medium cohorts (a wrong answer is of the wrong type about a sixth of the time)."""
 
+TIERS = ("overall", "agreement", "field other", "type")
+"""The tiers of share()'s cost order, most needed first (docs/disclosure.md)."""
+_PEOPLE_NEED = frozenset({"field_count", "answerable_count", PAIRS})
+
+T = TypeVar("T")
+
+
+def tier(key: tuple[str, str, str]) -> str:
+    """The tier of a protected number, as share() prices it (``suppress._tier``, by name)."""
+    kind, _, quantity = key
+    if kind == "overall":
+        return "overall"
+    if kind == "field_type":
+        return "type"
+    metric = quantity.split(".", 1)[0]
+    return "agreement" if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else "field other"
+
+
+def timed(run: Callable[[], T], repeat: int, label: str = "") -> tuple[T, float, float]:
+    """Run ``repeat`` times; the last result and the median wall and CPU seconds.
+
+    With more than one run, each run's seconds go to standard error, tagged ``label``.
+    """
+    walls, cpus = [], []
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = run()
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    if repeat > 1:
+        runs = ", ".join(f"{w:.2f} ({c:.2f})" for w, c in zip(walls, cpus, strict=True))
+        print(f"  {label} runs, wall (cpu) s: {runs}", file=sys.stderr, flush=True)
+    return result, statistics.median(walls), statistics.median(cpus)
+
 
 def measure(
-    fields: int, cases: int, min_cell: int, seed: int, save: Path | None = None
+    fields: int,
+    cases: int,
+    min_cell: int,
+    seed: int,
+    *,
+    repeat: int = 1,
+    reference: bool = False,
+    save: Path | None = None,
 ) -> dict[str, Any]:
     """Generate, score, share and audit one cohort; return the figures."""
     if str(TESTS) not in sys.path:
@@ -55,66 +121,135 @@ def measure(
         **RATES,
     )
     gold, predictions = cohort.records()
-    report = score(gold, predictions, schema=cohort.schema_document())
-    sensitivity, _ = cohort.sensitivity()
-    sensitive = sum(1 for n in sensitivity.case_counts.values() if 1 <= n < min_cell)
-    wall, cpu = time.perf_counter(), time.process_time()
-    shared = share(report, sensitivity, min_cell)
-    share_wall, share_cpu = time.perf_counter() - wall, time.process_time() - cpu
+    schema = cohort.schema_document()
+    _, score_wall, score_cpu = timed(lambda: score(gold, predictions, schema=schema), 1)
+    shared, share_wall, share_cpu = timed(
+        lambda: share(gold, predictions, schema=schema, min_cell=min_cell),
+        repeat,
+        f"share {fields}x{cases}",
+    )
     text = shared.to_json()
     if save is not None:
         save.mkdir(parents=True, exist_ok=True)
         (save / f"shared-{fields}x{cases}.json").write_text(text + "\n", encoding="utf-8")
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = audit(text)
-    audit_wall, audit_cpu = time.perf_counter() - wall, time.process_time() - cpu
-    numbers = sum(1 for _ in shared.numbers())
-    return {
+    result, audit_wall, audit_cpu = timed(lambda: audit(text), repeat, f"audit {fields}x{cases}")
+    numbers = dict.fromkeys(TIERS, 0)
+    hidden = dict.fromkeys(TIERS, 0)
+    for key, value in shared.numbers():
+        numbers[tier(key)] += 1
+        hidden[tier(key)] += value is None
+    row: dict[str, Any] = {
         "fields": fields,
         "cases": cases,
         "rows": len(gold),
-        "numbers": numbers,
-        "sensitive": sensitive,
+        "numbers": sum(numbers.values()),
         "suppressed": shared.disclosure.suppressed_count,
-        "share": shared.disclosure.suppressed_count / numbers,
+        "tiers": {name: (hidden[name], numbers[name]) for name in TIERS},
+        "score_wall": score_wall,
+        "score_cpu": score_cpu,
         "share_wall": share_wall,
         "share_cpu": share_cpu,
         "audit_wall": audit_wall,
         "audit_cpu": audit_cpu,
         "solves": result.solves,
         "passed": result.passed,
+        "sensitive": None,
+        "reference": None,
     }
+    if reference:
+        from chartscore.disclosure.suppress import share as share_report
+
+        sensitivity, _ = cohort.sensitivity()
+        row["sensitive"] = sum(1 for n in sensitivity.case_counts.values() if 1 <= n < min_cell)
+        report = score(gold, predictions, schema=schema)
+        row["reference"] = share_report(report, sensitivity, min_cell).to_json() == text
+    return row
+
+
+def time_audits(paths: list[Path], repeat: int) -> None:
+    """Print the median audit time of each saved shared report."""
+    print(f"median of {repeat} run(s)")
+    print(f"{'fields':>6} {'hidden':>7} {'audit s':>8} {'(cpu)':>7} {'solves':>7} audit  file")
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        result, wall, cpu = timed(lambda text=text: audit(text), repeat, f"audit {path.name}")
+        shared = SharedReport.from_json(text)
+        print(
+            f"{len(shared.by_field):>6} {shared.disclosure.suppressed_count:>7,} {wall:>8.2f} "
+            f"{cpu:>7.2f} {result.solves:>7,} {'pass' if result.passed else 'FAIL'}   {path}",
+            flush=True,
+        )
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "-"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fields", type=int, default=14, help="fields of the size series")
-    parser.add_argument("--cases", type=int, nargs="*", default=[50, 500, 5000])
+    parser.add_argument(
+        "--cases", type=int, nargs="*", default=[50, 500, 5000], help="cases of the size series"
+    )
     parser.add_argument("--wide", type=int, default=200, help="fields of the wide cohort (0: skip)")
-    parser.add_argument("--wide-cases", type=int, nargs="+", default=[200, 2000])
+    parser.add_argument(
+        "--wide-cases", type=int, nargs="+", default=[200, 2000], help="cases of the wide cohort"
+    )
     parser.add_argument("--min-cell", type=int, default=11)
     parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--repeat", type=int, default=1, help="time share and audit N times")
+    parser.add_argument(
+        "--reference",
+        action="store_true",
+        help="cross-check the case counts against the test suite's reference",
+    )
     parser.add_argument("--save", type=Path, help="write each shared report into this folder")
+    parser.add_argument(
+        "--audit-file",
+        type=Path,
+        nargs="+",
+        help="only time audit() on these saved shared reports (--repeat times each)",
+    )
     args = parser.parse_args()
+    if args.audit_file:
+        time_audits(args.audit_file, args.repeat)
+        return
     runs = [(args.fields, cases) for cases in args.cases]
     if args.wide:
         runs += [(args.wide, cases) for cases in args.wide_cases]
     header = (
-        f"{'fields':>6} {'cases':>6} {'rows':>8} {'numbers':>8} {'sensitive':>9} "
-        f"{'hidden':>7} {'hidden %':>8} {'share s':>8} {'(cpu)':>7} {'audit s':>8} {'(cpu)':>7} "
-        f"{'solves':>7} audit"
+        f"{'fields':>6} {'cases':>6} {'rows':>8} {'numbers':>8} {'hidden':>7} {'hidden %':>8} "
+        + " ".join(f"{name:>11}" for name in TIERS)
+        + f" {'score s':>8} {'share s':>8} {'(cpu)':>7} {'audit s':>8} {'(cpu)':>7}"
+        + f" {'solves':>7} audit"
+        + (f" {'sensitive':>9} reference" if args.reference else "")
     )
-    print(f"min_cell {args.min_cell}, seed {args.seed}")
+    print(f"min_cell {args.min_cell}, seed {args.seed}, median of {args.repeat} run(s)")
+    print(f"tiers: hidden %, of the tier's numbers ({', '.join(TIERS)})")
     print(header)
     for fields, cases in runs:
-        row = measure(fields, cases, args.min_cell, args.seed, args.save)
-        print(
-            f"{row['fields']:>6} {row['cases']:>6} {row['rows']:>8,} {row['numbers']:>8,} "
-            f"{row['sensitive']:>9,} {row['suppressed']:>7,} {100 * row['share']:>7.1f}% "
-            f"{row['share_wall']:>8.1f} {row['share_cpu']:>7.1f} {row['audit_wall']:>8.1f} "
-            f"{row['audit_cpu']:>7.1f} {row['solves']:>7,} {'pass' if row['passed'] else 'FAIL'}",
-            flush=True,
+        row = measure(
+            fields,
+            cases,
+            args.min_cell,
+            args.seed,
+            repeat=args.repeat,
+            reference=args.reference,
+            save=args.save,
         )
+        tiers = " ".join(f"{_percent(*row['tiers'][name]):>11}" for name in TIERS)
+        line = (
+            f"{row['fields']:>6} {row['cases']:>6} {row['rows']:>8,} {row['numbers']:>8,} "
+            f"{row['suppressed']:>7,} {_percent(row['suppressed'], row['numbers']):>8} {tiers} "
+            f"{row['score_wall']:>8.2f} {row['share_wall']:>8.2f} {row['share_cpu']:>7.2f} "
+            f"{row['audit_wall']:>8.2f} {row['audit_cpu']:>7.2f} {row['solves']:>7,} "
+            f"{'pass' if row['passed'] else 'FAIL'}"
+        )
+        if args.reference:
+            line += f" {row['sensitive']:>9,} {'same' if row['reference'] else 'DIFFERS'}"
+        print(line, flush=True)
+        counts = ", ".join(f"{name} {h}/{n}" for name, (h, n) in row["tiers"].items())
+        print(f"{'':>6} hidden/numbers by tier: {counts}", flush=True)
 
 
 if __name__ == "__main__":
