@@ -42,11 +42,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from chartscore import score
-
-# From the submodule: ``from chartscore.disclosure import audit`` currently yields the
-# submodule ``chartscore.disclosure.audit``, not the function (the lazy loader's name clash).
-from chartscore.disclosure import SharedReport
-from chartscore.disclosure.audit import audit
+from chartscore.disclosure import SharedReport, audit
 from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS
 from chartscore.sharing import share
 
