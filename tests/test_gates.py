@@ -608,11 +608,18 @@ def test_the_report_reader_refuses_malformed_reports(change: object) -> None:
 
 def test_unknown_formats() -> None:
     for change in (
-        lambda d: d.update(format="chartscore.shared_report"),
+        lambda d: d.update(format="chartscore.private_report"),
         lambda d: d.update(format_version=2),
         lambda d: d.pop("format"),
     ):
         assert report_refusal(change) == E.UNKNOWN_REPORT_FORMAT
+
+
+def test_a_report_relabelled_as_shared_is_read_as_a_shared_report() -> None:
+    # The format chooses the reader; the shared report's reader finds no disclosure object.
+    assert report_refusal(lambda d: d.update(format="chartscore.shared_report")) == (
+        E.INVALID_REPORT
+    )
 
 
 def test_a_report_shaped_document_with_suppressed_numbers() -> None:
