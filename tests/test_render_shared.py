@@ -14,6 +14,8 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -222,13 +224,37 @@ def test_pandas_reads_the_shared_csv_with_integer_counts(
 ) -> None:
     pd = pytest.importorskip("pandas")
     _, shared = cohort
+    # The line docs/reports.md gives for reports reads a shared report's CSV too.
     frame = pd.read_csv(
         io.StringIO(render(shared, "csv")),
         dtype={"success_count": "Int64", "total_count": "Int64"},
-        keep_default_na=False,
-        na_values={"success_count": [""], "total_count": [""]},
     )
     assert frame["total_count"].isna().any() and frame["total_count"].notna().any()
+    withheld = frame[frame["total_count"].isna()]
+    assert withheld["suppressed"].str.contains("total_count").all()
+
+
+def test_reading_and_rendering_a_shared_report_does_not_load_the_solver(
+    cohort: tuple[Report, SharedReport], tmp_path: Path
+) -> None:
+    _, shared = cohort
+    path = tmp_path / "shared.json"
+    path.write_text(shared.to_json(), encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from chartscore.documents import load_document\n"
+        "from chartscore.render import FORMATS, render\n"
+        f"document = load_document(open({str(path)!r}, encoding='utf-8').read())\n"
+        "for fmt in FORMATS:\n"
+        "    render(document, fmt, sort='rate')\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'\n"
+        "    or m in ('chartscore.disclosure.audit', 'chartscore.disclosure.suppress'))\n"
+        "print(loaded)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert result.stdout == "[]\n"
 
 
 def test_the_html_page_is_self_contained_and_marks_suppressed_estimates(
