@@ -27,7 +27,7 @@ VALUE_FREE = (
     "disclosure.shared",
     "disclosure.model",
     "disclosure.ranges",
-    "disclosure.audit",
+    "disclosure.attack",
     "disclosure.suppress",
 )
 VALUE_HOLDING = (

@@ -34,7 +34,7 @@ def usage_line(problem: str, command: str | None = "score") -> str:
 @pytest.mark.parametrize(
     ("argv", "problem", "command"),
     [
-        ([], "a command is required (score, compare, gate, render, demo)", None),
+        ([], "a command is required (score, compare, share, audit, gate, render, demo)", None),
         (["--quiet"], "--quiet goes after the command", None),
         (["--gold", "g.jsonl"], "--gold goes after the command", None),
         (["--shcema"], "unknown option --shcema", None),
@@ -169,13 +169,13 @@ _FLAGS = sorted({option.flag for command in COMMANDS for option in command.optio
 _CLOSED = re.compile(
     "|".join(
         [
-            r"a command is required \(score, compare, gate, render, demo\)",
-            r"unknown command( \(did you mean (score|compare|gate|render|demo)\?\))?",
+            r"a command is required \(score, compare, share, audit, gate, render, demo\)",
+            r"unknown command( \(did you mean (score|compare|share|audit|gate|render|demo)\?\))?",
             r"unknown option( (?P<echo>--[a-z][a-z0-9-]{0,40})( \(did you mean --[a-z-]+\?\))?)?",
             r"unexpected argument",
             r"--[a-z-]+ (is required|needs a value|takes no value|is given twice"
             r"|goes after the command)",
-            r"REPORT is required",
+            r"(REPORT|SHARED) is required",
             r"--jobs must be 1 or 2",
             r"--extra-predictions must be error or ignore",
             r"--engine must be local or dask",
@@ -191,11 +191,12 @@ _CLOSED = re.compile(
     )
 )
 _LINE = re.compile(
-    r"chartscore: error: usage: (?P<problem>.*); see chartscore( (score|demo))? --help\n"
+    r"chartscore: error: usage: (?P<problem>.*); "
+    r"see chartscore( (score|share|audit|demo))? --help\n"
 )
 
 tokens = st.one_of(
-    st.sampled_from(["score", "demo", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
+    st.sampled_from(["score", "share", "audit", "demo", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
     st.sampled_from(_FLAGS).map(lambda flag: flag + "="),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_=./ZQ0123456789", max_size=12).map(
         lambda text: "--" + text

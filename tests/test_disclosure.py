@@ -129,7 +129,7 @@ def assert_shared_properties(
 
 
 @settings(
-    max_examples=25,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -671,7 +671,7 @@ _SCRIPT = textwrap.dedent(
 def test_shared_bytes_do_not_depend_on_the_hash_seed() -> None:
     script = _SCRIPT.format(tests=str(ROOT / "tests"))
     outputs = []
-    for seed in ("0", "1", "12345"):
+    for seed in ("0", "12345"):
         environment = {**os.environ, "PYTHONHASHSEED": seed}
         completed = subprocess.run(
             [sys.executable, "-c", script],
@@ -681,5 +681,5 @@ def test_shared_bytes_do_not_depend_on_the_hash_seed() -> None:
             check=True,
         )
         outputs.append(completed.stdout)
-    assert outputs[0] == outputs[1] == outputs[2]
+    assert outputs[0] == outputs[1]
     assert b"chartscore.shared_report" in outputs[0]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import chartscore
 from chartscore import ChartscoreError, GoldField, Prediction, score
 from chartscore.disclosure import SharedReport, audit, share
-from chartscore.disclosure.audit import STATUSES
+from chartscore.disclosure.attack import STATUSES
 from disclosure_reference import sensitivity_of
 
 COUNT_KEYS = {

@@ -96,3 +96,19 @@ def test_readme_gates_example_parses() -> None:
         ("overall", "normalized_agreement", "min_difference_lower", "required"),
         ("field:triage.acuity", "ordinal_later", "max_upper", "warning"),
     ]
+
+
+def test_readme_share_example_is_true(tmp_path: Path) -> None:
+    from chartscore import share_files
+
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(example("gold.jsonl"), encoding="utf-8")
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(example("predictions.jsonl"), encoding="utf-8")
+    shared = share_files(gold, predictions)
+    match = re.search(r"<!-- example: share -->\n```sh\n(.*?)```", README, re.S)
+    assert match is not None
+    count = shared.disclosure.suppressed_count
+    assert f"# chartscore: {count} numbers suppressed (min cell 11); the audit passed" in (
+        match.group(1)
+    )

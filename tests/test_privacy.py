@@ -780,6 +780,47 @@ def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
         assert sorted(p.name for p in out_dir.iterdir()) == [target.name]
 
 
+@settings(
+    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+)
+@given(canaries, st.sampled_from([2, 11]))
+def test_share_and_audit_leak_nothing(c: Canary, min_cell: int) -> None:
+    # Disclosure control reads the same private inputs (and counts cases by their ids):
+    # nothing of them may reach the shared report, the audit table or either stream.
+    gold_rows, prediction_rows = dataset(c)
+    with marker_directory(c) as base:
+        gold = base / f"gold-{c.marker}.jsonl"
+        predictions = base / f"predictions-{c.marker}.jsonl"
+        schema = base / f"schema-{c.marker}.toml"
+        gold.write_text(jsonl(gold_rows), encoding="utf-8")
+        predictions.write_text(jsonl(prediction_rows), encoding="utf-8")
+        schema.write_text(schema_toml(c), encoding="utf-8")
+        target = base / f"shared-{c.marker}.json"
+        files = ["--gold", str(gold), "--predictions", str(predictions), "--schema", str(schema)]
+        share_argv = ["share", *files, "--min-cell", str(min_cell)]
+        status, out, err = run_in_process([*share_argv, "--out", str(target), "--quiet"])
+        assert status == 0 and out == ""
+        assert_clean_streams(out, err, c, "share")
+        shared = target.read_text(encoding="utf-8")
+        assert_clean_text(shared, c, "shared report")
+        status, table, err = run_in_process(["audit", str(target)])
+        assert (status, err) == (0, "")
+        assert_clean_text(table, c, "audit table")
+        # A bad line among the predictions: one coded line, nothing of the line or path.
+        broken = base / f"broken-{c.marker}.jsonl"
+        broken.write_text(jsonl(prediction_rows) + f'{{"case_id": "{c.marker}"\n', "utf-8")
+        bad = ["share", "--gold", str(gold), "--predictions", str(broken)]
+        (s_status, s_out, s_err), (a_status, a_out, a_err), (b_status, b_out, b_err) = (
+            run_subprocesses([share_argv, ["audit", str(target)], bad], base)
+        )
+        for name, (o, e) in {"share": (s_out, s_err), "audit": (a_out, a_err)}.items():
+            assert_clean_streams(o, e, c, f"subprocess {name}")
+        assert_clean_streams(b_out, b_err, c, "subprocess failing share")
+        assert (s_status, s_out) == (0, shared) and (a_status, a_out) == (0, table)
+        assert b_status == 1 and b_out == "" and b_err.startswith("chartscore: error: ")
+        assert b_err.count("\n") == 1
+
+
 # --- failing scoring: files and the command line ----------------------------------------
 
 

@@ -29,6 +29,7 @@ from chartscore.pairing import compare
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.schema import FieldSpec, Schema
 from chartscore.scoring import score
+from chartscore.sharing import share, share_files
 
 __all__ = [
     "STDIN",
@@ -57,4 +58,6 @@ __all__ = [
     "score",
     "score_dask",
     "score_files",
+    "share",
+    "share_files",
 ]

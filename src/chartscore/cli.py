@@ -32,10 +32,11 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, NoReturn, TextIO
+from typing import Final, NoReturn, TextIO, TypeVar
 
 from chartscore._version import __version__
 from chartscore.demo import demo_summary, run_demo
+from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import Document
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, describe
@@ -52,6 +53,8 @@ from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import BinaryOutput, check_output, write_output
 from chartscore.progress import TerminalProgress
 from chartscore.render import FORMATS, SORTS, render
+from chartscore.report import Report
+from chartscore.schema import Schema
 from chartscore.scoring import ExtraPredictions
 from chartscore.sharing import DEFAULT_MIN_CELL, share_files
 
@@ -159,12 +162,11 @@ def _score(args: argparse.Namespace, streams: Streams) -> int:
     inputs = (*data, schema_path, gates_path)
     out = _output(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
-    progress = None if on_dask else _progress(args, streams)
     extra: ExtraPredictions = args.extra_predictions or "error"
-    try:
-        schema = None if schema_path is None else load_schema(schema_path)
+
+    def work(schema: Schema | None, progress: TerminalProgress | None) -> Report:
         if on_dask:
-            report = score_dask(
+            return score_dask(
                 args.gold,
                 args.predictions,
                 schema=schema,
@@ -173,20 +175,17 @@ def _score(args: argparse.Namespace, streams: Streams) -> int:
                 extra_predictions=extra,
                 strict_schema=args.strict_schema,
             )
-        else:
-            jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
-            report = score_files(
-                gold,
-                predictions,
-                schema=schema,
-                progress=progress,
-                parallel=jobs > 1,
-                extra_predictions=extra,
-                strict_schema=args.strict_schema,
-            )
-    finally:
-        if progress is not None:
-            progress.finish()
+        return score_files(
+            gold,
+            predictions,
+            schema=schema,
+            progress=progress,
+            parallel=_parallel(args),
+            extra_predictions=extra,
+            strict_schema=args.strict_schema,
+        )
+
+    schema, report = _with_progress(args, streams, schema_path, work, shown=not on_dask)
     if schema is not None:
         _warn_unused_schema_fields(sorted(set(schema.fields) - set(report.by_field)), streams)
     if report.ignored_prediction_count:
@@ -250,24 +249,22 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     inputs = (gold, predictions, schema_path)
     out = _output(args.out, inputs)
-    progress = _progress(args, streams)
     extra: ExtraPredictions = args.extra_predictions or "error"
-    try:
-        schema = None if schema_path is None else load_schema(schema_path)
-        jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
-        shared = share_files(
+
+    def work(schema: Schema | None, progress: TerminalProgress | None) -> SharedReport:
+        return share_files(
             gold,
             predictions,
             schema=schema,
             min_cell=min_cell,
             progress=progress,
-            parallel=jobs > 1,
+            parallel=_parallel(args),
             extra_predictions=extra,
             strict_schema=args.strict_schema,
         )
-    finally:
-        if progress is not None:
-            progress.finish()
+
+    schema, shared = _with_progress(args, streams, schema_path, work)
+    # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     if schema is not None:
         _warn_unused_schema_fields(sorted(set(schema.fields) - set(shared.by_field)), streams)
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
@@ -282,8 +279,7 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
 def _audit(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
     # scipy (the solver) loads here, for this command only.
-    from chartscore.disclosure.audit import audit  # noqa: PLC0415
-    from chartscore.disclosure.shared import SharedReport  # noqa: PLC0415
+    from chartscore.disclosure.attack import audit  # noqa: PLC0415
 
     document_path = _input(args.shared)
     result = audit(SharedReport.from_json(read_document_bytes(document_path)))
@@ -307,6 +303,34 @@ def _render(args: argparse.Namespace, streams: Streams) -> int:
     text = render(document, args.format, sort=args.sort or "name")
     write_output(text.encode("utf-8"), out, inputs=(document_path,), stdout=streams.out)
     return EXIT_OK
+
+
+_T = TypeVar("_T")
+
+
+def _with_progress(
+    args: argparse.Namespace,
+    streams: Streams,
+    schema_path: InputPath | None,
+    work: Callable[[Schema | None, TerminalProgress | None], _T],
+    *,
+    shown: bool = True,
+) -> tuple[Schema | None, _T]:
+    """Load the schema and run ``work`` with a progress line (if wanted), always ended."""
+    progress = _progress(args, streams) if shown else None
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        result = work(schema, progress)
+    finally:
+        if progress is not None:
+            progress.finish()
+    return schema, result
+
+
+def _parallel(args: argparse.Namespace) -> bool:
+    """Whether to read predictions in a second process (``--jobs``, default: 2+ CPUs)."""
+    jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
+    return jobs > 1
 
 
 def _output(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:

@@ -26,15 +26,15 @@ from chartscore.disclosure.shared import (
 )
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.audit import AuditResult, AuditRow, audit
+    from chartscore.disclosure.attack import AuditResult, AuditRow, audit
     from chartscore.disclosure.suppress import Sensitivity, protected_keys, share
 
 # The audit and suppression import scipy (about a second): loaded on first use,
 # so that reading or rendering a shared report does not pay for the solver.
 _SOLVER_MODULES = {
-    "AuditResult": "chartscore.disclosure.audit",
-    "AuditRow": "chartscore.disclosure.audit",
-    "audit": "chartscore.disclosure.audit",
+    "AuditResult": "chartscore.disclosure.attack",
+    "AuditRow": "chartscore.disclosure.attack",
+    "audit": "chartscore.disclosure.attack",
     "Sensitivity": "chartscore.disclosure.suppress",
     "protected_keys": "chartscore.disclosure.suppress",
     "share": "chartscore.disclosure.suppress",
@@ -45,7 +45,9 @@ def __getattr__(name: str) -> object:
     module = _SOLVER_MODULES.get(name)
     if module is None:
         raise AttributeError(name)
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, an ordinary attribute
+    return value
 
 
 __all__ = [

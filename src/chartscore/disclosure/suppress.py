@@ -33,7 +33,7 @@ a field's other numbers, then a field's agreement numbers (and its
 slice; within a tier, smaller numbers first; then a fixed order of names.
 Everything is sorted, so the same inputs give the same bytes.
 
-Finally :func:`share` runs :func:`~chartscore.disclosure.audit.audit` on its
+Finally :func:`share` runs :func:`~chartscore.disclosure.attack.audit` on its
 own JSON output and refuses (``disclosure_audit_failed``) rather than return
 a report that fails.
 """
@@ -47,7 +47,7 @@ from typing import Final
 import attrs
 import numpy as np
 
-from chartscore.disclosure.audit import DERIVABLE, audit
+from chartscore.disclosure.attack import DERIVABLE, audit
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
@@ -360,7 +360,7 @@ def share(
 
     Returns:
         The :class:`SharedReport`: published numbers equal the report's; it
-        passes :func:`~chartscore.disclosure.audit.audit`, and no sensitive
+        passes :func:`~chartscore.disclosure.attack.audit`, and no sensitive
         quantity can be derived exactly.
 
     Raises:

@@ -1,4 +1,5 @@
-"""The independent attacker's audit of a shared report.
+"""The independent attacker's audit of a shared report (the module is named for the attack: its
+function, :func:`audit`, is what the package exports).
 
 :func:`audit` reads only the shared report (the object or its JSON), exactly
 what an outsider holds. From its field types and metric names it builds the

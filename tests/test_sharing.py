@@ -1,0 +1,307 @@
+"""The product path of disclosure control: case counts while scoring, share, the commands.
+
+``chartscore.sharing`` counts the distinct cases behind every number with a
+:class:`~chartscore.casecount.CaseTrackingScorer`. Here those counts are checked
+against the independent reference in ``disclosure_reference.py`` (which judges every
+raw row itself), and the shared reports it writes against the issue's "done when":
+no published nonzero number backed by fewer than ``min_cell`` cases, an audit that
+passes, published numbers equal to the full report's, and an audit that fails when a
+complementary cell is filled back in.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chartscore import ChartscoreError, ErrorCode, score
+from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
+from chartscore.cli import main
+from chartscore.disclosure import SharedReport, audit
+from chartscore.schema import to_schema
+from chartscore.scoring import feed_records
+from chartscore.sharing import share, share_files
+from disclosure_reference import Cohort, build_cohort
+from test_disclosure import (
+    TYPES,
+    assert_shared_properties,
+    cohorts,
+    duplicated,
+    refill,
+    worked_example,
+)
+
+from helpers import chain_dict, digest, write_jsonl
+
+SLOW = settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+def product_counts(cohort: Cohort) -> tuple[dict[Any, int], dict[str, int]]:
+    gold, predictions = cohort.records()
+    scorer = CaseTrackingScorer(_schema(cohort))
+    feed_records(scorer, gold, predictions)
+    partial = scorer.partial()
+    return case_counts(partial, partial.tally()), kappa_smallest_margins(partial)
+
+
+def _schema(cohort: Cohort) -> Any:
+    return to_schema(cohort.schema_document())
+
+
+def _pooled_majority(key: tuple[str, str, str]) -> bool:
+    return key[0] != "field" and key[2].startswith("majority_baseline.")
+
+
+@SLOW
+@given(cohorts())
+def test_case_counts_while_scoring_match_the_reference(cohort: Cohort) -> None:
+    counts, margins = product_counts(cohort)
+    reference, _ = cohort.sensitivity()
+    assert set(counts) == set(reference.case_counts)
+    for key, expected in reference.case_counts.items():
+        if _pooled_majority(key):
+            # A pooled majority baseline uses a lower bound: it may only suppress more.
+            assert counts[key] <= expected and (counts[key] == 0) == (expected == 0), key
+        else:
+            assert counts[key] == expected, key
+    assert margins == dict(reference.kappa_smallest_margin)
+
+
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cohorts(), st.sampled_from([2, 3, 11]))
+def test_shared_reports_from_records_hold_the_rule(cohort: Cohort, min_cell: int) -> None:
+    gold, predictions = cohort.records()
+    shared = share(gold, predictions, schema=cohort.schema_document(), min_cell=min_cell)
+    report = score(gold, predictions, schema=cohort.schema_document())
+    reference, tally = cohort.sensitivity()
+    # Judged by the reference's case counts: nothing small is published, the audit passes.
+    checked = assert_shared_properties(report, reference, tally, min_cell)
+    hidden = {key for key, value in shared.numbers() if value is None}
+    assert {k for k, n in reference.case_counts.items() if 1 <= n < min_cell} - {
+        k for k in reference.case_counts if k[2].endswith(".failures")
+    } <= hidden
+    assert checked.disclosure.field_types == shared.disclosure.field_types
+
+
+def test_a_cohort_with_no_small_cell_loses_nothing_from_records() -> None:
+    cohort = duplicated(build_cohort(random.Random(5).choice, list(TYPES), 3), 11)
+    gold, predictions = cohort.records()
+    shared = share(gold, predictions, schema=cohort.schema_document())
+    full = json.loads(score(gold, predictions, schema=cohort.schema_document()).to_json())
+    document = json.loads(shared.to_json())
+    assert shared.disclosure.suppressed_count == 0
+    for key in ("overall", "by_field", "by_field_type"):
+        assert document[key] == full[key]
+
+
+def test_ignored_predictions_are_counted_by_case_and_shared_at_the_top() -> None:
+    cohort = duplicated(build_cohort(random.Random(7).choice, ["text"], 2), 11)
+    gold, predictions = cohort.records()
+    extra = [type(predictions[0])(f"other-{i}", "f000.text", "a") for i in range(3)]
+    shared = share(
+        gold, predictions + extra, schema=cohort.schema_document(), extra_predictions="ignore"
+    )
+    document = json.loads(shared.to_json())
+    # 3 ignored predictions from 3 cases: small, so suppressed; it stays a top-level key.
+    assert document["ignored_prediction_count"] is None
+    assert "ignored_prediction_count" not in document["overall"]
+    assert audit(shared.to_json()).passed
+    many = [type(predictions[0])(f"other-{i}", "f000.text", "a") for i in range(11)]
+    shown = share(
+        gold, predictions + many, schema=cohort.schema_document(), extra_predictions="ignore"
+    )
+    assert json.loads(shown.to_json())["ignored_prediction_count"] == 11
+    assert SharedReport.from_json(shown.to_json()).to_json() == shown.to_json()
+
+
+@pytest.mark.parametrize("min_cell", [1, 0, -3, 10**7, True, 2.0, "11"])
+def test_share_refuses_a_bad_min_cell(min_cell: Any) -> None:
+    cohort = build_cohort(random.Random(1).choice, ["text"], 3)
+    gold, predictions = cohort.records()
+    with pytest.raises(ChartscoreError) as caught:
+        share(gold, predictions, min_cell=min_cell)
+    assert caught.value.code is ErrorCode.INVALID_MIN_CELL
+
+
+# --- the commands -------------------------------------------------------------------
+
+
+def cohort_files(cohort: Cohort, where: Path) -> tuple[Path, Path, Path]:
+    gold_rows = [
+        {"case_id": c, "field_id": f, "field_type": t, "value": v} for c, f, t, v in cohort.gold
+    ]
+    prediction_rows: list[dict[str, object]] = []
+    for (case, field_id), (answer, supported) in sorted(cohort.predictions.items()):
+        row: dict[str, object] = {"case_id": case, "field_id": field_id, "value": answer}
+        if supported:
+            fact = digest(f"{case}/{field_id}")
+            row["normalized_fact_digest"] = fact
+            row["evidence_chain"] = chain_dict(field_id, fact)
+        prediction_rows.append(row)
+    schema = where / "schema.json"
+    schema.write_text(json.dumps(cohort.schema_document()), encoding="utf-8")
+    return (
+        write_jsonl(where / "gold.jsonl", gold_rows),
+        write_jsonl(where / "predictions.jsonl", prediction_rows),
+        schema,
+    )
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path) -> None:
+    cohort = worked_example()
+    gold, predictions, schema = cohort_files(cohort, tmp_path)
+    target = tmp_path / "shared.json"
+    files = ["--gold", str(gold), "--predictions", str(predictions), "--schema", str(schema)]
+    status, out, err = run(["share", *files, "--out", str(target), "--jobs", "1"])
+    assert (status, out) == (0, "")
+    assert err == "chartscore: 43 numbers suppressed (min cell 11); the audit passed\n"
+    text = target.read_text(encoding="utf-8")
+    # The file is what the library shares, byte for byte.
+    assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
+    status, table, err = run(["audit", str(target)])
+    assert (status, err) == (0, "")
+    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 63 hidden numbers checked, 0 failing"
+    # Fill one complementary cell of the field slice back in: the audit must fail (exit 4).
+    shared = SharedReport.from_json(text)
+    report = score(*cohort.records(), schema=cohort.schema_document())
+    reference, _ = cohort.sensitivity()
+    sensitive = {k for k, n in reference.case_counts.items() if 1 <= n < 11}
+    field_cells = sorted(
+        key
+        for key, value in shared.numbers()
+        if value is None and key[0] == "field" and key not in sensitive
+    )
+    statuses = []
+    for key in field_cells:
+        copy = tmp_path / "refilled.json"
+        copy.write_text(refill(shared, report, {key}), encoding="utf-8")
+        status, table, err = run(["audit", str(copy)])
+        assert err == "" and table.splitlines()[-1].startswith("audit ")
+        statuses.append(status)
+    assert 4 in statuses and set(statuses) <= {0, 4}
+
+
+def test_share_output_is_the_same_for_any_input_order(tmp_path: Path) -> None:
+    cohort = build_cohort(random.Random(11).choice, ["boolean", "number", "ordinal"], 30)
+    gold, predictions, schema = cohort_files(cohort, tmp_path)
+    lines = predictions.read_text(encoding="utf-8").splitlines(keepends=True)
+    random.Random(2).shuffle(lines)
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("".join(lines), encoding="utf-8")
+    first = run(
+        [
+            "share",
+            "--gold",
+            str(gold),
+            "--predictions",
+            str(predictions),
+            "--schema",
+            str(schema),
+            "--min-cell",
+            "5",
+        ]
+    )
+    second = run(
+        [
+            "share",
+            "--gold",
+            str(gold),
+            "--predictions",
+            str(shuffled),
+            "--schema",
+            str(schema),
+            "--min-cell",
+            "5",
+            "--jobs",
+            "2",
+        ]
+    )
+    assert first[0] == 0 and first[1] == second[1]
+    assert json.loads(first[1])["disclosure"]["min_cell"] == 5
+
+
+@pytest.mark.parametrize(
+    ("extra", "status", "message"),
+    [
+        (
+            ["--min-cell", "ten"],
+            2,
+            "usage: --min-cell must be a whole number; see chartscore share",
+        ),
+        (["--min-cell", "1"], 1, "invalid_min_cell: "),
+        (["--min-cell", "-4"], 2, "usage: "),
+    ],
+)
+def test_share_min_cell_errors_are_named(
+    tmp_path: Path, extra: list[str], status: int, message: str
+) -> None:
+    cohort = build_cohort(random.Random(1).choice, ["text"], 3)
+    gold, predictions, _ = cohort_files(cohort, tmp_path)
+    result = run(["share", "--gold", str(gold), "--predictions", str(predictions), *extra])
+    assert result[0] == status and result[1] == ""
+    assert result[2].startswith("chartscore: error: " + message)
+    assert result[2].count("\n") == 1
+
+
+def test_share_refuses_to_overwrite_an_input(tmp_path: Path) -> None:
+    cohort = build_cohort(random.Random(1).choice, ["text"], 3)
+    gold, predictions, _ = cohort_files(cohort, tmp_path)
+    before = gold.read_bytes()
+    status, out, err = run(
+        ["share", "--gold", str(gold), "--predictions", str(predictions), "--out", str(gold)]
+    )
+    assert status == 1 and out == "" and err.startswith("chartscore: error: output_is_input")
+    assert gold.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"{not json", "chartscore: error: invalid_report"),
+        (b'{"format": "chartscore.report", "format_version": 1}', "chartscore: error: unknown_"),
+    ],
+)
+def test_audit_refuses_what_is_not_a_shared_report(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "x.json"
+    path.write_bytes(content)
+    status, out, err = run(["audit", str(path)])
+    assert (status, out) == (1, "") and err.startswith(message) and err.count("\n") == 1
+
+
+def test_the_solver_loads_only_when_a_report_is_shared_or_audited() -> None:
+    # scipy takes about a second to import: score, compare, render and gate never pay it.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, chartscore, chartscore.cli, chartscore.disclosure, chartscore.sharing\n"
+        "assert 'scipy' not in sys.modules\n"
+        "from chartscore.disclosure import audit\n"
+        "import chartscore.disclosure.attack\n"
+        "from chartscore.disclosure import audit as again\n"
+        "assert callable(audit) and again is audit and 'scipy' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
