@@ -288,3 +288,28 @@ def test_a_comparison_draws_a_difference_mark_per_field_and_paired_metric(
             assert abs(center - _expected_x(mark, mark["value"])) < 1, mark
     assert record.blocked == [] and record.console_errors == [] and record.page_errors == []
     record.page.close()
+
+
+def test_a_shared_report_page_draws_published_marks_only(browser: Any, tmp_path: Path) -> None:
+    # The shared report of a synthetic cohort (share, min_cell 11): published estimates are
+    # drawn where their numbers say; suppressed ones keep their row but draw nothing.
+    from shared_data import full_and_shared
+
+    _, shared = full_and_shared()
+    path = tmp_path / "shared.html"
+    path.write_text(render(shared, "html"), encoding="utf-8")
+    record = visit(browser, path)
+    marks = record.page.evaluate(_READ_MARKS)
+    drawn = [m for m in marks if m["value"] is not None]
+    assert drawn and len(drawn) < len(marks)
+    for mark in marks:
+        if mark["value"] is None:
+            assert mark["point"] is None and mark["ci"] is None
+            continue
+        center = mark["point"]["x"] + mark["point"]["width"] / 2
+        assert abs(center - _expected_x(mark, mark["value"])) < 1, mark
+    suppressed = record.page.evaluate("document.querySelectorAll('g.mark.suppressed').length")
+    assert suppressed == len(marks) - len(drawn)
+    assert record.blocked == [] and record.requests == [record.url]
+    assert record.console_errors == [] and record.page_errors == []
+    record.page.close()

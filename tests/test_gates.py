@@ -557,7 +557,7 @@ def test_null_difference_fails() -> None:
 # --------------------------------------------------------------------------- documents
 
 
-def test_load_document_reads_both_formats() -> None:
+def test_load_document_reads_every_format() -> None:
     report = text_report(5)
     assert load_document(report.to_json()).to_json() == report.to_json()
     document = comparison()
@@ -608,11 +608,18 @@ def test_the_report_reader_refuses_malformed_reports(change: object) -> None:
 
 def test_unknown_formats() -> None:
     for change in (
-        lambda d: d.update(format="chartscore.shared_report"),
+        lambda d: d.update(format="chartscore.private_report"),
         lambda d: d.update(format_version=2),
         lambda d: d.pop("format"),
     ):
         assert report_refusal(change) == E.UNKNOWN_REPORT_FORMAT
+
+
+def test_a_report_relabelled_as_shared_is_read_as_a_shared_report() -> None:
+    # The format chooses the reader; the shared report's reader finds no disclosure object.
+    assert report_refusal(lambda d: d.update(format="chartscore.shared_report")) == (
+        E.INVALID_REPORT
+    )
 
 
 def test_a_report_shaped_document_with_suppressed_numbers() -> None:
@@ -646,6 +653,50 @@ def test_a_report_shaped_document_with_suppressed_numbers() -> None:
     )
     assert [r.observed for r in results.results] == [None, 0.5]
     assert results.exit_status == 3
+
+
+def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) -> None:
+    # A real shared report (chartscore.sharing.share, min_cell 11): a gate reading a
+    # suppressed interval or a withheld kappa has no figure and fails, even at threshold 0.
+    import io
+
+    from chartscore.cli import main
+    from chartscore.disclosure.shared import SharedReport
+    from shared_data import full_and_shared
+
+    _, shared = full_and_shared()
+    loaded = load_document(shared.to_json())
+    assert isinstance(loaded, SharedReport)
+    acuity = shared.by_field["triage.acuity"]
+    assert acuity.metrics["answerable_abstention"].interval is not None
+    assert acuity.metrics["exact_agreement"].interval is None  # a part is suppressed
+    kappas = {f: part.kappa for f, part in shared.by_field.items() if part.kappa is not None}
+    shown = next(f for f, kappa in kappas.items() if kappa.value is not None)
+    withheld = next(f for f, kappa in kappas.items() if kappa.value is None)
+    checks = gates(
+        {"slice": "field:triage.acuity", "metric": "answerable_abstention", "max_upper": 1},
+        {"slice": f"field:{shown}", "metric": "kappa", "min_lower": -1},
+        {"slice": "field:triage.acuity", "metric": "exact_agreement", "min_lower": 0},
+        {"slice": f"field:{withheld}", "metric": "kappa", "min_lower": -1, "level": "warning"},
+    )
+    results = evaluate(loaded, checks)
+    assert [r.passed for r in results.results] == [True, True, False, False]
+    assert [r.observed is None for r in results.results] == [False, False, True, True]
+    assert results.exit_status == EXIT_REQUIRED_GATE_FAILED
+    assert evaluate(loaded, checks[:2] + checks[3:]).exit_status == EXIT_GATES_PASSED
+    # The same through the command line.
+    document = tmp_path / "shared.json"
+    document.write_text(shared.to_json(), encoding="utf-8")
+    gates_file = tmp_path / "gates.toml"
+    gates_file.write_text(
+        gate_text(slice="field:triage.acuity", metric="exact_agreement", min_lower=0),
+        encoding="utf-8",
+    )
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["gate", str(document), "--gates", str(gates_file)], stdout=out, stderr=err)
+    assert status == EXIT_REQUIRED_GATE_FAILED and err.getvalue() == ""
+    assert re.search(r"exact_agreement +min_lower +>= 0 +null +required +FAIL", out.getvalue())
+    assert "a suppressed number" in out.getvalue()
 
 
 # --------------------------------------------------------------------------- privacy

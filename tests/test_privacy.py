@@ -50,6 +50,7 @@ from chartscore import (
     score_files,
 )
 from chartscore.cli import main as cli_main
+from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import describe
 from chartscore.io import MAX_LINE_BYTES
 from chartscore.schema import FieldSpec
@@ -2030,7 +2031,7 @@ def test_kappa_field_with_only_unanswerable_gold_scores(
 _RENDER_FORMATS = ("table", "markdown", "csv", "html")
 
 
-def _rendered(report: chartscore.Report) -> dict[str, str]:
+def _rendered(report: chartscore.Report | SharedReport) -> dict[str, str]:
     from chartscore.render import render
 
     return {
@@ -2088,6 +2089,31 @@ def test_only_field_ids_reach_rendered_output(ids: Canary, data: Canary) -> None
     for where, text in _rendered(report).items():
         assert_clean_text(text, data, where)
         assert f"f{ids.marker.lower()}" in text, where
+
+
+@settings(max_examples=4, deadline=None, phases=NO_SHRINK)
+@given(canaries)
+def test_rendered_shared_reports_leak_nothing(c: Canary) -> None:
+    # The shared report of the canary data (chartscore.sharing.share at the default rule),
+    # loaded back and rendered in every format and order: no case id, value, digest or
+    # offset appears; the field ids do.
+    from chartscore.documents import load_document
+    from chartscore.sharing import share
+
+    gold_rows, prediction_rows = dataset(c)
+    gold = [gold_record(row) for row in gold_rows]
+    predictions = [prediction_record(row) for row in prediction_rows]
+    shared = share(gold, predictions, schema=schema_document(c), min_cell=11)
+    text = shared.to_json()
+    assert_clean_text(text, c, "shared report")
+    assert_clean_text(repr(shared), c, "shared report repr")
+    loaded = load_document(text)
+    assert isinstance(loaded, SharedReport)
+    for where, rendered in _rendered(loaded).items():
+        assert_clean_text(rendered, c, f"shared {where}")
+        assert "suppressed" in rendered, where
+        for field_id in FIELD_TYPES:
+            assert field_id in rendered, (where, field_id)
 
 
 def _report_document() -> dict[str, object]:

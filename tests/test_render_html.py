@@ -78,6 +78,11 @@ def test_the_page_is_well_formed(demo_page: tuple[str, Page]) -> None:
 
 def test_the_page_is_self_contained(demo_page: tuple[str, Page]) -> None:
     text, page = demo_page
+    assert_self_contained(text, page)
+
+
+def assert_self_contained(text: str, page: Page) -> None:
+    """No script, no external resource, no event handler; a Content-Security-Policy."""
     tags = {tag for tag, _ in page.elements}
     assert not tags & {
         "script",

@@ -532,7 +532,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         description="Check a report or comparison (JSON) against a gates file (TOML). Prints "
         "a table of every gate; exit 0 when every required gate passes, 3 when one fails.",
         options=(
-            Option("report", "a report or comparison (JSON)", "REPORT", True, reads_input=True),
+            Option(
+                "report",
+                "a report, shared report or comparison (JSON)",
+                "REPORT",
+                True,
+                reads_input=True,
+            ),
             Option("--gates", "the gates file (TOML)", "FILE", required=True, reads_input=True),
         ),
         run=_gate,
@@ -543,7 +549,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
         description="Render a report or comparison (JSON) as a terminal table, Markdown, CSV "
         "or one self-contained HTML page with a Wilson forest plot.",
         options=(
-            Option("report", "a report or comparison (JSON)", "REPORT", True, reads_input=True),
+            Option(
+                "report",
+                "a report, shared report or comparison (JSON)",
+                "REPORT",
+                True,
+                reads_input=True,
+            ),
             Option(
                 "--format",
                 "table, markdown, csv or html",

@@ -10,17 +10,19 @@ from typing import Final
 
 from chartscore import _document
 from chartscore.comparison import Comparison
+from chartscore.disclosure.rule import SHARED_FORMAT
+from chartscore.disclosure.shared import SharedReport
 from chartscore.report import REPORT_FORMAT, Report
 
 MAX_DOCUMENT_BYTES: Final = 256 << 20
 """The largest saved document read back, 256 MiB (a 10^5-field report is about 72 MB)."""
 
-Document = Report | Comparison
+Document = Report | SharedReport | Comparison
 """Any document chartscore writes and reads back."""
 
 
 def load_document(text: str | bytes) -> Document:
-    """Read a saved report or comparison, choosing the reader by its ``format``.
+    """Read a saved report, shared report or comparison, choosing the reader by its ``format``.
 
     Raises:
         ChartscoreError: ``unknown_report_format`` or ``invalid_report``; the
@@ -29,6 +31,8 @@ def load_document(text: str | bytes) -> Document:
     format_name = _format_of(text)
     if format_name == REPORT_FORMAT:
         return Report.from_json(text)
+    if format_name == SHARED_FORMAT:
+        return SharedReport.from_json(text)
     return Comparison.from_json(text)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Final
 
 from chartscore.comparison import Comparison
+from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
@@ -45,19 +46,24 @@ def render_view(view: View, fmt: str) -> str:
     return RENDERERS[fmt](view)
 
 
-def render(report: Report | Comparison, fmt: str, *, sort: str = "name") -> str:
+def render(report: Report | SharedReport | Comparison, fmt: str, *, sort: str = "name") -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
     Args:
         report: A value-free :class:`~chartscore.report.Report` (from
-            ``chartscore.score`` or ``Report.from_json``) or
+            ``chartscore.score`` or ``Report.from_json``),
+            :class:`~chartscore.disclosure.shared.SharedReport` (from
+            ``chartscore.sharing.share`` or ``SharedReport.from_json``: a
+            suppressed number reads ``suppressed``, a metric with a suppressed
+            part has no rate or interval, and the disclosure rule is stated) or
             :class:`~chartscore.comparison.Comparison` (its paired differences
             are drawn on a -1..1 axis around 0).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
             ``"csv"`` or ``"html"`` (one self-contained file).
         sort: Row order of a report: ``"name"`` (field ids in code point
-            order) or ``"rate"`` (normalized agreement rate, lowest first). A
-            comparison's rows are always by name.
+            order) or ``"rate"`` (normalized agreement rate, lowest first;
+            no trials or a suppressed rate last). A comparison's rows are
+            always by name.
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -67,6 +73,6 @@ def render(report: Report | Comparison, fmt: str, *, sort: str = "name") -> str:
     """
     if fmt not in RENDERERS or sort not in SORTS:
         raise ChartscoreError(ErrorCode.USAGE)
-    if type(report) is Comparison:
+    if isinstance(report, Comparison):
         return RENDERERS[fmt](comparison_view(report))
-    return RENDERERS[fmt](report_view(report, sort=sort))  # type: ignore[arg-type]
+    return RENDERERS[fmt](report_view(report, sort=sort))

@@ -8,8 +8,13 @@ cell equals the report's number exactly. Kappa has its own rows
 (``metric`` = ``kappa``): the kappa in ``rate``, its interval in
 ``lower``/``upper``, the pairs in ``total_count`` and an empty
 ``success_count``. An empty ``rate``, ``lower`` or ``upper`` means no trials
-(or an undefined kappa); a withheld count reads ``suppressed``, never 0 (a
-kappa's ``success_count`` stays empty: it has none).
+(or an undefined kappa).
+
+A shared report's CSV adds a ninth column, ``suppressed``: the names of the
+row's cells that are withheld, space-separated (``success_count``,
+``total_count``, ``rate``, ``lower``, ``upper``), empty when nothing is. A
+withheld cell is empty, never 0, so the count columns stay integers for
+pandas; a metric with a withheld count has no rate and no interval either.
 RFC 4180: comma-separated, CRLF line ends, quotes only where needed.
 """
 
@@ -20,7 +25,6 @@ import io
 from typing import Final
 
 from chartscore.canonical_json import format_number
-from chartscore.render._numbers import SUPPRESSED
 from chartscore.render.view import Estimate, Kind, View
 
 COLUMNS: Final = (
@@ -33,6 +37,8 @@ COLUMNS: Final = (
     "lower",
     "upper",
 )
+SUPPRESSED_COLUMN: Final = "suppressed"
+"""The ninth column of a shared report's CSV: the row's withheld cells."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -41,14 +47,24 @@ def _text(text: str) -> str:
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
-def _count(count: int | None, estimate: Estimate, *, applies: bool = True) -> str:
-    if count is None:
-        return SUPPRESSED if estimate.suppressed and applies else ""
-    return str(count)
+def _count(count: int | None) -> str:
+    return "" if count is None else str(count)
 
 
 def _number(number: float | None) -> str:
     return "" if number is None else format_number(number)
+
+
+def withheld(estimate: Estimate) -> list[str]:
+    """The names of an estimate's CSV cells that a disclosure rule withheld."""
+    if not estimate.suppressed:
+        return []
+    names = []
+    if estimate.kind is Kind.RATE and estimate.success_count is None:
+        names.append("success_count")
+    if estimate.total_count is None:
+        names.append("total_count")
+    return [*names, "rate", "lower", "upper"]
 
 
 def row(estimate: Estimate) -> list[str]:
@@ -57,8 +73,8 @@ def row(estimate: Estimate) -> list[str]:
         _text(estimate.slice),
         _text(estimate.name),
         _text(estimate.metric),
-        _count(estimate.success_count, estimate, applies=estimate.kind is Kind.RATE),
-        _count(estimate.total_count, estimate),
+        _count(estimate.success_count),
+        _count(estimate.total_count),
         _number(estimate.value),
         _number(estimate.lower),
         _number(estimate.upper),
@@ -69,6 +85,10 @@ def render_csv(view: View) -> str:
     """Every estimate of the view as CSV text with a header row."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\r\n")
-    writer.writerow(COLUMNS)
-    writer.writerows(row(estimate) for estimate in view.estimates)
+    if view.shared or any(estimate.suppressed for estimate in view.estimates):
+        writer.writerow((*COLUMNS, SUPPRESSED_COLUMN))
+        writer.writerows([*row(e), " ".join(withheld(e))] for e in view.estimates)
+    else:
+        writer.writerow(COLUMNS)
+        writer.writerows(row(estimate) for estimate in view.estimates)
     return out.getvalue()

@@ -123,6 +123,8 @@ def _mark(row: PlotRow, axis: _Axis, y: float, plot_title: str) -> list[str]:
     value, interval = estimate.value, estimate.interval
     if value is None or interval is None:
         classes.append("empty")
+    if estimate.suppressed:
+        classes.append("suppressed")
     attributes = (
         f'class="{" ".join(classes)}" data-slice="{escape(estimate.slice)}" '
         f'data-name="{escape(estimate.name)}" data-metric="{escape(estimate.metric)}"'

@@ -1,16 +1,26 @@
-"""The adapter from a :class:`~chartscore.report.Report` to a :class:`View`.
+"""The adapter from a report (or a shared report) to a :class:`View`.
 
 It decides what a report shows and in which order; the renderers only lay it
 out. Rows run fields, then field types, then all fields. Fields (and types)
 are ordered by name, or by normalized agreement rate, lowest first, so the
 fields that need attention come first.
+
+A :class:`~chartscore.disclosure.shared.SharedReport` has the same shape with
+``None`` for every suppressed number, so the same adapter lays it out: a
+metric with a suppressed part is a suppressed estimate (no rate, no
+interval), a suppressed count is a ``None`` cell, a withheld kappa is a
+suppressed kappa, and the header and notes state the disclosure rule. With
+``sort="rate"`` a suppressed rate sorts last, with the slices without trials.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Final, Protocol
 
+from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
+from chartscore.disclosure.shared import SharedReport
+from chartscore.render._numbers import count_text
 from chartscore.render.definitions import INTERVAL_NOTE, METRIC_ORDER, definition, title
 from chartscore.render.view import (
     Column,
@@ -23,13 +33,7 @@ from chartscore.render.view import (
     View,
     slice_label,
 )
-from chartscore.report import (
-    REPORT_FORMAT,
-    REPORT_FORMAT_VERSION,
-    MetricResult,
-    Report,
-    SliceReport,
-)
+from chartscore.report import REPORT_FORMAT, REPORT_FORMAT_VERSION, Report
 from chartscore.tally import ERROR_METRICS, TYPE_METRICS
 
 SORTS: Final = ("name", "rate")
@@ -62,18 +66,75 @@ _ONE_FIELD_PER_TYPE = (
     "they would repeat their field's row (the CSV keeps them)."
 )
 
-Slice = tuple[str, str, SliceReport]
+
+class Binomial(Protocol):
+    """A binomial metric of a report, a shared report (``None``: suppressed) or a comparison."""
+
+    @property
+    def success_count(self) -> int | None: ...
+
+    @property
+    def total_count(self) -> int | None: ...
+
+    @property
+    def interval(self) -> tuple[float, float] | None: ...
+
+
+class KappaLike(Protocol):
+    """A field's kappa in a report or a shared report (``pairs`` None: suppressed)."""
+
+    @property
+    def value(self) -> float | None: ...
+
+    @property
+    def interval(self) -> tuple[float, float] | None: ...
+
+    @property
+    def pairs(self) -> int | None: ...
+
+
+class SliceLike(Protocol):
+    """A slice of a report or a shared report: counts (``None``: suppressed), metrics, kappa."""
+
+    @property
+    def counts(self) -> Mapping[str, int | None]: ...
+
+    @property
+    def metrics(self) -> Mapping[str, Binomial]: ...
+
+    @property
+    def kappa(self) -> KappaLike | None: ...
+
+
+ReportLike = Report | SharedReport
+"""What :func:`report_view` lays out."""
+
+Slice = tuple[str, str, SliceLike]
 """(slice kind, name, slice)."""
 
 
-def metric_estimate(kind: str, name: str, metric: str, part: SliceReport) -> Estimate:
+def binomial_rate(result: Binomial) -> float | None:
+    """``success_count / total_count``; None with no trials or a suppressed part."""
+    k, n = result.success_count, result.total_count
+    if k is None or n is None or n == 0:
+        return None
+    return k / n
+
+
+def metric_estimate(kind: str, name: str, metric: str, part: SliceLike) -> Estimate:
     """The estimate of one binomial metric of a slice."""
-    return rate_estimate(kind, name, metric, part.metric(metric))
+    return rate_estimate(kind, name, metric, part.metrics[metric])
 
 
-def rate_estimate(kind: str, name: str, metric: str, result: MetricResult) -> Estimate:
-    """The estimate of one binomial metric's result (of a report or one side of a comparison)."""
-    low, high = result.interval if result.interval is not None else (None, None)
+def rate_estimate(kind: str, name: str, metric: str, result: Binomial) -> Estimate:
+    """The estimate of one binomial metric's result (of a report or one side of a comparison).
+
+    A metric with a suppressed part (a shared report's ``None``) is a
+    suppressed estimate: no rate and no interval, whatever the document holds.
+    """
+    suppressed = result.success_count is None or result.total_count is None
+    interval = None if suppressed else result.interval
+    low, high = interval if interval is not None else (None, None)
     return Estimate(
         slice=kind,
         name=name,
@@ -81,19 +142,27 @@ def rate_estimate(kind: str, name: str, metric: str, result: MetricResult) -> Es
         kind=Kind.RATE,
         success_count=result.success_count,
         total_count=result.total_count,
-        value=result.rate,
+        value=binomial_rate(result),
         lower=low,
         upper=high,
         error=metric in ERROR_METRICS,
+        suppressed=suppressed,
     )
 
 
-def kappa_estimate(name: str, part: SliceReport) -> Estimate | None:
-    """The kappa estimate of a field slice, or None if the field has no kappa."""
+def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estimate | None:
+    """The kappa estimate of a field slice, or None if the field has no kappa.
+
+    In a shared report (``shared``), a kappa without a value is withheld
+    (suppressed) unless it had no pairs: the shared report does not tell a
+    withheld kappa from an undefined one, so it is never called undefined.
+    """
     kappa = part.kappa
     if kappa is None:
         return None
-    low, high = kappa.interval if kappa.interval is not None else (None, None)
+    suppressed = kappa.pairs is None or (shared and kappa.value is None and kappa.pairs != 0)
+    interval = None if kappa.pairs is None else kappa.interval
+    low, high = interval if interval is not None else (None, None)
     return Estimate(
         slice="field",
         name=name,
@@ -101,28 +170,30 @@ def kappa_estimate(name: str, part: SliceReport) -> Estimate | None:
         kind=Kind.KAPPA,
         success_count=None,
         total_count=kappa.pairs,
-        value=kappa.value,
+        value=None if suppressed else kappa.value,
         lower=low,
         upper=high,
+        suppressed=suppressed,
     )
 
 
-def _ordered(slices: Mapping[str, SliceReport], sort: str) -> list[tuple[str, SliceReport]]:
-    def by_rate(item: tuple[str, SliceReport]) -> tuple[bool, float, str]:
-        rate = item[1].metric(SORT_METRIC).rate
+def _ordered(slices: Mapping[str, SliceLike], sort: str) -> list[tuple[str, SliceLike]]:
+    def by_rate(item: tuple[str, SliceLike]) -> tuple[bool, float, str]:
+        # No rate (no trials, or suppressed) sorts last.
+        rate = binomial_rate(item[1].metrics[SORT_METRIC])
         return (rate is None, 0.0 if rate is None else rate, item[0])
 
     items = sorted(slices.items())  # by name: code point order, the same everywhere
     return sorted(items, key=by_rate) if sort == "rate" else items
 
 
-def _slices(report: Report, sort: str) -> list[Slice]:
+def _slices(report: ReportLike, sort: str) -> list[Slice]:
     fields = [("field", name, part) for name, part in _ordered(report.by_field, sort)]
     types = [("field_type", name, part) for name, part in _ordered(report.by_field_type, sort)]
     return [*fields, *types, ("overall", "", report.overall)]
 
 
-def one_field_per_type(report: Report) -> bool:
+def one_field_per_type(report: ReportLike) -> bool:
     """True when every field type has exactly one field, so type rows repeat field rows.
 
     Each field has one type and each type slice at least one field, so as many
@@ -131,7 +202,7 @@ def one_field_per_type(report: Report) -> bool:
     return len(report.by_field_type) == len(report.by_field)
 
 
-def _estimates(slices: Iterable[Slice]) -> list[Estimate]:
+def _estimates(slices: Iterable[Slice], *, shared: bool) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
         out += [
@@ -139,7 +210,7 @@ def _estimates(slices: Iterable[Slice]) -> list[Estimate]:
             for metric in METRIC_ORDER
             if metric in part.metrics
         ]
-        kappa = kappa_estimate(name, part) if kind == "field" else None
+        kappa = kappa_estimate(name, part, shared=shared) if kind == "field" else None
         if kappa is not None:
             out.append(kappa)
     return out
@@ -194,7 +265,7 @@ def _kappa_table(estimates: list[Estimate]) -> Table | None:
 
 def _count_table(slices: list[Slice]) -> Table:
     rows = tuple(
-        Row(kind, name, tuple(part.count(count) for count, _ in _COUNT_COLUMNS))
+        Row(kind, name, tuple(part.counts[count] for count, _ in _COUNT_COLUMNS))
         for kind, name, part in slices
     )
     return Table(
@@ -239,49 +310,84 @@ def _plots(estimates: list[Estimate]) -> list[Plot]:
     return plots
 
 
-def _order_note(sort: str) -> str:
+def _order_note(sort: str, *, shared: bool) -> str:
     if sort == "rate":
-        return "fields and types by normalized agreement rate, lowest first"
+        last = "; suppressed rates and no trials last" if shared else ""
+        return f"fields and types by normalized agreement rate, lowest first{last}"
     return "fields and types by name"
 
 
-def _summary(report: Report) -> tuple[tuple[str, str], ...]:
-    overall = report.overall
+def _ignored(count: int | None, present: bool) -> tuple[tuple[str, str], ...]:
+    if not present:
+        return ()
+    if count is None:
+        return (("ignored", "suppressed (predictions not in gold, skipped)"),)
+    return (("ignored", f"{count} prediction{'s' * (count != 1)} not in gold, skipped"),)
+
+
+def _summary(report: ReportLike) -> tuple[tuple[str, str], ...]:
+    counts = report.overall.counts
     fields, types = len(report.by_field), len(report.by_field_type)
-    ignored: tuple[tuple[str, str], ...] = ()
-    if report.ignored_prediction_count is not None:
-        ignored = (
-            (
-                "ignored",
-                f"{report.ignored_prediction_count} prediction"
-                f"{'s' * (report.ignored_prediction_count != 1)} not in gold, skipped",
-            ),
-        )
+    if isinstance(report, SharedReport):
+        kind = f"{SHARED_FORMAT}, format version {SHARED_FORMAT_VERSION}"
+        ignored = _ignored(counts.get(IGNORED_COUNT), IGNORED_COUNT in counts)
+    else:
+        kind = f"{REPORT_FORMAT}, format version {REPORT_FORMAT_VERSION}"
+        count = report.ignored_prediction_count
+        ignored = _ignored(count, count is not None)
+
+    def shown(name: str) -> str:
+        return count_text(counts[name])
+
     return (
-        ("report", f"{REPORT_FORMAT}, format version {REPORT_FORMAT_VERSION}"),
+        ("report", kind),
         ("scorer", f"chartscore {report.scorer_version}"),
         (
             "gold rows",
-            f"{overall.count('field_count')} in {fields} field{'s' * (fields != 1)} of "
-            f"{types} type{'s' * (types != 1)}: {overall.count('answerable_count')} answerable, "
-            f"{overall.count('unanswerable_count')} unanswerable",
+            f"{shown('field_count')} in {fields} field{'s' * (fields != 1)} of "
+            f"{types} type{'s' * (types != 1)}: {shown('answerable_count')} answerable, "
+            f"{shown('unanswerable_count')} unanswerable",
         ),
         (
             "answers",
-            f"{overall.count('answered_count')} answered, {overall.count('abstained_count')} "
-            f"abstained, {overall.count('missing_count')} missing",
+            f"{shown('answered_count')} answered, {shown('abstained_count')} "
+            f"abstained, {shown('missing_count')} missing",
         ),
         *ignored,
     )
 
 
-def report_view(report: Report, *, sort: str = "name") -> View:
-    """Lay out a report for people: tables, forest plots and the legend.
+def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
+    """The header line and the note that state a shared report's disclosure rule."""
+    rule = report.disclosure
+    total = sum(1 for _ in report.numbers())
+    fact = (
+        "disclosure",
+        f"cell-size rule, min_cell {rule.min_cell}, unit {rule.unit}: "
+        f"{rule.suppressed_count} of {total} numbers suppressed",
+    )
+    note = (
+        f"Shared report: a number backed by 1 to {rule.min_cell - 1} {rule.unit} (distinct "
+        "patients' charts, not rows) is suppressed, and so are enough others that none can be "
+        f"worked out from the rest; {rule.suppressed_count} of the report's {total} counts, "
+        "success and total counts and kappa pairs are suppressed (docs/disclosure.md). A "
+        "suppressed number reads suppressed, never 0. A metric with a suppressed part shows no "
+        "rate and no interval; a suppressed kappa was withheld by the kappa rule (or had no "
+        "value: the shared report does not say which)."
+    )
+    return fact, note
+
+
+def report_view(report: ReportLike, *, sort: str = "name") -> View:
+    """Lay out a report or a shared report for people: tables, forest plots and the legend.
 
     Args:
         report: A value-free report (from ``chartscore.score`` or
-            :meth:`Report.from_json`).
-        sort: ``"name"`` or ``"rate"`` (normalized agreement, lowest first).
+            :meth:`Report.from_json`) or shared report (from
+            ``chartscore.sharing.share`` or :meth:`SharedReport.from_json`):
+            its suppressed numbers read ``suppressed``.
+        sort: ``"name"`` or ``"rate"`` (normalized agreement, lowest first;
+            a slice with no rate, for no trials or a suppressed part, last).
 
     Returns:
         The :class:`View` every renderer draws.
@@ -291,8 +397,9 @@ def report_view(report: Report, *, sort: str = "name") -> View:
     """
     if sort not in SORTS:
         raise ValueError("unknown sort")
+    shared = isinstance(report, SharedReport)
     every_slice = _slices(report, sort)
-    estimates = _estimates(every_slice)  # machine-readable output keeps every slice
+    estimates = _estimates(every_slice, shared=shared)  # machine-readable output keeps all
     notes: tuple[str, ...] = ()
     slices = every_slice
     if one_field_per_type(report):
@@ -310,10 +417,15 @@ def report_view(report: Report, *, sort: str = "name") -> View:
         _kappa_table(shown),
         _count_table(slices),
     ]
+    facts = (*_summary(report), ("order", _order_note(sort, shared=shared)))
+    if isinstance(report, SharedReport):
+        disclosure_fact, disclosure_note = _disclosure(report)
+        facts = (*facts, disclosure_fact)
+        notes = (disclosure_note, *notes)
     present = {e.metric for e in estimates}
     return View(
-        title="chartscore report",
-        facts=(*_summary(report), ("order", _order_note(sort))),
+        title="chartscore shared report" if shared else "chartscore report",
+        facts=facts,
         plots=tuple(_plots(shown)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(estimates),
@@ -324,4 +436,5 @@ def report_view(report: Report, *, sort: str = "name") -> View:
             "A missing answer is never an abstention: it counts against agreement and "
             "abstention correctness. Definitions: docs/metrics.md.",
         ),
+        shared=shared,
     )

@@ -1,7 +1,7 @@
 """The view: what a rendered report shows, independent of the output format.
 
-An adapter turns a value-free document (a report today; a shared report or a
-comparison later) into a :class:`View`; each renderer (table, markdown, csv,
+An adapter turns a value-free document (a report, a shared report or a
+comparison) into a :class:`View`; each renderer (table, markdown, csv,
 html) turns a view into text. A view holds closed text, field ids and type
 names, and numbers: nothing a renderer shows can come from anywhere else.
 
@@ -181,6 +181,8 @@ class View:
         estimates: Every estimate once, for machine-readable output (CSV).
         definitions: The legend.
         notes: Closing lines on how to read the document (closed text).
+        shared: True for a shared report: the CSV adds a ``suppressed`` column
+            naming the cells of each row that are withheld.
     """
 
     title: str
@@ -190,6 +192,7 @@ class View:
     estimates: tuple[Estimate, ...]
     definitions: tuple[Definition, ...]
     notes: tuple[str, ...] = ()
+    shared: bool = False
 
 
 def slice_label(slice_kind: str, name: str) -> str:

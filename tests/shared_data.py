@@ -1,0 +1,59 @@
+"""Shared reports for the renderer and gate tests: synthetic cohorts through ``sharing.share``.
+
+``cohort()`` is a fixed cohort of three kappa fields (boolean, categorical,
+ordinal) in which some numbers are large enough to publish and others are
+small, so that a shared report at the default rule (``min_cell`` 11) has
+published counts, suppressed counts, published intervals, metrics with a
+suppressed part, a published kappa and withheld kappas. ``full_and_shared``
+scores it both ways (share takes a few seconds: cached).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from chartscore import GoldField, Prediction, Report, score
+from chartscore.disclosure.shared import SharedReport
+from chartscore.sharing import share
+
+SCHEMA: dict[str, object] = {
+    "fields": {
+        "hx.smoking": {"type": "categorical", "choices": ["never", "former", "current"]},
+        "triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]},
+    }
+}
+
+
+def cohort(cases: int = 60) -> tuple[list[GoldField], list[Prediction]]:
+    """Gold and predictions of ``cases`` synthetic charts over three fields."""
+    gold: list[GoldField] = []
+    predictions: list[Prediction] = []
+    for index in range(cases):
+        case = f"chart-{index:03d}"
+        # Boolean: 3 unanswerable charts, 2 of them answered anyway; 3 missing answers.
+        flag: object = None if index < 3 else index % 4 == 0
+        gold.append(GoldField(case, "dx.diabetes", "boolean", flag))
+        if index < 3:
+            predictions.append(Prediction(case, "dx.diabetes", None if index == 0 else True))
+        elif index >= 6:
+            answer = flag if index % 7 else (not flag)
+            predictions.append(Prediction(case, "dx.diabetes", answer))
+        # Categorical: every tenth chart unanswerable; every fifth answer "never".
+        smoking = ["never", "former", "current"][index % 3] if index % 10 else None
+        gold.append(GoldField(case, "hx.smoking", "categorical", smoking))
+        predictions.append(Prediction(case, "hx.smoking", smoking if index % 5 else "never"))
+        # Ordinal: every sixth answer one level off.
+        level = str(1 + index % 5)
+        off = str(1 + (index + 1) % 5)
+        gold.append(GoldField(case, "triage.acuity", "ordinal", level))
+        predictions.append(Prediction(case, "triage.acuity", level if index % 6 else off))
+    return gold, predictions
+
+
+@functools.cache
+def full_and_shared(min_cell: int = 11) -> tuple[Report, SharedReport]:
+    """The full report of :func:`cohort` and its shared report under ``min_cell``."""
+    gold, predictions = cohort()
+    report = score(gold, predictions, schema=SCHEMA)
+    shared = share(gold, predictions, schema=SCHEMA, min_cell=min_cell)
+    return report, shared
