@@ -1,7 +1,7 @@
 """The records' public behaviour as attrs classes, kept while their construction got faster.
 
 GoldField, Prediction, EvidenceChain and SourceLocation are built by a
-hand-written ``__new__`` (see chartscore._frozen) instead of attrs' generated
+hand-written ``__init__`` (see chartscore._frozen) instead of attrs' generated
 ``__init__``. These tests pin what that must not change: attrs introspection,
 frozenness, equality and hashing, pickling and copying, ``attrs.evolve``,
 pattern matching, no per-record ``__dict__``, subclasses, and that the value
@@ -154,6 +154,26 @@ def test_evolve_validates_like_the_constructor() -> None:
     with pytest.raises(ChartscoreError) as caught:
         attrs.evolve(_chain(), reviewer_state="done")
     assert caught.value.code is ErrorCode.INVALID_REVIEWER_STATE
+
+
+@pytest.mark.parametrize("record", _records(), ids=lambda r: type(r).__name__)
+def test_asdict_and_astuple_walk_the_fields(record: Any) -> None:
+    fields = FIELDS[type(record)]
+    shallow = attrs.asdict(record, recurse=False)
+    assert tuple(shallow) == fields
+    assert all(shallow[name] is getattr(record, name) for name in fields)
+    assert attrs.astuple(record, recurse=False) == tuple(getattr(record, n) for n in fields)
+
+
+def test_only_developer_authored_fields_are_in_attrs_reprs() -> None:
+    # Tools that walk attrs fields (rich, tracebacks with locals) see only field ids and types.
+    shown = {cls: tuple(f.name for f in attrs.fields(cls) if f.repr) for cls in FIELDS}
+    assert shown == {
+        GoldField: ("field_id", "field_type"),
+        Prediction: ("field_id",),
+        EvidenceChain: ("field_id",),
+        SourceLocation: (),
+    }
 
 
 def test_records_match_by_position_and_keyword() -> None:

@@ -17,7 +17,7 @@ import attrs
 
 from chartscore import _rules
 from chartscore._format import MAX_OFFSET
-from chartscore._frozen import seal, subclass_record
+from chartscore._frozen import slot_setters
 from chartscore.errors import ErrorCode, fail
 
 
@@ -48,7 +48,6 @@ _SOURCE_KIND_OF: Final = {member.value: member for member in SourceKind}
 _TRANSFORMATION_KIND_OF: Final = {member.value: member for member in TransformationKind}
 _REVIEWER_STATE_OF: Final = {member.value: member for member in ReviewerState}
 _CLINICAL: Final = SourceKind.CLINICAL_RECORD
-_new: Final = object.__new__
 _ZERO: Final = Decimal(0)
 _ONE: Final = Decimal(1)
 _KNOWN_FIELD_IDS: Final = _rules.known_field_ids
@@ -58,18 +57,8 @@ _canonical_field_id: Final = _rules.canonical_field_id
 _is_unique_digest: Final = _rules.is_unique_digest
 
 
-class _SourceLocationSlots:
-    """The slots of :class:`SourceLocation`, filled by plain stores (see chartscore._frozen)."""
-
-    __slots__ = ("__weakref__", "end_offset", "kind", "source_digest", "start_offset")
-    source_digest: str
-    start_offset: int
-    end_offset: int
-    kind: SourceKind
-
-
 @attrs.frozen(repr=False, init=False)
-class SourceLocation(_SourceLocationSlots):
+class SourceLocation:
     """A span ``[start_offset, end_offset)`` of one source document.
 
     Args:
@@ -90,13 +79,13 @@ class SourceLocation(_SourceLocationSlots):
     end_offset: int = attrs.field(repr=False)
     kind: SourceKind = attrs.field(default=SourceKind.CLINICAL_RECORD, repr=False)
 
-    def __new__(
-        cls,
+    def __init__(
+        self,
         source_digest: str,
         start_offset: int,
         end_offset: int,
         kind: object = SourceKind.CLINICAL_RECORD,
-    ) -> SourceLocation:
+    ) -> None:
         # Validate first, then fill the slots (see chartscore._frozen). Written
         # out flat: notebooks build millions of these. Every check asks the
         # exact type first, so a caller's object never runs code here.
@@ -119,15 +108,10 @@ class SourceLocation(_SourceLocationSlots):
             fail(ErrorCode.INVALID_OFFSET)
         if end_offset <= start_offset:
             fail(ErrorCode.INVALID_SPAN)
-        if cls is not SourceLocation:  # a subclass: the general route
-            return subclass_record(cls, _SOURCE_FIELDS, (shared, start_offset, end_offset, kind))
-        self = _new(_SourceLocationSlots)
-        self.source_digest = shared
-        self.start_offset = start_offset
-        self.end_offset = end_offset
-        self.kind = kind
-        self.__class__ = SourceLocation
-        return self  # type: ignore[return-value]
+        _set_source_digest(self, shared)
+        _set_start_offset(self, start_offset)
+        _set_end_offset(self, end_offset)
+        _set_source_kind(self, kind)
 
     def __reduce__(self) -> tuple[type[SourceLocation], tuple[str, int, int, SourceKind]]:
         # Pickled and copied by calling the class again: a loaded record is validated too.
@@ -138,7 +122,12 @@ class SourceLocation(_SourceLocationSlots):
 
 
 _SOURCE_FIELDS: Final = ("source_digest", "start_offset", "end_offset", "kind")
-seal(SourceLocation, _SourceLocationSlots)
+(
+    _set_source_digest,
+    _set_start_offset,
+    _set_end_offset,
+    _set_source_kind,
+) = slot_setters(SourceLocation, _SOURCE_FIELDS)
 
 
 def _read_sources(value: object) -> tuple[object, ...]:
@@ -156,30 +145,8 @@ def _read_sources(value: object) -> tuple[object, ...]:
     return items
 
 
-class _EvidenceChainSlots:
-    """The slots of :class:`EvidenceChain`, filled by plain stores (see chartscore._frozen)."""
-
-    __slots__ = (
-        "__weakref__",
-        "field_id",
-        "normalized_fact_digest",
-        "reviewer_state",
-        "source_locations",
-        "transformation_digest",
-        "transformation_kind",
-        "uncertainty",
-    )
-    field_id: str
-    source_locations: tuple[SourceLocation, ...]
-    normalized_fact_digest: str
-    transformation_kind: TransformationKind
-    transformation_digest: str
-    uncertainty: int | float | Decimal
-    reviewer_state: ReviewerState
-
-
 @attrs.frozen(repr=False, init=False)
-class EvidenceChain(_EvidenceChainSlots):
+class EvidenceChain:
     """The producer's evidence for one field's answer.
 
     Args:
@@ -208,8 +175,8 @@ class EvidenceChain(_EvidenceChainSlots):
     uncertainty: int | float | Decimal = attrs.field(repr=False)
     reviewer_state: ReviewerState = attrs.field(repr=False)
 
-    def __new__(  # noqa: PLR0917 - the signature attrs generated before, kept
-        cls,
+    def __init__(  # noqa: PLR0917 - the signature attrs generated before, kept
+        self,
         field_id: str,
         source_locations: object,
         normalized_fact_digest: str,
@@ -217,7 +184,7 @@ class EvidenceChain(_EvidenceChainSlots):
         transformation_digest: str,
         uncertainty: int | float | Decimal,
         reviewer_state: object,
-    ) -> EvidenceChain:
+    ) -> None:
         # Validate first, in the documented order, then fill the slots. A list
         # or tuple (the exact types) is read directly: that runs no caller code.
         sources: tuple[object, ...]
@@ -268,30 +235,13 @@ class EvidenceChain(_EvidenceChainSlots):
                 fail(ErrorCode.INVALID_UNCERTAINTY)
         elif not _rules.is_uncertainty(uncertainty):
             fail(ErrorCode.INVALID_UNCERTAINTY)
-        if cls is not EvidenceChain:  # a subclass: the general route
-            return subclass_record(
-                cls,
-                _CHAIN_FIELDS,
-                (
-                    shared_field_id,
-                    sources,
-                    normalized_fact_digest,
-                    transformation,
-                    shared_transformation,
-                    uncertainty,
-                    state,
-                ),
-            )
-        self = _new(_EvidenceChainSlots)
-        self.field_id = shared_field_id
-        self.source_locations = sources  # type: ignore[assignment]
-        self.normalized_fact_digest = normalized_fact_digest
-        self.transformation_kind = transformation
-        self.transformation_digest = shared_transformation
-        self.uncertainty = uncertainty
-        self.reviewer_state = state
-        self.__class__ = EvidenceChain
-        return self  # type: ignore[return-value]
+        _set_chain_field_id(self, shared_field_id)
+        _set_chain_sources(self, sources)
+        _set_chain_fact_digest(self, normalized_fact_digest)
+        _set_chain_transformation_kind(self, transformation)
+        _set_chain_transformation_digest(self, shared_transformation)
+        _set_chain_uncertainty(self, uncertainty)
+        _set_chain_reviewer_state(self, state)
 
     def __reduce__(self) -> tuple[type[EvidenceChain], tuple[object, ...]]:
         # Pickled and copied by calling the class again: a loaded record is validated too.
@@ -331,4 +281,12 @@ _CHAIN_FIELDS: Final = (
     "uncertainty",
     "reviewer_state",
 )
-seal(EvidenceChain, _EvidenceChainSlots)
+(
+    _set_chain_field_id,
+    _set_chain_sources,
+    _set_chain_fact_digest,
+    _set_chain_transformation_kind,
+    _set_chain_transformation_digest,
+    _set_chain_uncertainty,
+    _set_chain_reviewer_state,
+) = slot_setters(EvidenceChain, _CHAIN_FIELDS)

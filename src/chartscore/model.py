@@ -17,7 +17,7 @@ import attrs
 
 from chartscore import _rules
 from chartscore._format import MAX_CASE_ID_LENGTH
-from chartscore._frozen import seal, subclass_record
+from chartscore._frozen import slot_setters
 from chartscore.errors import ChartscoreError, ErrorCode, fail
 from chartscore.evidence import EvidenceChain, SourceKind, SourceLocation
 from chartscore.normalize import (
@@ -81,7 +81,6 @@ _KNOWN_FIELD_IDS: Final = _rules.known_field_ids
 _canonical_field_id: Final = _rules.canonical_field_id
 _is_value: Final = _rules.is_value
 _is_unique_digest: Final = _rules.is_unique_digest
-_new: Final = object.__new__
 
 
 # Sufficient (not necessary) shapes of valid number and date strings: ASCII
@@ -131,18 +130,8 @@ def _gold_value_code(field_type: FieldType, value: object, kind: type) -> ErrorC
     return None if valid else ErrorCode.INVALID_GOLD_VALUE
 
 
-class _GoldFieldSlots:
-    """The slots of :class:`GoldField`, filled by plain stores (see chartscore._frozen)."""
-
-    __slots__ = ("__weakref__", "case_id", "field_id", "field_type", "value")
-    case_id: str
-    field_id: str
-    field_type: FieldType
-    value: Value
-
-
 @attrs.frozen(repr=False, init=False)
-class GoldField(_GoldFieldSlots):
+class GoldField:
     """One gold abstraction: the answer a field should have, or None if unanswerable.
 
     Args:
@@ -166,7 +155,7 @@ class GoldField(_GoldFieldSlots):
     field_type: FieldType
     value: Value = attrs.field(repr=False)
 
-    def __new__(cls, case_id: str, field_id: str, field_type: object, value: object) -> GoldField:
+    def __init__(self, case_id: str, field_id: str, field_type: object, value: object) -> None:
         # Validate first, then fill the slots (see chartscore._frozen). Written
         # out flat: notebooks build millions of these. Every check asks the
         # exact type first, so a caller's object never runs code here.
@@ -206,15 +195,10 @@ class GoldField(_GoldFieldSlots):
                 valid = True
             if not valid:
                 fail(ErrorCode.INVALID_GOLD_VALUE)
-        if cls is not GoldField:  # a subclass: the general route
-            return subclass_record(cls, _GOLD_FIELDS, (case_id, shared, field_type, value))
-        self = _new(_GoldFieldSlots)
-        self.case_id = case_id
-        self.field_id = shared
-        self.field_type = field_type
-        self.value = value  # type: ignore[assignment]
-        self.__class__ = GoldField
-        return self  # type: ignore[return-value]
+        _set_gold_case_id(self, case_id)
+        _set_gold_field_id(self, shared)
+        _set_gold_field_type(self, field_type)
+        _set_gold_value(self, value)
 
     def __reduce__(self) -> tuple[type[GoldField], tuple[str, str, FieldType, Value]]:
         # Pickled and copied by calling the class again: a loaded record is validated too.
@@ -245,26 +229,8 @@ class GoldField(_GoldFieldSlots):
         )
 
 
-class _PredictionSlots:
-    """The slots of :class:`Prediction`, filled by plain stores (see chartscore._frozen)."""
-
-    __slots__ = (
-        "__weakref__",
-        "case_id",
-        "evidence_chain",
-        "field_id",
-        "normalized_fact_digest",
-        "value",
-    )
-    case_id: str
-    field_id: str
-    value: Value
-    normalized_fact_digest: str | None
-    evidence_chain: EvidenceChain | None
-
-
 @attrs.frozen(repr=False, init=False)
-class Prediction(_PredictionSlots):
+class Prediction:
     """One system output for a (case, field).
 
     Args:
@@ -287,15 +253,15 @@ class Prediction(_PredictionSlots):
     normalized_fact_digest: str | None = attrs.field(default=None, repr=False)
     evidence_chain: EvidenceChain | None = attrs.field(default=None, repr=False)
 
-    def __new__(
-        cls,
+    def __init__(
+        self,
         case_id: str,
         field_id: str,
         value: object,
         normalized_fact_digest: str | None = None,
         evidence_chain: EvidenceChain | None = None,
-    ) -> Prediction:
-        # Validate first, then fill the slots; see GoldField.__new__.
+    ) -> None:
+        # Validate first, then fill the slots; see GoldField.__init__.
         kind = type(value)
         strings = False  # a list, tuple or set of strings, now a frozenset
         if kind is list or kind is tuple or kind is set:
@@ -329,18 +295,11 @@ class Prediction(_PredictionSlots):
                 fail(ErrorCode.INVALID_DIGEST)
         if evidence_chain is not None and type(evidence_chain) is not EvidenceChain:
             fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
-        if cls is not Prediction:  # a subclass: the general route
-            return subclass_record(
-                cls, _PREDICTION_FIELDS, (case_id, shared, value, digest, evidence_chain)
-            )
-        self = _new(_PredictionSlots)
-        self.case_id = case_id
-        self.field_id = shared
-        self.value = value  # type: ignore[assignment]
-        self.normalized_fact_digest = digest
-        self.evidence_chain = evidence_chain
-        self.__class__ = Prediction
-        return self  # type: ignore[return-value]
+        _set_prediction_case_id(self, case_id)
+        _set_prediction_field_id(self, shared)
+        _set_prediction_value(self, value)
+        _set_prediction_digest(self, digest)
+        _set_prediction_chain(self, evidence_chain)
 
     def __reduce__(self) -> tuple[type[Prediction], tuple[object, ...]]:
         # Pickled and copied by calling the class again: a loaded record is validated too.
@@ -406,5 +365,16 @@ _PREDICTION_FIELDS: Final = (
     "normalized_fact_digest",
     "evidence_chain",
 )
-seal(GoldField, _GoldFieldSlots)
-seal(Prediction, _PredictionSlots)
+(
+    _set_gold_case_id,
+    _set_gold_field_id,
+    _set_gold_field_type,
+    _set_gold_value,
+) = slot_setters(GoldField, _GOLD_FIELDS)
+(
+    _set_prediction_case_id,
+    _set_prediction_field_id,
+    _set_prediction_value,
+    _set_prediction_digest,
+    _set_prediction_chain,
+) = slot_setters(Prediction, _PREDICTION_FIELDS)
