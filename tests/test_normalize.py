@@ -256,3 +256,15 @@ def test_multi_is_a_set_of_normalized_items(items: list[str]) -> None:
     assert key == frozenset(normalize_text(i) for i in items)
     assert multi_key(frozenset(reversed(items))) == key
     assert multi_key(items) is None  # only frozensets reach the normalizer
+
+
+def test_date_days_agree_with_the_calendar() -> None:
+    # The month-length table and the leap rule against the standard library's calendar.
+    import calendar
+
+    for year in (1, 4, 100, 200, 400, 1900, 1999, 2000, 2023, 2024, 2100, 9996, 9999):
+        for month in range(1, 13):
+            last = calendar.monthrange(year, month)[1]
+            for day in range(33):
+                found = date_key(f"{year:04d}-{month:02d}-{day:02d}")
+                assert (found is not None) == (1 <= day <= last), (year, month, day)

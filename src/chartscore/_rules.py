@@ -25,32 +25,43 @@ class _RememberingMatcher:
     """A full-match check for strings that remembers the ones that passed.
 
     Field ids and source and transformation digests repeat on row after row;
-    a set lookup is far cheaper than the regular expression. The memory is
-    bounded: it starts over when full.
+    a dict lookup is far cheaper than the regular expression. The memory is
+    bounded: it starts over when full. It maps each remembered string to the
+    first equal one it saw, so records can keep that one shared copy instead
+    of one per row (:meth:`canonical`).
     """
 
     def __init__(self, pattern: str, limit: int = 1 << 16) -> None:
         self._match = re.compile(pattern).fullmatch
         self._limit = limit
-        self.known: set[str] = set()
+        self.known: dict[str, str] = {}
 
-    def __call__(self, value: object) -> bool:
+    def canonical(self, value: object) -> str | None:
+        """The remembered string equal to ``value`` if it passes, else None."""
         if type(value) is not str:
-            return False
-        if value in self.known:
-            return True
+            return None
+        known = self.known.get(value)
+        if known is not None:
+            return known
         if self._match(value) is None:
-            return False
+            return None
         if len(self.known) >= self._limit:
             self.known.clear()
-        self.known.add(value)
-        return True
+        self.known[value] = value
+        return value
 
 
 _field_id = _RememberingMatcher(FIELD_ID_PATTERN)
 _digest = _RememberingMatcher(DIGEST_PATTERN)
+_digest_match = re.compile(DIGEST_PATTERN).fullmatch
 known_field_ids: Final = _field_id.known
-"""Field ids already checked (read directly by the fast path)."""
+"""Field ids already checked, each mapped to its shared copy (read directly on hot paths)."""
+known_digests: Final = _digest.known
+"""Digests already checked by :func:`is_digest`, each mapped to its shared copy."""
+canonical_field_id: Final = _field_id.canonical
+"""A valid field id's shared copy, or None for an invalid one (see :func:`is_field_id`)."""
+canonical_digest: Final = _digest.canonical
+"""A valid digest's shared copy, or None for an invalid one (see :func:`is_digest`)."""
 
 
 def is_format_key(value: object) -> bool:
@@ -65,12 +76,21 @@ def is_case_id(value: object) -> bool:
 
 def is_field_id(value: object) -> bool:
     """A field id is a dotted, lowercase, developer-authored schema name."""
-    return _field_id(value)
+    return canonical_field_id(value) is not None
 
 
 def is_digest(value: object) -> bool:
     """A digest is ``sha256:`` followed by 64 lowercase hexadecimal digits."""
-    return _digest(value)
+    return canonical_digest(value) is not None
+
+
+def is_unique_digest(value: object) -> bool:
+    """:func:`is_digest` for a digest unlikely to repeat (a fact digest names one answer).
+
+    The same rule, without remembering the value: unique digests would only
+    push the repeated ones (sources, transformations) out of the memory.
+    """
+    return type(value) is str and _digest_match(value) is not None
 
 
 def is_offset(value: object) -> bool:

@@ -8,16 +8,20 @@ evidence never appear in a repr, a str() or an error.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 import attrs
 
 from chartscore import _rules
+from chartscore._format import MAX_CASE_ID_LENGTH
+from chartscore._frozen import slot_setters
 from chartscore.errors import ChartscoreError, ErrorCode, fail
 from chartscore.evidence import EvidenceChain, SourceKind, SourceLocation
 from chartscore.normalize import (
+    NUMBER_MAX_DIGITS,
     boolean_key,
     date_key,
     multi_key,
@@ -52,22 +56,6 @@ def to_field_type(value: object) -> FieldType:
     raise ChartscoreError(ErrorCode.INVALID_FIELD_TYPE)
 
 
-def _as_field_type(value: object) -> object:
-    # Converter: map a valid string to its member; validation happens later, in
-    # the same order as the file reader checks a row.
-    if type(value) is str and value in FieldType._value2member_map_:
-        return FieldType(value)
-    return value
-
-
-def _as_value(value: object) -> object:
-    # Converter: a list, tuple or set of strings becomes a frozenset. Only the
-    # exact type is asked (never isinstance, which would run a proxy's code).
-    if type(value) in (list, tuple, set) and all(type(item) is str for item in value):  # type: ignore[attr-defined]
-        return frozenset(value)  # type: ignore[call-overload]
-    return value
-
-
 _GOLD_KEY = {
     FieldType.TEXT: text_key,
     FieldType.CATEGORICAL: text_key,
@@ -86,14 +74,63 @@ def is_valid_gold_value(field_type: FieldType, value: object) -> bool:
     return _GOLD_KEY[field_type](value) is not None
 
 
-def _check_identity(case_id: object, field_id: object) -> None:
-    if not _rules.is_case_id(case_id):
-        fail(ErrorCode.INVALID_CASE_ID)
-    if not _rules.is_field_id(field_id):
-        fail(ErrorCode.INVALID_FIELD_ID)
+_FIELD_TYPE_OF: Final = {member.value: member for member in FieldType}
+# Gold values of these types are valid for any string: no normalizer needs to run.
+_ANY_STRING_GOLD: Final = frozenset({FieldType.TEXT, FieldType.CATEGORICAL, FieldType.ORDINAL})
+_KNOWN_FIELD_IDS: Final = _rules.known_field_ids
+_canonical_field_id: Final = _rules.canonical_field_id
+_is_value: Final = _rules.is_value
+_is_unique_digest: Final = _rules.is_unique_digest
 
 
-@attrs.frozen(repr=False)
+# Sufficient (not necessary) shapes of valid number and date strings: ASCII
+# digits, no spaces, few enough digits to be in range. Anything else is asked
+# of the normalizer itself, so these only skip work, never change a verdict.
+_PLAIN_NUMBER: Final = re.compile(r"[+-]?(?:[0-9]{1,50}(?:\.[0-9]{0,49})?|\.[0-9]{1,49})").fullmatch
+_PLAIN_DATE: Final = re.compile(
+    r"[0-9]{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|1[0-9]|2[0-8]))?)?"
+).fullmatch
+_INT_LIMIT: Final = 10**NUMBER_MAX_DIGITS
+_NUMBER: Final = FieldType.NUMBER
+_DATE: Final = FieldType.DATE
+_BOOLEAN: Final = FieldType.BOOLEAN
+_ORDINAL: Final = FieldType.ORDINAL
+_MULTI: Final = FieldType.MULTI
+
+
+def _valid_gold_string(field_type: FieldType, value: str) -> bool:
+    # A string gold value of a type whose normalizer does not take every string.
+    if field_type is _NUMBER:
+        return _PLAIN_NUMBER(value) is not None or number_key(value) is not None
+    if field_type is _DATE:
+        plain = _PLAIN_DATE(value) is not None and not value.startswith("0000")
+        return plain or date_key(value) is not None
+    return field_type in _ANY_STRING_GOLD
+
+
+def _gold_value_code(field_type: FieldType, value: object, kind: type) -> ErrorCode | None:
+    """The code of the first value rule a gold value (not None) breaks, or None.
+
+    ``kind`` is ``type(value)``. The same verdicts as :func:`chartscore._rules.is_value`
+    followed by :func:`is_valid_gold_value`, with the common exact types
+    decided without running a normalizer.
+    """
+    if kind is str:
+        valid = _valid_gold_string(field_type, value)  # type: ignore[arg-type]
+    elif kind is bool:
+        valid = field_type is _BOOLEAN
+    elif kind is int:
+        valid = field_type is _ORDINAL or (
+            field_type is _NUMBER and -_INT_LIMIT < value < _INT_LIMIT
+        )
+    else:
+        if not _is_value(value):
+            return ErrorCode.INVALID_VALUE
+        valid = is_valid_gold_value(field_type, value)
+    return None if valid else ErrorCode.INVALID_GOLD_VALUE
+
+
+@attrs.frozen(repr=False, init=False)
 class GoldField:
     """One gold abstraction: the answer a field should have, or None if unanswerable.
 
@@ -107,24 +144,65 @@ class GoldField:
 
     Raises:
         ChartscoreError: ``invalid_case_id``, ``invalid_field_id``,
-            ``invalid_field_type``, ``invalid_value`` or ``invalid_gold_value``.
+            ``invalid_field_type``, ``invalid_value`` or ``invalid_gold_value``
+            (the first rule broken, in that order).
     """
 
     # repr=False on every private field: tools that walk attrs fields (rich's
     # pretty printer, tracebacks with locals) must not show them either.
     case_id: str = attrs.field(repr=False)
     field_id: str
-    field_type: FieldType = attrs.field(converter=_as_field_type)
-    value: Value = attrs.field(converter=_as_value, repr=False)
+    field_type: FieldType
+    value: Value = attrs.field(repr=False)
 
-    def __attrs_post_init__(self) -> None:
-        _check_identity(self.case_id, self.field_id)
-        if type(self.field_type) is not FieldType:
-            fail(ErrorCode.INVALID_FIELD_TYPE)
-        if not _rules.is_value(self.value):
-            fail(ErrorCode.INVALID_VALUE)
-        if self.value is not None and not is_valid_gold_value(self.field_type, self.value):
-            fail(ErrorCode.INVALID_GOLD_VALUE)
+    def __init__(self, case_id: str, field_id: str, field_type: object, value: object) -> None:
+        # Validate first, then fill the slots (see chartscore._frozen). Written
+        # out flat: notebooks build millions of these. Every check asks the
+        # exact type first, so a caller's object never runs code here.
+        kind = type(value)
+        strings = False  # a list, tuple or set of strings, now a frozenset
+        if kind is list or kind is tuple or kind is set:
+            for item in value:  # type: ignore[attr-defined]
+                if type(item) is not str:
+                    break
+            else:
+                value, kind, strings = frozenset(value), frozenset, True  # type: ignore[call-overload]
+        if type(case_id) is not str or not 0 < len(case_id) <= MAX_CASE_ID_LENGTH:
+            fail(ErrorCode.INVALID_CASE_ID)
+        # The shared copy of a field id: one string for all the rows that name it.
+        shared = _KNOWN_FIELD_IDS.get(field_id) if type(field_id) is str else None
+        if shared is None:
+            shared = _canonical_field_id(field_id)
+            if shared is None:
+                fail(ErrorCode.INVALID_FIELD_ID)
+        if type(field_type) is not FieldType:
+            field_type = _FIELD_TYPE_OF.get(field_type) if type(field_type) is str else None
+            if field_type is None:
+                fail(ErrorCode.INVALID_FIELD_TYPE)
+        # The value rules (invalid_value, then invalid_gold_value); the common
+        # exact types are decided here, the rest by _gold_value_code.
+        if value is not None:
+            if kind is str:
+                valid = field_type in _ANY_STRING_GOLD or _valid_gold_string(field_type, value)  # type: ignore[arg-type]
+            elif kind is bool:
+                valid = field_type is _BOOLEAN
+            elif strings:
+                valid = field_type is _MULTI
+            else:
+                code = _gold_value_code(field_type, value, kind)
+                if code is not None:
+                    fail(code)
+                valid = True
+            if not valid:
+                fail(ErrorCode.INVALID_GOLD_VALUE)
+        _set_gold_case_id(self, case_id)
+        _set_gold_field_id(self, shared)
+        _set_gold_field_type(self, field_type)
+        _set_gold_value(self, value)
+
+    def __reduce__(self) -> tuple[type[GoldField], tuple[str, str, FieldType, Value]]:
+        # Pickled and copied by calling the class again: a loaded record is validated too.
+        return type(self), (self.case_id, self.field_id, self.field_type, self.value)
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> GoldField:
@@ -151,7 +229,7 @@ class GoldField:
         )
 
 
-@attrs.frozen(repr=False)
+@attrs.frozen(repr=False, init=False)
 class Prediction:
     """One system output for a (case, field).
 
@@ -165,25 +243,67 @@ class Prediction:
 
     Raises:
         ChartscoreError: ``invalid_case_id``, ``invalid_field_id``,
-            ``invalid_value``, ``invalid_digest`` or ``invalid_evidence_chain``.
+            ``invalid_value``, ``invalid_digest`` or ``invalid_evidence_chain``
+            (the first rule broken, in that order).
     """
 
     case_id: str = attrs.field(repr=False)
     field_id: str
-    value: Value = attrs.field(converter=_as_value, repr=False)
+    value: Value = attrs.field(repr=False)
     normalized_fact_digest: str | None = attrs.field(default=None, repr=False)
     evidence_chain: EvidenceChain | None = attrs.field(default=None, repr=False)
 
-    def __attrs_post_init__(self) -> None:
-        _check_identity(self.case_id, self.field_id)
-        if not _rules.is_value(self.value):
+    def __init__(
+        self,
+        case_id: str,
+        field_id: str,
+        value: object,
+        normalized_fact_digest: str | None = None,
+        evidence_chain: EvidenceChain | None = None,
+    ) -> None:
+        # Validate first, then fill the slots; see GoldField.__init__.
+        kind = type(value)
+        strings = False  # a list, tuple or set of strings, now a frozenset
+        if kind is list or kind is tuple or kind is set:
+            for item in value:  # type: ignore[attr-defined]
+                if type(item) is not str:
+                    break
+            else:
+                value, strings = frozenset(value), True  # type: ignore[call-overload]
+        if type(case_id) is not str or not 0 < len(case_id) <= MAX_CASE_ID_LENGTH:
+            fail(ErrorCode.INVALID_CASE_ID)
+        # The shared copy of a field id: one string for all the rows that name it.
+        shared = _KNOWN_FIELD_IDS.get(field_id) if type(field_id) is str else None
+        if shared is None:
+            shared = _canonical_field_id(field_id)
+            if shared is None:
+                fail(ErrorCode.INVALID_FIELD_ID)
+        if not (
+            strings or value is None or kind is str or kind is int or kind is bool
+        ) and not _is_value(value):
             fail(ErrorCode.INVALID_VALUE)
-        if self.normalized_fact_digest is not None and not _rules.is_digest(
-            self.normalized_fact_digest
-        ):
-            fail(ErrorCode.INVALID_DIGEST)
-        if self.evidence_chain is not None and type(self.evidence_chain) is not EvidenceChain:
+        digest = normalized_fact_digest
+        if digest is not None:
+            if (
+                type(digest) is str
+                and type(evidence_chain) is EvidenceChain
+                and digest == evidence_chain.normalized_fact_digest
+            ):
+                # Checked when the chain was built; keep one copy of the string.
+                digest = evidence_chain.normalized_fact_digest
+            elif not _is_unique_digest(digest):
+                fail(ErrorCode.INVALID_DIGEST)
+        if evidence_chain is not None and type(evidence_chain) is not EvidenceChain:
             fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
+        _set_prediction_case_id(self, case_id)
+        _set_prediction_field_id(self, shared)
+        _set_prediction_value(self, value)
+        _set_prediction_digest(self, digest)
+        _set_prediction_chain(self, evidence_chain)
+
+    def __reduce__(self) -> tuple[type[Prediction], tuple[object, ...]]:
+        # Pickled and copied by calling the class again: a loaded record is validated too.
+        return type(self), tuple(getattr(self, name) for name in _PREDICTION_FIELDS)
 
     @classmethod
     def from_dict(cls, row: Mapping[str, Any]) -> Prediction:
@@ -235,3 +355,26 @@ class Prediction:
 
     def __repr__(self) -> str:
         return f"Prediction(field_id={self.field_id!r}, <case id, value and evidence hidden>)"
+
+
+_GOLD_FIELDS: Final = ("case_id", "field_id", "field_type", "value")
+_PREDICTION_FIELDS: Final = (
+    "case_id",
+    "field_id",
+    "value",
+    "normalized_fact_digest",
+    "evidence_chain",
+)
+(
+    _set_gold_case_id,
+    _set_gold_field_id,
+    _set_gold_field_type,
+    _set_gold_value,
+) = slot_setters(GoldField, _GOLD_FIELDS)
+(
+    _set_prediction_case_id,
+    _set_prediction_field_id,
+    _set_prediction_value,
+    _set_prediction_digest,
+    _set_prediction_chain,
+) = slot_setters(Prediction, _PREDICTION_FIELDS)

@@ -26,6 +26,9 @@ _INT_LIMIT: Final = 10**NUMBER_MAX_DIGITS
 _NUMBER_LITERAL = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?").fullmatch
 _DATE_LITERAL = re.compile(r"([0-9]{4})(?:-([0-9]{2})(?:-([0-9]{2}))?)?").fullmatch
 
+# Days in each month of a common year (index 1..12); February 29 is checked apart.
+_MONTH_DAYS: Final = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
 DateKey = tuple[int, int | None, int | None]
 """A normalized date: (year, month or None, day or None); the Nones give the precision."""
 
@@ -131,7 +134,9 @@ def date_key(value: object) -> DateKey | None:
     if match[3] is None:
         return (year, month, None)
     day = int(match[3])
-    if not 1 <= day <= calendar.monthrange(year, month)[1]:
+    if not 1 <= day <= _MONTH_DAYS[month] and not (
+        month == 2 and day == 29 and calendar.isleap(year)
+    ):
         return None
     return (year, month, day)
 
