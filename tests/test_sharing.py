@@ -305,3 +305,21 @@ def test_the_solver_loads_only_when_a_report_is_shared_or_audited() -> None:
         "assert callable(audit) and again is audit and 'scipy' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_share_says_when_suppression_starts_on_a_terminal(tmp_path: Path, quiet: bool) -> None:
+    cohort = build_cohort(random.Random(3).choice, ["boolean"], 12)
+    gold, predictions, _ = cohort_files(cohort, tmp_path)
+    err = Terminal()
+    argv = ["share", "--gold", str(gold), "--predictions", str(predictions), "--jobs", "1"]
+    status = main(argv + (["--quiet"] if quiet else []), stdout=io.StringIO(), stderr=err)
+    lines = err.getvalue().splitlines()
+    assert status == 0 and lines[-1].endswith("the audit passed")
+    expected = [] if quiet else ["chartscore: suppressing small cells and auditing..."]
+    assert lines[:-1] == expected

@@ -252,6 +252,11 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
     extra: ExtraPredictions = args.extra_predictions or "error"
 
     def work(schema: Schema | None, progress: TerminalProgress | None) -> SharedReport:
+        def suppressing() -> None:
+            if progress is not None:  # a terminal, without --quiet
+                progress.finish()
+                _say(streams.err, f"{PROGRAM}: suppressing small cells and auditing...\n")
+
         return share_files(
             gold,
             predictions,
@@ -261,6 +266,7 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
             parallel=_parallel(args),
             extra_predictions=extra,
             strict_schema=args.strict_schema,
+            suppressing=suppressing,
         )
 
     schema, shared = _with_progress(args, streams, schema_path, work)

@@ -48,6 +48,7 @@ class TerminalProgress:
         """End the status line so the next output starts on a fresh line."""
         if self._shown:
             self._show("\n")
+            self._shown = False  # finishing twice ends the line once
 
     def _show(self, text: str) -> None:
         self._broken = True  # stays so if writing fails

@@ -13,7 +13,7 @@ when a report is shared, not when chartscore is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
@@ -82,6 +82,7 @@ def share_files(
     parallel: bool = False,
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
+    suppressing: Callable[[], None] | None = None,
 ) -> SharedReport:
     """Score two JSON Lines files as :func:`chartscore.score_files` does, and share.
 
@@ -94,6 +95,9 @@ def share_files(
         parallel: As for :func:`chartscore.score_files`.
         extra_predictions: As for :func:`chartscore.score_files`.
         strict_schema: As for :func:`chartscore.score_files`.
+        suppressing: Called once the files are scored, before suppression
+            starts (which can take minutes with hundreds of fields): the
+            command line says so on a terminal.
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
@@ -109,6 +113,8 @@ def share_files(
         parallel=parallel,
         strict_schema=strict_schema,
     )
+    if suppressing is not None:
+        suppressing()
     return _shared(scorer, min_cell)
 
 
