@@ -400,6 +400,13 @@ _EXTRA_PREDICTIONS: Final = Option(
     choices=("error", "ignore"),
 )
 _QUIET: Final = Option("--quiet", "no progress on stderr")
+_JOBS: Final = Option(
+    "--jobs",
+    "processes: 2 reads predictions while gold loads (default: 2 when 2+ CPUs are free)",
+    "{1,2}",
+    choices=("1", "2"),
+)
+_STRICT_SCHEMA: Final = Option("--strict-schema", "refuse schema fields that no gold row uses")
 _SCHEMA: Final = Option(
     "--schema", "field schema (JSON, or TOML if *.toml)", "FILE", reads_input=True
 )
@@ -436,15 +443,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
             _OUT,
             _format_option("the report's form"),
             _QUIET,
-            Option(
-                "--jobs",
-                "processes: 2 reads predictions while gold loads "
-                "(default: 2 when 2+ CPUs are free)",
-                "{1,2}",
-                choices=("1", "2"),
-            ),
+            _JOBS,
             _EXTRA_PREDICTIONS,
-            Option("--strict-schema", "refuse schema fields that no gold row uses"),
+            _STRICT_SCHEMA,
             _GATES,
             Option(
                 "--engine",
@@ -511,15 +512,9 @@ COMMANDS: Final[tuple[Command, ...]] = (
             ),
             _OUT,
             _QUIET,
-            Option(
-                "--jobs",
-                "processes: 2 reads predictions while gold loads "
-                "(default: 2 when 2+ CPUs are free)",
-                "{1,2}",
-                choices=("1", "2"),
-            ),
+            _JOBS,
             _EXTRA_PREDICTIONS,
-            Option("--strict-schema", "refuse schema fields that no gold row uses"),
+            _STRICT_SCHEMA,
         ),
         run=_share,
     ),
