@@ -379,20 +379,29 @@ def test_out_dash_is_stdout(files: tuple[Path, Path]) -> None:
     assert run([*args, "--out", "-"]) == run(args)
 
 
+@pytest.mark.parametrize(
+    ("checker", "where"), [("the reader", " (predictions)"), ("the main process", "")]
+)
 def test_a_crashed_reader_exits_70(
-    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    files: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, checker: str, where: str
 ) -> None:
+    # The crash happens where the lines are checked: in the reader, or in the
+    # main process when the reader hands it lines. Either way: 70, no data.
     from chartscore.io import parallel
 
     def explode(text: str) -> None:
         raise RuntimeError("secret value " + text)
 
+    def hand_off(channel: parallel._Channel) -> bool:
+        return checker == "the main process" and not channel._pending
+
     monkeypatch.setattr(parallel, "fast_prediction", explode)
+    monkeypatch.setattr(parallel._Channel, "main_is_waiting", hand_off)
     gold, pred = files
     status, out, err = run(
         ["score", "--gold", str(gold), "--predictions", str(pred), "--jobs", "2"]
     )
-    expected = f"internal_error (predictions): {describe(ErrorCode.INTERNAL_ERROR)}"
+    expected = f"internal_error{where}: {describe(ErrorCode.INTERNAL_ERROR)}"
     assert (status, out, err) == (70, "", f"chartscore: error: {expected}\n")
 
 
