@@ -531,6 +531,10 @@ def test_gold_from_dict_refusals(row: object, message: str | None) -> None:
         assert message is None
 
 
+class _CallerList(list):  # type: ignore[type-arg]
+    pass
+
+
 def test_score_names_the_item_that_is_not_a_record() -> None:
     from chartscore import score
 
@@ -541,6 +545,10 @@ def test_score_names_the_item_that_is_not_a_record() -> None:
         (([{"case_id": "c1"}, *gold], answers), "invalid_record (gold item 0)", 0),
         ((iter([gold[0], answers[0]]), []), "invalid_record (gold item 1)", 1),
         ((gold, (a for a in [answers[0], gold[1]])), "invalid_record (predictions item 1)", 1),
+        # Lists and tuples take a quicker route than other iterables; a list
+        # subclass (whose iteration is the caller's code) takes the guarded one.
+        ((tuple(gold), (answers[0], gold[1])), "invalid_record (predictions item 1)", 1),
+        ((_CallerList([gold[0], answers[1]]), []), "invalid_record (gold item 1)", 1),
     ]
     for (gold_arg, answer_arg), message, index in cases:
         with pytest.raises(ChartscoreError) as caught:
