@@ -175,42 +175,45 @@ def record_bytes_per_gold_row(folder: Path, rows: int) -> float:
     return held / rows
 
 
-def measure(rows: int, repeat: int, *, cli: bool = True) -> dict[str, float]:
+def cli_commands(folder: Path, scratch: Path) -> tuple[list[str], list[str]]:
+    """The CLI run on ``folder``'s files, and the same with an empty predictions file."""
+    empty = scratch / "empty.jsonl"
+    empty.write_bytes(b"")
+    command = [
+        *(sys.executable, "-m", "chartscore", "score", "--quiet"),
+        *("--schema", str(folder / "schema.json"), "--gold", str(folder / "gold.jsonl")),
+        *("--out", str(scratch / "report.json")),
+    ]
+    return [*command, "--predictions", str(folder / "predictions.jsonl")], [
+        *command,
+        "--predictions",
+        str(empty),
+    ]
+
+
+def measure_peaks(rows: int) -> tuple[int, int]:
+    """Peak memory (bytes) of the CLI and of its gold set alone (empty predictions).
+
+    Call it for every size before anything large is built here: a child
+    started from a large process inherits its high-water mark (``ru_maxrss``)
+    until exec, which would inflate the kernel's figure.
+    """
+    with tempfile.TemporaryDirectory() as scratch:
+        cli_argv, gold_only_argv = cli_commands(dataset(rows), Path(scratch))
+        return run_process(cli_argv)[1], run_process(gold_only_argv)[1]
+
+
+def measure(rows: int, repeat: int, peaks: tuple[int, int] | None = None) -> dict[str, float]:
+    """Times for one size, alternating; the CLI's unless ``peaks`` is None (``--no-cli``)."""
+    cli = peaks is not None
+    peak, gold_only_peak = peaks or (0, 0)
     folder = dataset(rows)
     gold_file, prediction_file = folder / "gold.jsonl", folder / "predictions.jsonl"
-    schema_file = folder / "schema.json"
-    schema = load_schema(schema_file)
+    schema = load_schema(folder / "schema.json")
     prediction_rows = sum(1 for _ in prediction_file.open("rb"))
     with tempfile.TemporaryDirectory() as scratch:
-        report = Path(scratch) / "report.json"
-        empty = Path(scratch) / "empty.jsonl"
-        empty.write_bytes(b"")
-        command = [
-            sys.executable,
-            "-m",
-            "chartscore",
-            "score",
-            "--quiet",
-            "--schema",
-            str(schema_file),
-        ]
         floor_argv = [sys.executable, "-c", FLOOR_PROGRAM, str(gold_file), str(prediction_file)]
-        cli_argv = [
-            *command,
-            "--gold",
-            str(gold_file),
-            "--predictions",
-            str(prediction_file),
-            "--out",
-            str(report),
-        ]
-        gold_only_argv = [*command, "--gold", str(gold_file), "--predictions", str(empty)]
-        # Peaks first, while this process is small: a child started from a
-        # large process inherits its high-water mark (ru_maxrss) until exec.
-        peak = gold_only_peak = 0
-        if cli:
-            peak = run_process(cli_argv)[1]
-            gold_only_peak = run_process([*gold_only_argv, "--out", str(report)])[1]
+        cli_argv, _ = cli_commands(folder, Path(scratch))
         # Decoded once and frozen out of the collector's sight: they are the
         # benchmark's scaffolding (a streaming caller would not hold them), while
         # the records built from them stay under the collector, as in a notebook.
@@ -294,9 +297,11 @@ def main() -> None:
         ("gold-only MiB", 13, lambda r: f"{r['gold_only_peak_mib']:.0f}"),
     )
     print(" ".join(f"{name:>{width}}" for name, width, _ in columns))
+    # Every size's peaks first, while this process is still small (see measure_peaks).
+    peaks = {rows: measure_peaks(rows) for rows in sizes} if args.cli else {}
     results = []
     for rows in sizes:
-        r = measure(rows, args.repeat, cli=args.cli)
+        r = measure(rows, args.repeat, peaks.get(rows))
         results.append(r)
         print(" ".join(f"{cell(r):>{width}}" for _, width, cell in columns), flush=True)
     print(
