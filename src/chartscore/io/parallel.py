@@ -3,8 +3,8 @@
 Reading and checking lines is most of a large run's work, and it splits
 cleanly: the main process loads the gold set while a reader process parses and
 validates predictions into compact rows; the main process then joins and
-counts them in file order. On two cores a 10^6-row run takes about a third
-less time (docs/performance.md).
+counts them in file order. On two cores a 10^6-row run takes about 40% less
+time (docs/performance.md).
 
 Checking predictions costs more than loading gold and counting together, so
 the reader would finish last while the main process waits. Instead, whenever
