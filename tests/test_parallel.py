@@ -324,3 +324,26 @@ def test_the_channel_keeps_its_byte_count_and_hears_the_main_process() -> None:
         if write_end >= 0:
             os.close(write_end)
         waiting.close()
+
+
+@pytest.mark.parametrize("lines_per_slice", [1, 3, 64])
+@pytest.mark.parametrize("hand_off", sorted(HAND_OFFS))
+def test_every_hand_over_pattern_keeps_rows_and_errors(
+    tmp_path: Path, hand_off: str, lines_per_slice: int
+) -> None:
+    # Each pattern and slice size, on a file with a join error (line 20) after
+    # a parse error would be checked (line 25): the first in line order wins.
+    gold = write_jsonl(tmp_path / "g.jsonl", GOLD)
+    rows = [
+        {"case_id": f"c{i}", "field_id": "hx.smoking", "value": ["former", None, "never"][i % 3]}
+        for i in range(30)
+    ]
+    predictions = write_jsonl(tmp_path / "p.jsonl", rows)
+    with handing_off(hand_off, lines_per_slice):
+        report = assert_same(gold, predictions)
+        assert '"missing_count":30' in str(report)  # the lvef rows
+        text = predictions.read_text().splitlines(keepends=True)
+        text[19] = '{"case_id": "c0", "field_id": "hx.smoking", "value": "again"}\n'
+        text[24] = "{not json\n"
+        predictions.write_text("".join(text))
+        assert assert_same(gold, predictions) == "duplicate_prediction_key (predictions line 20)"
