@@ -1,4 +1,9 @@
-"""The fast route never accepts what the strict route refuses, and agrees when it accepts."""
+"""The fast route never accepts what the strict route refuses, and agrees when it accepts.
+
+The fast route has two stages: the documented layout read by one pattern
+(``layout``), then the scanner for any other layout (``scanned_*``). Each is
+held to the strict route on its own, and the pattern to the scanner.
+"""
 
 from __future__ import annotations
 
@@ -11,22 +16,32 @@ from hypothesis import strategies as st
 
 from chartscore import ChartscoreError
 from chartscore.errors import InputKind
-from chartscore.io.fastpath import fast_gold, fast_prediction
+from chartscore.io import layout
+from chartscore.io.fastpath import fast_gold, fast_prediction, scanned_gold, scanned_prediction
 from chartscore.io.jsonl import parse_object
 from chartscore.io.records import gold_row, prediction_row
 
 from helpers import chain_dict, digest, dumps
 
+MAX_OFFSET = 2**63 - 1
+
 
 def strict(text: str, row: object) -> object:
-    """The strict route's answer: the row, or the error code."""
+    """The strict route's answer: the row (see :func:`typed`), or the error code."""
     try:
         parsed = parse_object(text, InputKind.GOLD, 1)
         if parsed is None:
             return "blank"
-        return row(parsed)  # type: ignore[operator]
+        return typed(row(parsed))  # type: ignore[operator]
     except ChartscoreError as error:
         return error.code
+
+
+def typed(row: tuple[object, ...] | None) -> object:
+    """A row with each item's type beside it: 1, True and Decimal(1) are told apart."""
+    if row is None:
+        return None
+    return tuple((type(item), item) for item in row)
 
 
 values = st.one_of(
@@ -68,13 +83,24 @@ def prediction_lines(draw: st.DrawFn) -> str:
             ),
         )
         chain["uncertainty"] = draw(
-            st.sampled_from([Decimal("0.2"), 0, 1, 2, Decimal("1." + "0" * 120), Decimal("-0.0")])
+            st.sampled_from(
+                [
+                    *(Decimal("0.2"), 0, 1, 2, Decimal("1." + "0" * 120), Decimal("-0.0")),
+                    *(Decimal("1.000"), Decimal("1.5"), Decimal("0E-3"), Decimal("1E+0")),
+                ]
+            )
         )
+        if draw(st.booleans()):
+            chain[draw(st.sampled_from(["transformation_kind", "reviewer_state"]))] = "other"
         sources = chain["source_locations"]
         if sources and draw(st.booleans()):
             sources.append(dict(sources[0]))  # type: ignore[attr-defined,arg-type]
         if sources and draw(st.booleans()):
             del sources[0]["kind"]  # type: ignore[index]
+        if sources and draw(st.booleans()):
+            sources[-1][draw(st.sampled_from(["start_offset", "end_offset"]))] = draw(  # type: ignore[index]
+                st.sampled_from([0, 5, 10, MAX_OFFSET, MAX_OFFSET + 1, 10**19, -1])
+            )
         row["evidence_chain"] = chain
     return mutate(
         draw, dumps(row), ["case_id", "field_id", "value", "source_digest", "uncertainty"]
@@ -103,17 +129,144 @@ def mutate(draw: st.DrawFn, text: str, keys: list[str]) -> str:
 @settings(max_examples=600)
 @given(gold_lines())
 def test_fast_gold_never_accepts_what_strict_refuses(text: str) -> None:
-    fast = fast_gold(text)
-    if fast is not None:
-        assert strict(text, gold_row) == fast
+    for route in (fast_gold, scanned_gold):
+        fast = route(text)
+        if fast is not None:
+            assert strict(text, gold_row) == typed(fast)
 
 
 @settings(max_examples=600)
 @given(prediction_lines())
 def test_fast_prediction_never_accepts_what_strict_refuses(text: str) -> None:
+    for route in (fast_prediction, scanned_prediction):
+        fast = route(text)
+        if fast is not None:
+            assert strict(text, prediction_row) == typed(fast)
+
+
+@settings(max_examples=600)
+@given(st.one_of(gold_lines(), prediction_lines()))
+def test_the_layout_pattern_answers_what_the_scanner_answers(text: str) -> None:
+    # Where the pattern matches, both stages give the same row, or both decline.
+    for pattern, read, scanned in (
+        (layout.GOLD_LINE, layout.gold, scanned_gold),
+        (layout.PREDICTION_LINE, layout.prediction, scanned_prediction),
+    ):
+        matched = pattern(text)
+        if matched is not None:
+            assert typed(read(matched)) == typed(scanned(text))  # type: ignore[arg-type]
+
+
+def prediction_text(**changes: object) -> str:
+    """A prediction line in the documented layout, with two spans, changed as asked."""
+    fact = digest("fact")
+    chain = chain_dict("f.x", fact, ("generated_text", "clinical_record"))
+    sources: list[dict[str, object]] = chain["source_locations"]  # type: ignore[assignment]
+    for name, value in changes.items():
+        where, _, key = name.partition("__")
+        target = {"chain": chain, "first": sources[0], "second": sources[1]}[where]
+        if value is None:
+            del target[key]
+        else:
+            target[key] = value
+    row = {"case_id": "c1", "field_id": "f.x", "value": "v"}
+    return dumps({**row, "normalized_fact_digest": fact, "evidence_chain": chain})
+
+
+@pytest.mark.parametrize(
+    ("changes", "supported"),
+    [
+        ({}, True),
+        ({"first__kind": None}, True),  # no kind: a clinical record
+        ({"second__kind": None}, True),
+        ({"first__kind": "clinical_record", "second__kind": "generated_text"}, True),
+        ({"second__kind": "generated_text"}, False),  # no clinical span
+        ({"chain__field_id": "f.y"}, False),  # the chain is for another field
+        ({"first__source_digest": digest("source-1")}, True),  # same document, other span
+        ({"chain__uncertainty": Decimal("1.000")}, True),
+        ({"chain__uncertainty": 0}, True),
+        ({"second__end_offset": MAX_OFFSET}, True),
+    ],
+)
+def test_the_layout_pattern_reads_good_chains(changes: dict[str, object], supported: bool) -> None:
+    text = prediction_text(**changes)
+    assert layout.PREDICTION_LINE(text) is not None  # the quick stage is taken
     fast = fast_prediction(text)
-    if fast is not None:
-        assert strict(text, prediction_row) == fast
+    assert fast is not None
+    assert fast[3] is supported
+    assert typed(fast) == strict(text, prediction_row)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"first__start_offset": 10, "first__end_offset": 10},  # an empty span
+        {"second__start_offset": 16},  # start after end
+        {"second__end_offset": MAX_OFFSET + 1},
+        {"second__end_offset": 10**19},
+        {
+            "second__source_digest": digest("source-0"),
+            "second__kind": "generated_text",
+            "second__start_offset": 0,
+            "second__end_offset": 5,
+        },  # the same span twice
+        {
+            "first__kind": "clinical_record",
+            "second__kind": None,
+            "second__source_digest": digest("source-0"),
+            "second__start_offset": 0,
+            "second__end_offset": 5,
+        },  # twice: kind given once
+        {
+            "first__kind": None,
+            "second__kind": "clinical_record",
+            "second__source_digest": digest("source-0"),
+            "second__start_offset": 0,
+            "second__end_offset": 5,
+        },  # twice: kind given once, the other way round
+        {"chain__uncertainty": Decimal("1.5")},
+        {"chain__uncertainty": Decimal("1.01")},
+        {"chain__transformation_kind": "llm"},
+        {"chain__reviewer_state": "done"},
+        {"chain__field_id": "F.x"},
+        {"first__source_digest": "SHA256:" + "0" * 64},
+        {"first__source_digest": "sha256:" + "A" * 64},
+        {"first__kind": "note"},
+    ],
+)
+def test_the_layout_route_refuses_bad_chains(changes: dict[str, object]) -> None:
+    text = prediction_text(**changes)
+    assert fast_prediction(text) is None
+    assert isinstance(strict(text, prediction_row), str)  # an error code
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "9" * 100,
+        "-" + "9" * 100,
+        "0.5",
+        "-0.0",
+        "1E+5",
+        "2.50e-3",
+        '["a", "b:c"]',
+        "[]",
+        '"caf\\u00e9"',  # an escape: the scanner's
+        '"\u00e9"',
+        '"a\\"b"',
+        '["a", "caf\\u00e9"]',
+        '["tab\\tbed"]',
+        "true",
+        "null",
+    ],
+)
+def test_the_layout_pattern_reads_values_as_the_scanner_does(value: str) -> None:
+    for text in (
+        '{"case_id": "c", "field_id": "f.x", "field_type": "text", "value": ' + value + "}",
+        '{"case_id":"c","field_id":"f.x","field_type":"text","value":' + value + "}\r",
+    ):
+        assert typed(fast_gold(text)) == typed(scanned_gold(text)) == strict(text, gold_row)
+        assert (layout.GOLD_LINE(text) is not None) is ("\\" not in value)
 
 
 @pytest.mark.parametrize(
@@ -151,7 +304,7 @@ def test_fast_routes_accept_ordinary_lines() -> None:
     for text in (spaced, spaced.replace(": ", ":").replace(", ", ",")):
         fast = fast_prediction(text)
         assert fast is not None
-        assert fast == strict(text, prediction_row)
+        assert typed(fast) == strict(text, prediction_row)
         assert fast[3] is True
 
 
@@ -161,4 +314,4 @@ def test_fast_routes_survive_any_text(text: str) -> None:
     for fast, row in ((fast_gold, gold_row), (fast_prediction, prediction_row)):
         result = fast(text)
         if result is not None:
-            assert strict(text, row) == result
+            assert strict(text, row) == typed(result)

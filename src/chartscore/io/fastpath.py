@@ -1,9 +1,11 @@
 """The quick route for well-formed JSON Lines rows.
 
 Almost every line of a large file is well formed, so it pays to check a line
-the cheap way first: parse it with the standard library's C scanner (no Python
-hooks), apply the same rules as :mod:`chartscore.io.records` with as few Python
-operations as possible, and answer either the row or None. None means "not
+the cheap way first. A line in the documented layout is read by one regular
+expression (:mod:`chartscore.io.layout`). Any other line is parsed with the
+standard library's C scanner (no Python hooks) and checked against the same
+rules as :mod:`chartscore.io.records` with as few Python operations as
+possible. Either way the answer is the row or None. None means "not
 sure": the caller then parses the line strictly and lets ``records`` name the
 precise error. So the fast route may refuse good lines, but must never accept
 a line the strict route refuses; a property test holds it to that.
@@ -18,7 +20,6 @@ occurred twice (a duplicate adds a key token that the parsed row lacks).
 
 from __future__ import annotations
 
-import decimal
 import json
 import json.scanner
 import re
@@ -28,10 +29,10 @@ from typing import Final, TypeVar
 
 from chartscore import _format, _rules
 from chartscore.errors import ChartscoreError, InputKind
+from chartscore.io import layout
 from chartscore.io.jsonl import parse_object
 from chartscore.io.records import CHAIN_KEYS
 from chartscore.model import FieldType, Value
-from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = frozenset({"clinical_record", "generated_text"})
@@ -64,27 +65,10 @@ def _refuse_constant(_: str) -> object:
     raise _NotFastError
 
 
-# Numbers with a fraction or exponent become exact Decimals in C. The context
-# traps anything outside chartscore's range (more than 100 digits, or beyond
-# 1e+-9999), so every Decimal the fast route returns is already in range.
-_IN_RANGE = decimal.Context(
-    prec=NUMBER_MAX_DIGITS,
-    Emax=NUMBER_MAX_EXPONENT,
-    Emin=-NUMBER_MAX_EXPONENT,
-    traps=[
-        decimal.Rounded,
-        decimal.Inexact,
-        decimal.Overflow,
-        decimal.Underflow,
-        decimal.Subnormal,
-        decimal.Clamped,
-        decimal.InvalidOperation,
-    ],
-)
 # The C scanner, called directly: no decode() wrapper, no Python hooks per object.
 _SCAN: Callable[[str, int], tuple[object, int]] = json.scanner.make_scanner(
     json.JSONDecoder(  # type: ignore[arg-type]
-        parse_float=_IN_RANGE.create_decimal, parse_constant=_refuse_constant
+        parse_float=layout.IN_RANGE.create_decimal, parse_constant=_refuse_constant
     )
 )
 
@@ -116,7 +100,19 @@ def _no_duplicate_keys(text: str, keys: int, colons_in_strings: int) -> bool:
 
 
 def fast_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
-    """The gold row of a well-formed line, or None to take the strict route."""
+    """The gold row of a well-formed line, or None to take the strict route.
+
+    A line in the documented layout is read by one pattern (:mod:`layout`);
+    any other by the scanner (:func:`scanned_gold`).
+    """
+    matched = layout.GOLD_LINE(text)
+    if matched is not None:
+        return layout.gold(matched)
+    return scanned_gold(text)
+
+
+def scanned_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
+    """:func:`fast_gold` for a line in any layout: scanned, then checked."""
     # Written out flat: this runs once per gold row, millions of times.
     try:
         row, end = _SCAN(text, 0)
@@ -149,8 +145,19 @@ def fast_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
 
 
 def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
-    """The prediction row of a well-formed line, or None to take the strict route."""
-    # Written out flat, like fast_gold: this runs once per prediction.
+    """The prediction row of a well-formed line, or None to take the strict route.
+
+    As :func:`fast_gold`: the layout's pattern first, then the scanner.
+    """
+    matched = layout.PREDICTION_LINE(text)
+    if matched is not None:
+        return layout.prediction(matched)
+    return scanned_prediction(text)
+
+
+def scanned_prediction(text: str) -> tuple[str, str, Value, bool] | None:
+    """:func:`fast_prediction` for a line in any layout: scanned, then checked."""
+    # Written out flat, like scanned_gold: this runs for lines in other layouts.
     try:
         row, end = _SCAN(text, 0)
         case_id = row["case_id"]  # type: ignore[index]

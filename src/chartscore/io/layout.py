@@ -1,0 +1,219 @@
+"""The documented line layout as one regular expression per format: the quickest route.
+
+Most files are written by one program in one layout: the keys in the
+documented order (docs/formats.md), ``", "`` and ``": "`` separators or
+compact ones, strings without escapes, one or two source locations. One
+compiled pattern checks such a line in a single pass in C against every rule
+a pattern can express: the key names and their order (so no key is missing,
+unknown or duplicated), the field id and digest patterns, the closed words
+(field types, source and transformation kinds, reviewer states), offsets as
+non-negative integers and uncertainty as a number in [0, 1]. What is left
+(the case id's length, each span's start before its end and below the
+largest offset, distinct sources, and numbers in range) is checked on the
+captured text.
+
+A line the pattern does not match is not refused: it goes on to the scanner
+route in :mod:`chartscore.io.fastpath`, and from there to the strict route
+that names errors. So this route may decline good lines but must never
+accept a line the strict route refuses, and must answer exactly what the
+scanner route answers; property tests hold it to both.
+"""
+
+from __future__ import annotations
+
+import decimal
+import re
+from typing import Final
+
+from chartscore import _format
+from chartscore.model import FieldType, Value
+from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
+
+# Numbers with a fraction or exponent become exact Decimals in C. The context
+# traps anything outside chartscore's range (more than 100 digits, or beyond
+# 1e+-9999), so every Decimal a fast route returns is already in range.
+IN_RANGE: Final = decimal.Context(
+    prec=NUMBER_MAX_DIGITS,
+    Emax=NUMBER_MAX_EXPONENT,
+    Emin=-NUMBER_MAX_EXPONENT,
+    traps=[
+        decimal.Rounded,
+        decimal.Inexact,
+        decimal.Overflow,
+        decimal.Underflow,
+        decimal.Subnormal,
+        decimal.Clamped,
+        decimal.InvalidOperation,
+    ],
+)
+
+
+def _key(name: str) -> str:
+    return f'"{name}": ?'
+
+
+_NEXT: Final = ", ?"
+# A JSON string with no escape and no control character reads as its own text.
+_STRING: Final = r'"[^"\\\x00-\x1f]*"'
+# A value, in five groups: string, literal word, integer (at most 100 digits),
+# number with a fraction or exponent, or the inside of a list of strings.
+_VALUE: Final = (
+    rf'(?:"([^"\\\x00-\x1f]*)"|(null|true|false)|(-?(?:0|[1-9][0-9]{{0,99}}))'
+    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+))"
+    rf"|\[((?:{_STRING}(?:{_NEXT}{_STRING})*)?)\])"
+)
+_CASE_ID: Final = rf'"([^"\\\x00-\x1f]{{1,{_format.MAX_CASE_ID_LENGTH}}})"'
+_FIELD_ID: Final = f'"({_format.FIELD_ID_PATTERN})"'
+_DIGEST: Final = f'"({_format.DIGEST_PATTERN})"'
+_OFFSET: Final = "(0|[1-9][0-9]{0,18})"  # compared with the largest offset in Python
+_SOURCE: Final = (
+    r"\{"
+    + _key("source_digest")
+    + _DIGEST
+    + _NEXT
+    + _key("start_offset")
+    + _OFFSET
+    + _NEXT
+    + _key("end_offset")
+    + _OFFSET
+    + f'(?:{_NEXT}{_key("kind")}"(clinical_record|generated_text)")?'
+    + r"\}"
+)
+_CHAIN: Final = (
+    r"\{"
+    + _key("field_id")
+    + _FIELD_ID
+    + _NEXT
+    + _key("source_locations")
+    + rf"\[{_SOURCE}(?:{_NEXT}{_SOURCE})?\]"
+    + _NEXT
+    + _key("normalized_fact_digest")
+    + _DIGEST
+    + _NEXT
+    + _key("transformation_kind")
+    + '"(?:rule|model)"'
+    + _NEXT
+    + _key("transformation_digest")
+    + f'"{_format.DIGEST_PATTERN}"'
+    + _NEXT
+    + _key("uncertainty")
+    + r"(?:0|1|0\.[0-9]{1,20}|1\.0{1,20})"
+    + _NEXT
+    + _key("reviewer_state")
+    + '"(?:pending|approved|rejected)"'
+    + r"\}"
+)
+_FIELD_TYPE: Final = "|".join(member.value for member in FieldType)
+_END: Final = r"\}[ \t\r]*"
+
+GOLD_LINE: Final = re.compile(
+    r"\{"
+    + _key("case_id")
+    + _CASE_ID
+    + _NEXT
+    + _key("field_id")
+    + _FIELD_ID
+    + _NEXT
+    + _key("field_type")
+    + f'"({_FIELD_TYPE})"'
+    + _NEXT
+    + _key("value")
+    + _VALUE
+    + _END
+).fullmatch
+"""A gold line in the documented layout, or None."""
+
+PREDICTION_LINE: Final = re.compile(
+    r"\{"
+    + _key("case_id")
+    + _CASE_ID
+    + _NEXT
+    + _key("field_id")
+    + _FIELD_ID
+    + _NEXT
+    + _key("value")
+    + _VALUE
+    + f"(?:{_NEXT}{_key('normalized_fact_digest')}{_DIGEST})?"
+    + f"(?:{_NEXT}{_key('evidence_chain')}{_CHAIN})?"
+    + _END
+).fullmatch
+"""A prediction line in the documented layout, or None."""
+
+_FIELD_TYPES: Final = {member.value: member for member in FieldType}
+_LITERALS: Final = {"null": None, "true": True, "false": False}
+_ITEMS: Final = re.compile(r'"([^"]*)"').findall  # inside a list the pattern checked
+_CLINICAL: Final = "clinical_record"
+_MAX_OFFSET: Final = _format.MAX_OFFSET
+
+
+def _value(
+    string: str | None, literal: str | None, integer: str | None, number: str | None, items: str
+) -> Value:
+    # Raises ArithmeticError for a number out of range (IN_RANGE's traps).
+    if string is not None:
+        return string
+    if literal is not None:
+        return _LITERALS[literal]
+    if integer is not None:
+        return int(integer)
+    if number is not None:
+        return IN_RANGE.create_decimal(number)
+    return frozenset(_ITEMS(items))
+
+
+def gold(match: re.Match[str]) -> tuple[str, str, FieldType, Value] | None:
+    """The row of a line :data:`GOLD_LINE` matched, or None for the strict route."""
+    case_id, field_id, field_type, string, literal, integer, number, items = match.groups()
+    if string is not None:
+        return case_id, field_id, _FIELD_TYPES[field_type], string
+    try:
+        value = _value(string, literal, integer, number, items)
+    except ArithmeticError:
+        return None
+    return case_id, field_id, _FIELD_TYPES[field_type], value
+
+
+def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
+    """The row of a line :data:`PREDICTION_LINE` matched, or None for the strict route."""
+    (
+        case_id,
+        field_id,
+        string,
+        literal,
+        integer,
+        number,
+        items,
+        digest,
+        chain_field,
+        first_digest,
+        first_start,
+        first_end,
+        first_kind,
+        second_digest,
+        second_start,
+        second_end,
+        second_kind,
+        fact,
+    ) = match.groups()
+    if string is not None:
+        value: Value = string
+    else:
+        try:
+            value = _value(string, literal, integer, number, items)
+        except ArithmeticError:
+            return None
+    if chain_field is None:
+        return case_id, field_id, value, False
+    start, end = int(first_start), int(first_end)
+    if not start < end <= _MAX_OFFSET:
+        return None
+    clinical = first_kind != "generated_text"
+    if second_digest is not None:
+        second_start, second_end = int(second_start), int(second_end)
+        if not second_start < second_end <= _MAX_OFFSET:
+            return None
+        first = (first_digest, start, end, first_kind or _CLINICAL)
+        if first == (second_digest, second_start, second_end, second_kind or _CLINICAL):
+            return None  # a duplicate source
+        clinical = clinical or second_kind != "generated_text"
+    return case_id, field_id, value, clinical and chain_field == field_id and fact == digest
