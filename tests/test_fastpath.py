@@ -149,8 +149,8 @@ def test_fast_prediction_never_accepts_what_strict_refuses(text: str) -> None:
 def test_the_layout_pattern_answers_what_the_scanner_answers(text: str) -> None:
     # Where the pattern matches, both stages give the same row, or both decline.
     for pattern, read, scanned in (
-        (layout.GOLD_LINE, layout.gold, scanned_gold),
-        (layout.PREDICTION_LINE, layout.prediction, scanned_prediction),
+        (layout.gold_line, layout.gold, scanned_gold),
+        (layout.prediction_line, layout.prediction, scanned_prediction),
     ):
         matched = pattern(text)
         if matched is not None:
@@ -190,7 +190,7 @@ def prediction_text(**changes: object) -> str:
 )
 def test_the_layout_pattern_reads_good_chains(changes: dict[str, object], supported: bool) -> None:
     text = prediction_text(**changes)
-    assert layout.PREDICTION_LINE(text) is not None  # the quick stage is taken
+    assert layout.prediction_line(text) is not None  # the quick stage is taken
     fast = fast_prediction(text)
     assert fast is not None
     assert fast[3] is supported
@@ -263,10 +263,12 @@ def test_the_layout_route_refuses_bad_chains(changes: dict[str, object]) -> None
 def test_the_layout_pattern_reads_values_as_the_scanner_does(value: str) -> None:
     for text in (
         '{"case_id": "c", "field_id": "f.x", "field_type": "text", "value": ' + value + "}",
-        '{"case_id":"c","field_id":"f.x","field_type":"text","value":' + value + "}\r",
+        '{"case_id":"c","field_id":"f.x","field_type":"text","value":'
+        + value.replace(", ", ",")
+        + "}\r",  # compact throughout
     ):
         assert typed(fast_gold(text)) == typed(scanned_gold(text)) == strict(text, gold_row)
-        assert (layout.GOLD_LINE(text) is not None) is ("\\" not in value)
+        assert (layout.gold_line(text) is not None) is ("\\" not in value)
 
 
 @pytest.mark.parametrize(
@@ -301,7 +303,14 @@ def test_fast_routes_accept_ordinary_lines() -> None:
         "evidence_chain": chain_dict("f.x", fact, ("generated_text", "clinical_record")),
     }
     spaced = dumps(prediction)
-    for text in (spaced, spaced.replace(": ", ":").replace(", ", ",")):
+    reordered = dumps(dict(reversed(prediction.items())))
+    for text, in_layout in (
+        (spaced, True),
+        (spaced.replace(": ", ":").replace(", ", ","), True),
+        (spaced.replace(": ", ":", 1), False),  # mixed separators: the scanner's
+        (reordered, False),  # keys in another order: the scanner's
+    ):
+        assert (layout.prediction_line(text) is not None) is in_layout
         fast = fast_prediction(text)
         assert fast is not None
         assert typed(fast) == strict(text, prediction_row)

@@ -105,7 +105,7 @@ def fast_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
     A line in the documented layout is read by one pattern (:mod:`layout`);
     any other by the scanner (:func:`scanned_gold`).
     """
-    matched = layout.GOLD_LINE(text)
+    matched = layout.gold_line(text)
     if matched is not None:
         return layout.gold(matched)
     return scanned_gold(text)
@@ -149,7 +149,7 @@ def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
 
     As :func:`fast_gold`: the layout's pattern first, then the scanner.
     """
-    matched = layout.PREDICTION_LINE(text)
+    matched = layout.prediction_line(text)
     if matched is not None:
         return layout.prediction(matched)
     return scanned_prediction(text)

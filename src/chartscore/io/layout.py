@@ -1,9 +1,9 @@
 """The documented line layout as one regular expression per format: the quickest route.
 
 Most files are written by one program in one layout: the keys in the
-documented order (docs/formats.md), ``", "`` and ``": "`` separators or
-compact ones, strings without escapes, one or two source locations. One
-compiled pattern checks such a line in a single pass in C against every rule
+documented order (docs/formats.md), ``", "`` and ``": "`` separators (or
+compact ones throughout), strings without escapes, one or two source
+locations. One compiled pattern checks such a line in a single pass in C against every rule
 a pattern can express: the key names and their order (so no key is missing,
 unknown or duplicated), the field id and digest patterns, the closed words
 (field types, source and transformation kinds, reviewer states), offsets as
@@ -48,96 +48,79 @@ IN_RANGE: Final = decimal.Context(
 )
 
 
-def _key(name: str) -> str:
-    return f'"{name}": ?'
-
-
-_NEXT: Final = ", ?"
 # A JSON string with no escape and no control character reads as its own text.
 _STRING: Final = r'"[^"\\\x00-\x1f]*"'
-# A value, in five groups: string, literal word, integer (at most 100 digits),
-# number with a fraction or exponent, or the inside of a list of strings.
-_VALUE: Final = (
-    rf'(?:"([^"\\\x00-\x1f]*)"|(null|true|false)|(-?(?:0|[1-9][0-9]{{0,99}}))'
-    r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+))"
-    rf"|\[((?:{_STRING}(?:{_NEXT}{_STRING})*)?)\])"
-)
 _CASE_ID: Final = rf'"([^"\\\x00-\x1f]{{1,{_format.MAX_CASE_ID_LENGTH}}})"'
 _FIELD_ID: Final = f'"({_format.FIELD_ID_PATTERN})"'
 _DIGEST: Final = f'"({_format.DIGEST_PATTERN})"'
 _OFFSET: Final = "(0|[1-9][0-9]{0,18})"  # compared with the largest offset in Python
-_SOURCE: Final = (
-    r"\{"
-    + _key("source_digest")
-    + _DIGEST
-    + _NEXT
-    + _key("start_offset")
-    + _OFFSET
-    + _NEXT
-    + _key("end_offset")
-    + _OFFSET
-    + f'(?:{_NEXT}{_key("kind")}"(clinical_record|generated_text)")?'
-    + r"\}"
-)
-_CHAIN: Final = (
-    r"\{"
-    + _key("field_id")
-    + _FIELD_ID
-    + _NEXT
-    + _key("source_locations")
-    + rf"\[{_SOURCE}(?:{_NEXT}{_SOURCE})?\]"
-    + _NEXT
-    + _key("normalized_fact_digest")
-    + _DIGEST
-    + _NEXT
-    + _key("transformation_kind")
-    + '"(?:rule|model)"'
-    + _NEXT
-    + _key("transformation_digest")
-    + f'"{_format.DIGEST_PATTERN}"'
-    + _NEXT
-    + _key("uncertainty")
-    + r"(?:0|1|0\.[0-9]{1,20}|1\.0{1,20})"
-    + _NEXT
-    + _key("reviewer_state")
-    + '"(?:pending|approved|rejected)"'
-    + r"\}"
-)
 _FIELD_TYPE: Final = "|".join(member.value for member in FieldType)
 _END: Final = r"\}[ \t\r]*"
 
-GOLD_LINE: Final = re.compile(
-    r"\{"
-    + _key("case_id")
-    + _CASE_ID
-    + _NEXT
-    + _key("field_id")
-    + _FIELD_ID
-    + _NEXT
-    + _key("field_type")
-    + f'"({_FIELD_TYPE})"'
-    + _NEXT
-    + _key("value")
-    + _VALUE
-    + _END
-).fullmatch
-"""A gold line in the documented layout, or None."""
 
-PREDICTION_LINE: Final = re.compile(
-    r"\{"
-    + _key("case_id")
-    + _CASE_ID
-    + _NEXT
-    + _key("field_id")
-    + _FIELD_ID
-    + _NEXT
-    + _key("value")
-    + _VALUE
-    + f"(?:{_NEXT}{_key('normalized_fact_digest')}{_DIGEST})?"
-    + f"(?:{_NEXT}{_key('evidence_chain')}{_CHAIN})?"
-    + _END
-).fullmatch
-"""A prediction line in the documented layout, or None."""
+def _patterns(space: str) -> tuple[str, str]:
+    """The gold and prediction line patterns, with ``space`` after each comma and colon.
+
+    One pattern per separator style: an optional space at each of a chain
+    line's forty separators would cost the matcher about a quarter more.
+    """
+
+    def key(name: str) -> str:
+        return f'"{name}":{space}'
+
+    then = "," + space
+    # A value, in five groups: string, literal word, integer (at most 100 digits),
+    # number with a fraction or exponent, or the inside of a list of strings.
+    value = (
+        rf'(?:"([^"\\\x00-\x1f]*)"|(null|true|false)|(-?(?:0|[1-9][0-9]{{0,99}}))'
+        r"|(-?(?:0|[1-9][0-9]*)(?:\.[0-9]+(?:[eE][+-]?[0-9]+)?|[eE][+-]?[0-9]+))"
+        rf"|\[((?:{_STRING}(?:{then}{_STRING})*)?)\])"
+    )
+    source = (
+        rf"\{{{key('source_digest')}{_DIGEST}{then}{key('start_offset')}{_OFFSET}"
+        rf"{then}{key('end_offset')}{_OFFSET}"
+        rf'(?:{then}{key("kind")}"(clinical_record|generated_text)")?\}}'
+    )
+    chain = (
+        rf"\{{{key('field_id')}{_FIELD_ID}"
+        rf"{then}{key('source_locations')}\[{source}(?:{then}{source})?\]"
+        rf"{then}{key('normalized_fact_digest')}{_DIGEST}"
+        rf'{then}{key("transformation_kind")}"(?:rule|model)"'
+        rf'{then}{key("transformation_digest")}"{_format.DIGEST_PATTERN}"'
+        rf"{then}{key('uncertainty')}(?:0|1|0\.[0-9]{{1,20}}|1\.0{{1,20}})"
+        rf'{then}{key("reviewer_state")}"(?:pending|approved|rejected)"\}}'
+    )
+    gold = (
+        rf"\{{{key('case_id')}{_CASE_ID}{then}{key('field_id')}{_FIELD_ID}"
+        rf'{then}{key("field_type")}"({_FIELD_TYPE})"{then}{key("value")}{value}{_END}'
+    )
+    prediction = (
+        rf"\{{{key('case_id')}{_CASE_ID}{then}{key('field_id')}{_FIELD_ID}"
+        rf"{then}{key('value')}{value}"
+        rf"(?:{then}{key('normalized_fact_digest')}{_DIGEST})?"
+        rf"(?:{then}{key('evidence_chain')}{chain})?{_END}"
+    )
+    return gold, prediction
+
+
+_SPACED_START: Final = '{"case_id": '
+_GOLD_SPACED, _PREDICTION_SPACED = (re.compile(p).fullmatch for p in _patterns(" "))
+_GOLD_COMPACT, _PREDICTION_COMPACT = (re.compile(p).fullmatch for p in _patterns(""))
+
+
+def gold_line(text: str) -> re.Match[str] | None:
+    """The match of a gold line in the documented layout, or None."""
+    if text.startswith(_SPACED_START):
+        return _GOLD_SPACED(text)
+    return _GOLD_COMPACT(text)
+
+
+def prediction_line(text: str) -> re.Match[str] | None:
+    """The match of a prediction line in the documented layout, or None."""
+    if text.startswith(_SPACED_START):
+        return _PREDICTION_SPACED(text)
+    return _PREDICTION_COMPACT(text)
+
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _LITERALS: Final = {"null": None, "true": True, "false": False}
@@ -162,7 +145,7 @@ def _value(
 
 
 def gold(match: re.Match[str]) -> tuple[str, str, FieldType, Value] | None:
-    """The row of a line :data:`GOLD_LINE` matched, or None for the strict route."""
+    """The row of a line :func:`gold_line` matched, or None for the strict route."""
     case_id, field_id, field_type, string, literal, integer, number, items = match.groups()
     if string is not None:
         return case_id, field_id, _FIELD_TYPES[field_type], string
@@ -174,7 +157,7 @@ def gold(match: re.Match[str]) -> tuple[str, str, FieldType, Value] | None:
 
 
 def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
-    """The row of a line :data:`PREDICTION_LINE` matched, or None for the strict route."""
+    """The row of a line :func:`prediction_line` matched, or None for the strict route."""
     (
         case_id,
         field_id,
