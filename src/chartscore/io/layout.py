@@ -22,10 +22,12 @@ scanner route answers; property tests hold it to both.
 from __future__ import annotations
 
 import decimal
+import enum
 import re
 from typing import Final
 
 from chartscore import _format
+from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.model import FieldType, Value
 from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
 
@@ -54,7 +56,16 @@ _CASE_ID: Final = rf'"([^"\\\x00-\x1f]{{1,{_format.MAX_CASE_ID_LENGTH}}})"'
 _FIELD_ID: Final = f'"({_format.FIELD_ID_PATTERN})"'
 _DIGEST: Final = f'"({_format.DIGEST_PATTERN})"'
 _OFFSET: Final = "(0|[1-9][0-9]{0,18})"  # compared with the largest offset in Python
-_FIELD_TYPE: Final = "|".join(member.value for member in FieldType)
+
+
+def _words(closed: type[enum.StrEnum]) -> str:
+    return "|".join(member.value for member in closed)
+
+
+_FIELD_TYPE: Final = _words(FieldType)
+_SOURCE_KIND: Final = _words(SourceKind)
+_TRANSFORMATION_KIND: Final = _words(TransformationKind)
+_REVIEWER_STATE: Final = _words(ReviewerState)
 _END: Final = r"\}[ \t\r]*"
 
 
@@ -79,16 +90,16 @@ def _patterns(space: str) -> tuple[str, str]:
     source = (
         rf"\{{{key('source_digest')}{_DIGEST}{then}{key('start_offset')}{_OFFSET}"
         rf"{then}{key('end_offset')}{_OFFSET}"
-        rf'(?:{then}{key("kind")}"(clinical_record|generated_text)")?\}}'
+        rf'(?:{then}{key("kind")}"({_SOURCE_KIND})")?\}}'
     )
     chain = (
         rf"\{{{key('field_id')}{_FIELD_ID}"
         rf"{then}{key('source_locations')}\[{source}(?:{then}{source})?\]"
         rf"{then}{key('normalized_fact_digest')}{_DIGEST}"
-        rf'{then}{key("transformation_kind")}"(?:rule|model)"'
+        rf'{then}{key("transformation_kind")}"(?:{_TRANSFORMATION_KIND})"'
         rf'{then}{key("transformation_digest")}"{_format.DIGEST_PATTERN}"'
         rf"{then}{key('uncertainty')}(?:0|1|0\.[0-9]{{1,20}}|1\.0{{1,20}})"
-        rf'{then}{key("reviewer_state")}"(?:pending|approved|rejected)"\}}'
+        rf'{then}{key("reviewer_state")}"(?:{_REVIEWER_STATE})"\}}'
     )
     gold = (
         rf"\{{{key('case_id')}{_CASE_ID}{then}{key('field_id')}{_FIELD_ID}"
@@ -125,7 +136,8 @@ def prediction_line(text: str) -> re.Match[str] | None:
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _LITERALS: Final = {"null": None, "true": True, "false": False}
 _ITEMS: Final = re.compile(r'"([^"]*)"').findall  # inside a list the pattern checked
-_CLINICAL: Final = "clinical_record"
+_CLINICAL: Final = SourceKind.CLINICAL_RECORD.value
+_GENERATED: Final = SourceKind.GENERATED_TEXT.value
 _MAX_OFFSET: Final = _format.MAX_OFFSET
 
 
@@ -190,7 +202,7 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
     start, end = int(first_start), int(first_end)
     if not start < end <= _MAX_OFFSET:
         return None
-    clinical = first_kind != "generated_text"
+    clinical = first_kind != _GENERATED
     if second_digest is not None:
         second_start, second_end = int(second_start), int(second_end)
         if not second_start < second_end <= _MAX_OFFSET:
@@ -198,5 +210,5 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
         first = (first_digest, start, end, first_kind or _CLINICAL)
         if first == (second_digest, second_start, second_end, second_kind or _CLINICAL):
             return None  # a duplicate source
-        clinical = clinical or second_kind != "generated_text"
+        clinical = clinical or second_kind != _GENERATED
     return case_id, field_id, value, clinical and chain_field == field_id and fact == digest
