@@ -113,7 +113,7 @@ def fast_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
 
 def scanned_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
     """:func:`fast_gold` for a line in any layout: scanned, then checked."""
-    # Written out flat: this runs once per gold row, millions of times.
+    # Written out flat: a file in another layout sends every line here, millions of times.
     try:
         row, end = _SCAN(text, 0)
         case_id = row["case_id"]  # type: ignore[index]
@@ -157,7 +157,7 @@ def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
 
 def scanned_prediction(text: str) -> tuple[str, str, Value, bool] | None:
     """:func:`fast_prediction` for a line in any layout: scanned, then checked."""
-    # Written out flat, like scanned_gold: this runs for lines in other layouts.
+    # Written out flat, like scanned_gold.
     try:
         row, end = _SCAN(text, 0)
         case_id = row["case_id"]  # type: ignore[index]

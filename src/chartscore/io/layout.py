@@ -3,13 +3,13 @@
 Most files are written by one program in one layout: the keys in the
 documented order (docs/formats.md), ``", "`` and ``": "`` separators (or
 compact ones throughout), strings without escapes, one or two source
-locations. One compiled pattern checks such a line in a single pass in C against every rule
-a pattern can express: the key names and their order (so no key is missing,
-unknown or duplicated), the field id and digest patterns, the closed words
-(field types, source and transformation kinds, reviewer states), offsets as
-non-negative integers and uncertainty as a number in [0, 1]. What is left
-(the case id's length, each span's start before its end and below the
-largest offset, distinct sources, and numbers in range) is checked on the
+locations. One compiled pattern checks such a line in a single pass in C
+against every rule a pattern can express: the key names and their order (so
+no key is missing, unknown or duplicated), the case id's length, the field id
+and digest patterns, the closed words (field types, source and transformation
+kinds, reviewer states), offsets as non-negative integers and uncertainty as a
+number in [0, 1]. What is left (each span's start before its end and below
+the largest offset, distinct sources, and numbers in range) is checked on the
 captured text.
 
 A line the pattern does not match is not refused: it goes on to the scanner
