@@ -158,9 +158,17 @@ def test_score_gates_exit_status(data: dict[str, Path], gates: str, status: int)
     assert ("gates FAILED" in err) == (gates == "fail")
 
 
+MISSING_WARNING = (
+    "chartscore: warning: missing rows differ by more than 2 points: baseline 4 of 24 (16.7%), "
+    "candidate 0 (0.0%); a missing row counts against agreement, so the comparison mixes "
+    "coverage with agreement (see docs/compare.md)\n"
+)
+
+
 def test_compare_equals_the_library(data: dict[str, Path]) -> None:
     status, out, err = run(compare_argv(data))
-    assert status == 0 and err == ""
+    # the baseline leaves 4 of 24 rows missing, the candidate none: 16.7 points apart
+    assert status == 0 and err == MISSING_WARNING
     expected = chartscore.compare(
         records(GOLD, GoldField), records(BASELINE, Prediction), records(CANDIDATE, Prediction)
     )
@@ -169,6 +177,50 @@ def test_compare_equals_the_library(data: dict[str, Path]) -> None:
     paired = json.loads(out)["overall"]["normalized_agreement"]
     # baseline answers 20 rows with gold itself; the candidate always "former"
     assert (paired["baseline"]["success_count"], paired["candidate"]["success_count"]) == (17, 8)
+
+
+def test_compare_warns_when_missing_rates_differ_and_records_it(
+    data: dict[str, Path], tmp_path: Path
+) -> None:
+    # The candidate skips a quarter of the cases (6 of 24 rows); the baseline answers 23.
+    skipping = write_jsonl(tmp_path / "skipping.jsonl", CANDIDATE[6:])
+    nearly = write_jsonl(tmp_path / "nearly.jsonl", BASELINE + CANDIDATE[20:23])
+    argv = ["compare", "--gold", data["gold"], "--baseline", nearly, "--candidate", skipping]
+    status, out, err = run(argv)
+    assert status == 0
+    assert err == (
+        "chartscore: warning: missing rows differ by more than 2 points: baseline 1 of 24 "
+        "(4.2%), candidate 6 (25.0%); a missing row counts against agreement, so the "
+        "comparison mixes coverage with agreement (see docs/compare.md)\n"
+    )
+    assert json.loads(out)["warnings"] == ["missing_counts_differ"]
+    # the same missing counts: no warning, nothing recorded
+    status, out, err = run([*argv[:-1], nearly])
+    assert status == 0 and err == ""
+    assert "warnings" not in json.loads(out)
+
+
+def test_compare_ignores_extra_predictions_as_score_does(data: dict[str, Path]) -> None:
+    argv = ["compare", "--gold", data["gold"], "--baseline", data["extra"], "--candidate"]
+    status, _, err = run([*argv, data["candidate"]])
+    assert status == 1 and "unknown_prediction_key (baseline line 21)" in err
+    status, out, err = run([*argv, data["extra"], "--extra-predictions", "ignore"])
+    assert status == 0
+    assert json.loads(out)["ignored_prediction_count"] == {"baseline": 1, "candidate": 1}
+    _, scored, _ = run(
+        ["score", "--gold", data["gold"], "--predictions", data["extra"],
+         "--extra-predictions", "ignore"]
+    )  # fmt: skip
+    assert json.loads(scored)["ignored_prediction_count"] == 1
+    assert err.startswith(
+        "chartscore: 1 baseline and 1 candidate predictions whose key is not in gold were "
+        "ignored (--extra-predictions ignore)\n"
+    )
+    assert "x9" not in err
+    status, out, err = run([*argv, data["candidate"], "--extra-predictions", "ignore"])
+    assert json.loads(out)["ignored_prediction_count"] == {"baseline": 1, "candidate": 0}
+    status, _, err = run([*argv, data["extra"], "--extra-predictions", "skip"])
+    assert status == 2 and "--extra-predictions must be error or ignore" in err
 
 
 def test_compare_files_equals_compare(data: dict[str, Path]) -> None:
@@ -324,3 +376,21 @@ def test_score_on_the_dask_engine_equals_one_process(data: dict[str, Path], tmp_
     assert "--partitions must be a whole number from 1" in run([*argv, "--partitions", "0"])[2]
     assert "--jobs applies to --engine local only" in run([*argv, "--jobs", "1"])[2]
     assert "need --engine dask" in run([*score_argv(data), "--scheduler", "synchronous"])[2]
+
+
+def test_the_missing_warning_in_the_docs_is_what_compare_prints(tmp_path: Path) -> None:
+    # docs/compare.md: 2,600 gold rows, the baseline leaves 144 missing, the candidate 664.
+    gold = [
+        {"case_id": f"c{i}", "field_id": "hx.smoking", "field_type": "categorical", "value": "x"}
+        for i in range(2600)
+    ]
+    answers = [{"case_id": r["case_id"], "field_id": "hx.smoking", "value": "x"} for r in gold]
+    paths = [
+        write_jsonl(tmp_path / "gold.jsonl", gold),
+        write_jsonl(tmp_path / "baseline.jsonl", answers[144:]),
+        write_jsonl(tmp_path / "candidate.jsonl", answers[664:]),
+    ]
+    argv = ["compare", "--gold", paths[0], "--baseline", paths[1], "--candidate", paths[2]]
+    status, _, err = run(argv)
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "compare.md").read_text()
+    assert status == 0 and err.strip() in docs and err.count("\n") == 1

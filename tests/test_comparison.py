@@ -26,6 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
 from chartscore.comparison import (
     COMPARISON_FORMAT,
@@ -34,10 +35,13 @@ from chartscore.comparison import (
     PAIRED_METRICS,
     UNPAIRED_METRICS,
     Comparison,
+    ComparisonSlice,
     PairedBinomial,
     PairedMetricResult,
     PairedSliceTally,
     PairedTally,
+    comparison_warnings,
+    missing_counts_differ,
 )
 from chartscore.model import FieldType
 from chartscore.paired import mcnemar, newcombe_difference
@@ -679,3 +683,127 @@ def test_comparison_keys_are_defined_in_the_docs(name: str) -> None:
     formats = (DOCS / "formats.md").read_text(encoding="utf-8")
     assert f"`{name}`" in metrics or f'"{name}"' in metrics
     assert f'"{name}"' in formats
+
+
+# --------------------------------------------------------------------------- missing-count warning
+
+
+def counts_only(field_count: int, baseline_missing: int, candidate_missing: int) -> Any:
+    def system(missing: int) -> dict[str, int]:
+        return {"missing_count": missing, "answered_count": field_count - missing,
+                "abstained_count": 0}  # fmt: skip
+
+    return ComparisonSlice(
+        counts={
+            "field_count": field_count,
+            "answerable_count": field_count,
+            "unanswerable_count": 0,
+        },
+        baseline_counts=system(baseline_missing),
+        candidate_counts=system(candidate_missing),
+        paired={},
+        unpaired={},
+    )
+
+
+# (gold rows, baseline missing, candidate missing, warns): the rule is
+# 100 * |candidate - baseline| > 2 * gold rows, i.e. the missing rates differ by more than
+# 2 percentage points.
+MISSING_EXAMPLES = [
+    (2600, 144, 664, True),  # 5.54% against 25.54%: 20 points (a skipped quarter of cases)
+    (2600, 19, 144, True),  # 0.73% against 5.54%: 4.81 points
+    (2600, 10, 62, False),  # 52 rows of 2600 = exactly 2 points: not more than 2
+    (2600, 10, 63, True),  # 53 rows = 2.04 points
+    (2600, 664, 144, True),  # the baseline skipping is as material as the candidate
+    (100, 0, 2, False),  # 2 points exactly
+    (100, 5, 8, True),  # 3 points
+    (24, 4, 0, True),  # 16.7 points
+    (1000, 0, 0, False),
+]
+
+
+@pytest.mark.parametrize(("rows", "baseline", "candidate", "warns"), MISSING_EXAMPLES)
+def test_missing_counts_differ_by_hand(
+    rows: int, baseline: int, candidate: int, warns: bool
+) -> None:
+    part = counts_only(rows, baseline, candidate)
+    assert missing_counts_differ(part) is warns
+    assert comparison_warnings(part) == (("missing_counts_differ",) if warns else ())
+
+
+@DATASET_SETTINGS
+@given(datasets())
+def test_warnings_are_recorded_exactly_when_missing_rates_differ(rows: list[Row]) -> None:
+    gold = [row[0] for row in rows]
+    baseline = [row[1] for row in rows if row[1] is not None]
+    candidate = [row[2] for row in rows if row[2] is not None]
+    comparison = chartscore.compare(gold, baseline, candidate, schema=SCHEMA)
+    gap = abs(len(baseline) - len(candidate))
+    document = json.loads(comparison.to_json())
+    assert ("warnings" in document) == (100 * gap > 2 * len(gold))
+    if "warnings" in document:
+        assert document["warnings"] == ["missing_counts_differ"]
+    again = Comparison.from_json(comparison.to_json())
+    assert again == comparison and again.to_json() == comparison.to_json()
+
+
+def warned_text() -> str:
+    rows = [(g, b, c if index % 4 else None) for index, (g, b, c) in enumerate(
+        categorical_rows(set(range(6)), set(range(3, 9)), size=12))]  # fmt: skip
+    text = compare(rows).to_json()
+    assert json.loads(text)["warnings"] == ["missing_counts_differ"]
+    return text
+
+
+def test_warnings_round_trip_and_are_checked_against_the_counts() -> None:
+    text = warned_text()
+    assert Comparison.from_json(text).to_json() == text
+    for change in (
+        lambda d: d.update(warnings=[]),
+        lambda d: d.update(warnings=["missing_counts_differ", "missing_counts_differ"]),
+        lambda d: d.update(warnings=["something_else"]),
+        lambda d: d.update(warnings="missing_counts_differ"),
+        lambda d: d.update(warnings=None),
+    ):
+        assert refused(mutated(text, change)) == ErrorCode.INVALID_REPORT
+    balanced = compare(categorical_rows({1, 2}, {2, 3})).to_json()
+    claimed = mutated(balanced, lambda d: d.update(warnings=["missing_counts_differ"]))
+    assert refused(claimed) == ErrorCode.INVALID_REPORT
+
+
+def test_a_comparison_written_before_warnings_stays_readable() -> None:
+    text = warned_text()
+    older = mutated(text, lambda d: d.pop("warnings"))
+    loaded = Comparison.from_json(older)
+    assert loaded.warnings == ()
+    assert json.loads(loaded.to_json()) == json.loads(older)
+
+
+# --------------------------------------------------------------------------- ignored predictions
+
+
+def test_ignored_prediction_counts_round_trip_and_are_checked() -> None:
+    gold = [GoldField(f"c{i}", "hx.smoking", "categorical", "former") for i in range(4)]
+    baseline = [Prediction(f"c{i}", "hx.smoking", "former") for i in range(6)]
+    candidate = [Prediction(f"c{i}", "hx.smoking", "never") for i in range(9)]
+    with pytest.raises(ChartscoreError) as caught:
+        chartscore.compare(gold, baseline, candidate)
+    assert caught.value.code == ErrorCode.UNKNOWN_PREDICTION_KEY
+    comparison = chartscore.compare(gold, baseline, candidate, extra_predictions="ignore")
+    document = json.loads(comparison.to_json())
+    assert document["ignored_prediction_count"] == {"baseline": 2, "candidate": 5}
+    # the same counts as scoring each system alone
+    for side, answers in (("baseline", baseline), ("candidate", candidate)):
+        alone = score(gold, answers, extra_predictions="ignore")
+        assert alone.ignored_prediction_count == document["ignored_prediction_count"][side]
+    text = comparison.to_json()
+    assert Comparison.from_json(text).to_json() == text
+    assert "ignored_prediction_count" not in json.loads(
+        chartscore.compare(gold, baseline[:4], candidate[:4]).to_json()
+    )
+    for change in (
+        lambda d: d.update(ignored_prediction_count=3),
+        lambda d: d.update(ignored_prediction_count={"baseline": -1, "candidate": 0}),
+        lambda d: d.update(ignored_prediction_count={"baseline": 1}),
+    ):
+        assert refused(mutated(text, change)) == ErrorCode.INVALID_REPORT

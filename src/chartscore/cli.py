@@ -35,6 +35,12 @@ from dataclasses import dataclass
 from typing import Final, NoReturn, TextIO, TypeVar
 
 from chartscore._version import __version__
+from chartscore.comparison import (
+    MISSING_COUNTS_DIFFER,
+    MISSING_GAP_POINTS,
+    Comparison,
+    comparison_warnings,
+)
 from chartscore.demo import demo_summary, run_demo
 from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import Document
@@ -224,17 +230,54 @@ def _compare(args: argparse.Namespace, streams: Streams) -> int:
     inputs = (gold, baseline, candidate, schema_path, gates_path)
     out = _output(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
+    extra: ExtraPredictions = args.extra_predictions or "error"
     progress = _progress(args, streams)
     try:
         schema = None if schema_path is None else load_schema(schema_path)
-        comparison = compare_files(gold, baseline, candidate, schema=schema, progress=progress)
+        comparison = compare_files(
+            gold,
+            baseline,
+            candidate,
+            schema=schema,
+            progress=progress,
+            extra_predictions=extra,
+        )
     finally:
         if progress is not None:
             progress.finish()
+    ignored = comparison.ignored_prediction_count
+    if ignored is not None and (ignored.baseline or ignored.candidate):
+        _say(
+            streams.err,
+            f"{PROGRAM}: {ignored.baseline:,} baseline and {ignored.candidate:,} candidate "
+            "predictions whose key is not in gold were ignored (--extra-predictions ignore)\n",
+        )
+    _warn_missing_gap(comparison, streams)
     fmt = args.format or "json"
     text = comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt)
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK if gates is None else _gate_status(comparison, gates, streams, on_stderr=True)
+
+
+def _warn_missing_gap(comparison: Comparison, streams: Streams) -> None:
+    """Say when the systems' missing rates differ materially (docs/compare.md): counts only."""
+    if MISSING_COUNTS_DIFFER not in comparison_warnings(comparison.overall):
+        return
+    overall = comparison.overall
+    rows = overall.counts["field_count"]
+    baseline = overall.baseline_counts["missing_count"]
+    candidate = overall.candidate_counts["missing_count"]
+    _say(
+        streams.err,
+        f"{PROGRAM}: warning: missing rows differ by more than {MISSING_GAP_POINTS} points: "
+        f"baseline {baseline:,} of {rows:,} ({_percent(baseline, rows)}), candidate "
+        f"{candidate:,} ({_percent(candidate, rows)}); a missing row counts against "
+        "agreement, so the comparison mixes coverage with agreement (see docs/compare.md)\n",
+    )
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%"
 
 
 _MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
@@ -490,6 +533,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
             _OUT,
             _format_option("the comparison's form"),
             _QUIET,
+            _EXTRA_PREDICTIONS,
             _GATES,
         ),
         run=_compare,

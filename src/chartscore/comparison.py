@@ -73,6 +73,15 @@ FIELD_TYPE_NAMES: Final[tuple[str, ...]] = (
 )
 """The seven field types, the only names a ``by_field_type`` slice may have."""
 
+MISSING_GAP_POINTS: Final = 2
+"""``compare`` warns when the systems' missing rates differ by more than this many points."""
+
+MISSING_COUNTS_DIFFER: Final = "missing_counts_differ"
+"""The warning recorded when the systems' missing rates differ materially."""
+
+WARNINGS: Final[tuple[str, ...]] = (MISSING_COUNTS_DIFFER,)
+"""The closed vocabulary of a comparison's ``warnings``."""
+
 Interval = tuple[float, float]
 _Slice = TypeVar("_Slice")
 
@@ -168,12 +177,29 @@ class PairedSliceTally:
 
 
 @attrs.frozen
+class IgnoredPredictions:
+    """Each system's predictions skipped because their key is not in gold."""
+
+    baseline: int
+    candidate: int
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"baseline": COUNT, "candidate": COUNT}``."""
+        return {"baseline": self.baseline, "candidate": self.candidate}
+
+
+@attrs.frozen
 class PairedTally:
-    """All slices of a paired run; the lead's scorer fills it inside the boundary."""
+    """All slices of a paired run; the lead's scorer fills it inside the boundary.
+
+    ``ignored_prediction_count`` is None unless extra predictions were ignored
+    (``extra_predictions="ignore"``), as in a report.
+    """
 
     overall: PairedSliceTally
     by_field: Mapping[str, PairedSliceTally]
     by_field_type: Mapping[str, PairedSliceTally]
+    ignored_prediction_count: IgnoredPredictions | None = None
 
 
 # --------------------------------------------------------------------------- results
@@ -331,6 +357,24 @@ class ComparisonSlice:
         return out
 
 
+def missing_counts_differ(part: ComparisonSlice) -> bool:
+    """Whether the two systems' missing rates differ by more than :data:`MISSING_GAP_POINTS`.
+
+    The missing rate is ``missing_count / field_count`` (gold rows with no
+    prediction, of gold rows). The rule, in exact integers:
+    ``100 * |candidate missing - baseline missing| > 2 * field_count``. A
+    missing row counts against agreement, so a coverage gap larger than a
+    typical 2-point non-inferiority margin can decide a comparison on its own.
+    """
+    gap = abs(part.candidate_counts["missing_count"] - part.baseline_counts["missing_count"])
+    return 100 * gap > MISSING_GAP_POINTS * part.counts["field_count"]
+
+
+def comparison_warnings(overall: ComparisonSlice) -> tuple[str, ...]:
+    """The warnings a comparison records, from its overall counts (docs/compare.md)."""
+    return (MISSING_COUNTS_DIFFER,) if missing_counts_differ(overall) else ()
+
+
 @attrs.frozen
 class Comparison:
     """A comparison of two systems on the same gold set; it may leave the environment.
@@ -343,27 +387,37 @@ class Comparison:
         by_field: One slice per field id.
         by_field_type: One slice per field type present in the gold set.
         scorer_version: The chartscore version that computed it.
+        ignored_prediction_count: Each system's predictions skipped because
+            their key is not in gold (``extra_predictions="ignore"``), else None.
+        warnings: What the comparison warns about, from :data:`WARNINGS`
+            (:func:`comparison_warnings`); empty in a comparison written before
+            chartscore recorded warnings.
     """
 
     overall: ComparisonSlice
     by_field: Mapping[str, ComparisonSlice]
     by_field_type: Mapping[str, ComparisonSlice]
     scorer_version: str = __version__
+    ignored_prediction_count: IgnoredPredictions | None = None
+    warnings: tuple[str, ...] = ()
 
     @classmethod
     def from_tally(cls, tally: PairedTally) -> Comparison:
         """Compute every figure from a value-free paired tally."""
+        overall = ComparisonSlice.from_tally(tally.overall)
         return cls(
-            overall=ComparisonSlice.from_tally(tally.overall),
+            overall=overall,
             by_field={k: ComparisonSlice.from_tally(v) for k, v in tally.by_field.items()},
             by_field_type={
                 k: ComparisonSlice.from_tally(v) for k, v in tally.by_field_type.items()
             },
+            ignored_prediction_count=tally.ignored_prediction_count,
+            warnings=comparison_warnings(overall),
         )
 
     def to_dict(self) -> dict[str, object]:
         """The comparison as plain JSON-ready data."""
-        return {
+        out: dict[str, object] = {
             "format": COMPARISON_FORMAT,
             "format_version": COMPARISON_FORMAT_VERSION,
             "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
@@ -371,6 +425,11 @@ class Comparison:
             "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
             "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
         }
+        if self.ignored_prediction_count is not None:
+            out["ignored_prediction_count"] = self.ignored_prediction_count.to_dict()
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""
@@ -447,11 +506,35 @@ _OPTIONAL_KEYS: Final = frozenset(
 ) | {"kappa"}
 
 
+_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings")
+
+
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
-    _document.members(document, _TOP_KEYS)
-    version = read_scorer(document["scorer"])
-    overall, by_field, by_type = read_slices(document, _read_slice)
-    return Comparison(overall, by_field, by_type, scorer_version=version)
+    data = _document.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
+    version = read_scorer(data["scorer"])
+    overall, by_field, by_type = read_slices(data, _read_slice)
+    ignored = None
+    if "ignored_prediction_count" in data:
+        pair = _document.members(data["ignored_prediction_count"], _SIDES)
+        ignored = IgnoredPredictions(
+            _document.count(pair["baseline"]), _document.count(pair["candidate"])
+        )
+    warnings: tuple[str, ...] = ()
+    if "warnings" in data:
+        # Derived from the counts: present only when non-empty, and exactly what they give.
+        listed = data["warnings"]
+        expected = comparison_warnings(overall)
+        if not isinstance(listed, list) or not expected or tuple(listed) != expected:
+            _document.invalid()
+        warnings = expected
+    return Comparison(
+        overall,
+        by_field,
+        by_type,
+        scorer_version=version,
+        ignored_prediction_count=ignored,
+        warnings=warnings,
+    )
 
 
 def _read_slice(value: object, kind: str) -> ComparisonSlice:

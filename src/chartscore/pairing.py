@@ -24,6 +24,7 @@ from chartscore.agreement import ANSWERABLE, MISSING
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
+    IgnoredPredictions,
     PairedBinomial,
     PairedSliceTally,
     PairedTally,
@@ -33,7 +34,15 @@ from chartscore.model import GoldField, Prediction, Value
 from chartscore.outcomes import METRIC_ROWS
 from chartscore.partial import FieldCounts
 from chartscore.schema import Schema, to_schema
-from chartscore.scoring import _SEEN, _UNANSWERABLE, Scorer, collector_paused, guarded, judge
+from chartscore.scoring import (
+    _SEEN,
+    _UNANSWERABLE,
+    ExtraPredictions,
+    Scorer,
+    collector_paused,
+    guarded,
+    judge,
+)
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
 _TYPE_PAIRED: Final = frozenset(PAIRED_METRICS) & frozenset(TYPE_METRICS)
@@ -68,13 +77,18 @@ class PairedScorer(Scorer):
     prediction with :meth:`add_baseline`, then every candidate prediction with
     :meth:`add_candidate`; :meth:`paired_tally` gives the value-free counts.
     Errors name the input (``baseline`` or ``candidate``) but no line; callers
-    reading files add it.
+    reading files add it. ``extra_predictions`` is :class:`Scorer`'s, applied to
+    each system: with ``"ignore"`` each system's skipped predictions are counted
+    apart.
     """
 
-    def __init__(self, schema: Schema | None = None) -> None:
-        super().__init__(schema)
+    def __init__(
+        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+    ) -> None:
+        super().__init__(schema, extra_predictions=extra_predictions)
         self._pairs: dict[str, _Pair] = {}
         self._candidate_started = False
+        self._ignored_by_system = {InputKind.BASELINE: 0, InputKind.CANDIDATE: 0}
 
     def close_gold(self) -> None:
         """Mark the gold set complete (an empty one is refused)."""
@@ -93,7 +107,7 @@ class PairedScorer(Scorer):
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
-            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=source)
+            return self._extra(source)
         pair = self._pairs[field_id]
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
@@ -108,7 +122,7 @@ class PairedScorer(Scorer):
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
-            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=source)
+            return self._extra(source)
         if entry is _SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         state.cases[case_id] = _SEEN
@@ -117,6 +131,13 @@ class PairedScorer(Scorer):
         baseline = pair.baseline_masks.pop(case_id, None)
         pair.pairs[_missing(entry) if baseline is None else baseline, mask] += 1
         return mask
+
+    def _extra(self, source: InputKind) -> int:
+        # A prediction whose key is not in gold: refused, or skipped and counted (-1).
+        if not self._ignore_extra:
+            raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=source)
+        self._ignored_by_system[source] += 1
+        return -1
 
     def paired_tally(self) -> PairedTally:
         """Both systems' slices and every paired metric's 2 x 2 counts; values end here."""
@@ -144,7 +165,18 @@ class PairedScorer(Scorer):
             name: _pool(parts, keep_type_metrics=True) for name, parts in sorted(members.items())
         }
         overall = _pool(by_field.values(), keep_type_metrics=False)
-        return PairedTally(overall=overall, by_field=by_field, by_field_type=by_type)
+        ignored = None
+        if self._ignore_extra:
+            ignored = IgnoredPredictions(
+                self._ignored_by_system[InputKind.BASELINE],
+                self._ignored_by_system[InputKind.CANDIDATE],
+            )
+        return PairedTally(
+            overall=overall,
+            by_field=by_field,
+            by_field_type=by_type,
+            ignored_prediction_count=ignored,
+        )
 
 
 def _missing(entry: object) -> int:
@@ -198,6 +230,7 @@ def compare(
     candidate: Iterable[Prediction],
     *,
     schema: Schema | Mapping[str, object] | None = None,
+    extra_predictions: ExtraPredictions = "error",
 ) -> Comparison:
     """Compare two systems' predictions on the same gold, paired row by row.
 
@@ -214,6 +247,10 @@ def compare(
         baseline: The reference system's :class:`Prediction` records.
         candidate: The system under test's records (same keys rule as ``score``).
         schema: Optional :class:`Schema` or schema document.
+        extra_predictions: As for :func:`chartscore.score`, for each system:
+            ``"error"`` (default) refuses a prediction whose key is not in
+            gold; ``"ignore"`` skips it and counts it in the comparison's
+            ``ignored_prediction_count`` (one count per system).
 
     Returns:
         The value-free :class:`~chartscore.comparison.Comparison`.
@@ -231,7 +268,9 @@ def compare(
         >>> result.candidate_only, result.baseline_only
         (3, 0)
     """
-    scorer = PairedScorer(None if schema is None else to_schema(schema))
+    scorer = PairedScorer(
+        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+    )
     with collector_paused():
         for row in guarded(gold, GoldField, InputKind.GOLD):
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)

@@ -254,6 +254,7 @@ def compare_files(
     *,
     schema: Schema | InputPath | None = None,
     progress: Progress | None = None,
+    extra_predictions: ExtraPredictions = "error",
 ) -> Comparison:
     """Compare two systems' predictions files on one gold file, paired row by row.
 
@@ -268,6 +269,9 @@ def compare_files(
             one of the three inputs may be standard input).
         schema: A :class:`Schema`, or the path of a JSON or TOML schema file.
         progress: Optional callback ``(input, lines_read)``; receives counts only.
+        extra_predictions: ``"error"`` or ``"ignore"``, as for
+            :func:`chartscore.compare` (each system's skipped predictions are
+            counted apart).
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
@@ -283,7 +287,7 @@ def compare_files(
     ]
     if sum(isinstance(where, StandardInput) for where in wheres) > 1:
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
-    scorer = PairedScorer(resolve_schema(schema))
+    scorer = PairedScorer(resolve_schema(schema), extra_predictions=extra_predictions)
     with collector_paused():
         with open_input(wheres[0], InputKind.GOLD) as stream:
             feed_gold(scorer, stream, progress)

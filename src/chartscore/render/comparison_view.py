@@ -18,10 +18,12 @@ from typing import Final
 from chartscore.comparison import (
     COMPARISON_FORMAT,
     COMPARISON_FORMAT_VERSION,
+    MISSING_GAP_POINTS,
     PAIRED_METRICS,
     Comparison,
     ComparisonSlice,
     PairedMetricResult,
+    missing_counts_differ,
 )
 from chartscore.render.definitions import INTERVAL_NOTE, definition, title
 from chartscore.render.report_view import rate_estimate
@@ -257,6 +259,41 @@ def _count_table(slices: list[Slice]) -> Table:
 _COUNTS: Final = ("answered_count", "abstained_count", "missing_count")
 
 
+def _answer_facts(comparison: Comparison) -> tuple[tuple[str, str], ...]:
+    """Each system's answers, skipped predictions and the missing-rows warning, as header lines."""
+    overall = comparison.overall
+    facts = tuple(
+        (
+            system,
+            f"{counts['answered_count']} answered, {counts['abstained_count']} abstained, "
+            f"{counts['missing_count']} missing",
+        )
+        for system, counts in (
+            ("baseline", overall.baseline_counts),
+            ("candidate", overall.candidate_counts),
+        )
+    )
+    ignored = comparison.ignored_prediction_count
+    if ignored is not None:
+        facts += (
+            (
+                "ignored",
+                f"predictions not in gold, skipped: baseline {ignored.baseline}, "
+                f"candidate {ignored.candidate}",
+            ),
+        )
+    if missing_counts_differ(overall):
+        facts += (
+            (
+                "warning",
+                f"the systems' missing rows differ by more than {MISSING_GAP_POINTS} points of "
+                "gold rows: a missing row counts against agreement, so the differences mix "
+                "coverage with agreement (docs/compare.md)",
+            ),
+        )
+    return facts
+
+
 _ONE_FIELD_PER_TYPE: Final = (
     "Each field type has exactly one field here, so the tables and plots show no type rows: "
     "they would repeat their field's row (the CSV keeps them)."
@@ -272,7 +309,7 @@ def comparison_view(comparison: Comparison) -> View:
         slices = [part for part in every_slice if part[0] != "field_type"]
         folded = (_ONE_FIELD_PER_TYPE,)
     overall = comparison.overall
-    facts = (
+    facts: tuple[tuple[str, str], ...] = (
         ("comparison", f"{COMPARISON_FORMAT}, format version {COMPARISON_FORMAT_VERSION}"),
         ("scorer", f"chartscore {comparison.scorer_version}"),
         (
@@ -282,6 +319,7 @@ def comparison_view(comparison: Comparison) -> View:
             f"{overall.counts['unanswerable_count']} unanswerable",
         ),
     )
+    facts += _answer_facts(comparison)
     tables = [_paired_table(slices), _unpaired_table(slices), _count_table(slices)]
     present = {m for _, _, part in slices for m in (*part.paired, *part.unpaired)}
     order = [
