@@ -62,8 +62,8 @@ def render(report: Report | SharedReport | Comparison, fmt: str, *, sort: str = 
             ``"csv"`` or ``"html"`` (one self-contained file).
         sort: Row order of a report: ``"name"`` (field ids in code point
             order) or ``"rate"`` (normalized agreement rate, lowest first;
-            no trials or a suppressed rate last). A comparison's rows are
-            always by name.
+            no trials or a suppressed rate last; for a comparison, the
+            candidate's rate).
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -74,5 +74,5 @@ def render(report: Report | SharedReport | Comparison, fmt: str, *, sort: str = 
     if fmt not in RENDERERS or sort not in SORTS:
         raise ChartscoreError(ErrorCode.USAGE)
     if isinstance(report, Comparison):
-        return RENDERERS[fmt](comparison_view(report))
+        return RENDERERS[fmt](comparison_view(report, sort=sort))
     return RENDERERS[fmt](report_view(report, sort=sort))

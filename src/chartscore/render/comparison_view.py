@@ -12,7 +12,7 @@ Machine-readable rows (CSV) name a comparison's numbers ``<metric>.baseline``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Final
 
 from chartscore.comparison import (
@@ -26,7 +26,7 @@ from chartscore.comparison import (
     missing_counts_differ,
 )
 from chartscore.render.definitions import INTERVAL_NOTE, definition, title
-from chartscore.render.report_view import rate_estimate
+from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -46,9 +46,19 @@ _SYSTEMS: Final = ("baseline", "candidate")
 Slice = tuple[str, str, ComparisonSlice]
 
 
-def _slices(comparison: Comparison) -> list[Slice]:
-    fields = [("field", name, part) for name, part in sorted(comparison.by_field.items())]
-    types = [("field_type", name, part) for name, part in sorted(comparison.by_field_type.items())]
+def _ordered(slices: Mapping[str, ComparisonSlice], sort: str) -> list[tuple[str, ComparisonSlice]]:
+    def by_rate(item: tuple[str, ComparisonSlice]) -> tuple[bool, float, str]:
+        # The candidate's normalized agreement, lowest first; no trials last.
+        rate = binomial_rate(item[1].paired[SORT_METRIC].candidate)
+        return (rate is None, 0.0 if rate is None else rate, item[0])
+
+    items = sorted(slices.items())  # by name: code point order, the same everywhere
+    return sorted(items, key=by_rate) if sort == "rate" else items
+
+
+def _slices(comparison: Comparison, sort: str) -> list[Slice]:
+    fields = [("field", name, part) for name, part in _ordered(comparison.by_field, sort)]
+    types = [("field_type", name, part) for name, part in _ordered(comparison.by_field_type, sort)]
     return [*fields, *types, ("overall", "", comparison.overall)]
 
 
@@ -93,6 +103,24 @@ def _renamed(estimate: Estimate, suffix: str) -> Estimate:
     )
 
 
+def _kappa(name: str, part: ComparisonSlice, system: str) -> Estimate | None:
+    if part.kappa is None:
+        return None
+    kappa = part.kappa.baseline if system == "baseline" else part.kappa.candidate
+    low, high = kappa.interval if kappa.interval is not None else (None, None)
+    return Estimate(
+        slice="field",
+        name=name,
+        metric="kappa",
+        kind=Kind.KAPPA,
+        success_count=None,
+        total_count=kappa.pairs,
+        value=kappa.value,
+        lower=low,
+        upper=high,
+    )
+
+
 def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
@@ -103,6 +131,10 @@ def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:
         for metric, unpaired in part.unpaired.items():
             out.append(_renamed(rate_estimate(kind, name, metric, unpaired.baseline), "baseline"))
             out.append(_renamed(rate_estimate(kind, name, metric, unpaired.candidate), "candidate"))
+        for system in _SYSTEMS:
+            kappa = _kappa(name, part, system) if kind == "field" else None
+            if kappa is not None:
+                out.append(_renamed(kappa, system))
     return out
 
 
@@ -193,6 +225,7 @@ def _paired_table(slices: list[Slice]) -> Table:
         "slice",
         columns,
         rows,
+        repeat=1,
     )
 
 
@@ -219,6 +252,33 @@ def _unpaired_table(slices: list[Slice]) -> Table | None:
         "slice",
         (Column("metric"), Column("baseline"), Column("candidate")),
         rows,
+        repeat=1,
+    )
+
+
+def _kappa_table(slices: list[Slice]) -> Table | None:
+    rows = []
+    for kind, name, part in slices:
+        baseline, candidate = _kappa(name, part, "baseline"), _kappa(name, part, "candidate")
+        if kind == "field" and baseline is not None and candidate is not None:
+            cells = (baseline, baseline.total_count, candidate, candidate.total_count)
+            rows.append(Row(kind, name, cells))
+    if not rows:
+        return None
+    return Table(
+        "kappa",
+        "Cohen's kappa (higher is better)",
+        "Each system's own kappa against gold [95% interval] over its pairs; undefined with no "
+        "pairs or when gold and answers all fall in one category. Side by side only: the pairs "
+        "differ between the systems, so there is no paired test.",
+        "field",
+        (
+            Column("baseline kappa", "kappa"),
+            Column("baseline pairs"),
+            Column("candidate kappa", "kappa"),
+            Column("candidate pairs"),
+        ),
+        tuple(rows),
     )
 
 
@@ -300,9 +360,20 @@ _ONE_FIELD_PER_TYPE: Final = (
 )
 
 
-def comparison_view(comparison: Comparison) -> View:
-    """Lay out a comparison for people: difference plots, paired and unpaired tables, counts."""
-    every_slice = _slices(comparison)
+def comparison_view(comparison: Comparison, *, sort: str = "name") -> View:
+    """Lay out a comparison for people: difference plots, paired and unpaired tables, counts.
+
+    Args:
+        comparison: A value-free comparison.
+        sort: ``"name"`` or ``"rate"``: fields and types by the candidate's
+            normalized agreement rate, lowest first (no trials last).
+
+    Raises:
+        ValueError: for an unknown ``sort`` (the public :func:`render` checks it first).
+    """
+    if sort not in SORTS:
+        raise ValueError("unknown sort")
+    every_slice = _slices(comparison, sort)
     slices = every_slice
     folded: tuple[str, ...] = ()
     if len(comparison.by_field_type) == len(comparison.by_field):  # one field per type
@@ -320,14 +391,26 @@ def comparison_view(comparison: Comparison) -> View:
         ),
     )
     facts += _answer_facts(comparison)
-    tables = [_paired_table(slices), _unpaired_table(slices), _count_table(slices)]
+    order_note = "fields and types by name"
+    if sort == "rate":
+        order_note = "fields and types by the candidate's normalized agreement rate, lowest first"
+    facts += (("order", order_note),)
+    tables = [
+        _paired_table(slices),
+        _unpaired_table(slices),
+        _kappa_table(slices),
+        _count_table(slices),
+    ]
     present = {m for _, _, part in slices for m in (*part.paired, *part.unpaired)}
+    if any(part.kappa is not None for _, _, part in slices):
+        present.add("kappa")
     order = [
         *PAIRED_METRICS,
         "wrong_type_answer",
         "evidence_support",
         "item_precision",
         "item_recall",
+        "kappa",
     ]
     return View(
         title="chartscore comparison",

@@ -243,6 +243,7 @@ def _type_metric_table(estimates: list[Estimate]) -> Table | None:
         "slice",
         columns,
         rows,
+        repeat=1,
     )
 
 

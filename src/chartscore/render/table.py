@@ -2,7 +2,8 @@
 
 Cells line up on the slash of ``k/n``, the rate and the interval, so a column
 reads at a glance. A table too wide for 100 columns is split into panels that
-repeat the slice label; a label too long for its column (field ids may be 64
+repeat the slice label (and the columns the table marks as part of a row's name,
+such as the metric); a label too long for its column (field ids may be 64
 characters a segment) wraps after a ``.`` or ``_``, never losing a character.
 Output is plain ASCII: no colour codes, so it can be piped, logged or pasted.
 """
@@ -90,27 +91,32 @@ def _parts(estimate: Estimate) -> tuple[str, str, str, str]:
     return (k, n, value, rest)
 
 
-def _panels(label_width: int, columns: list[_Column]) -> list[list[int]]:
-    panels: list[list[int]] = [[]]
-    used = label_width
-    for index, column in enumerate(columns):
-        if panels[-1] and used + GAP + column.width > WIDTH:
-            panels.append([])
-            used = label_width
+def _panels(label_width: int, columns: list[_Column], repeat: int) -> list[list[int]]:
+    """Column indexes per panel; the first ``repeat`` columns start every panel."""
+    fixed = list(range(repeat))
+    start = label_width + sum(GAP + columns[i].width for i in fixed)
+    panels: list[list[int]] = [[*fixed]]
+    used = start
+    for index in range(repeat, len(columns)):
+        column = columns[index]
+        if len(panels[-1]) > repeat and used + GAP + column.width > WIDTH:
+            panels.append([*fixed])
+            used = start
         panels[-1].append(index)
         used += GAP + column.width
     return panels
 
 
-def _label_width(labels: list[str], columns: list[_Column]) -> int:
+def _label_width(labels: list[str], columns: list[_Column], repeat: int) -> int:
     longest = max(map(len, labels))
     room = WIDTH - sum(GAP + column.width for column in columns)
     if longest <= room:
         return longest
     if room >= LABEL_MIN:
         return room
-    widest = max(column.width for column in columns)
-    return max(1, min(longest, LABEL_CAP, WIDTH - GAP - widest))
+    fixed = sum(GAP + column.width for column in columns[:repeat])
+    widest = max(column.width for column in columns[repeat:] or columns)
+    return max(1, min(longest, LABEL_CAP, WIDTH - GAP - widest - fixed))
 
 
 def _heading_lines(label: str, label_width: int, columns: list[_Column]) -> list[str]:
@@ -134,9 +140,9 @@ def table_lines(table: Table) -> list[str]:
         _Column(column.heading, [row.cells[i] for row in table.rows])
         for i, column in enumerate(table.columns)
     ]
-    label_width = _label_width([table.label_heading, *labels], columns)
+    label_width = _label_width([table.label_heading, *labels], columns, table.repeat)
     lines: list[str] = []
-    for number, panel in enumerate(_panels(label_width, columns)):
+    for number, panel in enumerate(_panels(label_width, columns, table.repeat)):
         shown = [columns[i] for i in panel]
         lines += [""] * (number > 0)
         lines += _heading_lines(table.label_heading, label_width, shown)

@@ -110,6 +110,9 @@ class Table:
         label_heading: The heading of the label column.
         columns: The columns after the label.
         rows: The rows, in display order.
+        repeat: How many leading columns identify a row together with its label
+            (e.g. a metric column): a renderer that splits the table into
+            panels repeats them in every panel.
     """
 
     key: str
@@ -118,6 +121,7 @@ class Table:
     label_heading: str
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
+    repeat: int = 0
 
 
 @attrs.frozen
