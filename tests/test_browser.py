@@ -313,3 +313,70 @@ def test_a_shared_report_page_draws_published_marks_only(browser: Any, tmp_path:
     assert record.blocked == [] and record.requests == [record.url]
     assert record.console_errors == [] and record.page_errors == []
     record.page.close()
+
+
+def _study_comparison() -> Any:
+    # Like a registry study: 200 charts, fields of several types, counts of three digits.
+    import random
+
+    from chartscore import Schema, compare
+
+    schema = Schema.from_dict(
+        {
+            "fields": {
+                "lab.creatinine": {"type": "number", "tolerance": "0.1"},
+                "vitals.weight_kg": {"type": "number", "tolerance": "0.5"},
+                "triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]},
+                "dx.hf_onset": {"type": "date", "tolerance_days": 3},
+                "hx.smoking": {"type": "categorical"},
+            }
+        }
+    )
+    values = {
+        "lab.creatinine": ("number", lambda r: r.randint(5, 35)),
+        "vitals.weight_kg": ("number", lambda r: r.randint(45, 140)),
+        "triage.acuity": ("ordinal", lambda r: str(r.randint(1, 5))),
+        "dx.hf_onset": ("date", lambda r: f"20{r.randint(10, 23)}-0{r.randint(1, 9)}-1{r.randint(0, 9)}"),
+        "hx.smoking": ("categorical", lambda r: r.choice(["never", "former", "current"])),
+    }  # fmt: skip
+    rng = random.Random(7)
+    gold, baseline, candidate = [], [], []
+    for index in range(200):
+        for field_id, (kind, draw) in values.items():
+            value = None if rng.random() < 0.1 else draw(rng)
+            gold.append(GoldField(f"HF-{index:04d}", field_id, kind, value))
+            for answers, right in ((baseline, 0.9), (candidate, 0.55)):
+                if rng.random() < 0.05:
+                    continue  # missing
+                answer = value if rng.random() < right else draw(rng)
+                answers.append(Prediction(f"HF-{index:04d}", field_id, answer))
+    return compare(gold, baseline, candidate, schema=schema)
+
+
+_PAIRED_BOX = """
+() => { const table = document.getElementById('table-paired'), box = table.parentElement;
+  const heads = table.querySelectorAll('thead th'), last = heads[heads.length - 1];
+  const cells = Array.from(table.querySelectorAll('tbody tr')).map(r => r.lastElementChild);
+  const b = box.getBoundingClientRect(), h = last.getBoundingClientRect();
+  return {scroll: box.scrollWidth, client: box.clientWidth, heading: last.textContent,
+          boxLeft: b.left, boxRight: b.right, headLeft: h.left, headRight: h.right,
+          cellsInside: cells.every(c => { const r = c.getBoundingClientRect();
+                                          return r.width > 0 && r.right <= b.right + 0.5; })}; }
+"""
+
+
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_the_paired_table_fits_its_box_and_shows_the_mid_p_column(
+    browser: Any, tmp_path: Path, width: int
+) -> None:
+    path = tmp_path / "comparison.html"
+    path.write_text(render(_study_comparison(), "html"), encoding="utf-8")
+    record = visit(browser, path)
+    record.page.set_viewport_size({"width": width, "height": 800})
+    found = record.page.evaluate(_PAIRED_BOX)
+    assert found["heading"] == "McNemar mid-p"
+    assert found["scroll"] <= found["client"], found  # nothing hidden behind a scroll bar
+    assert found["boxLeft"] <= found["headLeft"] < found["headRight"] <= found["boxRight"] + 0.5
+    assert found["cellsInside"], found
+    assert record.console_errors == [] and record.blocked == []
+    record.page.close()

@@ -64,8 +64,7 @@ th, td { padding: .22rem .7rem; border-bottom: 1px solid var(--rule); text-align
   vertical-align: top; }
 thead th { border-bottom: 2px solid #9a9a9a; font-weight: 600; }
 th.label { font-weight: normal; }
-td { white-space: nowrap; }
-td span { white-space: nowrap; }
+td span, td.count { white-space: nowrap; }
 td.count { text-align: right; }
 th.error, td.error { background: var(--bad-tint); }
 tbody.overall th, tbody.overall td { font-weight: 600; border-top: 2px solid #9a9a9a; }
