@@ -336,9 +336,9 @@ def _study_comparison() -> Any:
         "lab.creatinine": ("number", lambda r: r.randint(5, 35)),
         "vitals.weight_kg": ("number", lambda r: r.randint(45, 140)),
         "triage.acuity": ("ordinal", lambda r: str(r.randint(1, 5))),
-        "dx.hf_onset": ("date", lambda r: f"20{r.randint(10, 23)}-0{r.randint(1, 9)}-1{r.randint(0, 9)}"),
+        "dx.hf_onset": ("date", lambda r: f"20{r.randint(10, 23)}-0{r.randint(1, 9)}-12"),
         "hx.smoking": ("categorical", lambda r: r.choice(["never", "former", "current"])),
-    }  # fmt: skip
+    }
     rng = random.Random(7)
     gold, baseline, candidate = [], [], []
     for index in range(200):
