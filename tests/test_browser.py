@@ -281,12 +281,65 @@ def test_a_comparison_draws_a_difference_mark_per_field_and_paired_metric(
     }
     drawn = [(m["name"], m["metric"]) for m in marks if m["slice"] == "field"]
     assert sorted(drawn) == sorted(expected)
+    scale = marks[0]["axis"][1]
+    assert scale in (0.05, 0.1, 0.2, 0.5)  # one scale for every difference panel
     for mark in marks:
-        assert mark["axis"] == [-1, 1]
-        if mark["value"] is not None:
+        assert mark["axis"] == [-scale, scale]
+        if mark["value"] is not None and abs(mark["value"]) <= scale:
             center = mark["point"]["x"] + mark["point"]["width"] / 2
             assert abs(center - _expected_x(mark, mark["value"])) < 1, mark
+        elif mark["value"] is not None:
+            assert mark["point"] is None  # off the axis: the arrow and the numbers tell
     assert record.blocked == [] and record.console_errors == [] and record.page_errors == []
+    record.page.close()
+
+
+_READ_MARGINS = """
+() => Array.from(document.querySelectorAll('svg.forest')).flatMap(svg => {
+  const box = svg.getBoundingClientRect(), scale = box.width / svg.viewBox.baseVal.width;
+  const left = Number(svg.dataset.left), right = Number(svg.dataset.right);
+  const axis = [Number(svg.dataset.axisLow), Number(svg.dataset.axisHigh)];
+  const zero = svg.querySelector('line.reference').getBoundingClientRect();
+  return Array.from(svg.querySelectorAll('g.margin')).map(g => {
+    const line = g.querySelector('line').getBoundingClientRect();
+    const style = getComputedStyle(g.querySelector('line'));
+    return {panel: svg.closest('figure').id, value: Number(g.dataset.value),
+            title: g.querySelector('title').textContent, x: line.x + line.width / 2,
+            height: line.height, zero: zero.x + zero.width / 2, stroke: style.stroke,
+            svg: {x: box.x}, scale, axis, left, right};
+  });
+})
+"""
+
+
+def test_a_declared_margin_is_drawn_on_its_row_and_a_2_point_margin_is_visible(
+    browser: Any, tmp_path: Path
+) -> None:
+    from chartscore.gates import parse_gates
+
+    comparison = _study_comparison()
+    gates = parse_gates(
+        '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.02\n"
+        '[[gate]]\nslice = "field:triage.acuity"\nmetric = "ordinal_later"\n'
+        'max_difference_upper = 0.05\nlevel = "warning"\n'
+    )
+    path = tmp_path / "comparison.html"
+    path.write_text(render(comparison, "html", gates=gates), encoding="utf-8")
+    record = visit(browser, path)
+    margins = record.page.evaluate(_READ_MARGINS)
+    assert sorted((m["panel"], m["value"]) for m in margins) == [
+        ("plot-difference-normalized_agreement", -0.02),
+        ("plot-difference-type_metrics", 0.05),
+    ]
+    for margin in margins:
+        assert abs(margin["x"] - _expected_x(margin, margin["value"])) < 1, margin
+        assert margin["height"] >= 14 and margin["stroke"] != "none"
+    (two_points,) = [m for m in margins if m["value"] == -0.02]
+    assert "gate 1 (required): min_difference_lower -0.02" in two_points["title"]
+    assert two_points["title"].startswith("all fields")
+    assert two_points["zero"] - two_points["x"] >= 7  # 2 points apart on screen, at 1000 px
+    assert record.console_errors == [] and record.blocked == []
     record.page.close()
 
 

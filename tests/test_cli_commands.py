@@ -394,3 +394,35 @@ def test_the_missing_warning_in_the_docs_is_what_compare_prints(tmp_path: Path) 
     status, _, err = run(argv)
     docs = (Path(__file__).resolve().parent.parent / "docs" / "compare.md").read_text()
     assert status == 0 and err.strip() in docs and err.count("\n") == 1
+
+
+def test_render_and_compare_draw_difference_gates_as_margins(
+    data: dict[str, Path], tmp_path: Path
+) -> None:
+    gates = tmp_path / "noninferior.toml"
+    gates.write_text(
+        '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.02\n"
+    )
+    comparison, report = tmp_path / "comparison.json", tmp_path / "report.json"
+    run([*compare_argv(data), "--out", comparison])
+    run([*score_argv(data), "--out", report])
+    status, page, err = run(["render", comparison, "--format", "html", "--gates", gates])
+    assert status == 0 and err == "" and page.count('<g class="margin"') == 1
+    expected = chartscore.render.render(
+        Comparison.from_json(comparison.read_text()),
+        "html",
+        gates=chartscore.gates.parse_gates(gates.read_text()),
+    )
+    assert page == expected
+    status, compared, _ = run(compare_argv(data, "--format", "html", "--gates", gates))
+    assert status == 3 and compared == page  # the gate fails, and the page shows its margin
+    status, _, err = run(["render", report, "--format", "html", "--gates", gates])
+    assert status == 2 and "--gates draws a comparison's margins" in err
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text(
+        '[[gate]]\nslice = "field:no.such"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.02\n"
+    )
+    status, out, err = run(["render", comparison, "--format", "html", "--gates", elsewhere])
+    assert status == 1 and out == "" and "gate_slice_missing" in err

@@ -7,14 +7,28 @@ import io
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import chartscore
 from chartscore import Comparison, GoldField, Prediction
 from chartscore.canonical_json import format_number
+from chartscore.gates import parse_gates
 from chartscore.render import FORMATS, render
-from chartscore.render.comparison_view import comparison_view
+from chartscore.render.comparison_view import DIFFERENCE_SCALES, comparison_view, difference_scale
+from chartscore.render.forest import PLOT_WIDTH, forest_svg
 from chartscore.render.table import WIDTH, table_lines
-from chartscore.render.view import Column, Row, Table, slice_label
+from chartscore.render.view import (
+    Column,
+    Estimate,
+    Kind,
+    Margin,
+    Plot,
+    PlotRow,
+    Row,
+    Table,
+    slice_label,
+)
 
 # Three fields of 10 cases. The candidate's normalized agreement: hx.smoking 9/10,
 # dx.flag 3/10, note.text 6/10, so by rate the order is dx.flag, note.text, hx.smoking.
@@ -161,3 +175,76 @@ def test_a_comparison_renders_the_same_after_a_round_trip(fmt: str) -> None:
     loaded = Comparison.from_json(COMPARISON.to_json())
     for sort in ("name", "rate"):
         assert render(loaded, fmt, sort=sort) == render(COMPARISON, fmt, sort=sort)
+
+
+# --------------------------------------------------------------------------- margins and scale
+
+
+def difference_row(low: float, high: float, margins: tuple[float, ...] = ()) -> PlotRow:
+    estimate = Estimate("overall", "", "exact_agreement", Kind.DIFFERENCE, None, 100,
+                        (low + high) / 2, low, high)  # fmt: skip
+    return PlotRow("all fields", estimate, "overall", tuple(Margin(m, "gate") for m in margins))
+
+
+# (interval, margins, scale): the smallest of ±5, ±10, ±20, ±50 points holding them all.
+SCALES = [
+    ((-0.03, 0.01), (), 0.05),
+    ((-0.03, 0.01), (-0.02,), 0.05),
+    ((-0.05, 0.05), (), 0.05),  # a bound on the edge fits
+    ((-0.051, 0.01), (), 0.1),
+    ((-0.01, 0.01), (-0.08,), 0.1),  # a margin alone widens the axis
+    ((-0.15, 0.02), (), 0.2),
+    ((-0.47, -0.27), (-0.02,), 0.5),
+    ((-0.9, 0.6), (), 0.5),  # beyond ±50 points: cut, never wider
+]
+
+
+@pytest.mark.parametrize(("interval", "margins", "scale"), SCALES)
+def test_difference_scale_by_hand(
+    interval: tuple[float, float], margins: tuple[float, ...], scale: float
+) -> None:
+    assert difference_scale([difference_row(*interval, margins)]) == scale
+
+
+@given(st.lists(st.tuples(st.floats(-1, 1), st.floats(-1, 1)), min_size=1, max_size=8))
+def test_difference_scale_holds_everything_it_can_and_a_2_point_margin_is_visible(
+    bounds: list[tuple[float, float]],
+) -> None:
+    rows = [difference_row(min(pair), max(pair)) for pair in bounds]
+    scale = difference_scale(rows)
+    reach = max(max(abs(low), abs(high)) for low, high in bounds)
+    assert scale == min([s for s in DIFFERENCE_SCALES if reach <= s] or [0.5])
+    assert 0.02 / (2 * scale) * PLOT_WIDTH >= 7  # 2 points on the axis, in px
+
+
+def test_the_view_draws_difference_gates_on_their_rows_only() -> None:
+    gates = parse_gates(
+        '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.02\n"
+        '[[gate]]\nslice = "field:hx.smoking"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.05\n"
+        '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\nmin_lower = 0.5\n'
+    )
+    view = comparison_view(COMPARISON, gates=gates)
+    (plot,) = [p for p in view.plots if p.key == "difference-normalized_agreement"]
+    drawn = {(row.label, margin.value) for row in plot.rows for margin in row.margins}
+    assert drawn == {("all fields", -0.02), ("hx.smoking", -0.05)}
+    assert "gate 1 (required): min_difference_lower -0.02" in plot.note
+    assert not any(row.margins for p in view.plots if p is not plot for row in p.rows)
+    assert all(p.axis == plot.axis and p.axis[0] == -p.axis[1] for p in view.plots)
+    html = render(COMPARISON, "html", gates=gates)
+    assert html.count('<g class="margin"') == 2
+    assert render(COMPARISON, "html").count('<g class="margin"') == 0
+    # the other formats have no plot, so they do not change
+    for fmt in ("table", "markdown", "csv"):
+        assert render(COMPARISON, fmt, gates=gates) == render(COMPARISON, fmt)
+
+
+def test_an_interval_beyond_the_axis_ends_in_an_arrow() -> None:
+    plot = Plot("d", "d", "", "exact_agreement", (-0.5, 0.5),
+                (difference_row(-0.9, -0.6), difference_row(-0.7, 0.2)), 0.0)  # fmt: skip
+    svg = forest_svg(plot, element_id="x")
+    marks = svg.split("<g class=")[1:]
+    assert marks[0].count('class="arrow"') == 1 and 'class="point"' not in marks[0]
+    assert marks[1].count('class="arrow"') == 1 and 'class="point"' in marks[1]
+    assert marks[1].count('class="cap"') == 1  # the upper end, inside the axis

@@ -254,7 +254,9 @@ def _compare(args: argparse.Namespace, streams: Streams) -> int:
         )
     _warn_missing_gap(comparison, streams)
     fmt = args.format or "json"
-    text = comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt)
+    text = (
+        comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt, gates=gates or ())
+    )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK if gates is None else _gate_status(comparison, gates, streams, on_stderr=True)
 
@@ -347,10 +349,17 @@ def _gate(args: argparse.Namespace, streams: Streams) -> int:
 def _render(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore render``: lay out a saved report, shared report or comparison for people."""
     document_path = _input(args.report)
-    out = _output(args.out, (document_path,))
+    gates_path = None if args.gates is None else _input(args.gates)
+    inputs = (document_path, gates_path)
+    out = _output(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
     document = load_document_file(document_path)
-    text = render(document, args.format, sort=args.sort or "name")
-    write_output(text.encode("utf-8"), out, inputs=(document_path,), stdout=streams.out)
+    if gates is not None:
+        if not isinstance(document, Comparison):
+            raise UsageError("--gates draws a comparison's margins; this is a report", "render")
+        evaluate(document, gates)  # a gate that does not fit the comparison is an error here too
+    text = render(document, args.format, sort=args.sort or "name", gates=gates or ())
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
 
 
@@ -613,6 +622,13 @@ COMMANDS: Final[tuple[Command, ...]] = (
                 "row order: name (default) or rate (lowest normalized agreement first)",
                 "{name,rate}",
                 choices=SORTS,
+            ),
+            Option(
+                "--gates",
+                "a comparison: draw these gates' difference margins on its difference plots "
+                "(HTML); the gates must fit the comparison but are not checked",
+                "FILE",
+                reads_input=True,
             ),
             _OUT,
         ),

@@ -8,12 +8,13 @@ it out). :func:`render` is the one call the command line needs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.gates import Gate
 from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
 from chartscore.render.html import render_html
@@ -46,7 +47,13 @@ def render_view(view: View, fmt: str) -> str:
     return RENDERERS[fmt](view)
 
 
-def render(report: Report | SharedReport | Comparison, fmt: str, *, sort: str = "name") -> str:
+def render(
+    report: Report | SharedReport | Comparison,
+    fmt: str,
+    *,
+    sort: str = "name",
+    gates: Sequence[Gate] = (),
+) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
     Args:
@@ -57,13 +64,16 @@ def render(report: Report | SharedReport | Comparison, fmt: str, *, sort: str = 
             suppressed number reads ``suppressed``, a metric with a suppressed
             part has no rate or interval, and the disclosure rule is stated) or
             :class:`~chartscore.comparison.Comparison` (its paired differences
-            are drawn on a -1..1 axis around 0).
+            are drawn around 0, on a ±5 to ±50 point axis).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
             ``"csv"`` or ``"html"`` (one self-contained file).
         sort: Row order of a report: ``"name"`` (field ids in code point
             order) or ``"rate"`` (normalized agreement rate, lowest first;
             no trials or a suppressed rate last; for a comparison, the
             candidate's rate).
+        gates: On a comparison, release gates whose difference rules are
+            drawn as margins on the difference plots (HTML); other rules, and
+            gates on a report, draw nothing. The gates are not checked here.
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -74,5 +84,5 @@ def render(report: Report | SharedReport | Comparison, fmt: str, *, sort: str = 
     if fmt not in RENDERERS or sort not in SORTS:
         raise ChartscoreError(ErrorCode.USAGE)
     if isinstance(report, Comparison):
-        return RENDERERS[fmt](comparison_view(report, sort=sort))
+        return RENDERERS[fmt](comparison_view(report, sort=sort, gates=gates))
     return RENDERERS[fmt](report_view(report, sort=sort))

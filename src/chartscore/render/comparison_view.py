@@ -2,9 +2,11 @@
 
 A comparison is read for its paired differences: the first plots show, per
 paired metric, the candidate's rate minus the baseline's with Newcombe's
-interval on a -1..1 axis around 0, one row per slice. The tables give each
-system's rate, the rows only one system got right, the difference and the
-McNemar mid-p; then the unpaired metrics side by side, and the counts.
+interval on an axis around 0 (±5 to ±50 points, the narrowest that holds
+them, so a 2-point margin is visible), one row per slice, with any declared
+non-inferiority margin of a gate. The tables give each system's rate, the
+rows only one system got right, the difference and the McNemar mid-p; then
+the unpaired metrics and each system's kappa side by side, and the counts.
 
 Machine-readable rows (CSV) name a comparison's numbers ``<metric>.baseline``,
 ``<metric>.candidate`` and ``<metric>.difference`` in the metric column.
@@ -12,7 +14,7 @@ Machine-readable rows (CSV) name a comparison's numbers ``<metric>.baseline``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from chartscore.comparison import (
@@ -25,12 +27,14 @@ from chartscore.comparison import (
     PairedMetricResult,
     missing_counts_differ,
 )
+from chartscore.gates import Gate
 from chartscore.render.definitions import INTERVAL_NOTE, definition, title
 from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
 from chartscore.render.view import (
     Column,
     Estimate,
     Kind,
+    Margin,
     Plot,
     PlotRow,
     Row,
@@ -138,8 +142,42 @@ def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:
     return out
 
 
-def _difference_plots(slices: list[Slice]) -> list[Plot]:
-    plots = []
+DIFFERENCE_SCALES: Final = (0.05, 0.1, 0.2, 0.5)
+"""Half-widths of a difference plot's axis (±5 to ±50 points): the smallest that holds every
+interval and margin is used; at ±50 points, on a 360 px axis, 2 points are still 7 px."""
+
+_GATE_SLICE_KINDS: Final = {"field": "field", "type": "field_type"}
+
+
+def _margins(gates: Sequence[Gate]) -> dict[tuple[str, str, str], tuple[Margin, ...]]:
+    """Each difference gate's threshold, by (slice kind, name, metric)."""
+    out: dict[tuple[str, str, str], tuple[Margin, ...]] = {}
+    for gate in gates:
+        if not gate.is_difference:
+            continue
+        kind, _, name = gate.slice.partition(":")
+        key = (_GATE_SLICE_KINDS.get(kind, "overall"), name, gate.metric)
+        label = f"gate {gate.number} ({gate.level}): {gate.rule} {gate.threshold:g}"
+        out[key] = (*out.get(key, ()), Margin(gate.threshold, label))
+    return out
+
+
+def difference_scale(rows: Iterable[PlotRow]) -> float:
+    """The smallest of :data:`DIFFERENCE_SCALES` that holds every interval and margin."""
+    reach = 0.0
+    for row in rows:
+        numbers = [margin.value for margin in row.margins]
+        if row.estimate.value is not None:
+            numbers.append(row.estimate.value)
+        if row.estimate.interval is not None:
+            numbers += row.estimate.interval
+        reach = max([reach, *map(abs, numbers)])
+    return next((scale for scale in DIFFERENCE_SCALES if reach <= scale), DIFFERENCE_SCALES[-1])
+
+
+def _difference_plots(slices: list[Slice], gates: Sequence[Gate]) -> list[Plot]:
+    margins = _margins(gates)
+    panels: list[tuple[str, str, str, str, tuple[PlotRow, ...]]] = []
     note = (
         "candidate minus baseline, in points; line = Newcombe's 95% paired interval; "
         "right of 0 the candidate has the higher rate{}."
@@ -147,45 +185,41 @@ def _difference_plots(slices: list[Slice]) -> list[Plot]:
     for metric in _CORE_PAIRED:
         rows = tuple(
             PlotRow(
-                slice_label(kind, name), _difference(kind, name, metric, part.paired[metric]), kind
+                slice_label(kind, name),
+                _difference(kind, name, metric, part.paired[metric]),
+                kind,
+                margins.get((kind, name, metric), ()),
             )
             for kind, name, part in slices
             if metric in part.paired
         )
         better = " (for this error metric, left of 0 is better)" if metric in ERROR_METRICS else ""
-        plots.append(
-            Plot(
-                f"difference-{metric}",
-                title(metric),
-                note.format(better),
-                metric,
-                (-1.0, 1.0),
-                rows,
-                0.0,
-            )
-        )
+        panels.append((f"difference-{metric}", title(metric), note.format(better), metric, rows))
     typed = tuple(
         PlotRow(
             f"{slice_label(kind, name)}: {title(metric)}",
             _difference(kind, name, metric, paired),
             f"{kind} {name}",
+            margins.get((kind, name, metric), ()),
         )
         for kind, name, part in slices
         for metric, paired in part.paired.items()
         if metric in TYPE_METRICS
     )
     if typed:
-        plots.append(
-            Plot(
-                "difference-type_metrics",
-                "Type-specific metrics",
-                note.format("; squares are errors, where left of 0 is better"),
-                "",
-                (-1.0, 1.0),
-                typed,
-                0.0,
-            )
-        )
+        typed_note = note.format("; squares are errors, where left of 0 is better")
+        panels.append(("difference-type_metrics", "Type-specific metrics", typed_note, "", typed))
+    # One scale for every panel, so differences compare from panel to panel.
+    scale = difference_scale(row for panel in panels for row in panel[4])
+    cut = (
+        f" The axis runs from -{scale * 100:g} to +{scale * 100:g} points; an interval "
+        "reaching beyond it ends in an arrow (its numbers are on the right)."
+    )
+    plots = []
+    for key, heading, text, metric, rows in panels:
+        declared = [margin.label for row in rows for margin in row.margins]
+        said = f" Dashed purple line: a declared margin ({'; '.join(declared)})." if declared else ""
+        plots.append(Plot(key, heading, text + said + cut, metric, (-scale, scale), rows, 0.0))
     return plots
 
 
@@ -360,13 +394,18 @@ _ONE_FIELD_PER_TYPE: Final = (
 )
 
 
-def comparison_view(comparison: Comparison, *, sort: str = "name") -> View:
+def comparison_view(
+    comparison: Comparison, *, sort: str = "name", gates: Sequence[Gate] = ()
+) -> View:
     """Lay out a comparison for people: difference plots, paired and unpaired tables, counts.
 
     Args:
         comparison: A value-free comparison.
         sort: ``"name"`` or ``"rate"``: fields and types by the candidate's
             normalized agreement rate, lowest first (no trials last).
+        gates: Release gates; each difference rule (``min_difference_lower``,
+            ``max_difference_upper``) is drawn on its slice's row of its
+            metric's difference plot (a non-inferiority margin).
 
     Raises:
         ValueError: for an unknown ``sort`` (the public :func:`render` checks it first).
@@ -415,7 +454,7 @@ def comparison_view(comparison: Comparison, *, sort: str = "name") -> View:
     return View(
         title="chartscore comparison",
         facts=facts,
-        plots=tuple(_difference_plots(slices)),
+        plots=tuple(_difference_plots(slices, gates)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(_machine_rows(every_slice)),
         definitions=tuple(definition(m) for m in order if m in present),

@@ -1,8 +1,8 @@
 """Forest plots as hand-written SVG: one row per estimate, point and interval on one axis.
 
 :func:`forest_svg` takes a :class:`~chartscore.render.view.Plot` of generic
-rows and its axis range (0..1 for rates, -1..1 for kappa and paired
-differences), so every document chartscore renders can use it. Panels drawn
+rows and its axis range (0..1 for rates, -1..1 for kappa, a symmetric range
+for paired differences), so every document chartscore renders can use it. Panels drawn
 with one :class:`Geometry` put their axes at the same place, so intervals can
 be compared from panel to panel. The SVG needs no script and no font file;
 every string in it is escaped.
@@ -98,8 +98,8 @@ def _tick_label(value: float, kind: Kind) -> str:
     if kind is Kind.RATE:
         return f"{round(value * 100)}%"
     if kind is Kind.DIFFERENCE:
-        points = round(value * 100)
-        return f"{points:+d}" if points else "0"
+        points = round(value * 100, 1)
+        return f"{points:+g}" if points else "0"
     return f"{value:g}"
 
 
@@ -140,9 +140,11 @@ def _mark(row: PlotRow, axis: _Axis, y: float, plot_title: str) -> list[str]:
     low, high, center = axis.x(interval[0]), axis.x(interval[1]), axis.x(value)
     out += [
         f'<line class="ci" x1="{_f(low)}" x2="{_f(high)}" y1="{_f(y)}" y2="{_f(y)}"/>',
-        f'<line class="cap" x1="{_f(low)}" x2="{_f(low)}" y1="{_f(y - 4)}" y2="{_f(y + 4)}"/>',
-        f'<line class="cap" x1="{_f(high)}" x2="{_f(high)}" y1="{_f(y - 4)}" y2="{_f(y + 4)}"/>',
+        _end(low, y, -1 if interval[0] < axis.low else 0),
+        _end(high, y, 1 if interval[1] > axis.high else 0),
     ]
+    if not axis.low <= value <= axis.high:
+        return [*out, "</g>"]  # the point is off the axis: the arrow and the numbers say where
     size = 5.5 if estimate.slice == "overall" else 4.5
     if estimate.error:
         out.append(
@@ -152,6 +154,31 @@ def _mark(row: PlotRow, axis: _Axis, y: float, plot_title: str) -> list[str]:
     else:
         out.append(f'<circle class="point" cx="{_f(center)}" cy="{_f(y)}" r="{_f(size)}"/>')
     return [*out, "</g>"]
+
+
+def _end(x: float, y: float, direction: int) -> str:
+    """An interval's end: a cap, or an arrow head where the axis cuts the interval."""
+    if direction == 0:
+        return f'<line class="cap" x1="{_f(x)}" x2="{_f(x)}" y1="{_f(y - 4)}" y2="{_f(y + 4)}"/>'
+    back = x - 6 * direction
+    return (
+        f'<polygon class="arrow" points="{_f(x)},{_f(y)} {_f(back)},{_f(y - 4)} '
+        f'{_f(back)},{_f(y + 4)}"/>'
+    )
+
+
+def _margin_lines(row: PlotRow, axis: _Axis, top: float, height: float) -> list[str]:
+    """A row's declared margins: a dashed line across the row, with its label on hover."""
+    out = []
+    for margin in row.margins:
+        x = _f(axis.x(margin.value))
+        out += [
+            f'<g class="margin" data-value="{margin.value!r}">',
+            f"<title>{escape(row.label)}: {escape(margin.label)}</title>",
+            f'<line x1="{x}" x2="{x}" y1="{_f(top)}" y2="{_f(top + height)}"/>',
+            "</g>",
+        ]
+    return out
 
 
 def _numbers(row: PlotRow, geometry: Geometry, y: float) -> list[str]:
@@ -219,6 +246,7 @@ def forest_svg(plot: Plot, *, element_id: str, geometry: Geometry | None = None)
             for number, line in enumerate(lines)
         ]
         body += _mark(row, axis, y, plot.title)
+        body += _margin_lines(row, axis, y - ROW / 2, height)  # over the mark: never hidden
         body += _numbers(row, geometry, y)
         y += height
     bottom = y - ROW / 2 + 4

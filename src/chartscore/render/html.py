@@ -57,6 +57,9 @@ svg .mark .point { fill: var(--good); }
 svg .mark.error .ci, svg .mark.error .cap { stroke: var(--bad); }
 svg .mark.error .point { fill: var(--bad); }
 svg .absent { font-style: italic; }
+svg .mark .arrow { fill: var(--good); }
+svg .mark.error .arrow { fill: var(--bad); }
+svg .margin line { stroke: #cc79a7; stroke-width: 2; stroke-dasharray: 3 2; }
 table { border-collapse: collapse; margin: .4rem 0 1.6rem; font-variant-numeric: tabular-nums; }
 caption { text-align: left; padding-bottom: .3rem; }
 caption .title { font-weight: 600; font-size: 1.05rem; display: block; }

@@ -125,6 +125,19 @@ class Table:
 
 
 @attrs.frozen
+class Margin:
+    """A declared threshold to mark on one plot row, e.g. a non-inferiority margin.
+
+    Attributes:
+        value: Where on the axis (a difference of -0.02 is 2 points worse).
+        label: Closed text naming it, e.g. ``"gate 2: min_difference_lower -0.02"``.
+    """
+
+    value: float
+    label: str
+
+
+@attrs.frozen
 class PlotRow:
     """One forest-plot row: its label, its estimate, and its group.
 
@@ -132,11 +145,13 @@ class PlotRow:
         label: The row label (a slice label, possibly with a metric name).
         estimate: The point and interval to draw.
         group: Rows are drawn in order, with a gap wherever the group changes.
+        margins: Thresholds declared for this row, drawn across it.
     """
 
     label: str
     estimate: Estimate
     group: str
+    margins: tuple[Margin, ...] = ()
 
 
 @attrs.frozen
@@ -148,7 +163,9 @@ class Plot:
         title: Closed text.
         note: Closed text under the title.
         metric: The metric plotted, or ``""`` for a panel of several metrics.
-        axis: The axis range: ``(0, 1)`` for rates, ``(-1, 1)`` for kappa and differences.
+        axis: The axis range: ``(0, 1)`` for rates, ``(-1, 1)`` for kappa, a
+            symmetric range around 0 for differences; an interval beyond it is
+            cut at the edge with an arrow.
         rows: The rows, in display order.
         reference: A value to mark with a vertical line (0 for differences), or None.
     """
