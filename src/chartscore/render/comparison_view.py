@@ -218,7 +218,9 @@ def _difference_plots(slices: list[Slice], gates: Sequence[Gate]) -> list[Plot]:
     plots = []
     for key, heading, text, metric, rows in panels:
         declared = [margin.label for row in rows for margin in row.margins]
-        said = f" Dashed purple line: a declared margin ({'; '.join(declared)})." if declared else ""
+        said = (
+            f" Dashed purple line: a declared margin ({'; '.join(declared)})." if declared else ""
+        )
         plots.append(Plot(key, heading, text + said + cut, metric, (-scale, scale), rows, 0.0))
     return plots
 
