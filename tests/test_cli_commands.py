@@ -347,6 +347,18 @@ def test_canaries_never_leave_through_the_new_commands(tmp_path: Path, marker: s
     bad.write_text(json.dumps({"format": marker, marker: marker}))
     outputs.append(run(["render", bad, "--format", "table"]))
     outputs.append(run(["gate", bad, "--gates", gates]))
+    # skipped extra predictions, the missing-rows warning and drawn margins say nothing either
+    extra = [{"case_id": f"{marker}-x{i}", "field_id": "dx.flag", "value": marker} for i in "12"]
+    paths["candidate"] = write_jsonl(folder / f"{marker}-x.jsonl", [*answers[:9], *extra])
+    outputs.append(run([*compare_argv(paths), "--extra-predictions", "ignore", "--format", "html"]))
+    assert "ignored" in outputs[-1][2] and "missing" in outputs[-1][2]
+    margin = folder / f"{marker}-margin.toml"
+    margin.write_text(
+        f'# {marker}\n[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\n'
+        "min_difference_lower = -0.02\n"
+    )
+    outputs.append(run(["render", comparison, "--format", "html", "--gates", margin]))
+    assert outputs[-1][0] == 0 and '<g class="margin"' in outputs[-1][1]
     for status, out, err in outputs:
         assert marker not in out and marker not in err, (status, out[:200], err)
     assert marker not in comparison.read_text()
