@@ -460,3 +460,29 @@ def test_a_long_literal_is_refused_with_or_without_an_escape_elsewhere(
             prediction_text = prediction_text.replace("c:1", "c\\u003a1")
         outcome = file_outcome(tmp_path, [gold_text], [prediction_text])
         assert outcome == f"number_out_of_range ({where} line 1)"
+
+
+@pytest.mark.parametrize("spot", ["gold", "value", "uncertainty"])
+def test_every_engine_refuses_a_long_literal(tmp_path: Path, spot: str) -> None:
+    # The reader process (--jobs 2) and the Dask engine check lines with the same routes.
+    from chartscore.engine import score_dask
+
+    fact = digest("fact")
+    gold = {"case_id": "c1", "field_id": "f.x", "field_type": "number", "value": 1}
+    prediction = {"case_id": "c1", "field_id": "f.x", "value": 1, "normalized_fact_digest": fact}
+    prediction["evidence_chain"] = chain_dict("f.x", fact)
+    target = {"gold": gold, "value": prediction, "uncertainty": prediction["evidence_chain"]}
+    target[spot]["uncertainty" if spot == "uncertainty" else "value"] = NumberLiteral(  # type: ignore[index]
+        LONG_ZERO_FRACTION
+    )
+    gold_path, predictions_path = tmp_path / "gold.jsonl", tmp_path / "predictions.jsonl"
+    gold_path.write_text(dumps(gold) + "\n", encoding="utf-8")
+    predictions_path.write_text(dumps(prediction) + "\n", encoding="utf-8")
+    where = "gold" if spot == "gold" else "predictions"
+    for parallel in (False, True):
+        with pytest.raises(ChartscoreError) as caught:
+            score_files(gold_path, predictions_path, parallel=parallel)
+        assert str(caught.value) == f"number_out_of_range ({where} line 1)"
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(str(gold_path), str(predictions_path), scheduler="synchronous")
+    assert str(caught.value) == f"number_out_of_range ({where} part 1 line 1)"
