@@ -62,8 +62,16 @@ def chain_dict(
     }
 
 
+class NumberLiteral(str):
+    """A number literal written into JSON text as it is (long forms ``Decimal`` never prints)."""
+
+    __slots__ = ()
+
+
 def dumps(value: object) -> str:
     """JSON text for plain data, writing Decimals as their exact number literals."""
+    if isinstance(value, NumberLiteral):
+        return str(value)
     if isinstance(value, Mapping):
         items = (f"{json.dumps(key)}: {dumps(item)}" for key, item in value.items())
         return "{" + ", ".join(items) + "}"

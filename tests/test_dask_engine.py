@@ -41,6 +41,7 @@ from chartscore import (
 )
 from chartscore.engine import parts, score_dask
 from chartscore.engine.parts import partition_of, stable_hash
+from chartscore.errors import describe
 
 from helpers import SCHEMA, chain_dict, datasets, digest, dumps
 
@@ -228,6 +229,69 @@ def test_a_corrupt_gzip_part_is_unreadable_at_its_part(tmp_path: Path) -> None:
         score_dask(str(tmp_path / "gold-*"), str(tmp_path / "pred.jsonl"), scheduler=SYNC)
     assert caught.value.code is ErrorCode.FILE_UNREADABLE
     assert (caught.value.input, caught.value.part) == (InputKind.GOLD, 2)
+
+
+def test_gzip_is_known_by_its_first_bytes_not_its_name(tmp_path: Path) -> None:
+    # As chartscore score reads a file: gzip data named .jsonl is decompressed,
+    # plain text named .gz is read as it is.
+    rows = [g(f"c{i}") for i in range(6)]
+    write(tmp_path / "whole.txt", rows)
+    (tmp_path / "gold-1.jsonl").write_bytes(
+        gzip.compress(write(tmp_path / "a", rows[:3]).read_bytes())
+    )
+    write(tmp_path / "gold-2.jsonl.gz", rows[3:])
+    predictions = write(tmp_path / "pred.jsonl", [p("c1"), p("c4", value="b")])
+    whole = score_files(tmp_path / "whole.txt", predictions).to_json()
+    for name in ("gold-1.jsonl", "gold-2.jsonl.gz"):  # the local engine reads each alike
+        assert score_files(tmp_path / name, predictions, extra_predictions="ignore")
+    for scheduler in (SYNC, "threads"):
+        report = score_dask(str(tmp_path / "gold-*"), str(predictions), scheduler=scheduler)
+        assert report.to_json() == whole
+
+
+FIFO_PROGRAM = textwrap.dedent(
+    """
+    import sys
+    from chartscore import ChartscoreError, score_files
+    from chartscore.engine import score_dask
+
+    gold, predictions, fifo = sys.argv[1:]
+    for call in (
+        lambda: score_files(fifo, predictions),
+        lambda: score_files(gold, fifo),
+        lambda: score_dask(gold + "*", predictions, scheduler="synchronous"),
+        lambda: score_dask(gold, predictions + "*", scheduler="synchronous"),
+    ):
+        try:
+            call()
+            print("no error")
+        except ChartscoreError as error:
+            print(error)
+    """
+)
+
+
+def test_a_fifo_part_is_refused_at_once(tmp_path: Path) -> None:
+    gold = write(tmp_path / "gold.jsonl", [g("c1")])
+    predictions = write(tmp_path / "pred.jsonl", [p("c1")])
+    for fifo in (tmp_path / "gold.jsonl.fifo", tmp_path / "pred.jsonl.fifo"):
+        os.mkfifo(fifo)  # nobody ever writes to them: opening one for reading would block
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", FIFO_PROGRAM, str(gold), str(predictions), str(fifo)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("a FIFO part blocked the run")
+    assert result.stdout.splitlines() == [
+        "file_unreadable (gold)",  # the local engine, at once
+        "file_unreadable (predictions)",
+        "file_unreadable (gold part 2)",  # the Dask engine: the same code, naming the part
+        "file_unreadable (predictions part 2)",
+    ], result.stderr[-2000:]
 
 
 # --- the same failure as one process, by part and line -----------------------------------------
@@ -734,10 +798,17 @@ def test_a_real_local_cluster_is_identical_quiet_and_cleaned_up(tmp_path: Path) 
 
 INTERRUPT_PROGRAM = textwrap.dedent(
     """
-    import sys
-    from chartscore.engine import score_dask
+    import os, pathlib, sys, time
+    from chartscore.engine import run, score_dask
+
+    def read_forever(*args):
+        # Defined in __main__, so it travels to the workers by value: every read waits.
+        pathlib.Path(os.environ["CHARTSCORE_TEST_READING"], str(os.getpid())).touch()
+        while True:
+            time.sleep(1)
 
     if __name__ == "__main__":
+        run.read_part = read_forever
         try:
             score_dask(sys.argv[1], sys.argv[1])
         except KeyboardInterrupt:
@@ -749,14 +820,19 @@ INTERRUPT_PROGRAM = textwrap.dedent(
 
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
 def test_ctrl_c_closes_the_local_cluster(tmp_path: Path) -> None:
-    fifo = tmp_path / "gold-ZQFIFO.jsonl"
-    os.mkfifo(fifo)  # the read task blocks on it: the run waits until interrupted
-    temporary = tmp_path / "tmp"
+    gold = write(tmp_path / "gold-ZQPART.jsonl", [g("c1")])
+    temporary, reading = tmp_path / "tmp", tmp_path / "reading"
     temporary.mkdir()
+    reading.mkdir()
     mark = f"CHARTSCORE_TEST_{os.getpid()}_{time.monotonic_ns()}"
-    env = {**os.environ, "TMPDIR": str(temporary), mark: "1"}
+    env = {
+        **os.environ,
+        "TMPDIR": str(temporary),
+        mark: "1",
+        "CHARTSCORE_TEST_READING": str(reading),
+    }
     child = subprocess.Popen(
-        [sys.executable, "-c", INTERRUPT_PROGRAM, str(fifo)],
+        [sys.executable, "-c", INTERRUPT_PROGRAM, str(gold)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -765,12 +841,9 @@ def test_ctrl_c_closes_the_local_cluster(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 300
-        # Wait until every worker has started (its scratch directory exists) and tasks run.
-        workers = len(os.sched_getaffinity(0))
-        while time.monotonic() < deadline and len(list(temporary.glob("*/*/worker-*"))) < workers:
-            assert child.poll() is None
+        while not any(reading.iterdir()):  # a worker runs a read task (which never ends)
+            assert child.poll() is None and time.monotonic() < deadline
             time.sleep(0.2)
-        time.sleep(3)
         os.killpg(child.pid, signal.SIGINT)  # as Ctrl-C in a terminal: the whole group
         stdout, stderr = child.communicate(timeout=120)
     finally:
@@ -779,7 +852,68 @@ def test_ctrl_c_closes_the_local_cluster(tmp_path: Path) -> None:
             child.wait()
     assert child.returncode == 130, (child.returncode, stderr[-2000:])
     assert stdout.decode() == "interrupted\n"
-    assert b"ZQFIFO" not in stderr and b"Traceback" not in stderr, stderr[-2000:]
+    assert stderr == b"", stderr[-2000:]  # nothing of distributed's, from any process
+    assert list(temporary.iterdir()) == []
+    deadline = time.monotonic() + 60
+    while _marked_processes(mark) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _marked_processes(mark) == []
+
+
+# Run by every Python process of the test's run; a worker process pauses in its
+# start-up, after saying so, so that Ctrl-C surely comes while the cluster starts.
+WORKER_PAUSE = textwrap.dedent(
+    """
+    import os, pathlib, sys, time
+
+    if "--multiprocessing-fork" in sys.orig_argv and "CHARTSCORE_TEST_PAUSED" in os.environ:
+        pathlib.Path(os.environ["CHARTSCORE_TEST_PAUSED"], str(os.getpid())).touch()
+        time.sleep(3)
+    """
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("moment", ["cluster directory made", "a worker is starting"])
+def test_ctrl_c_while_the_local_cluster_starts_prints_one_line(tmp_path: Path, moment: str) -> None:
+    write(tmp_path / "gold-1.jsonl", [g("c1")])
+    write(tmp_path / "pred-1.jsonl", [p("c1")])
+    temporary, paused, site = tmp_path / "tmp", tmp_path / "paused", tmp_path / "site"
+    for folder in (temporary, paused, site):
+        folder.mkdir()
+    (site / "sitecustomize.py").write_text(WORKER_PAUSE)
+    mark = f"CHARTSCORE_TEST_{os.getpid()}_{time.monotonic_ns()}"
+    env = {**os.environ, "TMPDIR": str(temporary), mark: "1"}
+    if moment == "a worker is starting":
+        path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+        env.update(PYTHONPATH=path, CHARTSCORE_TEST_PAUSED=str(paused))
+    command = [sys.executable, "-m", "chartscore", "score", "--engine", "dask"]
+    command += ["--gold", str(tmp_path / "gold-*"), "--predictions", str(tmp_path / "pred-*")]
+    child = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,  # a process group of its own, as a terminal would make
+    )
+    started = {
+        "cluster directory made": lambda: any(temporary.glob("chartscore-dask-*")),
+        "a worker is starting": lambda: any(paused.iterdir()),
+    }[moment]
+    try:
+        deadline = time.monotonic() + 300
+        while not started():
+            assert child.poll() is None and time.monotonic() < deadline, moment
+            time.sleep(0.01)
+        os.killpg(child.pid, signal.SIGINT)  # Ctrl-C: the whole group, workers included
+        stdout, stderr = child.communicate(timeout=180)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    interrupted = f"chartscore: error: interrupted: {describe(ErrorCode.INTERRUPTED)}\n"
+    assert (child.returncode, stdout, stderr.decode()) == (130, b"", interrupted)
     assert list(temporary.iterdir()) == []
     deadline = time.monotonic() + 60
     while _marked_processes(mark) and time.monotonic() < deadline:

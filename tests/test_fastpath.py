@@ -8,20 +8,22 @@ held to the strict route on its own, and the pattern to the scanner.
 from __future__ import annotations
 
 import re
+import tempfile
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chartscore import ChartscoreError
+from chartscore import ChartscoreError, score_files
 from chartscore.errors import InputKind
 from chartscore.io import layout
 from chartscore.io.fastpath import fast_gold, fast_prediction, scanned_gold, scanned_prediction
 from chartscore.io.jsonl import parse_object
 from chartscore.io.records import gold_row, prediction_row
 
-from helpers import chain_dict, digest, dumps
+from helpers import NumberLiteral, chain_dict, digest, dumps
 
 MAX_OFFSET = 2**63 - 1
 
@@ -44,7 +46,31 @@ def typed(row: tuple[object, ...] | None) -> object:
     return tuple((type(item), item) for item in row)
 
 
+@st.composite
+def number_literals(draw: st.DrawFn) -> NumberLiteral:
+    """Non-integer literals up to about 300 characters, few of them significant digits.
+
+    Leading zeros in the fraction or the exponent and trailing zeros make a
+    literal long without more significant digits: the strict route refuses any
+    literal over 120 characters, so every route must.
+    """
+    sign = draw(st.sampled_from(["", "-"]))
+    whole = draw(st.sampled_from(["0", "1", "12345"]))
+    fraction = ""
+    if draw(st.booleans()):
+        zeros = "0" * draw(st.integers(0, 150))
+        trailing = "0" * draw(st.integers(0, 3))
+        fraction = "." + zeros + draw(st.sampled_from(["1", "5", "0", "25"])) + trailing
+    exponent = ""
+    if not fraction or draw(st.booleans()):
+        mark = draw(st.sampled_from(["e", "E"])) + draw(st.sampled_from(["", "+", "-"]))
+        zeros = "0" * draw(st.integers(0, 150))
+        exponent = mark + zeros + draw(st.sampled_from(["0", "1", "7", "9999", "10000"]))
+    return NumberLiteral(sign + whole + fraction + exponent)
+
+
 values = st.one_of(
+    number_literals(),
     st.none(),
     st.booleans(),
     st.integers(-(10**101), 10**101),
@@ -83,11 +109,14 @@ def prediction_lines(draw: st.DrawFn) -> str:
             ),
         )
         chain["uncertainty"] = draw(
-            st.sampled_from(
-                [
-                    *(Decimal("0.2"), 0, 1, 2, Decimal("1." + "0" * 120), Decimal("-0.0")),
-                    *(Decimal("1.000"), Decimal("1.5"), Decimal("0E-3"), Decimal("1E+0")),
-                ]
+            st.one_of(
+                st.sampled_from(
+                    [
+                        *(Decimal("0.2"), 0, 1, 2, Decimal("1." + "0" * 120), Decimal("-0.0")),
+                        *(Decimal("1.000"), Decimal("1.5"), Decimal("0E-3"), Decimal("1E+0")),
+                    ]
+                ),
+                number_literals(),
             )
         )
         if draw(st.booleans()):
@@ -324,3 +353,136 @@ def test_fast_routes_survive_any_text(text: str) -> None:
         result = fast(text)
         if result is not None:
             assert strict(text, row) == typed(result)
+
+
+LONG_ZERO_FRACTION = "0." + "0" * 150 + "1"  # 153 characters, one significant digit
+
+
+@pytest.mark.parametrize(
+    "literal",
+    [
+        LONG_ZERO_FRACTION,
+        "-0." + "0" * 150,  # zero, written long
+        "1E-" + "0" * 150 + "5",  # leading zeros in the exponent
+        "0.5" + "0" * 118,  # 122 characters, 100 significant digits
+        "0." + "0" * 118 + "1",  # 121 characters: one over
+    ],
+)
+def test_every_route_refuses_a_number_literal_over_120_characters(literal: str) -> None:
+    gold = {"case_id": "c1", "field_id": "f.x", "field_type": "number", "value": 0}
+    prediction = {"case_id": "c1", "field_id": "f.x", "value": NumberLiteral(literal)}
+    uncertain = dict(prediction, value=1, evidence_chain=chain_dict("f.x", digest("fact")))
+    uncertain["evidence_chain"]["uncertainty"] = NumberLiteral(literal)  # type: ignore[index]
+    for text, row, routes in (
+        (dumps(dict(gold, value=NumberLiteral(literal))), gold_row, (fast_gold, scanned_gold)),
+        (dumps(prediction), prediction_row, (fast_prediction, scanned_prediction)),
+        (dumps(uncertain), prediction_row, (fast_prediction, scanned_prediction)),
+    ):
+        for layout_text in (text, text.replace(": ", ":").replace(", ", ","), " " + text):
+            assert strict(layout_text, row) == "number_out_of_range"
+            for route in routes:
+                assert route(layout_text) is None
+
+
+@pytest.mark.parametrize(
+    "literal",
+    [
+        "0." + "0" * 117 + "1",  # 120 characters
+        "1E-" + "0" * 116 + "5",
+        "-0." + "0" * 116 + "1",
+    ],
+)
+def test_every_route_reads_a_number_literal_of_120_characters(literal: str) -> None:
+    assert len(literal) == 120
+    text = dumps({"case_id": "c1", "field_id": "f.x", "value": NumberLiteral(literal)})
+    expected = strict(text, prediction_row)
+    assert expected == typed(("c1", "f.x", Decimal(literal), False))
+    for route in (fast_prediction, scanned_prediction):
+        assert typed(route(text)) == expected
+
+
+def file_outcome(folder: Path, gold: list[str], predictions: list[str]) -> str:
+    """The report's bytes for two JSON Lines files of these lines, or the error it raises."""
+    gold_path, predictions_path = folder / "gold.jsonl", folder / "predictions.jsonl"
+    gold_path.write_text("".join(line + "\n" for line in gold), encoding="utf-8")
+    predictions_path.write_text("".join(line + "\n" for line in predictions), encoding="utf-8")
+    try:
+        return score_files(gold_path, predictions_path).to_json()
+    except ChartscoreError as error:
+        return str(error)
+
+
+@settings(max_examples=60, deadline=None)
+@given(number_literals(), st.sampled_from(["gold", "value", "uncertainty"]))
+def test_a_file_reads_alike_whichever_route_its_lines_take(literal: str, spot: str) -> None:
+    # One file in three writings: the documented layout (the pattern's), keys in
+    # another order (the scanner's) and an escaped colon in the case id (the
+    # strict route's). The report's bytes, or the error, must not differ.
+    fact = digest("fact")
+    gold = {"case_id": "c:1", "field_id": "f.x", "field_type": "number", "value": 1}
+    prediction = {"case_id": "c:1", "field_id": "f.x", "value": 1, "normalized_fact_digest": fact}
+    prediction["evidence_chain"] = chain_dict("f.x", fact)
+    target = {"gold": gold, "value": prediction, "uncertainty": prediction["evidence_chain"]}
+    target[spot]["uncertainty" if spot == "uncertainty" else "value"] = NumberLiteral(literal)  # type: ignore[index]
+    other = {"case_id": "c2", "field_id": "f.x", "field_type": "number", "value": 2}
+    writings = {
+        "layout": (dumps(gold), dumps(prediction)),
+        "scanner": (dumps(dict(reversed(gold.items()))), dumps(dict(reversed(prediction.items())))),
+        "strict": (
+            dumps(gold).replace("c:1", "c\\u003a1"),
+            dumps(prediction).replace("c:1", "c\\u003a1"),
+        ),
+    }
+    with tempfile.TemporaryDirectory() as folder:
+        outcomes = {
+            name: file_outcome(Path(folder), [gold_line, dumps(other)], [prediction_line])
+            for name, (gold_line, prediction_line) in writings.items()
+        }
+    assert len(set(outcomes.values())) == 1, outcomes
+
+
+@pytest.mark.parametrize("spot", ["gold", "value", "uncertainty"])
+def test_a_long_literal_is_refused_with_or_without_an_escape_elsewhere(
+    tmp_path: Path, spot: str
+) -> None:
+    # The issue's example: the escape sent the line to the strict route, which refused it.
+    fact = digest("fact")
+    chain = chain_dict("f.x", fact)
+    gold = {"case_id": "c:1", "field_id": "f.x", "field_type": "number", "value": 1}
+    prediction = {"case_id": "c:1", "field_id": "f.x", "value": 1, "evidence_chain": chain}
+    target = {"gold": gold, "value": prediction, "uncertainty": chain}[spot]
+    target["uncertainty" if spot == "uncertainty" else "value"] = NumberLiteral(LONG_ZERO_FRACTION)
+    where = "gold" if spot == "gold" else "predictions"
+    for escape in (False, True):
+        gold_text, prediction_text = dumps(gold), dumps(prediction)
+        if escape:
+            gold_text = gold_text.replace("c:1", "c\\u003a1")
+            prediction_text = prediction_text.replace("c:1", "c\\u003a1")
+        outcome = file_outcome(tmp_path, [gold_text], [prediction_text])
+        assert outcome == f"number_out_of_range ({where} line 1)"
+
+
+@pytest.mark.parametrize("spot", ["gold", "value", "uncertainty"])
+def test_every_engine_refuses_a_long_literal(tmp_path: Path, spot: str) -> None:
+    # The reader process (--jobs 2) and the Dask engine check lines with the same routes.
+    from chartscore.engine import score_dask
+
+    fact = digest("fact")
+    gold = {"case_id": "c1", "field_id": "f.x", "field_type": "number", "value": 1}
+    prediction = {"case_id": "c1", "field_id": "f.x", "value": 1, "normalized_fact_digest": fact}
+    prediction["evidence_chain"] = chain_dict("f.x", fact)
+    target = {"gold": gold, "value": prediction, "uncertainty": prediction["evidence_chain"]}
+    target[spot]["uncertainty" if spot == "uncertainty" else "value"] = NumberLiteral(  # type: ignore[index]
+        LONG_ZERO_FRACTION
+    )
+    gold_path, predictions_path = tmp_path / "gold.jsonl", tmp_path / "predictions.jsonl"
+    gold_path.write_text(dumps(gold) + "\n", encoding="utf-8")
+    predictions_path.write_text(dumps(prediction) + "\n", encoding="utf-8")
+    where = "gold" if spot == "gold" else "predictions"
+    for parallel in (False, True):
+        with pytest.raises(ChartscoreError) as caught:
+            score_files(gold_path, predictions_path, parallel=parallel)
+        assert str(caught.value) == f"number_out_of_range ({where} line 1)"
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(str(gold_path), str(predictions_path), scheduler="synchronous")
+    assert str(caught.value) == f"number_out_of_range ({where} part 1 line 1)"

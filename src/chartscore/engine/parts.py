@@ -21,18 +21,16 @@ pickle and print) ever carries data out of a task.
 
 from __future__ import annotations
 
-import contextlib
 import glob
-import gzip
 import hashlib
 import os
 import pickle
-import zlib
 from collections.abc import Callable, Sequence
-from typing import IO, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
+from chartscore.io.inputs import InputStream, open_input
 from chartscore.io.jsonl import iter_batches
 from chartscore.io.records import gold_row, prediction_row
 from chartscore.scoring import collector_paused
@@ -207,31 +205,6 @@ class _Partitioner:
         return ((self._case_hash + field_hash) & _MASK) % self._partitions
 
 
-class _GzipReader:
-    """A gzip stream whose decompression failures are read errors (``OSError``)."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        self._stream = gzip.GzipFile(fileobj=raw, mode="rb")
-
-    def read(self, size: int = -1) -> bytes:
-        data = b""
-        failed = False
-        try:
-            data = self._stream.read(size)
-        except (EOFError, zlib.error, gzip.BadGzipFile):
-            failed = True
-        if failed:
-            raise OSError  # iter_batches turns it into file_unreadable, with no context
-        return data
-
-
-def _open(path: str) -> IO[bytes] | None:
-    stream = None
-    with contextlib.suppress(OSError, ValueError, TypeError):
-        stream = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    return stream
-
-
 class _PartReader:
     """Reads one part file into buckets; see :func:`read_part`."""
 
@@ -247,17 +220,20 @@ class _PartReader:
         self._where = _Partitioner(partitions)
 
     def read(self, path: str) -> Failure | None:
-        raw = _open(path)
-        if raw is None:
-            return Failure.at(
-                ChartscoreError(ErrorCode.FILE_UNREADABLE), self.source, self.part, None
-            )
         gold = self.source is InputKind.GOLD
         fast: Callable[[str], Any] = fast_gold if gold else fast_prediction
         checked: Callable[[dict[str, object]], Any] = gold_row if gold else prediction_row
         caught: ChartscoreError | None = None
-        with raw:
-            stream: Any = _GzipReader(raw) if path.endswith(".gz") else raw
+        stream: InputStream | None = None
+        try:
+            stream = open_input(path, self.source)  # regular files only; gzip by first bytes
+        except ChartscoreError as error:
+            caught = error
+        if stream is None:
+            return Failure.at(
+                caught or ChartscoreError(ErrorCode.FILE_UNREADABLE), self.source, self.part, None
+            )
+        with stream:
             try:
                 for first, lines in iter_batches(stream, self.source):
                     numbers, rows, failure = check_batch(first, lines, self.source, fast, checked)
@@ -309,9 +285,12 @@ def read_part(
 
     Every line is read by :func:`chartscore.io.jsonl.iter_batches` and checked
     by :func:`chartscore.io.fastpath.check_batch` (gold or prediction rules),
-    exactly as ``chartscore score`` reads a file. A file whose name ends in
-    ``.gz`` is decompressed on the fly. Reading stops at the first bad line;
-    the rows before it are kept, so errors keep their line order.
+    exactly as ``chartscore score`` reads a file, and opened as it opens one
+    (:func:`chartscore.io.inputs.open_input`): a FIFO, device or directory is
+    refused at once with ``file_unreadable``, and a file that starts with the
+    gzip magic bytes is decompressed on the fly, whatever its name. Reading
+    stops at the first bad line; the rows before it are kept, so errors keep
+    their line order.
 
     Returns:
         The part's summary and one bucket per partition. Never raises: any

@@ -30,11 +30,13 @@ import logging
 import math
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import uuid
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
 from chartscore.engine.partition import combine, finish, first_result, score_partition
@@ -42,6 +44,7 @@ from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.files import PathLike, load_schema
+from chartscore.io.inputs import is_gzip
 from chartscore.report import Report
 from chartscore.schema import Schema
 from chartscore.scoring import ExtraPredictions
@@ -88,7 +91,8 @@ def score_dask(
 
     Args:
         gold: A glob pattern (``"lake/gold/part-*.jsonl"``) or a list of paths
-            of gold JSON Lines part files; ``.gz`` files are decompressed.
+            of gold JSON Lines part files; gzip files are decompressed
+            (known by their first bytes, whatever their name).
         predictions: The same for predictions (a part file may be empty).
         schema: A :class:`Schema`, or the path of a JSON or TOML schema file.
         scheduler: ``None`` starts a private local cluster sized to this
@@ -208,7 +212,7 @@ class _Plan:
         size = 0
         for path in self.gold:
             with contextlib.suppress(OSError):
-                size += os.path.getsize(path) * (_GZIP_EXPANSION if path.endswith(".gz") else 1)
+                size += os.path.getsize(path) * (_GZIP_EXPANSION if is_gzip(path) else 1)
         return max(1, threads, min(MAX_PARTITIONS, math.ceil(size / GOLD_BYTES_PER_PARTITION)))
 
     def graph(self, partitions: int) -> Any:
@@ -303,6 +307,13 @@ def _local_cluster(scratch: str) -> tuple[Any, Any]:
     (mode 0700, removed afterwards). Worker processes start with ``-W ignore``
     (passed on from ``sys.warnoptions``), so not even a warning printed before
     the quiet preload runs reaches the caller's stderr.
+
+    The cluster starts in a thread of its own (:func:`_start_out_of_reach`), so
+    Ctrl-C never reaches the worker processes and never cuts the start short:
+    a signal that comes meanwhile is raised once the cluster is up and closed.
+
+    Raises:
+        ChartscoreError: ``engine_failed`` when the cluster does not start.
     """
     import dask
     from distributed import LocalCluster
@@ -310,24 +321,105 @@ def _local_cluster(scratch: str) -> tuple[Any, Any]:
 
     security = Security.temporary()
     config = {**_LOCAL_CONFIG, "temporary-directory": scratch}
+    started: list[Any] = []
+
+    def start() -> None:
+        with contextlib.suppress(Exception), dask.config.set(config):  # engine_failed, below
+            started.append(
+                LocalCluster(
+                    n_workers=_available_cpus(),
+                    threads_per_worker=1,
+                    processes=True,
+                    memory_limit="auto",
+                    host="127.0.0.1",
+                    protocol="tls://",
+                    security=security,
+                    dashboard_address=None,
+                    silence_logs=SILENT,
+                    local_directory=scratch,
+                )
+            )
+
     sys.warnoptions.append("ignore")
     try:
-        with dask.config.set(config):
-            cluster = LocalCluster(
-                n_workers=_available_cpus(),
-                threads_per_worker=1,
-                processes=True,
-                memory_limit="auto",
-                host="127.0.0.1",
-                protocol="tls://",
-                security=security,
-                dashboard_address=None,
-                silence_logs=SILENT,
-                local_directory=scratch,
-            )
+        arrived = _start_out_of_reach(start)
     finally:
         sys.warnoptions.remove("ignore")
+    cluster = started[0] if started else None
+    if arrived is not None:  # Ctrl-C or a termination signal during the start
+        _close(None, cluster, None)
+        raise arrived
+    if cluster is None:
+        raise ChartscoreError(ErrorCode.ENGINE_FAILED)
     return cluster, security
+
+
+def _start_out_of_reach(start: Callable[[], None]) -> BaseException | None:
+    """Run ``start`` to its end in a new thread that SIGINT cannot reach; the signal that came.
+
+    The thread blocks SIGINT, and the event loop thread it makes and every
+    worker process started from there inherit the block, so Ctrl-C in a
+    terminal (a SIGINT to the whole process group) stops only this process,
+    which then closes the cluster: no worker is cut short mid-import to print
+    a traceback, and no half-started cluster is left to distributed's exit
+    hook. Meanwhile Ctrl-C is recorded, and returned as a KeyboardInterrupt
+    (or what another signal handler raised) once the start has ended.
+    """
+    done = threading.Event()
+
+    def shielded() -> None:
+        try:
+            _block_sigint()
+            start()
+        finally:
+            done.set()
+
+    thread = threading.Thread(target=shielded, name="chartscore-cluster-start", daemon=True)
+    arrived: BaseException | None = None
+    with _ctrl_c_recorded() as ctrl_c:
+        try:
+            thread.start()
+        except BaseException as signalled:  # noqa: BLE001 - another signal's handler raised
+            arrived = signalled
+        # Wait on an event, never join(): an interrupted join() marks a live thread stopped.
+        while thread.ident is not None and not done.is_set():
+            try:
+                done.wait()
+            except BaseException as signalled:  # noqa: BLE001 - the same
+                arrived = arrived or signalled
+    if arrived is None and ctrl_c:
+        arrived = KeyboardInterrupt()
+    return arrived
+
+
+@contextlib.contextmanager
+def _ctrl_c_recorded() -> Iterator[list[int]]:
+    """Inside, Ctrl-C is noted in the list instead of raising (main thread, default handler)."""
+    came: list[int] = []
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield came  # another thread, or the caller's own handler: left as it is
+        return
+    previous = signal.signal(signal.SIGINT, lambda number, frame: came.append(number))
+    try:
+        yield came
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _block_sigint() -> None:
+    """Block SIGINT in this thread for good, where the platform can."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return
+    from multiprocessing import resource_tracker
+
+    # Starting multiprocessing's resource tracker unblocks SIGINT in the thread
+    # that starts it: have it start here, before the block.
+    with contextlib.suppress(Exception):
+        resource_tracker.ensure_running()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
 
 
 def _close(client: Any, cluster: Any, scratch: str | None) -> None:

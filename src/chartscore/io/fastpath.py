@@ -30,7 +30,7 @@ from typing import Final, TypeVar
 from chartscore import _format, _rules
 from chartscore.errors import ChartscoreError, InputKind
 from chartscore.io import layout
-from chartscore.io.jsonl import parse_object
+from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
 from chartscore.io.records import CHAIN_KEYS
 from chartscore.model import FieldType, Value
 
@@ -65,10 +65,21 @@ def _refuse_constant(_: str) -> object:
     raise _NotFastError
 
 
-# The C scanner, called directly: no decode() wrapper, no Python hooks per object.
+_CREATE_DECIMAL: Final = layout.IN_RANGE.create_decimal
+
+
+def _decimal(text: str) -> Decimal:
+    # The strict route's length limit: once a Decimal, "0.000...1" looks like "1E-151".
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _NotFastError
+    return _CREATE_DECIMAL(text)
+
+
+# The C scanner, called directly: no decode() wrapper, no Python hooks per object
+# (one per non-integer number, for its length).
 _SCAN: Callable[[str, int], tuple[object, int]] = json.scanner.make_scanner(
     json.JSONDecoder(  # type: ignore[arg-type]
-        parse_float=layout.IN_RANGE.create_decimal, parse_constant=_refuse_constant
+        parse_float=_decimal, parse_constant=_refuse_constant
     )
 )
 
@@ -82,7 +93,7 @@ def _value(raw: object) -> tuple[Value, int] | None:
     if type(raw) is int:
         return (raw, 0) if -_INT_LIMIT < raw < _INT_LIMIT else None
     if type(raw) is Decimal:
-        return raw, 0  # in range by construction (see _IN_RANGE)
+        return raw, 0  # in range by construction (see _decimal)
     if type(raw) is list and all(type(item) is str for item in raw):
         return frozenset(raw), sum(item.count(":") for item in raw)
     return None

@@ -144,6 +144,23 @@ def identity(path: str | StandardInput) -> tuple[int, int] | None:
     return status.st_dev, status.st_ino
 
 
+def is_gzip(path: str) -> bool:
+    """Whether ``path`` is a regular file that starts with the gzip magic bytes.
+
+    Opened as :func:`open_input` opens a file, so a FIFO never blocks (it is
+    not a regular file: False). For estimates only; reading decides again.
+    """
+    descriptor = _open_descriptor(path)
+    if descriptor is None:
+        return False
+    try:
+        return os.read(descriptor, len(GZIP_MAGIC)) == GZIP_MAGIC
+    except OSError:
+        return False
+    finally:
+        _close_quietly(descriptor)
+
+
 def _close_quietly(descriptor: int) -> None:
     with contextlib.suppress(OSError):
         os.close(descriptor)

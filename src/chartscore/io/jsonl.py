@@ -21,7 +21,12 @@ from chartscore.normalize import NUMBER_MAX_DIGITS, number_in_range
 MAX_LINE_BYTES: Final = 1 << 20
 """The longest accepted line, 1 MiB including its line terminator."""
 
-_MAX_NUMBER_CHARS: Final = NUMBER_MAX_DIGITS + 20  # digits plus sign, point and exponent
+MAX_NUMBER_CHARS: Final = NUMBER_MAX_DIGITS + 20
+"""The longest accepted non-integer number literal: 100 digits plus sign, point and exponent.
+
+A longer literal is refused even when few of its digits are significant
+(``0.`` and 150 zeros, then ``1``); the fast routes apply the same limit.
+"""
 _BOM: Final = b"\xef\xbb\xbf"
 _BLOCK_BYTES: Final = 1 << 18  # 256 KiB read at a time
 _PROGRESS_LINES: Final = 1 << 14
@@ -51,7 +56,7 @@ def _object(pairs: list[tuple[str, object]]) -> dict[str, object]:
 
 
 def _decimal(text: str) -> Decimal:
-    if len(text) > _MAX_NUMBER_CHARS:
+    if len(text) > MAX_NUMBER_CHARS:
         raise _RefusedError(ErrorCode.NUMBER_OUT_OF_RANGE)
     try:
         number = Decimal(text)

@@ -10,7 +10,7 @@ and digest patterns, the closed words (field types, source and transformation
 kinds, reviewer states), offsets as non-negative integers and uncertainty as a
 number in [0, 1]. What is left (each span's start before its end and below
 the largest offset, distinct sources, and numbers in range) is checked on the
-captured text.
+captured text, as is the length of a number literal.
 
 A line the pattern does not match is not refused: it goes on to the scanner
 route in :mod:`chartscore.io.fastpath`, and from there to the strict route
@@ -28,12 +28,15 @@ from typing import Final
 
 from chartscore import _format
 from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
+from chartscore.io.jsonl import MAX_NUMBER_CHARS
 from chartscore.model import FieldType, Value
 from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
 
 # Numbers with a fraction or exponent become exact Decimals in C. The context
 # traps anything outside chartscore's range (more than 100 digits, or beyond
-# 1e+-9999), so every Decimal a fast route returns is already in range.
+# 1e+-9999), so every Decimal a fast route returns is already in range. The
+# literal's length (at most MAX_NUMBER_CHARS, as the strict route reads it) is
+# checked on its text before: the Decimal no longer shows it.
 IN_RANGE: Final = decimal.Context(
     prec=NUMBER_MAX_DIGITS,
     Emax=NUMBER_MAX_EXPONENT,
@@ -152,6 +155,8 @@ def _value(
     if integer is not None:
         return int(integer)
     if number is not None:
+        if len(number) > MAX_NUMBER_CHARS:
+            raise ArithmeticError  # too long, as the strict route reads it
         return IN_RANGE.create_decimal(number)
     return frozenset(_ITEMS(items))
 
