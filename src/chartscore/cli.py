@@ -37,6 +37,7 @@ from typing import Final, NoReturn, TextIO, TypeVar
 from chartscore._version import __version__
 from chartscore.demo import demo_summary, run_demo
 from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.solver import require_solver
 from chartscore.documents import Document
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, describe
@@ -284,7 +285,8 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
 
 def _audit(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
-    # scipy (the solver) loads here, for this command only.
+    # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
+    require_solver()
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
 
     document_path = _input(args.shared)
