@@ -29,6 +29,7 @@ VALUE_FREE = (
     "disclosure.ranges",
     "disclosure.attack",
     "disclosure.suppress",
+    "disclosure.solver",
 )
 VALUE_HOLDING = (
     "model",

@@ -121,7 +121,9 @@ def test_unwritable_output(files: tuple[Path, Path], tmp_path: Path) -> None:
         ]
     )
     assert status == 1
-    assert err.startswith("chartscore: error: output_unwritable (output): ")
+    assert err.startswith(
+        "chartscore: error: output_unwritable (output; the output folder does not exist): "
+    )
 
 
 @pytest.mark.parametrize(
@@ -475,3 +477,140 @@ def test_standard_input_feeds_any_one_input(
         for data in (path.read_bytes(), gzip.compress(path.read_bytes())):
             status, out, err = _subprocess(args, data)
             assert (status, out.decode(), err) == (0, expected, b""), option
+
+
+# --- hints: the likely cause, from the shape of the failure, never from the data ---------
+
+_JSON_LINES = "JSON Lines expected: one JSON object per line, not CSV or a JSON array"
+_SWAPPED = "gold and predictions may be swapped"
+
+
+def _error_line(message: str) -> str:
+    code = ErrorCode(re.match(r"[a-z_]+", message).group(0))  # type: ignore[union-attr]
+    return f"chartscore: error: {message}: {describe(code)}\n"
+
+
+def _not_json_lines(rows: list[dict[str, object]], kind: str) -> bytes:
+    if kind == "csv":
+        lines = [",".join(rows[0]), *(",".join(map(str, row.values())) for row in rows)]
+        return "".join(line + "\n" for line in lines).encode()
+    if kind == "array":
+        return (json.dumps(rows) + "\n").encode()
+    return (json.dumps(rows, indent=2) + "\n").encode()  # a pretty-printed array
+
+
+@pytest.mark.parametrize(
+    ("kind", "code"),
+    [("csv", "invalid_json"), ("array", "not_an_object"), ("pretty", "invalid_json")],
+)
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_csv_or_a_json_array_says_json_lines_are_expected(
+    tmp_path: Path, kind: str, code: str, jobs: str
+) -> None:
+    gold, predictions = write_jsonl(tmp_path / "g.jsonl", GOLD), tmp_path / "p.jsonl"
+    bad_gold = tmp_path / "gold.csv"
+    bad_gold.write_bytes(_not_json_lines(GOLD, kind))
+    predictions.write_bytes(_not_json_lines(PREDICTIONS, kind))
+    status, out, err = run(["score", "--gold", str(bad_gold), "--predictions", str(predictions)])
+    assert (status, out, err) == (1, "", _error_line(f"{code} (gold line 1; {_JSON_LINES})"))
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions), "--jobs", jobs]
+    status, out, err = run(argv)
+    assert (status, out, err) == (1, "", _error_line(f"{code} (predictions line 1; {_JSON_LINES})"))
+    argv = ["compare", "--gold", str(gold), "--baseline", str(predictions), "--candidate", "-"]
+    status, out, err = run(argv)
+    assert err == _error_line(f"{code} (baseline line 1; {_JSON_LINES})")
+
+
+def test_a_json_error_after_line_1_has_no_json_lines_hint(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_bytes(json.dumps(GOLD[0]).encode() + b"\n{not json\n")
+    predictions = write_jsonl(tmp_path / "p.jsonl", PREDICTIONS)
+    assert run(["score", "--gold", str(gold), "--predictions", str(predictions)]) == (
+        1,
+        "",
+        _error_line("invalid_json (gold line 2)"),
+    )
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_swapped_gold_and_predictions_say_they_may_be_swapped(tmp_path: Path, jobs: str) -> None:
+    gold, predictions = (
+        write_jsonl(tmp_path / "gold.jsonl", GOLD),
+        write_jsonl(tmp_path / "pred.jsonl", PREDICTIONS),
+    )
+    argv = ["score", "--gold", str(predictions), "--predictions", str(gold), "--jobs", jobs]
+    status, out, err = run(argv)
+    expected = f"missing_key (gold line 1, key field_type; {_SWAPPED})"
+    assert (status, out, err) == (1, "", _error_line(expected))
+    argv = ["share", "--gold", str(predictions), "--predictions", str(gold), "--jobs", jobs]
+    assert run(argv)[2] == _error_line(expected)
+    argv = ["compare", "--gold", str(predictions), "--baseline", str(predictions)]
+    assert run([*argv, "--candidate", str(gold)])[2] == _error_line(expected)
+
+
+def test_gold_without_field_type_is_not_called_swapped(tmp_path: Path) -> None:
+    # The same gold error, but the predictions look like predictions: no hint.
+    gold = write_jsonl(tmp_path / "gold.jsonl", PREDICTIONS)
+    predictions = write_jsonl(tmp_path / "pred.jsonl", PREDICTIONS)
+    assert run(["score", "--gold", str(gold), "--predictions", str(predictions)]) == (
+        1,
+        "",
+        _error_line("missing_key (gold line 1, key field_type)"),
+    )
+    # Predictions from standard input are not read twice to guess.
+    assert run(["score", "--gold", str(gold), "--predictions", "-"])[2] == _error_line(
+        "missing_key (gold line 1, key field_type)"
+    )
+
+
+def test_the_library_gives_the_same_hints(tmp_path: Path) -> None:
+    from chartscore import ChartscoreError, score_files
+
+    gold, predictions = (
+        write_jsonl(tmp_path / "gold.jsonl", GOLD),
+        write_jsonl(tmp_path / "pred.jsonl", PREDICTIONS),
+    )
+    with pytest.raises(ChartscoreError) as caught:
+        score_files(predictions, gold)
+    assert caught.value.hint == _SWAPPED
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+    csv_gold = tmp_path / "gold.csv"
+    csv_gold.write_bytes(_not_json_lines(GOLD, "csv"))
+    with pytest.raises(ChartscoreError) as caught:
+        score_files(csv_gold, predictions)
+    assert str(caught.value) == f"invalid_json (gold line 1; {_JSON_LINES})"
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+def test_out_into_a_missing_folder_says_the_folder_is_missing(tmp_path: Path) -> None:
+    gold, predictions = (
+        write_jsonl(tmp_path / "gold.jsonl", GOLD),
+        write_jsonl(tmp_path / "pred.jsonl", PREDICTIONS),
+    )
+    files = ["--gold", str(gold), "--predictions", str(predictions)]
+    missing = tmp_path / "no-such-folder" / "report.json"
+    expected = _error_line("output_unwritable (output; the output folder does not exist)")
+    for command in ("score", "share"):
+        assert run([command, *files, "--out", str(missing)]) == (1, "", expected)
+    not_a_folder = gold / "report.json"  # the "folder" is a file
+    assert run(["score", *files, "--out", str(not_a_folder)]) == (1, "", expected)
+    # Other unwritable targets keep the plain message.
+    assert run(["score", *files, "--out", str(tmp_path)])[2] == _error_line(
+        "output_unwritable (output)"
+    )
+
+
+def test_audit_of_a_full_report_says_it_needs_a_shared_report(tmp_path: Path) -> None:
+    gold, predictions = (
+        write_jsonl(tmp_path / "gold.jsonl", GOLD),
+        write_jsonl(tmp_path / "pred.jsonl", PREDICTIONS),
+    )
+    report, comparison = tmp_path / "report.json", tmp_path / "comparison.json"
+    run(["score", "--gold", str(gold), "--predictions", str(predictions), "--out", str(report)])
+    files = ["--gold", str(gold), "--baseline", str(predictions), "--candidate", str(predictions)]
+    run(["compare", *files, "--out", str(comparison)])
+    expected = _error_line(
+        "unknown_report_format (audit needs a shared report, made by chartscore share)"
+    )
+    for document in (report, comparison):
+        assert run(["audit", str(document)]) == (1, "", expected)

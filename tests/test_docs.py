@@ -51,6 +51,22 @@ def test_error_codes_are_documented_exactly() -> None:
     assert documented == {code.value for code in ErrorCode}
 
 
+def test_error_hints_are_documented_exactly() -> None:
+    from chartscore.errors import ErrorHint
+
+    text = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    section = text.split("\n## Hints\n", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| ([^|`]+?) \| ", section, re.M)) - {"hint"}
+    assert documented == {hint.value for hint in ErrorHint}
+
+
+def test_readme_says_how_to_install_sharing_and_run_the_browser_tests() -> None:
+    assert "pip install '.[share]'" in README
+    assert "pip install 'chartscore[share]'" in README
+    assert "chromium-headless-shell" in README
+    assert "about 5 minutes" in README
+
+
 @pytest.mark.parametrize("name", [*COUNT_NAMES, *CORE_METRICS, *TYPE_METRICS, "kappa"])
 def test_every_reported_number_is_defined_in_metrics_md(name: str) -> None:
     text = (ROOT / "docs" / "metrics.md").read_text(encoding="utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -247,7 +248,140 @@ def test_malformed_gates_files(text: str, code: ErrorCode, gate: int | None) -> 
     error = refusal(text)
     assert (error.code, error.gate) == (code, gate)
     if gate is not None:
-        assert str(error) == f"{code} (gate {gate})"
+        assert str(error).startswith(f"{code} (gate {gate} on line ")
+
+
+_OK_TEXT = '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5\n'
+
+# (name, gates file, the whole message): what is wrong, named from the gates file
+# (developer-authored, no patient data), with the line where the gate starts.
+MESSAGES = [
+    (
+        "unknown key named",
+        '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lowr = 0.5\n',
+        "unknown_key (gate 1 on line 1, key min_lowr)",
+    ),
+    (
+        "unknown metric named, second gate's line",
+        _OK_TEXT + '\n# the next gate\n[[gate]]\nslice = "overall"\nmetric = "accurcy"\n'
+        "min_lower = 0.5\n",
+        "invalid_gate (gate 2 on line 7; unknown metric accurcy)",
+    ),
+    (
+        "unknown level named",
+        _OK_TEXT + 'level = "optional"\n',
+        "invalid_gate (gate 1 on line 1; unknown level optional)",
+    ),
+    (
+        "unknown slice named",
+        '[[gate]]\nslice = "everything"\nmetric = "exact_agreement"\nmin_lower = 0.5\n',
+        "invalid_gate (gate 1 on line 1; unknown slice everything)",
+    ),
+    (
+        "invalid field id named",
+        '[[gate]]\nslice = "field:Dx.Onset"\nmetric = "exact_agreement"\nmin_lower = 0.5\n',
+        "invalid_gate (gate 1 on line 1; unknown slice field:Dx.Onset)",
+    ),
+    (
+        "a slice with a space is not quoted",
+        '[[gate]]\nslice = "field:dx onset"\nmetric = "exact_agreement"\nmin_lower = 0.5\n',
+        "invalid_gate (gate 1 on line 1; unknown slice)",
+    ),
+    (
+        "a metric that is not a string",
+        '[[gate]]\nslice = "overall"\nmetric = 7\nmin_lower = 0.5\n',
+        "invalid_gate (gate 1 on line 1; unknown metric)",
+    ),
+    (
+        "rate threshold range",
+        '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lower = 1.5\n',
+        "invalid_gate_threshold (gate 1 on line 1; min_lower must be a number from 0 to 1)",
+    ),
+    (
+        "error threshold range",
+        '[[gate]]\nslice = "overall"\nmetric = "ordinal_later"\nmax_upper = "0.05"\n',
+        "invalid_gate_threshold (gate 1 on line 1; max_upper must be a number from 0 to 1)",
+    ),
+    (
+        "kappa threshold range",
+        '[[gate]]\nslice = "field:a.b"\nmetric = "kappa"\nmin_lower = -2\n',
+        "invalid_gate_threshold (gate 1 on line 1; min_lower must be a number from -1 to 1)",
+    ),
+    (
+        "difference threshold range",
+        '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_difference_lower = -1.5\n',
+        "invalid_gate_threshold (gate 1 on line 1; "
+        "min_difference_lower must be a number from -1 to 1)",
+    ),
+    (
+        "missing key named",
+        '# gates\n\n[[gate]]\nslice = "overall"\nmin_lower = 0.5\n',
+        "missing_key (gate 1 on line 3, key metric)",
+    ),
+    (
+        "unknown top-level key named",
+        'title = "release 4"\n' + _OK_TEXT,
+        "unknown_key (gates, key title)",
+    ),
+    (
+        "a quoted, indented header",
+        _OK_TEXT + '  [[ "gate" ]]  # two\nslice = "overall"\nmetric = "accurcy"\n'
+        "min_lower = 0.5\n",
+        "invalid_gate (gate 2 on line 5; unknown metric accurcy)",
+    ),
+    (
+        "an inline array of gates: no line",
+        'gate = [{slice = "overall", metric = "accurcy", min_lower = 0.5}]\n',
+        "invalid_gate (gate 1; unknown metric accurcy)",
+    ),
+    (
+        "a header inside a multi-line string: no line",
+        '[[gate]]\nslice = "overall"\nmetric = "accurcy"\nmin_lower = 0.5\n'
+        'level = """\n[[gate]]\n"""\n',
+        "invalid_gate (gate 1; unknown metric accurcy)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [m[1:] for m in MESSAGES], ids=[m[0] for m in MESSAGES]
+)
+def test_gates_errors_say_what_is_wrong_and_where(text: str, message: str) -> None:
+    error = refusal(text)
+    assert str(error) == message
+    clone = pickle.loads(pickle.dumps(error))
+    assert str(clone) == message
+    assert (clone.setting, clone.given, clone.valid_range, clone.line) == (
+        error.setting,
+        error.given,
+        error.valid_range,
+        error.line,
+    )
+
+
+def test_the_command_line_names_the_gates_problem(tmp_path: Path) -> None:
+    from chartscore.cli import main
+
+    document = tmp_path / "report.json"
+    document.write_text(text_report(8).to_json(), encoding="utf-8")
+    gates_file = tmp_path / "gates.toml"
+    gates_file.write_text(_OK_TEXT + "\n" + MESSAGES[0][1], encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["gate", str(document), "--gates", str(gates_file)], stdout=out, stderr=err)
+    assert (status, out.getvalue()) == (1, "")
+    assert err.getvalue() == (
+        "chartscore: error: unknown_key (gate 2 on line 6, key min_lowr): "
+        "an object has a key the format does not define\n"
+    )
+
+
+def test_gates_lines_reach_the_document_checks() -> None:
+    text = _OK_TEXT + '\n[[gate]]\nslice = "field:dx.onset"\nmetric = "exact_agreement"\n'
+    text += "min_lower = 0.5\n"
+    with pytest.raises(ChartscoreError) as caught:
+        evaluate(text_report(8), parse_gates(text))
+    assert str(caught.value) == "gate_slice_missing (gate 2 on line 6 field dx.onset)"
+    assert [gate.line for gate in parse_gates(text)] == [1, 6]
 
 
 def test_toml_errors_name_the_line() -> None:
@@ -718,22 +852,52 @@ def leaks(error: ChartscoreError, canary: str) -> list[str]:
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(MARKERS, st.integers(0, 9))
-def test_gates_errors_never_echo_the_file(canary: str, slot: int) -> None:
+@given(MARKERS, st.integers(0, 8))
+def test_gates_errors_never_echo_values_comments_or_odd_names(canary: str, slot: int) -> None:
+    # A gates error names a key, slice, metric or level the file holds only when it is
+    # a plain word; thresholds, comments, broken TOML and other text are never echoed.
     texts = [
-        f"{canary} = 1\n" + gate_text(**OK),
-        gate_text(**OK, **{canary: 1}),
-        gate_text(**{**OK, "slice": f"field:{canary}"}),
-        gate_text(**{**OK, "slice": f"type:{canary}"}),
-        gate_text(**{**OK, "metric": canary}),
-        gate_text(**OK, level=canary),
+        f'"{canary} x" = 1\n' + gate_text(**OK),
+        gate_text(**OK, **{f'"{canary}!"': 1}),
+        gate_text(**{**OK, "slice": f"field:{canary} x"}),
+        gate_text(**{**OK, "metric": f"{canary}\\u001b"}),
+        gate_text(**OK, level=f"{canary}'"),
         gate_text(**{**OK, "min_lower": canary}),
         f"[[gate]]\nslice = {canary}\n",
         f'[[gate]]\nslice = "overall\n# {canary}\n',
-        gate_text(**{**OK, "slice": f"field:a.b{canary}"}),
+        f"# {canary}\n" + gate_text(**{**OK, "metric": "accuracy"}),
     ]
     error = refusal(texts[slot])
     assert leaks(error, canary) == []
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(MARKERS, st.integers(0, 5))
+def test_gates_errors_name_plain_words_from_the_file(canary: str, slot: int) -> None:
+    texts = [
+        (f"{canary} = 1\n" + gate_text(**OK), f"unknown_key (gates, key {canary})"),
+        (gate_text(**OK, **{canary: 1}), f"unknown_key (gate 1 on line 1, key {canary})"),
+        (
+            gate_text(**{**OK, "slice": f"field:{canary}"}),
+            f"invalid_gate (gate 1 on line 1; unknown slice field:{canary})",
+        ),
+        (
+            gate_text(**{**OK, "slice": f"type:{canary}"}),
+            f"invalid_gate (gate 1 on line 1; unknown slice type:{canary})",
+        ),
+        (
+            gate_text(**{**OK, "metric": canary}),
+            f"invalid_gate (gate 1 on line 1; unknown metric {canary})",
+        ),
+        (
+            gate_text(**OK, level=canary),
+            f"invalid_gate (gate 1 on line 1; unknown level {canary})",
+        ),
+    ]
+    text, message = texts[slot]
+    error = refusal(text)
+    assert str(error) == message
+    assert error.__context__ is None and error.__cause__ is None
 
 
 @settings(max_examples=30)
@@ -750,7 +914,7 @@ def test_a_missing_field_is_named_only_as_a_valid_field_id(canary: str) -> None:
     field_id = canary.lower()
     with pytest.raises(ChartscoreError) as caught:
         evaluate(text_report(8), gates({**OK, "slice": f"field:{field_id}"}))
-    assert str(caught.value) == f"gate_slice_missing (gate 1 field {field_id})"
+    assert str(caught.value) == f"gate_slice_missing (gate 1 on line 1 field {field_id})"
     assert caught.value.__context__ is None
 
 
@@ -859,3 +1023,11 @@ def test_damaged_documents_give_a_document_or_a_coded_error(
         load_document(damaged)
     except ChartscoreError as error:
         assert error.__context__ is None and error.__cause__ is None
+
+
+def test_the_error_vocabulary_knows_every_gate_key() -> None:
+    from chartscore.errors import GATE_KEYS
+    from chartscore.gates import LEVELS, RULES
+
+    assert ("slice", "metric", "level", *RULES) == GATE_KEYS
+    assert LEVELS == ("required", "warning")

@@ -102,12 +102,20 @@ def test_odd_targets_are_unwritable(tmp_path: Path) -> None:
         f"{tmp_path / 'missing'}{os.sep}",
         f"{tmp_path / 'missing'}{os.sep}.",  # as a string: pathlib would drop the "."
         f"{tmp_path / 'missing'}{os.sep}..",
-        tmp_path / "no-such-directory" / "report.json",
         "",
         f"{report}\0x",
     ):
         error = error_of(write_output, REPORT, target, inputs=())
         assert str(error) == "output_unwritable (output)", target
+    # A missing folder is said to be missing (the path is never shown), however it is written.
+    for target in (tmp_path / "no-such-directory" / "report.json", report / "report.json"):
+        for write in (
+            lambda target: write_output(REPORT, target, inputs=()),
+            lambda target: write_atomic(target, REPORT),
+        ):
+            error = error_of(write, target)
+            assert str(error) == "output_unwritable (output; the output folder does not exist)"
+            assert error.hint == "the output folder does not exist"
     assert report.read_bytes() == b"old\n" and link.is_symlink() and dangling.is_symlink()
     assert stat.S_ISFIFO(fifo.stat().st_mode)
     assert not (tmp_path / "missing").exists() and not (tmp_path / "nowhere.json").exists()

@@ -51,7 +51,7 @@ from chartscore import (
 )
 from chartscore.cli import main as cli_main
 from chartscore.disclosure.shared import SharedReport
-from chartscore.errors import describe
+from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
 from chartscore.schema import FieldSpec
 
@@ -1093,6 +1093,22 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
             schema=schema if needs_schema else None,
         )
     add("gold-empty", b"\n  \r\n\t\n", b"", ErrorCode.EMPTY_GOLD, "empty_gold (gold)")
+    # Hints are decided from the shape of the failure: closed words, never the data.
+    csv_gold = f"case_id,field_id,field_type,value\n{c.case_id(0)},{TEXT},text,{c.marker}\n"
+    add(
+        "gold-csv",
+        csv_gold.encode("utf-8"),
+        good_predictions,
+        ErrorCode.INVALID_JSON,
+        f"invalid_json (gold line 1; {ErrorHint.JSON_LINES_EXPECTED})",
+    )
+    add(
+        "gold-swapped",
+        good_predictions,
+        good_gold,
+        ErrorCode.MISSING_KEY,
+        f"missing_key (gold line 1, key field_type; {ErrorHint.INPUTS_SWAPPED})",
+    )
     for name, line, code, where in _prediction_cases(c):
         add(f"predictions-{name}", good_gold, good_predictions + line, code, f"{code} {where}")
     for name, suffix, content, code, message in _schema_cases(c):
@@ -1130,17 +1146,18 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
     is_directory.mkdir()
     link_to_gold = base / f"link-{c.marker}.jsonl"
     link_to_gold.symlink_to(gold_path)
-    for name, target in [
-        ("out-missing-dir", base / f"no-such-dir-{c.marker}" / f"{c.marker}.json"),
-        ("out-is-directory", is_directory),
-        ("out-trailing-separator", f"{base / c.marker}{os.sep}"),
-        ("out-symlink", base / f"symlink-{c.marker}.json"),
+    no_folder = "output_unwritable (output; the output folder does not exist)"
+    for name, target, message in [
+        ("out-missing-dir", base / f"no-such-dir-{c.marker}" / f"{c.marker}.json", no_folder),
+        ("out-is-directory", is_directory, "output_unwritable (output)"),
+        ("out-trailing-separator", f"{base / c.marker}{os.sep}", "output_unwritable (output)"),
+        ("out-symlink", base / f"symlink-{c.marker}.json", "output_unwritable (output)"),
     ]:
         runs.append(
             Run(
                 name,
                 [*files, "--out", str(target)],
-                "output_unwritable (output)",
+                message,
                 ErrorCode.OUTPUT_UNWRITABLE,
                 library=(gold_path, predictions_path, None),
                 expect_report=True,

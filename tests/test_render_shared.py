@@ -248,7 +248,7 @@ def test_reading_and_rendering_a_shared_report_does_not_load_the_solver(
         "for fmt in FORMATS:\n"
         "    render(document, fmt, sort='rate')\n"
         "light = {'chartscore.disclosure', 'chartscore.disclosure.rule',\n"
-        "    'chartscore.disclosure.shared'}\n"
+        "    'chartscore.disclosure.shared', 'chartscore.disclosure.solver'}\n"  # checks on call
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'\n"
         "    or (m.startswith('chartscore.disclosure') and m not in light))\n"
         "print(loaded)\n"
@@ -384,3 +384,34 @@ def test_an_interval_beside_a_suppressed_part_is_never_shown(
         for bound in interval:
             assert format_number(bound) not in text and repr(bound) not in text, where
     assert f"suppressed/{metric['total_count']}" in render(edited, "markdown")
+
+
+def test_a_metric_with_no_trials_reads_no_trials_even_with_its_success_count_withheld() -> None:
+    # Suppression may hide the success count of a metric with no trials (it is 0 of 0
+    # anyway): the reader is told it has no trials, not shown "suppressed/0".
+    from chartscore import GoldField, Prediction, score
+
+    gold = [GoldField(f"c{i}", "note.text", "text", "x") for i in range(3)]  # all answerable
+    report = score(gold, [Prediction(f"c{i}", "note.text", "x") for i in range(3)])
+    metric = "unanswerable_answer"
+    assert report.by_field["note.text"].metrics[metric].total_count == 0
+    hidden = {
+        (kind, name, f"{metric}.success_count")
+        for kind, name in (("field", "note.text"), ("field_type", "text"), ("overall", ""))
+    }
+    document = json.loads(report.to_json())
+    shared = shared_from_report(document, {"note.text": "text"}, 11, hidden, ())
+    shared = SharedReport.from_json(shared.to_json())
+    assert shared.by_field["note.text"].metrics[metric].success_count is None
+    for fmt in ("table", "markdown", "html"):
+        text = render(shared, fmt)
+        assert "suppressed/0" not in text, fmt
+        assert "no trials" in text, fmt
+    table = render(shared, "table")
+    row = next(line for line in table.splitlines() if line.startswith("note.text"))
+    error_rows = table.split("Errors (lower is better)", 1)[1]
+    row = next(line for line in error_rows.splitlines() if line.startswith("note.text"))
+    assert "no trials" in row and "suppressed" not in row.split()[2:4]
+    # The CSV keeps the document's cells: the success count is withheld, the total is 0.
+    csv_row = csv_rows(render(shared, "csv"))[("field", "note.text", metric)]
+    assert (csv_row["success_count"], csv_row["total_count"]) == ("", "0")

@@ -14,6 +14,9 @@ from __future__ import annotations
 import io
 import json
 import random
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -305,6 +308,94 @@ def test_the_solver_loads_only_when_a_report_is_shared_or_audited() -> None:
         "assert callable(audit) and again is audit and 'scipy' in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+# scipy is the optional extra chartscore[share]: a process where it cannot be imported.
+_WITHOUT_SCIPY = (
+    "import sys\n"
+    "for name in ('scipy', 'scipy.optimize', 'scipy.sparse'):\n"
+    "    sys.modules[name] = None  # import scipy now raises ImportError\n"
+)
+_INSTALL_LINE = (
+    "chartscore: error: missing_dependency: "
+    "sharing and auditing need scipy: pip install 'chartscore[share]'\n"
+)
+
+
+def _without_scipy(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT_SCIPY + code],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_scipy_is_the_share_extra_not_a_dependency() -> None:
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = pyproject["project"]
+    assert not any(d.startswith("scipy") for d in project["dependencies"])
+    extras = project["optional-dependencies"]
+    assert any(d.startswith("scipy") for d in extras["share"])
+    assert any(d.startswith("scipy") for d in extras["test"])  # the tests run the audit
+
+
+def test_without_scipy_share_and_audit_say_how_to_install_it(tmp_path: Path) -> None:
+    cohort = build_cohort(random.Random(4).choice, ["text"], 3)
+    gold, predictions, _ = cohort_files(cohort, tmp_path)
+    shared = tmp_path / "shared.json"
+    assert run(["share", "--gold", str(gold), "--predictions", str(predictions), "--out",
+                str(shared), "--jobs", "1"])[0] == 0  # fmt: skip
+    target = tmp_path / "again.json"
+    for argv in (
+        ["share", "--gold", str(gold), "--predictions", str(predictions), "--out", str(target)],
+        ["audit", str(shared)],
+    ):
+        code = f"from chartscore.cli import main\nsys.exit(main({argv!r}))\n"
+        result = _without_scipy(code, tmp_path)
+        assert (result.returncode, result.stdout, result.stderr) == (1, "", _INSTALL_LINE), argv
+    assert not target.exists()
+
+
+def test_without_scipy_the_library_says_how_to_install_it(tmp_path: Path) -> None:
+    cohort = build_cohort(random.Random(4).choice, ["text"], 3)
+    gold, predictions, _ = cohort_files(cohort, tmp_path)
+    code = (
+        "import chartscore, chartscore.disclosure\n"
+        "from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction\n"
+        "calls = [\n"
+        "    lambda: chartscore.share([GoldField('c1', 'a.b', 'text', 'x')],\n"
+        "                             [Prediction('c1', 'a.b', 'x')]),\n"
+        f"    lambda: chartscore.share_files({str(gold)!r}, {str(predictions)!r}),\n"
+        "    lambda: chartscore.disclosure.audit,\n"
+        "]\n"
+        "for call in calls:\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ChartscoreError as error:\n"
+        "        assert error.code is ErrorCode.MISSING_DEPENDENCY, error\n"
+        "        assert error.__context__ is None and error.__cause__ is None\n"
+        "        print(error)\n"
+        "    else:\n"
+        "        raise AssertionError('no error')\n"
+    )
+    result = _without_scipy(code, tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == "missing_dependency\n" * 3
+
+
+def test_without_scipy_the_demo_score_and_render_work(tmp_path: Path) -> None:
+    # README's first command, pip install . && chartscore demo, installs no scipy.
+    code = (
+        "from chartscore.cli import main\n"
+        "assert main(['demo']) == 0\n"
+        "assert 'scipy' not in sys.modules or sys.modules['scipy'] is None\n"
+    )
+    result = _without_scipy(code, tmp_path)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert "all fields" in result.stdout
 
 
 class Terminal(io.StringIO):

@@ -43,9 +43,10 @@ from chartscore.comparison import (
 )
 from chartscore.demo import demo_summary, run_demo
 from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.solver import require_solver
 from chartscore.documents import Document
 from chartscore.engine import score_dask
-from chartscore.errors import ChartscoreError, ErrorCode, describe
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, describe, with_hint
 from chartscore.gates import Gate, evaluate
 from chartscore.io.files import (
     compare_files,
@@ -329,11 +330,22 @@ def _share(args: argparse.Namespace, streams: Streams) -> int:
 
 def _audit(args: argparse.Namespace, streams: Streams) -> int:
     """``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
-    # scipy (the solver) loads here, for this command only.
+    # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
+    require_solver()
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
 
     document_path = _input(args.shared)
-    result = audit(SharedReport.from_json(read_document_bytes(document_path)))
+    data = read_document_bytes(document_path)
+    wrong_format: ChartscoreError | None = None
+    try:
+        shared = SharedReport.from_json(data)
+    except ChartscoreError as error:
+        if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
+            raise
+        wrong_format = error
+    if wrong_format is not None:  # a report or a comparison, say: raised outside the handler
+        raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+    result = audit(shared)
     write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
     return result.exit_status
 

@@ -98,6 +98,8 @@ class ErrorCode(enum.StrEnum):
     NO_PART_FILES = "no_part_files"
     ENGINE_UNAVAILABLE = "engine_unavailable"
     ENGINE_FAILED = "engine_failed"
+    # Optional packages.
+    MISSING_DEPENDENCY = "missing_dependency"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -168,7 +170,56 @@ _DESCRIPTIONS: dict[str, str] = {
     "no_part_files": "the pattern or list of part files names no file",
     "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
     "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
+    "missing_dependency": "sharing and auditing need scipy: pip install 'chartscore[share]'",
 }
+
+
+class ErrorHint(enum.StrEnum):
+    """A closed sentence added to an error when chartscore can tell the likely cause.
+
+    Each is decided from the shape of the inputs (which input failed, on which
+    line, with which code), never from their content, and shown after the
+    location: ``missing_key (gold line 1, key field_type; gold and predictions
+    may be swapped)``.
+    """
+
+    JSON_LINES_EXPECTED = "JSON Lines expected: one JSON object per line, not CSV or a JSON array"
+    INPUTS_SWAPPED = "gold and predictions may be swapped"
+    SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
+    OUTPUT_FOLDER_MISSING = "the output folder does not exist"
+
+
+GATE_KEYS: Final = (
+    "slice",
+    "metric",
+    "level",
+    "min_lower",
+    "max_upper",
+    "min_difference_lower",
+    "max_difference_upper",
+)
+"""The keys of a gate in a gates file (:mod:`chartscore.gates`), in documented order."""
+
+# A name from a gates file (developer-authored, no patient data) is shown only
+# when it is a plain word: no spaces, quotes or control characters to mislead a terminal.
+_PLAIN_WORD: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:-]{0,79}")
+
+
+def _plain_word(value: object) -> str | None:
+    return value if type(value) is str and _PLAIN_WORD.fullmatch(value) else None
+
+
+def _valid_range(value: object) -> tuple[float, float] | None:
+    if type(value) is not tuple or len(value) != 2:
+        return None
+    low, high = value
+    if all(type(bound) in (int, float) and abs(bound) <= 1 for bound in (low, high)):
+        return (float(low), float(high))
+    return None
+
+
+def _bound(value: float) -> str:
+    return f"{value:g}"
 
 
 def describe(code: ErrorCode) -> str:
@@ -205,7 +256,8 @@ class ChartscoreError(ValueError):
     Attributes:
         code: The :class:`ErrorCode` naming what went wrong.
         input: Which input it concerns, if any.
-        line: The 1-based line of that input, for JSON Lines files.
+        line: The 1-based line of that input, for JSON Lines files; for a gate,
+            the line of the gates file where the gate's ``[[gate]]`` starts.
         item: The 0-based position in a caller's collection (``score()``'s
             gold or predictions) of the item that failed, if known.
         part: The 1-based part file of that input, in sorted path order, when
@@ -214,12 +266,22 @@ class ChartscoreError(ValueError):
             about a field id that is itself valid.
         key: A key name of the file format (``field_type``, ``uncertainty``,
             ...), for ``missing_key`` and ``unknown_key``; never a key the
-            format does not define.
+            format does not define, except in a gates file (see below).
         gate: The 1-based number of the gate a gates-file error concerns.
+        setting: For a gate, which of its settings is wrong: one of
+            :data:`GATE_KEYS` (``slice``, ``metric``, ``level`` or a rule).
+        given: For a gate, the slice, metric or level the gates file gave,
+            when it is a plain word.
+        valid_range: For a gate's threshold, the range its rule allows.
+        hint: An :class:`ErrorHint`: the likely cause, when chartscore can tell.
 
     The constructor takes no free text, so a message can never carry data:
     each location argument is kept only when it is of the expected kind
-    (an int, a valid field id, a format key), and dropped otherwise.
+    (an int, a valid field id, a format key, a closed hint), and dropped
+    otherwise. Gates files are written by developers and hold no patient
+    data, so a gates error (``gate`` given, or ``input`` gates) may also name
+    a key, slice, metric or level the file holds, when it is a plain word
+    (letters, digits, ``_ . : -``, at most 80 characters).
     """
 
     code: ErrorCode
@@ -230,6 +292,10 @@ class ChartscoreError(ValueError):
     key: str | None
     gate: int | None
     part: int | None
+    setting: str | None
+    given: str | None
+    valid_range: tuple[float, float] | None
+    hint: ErrorHint | None
 
     def __init__(
         self,
@@ -242,6 +308,10 @@ class ChartscoreError(ValueError):
         item: int | None = None,
         gate: int | None = None,
         part: int | None = None,
+        setting: str | None = None,
+        given: str | None = None,
+        valid_range: tuple[float, float] | None = None,
+        hint: ErrorHint | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
@@ -250,32 +320,58 @@ class ChartscoreError(ValueError):
         self.part = part if type(part) is int and part > 0 else None
         # Only a valid schema field id may appear; anything else could be data.
         self.field_id = field_id if valid_field_id(field_id) else None
-        # Only the format's own key names: an input's other keys could be data.
-        self.key = key if type(key) is str and key in FORMAT_KEYS else None
         self.gate = gate if type(gate) is int else None
+        in_gates = self.gate is not None or self.input is InputKind.GATES
+        # Only the format's own key names: an input's other keys could be data.
+        # A gates file holds no data: its keys are shown when they are plain words.
+        if type(key) is str and key in FORMAT_KEYS:
+            self.key = key
+        else:
+            self.key = _plain_word(key) if in_gates else None
+        self.setting = setting if in_gates and setting in GATE_KEYS else None
+        self.given = _plain_word(given) if self.setting is not None else None
+        self.valid_range = _valid_range(valid_range) if self.setting is not None else None
+        self.hint = hint if type(hint) is ErrorHint else None
         super().__init__(self._message())
 
     def _message(self) -> str:
         where = []
-        if self.input is not None:
+        if self.input is not None and self.gate is None:
             where.append(str(self.input))
         if self.part is not None:
             where.append(f"part {self.part}")
-        if self.line is not None:
+        if self.line is not None and self.gate is None:
             where.append(f"line {self.line}")
         if self.item is not None:
             where.append(f"item {self.item}")
         if self.gate is not None:
-            where.append(f"gate {self.gate}")
+            on_line = "" if self.line is None else f" on line {self.line}"
+            where.append(f"gate {self.gate}{on_line}")
         if self.field_id is not None:
             where.append(f"field {self.field_id}")
         text = " ".join(where)
         if self.key is not None:
             text = f"{text}, key {self.key}" if text else f"key {self.key}"
+        details = [detail for detail in (self._setting_text(), self.hint) if detail]
+        if details:
+            text = "; ".join([text, *details]) if text else "; ".join(details)
         return f"{self.code}" + (f" ({text})" if text else "")
 
+    def _setting_text(self) -> str | None:
+        if self.setting is None:
+            return None
+        if self.valid_range is not None:
+            low, high = (_bound(bound) for bound in self.valid_range)
+            return f"{self.setting} must be a number from {low} to {high}"
+        if self.given is not None:
+            return f"unknown {self.setting} {self.given}"
+        return f"unknown {self.setting}"
+
     def __reduce__(self) -> tuple[object, ...]:
-        location = (
+        return (_rebuild, (self.code, self._location()))
+
+    def _location(self) -> _Location:
+        return (
             self.input,
             self.line,
             self.field_id,
@@ -283,17 +379,30 @@ class ChartscoreError(ValueError):
             self.item,
             self.gate,
             self.part,
+            self.setting,
+            self.given,
+            self.valid_range,
+            self.hint,
         )
-        return (_rebuild, (self.code, location))
 
 
-def _rebuild(
-    code: ErrorCode,
-    location: tuple[
-        InputKind | None, int | None, str | None, str | None, int | None, int | None, int | None
-    ],
-) -> ChartscoreError:
-    input_kind, line, field_id, key, item, gate, part = location
+_Location = tuple[
+    InputKind | None,
+    int | None,
+    str | None,
+    str | None,
+    int | None,
+    int | None,
+    int | None,
+    str | None,
+    str | None,
+    tuple[float, float] | None,
+    ErrorHint | None,
+]
+
+
+def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
+    input_kind, line, field_id, key, item, gate, part, setting, given, valid_range, hint = location
     return ChartscoreError(
         code,
         input=input_kind,
@@ -303,7 +412,16 @@ def _rebuild(
         item=item,
         gate=gate,
         part=part,
+        setting=setting,
+        given=given,
+        valid_range=valid_range,
+        hint=hint,
     )
+
+
+def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
+    """A new error like ``error`` with ``hint`` added (raise it outside any handler)."""
+    return _rebuild(error.code, (*error._location()[:-1], hint))
 
 
 def fail(

@@ -48,7 +48,7 @@ from chartscore.comparison import (
     Comparison,
     ComparisonSlice,
 )
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.errors import GATE_KEYS, ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
 
 EXIT_GATES_PASSED: Final = 0
@@ -68,8 +68,12 @@ GATEABLE_METRICS: Final = frozenset(
 """Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system."""
 
 _S = TypeVar("_S")
-_GATE_KEYS: Final = frozenset({"slice", "metric", "level", *RULES})
+_GATE_KEYS: Final = frozenset(GATE_KEYS)
 _TOML_LINE: Final = re.compile(r"\(at line (\d+), column \d+\)\Z")
+# A [[gate]] header on its own line (the key bare or quoted, a comment allowed after it).
+_GATE_HEADER: Final = re.compile(
+    r"""^[ \t]*\[\[[ \t]*(?:gate|"gate"|'gate')[ \t]*\]\][ \t]*(?:#.*)?$""", re.MULTILINE
+)
 
 
 # --------------------------------------------------------------------------- gates
@@ -81,6 +85,9 @@ class Gate:
 
     Attributes:
         number: Its 1-based position in the file (errors and the table name it).
+        line: The line of the gates file where its ``[[gate]]`` header stands
+            (errors name it), or None when that cannot be told (an inline
+            array of gates). Not part of a gate's equality.
         slice: ``"overall"``, ``"field:<field id>"`` or ``"type:<field type>"``.
         metric: A metric name, or ``"kappa"``.
         rule: One of :data:`RULES`.
@@ -94,6 +101,7 @@ class Gate:
     rule: str
     threshold: float
     level: str = "required"
+    line: int | None = attrs.field(default=None, eq=False)
 
     @property
     def required(self) -> bool:
@@ -165,31 +173,66 @@ def parse_gates(text: str) -> tuple[Gate, ...]:
     if code is not None:
         raise ChartscoreError(code, input=InputKind.GATES, line=line)
     assert isinstance(document, dict)
-    if set(document) - {"gate"}:
-        raise ChartscoreError(ErrorCode.UNKNOWN_KEY, input=InputKind.GATES)
+    unknown = [key for key in document if key != "gate"]
+    if unknown:
+        raise ChartscoreError(ErrorCode.UNKNOWN_KEY, input=InputKind.GATES, key=unknown[0])
     tables = document.get("gate")
     if not isinstance(tables, list) or not 1 <= len(tables) <= MAX_GATES:
         raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
-    return tuple(_gate(number, table) for number, table in enumerate(tables, start=1))
+    lines = gate_lines(text, len(tables))
+    return tuple(
+        _gate(number, table, line)
+        for number, (table, line) in enumerate(zip(tables, lines, strict=True), start=1)
+    )
 
 
-def _gate(number: int, table: object) -> Gate:
-    def fail(code: ErrorCode) -> ChartscoreError:
-        return ChartscoreError(code, gate=number)
+def gate_lines(text: str, count: int) -> list[int | None]:
+    """The line of each gate's ``[[gate]]`` header, so that errors can point at it.
+
+    TOML parsers give no positions, so the headers are found by a scan of the
+    lines. If the scan does not find exactly one header per gate (gates written
+    as an inline array, or a header-like line inside a multi-line string), no
+    line is given rather than a wrong one.
+    """
+    starts = [text.count("\n", 0, found.start()) + 1 for found in _GATE_HEADER.finditer(text)]
+    return list(starts) if len(starts) == count else [None] * count
+
+
+def _gate(number: int, table: object, line: int | None = None) -> Gate:
+    def fail(
+        code: ErrorCode,
+        *,
+        key: str | None = None,
+        setting: str | None = None,
+        given: object = None,
+        valid_range: tuple[float, float] | None = None,
+    ) -> ChartscoreError:
+        # The gates file holds no patient data: its names are shown (plain words only).
+        return ChartscoreError(
+            code,
+            gate=number,
+            line=line,
+            key=key,
+            setting=setting,
+            given=given if type(given) is str else None,
+            valid_range=valid_range,
+        )
 
     if not isinstance(table, dict):
         raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
-    if set(table) - _GATE_KEYS:
-        raise fail(ErrorCode.UNKNOWN_KEY)
-    if "slice" not in table or "metric" not in table:
-        raise fail(ErrorCode.MISSING_KEY)
+    unknown = [key for key in table if key not in _GATE_KEYS]
+    if unknown:
+        raise fail(ErrorCode.UNKNOWN_KEY, key=unknown[0])
+    for required in ("slice", "metric"):
+        if required not in table:
+            raise fail(ErrorCode.MISSING_KEY, key=required)
     where, metric, level = table["slice"], table["metric"], table.get("level", "required")
     if not (type(where) is str and _valid_slice(where)):
-        raise fail(ErrorCode.INVALID_GATE)
+        raise fail(ErrorCode.INVALID_GATE, setting="slice", given=where)
     if not (type(metric) is str and metric in GATEABLE_METRICS):
-        raise fail(ErrorCode.INVALID_GATE)
+        raise fail(ErrorCode.INVALID_GATE, setting="metric", given=metric)
     if not (type(level) is str and level in LEVELS):
-        raise fail(ErrorCode.INVALID_GATE)
+        raise fail(ErrorCode.INVALID_GATE, setting="level", given=level)
     rules = [rule for rule in RULES if rule in table]
     if len(rules) != 1 or not _rule_fits(rules[0], metric):
         raise fail(ErrorCode.INVALID_GATE_RULE)
@@ -201,12 +244,10 @@ def _gate(number: int, table: object) -> Gate:
         else 0.0
     )
     # Compare before converting: an int too large for a float cannot be in range.
-    if type(threshold) not in (int, float) or not low <= threshold <= 1.0:
-        raise fail(ErrorCode.INVALID_GATE_THRESHOLD)
-    value = float(threshold)
-    if not math.isfinite(value):
-        raise fail(ErrorCode.INVALID_GATE_THRESHOLD)
-    return Gate(number, where, metric, rule, value, level)
+    in_range = type(threshold) in (int, float) and low <= threshold <= 1.0
+    if not (in_range and math.isfinite(float(threshold))):
+        raise fail(ErrorCode.INVALID_GATE_THRESHOLD, setting=rule, valid_range=(low, 1.0))
+    return Gate(number, where, metric, rule, float(threshold), level, line)
 
 
 def _valid_slice(where: str) -> bool:
@@ -379,7 +420,7 @@ def _figure(document: Document, gate: Gate) -> float | None:
         interval = _comparison_interval(part, gate)
     else:
         if gate.is_difference:
-            raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number)
+            raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
         report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
         interval = _report_interval(report_part, gate)
     if interval is None:
@@ -394,12 +435,14 @@ def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], g
     part = (by_field if kind == "field" else by_type).get(name)
     if part is None:
         field_id = name if kind == "field" else None  # a type name is not a field id
-        raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, field_id=field_id)
+        raise ChartscoreError(
+            ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line, field_id=field_id
+        )
     return part
 
 
 def _missing_metric(gate: Gate) -> ChartscoreError:
-    return ChartscoreError(ErrorCode.GATE_METRIC_MISSING, gate=gate.number)
+    return ChartscoreError(ErrorCode.GATE_METRIC_MISSING, gate=gate.number, line=gate.line)
 
 
 def _report_interval(part: ReportSlice, gate: Gate) -> tuple[float, float] | None:

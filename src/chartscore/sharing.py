@@ -8,7 +8,8 @@ to :func:`chartscore.disclosure.share` and dropped. Only the shared report
 comes out.
 
 :mod:`chartscore.disclosure` imports scipy (about a second); it is imported
-when a report is shared, not when chartscore is.
+when a report is shared, not when chartscore is. scipy is the optional extra
+``chartscore[share]``: without it, sharing fails first with ``missing_dependency``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
+from chartscore.disclosure.solver import require_solver
 from chartscore.io.files import Progress, feed_files, resolve_schema
 from chartscore.io.inputs import InputPath
 from chartscore.model import GoldField, Prediction
@@ -60,10 +62,12 @@ def share(
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score`;
-            ``invalid_min_cell``; ``disclosure_audit_failed`` if the result
-            would fail its own audit (a bug: nothing is returned).
+            ``invalid_min_cell``; ``missing_dependency`` without scipy
+            (``pip install 'chartscore[share]'``); ``disclosure_audit_failed``
+            if the result would fail its own audit (a bug: nothing is returned).
     """
     check_min_cell(min_cell)
+    require_solver()
     scorer = CaseTrackingScorer(
         None if schema is None else to_schema(schema), extra_predictions=extra_predictions
     )
@@ -104,6 +108,7 @@ def share_files(
             :func:`share`.
     """
     check_min_cell(min_cell)
+    require_solver()
     scorer = CaseTrackingScorer(resolve_schema(schema), extra_predictions=extra_predictions)
     feed_files(
         scorer,

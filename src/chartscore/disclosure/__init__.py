@@ -24,6 +24,7 @@ from chartscore.disclosure.shared import (
     SharedReport,
     SharedSlice,
 )
+from chartscore.disclosure.solver import require_solver
 
 if TYPE_CHECKING:
     from chartscore.disclosure.attack import AuditResult, AuditRow, audit
@@ -45,6 +46,7 @@ def __getattr__(name: str) -> object:
     module = _SOLVER_MODULES.get(name)
     if module is None:
         raise AttributeError(name)
+    require_solver()  # missing_dependency, not an ImportError, without chartscore[share]
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # once loaded, an ordinary attribute
     return value

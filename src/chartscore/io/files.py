@@ -9,12 +9,12 @@ written by :mod:`chartscore.io.output`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
-from chartscore.comparison import Comparison
+from chartscore.comparison import Comparison, PairedTally
 from chartscore.documents import MAX_DOCUMENT_BYTES, Document, load_document
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, with_hint
 from chartscore.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction, located
 from chartscore.io.inputs import (
@@ -25,7 +25,7 @@ from chartscore.io.inputs import (
     open_input,
     read_whole,
 )
-from chartscore.io.jsonl import ByteReader, iter_batches
+from chartscore.io.jsonl import ByteReader, iter_batches, iter_objects
 from chartscore.io.output import write_atomic
 from chartscore.io.parallel import PredictionReader
 from chartscore.io.records import gold_row, prediction_row
@@ -188,6 +188,31 @@ def feed_files(
     predictions_where = input_path(predictions, InputKind.PREDICTIONS)
     if isinstance(gold_where, StandardInput) and isinstance(predictions_where, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.PREDICTIONS)
+    failure: ChartscoreError | None = None
+    try:
+        _feed_both(
+            scorer,
+            gold_where,
+            predictions_where,
+            progress=progress,
+            parallel=parallel,
+            strict_schema=strict_schema,
+        )
+    except ChartscoreError as error:
+        failure = error
+    if failure is not None:  # raised outside the handler: no context
+        raise explained(failure, [(predictions_where, InputKind.PREDICTIONS)])
+
+
+def _feed_both(
+    scorer: Scorer,
+    gold_where: str | StandardInput,
+    predictions_where: str | StandardInput,
+    *,
+    progress: Progress | None,
+    parallel: bool,
+    strict_schema: bool,
+) -> None:
     reader: PredictionReader | None = None
     opened: InputStream | None = None
     deferred: ChartscoreError | None = None
@@ -288,6 +313,20 @@ def compare_files(
     if sum(isinstance(where, StandardInput) for where in wheres) > 1:
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
     scorer = PairedScorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    failure: ChartscoreError | None = None
+    try:
+        tally = _compare_streams(scorer, wheres, progress)
+    except ChartscoreError as error:
+        failure = error
+    if failure is not None:  # raised outside the handler: no context
+        others = [(wheres[1], InputKind.BASELINE), (wheres[2], InputKind.CANDIDATE)]
+        raise explained(failure, others)
+    return Comparison.from_tally(tally)
+
+
+def _compare_streams(
+    scorer: PairedScorer, wheres: list[str | StandardInput], progress: Progress | None
+) -> PairedTally:
     with collector_paused():
         with open_input(wheres[0], InputKind.GOLD) as stream:
             feed_gold(scorer, stream, progress)
@@ -305,8 +344,55 @@ def compare_files(
                     add=add,
                     progress=progress,
                 )
-        tally = scorer.paired_tally()
-    return Comparison.from_tally(tally)
+        return scorer.paired_tally()
+
+
+_JSON_LINES_CODES: Final = frozenset({ErrorCode.INVALID_JSON, ErrorCode.NOT_AN_OBJECT})
+_LINE_INPUTS: Final = frozenset(
+    {InputKind.GOLD, InputKind.PREDICTIONS, InputKind.BASELINE, InputKind.CANDIDATE}
+)
+
+
+def explained(
+    error: ChartscoreError, predictions: Sequence[tuple[str | StandardInput, InputKind]]
+) -> ChartscoreError:
+    """``error`` with a hint when the shape of the failure tells the likely cause.
+
+    Decided from the code, the input and the line, and (for a swap) whether the
+    first record of a predictions file has a ``field_type``: never shown, so
+    nothing of the data reaches the message.
+
+    - An ``invalid_json`` or ``not_an_object`` on line 1 of a JSON Lines input:
+      a CSV file or a JSON array (``json_lines_expected``).
+    - Gold's first record lacks ``field_type`` while a predictions file's has
+      one: the two files given the wrong way round (``inputs_swapped``).
+    """
+    if error.hint is not None or error.line != 1 or error.input not in _LINE_INPUTS:
+        return error
+    if error.code in _JSON_LINES_CODES:
+        return with_hint(error, ErrorHint.JSON_LINES_EXPECTED)
+    swapped = (
+        error.input is InputKind.GOLD
+        and error.code is ErrorCode.MISSING_KEY
+        and error.key == "field_type"
+        and any(_first_record_has_field_type(where, kind) for where, kind in predictions)
+    )
+    return with_hint(error, ErrorHint.INPUTS_SWAPPED) if swapped else error
+
+
+def _first_record_has_field_type(where: str | StandardInput, kind: InputKind) -> bool:
+    """Whether a file's first record has gold's ``field_type`` key (standard input is not read)."""
+    if isinstance(where, StandardInput):
+        return False
+    found = False
+    try:
+        with open_input(where, kind) as stream:
+            for _, record in iter_objects(stream, kind):
+                found = "field_type" in record
+                break
+    except ChartscoreError:
+        found = False  # unreadable or not JSON Lines: no hint
+    return found
 
 
 def load_gates(path: InputPath) -> tuple[Gate, ...]:

@@ -35,7 +35,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
 
 _TEMPORARY_PREFIX: Final = ".chartscore-"
@@ -55,8 +55,13 @@ class BinaryOutput(Protocol):
     def flush(self) -> None: ...
 
 
-def _unwritable() -> ChartscoreError:
-    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT)
+def _unwritable(hint: ErrorHint | None = None) -> ChartscoreError:
+    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT, hint=hint)
+
+
+def _no_folder() -> ChartscoreError:
+    """The target's folder does not exist (or is not a folder): said, the path never shown."""
+    return _unwritable(ErrorHint.OUTPUT_FOLDER_MISSING)
 
 
 def write_output(
@@ -108,8 +113,8 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
         ChartscoreError: ``output_is_input`` (the target is an input, by any
             name, link or hard link), ``output_unwritable`` (it ends with a
             separator, exists but is not a regular file (a symbolic link, a
-            device, a directory, a FIFO), or its directory does not exist), or
-            ``invalid_path``.
+            device, a directory, a FIFO), or its folder does not exist (the
+            error's hint says so), or ``invalid_path``.
     """
     text = input_path(out, InputKind.OUTPUT)
     if isinstance(text, StandardInput):
@@ -124,14 +129,14 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
     problem = False
     try:
         status = os.lstat(text)  # the name itself: a link is not a regular file
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no such file, or no such folder
         status = None
     except (OSError, ValueError):
         problem = True
     if problem or (status is not None and not stat.S_ISREG(status.st_mode)):
         raise _unwritable()
     if not os.path.isdir(os.path.dirname(os.path.abspath(text))):
-        raise _unwritable()
+        raise _no_folder()
     return text
 
 
@@ -235,7 +240,7 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
     if failed:
-        raise _unwritable()
+        raise _unwritable() if os.path.isdir(directory) else _no_folder()
 
 
 def _sync_directory(directory: str) -> None:

@@ -17,6 +17,20 @@ NO_TRIALS = "no trials"
 UNDEFINED = "undefined"
 
 
+def no_trials(estimate: Estimate) -> bool:
+    """A rate with no trials: read as ``no trials``, even if its success count was withheld.
+
+    A shared report may withhold the success count of a metric with 0 trials
+    (it can only be 0); ``suppressed/0`` would hide the one fact that matters.
+    """
+    return estimate.kind is Kind.RATE and estimate.total_count == 0
+
+
+def withheld_rate(estimate: Estimate) -> bool:
+    """A rate that a disclosure rule withheld and that had trials: shown as its counts only."""
+    return estimate.kind is Kind.RATE and estimate.suppressed and not no_trials(estimate)
+
+
 def count_text(count: int | None) -> str:
     """A count, or ``suppressed`` for None."""
     return SUPPRESSED if count is None else str(count)
@@ -63,6 +77,8 @@ def fraction_text(estimate: Estimate) -> str:
     """``k/n`` for a rate (a None part as ``suppressed``); ``n pairs`` for kappa; else ``""``."""
     k, n = estimate.success_count, estimate.total_count
     if estimate.kind is Kind.RATE:
+        if no_trials(estimate) and k is None:
+            return ""  # the rest says "no trials"
         if k is None and n is None:
             return SUPPRESSED
         return f"{count_text(k)}/{count_text(n)}"
@@ -79,6 +95,8 @@ def value_text(estimate: Estimate) -> str:
     """
     value = estimate.value
     if value is None:
+        if no_trials(estimate):
+            return NO_TRIALS
         if estimate.suppressed:
             return SUPPRESSED
         if estimate.kind is Kind.RATE:
@@ -118,7 +136,7 @@ def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     (``no trials``, ``undefined``); a suppressed rate is its fraction alone.
     """
     fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
-    if estimate.kind is Kind.RATE and estimate.suppressed:
+    if withheld_rate(estimate):
         return (fraction, "", "")
     if estimate.value is None:
         return (fraction, "", value_text(estimate))
@@ -129,8 +147,9 @@ def estimate_text(estimate: Estimate) -> str:
     """One line for an estimate.
 
     A rate reads ``13/20 65% [43-82]``; a kappa ``0.43 [0.01, 0.85]``; a
-    difference ``+5 pp [-3, +12]``. With no trials: ``0/0 no trials``; a
-    suppressed rate shows its counts with ``suppressed`` for the withheld ones.
+    difference ``+5 pp [-3, +12]``. With no trials: ``0/0 no trials`` (``no
+    trials`` alone when the success count was withheld); a suppressed rate shows
+    its counts with ``suppressed`` for the withheld ones.
     """
     return " ".join(part for part in estimate_parts(estimate) if part)
 

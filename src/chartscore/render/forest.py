@@ -22,7 +22,7 @@ from typing import Final
 
 import attrs
 
-from chartscore.render._numbers import estimate_parts, estimate_text, fraction_text
+from chartscore.render._numbers import estimate_parts, estimate_text, fraction_text, no_trials
 from chartscore.render.table import wrap_label
 from chartscore.render.view import Estimate, Kind, Plot, PlotRow
 
@@ -123,7 +123,7 @@ def _mark(row: PlotRow, axis: _Axis, y: float, plot_title: str) -> list[str]:
     value, interval = estimate.value, estimate.interval
     if value is None or interval is None:
         classes.append("empty")
-    if estimate.suppressed:
+    if estimate.suppressed and not no_trials(estimate):
         classes.append("suppressed")
     attributes = (
         f'class="{" ".join(classes)}" data-slice="{escape(estimate.slice)}" '

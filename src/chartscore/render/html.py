@@ -12,7 +12,14 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
-from chartscore.render._numbers import cell_text, fraction_text, interval_text, value_text
+from chartscore.render._numbers import (
+    cell_text,
+    fraction_text,
+    interval_text,
+    no_trials,
+    value_text,
+    withheld_rate,
+)
 from chartscore.render.forest import Geometry, forest_svg
 from chartscore.render.view import Cell, Estimate, Kind, Table, View
 
@@ -122,13 +129,13 @@ def _estimate_cell(estimate: Estimate) -> str:
     classes = ["estimate"]
     if estimate.error:
         classes.append("error")
-    if estimate.suppressed:
+    if estimate.suppressed and not no_trials(estimate):
         classes.append("suppressed")
     parts = []
     fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
     if fraction:
         parts.append(f'<span class="kn">{escape(fraction)}</span>')
-    if not (estimate.suppressed and estimate.kind is Kind.RATE):
+    if not withheld_rate(estimate):
         parts.append(f'<span class="rate">{escape(value_text(estimate))}</span>')
         interval = interval_text(estimate)
         if interval:
