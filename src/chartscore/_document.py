@@ -55,7 +55,8 @@ def parse(text: str | bytes) -> object:
     """Decode ``text`` as strict JSON.
 
     Args:
-        text: The document, as ``str`` or UTF-8 ``bytes``.
+        text: The document, as exactly a ``str`` or UTF-8 ``bytes`` (anything
+            else, a subclass included, is ``invalid_report``).
 
     Returns:
         The decoded value: dicts, lists, strings, ints, floats, bools and None.
@@ -65,7 +66,8 @@ def parse(text: str | bytes) -> object:
             invalid UTF-8 or syntax, NaN or Infinity, a number beyond the double
             range, a duplicate key or nesting too deep to decode.
     """
-    if not isinstance(text, str | bytes):
+    # By exact type: a str subclass's methods (which json.loads calls) are the caller's code.
+    if type(text) is not str and type(text) is not bytes:
         invalid()
     document: object = None
     failed = False

@@ -64,7 +64,7 @@ _GOLD_KEY = {
     FieldType.DATE: date_key,
     # An ordinal gold value must name a schema level; without the schema we can
     # only require a level-shaped value (an int or a string).
-    FieldType.ORDINAL: lambda v: v if type(v) in (int, str) else None,
+    FieldType.ORDINAL: lambda v: v if (type(v) is int or type(v) is str) else None,
     FieldType.MULTI: multi_key,
 }
 

@@ -232,7 +232,7 @@ class SharedReport:
         """Read a shared report back, strictly.
 
         Args:
-            text: The document as ``str`` or UTF-8 ``bytes``.
+            text: The document as exactly a ``str``, or UTF-8 ``bytes``.
 
         Returns:
             The report; ``to_json()`` gives the canonical bytes again.
@@ -344,13 +344,15 @@ def _finite(literal: str) -> float:
 
 def _parse(text: str | bytes) -> object:
     # Strict JSON; any failure becomes invalid_report with no chained exception.
+    # By exact type: a str subclass's methods (which json.loads calls) are the caller's code.
+    kind: type = type(text)
+    if kind is not str and kind is not bytes and kind is not bytearray:
+        _invalid()
     document: object = None
     failed = False
     try:
-        if isinstance(text, bytes | bytearray):
-            text = bytes(text).decode("utf-8")
-        if not isinstance(text, str):
-            raise _RefusedError
+        if kind is not str:
+            text = bytes(text).decode("utf-8")  # type: ignore[arg-type]
         document = json.loads(
             text,
             object_pairs_hook=_unique,
@@ -378,9 +380,9 @@ def _count(value: object, *, nullable: bool = True) -> int | None:
 
 
 def _number(value: object, low: float, high: float) -> float:
-    if type(value) not in (int, float) or not low <= value <= high:  # type: ignore[operator]
+    if (type(value) is not int and type(value) is not float) or not low <= value <= high:
         _invalid()
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _interval(value: object, low: float, high: float) -> Interval | None:
