@@ -127,7 +127,7 @@ def _hostiles(valid: object) -> list[object]:
 def _planted(valid: object, depth: int = 0) -> Iterator[object]:
     """``valid`` with a hostile object in its place, or in one item or value of it."""
     yield from _hostiles(valid)
-    if depth >= 2:
+    if depth >= 3:
         return
     if type(valid) is list:
         for index, item in enumerate(valid):
@@ -225,6 +225,8 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
             },
         ),
         "Prediction.from_dict": (Prediction.from_dict, {"row": prediction_row}),
+        "GoldField.from_rows": (GoldField.from_rows, {"rows": [gold_row, gold_row]}),
+        "Prediction.from_rows": (Prediction.from_rows, {"rows": [prediction_row]}),
         "EvidenceChain": (
             EvidenceChain,
             {
@@ -279,6 +281,8 @@ _SLOTS = [
     ("GoldField.from_dict", ["row"]),
     ("Prediction", ["case_id", "field_id", "value", "normalized_fact_digest", "evidence_chain"]),
     ("Prediction.from_dict", ["row"]),
+    ("GoldField.from_rows", ["rows"]),
+    ("Prediction.from_rows", ["rows"]),
     (
         "EvidenceChain",
         [
