@@ -39,11 +39,12 @@ from chartscore import (
     share_files,
 )
 from chartscore.comparison import Comparison
-from chartscore.disclosure import SharedReport
+from chartscore.disclosure import SharedReport, audit
 from chartscore.documents import load_document
 from chartscore.gates import evaluate, parse_gates, parse_gates_bytes
-from chartscore.io import load_document_file, load_gates
-from chartscore.render import render
+from chartscore.io import check_output, load_document_file, load_gates, write_atomic, write_output
+from chartscore.render import render, render_view, report_view
+from chartscore.render.comparison_view import comparison_view
 
 from helpers import chain_dict, digest, write_jsonl
 
@@ -257,6 +258,21 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
         "evaluate": (evaluate, {"document": report, "gates": list(parse_gates(gates_text))}),
         "parse_gates": (parse_gates, {"text": gates_text}),
         "parse_gates_bytes": (parse_gates_bytes, {"data": gates_text.encode()}),
+        "render_view": (render_view, {"view": report_view(report), "fmt": "markdown"}),
+        "report_view": (report_view, {"report": report, "sort": "rate"}),
+        "comparison_view": (comparison_view, {"comparison": Comparison.from_json(comparison_text)}),
+        "SliceReport.metric": (report.overall.metric, {"name": "exact_agreement"}),
+        "SliceReport.count": (report.overall.count, {"name": "missing_count"}),
+        "Schema.get": (Schema.from_dict(schema_document).get, {"field_id": "f.x"}),
+        "Comparison.from_dict": (Comparison.from_dict, {"document": json.loads(comparison_text)}),
+        "SharedReport.from_dict": (SharedReport.from_dict, {"document": json.loads(shared_text)}),
+        "audit": (audit, {"document": shared_text}),
+        "write_atomic": (write_atomic, {"path": str(tmp / "out.json"), "data": b"{}"}),
+        "check_output": (check_output, {"out": str(tmp / "out.json"), "inputs": [gold_path]}),
+        "write_output": (
+            write_output,
+            {"data": b"{}", "out": str(tmp / "out.json"), "inputs": [gold_path]},
+        ),
     }
 
 
@@ -310,6 +326,18 @@ _SLOTS = [
     ("evaluate", ["document", "gates"]),
     ("parse_gates", ["text"]),
     ("parse_gates_bytes", ["data"]),
+    ("render_view", ["view", "fmt"]),
+    ("report_view", ["report", "sort"]),
+    ("comparison_view", ["comparison"]),
+    ("SliceReport.metric", ["name"]),
+    ("SliceReport.count", ["name"]),
+    ("Schema.get", ["field_id"]),
+    ("Comparison.from_dict", ["document"]),
+    ("SharedReport.from_dict", ["document"]),
+    ("audit", ["document"]),
+    ("write_atomic", ["path", "data"]),
+    ("check_output", ["out", "inputs"]),
+    ("write_output", ["data", "out", "inputs"]),
 ]
 CASES = [(entry, argument) for entry, arguments in _SLOTS for argument in arguments]
 

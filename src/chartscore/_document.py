@@ -85,6 +85,33 @@ def parse(text: str | bytes) -> object:
     return document
 
 
+def require_plain(document: object) -> None:
+    """Refuse anything but what ``json.loads`` gives, checked by exact type.
+
+    For a caller's already-parsed document (``from_dict``): exact ``dict``
+    objects with exact ``str`` keys, ``list``, ``str``, ``int``, ``float``,
+    ``bool`` and None. The readers then compare only those, so a caller's
+    object (a ``str`` subclass, a value whose ``__eq__`` raises) never runs
+    code while a document is checked.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` for any other value, anywhere in it.
+    """
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind is dict:
+            for key, item in value.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    invalid()
+                pending.append(item)
+        elif kind is list:
+            pending.extend(value)  # type: ignore[arg-type]
+        elif not (value is None or kind is str or kind is int or kind is float or kind is bool):
+            invalid()
+
+
 def check_format(document: object, name: str, version: int) -> dict[str, object]:
     """The document as a dict, once its ``format`` and ``format_version`` are known.
 

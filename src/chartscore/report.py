@@ -17,6 +17,7 @@ import attrs
 from chartscore import _document
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
+from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.errors import valid_field_id as is_valid_field_id
 from chartscore.stats import cohen_kappa, wilson_interval
 from chartscore.tally import (
@@ -45,6 +46,13 @@ _SCORER_VERSION = re.compile(
 """A PEP 440 version as chartscore writes it (lowercase local label), at most 64 characters."""
 
 Interval = tuple[float, float]
+
+
+def _name(name: object) -> str:
+    # A look-up key by exact type: a str subclass's __hash__ and __eq__ are the caller's code.
+    if type(name) is not str:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return name
 
 
 def read_scorer(value: object) -> str:
@@ -220,12 +228,22 @@ class SliceReport:
         return cls(counts=counts, metrics=metrics, kappa=kappa)
 
     def count(self, name: str) -> int:
-        """One of the six counts, e.g. ``"missing_count"``."""
-        return self.counts[name]
+        """One of the six counts, e.g. ``"missing_count"``.
+
+        Raises:
+            KeyError: ``name`` is not a count of this slice.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        return self.counts[_name(name)]
 
     def metric(self, name: str) -> MetricResult:
-        """One metric by name, e.g. ``"exact_agreement"``."""
-        return self.metrics[name]
+        """One metric by name, e.g. ``"exact_agreement"``.
+
+        Raises:
+            KeyError: ``name`` is not a metric of this slice.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        return self.metrics[_name(name)]
 
     def to_dict(self) -> dict[str, object]:
         """The slice as report JSON: counts, then each metric, then kappa if any."""

@@ -336,7 +336,12 @@ class Schema:
         return cls(fields=fields)
 
     def get(self, field_id: str) -> FieldSpec | None:
-        """The spec for ``field_id``, or None when the schema does not declare it."""
+        """The spec for ``field_id``, or None when the schema does not declare it.
+
+        Anything but an exact ``str`` is not declared (its ``__hash__`` is never asked).
+        """
+        if type(field_id) is not str:
+            return None
         return self.fields.get(field_id)
 
 

@@ -25,6 +25,7 @@ from typing import Final, NoReturn
 
 import attrs
 
+from chartscore._document import require_plain
 from chartscore._format import FIELD_ID_PATTERN
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
@@ -246,11 +247,22 @@ class SharedReport:
                 ``suppressed_count`` that does not match the nulls, ...). The
                 message never quotes the document.
         """
-        return cls.from_dict(_parse(text))
+        return cls._read(_parse(text))
 
     @classmethod
     def from_dict(cls, document: object) -> SharedReport:
-        """Validate parsed JSON as a shared report (see :meth:`from_json`)."""
+        """Validate parsed JSON as a shared report (see :meth:`from_json`).
+
+        Raises:
+            ChartscoreError: as :meth:`from_json`; ``invalid_report`` also for
+                any value that ``json.loads`` would not give (a ``str``
+                subclass, a tuple, a Decimal, ...), checked by exact type.
+        """
+        require_plain(document)
+        return cls._read(document)
+
+    @classmethod
+    def _read(cls, document: object) -> SharedReport:
         if type(document) is not dict:
             _invalid()
         if (

@@ -39,9 +39,10 @@ def render_view(view: View, fmt: str) -> str:
     """Lay out a :class:`View` in one format.
 
     Raises:
-        ChartscoreError: ``usage`` for a format not in :data:`FORMATS`.
+        ChartscoreError: ``usage`` for a format not in :data:`FORMATS`, or a
+            ``view`` that is not exactly a :class:`View`.
     """
-    if type(fmt) is not str or fmt not in RENDERERS:
+    if type(view) is not View or type(fmt) is not str or fmt not in RENDERERS:
         raise ChartscoreError(ErrorCode.USAGE)
     return RENDERERS[fmt](view)
 

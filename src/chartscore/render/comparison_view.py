@@ -23,6 +23,7 @@ from chartscore.comparison import (
     ComparisonSlice,
     PairedMetricResult,
 )
+from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.render.definitions import INTERVAL_NOTE, definition, title
 from chartscore.render.report_view import rate_estimate
 from chartscore.render.view import (
@@ -264,7 +265,13 @@ _ONE_FIELD_PER_TYPE: Final = (
 
 
 def comparison_view(comparison: Comparison) -> View:
-    """Lay out a comparison for people: difference plots, paired and unpaired tables, counts."""
+    """Lay out a comparison for people: difference plots, paired and unpaired tables, counts.
+
+    Raises:
+        ChartscoreError: ``usage`` when ``comparison`` is not exactly a Comparison.
+    """
+    if type(comparison) is not Comparison:
+        raise ChartscoreError(ErrorCode.USAGE)
     every_slice = _slices(comparison)
     slices = every_slice
     folded: tuple[str, ...] = ()
