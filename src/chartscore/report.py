@@ -48,6 +48,9 @@ _SCORER_VERSION = re.compile(
 Interval = tuple[float, float]
 
 
+_SLICE_KINDS: Final = ("overall", "field_type", "field")
+
+
 def _name(name: object) -> str:
     # A look-up key by exact type: a str subclass's __hash__ and __eq__ are the caller's code.
     if type(name) is not str:
@@ -211,8 +214,11 @@ class SliceReport:
         Raises:
             ChartscoreError: ``invalid_report`` for a missing count or core
                 metric, a key outside the slice vocabulary for ``kind``, or a
-                malformed count, metric or kappa.
+                malformed count, metric or kappa; ``usage`` for a ``kind``
+                that is not exactly one of the three.
         """
+        if type(kind) is not str or kind not in _SLICE_KINDS:
+            raise ChartscoreError(ErrorCode.USAGE)
         optional: tuple[str, ...] = ()
         if kind != "overall":
             optional = TYPE_METRICS + (("kappa",) if kind == "field" else ())
