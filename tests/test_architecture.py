@@ -171,7 +171,8 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "_document",
             },
         ),
-        ("gates", {"comparison", "report", "tally", "errors"}),
+        # documents: to take a document by its exact type (Report, SharedReport, Comparison).
+        ("gates", {"comparison", "documents", "report", "tally", "errors"}),
     ],
 )
 def test_comparison_modules_import_only_what_they_may(module: str, allowed: set[str]) -> None:

@@ -517,8 +517,10 @@ def test_arguments_are_checked_with_codes(tmp_path: Path) -> None:
         with pytest.raises(ChartscoreError) as caught:
             score_dask(gold, gold, **bad)  # type: ignore[arg-type]
         assert caught.value.code is ErrorCode.USAGE
-    with pytest.raises(ValueError, match="extra_predictions"):
-        score_dask(gold, gold, scheduler=SYNC, extra_predictions="skip")  # type: ignore[arg-type]
+    for bad in ({"extra_predictions": "skip"}, {"strict_schema": 1}):
+        with pytest.raises(ChartscoreError) as caught:
+            score_dask(gold, gold, scheduler=SYNC, **bad)  # type: ignore[arg-type]
+        assert caught.value.code is ErrorCode.USAGE
     with pytest.raises(ChartscoreError) as caught:
         score_dask([tmp_path / "absent.jsonl"], gold, scheduler=SYNC)
     assert str(caught.value) == "file_unreadable (gold part 1)"

@@ -4,15 +4,31 @@ entries, and the report key they add."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
+from chartscore import (
+    ChartscoreError,
+    ErrorCode,
+    GoldField,
+    Prediction,
+    Schema,
+    compare_files,
+    score,
+    score_files,
+    share,
+    share_files,
+)
+
+from helpers import write_jsonl
 
 GOLD = [
     GoldField("c1", "hx.smoking", "categorical", "former"),
     GoldField("c2", "hx.smoking", "categorical", None),
 ]
+GOLD_ROW = {"case_id": "c1", "field_id": "hx.smoking", "field_type": "categorical", "value": "x"}
 
 
 def test_extra_predictions_are_refused_by_default() -> None:
@@ -47,9 +63,56 @@ def test_duplicates_among_kept_predictions_are_still_refused() -> None:
     assert caught.value.code is ErrorCode.DUPLICATE_PREDICTION_KEY
 
 
-def test_unknown_extra_predictions_mode_is_refused() -> None:
-    with pytest.raises(ValueError):
-        score(GOLD, [], extra_predictions="skip")  # type: ignore[arg-type]
+class _Word(str):
+    """A str subclass: equal to the right word, but not exactly a str."""
+
+
+BAD_OPTIONS = [
+    # (option, value): each refused with usage, by every entry point that takes it.
+    ("extra_predictions", "skip"),
+    ("extra_predictions", "Error"),
+    ("extra_predictions", None),
+    ("extra_predictions", _Word("ignore")),
+    ("strict_schema", 1),
+    ("strict_schema", 0),
+    ("strict_schema", None),
+    ("strict_schema", "true"),
+]
+
+
+@pytest.mark.parametrize(("option", "value"), BAD_OPTIONS)
+def test_options_that_are_not_exactly_their_values_are_usage(
+    tmp_path: Path, option: str, value: object
+) -> None:
+    gold_path = write_jsonl(tmp_path / "gold.jsonl", [GOLD_ROW])
+    calls: list[Callable[..., object]] = [
+        lambda **bad: score(GOLD, [], **bad),
+        lambda **bad: share(GOLD, [], **bad),
+        lambda **bad: score_files(gold_path, gold_path, **bad),
+        lambda **bad: share_files(gold_path, gold_path, **bad),
+    ]
+    for call in calls:
+        with pytest.raises(ChartscoreError) as caught:
+            call(**{option: value})
+        assert caught.value.code is ErrorCode.USAGE
+        assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+@pytest.mark.parametrize("value", [1, 0, None, "yes"])
+def test_file_options_that_are_not_exactly_their_values_are_usage(
+    tmp_path: Path, value: object
+) -> None:
+    gold_path = write_jsonl(tmp_path / "gold.jsonl", [GOLD_ROW])
+    for call in (score_files, share_files):
+        with pytest.raises(ChartscoreError) as caught:
+            call(gold_path, gold_path, parallel=value)
+        assert caught.value.code is ErrorCode.USAGE
+    not_callable = value if value is not None else "print"
+    for call in (score_files, share_files, compare_files):
+        arguments = (gold_path,) * (3 if call is compare_files else 2)
+        with pytest.raises(ChartscoreError) as caught:
+            call(*arguments, progress=not_callable)
+        assert caught.value.code is ErrorCode.USAGE
 
 
 SCHEMA = {

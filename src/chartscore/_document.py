@@ -55,7 +55,8 @@ def parse(text: str | bytes) -> object:
     """Decode ``text`` as strict JSON.
 
     Args:
-        text: The document, as ``str`` or UTF-8 ``bytes``.
+        text: The document, as exactly a ``str`` or UTF-8 ``bytes`` (anything
+            else, a subclass included, is ``invalid_report``).
 
     Returns:
         The decoded value: dicts, lists, strings, ints, floats, bools and None.
@@ -65,7 +66,8 @@ def parse(text: str | bytes) -> object:
             invalid UTF-8 or syntax, NaN or Infinity, a number beyond the double
             range, a duplicate key or nesting too deep to decode.
     """
-    if not isinstance(text, str | bytes):
+    # By exact type: a str subclass's methods (which json.loads calls) are the caller's code.
+    if type(text) is not str and type(text) is not bytes:
         invalid()
     document: object = None
     failed = False
@@ -81,6 +83,33 @@ def parse(text: str | bytes) -> object:
     if failed:  # raised here, outside the except block, so no context is chained
         invalid()
     return document
+
+
+def require_plain(document: object) -> None:
+    """Refuse anything but what ``json.loads`` gives, checked by exact type.
+
+    For a caller's already-parsed document (``from_dict``): exact ``dict``
+    objects with exact ``str`` keys, ``list``, ``str``, ``int``, ``float``,
+    ``bool`` and None. The readers then compare only those, so a caller's
+    object (a ``str`` subclass, a value whose ``__eq__`` raises) never runs
+    code while a document is checked.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` for any other value, anywhere in it.
+    """
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        kind = type(value)
+        if kind is dict:
+            for key, item in value.items():  # type: ignore[attr-defined]
+                if type(key) is not str:
+                    invalid()
+                pending.append(item)
+        elif kind is list:
+            pending.extend(value)  # type: ignore[arg-type]
+        elif not (value is None or kind is str or kind is int or kind is float or kind is bool):
+            invalid()
 
 
 def check_format(document: object, name: str, version: int) -> dict[str, object]:

@@ -238,7 +238,7 @@ class FieldRule:
             return key
         key = self.gold_key(value)
         if key is None:
-            level_shaped = self.levels and type(value) in (int, str)
+            level_shaped = self.levels and (type(value) is int or type(value) is str)
             if level_shaped:
                 raise ChartscoreError(
                     ErrorCode.GOLD_OUTSIDE_SCHEMA, input=InputKind.GOLD, field_id=field_id

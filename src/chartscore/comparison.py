@@ -455,15 +455,20 @@ class Comparison:
                 (including JSON that is not strict: duplicate keys, NaN).
                 Never echoes the document.
         """
-        return cls.from_dict(_document.parse(text))  # type: ignore[arg-type]
+        document = _document.parse(text)
+        checked = _document.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        return _read_comparison(checked)
 
     @classmethod
     def from_dict(cls, document: Mapping[str, object]) -> Comparison:
         """Read a comparison from its parsed JSON; the checks of :meth:`from_json`.
 
         Raises:
-            ChartscoreError: ``unknown_report_format`` or ``invalid_report``.
+            ChartscoreError: ``unknown_report_format`` or ``invalid_report``
+                (also for any value that ``json.loads`` would not give: a
+                ``str`` subclass, a tuple, a Decimal, ...).
         """
+        _document.require_plain(document)
         checked = _document.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
         return _read_comparison(checked)
 

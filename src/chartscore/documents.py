@@ -21,6 +21,16 @@ Document = Report | SharedReport | Comparison
 """Any document chartscore writes and reads back."""
 
 
+def is_document(value: object) -> bool:
+    """Whether ``value`` is exactly a Report, SharedReport or Comparison.
+
+    By identity of its type: ``isinstance`` would run a proxy's ``__class__``,
+    and ``type(value) in (...)`` its metaclass's ``__eq__``.
+    """
+    kind = type(value)
+    return kind is Report or kind is SharedReport or kind is Comparison
+
+
 def load_document(text: str | bytes) -> Document:
     """Read a saved report, shared report or comparison, choosing the reader by its ``format``.
 

@@ -433,3 +433,40 @@ def fail(
 ) -> NoReturn:
     """Raise a :class:`ChartscoreError`; a one-liner for validators."""
     raise ChartscoreError(code, input=input, line=line, key=key)
+
+
+# Options of the library's entry points are read by their exact type: a caller's
+# object (a bool-like whose __bool__ raises, a str subclass whose __eq__ or
+# __hash__ raises) never runs code inside chartscore. Anything else is ``usage``.
+
+
+def flag_option(value: object) -> bool:
+    """``value`` when it is exactly ``True`` or ``False``.
+
+    Raises:
+        ChartscoreError: ``usage`` for anything else (``1``, ``numpy.bool_``, ...).
+    """
+    if value is not True and value is not False:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return value
+
+
+def word_option(value: object, words: tuple[str, ...]) -> str:
+    """``value`` when it is exactly a ``str`` and one of ``words``.
+
+    Raises:
+        ChartscoreError: ``usage`` for anything else (a ``str`` subclass included).
+    """
+    if type(value) is not str or value not in words:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return value
+
+
+def callback_option(value: object) -> None:
+    """Check that ``value`` is None or callable (``callable`` runs no caller code).
+
+    Raises:
+        ChartscoreError: ``usage`` for anything else.
+    """
+    if value is not None and not callable(value):
+        raise ChartscoreError(ErrorCode.USAGE)

@@ -29,7 +29,7 @@ A gate whose figure is null (no trials, an undefined kappa, a suppressed number)
 fails: it cannot be shown to pass. :func:`evaluate` returns the results; their
 exit status is 0 when every required gate passes and 3 when one fails.
 
-Value-free: imports only ``comparison``, ``report``, ``tally`` and ``errors``.
+Value-free: imports only ``comparison``, ``documents``, ``tally`` and ``errors``.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from chartscore.comparison import (
     Comparison,
     ComparisonSlice,
 )
+from chartscore.documents import is_document
 from chartscore.errors import GATE_KEYS, ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
 
@@ -131,8 +132,11 @@ def parse_gates_bytes(data: bytes) -> tuple[Gate, ...]:
     ``chartscore.io.load_gates`` reads the file; this checks what it read.
 
     Raises:
-        ChartscoreError: ``not_utf8`` (gates), or any code of :func:`parse_gates`.
+        ChartscoreError: ``invalid_gates`` when ``data`` is not exactly
+            ``bytes``; ``not_utf8`` (gates); or any code of :func:`parse_gates`.
     """
+    if type(data) is not bytes:
+        raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
     text = ""
     failed = False
     try:
@@ -244,7 +248,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
         else 0.0
     )
     # Compare before converting: an int too large for a float cannot be in range.
-    in_range = type(threshold) in (int, float) and low <= threshold <= 1.0
+    in_range = (type(threshold) is int or type(threshold) is float) and low <= threshold <= 1.0
     if not (in_range and math.isfinite(float(threshold))):
         raise fail(ErrorCode.INVALID_GATE_THRESHOLD, setting=rule, valid_range=(low, 1.0))
     return Gate(number, where, metric, rule, float(threshold), level, line)
@@ -401,17 +405,47 @@ def _observed(observed: float | None, threshold: float) -> str:
 def evaluate(document: Document, gates: Sequence[Gate]) -> GateResults:
     """Check every gate against a report or a comparison.
 
+    Args:
+        document: A :class:`~chartscore.report.Report`, shared report or
+            :class:`~chartscore.comparison.Comparison` (exactly: checked by type).
+        gates: The :class:`Gate` objects of :func:`parse_gates`, as a list, a
+            tuple or any iterable (read once, inside a guard).
+
     Raises:
         ChartscoreError: ``gate_slice_missing`` (naming the gate, and the field
             id when it is a valid one), ``gate_metric_missing`` or
             ``gate_needs_comparison``: a gates file that does not fit the
-            document, never a failed gate.
+            document, never a failed gate; ``usage`` when ``document`` is not
+            a document, or ``gates`` is not an iterable of :class:`Gate`
+            (or iterating it failed: the caller's exception is dropped).
     """
+    if not is_document(document):
+        raise ChartscoreError(ErrorCode.USAGE)
     results = []
-    for gate in gates:
+    for gate in _read_gates(gates):
         observed = _figure(document, gate)
         results.append(GateResult(gate, observed, gate.passes(observed)))
     return GateResults(tuple(results))
+
+
+def _read_gates(gates: object) -> tuple[Gate, ...]:
+    # A list or tuple is read directly (that runs no caller code); any other
+    # iterable inside a guard, whose exception is dropped, never chained.
+    items: tuple[object, ...] | None = None
+    if type(gates) is list or type(gates) is tuple:
+        items = tuple(gates)
+    else:
+        try:
+            if not isinstance(gates, str | bytes | Mapping):
+                items = tuple(gates)  # type: ignore[arg-type]
+        except Exception:  # noqa: BLE001 - the caller's exception must not survive
+            items = None
+    if items is None:
+        raise ChartscoreError(ErrorCode.USAGE)
+    for gate in items:
+        if type(gate) is not Gate:
+            raise ChartscoreError(ErrorCode.USAGE)
+    return items  # type: ignore[return-value]
 
 
 def _figure(document: Document, gate: Gate) -> float | None:

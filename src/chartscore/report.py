@@ -17,6 +17,7 @@ import attrs
 from chartscore import _document
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
+from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.errors import valid_field_id as is_valid_field_id
 from chartscore.stats import cohen_kappa, wilson_interval
 from chartscore.tally import (
@@ -45,6 +46,16 @@ _SCORER_VERSION = re.compile(
 """A PEP 440 version as chartscore writes it (lowercase local label), at most 64 characters."""
 
 Interval = tuple[float, float]
+
+
+_SLICE_KINDS: Final = ("overall", "field_type", "field")
+
+
+def _name(name: object) -> str:
+    # A look-up key by exact type: a str subclass's __hash__ and __eq__ are the caller's code.
+    if type(name) is not str:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return name
 
 
 def read_scorer(value: object) -> str:
@@ -203,8 +214,11 @@ class SliceReport:
         Raises:
             ChartscoreError: ``invalid_report`` for a missing count or core
                 metric, a key outside the slice vocabulary for ``kind``, or a
-                malformed count, metric or kappa.
+                malformed count, metric or kappa; ``usage`` for a ``kind``
+                that is not exactly one of the three.
         """
+        if type(kind) is not str or kind not in _SLICE_KINDS:
+            raise ChartscoreError(ErrorCode.USAGE)
         optional: tuple[str, ...] = ()
         if kind != "overall":
             optional = TYPE_METRICS + (("kappa",) if kind == "field" else ())
@@ -220,12 +234,22 @@ class SliceReport:
         return cls(counts=counts, metrics=metrics, kappa=kappa)
 
     def count(self, name: str) -> int:
-        """One of the six counts, e.g. ``"missing_count"``."""
-        return self.counts[name]
+        """One of the six counts, e.g. ``"missing_count"``.
+
+        Raises:
+            KeyError: ``name`` is not a count of this slice.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        return self.counts[_name(name)]
 
     def metric(self, name: str) -> MetricResult:
-        """One metric by name, e.g. ``"exact_agreement"``."""
-        return self.metrics[name]
+        """One metric by name, e.g. ``"exact_agreement"``.
+
+        Raises:
+            KeyError: ``name`` is not a metric of this slice.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        return self.metrics[_name(name)]
 
     def to_dict(self) -> dict[str, object]:
         """The slice as report JSON: counts, then each metric, then kappa if any."""

@@ -57,10 +57,10 @@ def _spec_type(value: object) -> FieldType:
 
 
 def _levels(raw: object) -> tuple[Level, ...]:
-    if type(raw) not in (list, tuple) or not 2 <= len(raw) <= MAX_LEVELS:  # type: ignore[arg-type]
+    if (type(raw) is not list and type(raw) is not tuple) or not 2 <= len(raw) <= MAX_LEVELS:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
     seen: set[tuple[str, object]] = set()
-    for level in raw:  # type: ignore[attr-defined]
+    for level in raw:
         if type(level) is int:
             marker: tuple[str, object] = ("int", level)
         elif type(level) is str and normalize_text(level):
@@ -70,11 +70,12 @@ def _levels(raw: object) -> tuple[Level, ...]:
         if marker in seen:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
         seen.add(marker)
-    return tuple(raw)  # type: ignore[arg-type]
+    return tuple(raw)
 
 
 def _choices(raw: object) -> frozenset[str]:
-    if type(raw) not in (list, tuple, set, frozenset) or not raw:
+    kind = type(raw)
+    if not (kind is list or kind is tuple or kind is set or kind is frozenset) or not raw:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
     normalized = []
     for choice in raw:  # type: ignore[attr-defined]
@@ -88,7 +89,7 @@ def _choices(raw: object) -> frozenset[str]:
 
 def _tolerance(raw: object) -> Decimal:
     # Exact numbers only: an int or a finite Decimal within the number limits.
-    number = number_key(raw) if type(raw) in (int, Decimal) else None
+    number = number_key(raw) if (type(raw) is int or type(raw) is Decimal) else None
     if number is None or number < 0:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
     return Decimal(number)
@@ -140,7 +141,7 @@ class FieldSpec:
         tolerance_days: int | None = None,
     ) -> None:
         kind = _spec_type(field_type)
-        no_levels = type(levels) in (list, tuple) and not levels
+        no_levels = (type(levels) is list or type(levels) is tuple) and not levels
         given = {
             name
             for name, absent in (
@@ -176,7 +177,7 @@ def _document_tolerance(raw: object) -> object:
     # The schema document may give a tolerance as a string ("0.5", the number
     # literals of docs/metrics.md) or a float read by its shortest repr; the
     # FieldSpec itself takes exact numbers only.
-    if type(raw) in (str, float):
+    if type(raw) is str or type(raw) is float:
         number = number_key(raw)
         return raw if number is None else Decimal(number)
     return raw
@@ -235,16 +236,19 @@ def _copy(value: object, depth: int) -> object:
     # other value is kept as it is and later only inspected by its exact type.
     if depth > _MAX_SCHEMA_DEPTH:
         raise RecursionError
-    if type(value) in (str, int, bool, float, Decimal) or value is None:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or kind is float or kind is Decimal:
         return value
-    if type(value) is dict or _is_mapping(value):
+    if value is None:
+        return value
+    if kind is dict or _is_mapping(value):
         copied = {}
         for key, item in value.items():  # type: ignore[attr-defined]
             if type(key) is not str:
                 raise TypeError
             copied[key] = _copy(item, depth + 1)
         return copied
-    if type(value) in (list, tuple):
+    if kind is list or kind is tuple:
         return [_copy(item, depth + 1) for item in value]  # type: ignore[attr-defined]
     return value
 
@@ -332,7 +336,12 @@ class Schema:
         return cls(fields=fields)
 
     def get(self, field_id: str) -> FieldSpec | None:
-        """The spec for ``field_id``, or None when the schema does not declare it."""
+        """The spec for ``field_id``, or None when the schema does not declare it.
+
+        Anything but an exact ``str`` is not declared (its ``__hash__`` is never asked).
+        """
+        if type(field_id) is not str:
+            return None
         return self.fields.get(field_id)
 
 

@@ -23,7 +23,7 @@ from chartscore.agreement import (
     Key,
     item_flags,
 )
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option, word_option
 from chartscore.model import FieldType, GoldField, Prediction, Value
 from chartscore.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.report import Report
@@ -35,6 +35,8 @@ _UNANSWERABLE: Final = object()  # a gold row with value None
 _IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
 
 ExtraPredictions = Literal["error", "ignore"]
+EXTRA_PREDICTIONS: Final = ("error", "ignore")
+"""The values of the ``extra_predictions`` option."""
 
 
 class _Field:
@@ -84,13 +86,12 @@ class Scorer:
     def __init__(
         self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
     ) -> None:
-        if extra_predictions not in ("error", "ignore"):
-            raise ValueError("extra_predictions must be 'error' or 'ignore'")
+        ignore_extra = word_option(extra_predictions, EXTRA_PREDICTIONS) == "ignore"
         self._schema = schema
         self._rules = RuleBook()
         self._fields: dict[str, _Field] = {}
         self._gold_closed = False
-        self._ignore_extra = extra_predictions == "ignore"
+        self._ignore_extra = ignore_extra
         self._ignored = 0
 
     def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
@@ -334,8 +335,11 @@ def score(
         ChartscoreError: ``empty_gold``, ``duplicate_gold_key``,
             ``duplicate_prediction_key``, ``unknown_prediction_key``,
             ``inconsistent_field_type``, ``invalid_collection``,
-            ``invalid_record``, ``schema_field_unused`` or a schema code. Never carries a value, and
-            never a ``__cause__`` or ``__context__``.
+            ``invalid_record``, ``schema_field_unused``, a schema code, or
+            ``usage`` for an option that is not exactly one of its documented
+            values (``extra_predictions`` a ``str``, ``strict_schema`` a
+            ``bool``). Never carries a value, and never a ``__cause__`` or
+            ``__context__``.
 
     Example:
         >>> from chartscore import GoldField, Prediction, score
@@ -344,6 +348,7 @@ def score(
         >>> report.overall.metric("normalized_agreement").success_count
         1
     """
+    check_options(extra_predictions, strict_schema)
     # Any caller object is read once into a validated Schema (never touched again).
     scorer = Scorer(
         None if schema is None else to_schema(schema), extra_predictions=extra_predictions
@@ -367,7 +372,7 @@ def feed_records(
     for row in guarded(gold, GoldField, InputKind.GOLD):
         add_gold(row.case_id, row.field_id, row.field_type, row.value)
     scorer.close_gold()
-    if strict_schema:
+    if flag_option(strict_schema):
         refuse_unused_schema_fields(scorer)
     add_prediction = scorer.add_prediction
     for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
@@ -379,6 +384,15 @@ def feed_records(
             answer.value,
             chain is not None and chain.supports(field_id, answer.normalized_fact_digest),
         )
+
+
+def check_options(extra_predictions: object, strict_schema: object) -> None:
+    """Refuse, with ``usage``, scoring options that are not exactly their documented values.
+
+    Checked before any input is read, by exact type: a caller's object never runs code here.
+    """
+    word_option(extra_predictions, EXTRA_PREDICTIONS)
+    flag_option(strict_schema)
 
 
 def refuse_unused_schema_fields(scorer: Scorer) -> None:

@@ -20,13 +20,14 @@ from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
-from chartscore.io.files import Progress, feed_files, resolve_schema
+from chartscore.errors import callback_option
+from chartscore.io.files import Progress, check_file_options, feed_files, resolve_schema
 from chartscore.io.inputs import InputPath
 from chartscore.model import GoldField, Prediction
 from chartscore.partial import PartialTally
 from chartscore.report import Report
 from chartscore.schema import Schema, to_schema
-from chartscore.scoring import ExtraPredictions, collector_paused, feed_records
+from chartscore.scoring import ExtraPredictions, check_options, collector_paused, feed_records
 
 __all__ = ["DEFAULT_MIN_CELL", "share", "share_files"]
 
@@ -66,6 +67,7 @@ def share(
             (``pip install 'chartscore[share]'``); ``disclosure_audit_failed``
             if the result would fail its own audit (a bug: nothing is returned).
     """
+    check_options(extra_predictions, strict_schema)
     check_min_cell(min_cell)
     require_solver()
     scorer = CaseTrackingScorer(
@@ -105,8 +107,10 @@ def share_files(
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
-            :func:`share`.
+            :func:`share`; ``usage`` for a ``suppressing`` that is not callable.
     """
+    check_file_options(progress, parallel, extra_predictions, strict_schema)
+    callback_option(suppressing)
     check_min_cell(min_cell)
     require_solver()
     scorer = CaseTrackingScorer(resolve_schema(schema), extra_predictions=extra_predictions)

@@ -25,6 +25,7 @@ from typing import Final, NoReturn
 
 import attrs
 
+from chartscore._document import require_plain
 from chartscore._format import FIELD_ID_PATTERN
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
@@ -232,7 +233,7 @@ class SharedReport:
         """Read a shared report back, strictly.
 
         Args:
-            text: The document as ``str`` or UTF-8 ``bytes``.
+            text: The document as exactly a ``str``, or UTF-8 ``bytes``.
 
         Returns:
             The report; ``to_json()`` gives the canonical bytes again.
@@ -246,11 +247,22 @@ class SharedReport:
                 ``suppressed_count`` that does not match the nulls, ...). The
                 message never quotes the document.
         """
-        return cls.from_dict(_parse(text))
+        return cls._read(_parse(text))
 
     @classmethod
     def from_dict(cls, document: object) -> SharedReport:
-        """Validate parsed JSON as a shared report (see :meth:`from_json`)."""
+        """Validate parsed JSON as a shared report (see :meth:`from_json`).
+
+        Raises:
+            ChartscoreError: as :meth:`from_json`; ``invalid_report`` also for
+                any value that ``json.loads`` would not give (a ``str``
+                subclass, a tuple, a Decimal, ...), checked by exact type.
+        """
+        require_plain(document)
+        return cls._read(document)
+
+    @classmethod
+    def _read(cls, document: object) -> SharedReport:
         if type(document) is not dict:
             _invalid()
         if (
@@ -344,13 +356,15 @@ def _finite(literal: str) -> float:
 
 def _parse(text: str | bytes) -> object:
     # Strict JSON; any failure becomes invalid_report with no chained exception.
+    # By exact type: a str subclass's methods (which json.loads calls) are the caller's code.
+    kind: type = type(text)
+    if kind is not str and kind is not bytes and kind is not bytearray:
+        _invalid()
     document: object = None
     failed = False
     try:
-        if isinstance(text, bytes | bytearray):
-            text = bytes(text).decode("utf-8")
-        if not isinstance(text, str):
-            raise _RefusedError
+        if kind is not str:
+            text = bytes(text).decode("utf-8")  # type: ignore[arg-type]
         document = json.loads(
             text,
             object_pairs_hook=_unique,
@@ -378,9 +392,9 @@ def _count(value: object, *, nullable: bool = True) -> int | None:
 
 
 def _number(value: object, low: float, high: float) -> float:
-    if type(value) not in (int, float) or not low <= value <= high:  # type: ignore[operator]
+    if (type(value) is not int and type(value) is not float) or not low <= value <= high:
         _invalid()
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _interval(value: object, low: float, high: float) -> Interval | None:

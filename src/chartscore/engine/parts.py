@@ -30,7 +30,7 @@ from typing import Any, Final, NamedTuple
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
-from chartscore.io.inputs import InputStream, open_input
+from chartscore.io.inputs import InputStream, StandardInput, input_path, open_input
 from chartscore.io.jsonl import iter_batches
 from chartscore.io.records import gold_row, prediction_row
 from chartscore.scoring import collector_paused
@@ -142,22 +142,33 @@ def part_paths(spec: PathSpec, source: InputKind) -> list[str]:
     """The part files named by a glob pattern or a list of paths, in sorted order.
 
     A string or path is a glob pattern (a plain path matches itself); a list
-    names the files directly. The 1-based position in the sorted list is the
-    part number that errors show.
+    (or tuple) names the files directly. The 1-based position in the sorted
+    list is the part number that errors show. Each path is read as
+    :func:`chartscore.io.inputs.input_path` reads one: a ``str`` subclass as
+    its plain text, ``__fspath__`` inside a guard.
 
     Raises:
-        ChartscoreError: ``no_part_files`` when nothing is named.
+        ChartscoreError: ``no_part_files`` when nothing is named;
+            ``invalid_path`` for a path that is not a ``str`` or
+            ``os.PathLike`` (or standard input, which has no parts).
     """
-    if isinstance(spec, str | os.PathLike):
-        pattern = os.fspath(spec)
+    if type(spec) is list or type(spec) is tuple:
+        paths = [_part_path(path, source) for path in spec]
+    else:
+        pattern = _part_path(spec, source)
         paths = glob.glob(pattern, recursive=True)
         if not paths and os.path.isfile(pattern):
             paths = [pattern]  # a file whose name contains glob characters
-    else:
-        paths = [os.fspath(path) for path in spec]
     if not paths:
         raise ChartscoreError(ErrorCode.NO_PART_FILES, input=source)
     return sorted(paths)
+
+
+def _part_path(path: object, source: InputKind) -> str:
+    where = input_path(path, source)
+    if type(where) is StandardInput:
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=source)
+    return where  # type: ignore[return-value]
 
 
 def stable_hash(text: str) -> int:

@@ -47,7 +47,7 @@ from chartscore.io.files import PathLike, load_schema
 from chartscore.io.inputs import is_gzip
 from chartscore.report import Report
 from chartscore.schema import Schema
-from chartscore.scoring import ExtraPredictions
+from chartscore.scoring import ExtraPredictions, check_options
 
 IN_PROCESS_SCHEDULERS: Final = ("synchronous", "threads")
 """Scheduler names that run in the caller's process (no cluster)."""
@@ -118,18 +118,19 @@ def score_dask(
             located by input, part and line; ``no_part_files``;
             ``engine_unavailable`` without the ``chartscore[dask]`` extra;
             ``engine_failed`` when the cluster cannot be reached or fails;
-            ``usage`` for a scheduler or partition count that is not valid.
-            Never with a ``__cause__`` or ``__context__``.
-        ValueError: ``extra_predictions`` is not ``"error"`` or ``"ignore"``.
+            ``usage`` for a scheduler, partition count or option that is not
+            valid (options are read by exact type, as for
+            :func:`chartscore.score`); ``invalid_path`` for a pattern or path
+            that is not a ``str`` or ``os.PathLike``. Never with a
+            ``__cause__`` or ``__context__``.
     """
-    if extra_predictions not in ("error", "ignore"):
-        raise ValueError("extra_predictions must be 'error' or 'ignore'")
+    check_options(extra_predictions, strict_schema)
     if not _valid_scheduler(scheduler) or not _valid_partitions(partitions):
         raise ChartscoreError(ErrorCode.USAGE)
     gold_paths = part_paths(gold, InputKind.GOLD)
     prediction_paths = part_paths(predictions, InputKind.PREDICTIONS)
-    if schema is not None and not isinstance(schema, Schema):
-        schema = load_schema(schema)
+    if schema is not None and type(schema) is not Schema:
+        schema = load_schema(schema)  # type: ignore[arg-type]
     plan = _Plan(
         gold=gold_paths,
         predictions=prediction_paths,

@@ -14,7 +14,15 @@ from typing import Any, Final
 
 from chartscore.comparison import Comparison, PairedTally
 from chartscore.documents import MAX_DOCUMENT_BYTES, Document, load_document
-from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, with_hint
+from chartscore.errors import (
+    ChartscoreError,
+    ErrorCode,
+    ErrorHint,
+    InputKind,
+    callback_option,
+    flag_option,
+    with_hint,
+)
 from chartscore.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction, located
 from chartscore.io.inputs import (
@@ -36,6 +44,7 @@ from chartscore.schema import Schema
 from chartscore.scoring import (
     ExtraPredictions,
     Scorer,
+    check_options,
     collector_paused,
     refuse_unused_schema_fields,
 )
@@ -149,8 +158,12 @@ def score_files(
             input and line, never by path or content; ``invalid_path`` for a
             path that is not a ``str`` or ``os.PathLike`` (or whose
             ``__fspath__`` fails), or :data:`~chartscore.io.STDIN` given twice;
-            ``internal_error`` if the reader process dies.
+            ``internal_error`` if the reader process dies; ``usage`` for an
+            option that is not exactly one of its documented values
+            (``progress`` None or callable, ``parallel`` and ``strict_schema``
+            a ``bool``, ``extra_predictions`` a ``str``).
     """
+    check_file_options(progress, parallel, extra_predictions, strict_schema)
     scorer = Scorer(resolve_schema(schema), extra_predictions=extra_predictions)
     feed_files(
         scorer,
@@ -161,6 +174,19 @@ def score_files(
         strict_schema=strict_schema,
     )
     return Report.from_tally(scorer.tally())
+
+
+def check_file_options(
+    progress: object, parallel: object, extra_predictions: object, strict_schema: object
+) -> None:
+    """Refuse, with ``usage``, file-scoring options that are not exactly their documented values.
+
+    ``progress`` None or callable, ``parallel`` a ``bool``, and the options of
+    :func:`chartscore.score`; checked by exact type before any file is opened.
+    """
+    callback_option(progress)
+    flag_option(parallel)
+    check_options(extra_predictions, strict_schema)
 
 
 def resolve_schema(schema: Schema | InputPath | None) -> Schema | None:
@@ -184,6 +210,9 @@ def feed_files(
     Raises:
         ChartscoreError: as :func:`score_files`.
     """
+    callback_option(progress)
+    parallel = flag_option(parallel)
+    strict_schema = flag_option(strict_schema)
     gold_where = input_path(gold, InputKind.GOLD)
     predictions_where = input_path(predictions, InputKind.PREDICTIONS)
     if isinstance(gold_where, StandardInput) and isinstance(predictions_where, StandardInput):
@@ -300,8 +329,10 @@ def compare_files(
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
-            input (``gold``, ``baseline``, ``candidate``) and line.
+            input (``gold``, ``baseline``, ``candidate``) and line; ``usage``
+            for a ``progress`` that is not None or callable.
     """
+    callback_option(progress)
     wheres = [
         input_path(path, kind)
         for path, kind in (

@@ -32,7 +32,7 @@ import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final, Protocol
 
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
@@ -82,7 +82,7 @@ def write_output(
 
     Raises:
         ChartscoreError: ``output_is_input``, ``output_unwritable`` or
-            ``invalid_path``.
+            ``invalid_path``; ``usage`` for ``inputs`` as :func:`check_output`.
     """
     if out is None:
         stream = stdout if stdout is not None else _standard_output()
@@ -114,8 +114,10 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
             name, link or hard link), ``output_unwritable`` (it ends with a
             separator, exists but is not a regular file (a symbolic link, a
             device, a directory, a FIFO), or its folder does not exist (the
-            error's hint says so), or ``invalid_path``.
+            error's hint says so), or ``invalid_path``; ``usage`` when ``inputs``
+            is not iterable, or iterating it failed (the caller's exception is dropped).
     """
+    listed = _listed(inputs)
     text = input_path(out, InputKind.OUTPUT)
     if isinstance(text, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
@@ -123,7 +125,7 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
     if not text or text.endswith(separators) or os.path.basename(text) in (".", ".."):
         raise _unwritable()
     followed = identity(text)  # through any links: the file a write would replace
-    if followed is not None and any(_identity(item) == followed for item in inputs):
+    if followed is not None and any(_identity(item) == followed for item in listed):
         raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
     status: os.stat_result | None = None
     problem = False
@@ -138,6 +140,22 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
     if not os.path.isdir(os.path.dirname(os.path.abspath(text))):
         raise _no_folder()
     return text
+
+
+def _listed(inputs: object) -> tuple[object, ...]:
+    # The caller's inputs: a list or tuple is read directly (that runs no caller
+    # code), any other iterable inside a guard whose exception is dropped.
+    if type(inputs) is list or type(inputs) is tuple:
+        return tuple(inputs)
+    items: tuple[object, ...] | None = None
+    try:
+        if not isinstance(inputs, str | bytes | Mapping):
+            items = tuple(inputs)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        items = None
+    if items is None:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return items
 
 
 def _identity(item: object) -> tuple[int, int] | None:

@@ -57,7 +57,10 @@ def _as_dict(value: object) -> dict[str, object] | object:
 
 def _as_list(value: object) -> list[object] | object:
     # A tuple reads as a JSON array; the items are kept as they are.
-    return list(value) if type(value) in (list, tuple) else value  # type: ignore[call-overload]
+    # By identity: ``type(value) in (list, tuple)`` would run a metaclass's __eq__.
+    if type(value) is list or type(value) is tuple:
+        return list(value)
+    return value
 
 
 def _read_dict(value: object) -> object:

@@ -13,7 +13,7 @@ from typing import Final
 
 from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.gates import Gate
 from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
@@ -40,9 +40,10 @@ def render_view(view: View, fmt: str) -> str:
     """Lay out a :class:`View` in one format.
 
     Raises:
-        ChartscoreError: ``usage`` for a format not in :data:`FORMATS`.
+        ChartscoreError: ``usage`` for a format not in :data:`FORMATS`, or a
+            ``view`` that is not exactly a :class:`View`.
     """
-    if fmt not in RENDERERS:
+    if type(view) is not View or type(fmt) is not str or fmt not in RENDERERS:
         raise ChartscoreError(ErrorCode.USAGE)
     return RENDERERS[fmt](view)
 
@@ -79,10 +80,19 @@ def render(
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
 
     Raises:
-        ChartscoreError: ``usage`` for an unknown ``fmt`` or ``sort``.
+        ChartscoreError: ``usage`` for an unknown ``fmt`` or ``sort``, or a
+            ``report`` that is not one of the three documents. Each argument
+            is checked by its exact type, so a caller's object (a ``str``
+            subclass, say) never runs code here.
     """
-    if fmt not in RENDERERS or sort not in SORTS:
+    fmt = word_option(fmt, FORMATS)
+    sort = word_option(sort, SORTS)
+    if (type(gates) is not tuple and type(gates) is not list) or any(
+        type(gate) is not Gate for gate in gates
+    ):
         raise ChartscoreError(ErrorCode.USAGE)
-    if isinstance(report, Comparison):
+    if type(report) is Comparison:
         return RENDERERS[fmt](comparison_view(report, sort=sort, gates=gates))
+    if type(report) is not Report and type(report) is not SharedReport:
+        raise ChartscoreError(ErrorCode.USAGE)
     return RENDERERS[fmt](report_view(report, sort=sort))

@@ -27,6 +27,7 @@ from chartscore.comparison import (
     PairedMetricResult,
     missing_counts_differ,
 )
+from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.gates import Gate
 from chartscore.render.definitions import INTERVAL_NOTE, definition, title
 from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
@@ -410,10 +411,12 @@ def comparison_view(
             metric's difference plot (a non-inferiority margin).
 
     Raises:
-        ValueError: for an unknown ``sort`` (the public :func:`render` checks it first).
+        ChartscoreError: ``usage`` when ``comparison`` is not exactly a Comparison or
+            ``sort`` is not one of :data:`SORTS`, each by its exact type.
     """
-    if sort not in SORTS:
-        raise ValueError("unknown sort")
+    if type(comparison) is not Comparison:
+        raise ChartscoreError(ErrorCode.USAGE)
+    sort = word_option(sort, SORTS)
     every_slice = _slices(comparison, sort)
     slices = every_slice
     folded: tuple[str, ...] = ()

@@ -20,6 +20,7 @@ from typing import Final, Protocol
 
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport
+from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render._numbers import count_text
 from chartscore.render.definitions import INTERVAL_NOTE, METRIC_ORDER, definition, title
 from chartscore.render.view import (
@@ -394,11 +395,14 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         The :class:`View` every renderer draws.
 
     Raises:
-        ValueError: for an unknown ``sort`` (the public :func:`render` checks it first).
+        ChartscoreError: ``usage`` for an unknown ``sort``, or a ``report``
+            that is not exactly a Report or SharedReport (checked by type, so
+            a caller's object never runs code here).
     """
-    if sort not in SORTS:
-        raise ValueError("unknown sort")
-    shared = isinstance(report, SharedReport)
+    word_option(sort, SORTS)
+    if type(report) is not Report and type(report) is not SharedReport:
+        raise ChartscoreError(ErrorCode.USAGE)
+    shared = type(report) is SharedReport
     every_slice = _slices(report, sort)
     estimates = _estimates(every_slice, shared=shared)  # machine-readable output keeps all
     notes: tuple[str, ...] = ()
