@@ -28,7 +28,7 @@ from chartscore.gates import (
 )
 from chartscore.io import load_gates
 from chartscore.report import Report
-from chartscore.stats import Z95
+from chartscore.stats import Z95, wilson_interval
 from test_comparison import categorical_rows, compare, datasets
 
 E = ErrorCode
@@ -629,7 +629,9 @@ def test_a_report_shaped_document_with_suppressed_numbers() -> None:
 
     @attrs.frozen
     class Metric:
-        interval: tuple[float, float] | None
+        success_count: int | None
+        total_count: int | None
+        interval: tuple[float, float] | None = (0.99, 1.0)  # never read: recomputed
 
     @attrs.frozen
     class Slice:
@@ -642,7 +644,7 @@ def test_a_report_shaped_document_with_suppressed_numbers() -> None:
         by_field: dict[str, Slice]
         by_field_type: dict[str, Slice]
 
-    part = Slice({"exact_agreement": Metric(None), "evidence_support": Metric((0.5, 0.9))})
+    part = Slice({"exact_agreement": Metric(None, 10), "evidence_support": Metric(9, 10)})
     document = Shared(part, {"a.b": part}, {})
     results = evaluate(
         document,
@@ -651,7 +653,9 @@ def test_a_report_shaped_document_with_suppressed_numbers() -> None:
             {"slice": "overall", "metric": "evidence_support", "min_lower": 0.4},
         ),
     )
-    assert [r.observed for r in results.results] == [None, 0.5]
+    nine_of_ten = wilson_interval(9, 10)
+    assert nine_of_ten is not None
+    assert [r.observed for r in results.results] == [None, nine_of_ten[0]]
     assert results.exit_status == 3
 
 
