@@ -41,12 +41,26 @@ holds a report of some 9,000 fields or a comparison of some 3,000.
 MAX_DEPTH: Final = 8
 """The deepest nesting of objects and arrays read back (a comparison needs 6)."""
 
-MAX_STRING_BYTES: Final = 4096
-"""The longest JSON string read back (a field id is at most 519 characters)."""
+MAX_CONTAINERS: Final = MAX_DOCUMENT_BYTES // 32
+"""The most objects and arrays a document may hold, 2**19.
+
+Real documents hold one per 50 to 70 bytes; a bomb of ``{},`` holds one per 3,
+and would cost a decoded object each (1 GB for 16 MiB of them).
+"""
+
+MAX_UNQUOTED_BYTES: Final = 4096
+"""The most bytes from one ``"`` to the next: a string, or the numbers between two keys.
+
+A field id is at most 519 characters, and a real document has a key every few
+dozen bytes; a long string or a long run of numbers is not a document.
+"""
+
+SCAN_CHUNK_BYTES: Final = 64 << 10
+"""Documents are checked (and read from files) this much at a time."""
 
 _WHITESPACE: Final = b" \t\r\n"
 _STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKET: Final = re.compile(rb"[^\[\]{}]")
+_NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
 _STEP: Final = tuple(1 if byte in b"[{" else -1 if byte in b"]}" else 0 for byte in range(256))
 
 
@@ -88,8 +102,9 @@ class DocumentScanner:
     Fed in chunks, it refuses as soon as the bytes cannot be a document: more
     than :data:`MAX_DOCUMENT_BYTES`, not UTF-8 (a byte order mark or UTF-16
     included: documents are UTF-8 only), not starting with ``{``, nesting
-    deeper than :data:`MAX_DEPTH`, a string longer than
-    :data:`MAX_STRING_BYTES`, or a second value after the object. So a bomb
+    deeper than :data:`MAX_DEPTH`, more than :data:`MAX_UNQUOTED_BYTES`
+    from one quote to the next, more than :data:`MAX_CONTAINERS` objects and
+    arrays, or a second value after the object. So a bomb
     costs the bytes read up to the first of these, never its expanded size.
     """
 
@@ -99,7 +114,9 @@ class DocumentScanner:
         self._started = False
         self._closed = False
         self._depth = 0
+        self._containers = 0
         self._open_string = b""  # an unterminated string, carried to the next chunk
+        self._unquoted = 0  # bytes since the last quote
 
     def feed(self, chunk: bytes) -> None:
         """Check the next chunk.
@@ -111,6 +128,7 @@ class DocumentScanner:
         if self._size > MAX_DOCUMENT_BYTES:
             too_large()
         self._check_utf8(chunk, final=False)
+        self._check_quotes(chunk)
         if self._closed:
             if chunk.strip(_WHITESPACE):
                 invalid()
@@ -143,21 +161,29 @@ class DocumentScanner:
         if failed:  # raised outside the handler: no chained decoder message
             invalid()
 
+    def _check_quotes(self, chunk: bytes) -> None:
+        runs = chunk.split(b'"')
+        longest = max(self._unquoted + len(runs[0]), max(map(len, runs[1:]), default=0))
+        if longest > MAX_UNQUOTED_BYTES:
+            invalid()
+        self._unquoted = len(runs[-1]) if len(runs) > 1 else self._unquoted + len(runs[0])
+
     def _check_nesting(self, chunk: bytes) -> None:
         text = self._open_string + chunk
         outside = _STRING.sub(b"", text)  # strings may hold brackets; they do not count
         quote = outside.find(b'"')
         if quote >= 0:  # an unterminated string runs to the end of the chunk
-            length = len(outside) - quote
-            if length > MAX_STRING_BYTES:
-                invalid()
+            length = len(outside) - quote  # short: see _check_quotes
             self._open_string = text[len(text) - length :]
             outside = outside[:quote]
         else:
             self._open_string = b""
-        brackets = _NOT_BRACKET.sub(b"", outside)
+        brackets = outside.translate(None, _NOT_BRACKETS)
         if not brackets:
             return
+        self._containers += brackets.count(b"{") + brackets.count(b"[")
+        if self._containers > MAX_CONTAINERS:
+            invalid()
         levels = list(accumulate(map(_STEP.__getitem__, brackets), initial=self._depth))
         if max(levels) > MAX_DEPTH or min(levels) < 0 or 0 in levels[1:-1]:
             invalid()
@@ -166,9 +192,11 @@ class DocumentScanner:
 
 
 def scan(data: bytes) -> None:
-    """Check a whole document's bytes with a :class:`DocumentScanner`."""
+    """Check a whole document's bytes with a :class:`DocumentScanner`, a chunk at a time."""
     scanner = DocumentScanner()
-    scanner.feed(data)
+    view = memoryview(data)
+    for start in range(0, len(data), SCAN_CHUNK_BYTES):
+        scanner.feed(bytes(view[start : start + SCAN_CHUNK_BYTES]))
     scanner.finish()
 
 
