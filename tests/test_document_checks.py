@@ -394,6 +394,7 @@ def test_a_gzip_bomb_is_refused_after_little_reading(
     with pytest.raises(ChartscoreError) as caught:
         load_document_file(path)
     assert caught.value.code in (ErrorCode.INVALID_REPORT, ErrorCode.FILE_TOO_LARGE)
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
     # Never more than the 16 MiB limit and one 64 KiB block; most bombs far less.
     assert read[0] <= (16 << 20) + (64 << 10)
     if name != "strings in an array":  # that one is refused at the size limit

@@ -219,7 +219,7 @@ def parse(text: str | bytes) -> object:
     if isinstance(text, str):
         data = _utf8(text)
     elif isinstance(text, bytes):
-        data = text
+        data = bytes(text)  # an exact bytes, whatever a subclass does
     else:
         invalid()
     scan(data)
@@ -243,7 +243,7 @@ def _utf8(text: str) -> bytes:
     data = b""
     failed = False
     try:
-        data = text.encode("utf-8")
+        data = str.encode(text, "utf-8")  # str's own method, whatever a subclass does
     except UnicodeEncodeError:  # a lone surrogate
         failed = True
     if failed:
