@@ -438,7 +438,26 @@ def test_published_small_number_fails() -> None:
     assert statuses["field", "abstention_correctness.failures"] == "small_published"
 
 
-def test_interval_shown_with_hidden_part_fails() -> None:
+def edited(report: SharedReport, section: str, **metric_changes: Any) -> SharedReport:
+    """``report`` with its exact_agreement changed in one section, as an edited object.
+
+    Loading refuses such a document (invalid_report), so the audit's own checks
+    are reached only by an object built in memory; they are kept as a second line.
+    """
+
+    def change(part: Any) -> Any:
+        metric = attrs.evolve(part.metrics["exact_agreement"], **metric_changes)
+        return attrs.evolve(part, metrics={**part.metrics, "exact_agreement": metric})
+
+    if section == "overall":
+        return attrs.evolve(report, overall=change(report.overall))
+    named = dict(getattr(report, section))
+    for name, part in named.items():
+        named[name] = change(part)
+    return attrs.evolve(report, **{section: named})
+
+
+def test_interval_shown_with_hidden_part_is_refused_on_load_and_fails_the_audit() -> None:
     document = hand_built()
     for section in ("overall", "by_field", "by_field_type"):
         target = (
@@ -446,24 +465,35 @@ def test_interval_shown_with_hidden_part_fails() -> None:
         )
         target["exact_agreement"]["success_count"] = None
         document["disclosure"]["suppressed_count"] += 1
-    result = audit(canonical_json(document))
+    with pytest.raises(ChartscoreError) as caught:
+        audit(canonical_json(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    report = SharedReport.from_dict(hand_built())
+    for section in ("overall", "by_field", "by_field_type"):
+        report = edited(report, section, success_count=None)
+    report = attrs.evolve(report, disclosure=attrs.evolve(report.disclosure, suppressed_count=3))
+    result = audit(report)
     assert any(
         r.status == "interval_published" and r.name == "exact_agreement.interval"
         for r in result.rows
     )
 
 
-def test_tampered_report_is_inconsistent() -> None:
+def test_tampered_report_is_refused_on_load() -> None:
     document = hand_built(answered_count=29)  # 0 + 29 + 0 != 30
-    result = audit(canonical_json(document))
-    assert not result.passed
-    assert any(r.status in ("inconsistent",) for r in result.rows)
+    with pytest.raises(ChartscoreError) as caught:
+        audit(canonical_json(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
 
 
-def test_edited_interval_is_inconsistent() -> None:
+def test_edited_interval_is_refused_on_load_and_inconsistent_for_the_audit() -> None:
     document = hand_built()
     document["by_field"]["hx.note"]["exact_agreement"]["interval"] = [0.5, 0.9]
-    result = audit(canonical_json(document))
+    with pytest.raises(ChartscoreError) as caught:
+        audit(canonical_json(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    report = edited(SharedReport.from_dict(hand_built()), "by_field", interval=(0.5, 0.9))
+    result = audit(report)
     assert any(
         r.status == "inconsistent" and r.name == "exact_agreement.interval" for r in result.rows
     )

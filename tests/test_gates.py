@@ -764,7 +764,9 @@ def test_a_report_shaped_stand_in_is_refused() -> None:
 
     @attrs.frozen
     class Metric:
-        interval: tuple[float, float] | None
+        success_count: int | None
+        total_count: int | None
+        interval: tuple[float, float] | None = (0.99, 1.0)  # never read: recomputed
 
     @attrs.frozen
     class Slice:
@@ -777,7 +779,7 @@ def test_a_report_shaped_stand_in_is_refused() -> None:
         by_field: dict[str, Slice]
         by_field_type: dict[str, Slice]
 
-    part = Slice({"exact_agreement": Metric(None), "evidence_support": Metric((0.5, 0.9))})
+    part = Slice({"exact_agreement": Metric(None, 10), "evidence_support": Metric(9, 10)})
     document = Shared(part, {"a.b": part}, {})
     with pytest.raises(ChartscoreError) as caught:
         evaluate(

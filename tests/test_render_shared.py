@@ -19,14 +19,15 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chartscore import Report
+from chartscore import ChartscoreError, ErrorCode, Report
 from chartscore.canonical_json import format_number
 from chartscore.cli import main
-from chartscore.disclosure.shared import SharedReport, shared_from_report
+from chartscore.disclosure.shared import SharedReport, SharedSlice, shared_from_report
 from chartscore.documents import load_document
 from chartscore.render import FORMATS, SORTS, render, report_view
 from chartscore.render._numbers import kappa_number, percent
@@ -361,8 +362,9 @@ def test_any_suppression_pattern_renders_without_giving_numbers_back(
 def test_an_interval_beside_a_suppressed_part_is_never_shown(
     cohort: tuple[Report, SharedReport],
 ) -> None:
-    # An edited shared report may keep an interval next to a null count (the audit
-    # fails it as interval_published); the renderers still show neither rate nor interval.
+    # An edited shared report may keep an interval next to a null count. Loading refuses
+    # it (invalid_report) and the audit fails it as interval_published; an object built
+    # in memory still reaches the renderers, which show neither rate nor interval.
     report, _ = cohort
     types = {"dx.diabetes": "boolean", "hx.smoking": "categorical", "triage.acuity": "ordinal"}
     document = shared_from_report(json.loads(report.to_json()), types, 11, (), ()).to_dict()
@@ -378,7 +380,26 @@ def test_an_interval_beside_a_suppressed_part_is_never_shown(
     metric["success_count"] = None
     document["by_field_type"]["ordinal"][name]["success_count"] = None  # type: ignore[index]
     document["disclosure"]["suppressed_count"] = 2  # type: ignore[index]
-    edited = SharedReport.from_dict(json.loads(json.dumps(document)))
+    with pytest.raises(ChartscoreError) as caught:
+        SharedReport.from_dict(json.loads(json.dumps(document)))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    shared = SharedReport.from_dict(json.loads(text))
+
+    def hidden_success(part: SharedSlice) -> SharedSlice:
+        metric = attrs.evolve(part.metrics[name], success_count=None)
+        return attrs.evolve(part, metrics={**part.metrics, name: metric})
+
+    edited = attrs.evolve(
+        shared,
+        by_field={
+            **shared.by_field,
+            "triage.acuity": hidden_success(shared.by_field["triage.acuity"]),
+        },
+        by_field_type={
+            **shared.by_field_type,
+            "ordinal": hidden_success(shared.by_field_type["ordinal"]),
+        },
+    )
     assert edited.by_field["triage.acuity"].metrics[name].interval is not None
     for where, text in renderings(edited).items():
         for bound in interval:

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from chartscore import ChartscoreError, ErrorCode, Report
 from chartscore.demo import run_demo
 from chartscore.report import FIELD_TYPE_NAMES, KappaResult, MetricResult
+from chartscore.stats import wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 from report_data import scored_reports
 
@@ -59,10 +60,21 @@ def test_accepts_bytes_and_the_command_lines_line_end() -> None:
 
 def test_integer_zero_and_one_in_intervals_load_as_floats() -> None:
     # Canonical JSON writes 0.0 as 0 and 1.0 as 1; the rebuilt objects hold floats.
-    metric = MetricResult.from_dict({"success_count": 0, "total_count": 3, "interval": [0, 1]})
-    assert metric == MetricResult(0, 3, (0.0, 1.0))
+    # Wilson's interval has lower bound exactly 0 at k = 0 and upper bound 1 at k = n.
+    none = wilson_interval(0, 3)
+    every = wilson_interval(3, 3)
+    assert none is not None and every is not None and none[0] == 0 and every[1] == 1
+    metric = MetricResult.from_dict(
+        {"success_count": 0, "total_count": 3, "interval": [0, none[1]]}
+    )
+    assert metric == MetricResult(0, 3, none)
     assert all(type(bound) is float for bound in metric.interval or ())
     assert metric.rate == 0.0
+    metric = MetricResult.from_dict(
+        {"success_count": 3, "total_count": 3, "interval": [every[0], 1]}
+    )
+    assert metric == MetricResult(3, 3, every) and metric.interval is not None
+    assert type(metric.interval[1]) is float
     assert MetricResult.from_dict({"success_count": 0, "total_count": 0, "interval": None}) == (
         MetricResult(0, 0, None)
     )

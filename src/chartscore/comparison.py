@@ -445,9 +445,13 @@ class Comparison:
         field ids and type names, and the identities between counts
         (``baseline_only`` and ``candidate_only`` within each system's
         successes, the same trials for both systems, core metric totals equal
-        to their counts, ``estimate = (candidate_only - baseline_only) / n``).
-        Intervals and p-values are not recomputed. ``to_json()`` of the result
-        gives back the same bytes as a document chartscore wrote.
+        to their counts, pooled slices that are the sums of the field slices).
+        Every derived figure is recomputed from the counts with the library's
+        own functions and must equal the document's exactly: each system's
+        Wilson interval, the difference and its Newcombe interval, McNemar's
+        p-values (kappa's table is not in the document: kappa must lie in its
+        interval). ``to_json()`` of the result gives back the same bytes as a
+        document chartscore wrote.
 
         Raises:
             ChartscoreError: ``unknown_report_format`` for a missing or other
@@ -532,6 +536,11 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         if not isinstance(listed, list) or not expected or tuple(listed) != expected:
             _document.invalid()
         warnings = expected
+    _document.check_pooled(
+        _quantities(overall),
+        [_quantities(part) for part in by_field.values()],
+        [_quantities(part) for part in by_type.values()],
+    )
     return Comparison(
         overall,
         by_field,
@@ -540,6 +549,22 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         ignored_prediction_count=ignored,
         warnings=warnings,
     )
+
+
+def _quantities(part: ComparisonSlice) -> dict[str, int]:
+    """A slice's integers by name, for the checks that pooled slices are sums."""
+    out: dict[str, int] = dict(part.counts)
+    for side, counts in (("baseline", part.baseline_counts), ("candidate", part.candidate_counts)):
+        out.update({f"{side}.{name}": value for name, value in counts.items()})
+    for name, paired in part.paired.items():
+        out[f"{name}.baseline_only"] = paired.baseline_only
+        out[f"{name}.candidate_only"] = paired.candidate_only
+    sides = [(name, metric.baseline, metric.candidate) for name, metric in part.paired.items()]
+    sides += [(name, metric.baseline, metric.candidate) for name, metric in part.unpaired.items()]
+    for name, baseline, candidate in sides:
+        out.update(baseline.quantities(f"{name}.baseline"))
+        out.update(candidate.quantities(f"{name}.candidate"))
+    return out
 
 
 def _read_slice(value: object, kind: str) -> ComparisonSlice:
@@ -604,11 +629,11 @@ def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMet
     interval = _document.interval(difference["interval"], -1.0, 1.0)
     exact_p = _document.number(tests["exact_p"], 0.0, 1.0)
     mid_p = _document.number(tests["mid_p"], 0.0, 1.0)
-    if estimate != (c - b) / n or interval is None or not interval[0] <= estimate <= interval[1]:
+    shown = PairedMetricResult(baseline, candidate, b, c, estimate, interval, exact_p, mid_p)
+    # Recomputed from the four cells with the library's own functions, compared exactly.
+    if shown != PairedMetricResult.from_counts(PairedBinomial(both, b, c, n - both - b - c)):
         _document.invalid()
-    if mid_p > exact_p:
-        _document.invalid()
-    return PairedMetricResult(baseline, candidate, b, c, estimate, interval, exact_p, mid_p)
+    return shown
 
 
 def _read_unpaired(

@@ -1,7 +1,8 @@
 """Saved documents read back: a report, a shared report or a comparison, by its ``format``.
 
 ``chartscore render`` and ``chartscore gate`` take any of them; each class's
-``from_json`` checks its own shape strictly. Everything here is value-free.
+``from_json`` checks its own shape strictly and recomputes every derived
+figure from the counts. Everything here is value-free.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from chartscore.disclosure.rule import SHARED_FORMAT
 from chartscore.disclosure.shared import SharedReport
 from chartscore.report import REPORT_FORMAT, Report
 
-MAX_DOCUMENT_BYTES: Final = 256 << 20
-"""The largest saved document read back, 256 MiB (a 10^5-field report is about 72 MB)."""
+MAX_DOCUMENT_BYTES: Final = _document.MAX_DOCUMENT_BYTES
+"""The largest saved document read back, 16 MiB (after decompression; see ``_document``)."""
 
 Document = Report | SharedReport | Comparison
 """Any document chartscore writes and reads back."""

@@ -105,7 +105,7 @@ class ErrorCode(enum.StrEnum):
 _DESCRIPTIONS: dict[str, str] = {
     "file_unreadable": "the file could not be opened or read, or is not a regular file",
     "invalid_path": "a path must be a str or os.PathLike naming a file, or chartscore.io.STDIN",
-    "file_too_large": "larger than chartscore reads (schema 16 MiB, gates 1 MiB, report 256 MiB)",
+    "file_too_large": "larger than chartscore reads (schema 16 MiB, gates 1 MiB, report 16 MiB)",
     "not_utf8": "the line is not valid UTF-8",
     "line_too_long": "a line is longer than 1 MiB (is this a JSON Lines file?)",
     "invalid_json": "the line is not valid JSON",
@@ -150,7 +150,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore document of a known format and format_version",
-    "invalid_report": "the document does not have the shape its format defines",
+    "invalid_report": (
+        "the document is not valid: not its format's shape, or a figure disagrees with its counts"
+    ),
     "invalid_toml": "the gates file is not valid TOML",
     "invalid_gates": "a gates file is one or more [[gate]] tables and nothing else",
     "invalid_gate": "a gate's slice, metric or level is not one chartscore knows",

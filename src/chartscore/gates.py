@@ -29,7 +29,11 @@ A gate whose figure is null (no trials, an undefined kappa, a suppressed number)
 fails: it cannot be shown to pass. :func:`evaluate` returns the results; their
 exit status is 0 when every required gate passes and 3 when one fails.
 
-Value-free: imports only ``comparison``, ``documents``, ``tally`` and ``errors``.
+Every figure a gate reads is recomputed from the document's counts (Wilson
+and Newcombe intervals); only kappa, whose table no document holds, is read
+as loaded.
+
+Value-free: imports only ``comparison``, ``documents``, ``report``, ``tally`` and ``errors``.
 """
 
 from __future__ import annotations
@@ -47,10 +51,13 @@ from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
     ComparisonSlice,
+    PairedBinomial,
+    PairedMetricResult,
 )
 from chartscore.documents import is_document
 from chartscore.errors import GATE_KEYS, ChartscoreError, ErrorCode, InputKind, valid_field_id
-from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
+from chartscore.report import MetricResult
+from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS, Binomial
 
 EXIT_GATES_PASSED: Final = 0
 EXIT_REQUIRED_GATE_FAILED: Final = 3
@@ -283,11 +290,19 @@ class _Interval(Protocol):
     def interval(self) -> tuple[float, float] | None: ...
 
 
+class _Counts(Protocol):
+    @property
+    def success_count(self) -> int | None: ...
+
+    @property
+    def total_count(self) -> int | None: ...
+
+
 class ReportSlice(Protocol):
     """What a gate reads in a report slice (a :class:`~chartscore.report.SliceReport`)."""
 
     @property
-    def metrics(self) -> Mapping[str, _Interval]: ...
+    def metrics(self) -> Mapping[str, _Counts]: ...
 
     @property
     def kappa(self) -> _Interval | None: ...
@@ -487,7 +502,7 @@ def _report_interval(part: ReportSlice, gate: Gate) -> tuple[float, float] | Non
     metric = part.metrics.get(gate.metric)
     if metric is None:
         raise _missing_metric(gate)
-    return metric.interval
+    return _wilson(metric)
 
 
 def _comparison_interval(part: ComparisonSlice, gate: Gate) -> tuple[float, float] | None:
@@ -497,11 +512,32 @@ def _comparison_interval(part: ComparisonSlice, gate: Gate) -> tuple[float, floa
         return part.kappa.candidate.interval
     paired = part.paired.get(gate.metric)
     if paired is not None:
-        return paired.interval if gate.is_difference else paired.candidate.interval
+        return _difference(paired) if gate.is_difference else _wilson(paired.candidate)
     unpaired = part.unpaired.get(gate.metric)
     if unpaired is None:
         raise _missing_metric(gate)
-    return unpaired.candidate.interval  # difference rules never name unpaired metrics
+    return _wilson(unpaired.candidate)  # difference rules never name unpaired metrics
+
+
+# A gate reads figures recomputed from the counts, never the intervals a document
+# carries: an object built in memory is not checked the way a loaded document is.
+# (Kappa's table is not in any document, so its interval is read as loaded.)
+
+
+def _wilson(metric: _Counts) -> tuple[float, float] | None:
+    """The Wilson interval of a metric's counts; None with no trials or a suppressed count."""
+    success, total = metric.success_count, metric.total_count
+    if success is None or total is None:
+        return None
+    return MetricResult.from_binomial(Binomial(success, total)).interval
+
+
+def _difference(paired: PairedMetricResult) -> tuple[float, float] | None:
+    """Newcombe's interval of the paired difference, from the four cells."""
+    b, c = paired.baseline_only, paired.candidate_only
+    both = paired.baseline.success_count - b
+    neither = paired.baseline.total_count - both - b - c
+    return PairedMetricResult.from_counts(PairedBinomial(both, b, c, neither)).interval
 
 
 # --------------------------------------------------------------------------- report reader

@@ -122,7 +122,30 @@ class MetricResult:
             if members["interval"] is not None:
                 _document.invalid()
             return cls(success_count, total_count, None)
-        return cls(success_count, total_count, _document.interval(members["interval"], 0, 1))
+        shown = _document.interval(members["interval"], 0, 1)
+        return cls.recomputed(success_count, total_count, shown)
+
+    @classmethod
+    def recomputed(
+        cls, success_count: int, total_count: int, shown: Interval | None
+    ) -> MetricResult:
+        """The metric computed from its counts, if ``shown`` is its interval exactly.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` when the interval a document
+                shows is not the Wilson interval of its counts (an edited file).
+        """
+        metric = cls.from_binomial(Binomial(success_count, total_count))
+        if shown != metric.interval:
+            _document.invalid()
+        return metric
+
+    def quantities(self, name: str) -> dict[str, int]:
+        """``{"<name>.success_count": ..., "<name>.total_count": ...}`` for sum checks."""
+        return {
+            f"{name}.success_count": self.success_count,
+            f"{name}.total_count": self.total_count,
+        }
 
     def to_dict(self) -> dict[str, object]:
         """``{"success_count", "total_count", "interval"}``."""
@@ -167,7 +190,10 @@ class KappaResult:
         if members["value"] is None or members["interval"] is None or pairs == 0:
             _document.invalid()
         kappa = _document.number(members["value"], -1, 1)
-        return cls(kappa, _document.interval(members["interval"], -1, 1), pairs)
+        interval = _document.interval(members["interval"], -1, 1)
+        if not interval[0] <= kappa <= interval[1]:
+            _document.invalid()
+        return cls(kappa, interval, pairs)
 
     def to_dict(self) -> dict[str, object]:
         """``{"value", "interval", "pairs"}``."""
@@ -232,6 +258,13 @@ class SliceReport:
         kappa = KappaResult.from_dict(members["kappa"]) if "kappa" in members else None
         _check_identities(counts, metrics, kind)
         return cls(counts=counts, metrics=metrics, kappa=kappa)
+
+    def quantities(self) -> dict[str, int]:
+        """The slice's integers by name: counts, then each metric's two counts."""
+        out: dict[str, int] = dict(self.counts)
+        for name, metric in self.metrics.items():
+            out.update(metric.quantities(name))
+        return out
 
     def count(self, name: str) -> int:
         """One of the six counts, e.g. ``"missing_count"``.
@@ -333,8 +366,13 @@ class Report:
         """Load a report saved with :meth:`to_json`, checking it strictly.
 
         The rebuilt report gives back the same bytes:
-        ``Report.from_json(r.to_json()).to_json() == r.to_json()``. The checks
-        are of shape, not of arithmetic: the numbers are not recomputed.
+        ``Report.from_json(r.to_json()).to_json() == r.to_json()``. Every
+        derived figure is checked against the counts: each interval must be
+        the Wilson interval of its counts (recomputed with
+        :func:`~chartscore.stats.wilson_interval`, compared exactly), each slice's
+        counts must obey the identities of docs/metrics.md, and the overall and
+        field-type slices must be the sums of the field slices. Kappa's table
+        is not in the report, so kappa is checked only to lie in its interval.
 
         Args:
             text: The report's JSON text (``str``, or UTF-8 ``bytes``); one
@@ -350,8 +388,11 @@ class Report:
                 duplicate keys), a key outside the report's vocabulary, a count
                 that is not a non-negative integer, an interval that is not two
                 ordered numbers in [0, 1] (kappa: [-1, 1]), a field id that is
-                not a valid field id or a field type name that is not a type.
+                not a valid field id or a field type name that is not a type,
+                or any figure that disagrees with the counts (an edited file).
                 The optional ``ignored_prediction_count`` must be a count.
+                ``file_too_large (report)`` over 16 MiB; the text must be UTF-8
+                with no byte order mark.
                 The message never contains the document's text.
         """
         document = _document.check_format(
@@ -365,15 +406,23 @@ class Report:
             _document.invalid()
         if not all(name in FIELD_TYPE_NAMES for name in by_field_type):
             _document.invalid()
+        overall = SliceReport.from_dict(members["overall"], kind="overall")
+        fields = {
+            name: SliceReport.from_dict(part, kind="field") for name, part in by_field.items()
+        }
+        types = {
+            name: SliceReport.from_dict(part, kind="field_type")
+            for name, part in by_field_type.items()
+        }
+        _document.check_pooled(
+            overall.quantities(),
+            [part.quantities() for part in fields.values()],
+            [part.quantities() for part in types.values()],
+        )
         return cls(
-            overall=SliceReport.from_dict(members["overall"], kind="overall"),
-            by_field={
-                name: SliceReport.from_dict(part, kind="field") for name, part in by_field.items()
-            },
-            by_field_type={
-                name: SliceReport.from_dict(part, kind="field_type")
-                for name, part in by_field_type.items()
-            },
+            overall=overall,
+            by_field=fields,
+            by_field_type=types,
             scorer_version=version,
             ignored_prediction_count=(
                 _document.count(members["ignored_prediction_count"])

@@ -17,14 +17,13 @@ Value-free: field ids, closed names and numbers only.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Collection, Iterator, Mapping
 from typing import Final, NoReturn
 
 import attrs
 
+from chartscore import _document
 from chartscore._document import require_plain
 from chartscore._format import FIELD_ID_PATTERN
 from chartscore._version import __version__
@@ -45,6 +44,8 @@ from chartscore.disclosure.rule import (
     metric_quantity,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.report import CORE_TOTALS
+from chartscore.stats import wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
 Interval = tuple[float, float]
@@ -247,7 +248,7 @@ class SharedReport:
                 ``suppressed_count`` that does not match the nulls, ...). The
                 message never quotes the document.
         """
-        return cls._read(_parse(text))
+        return cls.from_dict(_document.parse(text))
 
     @classmethod
     def from_dict(cls, document: object) -> SharedReport:
@@ -317,7 +318,43 @@ class SharedReport:
         hidden = sum(1 for _, value in report.numbers() if value is None)
         if hidden != disclosure.suppressed_count:
             _invalid()
+        for kind, _, part in report.slices():
+            _check_identities(part, kind)
+        _document.check_pooled(
+            _quantities(overall),
+            [_quantities(part) for part in by_field.values()],
+            [_quantities(part) for part in by_type.values()],
+        )
         return report
+
+
+_SUMS: Final = (
+    ("field_count", ("answerable_count", "unanswerable_count")),
+    ("field_count", ("missing_count", "answered_count", "abstained_count")),
+)
+
+
+def _check_identities(part: SharedSlice, kind: str) -> None:
+    # The full report's identities, wherever every number in them is published.
+    for total, terms in _SUMS:
+        values = [part.counts[total], *(part.counts[name] for name in terms)]
+        if None not in values and values[0] != sum(values[1:]):  # type: ignore[arg-type]
+            _invalid()
+    for name, metric in part.metrics.items():
+        count = CORE_TOTALS.get(name)
+        if count is None or (kind != "field" and name not in CORE_METRICS):
+            continue  # a type slice pools type metrics over only the fields that have them
+        shown = part.counts[count]
+        if None not in (shown, metric.total_count) and shown != metric.total_count:
+            _invalid()
+
+
+def _quantities(part: SharedSlice) -> dict[str, int | None]:
+    out = {name: part.counts[name] for name in COUNT_NAMES}
+    for name, metric in part.metrics.items():
+        out[metric_quantity(name, SUCCESS)] = metric.success_count
+        out[metric_quantity(name, TOTAL)] = metric.total_count
+    return out
 
 
 def _field_metrics(field_type: str, raw: object) -> set[str]:
@@ -330,52 +367,6 @@ def _field_metrics(field_type: str, raw: object) -> set[str]:
 
 def _invalid() -> NoReturn:
     raise ChartscoreError(ErrorCode.INVALID_REPORT)
-
-
-class _RefusedError(ValueError):
-    """Raised by the decoder hooks; turned into ``invalid_report`` outside ``except``."""
-
-
-def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    members = dict(pairs)
-    if len(members) != len(pairs):
-        raise _RefusedError
-    return members
-
-
-def _no_constant(_name: str) -> NoReturn:
-    raise _RefusedError
-
-
-def _finite(literal: str) -> float:
-    number = float(literal)
-    if not math.isfinite(number):
-        raise _RefusedError
-    return number
-
-
-def _parse(text: str | bytes) -> object:
-    # Strict JSON; any failure becomes invalid_report with no chained exception.
-    # By exact type: a str subclass's methods (which json.loads calls) are the caller's code.
-    kind: type = type(text)
-    if kind is not str and kind is not bytes and kind is not bytearray:
-        _invalid()
-    document: object = None
-    failed = False
-    try:
-        if kind is not str:
-            text = bytes(text).decode("utf-8")  # type: ignore[arg-type]
-        document = json.loads(
-            text,
-            object_pairs_hook=_unique,
-            parse_constant=_no_constant,
-            parse_float=_finite,
-        )
-    except (ValueError, RecursionError, TypeError):
-        failed = True
-    if failed:
-        _invalid()
-    return document
 
 
 def _exact_keys(value: Mapping[str, object], keys: Collection[str]) -> None:
@@ -392,9 +383,7 @@ def _count(value: object, *, nullable: bool = True) -> int | None:
 
 
 def _number(value: object, low: float, high: float) -> float:
-    if (type(value) is not int and type(value) is not float) or not low <= value <= high:
-        _invalid()
-    return float(value)
+    return _document.number(value, low, high)
 
 
 def _interval(value: object, low: float, high: float) -> Interval | None:
@@ -415,7 +404,12 @@ def _metric(value: object) -> SharedMetric:
     success, total = _count(value[SUCCESS]), _count(value[TOTAL])
     if success is not None and total is not None and success > total:
         _invalid()
-    return SharedMetric(success, total, _interval(value["interval"], 0.0, 1.0))
+    shown = _interval(value["interval"], 0.0, 1.0)
+    # Shown exactly when both counts are, and then the Wilson interval of those counts.
+    expected = None if success is None or total is None else wilson_interval(success, total)
+    if shown != expected:
+        _invalid()
+    return SharedMetric(success, total, shown)
 
 
 def _kappa(value: object) -> SharedKappa:
@@ -425,6 +419,8 @@ def _kappa(value: object) -> SharedKappa:
     kappa = None if value["value"] is None else _number(value["value"], -1.0, 1.0)
     interval = _interval(value["interval"], -1.0, 1.0)
     if (kappa is None) != (interval is None):
+        _invalid()
+    if kappa is not None and interval is not None and not interval[0] <= kappa <= interval[1]:
         _invalid()
     return SharedKappa(kappa, interval, _count(value["pairs"]))
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
+from chartscore import _document
 from chartscore.comparison import Comparison, PairedTally
-from chartscore.documents import MAX_DOCUMENT_BYTES, Document, load_document
+from chartscore.documents import Document, load_document
 from chartscore.errors import (
     ChartscoreError,
     ErrorCode,
@@ -438,17 +439,41 @@ def load_gates(path: InputPath) -> tuple[Gate, ...]:
 
 
 def read_document_bytes(path: InputPath) -> bytes:
-    """A saved document's bytes (at most 256 MiB), for a reader that checks its shape.
+    """A saved document's bytes (at most 16 MiB), for a reader that checks its shape.
+
+    Read like every input (a path or standard input, regular files only, gzip
+    decompressed), in chunks that a :class:`~chartscore._document.DocumentScanner`
+    checks as they come: reading stops at the first chunk that is not UTF-8,
+    does not open an object, nests too deep or passes the size limit, so a
+    gzip bomb costs little more than that chunk.
 
     Raises:
-        ChartscoreError: ``invalid_path``, ``file_unreadable`` or
-            ``file_too_large`` (report). Never names the path.
+        ChartscoreError: ``invalid_path``, ``file_unreadable``,
+            ``file_too_large`` (report) or ``invalid_report``. Never names the path.
     """
-    return read_whole(path, InputKind.REPORT, MAX_DOCUMENT_BYTES)
+    where = input_path(path, InputKind.REPORT)
+    scanner = _document.DocumentScanner()
+    chunks: list[bytes] = []
+    failed = False
+    with open_input(where, InputKind.REPORT) as stream:
+        while True:
+            try:
+                chunk = stream.read(_document.SCAN_CHUNK_BYTES)
+            except OSError:
+                failed = True
+                break
+            if not chunk:
+                break
+            scanner.feed(chunk)  # raises as soon as the bytes cannot be a document
+            chunks.append(chunk)
+    if failed:  # raised outside the handler: no chained reader message
+        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.REPORT)
+    scanner.finish()
+    return b"".join(chunks)
 
 
 def load_document_file(path: InputPath) -> Document:
-    """Read a saved report or comparison (at most 256 MiB); see :mod:`chartscore.documents`.
+    """Read a saved document (at most 16 MiB); see :mod:`chartscore.documents`.
 
     Raises:
         ChartscoreError: ``invalid_path``, ``file_unreadable``,
