@@ -14,8 +14,8 @@ import pytest
 
 from chartscore import ErrorCode, __version__
 from chartscore.cli import main
+from chartscore.cli.progress import TerminalProgress
 from chartscore.errors import describe
-from chartscore.progress import TerminalProgress
 
 from helpers import write_jsonl
 

@@ -13,8 +13,8 @@ import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
 from chartscore.errors import InputKind
-from chartscore.pairing import PAIRED_METRICS, PairedScorer
 from chartscore.report import SliceReport
+from chartscore.scoring.paired_scorer import PAIRED_METRICS, PairedScorer
 from test_paired import decimal_newcombe, fraction_p_values
 
 from helpers import SCHEMA, datasets

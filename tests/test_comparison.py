@@ -39,9 +39,9 @@ from chartscore.comparison import (
     PairedSliceTally,
     PairedTally,
 )
-from chartscore.model import FieldType
 from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.scoring import Scorer
+from chartscore.records.model import FieldType
+from chartscore.scoring.scorer import Scorer
 from chartscore.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
 
 from helpers import chain, digest

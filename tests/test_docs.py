@@ -65,10 +65,10 @@ def test_every_reported_number_is_defined_in_metrics_md(name: str) -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import chartscore.pairing
-    import chartscore.scoring
+    import chartscore.scoring.paired_scorer
+    import chartscore.scoring.scorer
 
-    for module in (chartscore.scoring, chartscore.pairing):
+    for module in (chartscore.scoring.scorer, chartscore.scoring.paired_scorer):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

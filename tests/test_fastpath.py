@@ -19,7 +19,7 @@ from chartscore.errors import InputKind
 from chartscore.io import layout
 from chartscore.io.fastpath import fast_gold, fast_prediction, scanned_gold, scanned_prediction
 from chartscore.io.jsonl import parse_object
-from chartscore.io.records import gold_row, prediction_row
+from chartscore.records.rows import gold_row, prediction_row
 
 from helpers import chain_dict, digest, dumps
 

@@ -504,7 +504,7 @@ def test_choices_do_not_constrain_answers() -> None:
 
 
 def test_standin_check_refuses_a_broken_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from chartscore import agreement
+    from chartscore.scoring import agreement
 
     original = agreement.FieldRule._agreement
 

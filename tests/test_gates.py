@@ -656,7 +656,7 @@ def test_a_report_shaped_document_with_suppressed_numbers() -> None:
 
 
 def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) -> None:
-    # A real shared report (chartscore.sharing.share, min_cell 11): a gate reading a
+    # A real shared report (chartscore.workflows.share.share, min_cell 11): a gate reading a
     # suppressed interval or a withheld kappa has no figure and fails, even at threshold 0.
     import io
 

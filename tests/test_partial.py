@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, score
-from chartscore.partial import PartialTally, merge_all
 from chartscore.report import Report
-from chartscore.scoring import Scorer
+from chartscore.scoring.partial import PartialTally, merge_all
+from chartscore.scoring.scorer import Scorer
 
 from helpers import SCHEMA, datasets
 

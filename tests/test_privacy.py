@@ -53,7 +53,7 @@ from chartscore.cli import main as cli_main
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import describe
 from chartscore.io import MAX_LINE_BYTES
-from chartscore.schema import FieldSpec
+from chartscore.records.schema import FieldSpec
 
 E = ErrorCode
 
@@ -597,16 +597,16 @@ _NOT_PRIVATE = {
     "Comparison": "value-free comparison",
 }
 _VALUE_MODULES = (
-    "model",
-    "evidence",
-    "schema",
-    "scoring",
-    "agreement",
-    "normalize",
+    "records.model",
+    "records.evidence",
+    "records.schema",
+    "scoring.scorer",
+    "scoring.agreement",
+    "records.normalize",
     "io",
-    "partial",
-    "casecount",
-    "pairing",
+    "scoring.partial",
+    "scoring.cases",
+    "scoring.paired_scorer",
 )
 
 
@@ -2094,11 +2094,11 @@ def test_only_field_ids_reach_rendered_output(ids: Canary, data: Canary) -> None
 @settings(max_examples=4, deadline=None, phases=NO_SHRINK)
 @given(canaries)
 def test_rendered_shared_reports_leak_nothing(c: Canary) -> None:
-    # The shared report of the canary data (chartscore.sharing.share at the default rule),
+    # The shared report of the canary data (chartscore.workflows.share.share at the default rule),
     # loaded back and rendered in every format and order: no case id, value, digest or
     # offset appears; the field ids do.
     from chartscore.documents import load_document
-    from chartscore.sharing import share
+    from chartscore.workflows.share import share
 
     gold_rows, prediction_rows = dataset(c)
     gold = [gold_record(row) for row in gold_rows]

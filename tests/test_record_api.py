@@ -1,7 +1,7 @@
 """The records' public behaviour as attrs classes, kept while their construction got faster.
 
 GoldField, Prediction, EvidenceChain and SourceLocation are built by a
-hand-written ``__init__`` (see chartscore._frozen) instead of attrs' generated
+hand-written ``__init__`` (see chartscore.records._frozen) instead of attrs' generated
 ``__init__``. These tests pin what that must not change: attrs introspection,
 frozenness, equality and hashing, pickling and copying, ``attrs.evolve``,
 pattern matching, no per-record ``__dict__``, subclasses, and that the value
@@ -32,9 +32,9 @@ from chartscore import (
     SourceKind,
     SourceLocation,
     TransformationKind,
-    _rules,
 )
-from chartscore.model import _gold_value_code, is_valid_gold_value
+from chartscore.records import _rules
+from chartscore.records.model import _gold_value_code, is_valid_gold_value
 
 from helpers import digest
 

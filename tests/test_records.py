@@ -22,8 +22,8 @@ from chartscore import (
 )
 from chartscore.errors import InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
-from chartscore.io.records import gold_row, prediction_row
-from chartscore.model import is_valid_gold_value
+from chartscore.records.model import is_valid_gold_value
+from chartscore.records.rows import gold_row, prediction_row
 
 from helpers import chain_dict, digest, dumps
 
@@ -211,7 +211,7 @@ def gold_objects(draw: st.DrawFn) -> dict[str, object]:
 @settings(max_examples=400)
 @given(gold_objects())
 def test_gold_paths_agree(row: dict[str, object]) -> None:
-    from chartscore.model import is_valid_gold_value
+    from chartscore.records.model import is_valid_gold_value
 
     def via_reader() -> None:
         _case_id, _field_id, field_type, value = gold_row(row)

@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
-from chartscore.demo import run_demo
 from chartscore.render import FORMATS, SORTS, render, render_view, report_view
 from chartscore.render._numbers import estimate_text, kappa_number, percent
 from chartscore.render.markdown import escape
 from chartscore.render.table import WIDTH, wrap_label
 from chartscore.render.view import Column, Estimate, Kind, Row, Table, View
 from chartscore.tally import CORE_METRICS, ERROR_METRICS
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 
 DEMO = run_demo()
@@ -237,7 +237,7 @@ def test_output_does_not_depend_on_mapping_order(fmt: str) -> None:
 def test_output_is_the_same_under_any_hash_seed(tmp_path: Path) -> None:
     script = (
         "import sys, hashlib\n"
-        "from chartscore.demo import run_demo\n"
+        "from chartscore.workflows.demo import run_demo\n"
         "from chartscore.render import render\n"
         "r = run_demo()\n"
         "print(hashlib.sha256(''.join(render(r, f, sort=s) for f in "

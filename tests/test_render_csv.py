@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 
 from chartscore import Report
-from chartscore.demo import run_demo
 from chartscore.render import render, render_view
 from chartscore.render.csv import COLUMNS
 from chartscore.render.view import Estimate, Kind, View
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 
 DEMO = run_demo()

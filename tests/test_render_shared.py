@@ -153,7 +153,7 @@ def assert_csv_matches(shared: SharedReport, text: str) -> None:
     assert set(rows) == expected
 
 
-# --- a cohort shared by chartscore.sharing.share (min_cell 11) ---------------------------------
+# --- a cohort shared by chartscore.workflows.share.share (min_cell 11) -------------------------
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, Schema, score
-from chartscore.schema import MAX_LEVELS, FieldSpec, to_schema
+from chartscore.records.schema import MAX_LEVELS, FieldSpec, to_schema
 
 E = ErrorCode
 

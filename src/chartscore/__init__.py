@@ -16,20 +16,20 @@ from chartscore._version import __version__
 from chartscore.comparison import Comparison
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.evidence import (
+from chartscore.io import STDIN, compare_files, load_schema, score_files
+from chartscore.records.evidence import (
     EvidenceChain,
     ReviewerState,
     SourceKind,
     SourceLocation,
     TransformationKind,
 )
-from chartscore.io import STDIN, compare_files, load_schema, score_files
-from chartscore.model import FieldType, GoldField, Prediction
-from chartscore.pairing import compare
+from chartscore.records.model import FieldType, GoldField, Prediction
+from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
-from chartscore.schema import FieldSpec, Schema
-from chartscore.scoring import score
-from chartscore.sharing import share, share_files
+from chartscore.scoring.paired_scorer import compare
+from chartscore.scoring.scorer import score
+from chartscore.workflows.share import share, share_files
 
 __all__ = [
     "STDIN",

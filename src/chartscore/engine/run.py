@@ -10,7 +10,7 @@ The task graph (docs/scale.md draws it):
    (line length, UTF-8, byte order mark) as ``chartscore score``, and the
    rows leave the task already checked and compactly pickled.
 2. **shuffle and score**: partition ``j`` takes bucket ``j`` of every part and
-   scores it with a :class:`~chartscore.scoring.Scorer` (``partition.py``).
+   scores it with a :class:`~chartscore.scoring.scorer.Scorer` (``partition.py``).
 3. **reduce**: the partition results are tree-merged with
    :meth:`dask.bag.Bag.reduction`, and one last task turns the merged partial
    tally into the value-free report (or picks the failure to report).
@@ -42,9 +42,9 @@ from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.files import PathLike, load_schema
+from chartscore.records.schema import Schema
 from chartscore.report import Report
-from chartscore.schema import Schema
-from chartscore.scoring import ExtraPredictions
+from chartscore.scoring.scorer import ExtraPredictions
 
 IN_PROCESS_SCHEDULERS: Final = ("synchronous", "threads")
 """Scheduler names that run in the caller's process (no cluster)."""

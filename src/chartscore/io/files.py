@@ -28,12 +28,12 @@ from chartscore.io.inputs import (
 from chartscore.io.jsonl import ByteReader, iter_batches
 from chartscore.io.output import write_atomic
 from chartscore.io.parallel import PredictionReader
-from chartscore.io.records import gold_row, prediction_row
 from chartscore.io.schema_file import MAX_SCHEMA_BYTES, load_schema
-from chartscore.pairing import PairedScorer
+from chartscore.records.rows import gold_row, prediction_row
+from chartscore.records.schema import Schema
 from chartscore.report import Report
-from chartscore.schema import Schema
-from chartscore.scoring import (
+from chartscore.scoring.paired_scorer import PairedScorer
+from chartscore.scoring.scorer import (
     ExtraPredictions,
     Scorer,
     collector_paused,

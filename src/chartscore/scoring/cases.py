@@ -21,18 +21,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 
-from chartscore.agreement import (
+from chartscore.records.model import FieldType, Value
+from chartscore.records.schema import Schema
+from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     MISSING,
     WRONG_TYPE,
     item_flags,
 )
-from chartscore.model import FieldType, Value
-from chartscore.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
-from chartscore.partial import PartialTally
-from chartscore.schema import Schema
-from chartscore.scoring import ExtraPredictions, Scorer
+from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
+from chartscore.scoring.partial import PartialTally
+from chartscore.scoring.scorer import ExtraPredictions, Scorer
 from chartscore.tally import COUNT_NAMES, TYPE_METRICS, Tally
 
 Quantity = tuple[str, str, str]
@@ -109,7 +109,7 @@ class CaseClasses:
 
 
 class CaseTrackingScorer(Scorer):
-    """A :class:`~chartscore.scoring.Scorer` that also records the classes of each case's rows.
+    """A :class:`~chartscore.scoring.scorer.Scorer` that also records each case's row classes.
 
     Its :meth:`partial` carries the :class:`CaseClasses` (``partial.cases``).
     Used only by disclosure control: it costs memory per case.

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Final, NoReturn, TextIO, TypeVar
 
 from chartscore._version import __version__
-from chartscore.demo import demo_summary, run_demo
+from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import Document
 from chartscore.engine import score_dask
@@ -51,12 +51,12 @@ from chartscore.io.files import (
 )
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import BinaryOutput, check_output, write_output
-from chartscore.progress import TerminalProgress
+from chartscore.records.schema import Schema
 from chartscore.render import FORMATS, SORTS, render
 from chartscore.report import Report
-from chartscore.schema import Schema
-from chartscore.scoring import ExtraPredictions
-from chartscore.sharing import DEFAULT_MIN_CELL, share_files
+from chartscore.scoring.scorer import ExtraPredictions
+from chartscore.workflows.demo import demo_summary, run_demo
+from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files
 
 EXIT_OK: Final = 0
 EXIT_DATA: Final = 1

@@ -7,10 +7,10 @@ candidate's answer to the same row arrives), then the candidate's. For every
 gold row it counts the pair of outcome classes (baseline, candidate); each
 paired metric's 2 x 2 table (both succeed, baseline only, candidate only,
 neither) is read off those pair counts with the row tests of
-:mod:`chartscore.outcomes`. Each system's own counts are kept too, for its
+:mod:`chartscore.scoring.outcomes`. Each system's own counts are kept too, for its
 unpaired metrics and kappa.
 
-Like :mod:`chartscore.scoring`, this module holds values and case ids; what it
+Like :mod:`chartscore.scoring.scorer`, this module holds values and case ids; what it
 returns (:class:`~chartscore.comparison.PairedTally`) holds counts only.
 """
 
@@ -20,7 +20,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from chartscore.agreement import ANSWERABLE, MISSING
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -29,11 +28,12 @@ from chartscore.comparison import (
     PairedTally,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import GoldField, Prediction, Value
-from chartscore.outcomes import METRIC_ROWS
-from chartscore.partial import FieldCounts
-from chartscore.schema import Schema, to_schema
-from chartscore.scoring import _SEEN, _UNANSWERABLE, Scorer, collector_paused, guarded, judge
+from chartscore.records.model import GoldField, Prediction, Value
+from chartscore.records.schema import Schema, to_schema
+from chartscore.scoring.agreement import ANSWERABLE, MISSING
+from chartscore.scoring.outcomes import METRIC_ROWS
+from chartscore.scoring.partial import FieldCounts
+from chartscore.scoring.scorer import _SEEN, _UNANSWERABLE, Scorer, collector_paused, guarded, judge
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
 _TYPE_PAIRED: Final = frozenset(PAIRED_METRICS) & frozenset(TYPE_METRICS)

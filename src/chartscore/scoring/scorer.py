@@ -2,7 +2,7 @@
 
 :class:`Scorer` holds the gold set (the only thing kept in memory), then takes
 predictions one at a time: each is joined to its gold row, judged by the
-field's :class:`~chartscore.agreement.FieldRule` and reduced to an outcome bit
+field's :class:`~chartscore.scoring.agreement.FieldRule` and reduced to an outcome bit
 mask that is counted. The gold value is dropped as soon as its prediction is
 seen, so memory grows with the gold set, never with the prediction stream.
 :func:`score` is the library entry point over records.
@@ -14,7 +14,11 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
-from chartscore.agreement import (
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.records.model import FieldType, GoldField, Prediction, Value
+from chartscore.records.schema import Schema, to_schema
+from chartscore.report import Report
+from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     SUPPORTED,
@@ -23,11 +27,7 @@ from chartscore.agreement import (
     Key,
     item_flags,
 )
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import FieldType, GoldField, Prediction, Value
-from chartscore.partial import FieldCounts, PartialTally, RuleBook
-from chartscore.report import Report
-from chartscore.schema import Schema, to_schema
+from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.tally import Tally
 
 _SEEN: Final = object()  # a gold row whose prediction has been counted
@@ -75,7 +75,7 @@ class Scorer:
             key is not in gold is refused) or ``"ignore"`` (it is skipped and
             counted in ``ignored_prediction_count``).
 
-    The scorer's counts are a :class:`~chartscore.partial.PartialTally`
+    The scorer's counts are a :class:`~chartscore.scoring.partial.PartialTally`
     (:meth:`partial`): one process is the one-partition case of the mergeable
     core. All methods raise :class:`ChartscoreError` without a line; callers
     that know the input and line re-raise with them.

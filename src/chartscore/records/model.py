@@ -15,12 +15,12 @@ from typing import Any, Final
 
 import attrs
 
-from chartscore import _rules
 from chartscore._format import MAX_CASE_ID_LENGTH
-from chartscore._frozen import slot_setters
 from chartscore.errors import ChartscoreError, ErrorCode, fail
-from chartscore.evidence import EvidenceChain, SourceKind, SourceLocation
-from chartscore.normalize import (
+from chartscore.records import _rules
+from chartscore.records._frozen import slot_setters
+from chartscore.records.evidence import EvidenceChain, SourceKind, SourceLocation
+from chartscore.records.normalize import (
     NUMBER_MAX_DIGITS,
     boolean_key,
     date_key,
@@ -111,7 +111,7 @@ def _valid_gold_string(field_type: FieldType, value: str) -> bool:
 def _gold_value_code(field_type: FieldType, value: object, kind: type) -> ErrorCode | None:
     """The code of the first value rule a gold value (not None) breaks, or None.
 
-    ``kind`` is ``type(value)``. The same verdicts as :func:`chartscore._rules.is_value`
+    ``kind`` is ``type(value)``. The same verdicts as :func:`chartscore.records._rules.is_value`
     followed by :func:`is_valid_gold_value`, with the common exact types
     decided without running a normalizer.
     """
@@ -156,7 +156,7 @@ class GoldField:
     value: Value = attrs.field(repr=False)
 
     def __init__(self, case_id: str, field_id: str, field_type: object, value: object) -> None:
-        # Validate first, then fill the slots (see chartscore._frozen). Written
+        # Validate first, then fill the slots (see chartscore.records._frozen). Written
         # out flat: notebooks build millions of these. Every check asks the
         # exact type first, so a caller's object never runs code here.
         kind = type(value)
@@ -217,7 +217,7 @@ class GoldField:
             ChartscoreError: ``not_an_object``, ``missing_key``,
                 ``unknown_key``, or a record code (see the class).
         """
-        from chartscore.io.records import gold_row, plain_row  # noqa: PLC0415 - io imports model
+        from chartscore.records.rows import gold_row, plain_row  # noqa: PLC0415 - io imports model
 
         case_id, field_id, field_type, value = gold_row(plain_row(row))
         return cls(case_id, field_id, field_type, value)
@@ -320,7 +320,7 @@ class Prediction:
             ChartscoreError: ``not_an_object``, ``missing_key``,
                 ``unknown_key``, or a record or evidence code.
         """
-        from chartscore.io.records import plain_row, prediction_row  # noqa: PLC0415
+        from chartscore.records.rows import plain_row, prediction_row  # noqa: PLC0415
 
         plain = plain_row(row)
         case_id, field_id, value, _ = prediction_row(plain)
