@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
+from chartscore._types import FieldType
 from chartscore.comparison import (
     COMPARISON_FORMAT,
     FIELD_TYPE_NAMES,
@@ -40,7 +41,6 @@ from chartscore.comparison import (
     PairedTally,
 )
 from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.records.model import FieldType
 from chartscore.scoring.scorer import Scorer
 from chartscore.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
 

@@ -12,6 +12,9 @@ inside the process; the :class:`Report` holds counts, intervals and field ids
 only. See docs/privacy.md.
 """
 
+import sys as _sys
+
+from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.comparison import Comparison
 from chartscore.engine import score_dask
@@ -24,12 +27,23 @@ from chartscore.records.evidence import (
     SourceLocation,
     TransformationKind,
 )
-from chartscore.records.model import FieldType, GoldField, Prediction
+from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.scoring.paired_scorer import compare
 from chartscore.scoring.scorer import score
 from chartscore.workflows.share import share, share_files
+
+# Records pickled before the layout name their classes by the old flat module paths.
+# Those paths are kept as aliases so that such pickles keep loading; nothing else uses them.
+_MOVED_RECORD_MODULES = {
+    "chartscore.model": "chartscore.records.model",
+    "chartscore.evidence": "chartscore.records.evidence",
+    "chartscore.schema": "chartscore.records.schema",
+}
+for _old, _new in _MOVED_RECORD_MODULES.items():
+    _sys.modules.setdefault(_old, _sys.modules[_new])
+del _old, _new
 
 __all__ = [
     "STDIN",

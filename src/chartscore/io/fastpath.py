@@ -28,11 +28,11 @@ from decimal import Decimal
 from typing import Final, TypeVar
 
 from chartscore import _format
+from chartscore._types import FieldType, Value
 from chartscore.errors import ChartscoreError, InputKind
 from chartscore.io import layout
 from chartscore.io.jsonl import parse_object
 from chartscore.records import _rules
-from chartscore.records.model import FieldType, Value
 from chartscore.records.rows import CHAIN_KEYS
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}

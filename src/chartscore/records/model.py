@@ -7,16 +7,17 @@ evidence never appear in a repr, a str() or an error.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Mapping
-from decimal import Decimal
 from typing import Any, Final
 
 import attrs
 
 from chartscore._format import MAX_CASE_ID_LENGTH
-from chartscore.errors import ChartscoreError, ErrorCode, fail
+
+# Scalar, Value and to_field_type stay importable here, where they lived before _types.
+from chartscore._types import FieldType, Scalar, Value, to_field_type  # noqa: F401
+from chartscore.errors import ErrorCode, fail
 from chartscore.records import _rules
 from chartscore.records._frozen import slot_setters
 from chartscore.records.evidence import EvidenceChain, SourceKind, SourceLocation
@@ -28,33 +29,7 @@ from chartscore.records.normalize import (
     number_key,
     text_key,
 )
-
-Scalar = str | int | float | Decimal | bool
-Value = Scalar | frozenset[str] | None
-"""A field value: None (unanswerable gold / explicit abstention), a scalar, or a
-set of strings for multi-select fields."""
-
-
-class FieldType(enum.StrEnum):
-    """The closed set of field types; each has its own normalization."""
-
-    TEXT = "text"
-    CATEGORICAL = "categorical"
-    NUMBER = "number"
-    BOOLEAN = "boolean"
-    DATE = "date"
-    ORDINAL = "ordinal"
-    MULTI = "multi"
-
-
-def to_field_type(value: object) -> FieldType:
-    """A :class:`FieldType` from a member or its exact string value."""
-    if type(value) is FieldType:
-        return value
-    if type(value) is str and value in FieldType._value2member_map_:
-        return FieldType(value)
-    raise ChartscoreError(ErrorCode.INVALID_FIELD_TYPE)
-
+from chartscore.records.rows import gold_row, plain_row, prediction_row
 
 _GOLD_KEY = {
     FieldType.TEXT: text_key,
@@ -217,7 +192,6 @@ class GoldField:
             ChartscoreError: ``not_an_object``, ``missing_key``,
                 ``unknown_key``, or a record code (see the class).
         """
-        from chartscore.records.rows import gold_row, plain_row  # noqa: PLC0415 - io imports model
 
         case_id, field_id, field_type, value = gold_row(plain_row(row))
         return cls(case_id, field_id, field_type, value)
@@ -320,7 +294,6 @@ class Prediction:
             ChartscoreError: ``not_an_object``, ``missing_key``,
                 ``unknown_key``, or a record or evidence code.
         """
-        from chartscore.records.rows import plain_row, prediction_row  # noqa: PLC0415
 
         plain = plain_row(row)
         case_id, field_id, value, _ = prediction_row(plain)

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from typing import Final
 
 from chartscore import _format
+from chartscore._types import FieldType, Value
 from chartscore.errors import ErrorCode, fail
 from chartscore.records import _rules
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
-from chartscore.records.model import FieldType, Value
 
 GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})

@@ -19,9 +19,9 @@ from typing import Final
 
 import attrs
 
+from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records import _rules
-from chartscore.records.model import FieldType
 from chartscore.records.normalize import normalize_text, number_key
 
 MAX_LEVELS: Final = 10_000

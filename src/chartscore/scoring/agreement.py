@@ -14,8 +14,8 @@ from collections.abc import Callable
 from datetime import date
 from typing import Final
 
+from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.records.model import FieldType
 from chartscore.records.normalize import (
     DateKey,
     boolean_key,

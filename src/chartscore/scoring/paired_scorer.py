@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Final
 
+from chartscore._types import Value
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -28,12 +29,12 @@ from chartscore.comparison import (
     PairedTally,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.records.model import GoldField, Prediction, Value
+from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.scoring.agreement import ANSWERABLE, MISSING
 from chartscore.scoring.outcomes import METRIC_ROWS
 from chartscore.scoring.partial import FieldCounts
-from chartscore.scoring.scorer import _SEEN, _UNANSWERABLE, Scorer, collector_paused, guarded, judge
+from chartscore.scoring.scorer import SEEN, UNANSWERABLE, Scorer, collector_paused, guarded, judge
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
 _TYPE_PAIRED: Final = frozenset(PAIRED_METRICS) & frozenset(TYPE_METRICS)
@@ -109,9 +110,9 @@ class PairedScorer(Scorer):
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
             raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=source)
-        if entry is _SEEN:
+        if entry is SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
-        state.cases[case_id] = _SEEN
+        state.cases[case_id] = SEEN
         pair = self._pairs[field_id]
         mask = judge(state, entry, value, supported, pair.candidate)
         baseline = pair.baseline_masks.pop(case_id, None)
@@ -127,7 +128,7 @@ class PairedScorer(Scorer):
             pair = self._pairs[field_id]
             pairs = Counter(pair.pairs)
             for case_id, entry in state.cases.items():
-                if entry is not _SEEN:  # the candidate did not answer this row
+                if entry is not SEEN:  # the candidate did not answer this row
                     missing = _missing(entry)
                     pairs[pair.baseline_masks.get(case_id, missing), missing] += 1
             baseline = pair.baseline.slice_tally(state.rule)
@@ -149,7 +150,7 @@ class PairedScorer(Scorer):
 
 def _missing(entry: object) -> int:
     # The outcome class of a gold row that a system did not answer.
-    return MISSING if entry is _UNANSWERABLE else MISSING | ANSWERABLE
+    return MISSING if entry is UNANSWERABLE else MISSING | ANSWERABLE
 
 
 def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:

@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
+from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.records.model import FieldType
 from chartscore.records.schema import FieldSpec
 from chartscore.scoring.agreement import (
     ANSWERABLE,
@@ -37,10 +36,8 @@ from chartscore.scoring.agreement import (
     FieldRule,
     Key,
 )
+from chartscore.scoring.case_classes import CaseClasses
 from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
-
-if TYPE_CHECKING:
-    from chartscore.scoring.cases import CaseClasses
 
 _TYPE_BITS: Mapping[str, int] = {
     "tolerance_agreement": TOLERANCE,
