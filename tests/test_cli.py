@@ -277,7 +277,7 @@ def test_progress_appears_for_large_inputs_on_a_terminal(tmp_path: Path) -> None
     pred = write_jsonl(tmp_path / "p.jsonl", [])
     clock = iter(float(i) for i in range(1000))
     stream = FakeTerminal()
-    from chartscore.io import score_files
+    from chartscore.workflows.score import score_files
 
     progress = TerminalProgress(stream, clock=lambda: next(clock))
     score_files(gold, pred, progress=progress)
@@ -422,7 +422,7 @@ def test_a_broken_terminal_never_stops_the_work(tmp_path: Path) -> None:
     pred = write_jsonl(tmp_path / "p.jsonl", [])
     clock = iter(float(i) for i in range(1000))
     progress = TerminalProgress(BrokenTerminal(), clock=lambda: next(clock))
-    from chartscore.io import score_files
+    from chartscore.workflows.score import score_files
 
     report = score_files(gold, pred, progress=progress)  # progress fails on its first line
     progress.finish()

@@ -19,7 +19,7 @@ from chartscore._version import __version__
 from chartscore.comparison import Comparison
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io import STDIN, compare_files, load_schema, score_files
+from chartscore.io import STDIN, load_schema
 from chartscore.records.evidence import (
     EvidenceChain,
     ReviewerState,
@@ -32,6 +32,8 @@ from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.scoring.paired_scorer import compare
 from chartscore.scoring.scorer import score
+from chartscore.workflows.compare import compare_files
+from chartscore.workflows.score import score_files
 from chartscore.workflows.share import share, share_files
 
 # Records pickled before the layout name their classes by the old flat module paths.

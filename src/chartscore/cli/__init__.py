@@ -41,21 +41,17 @@ from chartscore.documents import Document
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, describe
 from chartscore.gates import Gate, evaluate
-from chartscore.io.files import (
-    compare_files,
-    load_document_file,
-    load_gates,
-    load_schema,
-    read_document_bytes,
-    score_files,
-)
+from chartscore.io.document_files import load_document_file, load_gates, read_document_bytes
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import BinaryOutput, check_output, write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.records.schema import Schema
 from chartscore.render import FORMATS, SORTS, render
 from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions
+from chartscore.workflows.compare import compare_files
 from chartscore.workflows.demo import demo_summary, run_demo
+from chartscore.workflows.score import score_files
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files
 
 EXIT_OK: Final = 0

@@ -31,6 +31,7 @@ from typing import Any
 
 from chartscore.engine.parts import Bucket, Failure, PartSummary, Stage
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.io.feed import first_add_failure
 from chartscore.records.schema import Schema
 from chartscore.report import Report
 from chartscore.scoring.partial import PartialTally, merge_all
@@ -58,15 +59,9 @@ def _feed(
     for part, chunks in enumerate(buckets, 1):
         for chunk in chunks:
             lines, rows = pickle.loads(chunk)
-            line = 0
-            caught: ChartscoreError | None = None
-            try:
-                for line, row in zip(lines, rows, strict=True):  # noqa: B007 - read below
-                    add(*row)
-            except ChartscoreError as error:
-                caught = error
-            if caught is not None:
-                return Failure.at(caught, source, part, line)
+            found = first_add_failure(add, lines, rows)
+            if found is not None:
+                return Failure.at(found[0], source, part, found[1])
     return None
 
 

@@ -41,7 +41,8 @@ from chartscore.engine.partition import combine, finish, first_result, score_par
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.files import PathLike, load_schema
+from chartscore.io.inputs import InputPath
+from chartscore.io.schema_file import load_schema
 from chartscore.records.schema import Schema
 from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions
@@ -72,7 +73,7 @@ def score_dask(
     gold: PathSpec,
     predictions: PathSpec,
     *,
-    schema: Schema | PathLike | None = None,
+    schema: Schema | InputPath | None = None,
     scheduler: str | None = None,
     partitions: int | None = None,
     extra_predictions: ExtraPredictions = "error",

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Mapping
 
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
-from chartscore.io.files import Progress, feed_files, resolve_schema
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
@@ -25,6 +24,7 @@ from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, collector_paused, feed_records
+from chartscore.workflows.score import Progress, feed_files, resolve_schema
 
 __all__ = ["DEFAULT_MIN_CELL", "share", "share_files"]
 

@@ -3,36 +3,28 @@
 Paths are used to open files and never appear in an error: a failure names
 only the input (gold, predictions, schema, output) and the line. Inputs are
 opened by :mod:`chartscore.io.inputs` (regular files, gzip, standard input),
-schema files are read by :mod:`chartscore.io.schema_file`, and outputs are
-written by :mod:`chartscore.io.output`.
+schema files are read by :mod:`chartscore.io.schema_file`, and rows are added
+by :mod:`chartscore.io.feed`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from chartscore.comparison import Comparison
-from chartscore.documents import MAX_DOCUMENT_BYTES, Document, load_document
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
-from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction, located
+from chartscore.io.fastpath import fast_gold, fast_prediction
+from chartscore.io.feed import Progress, add_rows, feed_rows
 from chartscore.io.inputs import (
     InputPath,
     InputStream,
     StandardInput,
     input_path,
     open_input,
-    read_whole,
 )
-from chartscore.io.jsonl import ByteReader, iter_batches
-from chartscore.io.output import write_atomic
+from chartscore.io.jsonl import ByteReader
 from chartscore.io.parallel import PredictionReader
-from chartscore.io.schema_file import MAX_SCHEMA_BYTES, load_schema
+from chartscore.io.schema_file import load_schema
 from chartscore.records.rows import gold_row, prediction_row
 from chartscore.records.schema import Schema
 from chartscore.report import Report
-from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import (
     ExtraPredictions,
     Scorer,
@@ -41,57 +33,18 @@ from chartscore.scoring.scorer import (
 )
 
 __all__ = [
-    "MAX_SCHEMA_BYTES",
-    "add_rows",
-    "compare_files",
+    "Progress",
+    "feed_files",
     "feed_gold",
     "feed_predictions",
-    "load_document_file",
-    "load_gates",
-    "load_schema",
+    "resolve_schema",
     "score_files",
-    "write_atomic",
 ]
-
-PathLike = InputPath
-Progress = Callable[[InputKind, int], None]
-
-
-def add_rows(
-    add: Callable[..., object], numbers: list[int], rows: list[Any], source: InputKind
-) -> None:
-    """Add checked rows to the scorer; a join error names its row's line."""
-    line = 0
-    failure: ChartscoreError | None = None
-    try:
-        for line, row in zip(numbers, rows, strict=True):  # noqa: B007 - read below
-            add(*row)
-    except ChartscoreError as error:
-        failure = error
-    if failure is not None:
-        raise located(failure, source, line)  # outside the handler: no context
-
-
-def _feed(
-    stream: ByteReader,
-    source: InputKind,
-    *,
-    fast: Callable[[str], Any],
-    checked: Callable[[dict[str, object]], Any],
-    add: Callable[..., object],
-    progress: Progress | None,
-) -> None:
-    tick = None if progress is None else (lambda line: progress(source, line))
-    for first, lines in iter_batches(stream, source, tick):
-        numbers, rows, failure = check_batch(first, lines, source, fast, checked)
-        add_rows(add, numbers, rows, source)
-        if failure is not None:
-            raise failure
 
 
 def feed_gold(scorer: Scorer, stream: ByteReader, progress: Progress | None = None) -> None:
     """Add every gold row of a JSON Lines stream to ``scorer``."""
-    _feed(
+    feed_rows(
         stream,
         InputKind.GOLD,
         fast=fast_gold,
@@ -103,7 +56,7 @@ def feed_gold(scorer: Scorer, stream: ByteReader, progress: Progress | None = No
 
 def feed_predictions(scorer: Scorer, stream: ByteReader, progress: Progress | None = None) -> None:
     """Join and count every prediction of a JSON Lines stream."""
-    _feed(
+    feed_rows(
         stream,
         InputKind.PREDICTIONS,
         fast=fast_prediction,
@@ -245,93 +198,3 @@ def _add_read_predictions(
     tick = None if progress is None else (lambda line: progress(source, line))
     for numbers, rows in reader.batches(tick):
         add_rows(scorer.add_prediction, numbers, rows, source)
-
-
-def compare_files(
-    gold: InputPath,
-    baseline: InputPath,
-    candidate: InputPath,
-    *,
-    schema: Schema | InputPath | None = None,
-    progress: Progress | None = None,
-) -> Comparison:
-    """Compare two systems' predictions files on one gold file, paired row by row.
-
-    Reads gold once, then streams the baseline's predictions, then the
-    candidate's (see :func:`chartscore.compare` for what is computed). Memory
-    holds the gold set and one outcome per row the baseline answered.
-
-    Args:
-        gold: Path of the gold file, or :data:`chartscore.io.STDIN`.
-        baseline: Path of the reference system's predictions file.
-        candidate: Path of the system under test's predictions file (at most
-            one of the three inputs may be standard input).
-        schema: A :class:`Schema`, or the path of a JSON or TOML schema file.
-        progress: Optional callback ``(input, lines_read)``; receives counts only.
-
-    Raises:
-        ChartscoreError: any reading, record, join or schema code, located by
-            input (``gold``, ``baseline``, ``candidate``) and line.
-    """
-    wheres = [
-        input_path(path, kind)
-        for path, kind in (
-            (gold, InputKind.GOLD),
-            (baseline, InputKind.BASELINE),
-            (candidate, InputKind.CANDIDATE),
-        )
-    ]
-    if sum(isinstance(where, StandardInput) for where in wheres) > 1:
-        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
-    scorer = PairedScorer(resolve_schema(schema))
-    with collector_paused():
-        with open_input(wheres[0], InputKind.GOLD) as stream:
-            feed_gold(scorer, stream, progress)
-        scorer.close_gold()
-        for where, kind, add in (
-            (wheres[1], InputKind.BASELINE, scorer.add_baseline),
-            (wheres[2], InputKind.CANDIDATE, scorer.add_candidate),
-        ):
-            with open_input(where, kind) as stream:
-                _feed(
-                    stream,
-                    kind,
-                    fast=fast_prediction,
-                    checked=prediction_row,
-                    add=add,
-                    progress=progress,
-                )
-        tally = scorer.paired_tally()
-    return Comparison.from_tally(tally)
-
-
-def load_gates(path: InputPath) -> tuple[Gate, ...]:
-    """Read and check a gates file (TOML, UTF-8, at most 1 MiB); see docs/formats.md.
-
-    Raises:
-        ChartscoreError: ``invalid_path``, ``file_unreadable``,
-            ``file_too_large`` or ``not_utf8`` (gates), or any code of
-            :func:`chartscore.gates.parse_gates`. Never names the path.
-    """
-    return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
-
-
-def read_document_bytes(path: InputPath) -> bytes:
-    """A saved document's bytes (at most 256 MiB), for a reader that checks its shape.
-
-    Raises:
-        ChartscoreError: ``invalid_path``, ``file_unreadable`` or
-            ``file_too_large`` (report). Never names the path.
-    """
-    return read_whole(path, InputKind.REPORT, MAX_DOCUMENT_BYTES)
-
-
-def load_document_file(path: InputPath) -> Document:
-    """Read a saved report or comparison (at most 256 MiB); see :mod:`chartscore.documents`.
-
-    Raises:
-        ChartscoreError: ``invalid_path``, ``file_unreadable``,
-            ``file_too_large`` (report), ``unknown_report_format`` or
-            ``invalid_report``. Never names the path.
-    """
-    return load_document(read_document_bytes(path))
