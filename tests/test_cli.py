@@ -197,7 +197,7 @@ def test_internal_errors_print_no_traceback(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret value in a bug")
 
-    monkeypatch.setattr("chartscore.cli.score_files", explode)
+    monkeypatch.setattr("chartscore.cli.score.score_files", explode)
     status, _out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert status == 70
     assert err == f"chartscore: error: internal_error: {describe(ErrorCode.INTERNAL_ERROR)}\n"
@@ -209,7 +209,7 @@ def test_interrupt(monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]) ->
     def interrupt(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("chartscore.cli.score_files", interrupt)
+    monkeypatch.setattr("chartscore.cli.score.score_files", interrupt)
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert (status, err) == (
         130,
@@ -365,7 +365,7 @@ def test_out_is_checked_before_the_work(
 ) -> None:
     gold, pred = files
     calls: list[object] = []
-    monkeypatch.setattr("chartscore.cli.score_files", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("chartscore.cli.score.score_files", lambda *a, **k: calls.append(a))
     status, _, err = run(
         ["score", "--gold", str(gold), "--predictions", str(pred), "--out", str(gold)]
     )
