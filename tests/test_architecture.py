@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from helpers import examples
+
 SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
 
 # Lowest first. A package's name covers every module inside it, so a new file is covered
@@ -247,7 +249,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
 
     assert errors._FIELD_ID.pattern == _format.FIELD_ID_PATTERN
 
-    @settings(max_examples=300)
+    @settings(max_examples=examples(300))
     @given(st.from_regex(_format.FIELD_ID_PATTERN, fullmatch=True) | st.text(max_size=20))
     def agree(text: str) -> None:
         assert errors.valid_field_id(text) == _rules.is_field_id(text)

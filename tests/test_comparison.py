@@ -44,7 +44,7 @@ from chartscore.paired import mcnemar, newcombe_difference
 from chartscore.scoring.scorer import Scorer
 from chartscore.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
 
-from helpers import chain, digest
+from helpers import chain, digest, examples
 
 SCHEMA = Schema.from_dict(
     {
@@ -301,7 +301,7 @@ def test_document_shape() -> None:
 # --------------------------------------------------------------------------- properties
 
 DATASET_SETTINGS = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
@@ -401,7 +401,7 @@ def test_round_trip_gives_the_same_bytes(rows: list[Row]) -> None:
     assert Comparison.from_json(text.encode("utf-8")).to_json() == text
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets(), st.randoms(use_true_random=False))
 def test_row_order_does_not_change_the_bytes(rows: list[Row], shuffle: random.Random) -> None:
     shuffled = list(rows)

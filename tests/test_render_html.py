@@ -22,6 +22,8 @@ from chartscore.tally import ERROR_METRICS
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 
+from helpers import examples
+
 DEMO = run_demo()
 ROOT = Path(__file__).resolve().parent.parent
 VOID = {"meta", "br", "wbr", "hr", "img", "input", "link", "col", "area", "base", "source"}
@@ -131,7 +133,7 @@ def _marks(page: Page) -> dict[tuple[str, str, str], dict[str, str]]:
     return keyed
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(scored_reports())
 def test_a_mark_per_field_and_metric_with_the_reports_numbers(report: Report) -> None:
     page = Page(render(report, "html"))

@@ -34,6 +34,8 @@ from report_data import FIELD_TYPES, scored_reports
 from shared_data import full_and_shared
 from test_render_html import Page, assert_self_contained
 
+from helpers import examples
+
 Key = tuple[str, str, str]
 
 
@@ -346,7 +348,7 @@ def shared_reports(draw: st.DrawFn) -> tuple[Report, SharedReport]:
     return report, SharedReport.from_json(shared.to_json())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shared_reports())
 def test_any_suppression_pattern_renders_without_giving_numbers_back(
     pair: tuple[Report, SharedReport],

@@ -15,6 +15,8 @@ from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 
+from helpers import examples
+
 DEMO = run_demo()
 DEMO_JSON = DEMO.to_json()
 
@@ -32,7 +34,7 @@ def refused(text: str | bytes | object) -> ChartscoreError:
 # --- round trips ---------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(scored_reports())
 def test_round_trip_is_byte_identical(report: Report) -> None:
     text = report.to_json()

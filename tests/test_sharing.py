@@ -38,10 +38,10 @@ from test_disclosure import (
     worked_example,
 )
 
-from helpers import chain_dict, digest, write_jsonl
+from helpers import chain_dict, digest, examples, write_jsonl
 
 SLOW = settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -79,7 +79,7 @@ def test_case_counts_while_scoring_match_the_reference(cohort: Cohort) -> None:
 
 
 @settings(
-    max_examples=8,
+    max_examples=examples(8),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
