@@ -616,9 +616,11 @@ def test_cli_with_schema(tmp_path: Path) -> None:
     assert err.getvalue().startswith(
         "chartscore: error: schema_required (schema field triage.acuity): "
     )
+    from chartscore.cli import score as score_command
+
     assert (
         score_files(gold, pred, schema=schema).to_json() + "\n"
-        == main.__globals__["score_files"](gold, pred, schema=load_schema(schema)).to_json() + "\n"
+        == score_command.score_files(gold, pred, schema=load_schema(schema)).to_json() + "\n"
     )
 
 
