@@ -3,7 +3,7 @@
 Generates seeded cohorts with the test suite's cohort generator
 (``tests/disclosure_reference.py``: every field type; 10% of the gold unanswerable, 3% of
 answers missing, 4% abstained, 15% wrong, 15% unsupported: see ``RATES``), then shares each
-with the product path, ``chartscore.sharing.share``: it scores the records, counts the
+with the product path, ``chartscore.workflows.share.share``: it scores the records, counts the
 distinct cases behind every protected number while scoring, suppresses (primary and
 complementary) and audits its own output before returning. It then times
 ``chartscore.disclosure.audit`` on the shared JSON, as a privacy officer outside would run
@@ -44,7 +44,7 @@ from typing import Any, TypeVar
 from chartscore import score
 from chartscore.disclosure import SharedReport, audit
 from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS
-from chartscore.sharing import share
+from chartscore.workflows.share import share
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 

@@ -134,3 +134,15 @@ def datasets(draw: st.DrawFn) -> tuple[list[GoldField], list[Prediction]]:
     if not gold:
         gold.append(GoldField("case-0", "t.note", "text", "alpha"))
     return gold, predictions
+
+
+def examples(thorough: int) -> int:
+    """A property test's example count: as written under ``--hypothesis-profile thorough``.
+
+    The default profile (tests/conftest.py) runs a quarter of them, at least five, so the
+    suite stays fast enough to run before every change; CI runs the thorough profile too.
+    """
+    from hypothesis import settings
+
+    scale = settings.default.max_examples  # 100 when thorough, 25 by default
+    return max(min(thorough, 5), thorough * scale // 100)

@@ -14,7 +14,7 @@ import functools
 
 from chartscore import GoldField, Prediction, Report, score
 from chartscore.disclosure.shared import SharedReport
-from chartscore.sharing import share
+from chartscore.workflows.share import share
 
 SCHEMA: dict[str, object] = {
     "fields": {

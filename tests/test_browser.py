@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 
 from chartscore import GoldField, Prediction, Report, score
-from chartscore.demo import run_demo
 from chartscore.render import render
+from chartscore.workflows.demo import run_demo
 
 ROOT = Path(__file__).resolve().parent.parent
 BROWSER = os.environ.get("CHARTSCORE_BROWSER", "/usr/bin/chromium-headless-shell")

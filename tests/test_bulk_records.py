@@ -30,7 +30,7 @@ from chartscore import (
     TransformationKind,
 )
 
-from helpers import chain_dict, digest
+from helpers import chain_dict, digest, examples
 
 D1, D2, D3 = digest("one"), digest("two"), digest("three")
 
@@ -178,13 +178,13 @@ def _same(expected: tuple[object, ...], got: tuple[object, ...]) -> None:
             ]
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(st.lists(gold_rows(), max_size=4))
 def test_gold_from_rows_is_from_dict_row_by_row(rows: list[object]) -> None:
     _same(_one_by_one(GoldField.from_dict, rows), _bulk(GoldField.from_rows, rows))
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(st.lists(prediction_rows(), max_size=4))
 def test_prediction_from_rows_is_from_dict_row_by_row(rows: list[object]) -> None:
     _same(_one_by_one(Prediction.from_dict, rows), _bulk(Prediction.from_rows, rows))

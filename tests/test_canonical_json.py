@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from chartscore.canonical_json import canonical_json, format_number
 
+from helpers import examples
+
 MAX_SAFE_INTEGER = 2**53 - 1
 
 
@@ -140,7 +142,7 @@ def test_reference_implementation_reproduces_appendix_b(bits: str, expected: str
     assert reference_number_to_string(from_bits(bits)) == expected
 
 
-@settings(max_examples=3000)
+@settings(max_examples=examples(3000))
 @given(st.floats(allow_nan=False, allow_infinity=False))
 @example(5e-324)
 @example(1e21)
@@ -154,7 +156,7 @@ def test_format_number_round_trips_and_matches_reference(x: float) -> None:
     assert text == reference_number_to_string(x)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(st.integers(0, 2**64 - 1))
 def test_format_number_on_arbitrary_bit_patterns(bits: int) -> None:
     x: float = struct.unpack(">d", bits.to_bytes(8, "big"))[0]
@@ -331,7 +333,7 @@ keys = st.text(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.dictionaries(keys, st.integers(-5, 5), max_size=12))
 def test_members_are_sorted_by_utf16_code_units(value: dict[str, int]) -> None:
     text = canonical_json(value)
@@ -418,27 +420,27 @@ def _loads_as_doubles(text: str) -> Any:
     return json.loads(text, parse_int=float)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values)
 def test_round_trip_through_a_double_parser(value: Any) -> None:
     assert _loads_as_doubles(canonical_json(value)) == value
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values_for_json_loads)
 def test_round_trip_through_json_loads(value: Any) -> None:
     # json.loads(canonical) equals the input: -0.0 == 0 and 5.0 == 5 compare equal.
     assert json.loads(canonical_json(value)) == value
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values)
 def test_idempotent_through_a_double_parser(value: Any) -> None:
     canonical = canonical_json(value)
     assert canonical_json(_loads_as_doubles(canonical)) == canonical
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values_for_json_loads)
 def test_idempotent_through_json_loads(value: Any) -> None:
     canonical = canonical_json(value)
@@ -448,7 +450,7 @@ def test_idempotent_through_json_loads(value: Any) -> None:
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(json_values)
 def test_no_whitespace_outside_strings(value: Any) -> None:
     canonical = canonical_json(value)

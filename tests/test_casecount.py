@@ -15,11 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import GoldField, Prediction, score
-from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
-from chartscore.partial import merge_all
+from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
+from chartscore.scoring.partial import merge_all
 from chartscore.tally import COUNT_NAMES
 
-from helpers import SCHEMA, datasets
+from helpers import SCHEMA, datasets, examples
 
 Quantity = tuple[str, str, str]
 
@@ -84,7 +84,7 @@ def tracked(gold: list[GoldField], predictions: list[Prediction], parts: int, se
     return merge_all(scorer.partial() for scorer in scorers)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(datasets(), st.integers(1, 4), st.integers(0, 2**32))
 def test_case_counts_equal_the_oracle(dataset, parts: int, seed: int) -> None:
     gold, predictions = dataset

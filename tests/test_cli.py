@@ -14,8 +14,8 @@ import pytest
 
 from chartscore import ErrorCode, __version__
 from chartscore.cli import main
+from chartscore.cli.progress import TerminalProgress
 from chartscore.errors import describe
-from chartscore.progress import TerminalProgress
 
 from helpers import write_jsonl
 
@@ -199,7 +199,7 @@ def test_internal_errors_print_no_traceback(
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("secret value in a bug")
 
-    monkeypatch.setattr("chartscore.cli.score_files", explode)
+    monkeypatch.setattr("chartscore.cli.score.score_files", explode)
     status, _out, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert status == 70
     assert err == f"chartscore: error: internal_error: {describe(ErrorCode.INTERNAL_ERROR)}\n"
@@ -211,7 +211,7 @@ def test_interrupt(monkeypatch: pytest.MonkeyPatch, files: tuple[Path, Path]) ->
     def interrupt(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("chartscore.cli.score_files", interrupt)
+    monkeypatch.setattr("chartscore.cli.score.score_files", interrupt)
     status, _, err = run(["score", "--gold", str(gold), "--predictions", str(pred)])
     assert (status, err) == (
         130,
@@ -279,7 +279,7 @@ def test_progress_appears_for_large_inputs_on_a_terminal(tmp_path: Path) -> None
     pred = write_jsonl(tmp_path / "p.jsonl", [])
     clock = iter(float(i) for i in range(1000))
     stream = FakeTerminal()
-    from chartscore.io import score_files
+    from chartscore.workflows.score import score_files
 
     progress = TerminalProgress(stream, clock=lambda: next(clock))
     score_files(gold, pred, progress=progress)
@@ -367,7 +367,7 @@ def test_out_is_checked_before_the_work(
 ) -> None:
     gold, pred = files
     calls: list[object] = []
-    monkeypatch.setattr("chartscore.cli.score_files", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr("chartscore.cli.score.score_files", lambda *a, **k: calls.append(a))
     status, _, err = run(
         ["score", "--gold", str(gold), "--predictions", str(pred), "--out", str(gold)]
     )
@@ -424,7 +424,7 @@ def test_a_broken_terminal_never_stops_the_work(tmp_path: Path) -> None:
     pred = write_jsonl(tmp_path / "p.jsonl", [])
     clock = iter(float(i) for i in range(1000))
     progress = TerminalProgress(BrokenTerminal(), clock=lambda: next(clock))
-    from chartscore.io import score_files
+    from chartscore.workflows.score import score_files
 
     report = score_files(gold, pred, progress=progress)  # progress fails on its first line
     progress.finish()

@@ -16,7 +16,7 @@ import chartscore
 from chartscore import Comparison, GoldField, Prediction, Report
 from chartscore.cli import main
 
-from helpers import write_jsonl
+from helpers import examples, write_jsonl
 
 GOLD = [
     {"case_id": f"c{i}", "field_id": "hx.smoking", "field_type": "categorical", "value": value}
@@ -309,7 +309,7 @@ def test_render_refuses_what_is_not_a_document(data: dict[str, Path]) -> None:
     assert str(data["gold"]) not in err
 
 
-@settings(max_examples=8, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=12, max_size=12))
 def test_canaries_never_leave_through_the_new_commands(tmp_path: Path, marker: str) -> None:
     folder = tmp_path / f"MRN-{marker}"

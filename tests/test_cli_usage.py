@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from chartscore import __version__
 from chartscore.cli import COMMANDS, UsageError, build_parser, main, parse_arguments
 
+from helpers import examples
+
 FILES = ["--gold", "g.jsonl", "--predictions", "p.jsonl"]
 
 
@@ -205,7 +207,7 @@ tokens = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(tokens, max_size=8))
 def test_any_arguments_give_a_closed_message_or_parse(argv: list[str]) -> None:
     if "-h" in argv or any(token.startswith("--help") for token in argv):
@@ -227,7 +229,7 @@ def test_any_arguments_give_a_closed_message_or_parse(argv: list[str]) -> None:
     assert line is not None and line.group("problem") == problem
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.text(min_size=1, max_size=30), st.sampled_from(["gold", "predictions", "schema", "out"]))
 def test_values_are_never_echoed(value: str, option: str) -> None:
     marker = "ZQ" + value  # uppercase: never option-like, so never part of a message

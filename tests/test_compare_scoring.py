@@ -13,11 +13,11 @@ import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
 from chartscore.errors import InputKind
-from chartscore.pairing import PAIRED_METRICS, PairedScorer
 from chartscore.report import SliceReport
+from chartscore.scoring.paired_scorer import PAIRED_METRICS, PairedScorer
 from test_paired import decimal_newcombe, fraction_p_values
 
-from helpers import SCHEMA, datasets
+from helpers import SCHEMA, datasets, examples
 
 
 def paired_tally(
@@ -93,7 +93,7 @@ def two_systems(draw: st.DrawFn):
     return gold, baseline, candidate
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(two_systems())
 def test_paired_counts_equal_the_row_oracle(data) -> None:
     gold, baseline, candidate = data
@@ -163,7 +163,7 @@ def test_errors_name_the_system() -> None:
 # --- every paired number against an independent implementation (issue: compare, done when) ---
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(two_systems(), st.booleans())
 def test_every_paired_number_equals_an_independent_computation(data, through_json: bool) -> None:
 

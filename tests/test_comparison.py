@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
+from chartscore._types import FieldType
 from chartscore.comparison import (
     COMPARISON_FORMAT,
     FIELD_TYPE_NAMES,
@@ -43,12 +44,11 @@ from chartscore.comparison import (
     comparison_warnings,
     missing_counts_differ,
 )
-from chartscore.model import FieldType
 from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.scoring import Scorer
+from chartscore.scoring.scorer import Scorer
 from chartscore.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
 
-from helpers import chain, digest
+from helpers import chain, digest, examples
 
 SCHEMA = Schema.from_dict(
     {
@@ -305,7 +305,7 @@ def test_document_shape() -> None:
 # --------------------------------------------------------------------------- properties
 
 DATASET_SETTINGS = settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
@@ -405,7 +405,7 @@ def test_round_trip_gives_the_same_bytes(rows: list[Row]) -> None:
     assert Comparison.from_json(text.encode("utf-8")).to_json() == text
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets(), st.randoms(use_true_random=False))
 def test_row_order_does_not_change_the_bytes(rows: list[Row], shuffle: random.Random) -> None:
     shuffled = list(rows)

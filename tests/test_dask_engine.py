@@ -43,7 +43,7 @@ from chartscore.engine import parts, score_dask
 from chartscore.engine.parts import partition_of, stable_hash
 from chartscore.errors import describe
 
-from helpers import SCHEMA, chain_dict, datasets, digest, dumps
+from helpers import SCHEMA, chain_dict, datasets, digest, dumps, examples
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = "synchronous"
@@ -135,7 +135,7 @@ def dask_outcome(call: Callable[[], Report]) -> str:
 # --- byte-identical reports --------------------------------------------------------------------
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     datasets(),
     st.integers(1, 5),
@@ -334,7 +334,7 @@ def inject(lines: list[str], fault: str, rng: random.Random, gold: bool) -> None
     assert gold or fault in PREDICTION_FAULTS
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     datasets(),
     st.lists(st.sampled_from(GOLD_FAULTS), max_size=2),
@@ -676,7 +676,7 @@ def assert_clean(text: str, marker: str, where: str) -> None:
         assert needle not in text, f"{where} leaks the canary: {text[:300]!r}"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(markers, st.sampled_from(["none", "duplicate_gold", "unknown", "bad_value", "unknown_key"]))
 def test_canaries_never_reach_errors_or_reports(marker: str, fault: str) -> None:
     with tempfile.TemporaryDirectory() as scratch:

@@ -26,6 +26,8 @@ from chartscore.disclosure import Sensitivity, SharedReport, audit, share
 from chartscore.stats import wilson_interval
 from disclosure_reference import Cohort, Tally, build_cohort
 
+from helpers import examples
+
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -129,7 +131,7 @@ def assert_shared_properties(
 
 
 @settings(
-    max_examples=12,
+    max_examples=examples(12),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -154,7 +156,7 @@ def duplicated(cohort: Cohort, copies: int) -> Cohort:
 
 
 @settings(
-    max_examples=10,
+    max_examples=examples(10),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -183,7 +185,7 @@ def test_a_large_cohort_loses_nothing_at_the_default_rule() -> None:
 
 
 @settings(
-    max_examples=12,
+    max_examples=examples(12),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -657,7 +659,7 @@ def test_not_json_is_invalid_report(text: str | bytes) -> None:
 
 
 @settings(
-    max_examples=6,
+    max_examples=examples(6),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -27,6 +27,8 @@ from chartscore.canonical_json import canonical_json
 from chartscore.disclosure import SharedReport, audit
 from chartscore.stats import wilson_interval
 
+from helpers import examples
+
 CORE = (
     "exact_agreement",
     "normalized_agreement",
@@ -413,7 +415,7 @@ def test_sandwich_path_matches_brute_force(monkeypatch: pytest.MonkeyPatch, seed
     check(fields, seed + 30, hide=0.6)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from([t for t in ONE_FIELD if t[2] <= 3]),
     st.integers(0, 10**6),

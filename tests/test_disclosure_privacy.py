@@ -21,6 +21,8 @@ from chartscore.disclosure import SharedReport, audit, share
 from chartscore.disclosure.attack import STATUSES
 from disclosure_reference import sensitivity_of
 
+from helpers import examples
+
 COUNT_KEYS = {
     "field_count",
     "answerable_count",
@@ -130,7 +132,7 @@ def cohort(
     return gold, predictions, raw_gold, raw_predictions
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(markers, st.integers(1, 40), st.sampled_from([2, 5, 11]))
 def test_no_canary_reaches_the_shared_report_or_the_audit(
     marker: str, cases: int, min_cell: int
@@ -150,7 +152,7 @@ def test_no_canary_reaches_the_shared_report_or_the_audit(
     assert_table_vocabulary(table, {"hx.note", "hx.kind"})
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(markers, st.sampled_from(["key", "value", "format", "field_id", "version"]))
 def test_reading_a_shared_report_never_echoes_it(marker: str, where: str) -> None:
     gold, predictions, raw_gold, raw_predictions = cohort("CANARYBASE", 12)

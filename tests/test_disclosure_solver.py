@@ -24,6 +24,8 @@ from chartscore.disclosure.ranges import LocalCheck, RangeSolver
 from chartscore.disclosure.shared import SharedReport, shared_from_report
 from disclosure_reference import build_cohort
 
+from helpers import examples
+
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 
 
@@ -44,7 +46,7 @@ def ranges(text: str) -> dict[tuple[str, str, str], tuple[int | None, int | None
     return {(r.slice_kind, r.slice_name, r.name): (r.lo, r.hi) for r in audit(text).rows}
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(2, 4), st.integers(3, 30), st.sampled_from([0.3, 0.6]))
 def test_sandwich_and_whole_component_agree(
     seed: int, fields: int, cases: int, hide: float
@@ -58,7 +60,7 @@ def test_sandwich_and_whole_component_agree(
     assert sandwich == whole
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 25), st.sampled_from([3, 11]))
 def test_local_certificates_are_confirmed_by_the_exact_solver(
     seed: int, fields: int, cases: int, min_cell: int

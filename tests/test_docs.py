@@ -81,10 +81,10 @@ def test_every_reported_number_is_defined_in_metrics_md(name: str) -> None:
 def test_docstring_examples_run() -> None:
     import doctest
 
-    import chartscore.pairing
-    import chartscore.scoring
+    import chartscore.scoring.paired_scorer
+    import chartscore.scoring.scorer
 
-    for module in (chartscore.scoring, chartscore.pairing):
+    for module in (chartscore.scoring.scorer, chartscore.scoring.paired_scorer):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 
@@ -128,3 +128,49 @@ def test_readme_share_example_is_true(tmp_path: Path) -> None:
     assert f"# chartscore: {count} numbers suppressed (min cell 11); the audit passed" in (
         match.group(1)
     )
+
+
+DOTTED_NAME = re.compile(r"(?<![\w/.])chartscore(?:\.[A-Za-z_]\w*)+")
+SOURCE_LINK = re.compile(r"\]\((\.\./src/[^)#]+)\)")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether a dotted name is an importable module or an attribute path inside one."""
+    import importlib
+
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            target: object = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for attribute in parts[split:]:
+            if not hasattr(target, attribute):
+                return False
+            target = getattr(target, attribute)
+        return True
+    return False
+
+
+def documentation() -> list[Path]:
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+@pytest.mark.parametrize("page", documentation(), ids=lambda path: path.name)
+def test_every_python_path_in_the_docs_exists(page: Path) -> None:
+    from chartscore.comparison import COMPARISON_FORMAT
+    from chartscore.disclosure.rule import SHARED_FORMAT
+    from chartscore.report import REPORT_FORMAT
+
+    formats = {REPORT_FORMAT, COMPARISON_FORMAT, SHARED_FORMAT}  # document names, not modules
+    text = page.read_text(encoding="utf-8")
+    named = {name.rstrip(".") for name in DOTTED_NAME.findall(text)} - formats
+    assert {name for name in named if not resolves(name)} == set()
+    linked = {link for link in SOURCE_LINK.findall(text) if not (page.parent / link).exists()}
+    assert linked == set()
+
+
+def test_the_path_check_can_fail() -> None:
+    assert resolves("chartscore.io.load_gates")
+    assert not resolves("chartscore.gates.load_gates")
+    assert not resolves("chartscore.model_that_never_was")

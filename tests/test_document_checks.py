@@ -27,17 +27,19 @@ from chartscore import ChartscoreError, ErrorCode, Report
 from chartscore.canonical_json import canonical_json
 from chartscore.cli import main
 from chartscore.comparison import Comparison
-from chartscore.demo import run_demo
 from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import load_document
 from chartscore.gates import evaluate, parse_gates
 from chartscore.io import inputs
-from chartscore.io.files import load_document_file
+from chartscore.io.document_files import load_document_file
 from chartscore.stats import wilson_interval
 from chartscore.tally import COUNT_NAMES
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 from shared_data import full_and_shared
 from test_comparison import categorical_rows, compare, datasets
+
+from helpers import examples
 
 DEMO = run_demo()
 FULL, SHARED = full_and_shared()
@@ -108,7 +110,7 @@ def nudged(value: float) -> float:
     return math.nextafter(value, 1.0 if value < 0.5 else 0.0)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=SUPPRESS)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=SUPPRESS)
 @given(scored_reports(), st.data())
 def test_an_edited_count_or_interval_is_refused(report: Report, data: st.DataObject) -> None:
     document = json.loads(report.to_json())
@@ -132,7 +134,7 @@ def test_an_edited_count_or_interval_is_refused(report: Report, data: st.DataObj
     assert refused_code(canonical_json(document)) is ErrorCode.INVALID_REPORT
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=SUPPRESS)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=SUPPRESS)
 @given(scored_reports(), st.data())
 def test_a_field_that_no_longer_sums_to_the_pooled_slices_is_refused(
     report: Report, data: st.DataObject
@@ -168,7 +170,7 @@ def paired_figures(document: dict[str, Any]) -> Iterator[tuple[dict[str, Any], s
                 yield value["mcnemar"], "mid_p", None
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=SUPPRESS)
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=SUPPRESS)
 @given(datasets(), st.data())
 def test_an_edited_comparison_figure_is_refused(rows: Any, data: st.DataObject) -> None:
     document = json.loads(compare(rows).to_json())
@@ -431,12 +433,12 @@ SCANNED: dict[bytes, ErrorCode | None] = {
 }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.sampled_from(sorted(SCANNED)), st.data())
 def test_the_scanner_gives_the_same_verdict_whatever_the_chunks(
     document: bytes, data: st.DataObject
 ) -> None:
-    from chartscore._document import DocumentScanner  # new in this change
+    from chartscore._strict_json import DocumentScanner  # new in this change
 
     cuts = sorted(data.draw(st.lists(st.integers(0, len(document)), max_size=12)))
     pieces = [document[a:b] for a, b in zip([0, *cuts], [*cuts, len(document)], strict=True)]

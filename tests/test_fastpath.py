@@ -21,9 +21,9 @@ from chartscore.errors import InputKind
 from chartscore.io import layout
 from chartscore.io.fastpath import fast_gold, fast_prediction, scanned_gold, scanned_prediction
 from chartscore.io.jsonl import parse_object
-from chartscore.io.records import gold_row, prediction_row
+from chartscore.records.rows import gold_row, prediction_row
 
-from helpers import NumberLiteral, chain_dict, digest, dumps
+from helpers import NumberLiteral, chain_dict, digest, dumps, examples
 
 MAX_OFFSET = 2**63 - 1
 
@@ -155,7 +155,7 @@ def mutate(draw: st.DrawFn, text: str, keys: list[str]) -> str:
     return text
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(gold_lines())
 def test_fast_gold_never_accepts_what_strict_refuses(text: str) -> None:
     for route in (fast_gold, scanned_gold):
@@ -164,7 +164,7 @@ def test_fast_gold_never_accepts_what_strict_refuses(text: str) -> None:
             assert strict(text, gold_row) == typed(fast)
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(prediction_lines())
 def test_fast_prediction_never_accepts_what_strict_refuses(text: str) -> None:
     for route in (fast_prediction, scanned_prediction):
@@ -173,7 +173,7 @@ def test_fast_prediction_never_accepts_what_strict_refuses(text: str) -> None:
             assert strict(text, prediction_row) == typed(fast)
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(st.one_of(gold_lines(), prediction_lines()))
 def test_the_layout_pattern_answers_what_the_scanner_answers(text: str) -> None:
     # Where the pattern matches, both stages give the same row, or both decline.
@@ -346,7 +346,7 @@ def test_fast_routes_accept_ordinary_lines() -> None:
         assert fast[3] is True
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.text(max_size=30))
 def test_fast_routes_survive_any_text(text: str) -> None:
     for fast, row in ((fast_gold, gold_row), (fast_prediction, prediction_row)):
@@ -412,7 +412,7 @@ def file_outcome(folder: Path, gold: list[str], predictions: list[str]) -> str:
         return str(error)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(number_literals(), st.sampled_from(["gold", "value", "uncertainty"]))
 def test_a_file_reads_alike_whichever_route_its_lines_take(literal: str, spot: str) -> None:
     # One file in three writings: the documented layout (the pattern's), keys in

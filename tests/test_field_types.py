@@ -23,7 +23,7 @@ from chartscore import (
 )
 from chartscore.cli import main
 
-from helpers import write_jsonl
+from helpers import examples, write_jsonl
 
 ACUITY = {"fields": {"triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]}}}
 
@@ -95,7 +95,7 @@ ordinal_answers = st.one_of(
 )
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     st.lists(
         st.tuples(st.sampled_from(["1", "2", "3", "4", "5", None]), ordinal_answers, st.booleans()),
@@ -242,7 +242,7 @@ def test_multi_items_over_a_slice() -> None:
     assert result["normalized_agreement"] == (3, 6)  # a, e, f
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     st.lists(
         st.tuples(
@@ -332,7 +332,7 @@ def test_kappa_undefined_cases_are_null() -> None:
     assert (nothing.kappa.value, nothing.kappa.interval, nothing.kappa.pairs) == (None, None, 0)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=30))
 def test_kappa_of_identical_raters_is_one_when_defined(values: list[str]) -> None:
     gold = [GoldField(f"c{i}", "f.x", "categorical", v) for i, v in enumerate(values)]
@@ -504,7 +504,7 @@ def test_choices_do_not_constrain_answers() -> None:
 
 
 def test_standin_check_refuses_a_broken_scorer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from chartscore import agreement
+    from chartscore.scoring import agreement
 
     original = agreement.FieldRule._agreement
 
@@ -520,7 +520,7 @@ def test_standin_check_refuses_a_broken_scorer(monkeypatch: pytest.MonkeyPatch) 
     assert caught.value.code is ErrorCode.STANDIN_NOT_PERFECT
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(st.lists(st.sampled_from(["1", "2", "3", "4", "5", None]), min_size=1, max_size=20))
 def test_perfect_standin_scores_perfectly(levels: list[str | None]) -> None:
     gold = [GoldField(f"c{i}", "triage.acuity", "ordinal", v) for i, v in enumerate(levels)]
@@ -616,9 +616,11 @@ def test_cli_with_schema(tmp_path: Path) -> None:
     assert err.getvalue().startswith(
         "chartscore: error: schema_required (schema field triage.acuity): "
     )
+    from chartscore.cli import score as score_command
+
     assert (
         score_files(gold, pred, schema=schema).to_json() + "\n"
-        == main.__globals__["score_files"](gold, pred, schema=load_schema(schema)).to_json() + "\n"
+        == score_command.score_files(gold, pred, schema=load_schema(schema)).to_json() + "\n"
     )
 
 

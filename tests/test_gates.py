@@ -32,6 +32,8 @@ from chartscore.report import Report
 from chartscore.stats import Z95
 from test_comparison import categorical_rows, compare, datasets
 
+from helpers import examples
+
 E = ErrorCode
 
 
@@ -699,7 +701,7 @@ def test_load_document_reads_every_format() -> None:
     assert isinstance(load_document(document.to_json().encode()), Comparison)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(datasets())
 def test_the_report_reader_round_trips_real_reports(rows: list) -> None:  # type: ignore[type-arg]
     from test_comparison import SCHEMA
@@ -790,7 +792,7 @@ def test_a_report_shaped_stand_in_is_refused() -> None:
 
 
 def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) -> None:
-    # A real shared report (chartscore.sharing.share, min_cell 11): a gate reading a
+    # A real shared report (chartscore.workflows.share.share, min_cell 11): a gate reading a
     # suppressed interval or a withheld kappa has no figure and fails, even at threshold 0.
     import io
 
@@ -851,7 +853,7 @@ def leaks(error: ChartscoreError, canary: str) -> list[str]:
     return [text for text in texts if canary in text or canary.lower() in text]
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(MARKERS, st.integers(0, 8))
 def test_gates_errors_never_echo_values_comments_or_odd_names(canary: str, slot: int) -> None:
     # A gates error names a key, slice, metric or level the file holds only when it is
@@ -871,7 +873,7 @@ def test_gates_errors_never_echo_values_comments_or_odd_names(canary: str, slot:
     assert leaks(error, canary) == []
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(MARKERS, st.integers(0, 5))
 def test_gates_errors_name_plain_words_from_the_file(canary: str, slot: int) -> None:
     texts = [
@@ -900,7 +902,7 @@ def test_gates_errors_name_plain_words_from_the_file(canary: str, slot: int) -> 
     assert error.__context__ is None and error.__cause__ is None
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(MARKERS)
 def test_the_table_holds_no_text_from_comments(canary: str) -> None:
     text = f"# {canary}\n" + gate_text(**OK) + f"# {canary.lower()}\n"
@@ -908,7 +910,7 @@ def test_the_table_holds_no_text_from_comments(canary: str) -> None:
     assert canary not in table and canary.lower() not in table
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(MARKERS)
 def test_a_missing_field_is_named_only_as_a_valid_field_id(canary: str) -> None:
     field_id = canary.lower()
@@ -959,7 +961,7 @@ def test_the_compare_guide_example_is_true() -> None:
 VALID = gate_text(**OK) + gate_text(slice="field:a.b", metric="kappa", min_lower=0.2)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(max_size=300))
 def test_any_text_gives_gates_or_a_coded_error(text: str) -> None:
     try:
@@ -968,7 +970,7 @@ def test_any_text_gives_gates_or_a_coded_error(text: str) -> None:
         assert error.__context__ is None and error.__cause__ is None
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.integers(0, len(VALID)), st.integers(0, 20), st.text(max_size=8))
 def test_damaged_gates_files_give_gates_or_a_coded_error(at: int, cut: int, insert: str) -> None:
     text = VALID[:at] + insert + VALID[at + cut :]
@@ -996,7 +998,7 @@ JSON = st.recursive(
 SAMPLES = {"report": kappa_report().to_json(), "comparison": comparison().to_json()}
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(SAMPLES)), JSON, st.integers(0, 10_000))
 def test_damaged_documents_give_a_document_or_a_coded_error(
     kind: str, replacement: object, seed: int

@@ -24,7 +24,7 @@ from chartscore.io.inputs import InputStream, input_path, open_input
 from chartscore.io.jsonl import iter_objects
 from chartscore.io.schema_file import is_toml_name
 
-from helpers import write_jsonl
+from helpers import examples, write_jsonl
 
 GOLD = [
     {"case_id": f"c{i}", "field_id": "hx.smoking", "field_type": "categorical", "value": v}
@@ -304,7 +304,7 @@ def test_the_schema_size_limit_has_its_own_code(tmp_path: Path) -> None:
     assert "JSON Lines" not in describe(ErrorCode.FILE_TOO_LARGE)  # not the line-limit wording
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.binary(max_size=200))
 def test_any_gzip_payload_reads_back(payload: bytes) -> None:
     stream = InputStream(io.BytesIO(gzip.compress(payload)))  # type: ignore[arg-type]

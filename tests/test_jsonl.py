@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.jsonl import MAX_LINE_BYTES, decode_document, iter_objects
 
+from helpers import examples
+
 BOM = b"\xef\xbb\xbf"
 
 
@@ -137,7 +139,7 @@ def test_large_numbers_inside_the_limits_are_accepted() -> None:
     assert len(row["d"].as_tuple().digits) == 100  # type: ignore[union-attr]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(exponent=st.integers(min_value=-20000, max_value=20000))
 def test_exponent_limit_is_plus_minus_9999(exponent: int) -> None:
     data = f'{{"n": 1e{exponent}}}'.encode()
@@ -160,7 +162,7 @@ def decimals_in_range(draw: st.DrawFn) -> Decimal:
     return Decimal((sign, digits, adjusted - len(digits) + 1))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(number=decimals_in_range())
 def test_decimal_literals_in_range_round_trip_exactly(number: Decimal) -> None:
     literal = str(number)
@@ -175,7 +177,7 @@ def test_decimal_literals_in_range_round_trip_exactly(number: Decimal) -> None:
         assert value == int(literal)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(number=decimals_in_range(), extra=st.integers(min_value=1, max_value=10))
 def test_more_than_100_significant_digits_is_number_out_of_range(
     number: Decimal, extra: int
@@ -615,7 +617,7 @@ def assert_content_free(error: ChartscoreError, marker: str) -> None:
 
 
 @pytest.mark.parametrize(("code", "index"), CASES)
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(marker=MARKERS)
 def test_error_messages_never_contain_line_content(
     code: ErrorCode, index: int, marker: str
@@ -626,7 +628,7 @@ def test_error_messages_never_contain_line_content(
     assert_content_free(error, marker)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(marker=MARKERS)
 def test_file_unreadable_message_never_contains_the_oserror(marker: str) -> None:
     stream = FailingStream(b"{}\n{}\n", good=1, message=marker)
@@ -642,7 +644,7 @@ def test_file_unreadable_message_never_contains_the_oserror(marker: str) -> None
     ("code", "index"),
     [case for case in CASES if case[0] not in (ErrorCode.NOT_UTF8, ErrorCode.LINE_TOO_LONG)],
 )
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(10), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(marker=MARKERS)
 def test_decode_document_errors_never_contain_content(
     code: ErrorCode, index: int, marker: str
@@ -761,7 +763,7 @@ RECORDS = st.lists(st.dictionaries(TEXT, VALUES, max_size=6), max_size=12)
 BLANKS = st.sampled_from([b"\n", b"\r\n", b"   \n", b"\t\n", b" \t \r\n"])
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(records=RECORDS, data=st.data())
 def test_round_trip_preserves_records_and_line_numbers(
     records: list[dict[str, object]], data: st.DataObject

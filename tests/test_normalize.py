@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chartscore.normalize import (
+from chartscore.records.normalize import (
     boolean_key,
     date_key,
     multi_key,

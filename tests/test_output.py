@@ -20,6 +20,8 @@ from chartscore.io import STDIN, check_output, write_atomic, write_output
 from chartscore.io import output as output_module
 from chartscore.io.output import write_all
 
+from helpers import examples
+
 REPORT = b'{"format":"chartscore.report"}\n'
 
 
@@ -190,7 +192,7 @@ class ShortWrites:
         self.flushed = True
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.binary(max_size=2000), st.integers(1, 300))
 def test_short_writes_are_retried_until_every_byte_is_written(data: bytes, most: int) -> None:
     stream = ShortWrites(most)

@@ -21,6 +21,8 @@ from chartscore import paired
 from chartscore.paired import mcnemar, newcombe_difference
 from chartscore.stats import Z95
 
+from helpers import examples
+
 # ---------------------------------------------------------------------- oracles
 
 
@@ -130,7 +132,7 @@ def test_mcnemar_exact_matches_statsmodels(b: int, c: int) -> None:
     assert mcnemar(b, c)[0] == pytest.approx(expected, rel=1e-12, abs=1e-300)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.integers(0, 3000), st.integers(0, 3000))
 def test_mcnemar_exact_matches_statsmodels_large(b: int, c: int) -> None:
     expected = statsmodels_mcnemar([[0, b], [c, 0]], exact=True).pvalue
@@ -139,14 +141,14 @@ def test_mcnemar_exact_matches_statsmodels_large(b: int, c: int) -> None:
         assert mcnemar(b, c)[0] == pytest.approx(expected, rel=1e-10)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.integers(0, 150), st.integers(0, 150))
 def test_both_p_values_are_the_rounded_exact_fractions(b: int, c: int) -> None:
     exact, mid = fraction_p_values(b, c)
     assert mcnemar(b, c) == (float(exact), float(mid))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.integers(0, 400), st.integers(0, 400))
 def test_the_bounded_route_rounds_to_the_same_floats(b: int, c: int) -> None:
     # Force the fixed-point route on small tables and compare with exact fractions.
@@ -186,7 +188,7 @@ def test_a_million_discordant_pairs_are_quick_enough_to_run() -> None:
     assert mid_p == pytest.approx(1 - math.sqrt(2 / (math.pi * 10**6)) / 2, rel=1e-9)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(st.integers(0, 2000), st.integers(0, 2000))
 def test_p_value_properties(b: int, c: int) -> None:
     exact_p, mid_p = mcnemar(b, c)
@@ -291,7 +293,7 @@ def test_newcombe_refuses_non_counts(bad: object) -> None:
             newcombe_difference(*args)  # type: ignore[arg-type]
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(cells, cells, cells, cells)
 def test_newcombe_matches_a_decimal_implementation(a: int, b: int, c: int, d: int) -> None:
     result = newcombe_difference(a, b, c, d)
@@ -306,7 +308,7 @@ def test_newcombe_matches_a_decimal_implementation(a: int, b: int, c: int, d: in
     assert high == pytest.approx(min(1.0, float(expected[2])), abs=1e-12)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(cells, cells, cells, cells)
 def test_newcombe_properties(a: int, b: int, c: int, d: int) -> None:
     result = newcombe_difference(a, b, c, d)
@@ -321,7 +323,7 @@ def test_newcombe_properties(a: int, b: int, c: int, d: int) -> None:
     assert swapped == (-theta, (-high, -low))
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.integers(0, 5000), st.integers(0, 5000))
 def test_identical_systems_give_zero(a: int, d: int) -> None:
     if a + d == 0:

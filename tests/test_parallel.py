@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from chartscore import ChartscoreError, ErrorCode, score_files
 from chartscore.io import parallel
 
-from helpers import chain_dict, digest, write_jsonl
+from helpers import chain_dict, digest, examples, write_jsonl
 
 GOLD = [
     {"case_id": f"c{i}", "field_id": f, "field_type": t, "value": v}
@@ -98,7 +98,9 @@ answers = st.one_of(st.none(), st.sampled_from(["former", " FORMER", "never", "3
 
 
 @settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(15),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(st.tuples(st.integers(0, 29), st.booleans(), answers, st.booleans()), max_size=60),

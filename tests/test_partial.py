@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, score
-from chartscore.partial import PartialTally, merge_all
 from chartscore.report import Report
-from chartscore.scoring import Scorer
+from chartscore.scoring.partial import PartialTally, merge_all
+from chartscore.scoring.scorer import Scorer
 
-from helpers import SCHEMA, datasets
+from helpers import SCHEMA, datasets, examples
 
 
 def partials(
@@ -42,7 +42,7 @@ def report_json(partial: PartialTally) -> str:
     return Report.from_tally(partial.tally()).to_json()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(datasets(), st.integers(1, 6), st.integers(0, 2**32))
 def test_merged_partitions_equal_one_run(
     dataset: tuple[list[GoldField], list[Prediction]], parts: int, seed: int
@@ -54,7 +54,7 @@ def test_merged_partitions_equal_one_run(
     assert report_json(merge_all(pieces)) == whole
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(datasets(), st.integers(0, 2**32))
 def test_merge_is_associative_and_commutative(
     dataset: tuple[list[GoldField], list[Prediction]], seed: int

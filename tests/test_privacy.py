@@ -53,7 +53,9 @@ from chartscore.cli import main as cli_main
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
-from chartscore.schema import FieldSpec
+from chartscore.records.schema import FieldSpec
+
+from helpers import examples
 
 E = ErrorCode
 
@@ -536,7 +538,7 @@ def assert_clean_streams(out: str, err: str, canary: Canary, where: str) -> None
 # --- records -----------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(canaries, st.sampled_from(["clinical_record", "generated_text"]))
 def test_record_reprs_hide_case_ids_values_digests_and_offsets(c: Canary, kind: str) -> None:
     fixed = (str(_REPR_OFFSET), str(_REPR_OFFSET + 1), str(_REPR_OFFSET + 2))
@@ -597,16 +599,16 @@ _NOT_PRIVATE = {
     "Comparison": "value-free comparison",
 }
 _VALUE_MODULES = (
-    "model",
-    "evidence",
-    "schema",
-    "scoring",
-    "agreement",
-    "normalize",
+    "records.model",
+    "records.evidence",
+    "records.schema",
+    "scoring.scorer",
+    "scoring.agreement",
+    "records.normalize",
     "io",
-    "partial",
-    "casecount",
-    "pairing",
+    "scoring.partial",
+    "scoring.cases",
+    "scoring.paired_scorer",
 )
 
 
@@ -645,7 +647,7 @@ def _attrs_shown(record: object) -> str:
     return f"{type(record).__name__}({', '.join(parts)})"
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(canaries)
 def test_field_walking_pretty_printers_show_no_private_data(c: Canary) -> None:
     source = SourceLocation(c.digest(7), c.offset, c.offset + 1, "generated_text")
@@ -702,7 +704,7 @@ def _library_report(c: Canary) -> tuple[str, list[object]]:
     return report, records
 
 
-@settings(max_examples=12, deadline=None, phases=NO_SHRINK)
+@settings(max_examples=examples(12), deadline=None, phases=NO_SHRINK)
 @given(canaries)
 def test_successful_scoring_leaks_nothing(c: Canary) -> None:
     report, records = _library_report(c)
@@ -752,7 +754,10 @@ def test_successful_scoring_leaks_nothing(c: Canary) -> None:
 
 
 @settings(
-    max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+    max_examples=examples(5),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=NO_SHRINK,
 )
 @given(canaries)
 def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
@@ -781,7 +786,10 @@ def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
 
 
 @settings(
-    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+    max_examples=examples(2),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=NO_SHRINK,
 )
 @given(canaries, st.sampled_from([2, 11]))
 def test_share_and_audit_leak_nothing(c: Canary, min_cell: int) -> None:
@@ -1255,7 +1263,10 @@ def _check_cli_result(run: Run, result: tuple[int, str, str], c: Canary, base: P
 
 
 @settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+    max_examples=examples(6),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=NO_SHRINK,
 )
 @given(canaries)
 def test_failing_scoring_leaks_nothing_in_process(c: Canary) -> None:
@@ -1272,7 +1283,10 @@ def test_failing_scoring_leaks_nothing_in_process(c: Canary) -> None:
 
 
 @settings(
-    max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+    max_examples=examples(3),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=NO_SHRINK,
 )
 @given(canaries, st.data())
 def test_failing_cli_subprocess_leaks_nothing(c: Canary, data: st.DataObject) -> None:
@@ -1322,7 +1336,10 @@ def _failing_input(run: Run) -> tuple[str, Path]:
 
 
 @settings(
-    max_examples=2, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=NO_SHRINK
+    max_examples=examples(2),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    phases=NO_SHRINK,
 )
 @given(canaries, st.data())
 def test_failing_inputs_from_stdin_or_gzip_leak_nothing(c: Canary, data: st.DataObject) -> None:
@@ -1360,7 +1377,9 @@ class _ExplodingPath:
 
 
 @settings(
-    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(10),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(c=canaries)
 def test_a_callers_failing_path_leaks_nothing(c: Canary, capfd: pytest.CaptureFixture[str]) -> None:
@@ -1500,7 +1519,7 @@ def _record_failures(c: Canary) -> list[tuple[str, Callable[[], object], ErrorCo
     return cases
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(canaries)
 def test_failing_library_calls_leak_nothing(c: Canary) -> None:
     failures = _record_failures(c)
@@ -1584,7 +1603,7 @@ error_kinds = st.sampled_from(["runtime", "value", "key", "os", "unicode", "chai
 shapes = st.sampled_from(["generator", "iterator", "iter_raises"])
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(canaries, st.sampled_from(["gold", "predictions"]), shapes, error_kinds, st.integers(0, 3))
 def test_callers_iterator_error_becomes_invalid_collection(
     c: Canary, which: str, shape: str, kind: str, good_items: int
@@ -1604,7 +1623,7 @@ def test_callers_iterator_error_becomes_invalid_collection(
     assert error_raised.input is source
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(canaries, shapes, error_kinds, st.integers(0, 2))
 def test_callers_source_iterator_error_in_evidence_chain(
     c: Canary, shape: str, kind: str, good_items: int
@@ -1643,7 +1662,7 @@ class _ExplodingMapping(Mapping[str, object]):
         return 1
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(
     canaries,
     st.sampled_from(["document", "fields", "field"]),
@@ -1868,7 +1887,7 @@ def _hostile_calls(c: Canary, h: object) -> list[tuple[str, Callable[[], object]
     return calls
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     canaries,
     st.sampled_from(["proxy", "text", "list", "mapping"]),
@@ -1915,7 +1934,7 @@ def test_lazy_proxy_schema_is_read_once() -> None:
 # --- pickling -------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     canaries,
     st.sampled_from(list(ErrorCode)),
@@ -1997,7 +2016,7 @@ def arbitrary_data(draw: st.DrawFn) -> tuple[list[GoldField], list[Prediction]]:
     return gold, draw(st.permutations(predictions))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(arbitrary_data())
 def test_report_holds_only_the_closed_vocabulary(
     data: tuple[list[GoldField], list[Prediction]],
@@ -2015,7 +2034,7 @@ def test_report_holds_only_the_closed_vocabulary(
     assert set(document["by_field_type"]) == {g.field_type.value for g in gold}
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(canaries, st.sampled_from(["boolean", "categorical"]), st.sampled_from(["none", "abstain"]))
 def test_kappa_field_with_only_unanswerable_gold_scores(
     c: Canary, field_type: str, answer: str
@@ -2058,7 +2077,7 @@ def _rendered(report: chartscore.Report | SharedReport) -> dict[str, str]:
     }
 
 
-@settings(max_examples=8, deadline=None, phases=NO_SHRINK)
+@settings(max_examples=examples(8), deadline=None, phases=NO_SHRINK)
 @given(canaries)
 def test_rendered_reports_leak_nothing(c: Canary) -> None:
     report_text, _ = _library_report(c)
@@ -2088,7 +2107,7 @@ def _renamed_dataset(ids: Canary, data: Canary) -> tuple[list[GoldField], list[P
     return gold, predictions
 
 
-@settings(max_examples=6, deadline=None, phases=NO_SHRINK)
+@settings(max_examples=examples(6), deadline=None, phases=NO_SHRINK)
 @given(canaries, canaries)
 def test_only_field_ids_reach_rendered_output(ids: Canary, data: Canary) -> None:
     # Field ids made from one canary, everything else from another: the first shows up in
@@ -2108,14 +2127,14 @@ def test_only_field_ids_reach_rendered_output(ids: Canary, data: Canary) -> None
         assert f"f{ids.marker.lower()}" in text, where
 
 
-@settings(max_examples=4, deadline=None, phases=NO_SHRINK)
+@settings(max_examples=examples(4), deadline=None, phases=NO_SHRINK)
 @given(canaries)
 def test_rendered_shared_reports_leak_nothing(c: Canary) -> None:
-    # The shared report of the canary data (chartscore.sharing.share at the default rule),
+    # The shared report of the canary data (chartscore.workflows.share.share at the default rule),
     # loaded back and rendered in every format and order: no case id, value, digest or
     # offset appears; the field ids do.
     from chartscore.documents import load_document
-    from chartscore.sharing import share
+    from chartscore.workflows.share import share
 
     gold_rows, prediction_rows = dataset(c)
     gold = [gold_record(row) for row in gold_rows]
@@ -2181,7 +2200,7 @@ def _loader_cases(c: Canary) -> list[tuple[str, str | bytes, ErrorCode]]:
     ]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(canaries)
 def test_report_loader_errors_leak_nothing(c: Canary) -> None:
     cases = _loader_cases(c)

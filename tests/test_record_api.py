@@ -1,7 +1,7 @@
 """The records' public behaviour as attrs classes, kept while their construction got faster.
 
 GoldField, Prediction, EvidenceChain and SourceLocation are built by a
-hand-written ``__init__`` (see chartscore._frozen) instead of attrs' generated
+hand-written ``__init__`` (see chartscore.records._frozen) instead of attrs' generated
 ``__init__``. These tests pin what that must not change: attrs introspection,
 frozenness, equality and hashing, pickling and copying, ``attrs.evolve``,
 pattern matching, no per-record ``__dict__``, subclasses, and that the value
@@ -32,11 +32,11 @@ from chartscore import (
     SourceKind,
     SourceLocation,
     TransformationKind,
-    _rules,
 )
-from chartscore.model import _gold_value_code, is_valid_gold_value
+from chartscore.records import _rules
+from chartscore.records.model import _gold_value_code, is_valid_gold_value
 
-from helpers import digest
+from helpers import digest, examples
 
 D1, D2 = digest("one"), digest("two")
 
@@ -260,7 +260,7 @@ def _expected_code(field_type: FieldType, value: object) -> ErrorCode | None:
     return None if is_valid_gold_value(field_type, value) else ErrorCode.INVALID_GOLD_VALUE
 
 
-@settings(max_examples=2000)
+@settings(max_examples=examples(2000))
 @given(st.sampled_from(list(FieldType)), _VALUES)
 def test_gold_value_quick_checks_agree_with_the_rules(field_type: FieldType, value: object) -> None:
     if value is None:
@@ -278,7 +278,7 @@ def test_gold_value_quick_checks_agree_with_the_rules(field_type: FieldType, val
         assert caught.value.code is expected
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(_VALUES)
 def test_prediction_value_checks_agree_with_the_rules(value: object) -> None:
     converted = frozenset(value) if type(value) is list else value

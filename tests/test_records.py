@@ -22,10 +22,10 @@ from chartscore import (
 )
 from chartscore.errors import InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
-from chartscore.io.records import gold_row, prediction_row
-from chartscore.model import is_valid_gold_value
+from chartscore.records.model import is_valid_gold_value
+from chartscore.records.rows import gold_row, prediction_row
 
-from helpers import chain_dict, digest, dumps
+from helpers import chain_dict, digest, dumps, examples
 
 D = digest("x")
 
@@ -208,10 +208,10 @@ def gold_objects(draw: st.DrawFn) -> dict[str, object]:
     return {k: (v.value if isinstance(v, FieldType) else v) for k, v in row.items()}
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(gold_objects())
 def test_gold_paths_agree(row: dict[str, object]) -> None:
-    from chartscore.model import is_valid_gold_value
+    from chartscore.records.model import is_valid_gold_value
 
     def via_reader() -> None:
         _case_id, _field_id, field_type, value = gold_row(row)
@@ -283,7 +283,7 @@ def _record_prediction(row: dict[str, object]) -> Prediction:
     )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(prediction_objects())
 def test_prediction_paths_agree(row: dict[str, object]) -> None:
     outcome: list[bool] = []
@@ -441,13 +441,13 @@ def _from_dict_route(build: object) -> object:
     return record.case_id, record.field_id, record.value, record.is_supported
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(gold_objects())
 def test_gold_from_dict_agrees_with_the_file_reader(row: dict[str, object]) -> None:
     assert _from_dict_route(lambda: GoldField.from_dict(row)) == _file_route(row, InputKind.GOLD)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(prediction_objects())
 def test_prediction_from_dict_agrees_with_the_file_reader(row: dict[str, object]) -> None:
     assert _from_dict_route(lambda: Prediction.from_dict(row)) == _file_route(

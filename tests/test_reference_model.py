@@ -32,6 +32,8 @@ from statsmodels.stats.proportion import proportion_confint
 import chartscore
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation
 
+from helpers import examples
+
 Row = dict[str, Any]
 Slice = dict[str, Any]
 
@@ -854,7 +856,7 @@ def test_reference_reproduces_the_readme_example_counts() -> None:
 # --- the property tests -----------------------------------------------------------------------
 
 
-@settings(max_examples=25, **SETTINGS)
+@settings(max_examples=examples(25), **SETTINGS)
 @given(datasets())
 def test_cli_report_equals_the_reference(dataset: tuple[list[Row], list[Row]]) -> None:
     gold_rows, prediction_rows = dataset
@@ -868,7 +870,7 @@ def test_cli_report_equals_the_reference(dataset: tuple[list[Row], list[Row]]) -
     assert_report_matches(json.loads(result.stdout), expected)
 
 
-@settings(max_examples=200, **SETTINGS)
+@settings(max_examples=examples(200), **SETTINGS)
 @given(datasets())
 def test_library_reports_equal_the_reference(dataset: tuple[list[Row], list[Row]]) -> None:
     gold_rows, prediction_rows = dataset
@@ -995,7 +997,7 @@ def test_contract_example_with_one_missing_and_one_unsafe_answer() -> None:
 # --- determinism ------------------------------------------------------------------------------
 
 
-@settings(max_examples=6, **SETTINGS)
+@settings(max_examples=examples(6), **SETTINGS)
 @given(datasets(), st.randoms(use_true_random=False), st.booleans())
 def test_cli_output_is_byte_identical_across_order_and_hash_seed(
     dataset: tuple[list[Row], list[Row]], rng: random.Random, crlf: bool

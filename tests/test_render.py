@@ -19,14 +19,16 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
-from chartscore.demo import run_demo
 from chartscore.render import FORMATS, SORTS, render, render_view, report_view
 from chartscore.render._numbers import estimate_text, kappa_number, percent
 from chartscore.render.markdown import escape
 from chartscore.render.table import WIDTH, wrap_label
 from chartscore.render.view import Column, Estimate, Kind, Row, Table, View
 from chartscore.tally import CORE_METRICS, ERROR_METRICS
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
+
+from helpers import examples
 
 DEMO = run_demo()
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,7 +95,7 @@ def test_kappa_numbers(value: float, text: str) -> None:
     assert kappa_number(value) == text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 5000), st.integers(1, 5000))
 def test_a_rounded_rate_is_zero_or_hundred_only_when_exact(k: int, extra: int) -> None:
     n = k + extra if k % 3 else max(k, 1)
@@ -237,7 +239,7 @@ def test_output_does_not_depend_on_mapping_order(fmt: str) -> None:
 def test_output_is_the_same_under_any_hash_seed(tmp_path: Path) -> None:
     script = (
         "import sys, hashlib\n"
-        "from chartscore.demo import run_demo\n"
+        "from chartscore.workflows.demo import run_demo\n"
         "from chartscore.render import render\n"
         "r = run_demo()\n"
         "print(hashlib.sha256(''.join(render(r, f, sort=s) for f in "
@@ -277,7 +279,7 @@ def _expected_order(document: dict[str, dict[str, dict[str, object]]], sort: str
     return sorted(names, key=key)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(scored_reports(), st.sampled_from(SORTS))
 def test_rows_follow_the_requested_order(report: Report, sort: str) -> None:
     document = json.loads(report.to_json())
@@ -351,7 +353,7 @@ def test_long_field_ids_wrap_within_100_columns_and_lose_nothing() -> None:
     assert _labels_of(first_panel)[-2:] == ["type text", "all fields"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.from_regex(r"[a-z][a-z0-9_]{0,63}(\.[a-z][a-z0-9_]{0,63}){0,7}", fullmatch=True),
     st.integers(1, 80),
@@ -413,7 +415,7 @@ def _markdown_rows(text: str, title: str) -> dict[str, dict[str, str]]:
     return out
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(scored_reports())
 def test_markdown_names_every_field_with_its_k_over_n(report: Report) -> None:
     text = render(report, "markdown")

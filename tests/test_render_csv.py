@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 
 from chartscore import Report
-from chartscore.demo import run_demo
 from chartscore.render import render, render_view
 from chartscore.render.csv import COLUMNS
 from chartscore.render.view import Estimate, Kind, View
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
+
+from helpers import examples
 
 DEMO = run_demo()
 HEADER = "slice,name,metric,success_count,total_count,rate,lower,upper"
@@ -42,7 +44,7 @@ def _number(cell: str) -> float | None:
     return None if cell == "" else float(cell)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(scored_reports())
 def test_csv_rows_equal_the_reports_numbers(report: Report) -> None:
     text = render(report, "csv")

@@ -14,13 +14,15 @@ import pytest
 from hypothesis import given, settings
 
 from chartscore import Report
-from chartscore.demo import run_demo
 from chartscore.render import render, render_view, report_view
 from chartscore.render.definitions import METRIC_ORDER, definition
 from chartscore.render.forest import PLOT_WIDTH
 from chartscore.render.view import Column, Estimate, Kind, Plot, PlotRow, Row, Table, View
 from chartscore.tally import ERROR_METRICS
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
+
+from helpers import examples
 
 DEMO = run_demo()
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,7 +133,7 @@ def _marks(page: Page) -> dict[tuple[str, str, str], dict[str, str]]:
     return keyed
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(scored_reports())
 def test_a_mark_per_field_and_metric_with_the_reports_numbers(report: Report) -> None:
     page = Page(render(report, "html"))

@@ -35,6 +35,8 @@ from report_data import FIELD_TYPES, scored_reports
 from shared_data import full_and_shared
 from test_render_html import Page, assert_self_contained
 
+from helpers import examples
+
 Key = tuple[str, str, str]
 
 
@@ -154,7 +156,7 @@ def assert_csv_matches(shared: SharedReport, text: str) -> None:
     assert set(rows) == expected
 
 
-# --- a cohort shared by chartscore.sharing.share (min_cell 11) ---------------------------------
+# --- a cohort shared by chartscore.workflows.share.share (min_cell 11) -------------------------
 
 
 @pytest.fixture(scope="module")
@@ -347,7 +349,7 @@ def shared_reports(draw: st.DrawFn) -> tuple[Report, SharedReport]:
     return report, SharedReport.from_json(shared.to_json())
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(shared_reports())
 def test_any_suppression_pattern_renders_without_giving_numbers_back(
     pair: tuple[Report, SharedReport],

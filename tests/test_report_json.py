@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 
 from chartscore import ChartscoreError, ErrorCode, Report
-from chartscore.demo import run_demo
 from chartscore.report import FIELD_TYPE_NAMES, KappaResult, MetricResult
 from chartscore.stats import wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
+
+from helpers import examples
 
 DEMO = run_demo()
 DEMO_JSON = DEMO.to_json()
@@ -33,7 +35,7 @@ def refused(text: str | bytes | object) -> ChartscoreError:
 # --- round trips ---------------------------------------------------------------------
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(scored_reports())
 def test_round_trip_is_byte_identical(report: Report) -> None:
     text = report.to_json()

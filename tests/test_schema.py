@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, Schema, score
-from chartscore.schema import MAX_LEVELS, FieldSpec, to_schema
+from chartscore.records.schema import MAX_LEVELS, FieldSpec, to_schema
+
+from helpers import examples
 
 E = ErrorCode
 
@@ -208,7 +210,7 @@ tolerances = st.one_of(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     st.sampled_from([*FieldType, "nope"]),
     st.one_of(st.none(), st.lists(st.one_of(st.integers(0, 3), st.sampled_from(["a", "A", ""])))),

@@ -1,7 +1,7 @@
 """The product path of disclosure control: case counts while scoring, share, the commands.
 
-``chartscore.sharing`` counts the distinct cases behind every number with a
-:class:`~chartscore.casecount.CaseTrackingScorer`. Here those counts are checked
+``chartscore.workflows.share`` counts the distinct cases behind every number with a
+:class:`~chartscore.scoring.cases.CaseTrackingScorer`. Here those counts are checked
 against the independent reference in ``disclosure_reference.py`` (which judges every
 raw row itself), and the shared reports it writes against the issue's "done when":
 no published nonzero number backed by fewer than ``min_cell`` cases, an audit that
@@ -25,12 +25,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, score
-from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.cli import main
 from chartscore.disclosure import SharedReport, audit
-from chartscore.schema import to_schema
-from chartscore.scoring import feed_records
-from chartscore.sharing import share, share_files
+from chartscore.records.schema import to_schema
+from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
+from chartscore.scoring.scorer import feed_records
+from chartscore.workflows.share import share, share_files
 from disclosure_reference import Cohort, build_cohort
 from test_disclosure import (
     TYPES,
@@ -41,10 +41,10 @@ from test_disclosure import (
     worked_example,
 )
 
-from helpers import chain_dict, digest, write_jsonl
+from helpers import chain_dict, digest, examples, write_jsonl
 
 SLOW = settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -82,7 +82,7 @@ def test_case_counts_while_scoring_match_the_reference(cohort: Cohort) -> None:
 
 
 @settings(
-    max_examples=8,
+    max_examples=examples(8),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -300,7 +300,8 @@ def test_the_solver_loads_only_when_a_report_is_shared_or_audited() -> None:
     import sys
 
     code = (
-        "import sys, chartscore, chartscore.cli, chartscore.disclosure, chartscore.sharing\n"
+        "import sys, chartscore, chartscore.cli, chartscore.disclosure\n"
+        "import chartscore.workflows.share\n"
         "assert 'scipy' not in sys.modules\n"
         "from chartscore.disclosure import audit\n"
         "import chartscore.disclosure.attack\n"

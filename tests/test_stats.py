@@ -25,6 +25,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from chartscore.stats import Z95, cohen_kappa, wilson_interval
 
+from helpers import examples
+
 Table = list[list[int]]
 
 # Floating-point agreement with statsmodels: same formula, different operation order
@@ -68,7 +70,7 @@ def counts(draw: st.DrawFn, max_trials: int = 10**6) -> tuple[int, int]:
     return max(0, min(k, n)), n
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(counts())
 def test_wilson_matches_statsmodels(kn: tuple[int, int]) -> None:
     k, n = kn
@@ -86,7 +88,7 @@ def test_wilson_matches_statsmodels_for_every_small_table() -> None:
 
 
 @pytest.mark.parametrize(("z", "alpha"), [(norm.ppf(0.995), 0.01), (norm.ppf(0.95), 0.10)])
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(kn=counts(max_trials=10**5))
 def test_wilson_with_other_quantiles_matches_statsmodels(
     z: float, alpha: float, kn: tuple[int, int]
@@ -159,7 +161,7 @@ def test_wilson_is_within_a_few_ulp_of_a_60_digit_reference_for_small_tables() -
     assert worst[1] <= WILSON_ULP_BOUND, worst
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(counts(max_trials=10**12))
 def test_wilson_is_within_a_few_ulp_of_a_60_digit_reference(kn: tuple[int, int]) -> None:
     k, n = kn
@@ -236,7 +238,7 @@ def test_wilson_rejects_invalid_counts(k: object, n: object) -> None:
         wilson_interval(k, n)  # type: ignore[arg-type]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.integers(1, 10**6))
 def test_wilson_endpoints_are_exact_at_the_extremes(n: int) -> None:
     none_seen = wilson_interval(0, n)
@@ -249,7 +251,7 @@ def test_wilson_endpoints_are_exact_at_the_extremes(n: int) -> None:
     assert 0.0 < all_seen[0] < 1.0
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(counts())
 def test_wilson_bounds_contain_the_proportion(kn: tuple[int, int]) -> None:
     k, n = kn
@@ -260,7 +262,7 @@ def test_wilson_bounds_contain_the_proportion(kn: tuple[int, int]) -> None:
     assert lower < upper
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(counts())
 def test_wilson_is_symmetric_in_successes_and_failures(kn: tuple[int, int]) -> None:
     k, n = kn
@@ -272,7 +274,7 @@ def test_wilson_is_symmetric_in_successes_and_failures(kn: tuple[int, int]) -> N
     assert result[1] == pytest.approx(1.0 - mirrored[0], rel=1e-12, abs=1e-14)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(counts(max_trials=10**4))
 def test_wilson_bounds_solve_the_score_equation(kn: tuple[int, int]) -> None:
     # The Wilson bounds are the roots p of (k/n - p)**2 = z**2 p (1 - p) / n.
@@ -285,7 +287,7 @@ def test_wilson_bounds_solve_the_score_equation(kn: tuple[int, int]) -> None:
         assert lhs == pytest.approx(rhs, rel=1e-8, abs=1e-18)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(counts(max_trials=10**6).filter(lambda kn: kn[0] < kn[1]))
 def test_wilson_bounds_increase_with_successes(kn: tuple[int, int]) -> None:
     k, n = kn
@@ -297,7 +299,7 @@ def test_wilson_bounds_increase_with_successes(kn: tuple[int, int]) -> None:
     assert this[1] < following[1]
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(counts(max_trials=10**5), st.integers(2, 10))
 def test_wilson_narrows_with_more_trials_at_the_same_proportion(
     kn: tuple[int, int], factor: int
@@ -311,7 +313,7 @@ def test_wilson_narrows_with_more_trials_at_the_same_proportion(
     assert large[1] - large[0] < small[1] - small[0]
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(counts(max_trials=10**5))
 def test_wilson_widens_with_confidence(kn: tuple[int, int]) -> None:
     k, n = kn
@@ -400,7 +402,7 @@ def check_interval_against_statsmodels(
 
 
 @pytest.mark.parametrize("weighting", ["none", "quadratic"])
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(table=tables())
 def test_kappa_matches_statsmodels(weighting: str, table: Table) -> None:
     size = len(table)
@@ -417,7 +419,7 @@ def test_kappa_matches_statsmodels(weighting: str, table: Table) -> None:
     assert -1.0 <= lower <= result[0] <= upper <= 1.0
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(table=tables())
 def test_kappa_matches_sklearn(table: Table) -> None:
     size = len(table)
@@ -433,7 +435,7 @@ def test_kappa_matches_sklearn(table: Table) -> None:
 
 
 @pytest.mark.parametrize("weighting", ["none", "quadratic"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(size=st.integers(1, 6), data=st.data())
 def test_kappa_is_none_exactly_when_undefined(
     weighting: str, size: int, data: st.DataObject
@@ -509,7 +511,7 @@ def test_kappa_hand_computed_3x3_quadratic() -> None:
 
 
 @pytest.mark.parametrize("weighting", ["none", "quadratic"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(size=st.integers(1, 6), data=st.data())
 def test_kappa_of_identical_raters_is_one(weighting: str, size: int, data: st.DataObject) -> None:
     labels = data.draw(st.lists(st.integers(0, size - 1), max_size=200))
@@ -563,7 +565,7 @@ def test_kappa_interval_is_clamped_to_minus_one_one() -> None:
 
 
 @pytest.mark.parametrize("weighting", ["none", "quadratic"])
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(table=tables(), data=st.data())
 def test_kappa_ignores_cell_order_and_swapping_raters_keeps_it(
     weighting: str, table: Table, data: st.DataObject
@@ -583,7 +585,7 @@ def test_kappa_ignores_cell_order_and_swapping_raters_keeps_it(
     assert transposed[1] == pytest.approx(result[1], rel=1e-9, abs=1e-7)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(table=tables())
 def test_kappa_z_controls_the_interval(table: Table) -> None:
     assume(not is_undefined(table))
@@ -716,7 +718,7 @@ def sparse_tables(draw: st.DrawFn) -> tuple[list[tuple[int, int, int]], int]:
 
 
 @pytest.mark.parametrize("weighting", ["none", "quadratic"])
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(table=sparse_tables())
 def test_closed_form_kappa_equals_the_fraction_oracle_exactly(
     weighting: str, table: tuple[list[tuple[int, int, int]], int]
@@ -726,7 +728,7 @@ def test_closed_form_kappa_equals_the_fraction_oracle_exactly(
 
 
 @pytest.mark.parametrize("weighting", ["none", "quadratic"])
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(table=tables(max_size=8))
 def test_closed_form_kappa_equals_the_oracle_on_dense_tables(weighting: str, table: Table) -> None:
     cells, size = cells_of(table), len(table)

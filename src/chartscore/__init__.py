@@ -12,24 +12,40 @@ inside the process; the :class:`Report` holds counts, intervals and field ids
 only. See docs/privacy.md.
 """
 
+import sys as _sys
+
+from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.comparison import Comparison
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.evidence import (
+from chartscore.io import STDIN, load_schema
+from chartscore.records.evidence import (
     EvidenceChain,
     ReviewerState,
     SourceKind,
     SourceLocation,
     TransformationKind,
 )
-from chartscore.io import STDIN, compare_files, load_schema, score_files
-from chartscore.model import FieldType, GoldField, Prediction
-from chartscore.pairing import compare
+from chartscore.records.model import GoldField, Prediction
+from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
-from chartscore.schema import FieldSpec, Schema
-from chartscore.scoring import score
-from chartscore.sharing import share, share_files
+from chartscore.scoring.paired_scorer import compare
+from chartscore.scoring.scorer import score
+from chartscore.workflows.compare import compare_files
+from chartscore.workflows.score import score_files
+from chartscore.workflows.share import share, share_files
+
+# Records pickled before the layout name their classes by the old flat module paths.
+# Those paths are kept as aliases so that such pickles keep loading; nothing else uses them.
+_MOVED_RECORD_MODULES = {
+    "chartscore.model": "chartscore.records.model",
+    "chartscore.evidence": "chartscore.records.evidence",
+    "chartscore.schema": "chartscore.records.schema",
+}
+for _old, _new in _MOVED_RECORD_MODULES.items():
+    _sys.modules.setdefault(_old, _sys.modules[_new])
+del _old, _new
 
 __all__ = [
     "STDIN",

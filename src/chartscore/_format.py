@@ -1,6 +1,6 @@
 """The closed vocabulary of the input formats: patterns and key names, no values.
 
-Both the value-holding rules (:mod:`chartscore._rules`) and the value-free
+Both the value-holding rules (:mod:`chartscore.records._rules`) and the value-free
 error type (:mod:`chartscore.errors`) need these names; this module holds only
 constants, so importing it never reaches a cache of input data.
 """

@@ -21,7 +21,7 @@ from typing import Final, TypeVar
 
 import attrs
 
-from chartscore import _document
+from chartscore import _strict_json
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.errors import valid_field_id
@@ -459,8 +459,8 @@ class Comparison:
                 (including JSON that is not strict: duplicate keys, NaN).
                 Never echoes the document.
         """
-        document = _document.parse(text)
-        checked = _document.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        document = _strict_json.parse(text)
+        checked = _strict_json.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
         return _read_comparison(checked)
 
     @classmethod
@@ -472,8 +472,8 @@ class Comparison:
                 (also for any value that ``json.loads`` would not give: a
                 ``str`` subclass, a tuple, a Decimal, ...).
         """
-        _document.require_plain(document)
-        checked = _document.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        _strict_json.require_plain(document)
+        checked = _strict_json.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
         return _read_comparison(checked)
 
 
@@ -487,11 +487,11 @@ def read_slices(
     by_field = document["by_field"]
     by_type = document["by_field_type"]
     if not isinstance(by_field, dict) or not isinstance(by_type, dict):
-        _document.invalid()
+        _strict_json.invalid()
     if not all(valid_field_id(name) for name in by_field):
-        _document.invalid()
+        _strict_json.invalid()
     if not all(name in FIELD_TYPE_NAMES for name in by_type):
-        _document.invalid()
+        _strict_json.invalid()
     return (
         read_slice(document["overall"], "overall"),
         {name: read_slice(part, "field") for name, part in by_field.items()},
@@ -519,14 +519,14 @@ _OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings")
 
 
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
-    data = _document.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
+    data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
     version = read_scorer(data["scorer"])
     overall, by_field, by_type = read_slices(data, _read_slice)
     ignored = None
     if "ignored_prediction_count" in data:
-        pair = _document.members(data["ignored_prediction_count"], _SIDES)
+        pair = _strict_json.members(data["ignored_prediction_count"], _SIDES)
         ignored = IgnoredPredictions(
-            _document.count(pair["baseline"]), _document.count(pair["candidate"])
+            _strict_json.count(pair["baseline"]), _strict_json.count(pair["candidate"])
         )
     warnings: tuple[str, ...] = ()
     if "warnings" in data:
@@ -534,9 +534,9 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         listed = data["warnings"]
         expected = comparison_warnings(overall)
         if not isinstance(listed, list) or not expected or tuple(listed) != expected:
-            _document.invalid()
+            _strict_json.invalid()
         warnings = expected
-    _document.check_pooled(
+    _strict_json.check_pooled(
         _quantities(overall),
         [_quantities(part) for part in by_field.values()],
         [_quantities(part) for part in by_type.values()],
@@ -569,10 +569,10 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
 
 def _read_slice(value: object, kind: str) -> ComparisonSlice:
     optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
-    data = _document.members(value, _CORE_KEYS, optional)
-    counts = {name: _document.count(data[name]) for name in GOLD_COUNT_NAMES}
+    data = _strict_json.members(value, _CORE_KEYS, optional)
+    counts = {name: _strict_json.count(data[name]) for name in GOLD_COUNT_NAMES}
     if counts["field_count"] != counts["answerable_count"] + counts["unanswerable_count"]:
-        _document.invalid()
+        _strict_json.invalid()
     sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
     paired = {
         name: _read_paired(data[name], name, counts) for name in PAIRED_METRICS if name in data
@@ -582,7 +582,7 @@ def _read_slice(value: object, kind: str) -> ComparisonSlice:
     }
     kappa = None
     if "kappa" in data:
-        pair = _document.members(data["kappa"], _SIDES)
+        pair = _strict_json.members(data["kappa"], _SIDES)
         kappa = KappaComparison(
             KappaResult.from_dict(pair["baseline"]), KappaResult.from_dict(pair["candidate"])
         )
@@ -597,49 +597,49 @@ def _read_slice(value: object, kind: str) -> ComparisonSlice:
 
 
 def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int]:
-    data = _document.members(value, _SYSTEM_COUNT_KEYS)
-    counts = {name: _document.count(data[name]) for name in SYSTEM_COUNT_NAMES}
+    data = _strict_json.members(value, _SYSTEM_COUNT_KEYS)
+    counts = {name: _strict_json.count(data[name]) for name in SYSTEM_COUNT_NAMES}
     if sum(counts.values()) != gold["field_count"]:
-        _document.invalid()
+        _strict_json.invalid()
     return counts
 
 
 def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMetricResult:
-    data = _document.members(value, _PAIRED_KEYS)
+    data = _strict_json.members(value, _PAIRED_KEYS)
     baseline, candidate = (
         MetricResult.from_dict(data["baseline"]),
         MetricResult.from_dict(data["candidate"]),
     )
-    b, c = _document.count(data["baseline_only"]), _document.count(data["candidate_only"])
+    b, c = _strict_json.count(data["baseline_only"]), _strict_json.count(data["candidate_only"])
     n = baseline.total_count
     both = baseline.success_count - b
     if candidate.total_count != n or both < 0 or candidate.success_count - c != both:
-        _document.invalid()
+        _strict_json.invalid()
     count = _GOLD_TOTALS.get(name)
     if both + b + c > n or (count is not None and n != gold[count]):
-        _document.invalid()
-    difference = _document.members(data["difference"], ("estimate", "interval"))
-    tests = _document.members(data["mcnemar"], ("exact_p", "mid_p"))
+        _strict_json.invalid()
+    difference = _strict_json.members(data["difference"], ("estimate", "interval"))
+    tests = _strict_json.members(data["mcnemar"], ("exact_p", "mid_p"))
     figures = (difference["estimate"], difference["interval"], tests["exact_p"], tests["mid_p"])
     if n == 0:
         if any(figure is not None for figure in figures):
-            _document.invalid()
+            _strict_json.invalid()
         return PairedMetricResult(baseline, candidate, b, c, None, None, None, None)
-    estimate = _document.number(difference["estimate"], -1.0, 1.0)
-    interval = _document.interval(difference["interval"], -1.0, 1.0)
-    exact_p = _document.number(tests["exact_p"], 0.0, 1.0)
-    mid_p = _document.number(tests["mid_p"], 0.0, 1.0)
+    estimate = _strict_json.number(difference["estimate"], -1.0, 1.0)
+    interval = _strict_json.interval(difference["interval"], -1.0, 1.0)
+    exact_p = _strict_json.number(tests["exact_p"], 0.0, 1.0)
+    mid_p = _strict_json.number(tests["mid_p"], 0.0, 1.0)
     shown = PairedMetricResult(baseline, candidate, b, c, estimate, interval, exact_p, mid_p)
     # Recomputed from the four cells with the library's own functions, compared exactly.
     if shown != PairedMetricResult.from_counts(PairedBinomial(both, b, c, n - both - b - c)):
-        _document.invalid()
+        _strict_json.invalid()
     return shown
 
 
 def _read_unpaired(
     value: object, name: str, sides: Mapping[str, Mapping[str, int]]
 ) -> UnpairedMetricResult:
-    data = _document.members(value, _SIDES)
+    data = _strict_json.members(value, _SIDES)
     result = UnpairedMetricResult(
         MetricResult.from_dict(data["baseline"]), MetricResult.from_dict(data["candidate"])
     )
@@ -648,5 +648,5 @@ def _read_unpaired(
         result.baseline.total_count != sides["baseline"][count]
         or result.candidate.total_count != sides["candidate"][count]
     ):
-        _document.invalid()
+        _strict_json.invalid()
     return result

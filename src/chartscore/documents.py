@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import Final
 
-from chartscore import _document
+from chartscore import _strict_json
 from chartscore.comparison import Comparison
 from chartscore.disclosure.rule import SHARED_FORMAT
 from chartscore.disclosure.shared import SharedReport
 from chartscore.report import REPORT_FORMAT, Report
 
-MAX_DOCUMENT_BYTES: Final = _document.MAX_DOCUMENT_BYTES
+MAX_DOCUMENT_BYTES: Final = _strict_json.MAX_DOCUMENT_BYTES
 """The largest saved document read back, 16 MiB (after decompression; see ``_document``)."""
 
 Document = Report | SharedReport | Comparison
@@ -49,7 +49,7 @@ def load_document(text: str | bytes) -> Document:
 
 def _format_of(text: str | bytes) -> object:
     # Only the format name is read here; the chosen reader checks everything.
-    document = _document.parse(text)
+    document = _strict_json.parse(text)
     if type(document) is not dict:
-        _document.invalid()
+        _strict_json.invalid()
     return document.get("format")

@@ -14,7 +14,7 @@ from typing import Final, NoReturn
 
 from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS
 
-# Compiled here, not taken from chartscore._rules, so that the value-free modules
+# Compiled here, not taken from chartscore.records._rules, so that the value-free modules
 # (report, comparison, gates, ...) can raise coded errors without importing _rules,
 # whose caches hold input digests.
 _FIELD_ID: Final = re.compile(FIELD_ID_PATTERN)
@@ -245,7 +245,7 @@ class InputKind(enum.StrEnum):
 def valid_field_id(value: object) -> bool:
     """Whether ``value`` is a field id (``[a-z][a-z0-9_]{0,63}`` segments joined by ``.``).
 
-    The value-free twin of ``chartscore._rules.is_field_id`` (which remembers the
+    The value-free twin of ``chartscore.records._rules.is_field_id`` (which remembers the
     ids it has seen, for speed on the hot path): for modules past the privacy
     boundary, and to decide whether a field id may be named in a message.
     """

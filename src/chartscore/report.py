@@ -14,7 +14,7 @@ from typing import Final
 
 import attrs
 
-from chartscore import _document
+from chartscore import _strict_json
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.errors import ChartscoreError, ErrorCode
@@ -65,12 +65,12 @@ def read_scorer(value: object) -> str:
         ChartscoreError: ``invalid_report`` for another name, or a version that
             is not a version string as chartscore writes it.
     """
-    scorer = _document.members(value, ("name", "version"))
+    scorer = _strict_json.members(value, ("name", "version"))
     version = scorer["version"]
     if scorer["name"] != SCORER_NAME or type(version) is not str:
-        _document.invalid()
+        _strict_json.invalid()
     if _SCORER_VERSION.fullmatch(version) is None:
-        _document.invalid()
+        _strict_json.invalid()
     return version
 
 
@@ -113,16 +113,16 @@ class MetricResult:
                 numbers ``0 <= lower <= upper <= 1`` (``null`` exactly when
                 ``total_count`` is 0).
         """
-        members = _document.members(value, _METRIC_KEYS)
-        success_count = _document.count(members["success_count"])
-        total_count = _document.count(members["total_count"])
+        members = _strict_json.members(value, _METRIC_KEYS)
+        success_count = _strict_json.count(members["success_count"])
+        total_count = _strict_json.count(members["total_count"])
         if success_count > total_count:
-            _document.invalid()
+            _strict_json.invalid()
         if total_count == 0:
             if members["interval"] is not None:
-                _document.invalid()
+                _strict_json.invalid()
             return cls(success_count, total_count, None)
-        shown = _document.interval(members["interval"], 0, 1)
+        shown = _strict_json.interval(members["interval"], 0, 1)
         return cls.recomputed(success_count, total_count, shown)
 
     @classmethod
@@ -137,7 +137,7 @@ class MetricResult:
         """
         metric = cls.from_binomial(Binomial(success_count, total_count))
         if shown != metric.interval:
-            _document.invalid()
+            _strict_json.invalid()
         return metric
 
     def quantities(self, name: str) -> dict[str, int]:
@@ -183,16 +183,16 @@ class KappaResult:
                 ``value`` in [-1, 1] with an interval of two numbers in [-1, 1],
                 or both ``null`` (undefined kappa; always so with no pairs).
         """
-        members = _document.members(value, _KAPPA_KEYS)
-        pairs = _document.count(members["pairs"])
+        members = _strict_json.members(value, _KAPPA_KEYS)
+        pairs = _strict_json.count(members["pairs"])
         if members["value"] is None and members["interval"] is None:
             return cls(None, None, pairs)
         if members["value"] is None or members["interval"] is None or pairs == 0:
-            _document.invalid()
-        kappa = _document.number(members["value"], -1, 1)
-        interval = _document.interval(members["interval"], -1, 1)
+            _strict_json.invalid()
+        kappa = _strict_json.number(members["value"], -1, 1)
+        interval = _strict_json.interval(members["interval"], -1, 1)
         if not interval[0] <= kappa <= interval[1]:
-            _document.invalid()
+            _strict_json.invalid()
         return cls(kappa, interval, pairs)
 
     def to_dict(self) -> dict[str, object]:
@@ -248,8 +248,8 @@ class SliceReport:
         optional: tuple[str, ...] = ()
         if kind != "overall":
             optional = TYPE_METRICS + (("kappa",) if kind == "field" else ())
-        members = _document.members(value, COUNT_NAMES + CORE_METRICS, optional)
-        counts: dict[str, int] = {name: _document.count(members[name]) for name in COUNT_NAMES}
+        members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
+        counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
             name: MetricResult.from_dict(members[name])
             for name in CORE_METRICS + TYPE_METRICS
@@ -322,13 +322,13 @@ def _check_identities(
         field_count
         != counts["missing_count"] + counts["answered_count"] + counts["abstained_count"]
     ):
-        _document.invalid()
+        _strict_json.invalid()
     for name, metric in metrics.items():
         count = CORE_TOTALS.get(name)
         if kind != "field" and name not in CORE_METRICS:
             continue
         if count is not None and metric.total_count != counts[count]:
-            _document.invalid()
+            _strict_json.invalid()
 
 
 @attrs.frozen
@@ -395,17 +395,17 @@ class Report:
                 with no byte order mark.
                 The message never contains the document's text.
         """
-        document = _document.check_format(
-            _document.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
+        document = _strict_json.check_format(
+            _strict_json.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
         )
-        members = _document.members(document, _TOP_KEYS, ("ignored_prediction_count",))
+        members = _strict_json.members(document, _TOP_KEYS, ("ignored_prediction_count",))
         version = read_scorer(members["scorer"])
-        by_field = _document.mapping(members["by_field"])
-        by_field_type = _document.mapping(members["by_field_type"])
+        by_field = _strict_json.mapping(members["by_field"])
+        by_field_type = _strict_json.mapping(members["by_field_type"])
         if not all(is_valid_field_id(name) for name in by_field):
-            _document.invalid()
+            _strict_json.invalid()
         if not all(name in FIELD_TYPE_NAMES for name in by_field_type):
-            _document.invalid()
+            _strict_json.invalid()
         overall = SliceReport.from_dict(members["overall"], kind="overall")
         fields = {
             name: SliceReport.from_dict(part, kind="field") for name, part in by_field.items()
@@ -414,7 +414,7 @@ class Report:
             name: SliceReport.from_dict(part, kind="field_type")
             for name, part in by_field_type.items()
         }
-        _document.check_pooled(
+        _strict_json.check_pooled(
             overall.quantities(),
             [part.quantities() for part in fields.values()],
             [part.quantities() for part in types.values()],
@@ -425,7 +425,7 @@ class Report:
             by_field_type=types,
             scorer_version=version,
             ignored_prediction_count=(
-                _document.count(members["ignored_prediction_count"])
+                _strict_json.count(members["ignored_prediction_count"])
                 if "ignored_prediction_count" in members
                 else None
             ),

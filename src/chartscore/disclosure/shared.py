@@ -23,9 +23,9 @@ from typing import Final, NoReturn
 
 import attrs
 
-from chartscore import _document
-from chartscore._document import require_plain
+from chartscore import _strict_json
 from chartscore._format import FIELD_ID_PATTERN
+from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.disclosure.rule import (
@@ -248,7 +248,7 @@ class SharedReport:
                 ``suppressed_count`` that does not match the nulls, ...). The
                 message never quotes the document.
         """
-        return cls.from_dict(_document.parse(text))
+        return cls.from_dict(_strict_json.parse(text))
 
     @classmethod
     def from_dict(cls, document: object) -> SharedReport:
@@ -320,7 +320,7 @@ class SharedReport:
             _invalid()
         for kind, _, part in report.slices():
             _check_identities(part, kind)
-        _document.check_pooled(
+        _strict_json.check_pooled(
             _quantities(overall),
             [_quantities(part) for part in by_field.values()],
             [_quantities(part) for part in by_type.values()],
@@ -383,7 +383,7 @@ def _count(value: object, *, nullable: bool = True) -> int | None:
 
 
 def _number(value: object, low: float, high: float) -> float:
-    return _document.number(value, low, high)
+    return _strict_json.number(value, low, high)
 
 
 def _interval(value: object, low: float, high: float) -> Interval | None:

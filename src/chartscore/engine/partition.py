@@ -1,11 +1,11 @@
 """Score one partition, combine partition results, and turn them into the report.
 
 The second and last stages of the Dask engine, written without Dask. A
-partition's :class:`~chartscore.scoring.Scorer` takes its gold rows, then its
+partition's :class:`~chartscore.scoring.scorer.Scorer` takes its gold rows, then its
 predictions, each in (part, line) order: the one-process scorer restricted to
 the keys that hash to this partition, so duplicate and unknown keys are
 refused with the same codes. Results merge by
-:meth:`~chartscore.partial.PartialTally.merge` in a tree; :func:`finish`
+:meth:`~chartscore.scoring.partial.PartialTally.merge` in a tree; :func:`finish`
 applies the checks that need every partition (one type per field id, empty
 gold, unused schema fields), picks the failure one process would have met
 first, or reduces the merged partial to the value-free :class:`Report`.
@@ -31,10 +31,11 @@ from typing import Any
 
 from chartscore.engine.parts import Bucket, Failure, PartSummary, Stage
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.partial import PartialTally, merge_all
+from chartscore.io.feed import first_add_failure
+from chartscore.records.schema import Schema
 from chartscore.report import Report
-from chartscore.schema import Schema
-from chartscore.scoring import ExtraPredictions, Scorer, collector_paused
+from chartscore.scoring.partial import PartialTally, merge_all
+from chartscore.scoring.scorer import ExtraPredictions, Scorer, collector_paused
 
 
 class PartitionResult:
@@ -58,15 +59,9 @@ def _feed(
     for part, chunks in enumerate(buckets, 1):
         for chunk in chunks:
             lines, rows = pickle.loads(chunk)
-            line = 0
-            caught: ChartscoreError | None = None
-            try:
-                for line, row in zip(lines, rows, strict=True):  # noqa: B007 - read below
-                    add(*row)
-            except ChartscoreError as error:
-                caught = error
-            if caught is not None:
-                return Failure.at(caught, source, part, line)
+            found = first_add_failure(add, lines, rows)
+            if found is not None:
+                return Failure.at(found[0], source, part, found[1])
     return None
 
 

@@ -32,8 +32,8 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
 from chartscore.io.inputs import InputStream, StandardInput, input_path, open_input
 from chartscore.io.jsonl import iter_batches
-from chartscore.io.records import gold_row, prediction_row
-from chartscore.scoring import collector_paused
+from chartscore.records.rows import gold_row, prediction_row
+from chartscore.scoring.scorer import collector_paused
 
 CHUNK_ROWS: Final = 4096
 """Rows a bucket buffers before they are pickled into one chunk."""

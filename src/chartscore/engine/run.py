@@ -10,7 +10,7 @@ The task graph (docs/scale.md draws it):
    (line length, UTF-8, byte order mark) as ``chartscore score``, and the
    rows leave the task already checked and compactly pickled.
 2. **shuffle and score**: partition ``j`` takes bucket ``j`` of every part and
-   scores it with a :class:`~chartscore.scoring.Scorer` (``partition.py``).
+   scores it with a :class:`~chartscore.scoring.scorer.Scorer` (``partition.py``).
 3. **reduce**: the partition results are tree-merged with
    :meth:`dask.bag.Bag.reduction`, and one last task turns the merged partial
    tally into the value-free report (or picks the failure to report).
@@ -34,6 +34,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -43,11 +44,11 @@ from chartscore.engine.partition import combine, finish, first_result, score_par
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.files import PathLike, load_schema
-from chartscore.io.inputs import is_gzip
+from chartscore.io.inputs import InputPath, is_gzip
+from chartscore.io.schema_file import load_schema
+from chartscore.records.schema import Schema
 from chartscore.report import Report
-from chartscore.schema import Schema
-from chartscore.scoring import ExtraPredictions, check_options
+from chartscore.scoring.scorer import ExtraPredictions, check_options
 
 IN_PROCESS_SCHEDULERS: Final = ("synchronous", "threads")
 """Scheduler names that run in the caller's process (no cluster)."""
@@ -75,7 +76,7 @@ def score_dask(
     gold: PathSpec,
     predictions: PathSpec,
     *,
-    schema: Schema | PathLike | None = None,
+    schema: Schema | InputPath | None = None,
     scheduler: str | None = None,
     partitions: int | None = None,
     extra_predictions: ExtraPredictions = "error",
@@ -282,7 +283,11 @@ def _run_on_cluster(plan: _Plan, address: str | None) -> object:
     scratch: str | None = None
     try:
         if address is None:
-            scratch = tempfile.mkdtemp(prefix="chartscore-dask-")
+            # Made and named with Ctrl-C held back, so that the cleanup below always knows it.
+            with _ctrl_c_recorded() as ctrl_c:
+                scratch = tempfile.mkdtemp(prefix="chartscore-dask-")
+            if ctrl_c:
+                raise KeyboardInterrupt
             cluster, security = _local_cluster(scratch)
             client = Client(cluster, security=security, set_as_default=False)
         else:
@@ -429,8 +434,17 @@ def _close(client: Any, cluster: Any, scratch: str | None) -> None:
         if resource is not None:
             with contextlib.suppress(Exception):
                 resource.close()
-    if scratch is not None:
+    if scratch is None:
+        return
+    # A worker that outlived its close may still write there: try again, briefly.
+    for _ in range(_REMOVAL_TRIES):
         shutil.rmtree(scratch, ignore_errors=True)
+        if not os.path.lexists(scratch):
+            return
+        time.sleep(0.1)
+
+
+_REMOVAL_TRIES: Final = 50
 
 
 @contextlib.contextmanager

@@ -1,16 +1,13 @@
-"""Reading inputs and writing reports: JSON Lines, schema files, standard input, outputs."""
+"""Reading inputs and writing outputs: JSON Lines, schema, gates and document files, standard input.
 
-from chartscore.io.files import (
-    compare_files,
-    load_document_file,
-    load_gates,
-    load_schema,
-    score_files,
-)
+Readers and writers only: nothing here imports scoring or the workflows built on it.
+"""
+
+from chartscore.io.document_files import load_document_file, load_gates
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.jsonl import MAX_LINE_BYTES
 from chartscore.io.output import check_output, write_atomic, write_output
-from chartscore.io.schema_file import MAX_SCHEMA_BYTES
+from chartscore.io.schema_file import MAX_SCHEMA_BYTES, load_schema
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -18,11 +15,9 @@ __all__ = [
     "STDIN",
     "InputPath",
     "check_output",
-    "compare_files",
     "load_document_file",
     "load_gates",
     "load_schema",
-    "score_files",
     "write_atomic",
     "write_output",
 ]

@@ -4,7 +4,7 @@ Almost every line of a large file is well formed, so it pays to check a line
 the cheap way first. A line in the documented layout is read by one regular
 expression (:mod:`chartscore.io.layout`). Any other line is parsed with the
 standard library's C scanner (no Python hooks) and checked against the same
-rules as :mod:`chartscore.io.records` with as few Python operations as
+rules as :mod:`chartscore.records.rows` with as few Python operations as
 possible. Either way the answer is the row or None. None means "not
 sure": the caller then parses the line strictly and lets ``records`` name the
 precise error. So the fast route may refuse good lines, but must never accept
@@ -27,12 +27,13 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Final, TypeVar
 
-from chartscore import _format, _rules
+from chartscore import _format
+from chartscore._types import FieldType, Value
 from chartscore.errors import ChartscoreError, InputKind
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
-from chartscore.io.records import CHAIN_KEYS
-from chartscore.model import FieldType, Value
+from chartscore.records import _rules
+from chartscore.records.rows import CHAIN_KEYS
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = frozenset({"clinical_record", "generated_text"})

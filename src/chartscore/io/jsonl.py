@@ -16,7 +16,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Final, Protocol
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.normalize import NUMBER_MAX_DIGITS, number_in_range
+from chartscore.records.normalize import NUMBER_MAX_DIGITS, number_in_range
 
 MAX_LINE_BYTES: Final = 1 << 20
 """The longest accepted line, 1 MiB including its line terminator."""

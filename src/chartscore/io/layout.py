@@ -27,10 +27,10 @@ import re
 from typing import Final
 
 from chartscore import _format
-from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
+from chartscore._types import FieldType, Value
 from chartscore.io.jsonl import MAX_NUMBER_CHARS
-from chartscore.model import FieldType, Value
-from chartscore.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
+from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
+from chartscore.records.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
 
 # Numbers with a fraction or exponent become exact Decimals in C. The context
 # traps anything outside chartscore's range (more than 100 digits, or beyond

@@ -17,8 +17,8 @@ from typing import Final
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, input_path, read_whole
 from chartscore.io.jsonl import decimal_literal, decode_document
-from chartscore.normalize import NUMBER_MAX_DIGITS
-from chartscore.schema import Schema
+from chartscore.records.normalize import NUMBER_MAX_DIGITS
+from chartscore.records.schema import Schema
 
 MAX_SCHEMA_BYTES: Final = 16 << 20
 """The largest accepted schema file, 16 MiB (after decompression)."""

@@ -61,7 +61,7 @@ def render(
         report: A value-free :class:`~chartscore.report.Report` (from
             ``chartscore.score`` or ``Report.from_json``),
             :class:`~chartscore.disclosure.shared.SharedReport` (from
-            ``chartscore.sharing.share`` or ``SharedReport.from_json``: a
+            ``chartscore.workflows.share.share`` or ``SharedReport.from_json``: a
             suppressed number reads ``suppressed``, a metric with a suppressed
             part has no rate or interval, and the disclosure rule is stated) or
             :class:`~chartscore.comparison.Comparison` (its paired differences

@@ -386,7 +386,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     Args:
         report: A value-free report (from ``chartscore.score`` or
             :meth:`Report.from_json`) or shared report (from
-            ``chartscore.sharing.share`` or :meth:`SharedReport.from_json`):
+            ``chartscore.workflows.share.share`` or :meth:`SharedReport.from_json`):
             its suppressed numbers read ``suppressed``.
         sort: ``"name"`` or ``"rate"`` (normalized agreement, lowest first;
             a slice with no rate, for no trials or a suppressed part, last).

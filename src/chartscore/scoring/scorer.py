@@ -2,7 +2,7 @@
 
 :class:`Scorer` holds the gold set (the only thing kept in memory), then takes
 predictions one at a time: each is joined to its gold row, judged by the
-field's :class:`~chartscore.agreement.FieldRule` and reduced to an outcome bit
+field's :class:`~chartscore.scoring.agreement.FieldRule` and reduced to an outcome bit
 mask that is counted. The gold value is dropped as soon as its prediction is
 seen, so memory grows with the gold set, never with the prediction stream.
 :func:`score` is the library entry point over records.
@@ -14,7 +14,12 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
-from chartscore.agreement import (
+from chartscore._types import FieldType, Value
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option, word_option
+from chartscore.records.model import GoldField, Prediction
+from chartscore.records.schema import Schema, to_schema
+from chartscore.report import Report
+from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     SUPPORTED,
@@ -23,15 +28,11 @@ from chartscore.agreement import (
     Key,
     item_flags,
 )
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option, word_option
-from chartscore.model import FieldType, GoldField, Prediction, Value
-from chartscore.partial import FieldCounts, PartialTally, RuleBook
-from chartscore.report import Report
-from chartscore.schema import Schema, to_schema
+from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.tally import Tally
 
-_SEEN: Final = object()  # a gold row whose prediction has been counted
-_UNANSWERABLE: Final = object()  # a gold row with value None
+SEEN: Final = object()  # a gold row whose prediction has been counted
+UNANSWERABLE: Final = object()  # a gold row with value None
 _IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
 
 ExtraPredictions = Literal["error", "ignore"]
@@ -64,7 +65,7 @@ class _Field:
         self.tracks_items = rule.tracks_items
         self.counts = counts
         self.gold_keys = counts.gold_keys
-        # case id -> (gold value, gold key), _UNANSWERABLE or _SEEN
+        # case id -> (gold value, gold key), UNANSWERABLE or SEEN
         self.cases: dict[str, Any] = {}
 
 
@@ -77,7 +78,7 @@ class Scorer:
             key is not in gold is refused) or ``"ignore"`` (it is skipped and
             counted in ``ignored_prediction_count``).
 
-    The scorer's counts are a :class:`~chartscore.partial.PartialTally`
+    The scorer's counts are a :class:`~chartscore.scoring.partial.PartialTally`
     (:meth:`partial`): one process is the one-partition case of the mergeable
     core. All methods raise :class:`ChartscoreError` without a line; callers
     that know the input and line re-raise with them.
@@ -103,7 +104,7 @@ class Scorer:
         size = len(cases)
         counts = state.counts
         if value is None:
-            cases.setdefault(case_id, _UNANSWERABLE)
+            cases.setdefault(case_id, UNANSWERABLE)
             if len(cases) == size:
                 raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
             counts.unanswerable += 1
@@ -157,9 +158,9 @@ class Scorer:
             self._ignored += 1
             return _IGNORED
         assert state is not None
-        if entry is _SEEN:
+        if entry is SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        state.cases[case_id] = _SEEN
+        state.cases[case_id] = SEEN
         return judge(state, entry, value, supported, state.counts)
 
     def unused_schema_fields(self) -> list[str]:
@@ -185,9 +186,9 @@ class Scorer:
         """(case id, field id, gold key or None) of every gold row with no prediction yet."""
         for field_id, state in self._fields.items():
             for case_id, entry in state.cases.items():
-                if entry is _SEEN:
+                if entry is SEEN:
                     continue
-                yield case_id, field_id, (None if entry is _UNANSWERABLE else entry[1])
+                yield case_id, field_id, (None if entry is UNANSWERABLE else entry[1])
 
     def field_type(self, field_id: str) -> FieldType:
         """The type of a gold field id."""
@@ -201,13 +202,13 @@ class Scorer:
 def judge(state: _Field, entry: object, value: Value, supported: bool, counts: FieldCounts) -> int:
     """Count one prediction against its gold row ``entry`` into ``counts``; return its mask."""
     if value is None:
-        if entry is _UNANSWERABLE:
+        if entry is UNANSWERABLE:
             mask = 0
         else:
             mask = ANSWERABLE
             if state.tracks_items:
                 mask |= _item_bits(entry[1], None, counts)  # type: ignore[index]
-    elif entry is _UNANSWERABLE:
+    elif entry is UNANSWERABLE:
         answer = state.answer_key(value)
         mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
         if state.tracks_items:

@@ -7,10 +7,10 @@ candidate's answer to the same row arrives), then the candidate's. For every
 gold row it counts the pair of outcome classes (baseline, candidate); each
 paired metric's 2 x 2 table (both succeed, baseline only, candidate only,
 neither) is read off those pair counts with the row tests of
-:mod:`chartscore.outcomes`. Each system's own counts are kept too, for its
+:mod:`chartscore.scoring.outcomes`. Each system's own counts are kept too, for its
 unpaired metrics and kappa.
 
-Like :mod:`chartscore.scoring`, this module holds values and case ids; what it
+Like :mod:`chartscore.scoring.scorer`, this module holds values and case ids; what it
 returns (:class:`~chartscore.comparison.PairedTally`) holds counts only.
 """
 
@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from chartscore.agreement import ANSWERABLE, MISSING
+from chartscore._types import Value
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -30,13 +30,14 @@ from chartscore.comparison import (
     PairedTally,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import GoldField, Prediction, Value
-from chartscore.outcomes import METRIC_ROWS
-from chartscore.partial import FieldCounts
-from chartscore.schema import Schema, to_schema
-from chartscore.scoring import (
-    _SEEN,
-    _UNANSWERABLE,
+from chartscore.records.model import GoldField, Prediction
+from chartscore.records.schema import Schema, to_schema
+from chartscore.scoring.agreement import ANSWERABLE, MISSING
+from chartscore.scoring.outcomes import METRIC_ROWS
+from chartscore.scoring.partial import FieldCounts
+from chartscore.scoring.scorer import (
+    SEEN,
+    UNANSWERABLE,
     ExtraPredictions,
     Scorer,
     collector_paused,
@@ -123,9 +124,9 @@ class PairedScorer(Scorer):
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
             return self._extra(source)
-        if entry is _SEEN:
+        if entry is SEEN:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
-        state.cases[case_id] = _SEEN
+        state.cases[case_id] = SEEN
         pair = self._pairs[field_id]
         mask = judge(state, entry, value, supported, pair.candidate)
         baseline = pair.baseline_masks.pop(case_id, None)
@@ -148,7 +149,7 @@ class PairedScorer(Scorer):
             pair = self._pairs[field_id]
             pairs = Counter(pair.pairs)
             for case_id, entry in state.cases.items():
-                if entry is not _SEEN:  # the candidate did not answer this row
+                if entry is not SEEN:  # the candidate did not answer this row
                     missing = _missing(entry)
                     pairs[pair.baseline_masks.get(case_id, missing), missing] += 1
             baseline = pair.baseline.slice_tally(state.rule)
@@ -181,7 +182,7 @@ class PairedScorer(Scorer):
 
 def _missing(entry: object) -> int:
     # The outcome class of a gold row that a system did not answer.
-    return MISSING if entry is _UNANSWERABLE else MISSING | ANSWERABLE
+    return MISSING if entry is UNANSWERABLE else MISSING | ANSWERABLE
 
 
 def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:

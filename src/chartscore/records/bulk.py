@@ -36,7 +36,7 @@ from chartscore._format import (
     SOURCE_KEY_ORDER,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.evidence import EvidenceChain, SourceLocation
+from chartscore.records.evidence import EvidenceChain, SourceLocation
 
 _GOLD_KEYS: Final = frozenset(GOLD_KEY_ORDER)
 _PREDICTION_KEYS: Final = frozenset(PREDICTION_KEY_ORDER)

@@ -19,10 +19,10 @@ from typing import Final
 
 import attrs
 
-from chartscore import _rules
+from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import FieldType
-from chartscore.normalize import normalize_text, number_key
+from chartscore.records import _rules
+from chartscore.records.normalize import normalize_text, number_key
 
 MAX_LEVELS: Final = 10_000
 """The most levels an ordinal field may declare (kappa and the level index stay cheap)."""

@@ -15,10 +15,10 @@ from typing import Final
 
 import attrs
 
-from chartscore import _rules
 from chartscore._format import MAX_OFFSET
-from chartscore._frozen import slot_setters
 from chartscore.errors import ErrorCode, fail
+from chartscore.records import _rules
+from chartscore.records._frozen import slot_setters
 
 
 class SourceKind(enum.StrEnum):
@@ -86,7 +86,7 @@ class SourceLocation:
         end_offset: int,
         kind: object = SourceKind.CLINICAL_RECORD,
     ) -> None:
-        # Validate first, then fill the slots (see chartscore._frozen). Written
+        # Validate first, then fill the slots (see chartscore.records._frozen). Written
         # out flat: notebooks build millions of these. Every check asks the
         # exact type first, so a caller's object never runs code here.
         if type(kind) is not SourceKind:

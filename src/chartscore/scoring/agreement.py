@@ -1,7 +1,7 @@
 """Per-field agreement rules: how one answer is judged against one gold value.
 
 A :class:`FieldRule` is built once per field from its type and optional
-:class:`~chartscore.schema.FieldSpec`. ``outcome`` turns one (gold, answer) pair
+:class:`~chartscore.records.schema.FieldSpec`. ``outcome`` turns one (gold, answer) pair
 into a bit mask of the successes it earns; scoring only ever adds masks up.
 This module and ``scoring`` are the last places a value exists.
 """
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from datetime import date
 from typing import Final
 
+from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import FieldType
-from chartscore.normalize import (
+from chartscore.records.normalize import (
     DateKey,
     boolean_key,
     date_key,
@@ -25,7 +25,7 @@ from chartscore.normalize import (
     number_key,
     text_key,
 )
-from chartscore.schema import FieldSpec
+from chartscore.records.schema import FieldSpec
 
 # Outcome bits of one prediction.
 ANSWERED: Final = 1

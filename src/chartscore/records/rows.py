@@ -1,7 +1,7 @@
 """Gold and prediction rows from parsed JSON objects, validated without building records.
 
 The CLI streams millions of rows, so it checks each parsed object directly
-with the same rules (:mod:`chartscore._rules`) the attrs records use, instead
+with the same rules (:mod:`chartscore.records._rules`) the attrs records use, instead
 of constructing a record per row. These are the precise checks, one rule at a
 time, that name the error; well-formed lines usually take the quicker route
 in :mod:`chartscore.io.fastpath`, which answers "fine" or "ask records.py".
@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from chartscore import _format, _rules
+from chartscore import _format
+from chartscore._types import FieldType, Value
 from chartscore.errors import ErrorCode, fail
-from chartscore.evidence import ReviewerState, SourceKind, TransformationKind
-from chartscore.model import FieldType, Value
+from chartscore.records import _rules
+from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
 
 GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})

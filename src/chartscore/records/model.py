@@ -7,20 +7,21 @@ evidence never appear in a repr, a str() or an error.
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable, Mapping
-from decimal import Decimal
 from typing import Any, Final
 
 import attrs
 
-from chartscore import _bulk, _rules
 from chartscore._format import MAX_CASE_ID_LENGTH
-from chartscore._frozen import slot_setters
-from chartscore.errors import ChartscoreError, ErrorCode, fail
-from chartscore.evidence import EvidenceChain, SourceKind, SourceLocation
-from chartscore.normalize import (
+
+# Scalar, Value and to_field_type stay importable here, where they lived before _types.
+from chartscore._types import FieldType, Scalar, Value, to_field_type  # noqa: F401
+from chartscore.errors import ErrorCode, fail
+from chartscore.records import _rules, bulk
+from chartscore.records._frozen import slot_setters
+from chartscore.records.evidence import EvidenceChain, SourceKind, SourceLocation
+from chartscore.records.normalize import (
     NUMBER_MAX_DIGITS,
     boolean_key,
     date_key,
@@ -28,33 +29,7 @@ from chartscore.normalize import (
     number_key,
     text_key,
 )
-
-Scalar = str | int | float | Decimal | bool
-Value = Scalar | frozenset[str] | None
-"""A field value: None (unanswerable gold / explicit abstention), a scalar, or a
-set of strings for multi-select fields."""
-
-
-class FieldType(enum.StrEnum):
-    """The closed set of field types; each has its own normalization."""
-
-    TEXT = "text"
-    CATEGORICAL = "categorical"
-    NUMBER = "number"
-    BOOLEAN = "boolean"
-    DATE = "date"
-    ORDINAL = "ordinal"
-    MULTI = "multi"
-
-
-def to_field_type(value: object) -> FieldType:
-    """A :class:`FieldType` from a member or its exact string value."""
-    if type(value) is FieldType:
-        return value
-    if type(value) is str and value in FieldType._value2member_map_:
-        return FieldType(value)
-    raise ChartscoreError(ErrorCode.INVALID_FIELD_TYPE)
-
+from chartscore.records.rows import gold_row, plain_row, prediction_row
 
 _GOLD_KEY = {
     FieldType.TEXT: text_key,
@@ -111,7 +86,7 @@ def _valid_gold_string(field_type: FieldType, value: str) -> bool:
 def _gold_value_code(field_type: FieldType, value: object, kind: type) -> ErrorCode | None:
     """The code of the first value rule a gold value (not None) breaks, or None.
 
-    ``kind`` is ``type(value)``. The same verdicts as :func:`chartscore._rules.is_value`
+    ``kind`` is ``type(value)``. The same verdicts as :func:`chartscore.records._rules.is_value`
     followed by :func:`is_valid_gold_value`, with the common exact types
     decided without running a normalizer.
     """
@@ -156,7 +131,7 @@ class GoldField:
     value: Value = attrs.field(repr=False)
 
     def __init__(self, case_id: str, field_id: str, field_type: object, value: object) -> None:
-        # Validate first, then fill the slots (see chartscore._frozen). Written
+        # Validate first, then fill the slots (see chartscore.records._frozen). Written
         # out flat: notebooks build millions of these. Every check asks the
         # exact type first, so a caller's object never runs code here.
         kind = type(value)
@@ -217,7 +192,6 @@ class GoldField:
             ChartscoreError: ``not_an_object``, ``missing_key``,
                 ``unknown_key``, or a record code (see the class).
         """
-        from chartscore.io.records import gold_row, plain_row  # noqa: PLC0415 - io imports model
 
         case_id, field_id, field_type, value = gold_row(plain_row(row))
         return cls(case_id, field_id, field_type, value)
@@ -238,7 +212,7 @@ class GoldField:
                 ``invalid_collection`` when ``rows`` is not iterable or
                 iterating it failed.
         """
-        return _bulk.build_all(rows, cls, _bulk.quick_gold, cls.from_dict)
+        return bulk.build_all(rows, cls, bulk.quick_gold, cls.from_dict)
 
     def __repr__(self) -> str:
         return (
@@ -338,7 +312,6 @@ class Prediction:
             ChartscoreError: ``not_an_object``, ``missing_key``,
                 ``unknown_key``, or a record or evidence code.
         """
-        from chartscore.io.records import plain_row, prediction_row  # noqa: PLC0415
 
         plain = plain_row(row)
         case_id, field_id, value, _ = prediction_row(plain)
@@ -375,7 +348,7 @@ class Prediction:
         Raises:
             ChartscoreError: as :meth:`GoldField.from_rows`.
         """
-        return _bulk.build_all(rows, cls, _bulk.quick_prediction, cls.from_dict)
+        return bulk.build_all(rows, cls, bulk.quick_prediction, cls.from_dict)
 
     @property
     def is_supported(self) -> bool:

@@ -1,7 +1,7 @@
 """Which gold rows each number of a report counts, as tests on a row's outcome class.
 
 A gold row's *class* is the outcome bit mask of its prediction (see
-:mod:`chartscore.agreement`), or ``MISSING`` (plus ``ANSWERABLE`` and item
+:mod:`chartscore.scoring.agreement`), or ``MISSING`` (plus ``ANSWERABLE`` and item
 flags) for a row with no prediction. Every count and metric of a slice counts
 the rows whose class passes a test below; docs/metrics.md defines the same
 numbers in words. Disclosure control uses the tests to count distinct cases,
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from chartscore.agreement import (
+from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     ANSWERED_ITEMS,

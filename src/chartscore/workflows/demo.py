@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from importlib import resources
 
-from chartscore.io.files import load_schema, score_files
+from chartscore.io.schema_file import load_schema
 from chartscore.render import render
 from chartscore.report import Report
+from chartscore.workflows.score import score_files
 
 _DATA = resources.files("chartscore") / "data"
 

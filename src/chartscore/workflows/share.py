@@ -3,7 +3,7 @@
 Disclosure control (:mod:`chartscore.disclosure`) is value-free: it sees the
 report and, for every protected number, how many distinct cases are behind
 it. Those case counts come from case ids, so they are computed here, inside
-the boundary, by a :class:`~chartscore.casecount.CaseTrackingScorer`, handed
+the boundary, by a :class:`~chartscore.scoring.cases.CaseTrackingScorer`, handed
 to :func:`chartscore.disclosure.share` and dropped. Only the shared report
 comes out.
 
@@ -16,18 +16,23 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from chartscore.casecount import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
 from chartscore.errors import callback_option
-from chartscore.io.files import Progress, check_file_options, feed_files, resolve_schema
 from chartscore.io.inputs import InputPath
-from chartscore.model import GoldField, Prediction
-from chartscore.partial import PartialTally
+from chartscore.records.model import GoldField, Prediction
+from chartscore.records.schema import Schema, to_schema
 from chartscore.report import Report
-from chartscore.schema import Schema, to_schema
-from chartscore.scoring import ExtraPredictions, check_options, collector_paused, feed_records
+from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
+from chartscore.scoring.partial import PartialTally
+from chartscore.scoring.scorer import (
+    ExtraPredictions,
+    check_options,
+    collector_paused,
+    feed_records,
+)
+from chartscore.workflows.score import Progress, check_file_options, feed_files, resolve_schema
 
 __all__ = ["DEFAULT_MIN_CELL", "share", "share_files"]
 

@@ -9,7 +9,7 @@ reduce to the same report.
 
 A partial tally is **private**: kappa's counters are keyed by normalized
 category values, and a partial built for disclosure control also holds case
-ids (:mod:`chartscore.casecount`). It lives in memory only; its repr shows the
+ids (:mod:`chartscore.scoring.cases`). It lives in memory only; its repr shows the
 number of fields and nothing else. :meth:`PartialTally.tally` is the boundary:
 it reduces everything to the value-free :class:`~chartscore.tally.Tally`.
 """
@@ -18,9 +18,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
-from chartscore.agreement import (
+from chartscore._types import FieldType
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.records.schema import FieldSpec
+from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     EARLIER,
@@ -34,13 +36,8 @@ from chartscore.agreement import (
     FieldRule,
     Key,
 )
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.model import FieldType
-from chartscore.schema import FieldSpec
+from chartscore.scoring.case_classes import CaseClasses
 from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
-
-if TYPE_CHECKING:
-    from chartscore.casecount import CaseClasses
 
 _TYPE_BITS: Mapping[str, int] = {
     "tolerance_agreement": TOLERANCE,

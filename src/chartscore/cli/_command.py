@@ -1,0 +1,90 @@
+"""What a command is: its options, declared once, the function that runs it, and its exits."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from chartscore.cli._streams import Streams
+from chartscore.errors import ErrorCode
+from chartscore.io.inputs import STDIN, InputPath
+
+EXIT_OK: Final = 0
+EXIT_DATA: Final = 1
+EXIT_USAGE: Final = 2
+EXIT_INTERNAL: Final = 70
+EXIT_INTERRUPTED: Final = 130  # 128 + SIGINT; SIGTERM and SIGHUP give 128 + their number
+
+PROGRAM: Final = "chartscore"
+STANDARD_STREAM: Final = "-"
+"""The command-line word for standard input (as an input) or stdout (as ``--out``)."""
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option, declared once; parsing and checking follow from it.
+
+    Attributes:
+        flag: ``--name`` for an option; a plain word (``report``) for a required
+            positional argument.
+        help: One line for ``--help``.
+        metavar: The value's name in ``--help``; None for a flag without a value.
+        required: Whether the command needs it.
+        choices: The only values allowed (checked after parsing, with a fixed message).
+        reads_input: The value names an input file, which may be ``-`` (standard
+            input); at most one input of a command may be ``-``.
+    """
+
+    flag: str
+    help: str
+    metavar: str | None = None
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    reads_input: bool = False
+
+    @property
+    def dest(self) -> str:
+        """The attribute name on the parsed arguments."""
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    @property
+    def positional(self) -> bool:
+        """A positional argument (``REPORT``) rather than an option (``--out``)."""
+        return not self.flag.startswith("-")
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: its name, help texts, options and the function that runs it."""
+
+    name: str
+    help: str
+    description: str
+    options: tuple[Option, ...]
+    run: Callable[[argparse.Namespace, Streams], int]
+
+
+class UsageError(Exception):
+    """An argument problem; ``problem`` is a fixed phrase that never holds a value or path."""
+
+    def __init__(self, problem: str, command: str | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.command = command
+
+    def line(self) -> str:
+        """The one line printed on stderr."""
+        help_command = f"{PROGRAM} {self.command} --help" if self.command else f"{PROGRAM} --help"
+        return f"{PROGRAM}: error: {ErrorCode.USAGE}: {self.problem}; see {help_command}\n"
+
+
+def input_argument(value: str) -> InputPath:
+    """An input argument as a path, or :data:`~chartscore.io.STDIN` for ``-``."""
+    return STDIN if value == STANDARD_STREAM else value
+
+
+def optional_input(value: str | None) -> InputPath | None:
+    """An optional input argument (``--schema``, ``--gates``), None when not given."""
+    return None if value is None else input_argument(value)

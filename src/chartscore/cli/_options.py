@@ -1,0 +1,172 @@
+"""Options and steps that several commands share: inputs, output, progress, gates, scoring."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Final, Protocol, TypeVar
+
+from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option
+from chartscore.cli._streams import Streams, is_terminal, say
+from chartscore.cli.progress import TerminalProgress
+from chartscore.documents import Document
+from chartscore.gates import Gate, evaluate
+from chartscore.io.inputs import InputPath
+from chartscore.io.output import check_output, write_output
+from chartscore.io.schema_file import load_schema
+from chartscore.render import FORMATS
+from chartscore.scoring.scorer import ExtraPredictions
+
+GOLD: Final = Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True)
+PREDICTIONS: Final = Option(
+    "--predictions", "predictions JSON Lines file", "FILE", required=True, reads_input=True
+)
+EXTRA_PREDICTIONS: Final = Option(
+    "--extra-predictions",
+    "predictions whose key is not in gold: error (default) or ignore (counted)",
+    "{error,ignore}",
+    choices=("error", "ignore"),
+)
+QUIET: Final = Option("--quiet", "no progress on stderr")
+JOBS: Final = Option(
+    "--jobs",
+    "processes: 2 reads predictions while gold loads (default: 2 when 2+ CPUs are free)",
+    "{1,2}",
+    choices=("1", "2"),
+)
+STRICT_SCHEMA: Final = Option("--strict-schema", "refuse schema fields that no gold row uses")
+SCHEMA: Final = Option(
+    "--schema", "field schema (JSON, or TOML if *.toml)", "FILE", reads_input=True
+)
+GATES: Final = Option(
+    "--gates",
+    "check these release gates (TOML); their table goes to stderr; exit 3 if a required one fails",
+    "FILE",
+    reads_input=True,
+)
+OUT: Final = Option("--out", "write here (atomically) instead of stdout", "FILE")
+OUTPUT_FORMATS: Final = ("json", *FORMATS)
+
+
+def format_option(what: str) -> Option:
+    """``--format`` for a command that prints JSON by default."""
+    return Option(
+        "--format",
+        f"{what}: json (default, canonical), table, markdown, csv or html",
+        "FORMAT",
+        choices=OUTPUT_FORMATS,
+    )
+
+
+def output_target(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:
+    """The ``--out`` target (None: stdout), checked before any work: never an input."""
+    out = None if value in (None, STANDARD_STREAM) else value
+    if out is not None:
+        check_output(out, inputs=inputs)
+    return out
+
+
+def progress_line(args: argparse.Namespace, streams: Streams) -> TerminalProgress | None:
+    """A progress line on a terminal's stderr, unless ``--quiet``."""
+    if not args.quiet and streams.err is not None and is_terminal(streams.err):
+        return TerminalProgress(streams.err)
+    return None
+
+
+def parallel(args: argparse.Namespace) -> bool:
+    """Whether to read predictions in a second process (``--jobs``, default: 2+ CPUs)."""
+    jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
+    return jobs > 1
+
+
+def _available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class Scored(Protocol):
+    """What a files-level scorer returns: a document with per-field results."""
+
+    @property
+    def by_field(self) -> Mapping[str, object]: ...
+
+
+_T = TypeVar("_T", bound=Scored)
+
+
+def score_inputs(
+    args: argparse.Namespace,
+    streams: Streams,
+    scorer: Callable[..., _T],
+    *,
+    gold: InputPath,
+    predictions: InputPath,
+    schema_path: InputPath | None,
+    shown: bool = True,
+) -> _T:
+    """``score`` and ``share``'s scoring step, with every option they share.
+
+    Loads the schema, shows progress (when ``shown`` and on a terminal; always ended),
+    calls ``scorer`` (``score_files``, ``share_files`` or the same signature), then warns
+    of schema fields that no gold row used.
+    """
+    progress = progress_line(args, streams) if shown else None
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        result = scorer(
+            gold,
+            predictions,
+            schema=schema,
+            progress=progress,
+            parallel=parallel(args),
+            extra_predictions=extra_predictions(args),
+            strict_schema=args.strict_schema,
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    if schema is not None:
+        _warn_unused_schema_fields(sorted(set(schema.fields) - set(result.by_field)), streams)
+    return result
+
+
+def extra_predictions(args: argparse.Namespace) -> ExtraPredictions:
+    """``--extra-predictions``, default ``error``."""
+    chosen: ExtraPredictions = args.extra_predictions or "error"
+    return chosen
+
+
+_MAX_UNUSED_SHOWN: Final = 20
+
+
+def _warn_unused_schema_fields(unused: list[str], streams: Streams) -> None:
+    # Field ids are developer-authored schema names (validated by the schema), never data.
+    for field_id in unused[:_MAX_UNUSED_SHOWN]:
+        say(
+            streams.err,
+            f"{PROGRAM}: warning: schema field {field_id} is not in the gold file "
+            "(a typo? --strict-schema makes this an error)\n",
+        )
+    if len(unused) > _MAX_UNUSED_SHOWN:
+        say(streams.err, f"{PROGRAM}: warning: and {len(unused) - _MAX_UNUSED_SHOWN:,} more\n")
+
+
+def gate_status(
+    document: Document, gates: Sequence[Gate], streams: Streams, *, on_stderr: bool
+) -> int:
+    """Check gates, print their table (stderr when stdout holds a report), return the status."""
+    results = evaluate(document, gates)
+    table = results.table()
+    if on_stderr:
+        say(streams.err, table)
+    else:
+        write_output(table.encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return results.exit_status
+
+
+DOCUMENT: Final = Option(
+    "report", "a report, shared report or comparison (JSON)", "REPORT", True, reads_input=True
+)

@@ -1,0 +1,39 @@
+"""SIGTERM and SIGHUP as an exception, so that a command unwinds and cleans up."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: unwind (stopping the reader, removing temporary files)."""
+
+    def __init__(self, number: int) -> None:
+        super().__init__()
+        self.number = number
+
+
+def _raise_terminated(number: int, frame: object) -> None:
+    signal.signal(number, signal.SIG_IGN)  # a second signal must not interrupt the cleanup
+    raise Terminated(number)
+
+
+@contextlib.contextmanager
+def termination_as_exception() -> Iterator[None]:
+    """Turn SIGTERM and SIGHUP into an exception while a command runs (main thread only)."""
+    installed: dict[int, object] = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            number = getattr(signal, name, None)
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                if number is not None and signal.getsignal(number) == signal.SIG_DFL:
+                    installed[number] = signal.signal(number, _raise_terminated)
+    try:
+        yield
+    finally:
+        for number, previous in installed.items():
+            with contextlib.suppress(ValueError, OSError, TypeError):
+                signal.signal(number, previous)  # type: ignore[arg-type]

@@ -1,0 +1,47 @@
+"""``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from chartscore.cli._command import Command, Option, input_argument
+from chartscore.cli._streams import Streams
+from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.solver import require_solver
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
+from chartscore.io.document_files import read_document_bytes
+from chartscore.io.output import write_output
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Attack the shared report; print the table and the verdict."""
+    # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
+    require_solver()
+    from chartscore.disclosure.attack import audit  # noqa: PLC0415
+
+    document_path = input_argument(args.shared)
+    data = read_document_bytes(document_path)
+    wrong_format: ChartscoreError | None = None
+    try:
+        shared = SharedReport.from_json(data)
+    except ChartscoreError as error:
+        if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
+            raise
+        wrong_format = error
+    if wrong_format is not None:  # a report or a comparison, say: raised outside the handler
+        raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+    result = audit(shared)
+    write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return result.exit_status
+
+
+COMMAND: Final = Command(
+    name="audit",
+    help="attack a shared report: can any suppressed small cell be worked out?",
+    description="Compute, by integer programming, the range an outsider can prove for "
+    "every suppressed number of a shared report, from the report alone. Prints a table "
+    "and a verdict; exit 0 when it passes, 4 when it fails.",
+    options=(Option("shared", "a shared report (JSON)", "SHARED", True, reads_input=True),),
+    run=run,
+)

@@ -1,0 +1,132 @@
+"""``chartscore compare``: two systems on the same gold, paired; print or write it."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from chartscore.cli._command import (
+    EXIT_OK,
+    PROGRAM,
+    Command,
+    Option,
+    input_argument,
+    optional_input,
+)
+from chartscore.cli._options import (
+    EXTRA_PREDICTIONS,
+    GATES,
+    GOLD,
+    OUT,
+    QUIET,
+    SCHEMA,
+    extra_predictions,
+    format_option,
+    gate_status,
+    output_target,
+    progress_line,
+)
+from chartscore.cli._streams import Streams, say
+from chartscore.comparison import (
+    MISSING_COUNTS_DIFFER,
+    MISSING_GAP_POINTS,
+    Comparison,
+    comparison_warnings,
+)
+from chartscore.io.document_files import load_gates
+from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
+from chartscore.render import render
+from chartscore.workflows.compare import compare_files
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Compare; print or write the comparison; check gates if given."""
+    gold = input_argument(args.gold)
+    baseline, candidate = input_argument(args.baseline), input_argument(args.candidate)
+    schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
+    inputs = (gold, baseline, candidate, schema_path, gates_path)
+    out = output_target(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
+    progress = progress_line(args, streams)
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        comparison = compare_files(
+            gold,
+            baseline,
+            candidate,
+            schema=schema,
+            progress=progress,
+            extra_predictions=extra_predictions(args),
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    ignored = comparison.ignored_prediction_count
+    if ignored is not None and (ignored.baseline or ignored.candidate):
+        say(
+            streams.err,
+            f"{PROGRAM}: {ignored.baseline:,} baseline and {ignored.candidate:,} candidate "
+            "predictions whose key is not in gold were ignored (--extra-predictions ignore)\n",
+        )
+    _warn_missing_gap(comparison, streams)
+    fmt = args.format or "json"
+    text = (
+        comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt, gates=gates or ())
+    )
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    return EXIT_OK if gates is None else gate_status(comparison, gates, streams, on_stderr=True)
+
+
+def _warn_missing_gap(comparison: Comparison, streams: Streams) -> None:
+    """Say when the systems' missing rates differ materially (docs/compare.md): counts only."""
+    if MISSING_COUNTS_DIFFER not in comparison_warnings(comparison.overall):
+        return
+    overall = comparison.overall
+    rows = overall.counts["field_count"]
+    baseline = overall.baseline_counts["missing_count"]
+    candidate = overall.candidate_counts["missing_count"]
+    say(
+        streams.err,
+        f"{PROGRAM}: warning: missing rows differ by more than {MISSING_GAP_POINTS} points: "
+        f"baseline {baseline:,} of {rows:,} ({_percent(baseline, rows)}), candidate "
+        f"{candidate:,} ({_percent(candidate, rows)}); a missing row counts against "
+        "agreement, so the comparison mixes coverage with agreement (see docs/compare.md)\n",
+    )
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%"
+
+
+COMMAND: Final = Command(
+    name="compare",
+    help="compare two systems on the same gold, paired (McNemar, paired difference)",
+    description="Compare a baseline's and a candidate's predictions on one gold file, "
+    "row by row: each system's metrics, the rows only one got right, the paired "
+    "difference with Newcombe's interval and McNemar's exact and mid-p tests.",
+    options=(
+        GOLD,
+        Option(
+            "--baseline",
+            "the reference system's predictions",
+            "FILE",
+            required=True,
+            reads_input=True,
+        ),
+        Option(
+            "--candidate",
+            "the system under test's predictions",
+            "FILE",
+            required=True,
+            reads_input=True,
+        ),
+        SCHEMA,
+        OUT,
+        format_option("the comparison's form"),
+        QUIET,
+        EXTRA_PREDICTIONS,
+        GATES,
+    ),
+    run=run,
+)

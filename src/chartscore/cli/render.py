@@ -1,0 +1,71 @@
+"""``chartscore render``: lay out a saved report, shared report or comparison for people."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Final
+
+from chartscore.cli._command import (
+    EXIT_OK,
+    Command,
+    Option,
+    UsageError,
+    input_argument,
+    optional_input,
+)
+from chartscore.cli._options import DOCUMENT, OUT, output_target
+from chartscore.cli._streams import Streams
+from chartscore.comparison import Comparison
+from chartscore.gates import evaluate
+from chartscore.io.document_files import load_document_file, load_gates
+from chartscore.io.output import write_output
+from chartscore.render import FORMATS, SORTS, render
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Render the document in the asked format; print or write it."""
+    document_path, gates_path = input_argument(args.report), optional_input(args.gates)
+    inputs = (document_path, gates_path)
+    out = output_target(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
+    document = load_document_file(document_path)
+    if gates is not None:
+        if not isinstance(document, Comparison):
+            raise UsageError("--gates draws a comparison's margins; this is a report", "render")
+        evaluate(document, gates)  # a gate that does not fit the comparison is an error here too
+    text = render(document, args.format, sort=args.sort or "name", gates=gates or ())
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    return EXIT_OK
+
+
+COMMAND: Final = Command(
+    name="render",
+    help="lay out a saved report or comparison for people",
+    description="Render a report or comparison (JSON) as a terminal table, Markdown, CSV "
+    "or one self-contained HTML page with a Wilson forest plot.",
+    options=(
+        DOCUMENT,
+        Option(
+            "--format",
+            "table, markdown, csv or html",
+            "FORMAT",
+            required=True,
+            choices=FORMATS,
+        ),
+        Option(
+            "--sort",
+            "row order: name (default) or rate (lowest normalized agreement first)",
+            "{name,rate}",
+            choices=SORTS,
+        ),
+        Option(
+            "--gates",
+            "a comparison: draw these gates' difference margins on its difference plots "
+            "(HTML); the gates must fit the comparison but are not checked",
+            "FILE",
+            reads_input=True,
+        ),
+        OUT,
+    ),
+    run=run,
+)

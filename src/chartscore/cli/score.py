@@ -1,0 +1,154 @@
+"""``chartscore score``: score predictions against gold; print or write the report."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import re
+from collections.abc import Callable
+from typing import Final
+
+from chartscore.cli._command import (
+    EXIT_OK,
+    PROGRAM,
+    STANDARD_STREAM,
+    Command,
+    Option,
+    UsageError,
+    input_argument,
+    optional_input,
+)
+from chartscore.cli._options import (
+    EXTRA_PREDICTIONS,
+    GATES,
+    GOLD,
+    JOBS,
+    OUT,
+    PREDICTIONS,
+    QUIET,
+    SCHEMA,
+    STRICT_SCHEMA,
+    format_option,
+    gate_status,
+    output_target,
+    score_inputs,
+)
+from chartscore.cli._streams import Streams, say
+from chartscore.engine import score_dask
+from chartscore.io.document_files import load_gates
+from chartscore.io.inputs import InputPath
+from chartscore.io.output import write_output
+from chartscore.records.schema import Schema
+from chartscore.render import render
+from chartscore.report import Report
+from chartscore.scoring.scorer import ExtraPredictions
+from chartscore.workflows.score import score_files
+
+_PARTITIONS: Final = re.compile(r"[1-9][0-9]{0,6}")
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Score; print or write the report; check gates if given."""
+    on_dask = args.engine == "dask"
+    _check_engine_options(args, on_dask)
+    gold, predictions = input_argument(args.gold), input_argument(args.predictions)
+    schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
+    data: tuple[InputPath, ...] = (gold, predictions)
+    if on_dask:  # part files: every file a pattern names is an input
+        data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))
+    inputs = (*data, schema_path, gates_path)
+    out = output_target(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
+    scorer = _dask_scorer(args) if on_dask else score_files
+    report = score_inputs(
+        args,
+        streams,
+        scorer,
+        gold=gold,
+        predictions=predictions,
+        schema_path=schema_path,
+        shown=not on_dask,
+    )
+    if report.ignored_prediction_count:
+        say(
+            streams.err,
+            f"{PROGRAM}: {report.ignored_prediction_count:,} predictions whose key is not in "
+            "gold were ignored (--extra-predictions ignore)\n",
+        )
+    fmt = args.format or "json"
+    text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
+
+
+def _dask_scorer(args: argparse.Namespace) -> Callable[..., Report]:
+    """:func:`chartscore.score_dask` with this command's engine options, as a files scorer."""
+
+    def score_parts(
+        gold: InputPath,
+        predictions: InputPath,
+        *,
+        schema: Schema | None,
+        extra_predictions: ExtraPredictions,
+        strict_schema: bool,
+        **_local_only: object,  # progress and parallel: the local engine's
+    ) -> Report:
+        return score_dask(
+            args.gold,
+            args.predictions,
+            schema=schema,
+            scheduler=args.scheduler,
+            partitions=None if args.partitions is None else int(args.partitions),
+            extra_predictions=extra_predictions,
+            strict_schema=strict_schema,
+        )
+
+    return score_parts
+
+
+def _check_engine_options(args: argparse.Namespace, on_dask: bool) -> None:
+    # Options of one engine given to the other are mistakes worth naming.
+    if on_dask:
+        if STANDARD_STREAM in (args.gold, args.predictions):
+            raise UsageError("--engine dask reads part files, not standard input", "score")
+        if args.jobs is not None:
+            raise UsageError("--jobs applies to --engine local only", "score")
+        if args.partitions is not None and not _PARTITIONS.fullmatch(args.partitions):
+            raise UsageError("--partitions must be a whole number from 1", "score")
+    elif args.scheduler is not None or args.partitions is not None:
+        raise UsageError("--scheduler and --partitions need --engine dask", "score")
+
+
+COMMAND: Final = Command(
+    name="score",
+    help="score a predictions file against a gold file",
+    description="Score predictions (JSON Lines) against gold (JSON Lines). Prints the "
+    "canonical JSON report, or writes it atomically with --out. An input may be - "
+    "(standard input) or gzip-compressed.",
+    options=(
+        GOLD,
+        PREDICTIONS,
+        SCHEMA,
+        OUT,
+        format_option("the report's form"),
+        QUIET,
+        JOBS,
+        EXTRA_PREDICTIONS,
+        STRICT_SCHEMA,
+        GATES,
+        Option(
+            "--engine",
+            "local (default: this machine) or dask (part files on a Dask cluster; "
+            "--gold and --predictions are then glob patterns)",
+            "{local,dask}",
+            choices=("local", "dask"),
+        ),
+        Option(
+            "--scheduler",
+            "with --engine dask: an existing cluster's address (default: a private local cluster)",
+            "ADDRESS",
+        ),
+        Option("--partitions", "with --engine dask: how many partitions", "N"),
+    ),
+    run=run,
+)

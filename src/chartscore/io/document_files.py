@@ -1,0 +1,71 @@
+"""Reading the files a person writes or keeps: gates files and saved documents.
+
+Both are value-free, and small: each is read within its size limit, and never
+named by path in an error.
+"""
+
+from __future__ import annotations
+
+from chartscore import _strict_json
+from chartscore.documents import Document, load_document
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
+from chartscore.io.inputs import InputPath, input_path, open_input, read_whole
+
+__all__ = ["load_document_file", "load_gates", "read_document_bytes"]
+
+
+def load_gates(path: InputPath) -> tuple[Gate, ...]:
+    """Read and check a gates file (TOML, UTF-8, at most 1 MiB); see docs/formats.md.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable``,
+            ``file_too_large`` or ``not_utf8`` (gates), or any code of
+            :func:`chartscore.gates.parse_gates`. Never names the path.
+    """
+    return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
+
+
+def read_document_bytes(path: InputPath) -> bytes:
+    """A saved document's bytes (at most 16 MiB), for a reader that checks its shape.
+
+    Read like every input (a path or standard input, regular files only, gzip
+    decompressed), in chunks that a :class:`~chartscore._strict_json.DocumentScanner`
+    checks as they come: reading stops at the first chunk that is not UTF-8,
+    does not open an object, nests too deep or passes the size limit, so a
+    gzip bomb costs little more than that chunk.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable``,
+            ``file_too_large`` (report) or ``invalid_report``. Never names the path.
+    """
+    where = input_path(path, InputKind.REPORT)
+    scanner = _strict_json.DocumentScanner()
+    chunks: list[bytes] = []
+    failed = False
+    with open_input(where, InputKind.REPORT) as stream:
+        while True:
+            try:
+                chunk = stream.read(_strict_json.SCAN_CHUNK_BYTES)
+            except OSError:
+                failed = True
+                break
+            if not chunk:
+                break
+            scanner.feed(chunk)  # raises as soon as the bytes cannot be a document
+            chunks.append(chunk)
+    if failed:  # raised outside the handler: no chained reader message
+        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.REPORT)
+    scanner.finish()
+    return b"".join(chunks)
+
+
+def load_document_file(path: InputPath) -> Document:
+    """Read a saved document (at most 16 MiB); see :mod:`chartscore.documents`.
+
+    Raises:
+        ChartscoreError: ``invalid_path``, ``file_unreadable``,
+            ``file_too_large`` (report), ``unknown_report_format`` or
+            ``invalid_report``. Never names the path.
+    """
+    return load_document(read_document_bytes(path))

@@ -1,0 +1,94 @@
+"""Comparing two systems from files: gold once, then the baseline's and the candidate's rows."""
+
+from __future__ import annotations
+
+from chartscore.comparison import Comparison, PairedTally
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option
+from chartscore.io.fastpath import fast_prediction
+from chartscore.io.feed import Progress, feed_rows
+from chartscore.io.hints import explained
+from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
+from chartscore.records.rows import prediction_row
+from chartscore.records.schema import Schema
+from chartscore.scoring.paired_scorer import PairedScorer
+from chartscore.scoring.scorer import ExtraPredictions, collector_paused
+from chartscore.workflows.score import feed_gold, resolve_schema
+
+__all__ = ["compare_files"]
+
+
+def compare_files(
+    gold: InputPath,
+    baseline: InputPath,
+    candidate: InputPath,
+    *,
+    schema: Schema | InputPath | None = None,
+    progress: Progress | None = None,
+    extra_predictions: ExtraPredictions = "error",
+) -> Comparison:
+    """Compare two systems' predictions files on one gold file, paired row by row.
+
+    Reads gold once, then streams the baseline's predictions, then the
+    candidate's (see :func:`chartscore.compare` for what is computed). Memory
+    holds the gold set and one outcome per row the baseline answered.
+
+    Args:
+        gold: Path of the gold file, or :data:`chartscore.io.STDIN`.
+        baseline: Path of the reference system's predictions file.
+        candidate: Path of the system under test's predictions file (at most
+            one of the three inputs may be standard input).
+        schema: A :class:`Schema`, or the path of a JSON or TOML schema file.
+        progress: Optional callback ``(input, lines_read)``; receives counts only.
+        extra_predictions: ``"error"`` or ``"ignore"``, as for
+            :func:`chartscore.compare` (each system's skipped predictions are
+            counted apart).
+
+    Raises:
+        ChartscoreError: any reading, record, join or schema code, located by
+            input (``gold``, ``baseline``, ``candidate``) and line; ``usage``
+            for a ``progress`` that is not None or callable.
+    """
+    callback_option(progress)
+    wheres = [
+        input_path(path, kind)
+        for path, kind in (
+            (gold, InputKind.GOLD),
+            (baseline, InputKind.BASELINE),
+            (candidate, InputKind.CANDIDATE),
+        )
+    ]
+    if sum(isinstance(where, StandardInput) for where in wheres) > 1:
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
+    scorer = PairedScorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    failure: ChartscoreError | None = None
+    try:
+        tally = _compare_streams(scorer, wheres, progress)
+    except ChartscoreError as error:
+        failure = error
+    if failure is not None:  # raised outside the handler: no context
+        others = [(wheres[1], InputKind.BASELINE), (wheres[2], InputKind.CANDIDATE)]
+        raise explained(failure, others)
+    return Comparison.from_tally(tally)
+
+
+def _compare_streams(
+    scorer: PairedScorer, wheres: list[str | StandardInput], progress: Progress | None
+) -> PairedTally:
+    with collector_paused():
+        with open_input(wheres[0], InputKind.GOLD) as stream:
+            feed_gold(scorer, stream, progress)
+        scorer.close_gold()
+        for where, kind, add in (
+            (wheres[1], InputKind.BASELINE, scorer.add_baseline),
+            (wheres[2], InputKind.CANDIDATE, scorer.add_candidate),
+        ):
+            with open_input(where, kind) as stream:
+                feed_rows(
+                    stream,
+                    kind,
+                    fast=fast_prediction,
+                    checked=prediction_row,
+                    add=add,
+                    progress=progress,
+                )
+        return scorer.paired_tally()
