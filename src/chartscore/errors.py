@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Iterator, Mapping
 from typing import Final, NoReturn
 
 from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS
@@ -462,6 +463,40 @@ def word_option(value: object, words: tuple[str, ...]) -> str:
     if type(value) is not str or value not in words:
         raise ChartscoreError(ErrorCode.USAGE)
     return value
+
+
+def caller_items(value: object) -> tuple[object, ...] | None:
+    """A caller's collection as a tuple, or None when it cannot be read as one.
+
+    An exact list or tuple is copied directly (that runs no caller code); any
+    other iterable (not a string, bytes or a mapping) is read inside a guard
+    whose exception is dropped, so the caller raises a coded error with no
+    context.
+    """
+    if type(value) is list or type(value) is tuple:
+        return tuple(value)
+    items: tuple[object, ...] | None = None
+    try:
+        if not isinstance(value, str | bytes | Mapping):
+            items = tuple(value)  # type: ignore[arg-type]
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        items = None
+    return items
+
+
+def caller_iterator(value: object) -> Iterator[object] | None:
+    """An iterator over a caller's collection (not a string, bytes or a mapping), or None.
+
+    Made inside a guard whose exception is dropped (even ``isinstance`` runs a
+    lazy proxy's ``__class__``); the caller reads the items under its own guard.
+    """
+    iterator: Iterator[object] | None = None
+    try:
+        if not isinstance(value, str | bytes | Mapping):
+            iterator = iter(value)  # type: ignore[call-overload]
+    except Exception:  # noqa: BLE001 - the caller's exception must not survive
+        iterator = None
+    return iterator
 
 
 def callback_option(value: object) -> None:

@@ -55,7 +55,14 @@ from chartscore.comparison import (
     PairedMetricResult,
 )
 from chartscore.documents import is_document
-from chartscore.errors import GATE_KEYS, ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.errors import (
+    GATE_KEYS,
+    ChartscoreError,
+    ErrorCode,
+    InputKind,
+    caller_items,
+    valid_field_id,
+)
 from chartscore.report import MetricResult
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS, Binomial
 
@@ -446,15 +453,7 @@ def evaluate(document: Document, gates: Sequence[Gate]) -> GateResults:
 def _read_gates(gates: object) -> tuple[Gate, ...]:
     # A list or tuple is read directly (that runs no caller code); any other
     # iterable inside a guard, whose exception is dropped, never chained.
-    items: tuple[object, ...] | None = None
-    if type(gates) is list or type(gates) is tuple:
-        items = tuple(gates)
-    else:
-        try:
-            if not isinstance(gates, str | bytes | Mapping):
-                items = tuple(gates)  # type: ignore[arg-type]
-        except Exception:  # noqa: BLE001 - the caller's exception must not survive
-            items = None
+    items = caller_items(gates)
     if items is None:
         raise ChartscoreError(ErrorCode.USAGE)
     for gate in items:

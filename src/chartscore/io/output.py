@@ -32,10 +32,10 @@ import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Final, Protocol
 
-from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
 
 _TEMPORARY_PREFIX: Final = ".chartscore-"
@@ -145,14 +145,7 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
 def _listed(inputs: object) -> tuple[object, ...]:
     # The caller's inputs: a list or tuple is read directly (that runs no caller
     # code), any other iterable inside a guard whose exception is dropped.
-    if type(inputs) is list or type(inputs) is tuple:
-        return tuple(inputs)
-    items: tuple[object, ...] | None = None
-    try:
-        if not isinstance(inputs, str | bytes | Mapping):
-            items = tuple(inputs)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - the caller's exception must not survive
-        items = None
+    items = caller_items(inputs)
     if items is None:
         raise ChartscoreError(ErrorCode.USAGE)
     return items

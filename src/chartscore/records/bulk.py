@@ -26,7 +26,7 @@ row's 0-based position in ``rows`` (``item``).
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final, TypeVar
 
 from chartscore._format import (
@@ -35,7 +35,7 @@ from chartscore._format import (
     PREDICTION_KEY_ORDER,
     SOURCE_KEY_ORDER,
 )
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import ChartscoreError, ErrorCode, caller_iterator
 from chartscore.records.evidence import EvidenceChain, SourceLocation
 
 _GOLD_KEYS: Final = frozenset(GOLD_KEY_ORDER)
@@ -102,12 +102,7 @@ def _judged(slow: Callable[[Any], _R], row: object, index: int) -> _R:
 
 def _guarded(rows: object) -> Iterator[object]:
     # A caller's iterable, read inside a guard whose exception is dropped, never chained.
-    iterator: Iterator[object] | None = None
-    try:
-        if not isinstance(rows, str | bytes | Mapping):
-            iterator = iter(rows)  # type: ignore[call-overload]
-    except Exception:  # noqa: BLE001 - the caller's exception must not survive
-        iterator = None
+    iterator = caller_iterator(rows)
     if iterator is None:
         raise ChartscoreError(ErrorCode.INVALID_COLLECTION)
     while True:

@@ -15,7 +15,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 from chartscore._types import FieldType, Value
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option, word_option
+from chartscore.errors import (
+    ChartscoreError,
+    ErrorCode,
+    InputKind,
+    caller_iterator,
+    flag_option,
+    word_option,
+)
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.report import Report
@@ -267,12 +274,7 @@ def guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
     the coded error is raised outside it. An item that is not a ``kind``
     record is named by its 0-based position, never by its content.
     """
-    iterator: Iterator[object] | None = None
-    try:
-        if not isinstance(items, str | bytes | Mapping):
-            iterator = iter(items)  # type: ignore[call-overload]
-    except Exception:  # noqa: BLE001 - the caller's exception must not survive
-        iterator = None
+    iterator = caller_iterator(items)
     if iterator is None:
         raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
     if type(items) is list or type(items) is tuple:
