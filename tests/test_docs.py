@@ -64,7 +64,10 @@ def test_readme_says_how_to_install_sharing_and_run_the_browser_tests() -> None:
     assert "pip install '.[share]'" in README
     assert "pip install 'chartscore[share]'" in README
     assert "chromium-headless-shell" in README
-    assert "about 5 minutes" in README
+    # How long each run of the suite takes, and that CI runs the thorough profile too.
+    assert len(re.findall(r"about [0-9½]+ minutes", README)) == 2
+    assert "--hypothesis-profile thorough" in README
+    assert "--hypothesis-profile thorough" in (ROOT / ".ci" / "run").read_text()
 
 
 @pytest.mark.parametrize("name", [*COUNT_NAMES, *CORE_METRICS, *TYPE_METRICS, "kappa"])
