@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from chartscore import __version__
 from chartscore.cli import COMMANDS, UsageError, build_parser, main, parse_arguments
+from chartscore.cli._parser import ShowText
 
 from helpers import examples
 
@@ -216,6 +217,9 @@ def test_any_arguments_give_a_closed_message_or_parse(argv: list[str]) -> None:
         parse_arguments(argv)
     except UsageError as error:
         problem = error.problem
+    except ShowText as shown:  # --version: the one request besides help
+        assert "--version" in argv and shown.text == f"chartscore {__version__}\n"
+        return
     else:
         return
     match = _CLOSED.fullmatch(problem)
