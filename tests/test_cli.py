@@ -56,7 +56,7 @@ def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
     assert status == 0 and err == ""
     assert out.endswith("\n") and out.count("\n") == 1
     report = json.loads(out)
-    assert report["format"] == "chartscore.report" and report["format_version"] == 1
+    assert report["format"] == "chartscore.report" and report["format_version"] == 2
     assert report["scorer"] == {"name": "chartscore", "version": __version__}
     overall = report["overall"]
     assert overall["normalized_agreement"]["success_count"] == 2

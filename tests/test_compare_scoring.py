@@ -44,7 +44,9 @@ def row_successes(gold: GoldField, answer: Prediction | None) -> dict[str, tuple
     }
 
 
-def oracle(gold, baseline, candidate) -> dict[tuple[str, str], dict[str, list[int]]]:
+def oracle(gold, baseline, candidate, per_case=None) -> dict[tuple[str, str], dict[str, list[int]]]:
+    """Each slice's paired cells, row by row; ``per_case`` (if given) gets each pooled
+    slice's (slice, metric) -> case id -> [trials, baseline only, candidate only]."""
     b_answers = {(p.case_id, p.field_id): p for p in baseline}
     c_answers = {(p.case_id, p.field_id): p for p in candidate}
     tables: dict[tuple[str, str], dict[str, list[int]]] = defaultdict(dict)
@@ -66,7 +68,36 @@ def oracle(gold, baseline, candidate) -> dict[tuple[str, str], dict[str, list[in
                 where.append(("overall", ""))
             for slice_key in where:
                 tables[slice_key].setdefault(name, [0, 0, 0, 0])[cell] += 1
+                if per_case is not None and slice_key[0] != "field":
+                    case = per_case.setdefault((slice_key, name), {})
+                    counts = case.setdefault(row.case_id, [0, 0, 0])
+                    counts[0] += 1
+                    counts[1] += cell == 1
+                    counts[2] += cell == 2
     return tables
+
+
+def expected_clustering(cases: dict[str, list[int]], b: int, c: int, n: int):
+    """(difference design effect, Durkalski's statistic) in floats, from the cases directly.
+
+    Obuchowski's ratio variance of the difference over the row-wise one (metrics.md),
+    and X2 = (sum w)**2 / sum w**2 with w = d / m per case.
+    """
+    used = [(m, cc - bb) for m, bb, cc in cases.values() if m]
+    worst = sum(m * m for m, _ in used) / n
+    theta = (c - b) / n
+    row_spread = (b + c) / n - theta * theta
+    if len(used) < 2 or n < 2 or row_spread <= 1e-15:
+        difference = worst
+    else:
+        k = len(used)
+        v_case = k / (k - 1) * sum((d - theta * m) ** 2 for m, d in used) / n**2
+        v_row = n / (n - 1) * row_spread / n
+        difference = v_case / v_row
+    weights = [d / m for m, d in used]
+    squares = sum(w * w for w in weights)
+    statistic = None if squares == 0 else sum(weights) ** 2 / squares
+    return difference, statistic
 
 
 def same_counts(tally_part, report_part: SliceReport) -> None:
@@ -172,7 +203,8 @@ def test_every_paired_number_equals_an_independent_computation(data, through_jso
     if through_json:
         comparison = chartscore.Comparison.from_json(comparison.to_json())
     document = comparison.to_dict()
-    expected = oracle(gold, baseline, candidate)
+    per_case: dict = {}
+    expected = oracle(gold, baseline, candidate, per_case)
     parts = [(("overall", ""), document["overall"])]
     parts += [(("field", k), v) for k, v in document["by_field"].items()]  # type: ignore[union-attr]
     parts += [(("field_type", k), v) for k, v in document["by_field_type"].items()]  # type: ignore[union-attr]
@@ -188,10 +220,13 @@ def test_every_paired_number_equals_an_independent_computation(data, through_jso
             assert result["baseline"]["success_count"] == both + b_only
             assert result["candidate"]["success_count"] == both + c_only
             assert result["candidate"]["total_count"] == n
+            plain = {key: result["difference"][key] for key in ("estimate", "interval")}
             if n == 0:
-                assert result["difference"] == {"estimate": None, "interval": None}
+                assert plain == {"estimate": None, "interval": None}
                 assert result["mcnemar"] == {"exact_p": None, "mid_p": None}
                 continue
+            if key[0] != "field":
+                check_clustering(result, per_case[key, name], b_only, c_only, n, (key, name))
             theta, low, high = decimal_newcombe(both, c_only, b_only, neither)
             assert abs(result["difference"]["estimate"] - float(theta)) <= 1e-12
             lower, upper = result["difference"]["interval"]
@@ -202,3 +237,26 @@ def test_every_paired_number_equals_an_independent_computation(data, through_jso
             assert abs(result["mcnemar"]["mid_p"] - float(mid)) <= 1e-12
             checked += 1
     assert checked > 0
+
+
+def check_clustering(result, cases, b: int, c: int, n: int, where) -> None:
+    """A pooled paired metric's clustered figures against the float oracle and scipy."""
+    from scipy.stats import chi2
+
+    difference, statistic = expected_clustering(cases, b, c, n)
+    shown = result["difference"]["design_effect"]
+    assert shown >= max(1.0, difference * (1 - 1e-9)), where
+    assert shown < max(1.0, difference) * 1.1 + 1e-9, where  # rounded up by at most one step
+    low, high = result["difference"]["clustered_interval"]
+    plain_low, plain_high = result["difference"]["interval"]
+    assert low <= plain_low and plain_high <= high, where
+    test = result["clustered_mcnemar"]
+    mid_p = result["mcnemar"]["mid_p"]
+    if b == c or not statistic:
+        assert test == {"design_effect": None, "p": 1.0}, where
+        return
+    ratio = ((b - c) ** 2 / (b + c)) / statistic
+    assert test["design_effect"] >= max(1.0, ratio * (1 - 1e-9)), where
+    assert test["design_effect"] < max(1.0, ratio) * 1.1 + 1e-9, where
+    p = chi2.sf((b - c) ** 2 / (b + c) / test["design_effect"], 1)
+    assert abs(test["p"] - max(mid_p, p)) <= 1e-12, where

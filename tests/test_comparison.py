@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
 from chartscore._types import FieldType
+from chartscore.clustered import PairedClusterSums
 from chartscore.comparison import (
     COMPARISON_FORMAT,
     FIELD_TYPE_NAMES,
@@ -153,9 +154,34 @@ def paired_cells(rows: Sequence[Row], names: Iterable[str]) -> dict[str, PairedB
     }
 
 
+def paired_clusters(rows: Sequence[Row], names: Iterable[str]) -> dict[str, PairedClusterSums]:
+    """Each paired metric's per-case sums, case by case from one-row runs (independent route)."""
+    names = list(names)
+    per_case: dict[str, dict[str, list[int]]] = {}
+    for row in rows:
+        first, second = row_outcomes(row, 0), row_outcomes(row, 1)
+        case = per_case.setdefault(row[0].case_id, {name: [0, 0, 0] for name in names})
+        for name in names:
+            if name not in first or first[name][1] == 0:
+                continue
+            base, cand = first[name][0], second[name][0]
+            case[name][0] += 1
+            case[name][1] += base * (1 - cand)
+            case[name][2] += cand * (1 - base)
+    return {
+        name: PairedClusterSums.of(
+            (m, 1, c - b, (c - b) ** 2)
+            for m, b, c in (case[name] for case in per_case.values())
+            if m
+        )
+        for name in names
+    }
+
+
 def paired_slice(baseline: SliceTally, candidate: SliceTally, rows: Sequence[Row]) -> Any:
     names = [name for name in baseline.metrics if name in PAIRED_METRICS]
-    return PairedSliceTally(baseline, candidate, paired_cells(rows, names))
+    clusters = None if baseline.clusters is None else paired_clusters(rows, names)
+    return PairedSliceTally(baseline, candidate, paired_cells(rows, names), clusters)
 
 
 def build_paired_tally(rows: Sequence[Row]) -> PairedTally:
@@ -265,13 +291,26 @@ def test_worked_example_candidate_better() -> None:
 def test_a_slice_with_no_trials_has_null_figures() -> None:
     rows = categorical_rows(set(range(3)), set(range(5)), size=6)  # no unanswerable rows
     metric = json.loads(compare(rows).to_json())["overall"]["unanswerable_answer"]
+    empty = {
+        "success_count": 0,
+        "total_count": 0,
+        "interval": None,
+        "design_effect": None,
+        "clustered_interval": None,
+    }
     assert metric == {
-        "baseline": {"success_count": 0, "total_count": 0, "interval": None},
-        "candidate": {"success_count": 0, "total_count": 0, "interval": None},
+        "baseline": empty,
+        "candidate": empty,
         "baseline_only": 0,
         "candidate_only": 0,
-        "difference": {"estimate": None, "interval": None},
+        "difference": {
+            "estimate": None,
+            "interval": None,
+            "design_effect": None,
+            "clustered_interval": None,
+        },
         "mcnemar": {"exact_p": None, "mid_p": None},
+        "clustered_mcnemar": {"design_effect": None, "p": None},
     }
 
 
@@ -279,7 +318,7 @@ def test_document_shape() -> None:
     rows = categorical_rows({1, 2}, {2, 3})
     document = json.loads(compare(rows).to_json())
     assert document["format"] == COMPARISON_FORMAT
-    assert document["format_version"] == 1
+    assert document["format_version"] == 2
     assert document["scorer"]["name"] == "chartscore"
     overall = document["overall"]
     assert set(overall) == {
@@ -299,7 +338,9 @@ def test_document_shape() -> None:
         "candidate_only",
         "difference",
         "mcnemar",
+        "clustered_mcnemar",  # a pooled slice; a field slice has no clustered figures
     }
+    assert "clustered_mcnemar" not in document["by_field"]["hx.smoking"]["exact_agreement"]
 
 
 # --------------------------------------------------------------------------- properties
@@ -349,14 +390,22 @@ def test_paired_figures_follow_from_the_cells(rows: list[Row]) -> None:
             difference = newcombe_difference(
                 cells.both, cells.candidate_only, cells.baseline_only, cells.neither
             )
+            plain = {key: metric["difference"][key] for key in ("estimate", "interval")}
+            pooled = part.clusters is not None
+            assert ("clustered_mcnemar" in metric) == pooled, (where, name)
             if difference is None:
-                assert metric["difference"] == {"estimate": None, "interval": None}
+                assert plain == {"estimate": None, "interval": None}
                 assert metric["mcnemar"] == {"exact_p": None, "mid_p": None}
                 continue
-            assert metric["difference"]["estimate"] == difference[0], (where, name)
-            assert metric["difference"]["interval"] == list(difference[1])
+            assert plain["estimate"] == difference[0], (where, name)
+            assert plain["interval"] == list(difference[1])
             exact_p, mid_p = mcnemar(cells.baseline_only, cells.candidate_only)
             assert metric["mcnemar"] == {"exact_p": exact_p, "mid_p": mid_p}
+            if pooled:
+                low, high = metric["difference"]["clustered_interval"]
+                assert low <= difference[1][0] and difference[1][1] <= high  # never narrower
+                assert metric["difference"]["design_effect"] >= 1
+                assert mid_p <= metric["clustered_mcnemar"]["p"] <= 1
 
 
 @DATASET_SETTINGS
@@ -378,6 +427,11 @@ def test_swapping_the_systems_mirrors_every_paired_metric(rows: list[Row]) -> No
             assert one["difference"]["estimate"] == -two["difference"]["estimate"], where
             low, high = one["difference"]["interval"]
             assert two["difference"]["interval"] == [-high, -low]
+            if "clustered_mcnemar" in one:  # pooled: the clustered figures mirror too
+                assert one["clustered_mcnemar"] == two["clustered_mcnemar"], where
+                assert one["difference"]["design_effect"] == two["difference"]["design_effect"]
+                low, high = one["difference"]["clustered_interval"]
+                assert two["difference"]["clustered_interval"] == [-high, -low]
 
 
 @DATASET_SETTINGS
@@ -529,9 +583,10 @@ def test_format_checks(sample_text: str) -> None:
     ).to_json()
     assert refused(report_text) == ErrorCode.UNKNOWN_REPORT_FORMAT
     for change in (
-        lambda d: d.update(format_version=2),
+        lambda d: d.update(format_version=1),
+        lambda d: d.update(format_version=3),
         lambda d: d.update(format_version=True),
-        lambda d: d.update(format_version="1"),
+        lambda d: d.update(format_version="2"),
         lambda d: d.pop("format"),
         lambda d: d.pop("format_version"),
         lambda d: d.update(format="chartscore.shared_report"),

@@ -26,7 +26,7 @@ from chartscore.disclosure import Sensitivity, SharedReport, audit, share
 from chartscore.stats import wilson_interval
 from disclosure_reference import Cohort, Tally, build_cohort
 
-from helpers import examples
+from helpers import examples, with_clustered_figures
 
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 ROOT = Path(__file__).resolve().parent.parent
@@ -237,6 +237,9 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
                 and target[metric]["total_count"] is not None
             ):
                 target[metric]["interval"] = source[metric]["interval"]
+                for clustered in ("design_effect", "clustered_interval"):  # pooled slices
+                    if clustered in target[metric]:
+                        target[metric][clustered] = source[metric][clustered]
         else:
             target[quantity] = source[quantity]
     document["disclosure"]["suppressed_count"] -= len(keys)
@@ -380,21 +383,27 @@ def hand_built(**changes: Any) -> dict[str, Any]:
             "interval": list(wilson_interval(k, n) or ()),
         }
     part.update(changes)
-    return {
-        "format": "chartscore.shared_report",
-        "format_version": 1,
-        "scorer": {"name": "chartscore", "version": "0.1.0"},
-        "overall": json.loads(json.dumps(part)),
-        "by_field": {"hx.note": part},
-        "by_field_type": {"text": json.loads(json.dumps(part))},
-        "disclosure": {
-            "rule": "cell_size",
-            "min_cell": 11,
-            "unit": "cases",
-            "suppressed_count": 0,
-            "field_types": {"hx.note": "text"},
-        },
-    }
+    return hand_built_document(part)
+
+
+def hand_built_document(part: dict[str, Any]) -> dict[str, Any]:
+    return with_clustered_figures(
+        {
+            "format": "chartscore.shared_report",
+            "format_version": 1,
+            "scorer": {"name": "chartscore", "version": "0.1.0"},
+            "overall": json.loads(json.dumps(part)),
+            "by_field": {"hx.note": part},
+            "by_field_type": {"text": json.loads(json.dumps(part))},
+            "disclosure": {
+                "rule": "cell_size",
+                "min_cell": 11,
+                "unit": "cases",
+                "suppressed_count": 0,
+                "field_types": {"hx.note": "text"},
+            },
+        }
+    )
 
 
 def hide(document: dict[str, Any], *paths: tuple[str, ...]) -> str:
@@ -410,6 +419,9 @@ def hide(document: dict[str, Any], *paths: tuple[str, ...]) -> str:
             else:
                 target[path[0]][path[1]] = None
                 target[path[0]]["interval"] = None
+                if "design_effect" in target[path[0]]:  # a pooled slice's clustered figures
+                    target[path[0]]["design_effect"] = None
+                    target[path[0]]["clustered_interval"] = None
             document["disclosure"]["suppressed_count"] += 1
     return canonical_json(document)
 
@@ -603,7 +615,8 @@ def test_round_trip_is_byte_identical(example_shared: str) -> None:
     "edit",
     [
         lambda d: d.update(format="chartscore.report"),
-        lambda d: d.update(format_version=2),
+        lambda d: d.update(format_version=1),
+        lambda d: d.update(format_version=3),
         lambda d: d.update(format_version=True),
         lambda d: d.pop("format"),
     ],

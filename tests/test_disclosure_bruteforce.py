@@ -27,7 +27,7 @@ from chartscore.canonical_json import canonical_json
 from chartscore.disclosure import SharedReport, audit
 from chartscore.stats import wilson_interval
 
-from helpers import examples
+from helpers import examples, with_clustered_figures
 
 CORE = (
     "exact_agreement",
@@ -272,7 +272,7 @@ def document(
             "field_types": {f.field_id: f.field_type for f in fields},
         },
     }
-    return canonical_json(doc)
+    return canonical_json(with_clustered_figures(doc))
 
 
 def brute_ranges(

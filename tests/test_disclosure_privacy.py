@@ -50,6 +50,7 @@ METRICS = {
 TYPES = {"text", "categorical", "number", "boolean", "date", "ordinal", "multi"}
 CLOSED = (
     {"format", "format_version", "scorer", "overall", "by_field", "by_field_type", "disclosure"}
+    | {"confidence", "design_effect", "clustered_interval"}
     | {"name", "version", "chartscore", chartscore.__version__, "chartscore.shared_report"}
     | {"rule", "min_cell", "unit", "suppressed_count", "field_types", "cell_size", "cases"}
     | COUNT_KEYS

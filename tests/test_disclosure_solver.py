@@ -24,7 +24,7 @@ from chartscore.disclosure.ranges import LocalCheck, RangeSolver
 from chartscore.disclosure.shared import SharedReport, shared_from_report
 from disclosure_reference import build_cohort
 
-from helpers import examples
+from helpers import examples, with_clustered_figures
 
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 
@@ -147,7 +147,7 @@ def test_the_ignored_prediction_count_is_a_number_of_its_own() -> None:
             },
         }
         out["disclosure"]["suppressed_count"] = nulls(out) + (ignored is None)  # type: ignore[index]
-        return out
+        return with_clustered_figures(out)
 
     key = ("overall", "", "ignored_prediction_count")
     hidden = audit(canonical_json(document(None)))

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.comparison import Comparison
+from chartscore.disclosure.rule import SHARED_FORMAT_VERSION
 from chartscore.documents import load_document
 from chartscore.gates import (
     EXIT_GATES_PASSED,
@@ -482,15 +483,17 @@ def test_table_example() -> None:
         ),
     )
     assert results.table() == (
-        "gate  slice            metric                rule       threshold  observed"
-        "  level     result\n"
-        "   1  overall          normalized_agreement  min_lower     >= 0.6    0.6756"
+        "gate  slice            metric                rule       threshold  observed  interval"
+        "   level     result\n"
+        "   1  overall          normalized_agreement  min_lower     >= 0.6    0.6756  clustered"
         "  required  pass\n"
-        "   2  field:note.text  normalized_agreement  min_lower     >= 0.7    0.6756"
+        "   2  field:note.text  normalized_agreement  min_lower     >= 0.7    0.6756  wilson   "
         "  required  FAIL\n"
-        "   3  type:text        unanswerable_answer   max_upper     <= 0.1      null"
+        "   3  type:text        unanswerable_answer   max_upper     <= 0.1      null  clustered"
         "  warning   warn\n"
         "gates FAILED: 1 of 3 passed; failed: 1 required, 1 warning\n"
+        "bounds: one side of a two-sided 95% interval, so each gate is a one-sided\n"
+        "97.5% test; a figure equal to its threshold passes.\n"
         "null: the document has no figure for the gate (no trials, an undefined\n"
         "kappa or a suppressed number): it cannot be shown to pass, so it fails.\n"
     )
@@ -745,7 +748,7 @@ def test_the_report_reader_refuses_malformed_reports(change: object) -> None:
 def test_unknown_formats() -> None:
     for change in (
         lambda d: d.update(format="chartscore.private_report"),
-        lambda d: d.update(format_version=2),
+        lambda d: d.update(format_version=1),
         lambda d: d.pop("format"),
     ):
         assert report_refusal(change) == E.UNKNOWN_REPORT_FORMAT
@@ -753,9 +756,9 @@ def test_unknown_formats() -> None:
 
 def test_a_report_relabelled_as_shared_is_read_as_a_shared_report() -> None:
     # The format chooses the reader; the shared report's reader finds no disclosure object.
-    assert report_refusal(lambda d: d.update(format="chartscore.shared_report")) == (
-        E.INVALID_REPORT
-    )
+    assert report_refusal(
+        lambda d: d.update(format="chartscore.shared_report", format_version=SHARED_FORMAT_VERSION)
+    ) == (E.INVALID_REPORT)
 
 
 def test_a_report_shaped_stand_in_is_refused() -> None:
@@ -831,7 +834,9 @@ def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) 
     out, err = io.StringIO(), io.StringIO()
     status = main(["gate", str(document), "--gates", str(gates_file)], stdout=out, stderr=err)
     assert status == EXIT_REQUIRED_GATE_FAILED and err.getvalue() == ""
-    assert re.search(r"exact_agreement +min_lower +>= 0 +null +required +FAIL", out.getvalue())
+    assert re.search(
+        r"exact_agreement +min_lower +>= 0 +null +wilson +required +FAIL", out.getvalue()
+    )
     assert "a suppressed number" in out.getvalue()
 
 

@@ -267,11 +267,19 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
         "SliceReport.count": (report.overall.count, {"name": "missing_count"}),
         "SliceReport.from_dict": (
             SliceReport.from_dict,
-            {"value": json.loads(report_text)["overall"], "kind": "overall"},
+            {
+                "value": json.loads(report_text)["overall"],
+                "kind": "overall",
+                "z": 1.9599639845400536,
+            },
         ),
         "MetricResult.from_dict": (
             MetricResult.from_dict,
-            {"value": json.loads(report_text)["overall"]["exact_agreement"]},
+            {
+                "value": json.loads(report_text)["by_field"]["f.x"]["exact_agreement"],
+                "z": 1.9599639845400536,
+                "pooled": False,
+            },
         ),
         "Schema.get": (Schema.from_dict(schema_document).get, {"field_id": "f.x"}),
         "Comparison.from_dict": (Comparison.from_dict, {"document": json.loads(comparison_text)}),
@@ -341,8 +349,8 @@ _SLOTS = [
     ("comparison_view", ["comparison"]),
     ("SliceReport.metric", ["name"]),
     ("SliceReport.count", ["name"]),
-    ("SliceReport.from_dict", ["value", "kind"]),
-    ("MetricResult.from_dict", ["value"]),
+    ("SliceReport.from_dict", ["value", "kind", "z"]),
+    ("MetricResult.from_dict", ["value", "z", "pooled"]),
     ("Schema.get", ["field_id"]),
     ("Comparison.from_dict", ["document"]),
     ("SharedReport.from_dict", ["document"]),

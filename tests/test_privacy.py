@@ -195,7 +195,9 @@ def raised(call: Callable[[], object]) -> BaseException:
 
 # --- the closed report vocabulary ---------------------------------------------
 
-TOP_KEYS = frozenset({"format", "format_version", "scorer", "overall", "by_field", "by_field_type"})
+TOP_KEYS = frozenset(
+    {"format", "format_version", "scorer", "confidence", "overall", "by_field", "by_field_type"}
+)
 COUNT_KEYS = frozenset(
     {
         "field_count",
@@ -225,6 +227,7 @@ METRIC_NAMES = frozenset(
     }
 )
 METRIC_KEYS = frozenset({"success_count", "total_count", "interval"})
+POOLED_METRIC_KEYS = METRIC_KEYS | {"design_effect", "clustered_interval"}
 KAPPA_KEYS = frozenset({"value", "interval", "pairs"})
 TYPE_NAMES = frozenset({"text", "categorical", "number", "boolean", "date", "ordinal", "multi"})
 
@@ -239,17 +242,21 @@ def _check_interval(interval: object) -> None:
     ), interval
 
 
-def _check_slice(part: object) -> None:
+def _check_slice(part: object, *, pooled: bool = False) -> None:
     assert type(part) is dict
     assert set(part) >= COUNT_KEYS
     for key, value in part.items():
         if key in COUNT_KEYS:
             assert type(value) is int and value >= 0
         elif key in METRIC_NAMES:
-            assert type(value) is dict and set(value) == METRIC_KEYS
+            assert type(value) is dict
+            assert set(value) == (POOLED_METRIC_KEYS if pooled else METRIC_KEYS)
             assert type(value["success_count"]) is int
             assert type(value["total_count"]) is int
             _check_interval(value["interval"])
+            if pooled:
+                assert value["design_effect"] is None or _is_number(value["design_effect"])
+                _check_interval(value["clustered_interval"])
         elif key == "kappa":
             assert type(value) is dict and set(value) == KAPPA_KEYS
             assert value["value"] is None or _is_number(value["value"])
@@ -282,9 +289,10 @@ def assert_report_vocabulary(text: str, gold_field_ids: set[str]) -> None:
     document = json.loads(text, parse_constant=_no_constants)
     assert type(document) is dict and set(document) == TOP_KEYS
     assert document["format"] == "chartscore.report"
-    assert document["format_version"] == 1
+    assert document["format_version"] == 2
+    assert document["confidence"] == 0.95
     assert document["scorer"] == {"name": "chartscore", "version": chartscore.__version__}
-    _check_slice(document["overall"])
+    _check_slice(document["overall"], pooled=True)
     assert "kappa" not in document["overall"]
     assert type(document["by_field"]) is dict
     assert set(document["by_field"]) == gold_field_ids
@@ -293,12 +301,12 @@ def assert_report_vocabulary(text: str, gold_field_ids: set[str]) -> None:
     assert type(document["by_field_type"]) is dict
     assert set(document["by_field_type"]) <= TYPE_NAMES
     for part in document["by_field_type"].values():
-        _check_slice(part)
+        _check_slice(part, pooled=True)
     allowed = (
         TOP_KEYS
         | COUNT_KEYS
         | METRIC_NAMES
-        | METRIC_KEYS
+        | POOLED_METRIC_KEYS
         | KAPPA_KEYS
         | TYPE_NAMES
         | {"kappa", "name", "version", "chartscore.report", "chartscore", chartscore.__version__}

@@ -75,7 +75,7 @@ MAX_MAGNITUDE = Decimal("1e9999")
 MIN_MAGNITUDE = Decimal("1e-9999")
 
 
-def wilson(k: int, n: int) -> list[float] | None:
+def wilson(k: int, n: int, z: float = Z) -> list[float] | None:
     """The 95% Wilson score interval of metrics.md ("Intervals"); None with no trials.
 
     Written from the documented evaluation: binary64, left to right, k(n - k)/n one
@@ -83,8 +83,8 @@ def wilson(k: int, n: int) -> list[float] | None:
     """
     if n == 0:
         return None
-    z2 = Z * Z
-    s = k + z2 / 2 + Z * math.sqrt(k * (n - k) / n + z2 / 4)
+    z2 = z * z
+    s = k + z2 / 2 + z * math.sqrt(k * (n - k) / n + z2 / 4)
     lower = k * k / (n * s)
     upper = 1.0 if k == n else min(1.0, s / (n + z2))
     # "The lower bound is exactly 0 when k = 0 and the upper exactly 1 when k = n."
@@ -266,13 +266,43 @@ def add_row(tally: dict[str, int], gold: Row, prediction: Row | None) -> None:
             tally["evidence_support"] += 1
 
 
-def finish(tally: dict[str, int]) -> Slice:
+def finish(tally: dict[str, int], cases: Mapping[str, dict[str, int]] | None = None) -> Slice:
     result: Slice = {key: tally[key] for key in COUNT_KEYS}
     for name in METRIC_KEYS:
         k = tally[name]
         n = tally[DENOMINATORS[name]]
         result[name] = {"success_count": k, "total_count": n, "interval": wilson(k, n)}
+        if cases is not None:  # a pooled slice: the clustered figures (metrics.md)
+            per_case = [(case[name], case[DENOMINATORS[name]]) for case in cases.values()]
+            result[name]["design_effect"] = design_effect(k, n, per_case)
     return result
+
+
+def design_effect(k: int, n: int, per_case: Sequence[tuple[int, int]]) -> float | None:
+    """The exact design effect of metrics.md ("Case-clustered intervals"), in floats.
+
+    From the per-case (successes, trials) directly, not from the sums chartscore keeps.
+    """
+    if n == 0:
+        return None
+    used = [(y, m) for y, m in per_case if m]
+    worst = sum(m * m for _, m in used) / n
+    if len(used) < 2 or k in (0, n):
+        return worst
+    p = k / n
+    c = len(used)
+    v_case = c / (c - 1) * sum((y - p * m) ** 2 for y, m in used) / n**2
+    v_row = n / (n - 1) * p * (1 - p) / n
+    return v_case / v_row
+
+
+def round_up_two_digits(value: float) -> float:
+    """1.0 at most; else up to two significant digits (the grid of metrics.md)."""
+    if value <= 1:
+        return 1.0
+    exponent = math.floor(math.log10(value))
+    step = 10.0 ** (exponent - 1)
+    return float(Decimal(math.ceil(value / step - 1e-9)) * Decimal(10) ** (exponent - 1))
 
 
 def reference_score(gold_rows: Iterable[Row], prediction_rows: Iterable[Row]) -> dict[str, Any]:
@@ -285,6 +315,8 @@ def reference_score(gold_rows: Iterable[Row], prediction_rows: Iterable[Row]) ->
     overall = empty_tally()
     by_field: dict[str, dict[str, int]] = {}
     by_field_type: dict[str, dict[str, int]] = {}
+    # Pooled slices also keep a tally per case, for the clustered figures.
+    cases: dict[str, dict[str, dict[str, int]]] = {"": {}}
     for gold in gold_rows:
         prediction = predictions.get((gold["case_id"], gold["field_id"]))
         if gold["field_id"] not in by_field:
@@ -294,10 +326,15 @@ def reference_score(gold_rows: Iterable[Row], prediction_rows: Iterable[Row]) ->
         add_row(overall, gold, prediction)
         add_row(by_field[gold["field_id"]], gold, prediction)
         add_row(by_field_type[gold["field_type"]], gold, prediction)
+        for pooled in ("", gold["field_type"]):
+            case = cases.setdefault(pooled, {}).setdefault(gold["case_id"], empty_tally())
+            add_row(case, gold, prediction)
     return {
-        "overall": finish(overall),
+        "overall": finish(overall, cases[""]),
         "by_field": {field_id: finish(tally) for field_id, tally in by_field.items()},
-        "by_field_type": {kind: finish(tally) for kind, tally in by_field_type.items()},
+        "by_field_type": {
+            kind: finish(tally, cases[kind]) for kind, tally in by_field_type.items()
+        },
     }
 
 
@@ -333,11 +370,38 @@ def assert_slice_matches(actual: Mapping[str, Any], expected: Slice, where: str)
             want["total_count"],
         ), (where, name, metric, want)
         assert_interval_close(metric["interval"], want["interval"], f"{where}.{name}")
+        assert ("design_effect" in metric) == ("design_effect" in want), (where, name)
+        if "design_effect" in want:
+            assert_clustered_matches(metric, want, f"{where}.{name}")
+
+
+def assert_clustered_matches(
+    metric: Mapping[str, Any], want: Mapping[str, Any], where: str
+) -> None:
+    """The published design effect is the reference's rounded up; the interval follows it."""
+    exact = want["design_effect"]
+    shown = metric["design_effect"]
+    if exact is None:
+        assert shown is None and metric["clustered_interval"] is None, where
+        return
+    assert shown >= 1.0 and shown >= exact * (1 - 1e-12), (where, shown, exact)
+    # Float and exact rational arithmetic can differ only at a grid point itself.
+    assert shown in {round_up_two_digits(exact * (1 - 1e-12)), round_up_two_digits(exact)}, (
+        where,
+        shown,
+        exact,
+    )
+    k, n = metric["success_count"], metric["total_count"]
+    plain, wide = wilson(k, n), wilson(k, n, Z * math.sqrt(shown))
+    assert plain is not None and wide is not None
+    expected = [min(plain[0], wide[0]), max(plain[1], wide[1])]
+    assert_interval_close(metric["clustered_interval"], expected, where)
 
 
 def assert_report_matches(report: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
     assert report["format"] == "chartscore.report"
-    assert report["format_version"] == 1
+    assert report["format_version"] == 2
+    assert report["confidence"] == 0.95
     assert report["scorer"]["name"] == "chartscore"
     assert_slice_matches(report["overall"], expected["overall"], "overall")
     assert set(report["by_field"]) == set(expected["by_field"])

@@ -9,9 +9,13 @@ tests. Metrics whose trials differ between the systems (answered rows, items)
 are reported side by side, unpaired. ``to_json`` is RFC 8785 canonical JSON;
 :meth:`Comparison.from_json` reads it back, strictly.
 
+Pooled slices (overall, each field type) also carry case-clustered figures
+(:mod:`chartscore.clustered`): each system's clustered interval, the clustered
+difference and Durkalski's clustered McNemar test.
+
 Value-free: this module imports only ``tally``, ``stats``, ``report``,
-``canonical_json``, ``paired``, ``errors`` and ``_version`` (a test checks the
-import graph).
+``canonical_json``, ``paired``, ``clustered``, ``errors`` and ``_version`` (a
+test checks the import graph).
 """
 
 from __future__ import annotations
@@ -24,13 +28,32 @@ import attrs
 from chartscore import _strict_json
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
+from chartscore.clustered import (
+    DEFAULT_CONFIDENCE,
+    PairedClusterSums,
+    clustered_mcnemar_p,
+    clustered_newcombe,
+    difference_design_effect,
+    mcnemar_design_effect,
+    published_design_effect,
+    z_for,
+)
 from chartscore.errors import valid_field_id
 from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.report import SCORER_NAME, KappaResult, MetricResult, read_scorer
+from chartscore.report import (
+    SCORER_NAME,
+    KappaResult,
+    MetricResult,
+    read_confidence,
+    read_design_effect,
+    read_scorer,
+)
+from chartscore.stats import Z95
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 
 COMPARISON_FORMAT: Final = "chartscore.comparison"
-COMPARISON_FORMAT_VERSION: Final = 1
+COMPARISON_FORMAT_VERSION: Final = 2
+"""Format 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 
 PAIRED_METRICS: Final[tuple[str, ...]] = (
     "exact_agreement",
@@ -155,6 +178,7 @@ class PairedSliceTally:
     baseline: SliceTally
     candidate: SliceTally
     paired: Mapping[str, PairedBinomial]
+    clusters: Mapping[str, PairedClusterSums] | None = None
 
     def __attrs_post_init__(self) -> None:
         for name in GOLD_COUNT_NAMES:
@@ -174,6 +198,11 @@ class PairedSliceTally:
                 raise ValueError("paired cells disagree with the candidate's counts")
         if (self.baseline.kappa is None) != (self.candidate.kappa is None):
             raise ValueError("kappa must be present for both systems or neither")
+        pooled = self.baseline.clusters is not None
+        if (self.candidate.clusters is not None) != pooled or (self.clusters is not None) != pooled:
+            raise ValueError("a pooled slice has cluster sums for both systems and the pairs")
+        if self.clusters is not None and set(self.clusters) != set(self.paired):
+            raise ValueError("paired cluster sums must cover exactly the paired metrics")
 
 
 @attrs.frozen
@@ -206,6 +235,62 @@ class PairedTally:
 
 
 @attrs.frozen
+class PairedClustering:
+    """A pooled paired metric's case-clustered figures (docs/metrics.md).
+
+    Attributes:
+        design_effect: The published design effect of the difference
+            (Obuchowski's ratio variance over the row-wise one, rounded up);
+            None with no trials.
+        interval: Newcombe's interval with ``z**2`` times ``design_effect``.
+        mcnemar_design_effect: The published design effect of the paired test
+            (McNemar's statistic over Durkalski's); None when the clustered
+            statistic is 0 or undefined (then ``p`` is 1) or with no trials.
+        p: The clustered McNemar p-value; None with no trials.
+    """
+
+    design_effect: float | None
+    interval: Interval | None
+    mcnemar_design_effect: float | None
+    p: float | None
+
+    @classmethod
+    def from_sums(
+        cls, cells: PairedBinomial, sums: PairedClusterSums, z: float = Z95
+    ) -> PairedClustering:
+        """Every clustered figure from the paired cells and the per-case sums."""
+        b, c, n = cells.baseline_only, cells.candidate_only, cells.total_count
+        return cls.from_design_effects(
+            cells,
+            published_design_effect(difference_design_effect(b, c, n, sums)),
+            published_design_effect(mcnemar_design_effect(b, c, sums)) if n else None,
+            z,
+        )
+
+    @classmethod
+    def from_design_effects(
+        cls,
+        cells: PairedBinomial,
+        difference: float | None,
+        test: float | None,
+        z: float = Z95,
+    ) -> PairedClustering:
+        """The clustered figures from the cells and the two published design effects."""
+        if cells.total_count == 0 or difference is None:
+            return cls(None, None, None, None)
+        interval = clustered_newcombe(
+            cells.both,
+            cells.candidate_only,
+            cells.baseline_only,
+            cells.neither,
+            design_effect_shown=difference,
+            z=z,
+        )
+        p = clustered_mcnemar_p(cells.baseline_only, cells.candidate_only, test)
+        return cls(difference, interval, test, p)
+
+
+@attrs.frozen
 class PairedMetricResult:
     """One paired metric: both systems, the discordant counts, the difference, McNemar.
 
@@ -216,9 +301,10 @@ class PairedMetricResult:
             (for an error metric: only that system erred).
         estimate: ``(candidate_only - baseline_only) / total_count``, the
             candidate's rate minus the baseline's; None with no trials.
-        interval: Newcombe's 95% interval for the difference; None with no trials.
+        interval: Newcombe's interval for the difference; None with no trials.
         exact_p, mid_p: McNemar's two-sided exact and mid-p values; None with no
             trials.
+        clustering: A pooled slice's case-clustered figures; None in a field slice.
     """
 
     baseline: MetricResult
@@ -229,12 +315,30 @@ class PairedMetricResult:
     interval: Interval | None
     exact_p: float | None
     mid_p: float | None
+    clustering: PairedClustering | None = None
+
+    @property
+    def clustered_interval(self) -> Interval | None:
+        """The difference's case-clustered interval (pooled slices), else None."""
+        return None if self.clustering is None else self.clustering.interval
 
     @classmethod
-    def from_counts(cls, cells: PairedBinomial) -> PairedMetricResult:
-        """Compute every figure from the paired cells."""
+    def from_counts(cls, cells: PairedBinomial, z: float = Z95) -> PairedMetricResult:
+        """Compute every figure of a field slice's paired metric from its four cells."""
+        return cls.from_parts(cells, z)
+
+    @classmethod
+    def from_parts(
+        cls,
+        cells: PairedBinomial,
+        z: float = Z95,
+        sums: PairedClusterSums | None = None,
+        sides: tuple[MetricResult, MetricResult] | None = None,
+        clustering: PairedClustering | None = None,
+    ) -> PairedMetricResult:
+        """Every figure from the cells; the sides and clustering as given, or computed."""
         difference = newcombe_difference(
-            cells.both, cells.candidate_only, cells.baseline_only, cells.neither
+            cells.both, cells.candidate_only, cells.baseline_only, cells.neither, z
         )
         estimate: float | None = None
         interval: Interval | None = None
@@ -243,30 +347,56 @@ class PairedMetricResult:
         if difference is not None:
             estimate, interval = difference
             exact_p, mid_p = mcnemar(cells.baseline_only, cells.candidate_only)
+        if clustering is None and sums is not None:
+            clustering = PairedClustering.from_sums(cells, sums, z)
+        baseline, candidate = sides or (
+            MetricResult.from_binomial(cells.baseline, z),
+            MetricResult.from_binomial(cells.candidate, z),
+        )
         return cls(
-            baseline=MetricResult.from_binomial(cells.baseline),
-            candidate=MetricResult.from_binomial(cells.candidate),
+            baseline=baseline,
+            candidate=candidate,
             baseline_only=cells.baseline_only,
             candidate_only=cells.candidate_only,
             estimate=estimate,
             interval=interval,
             exact_p=exact_p,
             mid_p=mid_p,
+            clustering=clustering,
         )
+
+    @property
+    def cells(self) -> PairedBinomial:
+        """The four paired cells, from the counts."""
+        b, c = self.baseline_only, self.candidate_only
+        both = self.baseline.success_count - b
+        return PairedBinomial(both, b, c, self.baseline.total_count - both - b - c)
 
     def to_dict(self) -> dict[str, object]:
         """The paired metric as comparison JSON."""
-        return {
+        difference: dict[str, object] = {
+            "estimate": self.estimate,
+            "interval": None if self.interval is None else list(self.interval),
+        }
+        out: dict[str, object] = {
             "baseline": self.baseline.to_dict(),
             "candidate": self.candidate.to_dict(),
             "baseline_only": self.baseline_only,
             "candidate_only": self.candidate_only,
-            "difference": {
-                "estimate": self.estimate,
-                "interval": None if self.interval is None else list(self.interval),
-            },
+            "difference": difference,
             "mcnemar": {"exact_p": self.exact_p, "mid_p": self.mid_p},
         }
+        clustering = self.clustering
+        if clustering is not None:
+            difference["design_effect"] = clustering.design_effect
+            difference["clustered_interval"] = (
+                None if clustering.interval is None else list(clustering.interval)
+            )
+            out["clustered_mcnemar"] = {
+                "design_effect": clustering.mcnemar_design_effect,
+                "p": clustering.p,
+            }
+        return out
 
 
 @attrs.frozen
@@ -315,28 +445,32 @@ class ComparisonSlice:
     kappa: KappaComparison | None = None
 
     @classmethod
-    def from_tally(cls, part: PairedSliceTally) -> ComparisonSlice:
-        """Attach intervals, differences and tests to one paired slice."""
+    def from_tally(cls, part: PairedSliceTally, z: float = Z95) -> ComparisonSlice:
+        """Attach intervals, differences and tests (clustered ones when pooled) to a slice."""
         baseline, candidate = part.baseline, part.candidate
         kappa = None
         if baseline.kappa is not None and candidate.kappa is not None:
             kappa = KappaComparison(
-                KappaResult.from_table(baseline.kappa), KappaResult.from_table(candidate.kappa)
+                KappaResult.from_table(baseline.kappa, z),
+                KappaResult.from_table(candidate.kappa, z),
             )
+
+        def side(tally: SliceTally, name: str) -> MetricResult:
+            sums = None if tally.clusters is None else tally.clusters[name]
+            return MetricResult.from_binomial(tally.metrics[name], z, sums)
+
+        def paired(name: str) -> PairedMetricResult:
+            sums = None if part.clusters is None else part.clusters[name]
+            sides = (side(baseline, name), side(candidate, name))
+            return PairedMetricResult.from_parts(part.paired[name], z, sums, sides)
+
         return cls(
             counts={name: baseline.counts[name] for name in GOLD_COUNT_NAMES},
             baseline_counts={name: baseline.counts[name] for name in SYSTEM_COUNT_NAMES},
             candidate_counts={name: candidate.counts[name] for name in SYSTEM_COUNT_NAMES},
-            paired={
-                name: PairedMetricResult.from_counts(part.paired[name])
-                for name in PAIRED_METRICS
-                if name in part.paired
-            },
+            paired={name: paired(name) for name in PAIRED_METRICS if name in part.paired},
             unpaired={
-                name: UnpairedMetricResult(
-                    MetricResult.from_binomial(baseline.metrics[name]),
-                    MetricResult.from_binomial(candidate.metrics[name]),
-                )
+                name: UnpairedMetricResult(side(baseline, name), side(candidate, name))
                 for name in UNPAIRED_METRICS
                 if name in baseline.metrics
             },
@@ -390,8 +524,8 @@ class Comparison:
         ignored_prediction_count: Each system's predictions skipped because
             their key is not in gold (``extra_predictions="ignore"``), else None.
         warnings: What the comparison warns about, from :data:`WARNINGS`
-            (:func:`comparison_warnings`); empty in a comparison written before
-            chartscore recorded warnings.
+            (:func:`comparison_warnings`); empty when there is nothing to say.
+        confidence: The confidence level of every interval (0.9, 0.95 or 0.99).
     """
 
     overall: ComparisonSlice
@@ -400,19 +534,31 @@ class Comparison:
     scorer_version: str = __version__
     ignored_prediction_count: IgnoredPredictions | None = None
     warnings: tuple[str, ...] = ()
+    confidence: float = DEFAULT_CONFIDENCE
 
     @classmethod
-    def from_tally(cls, tally: PairedTally) -> Comparison:
-        """Compute every figure from a value-free paired tally."""
-        overall = ComparisonSlice.from_tally(tally.overall)
+    def from_tally(cls, tally: PairedTally, confidence: float = DEFAULT_CONFIDENCE) -> Comparison:
+        """Compute every figure from a value-free paired tally, at ``confidence``.
+
+        Raises:
+            ValueError: a pooled slice without its per-case sums (a scorer
+                bug), or a confidence level that is not 0.9, 0.95 or 0.99.
+        """
+        z = z_for(confidence)
+        if tally.overall.clusters is None or any(
+            part.clusters is None for part in tally.by_field_type.values()
+        ):
+            raise ValueError("pooled slices need their per-case sums")
+        overall = ComparisonSlice.from_tally(tally.overall, z)
         return cls(
             overall=overall,
-            by_field={k: ComparisonSlice.from_tally(v) for k, v in tally.by_field.items()},
+            by_field={k: ComparisonSlice.from_tally(v, z) for k, v in tally.by_field.items()},
             by_field_type={
-                k: ComparisonSlice.from_tally(v) for k, v in tally.by_field_type.items()
+                k: ComparisonSlice.from_tally(v, z) for k, v in tally.by_field_type.items()
             },
             ignored_prediction_count=tally.ignored_prediction_count,
             warnings=comparison_warnings(overall),
+            confidence=confidence,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -421,6 +567,7 @@ class Comparison:
             "format": COMPARISON_FORMAT,
             "format_version": COMPARISON_FORMAT_VERSION,
             "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
+            "confidence": self.confidence,
             "overall": self.overall.to_dict(),
             "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
             "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
@@ -500,12 +647,15 @@ def read_slices(
 
 
 _TOP_KEYS: Final = frozenset(
-    {"format", "format_version", "scorer", "overall", "by_field", "by_field_type"}
+    {"format", "format_version", "scorer", "confidence", "overall", "by_field", "by_field_type"}
 )
 _SYSTEM_COUNT_KEYS: Final = frozenset(SYSTEM_COUNT_NAMES)
 _PAIRED_KEYS: Final = frozenset(
     {"baseline", "candidate", "baseline_only", "candidate_only", "difference", "mcnemar"}
 )
+_POOLED_PAIRED_KEYS: Final = _PAIRED_KEYS | {"clustered_mcnemar"}
+_DIFFERENCE_KEYS: Final = ("estimate", "interval")
+_POOLED_DIFFERENCE_KEYS: Final = (*_DIFFERENCE_KEYS, "design_effect", "clustered_interval")
 _SIDES: Final = frozenset({"baseline", "candidate"})
 _CORE_KEYS: Final = (
     frozenset(GOLD_COUNT_NAMES) | {"baseline_counts", "candidate_counts"} | set(CORE_METRICS)
@@ -521,7 +671,9 @@ _OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings")
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
     data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
     version = read_scorer(data["scorer"])
-    overall, by_field, by_type = read_slices(data, _read_slice)
+    confidence = read_confidence(data["confidence"])
+    z = z_for(confidence)
+    overall, by_field, by_type = read_slices(data, lambda part, kind: _read_slice(part, kind, z))
     ignored = None
     if "ignored_prediction_count" in data:
         pair = _strict_json.members(data["ignored_prediction_count"], _SIDES)
@@ -548,6 +700,7 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         scorer_version=version,
         ignored_prediction_count=ignored,
         warnings=warnings,
+        confidence=confidence,
     )
 
 
@@ -567,7 +720,8 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
     return out
 
 
-def _read_slice(value: object, kind: str) -> ComparisonSlice:
+def _read_slice(value: object, kind: str, z: float = Z95) -> ComparisonSlice:
+    pooled = kind != "field"
     optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
     data = _strict_json.members(value, _CORE_KEYS, optional)
     counts = {name: _strict_json.count(data[name]) for name in GOLD_COUNT_NAMES}
@@ -575,10 +729,14 @@ def _read_slice(value: object, kind: str) -> ComparisonSlice:
         _strict_json.invalid()
     sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
     paired = {
-        name: _read_paired(data[name], name, counts) for name in PAIRED_METRICS if name in data
+        name: _read_paired(data[name], name, counts, z, pooled)
+        for name in PAIRED_METRICS
+        if name in data
     }
     unpaired = {
-        name: _read_unpaired(data[name], name, sides) for name in UNPAIRED_METRICS if name in data
+        name: _read_unpaired(data[name], name, sides, z, pooled)
+        for name in UNPAIRED_METRICS
+        if name in data
     }
     kappa = None
     if "kappa" in data:
@@ -604,11 +762,13 @@ def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int
     return counts
 
 
-def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMetricResult:
-    data = _strict_json.members(value, _PAIRED_KEYS)
+def _read_paired(
+    value: object, name: str, gold: Mapping[str, int], z: float = Z95, pooled: bool = False
+) -> PairedMetricResult:
+    data = _strict_json.members(value, _POOLED_PAIRED_KEYS if pooled else _PAIRED_KEYS)
     baseline, candidate = (
-        MetricResult.from_dict(data["baseline"]),
-        MetricResult.from_dict(data["candidate"]),
+        MetricResult.from_dict(data["baseline"], z, pooled=pooled),
+        MetricResult.from_dict(data["candidate"], z, pooled=pooled),
     )
     b, c = _strict_json.count(data["baseline_only"]), _strict_json.count(data["candidate_only"])
     n = baseline.total_count
@@ -618,30 +778,59 @@ def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMet
     count = _GOLD_TOTALS.get(name)
     if both + b + c > n or (count is not None and n != gold[count]):
         _strict_json.invalid()
-    difference = _strict_json.members(data["difference"], ("estimate", "interval"))
+    cells = PairedBinomial(both, b, c, n - both - b - c)
+    difference = _strict_json.members(
+        data["difference"], _POOLED_DIFFERENCE_KEYS if pooled else _DIFFERENCE_KEYS
+    )
     tests = _strict_json.members(data["mcnemar"], ("exact_p", "mid_p"))
+    clustering = None
+    if pooled:
+        clustered = _strict_json.members(data["clustered_mcnemar"], ("design_effect", "p"))
+        test = clustered["design_effect"]
+        clustering = PairedClustering.from_design_effects(
+            cells,
+            read_design_effect(difference["design_effect"], n),
+            None if test is None else read_design_effect(test, n),
+            z,
+        )
+        listed = difference["clustered_interval"]
+        shown_clustering = PairedClustering(
+            None if n == 0 else read_design_effect(difference["design_effect"], n),
+            None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
+            None if test is None else read_design_effect(test, n),
+            None if clustered["p"] is None else _strict_json.number(clustered["p"], 0.0, 1.0),
+        )
+        if shown_clustering != clustering:
+            _strict_json.invalid()
     figures = (difference["estimate"], difference["interval"], tests["exact_p"], tests["mid_p"])
     if n == 0:
         if any(figure is not None for figure in figures):
             _strict_json.invalid()
-        return PairedMetricResult(baseline, candidate, b, c, None, None, None, None)
+        return PairedMetricResult(baseline, candidate, b, c, None, None, None, None, clustering)
     estimate = _strict_json.number(difference["estimate"], -1.0, 1.0)
     interval = _strict_json.interval(difference["interval"], -1.0, 1.0)
     exact_p = _strict_json.number(tests["exact_p"], 0.0, 1.0)
     mid_p = _strict_json.number(tests["mid_p"], 0.0, 1.0)
-    shown = PairedMetricResult(baseline, candidate, b, c, estimate, interval, exact_p, mid_p)
+    shown = PairedMetricResult(
+        baseline, candidate, b, c, estimate, interval, exact_p, mid_p, clustering
+    )
     # Recomputed from the four cells with the library's own functions, compared exactly.
-    if shown != PairedMetricResult.from_counts(PairedBinomial(both, b, c, n - both - b - c)):
+    if shown != PairedMetricResult.from_parts(cells, z, None, (baseline, candidate), clustering):
         _strict_json.invalid()
     return shown
 
 
 def _read_unpaired(
-    value: object, name: str, sides: Mapping[str, Mapping[str, int]]
+    value: object,
+    name: str,
+    sides: Mapping[str, Mapping[str, int]],
+    z: float = Z95,
+    pooled: bool = False,
 ) -> UnpairedMetricResult:
     data = _strict_json.members(value, _SIDES)
     result = UnpairedMetricResult(
-        MetricResult.from_dict(data["baseline"]), MetricResult.from_dict(data["candidate"])
+        MetricResult.from_dict(data["baseline"], z, pooled=pooled),
+        MetricResult.from_dict(data["candidate"], z, pooled=pooled),
     )
     count = _SYSTEM_TOTALS.get(name)
     if count is not None and (

@@ -25,15 +25,22 @@ Rules (exactly one per gate):
   threshold (paired error metrics), e.g. 0.02.
 
 On a comparison, ``min_lower`` and ``max_upper`` read the candidate's interval.
-A gate whose figure is null (no trials, an undefined kappa, a suppressed number)
-fails: it cannot be shown to pass. :func:`evaluate` returns the results; their
-exit status is 0 when every required gate passes and 3 when one fails.
+On a pooled slice (``overall``, ``type:...``) every rule reads the
+case-clustered interval, whose rows of one chart are not taken as independent;
+on a field slice, the Wilson (or Newcombe) interval. The result table names the
+interval each gate read. A gate whose figure is null (no trials, an undefined
+kappa, a suppressed number) fails: it cannot be shown to pass. A figure equal
+to its threshold passes. Each bound is one side of a two-sided interval at the
+document's confidence level (or the one asked for), so at 0.95 a gate is a
+one-sided test at 97.5%. :func:`evaluate` returns the results; their exit
+status is 0 when every required gate passes and 3 when one fails.
 
-Every figure a gate reads is recomputed from the document's counts (Wilson
-and Newcombe intervals); only kappa, whose table no document holds, is read
-as loaded.
+Every figure a gate reads is recomputed from the document's counts and
+published design effects (Wilson, clustered and Newcombe intervals); only
+kappa, whose table no document holds, is read as loaded.
 
-Value-free: imports only ``comparison``, ``documents``, ``report``, ``tally`` and ``errors``.
+Value-free: imports only ``comparison``, ``documents``, ``report``, ``tally``,
+``clustered`` and ``errors``.
 """
 
 from __future__ import annotations
@@ -46,12 +53,12 @@ from typing import Final, Protocol, TypeVar
 
 import attrs
 
+from chartscore.clustered import CONFIDENCE_LEVELS, clustered_newcombe, clustered_wilson, z_for
 from chartscore.comparison import (
     FIELD_TYPE_NAMES,
     PAIRED_METRICS,
     Comparison,
     ComparisonSlice,
-    PairedBinomial,
     PairedMetricResult,
 )
 from chartscore.documents import is_document
@@ -77,6 +84,8 @@ MAX_GATES: Final = 1000
 
 LEVELS: Final = ("required", "warning")
 RULES: Final = ("min_lower", "max_upper", "min_difference_lower", "max_difference_upper")
+INTERVAL_KINDS: Final = ("wilson", "clustered", "newcombe", "clustered newcombe", "kappa")
+"""The intervals a gate may read: plain on field slices, case-clustered on pooled slices."""
 GATEABLE_METRICS: Final = frozenset(
     [*CORE_METRICS, *(name for name in TYPE_METRICS if name != "majority_baseline"), "kappa"]
 )
@@ -338,6 +347,8 @@ class GateResult:
     gate: Gate
     observed: float | None
     passed: bool
+    interval: str = "wilson"
+    """Which interval the gate read: one of :data:`INTERVAL_KINDS`."""
 
 
 @attrs.frozen
@@ -345,6 +356,8 @@ class GateResults:
     """Every gate's result, in file order."""
 
     results: tuple[GateResult, ...]
+    confidence: float = 0.95
+    """The confidence level of the intervals the gates read."""
 
     @property
     def exit_status(self) -> int:
@@ -359,7 +372,17 @@ class GateResults:
         Holds gate numbers, slices (``overall``, field ids, type names), metric
         and rule names, thresholds, observed figures and levels: nothing else.
         """
-        header = ("gate", "slice", "metric", "rule", "threshold", "observed", "level", "result")
+        header = (
+            "gate",
+            "slice",
+            "metric",
+            "rule",
+            "threshold",
+            "observed",
+            "interval",
+            "level",
+            "result",
+        )
         rows = [header]
         for result in self.results:
             gate = result.gate
@@ -372,6 +395,7 @@ class GateResults:
                     gate.rule,
                     f"{sign} {_number(gate.threshold)}",
                     _observed(result.observed, gate.threshold),
+                    result.interval,
                     gate.level,
                     _verdict(result),
                 )
@@ -386,6 +410,12 @@ class GateResults:
             for row in rows
         ]
         lines.append(self._summary())
+        percent = f"{100 * self.confidence:g}"
+        one_sided = f"{100 - (100 - 100 * self.confidence) / 2:g}"
+        lines.append(
+            f"bounds: one side of a two-sided {percent}% interval, so each gate is a one-sided"
+        )
+        lines.append(f"{one_sided}% test; a figure equal to its threshold passes.")
         if any(result.observed is None for result in self.results):
             lines.append("null: the document has no figure for the gate (no trials, an undefined")
             lines.append("kappa or a suppressed number): it cannot be shown to pass, so it fails.")
@@ -424,7 +454,9 @@ def _observed(observed: float | None, threshold: float) -> str:
     return repr(observed)  # pragma: no cover - 17 decimals always tell two floats in [-1, 1] apart
 
 
-def evaluate(document: Document, gates: Sequence[Gate]) -> GateResults:
+def evaluate(
+    document: Document, gates: Sequence[Gate], *, confidence: float | None = None
+) -> GateResults:
     """Check every gate against a report or a comparison.
 
     Args:
@@ -432,22 +464,30 @@ def evaluate(document: Document, gates: Sequence[Gate]) -> GateResults:
             :class:`~chartscore.comparison.Comparison` (exactly: checked by type).
         gates: The :class:`Gate` objects of :func:`parse_gates`, as a list, a
             tuple or any iterable (read once, inside a guard).
+        confidence: The level of the intervals the gates read (0.9, 0.95 or
+            0.99), recomputed from the counts; by default the document's own.
 
     Raises:
         ChartscoreError: ``gate_slice_missing`` (naming the gate, and the field
             id when it is a valid one), ``gate_metric_missing`` or
             ``gate_needs_comparison``: a gates file that does not fit the
             document, never a failed gate; ``usage`` when ``document`` is not
-            a document, or ``gates`` is not an iterable of :class:`Gate`
-            (or iterating it failed: the caller's exception is dropped).
+            a document, ``gates`` is not an iterable of :class:`Gate`
+            (or iterating it failed: the caller's exception is dropped), or
+            ``confidence`` is not exactly one of the three levels.
     """
     if not is_document(document):
         raise ChartscoreError(ErrorCode.USAGE)
+    if confidence is None:
+        confidence = getattr(document, "confidence", 0.95)
+    if type(confidence) is not float or confidence not in CONFIDENCE_LEVELS:
+        raise ChartscoreError(ErrorCode.USAGE)
+    z = z_for(confidence)
     results = []
     for gate in _read_gates(gates):
-        observed = _figure(document, gate)
-        results.append(GateResult(gate, observed, gate.passes(observed)))
-    return GateResults(tuple(results))
+        observed, kind = _figure(document, gate, z)
+        results.append(GateResult(gate, observed, gate.passes(observed), kind))
+    return GateResults(tuple(results), confidence)
 
 
 def _read_gates(gates: object) -> tuple[Gate, ...]:
@@ -462,18 +502,19 @@ def _read_gates(gates: object) -> tuple[Gate, ...]:
     return items  # type: ignore[return-value]
 
 
-def _figure(document: Document, gate: Gate) -> float | None:
+def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str]:
+    pooled = not gate.slice.startswith("field:")
     if isinstance(document, Comparison):
         part = _slice(document.overall, document.by_field, document.by_field_type, gate)
-        interval = _comparison_interval(part, gate)
+        interval, kind = _comparison_interval(part, gate, z, pooled)
     else:
         if gate.is_difference:
             raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
         report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
-        interval = _report_interval(report_part, gate)
+        interval, kind = _report_interval(report_part, gate, z, pooled)
     if interval is None:
-        return None
-    return interval[0] if gate.reads_lower else interval[1]
+        return None, kind
+    return (interval[0] if gate.reads_lower else interval[1]), kind
 
 
 def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], gate: Gate) -> _S:
@@ -493,52 +534,78 @@ def _missing_metric(gate: Gate) -> ChartscoreError:
     return ChartscoreError(ErrorCode.GATE_METRIC_MISSING, gate=gate.number, line=gate.line)
 
 
-def _report_interval(part: ReportSlice, gate: Gate) -> tuple[float, float] | None:
+def _report_interval(
+    part: ReportSlice, gate: Gate, z: float, pooled: bool
+) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
         if part.kappa is None:
             raise _missing_metric(gate)
-        return part.kappa.interval
+        return part.kappa.interval, "kappa"
     metric = part.metrics.get(gate.metric)
     if metric is None:
         raise _missing_metric(gate)
-    return _wilson(metric)
+    return _rate_interval(metric, z, pooled)
 
 
-def _comparison_interval(part: ComparisonSlice, gate: Gate) -> tuple[float, float] | None:
+def _comparison_interval(
+    part: ComparisonSlice, gate: Gate, z: float, pooled: bool
+) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
         if part.kappa is None:
             raise _missing_metric(gate)
-        return part.kappa.candidate.interval
+        return part.kappa.candidate.interval, "kappa"
     paired = part.paired.get(gate.metric)
     if paired is not None:
-        return _difference(paired) if gate.is_difference else _wilson(paired.candidate)
+        if gate.is_difference:
+            return _difference(paired, z, pooled)
+        return _rate_interval(paired.candidate, z, pooled)
     unpaired = part.unpaired.get(gate.metric)
     if unpaired is None:
         raise _missing_metric(gate)
-    return _wilson(unpaired.candidate)  # difference rules never name unpaired metrics
+    return _rate_interval(unpaired.candidate, z, pooled)  # difference rules never name these
 
 
-# A gate reads figures recomputed from the counts, never the intervals a document
-# carries: an object built in memory is not checked the way a loaded document is.
-# (Kappa's table is not in any document, so its interval is read as loaded.)
+# A gate reads figures recomputed from the counts (and a pooled metric's published
+# design effect), never the intervals a document carries: an object built in memory
+# is not checked the way a loaded document is. (Kappa's table is not in any
+# document, so its interval is read as loaded.)
 
 
-def _wilson(metric: _Counts) -> tuple[float, float] | None:
-    """The Wilson interval of a metric's counts; None with no trials or a suppressed count."""
+def _rate_interval(
+    metric: _Counts, z: float, pooled: bool
+) -> tuple[tuple[float, float] | None, str]:
+    """Wilson (field slice) or clustered (pooled slice) interval; None if it cannot be shown.
+
+    A pooled metric without a published design effect (a suppressed one)
+    has no clustered interval, so its figure is None.
+    """
     success, total = metric.success_count, metric.total_count
-    if success is None or total is None:
-        return None
-    return MetricResult.from_binomial(Binomial(success, total)).interval
+    if not pooled:
+        if success is None or total is None:
+            return None, "wilson"
+        return MetricResult.from_binomial(Binomial(success, total), z).interval, "wilson"
+    shown = getattr(metric, "design_effect", None)
+    if success is None or total is None or shown is None:
+        return None, "clustered"
+    return clustered_wilson(success, total, shown, z), "clustered"
 
 
-def _difference(paired: PairedMetricResult) -> tuple[float, float] | None:
-    """Newcombe's interval of the paired difference, from the four cells."""
-    b, c = paired.baseline_only, paired.candidate_only
-    both = paired.baseline.success_count - b
-    neither = paired.baseline.total_count - both - b - c
-    return PairedMetricResult.from_counts(PairedBinomial(both, b, c, neither)).interval
-
-
-# --------------------------------------------------------------------------- report reader
-
-# The count each core metric's trials equal, in every report slice.
+def _difference(
+    paired: PairedMetricResult, z: float, pooled: bool
+) -> tuple[tuple[float, float] | None, str]:
+    """Newcombe's interval of the paired difference (clustered when pooled), from the cells."""
+    cells = paired.cells
+    if not pooled:
+        return PairedMetricResult.from_counts(cells, z).interval, "newcombe"
+    shown = None if paired.clustering is None else paired.clustering.design_effect
+    if shown is None:
+        return None, "clustered newcombe"
+    interval = clustered_newcombe(
+        cells.both,
+        cells.candidate_only,
+        cells.baseline_only,
+        cells.neither,
+        design_effect_shown=shown,
+        z=z,
+    )
+    return interval, "clustered newcombe"

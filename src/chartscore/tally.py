@@ -13,6 +13,8 @@ from typing import Final
 
 import attrs
 
+from chartscore.clustered import ClusterSums
+
 COUNT_NAMES: Final = (
     "field_count",
     "answerable_count",
@@ -103,11 +105,17 @@ class KappaTable:
 
 @attrs.frozen
 class SliceTally:
-    """Counts and binomials for one slice (overall, a field, or a field type)."""
+    """Counts and binomials for one slice (overall, a field, or a field type).
+
+    ``clusters`` holds, for a pooled slice (overall, a field type), each
+    metric's per-case sums (:class:`~chartscore.clustered.ClusterSums`) for its
+    clustered interval; None for a field slice, whose rows are one per case.
+    """
 
     counts: Mapping[str, int]
     metrics: Mapping[str, Binomial]
     kappa: KappaTable | None = None
+    clusters: Mapping[str, ClusterSums] | None = None
 
     def __attrs_post_init__(self) -> None:
         if tuple(self.counts) != COUNT_NAMES:
@@ -115,14 +123,36 @@ class SliceTally:
         unknown = set(self.metrics) - set(CORE_METRICS) - set(TYPE_METRICS)
         if unknown or not set(CORE_METRICS) <= set(self.metrics):
             raise ValueError("metrics must include the core metrics and known names only")
+        if self.clusters is not None:
+            if set(self.clusters) != set(self.metrics):
+                raise ValueError("a pooled slice has cluster sums for every metric")
+            for name, sums in self.clusters.items():
+                trials = self.metrics[name].total_count
+                if type(sums) is not ClusterSums or not (
+                    (sums.cases == 0) == (trials == 0) and sums.cases <= trials <= sums.sum_mm
+                ):
+                    raise ValueError("cluster sums disagree with the metric's trials")
 
 
-def pool(slices: Iterable[SliceTally], *, keep_type_metrics: bool) -> SliceTally:
+def empty_sums(metric: str) -> ClusterSums:
+    """The sums of a metric no case contributes to (successes unknown for majority_baseline)."""
+    known = 0 if metric != "majority_baseline" else None
+    return ClusterSums(0, known, known, 0)
+
+
+def pool(
+    slices: Iterable[SliceTally],
+    *,
+    keep_type_metrics: bool,
+    clusters: Mapping[str, ClusterSums] | None = None,
+) -> SliceTally:
     """Pool slices by adding their counts (a union of disjoint fields).
 
     Type-specific metrics are summed over the slices that report them when
     ``keep_type_metrics`` is true (a field-type slice) and dropped otherwise
-    (the overall slice). Kappa is never pooled.
+    (the overall slice). Kappa is never pooled. The per-case sums of the
+    pooled slice cannot be pooled from its parts (a case has rows in several):
+    the scorer gives them as ``clusters`` (a metric absent there has none).
     """
     counts = dict.fromkeys(COUNT_NAMES, 0)
     sums: dict[str, list[int]] = {}
@@ -138,7 +168,10 @@ def pool(slices: Iterable[SliceTally], *, keep_type_metrics: bool) -> SliceTally
                     total[0] += binomial.success_count
                     total[1] += binomial.total_count
     metrics = {name: Binomial(success, trials) for name, (success, trials) in sums.items()}
-    return SliceTally(counts=counts, metrics=metrics)
+    pooled = None
+    if clusters is not None:
+        pooled = {name: clusters.get(name) or empty_sums(name) for name in metrics}
+    return SliceTally(counts=counts, metrics=metrics, clusters=pooled)
 
 
 @attrs.frozen

@@ -20,7 +20,8 @@ DEFAULT_MIN_CELL: Final = 11
 """Publish 0 or at least 11: the CMS policy suppresses cells from 1 to 10."""
 
 SHARED_FORMAT: Final = "chartscore.shared_report"
-SHARED_FORMAT_VERSION: Final = 1
+SHARED_FORMAT_VERSION: Final = 2
+# 2: the confidence level, and the pooled slices' clustered figures (where their counts are shown).
 
 IGNORED_COUNT: Final = "ignored_prediction_count"
 """An optional count a slice may carry; protected like the six counts."""

@@ -28,6 +28,7 @@ from chartscore._format import FIELD_ID_PATTERN
 from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
+from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.disclosure.rule import (
     FIELD_TYPE_NAMES,
     IGNORED_COUNT,
@@ -44,8 +45,8 @@ from chartscore.disclosure.rule import (
     metric_quantity,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.report import CORE_TOTALS
-from chartscore.stats import wilson_interval
+from chartscore.report import CORE_TOTALS, read_confidence, read_design_effect
+from chartscore.stats import Z95, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
 Interval = tuple[float, float]
@@ -57,10 +58,20 @@ _MAX_MIN_CELL: Final = 1_000_000
 _VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}").fullmatch
 _FIELD_ID = re.compile(FIELD_ID_PATTERN).fullmatch
 _TOP_KEYS: Final = frozenset(
-    {"format", "format_version", "scorer", "overall", "by_field", "by_field_type", "disclosure"}
+    {
+        "format",
+        "format_version",
+        "scorer",
+        "confidence",
+        "overall",
+        "by_field",
+        "by_field_type",
+        "disclosure",
+    }
 )
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
+_POOLED_METRIC_KEYS: Final = _METRIC_KEYS | {"design_effect", "clustered_interval"}
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
 
 
@@ -73,19 +84,32 @@ def check_min_cell(min_cell: object) -> int:
 
 @attrs.frozen
 class SharedMetric:
-    """One binomial metric of a shared report; ``None`` marks a suppressed part."""
+    """One binomial metric of a shared report; ``None`` marks a suppressed part.
+
+    A pooled slice's metric (``pooled``) also has the report's ``design_effect``
+    and ``clustered_interval``, shown only where both counts are shown
+    (docs/disclosure.md, "Clustered intervals").
+    """
 
     success_count: int | None
     total_count: int | None
     interval: Interval | None
+    design_effect: float | None = None
+    clustered_interval: Interval | None = None
+    pooled: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """``{"success_count", "total_count", "interval"}``, nulls for suppressed parts."""
-        return {
+        out: dict[str, object] = {
             SUCCESS: self.success_count,
             TOTAL: self.total_count,
             "interval": None if self.interval is None else list(self.interval),
         }
+        if self.pooled:
+            out["design_effect"] = self.design_effect
+            clustered = self.clustered_interval
+            out["clustered_interval"] = None if clustered is None else list(clustered)
+        return out
 
 
 @attrs.frozen
@@ -183,6 +207,7 @@ class SharedReport:
         by_field_type: One slice per field type present.
         disclosure: The rule, the unit, the suppressed count and the field types.
         scorer_version: The chartscore version that scored the data.
+        confidence: The confidence level of every interval.
     """
 
     overall: SharedSlice
@@ -190,6 +215,7 @@ class SharedReport:
     by_field_type: Mapping[str, SharedSlice]
     disclosure: Disclosure
     scorer_version: str = __version__
+    confidence: float = DEFAULT_CONFIDENCE
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, then field types."""
@@ -216,6 +242,7 @@ class SharedReport:
             "format": SHARED_FORMAT,
             "format_version": SHARED_FORMAT_VERSION,
             "scorer": {"name": "chartscore", "version": self.scorer_version},
+            "confidence": self.confidence,
             "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
             "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
             "disclosure": self.disclosure.to_dict(),
@@ -241,7 +268,7 @@ class SharedReport:
 
         Raises:
             ChartscoreError: ``unknown_report_format`` when ``format`` is not
-                ``chartscore.shared_report`` or ``format_version`` is not 1;
+                ``chartscore.shared_report`` or ``format_version`` is not 2;
                 ``invalid_report`` for anything malformed (not strict JSON,
                 unknown or missing keys, counts that are not non-negative
                 integers, metrics a field of that type cannot have, a
@@ -282,6 +309,8 @@ class SharedReport:
         if not _VERSION(scorer["version"]):
             _invalid()
         disclosure = _disclosure(document["disclosure"])
+        confidence = read_confidence(document["confidence"])
+        z = z_for(confidence)
         field_types = disclosure.field_types
         by_field_raw = document["by_field"]
         by_type_raw = document["by_field_type"]
@@ -292,7 +321,7 @@ class SharedReport:
         if set(by_type_raw) != set(field_types.values()):
             _invalid()
         by_field = {
-            field_id: _slice(raw, _field_metrics(field_types[field_id], raw), kappa=True)
+            field_id: _slice(raw, _field_metrics(field_types[field_id], raw), kappa=True, z=z)
             for field_id, raw in sorted(by_field_raw.items())
         }
         for field_id, part in by_field.items():
@@ -303,8 +332,8 @@ class SharedReport:
         for type_name, raw in sorted(by_type_raw.items()):
             members = [by_field[f] for f, t in field_types.items() if t == type_name]
             allowed = {name for part in members for name in part.metrics}
-            by_type[type_name] = _slice(raw, allowed, kappa=False)
-        overall = _slice(document["overall"], CORE_METRICS, kappa=False)
+            by_type[type_name] = _slice(raw, allowed, kappa=False, z=z, pooled=True)
+        overall = _slice(document["overall"], CORE_METRICS, kappa=False, z=z, pooled=True)
         if IGNORED_COUNT in document:
             ignored = _count(document[IGNORED_COUNT])
             overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
@@ -314,6 +343,7 @@ class SharedReport:
             by_field_type=by_type,
             disclosure=disclosure,
             scorer_version=scorer["version"],
+            confidence=confidence,
         )
         hidden = sum(1 for _, value in report.numbers() if value is None)
         if hidden != disclosure.suppressed_count:
@@ -397,19 +427,33 @@ def _interval(value: object, low: float, high: float) -> Interval | None:
     return lower, upper
 
 
-def _metric(value: object) -> SharedMetric:
+def _metric(value: object, z: float = Z95, *, pooled: bool = False) -> SharedMetric:
     if type(value) is not dict:
         _invalid()
-    _exact_keys(value, _METRIC_KEYS)
+    _exact_keys(value, _POOLED_METRIC_KEYS if pooled else _METRIC_KEYS)
     success, total = _count(value[SUCCESS]), _count(value[TOTAL])
     if success is not None and total is not None and success > total:
         _invalid()
     shown = _interval(value["interval"], 0.0, 1.0)
     # Shown exactly when both counts are, and then the Wilson interval of those counts.
-    expected = None if success is None or total is None else wilson_interval(success, total)
+    both = success is not None and total is not None
+    expected = wilson_interval(success, total, z) if both else None  # type: ignore[arg-type]
     if shown != expected:
         _invalid()
-    return SharedMetric(success, total, shown)
+    if not pooled:
+        return SharedMetric(success, total, shown)
+    # The clustered figures: the same rule, and the interval its design effect gives.
+    design_effect = None
+    clustered = None
+    if both and total:
+        design_effect = read_design_effect(value["design_effect"], total)
+        assert design_effect is not None
+        clustered = clustered_wilson(success, total, design_effect, z)  # type: ignore[arg-type]
+    elif value["design_effect"] is not None:
+        _invalid()
+    if _interval(value["clustered_interval"], 0.0, 1.0) != clustered:
+        _invalid()
+    return SharedMetric(success, total, shown, design_effect, clustered, pooled=True)
 
 
 def _kappa(value: object) -> SharedKappa:
@@ -425,7 +469,14 @@ def _kappa(value: object) -> SharedKappa:
     return SharedKappa(kappa, interval, _count(value["pairs"]))
 
 
-def _slice(value: object, metric_names: Collection[str], *, kappa: bool) -> SharedSlice:
+def _slice(
+    value: object,
+    metric_names: Collection[str],
+    *,
+    kappa: bool,
+    z: float = Z95,
+    pooled: bool = False,
+) -> SharedSlice:
     # Exactly the six counts, exactly ``metric_names``, and kappa only where the
     # caller allows it.
     if type(value) is not dict:
@@ -440,7 +491,9 @@ def _slice(value: object, metric_names: Collection[str], *, kappa: bool) -> Shar
         _invalid()
     counts = {name: _count(value[name]) for name in COUNT_NAMES}
     order = (*CORE_METRICS, *TYPE_METRICS)
-    metrics = {name: _metric(value[name]) for name in order if name in metric_keys}
+    metrics = {
+        name: _metric(value[name], z, pooled=pooled) for name in order if name in metric_keys
+    }
     return SharedSlice(
         counts=counts,
         metrics=metrics,
@@ -522,10 +575,15 @@ def shared_from_report(
                 total = None if (kind, name, f"{key}.{TOTAL}") in hidden_set else value[TOTAL]
                 interval = value["interval"]
                 shown = success is not None and total is not None and interval is not None
+                pooled = kind != "field"
+                clustered = value.get("clustered_interval")
                 metrics[key] = SharedMetric(
                     success,
                     total,
                     _pair(interval) if shown else None,
+                    value.get("design_effect") if shown else None,
+                    _pair(clustered) if shown and clustered is not None else None,
+                    pooled=pooled,
                 )
         ordered: dict[str, int | None] = {
             n: counts[n] for n in (*COUNT_NAMES, IGNORED_COUNT) if n in counts
@@ -550,6 +608,7 @@ def shared_from_report(
         by_field_type=by_type,
         disclosure=Disclosure(min_cell, 0, {k: field_types[k] for k in sorted(field_types)}),
         scorer_version=str(scorer["version"]),
+        confidence=document.get("confidence", DEFAULT_CONFIDENCE),  # type: ignore[arg-type]
     )
     suppressed = sum(1 for _, value in draft.numbers() if value is None)
     return attrs.evolve(

@@ -4,9 +4,11 @@ The first stage of the Dask engine, written without Dask so that it can be
 read, tested and reasoned about on its own. One task reads one part file with
 chartscore's own block reader and row checks (the same rules and codes as
 ``chartscore score``), and splits the checked rows into one *bucket* per
-partition by a stable hash of ``(case_id, field_id)``: each key's gold row and
-prediction land in the same partition, on every worker and under every
-``PYTHONHASHSEED``.
+partition by a stable hash of the case id: every row of a case, gold and
+prediction, lands in the same partition, on every worker and under every
+``PYTHONHASHSEED``. (By case, not by key: the pooled slices' clustered
+intervals need each case's rows together, and their per-case sums then add
+across partitions.)
 
 A bucket is a list of pickled *chunks*, each ``(line numbers, rows)`` in line
 order. Rows are pickled as soon as a chunk fills, so a task holds its part's
@@ -184,36 +186,28 @@ def stable_hash(text: str) -> int:
 def partition_of(case_id: str, field_id: str, partitions: int) -> int:
     """The partition of the key ``(case_id, field_id)``, in ``range(partitions)``.
 
-    ``(stable_hash(case_id) + stable_hash(field_id)) mod 2**64 mod partitions``:
-    a function of the whole key, so a key's gold row and prediction always
-    meet, and the two hashes can be remembered separately (rows of one case
-    come together, and field ids are few).
+    ``stable_hash(case_id) mod partitions``: a function of the case alone, so
+    a key's gold row and prediction always meet, and so do all rows of a case
+    (``field_id`` takes no part; it is an argument so that callers name the key).
     """
-    return ((stable_hash(case_id) + stable_hash(field_id)) & _MASK) % partitions
-
-
-_MASK: Final = (1 << 64) - 1
+    return stable_hash(case_id) % partitions
 
 
 class _Partitioner:
-    """:func:`partition_of`, remembering field ids and the last case id."""
+    """:func:`partition_of`, remembering the last case id (rows of a case come together)."""
 
-    __slots__ = ("_case_hash", "_case_id", "_fields", "_partitions")
+    __slots__ = ("_case_id", "_partition", "_partitions")
 
     def __init__(self, partitions: int) -> None:
         self._partitions = partitions
-        self._fields: dict[str, int] = {}
         self._case_id: str | None = None
-        self._case_hash = 0
+        self._partition = 0
 
     def __call__(self, case_id: str, field_id: str) -> int:
         if case_id != self._case_id:
             self._case_id = case_id
-            self._case_hash = stable_hash(case_id)
-        field_hash = self._fields.get(field_id)
-        if field_hash is None:
-            field_hash = self._fields[field_id] = stable_hash(field_id)
-        return ((self._case_hash + field_hash) & _MASK) % self._partitions
+            self._partition = stable_hash(case_id) % self._partitions
+        return self._partition
 
 
 class _PartReader:

@@ -4,11 +4,12 @@ The task graph (docs/scale.md draws it):
 
 1. **read**: one task per part file (gold and predictions) reads it in blocks
    with chartscore's own reader and checks every line, then splits the rows
-   into one bucket per partition by a stable hash of ``(case_id, field_id)``
-   (``parts.py``). One task per file rather than a bag of lines, because the
-   block reader gives every line its number and applies the same limits
-   (line length, UTF-8, byte order mark) as ``chartscore score``, and the
-   rows leave the task already checked and compactly pickled.
+   into one bucket per partition by a stable hash of the case id
+   (``parts.py``), so every row of a case meets in one partition. One task
+   per file rather than a bag of lines, because the block reader gives every
+   line its number and applies the same limits (line length, UTF-8, byte
+   order mark) as ``chartscore score``, and the rows leave the task already
+   checked and compactly pickled.
 2. **shuffle and score**: partition ``j`` takes bucket ``j`` of every part and
    scores it with a :class:`~chartscore.scoring.scorer.Scorer` (``partition.py``).
 3. **reduce**: the partition results are tree-merged with

@@ -17,10 +17,11 @@ returns (:class:`~chartscore.comparison.PairedTally`) holds counts only.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
-from typing import Final
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Final, Literal
 
 from chartscore._types import Value
+from chartscore.clustered import ClusterSums, PairedClusterSums
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -32,11 +33,18 @@ from chartscore.comparison import (
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
-from chartscore.scoring.agreement import ANSWERABLE, MISSING
+from chartscore.scoring.clusters import (
+    OVERALL,
+    PAIR_SHIFT,
+    ROW_BITS,
+    FieldClasses,
+    missing_class,
+    paired_pooled_sums,
+    pooled_sums,
+)
 from chartscore.scoring.outcomes import METRIC_ROWS
 from chartscore.scoring.partial import FieldCounts
 from chartscore.scoring.scorer import (
-    SEEN,
     UNANSWERABLE,
     ExtraPredictions,
     Scorer,
@@ -45,6 +53,9 @@ from chartscore.scoring.scorer import (
     judge,
 )
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
+
+_BASELINE_BITS: Final = (1 << PAIR_SHIFT) - 1
+Side = Literal["baseline", "candidate", "pair"]
 
 _TYPE_PAIRED: Final = frozenset(PAIRED_METRICS) & frozenset(TYPE_METRICS)
 
@@ -57,7 +68,7 @@ class _Pair:
     def __init__(self, gold: FieldCounts) -> None:
         self.baseline = _gold_only_copy(gold)
         self.candidate = _gold_only_copy(gold)
-        self.baseline_masks: dict[str, int] = {}  # answered by the baseline, not yet paired
+        self.baseline_masks: dict[str, int] = {}  # baseline row classes, not yet paired
         self.pairs: Counter[tuple[int, int]] = Counter()
 
 
@@ -112,9 +123,9 @@ class PairedScorer(Scorer):
         pair = self._pairs[field_id]
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
-        mask = judge(state, entry, value, supported, pair.baseline)
-        pair.baseline_masks[case_id] = mask
-        return mask
+        row = judge(state, entry, value, supported, pair.baseline)
+        pair.baseline_masks[case_id] = row
+        return row & ROW_BITS
 
     def add_candidate(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
         """Count one candidate prediction and its pair with the baseline; returns its mask."""
@@ -124,14 +135,17 @@ class PairedScorer(Scorer):
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
             return self._extra(source)
-        if entry is SEEN:
+        if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
-        state.cases[case_id] = SEEN
         pair = self._pairs[field_id]
-        mask = judge(state, entry, value, supported, pair.candidate)
+        row = judge(state, entry, value, supported, pair.candidate)
         baseline = pair.baseline_masks.pop(case_id, None)
-        pair.pairs[_missing(entry) if baseline is None else baseline, mask] += 1
-        return mask
+        if baseline is None:
+            baseline = _missing(entry, state.tracks_items)
+        both = baseline | row << PAIR_SHIFT  # the row's pair of classes (scoring.clusters)
+        state.cases[case_id] = self._classes.setdefault(both, both)
+        pair.pairs[baseline & ROW_BITS, row & ROW_BITS] += 1
+        return row & ROW_BITS
 
     def _extra(self, source: InputKind) -> int:
         # A prediction whose key is not in gold: refused, or skipped and counted (-1).
@@ -149,9 +163,10 @@ class PairedScorer(Scorer):
             pair = self._pairs[field_id]
             pairs = Counter(pair.pairs)
             for case_id, entry in state.cases.items():
-                if entry is not SEEN:  # the candidate did not answer this row
-                    missing = _missing(entry)
-                    pairs[pair.baseline_masks.get(case_id, missing), missing] += 1
+                if type(entry) is not int:  # the candidate did not answer this row
+                    missing = _missing(entry, state.tracks_items)
+                    waiting = pair.baseline_masks.get(case_id, missing)
+                    pairs[waiting & ROW_BITS, missing & ROW_BITS] += 1
             baseline = pair.baseline.slice_tally(state.rule)
             candidate = pair.candidate.slice_tally(state.rule)
             paired = {
@@ -162,10 +177,19 @@ class PairedScorer(Scorer):
             part = PairedSliceTally(baseline=baseline, candidate=candidate, paired=paired)
             by_field[field_id] = part
             members.setdefault(state.field_type.value, []).append(part)
-        by_type = {
-            name: _pool(parts, keep_type_metrics=True) for name, parts in sorted(members.items())
-        }
-        overall = _pool(by_field.values(), keep_type_metrics=False)
+        sums = {side: pooled_sums(self._field_classes(side)) for side in ("baseline", "candidate")}
+        paired_sums = paired_pooled_sums(self._field_classes("pair"), PAIRED_METRICS)
+
+        def pooled(name: str, parts: Iterable[PairedSliceTally], keep: bool) -> PairedSliceTally:
+            return _pool(
+                parts,
+                keep_type_metrics=keep,
+                clusters=(sums["baseline"].get(name, {}), sums["candidate"].get(name, {})),
+                paired_clusters=paired_sums.get(name, {}),
+            )
+
+        by_type = {name: pooled(name, parts, True) for name, parts in sorted(members.items())}
+        overall = pooled(OVERALL, by_field.values(), False)
         ignored = None
         if self._ignore_extra:
             ignored = IgnoredPredictions(
@@ -179,10 +203,39 @@ class PairedScorer(Scorer):
             ignored_prediction_count=ignored,
         )
 
+    def _field_classes(self, side: Side) -> list[FieldClasses]:
+        """Each field's rows as (case id, class) of one system, or of the pair."""
+        return [
+            ((state.field_type.value, state.rule.extra_metrics), self._rows(field_id, side))
+            for field_id, state in sorted(self._fields.items())
+        ]
 
-def _missing(entry: object) -> int:
-    # The outcome class of a gold row that a system did not answer.
-    return MISSING if entry is UNANSWERABLE else MISSING | ANSWERABLE
+    def _rows(self, field_id: str, side: Side) -> Callable[[], Iterator[tuple[str, int]]]:
+        state = self._fields[field_id]
+        waiting = self._pairs[field_id].baseline_masks
+
+        def rows() -> Iterator[tuple[str, int]]:
+            for case_id, entry in state.cases.items():
+                if type(entry) is int:
+                    baseline, candidate = entry & _BASELINE_BITS, entry >> PAIR_SHIFT
+                else:
+                    candidate = _missing(entry, state.tracks_items)
+                    baseline = waiting.get(case_id, candidate)
+                if side == "baseline":
+                    yield case_id, baseline
+                elif side == "candidate":
+                    yield case_id, candidate
+                else:
+                    yield case_id, baseline | candidate << PAIR_SHIFT
+
+        return rows
+
+
+def _missing(entry: object, tracks_items: bool) -> int:
+    # The row class of a gold row that a system did not answer.
+    if entry is UNANSWERABLE:
+        return missing_class(None)
+    return missing_class(len(entry[1]) if tracks_items else 0)  # type: ignore[index]
 
 
 def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:
@@ -196,7 +249,13 @@ def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> Paire
     return PairedBinomial(*cells)
 
 
-def _pool(parts: Iterable[PairedSliceTally], *, keep_type_metrics: bool) -> PairedSliceTally:
+def _pool(
+    parts: Iterable[PairedSliceTally],
+    *,
+    keep_type_metrics: bool,
+    clusters: tuple[Mapping[str, ClusterSums], Mapping[str, ClusterSums]],
+    paired_clusters: Mapping[str, PairedClusterSums],
+) -> PairedSliceTally:
     chosen = list(parts)
     paired: dict[str, PairedBinomial] = {}
     for part in chosen:
@@ -215,14 +274,20 @@ def _pool(parts: Iterable[PairedSliceTally], *, keep_type_metrics: bool) -> Pair
                 )
             )
     return PairedSliceTally(
-        baseline=_pool_slices([p.baseline for p in chosen], keep_type_metrics),
-        candidate=_pool_slices([p.candidate for p in chosen], keep_type_metrics),
+        baseline=_pool_slices([p.baseline for p in chosen], keep_type_metrics, clusters[0]),
+        candidate=_pool_slices([p.candidate for p in chosen], keep_type_metrics, clusters[1]),
         paired=paired,
+        clusters={name: paired_clusters.get(name, _NO_PAIRS) for name in paired},
     )
 
 
-def _pool_slices(parts: list[SliceTally], keep_type_metrics: bool) -> SliceTally:
-    return pool(parts, keep_type_metrics=keep_type_metrics)
+_NO_PAIRS: Final = PairedClusterSums(())
+
+
+def _pool_slices(
+    parts: list[SliceTally], keep_type_metrics: bool, clusters: Mapping[str, ClusterSums]
+) -> SliceTally:
+    return pool(parts, keep_type_metrics=keep_type_metrics, clusters=clusters)
 
 
 def compare(

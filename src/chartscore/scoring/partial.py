@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from chartscore._types import FieldType
+from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.schema import FieldSpec
 from chartscore.scoring.agreement import (
@@ -37,6 +38,7 @@ from chartscore.scoring.agreement import (
     Key,
 )
 from chartscore.scoring.case_classes import CaseClasses
+from chartscore.scoring.clusters import OVERALL, merge_sums
 from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
 
 _TYPE_BITS: Mapping[str, int] = {
@@ -224,19 +226,27 @@ class PartialTally:
             gold (``extra_predictions="ignore"``), or None when such predictions
             are an error.
         cases: Distinct-case bookkeeping for disclosure control, or None.
+        clusters: Per pooled slice (``"overall"`` or a type name) and metric,
+            the exact per-case sums of its clustered interval. A partition
+            holds every row of its cases (the Dask engine partitions by case),
+            so the sums of partitions add.
     """
 
-    __slots__ = ("cases", "fields", "ignored_predictions")
+    __slots__ = ("cases", "clusters", "fields", "ignored_predictions")
 
     def __init__(
         self,
         fields: Mapping[str, FieldCounts] | None = None,
         ignored_predictions: int | None = None,
         cases: CaseClasses | None = None,
+        clusters: Mapping[str, Mapping[str, ClusterSums]] | None = None,
     ) -> None:
         self.fields: dict[str, FieldCounts] = dict(fields or {})
         self.ignored_predictions = ignored_predictions
         self.cases = cases
+        self.clusters: dict[str, dict[str, ClusterSums]] = {
+            name: dict(metrics) for name, metrics in (clusters or {}).items()
+        }
 
     def __repr__(self) -> str:
         return f"PartialTally(<{len(self.fields)} fields; counts and values hidden>)"
@@ -261,7 +271,7 @@ class PartialTally:
             cases = self.cases.merge(other.cases)
         elif self.cases is not None or other.cases is not None:
             raise ValueError("cannot merge a case-tracking partial with one that is not")
-        return PartialTally(fields, ignored, cases)
+        return PartialTally(fields, ignored, cases, merge_sums(self.clusters, other.clusters))
 
     def tally(self, rules: RuleBook | None = None) -> Tally:
         """Reduce everything to value-free counts: the boundary of the private data.
@@ -280,9 +290,12 @@ class PartialTally:
             by_field[field_id] = part
             members.setdefault(counts.field_type.value, []).append(part)
         by_type = {
-            name: pool(parts, keep_type_metrics=True) for name, parts in sorted(members.items())
+            name: pool(parts, keep_type_metrics=True, clusters=self.clusters.get(name, {}))
+            for name, parts in sorted(members.items())
         }
-        overall = pool(by_field.values(), keep_type_metrics=False)
+        overall = pool(
+            by_field.values(), keep_type_metrics=False, clusters=self.clusters.get(OVERALL, {})
+        )
         return Tally(
             overall=overall,
             by_field=by_field,

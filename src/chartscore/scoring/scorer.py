@@ -35,11 +35,19 @@ from chartscore.scoring.agreement import (
     Key,
     item_flags,
 )
+from chartscore.scoring.clusters import (
+    ROW_BITS,
+    FieldClasses,
+    missing_class,
+    pooled_sums,
+    with_items,
+)
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.tally import Tally
 
-SEEN: Final = object()  # a gold row whose prediction has been counted
 UNANSWERABLE: Final = object()  # a gold row with value None
+# A gold row whose prediction has been counted holds its row class, an int
+# (scoring.clusters): the clustered intervals of pooled slices are read off them.
 _IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
 
 ExtraPredictions = Literal["error", "ignore"]
@@ -72,8 +80,19 @@ class _Field:
         self.tracks_items = rule.tracks_items
         self.counts = counts
         self.gold_keys = counts.gold_keys
-        # case id -> (gold value, gold key), UNANSWERABLE or SEEN
+        # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
         self.cases: dict[str, Any] = {}
+
+    def row_classes(self) -> Iterator[tuple[str, int]]:
+        """Every gold row as (case id, row class); rows with no prediction are missing."""
+        tracks_items = self.tracks_items
+        for case_id, entry in self.cases.items():
+            if type(entry) is int:
+                yield case_id, entry
+            elif entry is UNANSWERABLE:
+                yield case_id, missing_class(None)
+            else:
+                yield case_id, missing_class(len(entry[1]) if tracks_items else 0)
 
 
 class Scorer:
@@ -101,6 +120,7 @@ class Scorer:
         self._gold_closed = False
         self._ignore_extra = ignore_extra
         self._ignored = 0
+        self._classes: dict[int, int] = {}
 
     def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
         """Add one validated gold row."""
@@ -165,10 +185,13 @@ class Scorer:
             self._ignored += 1
             return _IGNORED
         assert state is not None
-        if entry is SEEN:
+        if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        state.cases[case_id] = SEEN
-        return judge(state, entry, value, supported, state.counts)
+        row = judge(state, entry, value, supported, state.counts)
+        if row > 256:  # one object per distinct class, not per row (small ints are shared)
+            row = self._classes.setdefault(row, row)
+        state.cases[case_id] = row
+        return row & ROW_BITS
 
     def unused_schema_fields(self) -> list[str]:
         """Schema field ids that no gold row uses, sorted (a typo drops a tolerance)."""
@@ -181,7 +204,15 @@ class Scorer:
         return PartialTally(
             {field_id: state.counts for field_id, state in self._fields.items()},
             self._ignored if self._ignore_extra else None,
+            clusters=pooled_sums(self.field_classes()),
         )
+
+    def field_classes(self) -> list[FieldClasses]:
+        """Each field's group and rows (case id, row class), for the pooled slices' sums."""
+        return [
+            ((state.field_type.value, state.rule.extra_metrics), state.row_classes)
+            for _, state in sorted(self._fields.items())
+        ]
 
     def tally(self) -> Tally:
         """Reduce everything to value-free counts; the scorer's values end here."""
@@ -193,7 +224,7 @@ class Scorer:
         """(case id, field id, gold key or None) of every gold row with no prediction yet."""
         for field_id, state in self._fields.items():
             for case_id, entry in state.cases.items():
-                if entry is SEEN:
+                if type(entry) is int:
                     continue
                 yield case_id, field_id, (None if entry is UNANSWERABLE else entry[1])
 
@@ -207,7 +238,11 @@ class Scorer:
 
 
 def judge(state: _Field, entry: object, value: Value, supported: bool, counts: FieldCounts) -> int:
-    """Count one prediction against its gold row ``entry`` into ``counts``; return its mask."""
+    """Count one prediction against its gold row ``entry`` into ``counts``; return its class.
+
+    The class is the outcome mask (``class & ROW_BITS``), with a multi-select
+    row's item counts above it (:mod:`chartscore.scoring.clusters`).
+    """
     if value is None:
         if entry is UNANSWERABLE:
             mask = 0
@@ -232,17 +267,18 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
     if supported and mask & ANSWERED:
         mask |= SUPPORTED
     outcomes = counts.outcomes
-    outcomes[mask] = outcomes.get(mask, 0) + 1
+    bits = mask & ROW_BITS
+    outcomes[bits] = outcomes.get(bits, 0) + 1
     return mask
 
 
 def _item_bits(gold_key: Key | None, answer: Key | None, counts: FieldCounts) -> int:
-    # Count a multi-select row's items and return its item flags (for distinct-case counts).
+    # Count a multi-select row's items; return its item flags and counts (its class bits).
     answered, matched = FieldRule.items(gold_key, answer)  # type: ignore[arg-type]
     gold = len(gold_key) if gold_key is not None else 0  # type: ignore[arg-type]
     counts.answered_items += answered
     counts.matched_items += matched
-    return item_flags(gold, answered, matched)
+    return with_items(item_flags(gold, answered, matched), gold, answered, matched)
 
 
 _T = TypeVar("_T")
