@@ -197,7 +197,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
     "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
     "missing_dependency": "sharing and auditing need scipy: pip install 'chartscore[share]'",
-    "invalid_table": "not a readable delimited text file: a quote left open, a NUL or no header",
+    "invalid_table": "not a readable delimited text file: a quote left open, or no header",
     "ragged_row": "a row has more or fewer cells than the header",
     "duplicate_column": "two columns have the same header",
     "unknown_dictionary_header": "not a REDCap data dictionary header (UI or API column names)",

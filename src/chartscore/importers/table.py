@@ -15,7 +15,7 @@ Exports come as people's tools write them, so the reader takes what they write:
 - Blank lines are skipped. A row's line is the line it starts on.
 
 Failures are codes with the input and a line (``invalid_table (records line
-12)``: a quote left open, a NUL, a cell over 1 MiB; ``ragged_row``: a row with
+12)``: a quote left open or a cell over 1 MiB; ``ragged_row``: a row with
 more or fewer cells than the header; ``duplicate_column (records column 4)``),
 never a cell. Everything here holds cells: values.
 """
