@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from chartscore import __version__
 from chartscore.cli import COMMANDS, UsageError, build_parser, main, parse_arguments
-from chartscore.cli._parser import LEAVES
-from chartscore.cli._parser import ShowText
+from chartscore.cli._parser import LEAVES, ShowText
 
 from helpers import examples
 
@@ -137,7 +136,7 @@ def usage_line(problem: str, command: str | None = "score") -> str:
             ["import", "labelstudio", "--export", "e"],
             "--gold-annotator is required",
             "import labelstudio",
-        ),  # fmt: skip
+        ),
         (["--dictionary", "d", "import"], "--dictionary goes after the command", None),
         (["worklist", *FILES], "--out is required", "worklist"),
     ],
@@ -240,10 +239,8 @@ _LINE = re.compile(
 )
 
 tokens = st.one_of(
-    st.sampled_from(
-        ["score", "share", "audit", "demo", "import", "redcap", "labelstudio", "csv", "worklist"]
-        + ["-", "--", "-h", "1", "2", "3", *_FLAGS]
-    ),
+    st.sampled_from(["score", "share", "audit", "demo", "import", "redcap", "labelstudio"]),
+    st.sampled_from(["csv", "worklist", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
     st.sampled_from(_FLAGS).map(lambda flag: flag + "="),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_=./ZQ0123456789", max_size=12).map(
         lambda text: "--" + text

@@ -54,7 +54,7 @@ def test_table_to_gold_through_the_column_map() -> None:
             "dx.onset": "onset",
             "hx.symptoms": "symptoms",
             "hx.afib": "afib",
-        },  # fmt: skip
+        },
         "missing": ["NA", "UNK"],
         "true": ["yes", "y"],
         "false": ["no", "n"],
@@ -111,12 +111,12 @@ MAP = {"case_id": "chart", "fields": {"hx.smoking": "smoking", "hx.afib": "afib"
             "chart,smoking,afib\n",
             {**MAP, "true": ["y"], "false": ["y"]},
             "invalid_column_map (columns)",
-        ),  # fmt: skip
+        ),
         (
             "chart,smoking,afib\n",
             {**MAP, "fields": {"hx.other": "smoking"}},
             "field_undeclared (schema field hx.other)",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_errors_name_a_line_column_or_field(

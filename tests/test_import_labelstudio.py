@@ -7,7 +7,7 @@ Fatigue and Headache; jane's notes restricted to 1, 3 and 4 by the project's ``r
 with the members a real export carries. chart-review's published result for it
 (tests/test_accuracy.py, ``chart-review accuracy jill jane``) is:
 
-    Comparing 3 charts (1, 3–4)
+    Comparing 3 charts (1, 3-4)
     F1     Sens  Spec  PPV  NPV   Kappa  TP  FN  TN  FP  Label
     0.667  0.75  0.6   0.6  0.75  0.341  3   1   3   2   *
     0.667  0.5   1.0   1.0  0.5   0.4    1   1   1   0   Cough
@@ -65,9 +65,14 @@ def per_label(**options: object) -> tuple[dict[str, list[bool]], dict[str, list[
 
 def test_per_label_booleans_give_chart_reviews_published_table() -> None:
     imported = import_labelstudio(
-        COLD, gold_annotator=JILL, annotator=JANE, labels=LABELS, per_label=True,
-        field="symptom", notes=[1, 3, 4],
-    )  # fmt: skip
+        COLD,
+        gold_annotator=JILL,
+        annotator=JANE,
+        labels=LABELS,
+        per_label=True,
+        field="symptom",
+        notes=[1, 3, 4],
+    )
     assert sorted({row.case_id for row in imported.gold}) == ["1", "3", "4"]  # 3 charts
     assert [row.case_id for row in imported.gold] == [row.case_id for row in imported.predictions]
     report = score(list(imported.gold), list(imported.predictions), schema=imported.schema)
@@ -175,7 +180,7 @@ def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
             [task(1, {"completed_by": 1, "result": [{"value": {"labels": "A"}}]})],
             {},
             "invalid_export (export item 0)",
-        ),  # fmt: skip
+        ),
         ([task(1, annotation(1)), task(1, annotation(1))], {}, "duplicate_case (export item 1)"),
         ([task(1, annotation(1), annotation(1))], {}, "duplicate_annotation (export item 0)"),
         ([task(1, annotation(2))], {}, "annotator_not_found (export)"),
@@ -185,7 +190,7 @@ def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
             [task(1, annotation(1, "Heart failure", "heart-failure"))],
             {"per_label": True},
             "label_collision",
-        ),  # fmt: skip
+        ),
         ([task(1, annotation(1, "Cough", "cough"))], {}, "label_collision"),
         ([task(1, annotation(1))], {"field": "Labels"}, "invalid_field_id"),
         ([task(1, annotation(1))], {"annotator": 1}, "usage"),
@@ -258,11 +263,11 @@ def test_cli_writes_gold_predictions_and_schema(tmp_path: Path) -> None:
         (
             ["--gold-out", "g", "--notes", "1-99999999"],
             "--notes must be note ids or ranges such as 1,3-4",
-        ),  # fmt: skip
+        ),
         (
             ["--gold-out", "g", "--annotator", "6", "--predictions-out", "p"],
             "--annotator must differ from --gold-annotator",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_cli_usage_problems(extra: list[str], problem: str) -> None:

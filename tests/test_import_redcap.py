@@ -450,17 +450,17 @@ def test_cli_writes_schema_and_gold_and_says_what_it_left_out(tmp_path: Path) ->
         (
             ["--records", "r", "--gold-out", "g", "--predictions-out", "p"],
             "--records needs one of --gold-out and --predictions-out",
-        ),  # fmt: skip
+        ),
         (["--gold-out", "g"], "--gold-out needs --records"),
         (["--schema-out", "-"], "--schema-out must name a file"),
         (
             ["--schema-out", "s", "--missing-codes", "UNK,,NA"],
             "--missing-codes must be a list separated by commas",
-        ),  # fmt: skip
+        ),
         (
             ["--schema-out", "s", "--tolerance", "nihss"],
             "--tolerance must be FIELD=AMOUNT pairs separated by commas",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_cli_usage_problems(extra: list[str], problem: str) -> None:
