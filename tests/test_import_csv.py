@@ -150,7 +150,7 @@ def test_cli(tmp_path: Path) -> None:
     assert main(argv, stdout=io.StringIO(), stderr=err) == 0
     assert rows(gold.read_bytes()) == EXPECTED_GOLD
     assert err.getvalue() == (
-        "chartscore: gold: 13 rows for 3 cases, 2 of them null (declared missing-data codes)\n"
+        "chartscore: gold: 13 rows for 3 cases, 2 null (declared missing-data codes)\n"
     )
     err = io.StringIO()
     assert main(argv[:-2], stdout=io.StringIO(), stderr=err) == 2

@@ -238,10 +238,10 @@ def test_cli_writes_gold_predictions_and_schema(tmp_path: Path) -> None:
     assert main(argv, stdout=out, stderr=err) == 0
     assert out.getvalue() == ""
     assert err.getvalue() == (
-        "chartscore: schema: 3 fields\n"
+        "chartscore: fields: 3\n"
         "chartscore: gold: 9 rows for 3 cases\n"
         "chartscore: predictions: 9 rows for 3 cases\n"
-        "chartscore: 1 labels outside the declared labels were dropped\n"
+        "chartscore: labels outside the declared labels (dropped): 1\n"
     )
     lines = [json.loads(line) for line in gold.read_text().splitlines()]
     assert lines[0] == {

@@ -433,9 +433,9 @@ def test_cli_writes_schema_and_gold_and_says_what_it_left_out(tmp_path: Path) ->
     assert json.loads(schema.read_text()) == EXPECTED_SCHEMA
     assert as_mapping(read_jsonl(gold.read_bytes())) == EXPECTED_GOLD
     assert err.getvalue() == (
-        "chartscore: schema: 10 fields (skipped: 1 calc, 1 descriptive, 1 file)\n"
-        "chartscore: gold: 40 rows for 5 cases, 5 of them null (declared missing-data codes)\n"
-        "chartscore: 10 blank cells wrote no row\n"
+        "chartscore: fields: 10 (skipped: 1 calc, 1 descriptive, 1 file)\n"
+        "chartscore: gold: 40 rows for 5 cases, 5 null (declared missing-data codes)\n"
+        "chartscore: blank cells (no row written): 10\n"
     )
     assert GoldField("101", "sex", FieldType.CATEGORICAL, "0") in [
         GoldField.from_dict(row) for row in read_jsonl(gold.read_bytes())

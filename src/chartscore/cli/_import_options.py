@@ -119,30 +119,29 @@ def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
     if imported.schema is not None:
         fields = imported.schema["fields"]
         skipped = [
-            f"{counts[name]} {name.removeprefix('skipped_')}"
+            f"{counts[name]:,} {name.removeprefix('skipped_')}"
             for name in ("skipped_calc", "skipped_descriptive", "skipped_file")
             if counts.get(name)
         ]
         left = f" (skipped: {', '.join(skipped)})" if skipped else ""
-        lines.append(f"schema: {len(fields)} fields{left}")  # type: ignore[arg-type]
+        lines.append(f"fields: {len(fields):,}{left}")  # type: ignore[arg-type]
     for wanted, name, rows in (
         (gold, "gold", len(imported.gold)),
         (predictions, "predictions", len(imported.predictions)),
     ):
         if wanted:
-            lines.append(
-                f"{name}: {rows:,} rows for {counts.get('cases', 0):,} cases, "
-                f"{counts.get('unanswerable', 0):,} of them null (declared missing-data codes)"
-                if "unanswerable" in counts
-                else f"{name}: {rows:,} rows for {counts.get('cases', 0):,} cases"
-            )
+            line = f"{name}: {_many(rows, 'row')} for {_many(counts.get('cases', 0), 'case')}"
+            if "unanswerable" in counts:
+                line += f", {counts['unanswerable']:,} null (declared missing-data codes)"
+            lines.append(line)
     extras = [
-        (counts.get("blank_cells", 0), "blank cells wrote no row"),
-        (counts.get("labels_dropped", 0), "labels outside the declared labels were dropped"),
-        (
-            counts.get("notes_left_out", 0),
-            "notes only one of the two annotators annotated were left out",
-        ),
+        ("blank_cells", "blank cells (no row written)"),
+        ("labels_dropped", "labels outside the declared labels (dropped)"),
+        ("notes_left_out", "notes only one of the two annotators annotated (left out)"),
     ]
-    lines += [f"{count:,} {what}" for count, what in extras if count]
+    lines += [f"{what}: {counts[name]:,}" for name, what in extras if counts.get(name)]
     return lines
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
