@@ -1,4 +1,4 @@
-"""docs/import.md's worked examples are true: each command, run on its files, gives its output."""
+"""docs/import.md's and docs/worklist.md's examples are true: each command gives its output."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ from pathlib import Path
 from chartscore.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGE = (ROOT / "docs" / "import.md").read_text(encoding="utf-8")
+PAGES = "".join(
+    (ROOT / "docs" / page).read_text(encoding="utf-8") for page in ("import.md", "worklist.md")
+)
 
 
 def example(name: str) -> str:
-    match = re.search(rf"<!-- example: {re.escape(name)} -->\n```\w+\n(.*?)```", PAGE, re.S)
+    match = re.search(rf"<!-- example: {re.escape(name)} -->\n```\w+\n(.*?)```", PAGES, re.S)
     assert match is not None, name
     return match.group(1)
 
@@ -67,3 +69,11 @@ def test_the_csv_example(tmp_path: Path) -> None:
     }
     written = run_documented("csv", inputs, tmp_path)
     assert written["gold.jsonl"] == example("csv gold.jsonl")
+
+
+def test_the_worklist_example(tmp_path: Path) -> None:
+    inputs = {
+        name: f"worklist {name}" for name in ("gold.jsonl", "predictions.jsonl", "schema.json")
+    }
+    written = run_documented("worklist", inputs, tmp_path)
+    assert written["worklist.csv"] == example("worklist worklist.csv")

@@ -85,7 +85,7 @@ def import_redcap(
         missing_codes: The project's missing-data codes (Project Setup, Missing Data
             Codes; they are not in the dictionary): cells holding one are ``null``.
         tolerances: Declared tolerances by field name: a decimal for number fields,
-            whole days for date fields. None is declared from the dictionary.
+            whole days for date fields (None: none; the dictionary declares none).
         ordinal: Radio or dropdown fields to score as ordinal (codes in order).
         repeating: ``"refuse"`` (default) or ``"rows"``: a case per row.
 
