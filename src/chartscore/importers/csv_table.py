@@ -79,7 +79,8 @@ def import_csv(
     gold = word_option(role, ROLES) == "gold"
     if schema is not None and type(schema) is not Schema:
         raise ChartscoreError(ErrorCode.USAGE)
-    document = columns if isinstance(columns, Mapping) else read_document(columns, _MAP)
+    # By exact type: a caller's mapping-like object is read as a path (and refused).
+    document = columns if type(columns) is dict else read_document(columns, _MAP)  # type: ignore[arg-type]
     column_map = ColumnMap.from_document(document)
     fields = {
         field_id: _field(field_id, None if schema is None else schema.get(field_id), gold)

@@ -157,7 +157,8 @@ def exact_items(values: object, kind: type[_T]) -> tuple[_T, ...]:
         ChartscoreError: ``usage`` for any other collection or item (a ``str``
             subclass, a ``bool`` for an ``int``): a caller's object never runs code here.
     """
-    if type(values) not in _COLLECTIONS:
+    kind_of_values = type(values)
+    if not any(kind_of_values is collection for collection in _COLLECTIONS):  # identity: no __eq__
         raise ChartscoreError(ErrorCode.USAGE)
     items = tuple(cast(Iterable[object], values))
     if not all(type(item) is kind for item in items):

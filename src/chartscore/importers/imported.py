@@ -148,8 +148,11 @@ def write_imported(
     Raises:
         ChartscoreError: ``output_is_input`` (an output names an input, or two
             outputs name one file), ``output_unwritable``, ``invalid_path``;
-            ``invalid_schema`` when a schema is asked for but there is none.
+            ``invalid_schema`` when a schema is asked for but there is none;
+            ``usage`` when ``imported`` is not an :class:`Imported`.
     """
+    if type(imported) is not Imported:
+        raise ChartscoreError(ErrorCode.USAGE)
     asked = (
         (gold, imported.gold_lines, PRIVATE_MODE),
         (predictions, imported.prediction_lines, PRIVATE_MODE),

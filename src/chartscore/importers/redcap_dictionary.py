@@ -161,9 +161,9 @@ def read_dictionary(
             column), ``not_applicable_option`` or ``schema_invalid_tolerance``
             (the field).
     """
+    declared = _tolerances(tolerances)
     table = read_table(path, _SOURCE)
     columns = _columns(table)
-    declared = dict(tolerances or {})
     wanted_ordinal = set(ordinal)
     record_id: str | None = None
     names: set[str] = set()
@@ -199,6 +199,15 @@ def read_dictionary(
     dictionary = Dictionary(record_id, tuple(fields), frozenset(other), frozenset(forms), skipped)
     _check_schema(dictionary)
     return dictionary
+
+
+def _tolerances(tolerances: object) -> dict[str, str | int | Decimal]:
+    """The caller's tolerances, read by exact type: a ``dict`` of ``str`` keys, or None."""
+    if tolerances is None:
+        return {}
+    if type(tolerances) is not dict or not all(type(key) is str for key in tolerances):
+        raise ChartscoreError(ErrorCode.USAGE)
+    return dict(tolerances)
 
 
 def _columns(table: Table) -> dict[str, int]:
