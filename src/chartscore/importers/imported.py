@@ -47,10 +47,10 @@ class Imported:
             docs/import.md): counts only.
     """
 
-    gold: tuple[GoldField, ...] = ()
-    predictions: tuple[Prediction, ...] = ()
-    schema: Mapping[str, object] | None = None
-    counts: Mapping[str, int] = attrs.field(factory=dict)
+    gold: tuple[GoldField, ...] = attrs.field(default=(), repr=False)
+    predictions: tuple[Prediction, ...] = attrs.field(default=(), repr=False)
+    schema: Mapping[str, object] | None = attrs.field(default=None, repr=False)
+    counts: Mapping[str, int] = attrs.field(factory=dict, repr=False)
 
     def __repr__(self) -> str:
         fields = 0 if self.schema is None else len(self.schema["fields"])  # type: ignore[arg-type]

@@ -50,9 +50,9 @@ class Table:
         delimiter: The delimiter found.
     """
 
-    header: tuple[str, ...]
-    rows: tuple[tuple[int, tuple[str, ...]], ...]
-    delimiter: str
+    header: tuple[str, ...] = attrs.field(repr=False)
+    rows: tuple[tuple[int, tuple[str, ...]], ...] = attrs.field(repr=False)
+    delimiter: str = attrs.field(repr=False)
 
     def __repr__(self) -> str:
         return f"Table(<{len(self.header)} columns, {len(self.rows)} rows hidden>)"

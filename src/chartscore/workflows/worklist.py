@@ -56,7 +56,7 @@ class Worklist:
         rows: ``(case id, field id, outcome class)`` per disagreeing gold row.
     """
 
-    rows: tuple[Disagreement, ...]
+    rows: tuple[Disagreement, ...] = attrs.field(repr=False)
 
     def __repr__(self) -> str:
         return f"Worklist(<{len(self.rows)} rows hidden>)"
