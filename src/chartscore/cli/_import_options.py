@@ -131,7 +131,7 @@ def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
     ):
         if wanted:
             line = f"{name}: {_many(rows, 'row')} for {_many(counts.get('cases', 0), 'case')}"
-            if "unanswerable" in counts:
+            if counts.get("unanswerable"):
                 line += f", {counts['unanswerable']:,} null (declared missing-data codes)"
             lines.append(line)
     extras = [
