@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from chartscore import __version__
 from chartscore.cli import COMMANDS, UsageError, build_parser, main, parse_arguments
-from chartscore.cli._parser import ShowText
+from chartscore.cli._parser import LEAVES, ShowText
 
 from helpers import examples
 
@@ -37,7 +37,12 @@ def usage_line(problem: str, command: str | None = "score") -> str:
 @pytest.mark.parametrize(
     ("argv", "problem", "command"),
     [
-        ([], "a command is required (score, compare, share, audit, gate, render, demo)", None),
+        (
+            [],
+            "a command is required (score, compare, share, audit, gate, render, demo, import, "
+            "worklist)",
+            None,
+        ),
         (["--quiet"], "--quiet goes after the command", None),
         (["--gold", "g.jsonl"], "--gold goes after the command", None),
         (["--shcema"], "unknown option --shcema", None),
@@ -106,6 +111,34 @@ def usage_line(problem: str, command: str | None = "score") -> str:
         (["demo", "extra"], "unexpected argument", "demo"),
         (["demo", "--json", "--json"], "--json is given twice", "demo"),
         (["demo", "--gold", "g"], "unknown option --gold", "demo"),
+        # A group's commands: chartscore import redcap|labelstudio|csv.
+        (["import"], "a kind of import is required (redcap, labelstudio, csv)", "import"),
+        (["import", "redcp"], "unknown kind (did you mean redcap?)", "import"),
+        (["import", "ZQsecret"], "unknown kind", "import"),  # never echoed
+        (["import", "redcap"], "--dictionary is required", "import redcap"),
+        (
+            ["import", "redcap", "--dictionary", "d", "--dictionary=e"],
+            "--dictionary is given twice",
+            "import redcap",
+        ),
+        (
+            ["import", "redcap", "--dictionry", "d"],
+            "unknown option --dictionry (did you mean --dictionary?)",
+            "import redcap",
+        ),
+        (["import", "csv", "--table"], "--table needs a value", "import csv"),
+        (
+            ["import", "redcap", "--dictionary", "d", "--repeating", "all"],
+            "--repeating must be refuse or rows",
+            "import redcap",
+        ),
+        (
+            ["import", "labelstudio", "--export", "e"],
+            "--gold-annotator is required",
+            "import labelstudio",
+        ),
+        (["--dictionary", "d", "import"], "--dictionary goes after the command", None),
+        (["worklist", *FILES], "--out is required", "worklist"),
     ],
 )
 def test_each_usage_problem_has_its_message(
@@ -153,7 +186,8 @@ def test_help_and_version_go_to_stdout() -> None:
 
 def test_every_option_is_declared_once_and_looks_like_an_option() -> None:
     name = re.compile(r"--[a-z][a-z0-9-]{0,40}")
-    for command in COMMANDS:
+    assert {command.name for command in COMMANDS} <= {leaf.name.split()[0] for leaf in LEAVES}
+    for command in LEAVES:
         flags = [option.flag for option in command.options]
         assert len(flags) == len(set(flags)), command.name
         for option in command.options:
@@ -168,12 +202,17 @@ def test_every_option_is_declared_once_and_looks_like_an_option() -> None:
 
 # --- the closed set, as a property ------------------------------------------------------
 
-_FLAGS = sorted({option.flag for command in COMMANDS for option in command.options})
+_FLAGS = sorted({option.flag for command in LEAVES for option in command.options})
 _CLOSED = re.compile(
     "|".join(
         [
-            r"a command is required \(score, compare, share, audit, gate, render, demo\)",
-            r"unknown command( \(did you mean (score|compare|share|audit|gate|render|demo)\?\))?",
+            r"a command is required \(score, compare, share, audit, gate, render, demo, import,"
+            r" worklist\)",
+            r"unknown command( \(did you mean (score|compare|share|audit|gate|render|demo|import"
+            r"|worklist)\?\))?",
+            r"a kind of import is required \(redcap, labelstudio, csv\)",
+            r"unknown kind( \(did you mean (redcap|labelstudio|csv)\?\))?",
+            r"--repeating must be refuse or rows",
             r"unknown option( (?P<echo>--[a-z][a-z0-9-]{0,40})( \(did you mean --[a-z-]+\?\))?)?",
             r"unexpected argument",
             r"--[a-z-]+ (is required|needs a value|takes no value|is given twice"
@@ -195,11 +234,13 @@ _CLOSED = re.compile(
 )
 _LINE = re.compile(
     r"chartscore: error: usage: (?P<problem>.*); "
-    r"see chartscore( (score|share|audit|demo))? --help\n"
+    r"see chartscore( (score|share|audit|demo|import|worklist|import (redcap|labelstudio|csv)))?"
+    r" --help\n"
 )
 
 tokens = st.one_of(
-    st.sampled_from(["score", "share", "audit", "demo", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
+    st.sampled_from(["score", "share", "audit", "demo", "import", "redcap", "labelstudio"]),
+    st.sampled_from(["csv", "worklist", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
     st.sampled_from(_FLAGS).map(lambda flag: flag + "="),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_=./ZQ0123456789", max_size=12).map(
         lambda text: "--" + text

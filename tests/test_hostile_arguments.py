@@ -39,11 +39,15 @@ from chartscore import (
     score_files,
     share,
     share_files,
+    worklist,
+    worklist_files,
+    write_worklist,
 )
 from chartscore.comparison import Comparison
 from chartscore.disclosure import SharedReport, audit
 from chartscore.documents import load_document
 from chartscore.gates import evaluate, parse_gates, parse_gates_bytes
+from chartscore.importers import import_csv, import_labelstudio, import_redcap, write_imported
 from chartscore.io import check_output, load_document_file, load_gates, write_atomic, write_output
 from chartscore.render import render, render_view, report_view
 from chartscore.render.comparison_view import comparison_view
@@ -147,6 +151,7 @@ def _is_clean(error: BaseException) -> bool:
 
 
 D1, D2, D3 = digest("one"), digest("two"), digest("three")
+IMPORTS = Path(__file__).resolve().parent / "data" / "importers"
 
 
 def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]]]:
@@ -291,6 +296,76 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
             write_output,
             {"data": b"{}", "out": str(tmp / "out.json"), "inputs": [gold_path]},
         ),
+        "import_redcap": (
+            import_redcap,
+            {
+                "dictionary": str(IMPORTS / "redcap_dictionary_ui.csv"),
+                "records": str(IMPORTS / "redcap_records_gold.csv"),
+                "role": "gold",
+                "missing_codes": ["UNK", "NA"],
+                "tolerances": {"nihss": "1"},
+                "ordinal": ["mrs"],
+                "repeating": "refuse",
+            },
+        ),
+        "import_labelstudio": (
+            import_labelstudio,
+            {
+                "export": str(IMPORTS / "labelstudio_cold.json"),
+                "gold_annotator": 6,
+                "annotator": 3,
+                "labels": ["Cough", "Fatigue"],
+                "field": "symptom",
+                "per_label": True,
+                "notes": [1, 3, 4],
+            },
+        ),
+        "import_csv": (
+            import_csv,
+            {
+                "table": str(IMPORTS / "csv_table.csv"),
+                "columns": {
+                    "case_id": "chart",
+                    "fields": {"hx.smoking": "smoking"},
+                    "missing": ["NA"],
+                },
+                "role": "predictions",
+                "schema": None,
+            },
+        ),
+        "write_imported": (
+            write_imported,
+            {
+                "imported": import_csv(
+                    IMPORTS / "csv_table.csv",
+                    {"case_id": "chart", "fields": {"hx.smoking": "smoking"}},
+                    role="predictions",
+                ),
+                "predictions": str(tmp / "imported.jsonl"),
+                "inputs": [gold_path],
+            },
+        ),
+        "worklist": (
+            worklist,
+            {
+                "gold": gold,
+                "predictions": predictions,
+                "schema": schema_document,
+                "extra_predictions": "error",
+            },
+        ),
+        "worklist_files": (
+            worklist_files,
+            {**files, "schema": str(schema_path), "extra_predictions": "error", "parallel": False},
+        ),
+        "write_worklist": (
+            write_worklist,
+            {
+                "found": worklist(gold, predictions),
+                "out": str(tmp / "w.csv"),
+                "inputs": [gold_path],
+            },
+        ),
     }
 
 
@@ -358,6 +433,19 @@ _SLOTS = [
     ("write_atomic", ["path", "data"]),
     ("check_output", ["out", "inputs"]),
     ("write_output", ["data", "out", "inputs"]),
+    (
+        "import_redcap",
+        ["dictionary", "records", "role", "missing_codes", "tolerances", "ordinal", "repeating"],
+    ),
+    (
+        "import_labelstudio",
+        ["export", "gold_annotator", "annotator", "labels", "field", "per_label", "notes"],
+    ),
+    ("import_csv", ["table", "columns", "role", "schema"]),
+    ("write_imported", ["imported", "predictions", "inputs"]),
+    ("worklist", ["gold", "predictions", "schema", "extra_predictions"]),
+    ("worklist_files", ["gold", "predictions", "schema", "extra_predictions", "parallel"]),
+    ("write_worklist", ["found", "out", "inputs"]),
 ]
 CASES = [(entry, argument) for entry, arguments in _SLOTS for argument in arguments]
 

@@ -35,6 +35,7 @@ from chartscore.scoring.scorer import score
 from chartscore.workflows.compare import compare_files
 from chartscore.workflows.score import score_files
 from chartscore.workflows.share import share, share_files
+from chartscore.workflows.worklist import Worklist, worklist, worklist_files, write_worklist
 
 # Records pickled before the layout name their classes by the old flat module paths.
 # Those paths are kept as aliases so that such pickles keep loading; nothing else uses them.
@@ -67,6 +68,7 @@ __all__ = [
     "SourceKind",
     "SourceLocation",
     "TransformationKind",
+    "Worklist",
     "__version__",
     "compare",
     "compare_files",
@@ -76,4 +78,7 @@ __all__ = [
     "score_files",
     "share",
     "share_files",
+    "worklist",
+    "worklist_files",
+    "write_worklist",
 ]

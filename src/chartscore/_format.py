@@ -40,3 +40,11 @@ FORMAT_KEYS: Final = frozenset(
     GOLD_KEY_ORDER + PREDICTION_KEY_ORDER + CHAIN_KEY_ORDER + SOURCE_KEY_ORDER
 )
 """The closed vocabulary of format keys: the only key names an error may show."""
+
+WORKLIST_SIGNATURE: Final = "# chartscore.worklist"
+"""How an adjudication worklist begins; every reader of reports or JSON Lines refuses it."""
+WORKLIST_FIRST_LINE: Final = (
+    WORKLIST_SIGNATURE + " 1: INSIDE ONLY. Patient-level adjudication list (case ids); "
+    "never share, upload or attach it."
+)
+"""The worklist's first line: its format, version and a warning for whoever opens it."""

@@ -25,6 +25,7 @@ from collections.abc import Collection, Iterable, Mapping
 from itertools import accumulate
 from typing import Final, NoReturn
 
+from chartscore._format import WORKLIST_SIGNATURE
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 
 MAX_COUNT: Final = 2**53 - 1
@@ -59,6 +60,7 @@ SCAN_CHUNK_BYTES: Final = 64 << 10
 """Documents are checked (and read from files) this much at a time."""
 
 _WHITESPACE: Final = b" \t\r\n"
+_WORKLIST: Final = WORKLIST_SIGNATURE.encode("ascii")
 _STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
 _STEP: Final = tuple(1 if byte in b"[{" else -1 if byte in b"]}" else 0 for byte in range(256))
@@ -106,6 +108,8 @@ class DocumentScanner:
     from one quote to the next, more than :data:`MAX_CONTAINERS` objects and
     arrays, or a second value after the object. So a bomb
     costs the bytes read up to the first of these, never its expanded size.
+    An adjudication worklist (``chartscore worklist``) is patient-level data
+    that must never pass for a report: it is refused by its own code.
     """
 
     def __init__(self) -> None:
@@ -117,30 +121,44 @@ class DocumentScanner:
         self._containers = 0
         self._open_string = b""  # an unterminated string, carried to the next chunk
         self._unquoted = 0  # bytes since the last quote
+        self._head = b""  # the first bytes, while they could still begin a worklist
 
     def feed(self, chunk: bytes) -> None:
         """Check the next chunk.
 
         Raises:
-            ChartscoreError: ``file_too_large (report)`` or ``invalid_report``.
+            ChartscoreError: ``file_too_large (report)`` or ``invalid_report``;
+                ``inside_only_worklist (report)`` for an adjudication worklist.
         """
         self._size += len(chunk)
         if self._size > MAX_DOCUMENT_BYTES:
             too_large()
         self._check_utf8(chunk, final=False)
+        if not self._started:
+            if self._head:  # the rest of what may be a worklist's first line
+                self._refuse_start(chunk)
+                return
+            body = chunk.lstrip(_WHITESPACE)
+            if not body:
+                return
+            if body[:1] != b"{":
+                self._refuse_start(body)
+                return
+            self._started = True
         self._check_quotes(chunk)
         if self._closed:
             if chunk.strip(_WHITESPACE):
                 invalid()
             return
-        if not self._started:
-            body = chunk.lstrip(_WHITESPACE)
-            if not body:
-                return
-            if body[:1] != b"{":
-                invalid()
-            self._started = True
         self._check_nesting(chunk)
+
+    def _refuse_start(self, body: bytes) -> None:
+        """Not a document: an adjudication worklist is named as one (it is patient-level)."""
+        self._head += body
+        if self._head.startswith(_WORKLIST):
+            raise ChartscoreError(ErrorCode.INSIDE_ONLY_WORKLIST, input=InputKind.REPORT)
+        if not _WORKLIST.startswith(self._head):
+            invalid()
 
     def finish(self) -> None:
         """Check the end of the document (a complete object must have been seen).
@@ -150,7 +168,7 @@ class DocumentScanner:
         """
         self._check_utf8(b"", final=True)
         if not self._closed:
-            invalid()
+            invalid()  # a worklist's first bytes, cut short, are no document either
 
     def _check_utf8(self, chunk: bytes, *, final: bool) -> None:
         failed = False

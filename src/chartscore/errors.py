@@ -101,6 +101,29 @@ class ErrorCode(enum.StrEnum):
     ENGINE_FAILED = "engine_failed"
     # Optional packages.
     MISSING_DEPENDENCY = "missing_dependency"
+    # Importing (REDCap, Label Studio, CSV).
+    INVALID_TABLE = "invalid_table"
+    RAGGED_ROW = "ragged_row"
+    DUPLICATE_COLUMN = "duplicate_column"
+    UNKNOWN_DICTIONARY_HEADER = "unknown_dictionary_header"
+    INVALID_FIELD_NAME = "invalid_field_name"
+    UNKNOWN_REDCAP_TYPE = "unknown_redcap_type"
+    INVALID_CHOICES = "invalid_choices"
+    RECORD_ID_COLUMN = "record_id_column"
+    UNKNOWN_COLUMN = "unknown_column"
+    REPEATING_ROWS = "repeating_rows"
+    DUPLICATE_CASE = "duplicate_case"
+    INVALID_CELL = "invalid_cell"
+    NOT_APPLICABLE_OPTION = "not_applicable_option"
+    INVALID_EXPORT = "invalid_export"
+    DUPLICATE_ANNOTATION = "duplicate_annotation"
+    ANNOTATOR_NOT_FOUND = "annotator_not_found"
+    LABEL_COLLISION = "label_collision"
+    INVALID_COLUMN_MAP = "invalid_column_map"
+    COLUMN_NOT_FOUND = "column_not_found"
+    FIELD_UNDECLARED = "field_undeclared"
+    # The adjudication worklist.
+    INSIDE_ONLY_WORKLIST = "inside_only_worklist"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -174,6 +197,27 @@ _DESCRIPTIONS: dict[str, str] = {
     "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
     "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
     "missing_dependency": "sharing and auditing need scipy: pip install 'chartscore[share]'",
+    "invalid_table": "not a readable delimited text file: a quote left open, or no header",
+    "ragged_row": "a row has more or fewer cells than the header",
+    "duplicate_column": "two columns have the same header",
+    "unknown_dictionary_header": "not a REDCap data dictionary header (UI or API column names)",
+    "invalid_field_name": "a REDCap field name that is not a field id, or given twice",
+    "unknown_redcap_type": "a REDCap field type chartscore does not know",
+    "invalid_choices": "REDCap choices that cannot be read, repeat a code or collide as columns",
+    "record_id_column": "the records' first column is not the dictionary's record-ID field",
+    "unknown_column": "a column that is not in the dictionary (or the column map)",
+    "repeating_rows": "repeating instruments or events: pass --repeating rows to import them",
+    "duplicate_case": "two rows (or tasks) give the same case id",
+    "invalid_cell": "a gold cell is not a valid value of its field's type",
+    "not_applicable_option": "a tolerance or ordinal option names a field that cannot take it",
+    "invalid_export": "not a Label Studio JSON export: a list of tasks with annotations",
+    "duplicate_annotation": "one annotator has two annotations of the same task",
+    "annotator_not_found": "the annotator has no annotation in the export (or in the notes)",
+    "label_collision": "two labels give the same field id",
+    "invalid_column_map": "the column map is not {case_id, fields, ...} as docs/import.md says",
+    "column_not_found": "the column map names a column the table does not have",
+    "field_undeclared": "a gold field of the column map is not declared in the schema",
+    "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
 }
 
 
@@ -241,6 +285,11 @@ class InputKind(enum.StrEnum):
     OUTPUT = "output"
     GATES = "gates"
     REPORT = "report"
+    DICTIONARY = "dictionary"
+    RECORDS = "records"
+    EXPORT = "export"
+    TABLE = "table"
+    COLUMNS = "columns"
 
 
 def valid_field_id(value: object) -> bool:
@@ -260,7 +309,9 @@ class ChartscoreError(ValueError):
         code: The :class:`ErrorCode` naming what went wrong.
         input: Which input it concerns, if any.
         line: The 1-based line of that input, for JSON Lines files; for a gate,
-            the line of the gates file where the gate's ``[[gate]]`` starts.
+            the line of the gates file where the gate's ``[[gate]]`` starts; for a
+            delimited table (an importer's input), the line its row starts on.
+        column: The 1-based column of a delimited table (an importer's input).
         item: The 0-based position in a caller's collection (``score()``'s
             gold or predictions) of the item that failed, if known.
         part: The 1-based part file of that input, in sorted path order, when
@@ -290,6 +341,7 @@ class ChartscoreError(ValueError):
     code: ErrorCode
     input: InputKind | None
     line: int | None
+    column: int | None
     item: int | None
     field_id: str | None
     key: str | None
@@ -315,10 +367,12 @@ class ChartscoreError(ValueError):
         given: str | None = None,
         valid_range: tuple[float, float] | None = None,
         hint: ErrorHint | None = None,
+        column: int | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
         self.line = line if type(line) is int else None
+        self.column = column if type(column) is int and column > 0 else None
         self.item = item if type(item) is int and item >= 0 else None
         self.part = part if type(part) is int and part > 0 else None
         # Only a valid schema field id may appear; anything else could be data.
@@ -345,6 +399,8 @@ class ChartscoreError(ValueError):
             where.append(f"part {self.part}")
         if self.line is not None and self.gate is None:
             where.append(f"line {self.line}")
+        if self.column is not None:
+            where.append(f"column {self.column}")
         if self.item is not None:
             where.append(f"item {self.item}")
         if self.gate is not None:
@@ -386,6 +442,7 @@ class ChartscoreError(ValueError):
             self.given,
             self.valid_range,
             self.hint,
+            self.column,
         )
 
 
@@ -401,11 +458,15 @@ _Location = tuple[
     str | None,
     tuple[float, float] | None,
     ErrorHint | None,
+    int | None,
 ]
 
 
 def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
-    input_kind, line, field_id, key, item, gate, part, setting, given, valid_range, hint = location
+    (
+        input_kind, line, field_id, key, item, gate, part, setting, given, valid_range, hint,
+        column,
+    ) = location  # fmt: skip
     return ChartscoreError(
         code,
         input=input_kind,
@@ -419,12 +480,14 @@ def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
         given=given,
         valid_range=valid_range,
         hint=hint,
+        column=column,
     )
 
 
 def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     """A new error like ``error`` with ``hint`` added (raise it outside any handler)."""
-    return _rebuild(error.code, (*error._location()[:-1], hint))
+    location = error._location()
+    return _rebuild(error.code, (*location[:10], hint, location[11]))
 
 
 def fail(

@@ -34,7 +34,7 @@ from chartscore.cli._command import (
     Option,
     UsageError,
 )
-from chartscore.cli._parser import BY_NAME, COMMANDS, ShowText, build_parser, parse_arguments
+from chartscore.cli._parser import COMMANDS, ShowText, build_parser, command_of, parse_arguments
 from chartscore.cli._signals import Terminated, termination_as_exception
 from chartscore.cli._streams import Streams, binary, say, settle_standard_streams
 from chartscore.errors import ChartscoreError, ErrorCode, describe
@@ -93,7 +93,9 @@ def _run(argv: Sequence[str], streams: Streams) -> int:
     status = EXIT_INTERNAL
     try:
         args = parse_arguments(argv)
-        status = BY_NAME[args.command].run(args, streams)
+        command = command_of(args)
+        assert command is not None  # parse_arguments refuses arguments without one
+        status = command.run(args, streams)
     except ShowText as show:
         shown = show.text
     except ChartscoreError as error:

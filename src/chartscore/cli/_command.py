@@ -57,13 +57,24 @@ class Option:
 
 @dataclass(frozen=True)
 class Command:
-    """A subcommand: its name, help texts, options and the function that runs it."""
+    """A subcommand: its name, help texts, options and the function that runs it.
+
+    A command with ``subcommands`` (``import``) is a group: its word is followed by
+    one of theirs (``chartscore import redcap ...``), whose ``name`` is the whole
+    phrase (``import redcap``); the group's own ``run`` is never called.
+    """
 
     name: str
     help: str
     description: str
     options: tuple[Option, ...]
     run: Callable[[argparse.Namespace, Streams], int]
+    subcommands: tuple[Command, ...] = ()
+
+    @property
+    def word(self) -> str:
+        """The word typed for this command (the last word of its name)."""
+        return self.name.split()[-1]
 
 
 class UsageError(Exception):

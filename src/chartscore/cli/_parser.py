@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from chartscore._version import __version__
-from chartscore.cli import audit, compare, demo, gate, render, score, share
+from chartscore.cli import audit, compare, demo, gate, imports, render, score, share, worklist
 from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Command, UsageError
 
 COMMANDS: Final[tuple[Command, ...]] = (
@@ -27,12 +27,18 @@ COMMANDS: Final[tuple[Command, ...]] = (
     gate.COMMAND,
     render.COMMAND,
     demo.COMMAND,
+    imports.COMMAND,
+    worklist.COMMAND,
 )
 BY_NAME: Final = {command.name: command for command in COMMANDS}
+LEAVES: Final = tuple(leaf for command in COMMANDS for leaf in (command.subcommands or (command,)))
+"""Every command that runs: the plain commands and each group's subcommands."""
 _COMMAND_FLAGS: Final = frozenset(
-    option.flag for command in COMMANDS for option in command.options if not option.positional
+    option.flag for command in LEAVES for option in command.options if not option.positional
 )
 _COMMAND_METAVAR: Final = "COMMAND"
+_KIND_METAVAR: Final = "KIND"
+_KIND_DEST: Final = "subcommand"
 # An unknown option is echoed only when it looks like an option name: a typo
 # such as --shema, never a value such as --gold=/data/MRN123 or a path.
 _OPTION_NAME: Final = re.compile(r"--[a-z][a-z0-9-]{0,40}")
@@ -89,7 +95,8 @@ class _Once(argparse.Action):
     ) -> None:
         seen: set[str] = namespace.__dict__.setdefault("_seen_options", set())
         if self.dest in seen:
-            raise UsageError(f"{self.option_strings[-1]} is given twice", parser.prog.split()[-1])
+            command = " ".join(parser.prog.split()[1:])
+            raise UsageError(f"{self.option_strings[-1]} is given twice", command)
         seen.add(self.dest)
         setattr(namespace, self.dest, True if self.nargs == 0 else values)
 
@@ -107,37 +114,51 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="show the version and exit")
     commands = parser.add_subparsers(dest="command", metavar=_COMMAND_METAVAR)
     for command in COMMANDS:
-        sub = commands.add_parser(
-            command.name,
-            help=command.help,
-            description=command.description,
-            usage=_usage(command),
-            add_help=False,
-            allow_abbrev=False,
-            exit_on_error=False,
-        )
-        sub.add_argument("-h", "--help", action=_Help, help="show this help and exit")
-        for option in command.options:
-            if option.positional:
-                sub.add_argument(
-                    option.dest, metavar=option.metavar, nargs="?", default=None, help=option.help
-                )
-            elif option.metavar is None:  # a flag: present or not
-                sub.add_argument(
-                    option.flag, action=_Once, dest=option.dest, nargs=0, default=False,
-                    help=option.help,
-                )  # fmt: skip
-            else:
-                sub.add_argument(
-                    option.flag, action=_Once, dest=option.dest, metavar=option.metavar,
-                    help=option.help,
-                )  # fmt: skip
+        sub = _add_command(commands, command)
+        if command.subcommands:
+            kinds = sub.add_subparsers(
+                dest=_KIND_DEST, metavar=_KIND_METAVAR, prog=f"{PROGRAM} {command.name}"
+            )
+            for leaf in command.subcommands:
+                _add_command(kinds, leaf)
     return parser
+
+
+def _add_command(commands: argparse._SubParsersAction[_Parser], command: Command) -> _Parser:
+    """One command's parser, with its help and its options."""
+    sub = commands.add_parser(
+        command.word,
+        help=command.help,
+        description=command.description,
+        usage=_usage(command),
+        add_help=False,
+        allow_abbrev=False,
+        exit_on_error=False,
+    )
+    sub.add_argument("-h", "--help", action=_Help, help="show this help and exit")
+    for option in command.options:
+        if option.positional:
+            sub.add_argument(
+                option.dest, metavar=option.metavar, nargs="?", default=None, help=option.help
+            )
+        elif option.metavar is None:  # a flag: present or not
+            sub.add_argument(
+                option.flag, action=_Once, dest=option.dest, nargs=0, default=False,
+                help=option.help,
+            )  # fmt: skip
+        else:
+            sub.add_argument(
+                option.flag, action=_Once, dest=option.dest, metavar=option.metavar,
+                help=option.help,
+            )  # fmt: skip
+    return sub
 
 
 def _usage(command: Command) -> str:
     """The usage line, with required options shown as required (argparse cannot know)."""
     parts = [f"{PROGRAM} {command.name}"]
+    if command.subcommands:
+        parts.append("{" + ",".join(leaf.word for leaf in command.subcommands) + "} ...")
     for option in command.options:
         if option.positional:
             parts.append(option.metavar or option.flag)
@@ -162,14 +183,26 @@ def parse_arguments(argv: Sequence[str]) -> argparse.Namespace:
         problem = _argparse_problem(error.argument_name, argv)
     if problem is not None:
         raise UsageError(problem, _command_word(argv))
-    command = BY_NAME.get(args.command) if args.command else None
+    command = command_of(args)
     name = None if command is None else command.name
     if extras:
         raise UsageError(_extra_problem(extras[0], command), name)
     if command is None:
         raise UsageError(f"a command is required ({', '.join(BY_NAME)})")
+    if command.subcommands:
+        kinds = ", ".join(leaf.word for leaf in command.subcommands)
+        raise UsageError(f"a kind of {command.name} is required ({kinds})", command.name)
     _check_options(command, args)
     return args
+
+
+def command_of(args: argparse.Namespace) -> Command | None:
+    """The command the parsed arguments name: a group's subcommand when one was given."""
+    command = BY_NAME.get(args.command) if args.command else None
+    kind = getattr(args, _KIND_DEST, None)
+    if command is not None and command.subcommands and kind:
+        return next(leaf for leaf in command.subcommands if leaf.word == kind)
+    return command
 
 
 def _check_options(command: Command, args: argparse.Namespace) -> None:
@@ -196,6 +229,13 @@ def _check_options(command: Command, args: argparse.Namespace) -> None:
 
 def _argparse_problem(argument: str | None, argv: Sequence[str]) -> str:
     """Name what argparse found wrong, from which argument failed, never from its message."""
+    if argument == _KIND_METAVAR:
+        group = BY_NAME.get(_command_word(argv) or "")
+        kinds = [leaf.word for leaf in group.subcommands] if group is not None else []
+        words = [word for word in argv if not word.startswith("-")]
+        typed = words[1] if len(words) > 1 else ""
+        hint = _closest(typed, kinds) if _COMMAND_NAME.fullmatch(typed) else None
+        return "unknown kind" + (f" (did you mean {hint}?)" if hint else "")
     if argument == _COMMAND_METAVAR:
         for before in argv:  # a command's option before the command: its value looked like one
             if not before.startswith("-"):
@@ -205,7 +245,7 @@ def _argparse_problem(argument: str | None, argv: Sequence[str]) -> str:
         word = _command_word(argv, known_only=False)
         hint = _closest(word, list(BY_NAME)) if word and _COMMAND_NAME.fullmatch(word) else None
         return "unknown command" + (f" (did you mean {hint}?)" if hint else "")
-    for command in COMMANDS:
+    for command in LEAVES:
         for option in command.options:
             if argument == option.flag:
                 wrong = "takes no value" if option.metavar is None else "needs a value"
@@ -239,8 +279,17 @@ def _closest(word: str, candidates: list[str]) -> str | None:
 
 
 def _command_word(argv: Sequence[str], *, known_only: bool = True) -> str | None:
-    """The command the user typed (the first argument that is not an option)."""
-    for word in argv:
-        if not word.startswith("-"):
-            return word if (word in BY_NAME or not known_only) else None
-    return None
+    """The command the user typed (the first argument that is not an option).
+
+    For a group (``import``) followed by one of its kinds, the two words (``import redcap``).
+    """
+    words = [word for word in argv if not word.startswith("-")]
+    if not words:
+        return None
+    word = words[0]
+    group = BY_NAME.get(word)
+    if group is not None and group.subcommands and len(words) > 1:
+        for leaf in group.subcommands:
+            if leaf.word == words[1]:
+                return leaf.name
+    return word if (word in BY_NAME or not known_only) else None

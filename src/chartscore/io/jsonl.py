@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Final, Protocol
 
+from chartscore._format import WORKLIST_SIGNATURE
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.normalize import NUMBER_MAX_DIGITS, number_in_range
 
@@ -160,7 +161,8 @@ def iter_batches(
         on_line: Called with each multiple of 16,384 lines reached (progress).
 
     Raises:
-        ChartscoreError: ``file_unreadable``, ``line_too_long`` or ``not_utf8``.
+        ChartscoreError: ``file_unreadable``, ``line_too_long`` or ``not_utf8``;
+            ``inside_only_worklist`` (line 1) for an adjudication worklist.
     """
     carry = b""
     line = 0  # lines yielded so far
@@ -208,6 +210,9 @@ def iter_batches(
             raise ChartscoreError(ErrorCode.NOT_UTF8, input=source, line=bad_line)
         lines = text.split("\n")
         lines.pop()  # the empty string after the last line end
+        if line == 0 and lines and lines[0].startswith(WORKLIST_SIGNATURE):
+            # Patient-level case ids, never an input to score or share: said so, not parsed.
+            raise ChartscoreError(ErrorCode.INSIDE_ONLY_WORKLIST, input=source, line=1)
         yield line + 1, lines
         line += len(lines)
         while on_line is not None and mark <= line:

@@ -70,6 +70,7 @@ def write_output(
     *,
     inputs: Sequence[InputPath | None],
     stdout: BinaryOutput | None = None,
+    mode: int | None = None,
 ) -> None:
     """Write ``data`` to the file ``out``, or to ``stdout`` when ``out`` is None.
 
@@ -79,6 +80,8 @@ def write_output(
         inputs: Every input of the command (None for an absent optional one);
             ``out`` must not be any of them.
         stdout: The binary stream for ``out=None`` (default: ``sys.stdout.buffer``).
+        mode: The file's permission bits (``0o600`` for patient-level files);
+            default: ``0o666`` less the umask, as ``open`` gives.
 
     Raises:
         ChartscoreError: ``output_is_input``, ``output_unwritable`` or
@@ -91,7 +94,7 @@ def write_output(
         write_all(stream, data)
         return
     target = check_output(out, inputs=inputs)
-    write_atomic(target, data)
+    write_atomic(target, data, mode=mode)
 
 
 def _standard_output() -> BinaryOutput | None:
@@ -210,13 +213,16 @@ def _wait_writable(stream: object) -> None:
         select.select([], [descriptor], [])
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` all at once: a reader sees the old file or the new one.
 
     Writes a temporary file beside the target, flushes it to disk and renames it
     over the target; on any failure (and on an exception such as
     KeyboardInterrupt) the temporary file is removed. It does not check the
-    target: :func:`write_output` does, through :func:`check_output`.
+    target: :func:`write_output` does, through :func:`check_output`. The file
+    gets ``mode`` (for example ``0o600``), or by default ``0o666`` less the
+    umask; the temporary file is created ``0o600``, so the bytes are never
+    readable by others in between.
 
     Raises:
         ChartscoreError: ``output_unwritable``, or ``invalid_path`` for a path
@@ -237,9 +243,11 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
         with stream:
             write_all(stream, data)
             os.fsync(stream.fileno())
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
         with _signals_held():
             os.replace(temporary, target)
             temporary = None

@@ -62,8 +62,21 @@ def load_schema(path: InputPath) -> Schema:
             ``nonfinite_number``, ``number_out_of_range``,
             ``nesting_too_deep`` or a schema code.
     """
-    where = input_path(path, _SOURCE)
-    data = read_whole(where, _SOURCE, MAX_SCHEMA_BYTES)
+    return Schema.from_dict(read_document(path, _SOURCE))
+
+
+def read_document(path: InputPath, source: InputKind) -> object:
+    """A small developer-written JSON or TOML file (by name, as for schemas), decoded strictly.
+
+    The rules of :func:`load_schema` (at most 16 MiB, UTF-8, gzip read, the
+    JSON reader's number and nesting limits for both) for any such file: a
+    schema, or an importer's column map. Errors name ``source``.
+
+    Raises:
+        ChartscoreError: as :func:`load_schema`, without the schema codes.
+    """
+    where = input_path(path, source)
+    data = read_whole(where, source, MAX_SCHEMA_BYTES)
     text = ""
     code: ErrorCode | None = None
     try:
@@ -71,16 +84,17 @@ def load_schema(path: InputPath) -> Schema:
     except UnicodeDecodeError:
         code = ErrorCode.NOT_UTF8
     if code is not None:
-        raise ChartscoreError(code, input=_SOURCE)
-    document = _toml_document(text) if is_toml_name(where) else decode_document(text, _SOURCE)
-    return Schema.from_dict(document)
+        raise ChartscoreError(code, input=source)
+    if is_toml_name(where):
+        return _toml_document(text, source)
+    return decode_document(text, source)
 
 
 def _toml_float(text: str) -> object:
     return decimal_literal(text)  # raises a ChartscoreError, which tomllib lets through
 
 
-def _toml_document(text: str) -> object:
+def _toml_document(text: str, source: InputKind) -> object:
     document: object = None
     code: ErrorCode | None = None
     line: int | None = None
@@ -103,7 +117,7 @@ def _toml_document(text: str) -> object:
     if code is None:
         code = _number_problem(document)
     if code is not None:
-        raise ChartscoreError(code, input=_SOURCE, line=line)
+        raise ChartscoreError(code, input=source, line=line)
     return document
 
 

@@ -1,0 +1,147 @@
+"""What the ``import`` commands share: output options, list-valued options, the summary line.
+
+Every message names an option, never a value: a list that cannot be read says which
+option and what shape it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Sequence
+from typing import Final
+
+from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
+from chartscore.cli._streams import Streams, say
+from chartscore.importers import Imported, write_imported
+from chartscore.io.inputs import InputPath
+from chartscore.io.output import check_output
+
+GOLD_OUT: Final = Option("--gold-out", "write the gold JSON Lines file here (mode 0600)", "FILE")
+PREDICTIONS_OUT: Final = Option(
+    "--predictions-out", "write the predictions JSON Lines file here (mode 0600)", "FILE"
+)
+SCHEMA_OUT: Final = Option("--schema-out", "write the field schema (JSON) here", "FILE")
+
+_RANGE: Final = re.compile(r"([0-9]{1,15})(?:-([0-9]{1,15}))?")
+MAX_NOTES: Final = 10_000_000
+"""The most note ids ``--notes`` may name (a range such as ``1-999999999999`` is refused)."""
+
+
+def comma_list(value: str | None, flag: str, command: str) -> tuple[str, ...]:
+    """A comma-separated option (``UNK,NA``) as its trimmed, non-empty items."""
+    if value is None:
+        return ()
+    items = tuple(item.strip() for item in value.split(","))
+    if not all(items):
+        raise UsageError(f"{flag} must be a list separated by commas", command)
+    return items
+
+
+def tolerance_list(value: str | None, command: str) -> dict[str, str]:
+    """``--tolerance nihss=1,arrival=2`` as ``{"nihss": "1", "arrival": "2"}``."""
+    found: dict[str, str] = {}
+    for item in comma_list(value, "--tolerance", command):
+        name, equals, amount = item.partition("=")
+        if not equals or not name.strip() or not amount.strip() or name.strip() in found:
+            raise UsageError("--tolerance must be FIELD=AMOUNT pairs separated by commas", command)
+        found[name.strip()] = amount.strip()
+    return found
+
+
+def note_ranges(value: str | None, command: str) -> frozenset[int] | None:
+    """``--notes 1,3-4`` as the note ids it names (chart-review's ``ranges``)."""
+    if value is None:
+        return None
+    notes: set[int] = set()
+    for item in comma_list(value, "--notes", command):
+        match = _RANGE.fullmatch(item)
+        first, last = (int(match[1]), int(match[2] or match[1])) if match else (1, 0)
+        if match is None or last < first or len(notes) + last - first >= MAX_NOTES:
+            raise UsageError("--notes must be note ids or ranges such as 1,3-4", command)
+        notes.update(range(first, last + 1))
+    return frozenset(notes)
+
+
+def whole_number(value: str | None, flag: str, command: str) -> int | None:
+    """A whole-number option (a Label Studio user id)."""
+    if value is None:
+        return None
+    if not re.fullmatch(r"[0-9]{1,15}", value):
+        raise UsageError(f"{flag} must be a whole number", command)
+    return int(value)
+
+
+def output_file(value: str | None, flag: str, command: str) -> str | None:
+    """An output option's file; standard output is refused (files hold patient data)."""
+    if value == STANDARD_STREAM:
+        raise UsageError(f"{flag} must name a file", command)
+    return value
+
+
+def outputs(args: argparse.Namespace, command: str) -> dict[str, str | None]:
+    """The asked outputs by part (``gold``, ``predictions``, ``schema``); None when not asked."""
+    return {
+        part: output_file(getattr(args, f"{part}_out", None), f"--{part}-out", command)
+        for part in ("gold", "predictions", "schema")
+    }
+
+
+def check_outputs(
+    args: argparse.Namespace, command: str, inputs: Sequence[InputPath | None]
+) -> None:
+    """Check every output before any work: a file, never an input (``output_is_input``)."""
+    for target in outputs(args, command).values():
+        if target is not None:
+            check_output(target, inputs=inputs)
+
+
+def write_and_tell(
+    imported: Imported,
+    args: argparse.Namespace,
+    streams: Streams,
+    *,
+    inputs: Sequence[InputPath | None],
+    command: str,
+) -> None:
+    """Write the asked outputs, then one summary line per output on stderr (counts only)."""
+    targets = outputs(args, command)
+    gold, predictions, schema = targets["gold"], targets["predictions"], targets["schema"]
+    write_imported(imported, gold=gold, predictions=predictions, schema=schema, inputs=inputs)
+    for line in summary(imported, gold=gold is not None, predictions=predictions is not None):
+        say(streams.err, f"{PROGRAM}: {line}\n")
+
+
+def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
+    """Closed sentences of counts: what was written and what was left out."""
+    counts = imported.counts
+    lines: list[str] = []
+    if imported.schema is not None:
+        fields = imported.schema["fields"]
+        skipped = [
+            f"{counts[name]:,} {name.removeprefix('skipped_')}"
+            for name in ("skipped_calc", "skipped_descriptive", "skipped_file")
+            if counts.get(name)
+        ]
+        left = f" (skipped: {', '.join(skipped)})" if skipped else ""
+        lines.append(f"fields: {len(fields):,}{left}")  # type: ignore[arg-type]
+    for wanted, name, rows in (
+        (gold, "gold", len(imported.gold)),
+        (predictions, "predictions", len(imported.predictions)),
+    ):
+        if wanted:
+            line = f"{name}: {_many(rows, 'row')} for {_many(counts.get('cases', 0), 'case')}"
+            if counts.get("unanswerable"):
+                line += f", {counts['unanswerable']:,} null (declared missing-data codes)"
+            lines.append(line)
+    extras = [
+        ("blank_cells", "blank cells (no row written)"),
+        ("labels_dropped", "labels outside the declared labels (dropped)"),
+        ("notes_left_out", "notes only one of the two annotators annotated (left out)"),
+    ]
+    lines += [f"{what}: {counts[name]:,}" for name, what in extras if counts.get(name)]
+    return lines
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")

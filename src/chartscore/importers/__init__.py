@@ -1,0 +1,15 @@
+"""Importers: REDCap, Label Studio and CSV exports to chartscore's gold, predictions and schema.
+
+Each importer reads an export inside the protected environment and returns an
+:class:`Imported` (validated records and a schema document); :func:`write_imported`
+writes the chosen parts atomically, never over an input. They hold patient values,
+as the readers of :mod:`chartscore.io` do, and sit in the same layer. Every error is
+a code with the input's line, column or item, never a cell. See docs/import.md.
+"""
+
+from chartscore.importers.csv_table import import_csv
+from chartscore.importers.imported import Imported, write_imported
+from chartscore.importers.labelstudio import import_labelstudio
+from chartscore.importers.redcap import import_redcap
+
+__all__ = ["Imported", "import_csv", "import_labelstudio", "import_redcap", "write_imported"]

@@ -1,0 +1,177 @@
+"""What an importer produces, in chartscore's own formats, and writing it atomically.
+
+An :class:`Imported` holds validated records (:class:`~chartscore.GoldField`,
+:class:`~chartscore.Prediction`) and a schema document. It writes them as the
+formats of docs/formats.md: JSON Lines in the documented key order and layout (the
+fastest to read back), sorted by case id and field id so that the same export in
+any row order gives the same bytes; the schema as canonical JSON.
+
+:func:`write_imported` checks every output before writing any (never an input, never
+two outputs on one file) and writes each atomically. Gold and predictions files
+hold patient data and are written with mode ``0o600``; a schema is developer-authored
+configuration and gets the usual mode.
+
+Room for more outputs: a case-level file (the strata of issue 24) would be one more
+member built from the same cases, and one more target in :func:`write_imported`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+
+import attrs
+
+from chartscore.canonical_json import canonical_json
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.io.inputs import InputPath, identity
+from chartscore.io.output import check_output, write_atomic
+from chartscore.records.model import GoldField, Prediction
+from chartscore.records.schema import Schema
+
+PRIVATE_MODE = 0o600
+"""The mode of every file an importer writes that holds patient data."""
+
+
+@attrs.frozen(repr=False)
+class Imported:
+    """An importer's result: records and a schema document, nothing written yet.
+
+    Attributes:
+        gold: Gold records, sorted by (case id, field id).
+        predictions: Prediction records, sorted the same way.
+        schema: The schema document (``{"fields": {...}}``), or None.
+        counts: What was read and what was left out, by closed names (see
+            docs/import.md): counts only.
+    """
+
+    gold: tuple[GoldField, ...] = attrs.field(default=(), repr=False)
+    predictions: tuple[Prediction, ...] = attrs.field(default=(), repr=False)
+    schema: Mapping[str, object] | None = attrs.field(default=None, repr=False)
+    counts: Mapping[str, int] = attrs.field(factory=dict, repr=False)
+
+    def __repr__(self) -> str:
+        fields = 0 if self.schema is None else len(self.schema["fields"])  # type: ignore[arg-type]
+        return (
+            f"Imported(<{len(self.gold)} gold rows, {len(self.predictions)} predictions, "
+            f"{fields} schema fields>)"
+        )
+
+    def gold_lines(self) -> bytes:
+        """The gold records as a gold JSON Lines file."""
+        return b"".join(_gold_line(row) for row in self.gold)
+
+    def prediction_lines(self) -> bytes:
+        """The predictions as a predictions JSON Lines file."""
+        return b"".join(_prediction_line(row) for row in self.predictions)
+
+    def schema_text(self) -> bytes:
+        """The schema document as canonical JSON, with a line end.
+
+        Raises:
+            ChartscoreError: ``invalid_schema`` when there is none.
+        """
+        if self.schema is None:
+            raise ChartscoreError(ErrorCode.INVALID_SCHEMA)
+        return (canonical_json(self.schema) + "\n").encode("utf-8")
+
+    def loaded_schema(self) -> Schema | None:
+        """The schema document read as a :class:`Schema` (None when there is none)."""
+        return None if self.schema is None else Schema.from_dict(self.schema)
+
+
+def sorted_records(rows: Sequence[GoldField]) -> tuple[GoldField, ...]:
+    """Gold records in file order: by case id, then field id (code point order)."""
+    return tuple(sorted(rows, key=lambda row: (row.case_id, row.field_id)))
+
+
+def sorted_predictions(rows: Sequence[Prediction]) -> tuple[Prediction, ...]:
+    """Predictions in file order: by case id, then field id."""
+    return tuple(sorted(rows, key=lambda row: (row.case_id, row.field_id)))
+
+
+def _text(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _value(value: object) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if type(value) is str:
+        return _text(value)
+    if type(value) is int:
+        return str(value)
+    if type(value) is Decimal:
+        return str(value)  # finite and in range: a JSON number literal (1.5, 1E+3)
+    if type(value) is frozenset:
+        return "[" + ", ".join(_text(item) for item in sorted(value)) + "]"
+    raise ChartscoreError(ErrorCode.INVALID_VALUE)  # records hold only the types above
+
+
+def _gold_line(row: GoldField) -> bytes:
+    return (
+        f'{{"case_id": {_text(row.case_id)}, "field_id": {_text(row.field_id)}, '
+        f'"field_type": "{row.field_type.value}", "value": {_value(row.value)}}}\n'
+    ).encode()
+
+
+def _prediction_line(row: Prediction) -> bytes:
+    return (
+        f'{{"case_id": {_text(row.case_id)}, "field_id": {_text(row.field_id)}, '
+        f'"value": {_value(row.value)}}}\n'
+    ).encode()
+
+
+def write_imported(
+    imported: Imported,
+    *,
+    gold: InputPath | None = None,
+    predictions: InputPath | None = None,
+    schema: InputPath | None = None,
+    inputs: Sequence[InputPath | None] = (),
+) -> None:
+    """Write the asked parts of ``imported``, each atomically, after checking every target.
+
+    Args:
+        imported: What an importer produced.
+        gold: Where to write the gold file (mode ``0o600``), or None.
+        predictions: Where to write the predictions file (mode ``0o600``), or None.
+        schema: Where to write the schema (canonical JSON), or None.
+        inputs: Every input the import read; no output may be one of them.
+
+    Raises:
+        ChartscoreError: ``output_is_input`` (an output names an input, or two
+            outputs name one file), ``output_unwritable``, ``invalid_path``;
+            ``invalid_schema`` when a schema is asked for but there is none;
+            ``usage`` when ``imported`` is not an :class:`Imported`.
+    """
+    if type(imported) is not Imported:
+        raise ChartscoreError(ErrorCode.USAGE)
+    asked = (
+        (gold, imported.gold_lines, PRIVATE_MODE),
+        (predictions, imported.prediction_lines, PRIVATE_MODE),
+        (schema, imported.schema_text, None),
+    )
+    targets = [(where, produce, mode) for where, produce, mode in asked if where is not None]
+    checked: list[str] = []
+    for where, _, _ in targets:
+        path = check_output(where, inputs=inputs)
+        if any(_same_target(path, other) for other in checked):
+            raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
+        checked.append(path)
+    contents = [produce() for _, produce, _ in targets]  # all built before any is written
+    for (_, _, mode), path, data in zip(targets, checked, contents, strict=True):
+        write_atomic(path, data, mode=mode)
+
+
+def _same_target(first: str, second: str) -> bool:
+    """Whether two output paths name one file (by spelling, or an existing file's identity)."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    return identity(first) is not None and identity(first) == identity(second)

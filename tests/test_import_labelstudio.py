@@ -1,0 +1,283 @@
+"""Label Studio import, read as chart-review reads an export, giving chart-review's counts.
+
+tests/data/importers/labelstudio_cold.json is an export written for these tests in the
+shape of chart-review's "cold" test project (smart-on-fhir/chart-review,
+tests/data/cold: four notes; annotators jane = 3, john = 5, jill = 6; labels Cough,
+Fatigue and Headache; jane's notes restricted to 1, 3 and 4 by the project's ``ranges``),
+with the members a real export carries. chart-review's published result for it
+(tests/test_accuracy.py, ``chart-review accuracy jill jane``) is:
+
+    Comparing 3 charts (1, 3-4)
+    F1     Sens  Spec  PPV  NPV   Kappa  TP  FN  TN  FP  Label
+    0.667  0.75  0.6   0.6  0.75  0.341  3   1   3   2   *
+    0.667  0.5   1.0   1.0  0.5   0.4    1   1   1   0   Cough
+    1.0    1.0   1.0   1.0  1.0   1.0    2   0   1   0   Fatigue
+    0      0     0     0    0     0      0   0   1   2   Headache
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from chartscore import ChartscoreError, ErrorCode, score
+from chartscore.cli import main
+from chartscore.importers import import_labelstudio
+from chartscore.importers.labelstudio import label_segment
+
+DATA = Path(__file__).resolve().parent / "data" / "importers"
+COLD = DATA / "labelstudio_cold.json"
+JANE, JOHN, JILL = 3, 5, 6
+LABELS = ["Cough", "Fatigue", "Headache"]
+
+# chart-review's published table (see the module docstring): label -> (TP, FN, TN, FP, kappa).
+PUBLISHED = {
+    "Cough": (1, 1, 1, 0, 0.4),
+    "Fatigue": (2, 0, 1, 0, 1.0),
+    "Headache": (0, 0, 1, 2, 0.0),
+}
+PUBLISHED_POOLED = (3, 1, 3, 2, 0.341)
+
+
+def confusion(gold: list[bool], answers: list[bool]) -> tuple[int, int, int, int]:
+    """(TP, FN, TN, FP), chart-review's order."""
+    pairs = Counter(zip(gold, answers, strict=True))
+    return pairs[True, True], pairs[True, False], pairs[False, False], pairs[False, True]
+
+
+def per_label(**options: object) -> tuple[dict[str, list[bool]], dict[str, list[bool]]]:
+    imported = import_labelstudio(
+        COLD, gold_annotator=JILL, annotator=JANE, labels=LABELS, per_label=True, **options
+    )
+    gold: dict[str, list[bool]] = {}
+    answers: dict[str, list[bool]] = {}
+    for row in imported.gold:
+        gold.setdefault(row.field_id, []).append(row.value)  # type: ignore[arg-type]
+    for answer in imported.predictions:
+        answers.setdefault(answer.field_id, []).append(answer.value)  # type: ignore[arg-type]
+    return gold, answers
+
+
+def test_per_label_booleans_give_chart_reviews_published_table() -> None:
+    imported = import_labelstudio(
+        COLD,
+        gold_annotator=JILL,
+        annotator=JANE,
+        labels=LABELS,
+        per_label=True,
+        field="symptom",
+        notes=[1, 3, 4],
+    )
+    assert sorted({row.case_id for row in imported.gold}) == ["1", "3", "4"]  # 3 charts
+    assert [row.case_id for row in imported.gold] == [row.case_id for row in imported.predictions]
+    report = score(list(imported.gold), list(imported.predictions), schema=imported.schema)
+    pooled_gold: list[bool] = []
+    pooled_answers: list[bool] = []
+    for label, (tp, fn, tn, fp, kappa) in PUBLISHED.items():
+        field_id = f"symptom.{label.lower()}"
+        gold = [row.value for row in imported.gold if row.field_id == field_id]
+        answers = [row.value for row in imported.predictions if row.field_id == field_id]
+        assert confusion(gold, answers) == (tp, fn, tn, fp)  # type: ignore[arg-type]
+        part = report.by_field[field_id]
+        assert part.metric("normalized_agreement").success_count == tp + tn
+        assert part.kappa is not None and round(part.kappa.value or 0.0, 3) == kappa
+        pooled_gold += gold  # type: ignore[arg-type]
+        pooled_answers += answers  # type: ignore[arg-type]
+    *counts, kappa = PUBLISHED_POOLED
+    assert confusion(pooled_gold, pooled_answers) == tuple(counts)
+    assert round(cohen_kappa_score(pooled_gold, pooled_answers), 3) == kappa
+    pooled = report.by_field_type["boolean"]
+    assert pooled.metric("normalized_agreement").success_count == counts[0] + counts[2]
+    assert imported.counts["labels_dropped"] == 1  # "Label Not In Study" on note 1
+
+
+def test_one_multi_select_field_gives_chart_reviews_ppv_and_sensitivity() -> None:
+    imported = import_labelstudio(
+        COLD, gold_annotator=JILL, annotator=JANE, labels=LABELS, notes=[1, 3, 4]
+    )
+    assert imported.schema == {"fields": {"labels": {"type": "multi", "choices": LABELS}}}
+    report = score(list(imported.gold), list(imported.predictions), schema=imported.schema)
+    labels = report.by_field["labels"]
+    tp, fn, _, fp, _ = PUBLISHED_POOLED
+    precision, recall = labels.metric("item_precision"), labels.metric("item_recall")
+    assert (precision.success_count, precision.total_count) == (tp, tp + fp)  # PPV 0.6
+    assert (recall.success_count, recall.total_count) == (tp, tp + fn)  # Sens 0.75
+
+
+def test_notes_are_those_both_annotators_annotated() -> None:
+    # Without ranges: jane annotated note 2 too (finding nothing), so four charts.
+    imported = import_labelstudio(COLD, gold_annotator=JILL, annotator=JANE, labels=LABELS)
+    assert sorted({row.case_id for row in imported.gold}) == ["1", "2", "3", "4"]
+    # john never opened note 3: it is left out, and counted.
+    imported = import_labelstudio(COLD, gold_annotator=JILL, annotator=JOHN, labels=LABELS)
+    assert sorted({row.case_id for row in imported.gold}) == ["1", "2", "4"]
+    assert imported.counts["notes_left_out"] == 1
+    # Gold alone: every note jill annotated.
+    alone = import_labelstudio(COLD, gold_annotator=JILL)
+    assert [row.case_id for row in alone.gold] == ["1", "2", "3", "4"]
+    assert alone.predictions == ()
+    # Every label found, when none are declared (chart-review's default).
+    assert alone.schema == {
+        "fields": {
+            "labels": {
+                "type": "multi",
+                "choices": ["Cough", "Fatigue", "Headache", "Label Not In Study"],
+            }
+        }
+    }
+
+
+def export(tasks: object, tmp_path: Path) -> Path:
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(tasks), encoding="utf-8")
+    return path
+
+
+def task(note: int, *annotations: object) -> dict[str, object]:
+    return {"id": note, "annotations": list(annotations), "data": {"text": "invented"}}
+
+
+def annotation(who: object, *labels: str, origin: str | None = "manual") -> dict[str, object]:
+    result: dict[str, object] = {"value": {"labels": list(labels)}, "type": "labels"}
+    if origin is not None:
+        result["origin"] = origin
+    return {"completed_by": who, "result": [result]}
+
+
+def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
+    tmp_path: Path,
+) -> None:
+    tasks = [
+        task(
+            7,
+            annotation(1, "A"),
+            annotation({"id": 2, "email": "x@example.org"}, "B", origin="prediction"),
+            annotation(None, "C"),
+        ),
+        task(8, annotation(1), annotation({"id": 2}, "A", origin=None)),
+    ]
+    imported = import_labelstudio(export(tasks, tmp_path), gold_annotator=1, annotator=2)
+    gold = {row.case_id: sorted(row.value) for row in imported.gold}  # type: ignore[arg-type]
+    answers = {row.case_id: sorted(row.value) for row in imported.predictions}  # type: ignore[arg-type]
+    assert gold == {"7": ["A"], "8": []}
+    assert answers == {"7": [], "8": ["A"]}
+
+
+@pytest.mark.parametrize(
+    ("tasks", "options", "message"),
+    [
+        ({"tasks": []}, {}, "invalid_export (export)"),
+        ([task(1, annotation(1)), "note"], {}, "invalid_export (export item 1)"),
+        ([{"annotations": []}], {}, "invalid_export (export item 0)"),
+        ([task(1, annotation("1"))], {}, "invalid_export (export item 0)"),
+        ([task(1, {"completed_by": 1, "result": {}})], {}, "invalid_export (export item 0)"),
+        (
+            [task(1, {"completed_by": 1, "result": [{"value": {"labels": "A"}}]})],
+            {},
+            "invalid_export (export item 0)",
+        ),
+        ([task(1, annotation(1)), task(1, annotation(1))], {}, "duplicate_case (export item 1)"),
+        ([task(1, annotation(1), annotation(1))], {}, "duplicate_annotation (export item 0)"),
+        ([task(1, annotation(2))], {}, "annotator_not_found (export)"),
+        ([task(1, annotation(1))], {"annotator": 2}, "annotator_not_found (export)"),
+        ([task(1, annotation(1, "A"))], {"notes": [2]}, "annotator_not_found (export)"),
+        (
+            [task(1, annotation(1, "Heart failure", "heart-failure"))],
+            {"per_label": True},
+            "label_collision",
+        ),
+        ([task(1, annotation(1, "Cough", "cough"))], {}, "label_collision"),
+        ([task(1, annotation(1))], {"field": "Labels"}, "invalid_field_id"),
+        ([task(1, annotation(1))], {"annotator": 1}, "usage"),
+        ([task(1, annotation(1))], {"labels": "A,B"}, "usage"),
+        ([task(1, annotation(1))], {"notes": ["1"]}, "usage"),
+        ([task(1, annotation(1))], {"per_label": 1}, "usage"),
+    ],
+)
+def test_export_errors_name_the_task(
+    tasks: object, options: dict[str, object], message: str, tmp_path: Path
+) -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        import_labelstudio(export(tasks, tmp_path), gold_annotator=1, **options)  # type: ignore[arg-type]
+    assert str(caught.value) == message
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+def test_an_export_that_is_not_json_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    path.write_text('[\n  {"id": 1,\n  oops\n]', encoding="utf-8")
+    with pytest.raises(ChartscoreError) as caught:
+        import_labelstudio(path, gold_annotator=1)
+    assert str(caught.value) == "invalid_json (export line 3)"
+    path.write_bytes(b'[{"id": 1, "annotations": [], "data": {"text": "caf\xe9"}}]')
+    with pytest.raises(ChartscoreError) as caught:
+        import_labelstudio(path, gold_annotator=1)
+    assert caught.value.code is ErrorCode.NOT_UTF8
+
+
+def test_label_segments() -> None:
+    assert label_segment("Heart failure") == "heart_failure"
+    assert label_segment("COVID-19 (suspected)") == "covid_19_suspected"
+    assert label_segment("2nd stroke") == "l_2nd_stroke"
+    assert label_segment("Fièvre") == "fi_vre"
+    assert label_segment("!!!") == "l"
+
+
+def test_cli_writes_gold_predictions_and_schema(tmp_path: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    gold, jane, schema = (tmp_path / name for name in ("gold.jsonl", "jane.jsonl", "s.json"))
+    argv = ["import", "labelstudio", "--export", str(COLD), "--gold-annotator", "6"]
+    argv += ["--annotator", "3", "--labels", "Cough,Fatigue,Headache", "--notes", "1,3-4"]
+    argv += ["--per-label", "--field", "symptom", "--gold-out", str(gold)]
+    argv += ["--predictions-out", str(jane), "--schema-out", str(schema)]
+    assert main(argv, stdout=out, stderr=err) == 0
+    assert out.getvalue() == ""
+    assert err.getvalue() == (
+        "chartscore: fields: 3\n"
+        "chartscore: gold: 9 rows for 3 cases\n"
+        "chartscore: predictions: 9 rows for 3 cases\n"
+        "chartscore: labels outside the declared labels (dropped): 1\n"
+    )
+    lines = [json.loads(line) for line in gold.read_text().splitlines()]
+    assert lines[0] == {
+        "case_id": "1",
+        "field_id": "symptom.cough",
+        "field_type": "boolean",
+        "value": True,
+    }
+    assert len(jane.read_text().splitlines()) == 9
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        (["--gold-out", "g", "--annotator", "3"], "--annotator needs --predictions-out"),
+        (["--predictions-out", "p"], "--predictions-out needs --annotator"),
+        ([], "nothing to write: give --gold-out, --predictions-out or --schema-out"),
+        (["--gold-out", "g", "--notes", "4-1"], "--notes must be note ids or ranges such as 1,3-4"),
+        (
+            ["--gold-out", "g", "--notes", "1-99999999"],
+            "--notes must be note ids or ranges such as 1,3-4",
+        ),
+        (
+            ["--gold-out", "g", "--annotator", "6", "--predictions-out", "p"],
+            "--annotator must differ from --gold-annotator",
+        ),
+    ],
+)
+def test_cli_usage_problems(extra: list[str], problem: str) -> None:
+    err = io.StringIO()
+    argv = ["import", "labelstudio", "--export", str(COLD), "--gold-annotator", "6", *extra]
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 2
+    assert err.getvalue() == (
+        f"chartscore: error: usage: {problem}; see chartscore import labelstudio --help\n"
+    )
+    err = io.StringIO()
+    argv = ["import", "labelstudio", "--export", str(COLD), "--gold-annotator", "jill"]
+    assert main([*argv, "--gold-out", "g"], stdout=io.StringIO(), stderr=err) == 2
+    assert "--gold-annotator must be a whole number" in err.getvalue()
