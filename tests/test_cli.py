@@ -67,6 +67,9 @@ def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
         "success_count": 3,
         "total_count": 4,
         "interval": [0.30064184258240195, 0.9544127391902995],
+        # a pooled slice: the two cases' rows do not vary more than rows would alone
+        "design_effect": 1,
+        "clustered_interval": [0.30064184258240195, 0.9544127391902995],
     }
     assert sorted(report["by_field"]) == ["echo.lvef", "hx.smoking"]
 

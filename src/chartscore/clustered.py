@@ -38,6 +38,7 @@ from typing import Final
 
 import attrs
 
+from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.paired import mcnemar, newcombe_difference
 from chartscore.stats import wilson_interval
 
@@ -73,6 +74,17 @@ def z_for(confidence: float) -> float:
     if type(confidence) is not float or confidence not in Z_BY_CONFIDENCE:
         raise ValueError("confidence must be 0.9, 0.95 or 0.99")
     return Z_BY_CONFIDENCE[confidence]
+
+
+def confidence_option(value: object) -> float:
+    """``value`` when it is exactly a float and one of :data:`CONFIDENCE_LEVELS`.
+
+    Raises:
+        ChartscoreError: ``usage`` for anything else (checked by exact type).
+    """
+    if type(value) is not float or value not in Z_BY_CONFIDENCE:
+        raise ChartscoreError(ErrorCode.USAGE)
+    return value
 
 
 # --------------------------------------------------------------------------- sums

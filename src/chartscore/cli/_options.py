@@ -46,6 +46,12 @@ GATES: Final = Option(
     reads_input=True,
 )
 OUT: Final = Option("--out", "write here (atomically) instead of stdout", "FILE")
+CONFIDENCE: Final = Option(
+    "--confidence",
+    "the level of every interval: 0.90, 0.95 (default) or 0.99",
+    "LEVEL",
+    choices=("0.90", "0.95", "0.99"),
+)
 OUTPUT_FORMATS: Final = ("json", *FORMATS)
 
 
@@ -124,6 +130,7 @@ def score_inputs(
             parallel=parallel(args),
             extra_predictions=extra_predictions(args),
             strict_schema=args.strict_schema,
+            confidence=confidence(args),
         )
     finally:
         if progress is not None:
@@ -131,6 +138,12 @@ def score_inputs(
     if schema is not None:
         _warn_unused_schema_fields(sorted(set(schema.fields) - set(result.by_field)), streams)
     return result
+
+
+def confidence(args: argparse.Namespace) -> float:
+    """``--confidence`` as a level (0.9, 0.95 or 0.99); 0.95 when not given."""
+    chosen: str | None = getattr(args, "confidence", None)
+    return 0.95 if chosen is None else float(chosen)
 
 
 def extra_predictions(args: argparse.Namespace) -> ExtraPredictions:
@@ -155,10 +168,18 @@ def _warn_unused_schema_fields(unused: list[str], streams: Streams) -> None:
 
 
 def gate_status(
-    document: Document, gates: Sequence[Gate], streams: Streams, *, on_stderr: bool
+    document: Document,
+    gates: Sequence[Gate],
+    streams: Streams,
+    *,
+    on_stderr: bool,
+    level: float | None = None,
 ) -> int:
-    """Check gates, print their table (stderr when stdout holds a report), return the status."""
-    results = evaluate(document, gates)
+    """Check gates, print their table (stderr when stdout holds a report), return the status.
+
+    ``level``: the confidence of the intervals the gates read; None: the document's.
+    """
+    results = evaluate(document, gates, confidence=level)
     table = results.table()
     if on_stderr:
         say(streams.err, table)

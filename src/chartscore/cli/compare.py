@@ -14,12 +14,14 @@ from chartscore.cli._command import (
     optional_input,
 )
 from chartscore.cli._options import (
+    CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATES,
     GOLD,
     OUT,
     QUIET,
     SCHEMA,
+    confidence,
     extra_predictions,
     format_option,
     gate_status,
@@ -58,6 +60,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             schema=schema,
             progress=progress,
             extra_predictions=extra_predictions(args),
+            confidence=confidence(args),
         )
     finally:
         if progress is not None:
@@ -126,6 +129,7 @@ COMMAND: Final = Command(
         format_option("the comparison's form"),
         QUIET,
         EXTRA_PREDICTIONS,
+        CONFIDENCE,
         GATES,
     ),
     run=run,

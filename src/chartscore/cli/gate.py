@@ -16,7 +16,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     document_path, gates_path = input_argument(args.report), input_argument(args.gates)
     gates = load_gates(gates_path)
     document = load_document_file(document_path)
-    return gate_status(document, gates, streams, on_stderr=False)
+    level = None if args.confidence is None else float(args.confidence)
+    return gate_status(document, gates, streams, on_stderr=False, level=level)
 
 
 COMMAND: Final = Command(
@@ -27,6 +28,12 @@ COMMAND: Final = Command(
     options=(
         DOCUMENT,
         Option("--gates", "the gates file (TOML)", "FILE", required=True, reads_input=True),
+        Option(
+            "--confidence",
+            "recompute the intervals at 0.90, 0.95 or 0.99 (default: the document's level)",
+            "LEVEL",
+            choices=("0.90", "0.95", "0.99"),
+        ),
     ),
     run=run,
 )

@@ -19,6 +19,7 @@ from chartscore.cli._command import (
     optional_input,
 )
 from chartscore.cli._options import (
+    CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATES,
     GOLD,
@@ -91,6 +92,7 @@ def _dask_scorer(args: argparse.Namespace) -> Callable[..., Report]:
         schema: Schema | None,
         extra_predictions: ExtraPredictions,
         strict_schema: bool,
+        confidence: float,
         **_local_only: object,  # progress and parallel: the local engine's
     ) -> Report:
         return score_dask(
@@ -101,6 +103,7 @@ def _dask_scorer(args: argparse.Namespace) -> Callable[..., Report]:
             partitions=None if args.partitions is None else int(args.partitions),
             extra_predictions=extra_predictions,
             strict_schema=strict_schema,
+            confidence=confidence,
         )
 
     return score_parts
@@ -135,6 +138,7 @@ COMMAND: Final = Command(
         JOBS,
         EXTRA_PREDICTIONS,
         STRICT_SCHEMA,
+        CONFIDENCE,
         GATES,
         Option(
             "--engine",

@@ -16,6 +16,7 @@ from chartscore.cli._command import (
     optional_input,
 )
 from chartscore.cli._options import (
+    CONFIDENCE,
     EXTRA_PREDICTIONS,
     GOLD,
     JOBS,
@@ -107,6 +108,7 @@ COMMAND: Final = Command(
         JOBS,
         EXTRA_PREDICTIONS,
         STRICT_SCHEMA,
+        CONFIDENCE,
     ),
     run=run,
 )

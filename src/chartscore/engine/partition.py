@@ -170,6 +170,8 @@ def finish(
     predictions: Sequence[PartSummary],
     schema: Schema | None,
     strict_schema: bool,
+    *,
+    confidence: float = 0.95,
 ) -> Report | Failure:
     """The report, or the failure one process would have met first. Never raises.
 
@@ -178,10 +180,11 @@ def finish(
         gold, predictions: The part summaries, in part order.
         schema: The schema, for ``strict_schema``.
         strict_schema: Refuse schema field ids that no gold row uses.
+        confidence: The level of the report's intervals.
     """
     outcome: Report | Failure | None = None
     try:
-        outcome = _finish(combined, gold, predictions, schema, strict_schema)
+        outcome = _finish(combined, gold, predictions, schema, strict_schema, confidence=confidence)
     except Exception:  # noqa: BLE001 - a bug; its message could hold data
         outcome = None
     return outcome if outcome is not None else Failure.internal()
@@ -193,6 +196,8 @@ def _finish(
     predictions: Sequence[PartSummary],
     schema: Schema | None,
     strict_schema: bool,
+    *,
+    confidence: float,
 ) -> Report | Failure:
     failures = [s.failure for s in (*gold, *predictions) if s.failure is not None]
     failures += type_failures(gold)
@@ -219,7 +224,7 @@ def _finish(
     if failures:
         return min(failures, key=Failure.rank)
     partial: Any = combined.partial
-    return Report.from_tally(partial.tally())
+    return Report.from_tally(partial.tally(), confidence)
 
 
 _NOWHERE = (None, None, None)

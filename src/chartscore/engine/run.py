@@ -41,6 +41,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
+from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.engine.partition import combine, finish, first_result, score_partition
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
@@ -82,6 +83,7 @@ def score_dask(
     partitions: int | None = None,
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Report:
     """Score part files on Dask; the same report, byte for byte, as one process.
 
@@ -111,6 +113,7 @@ def score_dask(
         extra_predictions: ``"error"`` or ``"ignore"``, as for :func:`chartscore.score`.
         strict_schema: Refuse schema field ids no gold row uses, as for
             :func:`chartscore.score`.
+        confidence: The level of every interval, as for :func:`chartscore.score`.
 
     Returns:
         The value-free :class:`Report`.
@@ -127,6 +130,7 @@ def score_dask(
             ``__cause__`` or ``__context__``.
     """
     check_options(extra_predictions, strict_schema)
+    confidence_option(confidence)
     if not _valid_scheduler(scheduler) or not _valid_partitions(partitions):
         raise ChartscoreError(ErrorCode.USAGE)
     gold_paths = part_paths(gold, InputKind.GOLD)
@@ -140,6 +144,7 @@ def score_dask(
         partitions=partitions,
         extra_predictions=extra_predictions,
         strict_schema=strict_schema,
+        confidence=confidence,
     )
     _require_engine(
         local_cluster=scheduler is None, distributed=scheduler not in IN_PROCESS_SCHEDULERS
@@ -200,6 +205,7 @@ class _Plan:
         partitions: int | None,
         extra_predictions: ExtraPredictions,
         strict_schema: bool,
+        confidence: float = DEFAULT_CONFIDENCE,
     ) -> None:
         self.gold = gold
         self.predictions = predictions
@@ -207,6 +213,7 @@ class _Plan:
         self.partitions = partitions
         self.extra_predictions = extra_predictions
         self.strict_schema = strict_schema
+        self.confidence = confidence
 
     def partition_count(self, threads: int) -> int:
         """The given count, or one per worker thread and per 128 MiB of gold."""
@@ -263,6 +270,7 @@ class _Plan:
             [read[0] for read in prediction_reads],
             self.schema,
             self.strict_schema,
+            confidence=self.confidence,
             dask_key_name=f"chartscore-finish-{run}",
         )
 

@@ -21,7 +21,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Final, Literal
 
 from chartscore._types import Value
-from chartscore.clustered import ClusterSums, PairedClusterSums
+from chartscore.clustered import (
+    DEFAULT_CONFIDENCE,
+    ClusterSums,
+    PairedClusterSums,
+    confidence_option,
+)
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -297,6 +302,7 @@ def compare(
     *,
     schema: Schema | Mapping[str, object] | None = None,
     extra_predictions: ExtraPredictions = "error",
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Comparison:
     """Compare two systems' predictions on the same gold, paired row by row.
 
@@ -317,6 +323,7 @@ def compare(
             ``"error"`` (default) refuses a prediction whose key is not in
             gold; ``"ignore"`` skips it and counts it in the comparison's
             ``ignored_prediction_count`` (one count per system).
+        confidence: The level of every interval: 0.9, 0.95 (default) or 0.99.
 
     Returns:
         The value-free :class:`~chartscore.comparison.Comparison`.
@@ -334,6 +341,7 @@ def compare(
         >>> result.candidate_only, result.baseline_only
         (3, 0)
     """
+    confidence_option(confidence)
     scorer = PairedScorer(
         None if schema is None else to_schema(schema), extra_predictions=extra_predictions
     )
@@ -346,4 +354,4 @@ def compare(
         for answer in guarded(candidate, Prediction, InputKind.CANDIDATE):
             scorer.add_candidate(answer.case_id, answer.field_id, answer.value, answer.is_supported)
         tally = scorer.paired_tally()
-    return Comparison.from_tally(tally)
+    return Comparison.from_tally(tally, confidence)

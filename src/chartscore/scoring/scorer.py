@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 from chartscore._types import FieldType, Value
+from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.errors import (
     ChartscoreError,
     ErrorCode,
@@ -344,6 +345,7 @@ def score(
     schema: Schema | Mapping[str, object] | None = None,
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Report:
     """Score predictions against gold, field by field, into a value-free report.
 
@@ -366,6 +368,9 @@ def score(
         strict_schema: Refuse a schema that declares a field id no gold row
             uses (``schema_field_unused``); otherwise such entries are simply
             unused (the command line warns about them).
+        confidence: The level of every interval: 0.9, 0.95 (default) or 0.99.
+            Pooled slices (overall, field types) carry a case-clustered
+            interval beside the Wilson interval (docs/metrics.md).
 
     Returns:
         The :class:`Report`; ``report.to_json()`` is canonical JSON.
@@ -377,8 +382,8 @@ def score(
             ``invalid_record``, ``schema_field_unused``, a schema code, or
             ``usage`` for an option that is not exactly one of its documented
             values (``extra_predictions`` a ``str``, ``strict_schema`` a
-            ``bool``). Never carries a value, and never a ``__cause__`` or
-            ``__context__``.
+            ``bool``, ``confidence`` one of the three levels, a ``float``).
+            Never carries a value, and never a ``__cause__`` or ``__context__``.
 
     Example:
         >>> from chartscore import GoldField, Prediction, score
@@ -388,6 +393,7 @@ def score(
         1
     """
     check_options(extra_predictions, strict_schema)
+    confidence_option(confidence)
     # Any caller object is read once into a validated Schema (never touched again).
     scorer = Scorer(
         None if schema is None else to_schema(schema), extra_predictions=extra_predictions
@@ -395,7 +401,7 @@ def score(
     with collector_paused():
         feed_records(scorer, gold, predictions, strict_schema=strict_schema)
         tally = scorer.tally()
-    return Report.from_tally(tally)
+    return Report.from_tally(tally, confidence)
 
 
 def feed_records(

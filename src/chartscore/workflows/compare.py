@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.comparison import Comparison, PairedTally
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option
 from chartscore.io.fastpath import fast_prediction
@@ -25,6 +26,7 @@ def compare_files(
     schema: Schema | InputPath | None = None,
     progress: Progress | None = None,
     extra_predictions: ExtraPredictions = "error",
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Comparison:
     """Compare two systems' predictions files on one gold file, paired row by row.
 
@@ -42,13 +44,16 @@ def compare_files(
         extra_predictions: ``"error"`` or ``"ignore"``, as for
             :func:`chartscore.compare` (each system's skipped predictions are
             counted apart).
+        confidence: The level of every interval: 0.9, 0.95 (default) or 0.99.
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
             input (``gold``, ``baseline``, ``candidate``) and line; ``usage``
-            for a ``progress`` that is not None or callable.
+            for a ``progress`` that is not None or callable, or a
+            ``confidence`` that is not one of the three levels.
     """
     callback_option(progress)
+    confidence_option(confidence)
     wheres = [
         input_path(path, kind)
         for path, kind in (
@@ -68,7 +73,7 @@ def compare_files(
     if failure is not None:  # raised outside the handler: no context
         others = [(wheres[1], InputKind.BASELINE), (wheres[2], InputKind.CANDIDATE)]
         raise explained(failure, others)
-    return Comparison.from_tally(tally)
+    return Comparison.from_tally(tally, confidence)
 
 
 def _compare_streams(

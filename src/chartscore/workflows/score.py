@@ -10,6 +10,7 @@ schema files are read by :mod:`chartscore.io.schema_file`, rows are added by
 
 from __future__ import annotations
 
+from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option, flag_option
 from chartscore.io.fastpath import fast_gold, fast_prediction
 from chartscore.io.feed import Progress, add_rows, feed_rows
@@ -79,6 +80,7 @@ def score_files(
     parallel: bool = False,
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> Report:
     """Score a predictions JSON Lines file against a gold JSON Lines file.
 
@@ -100,6 +102,7 @@ def score_files(
         extra_predictions: ``"error"`` or ``"ignore"``, as for :func:`chartscore.score`.
         strict_schema: Refuse schema field ids no gold row uses, as for
             :func:`chartscore.score`.
+        confidence: The level of every interval, as for :func:`chartscore.score`.
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
@@ -109,9 +112,11 @@ def score_files(
             ``internal_error`` if the reader process dies; ``usage`` for an
             option that is not exactly one of its documented values
             (``progress`` None or callable, ``parallel`` and ``strict_schema``
-            a ``bool``, ``extra_predictions`` a ``str``).
+            a ``bool``, ``extra_predictions`` a ``str``, ``confidence`` one of
+            the three levels).
     """
     check_file_options(progress, parallel, extra_predictions, strict_schema)
+    confidence_option(confidence)
     scorer = Scorer(resolve_schema(schema), extra_predictions=extra_predictions)
     feed_files(
         scorer,
@@ -121,7 +126,7 @@ def score_files(
         parallel=parallel,
         strict_schema=strict_schema,
     )
-    return Report.from_tally(scorer.tally())
+    return Report.from_tally(scorer.tally(), confidence)
 
 
 def check_file_options(

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
+from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
@@ -45,6 +46,7 @@ def share(
     min_cell: int = DEFAULT_MIN_CELL,
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> SharedReport:
     """Score records as :func:`chartscore.score` does and return the shared report.
 
@@ -61,6 +63,7 @@ def share(
             default 11).
         extra_predictions: As for :func:`chartscore.score`.
         strict_schema: As for :func:`chartscore.score`.
+        confidence: As for :func:`chartscore.score`.
 
     Returns:
         The :class:`~chartscore.disclosure.SharedReport`; ``to_json()`` is
@@ -73,6 +76,7 @@ def share(
             if the result would fail its own audit (a bug: nothing is returned).
     """
     check_options(extra_predictions, strict_schema)
+    confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
     scorer = CaseTrackingScorer(
@@ -80,7 +84,7 @@ def share(
     )
     with collector_paused():
         feed_records(scorer, gold, predictions, strict_schema=strict_schema)
-    return _shared(scorer, min_cell)
+    return _shared(scorer, min_cell, confidence)
 
 
 def share_files(
@@ -94,6 +98,7 @@ def share_files(
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
     suppressing: Callable[[], None] | None = None,
+    confidence: float = DEFAULT_CONFIDENCE,
 ) -> SharedReport:
     """Score two JSON Lines files as :func:`chartscore.score_files` does, and share.
 
@@ -109,6 +114,7 @@ def share_files(
         suppressing: Called once the files are scored, before suppression
             starts (which can take minutes with hundreds of fields): the
             command line says so on a terminal.
+        confidence: As for :func:`chartscore.score`.
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
@@ -116,6 +122,7 @@ def share_files(
     """
     check_file_options(progress, parallel, extra_predictions, strict_schema)
     callback_option(suppressing)
+    confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
     scorer = CaseTrackingScorer(resolve_schema(schema), extra_predictions=extra_predictions)
@@ -129,17 +136,17 @@ def share_files(
     )
     if suppressing is not None:
         suppressing()
-    return _shared(scorer, min_cell)
+    return _shared(scorer, min_cell, confidence)
 
 
-def _shared(scorer: CaseTrackingScorer, min_cell: int) -> SharedReport:
+def _shared(scorer: CaseTrackingScorer, min_cell: int, confidence: float) -> SharedReport:
     # scipy (the audit's solver) loads here, when a report is shared, not with chartscore.
     from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
     partial = scorer.partial()
     tally = partial.tally()
-    report = Report.from_tally(tally)
+    report = Report.from_tally(tally, confidence)
     sensitivity = Sensitivity(
         case_counts(partial, tally),
         kappa_smallest_margins(partial),
