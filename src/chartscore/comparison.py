@@ -39,6 +39,8 @@ PAIRED_METRICS: Final[tuple[str, ...]] = (
     "answerable_abstention",
     "unanswerable_answer",
     "tolerance_agreement",
+    "fuzzy_agreement",
+    "pattern_agreement",
     "ordinal_later",
     "ordinal_earlier",
     "ordinal_within_one",

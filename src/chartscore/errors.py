@@ -69,9 +69,11 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_INVALID_LEVELS = "schema_invalid_levels"
     SCHEMA_INVALID_CHOICES = "schema_invalid_choices"
     SCHEMA_INVALID_TOLERANCE = "schema_invalid_tolerance"
+    SCHEMA_INVALID_MATCH = "schema_invalid_match"
     SCHEMA_REQUIRED = "schema_required"
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
+    INVALID_GOLD_PATTERN = "invalid_gold_pattern"
     SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
     # Reports, comparisons and gates.
@@ -145,9 +147,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_invalid_levels": "ordinal levels: 2 to 10,000, distinct, strings or integers",
     "schema_invalid_choices": "choices: a non-empty list of distinct strings",
     "schema_invalid_tolerance": "a tolerance must be a non-negative exact number",
+    "schema_invalid_match": 'match must be "regex" or {"fuzzy": t} with 0 < t <= 1 (text fields)',
     "schema_required": "ordinal fields must be declared in a schema (--schema)",
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
+    "invalid_gold_pattern": "a regex field's gold pattern is outside chartscore's pattern subset",
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore document of a known format and format_version",

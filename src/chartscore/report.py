@@ -303,6 +303,8 @@ CORE_TOTALS: Final = {
     "wrong_type_answer": "answered_count",
     "evidence_support": "answered_count",
     "tolerance_agreement": "answerable_count",
+    "fuzzy_agreement": "answerable_count",
+    "pattern_agreement": "answerable_count",
     "ordinal_later": "answerable_count",
     "ordinal_earlier": "answerable_count",
     "ordinal_within_one": "answerable_count",

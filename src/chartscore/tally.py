@@ -36,6 +36,8 @@ CORE_METRICS: Final = (
 
 TYPE_METRICS: Final = (
     "tolerance_agreement",
+    "fuzzy_agreement",
+    "pattern_agreement",
     "ordinal_later",
     "ordinal_earlier",
     "ordinal_within_one",

@@ -54,8 +54,10 @@ class OutcomeClass:
     """One outcome class of a gold row (see the module docstring).
 
     ``agreement`` is ``""`` unless the row is answerable, answered and of the
-    right type. ``within_tolerance`` and ``within_one`` hold for exact and
-    normalized agreement too; ``later`` and ``earlier`` only for disagreement.
+    right type. ``within_tolerance``, ``similar`` (fuzzy) and ``within_one``
+    hold for exact and normalized agreement too; ``later`` and ``earlier`` only
+    for disagreement; ``matches_pattern`` (regex fields) with any agreement (a
+    pattern need not match its own text).
     """
 
     answerable: bool
@@ -68,6 +70,8 @@ class OutcomeClass:
     earlier: bool = False
     within_one: bool = False
     majority: bool = False
+    similar: bool = False
+    matches_pattern: bool = False
 
 
 @attrs.frozen
@@ -81,6 +85,8 @@ class FieldShape:
         majority: It reports ``majority_baseline``.
         items: It reports ``item_precision`` and ``item_recall``.
         kappa: Its slice holds kappa ``pairs``.
+        fuzzy: It reports ``fuzzy_agreement``.
+        pattern: It reports ``pattern_agreement``.
     """
 
     field_type: str
@@ -89,6 +95,8 @@ class FieldShape:
     majority: bool = False
     items: bool = False
     kappa: bool = False
+    fuzzy: bool = False
+    pattern: bool = False
 
     @classmethod
     def of(cls, field_type: str, metric_names: Iterable[str], *, kappa: bool) -> FieldShape:
@@ -101,6 +109,8 @@ class FieldShape:
             majority="majority_baseline" in names,
             items="item_precision" in names,
             kappa=kappa,
+            fuzzy="fuzzy_agreement" in names,
+            pattern="pattern_agreement" in names,
         )
 
     def metric_names(self) -> tuple[str, ...]:
@@ -108,6 +118,10 @@ class FieldShape:
         names = list(CORE_METRICS)
         if self.tolerance:
             names.append("tolerance_agreement")
+        if self.fuzzy:
+            names.append("fuzzy_agreement")
+        if self.pattern:
+            names.append("pattern_agreement")
         if self.ordinal:
             names += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
         if self.items:
@@ -143,6 +157,14 @@ def _answered_right_type(shape: FieldShape) -> list[dict[str, object]]:
                             "within_one": within_one,
                         }
                     )
+    if shape.fuzzy:  # agreement is similarity 1; a disagreeing answer may be similar or not
+        out = [
+            {**split, "similar": similar}
+            for split in out
+            for similar in ([True] if split["agreement"] != DISAGREE else [False, True])
+        ]
+    if shape.pattern:  # any answer, even gold's own text, may match the pattern or not
+        out = [{**split, "matches_pattern": match} for split in out for match in (False, True)]
     return out
 
 
@@ -213,6 +235,14 @@ _ROW_METRICS: Final[Mapping[str, tuple[Predicate, Predicate]]] = {
     "evidence_support": (lambda c: _answered(c) and c.supported, _answered),
     "tolerance_agreement": (
         lambda c: c.answerable and c.agreement != "" and c.within_tolerance,
+        _COUNTS["answerable_count"],
+    ),
+    "fuzzy_agreement": (
+        lambda c: c.answerable and c.agreement != "" and c.similar,
+        _COUNTS["answerable_count"],
+    ),
+    "pattern_agreement": (
+        lambda c: c.answerable and c.agreement != "" and c.matches_pattern,
         _COUNTS["answerable_count"],
     ),
     "ordinal_later": (

@@ -28,7 +28,7 @@ MAX_LEVELS: Final = 10_000
 """The most levels an ordinal field may declare (kappa and the level index stay cheap)."""
 
 _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
-    FieldType.TEXT: frozenset(),
+    FieldType.TEXT: frozenset({"match", "threshold"}),
     FieldType.CATEGORICAL: frozenset({"choices"}),
     FieldType.NUMBER: frozenset({"tolerance"}),
     FieldType.BOOLEAN: frozenset(),
@@ -38,6 +38,9 @@ _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
 }
 
 Level = str | int
+
+MATCH_MODES: Final = ("regex", "fuzzy")
+"""The declared match modes of a ``text`` field (docs/metrics.md)."""
 
 
 def _schema_error(code: ErrorCode, field_id: object = None) -> ChartscoreError:
@@ -95,6 +98,20 @@ def _tolerance(raw: object) -> Decimal:
     return Decimal(number)
 
 
+def _match(mode: object, threshold: object) -> tuple[str, Decimal | None]:
+    # "regex" alone, or "fuzzy" with a threshold 0 < t <= 1 (an exact number).
+    if type(mode) is not str or mode not in MATCH_MODES or (mode == "regex") != (threshold is None):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+    if mode == "regex":
+        return mode, None
+    number = (
+        number_key(threshold) if (type(threshold) is int or type(threshold) is Decimal) else None
+    )
+    if number is None or not 0 < number <= 1:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+    return mode, Decimal(number)
+
+
 def _tolerance_days(raw: object) -> int:
     if type(raw) is not int or raw < 0:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
@@ -117,13 +134,19 @@ class FieldSpec:
             ``int`` or ``Decimal`` (a string such as ``"0.5"`` is read by
             :meth:`Schema.from_dict`, not here). Stored as a Decimal.
         tolerance_days: Tolerance of a ``date`` field: a non-negative ``int``.
+        match: A ``text`` field's declared match mode: ``"regex"`` (the gold
+            value is a pattern the whole normalized answer must match) or
+            ``"fuzzy"`` (with ``threshold``); None when undeclared.
+        threshold: The similarity a ``fuzzy`` answer needs, ``0 < t <= 1``,
+            an ``int`` or ``Decimal``; stored as a Decimal.
 
     Raises:
         ChartscoreError: ``schema_unknown_type``, ``schema_unknown_option`` (an
             option the type does not take), ``schema_invalid_levels``,
-            ``schema_invalid_choices`` or ``schema_invalid_tolerance``, checked
-            in that order. Arguments are only ever inspected by their exact
-            type first, so a caller's object is never asked anything.
+            ``schema_invalid_choices``, ``schema_invalid_tolerance`` or
+            ``schema_invalid_match``, checked in that order. Arguments are
+            only ever inspected by their exact type first, so a caller's
+            object is never asked anything.
     """
 
     field_type: FieldType
@@ -131,6 +154,8 @@ class FieldSpec:
     choices: frozenset[str] | None = None
     tolerance: Decimal | None = None
     tolerance_days: int | None = None
+    match: str | None = None
+    threshold: Decimal | None = None
 
     def __init__(
         self,
@@ -139,6 +164,9 @@ class FieldSpec:
         choices: Iterable[str] | None = None,
         tolerance: Decimal | int | None = None,
         tolerance_days: int | None = None,
+        *,
+        match: str | None = None,
+        threshold: Decimal | int | None = None,
     ) -> None:
         kind = _spec_type(field_type)
         no_levels = (type(levels) is list or type(levels) is tuple) and not levels
@@ -149,6 +177,8 @@ class FieldSpec:
                 ("choices", choices is None),
                 ("tolerance", tolerance is None),
                 ("tolerance_days", tolerance_days is None),
+                ("match", match is None),
+                ("threshold", threshold is None),
             )
             if not absent
         }
@@ -156,13 +186,29 @@ class FieldSpec:
             raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_OPTION)
         if kind is FieldType.ORDINAL and no_levels:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
+        mode, number = (None, None)
+        if given & {"match", "threshold"}:
+            mode, number = _match(match, threshold)
         self.__attrs_init__(
             field_type=kind,
             levels=_levels(levels) if "levels" in given else (),
             choices=_choices(choices) if "choices" in given else None,
             tolerance=_tolerance(tolerance) if "tolerance" in given else None,
             tolerance_days=_tolerance_days(tolerance_days) if "tolerance_days" in given else None,
+            match=mode,
+            threshold=number,
         )
+
+    def __getstate__(self) -> dict[str, object]:
+        """The attributes by name (what pickle stores)."""
+        return {field.name: getattr(self, field.name) for field in attrs.fields(FieldSpec)}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        # A spec pickled before match modes existed has no ``match`` or ``threshold``.
+        values: dict[str, object] = {"match": None, "threshold": None}
+        values.update(state)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     def level_index(self) -> tuple[dict[int, int], dict[str, int]]:
         """Maps from integer levels and from normalized string levels to positions."""
@@ -171,6 +217,17 @@ class FieldSpec:
             normalize_text(level): i for i, level in enumerate(self.levels) if type(level) is str
         }
         return ints, texts
+
+
+def _document_match(raw: object) -> tuple[object, object]:
+    # The document's "match": "regex", or {"fuzzy": threshold} (a number or number literal).
+    if type(raw) is dict:
+        if set(raw) != {"fuzzy"}:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+        return "fuzzy", _document_tolerance(raw["fuzzy"])
+    if raw == "fuzzy":  # a fuzzy mode needs its threshold
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+    return raw, None
 
 
 def _document_tolerance(raw: object) -> object:
@@ -190,7 +247,7 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
     if type(type_name) is not str or type_name not in FieldType._value2member_map_:
         raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_TYPE, field_id)
     options = set(raw) - {"type"}
-    allowed = _OPTIONS[FieldType(type_name)]
+    allowed = _OPTIONS[FieldType(type_name)] - {"threshold"}  # a document nests it in match
     if not options <= allowed:
         raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_OPTION, field_id)
     # The document's shape: levels and choices are lists (given, even when empty).
@@ -201,12 +258,15 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
     code: ErrorCode | None = None
     spec: FieldSpec | None = None
     try:
+        match, threshold = _document_match(raw["match"]) if "match" in raw else (None, None)
         spec = FieldSpec(
             type_name,
             levels=raw.get("levels", ()),
             choices=raw.get("choices"),
             tolerance=_document_tolerance(raw.get("tolerance")),  # type: ignore[arg-type]
             tolerance_days=raw.get("tolerance_days"),
+            match=match,  # type: ignore[arg-type]
+            threshold=threshold,  # type: ignore[arg-type]
         )
     except ChartscoreError as error:
         code = error.code
@@ -319,8 +379,8 @@ class Schema:
         Raises:
             ChartscoreError: ``invalid_schema``, ``invalid_field_id``,
                 ``schema_unknown_type``, ``schema_unknown_option``,
-                ``schema_invalid_levels``, ``schema_invalid_choices`` or
-                ``schema_invalid_tolerance``.
+                ``schema_invalid_levels``, ``schema_invalid_choices``,
+                ``schema_invalid_tolerance`` or ``schema_invalid_match``.
         """
         document = _snapshot(document)
         if type(document) is not dict or set(document) != {"fields"}:

@@ -64,6 +64,18 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "(numbers, full dates), of answerable rows.",
         _TYPE,
     ),
+    "fuzzy_agreement": (
+        "fuzzy agreement",
+        "Answerable rows answered with text at least as similar to gold as the schema's "
+        "threshold (normalized Levenshtein similarity), of answerable rows.",
+        _TYPE,
+    ),
+    "pattern_agreement": (
+        "pattern agreement",
+        "Answerable rows whose whole normalized answer matches the gold pattern "
+        "(regex fields), of answerable rows.",
+        _TYPE,
+    ),
     "ordinal_later": (
         "ordinal later",
         "Error: answerable rows answered with a level later in the schema's list than gold's "

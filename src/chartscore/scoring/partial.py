@@ -27,8 +27,10 @@ from chartscore.scoring.agreement import (
     ANSWERED,
     EARLIER,
     EXACT,
+    FUZZY,
     LATER,
     NORMALIZED,
+    PATTERN,
     SUPPORTED,
     TOLERANCE,
     WITHIN_ONE,
@@ -41,6 +43,8 @@ from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tall
 
 _TYPE_BITS: Mapping[str, int] = {
     "tolerance_agreement": TOLERANCE,
+    "fuzzy_agreement": FUZZY,
+    "pattern_agreement": PATTERN,
     "ordinal_later": LATER,
     "ordinal_earlier": EARLIER,
     "ordinal_within_one": WITHIN_ONE,
