@@ -597,6 +597,7 @@ _NOT_PRIVATE = {
     "MetricResult": "value-free report",
     "KappaResult": "value-free report",
     "Comparison": "value-free comparison",
+    "MetricPlugin": "developer-authored plugin declaration (its judge is not in the repr)",
 }
 _VALUE_MODULES = (
     "records.model",
@@ -609,6 +610,8 @@ _VALUE_MODULES = (
     "scoring.partial",
     "scoring.cases",
     "scoring.paired_scorer",
+    "records.plugins",
+    "scoring.plugin_judges",
 )
 
 

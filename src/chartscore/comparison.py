@@ -10,8 +10,8 @@ are reported side by side, unpaired. ``to_json`` is RFC 8785 canonical JSON;
 :meth:`Comparison.from_json` reads it back, strictly.
 
 Value-free: this module imports only ``tally``, ``stats``, ``report``,
-``canonical_json``, ``paired``, ``errors`` and ``_version`` (a test checks the
-import graph).
+``canonical_json``, ``paired``, ``plugin_layout``, ``errors`` and ``_version``
+(a test checks the import graph).
 """
 
 from __future__ import annotations
@@ -26,6 +26,13 @@ from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.errors import valid_field_id
 from chartscore.paired import mcnemar, newcombe_difference
+from chartscore.plugin_layout import (
+    PluginStamp,
+    check_plugin_metrics,
+    is_plugin_metric,
+    stamps_from_dict,
+    stamps_to_dict,
+)
 from chartscore.report import SCORER_NAME, KappaResult, MetricResult, read_scorer
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 
@@ -164,7 +171,11 @@ class PairedSliceTally:
                 raise ValueError("both systems must be scored on the same gold rows")
         if set(self.baseline.metrics) != set(self.candidate.metrics):
             raise ValueError("both systems must report the same metrics")
-        expected = {name for name in self.baseline.metrics if name in PAIRED_METRICS}
+        expected = {
+            name
+            for name in self.baseline.metrics
+            if name in PAIRED_METRICS or is_plugin_metric(name)
+        }
         if set(self.paired) != expected:
             raise ValueError("paired metrics must be exactly the slice's paired metrics")
         for name, cells in self.paired.items():
@@ -195,13 +206,15 @@ class PairedTally:
     """All slices of a paired run; the lead's scorer fills it inside the boundary.
 
     ``ignored_prediction_count`` is None unless extra predictions were ignored
-    (``extra_predictions="ignore"``), as in a report.
+    (``extra_predictions="ignore"``), as in a report. ``plugins`` are the
+    stamps of the plugin metrics, which both systems were scored with.
     """
 
     overall: PairedSliceTally
     by_field: Mapping[str, PairedSliceTally]
     by_field_type: Mapping[str, PairedSliceTally]
     ignored_prediction_count: IgnoredPredictions | None = None
+    plugins: tuple[PluginStamp, ...] = ()
 
 
 # --------------------------------------------------------------------------- results
@@ -331,7 +344,7 @@ class ComparisonSlice:
             candidate_counts={name: candidate.counts[name] for name in SYSTEM_COUNT_NAMES},
             paired={
                 name: PairedMetricResult.from_counts(part.paired[name])
-                for name in PAIRED_METRICS
+                for name in (*PAIRED_METRICS, *(n for n in part.paired if is_plugin_metric(n)))
                 if name in part.paired
             },
             unpaired={
@@ -394,6 +407,8 @@ class Comparison:
         warnings: What the comparison warns about, from :data:`WARNINGS`
             (:func:`comparison_warnings`); empty in a comparison written before
             chartscore recorded warnings.
+        plugins: The stamps of the plugin metrics (both systems were scored
+            with the same ones), sorted by name; empty without plugins.
     """
 
     overall: ComparisonSlice
@@ -402,6 +417,7 @@ class Comparison:
     scorer_version: str = __version__
     ignored_prediction_count: IgnoredPredictions | None = None
     warnings: tuple[str, ...] = ()
+    plugins: tuple[PluginStamp, ...] = ()
 
     @classmethod
     def from_tally(cls, tally: PairedTally) -> Comparison:
@@ -415,6 +431,7 @@ class Comparison:
             },
             ignored_prediction_count=tally.ignored_prediction_count,
             warnings=comparison_warnings(overall),
+            plugins=tally.plugins,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -431,6 +448,8 @@ class Comparison:
             out["ignored_prediction_count"] = self.ignored_prediction_count.to_dict()
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.plugins:
+            out["plugins"] = stamps_to_dict(self.plugins)
         return out
 
     def to_json(self) -> str:
@@ -517,13 +536,23 @@ _OPTIONAL_KEYS: Final = frozenset(
 ) | {"kappa"}
 
 
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings")
+_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins")
 
 
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
     data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
     version = read_scorer(data["scorer"])
-    overall, by_field, by_type = read_slices(data, _read_slice)
+    plugins = stamps_from_dict(data["plugins"]) if "plugins" in data else ()
+    plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
+    overall, by_field, by_type = read_slices(
+        data, lambda value, kind: _read_slice(value, kind, plugin_metrics)
+    )
+    check_plugin_metrics(
+        plugins,
+        [("overall", overall.paired)]
+        + [("field", part.paired) for part in by_field.values()]
+        + [("field_type", part.paired) for part in by_type.values()],
+    )
     ignored = None
     if "ignored_prediction_count" in data:
         pair = _strict_json.members(data["ignored_prediction_count"], _SIDES)
@@ -550,6 +579,7 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         scorer_version=version,
         ignored_prediction_count=ignored,
         warnings=warnings,
+        plugins=plugins,
     )
 
 
@@ -569,15 +599,19 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
     return out
 
 
-def _read_slice(value: object, kind: str) -> ComparisonSlice:
+def _read_slice(value: object, kind: str, plugin_metrics: tuple[str, ...] = ()) -> ComparisonSlice:
     optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
+    if kind != "overall":
+        optional = optional | frozenset(plugin_metrics)
     data = _strict_json.members(value, _CORE_KEYS, optional)
     counts = {name: _strict_json.count(data[name]) for name in GOLD_COUNT_NAMES}
     if counts["field_count"] != counts["answerable_count"] + counts["unanswerable_count"]:
         _strict_json.invalid()
     sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
     paired = {
-        name: _read_paired(data[name], name, counts) for name in PAIRED_METRICS if name in data
+        name: _read_paired(data[name], name, counts, kind)
+        for name in PAIRED_METRICS + plugin_metrics
+        if name in data
     }
     unpaired = {
         name: _read_unpaired(data[name], name, sides) for name in UNPAIRED_METRICS if name in data
@@ -606,7 +640,9 @@ def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int
     return counts
 
 
-def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMetricResult:
+def _read_paired(
+    value: object, name: str, gold: Mapping[str, int], kind: str = "field"
+) -> PairedMetricResult:
     data = _strict_json.members(value, _PAIRED_KEYS)
     baseline, candidate = (
         MetricResult.from_dict(data["baseline"]),
@@ -618,6 +654,8 @@ def _read_paired(value: object, name: str, gold: Mapping[str, int]) -> PairedMet
     if candidate.total_count != n or both < 0 or candidate.success_count - c != both:
         _strict_json.invalid()
     count = _GOLD_TOTALS.get(name)
+    if count is None and kind == "field" and is_plugin_metric(name):
+        count = "answerable_count"  # a plugin label's trials are the field's answerable rows
     if both + b + c > n or (count is not None and n != gold[count]):
         _strict_json.invalid()
     difference = _strict_json.members(data["difference"], ("estimate", "interval"))

@@ -33,6 +33,7 @@ from chartscore.disclosure.rule import (
     metric_quantity,
 )
 from chartscore.disclosure.shared import SharedReport
+from chartscore.plugin_layout import metric_name, split_metric
 from chartscore.tally import CORE_METRICS, COUNT_NAMES
 
 Key = tuple[str, str, str]
@@ -57,7 +58,8 @@ class OutcomeClass:
     right type. ``within_tolerance``, ``similar`` (fuzzy) and ``within_one``
     hold for exact and normalized agreement too; ``later`` and ``earlier`` only
     for disagreement; ``matches_pattern`` (regex fields) with any agreement (a
-    pattern need not match its own text).
+    pattern need not match its own text); ``labels`` holds one label per plugin
+    of the field (its shape's order) for such rows, and is empty otherwise.
     """
 
     answerable: bool
@@ -72,6 +74,7 @@ class OutcomeClass:
     majority: bool = False
     similar: bool = False
     matches_pattern: bool = False
+    labels: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -87,6 +90,8 @@ class FieldShape:
         kappa: Its slice holds kappa ``pairs``.
         fuzzy: It reports ``fuzzy_agreement``.
         pattern: It reports ``pattern_agreement``.
+        plugins: Its plugins and their labels, sorted: each labels every
+            answerable row answered with a value of the type exactly once.
     """
 
     field_type: str
@@ -97,11 +102,17 @@ class FieldShape:
     kappa: bool = False
     fuzzy: bool = False
     pattern: bool = False
+    plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def of(cls, field_type: str, metric_names: Iterable[str], *, kappa: bool) -> FieldShape:
         """The shape of a field slice holding ``metric_names``."""
         names = set(metric_names)
+        labels: dict[str, list[str]] = {}
+        for name in sorted(names):
+            parts = split_metric(name)
+            if parts is not None:
+                labels.setdefault(parts[0], []).append(parts[1])
         return cls(
             field_type=field_type,
             tolerance="tolerance_agreement" in names,
@@ -111,6 +122,7 @@ class FieldShape:
             kappa=kappa,
             fuzzy="fuzzy_agreement" in names,
             pattern="pattern_agreement" in names,
+            plugins=tuple((plugin, tuple(found)) for plugin, found in sorted(labels.items())),
         )
 
     def metric_names(self) -> tuple[str, ...]:
@@ -128,6 +140,7 @@ class FieldShape:
             names += ["item_precision", "item_recall"]
         if self.majority:
             names.append("majority_baseline")
+        names += [metric_name(plugin, label) for plugin, labels in self.plugins for label in labels]
         return tuple(names)
 
 
@@ -165,6 +178,9 @@ def _answered_right_type(shape: FieldShape) -> list[dict[str, object]]:
         ]
     if shape.pattern:  # any answer, even gold's own text, may match the pattern or not
         out = [{**split, "matches_pattern": match} for split in out for match in (False, True)]
+    if shape.plugins:  # each plugin gives one of its labels, whatever the agreement
+        choices = itertools.product(*(labels for _, labels in shape.plugins))
+        out = [{**split, "labels": labels} for labels in choices for split in out]
     return out
 
 
@@ -324,7 +340,7 @@ class FieldLayout:
                 total: Form = ((total_var, 1),)
                 failures = add((total, 1), (success, -1))
             else:
-                success_p, total_p = _ROW_METRICS[metric]
+                success_p, total_p = self._row_metric(metric)
                 success = self.where(_both(total_p, success_p))
                 total = self.where(total_p)
                 failures = self.where(_but_not(total_p, success_p))
@@ -334,6 +350,19 @@ class FieldLayout:
         if self.shape.kappa:
             out[PAIRS] = self.where(_pairs)
         return out
+
+    def _row_metric(self, metric: str) -> tuple[Predicate, Predicate]:
+        # A plugin label: answerable rows answered with a value of the type, so labelled.
+        parts = split_metric(metric)
+        if parts is None:
+            return _ROW_METRICS[metric]
+        plugin, label = parts
+        position = [name for name, _ in self.shape.plugins].index(plugin)
+
+        def labelled(c: OutcomeClass) -> bool:
+            return c.answerable and c.agreement != "" and c.labels[position] == label
+
+        return labelled, _COUNTS["answerable_count"]
 
     def inequalities(self) -> list[Form]:
         """Structural facts beyond non-negativity, each as ``form >= 0``.

@@ -23,18 +23,25 @@ from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records import _rules
 from chartscore.records.normalize import normalize_text, number_key
+from chartscore.records.plugins import valid_reference
+
+MAX_PLUGINS: Final = 16
+"""The most plugins one field may name."""
 
 MAX_LEVELS: Final = 10_000
 """The most levels an ordinal field may declare (kappa and the level index stay cheap)."""
 
 _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
-    FieldType.TEXT: frozenset({"match", "threshold"}),
-    FieldType.CATEGORICAL: frozenset({"choices"}),
-    FieldType.NUMBER: frozenset({"tolerance"}),
-    FieldType.BOOLEAN: frozenset(),
-    FieldType.DATE: frozenset({"tolerance_days"}),
-    FieldType.ORDINAL: frozenset({"levels"}),
-    FieldType.MULTI: frozenset({"choices"}),
+    kind: options | {"plugins"}
+    for kind, options in {
+        FieldType.TEXT: frozenset({"match", "threshold"}),
+        FieldType.CATEGORICAL: frozenset({"choices"}),
+        FieldType.NUMBER: frozenset({"tolerance"}),
+        FieldType.BOOLEAN: frozenset[str](),
+        FieldType.DATE: frozenset({"tolerance_days"}),
+        FieldType.ORDINAL: frozenset({"levels"}),
+        FieldType.MULTI: frozenset({"choices"}),
+    }.items()
 }
 
 Level = str | int
@@ -112,6 +119,15 @@ def _match(mode: object, threshold: object) -> tuple[str, Decimal | None]:
     return mode, Decimal(number)
 
 
+def _plugins(raw: object) -> tuple[str, ...]:
+    # 1 to 16 distinct references (entry point names or module:attribute paths), sorted.
+    if (type(raw) is not list and type(raw) is not tuple) or not 1 <= len(raw) <= MAX_PLUGINS:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS)
+    if not all(valid_reference(item) for item in raw) or len(set(raw)) != len(raw):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS)
+    return tuple(sorted(raw))
+
+
 def _tolerance_days(raw: object) -> int:
     if type(raw) is not int or raw < 0:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
@@ -139,12 +155,17 @@ class FieldSpec:
             ``"fuzzy"`` (with ``threshold``); None when undeclared.
         threshold: The similarity a ``fuzzy`` answer needs, ``0 < t <= 1``,
             an ``int`` or ``Decimal``; stored as a Decimal.
+        plugins: Plugin metrics for the field (any type): 1 to 16 distinct
+            entry point names or ``module:attribute`` paths, as a list or
+            tuple; stored sorted. Resolved when scoring starts
+            (docs/plugins.md).
 
     Raises:
         ChartscoreError: ``schema_unknown_type``, ``schema_unknown_option`` (an
             option the type does not take), ``schema_invalid_levels``,
-            ``schema_invalid_choices``, ``schema_invalid_tolerance`` or
-            ``schema_invalid_match``, checked in that order. Arguments are
+            ``schema_invalid_choices``, ``schema_invalid_tolerance``,
+            ``schema_invalid_match`` or ``schema_invalid_plugins``, checked in
+            that order. Arguments are
             only ever inspected by their exact type first, so a caller's
             object is never asked anything.
     """
@@ -156,6 +177,7 @@ class FieldSpec:
     tolerance_days: int | None = None
     match: str | None = None
     threshold: Decimal | None = None
+    plugins: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -167,6 +189,7 @@ class FieldSpec:
         *,
         match: str | None = None,
         threshold: Decimal | int | None = None,
+        plugins: Sequence[str] | None = None,
     ) -> None:
         kind = _spec_type(field_type)
         no_levels = (type(levels) is list or type(levels) is tuple) and not levels
@@ -179,6 +202,7 @@ class FieldSpec:
                 ("tolerance_days", tolerance_days is None),
                 ("match", match is None),
                 ("threshold", threshold is None),
+                ("plugins", plugins is None),
             )
             if not absent
         }
@@ -197,6 +221,7 @@ class FieldSpec:
             tolerance_days=_tolerance_days(tolerance_days) if "tolerance_days" in given else None,
             match=mode,
             threshold=number,
+            plugins=_plugins(plugins) if "plugins" in given else (),
         )
 
     def __getstate__(self) -> dict[str, object]:
@@ -204,8 +229,8 @@ class FieldSpec:
         return {field.name: getattr(self, field.name) for field in attrs.fields(FieldSpec)}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        # A spec pickled before match modes existed has no ``match`` or ``threshold``.
-        values: dict[str, object] = {"match": None, "threshold": None}
+        # A spec pickled before match modes and plugins existed lacks their attributes.
+        values: dict[str, object] = {"match": None, "threshold": None, "plugins": ()}
         values.update(state)
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -255,6 +280,8 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS, field_id)
     if "choices" in options and type(raw["choices"]) is not list:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES, field_id)
+    if "plugins" in options and type(raw["plugins"]) is not list:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS, field_id)
     code: ErrorCode | None = None
     spec: FieldSpec | None = None
     try:
@@ -267,6 +294,7 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
             tolerance_days=raw.get("tolerance_days"),
             match=match,  # type: ignore[arg-type]
             threshold=threshold,  # type: ignore[arg-type]
+            plugins=raw.get("plugins"),
         )
     except ChartscoreError as error:
         code = error.code
@@ -380,7 +408,8 @@ class Schema:
             ChartscoreError: ``invalid_schema``, ``invalid_field_id``,
                 ``schema_unknown_type``, ``schema_unknown_option``,
                 ``schema_invalid_levels``, ``schema_invalid_choices``,
-                ``schema_invalid_tolerance`` or ``schema_invalid_match``.
+                ``schema_invalid_tolerance``, ``schema_invalid_match`` or
+                ``schema_invalid_plugins``.
         """
         document = _snapshot(document)
         if type(document) is not dict or set(document) != {"fields"}:

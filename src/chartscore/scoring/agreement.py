@@ -155,6 +155,8 @@ class FieldRule:
     """
 
     __slots__ = (
+        "_base_outcome",
+        "_judges",
         "_patterns",
         "_proven",
         "_regex",
@@ -174,7 +176,12 @@ class FieldRule:
         "tracks_items",
     )
 
-    def __init__(self, field_type: FieldType, spec: FieldSpec | None) -> None:
+    def __init__(
+        self,
+        field_type: FieldType,
+        spec: FieldSpec | None,
+        judges: tuple[Callable[[Key, Key], int], ...] = (),
+    ) -> None:
         self.field_type = field_type
         self.spec = spec
         self._tolerance = spec.tolerance if spec is not None else None
@@ -243,6 +250,12 @@ class FieldRule:
             self.outcome = self._agreement
         self.extra_metrics = tuple(extras)
         self.perfect_mask = perfect
+        # Plugin metrics (docs/plugins.md): each judge adds its label's bits to a row
+        # that is answerable and answered with a value of the type.
+        self._judges = judges
+        self._base_outcome = self.outcome
+        if judges:
+            self.outcome = self._judged
 
     def check_gold(self, value: object, field_id: str) -> Key:
         """The normalized gold value, after the gold-validity and stand-in checks.
@@ -319,6 +332,13 @@ class FieldRule:
         mask, answer = self._agreement(gold_value, gold_key, value)
         if mask & NORMALIZED or (answer is not None and self._within(answer, gold_key)):
             mask |= TOLERANCE
+        return mask, answer
+
+    def _judged(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        mask, answer = self._base_outcome(gold_value, gold_key, value)
+        if answer is not None:
+            for judge in self._judges:
+                mask |= judge(gold_key, answer)
         return mask, answer
 
     def _fuzzy(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:

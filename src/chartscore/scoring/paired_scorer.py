@@ -30,10 +30,11 @@ from chartscore.comparison import (
     PairedTally,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.scoring.agreement import ANSWERABLE, MISSING
-from chartscore.scoring.outcomes import METRIC_ROWS
+from chartscore.scoring.outcomes import row_tests
 from chartscore.scoring.partial import FieldCounts
 from chartscore.scoring.scorer import (
     SEEN,
@@ -152,11 +153,11 @@ class PairedScorer(Scorer):
                 if entry is not SEEN:  # the candidate did not answer this row
                     missing = _missing(entry)
                     pairs[pair.baseline_masks.get(case_id, missing), missing] += 1
-            baseline = pair.baseline.slice_tally(state.rule)
-            candidate = pair.candidate.slice_tally(state.rule)
+            baseline = pair.baseline.slice_tally(state.rule, self._plugins.layout)
+            candidate = pair.candidate.slice_tally(state.rule, self._plugins.layout)
             paired = {
-                name: _paired_binomial(pairs, name)
-                for name in PAIRED_METRICS
+                name: _paired_binomial(pairs, name, self._plugins.layout)
+                for name in (*PAIRED_METRICS, *filter(is_plugin_metric, baseline.metrics))
                 if name in baseline.metrics
             }
             part = PairedSliceTally(baseline=baseline, candidate=candidate, paired=paired)
@@ -177,6 +178,7 @@ class PairedScorer(Scorer):
             by_field=by_field,
             by_field_type=by_type,
             ignored_prediction_count=ignored,
+            plugins=self.partial().plugin_stamps(),  # both systems: one plugin set
         )
 
 
@@ -185,8 +187,10 @@ def _missing(entry: object) -> int:
     return MISSING if entry is UNANSWERABLE else MISSING | ANSWERABLE
 
 
-def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:
-    in_trials, succeeds = METRIC_ROWS[metric]
+def _paired_binomial(
+    pairs: Mapping[tuple[int, int], int], metric: str, plugins: PluginLayout | None
+) -> PairedBinomial:
+    in_trials, succeeds = row_tests(metric, plugins)
     cells = [0, 0, 0, 0]  # both, baseline only, candidate only, neither
     for (baseline, candidate), count in pairs.items():
         if not in_trials(baseline):
@@ -201,7 +205,7 @@ def _pool(parts: Iterable[PairedSliceTally], *, keep_type_metrics: bool) -> Pair
     paired: dict[str, PairedBinomial] = {}
     for part in chosen:
         for name, cells in part.paired.items():
-            if name in _TYPE_PAIRED and not keep_type_metrics:
+            if (name in _TYPE_PAIRED or is_plugin_metric(name)) and not keep_type_metrics:
                 continue
             before = paired.get(name)
             paired[name] = (

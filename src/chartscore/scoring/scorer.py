@@ -36,6 +36,7 @@ from chartscore.scoring.agreement import (
     item_flags,
 )
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
+from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.tally import Tally
 
 SEEN: Final = object()  # a gold row whose prediction has been counted
@@ -96,7 +97,8 @@ class Scorer:
     ) -> None:
         ignore_extra = word_option(extra_predictions, EXTRA_PREDICTIONS) == "ignore"
         self._schema = schema
-        self._rules = RuleBook()
+        self._plugins = PluginSet(schema)  # loads every plugin the schema names, once
+        self._rules = RuleBook(self._plugins)
         self._fields: dict[str, _Field] = {}
         self._gold_closed = False
         self._ignore_extra = ignore_extra
@@ -181,6 +183,7 @@ class Scorer:
         return PartialTally(
             {field_id: state.counts for field_id, state in self._fields.items()},
             self._ignored if self._ignore_extra else None,
+            plugins=self._plugins.layout,
         )
 
     def tally(self) -> Tally:
