@@ -152,6 +152,11 @@ class Row:
         if right and match == "regex":
             # Python's re, case-insensitive (the patterns here are ASCII).
             self.pattern = re.fullmatch(gold, key, re.IGNORECASE) is not None  # type: ignore[arg-type]
+        # Plugin labels, from the reference's own statement of each plugin's rule.
+        self.labels = {
+            plugin: PLUGIN_RULES[plugin][1](gold_key, key) if right else None
+            for plugin in spec.get("plugins", ())
+        }
         gold_items = gold_key if field_type == "multi" and self.answerable else frozenset()
         answer_items = (
             key if field_type == "multi" and self.answered and key is not None else frozenset()
@@ -165,6 +170,9 @@ class Row:
 def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
     """(in success, in total) of a row metric."""
     a = row.answerable
+    if ":" in name:  # a plugin label: answerable rows; successes carry the label
+        plugin, label = name.split(":")
+        return a and row.labels[plugin] == label, a
     return {
         "exact_agreement": (a and row.exact, a),
         "normalized_agreement": (a and row.normalized, a),
@@ -210,6 +218,8 @@ def field_metrics(field_type: str, spec: Mapping[str, Any]) -> list[str]:
         names += ["item_precision", "item_recall"]
     if field_type in KAPPA_TYPES:
         names.append("majority_baseline")
+    for plugin in sorted(spec.get("plugins", ())):
+        names += [f"{plugin}:{label}" for label in PLUGIN_RULES[plugin][0]]
     return names
 
 
@@ -340,6 +350,22 @@ MATCH_SPECS: dict[str, dict[str, object]] = {
 }
 GOLD_VALUES["text:fuzzy"] = ["abcd", "b c", "heart failure"]
 ANSWERS["text:fuzzy"] = ["abcd", "abce", "ABC", "b  c", "heart failur", "heart", "q", 5]
+# A text field with the test package's length_band plugin (tests/test_plugins.py), whose rule
+# is restated here: the normalized answer is shorter than, as long as or longer than gold's.
+MATCH_SPECS["text:plugin"] = {"type": "text", "plugins": ["length_band"]}
+GOLD_VALUES["text:plugin"] = ["ab", "b c", "abc"]
+ANSWERS["text:plugin"] = ["a", "AB", "abcd", "b  c", "", 5]
+
+
+def _length_band(gold: str, answer: str) -> str:
+    if len(answer) < len(gold):
+        return "shorter"
+    return "same" if len(answer) == len(gold) else "longer"
+
+
+PLUGIN_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
+    "length_band": (("shorter", "same", "longer"), _length_band),
+}
 GOLD_VALUES["text:regex"] = ["a+", "B c", "[ab]\\d?", "a|b c"]
 ANSWERS["text:regex"] = ["a", "AA", "b1", " b c ", "q", 5, "a+", "B9"]
 
@@ -375,7 +401,7 @@ class Cohort:
         fields: dict[str, object] = {}
         for field_id, spec in self.schema.items():
             entry: dict[str, object] = {"type": spec["type"]}
-            for option in ("levels", "tolerance", "tolerance_days", "match"):
+            for option in ("levels", "tolerance", "tolerance_days", "match", "plugins"):
                 if option in spec:
                     entry[option] = spec[option]
             fields[field_id] = entry

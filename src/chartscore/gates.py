@@ -63,8 +63,8 @@ from chartscore.errors import (
     caller_items,
     valid_field_id,
 )
-from chartscore.report import MetricResult
 from chartscore.plugin_layout import is_plugin_metric
+from chartscore.report import MetricResult
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS, Binomial
 
 EXIT_GATES_PASSED: Final = 0
