@@ -12,10 +12,14 @@ scorer would compute inside the boundary.
 from __future__ import annotations
 
 import datetime
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any
+
+from rapidfuzz.distance import Levenshtein
 
 from chartscore.disclosure import Sensitivity
 
@@ -136,6 +140,23 @@ class Row:
         self.later = right and field_type == "ordinal" and key > gold_key  # type: ignore[operator]
         self.earlier = right and field_type == "ordinal" and key < gold_key  # type: ignore[operator]
         self.within_one = right and field_type == "ordinal" and abs(key - gold_key) <= 1  # type: ignore[operator]
+        match = spec.get("match")
+        self.fuzzy = self.pattern = False
+        if right and isinstance(match, dict):
+            # docs/metrics.md: 1 - lev / max length >= t, exactly (rapidfuzz as the oracle).
+            longest = max(len(key), len(gold_key))  # type: ignore[arg-type]
+            distance = Levenshtein.distance(key, gold_key)
+            self.fuzzy = longest == 0 or Fraction(longest - distance, longest) >= Fraction(
+                match["fuzzy"]
+            )
+        if right and match == "regex":
+            # Python's re, case-insensitive (the patterns here are ASCII).
+            self.pattern = re.fullmatch(gold, key, re.IGNORECASE) is not None  # type: ignore[arg-type]
+        # Plugin labels, from the reference's own statement of each plugin's rule.
+        self.labels = {
+            plugin: PLUGIN_RULES[plugin][1](gold_key, key) if right else None
+            for plugin in spec.get("plugins", ())
+        }
         gold_items = gold_key if field_type == "multi" and self.answerable else frozenset()
         answer_items = (
             key if field_type == "multi" and self.answered and key is not None else frozenset()
@@ -149,6 +170,9 @@ class Row:
 def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
     """(in success, in total) of a row metric."""
     a = row.answerable
+    if ":" in name:  # a plugin label: answerable rows; successes carry the label
+        plugin, label = name.split(":")
+        return a and row.labels[plugin] == label, a
     return {
         "exact_agreement": (a and row.exact, a),
         "normalized_agreement": (a and row.normalized, a),
@@ -158,6 +182,8 @@ def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
         "wrong_type_answer": (row.wrong_type, row.answered),
         "evidence_support": (row.supported, row.answered),
         "tolerance_agreement": (a and row.tolerance, a),
+        "fuzzy_agreement": (a and row.fuzzy, a),
+        "pattern_agreement": (a and row.pattern, a),
         "ordinal_later": (a and row.later, a),
         "ordinal_earlier": (a and row.earlier, a),
         "ordinal_within_one": (a and row.within_one, a),
@@ -182,12 +208,18 @@ def field_metrics(field_type: str, spec: Mapping[str, Any]) -> list[str]:
         "tolerance_days" in spec and field_type == "date"
     ):
         names.append("tolerance_agreement")
+    if isinstance(spec.get("match"), dict):
+        names.append("fuzzy_agreement")
+    if spec.get("match") == "regex":
+        names.append("pattern_agreement")
     if field_type == "ordinal":
         names += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
     if field_type == "multi":
         names += ["item_precision", "item_recall"]
     if field_type in KAPPA_TYPES:
         names.append("majority_baseline")
+    for plugin in sorted(spec.get("plugins", ())):
+        names += [f"{plugin}:{label}" for label in PLUGIN_RULES[plugin][0]]
     return names
 
 
@@ -311,6 +343,32 @@ ANSWERS: dict[str, list[object]] = {
 }
 LEVELS = ["1", "2", "3", "4"]
 
+# Text fields with a declared match mode: generated when ``field_types`` names these.
+MATCH_SPECS: dict[str, dict[str, object]] = {
+    "text:fuzzy": {"type": "text", "match": {"fuzzy": "0.75"}},
+    "text:regex": {"type": "text", "match": "regex"},
+}
+GOLD_VALUES["text:fuzzy"] = ["abcd", "b c", "heart failure"]
+ANSWERS["text:fuzzy"] = ["abcd", "abce", "ABC", "b  c", "heart failur", "heart", "q", 5]
+# A text field with the test package's length_band plugin (tests/test_plugins.py), whose rule
+# is restated here: the normalized answer is shorter than, as long as or longer than gold's.
+MATCH_SPECS["text:plugin"] = {"type": "text", "plugins": ["length_band"]}
+GOLD_VALUES["text:plugin"] = ["ab", "b c", "abc"]
+ANSWERS["text:plugin"] = ["a", "AB", "abcd", "b  c", "", 5]
+
+
+def _length_band(gold: str, answer: str) -> str:
+    if len(answer) < len(gold):
+        return "shorter"
+    return "same" if len(answer) == len(gold) else "longer"
+
+
+PLUGIN_RULES: dict[str, tuple[tuple[str, ...], Any]] = {
+    "length_band": (("shorter", "same", "longer"), _length_band),
+}
+GOLD_VALUES["text:regex"] = ["a+", "B c", "[ab]\\d?", "a|b c"]
+ANSWERS["text:regex"] = ["a", "AA", "b1", " b c ", "q", 5, "a+", "B9"]
+
 
 class Cohort:
     """A generated cohort: chartscore records, the reference's raw rows, and the schema."""
@@ -343,7 +401,7 @@ class Cohort:
         fields: dict[str, object] = {}
         for field_id, spec in self.schema.items():
             entry: dict[str, object] = {"type": spec["type"]}
-            for option in ("levels", "tolerance", "tolerance_days"):
+            for option in ("levels", "tolerance", "tolerance_days", "match", "plugins"):
                 if option in spec:
                     entry[option] = spec[option]
             fields[field_id] = entry
@@ -395,9 +453,10 @@ def build_cohort(
     missing, abstain = _weighted(p_missing), _weighted(p_abstain / (1 - p_missing))
     wrong, supported = _weighted(p_wrong), _weighted(p_supported)
     default = (p_missing, p_abstain, p_wrong, p_supported) == (1 / 6, 1 / 6, 1 / 3, 0.5)
-    for index, field_type in enumerate(field_types):
-        field_id = f"f{index:03d}.{field_type}"
-        spec: dict[str, Any] = {"type": field_type}
+    for index, drawn_type in enumerate(field_types):
+        field_type = drawn_type.split(":")[0]
+        field_id = f"f{index:03d}.{drawn_type.replace(':', '_')}"
+        spec: dict[str, Any] = dict(MATCH_SPECS.get(drawn_type, {"type": field_type}))
         if field_type == "ordinal":
             spec["levels"] = LEVELS
         elif field_type == "number" and choose([True, False]):
@@ -407,7 +466,7 @@ def build_cohort(
         cohort.schema[field_id] = spec
         for case_index in range(cases):
             case = f"case-{case_index:05d}"
-            value = None if choose(unanswerable) else choose(GOLD_VALUES[field_type])
+            value = None if choose(unanswerable) else choose(GOLD_VALUES[drawn_type])
             cohort.gold.append((case, field_id, field_type, value))
             if default:
                 outcome = choose(["answer", "answer", "answer", "answer", "abstain", "missing"])
@@ -426,6 +485,6 @@ def build_cohort(
             else:
                 right = value is not None and not choose(wrong)
                 is_supported = choose(supported)
-            answer = value if right else choose(ANSWERS[field_type])
+            answer = value if right else choose(ANSWERS[drawn_type])
             cohort.predictions[case, field_id] = (answer, is_supported)
     return cohort

@@ -21,7 +21,18 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
 # without editing this table; a new top-level module must be placed here by name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary", ("_version", "errors", "_format", "_types")),
-    ("statistics", ("tally", "stats", "paired", "clustered", "canonical_json", "_strict_json")),
+    (
+        "statistics",
+        (
+            "tally",
+            "stats",
+            "paired",
+            "clustered",
+            "canonical_json",
+            "_strict_json",
+            "plugin_layout",
+        ),
+    ),
     ("documents", ("report", "comparison")),
     # Gates and load_document read every kind of document, the shared report included.
     ("disclosure/render", ("disclosure", "render", "documents", "gates")),
@@ -277,10 +288,14 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "errors",
                 "_version",
                 "_strict_json",
+                "plugin_layout",
             },
         ),
         # documents: to take a document by its exact type (Report, SharedReport, Comparison).
-        ("gates", {"comparison", "documents", "report", "tally", "clustered", "errors"}),
+        (
+            "gates",
+            {"comparison", "documents", "report", "tally", "clustered", "errors", "plugin_layout"},
+        ),
     ],
 )
 def test_comparison_modules_import_only_what_they_may(module: str, allowed: set[str]) -> None:

@@ -231,7 +231,7 @@ def test_demo_summary_and_json() -> None:
     assert re.search(r"^triage\.acuity +0\.98 \[0\.93, 1\.00\] +20$", out, re.M)
     status, out, _ = run(["demo", "--json"])
     report = json.loads(out)
-    assert report["overall"]["field_count"] == 168
+    assert report["overall"]["field_count"] == 216  # 24 cases x 9 fields
     assert set(report["by_field_type"]) == {
         "text",
         "categorical",

@@ -218,6 +218,8 @@ METRIC_NAMES = frozenset(
         "wrong_type_answer",
         "evidence_support",
         "tolerance_agreement",
+        "fuzzy_agreement",
+        "pattern_agreement",
         "ordinal_later",
         "ordinal_earlier",
         "ordinal_within_one",
@@ -325,6 +327,8 @@ BOOL = "hx.flag"
 DATE = "dx.onset"
 ORD = "triage.acuity"
 MULTI = "hx.symptoms"
+FUZZY = "dx.summary"  # a text field with a fuzzy match mode
+REGEX = "dx.code"  # a text field whose gold values are patterns
 FIELD_TYPES = {
     TEXT: "text",
     CAT: "categorical",
@@ -333,6 +337,8 @@ FIELD_TYPES = {
     DATE: "date",
     ORD: "ordinal",
     MULTI: "multi",
+    FUZZY: "text",
+    REGEX: "text",
 }
 MISSING = object()  # no prediction for this gold row
 
@@ -346,6 +352,8 @@ def schema_document(c: Canary) -> dict[str, object]:
             DATE: {"type": "date", "tolerance_days": 3},
             ORD: {"type": "ordinal", "levels": [f"{m} low", f"{m} mid", f"{w} high"]},
             MULTI: {"type": "multi", "choices": [f"{m} cough", f"{w} fever", f"{m} rash"]},
+            FUZZY: {"type": "text", "match": {"fuzzy": "0.8"}},
+            REGEX: {"type": "text", "match": "regex"},
         }
     }
 
@@ -356,7 +364,11 @@ def schema_toml(c: Canary) -> str:
     for field_id, spec in schema_document(c)["fields"].items():
         lines.append(f'[fields."{field_id}"]')
         for key, value in spec.items():
-            lines.append(f"{key} = {json.dumps(value)}")
+            if type(value) is dict:  # an inline table, such as match = {fuzzy = "0.8"}
+                inner = ", ".join(f"{k} = {json.dumps(v)}" for k, v in value.items())
+                lines.append(f"{key} = {{{inner}}}")
+            else:
+                lines.append(f"{key} = {json.dumps(value)}")
         lines.append("")
     return "\n".join(lines)
 
@@ -371,6 +383,8 @@ def gold_values(c: Canary) -> dict[str, list[object]]:
         DATE: ["2023-04-05", None, "2021-02", "1999"],
         ORD: [f"{m} mid", f"{w} high", None, f"{m} low"],
         MULTI: [[f"{m} cough", f"{w} fever"], [f"{m} rash"], None, []],
+        FUZZY: [f"{m} heart failure", None, f"{w} sepsis", m],
+        REGEX: [f"{m}\\.[0-9]+", f"{w}-[a-z]", None, f"(?:{m})+"],
     }
 
 
@@ -384,6 +398,8 @@ def answer_values(c: Canary) -> dict[str, list[object]]:
         DATE: ["2023-04-07", MISSING, "2021-02", m],
         ORD: [f"{m} HIGH", f"{m} high", f"{m} low", f"{w} LOW"],
         MULTI: [[f"{m} cough", f"wrong {w}"], MISSING, [f"{m} rash"], [m]],
+        FUZZY: [f"{m} heart failur", f"{w}", MISSING, f"{m} x"],
+        REGEX: [f"{w}.12", f"{m}-q", f"{m}.1", f"{m}{m}"],
     }
 
 
@@ -616,6 +632,7 @@ _NOT_PRIVATE = {
     "ImportedField": "developer-authored field: id, type, choices, tolerance",
     "RedcapField": "developer-authored dictionary field and its export columns",
     "Dictionary": "developer-authored data dictionary",
+    "MetricPlugin": "developer-authored plugin declaration (its judge is not in the repr)",
 }
 _VALUE_MODULES = (
     "records.model",
@@ -637,6 +654,8 @@ _VALUE_MODULES = (
     "importers.redcap",
     "importers.labelstudio",
     "importers.csv_table",
+    "records.plugins",
+    "scoring.plugin_judges",
 )
 
 

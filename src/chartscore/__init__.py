@@ -28,6 +28,7 @@ from chartscore.records.evidence import (
     TransformationKind,
 )
 from chartscore.records.model import GoldField, Prediction
+from chartscore.records.plugins import MetricPlugin
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.scoring.paired_scorer import compare
@@ -59,6 +60,7 @@ __all__ = [
     "GoldField",
     "InputKind",
     "KappaResult",
+    "MetricPlugin",
     "MetricResult",
     "Prediction",
     "Report",

@@ -14,8 +14,8 @@ Pooled slices (overall, each field type) also carry case-clustered figures
 difference and Durkalski's clustered McNemar test.
 
 Value-free: this module imports only ``tally``, ``stats``, ``report``,
-``canonical_json``, ``paired``, ``clustered``, ``errors`` and ``_version`` (a
-test checks the import graph).
+``canonical_json``, ``paired``, ``clustered``, ``plugin_layout``, ``errors``
+and ``_version`` (a test checks the import graph).
 """
 
 from __future__ import annotations
@@ -40,6 +40,13 @@ from chartscore.clustered import (
 )
 from chartscore.errors import valid_field_id
 from chartscore.paired import mcnemar, newcombe_difference
+from chartscore.plugin_layout import (
+    PluginStamp,
+    check_plugin_metrics,
+    is_plugin_metric,
+    stamps_from_dict,
+    stamps_to_dict,
+)
 from chartscore.report import (
     SCORER_NAME,
     KappaResult,
@@ -62,6 +69,8 @@ PAIRED_METRICS: Final[tuple[str, ...]] = (
     "answerable_abstention",
     "unanswerable_answer",
     "tolerance_agreement",
+    "fuzzy_agreement",
+    "pattern_agreement",
     "ordinal_later",
     "ordinal_earlier",
     "ordinal_within_one",
@@ -186,7 +195,11 @@ class PairedSliceTally:
                 raise ValueError("both systems must be scored on the same gold rows")
         if set(self.baseline.metrics) != set(self.candidate.metrics):
             raise ValueError("both systems must report the same metrics")
-        expected = {name for name in self.baseline.metrics if name in PAIRED_METRICS}
+        expected = {
+            name
+            for name in self.baseline.metrics
+            if name in PAIRED_METRICS or is_plugin_metric(name)
+        }
         if set(self.paired) != expected:
             raise ValueError("paired metrics must be exactly the slice's paired metrics")
         for name, cells in self.paired.items():
@@ -222,13 +235,15 @@ class PairedTally:
     """All slices of a paired run; the lead's scorer fills it inside the boundary.
 
     ``ignored_prediction_count`` is None unless extra predictions were ignored
-    (``extra_predictions="ignore"``), as in a report.
+    (``extra_predictions="ignore"``), as in a report. ``plugins`` are the
+    stamps of the plugin metrics, which both systems were scored with.
     """
 
     overall: PairedSliceTally
     by_field: Mapping[str, PairedSliceTally]
     by_field_type: Mapping[str, PairedSliceTally]
     ignored_prediction_count: IgnoredPredictions | None = None
+    plugins: tuple[PluginStamp, ...] = ()
 
 
 # --------------------------------------------------------------------------- results
@@ -468,7 +483,11 @@ class ComparisonSlice:
             counts={name: baseline.counts[name] for name in GOLD_COUNT_NAMES},
             baseline_counts={name: baseline.counts[name] for name in SYSTEM_COUNT_NAMES},
             candidate_counts={name: candidate.counts[name] for name in SYSTEM_COUNT_NAMES},
-            paired={name: paired(name) for name in PAIRED_METRICS if name in part.paired},
+            paired={
+                name: paired(name)
+                for name in (*PAIRED_METRICS, *(n for n in part.paired if is_plugin_metric(n)))
+                if name in part.paired
+            },
             unpaired={
                 name: UnpairedMetricResult(side(baseline, name), side(candidate, name))
                 for name in UNPAIRED_METRICS
@@ -526,6 +545,8 @@ class Comparison:
         warnings: What the comparison warns about, from :data:`WARNINGS`
             (:func:`comparison_warnings`); empty when there is nothing to say.
         confidence: The confidence level of every interval (0.9, 0.95 or 0.99).
+        plugins: The stamps of the plugin metrics (both systems were scored
+            with the same ones), sorted by name; empty without plugins.
     """
 
     overall: ComparisonSlice
@@ -535,6 +556,7 @@ class Comparison:
     ignored_prediction_count: IgnoredPredictions | None = None
     warnings: tuple[str, ...] = ()
     confidence: float = DEFAULT_CONFIDENCE
+    plugins: tuple[PluginStamp, ...] = ()
 
     @classmethod
     def from_tally(cls, tally: PairedTally, confidence: float = DEFAULT_CONFIDENCE) -> Comparison:
@@ -559,6 +581,7 @@ class Comparison:
             ignored_prediction_count=tally.ignored_prediction_count,
             warnings=comparison_warnings(overall),
             confidence=confidence,
+            plugins=tally.plugins,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -576,6 +599,8 @@ class Comparison:
             out["ignored_prediction_count"] = self.ignored_prediction_count.to_dict()
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.plugins:
+            out["plugins"] = stamps_to_dict(self.plugins)
         return out
 
     def to_json(self) -> str:
@@ -665,7 +690,7 @@ _OPTIONAL_KEYS: Final = frozenset(
 ) | {"kappa"}
 
 
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings")
+_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins")
 
 
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
@@ -673,7 +698,17 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
     version = read_scorer(data["scorer"])
     confidence = read_confidence(data["confidence"])
     z = z_for(confidence)
-    overall, by_field, by_type = read_slices(data, lambda part, kind: _read_slice(part, kind, z))
+    plugins = stamps_from_dict(data["plugins"]) if "plugins" in data else ()
+    plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
+    overall, by_field, by_type = read_slices(
+        data, lambda value, kind: _read_slice(value, kind, plugin_metrics, z)
+    )
+    check_plugin_metrics(
+        plugins,
+        [("overall", overall.paired)]
+        + [("field", part.paired) for part in by_field.values()]
+        + [("field_type", part.paired) for part in by_type.values()],
+    )
     ignored = None
     if "ignored_prediction_count" in data:
         pair = _strict_json.members(data["ignored_prediction_count"], _SIDES)
@@ -701,6 +736,7 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         ignored_prediction_count=ignored,
         warnings=warnings,
         confidence=confidence,
+        plugins=plugins,
     )
 
 
@@ -720,17 +756,21 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
     return out
 
 
-def _read_slice(value: object, kind: str, z: float = Z95) -> ComparisonSlice:
+def _read_slice(
+    value: object, kind: str, plugin_metrics: tuple[str, ...] = (), z: float = Z95
+) -> ComparisonSlice:
     pooled = kind != "field"
     optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
+    if kind != "overall":
+        optional = optional | frozenset(plugin_metrics)
     data = _strict_json.members(value, _CORE_KEYS, optional)
     counts = {name: _strict_json.count(data[name]) for name in GOLD_COUNT_NAMES}
     if counts["field_count"] != counts["answerable_count"] + counts["unanswerable_count"]:
         _strict_json.invalid()
     sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
     paired = {
-        name: _read_paired(data[name], name, counts, z, pooled)
-        for name in PAIRED_METRICS
+        name: _read_paired(data[name], name, counts, kind, z)
+        for name in PAIRED_METRICS + plugin_metrics
         if name in data
     }
     unpaired = {
@@ -763,8 +803,9 @@ def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int
 
 
 def _read_paired(
-    value: object, name: str, gold: Mapping[str, int], z: float = Z95, pooled: bool = False
+    value: object, name: str, gold: Mapping[str, int], kind: str = "field", z: float = Z95
 ) -> PairedMetricResult:
+    pooled = kind != "field"
     data = _strict_json.members(value, _POOLED_PAIRED_KEYS if pooled else _PAIRED_KEYS)
     baseline, candidate = (
         MetricResult.from_dict(data["baseline"], z, pooled=pooled),
@@ -776,6 +817,8 @@ def _read_paired(
     if candidate.total_count != n or both < 0 or candidate.success_count - c != both:
         _strict_json.invalid()
     count = _GOLD_TOTALS.get(name)
+    if count is None and kind == "field" and is_plugin_metric(name):
+        count = "answerable_count"  # a plugin label's trials are the field's answerable rows
     if both + b + c > n or (count is not None and n != gold[count]):
         _strict_json.invalid()
     cells = PairedBinomial(both, b, c, n - both - b - c)

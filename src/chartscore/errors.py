@@ -69,11 +69,19 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_INVALID_LEVELS = "schema_invalid_levels"
     SCHEMA_INVALID_CHOICES = "schema_invalid_choices"
     SCHEMA_INVALID_TOLERANCE = "schema_invalid_tolerance"
+    SCHEMA_INVALID_MATCH = "schema_invalid_match"
+    SCHEMA_INVALID_PLUGINS = "schema_invalid_plugins"
     SCHEMA_REQUIRED = "schema_required"
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
+    INVALID_GOLD_PATTERN = "invalid_gold_pattern"
     SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
+    # Plugin metrics.
+    PLUGIN_NOT_FOUND = "plugin_not_found"
+    INVALID_PLUGIN = "invalid_plugin"
+    PLUGIN_FAILED = "plugin_failed"
+    PLUGIN_MISMATCH = "plugin_mismatch"
     # Reports, comparisons and gates.
     UNKNOWN_REPORT_FORMAT = "unknown_report_format"
     INVALID_REPORT = "invalid_report"
@@ -168,9 +176,18 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_invalid_levels": "ordinal levels: 2 to 10,000, distinct, strings or integers",
     "schema_invalid_choices": "choices: a non-empty list of distinct strings",
     "schema_invalid_tolerance": "a tolerance must be a non-negative exact number",
+    "schema_invalid_match": 'match must be "regex" or {"fuzzy": t} with 0 < t <= 1 (text fields)',
+    "schema_invalid_plugins": (
+        "plugins: a list of distinct plugin names or module:attribute references"
+    ),
+    "plugin_not_found": "no chartscore.metrics entry point or importable module:attribute",
+    "invalid_plugin": "not a chartscore.MetricPlugin, or its name, version or outcomes are invalid",
+    "plugin_failed": "a plugin raised or returned an undeclared label; its message is not shown",
+    "plugin_mismatch": "the scorings use different plugins or plugin versions; not added up",
     "schema_required": "ordinal fields must be declared in a schema (--schema)",
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
+    "invalid_gold_pattern": "a regex field's gold pattern is outside chartscore's pattern subset",
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore document of a known format and format_version",

@@ -70,6 +70,7 @@ from chartscore.errors import (
     caller_items,
     valid_field_id,
 )
+from chartscore.plugin_layout import is_plugin_metric
 from chartscore.report import MetricResult
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS, Binomial
 
@@ -256,7 +257,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
     where, metric, level = table["slice"], table["metric"], table.get("level", "required")
     if not (type(where) is str and _valid_slice(where)):
         raise fail(ErrorCode.INVALID_GATE, setting="slice", given=where)
-    if not (type(metric) is str and metric in GATEABLE_METRICS):
+    if not (type(metric) is str and (metric in GATEABLE_METRICS or is_plugin_metric(metric))):
         raise fail(ErrorCode.INVALID_GATE, setting="metric", given=metric)
     if not (type(level) is str and level in LEVELS):
         raise fail(ErrorCode.INVALID_GATE, setting="level", given=level)
@@ -287,6 +288,8 @@ def _valid_slice(where: str) -> bool:
 
 
 def _rule_fits(rule: str, metric: str) -> bool:
+    if is_plugin_metric(metric):
+        return True  # a plugin label has no built-in direction: the gate's rule gives it
     error = metric in ERROR_METRICS
     if rule == "min_lower":
         return not error

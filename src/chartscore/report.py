@@ -29,6 +29,13 @@ from chartscore.clustered import (
 )
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.errors import valid_field_id as is_valid_field_id
+from chartscore.plugin_layout import (
+    PluginStamp,
+    check_plugin_metrics,
+    split_metric,
+    stamps_from_dict,
+    stamps_to_dict,
+)
 from chartscore.stats import Z95, cohen_kappa, wilson_interval
 from chartscore.tally import (
     CORE_METRICS,
@@ -361,7 +368,14 @@ class SliceReport:
         )
 
     @classmethod
-    def from_dict(cls, value: object, *, kind: str, z: float = Z95) -> SliceReport:
+    def from_dict(
+        cls,
+        value: object,
+        *,
+        kind: str,
+        z: float = Z95,
+        plugin_metrics: tuple[str, ...] = (),
+    ) -> SliceReport:
         """Rebuild a slice from its report JSON, checking its shape.
 
         Args:
@@ -370,6 +384,8 @@ class SliceReport:
                 type metrics) or ``"field"`` (core and type metrics, and kappa).
                 The metrics of the two pooled kinds carry clustered figures.
             z: The normal quantile of the document's confidence level.
+            plugin_metrics: The plugin metrics the document's ``plugins``
+                declare, in report order; a field or type slice may hold them.
 
         Raises:
             ChartscoreError: ``invalid_report`` for a missing count or core
@@ -382,12 +398,12 @@ class SliceReport:
         pooled = kind != "field"
         optional: tuple[str, ...] = ()
         if kind != "overall":
-            optional = TYPE_METRICS + (("kappa",) if kind == "field" else ())
+            optional = TYPE_METRICS + plugin_metrics + (("kappa",) if kind == "field" else ())
         members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
         counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
             name: MetricResult.from_dict(members[name], z, pooled=pooled)
-            for name in CORE_METRICS + TYPE_METRICS
+            for name in CORE_METRICS + TYPE_METRICS + plugin_metrics
             if name in members
         }
         kappa = KappaResult.from_dict(members["kappa"]) if "kappa" in members else None
@@ -438,6 +454,8 @@ CORE_TOTALS: Final = {
     "wrong_type_answer": "answered_count",
     "evidence_support": "answered_count",
     "tolerance_agreement": "answerable_count",
+    "fuzzy_agreement": "answerable_count",
+    "pattern_agreement": "answerable_count",
     "ordinal_later": "answerable_count",
     "ordinal_earlier": "answerable_count",
     "ordinal_within_one": "answerable_count",
@@ -458,12 +476,21 @@ def _check_identities(
         != counts["missing_count"] + counts["answered_count"] + counts["abstained_count"]
     ):
         _strict_json.invalid()
+    labelled: dict[str, int] = {}
     for name, metric in metrics.items():
         count = CORE_TOTALS.get(name)
         if kind != "field" and name not in CORE_METRICS:
             continue
+        parts = split_metric(name)
+        if parts is not None:  # a plugin label's trials are the answerable rows
+            count = "answerable_count"
+            labelled[parts[0]] = labelled.get(parts[0], 0) + metric.success_count
         if count is not None and metric.total_count != counts[count]:
             _strict_json.invalid()
+    # A plugin labels each answered answerable row of the type once: its labels add up to
+    # at most the answered rows.
+    if any(total > counts["answered_count"] for total in labelled.values()):
+        _strict_json.invalid()
 
 
 @attrs.frozen
@@ -479,6 +506,9 @@ class Report:
             in gold (``extra_predictions="ignore"``); None when such predictions
             are refused, and then absent from the JSON.
         confidence: The confidence level of every interval (0.9, 0.95 or 0.99).
+        plugins: The stamps (name, version, code digest, labels) of the plugin
+            metrics the report holds, sorted by name; empty (and absent from
+            the JSON) without plugins.
     """
 
     overall: SliceReport
@@ -487,6 +517,7 @@ class Report:
     scorer_version: str = __version__
     ignored_prediction_count: int | None = None
     confidence: float = DEFAULT_CONFIDENCE
+    plugins: tuple[PluginStamp, ...] = ()
 
     @classmethod
     def from_tally(cls, tally: Tally, confidence: float = DEFAULT_CONFIDENCE) -> Report:
@@ -507,6 +538,7 @@ class Report:
             by_field_type={k: SliceReport.from_tally(v, z) for k, v in tally.by_field_type.items()},
             ignored_prediction_count=tally.ignored_prediction_count,
             confidence=confidence,
+            plugins=tally.plugins,
         )
 
     @classmethod
@@ -549,10 +581,12 @@ class Report:
         document = _strict_json.check_format(
             _strict_json.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
         )
-        members = _strict_json.members(document, _TOP_KEYS, ("ignored_prediction_count",))
+        members = _strict_json.members(document, _TOP_KEYS, ("ignored_prediction_count", "plugins"))
         version = read_scorer(members["scorer"])
         confidence = read_confidence(members["confidence"])
         z = z_for(confidence)
+        plugins = stamps_from_dict(members["plugins"]) if "plugins" in members else ()
+        plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
         by_field = _strict_json.mapping(members["by_field"])
         by_field_type = _strict_json.mapping(members["by_field_type"])
         if not all(is_valid_field_id(name) for name in by_field):
@@ -561,12 +595,19 @@ class Report:
             _strict_json.invalid()
         overall = SliceReport.from_dict(members["overall"], kind="overall", z=z)
         fields = {
-            name: SliceReport.from_dict(part, kind="field", z=z) for name, part in by_field.items()
+            name: SliceReport.from_dict(part, kind="field", z=z, plugin_metrics=plugin_metrics)
+            for name, part in by_field.items()
         }
         types = {
-            name: SliceReport.from_dict(part, kind="field_type", z=z)
+            name: SliceReport.from_dict(part, kind="field_type", z=z, plugin_metrics=plugin_metrics)
             for name, part in by_field_type.items()
         }
+        check_plugin_metrics(
+            plugins,
+            [("overall", overall.metrics)]
+            + [("field", part.metrics) for part in fields.values()]
+            + [("field_type", part.metrics) for part in types.values()],
+        )
         _strict_json.check_pooled(
             overall.quantities(),
             [part.quantities() for part in fields.values()],
@@ -583,6 +624,7 @@ class Report:
                 else None
             ),
             confidence=confidence,
+            plugins=plugins,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -598,6 +640,8 @@ class Report:
         }
         if self.ignored_prediction_count is not None:
             out["ignored_prediction_count"] = self.ignored_prediction_count
+        if self.plugins:
+            out["plugins"] = stamps_to_dict(self.plugins)
         return out
 
     def to_json(self) -> str:

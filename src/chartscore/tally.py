@@ -14,6 +14,7 @@ from typing import Final
 import attrs
 
 from chartscore.clustered import ClusterSums
+from chartscore.plugin_layout import PluginStamp, is_plugin_metric
 
 COUNT_NAMES: Final = (
     "field_count",
@@ -38,6 +39,8 @@ CORE_METRICS: Final = (
 
 TYPE_METRICS: Final = (
     "tolerance_agreement",
+    "fuzzy_agreement",
+    "pattern_agreement",
     "ordinal_later",
     "ordinal_earlier",
     "ordinal_within_one",
@@ -120,7 +123,11 @@ class SliceTally:
     def __attrs_post_init__(self) -> None:
         if tuple(self.counts) != COUNT_NAMES:
             raise ValueError("counts must be the six core counts in order")
-        unknown = set(self.metrics) - set(CORE_METRICS) - set(TYPE_METRICS)
+        unknown = {
+            name
+            for name in set(self.metrics) - set(CORE_METRICS) - set(TYPE_METRICS)
+            if not is_plugin_metric(name)
+        }
         if unknown or not set(CORE_METRICS) <= set(self.metrics):
             raise ValueError("metrics must include the core metrics and known names only")
         if self.clusters is not None:
@@ -180,10 +187,12 @@ class Tally:
 
     ``ignored_prediction_count`` is the number of predictions skipped because
     their key is not in gold (``extra_predictions="ignore"``); None when such
-    predictions are refused (the default).
+    predictions are refused (the default). ``plugins`` are the stamps of the
+    plugin metrics the fields report (docs/plugins.md), sorted by name.
     """
 
     overall: SliceTally
     by_field: Mapping[str, SliceTally]
     by_field_type: Mapping[str, SliceTally]
     ignored_prediction_count: int | None = None
+    plugins: tuple[PluginStamp, ...] = ()

@@ -33,6 +33,7 @@ from chartscore.disclosure.rule import (
     metric_quantity,
 )
 from chartscore.disclosure.shared import SharedReport
+from chartscore.plugin_layout import metric_name, split_metric
 from chartscore.tally import CORE_METRICS, COUNT_NAMES
 
 Key = tuple[str, str, str]
@@ -54,8 +55,11 @@ class OutcomeClass:
     """One outcome class of a gold row (see the module docstring).
 
     ``agreement`` is ``""`` unless the row is answerable, answered and of the
-    right type. ``within_tolerance`` and ``within_one`` hold for exact and
-    normalized agreement too; ``later`` and ``earlier`` only for disagreement.
+    right type. ``within_tolerance``, ``similar`` (fuzzy) and ``within_one``
+    hold for exact and normalized agreement too; ``later`` and ``earlier`` only
+    for disagreement; ``matches_pattern`` (regex fields) with any agreement (a
+    pattern need not match its own text); ``labels`` holds one label per plugin
+    of the field (its shape's order) for such rows, and is empty otherwise.
     """
 
     answerable: bool
@@ -68,6 +72,9 @@ class OutcomeClass:
     earlier: bool = False
     within_one: bool = False
     majority: bool = False
+    similar: bool = False
+    matches_pattern: bool = False
+    labels: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -81,6 +88,10 @@ class FieldShape:
         majority: It reports ``majority_baseline``.
         items: It reports ``item_precision`` and ``item_recall``.
         kappa: Its slice holds kappa ``pairs``.
+        fuzzy: It reports ``fuzzy_agreement``.
+        pattern: It reports ``pattern_agreement``.
+        plugins: Its plugins and their labels, sorted: each labels every
+            answerable row answered with a value of the type exactly once.
     """
 
     field_type: str
@@ -89,11 +100,19 @@ class FieldShape:
     majority: bool = False
     items: bool = False
     kappa: bool = False
+    fuzzy: bool = False
+    pattern: bool = False
+    plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def of(cls, field_type: str, metric_names: Iterable[str], *, kappa: bool) -> FieldShape:
         """The shape of a field slice holding ``metric_names``."""
         names = set(metric_names)
+        labels: dict[str, list[str]] = {}
+        for name in sorted(names):
+            parts = split_metric(name)
+            if parts is not None:
+                labels.setdefault(parts[0], []).append(parts[1])
         return cls(
             field_type=field_type,
             tolerance="tolerance_agreement" in names,
@@ -101,6 +120,9 @@ class FieldShape:
             majority="majority_baseline" in names,
             items="item_precision" in names,
             kappa=kappa,
+            fuzzy="fuzzy_agreement" in names,
+            pattern="pattern_agreement" in names,
+            plugins=tuple((plugin, tuple(found)) for plugin, found in sorted(labels.items())),
         )
 
     def metric_names(self) -> tuple[str, ...]:
@@ -108,12 +130,17 @@ class FieldShape:
         names = list(CORE_METRICS)
         if self.tolerance:
             names.append("tolerance_agreement")
+        if self.fuzzy:
+            names.append("fuzzy_agreement")
+        if self.pattern:
+            names.append("pattern_agreement")
         if self.ordinal:
             names += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
         if self.items:
             names += ["item_precision", "item_recall"]
         if self.majority:
             names.append("majority_baseline")
+        names += [metric_name(plugin, label) for plugin, labels in self.plugins for label in labels]
         return tuple(names)
 
 
@@ -143,6 +170,17 @@ def _answered_right_type(shape: FieldShape) -> list[dict[str, object]]:
                             "within_one": within_one,
                         }
                     )
+    if shape.fuzzy:  # agreement is similarity 1; a disagreeing answer may be similar or not
+        out = [
+            {**split, "similar": similar}
+            for split in out
+            for similar in ([True] if split["agreement"] != DISAGREE else [False, True])
+        ]
+    if shape.pattern:  # any answer, even gold's own text, may match the pattern or not
+        out = [{**split, "matches_pattern": match} for split in out for match in (False, True)]
+    if shape.plugins:  # each plugin gives one of its labels, whatever the agreement
+        choices = itertools.product(*(labels for _, labels in shape.plugins))
+        out = [{**split, "labels": labels} for labels in choices for split in out]
     return out
 
 
@@ -213,6 +251,14 @@ _ROW_METRICS: Final[Mapping[str, tuple[Predicate, Predicate]]] = {
     "evidence_support": (lambda c: _answered(c) and c.supported, _answered),
     "tolerance_agreement": (
         lambda c: c.answerable and c.agreement != "" and c.within_tolerance,
+        _COUNTS["answerable_count"],
+    ),
+    "fuzzy_agreement": (
+        lambda c: c.answerable and c.agreement != "" and c.similar,
+        _COUNTS["answerable_count"],
+    ),
+    "pattern_agreement": (
+        lambda c: c.answerable and c.agreement != "" and c.matches_pattern,
         _COUNTS["answerable_count"],
     ),
     "ordinal_later": (
@@ -294,7 +340,7 @@ class FieldLayout:
                 total: Form = ((total_var, 1),)
                 failures = add((total, 1), (success, -1))
             else:
-                success_p, total_p = _ROW_METRICS[metric]
+                success_p, total_p = self._row_metric(metric)
                 success = self.where(_both(total_p, success_p))
                 total = self.where(total_p)
                 failures = self.where(_but_not(total_p, success_p))
@@ -304,6 +350,19 @@ class FieldLayout:
         if self.shape.kappa:
             out[PAIRS] = self.where(_pairs)
         return out
+
+    def _row_metric(self, metric: str) -> tuple[Predicate, Predicate]:
+        # A plugin label: answerable rows answered with a value of the type, so labelled.
+        parts = split_metric(metric)
+        if parts is None:
+            return _ROW_METRICS[metric]
+        plugin, label = parts
+        position = [name for name, _ in self.shape.plugins].index(plugin)
+
+        def labelled(c: OutcomeClass) -> bool:
+            return c.answerable and c.agreement != "" and c.labels[position] == label
+
+        return labelled, _COUNTS["answerable_count"]
 
     def inequalities(self) -> list[Form]:
         """Structural facts beyond non-negativity, each as ``form >= 0``.

@@ -42,7 +42,7 @@ KAPPA_TYPES: Final = frozenset({"categorical", "boolean", "ordinal"})
 
 # Which type-specific metrics each field type may report.
 TYPE_METRICS_OF: Final = {
-    "text": frozenset[str](),
+    "text": frozenset({"fuzzy_agreement", "pattern_agreement"}),
     "categorical": frozenset({"majority_baseline"}),
     "boolean": frozenset({"majority_baseline"}),
     "number": frozenset({"tolerance_agreement"}),
@@ -66,6 +66,8 @@ AGREEMENT_METRICS: Final = frozenset(
         "exact_agreement",
         "normalized_agreement",
         "tolerance_agreement",
+        "fuzzy_agreement",
+        "pattern_agreement",
         "ordinal_within_one",
         "item_precision",
         "item_recall",

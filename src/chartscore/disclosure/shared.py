@@ -45,6 +45,13 @@ from chartscore.disclosure.rule import (
     metric_quantity,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.plugin_layout import (
+    PluginStamp,
+    check_plugin_metrics,
+    is_plugin_metric,
+    stamps_from_dict,
+    stamps_to_dict,
+)
 from chartscore.report import CORE_TOTALS, read_confidence, read_design_effect
 from chartscore.stats import Z95, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
@@ -208,6 +215,7 @@ class SharedReport:
         disclosure: The rule, the unit, the suppressed count and the field types.
         scorer_version: The chartscore version that scored the data.
         confidence: The confidence level of every interval.
+        plugins: The report's plugin stamps (docs/plugins.md), sorted by name.
     """
 
     overall: SharedSlice
@@ -216,6 +224,7 @@ class SharedReport:
     disclosure: Disclosure
     scorer_version: str = __version__
     confidence: float = DEFAULT_CONFIDENCE
+    plugins: tuple[PluginStamp, ...] = ()
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, then field types."""
@@ -250,6 +259,8 @@ class SharedReport:
         if IGNORED_COUNT in overall:
             out[IGNORED_COUNT] = overall.pop(IGNORED_COUNT)
         out["overall"] = overall
+        if self.plugins:
+            out["plugins"] = stamps_to_dict(self.plugins)
         return out
 
     def to_json(self) -> str:
@@ -299,8 +310,10 @@ class SharedReport:
             or document["format_version"] != SHARED_FORMAT_VERSION
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-        if set(document) - {IGNORED_COUNT} != _TOP_KEYS:
+        if set(document) - {IGNORED_COUNT, "plugins"} != _TOP_KEYS:
             _invalid()
+        plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
+        plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
         scorer = document["scorer"]
         if type(scorer) is not dict or set(scorer) != {"name", "version"}:
             _invalid()
@@ -321,7 +334,9 @@ class SharedReport:
         if set(by_type_raw) != set(field_types.values()):
             _invalid()
         by_field = {
-            field_id: _slice(raw, _field_metrics(field_types[field_id], raw), kappa=True, z=z)
+            field_id: _slice(
+                raw, _field_metrics(field_types[field_id], raw, plugin_metrics), kappa=True, z=z
+            )
             for field_id, raw in sorted(by_field_raw.items())
         }
         for field_id, part in by_field.items():
@@ -344,7 +359,9 @@ class SharedReport:
             disclosure=disclosure,
             scorer_version=scorer["version"],
             confidence=confidence,
+            plugins=plugins,
         )
+        check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         hidden = sum(1 for _, value in report.numbers() if value is None)
         if hidden != disclosure.suppressed_count:
             _invalid()
@@ -372,6 +389,8 @@ def _check_identities(part: SharedSlice, kind: str) -> None:
             _invalid()
     for name, metric in part.metrics.items():
         count = CORE_TOTALS.get(name)
+        if count is None and is_plugin_metric(name):
+            count = "answerable_count"  # a plugin label's trials are the answerable rows
         if count is None or (kind != "field" and name not in CORE_METRICS):
             continue  # a type slice pools type metrics over only the fields that have them
         shown = part.counts[count]
@@ -387,11 +406,12 @@ def _quantities(part: SharedSlice) -> dict[str, int | None]:
     return out
 
 
-def _field_metrics(field_type: str, raw: object) -> set[str]:
-    # The metrics a field slice of this type must have; optional ones are added if present.
+def _field_metrics(field_type: str, raw: object, plugin_metrics: Collection[str]) -> set[str]:
+    # The metrics a field slice of this type must have; optional ones (and the declared
+    # plugin metrics) are added if present.
     names = set(CORE_METRICS) | REQUIRED_TYPE_METRICS_OF[field_type]
     if type(raw) is dict:
-        names |= TYPE_METRICS_OF[field_type] & set(raw)
+        names |= (TYPE_METRICS_OF[field_type] | set(plugin_metrics)) & set(raw)
     return names
 
 
@@ -490,7 +510,7 @@ def _slice(
     if other - ({"kappa"} if kappa else set()):
         _invalid()
     counts = {name: _count(value[name]) for name in COUNT_NAMES}
-    order = (*CORE_METRICS, *TYPE_METRICS)
+    order = (*CORE_METRICS, *TYPE_METRICS, *sorted(filter(is_plugin_metric, metric_keys)))
     metrics = {
         name: _metric(value[name], z, pooled=pooled) for name in order if name in metric_keys
     }
@@ -602,6 +622,7 @@ def shared_from_report(
     by_type = {k: build("field_type", k, by_type_raw[k]) for k in sorted(by_type_raw)}
     scorer = document["scorer"]
     assert isinstance(scorer, Mapping)
+    plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
     draft = SharedReport(
         overall=overall,
         by_field=by_field,
@@ -609,6 +630,7 @@ def shared_from_report(
         disclosure=Disclosure(min_cell, 0, {k: field_types[k] for k in sorted(field_types)}),
         scorer_version=str(scorer["version"]),
         confidence=document.get("confidence", DEFAULT_CONFIDENCE),  # type: ignore[arg-type]
+        plugins=plugins,
     )
     suppressed = sum(1 for _, value in draft.numbers() if value is None)
     return attrs.evolve(

@@ -23,21 +23,31 @@ from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records import _rules
 from chartscore.records.normalize import normalize_text, number_key
+from chartscore.records.plugins import valid_reference
+
+MAX_PLUGINS: Final = 16
+"""The most plugins one field may name."""
 
 MAX_LEVELS: Final = 10_000
 """The most levels an ordinal field may declare (kappa and the level index stay cheap)."""
 
 _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
-    FieldType.TEXT: frozenset(),
-    FieldType.CATEGORICAL: frozenset({"choices"}),
-    FieldType.NUMBER: frozenset({"tolerance"}),
-    FieldType.BOOLEAN: frozenset(),
-    FieldType.DATE: frozenset({"tolerance_days"}),
-    FieldType.ORDINAL: frozenset({"levels"}),
-    FieldType.MULTI: frozenset({"choices"}),
+    kind: options | {"plugins"}
+    for kind, options in {
+        FieldType.TEXT: frozenset({"match", "threshold"}),
+        FieldType.CATEGORICAL: frozenset({"choices"}),
+        FieldType.NUMBER: frozenset({"tolerance"}),
+        FieldType.BOOLEAN: frozenset[str](),
+        FieldType.DATE: frozenset({"tolerance_days"}),
+        FieldType.ORDINAL: frozenset({"levels"}),
+        FieldType.MULTI: frozenset({"choices"}),
+    }.items()
 }
 
 Level = str | int
+
+MATCH_MODES: Final = ("regex", "fuzzy")
+"""The declared match modes of a ``text`` field (docs/metrics.md)."""
 
 
 def _schema_error(code: ErrorCode, field_id: object = None) -> ChartscoreError:
@@ -95,6 +105,29 @@ def _tolerance(raw: object) -> Decimal:
     return Decimal(number)
 
 
+def _match(mode: object, threshold: object) -> tuple[str, Decimal | None]:
+    # "regex" alone, or "fuzzy" with a threshold 0 < t <= 1 (an exact number).
+    if type(mode) is not str or mode not in MATCH_MODES or (mode == "regex") != (threshold is None):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+    if mode == "regex":
+        return mode, None
+    number = (
+        number_key(threshold) if (type(threshold) is int or type(threshold) is Decimal) else None
+    )
+    if number is None or not 0 < number <= 1:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+    return mode, Decimal(number)
+
+
+def _plugins(raw: object) -> tuple[str, ...]:
+    # 1 to 16 distinct references (entry point names or module:attribute paths), sorted.
+    if (type(raw) is not list and type(raw) is not tuple) or not 1 <= len(raw) <= MAX_PLUGINS:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS)
+    if not all(valid_reference(item) for item in raw) or len(set(raw)) != len(raw):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS)
+    return tuple(sorted(raw))
+
+
 def _tolerance_days(raw: object) -> int:
     if type(raw) is not int or raw < 0:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
@@ -117,13 +150,24 @@ class FieldSpec:
             ``int`` or ``Decimal`` (a string such as ``"0.5"`` is read by
             :meth:`Schema.from_dict`, not here). Stored as a Decimal.
         tolerance_days: Tolerance of a ``date`` field: a non-negative ``int``.
+        match: A ``text`` field's declared match mode: ``"regex"`` (the gold
+            value is a pattern the whole normalized answer must match) or
+            ``"fuzzy"`` (with ``threshold``); None when undeclared.
+        threshold: The similarity a ``fuzzy`` answer needs, ``0 < t <= 1``,
+            an ``int`` or ``Decimal``; stored as a Decimal.
+        plugins: Plugin metrics for the field (any type): 1 to 16 distinct
+            entry point names or ``module:attribute`` paths, as a list or
+            tuple; stored sorted. Resolved when scoring starts
+            (docs/plugins.md).
 
     Raises:
         ChartscoreError: ``schema_unknown_type``, ``schema_unknown_option`` (an
             option the type does not take), ``schema_invalid_levels``,
-            ``schema_invalid_choices`` or ``schema_invalid_tolerance``, checked
-            in that order. Arguments are only ever inspected by their exact
-            type first, so a caller's object is never asked anything.
+            ``schema_invalid_choices``, ``schema_invalid_tolerance``,
+            ``schema_invalid_match`` or ``schema_invalid_plugins``, checked in
+            that order. Arguments are
+            only ever inspected by their exact type first, so a caller's
+            object is never asked anything.
     """
 
     field_type: FieldType
@@ -131,6 +175,9 @@ class FieldSpec:
     choices: frozenset[str] | None = None
     tolerance: Decimal | None = None
     tolerance_days: int | None = None
+    match: str | None = None
+    threshold: Decimal | None = None
+    plugins: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -139,6 +186,10 @@ class FieldSpec:
         choices: Iterable[str] | None = None,
         tolerance: Decimal | int | None = None,
         tolerance_days: int | None = None,
+        *,
+        match: str | None = None,
+        threshold: Decimal | int | None = None,
+        plugins: Sequence[str] | None = None,
     ) -> None:
         kind = _spec_type(field_type)
         no_levels = (type(levels) is list or type(levels) is tuple) and not levels
@@ -149,6 +200,9 @@ class FieldSpec:
                 ("choices", choices is None),
                 ("tolerance", tolerance is None),
                 ("tolerance_days", tolerance_days is None),
+                ("match", match is None),
+                ("threshold", threshold is None),
+                ("plugins", plugins is None),
             )
             if not absent
         }
@@ -156,13 +210,30 @@ class FieldSpec:
             raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_OPTION)
         if kind is FieldType.ORDINAL and no_levels:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
+        mode, number = (None, None)
+        if given & {"match", "threshold"}:
+            mode, number = _match(match, threshold)
         self.__attrs_init__(
             field_type=kind,
             levels=_levels(levels) if "levels" in given else (),
             choices=_choices(choices) if "choices" in given else None,
             tolerance=_tolerance(tolerance) if "tolerance" in given else None,
             tolerance_days=_tolerance_days(tolerance_days) if "tolerance_days" in given else None,
+            match=mode,
+            threshold=number,
+            plugins=_plugins(plugins) if "plugins" in given else (),
         )
+
+    def __getstate__(self) -> dict[str, object]:
+        """The attributes by name (what pickle stores)."""
+        return {field.name: getattr(self, field.name) for field in attrs.fields(FieldSpec)}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        # A spec pickled before match modes and plugins existed lacks their attributes.
+        values: dict[str, object] = {"match": None, "threshold": None, "plugins": ()}
+        values.update(state)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
 
     def level_index(self) -> tuple[dict[int, int], dict[str, int]]:
         """Maps from integer levels and from normalized string levels to positions."""
@@ -171,6 +242,17 @@ class FieldSpec:
             normalize_text(level): i for i, level in enumerate(self.levels) if type(level) is str
         }
         return ints, texts
+
+
+def _document_match(raw: object) -> tuple[object, object]:
+    # The document's "match": "regex", or {"fuzzy": threshold} (a number or number literal).
+    if type(raw) is dict:
+        if set(raw) != {"fuzzy"}:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+        return "fuzzy", _document_tolerance(raw["fuzzy"])
+    if raw == "fuzzy":  # a fuzzy mode needs its threshold
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
+    return raw, None
 
 
 def _document_tolerance(raw: object) -> object:
@@ -190,7 +272,7 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
     if type(type_name) is not str or type_name not in FieldType._value2member_map_:
         raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_TYPE, field_id)
     options = set(raw) - {"type"}
-    allowed = _OPTIONS[FieldType(type_name)]
+    allowed = _OPTIONS[FieldType(type_name)] - {"threshold"}  # a document nests it in match
     if not options <= allowed:
         raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_OPTION, field_id)
     # The document's shape: levels and choices are lists (given, even when empty).
@@ -198,15 +280,21 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS, field_id)
     if "choices" in options and type(raw["choices"]) is not list:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES, field_id)
+    if "plugins" in options and type(raw["plugins"]) is not list:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS, field_id)
     code: ErrorCode | None = None
     spec: FieldSpec | None = None
     try:
+        match, threshold = _document_match(raw["match"]) if "match" in raw else (None, None)
         spec = FieldSpec(
             type_name,
             levels=raw.get("levels", ()),
             choices=raw.get("choices"),
             tolerance=_document_tolerance(raw.get("tolerance")),  # type: ignore[arg-type]
             tolerance_days=raw.get("tolerance_days"),
+            match=match,  # type: ignore[arg-type]
+            threshold=threshold,  # type: ignore[arg-type]
+            plugins=raw.get("plugins"),
         )
     except ChartscoreError as error:
         code = error.code
@@ -319,8 +407,9 @@ class Schema:
         Raises:
             ChartscoreError: ``invalid_schema``, ``invalid_field_id``,
                 ``schema_unknown_type``, ``schema_unknown_option``,
-                ``schema_invalid_levels``, ``schema_invalid_choices`` or
-                ``schema_invalid_tolerance``.
+                ``schema_invalid_levels``, ``schema_invalid_choices``,
+                ``schema_invalid_tolerance``, ``schema_invalid_match`` or
+                ``schema_invalid_plugins``.
         """
         document = _snapshot(document)
         if type(document) is not dict or set(document) != {"fields"}:

@@ -29,8 +29,15 @@ from chartscore.comparison import (
 )
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.gates import Gate
-from chartscore.render.definitions import INTERVAL_NOTE, definition, title
-from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
+from chartscore.plugin_layout import is_plugin_metric
+from chartscore.render.definitions import INTERVAL_NOTE, definition, plugin_definitions, title
+from chartscore.render.report_view import (
+    SORT_METRIC,
+    SORTS,
+    binomial_rate,
+    plugin_facts,
+    rate_estimate,
+)
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -210,6 +217,20 @@ def _difference_plots(slices: list[Slice], gates: Sequence[Gate]) -> list[Plot]:
     if typed:
         typed_note = note.format("; squares are errors, where left of 0 is better")
         panels.append(("difference-type_metrics", "Type-specific metrics", typed_note, "", typed))
+    labelled = tuple(
+        PlotRow(
+            f"{slice_label(kind, name)}: {title(metric)}",
+            _difference(kind, name, metric, paired),
+            f"{kind} {name}",
+            margins.get((kind, name, metric), ()),
+        )
+        for kind, name, part in slices
+        for metric, paired in part.paired.items()
+        if is_plugin_metric(metric)
+    )
+    if labelled:
+        plugin_note = note.format("; the plugin, not chartscore, defines each label")
+        panels.append(("difference-plugin_metrics", "Plugin metrics", plugin_note, "", labelled))
     # One scale for every panel, so differences compare from panel to panel.
     scale = difference_scale(row for panel in panels for row in panel[4])
     cut = (
@@ -435,6 +456,7 @@ def comparison_view(
         ),
     )
     facts += _answer_facts(comparison)
+    facts += plugin_facts(comparison.plugins)
     order_note = "fields and types by name"
     if sort == "rate":
         order_note = "fields and types by the candidate's normalized agreement rate, lowest first"
@@ -462,7 +484,10 @@ def comparison_view(
         plots=tuple(_difference_plots(slices, gates)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(_machine_rows(every_slice)),
-        definitions=tuple(definition(m) for m in order if m in present),
+        definitions=(
+            *(definition(m) for m in order if m in present),
+            *plugin_definitions(comparison.plugins, present),
+        ),
         notes=(
             *folded,
             "A paired comparison: both systems answered the same gold rows, so the difference "

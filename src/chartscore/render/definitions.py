@@ -7,8 +7,10 @@ metric has one and that each ``source`` anchor exists in that page.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final
 
+from chartscore.plugin_layout import PluginStamp, split_metric
 from chartscore.render.view import Definition
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
 
@@ -64,6 +66,18 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "(numbers, full dates), of answerable rows.",
         _TYPE,
     ),
+    "fuzzy_agreement": (
+        "fuzzy agreement",
+        "Answerable rows answered with text at least as similar to gold as the schema's "
+        "threshold (normalized Levenshtein similarity), of answerable rows.",
+        _TYPE,
+    ),
+    "pattern_agreement": (
+        "pattern agreement",
+        "Answerable rows whose whole normalized answer matches the gold pattern "
+        "(regex fields), of answerable rows.",
+        _TYPE,
+    ),
     "ordinal_later": (
         "ordinal later",
         "Error: answerable rows answered with a level later in the schema's list than gold's "
@@ -112,8 +126,37 @@ METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, "kappa")
 
 
 def title(metric: str) -> str:
-    """The metric's name for people, e.g. ``"wrong-type answer"``."""
+    """The metric's name for people, e.g. ``"wrong-type answer"``; a plugin's: ``"name: label"``."""
+    parts = split_metric(metric)
+    if parts is not None:
+        return f"{parts[0]}: {parts[1]}"
     return _ENTRIES[metric][0]
+
+
+def plugin_order(stamps: Iterable[PluginStamp]) -> tuple[str, ...]:
+    """The plugin metrics of these stamps in the order chartscore shows them (name, then label)."""
+    return tuple(name for stamp in stamps for name in stamp.metric_names())
+
+
+def plugin_definitions(
+    stamps: Iterable[PluginStamp], present: Iterable[str]
+) -> tuple[Definition, ...]:
+    """The legend entries of the plugin metrics in ``present``, with each plugin's version."""
+    shown = set(present)
+    return tuple(
+        Definition(
+            metric,
+            title(metric),
+            f"Plugin metric: answerable rows that the plugin {stamp.name} {stamp.version} "
+            f"(code {stamp.code_digest[:19]}) labelled {label}, of answerable rows. The "
+            "plugin, not chartscore, defines the label.",
+            "docs/plugins.md",
+            error=False,
+        )
+        for stamp in stamps
+        for label, metric in zip(stamp.outcomes, stamp.metric_names(), strict=True)
+        if metric in shown
+    )
 
 
 def definition(metric: str) -> Definition:

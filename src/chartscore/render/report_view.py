@@ -21,8 +21,16 @@ from typing import Final, Protocol
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
+from chartscore.plugin_layout import PluginStamp
 from chartscore.render._numbers import count_text
-from chartscore.render.definitions import INTERVAL_NOTE, METRIC_ORDER, definition, title
+from chartscore.render.definitions import (
+    INTERVAL_NOTE,
+    METRIC_ORDER,
+    definition,
+    plugin_definitions,
+    plugin_order,
+    title,
+)
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -203,12 +211,14 @@ def one_field_per_type(report: ReportLike) -> bool:
     return len(report.by_field_type) == len(report.by_field)
 
 
-def _estimates(slices: Iterable[Slice], *, shared: bool) -> list[Estimate]:
+def _estimates(
+    slices: Iterable[Slice], *, shared: bool, plugins: tuple[str, ...] = ()
+) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
         out += [
             metric_estimate(kind, name, metric, part)
-            for metric in METRIC_ORDER
+            for metric in (*METRIC_ORDER, *plugins)
             if metric in part.metrics
         ]
         kappa = kappa_estimate(name, part, shared=shared) if kind == "field" else None
@@ -243,6 +253,24 @@ def _type_metric_table(estimates: list[Estimate]) -> Table | None:
         _RATE_CELLS.replace("successes", "successes (or errors)"),
         "slice",
         columns,
+        rows,
+        repeat=1,
+    )
+
+
+def _plugin_metric_table(estimates: list[Estimate], plugins: tuple[str, ...]) -> Table | None:
+    rows = tuple(
+        Row(e.slice, e.name, (title(e.metric), e)) for e in estimates if e.metric in plugins
+    )
+    if not rows:
+        return None
+    return Table(
+        "plugin_metrics",
+        "Plugin metrics",
+        _RATE_CELLS.replace("successes", "rows with the label")
+        + " The plugin, not chartscore, defines each label (docs/plugins.md).",
+        "slice",
+        (Column("metric"), Column("estimate")),
         rows,
         repeat=1,
     )
@@ -289,7 +317,7 @@ def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     )
 
 
-def _plots(estimates: list[Estimate]) -> list[Plot]:
+def _plots(estimates: list[Estimate], plugins: tuple[str, ...] = ()) -> list[Plot]:
     plots = []
     for metric in (*AGREEMENT_METRICS, *ERROR_TABLE_METRICS):
         error = metric in ERROR_METRICS
@@ -305,11 +333,24 @@ def _plots(estimates: list[Estimate]) -> list[Plot]:
             "Point = rate, line = 95% Wilson interval."
         )
         plots.append(Plot("type_metrics", "Type-specific metrics", note, "", (0.0, 1.0), typed))
+    labelled = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in plugins)
+    if labelled:
+        note = (
+            "Each plugin label's share of the answerable rows (the plugin defines the label). "
+            "Point = rate, line = 95% Wilson interval."
+        )
+        plots.append(Plot("plugin_metrics", "Plugin metrics", note, "", (0.0, 1.0), labelled))
     kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA)
     if kappas:
         note = "kappa and 95% interval; 0 is chance agreement, 1 perfect agreement."
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
     return plots
+
+
+def plugin_facts(stamps: Iterable[PluginStamp]) -> tuple[tuple[str, str], ...]:
+    """One header line naming every plugin with its version and code digest."""
+    listed = [f"{s.name} {s.version} (code {s.code_digest[:19]})" for s in stamps]
+    return (("plugins", "; ".join(listed)),) if listed else ()
 
 
 def _order_note(sort: str, *, shared: bool) -> str:
@@ -404,7 +445,9 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         raise ChartscoreError(ErrorCode.USAGE)
     shared = type(report) is SharedReport
     every_slice = _slices(report, sort)
-    estimates = _estimates(every_slice, shared=shared)  # machine-readable output keeps all
+    plugins = plugin_order(report.plugins)
+    # Machine-readable output keeps every estimate.
+    estimates = _estimates(every_slice, shared=shared, plugins=plugins)
     notes: tuple[str, ...] = ()
     slices = every_slice
     if one_field_per_type(report):
@@ -419,10 +462,12 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
             "errors", "Errors (lower is better)", _ERROR_CELLS, ERROR_TABLE_METRICS, slices
         ),
         _type_metric_table(shown),
+        _plugin_metric_table(shown, plugins),
         _kappa_table(shown),
         _count_table(slices),
     ]
-    facts = (*_summary(report), ("order", _order_note(sort, shared=shared)))
+    facts = (*_summary(report), *plugin_facts(report.plugins))
+    facts = (*facts, ("order", _order_note(sort, shared=shared)))
     if isinstance(report, SharedReport):
         disclosure_fact, disclosure_note = _disclosure(report)
         facts = (*facts, disclosure_fact)
@@ -431,10 +476,13 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     return View(
         title="chartscore shared report" if shared else "chartscore report",
         facts=facts,
-        plots=tuple(_plots(shown)),
+        plots=tuple(_plots(shown, plugins)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(estimates),
-        definitions=tuple(definition(m) for m in METRIC_ORDER if m in present),
+        definitions=(
+            *(definition(m) for m in METRIC_ORDER if m in present),
+            *plugin_definitions(report.plugins, present),
+        ),
         notes=(
             *notes,
             INTERVAL_NOTE,

@@ -25,7 +25,9 @@ from chartscore.records.normalize import (
     number_key,
     text_key,
 )
+from chartscore.records.pattern import Pattern, compile_pattern
 from chartscore.records.schema import FieldSpec
+from chartscore.records.similarity import similarity_at_least
 
 # Outcome bits of one prediction.
 ANSWERED: Final = 1
@@ -45,6 +47,8 @@ ANSWERED_ITEMS: Final = 4096  # the answer set has items
 MATCHED_ITEMS: Final = 8192  # some answered item matches gold
 UNMATCHED_ANSWERED: Final = 16384  # some answered item does not match
 UNMATCHED_GOLD: Final = 32768  # some gold item was not answered
+FUZZY: Final = 1 << 16  # a fuzzy field's answer is similar enough to gold
+PATTERN: Final = 1 << 17  # a regex field's answer matches the gold pattern
 
 
 def item_flags(gold: int, answered: int, matched: int) -> int:
@@ -151,7 +155,12 @@ class FieldRule:
     """
 
     __slots__ = (
+        "_base_outcome",
+        "_judges",
+        "_patterns",
         "_proven",
+        "_regex",
+        "_threshold",
         "_tolerance",
         "_tolerance_days",
         "_within",
@@ -167,11 +176,20 @@ class FieldRule:
         "tracks_items",
     )
 
-    def __init__(self, field_type: FieldType, spec: FieldSpec | None) -> None:
+    def __init__(
+        self,
+        field_type: FieldType,
+        spec: FieldSpec | None,
+        judges: tuple[Callable[[Key, Key], int], ...] = (),
+    ) -> None:
         self.field_type = field_type
         self.spec = spec
         self._tolerance = spec.tolerance if spec is not None else None
         self._tolerance_days = spec.tolerance_days if spec is not None else None
+        match = spec.match if spec is not None else None
+        self._threshold = spec.threshold if spec is not None else None
+        self._patterns: dict[str, Pattern] = {}
+        self._regex = match == "regex"
         self.levels = len(spec.levels) if spec is not None else 0
         self.tracks_items = field_type is FieldType.MULTI
         choices = spec.choices if spec is not None else None
@@ -206,6 +224,12 @@ class FieldRule:
         ):
             extras.append("tolerance_agreement")
             perfect |= TOLERANCE
+        if match == "fuzzy":
+            extras.append("fuzzy_agreement")
+            perfect |= FUZZY
+        elif match == "regex":
+            # A pattern need not match its own text: the stand-in check leaves it out.
+            extras.append("pattern_agreement")
         self.answer_key = key
         self.gold_key = _within_choices(key, choices, field_type is FieldType.MULTI)
         self._proven: dict[object, Key] = {}
@@ -218,10 +242,20 @@ class FieldRule:
             self.outcome, self._within = self._tolerant, self._within_number
         elif self._tolerance_days is not None:
             self.outcome, self._within = self._tolerant, self._within_days
+        elif match == "fuzzy":
+            self.outcome = self._fuzzy
+        elif match == "regex":
+            self.outcome = self._pattern
         else:
             self.outcome = self._agreement
         self.extra_metrics = tuple(extras)
         self.perfect_mask = perfect
+        # Plugin metrics (docs/plugins.md): each judge adds its label's bits to a row
+        # that is answerable and answered with a value of the type.
+        self._judges = judges
+        self._base_outcome = self.outcome
+        if judges:
+            self.outcome = self._judged
 
     def check_gold(self, value: object, field_id: str) -> Key:
         """The normalized gold value, after the gold-validity and stand-in checks.
@@ -249,6 +283,10 @@ class FieldRule:
         if key is _OUTSIDE:
             raise ChartscoreError(
                 ErrorCode.GOLD_OUTSIDE_SCHEMA, input=InputKind.GOLD, field_id=field_id
+            )
+        if self._regex and self._compiled(value) is None:  # type: ignore[arg-type]
+            raise ChartscoreError(
+                ErrorCode.INVALID_GOLD_PATTERN, input=InputKind.GOLD, field_id=field_id
             )
         mask, answer = self.outcome(value, key, value)
         perfect = mask & self.perfect_mask == self.perfect_mask and answer == key
@@ -295,6 +333,43 @@ class FieldRule:
         if mask & NORMALIZED or (answer is not None and self._within(answer, gold_key)):
             mask |= TOLERANCE
         return mask, answer
+
+    def _judged(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        mask, answer = self._base_outcome(gold_value, gold_key, value)
+        if answer is not None:
+            for judge in self._judges:
+                mask |= judge(gold_key, answer)
+        return mask, answer
+
+    def _fuzzy(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        # Normalized agreement is similarity 1; otherwise the Levenshtein similarity decides.
+        mask, answer = self._agreement(gold_value, gold_key, value)
+        if mask & NORMALIZED or (
+            answer is not None and similarity_at_least(answer, gold_key, self._threshold)  # type: ignore[arg-type]
+        ):
+            mask |= FUZZY
+        return mask, answer
+
+    def _pattern(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
+        # The gold value is a pattern; the whole normalized answer must match it.
+        mask, answer = self._agreement(gold_value, gold_key, value)
+        if answer is not None:
+            pattern = self._compiled(gold_value)  # type: ignore[arg-type]
+            if pattern is not None and pattern.fullmatch(answer):  # type: ignore[arg-type]
+                mask |= PATTERN
+        return mask, answer
+
+    def _compiled(self, text: str) -> Pattern | None:
+        # Gold patterns repeat (one coding rule, many rows): compiled once, cache bounded.
+        found = self._patterns.get(text)
+        if found is None:
+            found = compile_pattern(text)
+            if found is None:
+                return None
+            if len(self._patterns) >= _CACHE_LIMIT:
+                self._patterns.clear()
+            self._patterns[text] = found
+        return found
 
     def _within_number(self, answer: Key, gold_key: Key) -> bool:
         # Exact decimal arithmetic: |answer - gold| <= tolerance.

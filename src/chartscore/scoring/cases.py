@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from chartscore._types import FieldType, Value
+from chartscore.plugin_layout import PluginLayout
 from chartscore.records.schema import Schema
 from chartscore.scoring.agreement import (
     ANSWERABLE,
@@ -31,10 +32,10 @@ from chartscore.scoring.agreement import (
     item_flags,
 )
 from chartscore.scoring.case_classes import CaseClasses, Group
-from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
+from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
-from chartscore.tally import COUNT_NAMES, TYPE_METRICS, Tally
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, Tally
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field`` or
@@ -61,7 +62,10 @@ class CaseTrackingScorer(Scorer):
         if group is None:
             field_type = self.field_type(field_id)
             rule = self.field_rule(field_id)
-            group = self._group_of[field_id] = (field_type.value, rule.extra_metrics)
+            layout = self._plugins.layout
+            spec = rule.spec
+            plugins = () if layout is None or spec is None else layout.metric_names_of(spec.plugins)
+            group = self._group_of[field_id] = (field_type.value, rule.extra_metrics + plugins)
         return group
 
     def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
@@ -106,7 +110,14 @@ def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
         def field_rows(test: RowTest, metric: str | None = None, rows: Counter[int] = rows) -> int:
             return sum(n for row, n in rows.items() if test(row))
 
-        _fill(result, ("field", field_id), part.metrics, part.kappa is not None, field_rows)
+        _fill(
+            result,
+            ("field", field_id),
+            part.metrics,
+            part.kappa is not None,
+            field_rows,
+            plugins=partial.plugins,
+        )
         if "majority_baseline" in part.metrics:
             majority = counts.majority()
             result["field", field_id, "majority_baseline.success_count"] = majority
@@ -121,12 +132,12 @@ def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
         ) -> int:
             def chosen(group: Group, row: int) -> bool:
                 in_slice = field_type is None or group[0] == field_type
-                reports = metric is None or metric not in TYPE_METRICS or metric in group[1]
+                reports = metric is None or metric in CORE_METRICS or metric in group[1]
                 return in_slice and reports and test(row)
 
             return cases.cases_matching(chosen)
 
-        _fill(result, (kind, name), part.metrics, False, pooled_rows)
+        _fill(result, (kind, name), part.metrics, False, pooled_rows, plugins=partial.plugins)
         if "majority_baseline" in part.metrics:
             members = [
                 partial.fields[field_id]
@@ -150,6 +161,8 @@ def _fill(
     metrics: Iterable[str],
     has_kappa: bool,
     rows: Callable[..., int],
+    *,
+    plugins: PluginLayout | None,
 ) -> None:
     kind, name = where
     for count_name in COUNT_NAMES:
@@ -159,7 +172,7 @@ def _fill(
             total_test = METRIC_ROWS["exact_agreement"][0]  # the answerable rows
             result[kind, name, "majority_baseline.total_count"] = rows(total_test, metric)
             continue
-        total, success = METRIC_ROWS[metric]
+        total, success = row_tests(metric, plugins)
         result[kind, name, f"{metric}.total_count"] = rows(total, metric)
         result[kind, name, f"{metric}.success_count"] = rows(success, metric)
         failures = ITEM_FAILURES.get(metric) or _failures(total, success)

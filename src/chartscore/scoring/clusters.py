@@ -1,8 +1,9 @@
 """Per-case sums for the clustered intervals of pooled slices: row classes in, sums out.
 
-Each gold row ends in a *row class* (:func:`row_class`): its outcome bit mask
-(:mod:`chartscore.scoring.agreement`), ``MISSING`` for a row with no prediction, and
-for a multi-select row its item counts in the bits above the mask. The rows of
+Each gold row ends in a *row class* (:class:`RowCoding`): its outcome bit mask
+(:mod:`chartscore.scoring.agreement`, with the run's plugin labels), ``MISSING``
+for a row with no prediction, and for a multi-select row its item counts in the
+bits above the mask. The rows of
 one case add up, per pooled slice (overall, each field type) and per metric, to
 the case's successes ``y_i`` and trials ``m_i``; :func:`pooled_sums` turns
 every case's totals into the exact sums of :class:`~chartscore.clustered.ClusterSums`
@@ -25,78 +26,95 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from chartscore.clustered import ClusterSums, PairedClusterSums
+from chartscore.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
 from chartscore.scoring.agreement import ANSWERABLE, MISSING, item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
 from chartscore.tally import CORE_METRICS, TYPE_METRICS
 
-ROW_BITS: Final = (1 << 16) - 1
-"""The outcome bit mask (with item flags) of a row class; item counts sit above it."""
 ITEM_BITS: Final = 32
-_GOLD_SHIFT: Final = 16
-_ANSWERED_SHIFT: Final = _GOLD_SHIFT + ITEM_BITS
-_MATCHED_SHIFT: Final = _ANSWERED_SHIFT + ITEM_BITS
-_ITEM_MASK: Final = (1 << ITEM_BITS) - 1
-PAIR_SHIFT: Final = _MATCHED_SHIFT + ITEM_BITS
-"""A paired row's class is ``baseline class | candidate class << PAIR_SHIFT``."""
+"""Bits for each of a multi-select row's three item counts in its class."""
 
 OVERALL: Final = "overall"
 """The key of the overall slice (type slices are keyed by their type name)."""
 
 Group = tuple[str, tuple[str, ...]]
-"""A field's (type name, the type metrics it reports)."""
+"""A field's (type name, the type and plugin metrics it reports)."""
 
 FieldClasses = tuple[Group, Callable[[], Iterable[tuple[str, int]]]]
 """One field's group, and a function giving its rows as (case id, row class) (read twice)."""
 
 
-def with_items(mask: int, gold: int, answered: int, matched: int) -> int:
-    """A multi-select row's class: its mask with its item counts above it."""
-    return mask | gold << _GOLD_SHIFT | answered << _ANSWERED_SHIFT | matched << _MATCHED_SHIFT
+class RowCoding:
+    """How one run packs a row class into an int: the outcome mask, then item counts.
 
-
-def missing_class(gold_items: int | None) -> int:
-    """The class of a row with no prediction: gold items for multi, None if unanswerable."""
-    if gold_items is None:
-        return MISSING
-    return with_items(MISSING | ANSWERABLE | item_flags(gold_items, 0, 0), gold_items, 0, 0)
-
-
-def _items(row: int) -> tuple[int, int, int]:
-    return (
-        row >> _GOLD_SHIFT & _ITEM_MASK,
-        row >> _ANSWERED_SHIFT & _ITEM_MASK,
-        row >> _MATCHED_SHIFT & _ITEM_MASK,
-    )
-
-
-def metric_values(metric: str, row: int) -> tuple[int, int]:
-    """``(successes, trials)`` that one row of class ``row`` adds to ``metric``.
-
-    ``majority_baseline``'s successes depend on the whole gold set, not the
-    row: it gives its trials (answerable rows) with 0 successes, and its sums
-    are marked unknown.
+    The mask holds chartscore's outcome bits and, from
+    :data:`~chartscore.plugin_layout.FIRST_BIT` up, the run's plugin labels;
+    a multi-select row's gold, answered and matched item counts sit above
+    the highest of them (``item_shift``). A paired row is ``baseline |
+    candidate << pair_shift``. Every partition of a run builds the same
+    coding from the same schema.
     """
-    if metric == "item_precision":
-        _, answered, matched = _items(row)
-        return matched, answered
-    if metric == "item_recall":
-        gold, _, matched = _items(row)
-        return matched, gold
-    if metric == "majority_baseline":
-        return 0, int(bool(row & ANSWERABLE))
-    in_trials, succeeds = METRIC_ROWS[metric]
-    mask = row & ROW_BITS
-    if not in_trials(mask):
-        return 0, 0
-    return int(succeeds(mask)), 1
+
+    __slots__ = ("item_shift", "pair_shift", "plugins", "row_bits")
+
+    def __init__(self, plugins: PluginLayout | None = None) -> None:
+        self.plugins = plugins
+        self.item_shift = max(FIRST_BIT, 16 if plugins is None else plugins.end_bit)
+        self.row_bits = (1 << self.item_shift) - 1
+        self.pair_shift = self.item_shift + 3 * ITEM_BITS
+
+    def with_items(self, mask: int, gold: int, answered: int, matched: int) -> int:
+        """A multi-select row's class: its mask with its item counts above it."""
+        shift = self.item_shift
+        return mask | (gold | answered << ITEM_BITS | matched << 2 * ITEM_BITS) << shift
+
+    def items(self, row: int) -> tuple[int, int, int]:
+        """(gold, answered, matched) items of a row class."""
+        counts = row >> self.item_shift
+        low = (1 << ITEM_BITS) - 1
+        return counts & low, counts >> ITEM_BITS & low, counts >> 2 * ITEM_BITS & low
+
+    def missing_class(self, gold_items: int | None) -> int:
+        """The class of a row with no prediction: its gold items (multi), None if unanswerable."""
+        if gold_items is None:
+            return MISSING
+        flags = MISSING | ANSWERABLE | item_flags(gold_items, 0, 0)
+        return self.with_items(flags, gold_items, 0, 0)
+
+    def metric_values(self, metric: str, row: int) -> tuple[int, int]:
+        """``(successes, trials)`` that one row of class ``row`` adds to ``metric``.
+
+        ``majority_baseline``'s successes depend on the whole gold set, not the
+        row: it gives its trials (answerable rows) with 0 successes, and its sums
+        are marked unknown. A plugin label's trials are the answerable rows.
+        """
+        if metric == "item_precision":
+            _, answered, matched = self.items(row)
+            return matched, answered
+        if metric == "item_recall":
+            gold, _, matched = self.items(row)
+            return matched, gold
+        mask = row & self.row_bits
+        if metric == "majority_baseline":
+            return 0, int(bool(mask & ANSWERABLE))
+        if is_plugin_metric(metric):
+            assert self.plugins is not None
+            shift, width, value = self.plugins.label_test(metric)
+            answerable = bool(mask & ANSWERABLE)
+            return int(answerable and (mask >> shift) & width == value), int(answerable)
+        in_trials, succeeds = METRIC_ROWS[metric]
+        if not in_trials(mask):
+            return 0, 0
+        return int(succeeds(mask)), 1
 
 
 def slice_metrics(groups: Iterable[Group], *, overall: bool) -> tuple[str, ...]:
-    """The metrics of a pooled slice of fields in these groups, in report order."""
+    """The metrics of a pooled slice of fields in these groups (type metrics, then plugins')."""
     if overall:
         return CORE_METRICS
     reported = {name for _, extra in groups for name in extra}
-    return CORE_METRICS + tuple(name for name in TYPE_METRICS if name in reported)
+    plugins = sorted(name for name in reported if name not in TYPE_METRICS)
+    return CORE_METRICS + tuple(name for name in TYPE_METRICS if name in reported) + tuple(plugins)
 
 
 class _Packing:
@@ -175,7 +193,9 @@ def _grouped(fields: Iterable[FieldClasses]) -> dict[str, list[FieldClasses]]:
     return slices
 
 
-def pooled_sums(fields: Iterable[FieldClasses]) -> dict[str, dict[str, ClusterSums]]:
+def pooled_sums(
+    fields: Iterable[FieldClasses], coding: RowCoding
+) -> dict[str, dict[str, ClusterSums]]:
     """Per pooled slice and metric, the exact per-case sums (docs/metrics.md).
 
     Args:
@@ -194,7 +214,7 @@ def pooled_sums(fields: Iterable[FieldClasses]) -> dict[str, dict[str, ClusterSu
             out: list[int] = []
             for metric in metrics:
                 reported = metric in CORE_METRICS or metric in group[1]
-                out.extend(metric_values(metric, row) if reported else (0, 0))
+                out.extend(coding.metric_values(metric, row) if reported else (0, 0))
             return out
 
         packing = _Packing(2 * len(metrics), widths, values)
@@ -223,30 +243,34 @@ def pooled_sums(fields: Iterable[FieldClasses]) -> dict[str, dict[str, ClusterSu
 
 
 def paired_pooled_sums(
-    fields: Iterable[FieldClasses], paired_metrics: Sequence[str]
+    fields: Iterable[FieldClasses], coding: RowCoding, paired_metrics: Sequence[str]
 ) -> dict[str, dict[str, PairedClusterSums]]:
     """Per pooled slice and paired metric, the per-case sums of the paired difference.
 
-    Each row's class is ``baseline class | candidate class << PAIR_SHIFT``; a
-    row is in a metric's trials by the baseline's class (trials are gold rows,
-    the same for both), and adds 1 to ``c_i`` when only the candidate
-    succeeds, to ``b_i`` when only the baseline does.
+    Each row's class is ``baseline class | candidate class << coding.pair_shift``
+    (plugin metrics are paired too); a row is in a metric's trials by the
+    baseline's class (trials are gold rows, the same for both), and adds 1 to
+    ``c_i`` when only the candidate succeeds, to ``b_i`` when only the
+    baseline does.
     """
     result: dict[str, dict[str, PairedClusterSums]] = {}
     for name, members in _grouped(fields).items():
         present = slice_metrics((group for group, _ in members), overall=name == OVERALL)
-        metrics = tuple(metric for metric in present if metric in paired_metrics)
+        metrics = tuple(
+            metric for metric in present if metric in paired_metrics or is_plugin_metric(metric)
+        )
         width = _row_width(members)
 
         def values(group: Group, row: int, metrics: tuple[str, ...] = metrics) -> list[int]:
-            baseline, candidate = row & ((1 << PAIR_SHIFT) - 1), row >> PAIR_SHIFT
+            low = (1 << coding.pair_shift) - 1
+            baseline, candidate = row & low, row >> coding.pair_shift
             out: list[int] = []
             for metric in metrics:
                 if not (metric in CORE_METRICS or metric in group[1]):
                     out.extend((0, 0, 0))
                     continue
-                first, trials = metric_values(metric, baseline)
-                second, _ = metric_values(metric, candidate)
+                first, trials = coding.metric_values(metric, baseline)
+                second, _ = coding.metric_values(metric, candidate)
                 out.extend((trials, first & (1 - second), second & (1 - first)))
             return out
 

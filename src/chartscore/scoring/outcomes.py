@@ -13,17 +13,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
+from chartscore.plugin_layout import PluginLayout
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     ANSWERED_ITEMS,
     EARLIER,
     EXACT,
+    FUZZY,
     GOLD_ITEMS,
     LATER,
     MATCHED_ITEMS,
     MISSING,
     NORMALIZED,
+    PATTERN,
     SUPPORTED,
     TOLERANCE,
     UNMATCHED_ANSWERED,
@@ -76,6 +79,8 @@ METRIC_ROWS: Final[Mapping[str, tuple[RowTest, RowTest]]] = {
     "wrong_type_answer": (_has(ANSWERED), _has(ANSWERED | WRONG_TYPE)),
     "evidence_support": (_has(ANSWERED), _has(ANSWERED | SUPPORTED)),
     "tolerance_agreement": (_answerable, _has(ANSWERABLE | TOLERANCE)),
+    "fuzzy_agreement": (_answerable, _has(ANSWERABLE | FUZZY)),
+    "pattern_agreement": (_answerable, _has(ANSWERABLE | PATTERN)),
     "ordinal_later": (_answerable, _has(ANSWERABLE | LATER)),
     "ordinal_earlier": (_answerable, _has(ANSWERABLE | EARLIER)),
     "ordinal_within_one": (_answerable, _has(ANSWERABLE | WITHIN_ONE)),
@@ -89,3 +94,26 @@ ITEM_FAILURES: Final[Mapping[str, RowTest]] = {
     "item_precision": _has(UNMATCHED_ANSWERED),
     "item_recall": _has(UNMATCHED_GOLD),
 }
+
+
+def row_tests(metric: str, plugins: PluginLayout | None = None) -> tuple[RowTest, RowTest]:
+    """(rows in the trials, rows among them that succeed) of any row metric.
+
+    A plugin metric ``<plugin>:<label>`` (docs/plugins.md) has the answerable
+    rows as trials and succeeds on the rows the plugin gave that label: its
+    bits in the mask, laid out by ``plugins``.
+
+    Raises:
+        KeyError: ``metric`` is neither a row metric nor a plugin metric of ``plugins``.
+    """
+    found = METRIC_ROWS.get(metric)
+    if found is not None:
+        return found
+    if plugins is None:
+        raise KeyError(metric)
+    shift, width, value = plugins.label_test(metric)
+
+    def labelled(row: int) -> bool:
+        return bool(row & ANSWERABLE) and (row >> shift) & width == value
+
+    return _answerable, labelled

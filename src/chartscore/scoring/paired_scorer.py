@@ -36,18 +36,17 @@ from chartscore.comparison import (
     PairedTally,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.scoring.clusters import (
     OVERALL,
-    PAIR_SHIFT,
-    ROW_BITS,
     FieldClasses,
-    missing_class,
+    RowCoding,
     paired_pooled_sums,
     pooled_sums,
 )
-from chartscore.scoring.outcomes import METRIC_ROWS
+from chartscore.scoring.outcomes import row_tests
 from chartscore.scoring.partial import FieldCounts
 from chartscore.scoring.scorer import (
     UNANSWERABLE,
@@ -59,7 +58,6 @@ from chartscore.scoring.scorer import (
 )
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
-_BASELINE_BITS: Final = (1 << PAIR_SHIFT) - 1
 Side = Literal["baseline", "candidate", "pair"]
 
 _TYPE_PAIRED: Final = frozenset(PAIRED_METRICS) & frozenset(TYPE_METRICS)
@@ -130,7 +128,7 @@ class PairedScorer(Scorer):
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         row = judge(state, entry, value, supported, pair.baseline)
         pair.baseline_masks[case_id] = row
-        return row & ROW_BITS
+        return row & self._coding.row_bits
 
     def add_candidate(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
         """Count one candidate prediction and its pair with the baseline; returns its mask."""
@@ -145,12 +143,13 @@ class PairedScorer(Scorer):
         pair = self._pairs[field_id]
         row = judge(state, entry, value, supported, pair.candidate)
         baseline = pair.baseline_masks.pop(case_id, None)
+        coding = self._coding
         if baseline is None:
-            baseline = _missing(entry, state.tracks_items)
-        both = baseline | row << PAIR_SHIFT  # the row's pair of classes (scoring.clusters)
+            baseline = _missing(coding, entry, state.tracks_items)
+        both = baseline | row << coding.pair_shift  # the row's pair of classes (scoring.clusters)
         state.cases[case_id] = self._classes.setdefault(both, both)
-        pair.pairs[baseline & ROW_BITS, row & ROW_BITS] += 1
-        return row & ROW_BITS
+        pair.pairs[baseline & coding.row_bits, row & coding.row_bits] += 1
+        return row & coding.row_bits
 
     def _extra(self, source: InputKind) -> int:
         # A prediction whose key is not in gold: refused, or skipped and counted (-1).
@@ -169,21 +168,25 @@ class PairedScorer(Scorer):
             pairs = Counter(pair.pairs)
             for case_id, entry in state.cases.items():
                 if type(entry) is not int:  # the candidate did not answer this row
-                    missing = _missing(entry, state.tracks_items)
+                    missing = _missing(self._coding, entry, state.tracks_items)
                     waiting = pair.baseline_masks.get(case_id, missing)
-                    pairs[waiting & ROW_BITS, missing & ROW_BITS] += 1
-            baseline = pair.baseline.slice_tally(state.rule)
-            candidate = pair.candidate.slice_tally(state.rule)
+                    pairs[waiting & self._coding.row_bits, missing & self._coding.row_bits] += 1
+            baseline = pair.baseline.slice_tally(state.rule, self._plugins.layout)
+            candidate = pair.candidate.slice_tally(state.rule, self._plugins.layout)
             paired = {
-                name: _paired_binomial(pairs, name)
-                for name in PAIRED_METRICS
+                name: _paired_binomial(pairs, name, self._plugins.layout)
+                for name in (*PAIRED_METRICS, *filter(is_plugin_metric, baseline.metrics))
                 if name in baseline.metrics
             }
             part = PairedSliceTally(baseline=baseline, candidate=candidate, paired=paired)
             by_field[field_id] = part
             members.setdefault(state.field_type.value, []).append(part)
-        sums = {side: pooled_sums(self._field_classes(side)) for side in ("baseline", "candidate")}
-        paired_sums = paired_pooled_sums(self._field_classes("pair"), PAIRED_METRICS)
+        coding = self._coding
+        sums = {
+            side: pooled_sums(self._field_classes(side), coding)
+            for side in ("baseline", "candidate")
+        }
+        paired_sums = paired_pooled_sums(self._field_classes("pair"), coding, PAIRED_METRICS)
 
         def pooled(name: str, parts: Iterable[PairedSliceTally], keep: bool) -> PairedSliceTally:
             return _pool(
@@ -206,45 +209,51 @@ class PairedScorer(Scorer):
             by_field=by_field,
             by_field_type=by_type,
             ignored_prediction_count=ignored,
+            plugins=self.partial().plugin_stamps(),  # both systems: one plugin set
         )
 
     def _field_classes(self, side: Side) -> list[FieldClasses]:
         """Each field's rows as (case id, class) of one system, or of the pair."""
         return [
-            ((state.field_type.value, state.rule.extra_metrics), self._rows(field_id, side))
+            (state.group, self._rows(field_id, side))
             for field_id, state in sorted(self._fields.items())
         ]
 
     def _rows(self, field_id: str, side: Side) -> Callable[[], Iterator[tuple[str, int]]]:
         state = self._fields[field_id]
         waiting = self._pairs[field_id].baseline_masks
+        coding = self._coding
+        shift = coding.pair_shift
+        low = (1 << shift) - 1
 
         def rows() -> Iterator[tuple[str, int]]:
             for case_id, entry in state.cases.items():
                 if type(entry) is int:
-                    baseline, candidate = entry & _BASELINE_BITS, entry >> PAIR_SHIFT
+                    baseline, candidate = entry & low, entry >> shift
                 else:
-                    candidate = _missing(entry, state.tracks_items)
+                    candidate = _missing(coding, entry, state.tracks_items)
                     baseline = waiting.get(case_id, candidate)
                 if side == "baseline":
                     yield case_id, baseline
                 elif side == "candidate":
                     yield case_id, candidate
                 else:
-                    yield case_id, baseline | candidate << PAIR_SHIFT
+                    yield case_id, baseline | candidate << shift
 
         return rows
 
 
-def _missing(entry: object, tracks_items: bool) -> int:
+def _missing(coding: RowCoding, entry: object, tracks_items: bool) -> int:
     # The row class of a gold row that a system did not answer.
     if entry is UNANSWERABLE:
-        return missing_class(None)
-    return missing_class(len(entry[1]) if tracks_items else 0)  # type: ignore[index]
+        return coding.missing_class(None)
+    return coding.missing_class(len(entry[1]) if tracks_items else 0)  # type: ignore[index]
 
 
-def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:
-    in_trials, succeeds = METRIC_ROWS[metric]
+def _paired_binomial(
+    pairs: Mapping[tuple[int, int], int], metric: str, plugins: PluginLayout | None
+) -> PairedBinomial:
+    in_trials, succeeds = row_tests(metric, plugins)
     cells = [0, 0, 0, 0]  # both, baseline only, candidate only, neither
     for (baseline, candidate), count in pairs.items():
         if not in_trials(baseline):
@@ -265,7 +274,7 @@ def _pool(
     paired: dict[str, PairedBinomial] = {}
     for part in chosen:
         for name, cells in part.paired.items():
-            if name in _TYPE_PAIRED and not keep_type_metrics:
+            if (name in _TYPE_PAIRED or is_plugin_metric(name)) and not keep_type_metrics:
                 continue
             before = paired.get(name)
             paired[name] = (

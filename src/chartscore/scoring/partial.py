@@ -22,14 +22,17 @@ from collections.abc import Iterable, Mapping
 from chartscore._types import FieldType
 from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
 from chartscore.records.schema import FieldSpec
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
     EARLIER,
     EXACT,
+    FUZZY,
     LATER,
     NORMALIZED,
+    PATTERN,
     SUPPORTED,
     TOLERANCE,
     WITHIN_ONE,
@@ -39,10 +42,13 @@ from chartscore.scoring.agreement import (
 )
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL, merge_sums
+from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
 
 _TYPE_BITS: Mapping[str, int] = {
     "tolerance_agreement": TOLERANCE,
+    "fuzzy_agreement": FUZZY,
+    "pattern_agreement": PATTERN,
     "ordinal_later": LATER,
     "ordinal_earlier": EARLIER,
     "ordinal_within_one": WITHIN_ONE,
@@ -57,17 +63,23 @@ class RuleBook:
     one run (its caches hold normalized values), never to the module.
     """
 
-    __slots__ = ("_rules",)
+    __slots__ = ("_plugins", "_rules")
 
-    def __init__(self) -> None:
+    def __init__(self, plugins: PluginSet | None = None) -> None:
         self._rules: dict[tuple[FieldType, FieldSpec | None], FieldRule] = {}
+        self._plugins = plugins
 
     def rule(self, field_type: FieldType, spec: FieldSpec | None) -> FieldRule:
-        """The shared rule for fields of ``field_type`` declared by ``spec``."""
+        """The shared rule for fields of ``field_type`` declared by ``spec``.
+
+        Without a :class:`PluginSet` a rule judges no plugin (enough to reduce
+        counts to a tally: the plugin metrics' counts are in the masks).
+        """
         key = (field_type, spec)
         found = self._rules.get(key)
         if found is None:
-            found = self._rules[key] = FieldRule(field_type, spec)
+            judges = () if self._plugins is None else self._plugins.judges(spec)
+            found = self._rules[key] = FieldRule(field_type, spec, judges)
         return found
 
 
@@ -145,8 +157,12 @@ class FieldCounts:
             if mask & required == required and not mask & absent
         )
 
-    def slice_tally(self, rule: FieldRule) -> SliceTally:
-        """The value-free counts and binomials of this field (docs/metrics.md)."""
+    def slice_tally(self, rule: FieldRule, plugins: PluginLayout | None = None) -> SliceTally:
+        """The value-free counts and binomials of this field (docs/metrics.md).
+
+        ``plugins`` is the run's plugin layout: each label of each plugin the
+        field names is a binomial of the answerable rows (docs/plugins.md).
+        """
         field_count = self.field_count
         present = sum(self.outcomes.values())
         answered = self.count(ANSWERED)
@@ -186,6 +202,9 @@ class FieldCounts:
                 metrics[name] = Binomial(self.matched_items, self.gold_items)
             elif name == "majority_baseline":
                 metrics[name] = Binomial(self.majority(), answerable)
+        if plugins is not None and self.spec is not None and self.spec.plugins:
+            for name in plugins.metric_names_of(self.spec.plugins):
+                metrics[name] = Binomial(plugins.count(self.outcomes, name), answerable)
         kappa = None if rule.kappa_weighting is None else self.kappa_table(rule)
         return SliceTally(counts=counts, metrics=metrics, kappa=kappa)
 
@@ -230,16 +249,19 @@ class PartialTally:
             the exact per-case sums of its clustered interval. A partition
             holds every row of its cases (the Dask engine partitions by case),
             so the sums of partitions add.
+        plugins: The run's plugin layout (value-free), or None without plugins.
     """
 
-    __slots__ = ("cases", "clusters", "fields", "ignored_predictions")
+    __slots__ = ("cases", "clusters", "fields", "ignored_predictions", "plugins")
 
     def __init__(
         self,
         fields: Mapping[str, FieldCounts] | None = None,
         ignored_predictions: int | None = None,
         cases: CaseClasses | None = None,
+        *,
         clusters: Mapping[str, Mapping[str, ClusterSums]] | None = None,
+        plugins: PluginLayout | None = None,
     ) -> None:
         self.fields: dict[str, FieldCounts] = dict(fields or {})
         self.ignored_predictions = ignored_predictions
@@ -247,6 +269,7 @@ class PartialTally:
         self.clusters: dict[str, dict[str, ClusterSums]] = {
             name: dict(metrics) for name, metrics in (clusters or {}).items()
         }
+        self.plugins = plugins
 
     def __repr__(self) -> str:
         return f"PartialTally(<{len(self.fields)} fields; counts and values hidden>)"
@@ -256,8 +279,12 @@ class PartialTally:
 
         Raises:
             ChartscoreError: ``inconsistent_field_type`` when one field id has
-                two types (or two schema entries) in the two partitions.
+                two types (or two schema entries) in the two partitions;
+                ``plugin_mismatch`` when their plugins differ in name, version,
+                code digest or labels.
         """
+        if self.fields and other.fields:
+            check_same_plugins(self.plugins, other.plugins)
         fields = {field_id: counts.copy() for field_id, counts in self.fields.items()}
         for field_id, counts in other.fields.items():
             mine = fields.get(field_id)
@@ -271,7 +298,9 @@ class PartialTally:
             cases = self.cases.merge(other.cases)
         elif self.cases is not None or other.cases is not None:
             raise ValueError("cannot merge a case-tracking partial with one that is not")
-        return PartialTally(fields, ignored, cases, merge_sums(self.clusters, other.clusters))
+        plugins = self.plugins if self.fields else other.plugins
+        clusters = merge_sums(self.clusters, other.clusters)
+        return PartialTally(fields, ignored, cases, clusters=clusters, plugins=plugins)
 
     def tally(self, rules: RuleBook | None = None) -> Tally:
         """Reduce everything to value-free counts: the boundary of the private data.
@@ -286,7 +315,7 @@ class PartialTally:
         members: dict[str, list[SliceTally]] = {}
         for field_id in sorted(self.fields):
             counts = self.fields[field_id]
-            part = counts.slice_tally(rules.rule(counts.field_type, counts.spec))
+            part = counts.slice_tally(rules.rule(counts.field_type, counts.spec), self.plugins)
             by_field[field_id] = part
             members.setdefault(counts.field_type.value, []).append(part)
         by_type = {
@@ -301,7 +330,17 @@ class PartialTally:
             by_field=by_field,
             by_field_type=by_type,
             ignored_prediction_count=self.ignored_predictions,
+            plugins=self.plugin_stamps(),
         )
+
+    def plugin_stamps(self) -> tuple[PluginStamp, ...]:
+        """The stamps of the plugins the fields of this partial name, sorted by name."""
+        if self.plugins is None:
+            return ()
+        references = {
+            ref for counts in self.fields.values() if counts.spec for ref in counts.spec.plugins
+        }
+        return self.plugins.used(references)
 
 
 def merge_all(partials: Iterable[PartialTally]) -> PartialTally:

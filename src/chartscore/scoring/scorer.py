@@ -36,14 +36,9 @@ from chartscore.scoring.agreement import (
     Key,
     item_flags,
 )
-from chartscore.scoring.clusters import (
-    ROW_BITS,
-    FieldClasses,
-    missing_class,
-    pooled_sums,
-    with_items,
-)
+from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
+from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None
@@ -63,16 +58,27 @@ class _Field:
         "answer_key",
         "cases",
         "check_gold",
+        "coding",
         "counts",
         "field_type",
         "gold_keys",
+        "group",
         "outcome",
         "rule",
         "tracks_items",
     )
 
-    def __init__(self, rule: FieldRule, counts: FieldCounts) -> None:
+    def __init__(
+        self,
+        rule: FieldRule,
+        counts: FieldCounts,
+        coding: RowCoding,
+        plugin_metrics: tuple[str, ...],
+    ) -> None:
         self.rule = rule
+        self.coding = coding
+        # The field's place in the pooled slices: its type, the type and plugin metrics it reports.
+        self.group: Group = (rule.field_type.value, rule.extra_metrics + plugin_metrics)
         # Copied from the rule and the counts: read once per row, so kept one lookup away.
         self.field_type = rule.field_type
         self.check_gold = rule.check_gold
@@ -87,13 +93,14 @@ class _Field:
     def row_classes(self) -> Iterator[tuple[str, int]]:
         """Every gold row as (case id, row class); rows with no prediction are missing."""
         tracks_items = self.tracks_items
+        missing = self.coding.missing_class
         for case_id, entry in self.cases.items():
             if type(entry) is int:
                 yield case_id, entry
             elif entry is UNANSWERABLE:
-                yield case_id, missing_class(None)
+                yield case_id, missing(None)
             else:
-                yield case_id, missing_class(len(entry[1]) if tracks_items else 0)
+                yield case_id, missing(len(entry[1]) if tracks_items else 0)
 
 
 class Scorer:
@@ -116,7 +123,9 @@ class Scorer:
     ) -> None:
         ignore_extra = word_option(extra_predictions, EXTRA_PREDICTIONS) == "ignore"
         self._schema = schema
-        self._rules = RuleBook()
+        self._plugins = PluginSet(schema)  # loads every plugin the schema names, once
+        self._rules = RuleBook(self._plugins)
+        self._coding = RowCoding(self._plugins.layout)
         self._fields: dict[str, _Field] = {}
         self._gold_closed = False
         self._ignore_extra = ignore_extra
@@ -162,7 +171,11 @@ class Scorer:
             )
         rule = self._rules.rule(field_type, spec)
         counts = FieldCounts(field_type, spec, kappa=rule.kappa_weighting is not None)
-        state = self._fields[field_id] = _Field(rule, counts)
+        layout = self._plugins.layout
+        plugin_metrics: tuple[str, ...] = ()
+        if layout is not None and spec is not None and spec.plugins:
+            plugin_metrics = layout.metric_names_of(spec.plugins)
+        state = self._fields[field_id] = _Field(rule, counts, self._coding, plugin_metrics)
         return state
 
     def close_gold(self) -> None:
@@ -192,7 +205,7 @@ class Scorer:
         if row > 256:  # one object per distinct class, not per row (small ints are shared)
             row = self._classes.setdefault(row, row)
         state.cases[case_id] = row
-        return row & ROW_BITS
+        return row & self._coding.row_bits
 
     def unused_schema_fields(self) -> list[str]:
         """Schema field ids that no gold row uses, sorted (a typo drops a tolerance)."""
@@ -205,15 +218,13 @@ class Scorer:
         return PartialTally(
             {field_id: state.counts for field_id, state in self._fields.items()},
             self._ignored if self._ignore_extra else None,
-            clusters=pooled_sums(self.field_classes()),
+            clusters=pooled_sums(self.field_classes(), self._coding),
+            plugins=self._plugins.layout,
         )
 
     def field_classes(self) -> list[FieldClasses]:
         """Each field's group and rows (case id, row class), for the pooled slices' sums."""
-        return [
-            ((state.field_type.value, state.rule.extra_metrics), state.row_classes)
-            for _, state in sorted(self._fields.items())
-        ]
+        return [(state.group, state.row_classes) for _, state in sorted(self._fields.items())]
 
     def tally(self) -> Tally:
         """Reduce everything to value-free counts; the scorer's values end here."""
@@ -241,7 +252,7 @@ class Scorer:
 def judge(state: _Field, entry: object, value: Value, supported: bool, counts: FieldCounts) -> int:
     """Count one prediction against its gold row ``entry`` into ``counts``; return its class.
 
-    The class is the outcome mask (``class & ROW_BITS``), with a multi-select
+    The class is the outcome mask (``class & coding.row_bits``), with a multi-select
     row's item counts above it (:mod:`chartscore.scoring.clusters`).
     """
     if value is None:
@@ -250,12 +261,12 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
         else:
             mask = ANSWERABLE
             if state.tracks_items:
-                mask |= _item_bits(entry[1], None, counts)  # type: ignore[index]
+                mask |= _item_bits(state.coding, entry[1], None, counts)  # type: ignore[index]
     elif entry is UNANSWERABLE:
         answer = state.answer_key(value)
         mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
         if state.tracks_items:
-            mask |= _item_bits(None, answer, counts)
+            mask |= _item_bits(state.coding, None, answer, counts)
     else:
         gold_value: object
         gold_key: Key
@@ -264,22 +275,24 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
         if counts.kappa_pairs is not None and answer is not None:
             counts.kappa_pairs[gold_key, answer] += 1
         if state.tracks_items:
-            mask |= _item_bits(gold_key, answer, counts)
+            mask |= _item_bits(state.coding, gold_key, answer, counts)
     if supported and mask & ANSWERED:
         mask |= SUPPORTED
     outcomes = counts.outcomes
-    bits = mask & ROW_BITS
+    bits = mask & state.coding.row_bits
     outcomes[bits] = outcomes.get(bits, 0) + 1
     return mask
 
 
-def _item_bits(gold_key: Key | None, answer: Key | None, counts: FieldCounts) -> int:
+def _item_bits(
+    coding: RowCoding, gold_key: Key | None, answer: Key | None, counts: FieldCounts
+) -> int:
     # Count a multi-select row's items; return its item flags and counts (its class bits).
     answered, matched = FieldRule.items(gold_key, answer)  # type: ignore[arg-type]
     gold = len(gold_key) if gold_key is not None else 0  # type: ignore[arg-type]
     counts.answered_items += answered
     counts.matched_items += matched
-    return with_items(item_flags(gold, answered, matched), gold, answered, matched)
+    return coding.with_items(item_flags(gold, answered, matched), gold, answered, matched)
 
 
 _T = TypeVar("_T")
