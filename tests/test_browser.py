@@ -419,7 +419,7 @@ _PAIRED_BOX = """
 
 
 @pytest.mark.parametrize("width", [1400, 1000])
-def test_the_paired_table_fits_its_box_and_shows_the_mid_p_column(
+def test_the_paired_table_fits_its_box_and_shows_the_p_value_column(
     browser: Any, tmp_path: Path, width: int
 ) -> None:
     path = tmp_path / "comparison.html"
@@ -427,7 +427,7 @@ def test_the_paired_table_fits_its_box_and_shows_the_mid_p_column(
     record = visit(browser, path)
     record.page.set_viewport_size({"width": width, "height": 800})
     found = record.page.evaluate(_PAIRED_BOX)
-    assert found["heading"] == "McNemar mid-p"
+    assert found["heading"] == "McNemar p"
     assert found["scroll"] <= found["client"], found  # nothing hidden behind a scroll bar
     assert found["boxLeft"] <= found["headLeft"] < found["headRight"] <= found["boxRight"] + 0.5
     assert found["cellsInside"], found

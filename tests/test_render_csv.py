@@ -19,7 +19,10 @@ from report_data import scored_reports
 from helpers import examples
 
 DEMO = run_demo()
-HEADER = "slice,name,metric,success_count,total_count,rate,lower,upper"
+HEADER = (
+    "slice,name,metric,success_count,total_count,rate,lower,upper,"
+    "design_effect,clustered_lower,clustered_upper"
+)
 
 
 def read(text: str) -> list[dict[str, str]]:
@@ -59,6 +62,14 @@ def test_csv_rows_equal_the_reports_numbers(report: Report) -> None:
         interval = number["interval"]
         low, high = (None, None) if interval is None else interval  # type: ignore[misc]
         assert (_number(row["lower"]), _number(row["upper"])) == (low, high), key
+        # Pooled slices: the design effect and the clustered interval; field rows: empty.
+        clustered = number.get("clustered_interval")
+        c_low, c_high = (None, None) if clustered is None else clustered  # type: ignore[misc]
+        assert _number(row["design_effect"]) == number.get("design_effect"), key
+        assert (_number(row["clustered_lower"]), _number(row["clustered_upper"])) == (
+            c_low,
+            c_high,
+        ), key
         if key[2] == "kappa":
             assert row["success_count"] == ""
             assert int(row["total_count"]) == number["pairs"]
@@ -80,7 +91,7 @@ def test_csv_is_rfc_4180_with_crlf_line_ends() -> None:
 def test_a_metric_with_no_trials_has_empty_numbers() -> None:
     empty = Estimate("overall", "", "unanswerable_answer", Kind.RATE, 0, 0, None, None, None)
     text = render_view(View("v", (), (), (), (empty,), ()), "csv")
-    assert text.splitlines()[1] == "overall,,unanswerable_answer,0,0,,,"
+    assert text.splitlines()[1] == "overall,,unanswerable_answer,0,0,,,,,,"
 
 
 def test_text_that_looks_like_a_formula_is_neutralized() -> None:

@@ -156,7 +156,9 @@ def test_a_mark_per_field_and_metric_with_the_reports_numbers(report: Report) ->
                 value, interval = number["value"], number["interval"]
             else:
                 k, n = number["success_count"], number["total_count"]
-                value, interval = (k / n if n else None), number["interval"]
+                # A pooled row draws its case-clustered interval.
+                shown = "clustered_interval" if "clustered_interval" in number else "interval"
+                value, interval = (k / n if n else None), number[shown]
             if value is None:
                 assert "empty" in mark["class"].split() and "data-value" not in mark
                 continue

@@ -124,7 +124,8 @@ def csv_rows(text: str) -> dict[Key, dict[str, str]]:
 def assert_csv_matches(shared: SharedReport, text: str) -> None:
     rows = csv_rows(text)
     assert text.startswith(
-        "slice,name,metric,success_count,total_count,rate,lower,upper,suppressed\r\n"
+        "slice,name,metric,success_count,total_count,rate,lower,upper,"
+        "design_effect,clustered_lower,clustered_upper,suppressed\r\n"
     )
     expected: set[Key] = set()
     for kind, name, part in shared.slices():
@@ -135,15 +136,22 @@ def assert_csv_matches(shared: SharedReport, text: str) -> None:
             assert row["success_count"] == ("" if k is None else str(k))
             assert row["total_count"] == ("" if n is None else str(n))
             withheld = row["suppressed"].split()
+            clustered = ["design_effect", "clustered_lower", "clustered_upper"]
             if k is None or n is None:
                 assert row["rate"] == row["lower"] == row["upper"] == ""
-                assert withheld[-3:] == ["rate", "lower", "upper"]
+                assert all(row[cell] == "" for cell in clustered)
+                pooled = kind != "field"
+                assert withheld[-6 if pooled else -3 :] == ["rate", "lower", "upper"] + (
+                    clustered if pooled else []
+                )
                 assert ("success_count" in withheld) == (k is None)
                 assert ("total_count" in withheld) == (n is None)
             else:
                 assert withheld == []
                 interval = number.interval
                 assert row["lower"] == ("" if interval is None else format_number(interval[0]))
+                shown = number.clustered_interval  # pooled slices, where both counts are shown
+                assert row["clustered_lower"] == ("" if shown is None else format_number(shown[0]))
         if part.kappa is not None:
             row = rows[(kind, name, "kappa")]
             expected.add((kind, name, "kappa"))

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+import attrs
+
 from chartscore.comparison import (
     COMPARISON_FORMAT,
     COMPARISON_FORMAT_VERSION,
@@ -30,7 +32,7 @@ from chartscore.comparison import (
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.gates import Gate
 from chartscore.plugin_layout import is_plugin_metric
-from chartscore.render.definitions import INTERVAL_NOTE, definition, plugin_definitions, title
+from chartscore.render.definitions import definition, interval_note, plugin_definitions, title
 from chartscore.render.report_view import (
     SORT_METRIC,
     SORTS,
@@ -48,6 +50,7 @@ from chartscore.render.view import (
     Row,
     Table,
     View,
+    level_text,
     slice_label,
 )
 from chartscore.tally import ERROR_METRICS, TYPE_METRICS
@@ -77,6 +80,8 @@ def _slices(comparison: Comparison, sort: str) -> list[Slice]:
 def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -> Estimate:
     interval = paired.interval
     low, high = interval if interval is not None else (None, None)
+    clustering = paired.clustering
+    clustered = None if clustering is None else clustering.interval
     return Estimate(
         slice=kind,
         name=name,
@@ -88,6 +93,9 @@ def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -
         lower=low,
         upper=high,
         error=metric in ERROR_METRICS,
+        design_effect=None if clustering is None else clustering.design_effect,
+        clustered_lower=None if clustered is None else clustered[0],
+        clustered_upper=None if clustered is None else clustered[1],
     )
 
 
@@ -101,18 +109,7 @@ def _p_value(value: float | None) -> str:
 
 def _renamed(estimate: Estimate, suffix: str) -> Estimate:
     # For machine-readable rows: one metric column names the system or the difference.
-    return Estimate(
-        slice=estimate.slice,
-        name=estimate.name,
-        metric=f"{estimate.metric}.{suffix}",
-        kind=estimate.kind,
-        success_count=estimate.success_count,
-        total_count=estimate.total_count,
-        value=estimate.value,
-        lower=estimate.lower,
-        upper=estimate.upper,
-        error=estimate.error,
-    )
+    return attrs.evolve(estimate, metric=f"{estimate.metric}.{suffix}")
 
 
 def _kappa(name: str, part: ComparisonSlice, system: str) -> Estimate | None:
@@ -183,12 +180,13 @@ def difference_scale(rows: Iterable[PlotRow]) -> float:
     return next((scale for scale in DIFFERENCE_SCALES if reach <= scale), DIFFERENCE_SCALES[-1])
 
 
-def _difference_plots(slices: list[Slice], gates: Sequence[Gate]) -> list[Plot]:
+def _difference_plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> list[Plot]:
     margins = _margins(gates)
     panels: list[tuple[str, str, str, str, tuple[PlotRow, ...]]] = []
     note = (
-        "candidate minus baseline, in points; line = Newcombe's 95% paired interval; "
-        "right of 0 the candidate has the higher rate{}."
+        f"candidate minus baseline, in points; line = Newcombe's {level} paired interval "
+        "(case-clustered where a row pools fields); right of 0 the candidate has the higher "
+        "rate{}."
     )
     for metric in _CORE_PAIRED:
         rows = tuple(
@@ -247,7 +245,13 @@ def _difference_plots(slices: list[Slice], gates: Sequence[Gate]) -> list[Plot]:
     return plots
 
 
-def _paired_table(slices: list[Slice]) -> Table:
+def _p(kind: str, paired: PairedMetricResult) -> str:
+    # Pooled rows: Durkalski's case-clustered test; field rows: McNemar's mid-p.
+    clustering = paired.clustering
+    return _p_value(paired.mid_p if clustering is None or kind == "field" else clustering.p)
+
+
+def _paired_table(slices: list[Slice], level: str) -> Table:
     rows = tuple(
         Row(
             kind,
@@ -259,7 +263,7 @@ def _paired_table(slices: list[Slice]) -> Table:
                 paired.baseline_only,
                 paired.candidate_only,
                 _difference(kind, name, metric, paired),
-                _p_value(paired.mid_p),
+                _p(kind, paired),
             ),
         )
         for kind, name, part in slices
@@ -272,14 +276,16 @@ def _paired_table(slices: list[Slice]) -> Table:
         Column("baseline only"),
         Column("candidate only"),
         Column("difference"),
-        Column("McNemar mid-p"),
+        Column("McNemar p"),
     )
     return Table(
         "paired",
         "Paired metrics (the same gold rows for both systems)",
-        "Rates: successes/trials, rate, [95% Wilson interval]. 'baseline only' and 'candidate "
+        f"Rates: successes/trials, rate, [{level} interval]. 'baseline only' and 'candidate "
         "only' count the rows just one system got right (errors, for an error metric); the "
-        "difference is candidate minus baseline with Newcombe's paired interval.",
+        "difference is candidate minus baseline with Newcombe's paired interval. McNemar p: "
+        "the mid-p in field rows; in rows that pool fields, Durkalski's case-clustered test "
+        "(and the case-clustered intervals).",
         "slice",
         columns,
         rows,
@@ -314,7 +320,7 @@ def _unpaired_table(slices: list[Slice]) -> Table | None:
     )
 
 
-def _kappa_table(slices: list[Slice]) -> Table | None:
+def _kappa_table(slices: list[Slice], level: str) -> Table | None:
     rows = []
     for kind, name, part in slices:
         baseline, candidate = _kappa(name, part, "baseline"), _kappa(name, part, "candidate")
@@ -326,7 +332,8 @@ def _kappa_table(slices: list[Slice]) -> Table | None:
     return Table(
         "kappa",
         "Cohen's kappa (higher is better)",
-        "Each system's own kappa against gold [95% interval] over its pairs; undefined with no "
+        f"Each system's own kappa against gold [{level} interval] over its pairs; undefined "
+        "with no "
         "pairs or when gold and answers all fall in one category. Side by side only: the pairs "
         "differ between the systems, so there is no paired test.",
         "field",
@@ -438,6 +445,7 @@ def comparison_view(
     if type(comparison) is not Comparison:
         raise ChartscoreError(ErrorCode.USAGE)
     sort = word_option(sort, SORTS)
+    level = level_text(comparison.confidence)
     every_slice = _slices(comparison, sort)
     slices = every_slice
     folded: tuple[str, ...] = ()
@@ -462,9 +470,9 @@ def comparison_view(
         order_note = "fields and types by the candidate's normalized agreement rate, lowest first"
     facts += (("order", order_note),)
     tables = [
-        _paired_table(slices),
+        _paired_table(slices, level),
         _unpaired_table(slices),
-        _kappa_table(slices),
+        _kappa_table(slices, level),
         _count_table(slices),
     ]
     present = {m for _, _, part in slices for m in (*part.paired, *part.unpaired)}
@@ -481,7 +489,7 @@ def comparison_view(
     return View(
         title="chartscore comparison",
         facts=facts,
-        plots=tuple(_difference_plots(slices, gates)),
+        plots=tuple(_difference_plots(slices, gates, level)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(_machine_rows(every_slice)),
         definitions=(
@@ -492,6 +500,7 @@ def comparison_view(
             *folded,
             "A paired comparison: both systems answered the same gold rows, so the difference "
             "and McNemar's test use the rows where they disagree (docs/compare.md).",
-            INTERVAL_NOTE,
+            interval_note(level),
         ),
+        confidence=comparison.confidence,
     )

@@ -1,8 +1,11 @@
 """The CSV renderer: one row per slice and metric, for spreadsheets and pandas.
 
-Columns: ``slice,name,metric,success_count,total_count,rate,lower,upper``.
-``slice`` is ``overall``, ``field`` or ``field_type``; ``name`` the field id
-or type name (empty for overall). Numbers are written as the report's JSON
+Columns: ``slice,name,metric,success_count,total_count,rate,lower,upper,
+design_effect,clustered_lower,clustered_upper``. ``slice`` is ``overall``,
+``field`` or ``field_type``; ``name`` the field id or type name (empty for
+overall). ``lower``/``upper`` are the Wilson (or Newcombe, or kappa's)
+interval; the last three hold a pooled slice's (overall, type) design effect
+and case-clustered interval, and are empty in field rows. Numbers are written as the report's JSON
 writes them (the shortest digits that read back as the same double), so every
 cell equals the report's number exactly. Kappa has its own rows
 (``metric`` = ``kappa``): the kappa in ``rate``, its interval in
@@ -10,9 +13,10 @@ cell equals the report's number exactly. Kappa has its own rows
 ``success_count``. An empty ``rate``, ``lower`` or ``upper`` means no trials
 (or an undefined kappa).
 
-A shared report's CSV adds a ninth column, ``suppressed``: the names of the
+A shared report's CSV adds a last column, ``suppressed``: the names of the
 row's cells that are withheld, space-separated (``success_count``,
-``total_count``, ``rate``, ``lower``, ``upper``), empty when nothing is. A
+``total_count``, ``rate``, ``lower``, ``upper``, and in pooled rows the three
+clustered cells), empty when nothing is. A
 withheld cell is empty, never 0, so the count columns stay integers for
 pandas; a metric with a withheld count has no rate and no interval either.
 RFC 4180: comma-separated, CRLF line ends, quotes only where needed.
@@ -36,9 +40,12 @@ COLUMNS: Final = (
     "rate",
     "lower",
     "upper",
+    "design_effect",
+    "clustered_lower",
+    "clustered_upper",
 )
 SUPPRESSED_COLUMN: Final = "suppressed"
-"""The ninth column of a shared report's CSV: the row's withheld cells."""
+"""The last column of a shared report's CSV: the row's withheld cells."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -64,7 +71,10 @@ def withheld(estimate: Estimate) -> list[str]:
         names.append("success_count")
     if estimate.total_count is None:
         names.append("total_count")
-    return [*names, "rate", "lower", "upper"]
+    names += ["rate", "lower", "upper"]
+    if estimate.slice != "field" and estimate.kind is Kind.RATE:
+        names += ["design_effect", "clustered_lower", "clustered_upper"]
+    return names
 
 
 def row(estimate: Estimate) -> list[str]:
@@ -78,6 +88,9 @@ def row(estimate: Estimate) -> list[str]:
         _number(estimate.value),
         _number(estimate.lower),
         _number(estimate.upper),
+        _number(estimate.design_effect),
+        _number(estimate.clustered_lower),
+        _number(estimate.clustered_upper),
     ]
 
 

@@ -165,8 +165,16 @@ def definition(metric: str) -> Definition:
     return Definition(metric, name, text, source, error=metric in ERROR_METRICS)
 
 
-INTERVAL_NOTE: Final = (
-    "Intervals are two-sided 95% Wilson score intervals (kappa: Fleiss-Cohen-Everitt). "
-    "They are field-level binomial intervals, not patient-cluster-adjusted, and not release "
-    "thresholds (docs/metrics.md#intervals)."
-)
+def interval_note(level: str) -> str:
+    """How to read every interval of a document at confidence ``level`` (``"95%"``)."""
+    return (
+        f"Intervals are two-sided {level}: Wilson score intervals in field rows (kappa: "
+        "Fleiss-Cohen-Everitt), and case-clustered intervals in rows that pool fields (types, "
+        "all fields), where a chart's rows count as one cluster; the design effect is in the "
+        "JSON and the CSV. A release gate reads the interval its row shows, one side of it "
+        "(docs/metrics.md#intervals)."
+    )
+
+
+INTERVAL_NOTE: Final = interval_note("95%")
+"""The interval note at the default 95% level."""

@@ -104,10 +104,10 @@ _KEY: Final = (
     '<div class="key">'
     '<span><svg width="34" height="14" aria-hidden="true"><line x1="3" x2="31" y1="7" y2="7" '
     'stroke="#0072b2" stroke-width="2"/><circle cx="17" cy="7" r="4.5" fill="#0072b2"/></svg>'
-    " a metric where higher is better (rate, kappa or difference) and its 95% interval</span>"
+    " a metric where higher is better (rate, kappa or difference) and its interval</span>"
     '<span><svg width="34" height="14" aria-hidden="true"><line x1="3" x2="31" y1="7" y2="7" '
     'stroke="#d55e00" stroke-width="2"/><rect x="12.5" y="2.5" width="9" height="9" '
-    'fill="#d55e00"/></svg> an error metric, where lower is better, and its 95% interval</span>'
+    'fill="#d55e00"/></svg> an error metric, where lower is better, and its interval</span>'
     "</div>"
 )
 

@@ -24,9 +24,9 @@ from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.plugin_layout import PluginStamp
 from chartscore.render._numbers import count_text
 from chartscore.render.definitions import (
-    INTERVAL_NOTE,
     METRIC_ORDER,
     definition,
+    interval_note,
     plugin_definitions,
     plugin_order,
     title,
@@ -40,6 +40,7 @@ from chartscore.render.view import (
     Row,
     Table,
     View,
+    level_text,
     slice_label,
 )
 from chartscore.report import REPORT_FORMAT, REPORT_FORMAT_VERSION, Report
@@ -67,8 +68,8 @@ _COUNT_COLUMNS: Final = (
     ("abstained_count", "abstained"),
     ("missing_count", "missing"),
 )
-_RATE_CELLS = "Each cell: successes/trials, rate, [95% Wilson interval]; rates in percent."
-_ERROR_CELLS = "Each cell: errors/trials, rate, [95% Wilson interval]; rates in percent."
+_RATE_CELLS = "Each cell: successes/trials, rate, [{level} interval]; rates in percent."
+_ERROR_CELLS = "Each cell: errors/trials, rate, [{level} interval]; rates in percent."
 
 _ONE_FIELD_PER_TYPE = (
     "Each field type has exactly one field here, so the tables and plots show no type rows: "
@@ -144,6 +145,8 @@ def rate_estimate(kind: str, name: str, metric: str, result: Binomial) -> Estima
     suppressed = result.success_count is None or result.total_count is None
     interval = None if suppressed else result.interval
     low, high = interval if interval is not None else (None, None)
+    # A pooled slice's case-clustered figures (none in a field slice or where suppressed).
+    clustered = None if suppressed else getattr(result, "clustered_interval", None)
     return Estimate(
         slice=kind,
         name=name,
@@ -156,6 +159,9 @@ def rate_estimate(kind: str, name: str, metric: str, result: Binomial) -> Estima
         upper=high,
         error=metric in ERROR_METRICS,
         suppressed=suppressed,
+        design_effect=None if clustered is None else getattr(result, "design_effect", None),
+        clustered_lower=None if clustered is None else clustered[0],
+        clustered_upper=None if clustered is None else clustered[1],
     )
 
 
@@ -238,7 +244,7 @@ def _metric_table(
     return Table(key, heading, note, "slice", columns, rows)
 
 
-def _type_metric_table(estimates: list[Estimate]) -> Table | None:
+def _type_metric_table(estimates: list[Estimate], level: str) -> Table | None:
     rows = tuple(
         Row(e.slice, e.name, (title(e.metric), "lower" if e.error else "higher", e))
         for e in estimates
@@ -250,7 +256,7 @@ def _type_metric_table(estimates: list[Estimate]) -> Table | None:
     return Table(
         "type_metrics",
         "Type-specific metrics",
-        _RATE_CELLS.replace("successes", "successes (or errors)"),
+        _RATE_CELLS.format(level=level).replace("successes", "successes (or errors)"),
         "slice",
         columns,
         rows,
@@ -258,7 +264,9 @@ def _type_metric_table(estimates: list[Estimate]) -> Table | None:
     )
 
 
-def _plugin_metric_table(estimates: list[Estimate], plugins: tuple[str, ...]) -> Table | None:
+def _plugin_metric_table(
+    estimates: list[Estimate], plugins: tuple[str, ...], level: str
+) -> Table | None:
     rows = tuple(
         Row(e.slice, e.name, (title(e.metric), e)) for e in estimates if e.metric in plugins
     )
@@ -267,7 +275,7 @@ def _plugin_metric_table(estimates: list[Estimate], plugins: tuple[str, ...]) ->
     return Table(
         "plugin_metrics",
         "Plugin metrics",
-        _RATE_CELLS.replace("successes", "rows with the label")
+        _RATE_CELLS.format(level=level).replace("successes", "rows with the label")
         + " The plugin, not chartscore, defines each label (docs/plugins.md).",
         "slice",
         (Column("metric"), Column("estimate")),
@@ -276,7 +284,7 @@ def _plugin_metric_table(estimates: list[Estimate], plugins: tuple[str, ...]) ->
     )
 
 
-def _kappa_table(estimates: list[Estimate]) -> Table | None:
+def _kappa_table(estimates: list[Estimate], level: str) -> Table | None:
     rows = tuple(
         Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.kind is Kind.KAPPA
     )
@@ -285,7 +293,8 @@ def _kappa_table(estimates: list[Estimate]) -> Table | None:
     return Table(
         "kappa",
         "Cohen's kappa (higher is better)",
-        "kappa [95% interval] over the pairs; undefined with no pairs or when gold and answers "
+        f"kappa [{level} interval] over the pairs; undefined with no pairs or when gold and "
+        "answers "
         "all fall in one category.",
         "field",
         (Column("kappa", "kappa"), Column("pairs")),
@@ -317,12 +326,15 @@ def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     )
 
 
-def _plots(estimates: list[Estimate], plugins: tuple[str, ...] = ()) -> list[Plot]:
+def _plots(
+    estimates: list[Estimate], plugins: tuple[str, ...] = (), level: str = "95%"
+) -> list[Plot]:
     plots = []
+    line = f"line = {level} interval (case-clustered where a row pools fields)."
     for metric in (*AGREEMENT_METRICS, *ERROR_TABLE_METRICS):
         error = metric in ERROR_METRICS
         note = ("error rate: lower is better" if error else "higher is better") + (
-            "; point = rate, line = 95% Wilson interval."
+            f"; point = rate, {line}"
         )
         rows = tuple(_plot_row(e) for e in estimates if e.metric == metric)
         plots.append(Plot(metric, title(metric), note, metric, (0.0, 1.0), rows))
@@ -330,19 +342,19 @@ def _plots(estimates: list[Estimate], plugins: tuple[str, ...] = ()) -> list[Plo
     if typed:
         note = (
             "Each field's type-specific metrics; squares are errors (lower is better). "
-            "Point = rate, line = 95% Wilson interval."
+            f"Point = rate, {line}"
         )
         plots.append(Plot("type_metrics", "Type-specific metrics", note, "", (0.0, 1.0), typed))
     labelled = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in plugins)
     if labelled:
         note = (
             "Each plugin label's share of the answerable rows (the plugin defines the label). "
-            "Point = rate, line = 95% Wilson interval."
+            f"Point = rate, {line}"
         )
         plots.append(Plot("plugin_metrics", "Plugin metrics", note, "", (0.0, 1.0), labelled))
     kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA)
     if kappas:
-        note = "kappa and 95% interval; 0 is chance agreement, 1 perfect agreement."
+        note = f"kappa and {level} interval; 0 is chance agreement, 1 perfect agreement."
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
     return plots
 
@@ -444,6 +456,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     if type(report) is not Report and type(report) is not SharedReport:
         raise ChartscoreError(ErrorCode.USAGE)
     shared = type(report) is SharedReport
+    level = level_text(report.confidence)
     every_slice = _slices(report, sort)
     plugins = plugin_order(report.plugins)
     # Machine-readable output keeps every estimate.
@@ -456,14 +469,22 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     shown = [e for e in estimates if e.slice != "field_type"] if notes else estimates
     tables: list[Table | None] = [
         _metric_table(
-            "agreement", "Agreement (higher is better)", _RATE_CELLS, AGREEMENT_METRICS, slices
+            "agreement",
+            "Agreement (higher is better)",
+            _RATE_CELLS.format(level=level),
+            AGREEMENT_METRICS,
+            slices,
         ),
         _metric_table(
-            "errors", "Errors (lower is better)", _ERROR_CELLS, ERROR_TABLE_METRICS, slices
+            "errors",
+            "Errors (lower is better)",
+            _ERROR_CELLS.format(level=level),
+            ERROR_TABLE_METRICS,
+            slices,
         ),
-        _type_metric_table(shown),
-        _plugin_metric_table(shown, plugins),
-        _kappa_table(shown),
+        _type_metric_table(shown, level),
+        _plugin_metric_table(shown, plugins, level),
+        _kappa_table(shown, level),
         _count_table(slices),
     ]
     facts = (*_summary(report), *plugin_facts(report.plugins))
@@ -476,7 +497,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     return View(
         title="chartscore shared report" if shared else "chartscore report",
         facts=facts,
-        plots=tuple(_plots(shown, plugins)),
+        plots=tuple(_plots(shown, plugins, level)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(estimates),
         definitions=(
@@ -485,9 +506,10 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         ),
         notes=(
             *notes,
-            INTERVAL_NOTE,
+            interval_note(level),
             "A missing answer is never an abstention: it counts against agreement and "
             "abstention correctness. Definitions: docs/metrics.md.",
         ),
         shared=shared,
+        confidence=report.confidence,
     )

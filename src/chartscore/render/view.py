@@ -24,7 +24,7 @@ class Kind(enum.StrEnum):
     """What an :class:`Estimate`'s number is, which fixes its axis and its formatting."""
 
     RATE = "rate"
-    """``success_count / total_count`` with a Wilson interval, on 0..1."""
+    """``success_count / total_count`` with a Wilson (or clustered) interval, on 0..1."""
     KAPPA = "kappa"
     """Cohen's kappa with its interval, on -1..1; ``total_count`` holds the pairs."""
     DIFFERENCE = "difference"
@@ -33,7 +33,7 @@ class Kind(enum.StrEnum):
 
 @attrs.frozen
 class Estimate:
-    """One number of a slice with its 95% interval: a metric's rate, a kappa or a difference.
+    """One number of a slice with its interval: a metric's rate, a kappa or a difference.
 
     Attributes:
         slice: ``"field"``, ``"field_type"`` or ``"overall"``.
@@ -45,10 +45,13 @@ class Estimate:
         total_count: Trials (kappa: pairs); None when suppressed.
         value: The rate, kappa or difference; None with no trials, when
             undefined or when suppressed.
-        lower: The interval's lower bound, or None.
-        upper: The interval's upper bound, or None.
+        lower: The plain interval's lower bound (Wilson, Newcombe, kappa's), or None.
+        upper: The plain interval's upper bound, or None.
         error: True for an error metric (lower is better).
         suppressed: True when a disclosure rule withheld part of this estimate.
+        design_effect: A pooled slice's published design effect, or None.
+        clustered_lower: A pooled slice's case-clustered lower bound, or None.
+        clustered_upper: A pooled slice's case-clustered upper bound, or None.
     """
 
     slice: str
@@ -62,13 +65,28 @@ class Estimate:
     upper: float | None
     error: bool = False
     suppressed: bool = False
+    design_effect: float | None = None
+    clustered_lower: float | None = None
+    clustered_upper: float | None = None
 
     @property
     def interval(self) -> tuple[float, float] | None:
+        """The interval people see: the clustered one where there is one, else the plain one."""
+        if self.clustered_lower is not None and self.clustered_upper is not None:
+            return (self.clustered_lower, self.clustered_upper)
+        return self.plain_interval
+
+    @property
+    def plain_interval(self) -> tuple[float, float] | None:
         """``(lower, upper)``, or None when there is no interval."""
         if self.lower is None or self.upper is None:
             return None
         return (self.lower, self.upper)
+
+    @property
+    def clustered(self) -> bool:
+        """Whether :attr:`interval` is the case-clustered interval of a pooled slice."""
+        return self.clustered_lower is not None and self.clustered_upper is not None
 
 
 Cell = Estimate | int | str | None
@@ -204,6 +222,7 @@ class View:
         notes: Closing lines on how to read the document (closed text).
         shared: True for a shared report: the CSV adds a ``suppressed`` column
             naming the cells of each row that are withheld.
+        confidence: The confidence level of every interval (0.9, 0.95 or 0.99).
     """
 
     title: str
@@ -214,6 +233,12 @@ class View:
     definitions: tuple[Definition, ...]
     notes: tuple[str, ...] = ()
     shared: bool = False
+    confidence: float = 0.95
+
+
+def level_text(confidence: float) -> str:
+    """``95%``, ``90%`` or ``99%``: a confidence level as people read it."""
+    return f"{round(100 * confidence)}%"
 
 
 def slice_label(slice_kind: str, name: str) -> str:
