@@ -216,7 +216,8 @@ def rounded(result: tuple[float, tuple[float, float]] | None) -> tuple[float, fl
 
 
 def test_newcombe_cavo_example() -> None:
-    # Newcombe (1998), the Cavo table: -0.0621 (-0.1186, -0.0046).
+    # The Cavo table (Fagerland, Lydersen & Laake 2014; 2017, ch. 8), by Newcombe's method 10:
+    # -0.0621 (-0.1186, -0.0046).
     assert rounded(newcombe_difference(59, 6, 16, 80)) == (-0.0621, -0.1186, -0.0046)
 
 

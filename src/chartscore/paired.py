@@ -215,8 +215,10 @@ def newcombe_difference(
 
     Reference:
         R. G. Newcombe (1998), Statistics in Medicine 17(22):2635-2650, method
-        10. Worked example (Cavo, a = 59, b = 6, c = 16, d = 80):
-        theta = -0.0621, interval (-0.1186, -0.0046).
+        10. Worked example (Cavo, from M. W. Fagerland, S. Lydersen, P. Laake
+        (2014), Statistics in Medicine 33:2850-2875, and their 2017 book,
+        ch. 8; a = 59, b = 6, c = 16, d = 80): theta = -0.0621, interval
+        (-0.1186, -0.0046).
     """
     cells = (both, first_only, second_only, neither)
     if any(type(cell) is not int or cell < 0 for cell in cells):
