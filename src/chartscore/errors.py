@@ -132,6 +132,11 @@ class ErrorCode(enum.StrEnum):
     FIELD_UNDECLARED = "field_undeclared"
     # The adjudication worklist.
     INSIDE_ONLY_WORKLIST = "inside_only_worklist"
+    # Partial tallies of several sites.
+    INVALID_PARTIAL = "invalid_partial"
+    PARTIAL_NEEDS_DECLARED_LABELS = "partial_needs_declared_labels"
+    PARTIALS_DIFFER = "partials_differ"
+    NO_PARTIALS = "no_partials"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -235,6 +240,12 @@ _DESCRIPTIONS: dict[str, str] = {
     "column_not_found": "the column map names a column the table does not have",
     "field_undeclared": "a gold field of the column map is not declared in the schema",
     "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
+    "invalid_partial": "not a partial file as chartscore score --partial-out writes it",
+    "partial_needs_declared_labels": (
+        "a partial keeps kappa over declared labels only: declare this field's choices"
+    ),
+    "partials_differ": "the partials were made with another schema, option, plugin or version",
+    "no_partials": "the pattern names no partial file",
 }
 
 
@@ -307,6 +318,7 @@ class InputKind(enum.StrEnum):
     EXPORT = "export"
     TABLE = "table"
     COLUMNS = "columns"
+    PARTIAL = "partial"
 
 
 def valid_field_id(value: object) -> bool:

@@ -16,7 +16,18 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from chartscore._version import __version__
-from chartscore.cli import audit, compare, demo, gate, imports, render, score, share, worklist
+from chartscore.cli import (
+    audit,
+    compare,
+    demo,
+    gate,
+    imports,
+    merge,
+    render,
+    score,
+    share,
+    worklist,
+)
 from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Command, UsageError
 
 COMMANDS: Final[tuple[Command, ...]] = (
@@ -25,6 +36,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     share.COMMAND,
     audit.COMMAND,
     gate.COMMAND,
+    merge.COMMAND,
     render.COMMAND,
     demo.COMMAND,
     imports.COMMAND,

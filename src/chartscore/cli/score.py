@@ -43,6 +43,7 @@ from chartscore.records.schema import Schema
 from chartscore.render import render
 from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions
+from chartscore.workflows.partials import score_with_partial
 from chartscore.workflows.score import score_files
 
 _PARTITIONS: Final = re.compile(r"[1-9][0-9]{0,6}")
@@ -59,8 +60,16 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))
     inputs = (*data, schema_path, gates_path)
     out = output_target(args.out, inputs)
+    if args.partial_out == STANDARD_STREAM:
+        raise UsageError("--partial-out must name a file", "score")
+    partial_out = output_target(args.partial_out, inputs)
+    if partial_out is not None and partial_out == out:
+        raise UsageError("--partial-out and --out must name different files", "score")
+    written: list[str] = []
     gates = None if gates_path is None else load_gates(gates_path)
     scorer = _dask_scorer(args) if on_dask else score_files
+    if partial_out is not None:
+        scorer = _partial_scorer(written)
     report = score_inputs(
         args,
         streams,
@@ -78,8 +87,22 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         )
     fmt = args.format or "json"
     text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
-    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    if partial_out is not None:  # inside the consortium only: not for other users of the machine
+        partial = (written[0] + "\n").encode("utf-8")
+        write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
+    write_output(text.encode("utf-8"), out, inputs=(*inputs, partial_out), stdout=streams.out)
     return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
+
+
+def _partial_scorer(written: list[str]) -> Callable[..., Report]:
+    """:func:`score_with_partial` as a files scorer: the report, the partial kept aside."""
+
+    def score_keeping_partial(gold: InputPath, predictions: InputPath, **options: object) -> Report:
+        report, partial = score_with_partial(gold, predictions, **options)  # type: ignore[arg-type]
+        written.append(partial)
+        return report
+
+    return score_keeping_partial
 
 
 def _dask_scorer(args: argparse.Namespace) -> Callable[..., Report]:
@@ -118,6 +141,8 @@ def _check_engine_options(args: argparse.Namespace, on_dask: bool) -> None:
             raise UsageError("--jobs applies to --engine local only", "score")
         if args.partitions is not None and not _PARTITIONS.fullmatch(args.partitions):
             raise UsageError("--partitions must be a whole number from 1", "score")
+        if args.partial_out is not None:
+            raise UsageError("--partial-out applies to --engine local only", "score")
     elif args.scheduler is not None or args.partitions is not None:
         raise UsageError("--scheduler and --partitions need --engine dask", "score")
 
@@ -153,6 +178,11 @@ COMMAND: Final = Command(
             "ADDRESS",
         ),
         Option("--partitions", "with --engine dask: how many partitions", "N"),
+        Option(
+            "--partial-out",
+            "also write this site's partial tally here (mode 0600; for chartscore merge)",
+            "FILE",
+        ),
     ),
     run=run,
 )

@@ -26,7 +26,7 @@ def load_gates(path: InputPath) -> tuple[Gate, ...]:
     return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
 
 
-def read_document_bytes(path: InputPath) -> bytes:
+def read_document_bytes(path: InputPath, source: InputKind = InputKind.REPORT) -> bytes:
     """A saved document's bytes (at most 16 MiB), for a reader that checks its shape.
 
     Read like every input (a path or standard input, regular files only, gzip
@@ -37,13 +37,14 @@ def read_document_bytes(path: InputPath) -> bytes:
 
     Raises:
         ChartscoreError: ``invalid_path``, ``file_unreadable``,
-            ``file_too_large`` (report) or ``invalid_report``. Never names the path.
+            ``file_too_large`` (``source``: report, or partial) or ``invalid_report``.
+            Never names the path.
     """
-    where = input_path(path, InputKind.REPORT)
+    where = input_path(path, source)
     scanner = _strict_json.DocumentScanner()
     chunks: list[bytes] = []
     failed = False
-    with open_input(where, InputKind.REPORT) as stream:
+    with open_input(where, source) as stream:
         while True:
             try:
                 chunk = stream.read(_strict_json.SCAN_CHUNK_BYTES)
@@ -55,7 +56,7 @@ def read_document_bytes(path: InputPath) -> bytes:
             scanner.feed(chunk)  # raises as soon as the bytes cannot be a document
             chunks.append(chunk)
     if failed:  # raised outside the handler: no chained reader message
-        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.REPORT)
+        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
     scanner.finish()
     return b"".join(chunks)
 

@@ -235,6 +235,28 @@ class FieldSpec:
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
+    def to_dict(self) -> dict[str, object]:
+        """The spec as a schema document's entry; :meth:`Schema.from_dict` reads it back equal.
+
+        Choices are written sorted (they are a set), numbers as exact literals.
+        """
+        out: dict[str, object] = {"type": self.field_type.value}
+        if self.levels:
+            out["levels"] = list(self.levels)
+        if self.choices is not None:
+            out["choices"] = sorted(self.choices)
+        if self.tolerance is not None:
+            out["tolerance"] = str(self.tolerance)
+        if self.tolerance_days is not None:
+            out["tolerance_days"] = self.tolerance_days
+        if self.match == "fuzzy":
+            out["match"] = {"fuzzy": str(self.threshold)}
+        elif self.match is not None:
+            out["match"] = self.match
+        if self.plugins:
+            out["plugins"] = list(self.plugins)
+        return out
+
     def level_index(self) -> tuple[dict[int, int], dict[str, int]]:
         """Maps from integer levels and from normalized string levels to positions."""
         ints = {level: i for i, level in enumerate(self.levels) if type(level) is int}
@@ -423,6 +445,10 @@ class Schema:
                 raise _schema_error(ErrorCode.INVALID_FIELD_ID)
             fields[field_id] = _field_spec(field_id, raw)
         return cls(fields=fields)
+
+    def to_dict(self) -> dict[str, object]:
+        """The schema document ``{"fields": {...}}``; :meth:`from_dict` reads it back equal."""
+        return {"fields": {name: self.fields[name].to_dict() for name in sorted(self.fields)}}
 
     def get(self, field_id: str) -> FieldSpec | None:
         """The spec for ``field_id``, or None when the schema does not declare it.

@@ -15,9 +15,22 @@ Group = tuple[str, tuple[str, ...]]
 
 
 class CaseClasses:
-    """Per case id, the row classes it contributed; per field, its rows by class. Private."""
+    """Per case id, the row classes it contributed; per field, its rows by class. Private.
 
-    __slots__ = ("_groups", "_patterns", "by_case", "by_field", "ignored")
+    Cases read from a site's partial file (:mod:`chartscore.scoring.partial_document`) have no
+    id: they are kept as counts of their bit sets (``anonymous``), and the cases with an
+    ignored prediction as a count (``anonymous_ignored``).
+    """
+
+    __slots__ = (
+        "_groups",
+        "_patterns",
+        "anonymous",
+        "anonymous_ignored",
+        "by_case",
+        "by_field",
+        "ignored",
+    )
 
     def __init__(self) -> None:
         self._groups: dict[tuple[Group, int], int] = {}  # (group, row class) -> bit position
@@ -25,6 +38,40 @@ class CaseClasses:
         self.by_case: dict[str, int] = {}
         self.by_field: dict[str, Counter[int]] = {}
         self.ignored: set[str] = set()
+        self.anonymous: Counter[int] = Counter()
+        self.anonymous_ignored = 0
+
+    @property
+    def ignored_count(self) -> int:
+        """Distinct cases with a prediction skipped as not in gold."""
+        return len(self.ignored) + self.anonymous_ignored
+
+    def groups(self) -> list[tuple[Group, int]]:
+        """Every (group, row class) in bit-position order."""
+        return [key for key, _ in sorted(self._groups.items(), key=lambda item: item[1])]
+
+    def patterns(self) -> Counter[int]:
+        """Every case's bit set (positions of :meth:`groups`), counted: no case id."""
+        if self._patterns is None:
+            self._patterns = Counter(self.by_case.values()) + self.anonymous
+        return self._patterns
+
+    @classmethod
+    def from_counts(
+        cls,
+        groups: list[tuple[Group, int]],
+        patterns: Counter[int],
+        by_field: dict[str, Counter[int]],
+        ignored: int,
+    ) -> CaseClasses:
+        """Cases known only as counts of their bit sets (a site's partial file)."""
+        classes = cls()
+        for group, row in groups:
+            classes._position(group, row)
+        classes.anonymous = Counter(patterns)
+        classes.by_field = {field_id: Counter(rows) for field_id, rows in by_field.items()}
+        classes.anonymous_ignored = ignored
+        return classes
 
     def __repr__(self) -> str:
         return f"CaseClasses(<{len(self.by_case)} cases hidden>)"
@@ -48,15 +95,22 @@ class CaseClasses:
                 position: merged._position(group, row)
                 for (group, row), position in source._groups.items()
             }
-            for case_id, bits in source.by_case.items():
-                moved = 0
+
+            def moved(bits: int, remap: dict[int, int] = remap) -> int:
+                out = 0
                 for position, target in remap.items():
                     if bits >> position & 1:
-                        moved |= 1 << target
-                merged.by_case[case_id] = merged.by_case.get(case_id, 0) | moved
+                        out |= 1 << target
+                return out
+
+            for case_id, bits in source.by_case.items():
+                merged.by_case[case_id] = merged.by_case.get(case_id, 0) | moved(bits)
+            for bits, count in source.anonymous.items():  # cases of another site: disjoint
+                merged.anonymous[moved(bits)] += count
             for field_id, rows in source.by_field.items():
                 merged.by_field.setdefault(field_id, Counter()).update(rows)
             merged.ignored |= source.ignored
+            merged.anonymous_ignored += source.anonymous_ignored
         return merged
 
     def _position(self, group: Group, row: int) -> int:
@@ -73,6 +127,4 @@ class CaseClasses:
                 wanted |= 1 << position
         if not wanted:
             return 0
-        if self._patterns is None:
-            self._patterns = Counter(self.by_case.values())
-        return sum(n for bits, n in self._patterns.items() if bits & wanted)
+        return sum(n for bits, n in self.patterns().items() if bits & wanted)

@@ -151,7 +151,7 @@ def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
                 (m.answerable - m.majority() for m in members), default=0
             )
     if tally.ignored_prediction_count is not None:
-        result["overall", "", "ignored_prediction_count"] = len(cases.ignored)
+        result["overall", "", "ignored_prediction_count"] = cases.ignored_count
     return result
 
 

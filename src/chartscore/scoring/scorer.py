@@ -207,6 +207,11 @@ class Scorer:
         state.cases[case_id] = row
         return row & self._coding.row_bits
 
+    @property
+    def rule_book(self) -> RuleBook:
+        """The run's field rules (to reduce this scorer's partial tally: ``partial.tally``)."""
+        return self._rules
+
     def unused_schema_fields(self) -> list[str]:
         """Schema field ids that no gold row uses, sorted (a typo drops a tolerance)."""
         if self._schema is None:

@@ -1,0 +1,55 @@
+"""``chartscore merge``: add several sites' partials into one report."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+from typing import Final
+
+from chartscore.cli._command import EXIT_OK, Command, Option, optional_input
+from chartscore.cli._options import (
+    CONFIDENCE,
+    GATES,
+    OUT,
+    confidence,
+    format_option,
+    gate_status,
+    output_target,
+)
+from chartscore.cli._streams import Streams
+from chartscore.io.document_files import load_gates
+from chartscore.io.output import write_output
+from chartscore.render import render
+from chartscore.workflows.partials import merge_partial_files
+
+PARTIALS: Final = Option(
+    "--partials",
+    "a glob pattern of the sites' partial files (chartscore score --partial-out)",
+    "PATTERN",
+    required=True,
+)
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Merge the partials; print or write the report; check gates if given."""
+    gates_path = optional_input(args.gates)
+    inputs = (*sorted(glob.glob(args.partials)), gates_path)
+    out = output_target(args.out, inputs)
+    gates = None if gates_path is None else load_gates(gates_path)
+    report = merge_partial_files(args.partials, confidence=confidence(args))
+    fmt = args.format or "json"
+    text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
+    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
+
+
+COMMAND: Final = Command(
+    name="merge",
+    help="add several sites' partial tallies into one report",
+    description="Add the partial tallies that each site wrote with chartscore score "
+    "--partial-out: the report equals, byte for byte, one process scoring the pooled data "
+    "(when case ids do not collide across sites). A partial is not suppressed: it travels "
+    "only under the consortium's agreement.",
+    options=(PARTIALS, OUT, format_option("the report's form"), CONFIDENCE, GATES),
+    run=run,
+)

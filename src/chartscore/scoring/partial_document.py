@@ -1,0 +1,409 @@
+"""A site's partial tally as a file: value-free counts that merge exactly across sites.
+
+Multi-site registries score at each hospital and cannot move charts. Each site
+writes its :class:`~chartscore.scoring.partial.PartialTally` as a *partial*
+document (``chartscore score --partial-out``); ``chartscore merge`` adds the
+partials of every site and gives the report that one process scoring the pooled
+data would give, byte for byte, when case ids do not collide across sites
+(docs/partials.md). A partial holds, per field, its outcome counts (outcome bit
+masks and how many rows had each), item counts and kappa's pair counters over
+the schema's **declared** labels only (by position), the pooled slices' exact
+per-case sums, and the distinct-case bookkeeping of disclosure control as
+counts of per-case outcome patterns. Never a case id, a value or a digest.
+
+A partial is not suppressed: it travels only between the sites of a consortium,
+under their agreement (docs/privacy.md). Reading one back is strict (the same
+JSON rules as every saved document) and every count is checked.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Final, NoReturn
+
+from chartscore import _strict_json
+from chartscore._types import FieldType
+from chartscore._version import __version__
+from chartscore.canonical_json import canonical_json
+from chartscore.clustered import ClusterSums
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
+from chartscore.records.schema import Schema
+from chartscore.report import FIELD_TYPE_NAMES, read_scorer
+from chartscore.scoring.case_classes import CaseClasses
+from chartscore.scoring.clusters import OVERALL
+from chartscore.scoring.partial import FieldCounts, PartialTally
+from chartscore.scoring.scorer import EXTRA_PREDICTIONS
+from chartscore.tally import CORE_METRICS, TYPE_METRICS
+
+PARTIAL_FORMAT: Final = "chartscore.partial"
+PARTIAL_FORMAT_VERSION: Final = 1
+
+_TOP_KEYS: Final = (
+    "format",
+    "format_version",
+    "scorer",
+    "schema",
+    "extra_predictions",
+    "fields",
+    "clusters",
+    "cases",
+)
+_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins")
+_FIELD_KEYS: Final = ("field_type", "answerable", "unanswerable", "outcomes", "items")
+_KAPPA_KEYS: Final = ("gold_labels", "kappa_pairs")
+_CASE_KEYS: Final = ("groups", "patterns", "by_field", "ignored")
+_LIMIT: Final = 2**63 - 1
+
+
+def _refuse(field_id: str | None = None) -> NoReturn:
+    raise ChartscoreError(ErrorCode.INVALID_PARTIAL, input=InputKind.PARTIAL, field_id=field_id)
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def _label_index(counts: FieldCounts, field_id: str) -> dict[object, int] | None:
+    """Kappa's categories as positions among the declared labels, or None without kappa.
+
+    Booleans: false 0, true 1; ordinal levels: their positions; categorical:
+    the declared choices in sorted order, and every answer outside them one
+    position more (an undeclared answer is never on kappa's diagonal and has
+    no gold margin, so merging them changes neither kappa nor its interval).
+
+    Raises:
+        ChartscoreError: ``partial_needs_declared_labels`` for a categorical
+            field without declared choices: its categories may be free text.
+    """
+    if counts.gold_keys is None:
+        return None
+    if counts.field_type is FieldType.BOOLEAN:
+        return {False: 0, True: 1}
+    if counts.field_type is FieldType.ORDINAL:
+        assert counts.spec is not None
+        return {level: level for level in range(len(counts.spec.levels))}
+    choices = None if counts.spec is None else counts.spec.choices
+    if choices is None:
+        raise ChartscoreError(
+            ErrorCode.PARTIAL_NEEDS_DECLARED_LABELS, input=InputKind.SCHEMA, field_id=field_id
+        )
+    return {choice: index for index, choice in enumerate(sorted(choices))}
+
+
+def _flat(pairs: Mapping[int, int]) -> list[int]:
+    return [number for key in sorted(pairs) for number in (key, pairs[key])]
+
+
+# --------------------------------------------------------------------------- writing
+
+
+def partial_document(
+    partial: PartialTally, schema: Schema | None, *, extra_predictions: str
+) -> dict[str, object]:
+    """The value-free document of a site's partial tally (see the module docstring).
+
+    Raises:
+        ChartscoreError: ``partial_needs_declared_labels`` (a categorical
+            field with kappa but no declared choices); ``usage`` when the
+            partial does not track cases (a partial of
+            :class:`~chartscore.scoring.cases.CaseTrackingScorer` is needed, so
+            that the merged partials can be shared).
+    """
+    if partial.cases is None:
+        raise ChartscoreError(ErrorCode.USAGE)
+    fields: dict[str, object] = {}
+    for field_id in sorted(partial.fields):
+        counts = partial.fields[field_id]
+        entry: dict[str, object] = {
+            "field_type": counts.field_type.value,
+            "answerable": counts.answerable,
+            "unanswerable": counts.unanswerable,
+            "outcomes": _flat(counts.outcomes),
+            "items": [counts.gold_items, counts.answered_items, counts.matched_items],
+        }
+        labels = _label_index(counts, field_id)
+        if labels is not None:
+            assert counts.gold_keys is not None and counts.kappa_pairs is not None
+            outside = len(labels)  # every undeclared answer, together
+            gold = Counter({labels[key]: n for key, n in counts.gold_keys.items()})
+            pairs: Counter[tuple[int, int]] = Counter()
+            for (gold_key, answer), n in counts.kappa_pairs.items():
+                pairs[labels[gold_key], labels.get(answer, outside)] += n
+            entry["gold_labels"] = _flat(gold)
+            entry["kappa_pairs"] = [
+                number for cell in sorted(pairs) for number in (*cell, pairs[cell])
+            ]
+        fields[field_id] = entry
+    clusters = {
+        name: {
+            metric: [sums.cases, sums.sum_yy, sums.sum_ym, sums.sum_mm]
+            for metric, sums in sorted(metrics.items())
+        }
+        for name, metrics in sorted(partial.clusters.items())
+    }
+    cases = partial.cases
+    document: dict[str, object] = {
+        "format": PARTIAL_FORMAT,
+        "format_version": PARTIAL_FORMAT_VERSION,
+        "scorer": {"name": "chartscore", "version": __version__},
+        "schema": None if schema is None else schema.to_dict(),
+        "extra_predictions": extra_predictions,
+        "fields": fields,
+        "clusters": clusters,
+        "cases": {
+            "groups": [[group[0], list(group[1]), row] for group, row in cases.groups()],
+            "patterns": _flat(cases.patterns()),
+            "by_field": {name: _flat(rows) for name, rows in sorted(cases.by_field.items())},
+            "ignored": cases.ignored_count,
+        },
+    }
+    if partial.ignored_predictions is not None:
+        document["ignored_prediction_count"] = partial.ignored_predictions
+    if partial.plugins is not None:
+        document["plugins"] = {
+            "stamps": stamps_to_dict(partial.plugins.stamps),
+            "references": [list(pair) for pair in partial.plugins.references],
+        }
+    return document
+
+
+def partial_json(partial: PartialTally, schema: Schema | None, *, extra_predictions: str) -> str:
+    """:func:`partial_document` as RFC 8785 canonical JSON (the bytes ``--partial-out`` writes)."""
+    return canonical_json(partial_document(partial, schema, extra_predictions=extra_predictions))
+
+
+# --------------------------------------------------------------------------- reading
+
+
+class SitePartial:
+    """A partial read back: its tally, schema and scoring option. Private: holds counts only."""
+
+    __slots__ = ("extra_predictions", "partial", "schema", "scorer_version")
+
+    def __init__(
+        self,
+        partial: PartialTally,
+        schema: Schema | None,
+        extra_predictions: str,
+        scorer_version: str,
+    ) -> None:
+        self.partial = partial
+        self.schema = schema
+        self.extra_predictions = extra_predictions
+        self.scorer_version = scorer_version
+
+    def __repr__(self) -> str:
+        return f"SitePartial(<{len(self.partial.fields)} fields; counts hidden>)"
+
+
+def read_partial(text: str | bytes) -> SitePartial:
+    """Read a partial document strictly (see the module docstring).
+
+    Raises:
+        ChartscoreError: ``unknown_report_format`` for another format or
+            version; ``invalid_partial`` for anything malformed (not strict
+            JSON, an unknown or missing key, a count that is not a
+            non-negative integer, sums that disagree with the counts, a
+            schema that is not valid). The message never quotes the file.
+    """
+    failure: ChartscoreError | None = None
+    try:
+        document = _strict_json.check_format(
+            _strict_json.parse(text), PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION
+        )
+    except ChartscoreError as error:
+        failure = error
+    if failure is not None:
+        if failure.code is ErrorCode.UNKNOWN_REPORT_FORMAT:
+            raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT, input=InputKind.PARTIAL)
+        raise ChartscoreError(failure.code, input=InputKind.PARTIAL)
+    return _read(document)
+
+
+def _read(document: Mapping[str, object]) -> SitePartial:
+    bad = False
+    result: SitePartial | None = None
+    try:
+        result = _read_document(document)
+    except ChartscoreError as error:
+        if error.code is not ErrorCode.INVALID_REPORT:
+            raise  # already one of ours: a partial's own code
+        bad = True
+    except (ValueError, TypeError, KeyError):  # a constructor's check on a malformed count
+        bad = True
+    if bad or result is None:
+        _refuse()
+    return result
+
+
+def _count(value: object) -> int:
+    if type(value) is not int or not 0 <= value <= _LIMIT:
+        _refuse()
+    return value
+
+
+def _pairs(value: object, *, key_limit: int | None = None) -> dict[int, int]:
+    # A flat list [key, count, key, count, ...], keys strictly increasing, counts positive.
+    if type(value) is not list or len(value) % 2:
+        _refuse()
+    out: dict[int, int] = {}
+    previous = -1
+    for index in range(0, len(value), 2):
+        key, count = _count(value[index]), _count(value[index + 1])
+        if key <= previous or count == 0 or (key_limit is not None and key >= key_limit):
+            _refuse()
+        previous = key
+        out[key] = count
+    return out
+
+
+def _read_document(document: Mapping[str, object]) -> SitePartial:
+    data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
+    version = read_scorer(data["scorer"])
+    schema = None if data["schema"] is None else _schema(data["schema"])
+    extra = data["extra_predictions"]
+    if type(extra) is not str or extra not in EXTRA_PREDICTIONS:
+        _refuse()
+    ignored = None
+    if "ignored_prediction_count" in data:
+        if extra != "ignore":
+            _refuse()
+        ignored = _count(data["ignored_prediction_count"])
+    plugins = _plugins(data["plugins"]) if "plugins" in data else None
+    fields_raw = data["fields"]
+    if type(fields_raw) is not dict or not fields_raw:
+        _refuse()
+    fields = {field_id: _field(field_id, raw, schema) for field_id, raw in fields_raw.items()}
+    clusters = _clusters(data["clusters"])
+    cases = _cases(data["cases"], fields)
+    partial = PartialTally(fields, ignored, cases, clusters=clusters, plugins=plugins)
+    return SitePartial(partial, schema, extra, version)
+
+
+def _schema(value: object) -> Schema:
+    failed = False
+    schema: Schema | None = None
+    try:
+        schema = Schema.from_dict(value)
+    except ChartscoreError:
+        failed = True
+    if failed or schema is None:
+        _refuse()
+    return schema
+
+
+def _plugins(value: object) -> PluginLayout:
+    data = _strict_json.members(value, ("stamps", "references"))
+    references = data["references"]
+    if type(references) is not list:
+        _refuse()
+    pairs = []
+    for pair in references:
+        if type(pair) is not list or len(pair) != 2 or not all(type(p) is str for p in pair):
+            _refuse()
+        pairs.append((pair[0], pair[1]))
+    return PluginLayout(stamps_from_dict(data["stamps"]), tuple(pairs))
+
+
+def _field(field_id: object, value: object, schema: Schema | None) -> FieldCounts:
+    if type(field_id) is not str or not valid_field_id(field_id):
+        _refuse()
+    spec = None if schema is None else schema.get(field_id)
+    data = _strict_json.members(value, _FIELD_KEYS, _KAPPA_KEYS)
+    type_name = data["field_type"]
+    if type(type_name) is not str or type_name not in FIELD_TYPE_NAMES:
+        _refuse(field_id)
+    field_type = FieldType(type_name)
+    if (spec is not None and spec.field_type is not field_type) or (
+        spec is None and field_type is FieldType.ORDINAL
+    ):
+        _refuse(field_id)
+    kappa = field_type in (FieldType.CATEGORICAL, FieldType.BOOLEAN, FieldType.ORDINAL)
+    counts = FieldCounts(field_type, spec, kappa=kappa)
+    counts.answerable = _count(data["answerable"])
+    counts.unanswerable = _count(data["unanswerable"])
+    counts.outcomes = _pairs(data["outcomes"])
+    if sum(counts.outcomes.values()) > counts.field_count:
+        _refuse(field_id)
+    items = data["items"]
+    if type(items) is not list or len(items) != 3:
+        _refuse(field_id)
+    counts.gold_items, counts.answered_items, counts.matched_items = map(_count, items)
+    if ("gold_labels" in data) != kappa or ("kappa_pairs" in data) != kappa:
+        _refuse(field_id)
+    if kappa:
+        if field_type is FieldType.BOOLEAN:
+            labels = 2
+        elif field_type is FieldType.ORDINAL:
+            assert spec is not None
+            labels = len(spec.levels)
+        else:
+            if spec is None or spec.choices is None:
+                _refuse(field_id)
+            labels = len(spec.choices)
+        assert counts.gold_keys is not None and counts.kappa_pairs is not None
+        counts.gold_keys.update(_pairs(data["gold_labels"], key_limit=labels))
+        if sum(counts.gold_keys.values()) != counts.answerable:
+            _refuse(field_id)
+        counts.kappa_pairs.update(_kappa_pairs(data["kappa_pairs"], labels, field_id))
+    return counts
+
+
+def _kappa_pairs(value: object, labels: int, field_id: str) -> dict[tuple[int, int], int]:
+    if type(value) is not list or len(value) % 3:
+        _refuse(field_id)
+    out: dict[tuple[int, int], int] = {}
+    for index in range(0, len(value), 3):
+        gold, answer, count = (_count(value[index + k]) for k in range(3))
+        if gold >= labels or answer > labels or count == 0 or (gold, answer) in out:
+            _refuse(field_id)
+        out[gold, answer] = count
+    return out
+
+
+def _clusters(value: object) -> dict[str, dict[str, ClusterSums]]:
+    slices = _strict_json.mapping(value)
+    out: dict[str, dict[str, ClusterSums]] = {}
+    for name, metrics in slices.items():
+        if name != OVERALL and name not in FIELD_TYPE_NAMES:
+            _refuse()
+        entries = _strict_json.mapping(metrics)
+        out[name] = {}
+        for metric, sums in entries.items():
+            if metric not in CORE_METRICS and metric not in TYPE_METRICS and ":" not in metric:
+                _refuse()
+            if type(sums) is not list or len(sums) != 4:
+                _refuse()
+            known = [None if number is None else _count(number) for number in sums[1:3]]
+            out[name][metric] = ClusterSums(_count(sums[0]), known[0], known[1], _count(sums[3]))
+    return out
+
+
+def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
+    data = _strict_json.members(value, _CASE_KEYS)
+    groups_raw = data["groups"]
+    if type(groups_raw) is not list:
+        _refuse()
+    groups = []
+    for entry in groups_raw:
+        if type(entry) is not list or len(entry) != 3:
+            _refuse()
+        type_name, extras, row = entry
+        if type(type_name) is not str or type_name not in FIELD_TYPE_NAMES:
+            _refuse()
+        if type(extras) is not list or not all(type(name) is str for name in extras):
+            _refuse()
+        groups.append(((type_name, tuple(extras)), _count(row)))
+    if len(set(groups)) != len(groups):
+        _refuse()
+    patterns = Counter(_pairs(data["patterns"], key_limit=None))
+    if any(bits >> len(groups) for bits in patterns):
+        _refuse()
+    by_field_raw = _strict_json.mapping(data["by_field"])
+    by_field = {}
+    for field_id, rows in by_field_raw.items():
+        if field_id not in fields:
+            _refuse()
+        by_field[field_id] = Counter(_pairs(rows))
+    return CaseClasses.from_counts(groups, patterns, by_field, _count(data["ignored"]))
