@@ -39,8 +39,8 @@ def usage_line(problem: str, command: str | None = "score") -> str:
     [
         (
             [],
-            "a command is required (score, compare, share, audit, gate, merge, render, demo, import, "
-            "worklist)",
+            "a command is required (score, compare, share, audit, gate, merge, render, demo, "
+            "import, worklist)",
             None,
         ),
         (["--quiet"], "--quiet goes after the command", None),
@@ -211,9 +211,10 @@ _FLAGS = sorted({option.flag for command in LEAVES for option in command.options
 _CLOSED = re.compile(
     "|".join(
         [
-            r"a command is required \(score, compare, share, audit, gate, merge, render, demo, import,"
-            r" worklist\)",
-            r"unknown command( \(did you mean (score|compare|share|audit|gate|merge|render|demo|import"
+            r"a command is required \(score, compare, share, audit, gate, merge, render, demo,"
+            r" import, worklist\)",
+            r"unknown command( \(did you mean (score|compare|share|audit|gate|merge|render|demo"
+            r"|import"
             r"|worklist)\?\))?",
             r"a kind of import is required \(redcap, labelstudio, csv\)",
             r"unknown kind( \(did you mean (redcap|labelstudio|csv)\?\))?",

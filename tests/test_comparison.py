@@ -721,7 +721,7 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 def test_the_formats_paired_example_is_true() -> None:
     text = (DOCS / "formats.md").read_text(encoding="utf-8")
-    found = re.search(r"PAIRED:\n\n```json\n(.*?)```", text, re.S)
+    found = re.search(r"PAIRED, in a field slice:\n\n```json\n(.*?)```", text, re.S)
     assert found is not None
     expected = json.loads(found.group(1))
     # 50 trials, baseline 41, candidate 46, baseline only 2, candidate only 7.

@@ -40,8 +40,9 @@ OVERALL: Final = "overall"
 Group = tuple[str, tuple[str, ...]]
 """A field's (type name, the type and plugin metrics it reports)."""
 
-FieldClasses = tuple[Group, Callable[[], Iterable[tuple[str, int]]]]
-"""One field's group, and a function giving its rows as (case id, row class) (read twice)."""
+FieldClasses = tuple[Group, Mapping[str, object], Callable[[object], int]]
+"""One field's group, its rows as case id -> entry, and the class of an entry that is not
+an int (a gold row with no prediction); an int entry is its row's class."""
 
 
 class RowCoding:
@@ -152,22 +153,67 @@ class _Packing:
         ]
 
 
-def _case_totals(fields: Sequence[FieldClasses], packing: _Packing) -> Counter[int]:
-    """Each case's packed totals over its rows, counted by distinct total."""
-    if len(fields) == 1:  # one row per case: no per-case table
-        group, rows = fields[0]
-        classes = Counter(row for _, row in rows())
-        totals: Counter[int] = Counter()
-        for row, count in classes.items():
-            totals[packing.packed(group, row)] += count
-        return totals
-    by_case: dict[str, int] = {}
-    get = by_case.get
-    for group, rows in fields:
-        packed = packing.packed
-        for case_id, row in rows():
-            by_case[case_id] = get(case_id, 0) + packed(group, row)
-    return Counter(by_case.values())
+class _Packed(dict[int, int]):
+    """A field's row class -> packed contribution to one slice, filled on first use."""
+
+    __slots__ = ("_group", "_packing")
+
+    def __init__(self, packing: _Packing, group: Group) -> None:
+        super().__init__()
+        self._packing = packing
+        self._group = group
+
+    def __missing__(self, row: int) -> int:
+        packed = self[row] = self._packing.packed(self._group, row)
+        return packed
+
+
+def _case_totals(
+    slices: Mapping[str, Sequence[FieldClasses]], packings: Mapping[str, _Packing]
+) -> dict[str, Counter[int]]:
+    """Each slice's per-case packed totals, counted by distinct total.
+
+    Every field's rows are read once, for the overall slice and the field's
+    type slice together (one loop per field, written out for speed: this runs
+    once per gold row). A slice with one field has one row per case, so its
+    rows are counted by class, without a per-case table.
+    """
+    by_case: dict[str, dict[str, int]] = {
+        name: {} for name, members in slices.items() if len(members) > 1
+    }
+    single: dict[str, Counter[int]] = {
+        name: Counter() for name, members in slices.items() if len(members) == 1
+    }
+    for group, entries, to_class in slices.get(OVERALL, ()):
+        kind = group[0]
+        overall, own = _Packed(packings[OVERALL], group), _Packed(packings[kind], group)
+        first = by_case.get(OVERALL)
+        second = by_case.get(kind)
+        classes: Counter[int] = Counter()
+        if first is not None and second is not None:
+            first_get, second_get = first.get, second.get
+            for case_id, entry in entries.items():
+                row = entry if type(entry) is int else to_class(entry)
+                first[case_id] = first_get(case_id, 0) + overall[row]
+                second[case_id] = second_get(case_id, 0) + own[row]
+        elif first is not None:  # a type with one field: count its rows by class
+            first_get = first.get
+            rows = []
+            for case_id, entry in entries.items():
+                row = entry if type(entry) is int else to_class(entry)
+                first[case_id] = first_get(case_id, 0) + overall[row]
+                rows.append(row)
+            classes.update(rows)
+        else:  # one field in all: every slice has one row per case
+            classes.update(
+                entry if type(entry) is int else to_class(entry) for entry in entries.values()
+            )
+        for name, table in ((OVERALL, overall), (kind, own)):
+            if name in single:
+                for row, count in classes.items():
+                    single[name][table[row]] += count
+    totals = {name: Counter(cases.values()) for name, cases in by_case.items()}
+    return {**totals, **single}
 
 
 def _row_width(fields: Sequence[FieldClasses]) -> int:
@@ -199,15 +245,16 @@ def pooled_sums(
     """Per pooled slice and metric, the exact per-case sums (docs/metrics.md).
 
     Args:
-        fields: Each field's group and a function giving its rows (case id,
-            row class); every gold row of the field appears once.
+        fields: Each field's group, rows and the class of a row with no
+            prediction (:data:`FieldClasses`); every gold row appears once.
 
     Returns:
         ``{slice: {metric: ClusterSums}}`` for ``"overall"`` and each type.
     """
-    result: dict[str, dict[str, ClusterSums]] = {}
-    for name, members in _grouped(fields).items():
-        metrics = slice_metrics((group for group, _ in members), overall=name == OVERALL)
+    slices = _grouped(fields)
+    layouts: dict[str, tuple[tuple[str, ...], _Packing]] = {}
+    for name, members in slices.items():
+        metrics = slice_metrics((field[0] for field in members), overall=name == OVERALL)
         widths = [w for metric in metrics for w in (_width(metric, members),) * 2]
 
         def values(group: Group, row: int, metrics: tuple[str, ...] = metrics) -> list[int]:
@@ -217,10 +264,12 @@ def pooled_sums(
                 out.extend(coding.metric_values(metric, row) if reported else (0, 0))
             return out
 
-        packing = _Packing(2 * len(metrics), widths, values)
-        totals = _case_totals(members, packing)
+        layouts[name] = (metrics, _Packing(2 * len(metrics), widths, values))
+    totals = _case_totals(slices, {name: layout[1] for name, layout in layouts.items()})
+    result: dict[str, dict[str, ClusterSums]] = {}
+    for name, (metrics, packing) in layouts.items():
         sums = {metric: [0, 0, 0, 0] for metric in metrics}  # cases, yy, ym, mm
-        for vector, cases in totals.items():
+        for vector, cases in totals[name].items():
             columns = packing.unpack(vector)
             for index, metric in enumerate(metrics):
                 y, m = columns[2 * index], columns[2 * index + 1]
@@ -253,16 +302,17 @@ def paired_pooled_sums(
     ``c_i`` when only the candidate succeeds, to ``b_i`` when only the
     baseline does.
     """
-    result: dict[str, dict[str, PairedClusterSums]] = {}
-    for name, members in _grouped(fields).items():
-        present = slice_metrics((group for group, _ in members), overall=name == OVERALL)
+    slices = _grouped(fields)
+    layouts: dict[str, tuple[tuple[str, ...], _Packing]] = {}
+    low = (1 << coding.pair_shift) - 1
+    for name, members in slices.items():
+        present = slice_metrics((field[0] for field in members), overall=name == OVERALL)
         metrics = tuple(
             metric for metric in present if metric in paired_metrics or is_plugin_metric(metric)
         )
         width = _row_width(members)
 
         def values(group: Group, row: int, metrics: tuple[str, ...] = metrics) -> list[int]:
-            low = (1 << coding.pair_shift) - 1
             baseline, candidate = row & low, row >> coding.pair_shift
             out: list[int] = []
             for metric in metrics:
@@ -274,10 +324,12 @@ def paired_pooled_sums(
                 out.extend((trials, first & (1 - second), second & (1 - first)))
             return out
 
-        packing = _Packing(3 * len(metrics), [width] * (3 * len(metrics)), values)
-        totals = _case_totals(members, packing)
+        layouts[name] = (metrics, _Packing(3 * len(metrics), [width] * (3 * len(metrics)), values))
+    totals = _case_totals(slices, {name: layout[1] for name, layout in layouts.items()})
+    result: dict[str, dict[str, PairedClusterSums]] = {}
+    for name, (metrics, packing) in layouts.items():
         entries: dict[str, list[tuple[int, int, int, int]]] = {metric: [] for metric in metrics}
-        for vector, cases in totals.items():
+        for vector, cases in totals[name].items():
             columns = packing.unpack(vector)
             for index, metric in enumerate(metrics):
                 m, b, c = columns[3 * index : 3 * index + 3]

@@ -17,7 +17,7 @@ returns (:class:`~chartscore.comparison.PairedTally`) holds counts only.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Final, Literal
 
 from chartscore._types import Value
@@ -213,34 +213,36 @@ class PairedScorer(Scorer):
         )
 
     def _field_classes(self, side: Side) -> list[FieldClasses]:
-        """Each field's rows as (case id, class) of one system, or of the pair."""
+        """Each field's rows as (case id -> class) of one system, or of the pair."""
         return [
-            (state.group, self._rows(field_id, side))
+            (state.group, self._rows(field_id, side), _known)
             for field_id, state in sorted(self._fields.items())
         ]
 
-    def _rows(self, field_id: str, side: Side) -> Callable[[], Iterator[tuple[str, int]]]:
+    def _rows(self, field_id: str, side: Side) -> dict[str, int]:
         state = self._fields[field_id]
         waiting = self._pairs[field_id].baseline_masks
         coding = self._coding
         shift = coding.pair_shift
         low = (1 << shift) - 1
-
-        def rows() -> Iterator[tuple[str, int]]:
-            for case_id, entry in state.cases.items():
-                if type(entry) is int:
-                    baseline, candidate = entry & low, entry >> shift
-                else:
-                    candidate = _missing(coding, entry, state.tracks_items)
-                    baseline = waiting.get(case_id, candidate)
-                if side == "baseline":
-                    yield case_id, baseline
-                elif side == "candidate":
-                    yield case_id, candidate
-                else:
-                    yield case_id, baseline | candidate << shift
-
+        rows: dict[str, int] = {}
+        for case_id, entry in state.cases.items():
+            if type(entry) is int:
+                baseline, candidate = entry & low, entry >> shift
+            else:
+                candidate = _missing(coding, entry, state.tracks_items)
+                baseline = waiting.get(case_id, candidate)
+            if side == "baseline":
+                rows[case_id] = baseline
+            elif side == "candidate":
+                rows[case_id] = candidate
+            else:
+                rows[case_id] = baseline | candidate << shift
         return rows
+
+
+def _known(entry: object) -> int:
+    raise AssertionError("every row of a paired side has its class")  # pragma: no cover
 
 
 def _missing(coding: RowCoding, entry: object, tracks_items: bool) -> int:

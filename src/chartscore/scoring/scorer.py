@@ -90,17 +90,11 @@ class _Field:
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
         self.cases: dict[str, Any] = {}
 
-    def row_classes(self) -> Iterator[tuple[str, int]]:
-        """Every gold row as (case id, row class); rows with no prediction are missing."""
-        tracks_items = self.tracks_items
-        missing = self.coding.missing_class
-        for case_id, entry in self.cases.items():
-            if type(entry) is int:
-                yield case_id, entry
-            elif entry is UNANSWERABLE:
-                yield case_id, missing(None)
-            else:
-                yield case_id, missing(len(entry[1]) if tracks_items else 0)
+    def missing(self, entry: object) -> int:
+        """The row class of a gold row (``entry``) that has no prediction."""
+        if entry is UNANSWERABLE:
+            return self.coding.missing_class(None)
+        return self.coding.missing_class(len(entry[1]) if self.tracks_items else 0)  # type: ignore[index]
 
 
 class Scorer:
@@ -229,7 +223,9 @@ class Scorer:
 
     def field_classes(self) -> list[FieldClasses]:
         """Each field's group and rows (case id, row class), for the pooled slices' sums."""
-        return [(state.group, state.row_classes) for _, state in sorted(self._fields.items())]
+        return [
+            (state.group, state.cases, state.missing) for _, state in sorted(self._fields.items())
+        ]
 
     def tally(self) -> Tally:
         """Reduce everything to value-free counts; the scorer's values end here."""
