@@ -23,8 +23,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary", ("_version", "errors", "_format", "_types")),
     ("statistics", ("tally", "stats", "paired", "clustered", "canonical_json", "_strict_json")),
     ("documents", ("report", "comparison")),
-    # Gates and load_document read every kind of document, the shared report included.
-    ("disclosure/render", ("disclosure", "render", "documents", "gates")),
+    # Gates, load_document and the ledger read every kind of document, the shared report included.
+    ("disclosure/render", ("disclosure", "render", "documents", "gates", "ledger")),
     ("records", ("records",)),
     ("scoring", ("scoring",)),
     # Importers read exports and write gold, predictions and schemas: readers and writers.

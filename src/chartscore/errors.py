@@ -124,6 +124,15 @@ class ErrorCode(enum.StrEnum):
     FIELD_UNDECLARED = "field_undeclared"
     # The adjudication worklist.
     INSIDE_ONLY_WORKLIST = "inside_only_worklist"
+    # The ledger of scored runs, and batches.
+    LEDGER_KEY_MISSING = "ledger_key_missing"
+    LEDGER_KEY_INVALID = "ledger_key_invalid"
+    FILE_EXPOSED = "file_exposed"
+    NOT_A_LEDGER = "not_a_ledger"
+    LEDGER_GOLD_CHANGED = "ledger_gold_changed"
+    INVALID_RUN_LABEL = "invalid_run_label"
+    DUPLICATE_RUN_LABEL = "duplicate_run_label"
+    UNKNOWN_BASELINE = "unknown_baseline"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -218,6 +227,16 @@ _DESCRIPTIONS: dict[str, str] = {
     "column_not_found": "the column map names a column the table does not have",
     "field_undeclared": "a gold field of the column map is not declared in the schema",
     "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
+    "ledger_key_missing": (
+        "the ledger needs its key: --ledger-key FILE or CHARTSCORE_LEDGER_KEY_FILE"
+    ),
+    "ledger_key_invalid": "the ledger key file must hold 32 to 4096 bytes of secret",
+    "file_exposed": "group or others may read or write this inside-only file: chmod 600 it",
+    "not_a_ledger": "the file is not a chartscore ledger (JSON Lines of scored runs)",
+    "ledger_gold_changed": "the gold file changed while it was scored; nothing was recorded",
+    "invalid_run_label": "a system label or run id must be a plain name such as model-v2",
+    "duplicate_run_label": "two prediction files give the same run label (file name stem)",
+    "unknown_baseline": "the baseline names no run of the batch (a file name stem)",
 }
 
 
@@ -290,6 +309,8 @@ class InputKind(enum.StrEnum):
     EXPORT = "export"
     TABLE = "table"
     COLUMNS = "columns"
+    LEDGER = "ledger"
+    LEDGER_KEY = "ledger_key"
 
 
 def valid_field_id(value: object) -> bool:

@@ -16,7 +16,19 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from chartscore._version import __version__
-from chartscore.cli import audit, compare, demo, gate, imports, render, score, share, worklist
+from chartscore.cli import (
+    audit,
+    batch,
+    compare,
+    demo,
+    gate,
+    imports,
+    ledger,
+    render,
+    score,
+    share,
+    worklist,
+)
 from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Command, UsageError
 
 COMMANDS: Final[tuple[Command, ...]] = (
@@ -29,6 +41,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     demo.COMMAND,
     imports.COMMAND,
     worklist.COMMAND,
+    ledger.COMMAND,
+    batch.COMMAND,
 )
 BY_NAME: Final = {command.name: command for command in COMMANDS}
 LEAVES: Final = tuple(leaf for command in COMMANDS for leaf in (command.subcommands or (command,)))

@@ -18,6 +18,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
+from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     EXTRA_PREDICTIONS,
     GATES,
@@ -58,6 +59,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))
     inputs = (*data, schema_path, gates_path)
     out = output_target(args.out, inputs)
+    if on_dask and args.ledger is not None:
+        raise UsageError("--ledger applies to --engine local only", "score")
+    request = ledger_request(
+        args, "score", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
+    )
     gates = None if gates_path is None else load_gates(gates_path)
     scorer = _dask_scorer(args) if on_dask else score_files
     report = score_inputs(
@@ -78,6 +84,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     fmt = args.format or "json"
     text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    record(request, report, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
 
 
@@ -149,6 +156,7 @@ COMMAND: Final = Command(
             "ADDRESS",
         ),
         Option("--partitions", "with --engine dask: how many partitions", "N"),
+        *LEDGER_OPTIONS,
     ),
     run=run,
 )

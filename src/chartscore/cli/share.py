@@ -15,6 +15,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
+from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     EXTRA_PREDICTIONS,
     GOLD,
@@ -46,6 +47,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     inputs = (gold, predictions, schema_path)
     out = output_target(args.out, inputs)
+    request = ledger_request(
+        args, "share", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
+    )
 
     def share_with_notice(
         gold: InputPath,
@@ -78,6 +82,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     )
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     say(
         streams.err,
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
@@ -107,6 +112,7 @@ COMMAND: Final = Command(
         JOBS,
         EXTRA_PREDICTIONS,
         STRICT_SCHEMA,
+        *LEDGER_OPTIONS,
     ),
     run=run,
 )
