@@ -82,12 +82,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     )
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
-    record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     say(
         streams.err,
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
+    record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK
 
 

@@ -32,7 +32,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
 
-from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
 from chartscore.io.fastpath import fast_gold
 from chartscore.io.feed import feed_rows
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path, open_input
@@ -73,6 +73,7 @@ def load_ledger_key(
 
     Raises:
         ChartscoreError: ``ledger_key_missing`` when neither names a file;
+            ``usage`` for an ``environ`` that is not a ``dict`` (or None: ``os.environ``);
             ``invalid_path (ledger_key)`` for standard input; ``file_unreadable
             (ledger_key)``; ``file_exposed (ledger_key)`` when group or others
             may read or write it; ``ledger_key_invalid (ledger_key)`` for fewer
@@ -80,8 +81,12 @@ def load_ledger_key(
     """
     source = InputKind.LEDGER_KEY
     if path is None:
-        named = (os.environ if environ is None else environ).get(KEY_FILE_VARIABLE)
-        if not named:
+        if environ is None:
+            environ = os.environ
+        elif type(environ) is not dict:  # a caller's mapping is never asked anything
+            raise ChartscoreError(ErrorCode.USAGE)
+        named = environ.get(KEY_FILE_VARIABLE)
+        if type(named) is not str or not named:
             raise ChartscoreError(ErrorCode.LEDGER_KEY_MISSING, input=source)
         path = named
     where = input_path(path, source)
@@ -180,13 +185,17 @@ def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) 
     Raises:
         ChartscoreError: ``invalid_path (ledger)``, ``output_is_input (ledger)``, or
             ``output_unwritable (ledger)`` when it exists but is not a regular file
-            (a symbolic link included) or its folder does not exist.
+            (a symbolic link included) or its folder does not exist; ``usage`` when
+            ``inputs`` cannot be read as a collection.
     """
     where = input_path(ledger, InputKind.LEDGER)
     if isinstance(where, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.LEDGER)
+    listed = caller_items(inputs)
+    if listed is None:
+        raise ChartscoreError(ErrorCode.USAGE)
     followed = identity(where)
-    for item in inputs:
+    for item in listed:
         if item is None or followed is None:
             continue
         other: str | StandardInput | None = None

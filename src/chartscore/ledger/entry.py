@@ -52,7 +52,7 @@ _LABEL: Final = re.compile(LABEL_PATTERN)
 _RUN_ID: Final = re.compile(RUN_ID_PATTERN)
 _TIME: Final = re.compile(TIME_PATTERN)
 _DIGEST: Final = re.compile(DIGEST_PATTERN)
-_GOLD_IDENTITY: Final = re.compile(r"hmac-sha256:[0-9a-f]{64}")
+_KEYED: Final = re.compile(r"hmac-sha256:[0-9a-f]{64}")
 _KEY_ID: Final = re.compile(r"[0-9a-f]{16}")
 _VERSION: Final = re.compile(r"[0-9A-Za-z.+!-]{1,64}")
 _TOP_KEYS: Final = frozenset(
@@ -125,7 +125,7 @@ class Setup:
         scorer_version: chartscore's version.
         code_hash: ``sha256:`` digest of the code that decides a document's
             numbers (:func:`chartscore.ledger.code_hash`).
-        schema_digest: ``sha256:`` digest of the schema, or None without one.
+        schema_digest: The schema's keyed digest (``hmac-sha256:``), or None without one.
         confidence: The intervals' confidence level (0.9, 0.95 or 0.99).
         min_cell: A shared run's disclosure threshold; None for other runs.
     """
@@ -144,7 +144,7 @@ class Setup:
             and _DIGEST.fullmatch(self.code_hash)
             and (
                 self.schema_digest is None
-                or (type(self.schema_digest) is str and _DIGEST.fullmatch(self.schema_digest))
+                or (type(self.schema_digest) is str and _KEYED.fullmatch(self.schema_digest))
             )
             and type(self.confidence) is float
             and self.confidence in CONFIDENCE_LEVELS
@@ -288,7 +288,7 @@ class LedgerEntry:
             and _TIME.fullmatch(self.time) is not None
             and type(self.setup) is Setup
             and type(self.gold_identity) is str
-            and _GOLD_IDENTITY.fullmatch(self.gold_identity) is not None
+            and _KEYED.fullmatch(self.gold_identity) is not None
             and type(self.key_id) is str
             and _KEY_ID.fullmatch(self.key_id) is not None
             and (self.result is None) is not (self.problem is None)

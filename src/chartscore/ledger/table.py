@@ -26,6 +26,7 @@ import attrs
 
 from chartscore.comparison import Comparison, PairedMetricResult
 from chartscore.disclosure.shared import SharedReport
+from chartscore.errors import ChartscoreError, ErrorCode, flag_option
 from chartscore.ledger.entry import FAILED, Setup
 from chartscore.ledger.runs import GoldSet, Ledger, LedgerRun, gold_sets, setups
 from chartscore.render.report_view import rate_estimate
@@ -54,7 +55,14 @@ def ledger_table(ledger: Ledger, *, mixed: bool = False, every_line: bool = Fals
         ledger: The ledger, read back.
         mixed: Put runs of different configurations in one table, flagged.
         every_line: Show every line, not only the latest line of each run.
+
+    Raises:
+        ChartscoreError: ``usage`` for a ``ledger`` that is not a :class:`Ledger`, or
+            flags that are not exactly ``True`` or ``False``.
     """
+    if type(ledger) is not Ledger:
+        raise ChartscoreError(ErrorCode.USAGE)
+    mixed, every_line = flag_option(mixed), flag_option(every_line)
     runs = ledger.runs if every_line else ledger.latest()
     groups = gold_sets(runs)
     shown = "every line" if every_line else f"{ledger.superseded():,} superseded by a later line"
@@ -72,7 +80,9 @@ def ledger_table(ledger: Ledger, *, mixed: bool = False, every_line: bool = Fals
 
 def mixed_gold_sets(ledger: Ledger, *, every_line: bool = False) -> int:
     """How many gold sets hold runs of more than one configuration (shown apart)."""
-    runs = ledger.runs if every_line else ledger.latest()
+    if type(ledger) is not Ledger:
+        raise ChartscoreError(ErrorCode.USAGE)
+    runs = ledger.runs if flag_option(every_line) else ledger.latest()
     return sum(len(setups(members)) > 1 for _, members in gold_sets(runs))
 
 

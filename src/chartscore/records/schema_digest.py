@@ -1,12 +1,15 @@
 """The schema's digest for the ledger: the same schema, however it was written, one digest.
 
-A schema is developer-authored (field ids, types, levels, choices, tolerances: no
-patient data), so its digest is a plain SHA-256 that anyone can recompute. It is
-taken of the validated :class:`~chartscore.Schema`, not of the file: JSON or TOML,
-any key order and spacing, ``"0.50"`` or ``0.5``, give one digest.
+A schema is developer-authored (field ids, types, levels, choices, tolerances), but it
+is an input, and choices imported from a data dictionary can be close to the data; so,
+like every digest of an input in the ledger, it is keyed with the ledger key, and the
+ledger holds no plain digest of anything it was given. It is taken of the validated
+:class:`~chartscore.Schema`, not of the file: JSON or TOML, any key order and spacing,
+``"0.50"`` or ``0.5``, give one digest.
 
-Definition (docs/ledger.md#the-schema-digest): ``sha256:`` and the SHA-256 (hex) of
-the canonical JSON (RFC 8785) of ``{"fields": {field_id: spec}}``, where a spec holds
+Definition (docs/ledger.md#the-schema-digest): ``hmac-sha256:`` and the HMAC-SHA256
+(hex), under the ledger key, of ``b"chartscore schema 1\n"`` followed by the canonical
+JSON (RFC 8785, UTF-8) of ``{"fields": {field_id: spec}}``, where a spec holds
 every attribute of its :class:`~chartscore.FieldSpec` that is not at its default,
 named as the attribute: the type's name, ordinal levels in order, choices (as
 normalized) sorted, a tolerance as the shortest plain decimal (``0.5``, ``100``).
@@ -17,30 +20,36 @@ covered without editing this module.
 from __future__ import annotations
 
 import enum
-import hashlib
 from collections.abc import Mapping
 from decimal import Decimal
+from typing import Final
 
 import attrs
 
 from chartscore.canonical_json import canonical_json
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.records.gold_identity import IDENTITY_PREFIX, LedgerKey
 from chartscore.records.schema import FieldSpec, Schema
 
+_LABEL: Final = b"chartscore schema 1\n"
 
-def schema_digest(schema: Schema | None) -> str | None:
-    """The schema's digest, ``sha256:`` and 64 hex digits; None for no schema.
+
+def schema_digest(schema: Schema | None, key: LedgerKey) -> str | None:
+    """The schema's keyed digest, ``hmac-sha256:`` and 64 hex digits; None for no schema.
 
     Raises:
-        ChartscoreError: ``usage`` when ``schema`` is not exactly a :class:`Schema`.
+        ChartscoreError: ``usage`` when ``schema`` is not exactly a :class:`Schema`
+            (or None), or ``key`` not a :class:`LedgerKey`.
     """
+    if type(key) is not LedgerKey:
+        raise ChartscoreError(ErrorCode.USAGE)
     if schema is None:
         return None
     if type(schema) is not Schema:
         raise ChartscoreError(ErrorCode.USAGE)
     fields = {field_id: _spec(spec) for field_id, spec in schema.fields.items()}
     text = canonical_json({"fields": fields})
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return IDENTITY_PREFIX + key.mac(_LABEL + text.encode("utf-8")).hex()
 
 
 def _spec(spec: FieldSpec) -> dict[str, object]:

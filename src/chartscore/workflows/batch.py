@@ -173,8 +173,12 @@ def batch_files(
     """
     check_options(extra_predictions, False)
     gates = _gates(gates)
-    if type(jobs) is not int or jobs < 1:
+    listed = caller_items(inputs)
+    if listed is None or type(jobs) is not int or jobs < 1:
         raise ChartscoreError(ErrorCode.USAGE)
+    if baseline is not None and type(baseline) is not str:
+        raise ChartscoreError(ErrorCode.UNKNOWN_BASELINE)
+    inputs = listed  # type: ignore[assignment]
     if baseline is None and any(gate.is_difference for gate in gates):
         raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, input=InputKind.GATES)
     schema_path = None if schema is None or type(schema) is Schema else cast(InputPath, schema)

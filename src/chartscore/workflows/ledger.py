@@ -15,11 +15,11 @@ import datetime
 import os
 from collections.abc import Sequence
 from pathlib import PurePath
-from typing import Final
+from typing import Final, cast
 
 from chartscore._version import __version__
 from chartscore.documents import Document, is_document
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
 from chartscore.io.inputs import InputPath, StandardInput, input_path
 from chartscore.io.ledger_file import (
     FileState,
@@ -87,8 +87,11 @@ def pinned_gold_identity(gold: InputPath, key: LedgerKey, before: FileState) -> 
 
     Raises:
         ChartscoreError: ``ledger_gold_changed (gold)`` when the file changed (its
-            device, inode, size or modification time), or any gold reading code.
+            device, inode, size or modification time), or any gold reading code;
+            ``usage`` when ``before`` is not a :data:`FileState`.
     """
+    if not _is_state(before):
+        raise ChartscoreError(ErrorCode.USAGE)
     failure: ChartscoreError | None = None
     digest = ""
     try:
@@ -100,6 +103,10 @@ def pinned_gold_identity(gold: InputPath, key: LedgerKey, before: FileState) -> 
     if failure is not None:
         raise failure
     return digest
+
+
+def _is_state(value: object) -> bool:
+    return type(value) is tuple and len(value) == 4 and all(type(item) is int for item in value)
 
 
 def ledger_entry(
@@ -138,7 +145,7 @@ def ledger_entry(
         system=system,
         time=utc_time(time),
         code_hash=code_hash(),
-        schema_digest=schema_digest(schema),
+        schema_digest=schema_digest(schema, key),
         gold_identity=gold_identity,
         key_id=key.key_id,
         versus=versus,
@@ -166,7 +173,7 @@ def failed_entry(
     """
     if type(error) is not ChartscoreError or type(key) is not LedgerKey:
         raise ChartscoreError(ErrorCode.USAGE)
-    setup = Setup(__version__, code_hash(), schema_digest(schema), confidence, min_cell)
+    setup = Setup(__version__, code_hash(), schema_digest(schema, key), confidence, min_cell)
     return LedgerEntry.failed(
         Problem.of(error),
         kind=kind,
@@ -217,7 +224,11 @@ def record_run(
         ChartscoreError: as :func:`ledger_entry`, :func:`pinned_gold_identity` and
             :func:`chartscore.io.ledger_file.append_line`.
     """
-    check_ledger(ledger, inputs=(gold, *inputs))
+    listed = caller_items(inputs)
+    if listed is None:
+        raise ChartscoreError(ErrorCode.USAGE)
+    every = cast("tuple[InputPath | None, ...]", (gold, *listed))
+    check_ledger(ledger, inputs=every)
     identity = pinned_gold_identity(gold, key, gold_before)
     entry = ledger_entry(
         document,
@@ -229,5 +240,5 @@ def record_run(
         versus=versus,
         time=time,
     )
-    append_line(ledger, entry.to_line(), inputs=(gold, *inputs))
+    append_line(ledger, entry.to_line(), inputs=every)
     return entry
