@@ -82,9 +82,7 @@ def test_a_batch_with_a_malformed_run_finishes_and_records_it_failed(demo: Demo)
     assert "batch FAILED: a run failed (exit 1); 4 ledger lines appended" in summary
 
 
-def test_one_process_and_two_give_the_same_lines_and_summary(
-    demo: Demo, tmp_path: Path
-) -> None:
+def test_one_process_and_two_give_the_same_lines_and_summary(demo: Demo, tmp_path: Path) -> None:
     one = batch(demo, baseline="model-v1", jobs=1)
     other = copy_demo(demo, tmp_path / "other")
     other.ledger.unlink()

@@ -31,7 +31,7 @@ E = ErrorCode
 GOLD_ROWS = [
     {"case_id": "c-001", "field_id": "hx.smoking", "field_type": "categorical", "value": "former"},
     {"case_id": "c-001", "field_id": "echo.lvef", "field_type": "number", "value": 35},
-    {"case_id": "c-002", "field_id": "echo.lvef", "field_type": "number", "value": Decimal("55.50")},
+    {"case_id": "c-002", "field_id": "echo.lvef", "field_type": "number", "value": Decimal("55.5")},
     {"case_id": "c-002", "field_id": "hx.smoking", "field_type": "categorical", "value": None},
     {"case_id": "c-003", "field_id": "dx.flag", "field_type": "boolean", "value": True},
     {"case_id": "c-003", "field_id": "hx.sx", "field_type": "multi", "value": ["fever", "cough"]},
@@ -117,7 +117,7 @@ def test_any_change_or_another_key_changes_it(tmp_path: Path, key: LedgerKey) ->
         "a value": jsonl(changed),
         "a row fewer": jsonl(GOLD_ROWS[1:]),
         "a case id": jsonl([{**GOLD_ROWS[0], "case_id": "c-009"}, *GOLD_ROWS[1:]]),
-        "55.5 for 55.50": [line.replace("55.50", "55.5") for line in jsonl(GOLD_ROWS)],
+        "55.50 for 55.5": [line.replace("55.5", "55.50") for line in jsonl(GOLD_ROWS)],
         "a string for a number": [line.replace("35}", '"35"}') for line in jsonl(GOLD_ROWS)],
     }
     seen = {base}

@@ -167,7 +167,9 @@ def test_edited_or_damaged_lines_are_refused(demo: Demo) -> None:
         ).encode(),
         "the time": canonical_json({**document, "time": "2026-05-09 07:35:25"}).encode(),
         "a label": canonical_json({**document, "system": "a b"}).encode(),
-        "the identity": canonical_json({**document, "gold_identity": "sha256:" + "0" * 64}).encode(),
+        "the identity": canonical_json(
+            {**document, "gold_identity": "sha256:" + "0" * 64}
+        ).encode(),
         "cut short": line[:-40],
         "the format version": canonical_json({**document, "format_version": 2}).encode(),
     }
@@ -179,7 +181,7 @@ def test_edited_or_damaged_lines_are_refused(demo: Demo) -> None:
 
 
 def test_a_failed_run_records_its_code_and_line_only(demo: Demo) -> None:
-    status, out, err = run(
+    status, out, _ = run(
         ["batch", "--gold", str(demo.gold), "--predictions", str(demo.run("broken")),
          "--schema", str(demo.schema), "--ledger", str(demo.ledger), "--jobs", "1"],
         demo.key,
