@@ -210,3 +210,28 @@ def test_each_task_s_outcome_comes_back_in_order_whatever_happens_to_it() -> Non
             assert error is None or (error.__context__ is None and error.__traceback__ is None)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # every child was reaped
+
+
+def _sleeps() -> str:
+    import time
+
+    time.sleep(60)
+    return "late"
+
+
+def test_an_interrupted_batch_leaves_no_process_behind() -> None:
+    import signal
+
+    def interrupt(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_tasks([_sleeps, _sleeps, _sleeps], 2)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(-1, os.WNOHANG)  # both children were killed and reaped

@@ -229,6 +229,9 @@ def test_appending_refuses_what_is_not_a_private_ledger(demo: Demo) -> None:
     )
     cases["output_is_input (ledger)"] = demo.gold
     cases["output_unwritable (ledger) "] = demo.root
+    fifo = demo.root / "fifo.jsonl"
+    os.mkfifo(fifo)
+    cases["output_unwritable (ledger)  "] = fifo  # refused at once, never waited on
     for expected, path in cases.items():
         before = path.read_bytes() if path.is_file() else None
         with pytest.raises(ChartscoreError) as raised:
