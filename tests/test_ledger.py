@@ -31,7 +31,7 @@ from chartscore.canonical_json import canonical_json
 from chartscore.cli import main
 from chartscore.io.ledger_file import append_line, read_ledger
 from chartscore.ledger import LINE_PREFIX, LedgerEntry, code_hash, ledger_table
-from chartscore.ledger.code_hash import EXCLUDED, code_hash_of
+from chartscore.ledger.scoring_code import EXCLUDED, code_hash_of
 from chartscore.records.gold_identity import LedgerKey, gold_identity
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.schema_digest import schema_digest

@@ -7,7 +7,6 @@ a plain digest of an input. Appending and reading the file are in
 :func:`chartscore.workflows.ledger.record_run`.
 """
 
-from chartscore.ledger.code_hash import code_hash
 from chartscore.ledger.entry import (
     KINDS,
     LEDGER_FORMAT,
@@ -21,6 +20,7 @@ from chartscore.ledger.entry import (
     utc_time,
 )
 from chartscore.ledger.runs import Ledger, LedgerRun
+from chartscore.ledger.scoring_code import code_hash
 from chartscore.ledger.table import ledger_table
 
 __all__ = [

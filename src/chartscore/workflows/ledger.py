@@ -28,8 +28,8 @@ from chartscore.io.ledger_file import (
     file_state,
     gold_file_identity,
 )
-from chartscore.ledger.code_hash import code_hash
 from chartscore.ledger.entry import LedgerEntry, Problem, Setup, is_label, utc_time
+from chartscore.ledger.scoring_code import code_hash
 from chartscore.records.gold_identity import LedgerKey
 from chartscore.records.schema import Schema
 from chartscore.records.schema_digest import schema_digest
