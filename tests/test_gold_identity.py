@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, GoldField
@@ -189,6 +189,14 @@ def test_the_key_file_rules(tmp_path: Path) -> None:
     assert load_ledger_key(newline).key_id == LedgerKey(KEY).key_id  # one line end dropped
     crlf = write_key(tmp_path / "crlf.key", KEY + b"\r\n")
     assert load_ledger_key(crlf).key_id == LedgerKey(KEY).key_id
+    binary = bytes(range(200, 231)) + b"\r"  # a random key may end with any byte: kept whole
+    assert load_ledger_key(write_key(tmp_path / "b1.key", binary)).key_id == (
+        LedgerKey(binary).key_id
+    )
+    binary = bytes(range(200, 231)) + b"\n"
+    assert load_ledger_key(write_key(tmp_path / "b2.key", binary)).key_id == (
+        LedgerKey(binary).key_id
+    )
     link = tmp_path / "link.key"
     link.symlink_to(good)  # secret mounts are links: followed
     assert load_ledger_key(link).key_id == LedgerKey(KEY).key_id
@@ -222,3 +230,18 @@ def test_the_key_file_rules(tmp_path: Path) -> None:
 
     assert code_of(lambda: load_ledger_key(STDIN)) == "invalid_path (ledger_key)"
     assert code_of(lambda: load_ledger_key(environ=os.environ)) == "usage"  # a dict only
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(st.binary(min_size=32, max_size=80).filter(lambda data: len(set(data)) >= 8))
+def test_a_random_binary_key_is_read_whole(data: bytes) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = write_key(Path(folder) / "key", data)
+        printable_text = data.endswith(b"\n") and all(
+            0x20 <= byte <= 0x7E for byte in data.removesuffix(b"\n").removesuffix(b"\r")
+        )
+        expected = data if not printable_text else data.removesuffix(b"\n").removesuffix(b"\r")
+        assume(len(expected) >= 32)
+        assert load_ledger_key(path).key_id == LedgerKey(expected).key_id

@@ -17,7 +17,7 @@
 variable :data:`KEY_FILE_VARIABLE`; never from the command line itself, where
 ``ps`` and shell histories would show it. The file must be a regular file (a
 symbolic link to one is fine: secret mounts use them) that group and others cannot
-read or write, holding 32 to 4096 bytes (one final line end is not part of the key).
+read or write, holding 32 to 4096 bytes (a text key's one final line end is not part of it).
 
 Errors name ``ledger``, ``ledger_key`` or ``gold``, never a path or a byte of a file.
 """
@@ -77,7 +77,8 @@ def load_ledger_key(
             ``invalid_path (ledger_key)`` for standard input; ``file_unreadable
             (ledger_key)``; ``file_exposed (ledger_key)`` when group or others
             may read or write it; ``ledger_key_invalid (ledger_key)`` for fewer
-            than 32 or more than 4096 bytes, or fewer than 8 distinct bytes.
+            than 32 or more than 4096 bytes (see :func:`key_bytes`), or fewer than
+            8 distinct bytes.
     """
     source = InputKind.LEDGER_KEY
     if path is None:
@@ -111,12 +112,27 @@ def load_ledger_key(
             os.close(descriptor)
     if code is not None:
         raise ChartscoreError(code, input=source)
-    secret = data.removesuffix(b"\n").removesuffix(b"\r")
+    secret = key_bytes(data)
     if not MIN_KEY_BYTES <= len(secret) <= MAX_KEY_BYTES or (
         len(set(secret)) < MIN_DISTINCT_KEY_BYTES
     ):
         raise ChartscoreError(ErrorCode.LEDGER_KEY_INVALID, input=source)
     return LedgerKey(secret)
+
+
+def key_bytes(data: bytes) -> bytes:
+    """The key a key file's bytes hold: a text key's one final line end is not part of it.
+
+    A file of printable ASCII (``openssl rand -hex 32 > key``) may end with ``\n`` or
+    ``\r\n``, which is dropped; any other file (``head -c 32 /dev/urandom > key``) is
+    the key, whole, whatever its last bytes are.
+    """
+    text = data.removesuffix(b"\n")
+    if text is not data:
+        text = text.removesuffix(b"\r")
+        if text and all(0x20 <= byte <= 0x7E for byte in text):
+            return text
+    return data
 
 
 # --- the gold set's identity ------------------------------------------------------------
