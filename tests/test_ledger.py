@@ -572,3 +572,23 @@ def test_the_inside_only_warning_heads_the_table(demo: Demo) -> None:
     text = ledger_table(read_ledger(demo.ledger))
     assert text.splitlines()[1].startswith("INSIDE ONLY")
     assert max(len(line) for line in text.splitlines()) <= 100
+
+
+def test_a_shared_run_is_not_a_mixed_configuration_of_scored_runs(tmp_path: Path) -> None:
+    from chartscore import share
+    from chartscore.ledger.table import mixed_gold_sets
+
+    gold = [GoldField(f"c{i}", "f.x", "text", "a") for i in range(12)]
+    answers = [Prediction(f"c{i}", "f.x", "a") for i in range(12)]
+    key = LedgerKey(KEY)
+    identity = gold_identity(gold, key)
+    ledger = tmp_path / "l.jsonl"
+    for document in (score(gold, answers), share(gold, answers)):
+        entry = ledger_entry(document, system="s", gold_identity=identity, key=key, time=MOMENT)
+        append_line(ledger, entry.to_line())
+    read = read_ledger(ledger)
+    text = ledger_table(read)
+    assert mixed_gold_sets(read) == 0 and "mixed configurations" not in text
+    # Each kind is its own table anyway: its configuration is named, and nothing is mixed.
+    assert "Scored runs (configuration 1)" in text and "Shared runs (configuration 2)" in text
+    assert "differs from" not in text

@@ -79,11 +79,33 @@ def ledger_table(ledger: Ledger, *, mixed: bool = False, every_line: bool = Fals
 
 
 def mixed_gold_sets(ledger: Ledger, *, every_line: bool = False) -> int:
-    """How many gold sets hold runs of more than one configuration (shown apart)."""
+    """How many gold sets hold runs of one kind under more than one configuration."""
     if type(ledger) is not Ledger:
         raise ChartscoreError(ErrorCode.USAGE)
     runs = ledger.runs if flag_option(every_line) else ledger.latest()
-    return sum(len(setups(members)) > 1 for _, members in gold_sets(runs))
+    return sum(bool(_mixed_sections(members)) for _, members in gold_sets(runs))
+
+
+def _sections(runs: list[LedgerRun]) -> list[tuple[str, str, list[LedgerRun]]]:
+    """(kind, title, scored runs of that kind sorted by run id) for each kind present."""
+    found = []
+    for kind, title in _SECTIONS:
+        members = sorted(
+            (r for r in runs if r.entry.kind == kind and r.entry.status != FAILED), key=_order
+        )
+        if members:
+            found.append((kind, title, members))
+    return found
+
+
+def _mixed_sections(runs: list[LedgerRun]) -> list[list[Setup]]:
+    """The configurations of each kind of scored run that has more than one.
+
+    Only runs of one kind are ever side by side (a shared run's ``min_cell`` does not
+    mix it with scored runs), and a failed run has no figures to compare.
+    """
+    found = [setups(members) for _, _, members in _sections(runs)]
+    return [configurations for configurations in found if len(configurations) > 1]
 
 
 def _gold_set_lines(
@@ -98,38 +120,41 @@ def _gold_set_lines(
     configurations = setups(runs)
     for index, setup in enumerate(configurations, start=1):
         lines.append(f"configuration {index}: {_describe(setup)}")
-    if len(configurations) > 1:
-        first = configurations[0]
-        for index, setup in enumerate(configurations[1:], start=2):
+    mixing = _mixed_sections(runs)
+    for found in mixing:
+        first = configurations.index(found[0]) + 1
+        for setup in found[1:]:
+            differences = ", ".join(found[0].differences(setup))
             lines.append(
-                f"configuration {index} differs from 1 in: {', '.join(first.differences(setup))}"
+                f"configuration {configurations.index(setup) + 1} differs from {first} in: "
+                f"{differences}"
             )
+    if mixing:
         lines.append(
             "mixed configurations: put side by side, flagged in the config column (--mixed)"
             if mixed
             else "mixed configurations: shown apart; --mixed puts them side by side, flagged"
         )
-    parts: list[tuple[str, list[LedgerRun]]] = []
-    if mixed or len(configurations) == 1:
-        parts.append(("", runs))
-    else:
-        for index, setup in enumerate(configurations, start=1):
-            parts.append((f" (configuration {index})", [r for r in runs if r.entry.setup == setup]))
-    flagged = mixed and len(configurations) > 1
-    for suffix, members in parts:
-        for kind, title in _SECTIONS:
-            scored = sorted(
-                (r for r in members if r.entry.kind == kind and r.entry.status != FAILED),
-                key=_order,
-            )
-            if scored:
-                lines += ["", title + suffix]
-                lines += _section(kind, scored, configurations if flagged else None)
+    flags = configurations if len(configurations) > 1 else None
+    for kind, title, members in _sections(runs):
+        here = setups(members)
+        if mixed or len(here) == 1:
+            suffix = "" if flags is None or len(here) > 1 else _configuration(flags, here[0])
+            lines += ["", title + suffix]
+            lines += _section(kind, members, flags if len(here) > 1 else None)
+            continue
+        for setup in here:
+            lines += ["", title + _configuration(configurations, setup)]
+            lines += _section(kind, [r for r in members if r.entry.setup == setup], None)
     failed = sorted((r for r in runs if r.entry.status == FAILED), key=_order)
     if failed:
         lines += ["", "Failed runs"]
-        lines += _failed(failed, configurations if flagged else None)
+        lines += _failed(failed, flags)
     return lines
+
+
+def _configuration(configurations: Sequence[Setup], setup: Setup) -> str:
+    return f" (configuration {configurations.index(setup) + 1})"
 
 
 def _order(run: LedgerRun) -> tuple[str, int]:
