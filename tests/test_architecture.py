@@ -34,8 +34,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         ),
     ),
     ("documents", ("report", "comparison")),
-    # Gates and load_document read every kind of document, the shared report included.
-    ("disclosure/render", ("disclosure", "render", "documents", "gates")),
+    # Gates, load_document and the ledger read every kind of document, the shared report included.
+    ("disclosure/render", ("disclosure", "render", "documents", "gates", "ledger")),
     ("records", ("records",)),
     ("scoring", ("scoring",)),
     # Importers read exports and write gold, predictions and schemas: readers and writers.

@@ -40,7 +40,7 @@ def usage_line(problem: str, command: str | None = "score") -> str:
         (
             [],
             "a command is required (score, compare, share, audit, gate, merge, render, demo, "
-            "import, worklist)",
+            "import, worklist, ledger, batch)",
             None,
         ),
         (["--quiet"], "--quiet goes after the command", None),
@@ -144,6 +144,11 @@ def usage_line(problem: str, command: str | None = "score") -> str:
         ),
         (["--dictionary", "d", "import"], "--dictionary goes after the command", None),
         (["worklist", *FILES], "--out is required", "worklist"),
+        # The ledger and batch.
+        (["ledger"], "a kind of ledger is required (show)", "ledger"),
+        (["ledger", "shwo"], "unknown kind (did you mean show?)", "ledger"),
+        (["ledger", "show"], "--ledger is required", "ledger show"),
+        (["batch", *FILES], "--ledger is required", "batch"),
     ],
 )
 def test_each_usage_problem_has_its_message(
@@ -155,6 +160,84 @@ def test_each_usage_problem_has_its_message(
         parse_arguments(argv)
     assert caught.value.problem == problem
     assert caught.value.__context__ is None or not str(caught.value.__context__)
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem", "command"),
+    [
+        (["score", *FILES, "--ledger-key", "k"], "--ledger-key needs --ledger", "score"),
+        (["score", *FILES, "--run-id", "r"], "--run-id needs --ledger", "score"),
+        (["score", *FILES, "--ledger", "-"], "--ledger must name a file", "score"),
+        (
+            ["score", *FILES, "--ledger", "l", "--system", "a/b"],
+            "--system must be a plain name such as model-v2",
+            "score",
+        ),
+        (
+            [
+                "compare",
+                "--gold",
+                "g",
+                "--baseline",
+                "b",
+                "--candidate",
+                "c",
+                "--baseline-system",
+                "x",
+            ],
+            "--baseline-system needs --ledger",
+            "compare",
+        ),
+        (
+            ["score", *FILES, "--ledger", "l", "--engine", "dask"],
+            "--ledger applies to --engine local only",
+            "score",
+        ),
+        (
+            ["score", "--gold", "-", "--predictions", "p", "--ledger", "l"],
+            "--ledger needs --gold from a file: it is read again",
+            "score",
+        ),
+        (
+            ["score", *FILES, "--schema", "-", "--ledger", "l"],
+            "--ledger needs --schema from a file: it is read again",
+            "score",
+        ),
+        (
+            ["score", "--gold", "g", "--predictions", "-", "--ledger", "l"],
+            "--system is required with --ledger and standard input",
+            "score",
+        ),
+        (
+            ["batch", *FILES, "--ledger", "l", "--jobs", "0"],
+            "--jobs must be a whole number from 1 to 64",
+            "batch",
+        ),
+        (
+            ["batch", *FILES, "--ledger", "l", "--jobs", "65"],
+            "--jobs must be a whole number from 1 to 64",
+            "batch",
+        ),
+        (
+            ["batch", "--gold", "g", "--predictions", "-", "--ledger", "l"],
+            "--predictions is a pattern of files, not standard input",
+            "batch",
+        ),
+        (
+            ["batch", "--gold", "-", "--predictions", "p", "--ledger", "l"],
+            "batch reads every input from a file, not standard input",
+            "batch",
+        ),
+        (["batch", *FILES, "--ledger", "-"], "--ledger must name a file", "batch"),
+    ],
+)
+def test_each_ledger_and_batch_usage_problem_has_its_message(
+    argv: list[str], problem: str, command: str
+) -> None:
+    # Checked by the command before any file is opened (no file here exists).
+    status, out, err = run(argv)
+    assert (status, out, err) == (2, "", usage_line(problem, command))
+    assert _CLOSED.fullmatch(problem)
 
 
 def test_valid_arguments_parse() -> None:
@@ -212,12 +295,21 @@ _CLOSED = re.compile(
     "|".join(
         [
             r"a command is required \(score, compare, share, audit, gate, merge, render, demo,"
-            r" import, worklist\)",
+            r" import, worklist, ledger, batch\)",
             r"unknown command( \(did you mean (score|compare|share|audit|gate|merge|render|demo"
-            r"|import"
-            r"|worklist)\?\))?",
+            r"|import|worklist|ledger|batch)\?\))?",
             r"a kind of import is required \(redcap, labelstudio, csv\)",
-            r"unknown kind( \(did you mean (redcap|labelstudio|csv)\?\))?",
+            r"a kind of ledger is required \(show\)",
+            r"unknown kind( \(did you mean (redcap|labelstudio|csv|show)\?\))?",
+            r"--(ledger-key|system|run-id|baseline-system) needs --ledger",
+            r"--ledger must name a file",
+            r"--(system|run-id|baseline-system) must be a plain name such as model-v2",
+            r"--ledger applies to --engine local only",
+            r"--ledger needs --(gold|schema) from a file: it is read again",
+            r"--(system|baseline-system) is required with --ledger and standard input",
+            r"--jobs must be a whole number from 1 to 64",
+            r"--predictions is a pattern of files, not standard input",
+            r"batch reads every input from a file, not standard input",
             r"--repeating must be refuse or rows",
             r"unknown option( (?P<echo>--[a-z][a-z0-9-]{0,40})( \(did you mean --[a-z-]+\?\))?)?",
             r"unexpected argument",
@@ -241,12 +333,14 @@ _CLOSED = re.compile(
 )
 _LINE = re.compile(
     r"chartscore: error: usage: (?P<problem>.*); "
-    r"see chartscore( (score|share|audit|demo|import|worklist|import (redcap|labelstudio|csv)))?"
+    r"see chartscore( (score|share|audit|demo|import|worklist|ledger|batch|ledger show"
+    r"|import (redcap|labelstudio|csv)))?"
     r" --help\n"
 )
 
 tokens = st.one_of(
     st.sampled_from(["score", "share", "audit", "demo", "import", "redcap", "labelstudio"]),
+    st.sampled_from(["ledger", "show", "batch"]),
     st.sampled_from(["csv", "worklist", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
     st.sampled_from(_FLAGS).map(lambda flag: flag + "="),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_=./ZQ0123456789", max_size=12).map(

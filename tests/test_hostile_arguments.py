@@ -12,6 +12,7 @@ exception is never run outside a guard, and never chained.
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -31,9 +32,13 @@ from chartscore import (
     Schema,
     SliceReport,
     SourceLocation,
+    batch_files,
     compare,
     compare_files,
+    load_ledger_key,
     load_schema,
+    read_ledger,
+    record_run,
     score,
     score_dask,
     score_files,
@@ -49,8 +54,14 @@ from chartscore.documents import load_document
 from chartscore.gates import evaluate, parse_gates, parse_gates_bytes
 from chartscore.importers import import_csv, import_labelstudio, import_redcap, write_imported
 from chartscore.io import check_output, load_document_file, load_gates, write_atomic, write_output
+from chartscore.io.ledger_file import append_line
+from chartscore.ledger import LedgerEntry, ledger_table
+from chartscore.records.gold_identity import LedgerKey, gold_identity
+from chartscore.records.schema_digest import schema_digest
 from chartscore.render import render, render_view, report_view
 from chartscore.render.comparison_view import comparison_view
+from chartscore.workflows.ledger import gold_state
+from ledger_data import KEY, write_key
 
 from helpers import chain_dict, digest, write_jsonl
 
@@ -182,7 +193,62 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
     shared_text = share(gold * 1, predictions, min_cell=2).to_json()
     files = {"gold": gold_path, "predictions": predictions_path}
     options = {"extra_predictions": "error", "strict_schema": False}
+    key = LedgerKey(KEY)
+    key_path = str(write_key(tmp / "ledger.key"))
+    moment = datetime.datetime(2026, 5, 9, tzinfo=datetime.UTC)
+    ledger_path = str(tmp / "ledger.jsonl")
+    recorded = record_run(
+        ledger_path, report, key=key, gold=gold_path, gold_before=gold_state(gold_path),
+        system="sys-a", time=moment,
+    )  # fmt: skip
+    line = recorded.to_line()
     return {
+        "record_run": (
+            record_run,
+            {
+                "ledger": ledger_path,
+                "document": Report.from_json(score_files(gold_path, predictions_path).to_json()),
+                "key": key,
+                "gold": gold_path,
+                "gold_before": gold_state(gold_path),
+                "system": "sys-a",
+                "schema": None,
+                "run_id": "run-1",
+                "versus": None,
+                "inputs": [predictions_path],
+                "time": moment,
+            },
+        ),
+        "read_ledger": (read_ledger, {"ledger": ledger_path}),
+        "load_ledger_key": (load_ledger_key, {"path": key_path, "environ": None}),
+        "load_ledger_key environ": (
+            load_ledger_key,
+            {"path": None, "environ": {"CHARTSCORE_LEDGER_KEY_FILE": key_path}},
+        ),
+        "gold_identity": (gold_identity, {"gold": gold, "key": key}),
+        "schema_digest": (schema_digest, {"schema": Schema.from_dict(schema_document), "key": key}),
+        "LedgerEntry.from_line": (LedgerEntry.from_line, {"data": line}),
+        "ledger_table": (
+            ledger_table,
+            {"ledger": read_ledger(ledger_path), "mixed": False, "every_line": True},
+        ),
+        "append_line": (append_line, {"ledger": ledger_path, "line": line, "inputs": [gold_path]}),
+        "batch_files": (
+            batch_files,
+            {
+                "gold": gold_path,
+                "predictions": [predictions_path],
+                "ledger": str(tmp / "batch.jsonl"),
+                "key": key,
+                "baseline": "predictions",
+                "gates": [],
+                "schema": None,
+                "jobs": 1,
+                "extra_predictions": "error",
+                "inputs": [],
+                "time": moment,
+            },
+        ),
         "score": (
             score,
             {"gold": gold, "predictions": predictions, "schema": schema_document, **options},
@@ -370,6 +436,21 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
 
 
 _SLOTS = [
+    (
+        "record_run",
+        ["ledger", "document", "key", "gold", "gold_before", "system", "schema", "run_id"],
+    ),
+    ("record_run", ["versus", "inputs", "time"]),
+    ("read_ledger", ["ledger"]),
+    ("load_ledger_key", ["path"]),
+    ("load_ledger_key environ", ["environ"]),
+    ("gold_identity", ["gold", "key"]),
+    ("schema_digest", ["schema", "key"]),
+    ("LedgerEntry.from_line", ["data"]),
+    ("ledger_table", ["ledger", "mixed", "every_line"]),
+    ("append_line", ["ledger", "line", "inputs"]),
+    ("batch_files", ["gold", "predictions", "ledger", "key", "baseline", "gates", "schema"]),
+    ("batch_files", ["jobs", "extra_predictions", "inputs", "time"]),
     ("score", ["gold", "predictions", "schema", "extra_predictions", "strict_schema"]),
     ("compare", ["gold", "baseline", "candidate", "schema"]),
     ("share", ["gold", "predictions", "min_cell", "extra_predictions", "strict_schema"]),

@@ -633,6 +633,8 @@ _NOT_PRIVATE = {
     "RedcapField": "developer-authored dictionary field and its export columns",
     "Dictionary": "developer-authored data dictionary",
     "MetricPlugin": "developer-authored plugin declaration (its judge is not in the repr)",
+    "Batch": "a batch's runs: labels, value-free documents, error codes and ledger entries",
+    "BatchRun": "one run of a batch: its label, value-free documents and error codes",
 }
 _VALUE_MODULES = (
     "records.model",
@@ -647,6 +649,10 @@ _VALUE_MODULES = (
     "scoring.paired_scorer",
     "scoring.disagreements",
     "workflows.worklist",
+    "workflows.ledger",
+    "workflows.batch",
+    "records.gold_identity",
+    "records.schema_digest",
     "importers.table",
     "importers.fields",
     "importers.imported",

@@ -20,6 +20,7 @@ from chartscore.comparison import Comparison
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io import STDIN, load_schema
+from chartscore.io.ledger_file import load_ledger_key, read_ledger
 from chartscore.records.evidence import (
     EvidenceChain,
     ReviewerState,
@@ -33,7 +34,9 @@ from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.scoring.paired_scorer import compare
 from chartscore.scoring.scorer import score
+from chartscore.workflows.batch import Batch, BatchRun, batch_files
 from chartscore.workflows.compare import compare_files
+from chartscore.workflows.ledger import record_run
 from chartscore.workflows.score import score_files
 from chartscore.workflows.share import share, share_files
 from chartscore.workflows.worklist import Worklist, worklist, worklist_files, write_worklist
@@ -51,6 +54,8 @@ del _old, _new
 
 __all__ = [
     "STDIN",
+    "Batch",
+    "BatchRun",
     "ChartscoreError",
     "Comparison",
     "ErrorCode",
@@ -72,9 +77,13 @@ __all__ = [
     "TransformationKind",
     "Worklist",
     "__version__",
+    "batch_files",
     "compare",
     "compare_files",
+    "load_ledger_key",
     "load_schema",
+    "read_ledger",
+    "record_run",
     "score",
     "score_dask",
     "score_files",

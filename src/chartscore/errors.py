@@ -137,6 +137,15 @@ class ErrorCode(enum.StrEnum):
     PARTIAL_NEEDS_DECLARED_LABELS = "partial_needs_declared_labels"
     PARTIALS_DIFFER = "partials_differ"
     NO_PARTIALS = "no_partials"
+    # The ledger of scored runs, and batches.
+    LEDGER_KEY_MISSING = "ledger_key_missing"
+    LEDGER_KEY_INVALID = "ledger_key_invalid"
+    FILE_EXPOSED = "file_exposed"
+    NOT_A_LEDGER = "not_a_ledger"
+    LEDGER_GOLD_CHANGED = "ledger_gold_changed"
+    INVALID_RUN_LABEL = "invalid_run_label"
+    DUPLICATE_RUN_LABEL = "duplicate_run_label"
+    UNKNOWN_BASELINE = "unknown_baseline"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -246,6 +255,16 @@ _DESCRIPTIONS: dict[str, str] = {
     ),
     "partials_differ": "the partials were made with another schema, option, plugin or version",
     "no_partials": "the pattern names no partial file",
+    "ledger_key_missing": (
+        "the ledger needs its key: --ledger-key FILE or CHARTSCORE_LEDGER_KEY_FILE"
+    ),
+    "ledger_key_invalid": "the ledger key file must hold 32 to 4096 bytes of secret",
+    "file_exposed": "group or others may read or write this inside-only file: chmod 600 it",
+    "not_a_ledger": "the file is not a chartscore ledger (JSON Lines of scored runs)",
+    "ledger_gold_changed": "the gold file changed while it was scored; nothing was recorded",
+    "invalid_run_label": "a system label or run id must be a plain name such as model-v2",
+    "duplicate_run_label": "two prediction files give the same run label (file name stem)",
+    "unknown_baseline": "the baseline names no run of the batch (a file name stem)",
 }
 
 
@@ -319,6 +338,8 @@ class InputKind(enum.StrEnum):
     TABLE = "table"
     COLUMNS = "columns"
     PARTIAL = "partial"
+    LEDGER = "ledger"
+    LEDGER_KEY = "ledger_key"
 
 
 def valid_field_id(value: object) -> bool:

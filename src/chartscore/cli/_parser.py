@@ -18,10 +18,12 @@ from typing import Final, NoReturn
 from chartscore._version import __version__
 from chartscore.cli import (
     audit,
+    batch,
     compare,
     demo,
     gate,
     imports,
+    ledger,
     merge,
     render,
     score,
@@ -41,6 +43,8 @@ COMMANDS: Final[tuple[Command, ...]] = (
     demo.COMMAND,
     imports.COMMAND,
     worklist.COMMAND,
+    ledger.COMMAND,
+    batch.COMMAND,
 )
 BY_NAME: Final = {command.name: command for command in COMMANDS}
 LEAVES: Final = tuple(leaf for command in COMMANDS for leaf in (command.subcommands or (command,)))

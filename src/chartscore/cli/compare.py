@@ -13,6 +13,12 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
+from chartscore.cli._ledger_options import (
+    BASELINE_SYSTEM,
+    LEDGER_OPTIONS,
+    ledger_request,
+    record,
+)
 from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
@@ -49,6 +55,15 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
     inputs = (gold, baseline, candidate, schema_path, gates_path)
     out = output_target(args.out, inputs)
+    request = ledger_request(
+        args,
+        "compare",
+        gold=gold,
+        predictions=candidate,
+        schema=schema_path,
+        baseline=baseline,
+        inputs=inputs,
+    )
     gates = None if gates_path is None else load_gates(gates_path)
     progress = progress_line(args, streams)
     try:
@@ -78,6 +93,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt, gates=gates or ())
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK if gates is None else gate_status(comparison, gates, streams, on_stderr=True)
 
 
@@ -131,6 +147,8 @@ COMMAND: Final = Command(
         EXTRA_PREDICTIONS,
         CONFIDENCE,
         GATES,
+        *LEDGER_OPTIONS,
+        BASELINE_SYSTEM,
     ),
     run=run,
 )

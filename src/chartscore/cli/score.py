@@ -18,6 +18,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
+from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
@@ -66,6 +67,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if partial_out is not None and partial_out == out:
         raise UsageError("--partial-out and --out must name different files", "score")
     written: list[str] = []
+    if on_dask and args.ledger is not None:
+        raise UsageError("--ledger applies to --engine local only", "score")
+    request = ledger_request(
+        args, "score", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
+    )
     gates = None if gates_path is None else load_gates(gates_path)
     scorer = _dask_scorer(args) if on_dask else score_files
     if partial_out is not None:
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         partial = (written[0] + "\n").encode("utf-8")
         write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
     write_output(text.encode("utf-8"), out, inputs=(*inputs, partial_out), stdout=streams.out)
+    record(request, report, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
 
 
@@ -183,6 +190,7 @@ COMMAND: Final = Command(
             "also write this site's partial tally here (mode 0600; for chartscore merge)",
             "FILE",
         ),
+        *LEDGER_OPTIONS,
     ),
     run=run,
 )

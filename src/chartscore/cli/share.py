@@ -15,6 +15,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
+from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
@@ -47,6 +48,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     inputs = (gold, predictions, schema_path)
     out = output_target(args.out, inputs)
+    request = ledger_request(
+        args, "share", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
+    )
 
     def share_with_notice(
         gold: InputPath,
@@ -84,6 +88,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
+    record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK
 
 
@@ -109,6 +114,7 @@ COMMAND: Final = Command(
         EXTRA_PREDICTIONS,
         STRICT_SCHEMA,
         CONFIDENCE,
+        *LEDGER_OPTIONS,
     ),
     run=run,
 )

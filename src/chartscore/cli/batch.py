@@ -1,0 +1,111 @@
+"""``chartscore batch``: score many prediction files, compare them with a baseline, record all."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from typing import Final
+
+from chartscore.cli._command import (
+    PROGRAM,
+    STANDARD_STREAM,
+    Command,
+    Option,
+    UsageError,
+    input_argument,
+    optional_input,
+)
+from chartscore.cli._ledger_options import LEDGER_KEY
+from chartscore.cli._options import (
+    CONFIDENCE,
+    EXTRA_PREDICTIONS,
+    GATES,
+    GOLD,
+    SCHEMA,
+    confidence,
+    extra_predictions,
+)
+from chartscore.cli._streams import Streams, say
+from chartscore.io.document_files import load_gates
+from chartscore.io.ledger_file import load_ledger_key
+from chartscore.io.output import write_output
+from chartscore.workflows.batch import batch_files
+
+NAME: Final = "batch"
+MAX_JOBS: Final = 64
+_JOBS: Final = re.compile(r"[1-9][0-9]?")
+
+
+def run(args: argparse.Namespace, streams: Streams) -> int:
+    """Run the batch; print its summary; the failing gates' tables go to stderr."""
+    if args.predictions == STANDARD_STREAM:
+        raise UsageError("--predictions is a pattern of files, not standard input", NAME)
+    if args.ledger == STANDARD_STREAM:
+        raise UsageError("--ledger must name a file", NAME)
+    if args.jobs is not None and not (_JOBS.fullmatch(args.jobs) and int(args.jobs) <= MAX_JOBS):
+        raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}", NAME)
+    if STANDARD_STREAM in (args.gold, args.schema, args.gates):
+        raise UsageError("batch reads every input from a file, not standard input", NAME)
+    gold = input_argument(args.gold)
+    schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
+    key = load_ledger_key(args.ledger_key)
+    gates = () if gates_path is None else load_gates(gates_path)
+    jobs = _available_cpus() if args.jobs is None else int(args.jobs)
+    batch = batch_files(
+        gold,
+        args.predictions,
+        ledger=args.ledger,
+        key=key,
+        baseline=args.baseline,
+        gates=gates,
+        schema=schema_path,
+        jobs=jobs,
+        extra_predictions=extra_predictions(args),
+        inputs=(gates_path,),
+        confidence=confidence(args),
+    )
+    write_output(batch.summary().encode("utf-8"), None, inputs=(), stdout=streams.out)
+    for run_ in batch.runs:
+        if run_.gates is not None and any(not result.passed for result in run_.gates.results):
+            versus = "" if batch.baseline is None else f" against {batch.baseline}"
+            say(streams.err, f"{PROGRAM}: gates of {run_.label}{versus}:\n")
+            say(streams.err, run_.gates.table())
+    return batch.exit_status
+
+
+def _available_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+COMMAND: Final = Command(
+    name=NAME,
+    help="score many prediction files, compare each with a baseline, record all in a ledger",
+    description="Score every prediction file a glob pattern names (quote it: chartscore "
+    "expands it, sorted) against one gold file, in parallel processes; a malformed run is "
+    "recorded as failed and the batch goes on. Each run is labelled by its file name; with "
+    "--baseline NAME every other run is compared with it, paired, and --gates are checked "
+    "against each comparison. Every run goes to the ledger. Exit 0: all scored and every "
+    "required gate passed; 3: a required gate failed; 1: a run failed. See docs/batch.md.",
+    options=(
+        GOLD,
+        Option(
+            "--predictions",
+            "a glob pattern of prediction files, quoted (each file is a run named by its stem)",
+            "PATTERN",
+            required=True,
+        ),
+        Option("--ledger", "the ledger to append every run to (inside only)", "FILE", True),
+        LEDGER_KEY,
+        Option("--baseline", "the run (a file name stem) every other run is compared with", "NAME"),
+        SCHEMA,
+        GATES,
+        Option("--jobs", f"runs scored at once, 1 to {MAX_JOBS} (default: the CPUs free)", "N"),
+        EXTRA_PREDICTIONS,
+        CONFIDENCE,
+    ),
+    run=run,
+)

@@ -1,0 +1,414 @@
+"""The ledger's files: its key file, its gold identity, appending a line, reading lines back.
+
+**Appending is safe** (docs/ledger.md#appending):
+
+- one ``write`` of the whole line to a descriptor opened ``O_APPEND``, under an
+  exclusive ``flock`` held from the checks to ``fsync``: two processes appending at
+  once never interleave, and a reader sees whole lines;
+- a line that a crash cut short (the file does not end with ``\\n``) is closed with
+  a ``\\n`` written in the same ``write`` as the next line, so the next line is whole
+  and the damaged one is skipped, counted and reported by the reader;
+- the file is created with mode ``0600``; an existing ledger that group or others
+  may read or write is refused (``file_exposed``), as are a symbolic link
+  (``O_NOFOLLOW``), anything but a regular file, and a file that is not a ledger
+  (its first bytes are not :data:`~chartscore.ledger.entry.LINE_PREFIX`).
+
+**The key** is read from a file named by ``--ledger-key`` or by the environment
+variable :data:`KEY_FILE_VARIABLE`; never from the command line itself, where
+``ps`` and shell histories would show it. The file must be a regular file (a
+symbolic link to one is fine: secret mounts use them) that group and others cannot
+read or write, holding 32 to 4096 bytes (a text key's one final line end is not part of it).
+
+Errors name ``ledger``, ``ledger_key`` or ``gold``, never a path or a byte of a file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import stat
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Final
+
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
+from chartscore.io.fastpath import fast_gold
+from chartscore.io.feed import feed_rows
+from chartscore.io.inputs import InputPath, StandardInput, identity, input_path, open_input
+from chartscore.ledger.entry import LINE_PREFIX, MAX_LINE_BYTES, LedgerEntry
+from chartscore.ledger.runs import Ledger, LedgerRun
+from chartscore.records.gold_identity import (
+    MAX_KEY_BYTES,
+    MIN_KEY_BYTES,
+    GoldIdentity,
+    LedgerKey,
+)
+from chartscore.records.rows import gold_row
+
+KEY_FILE_VARIABLE: Final = "CHARTSCORE_LEDGER_KEY_FILE"
+"""The environment variable naming the ledger key file when ``--ledger-key`` is not given."""
+LEDGER_MODE: Final = 0o600
+"""A new ledger's mode: read and written by its owner only."""
+MIN_DISTINCT_KEY_BYTES: Final = 8
+"""A key with fewer distinct byte values (a file of zeros, ``aaaa...``) is refused."""
+
+_EXPOSED_BITS: Final = 0o077
+_READ_CHUNK: Final = 1 << 20
+_HELD_SIGNALS: Final = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+FileState = tuple[int, int, int, int]
+"""A regular file's (device, inode, size, modification time in ns): has it changed?"""
+
+
+# --- the key ----------------------------------------------------------------------
+
+
+def load_ledger_key(
+    path: InputPath | None = None, *, environ: Mapping[str, str] | None = None
+) -> LedgerKey:
+    """Read the ledger key from ``path``, or from the file :data:`KEY_FILE_VARIABLE` names.
+
+    Raises:
+        ChartscoreError: ``ledger_key_missing`` when neither names a file;
+            ``usage`` for an ``environ`` that is not a ``dict`` (or None: ``os.environ``);
+            ``invalid_path (ledger_key)`` for standard input; ``file_unreadable
+            (ledger_key)``; ``file_exposed (ledger_key)`` when group or others
+            may read or write it; ``ledger_key_invalid (ledger_key)`` for fewer
+            than 32 or more than 4096 bytes (see :func:`key_bytes`), or fewer than
+            8 distinct bytes.
+    """
+    source = InputKind.LEDGER_KEY
+    if path is None:
+        if environ is None:
+            environ = os.environ
+        elif type(environ) is not dict:  # a caller's mapping is never asked anything
+            raise ChartscoreError(ErrorCode.USAGE)
+        named = environ.get(KEY_FILE_VARIABLE)
+        if type(named) is not str or not named:
+            raise ChartscoreError(ErrorCode.LEDGER_KEY_MISSING, input=source)
+        path = named
+    where = input_path(path, source)
+    if isinstance(where, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=source)
+    code: ErrorCode | None = None
+    data = b""
+    descriptor = -1
+    try:
+        descriptor = os.open(where, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            code = ErrorCode.FILE_UNREADABLE
+        elif status.st_mode & _EXPOSED_BITS:
+            code = ErrorCode.FILE_EXPOSED
+        else:
+            data = os.read(descriptor, MAX_KEY_BYTES + 3)
+    except (OSError, ValueError):
+        code = ErrorCode.FILE_UNREADABLE
+    finally:
+        if descriptor >= 0:
+            os.close(descriptor)
+    if code is not None:
+        raise ChartscoreError(code, input=source)
+    secret = key_bytes(data)
+    if not MIN_KEY_BYTES <= len(secret) <= MAX_KEY_BYTES or (
+        len(set(secret)) < MIN_DISTINCT_KEY_BYTES
+    ):
+        raise ChartscoreError(ErrorCode.LEDGER_KEY_INVALID, input=source)
+    return LedgerKey(secret)
+
+
+def key_bytes(data: bytes) -> bytes:
+    """The key a key file's bytes hold: a text key's one final line end is not part of it.
+
+    A file of printable ASCII (``openssl rand -hex 32 > key``) may end with ``\n`` or
+    ``\r\n``, which is dropped; any other file (``head -c 32 /dev/urandom > key``) is
+    the key, whole, whatever its last bytes are.
+    """
+    text = data.removesuffix(b"\n")
+    if text is not data:
+        text = text.removesuffix(b"\r")
+        if text and all(0x20 <= byte <= 0x7E for byte in text):
+            return text
+    return data
+
+
+# --- the gold set's identity ------------------------------------------------------------
+
+
+def file_state(path: InputPath) -> FileState | None:
+    """A regular file's state (see :data:`FileState`), or None (standard input, no file)."""
+    where: str | StandardInput | None = None
+    try:
+        where = input_path(path, InputKind.GOLD)
+    except ChartscoreError:
+        where = None
+    if where is None or isinstance(where, StandardInput):
+        return None
+    try:
+        status = os.stat(where)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def gold_file_identity(
+    gold: InputPath, key: LedgerKey, *, also: Callable[..., object] | None = None
+) -> GoldIdentity:
+    """The keyed identity of a gold JSON Lines file, read as ``score`` reads it.
+
+    Args:
+        gold: The gold file (a path; gzip is read).
+        key: The ledger key.
+        also: Called with every row as well (a scorer's ``add_gold``, to check the
+            gold set in the same pass); its errors are located by line.
+
+    Raises:
+        ChartscoreError: every reading code of a gold file, by line;
+            ``invalid_path (gold)`` for standard input (it cannot be read twice).
+    """
+    identity = GoldIdentity(key)
+    where = input_path(gold, InputKind.GOLD)
+    if isinstance(where, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.GOLD)
+    add: Callable[..., object] = identity.add
+    if also is not None:
+        checked_add = also
+
+        def add(case_id: str, field_id: str, field_type: str, value: object) -> None:
+            checked_add(case_id, field_id, field_type, value)
+            identity.add(case_id, field_id, field_type, value)  # type: ignore[arg-type]
+
+    with open_input(where, InputKind.GOLD) as stream:
+        feed_rows(stream, InputKind.GOLD, fast=fast_gold, checked=gold_row, add=add, progress=None)
+    return identity
+
+
+# --- appending ------------------------------------------------------------------------
+
+
+def _unwritable(hint: ErrorHint | None = None) -> ChartscoreError:
+    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.LEDGER, hint=hint)
+
+
+def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) -> str:
+    """Check a ledger path before any work: never an input, never standard output.
+
+    Raises:
+        ChartscoreError: ``invalid_path (ledger)``, ``output_is_input (ledger)``, or
+            ``output_unwritable (ledger)`` when it exists but is not a regular file
+            (a symbolic link included) or its folder does not exist; ``usage`` when
+            ``inputs`` cannot be read as a collection.
+    """
+    where = input_path(ledger, InputKind.LEDGER)
+    if isinstance(where, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.LEDGER)
+    listed = caller_items(inputs)
+    if listed is None:
+        raise ChartscoreError(ErrorCode.USAGE)
+    followed = identity(where)
+    for item in listed:
+        if item is None or followed is None:
+            continue
+        other: str | StandardInput | None = None
+        try:
+            other = input_path(item, InputKind.LEDGER)
+        except ChartscoreError:
+            other = None
+        if other is not None and identity(other) == followed:
+            raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.LEDGER)
+    status: os.stat_result | None = None
+    problem = False
+    try:
+        status = os.lstat(where)
+    except (FileNotFoundError, NotADirectoryError):
+        status = None
+    except (OSError, ValueError):
+        problem = True
+    if problem or (status is not None and not stat.S_ISREG(status.st_mode)):
+        raise _unwritable()
+    if not os.path.isdir(os.path.dirname(os.path.abspath(where))):
+        raise _unwritable(ErrorHint.OUTPUT_FOLDER_MISSING)
+    return where
+
+
+def append_line(ledger: InputPath, line: bytes, *, inputs: Sequence[InputPath | None] = ()) -> None:
+    """Append one whole line to the ledger: locked, one ``write``, ``fsync``; mode 0600.
+
+    Args:
+        ledger: The ledger file; created if it does not exist.
+        line: One ledger line, ending with ``\\n`` (:meth:`LedgerEntry.to_line`).
+        inputs: The command's inputs: the ledger is never one of them.
+
+    Raises:
+        ChartscoreError: as :func:`check_ledger`; ``file_exposed (ledger)`` when
+            group or others may read or write it; ``not_a_ledger (ledger)`` when
+            the file holds something else; ``output_unwritable (ledger)`` when
+            writing fails (a full disk: the line may be cut short, and is then
+            closed and skipped as above); ``usage`` for a ``line`` that is not
+            bytes starting with the ledger's prefix and ending with one ``\\n``.
+    """
+    if (
+        type(line) is not bytes
+        or not line.startswith(LINE_PREFIX)
+        or not line.endswith(b"\n")
+        or b"\n" in line[:-1]
+    ):
+        raise ChartscoreError(ErrorCode.USAGE)
+    where = check_ledger(ledger, inputs=inputs)
+    code: ErrorCode | None = None
+    hint: ErrorHint | None = None
+    descriptor = -1
+    try:
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+        descriptor = os.open(where, flags | os.O_CLOEXEC, LEDGER_MODE)
+        code = _append_locked(descriptor, line)
+    except FileNotFoundError:
+        code, hint = ErrorCode.OUTPUT_UNWRITABLE, ErrorHint.OUTPUT_FOLDER_MISSING
+    except (OSError, ValueError):
+        code = ErrorCode.OUTPUT_UNWRITABLE
+    finally:
+        if descriptor >= 0:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)  # closing releases the lock
+    if code is not None:
+        raise ChartscoreError(code, input=InputKind.LEDGER, hint=hint)
+    _sync_folder(os.path.dirname(os.path.abspath(where)))
+
+
+def _append_locked(descriptor: int, line: bytes) -> ErrorCode | None:
+    """The checks and the write, under the lock; an error code or None. Raises OSError."""
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        return ErrorCode.OUTPUT_UNWRITABLE
+    if status.st_mode & _EXPOSED_BITS:
+        return ErrorCode.FILE_EXPOSED
+    os.set_blocking(descriptor, True)
+    fcntl.flock(descriptor, fcntl.LOCK_EX)
+    size = os.fstat(descriptor).st_size  # after the lock: every earlier line is whole
+    data = line
+    if size:
+        head = os.pread(descriptor, len(LINE_PREFIX), 0)
+        if not (head == LINE_PREFIX or (size < len(LINE_PREFIX) and LINE_PREFIX.startswith(head))):
+            return ErrorCode.NOT_A_LEDGER
+        if os.pread(descriptor, 1, size - 1) != b"\n":
+            data = b"\n" + line  # a line a crash cut short: close it, keep this one whole
+    with _signals_held():
+        view = memoryview(data)
+        while view:
+            written = os.write(descriptor, view)
+            if written <= 0:
+                return ErrorCode.OUTPUT_UNWRITABLE
+            view = view[written:]
+        os.fsync(descriptor)
+    return None
+
+
+def _sync_folder(folder: str) -> None:
+    """Make a new ledger's directory entry durable (best effort)."""
+    with contextlib.suppress(OSError):
+        descriptor = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and termination signals back while a line is written and synced."""
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None or not _HELD_SIGNALS:  # pragma: no cover - platforms without it
+        yield
+        return
+    previous = mask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, previous)
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def read_ledger(ledger: InputPath) -> Ledger:
+    """Read a ledger: every valid line, and the numbers of the damaged ones (skipped).
+
+    A damaged line (cut short by a crash, or edited) does not stop the reading: it
+    is counted, and ``chartscore ledger show`` names its line number.
+
+    Raises:
+        ChartscoreError: as :func:`ledger_lines`.
+    """
+    runs: list[LedgerRun] = []
+    damaged: list[int] = []
+    for number, data in ledger_lines(ledger):
+        entry: LedgerEntry | None = None
+        if data is not None:
+            try:
+                entry = LedgerEntry.from_line(data)
+            except ChartscoreError:
+                entry = None
+        if entry is None:
+            damaged.append(number)
+        else:
+            runs.append(LedgerRun(number, entry))
+    return Ledger.of(runs, damaged)
+
+
+def ledger_lines(ledger: InputPath) -> Iterator[tuple[int, bytes | None]]:
+    """Every line of a ledger as ``(1-based line number, bytes without the line end)``.
+
+    A line longer than :data:`~chartscore.ledger.entry.MAX_LINE_BYTES` is given as
+    None (it is damaged: no ledger line is that long). An empty file has no lines.
+
+    Raises:
+        ChartscoreError: ``invalid_path (ledger)``, ``file_unreadable (ledger)``,
+            ``not_a_ledger (ledger line 1)`` when the file does not start as a
+            ledger does.
+    """
+    where = input_path(ledger, InputKind.LEDGER)
+    with open_input(where, InputKind.LEDGER) as stream:
+        number = 0
+        pending = b""
+        skipping = False
+        first = True
+        while True:
+            chunk = _read(stream)
+            if first and chunk:
+                first = False
+                if not LINE_PREFIX.startswith(chunk[: len(LINE_PREFIX)]):
+                    raise ChartscoreError(ErrorCode.NOT_A_LEDGER, input=InputKind.LEDGER, line=1)
+            if not chunk:
+                if pending or skipping:
+                    yield number + 1, None if skipping else pending
+                return
+            start = 0
+            while True:
+                end = chunk.find(b"\n", start)
+                if end < 0:
+                    break
+                number += 1
+                piece = pending + chunk[start:end]
+                yield number, None if skipping or len(piece) > MAX_LINE_BYTES else piece
+                pending, skipping, start = b"", False, end + 1
+            if not skipping:
+                pending += chunk[start:]
+                if len(pending) > MAX_LINE_BYTES:
+                    pending, skipping = b"", True
+
+
+def _read(stream: object) -> bytes:
+    data = b""
+    failed = False
+    try:
+        data = stream.read(_READ_CHUNK)  # type: ignore[attr-defined]
+    except OSError:
+        failed = True
+    if failed:
+        raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.LEDGER)
+    return data
