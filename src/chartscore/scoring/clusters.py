@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import repeat
+from operator import add, and_, rshift
 from typing import Final
 
 from chartscore.clustered import ClusterSums, PairedClusterSums
@@ -133,6 +135,7 @@ class _Packing:
             self.offsets.append(offset)
             offset += width
         self.masks = [(1 << width) - 1 for width in widths]
+        self.width = offset
         self._values = values
         self._cache: dict[tuple[Group, int], int] = {}
         assert len(widths) == columns
@@ -153,19 +156,28 @@ class _Packing:
         ]
 
 
-class _Packed(dict[int, int]):
-    """A field's row class -> packed contribution to one slice, filled on first use."""
+class _Classes(dict[object, int]):
+    """A field's row entry -> its row class: an int is one; a gold entry is ``to_class``'s."""
 
-    __slots__ = ("_group", "_packing")
+    __slots__ = ("_to_class",)
 
-    def __init__(self, packing: _Packing, group: Group) -> None:
+    def __init__(self, to_class: Callable[[object], int]) -> None:
         super().__init__()
-        self._packing = packing
-        self._group = group
+        self._to_class = to_class
 
-    def __missing__(self, row: int) -> int:
-        packed = self[row] = self._packing.packed(self._group, row)
-        return packed
+    def __missing__(self, entry: object) -> int:
+        row = entry if type(entry) is int else self._to_class(entry)
+        self[entry] = row
+        return row
+
+
+def _row_classes(entries: Mapping[str, object], to_class: Callable[[object], int]) -> list[int]:
+    """Every row's class, in the field's order (a C-level map where the entries allow)."""
+    classes = _Classes(to_class)
+    try:
+        return list(map(classes.__getitem__, entries.values()))
+    except TypeError:  # an unhashable gold entry (a multi-select list): one by one
+        return [e if type(e) is int else to_class(e) for e in entries.values()]
 
 
 def _case_totals(
@@ -173,47 +185,63 @@ def _case_totals(
 ) -> dict[str, Counter[int]]:
     """Each slice's per-case packed totals, counted by distinct total.
 
-    Every field's rows are read once, for the overall slice and the field's
-    type slice together (one loop per field, written out for speed: this runs
-    once per gold row). A slice with one field has one row per case, so its
-    rows are counted by class, without a per-case table.
+    A slice with one field has one row per case: its rows are counted by class.
+    For the slices with several fields (overall, and a type of several fields),
+    one integer per case holds their columns side by side; a row adds to the
+    overall columns and its type's. Each case's integer is then cut into its
+    slices' totals. The per-row work (once per gold row) runs in the
+    interpreter's own loops (``map``, ``zip``, ``Counter``), field by field.
     """
-    by_case: dict[str, dict[str, int]] = {
-        name: {} for name, members in slices.items() if len(members) > 1
-    }
-    single: dict[str, Counter[int]] = {
-        name: Counter() for name, members in slices.items() if len(members) == 1
-    }
+    joint = [name for name, members in slices.items() if len(members) > 1]
+    placed: dict[str, int] = {}
+    offset = 0
+    for name in joint:
+        placed[name] = offset
+        offset += packings[name].width
+    totals: dict[str, Counter[int]] = {name: Counter() for name in slices}
+    # Fields whose rows list the same cases in the same order (a gold file in case
+    # order, every case with every field) add up position by position; any other
+    # field adds up through a table by case id.
+    order: list[str] | None = None
+    sums: list[int] = []
+    by_case: dict[str, int] | None = None
     for group, entries, to_class in slices.get(OVERALL, ()):
-        kind = group[0]
-        overall, own = _Packed(packings[OVERALL], group), _Packed(packings[kind], group)
-        first = by_case.get(OVERALL)
-        second = by_case.get(kind)
-        classes: Counter[int] = Counter()
-        if first is not None and second is not None:
-            first_get, second_get = first.get, second.get
-            for case_id, entry in entries.items():
-                row = entry if type(entry) is int else to_class(entry)
-                first[case_id] = first_get(case_id, 0) + overall[row]
-                second[case_id] = second_get(case_id, 0) + own[row]
-        elif first is not None:  # a type with one field: count its rows by class
-            first_get = first.get
-            rows = []
-            for case_id, entry in entries.items():
-                row = entry if type(entry) is int else to_class(entry)
-                first[case_id] = first_get(case_id, 0) + overall[row]
-                rows.append(row)
-            classes.update(rows)
-        else:  # one field in all: every slice has one row per case
-            classes.update(
-                entry if type(entry) is int else to_class(entry) for entry in entries.values()
+        classes = _row_classes(entries, to_class)
+        counted = Counter(classes)
+        for name in (OVERALL, group[0]):
+            if name in placed:
+                continue
+            packing = packings[name]
+            for row, count in counted.items():  # one row per case: rows are cases
+                totals[name][packing.packed(group, row)] += count
+        joined = {
+            row: sum(
+                packings[name].packed(group, row) << placed[name]
+                for name in (OVERALL, group[0])
+                if name in placed
             )
-        for name, table in ((OVERALL, overall), (kind, own)):
-            if name in single:
-                for row, count in classes.items():
-                    single[name][table[row]] += count
-    totals = {name: Counter(cases.values()) for name, cases in by_case.items()}
-    return {**totals, **single}
+            for row in counted
+        }
+        if not joined or not any(joined.values()):
+            continue
+        values = list(map(joined.__getitem__, classes))
+        keys = list(entries)
+        if by_case is None and order is None:
+            order, sums = keys, values
+        elif by_case is None and keys == order:
+            sums = list(map(add, sums, values))
+        else:
+            if by_case is None:
+                by_case = dict(zip(order or (), sums, strict=True))
+            get = by_case.get
+            by_case.update(zip(keys, map(add, map(get, keys, repeat(0)), values), strict=True))
+    per_case = sums if by_case is None else list(by_case.values())
+    for name, start in placed.items():  # each joint slice's part of every case, counted in C
+        mask = (1 << packings[name].width) - 1
+        found = Counter(map(and_, map(rshift, per_case, repeat(start)), repeat(mask)))
+        found.pop(0, None)  # cases with no row in the slice
+        totals[name] = found
+    return totals
 
 
 def _row_width(fields: Sequence[FieldClasses]) -> int:
