@@ -120,6 +120,7 @@ class Scorer:
         self._plugins = PluginSet(schema)  # loads every plugin the schema names, once
         self._rules = RuleBook(self._plugins)
         self._coding = RowCoding(self._plugins.layout)
+        self._row_bits = self._coding.row_bits
         self._fields: dict[str, _Field] = {}
         self._gold_closed = False
         self._ignore_extra = ignore_extra
@@ -199,7 +200,7 @@ class Scorer:
         if row > 256:  # one object per distinct class, not per row (small ints are shared)
             row = self._classes.setdefault(row, row)
         state.cases[case_id] = row
-        return row & self._coding.row_bits
+        return row & self._row_bits
 
     @property
     def rule_book(self) -> RuleBook:
@@ -280,8 +281,11 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
     if supported and mask & ANSWERED:
         mask |= SUPPORTED
     outcomes = counts.outcomes
-    bits = mask & state.coding.row_bits
-    outcomes[bits] = outcomes.get(bits, 0) + 1
+    if state.tracks_items:  # the item counts sit above the mask: count the mask alone
+        bits = mask & state.coding.row_bits
+        outcomes[bits] = outcomes.get(bits, 0) + 1
+        return mask
+    outcomes[mask] = outcomes.get(mask, 0) + 1
     return mask
 
 
