@@ -21,7 +21,20 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
 # without editing this table; a new top-level module must be placed here by name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary", ("_version", "errors", "_format", "_types")),
-    ("statistics", ("tally", "stats", "paired", "clustered", "canonical_json", "_strict_json")),
+    (
+        "statistics",
+        (
+            "tally",
+            "stats",
+            "paired",
+            "clustered",
+            "confusion",
+            "reliability",
+            "magnitude",
+            "canonical_json",
+            "_strict_json",
+        ),
+    ),
     ("documents", ("report", "comparison")),
     # Gates and load_document read every kind of document, the shared report included.
     ("disclosure/render", ("disclosure", "render", "documents", "gates")),

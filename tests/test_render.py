@@ -175,18 +175,18 @@ def test_suppressed_counts_read_suppressed_never_zero() -> None:
     markdown = render_view(view, "markdown")
     assert "| `dx.hiv` | suppressed/24 | suppressed | 0/24 0% [0-14] | suppressed |" in markdown
     csv_text = render_view(view, "csv")
-    # CSV: a withheld cell is empty (the count columns stay integers); the ninth column
+    # CSV: a withheld cell is empty (the count columns stay integers); the last column
     # names the withheld cells.
     assert csv_text.startswith(
-        "slice,name,metric,success_count,total_count,rate,lower,upper,suppressed\r\n"
+        "slice,name,metric,label,success_count,total_count,rate,lower,upper,suppressed\r\n"
     )
-    assert "field,dx.hiv,exact_agreement,,24,,,,success_count rate lower upper\r\n" in csv_text
+    assert "field,dx.hiv,exact_agreement,,,24,,,,success_count rate lower upper\r\n" in csv_text
     assert (
-        "field,dx.hiv,normalized_agreement,,,,,,success_count total_count rate lower upper\r\n"
+        "field,dx.hiv,normalized_agreement,,,,,,,success_count total_count rate lower upper\r\n"
         in csv_text
     )
-    assert "field,dx.hiv,answerable_abstention,0,24,0,0,0.13797620467498026,\r\n" in csv_text
-    assert "field,dx.hiv,kappa,,,,,,total_count rate lower upper\r\n" in csv_text
+    assert "field,dx.hiv,answerable_abstention,,0,24,0,0,0.13797620467498026,\r\n" in csv_text
+    assert "field,dx.hiv,kappa,,,,,,,total_count rate lower upper\r\n" in csv_text
     html_text = render_view(view, "html")
     assert html_text.count('class="kn">suppressed/24<') == 1
     assert '<td class="count suppressed">suppressed</td>' in html_text

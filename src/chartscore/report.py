@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Final
 
 import attrs
@@ -27,12 +28,16 @@ from chartscore.clustered import (
     published_design_effect,
     z_for,
 )
+from chartscore.confusion import f1_score, macro_f1
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.errors import valid_field_id as is_valid_field_id
+from chartscore.reliability import ALPHA_METRICS, LOWEST, gwet_ac, krippendorff_alpha
 from chartscore.stats import Z95, cohen_kappa, wilson_interval
 from chartscore.tally import (
     CORE_METRICS,
     COUNT_NAMES,
+    LABEL_METRICS,
+    SHARE_WITHHELD_METRICS,
     TYPE_METRICS,
     Binomial,
     KappaTable,
@@ -59,6 +64,9 @@ _TOP_KEYS: Final = (
 _METRIC_KEYS: Final = ("success_count", "total_count", "interval")
 _POOLED_METRIC_KEYS: Final = (*_METRIC_KEYS, "design_effect", "clustered_interval")
 _KAPPA_KEYS: Final = ("value", "interval", "pairs")
+_LABEL_KEYS: Final = (*LABEL_METRICS, "f1")
+MAX_LABEL_NAME: Final = 256
+"""The longest label name a document may hold (a normalized schema choice)."""
 _SCORER_VERSION = re.compile(
     r"(?=.{1,64}$)[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?"
     r"(\+[a-z0-9]+(\.[a-z0-9]+)*)?"
@@ -333,6 +341,167 @@ class KappaResult:
 
 
 @attrs.frozen
+class CoefficientResult:
+    """Gwet's AC1/AC2 or Krippendorff's alpha for one field (docs/metrics.md).
+
+    Attributes:
+        name: ``"ac1"``, ``"ac2"`` (quadratic weights) or ``"alpha"``.
+        value: The coefficient, or None when undefined.
+        interval: Its interval at the document's confidence, or None.
+        pairs: The answered answerable rows it is computed over (kappa's pairs).
+        metric: Alpha's difference function (``nominal``, ``ordinal`` or
+            ``interval``); ``""`` for AC1 and AC2.
+    """
+
+    name: str
+    value: float | None
+    interval: Interval | None
+    pairs: int
+    metric: str = ""
+
+    @classmethod
+    def gwet(cls, table: KappaTable, z: float = Z95) -> CoefficientResult:
+        """AC1 (unweighted) or AC2 (quadratic weights) of kappa's table."""
+        name = "ac1" if table.weighting == "none" else "ac2"
+        found = gwet_ac(table.cells, table.size, table.weighting, z)
+        if found is None:
+            return cls(name, None, None, table.pairs)
+        return cls(name, found[0], found[1], found[2])
+
+    @classmethod
+    def alpha(
+        cls,
+        table: KappaTable,
+        metric: str,
+        z: float = Z95,
+        values: tuple[Fraction, ...] | None = None,
+    ) -> CoefficientResult:
+        """Krippendorff's alpha of a table (``values``: each category's number, for interval)."""
+        found = krippendorff_alpha(table.cells, table.size, metric, z, values)
+        if found is None:
+            return cls("alpha", None, None, table.pairs, metric)
+        return cls("alpha", found[0], found[1], found[2], metric)
+
+    @classmethod
+    def from_dict(cls, name: str, value: object) -> CoefficientResult:
+        """Rebuild a coefficient from its report JSON, checking its shape.
+
+        Its table is not in the report (its categories may be patient values),
+        so, as for kappa, the value is checked only to be at most 1 (alpha and
+        AC2 can fall below -1 on small tables) and to lie in its interval.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for another shape, a value or
+                interval out of range, or a value with no pairs.
+        """
+        keys = ("value", "interval", "pairs", "metric") if name == "alpha" else _KAPPA_KEYS
+        members = _strict_json.members(value, keys)
+        pairs = _strict_json.count(members["pairs"])
+        metric = members.get("metric", "")
+        if name == "alpha" and metric not in ALPHA_METRICS:
+            _strict_json.invalid()
+        if members["value"] is None:
+            if members["interval"] is not None:
+                _strict_json.invalid()
+            return cls(name, None, None, pairs, metric)  # type: ignore[arg-type]
+        if pairs == 0 or (members["interval"] is None and name != "alpha"):
+            _strict_json.invalid()
+        number = _strict_json.number(members["value"], LOWEST, 1)
+        interval = None
+        if members["interval"] is not None:
+            interval = _strict_json.interval(members["interval"], LOWEST, 1)
+            if not interval[0] <= number <= interval[1]:
+                _strict_json.invalid()
+        return cls(name, number, interval, pairs, metric)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"value", "interval", "pairs"}`` (alpha: and ``"metric"``)."""
+        out: dict[str, object] = {
+            "value": self.value,
+            "interval": None if self.interval is None else list(self.interval),
+            "pairs": self.pairs,
+        }
+        if self.name == "alpha":
+            out["metric"] = self.metric
+        return out
+
+
+def _f1(metrics: Mapping[str, MetricResult]) -> float | None:
+    # F1 from the label counts: 2 TP / (gold positives + answered positives).
+    sensitivity, ppv = metrics["sensitivity"], metrics["ppv"]
+    return f1_score(sensitivity.success_count, sensitivity.total_count, ppv.total_count)
+
+
+@attrs.frozen
+class LabelResult:
+    """One declared label's confusion metrics in a field slice (docs/metrics.md).
+
+    Attributes:
+        metrics: ``sensitivity``, ``specificity``, ``ppv`` and ``npv`` as
+            :class:`MetricResult` (Wilson intervals).
+        f1: ``2 TP / (gold positives + answered positives)``; None when the
+            label is neither in gold nor in any answer.
+    """
+
+    metrics: Mapping[str, MetricResult]
+
+    @property
+    def f1(self) -> float | None:
+        """The label's F1, from its counts."""
+        return _f1(self.metrics)
+
+    def metric(self, name: str) -> MetricResult:
+        """One of the four label metrics by name.
+
+        Raises:
+            KeyError: ``name`` is not a label metric.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        return self.metrics[_name(name)]
+
+    @classmethod
+    def from_binomials(cls, table: Mapping[str, Binomial], z: float = Z95) -> LabelResult:
+        """Attach Wilson intervals to a label's four binomials."""
+        return cls({name: MetricResult.from_binomial(table[name], z) for name in LABEL_METRICS})
+
+    @classmethod
+    def from_dict(cls, value: object, z: float = Z95) -> LabelResult:
+        """Rebuild a label from its report JSON, recomputing every figure.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` unless ``value`` holds exactly
+                the four metrics and ``f1``, each the figure its counts give,
+                and counts that fit one confusion table (PPV's successes are
+                sensitivity's, NPV's specificity's).
+        """
+        members = _strict_json.members(value, _LABEL_KEYS)
+        metrics = {name: MetricResult.from_dict(members[name], z) for name in LABEL_METRICS}
+        if (
+            metrics["sensitivity"].success_count != metrics["ppv"].success_count
+            or metrics["specificity"].success_count != metrics["npv"].success_count
+        ):
+            _strict_json.invalid()
+        result = cls(metrics)
+        _check_figure(members["f1"], result.f1)
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"sensitivity", "specificity", "ppv", "npv", "f1"}``."""
+        out: dict[str, object] = {name: self.metrics[name].to_dict() for name in LABEL_METRICS}
+        out["f1"] = self.f1
+        return out
+
+
+def _check_figure(shown: object, recomputed: float | None) -> None:
+    # A derived figure in a document must be the one its counts give, exactly.
+    if recomputed is None:
+        if shown is not None:
+            _strict_json.invalid()
+    elif shown is None or _strict_json.number(shown, -1e308, 1e308) != recomputed:
+        _strict_json.invalid()
+
+
+@attrs.frozen
 class SliceReport:
     """Counts and metrics for one slice: overall, one field id, or one field type.
 
@@ -341,11 +510,50 @@ class SliceReport:
         metrics: Every binomial metric by name; read one with :meth:`metric`.
         kappa: Cohen's kappa (:class:`KappaResult`) for a categorical, boolean or
             ordinal field slice; None for other fields and for pooled slices.
+        labels: Each declared label's :class:`LabelResult` (a field slice of
+            a field with declared labels), by name; None otherwise.
+        coefficients: A field slice's prevalence-robust coefficients beside
+            kappa (:class:`CoefficientResult`): ``ac1`` or ``ac2`` and
+            ``alpha``, by name; None otherwise.
     """
 
     counts: Mapping[str, int]
     metrics: Mapping[str, MetricResult]
     kappa: KappaResult | None = None
+    labels: Mapping[str, LabelResult] | None = None
+    coefficients: Mapping[str, CoefficientResult] | None = None
+
+    @property
+    def micro_f1(self) -> float | None:
+        """F1 of the label counts pooled over labels (and fields); None without labels."""
+        if "sensitivity" not in self.metrics:
+            return None
+        return _f1(self.metrics)
+
+    @property
+    def macro_f1(self) -> float | None:
+        """The mean F1 of the field's labels with a defined F1; None without labels."""
+        if self.labels is None:
+            return None
+        return macro_f1(
+            (
+                label.metrics["sensitivity"].success_count,
+                label.metrics["sensitivity"].total_count,
+                label.metrics["ppv"].total_count,
+            )
+            for label in self.labels.values()
+        )
+
+    def label(self, name: str) -> LabelResult:
+        """One declared label's metrics, e.g. ``"current"``.
+
+        Raises:
+            KeyError: the slice has no label ``name``.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        if self.labels is None:
+            raise KeyError(_name(name))
+        return self.labels[_name(name)]
 
     @classmethod
     def from_tally(cls, part: SliceTally, z: float = Z95) -> SliceReport:
@@ -358,6 +566,12 @@ class SliceReport:
                 for name, b in part.metrics.items()
             },
             kappa=None if part.kappa is None else KappaResult.from_table(part.kappa, z),
+            coefficients=None if part.kappa is None else _coefficients(part.kappa, z),
+            labels=None
+            if part.labels is None
+            else {
+                name: LabelResult.from_binomials(table, z) for name, table in part.labels.items()
+            },
         )
 
     @classmethod
@@ -380,19 +594,36 @@ class SliceReport:
         if type(kind) is not str or kind not in _SLICE_KINDS or type(z) is not float:
             raise ChartscoreError(ErrorCode.USAGE)
         pooled = kind != "field"
-        optional: tuple[str, ...] = ()
+        optional: tuple[str, ...] = (*LABEL_METRICS, "micro_f1")
         if kind != "overall":
-            optional = TYPE_METRICS + (("kappa",) if kind == "field" else ())
+            optional += TYPE_METRICS
+        if kind == "field":
+            optional += ("kappa", "macro_f1", "labels", *COEFFICIENT_NAMES)
         members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
         counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
             name: MetricResult.from_dict(members[name], z, pooled=pooled)
-            for name in CORE_METRICS + TYPE_METRICS
+            for name in CORE_METRICS + TYPE_METRICS + LABEL_METRICS
             if name in members
         }
         kappa = KappaResult.from_dict(members["kappa"]) if "kappa" in members else None
+        labels = _read_labels(members, z) if kind == "field" else None
+        coefficients: dict[str, CoefficientResult] = {
+            name: CoefficientResult.from_dict(name, members[name])
+            for name in COEFFICIENT_NAMES
+            if name in members
+        }
         _check_identities(counts, metrics, kind)
-        return cls(counts=counts, metrics=metrics, kappa=kappa)
+        _check_coefficients(kappa, coefficients)
+        result = cls(
+            counts=counts,
+            metrics=metrics,
+            kappa=kappa,
+            labels=labels,
+            coefficients=coefficients or None,
+        )
+        _check_label_figures(members, result)
+        return result
 
     def quantities(self) -> dict[str, int]:
         """The slice's integers by name: counts, then each metric's two counts."""
@@ -426,7 +657,95 @@ class SliceReport:
             out[name] = metric.to_dict()
         if self.kappa is not None:
             out["kappa"] = self.kappa.to_dict()
+        for name, coefficient in (self.coefficients or {}).items():
+            out[name] = coefficient.to_dict()
+        if "sensitivity" in self.metrics:
+            out["micro_f1"] = self.micro_f1
+        if self.labels is not None:
+            out["macro_f1"] = self.macro_f1
+            out["labels"] = {name: label.to_dict() for name, label in self.labels.items()}
         return out
+
+
+COEFFICIENT_NAMES: Final[tuple[str, ...]] = ("ac1", "ac2", "alpha")
+"""The prevalence-robust coefficients a field slice may hold beside kappa."""
+
+
+def _coefficients(table: KappaTable, z: float) -> dict[str, CoefficientResult]:
+    # AC1 with nominal alpha for unweighted tables; AC2 with ordinal alpha for ordinal fields.
+    metric = "nominal" if table.weighting == "none" else "ordinal"
+    gwet = CoefficientResult.gwet(table, z)
+    return {gwet.name: gwet, "alpha": CoefficientResult.alpha(table, metric, z)}
+
+
+def _check_coefficients(
+    kappa: KappaResult | None, coefficients: Mapping[str, CoefficientResult]
+) -> None:
+    # Kappa's fields hold one Gwet coefficient and alpha, over kappa's pairs.
+    if kappa is None:
+        if coefficients:
+            _strict_json.invalid()
+        return
+    gwet = [name for name in ("ac1", "ac2") if name in coefficients]
+    if len(gwet) != 1 or "alpha" not in coefficients:
+        _strict_json.invalid()
+    expected = "nominal" if gwet[0] == "ac1" else "ordinal"
+    if coefficients["alpha"].metric != expected or any(
+        c.pairs != kappa.pairs for c in coefficients.values()
+    ):
+        _strict_json.invalid()
+
+
+def _read_labels(members: Mapping[str, object], z: float) -> dict[str, LabelResult] | None:
+    # A field slice's labels: present together with its micro metrics and macro F1.
+    present = [name in members for name in ("labels", "macro_f1", "sensitivity")]
+    if any(present) != all(present):
+        _strict_json.invalid()
+    if not present[0]:
+        return None
+    labels = _strict_json.mapping(members["labels"])
+    if not labels or any(
+        not (type(name) is str and 0 < len(name) <= MAX_LABEL_NAME and name.isprintable())
+        for name in labels
+    ):
+        _strict_json.invalid()
+    return {name: LabelResult.from_dict(labels[name], z) for name in sorted(labels)}
+
+
+def _check_label_figures(members: Mapping[str, object], part: SliceReport) -> None:
+    # Label metrics come as a set, with micro F1; a field's are the sums of its labels'.
+    present = [name in members for name in (*LABEL_METRICS, "micro_f1")]
+    if any(present) != all(present):
+        _strict_json.invalid()
+    if not present[0]:
+        return
+    metrics = part.metrics
+    if (
+        metrics["sensitivity"].success_count != metrics["ppv"].success_count
+        or metrics["specificity"].success_count != metrics["npv"].success_count
+    ):
+        _strict_json.invalid()
+    _check_figure(members["micro_f1"], part.micro_f1)
+    if part.labels is None:
+        return
+    _check_figure(members["macro_f1"], part.macro_f1)
+    answerable = part.counts["answerable_count"]
+    for name in LABEL_METRICS:
+        for which in ("success_count", "total_count"):
+            total = sum(getattr(label.metrics[name], which) for label in part.labels.values())
+            if total != getattr(metrics[name], which):
+                _strict_json.invalid()
+    rows = set()
+    for label in part.labels.values():
+        # Every answerable row is a gold positive or negative of each label, and the
+        # answered rows of the right type are its answered positives or negatives.
+        if label.metrics["sensitivity"].total_count + label.metrics["specificity"].total_count != (
+            answerable
+        ):
+            _strict_json.invalid()
+        rows.add(label.metrics["ppv"].total_count + label.metrics["npv"].total_count)
+    if len(rows) != 1 or rows.pop() > min(answerable, part.counts["answered_count"]):
+        _strict_json.invalid()
 
 
 CORE_TOTALS: Final = {
@@ -583,6 +902,26 @@ class Report:
                 else None
             ),
             confidence=confidence,
+        )
+
+    def core(self) -> Report:
+        """This report without the figures ``share`` withholds (docs/disclosure.md).
+
+        Disclosure control models every number as a sum of outcome-class
+        counts; the validation figures it does not model yet (per-label
+        confusion metrics, F1, AC1/AC2 and alpha) are left out of a shared
+        report rather than published unprotected.
+        """
+
+        def core_slice(part: SliceReport) -> SliceReport:
+            metrics = {k: v for k, v in part.metrics.items() if k not in SHARE_WITHHELD_METRICS}
+            return SliceReport(counts=part.counts, metrics=metrics, kappa=part.kappa)
+
+        return attrs.evolve(
+            self,
+            overall=core_slice(self.overall),
+            by_field={name: core_slice(part) for name, part in self.by_field.items()},
+            by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
         )
 
     def to_dict(self) -> dict[str, object]:

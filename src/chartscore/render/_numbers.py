@@ -9,7 +9,7 @@ error. The output is ASCII only, so any terminal encoding can print it.
 
 from __future__ import annotations
 
-from chartscore.render.view import Cell, Estimate, Kind
+from chartscore.render.view import Cell, Estimate, Kind, LabelText
 
 SUPPRESSED = "suppressed"
 """How a withheld count or estimate is shown: never as 0."""
@@ -108,6 +108,8 @@ def value_text(estimate: Estimate) -> str:
         return percent(value) + "%"
     if estimate.kind is Kind.KAPPA:
         return kappa_number(value)
+    if estimate.kind is Kind.SCORE:
+        return kappa_number(value)
     return _signed_points(value) + " pp"
 
 
@@ -160,4 +162,6 @@ def cell_text(cell: Cell) -> str:
         return estimate_text(cell)
     if cell is None or isinstance(cell, int):
         return count_text(cell)
+    if isinstance(cell, LabelText):
+        return cell.text
     return cell

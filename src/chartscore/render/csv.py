@@ -1,16 +1,20 @@
 """The CSV renderer: one row per slice and metric, for spreadsheets and pandas.
 
-Columns: ``slice,name,metric,success_count,total_count,rate,lower,upper``.
+Columns: ``slice,name,metric,label,success_count,total_count,rate,lower,upper``.
 ``slice`` is ``overall``, ``field`` or ``field_type``; ``name`` the field id
-or type name (empty for overall). Numbers are written as the report's JSON
+or type name (empty for overall); ``label`` the declared label of a per-label
+metric (``sensitivity``, ``specificity``, ``ppv``, ``npv``, ``f1``), empty
+otherwise. Numbers are written as the report's JSON
 writes them (the shortest digits that read back as the same double), so every
 cell equals the report's number exactly. Kappa has its own rows
 (``metric`` = ``kappa``): the kappa in ``rate``, its interval in
 ``lower``/``upper``, the pairs in ``total_count`` and an empty
-``success_count``. An empty ``rate``, ``lower`` or ``upper`` means no trials
+``success_count``; so have AC1, AC2 and alpha. F1 (``f1`` per label,
+``micro_f1`` and ``macro_f1`` per slice) has its value in ``rate`` and every
+other cell empty. An empty ``rate``, ``lower`` or ``upper`` means no trials
 (or an undefined kappa).
 
-A shared report's CSV adds a ninth column, ``suppressed``: the names of the
+A shared report's CSV adds a tenth column, ``suppressed``: the names of the
 row's cells that are withheld, space-separated (``success_count``,
 ``total_count``, ``rate``, ``lower``, ``upper``), empty when nothing is. A
 withheld cell is empty, never 0, so the count columns stay integers for
@@ -31,6 +35,7 @@ COLUMNS: Final = (
     "slice",
     "name",
     "metric",
+    "label",
     "success_count",
     "total_count",
     "rate",
@@ -38,7 +43,7 @@ COLUMNS: Final = (
     "upper",
 )
 SUPPRESSED_COLUMN: Final = "suppressed"
-"""The ninth column of a shared report's CSV: the row's withheld cells."""
+"""The last column of a shared report's CSV: the row's withheld cells."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -73,6 +78,7 @@ def row(estimate: Estimate) -> list[str]:
         _text(estimate.slice),
         _text(estimate.name),
         _text(estimate.metric),
+        _text(estimate.label),
         _count(estimate.success_count),
         _count(estimate.total_count),
         _number(estimate.value),

@@ -10,11 +10,14 @@ from __future__ import annotations
 from typing import Final
 
 from chartscore.render.view import Definition
-from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
 _CORE = "docs/metrics.md#core-metrics-every-slice"
 _TYPE = "docs/metrics.md#type-specific-metrics"
 _KAPPA = "docs/metrics.md#kappa-field-slices-of-categorical-boolean-and-ordinal-fields"
+_LABELS = "docs/metrics.md#per-label-confusion-metrics"
+_GWET = "docs/metrics.md#gwets-ac1-and-ac2"
+_ALPHA = "docs/metrics.md#krippendorffs-alpha"
 
 _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
     "exact_agreement": (
@@ -105,10 +108,64 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "Interval: Fleiss-Cohen-Everitt.",
         _KAPPA,
     ),
+    "sensitivity": (
+        "sensitivity",
+        "Per declared label: gold positives the answers name, of gold positives (answerable "
+        "rows whose gold is or holds the label); missing and abstained answers are failures. "
+        "A slice pools its labels (micro-average).",
+        _LABELS,
+    ),
+    "specificity": (
+        "specificity",
+        "Per declared label: gold negatives answered without the label, of gold negatives; "
+        "a missing or abstained answer is not a negative answer, so it fails here too.",
+        _LABELS,
+    ),
+    "ppv": (
+        "PPV",
+        "Per declared label: answers naming the label that gold holds, of answers naming it "
+        "(positive predictive value, precision).",
+        _LABELS,
+    ),
+    "npv": (
+        "NPV",
+        "Per declared label: answers of the right type not naming the label where gold does "
+        "not hold it either, of those answers (negative predictive value).",
+        _LABELS,
+    ),
+    "f1": (
+        "F1",
+        "2 TP / (gold positives + answered positives): the harmonic mean of sensitivity and "
+        "PPV; micro F1 pools the labels' counts, macro F1 averages the labels' F1.",
+        _LABELS,
+    ),
+    "ac1": (
+        "Gwet's AC1",
+        "Agreement corrected for chance from the spread of the pooled categories: robust at "
+        "high prevalence, where kappa can fall to 0. Interval: Gwet's linearized variance.",
+        _GWET,
+    ),
+    "ac2": (
+        "Gwet's AC2",
+        "AC1 with quadratic weights, for ordinal fields. Interval: Gwet's linearized variance.",
+        _GWET,
+    ),
+    "alpha": (
+        "Krippendorff's alpha",
+        "1 - observed / expected disagreement of the pooled values (nominal, ordinal or "
+        "interval differences). Interval: delete-one-row jackknife.",
+        _ALPHA,
+    ),
 }
 
-METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, "kappa")
+COEFFICIENTS: Final = ("kappa", "ac1", "ac2", "alpha")
+"""Chance-corrected coefficients of a field slice, in the order chartscore shows them."""
+
+METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, *LABEL_METRICS, *COEFFICIENTS)
 """Every metric a report can hold, in the order chartscore shows them."""
+
+LEGEND_ORDER: Final = (*METRIC_ORDER, "f1")
+"""The legend's entries: every metric, and F1 (``f1``, ``micro_f1``, ``macro_f1``)."""
 
 
 def title(metric: str) -> str:

@@ -18,15 +18,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final, Protocol
 
+import attrs
+
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render._numbers import count_text
-from chartscore.render.definitions import INTERVAL_NOTE, METRIC_ORDER, definition, title
+from chartscore.render.definitions import (
+    COEFFICIENTS,
+    INTERVAL_NOTE,
+    LEGEND_ORDER,
+    METRIC_ORDER,
+    definition,
+    title,
+)
 from chartscore.render.view import (
     Column,
     Estimate,
     Kind,
+    LabelText,
     Plot,
     PlotRow,
     Row,
@@ -34,8 +44,14 @@ from chartscore.render.view import (
     View,
     slice_label,
 )
-from chartscore.report import REPORT_FORMAT, REPORT_FORMAT_VERSION, Report
-from chartscore.tally import ERROR_METRICS, TYPE_METRICS
+from chartscore.report import (
+    REPORT_FORMAT,
+    REPORT_FORMAT_VERSION,
+    CoefficientResult,
+    Report,
+    SliceReport,
+)
+from chartscore.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
 SORTS: Final = ("name", "rate")
 """Row orders: by name, or by normalized agreement rate (lowest first)."""
@@ -203,6 +219,40 @@ def one_field_per_type(report: ReportLike) -> bool:
     return len(report.by_field_type) == len(report.by_field)
 
 
+def score_estimate(
+    kind: str, name: str, metric: str, value: float | None, label: str = ""
+) -> Estimate:
+    """An F1 figure (``f1``, ``micro_f1``, ``macro_f1``): a value with no counts or interval."""
+    return Estimate(kind, name, metric, Kind.SCORE, None, None, value, None, None, label=label)
+
+
+def coefficient_estimate(name: str, metric: str, coefficient: CoefficientResult) -> Estimate:
+    """AC1, AC2 or alpha of a field slice, drawn like kappa (pairs in ``total_count``)."""
+    low, high = coefficient.interval if coefficient.interval is not None else (None, None)
+    return Estimate(
+        "field", name, metric, Kind.KAPPA, None, coefficient.pairs, coefficient.value, low, high
+    )
+
+
+def _label_estimates(kind: str, name: str, part: SliceLike) -> list[Estimate]:
+    # A report's label figures (a shared report withholds them: docs/disclosure.md).
+    out: list[Estimate] = []
+    if not isinstance(part, SliceReport):
+        return out
+    if "sensitivity" in part.metrics:
+        out.append(score_estimate(kind, name, "micro_f1", part.micro_f1))
+    for label, result in (part.labels or {}).items():
+        for metric in LABEL_METRICS:
+            estimate = rate_estimate(kind, name, metric, result.metrics[metric])
+            out.append(attrs.evolve(estimate, label=label))
+        out.append(score_estimate(kind, name, "f1", result.f1, label))
+    if part.labels is not None:
+        out.append(score_estimate(kind, name, "macro_f1", part.macro_f1))
+    for metric, coefficient in (part.coefficients or {}).items():
+        out.append(coefficient_estimate(name, metric, coefficient))
+    return out
+
+
 def _estimates(slices: Iterable[Slice], *, shared: bool) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
@@ -214,7 +264,68 @@ def _estimates(slices: Iterable[Slice], *, shared: bool) -> list[Estimate]:
         kappa = kappa_estimate(name, part, shared=shared) if kind == "field" else None
         if kappa is not None:
             out.append(kappa)
+        out += _label_estimates(kind, name, part)
     return out
+
+
+_LABEL_COLUMNS: Final = (*LABEL_METRICS, "f1")
+
+
+def _label_table(estimates: list[Estimate]) -> Table | None:
+    # One row per (slice, label): a field's declared labels, then every slice's pooled row.
+    rows: dict[tuple[str, str, str], dict[str, Estimate]] = {}
+    for e in estimates:
+        metric = "f1" if e.metric == "micro_f1" else e.metric
+        if metric in _LABEL_COLUMNS:
+            rows.setdefault((e.slice, e.name, e.label), {})[metric] = e
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            kind,
+            name,
+            (
+                LabelText(label) if label else "all labels",
+                *(cells.get(metric) for metric in _LABEL_COLUMNS),
+            ),
+        )
+        for (kind, name, label), cells in rows.items()
+    )
+    columns = (Column("label"), *(Column(title(m), m) for m in _LABEL_COLUMNS))
+    return Table(
+        "labels",
+        "Per-label confusion metrics (higher is better)",
+        _RATE_CELLS + ' F1 = 2 TP / (gold positives + answered positives); "all labels" '
+        "pools the labels' counts (micro-average). Missing and abstained answers are not "
+        "negatives: they fail sensitivity and specificity and are in neither PPV nor NPV.",
+        "slice",
+        columns,
+        table_rows,
+        repeat=1,
+    )
+
+
+def _coefficient_table(estimates: list[Estimate]) -> Table | None:
+    rows: dict[str, dict[str, Estimate]] = {}
+    for e in estimates:
+        if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
+            rows.setdefault(e.name, {})["ac" if e.metric != "alpha" else "alpha"] = e
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row("field", name, (cells.get("ac"), cells.get("alpha"), cells["alpha"].total_count))
+        for name, cells in rows.items()
+    )
+    return Table(
+        "coefficients",
+        "Prevalence-robust agreement (higher is better)",
+        "Gwet's AC1 (AC2: quadratic weights, ordinal fields) and Krippendorff's alpha "
+        "(nominal; ordinal for ordinal fields) [95% interval] over kappa's pairs; beside kappa, "
+        "which can fall to 0 at high prevalence.",
+        "field",
+        (Column("AC1 / AC2", "ac1"), Column("alpha", "alpha"), Column("pairs")),
+        table_rows,
+    )
 
 
 def _metric_table(
@@ -249,9 +360,7 @@ def _type_metric_table(estimates: list[Estimate]) -> Table | None:
 
 
 def _kappa_table(estimates: list[Estimate]) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.kind is Kind.KAPPA
-    )
+    rows = tuple(Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.metric == "kappa")
     if not rows:
         return None
     return Table(
@@ -289,6 +398,12 @@ def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     )
 
 
+def _label_plot_row(estimate: Estimate) -> PlotRow:
+    label = slice_label(estimate.slice, estimate.name)
+    which = estimate.label or "all labels"
+    return PlotRow(f"{label}: {which}", estimate, f"{estimate.slice} {estimate.name}")
+
+
 def _plots(estimates: list[Estimate]) -> list[Plot]:
     plots = []
     for metric in (*AGREEMENT_METRICS, *ERROR_TABLE_METRICS):
@@ -305,7 +420,42 @@ def _plots(estimates: list[Estimate]) -> list[Plot]:
             "Point = rate, line = 95% Wilson interval."
         )
         plots.append(Plot("type_metrics", "Type-specific metrics", note, "", (0.0, 1.0), typed))
-    kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA)
+    for metric in LABEL_METRICS:
+        rows = tuple(_label_plot_row(e) for e in estimates if e.metric == metric)
+        if rows:
+            note = (
+                "Each declared label, then each slice's labels pooled (micro-average); "
+                "point = rate, line = 95% Wilson interval."
+            )
+            plots.append(
+                Plot(
+                    f"labels_{metric}",
+                    f"Per label: {title(metric)}",
+                    note,
+                    metric,
+                    (0.0, 1.0),
+                    rows,
+                )
+            )
+    coefficients = tuple(
+        _plot_row(e, with_metric=True)
+        for e in estimates
+        if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa"
+    )
+    if coefficients:
+        note = "AC1 or AC2 and alpha with 95% intervals; 0 is chance agreement, 1 perfect."
+        plots.append(
+            Plot(
+                "coefficients",
+                "Prevalence-robust agreement",
+                note,
+                "",
+                (-1.0, 1.0),
+                coefficients,
+                0.0,
+            )
+        )
+    kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA and e.metric == "kappa")
     if kappas:
         note = "kappa and 95% interval; 0 is chance agreement, 1 perfect agreement."
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
@@ -419,7 +569,9 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
             "errors", "Errors (lower is better)", _ERROR_CELLS, ERROR_TABLE_METRICS, slices
         ),
         _type_metric_table(shown),
+        _label_table(shown),
         _kappa_table(shown),
+        _coefficient_table(shown),
         _count_table(slices),
     ]
     facts = (*_summary(report), ("order", _order_note(sort, shared=shared)))
@@ -427,14 +579,14 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         disclosure_fact, disclosure_note = _disclosure(report)
         facts = (*facts, disclosure_fact)
         notes = (disclosure_note, *notes)
-    present = {e.metric for e in estimates}
+    present = {"f1" if e.metric.endswith("f1") else e.metric for e in estimates}
     return View(
         title="chartscore shared report" if shared else "chartscore report",
         facts=facts,
         plots=tuple(_plots(shown)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(estimates),
-        definitions=tuple(definition(m) for m in METRIC_ORDER if m in present),
+        definitions=tuple(definition(m) for m in LEGEND_ORDER if m in present),
         notes=(
             *notes,
             INTERVAL_NOTE,

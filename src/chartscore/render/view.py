@@ -29,6 +29,8 @@ class Kind(enum.StrEnum):
     """Cohen's kappa with its interval, on -1..1; ``total_count`` holds the pairs."""
     DIFFERENCE = "difference"
     """A paired difference of two rates (candidate - baseline), on -1..1."""
+    SCORE = "score"
+    """A figure of counts with no interval (F1), on 0..1; not plotted."""
 
 
 @attrs.frozen
@@ -49,6 +51,8 @@ class Estimate:
         upper: The interval's upper bound, or None.
         error: True for an error metric (lower is better).
         suppressed: True when a disclosure rule withheld part of this estimate.
+        label: The declared label (a normalized schema choice) of a per-label
+            metric; ``""`` otherwise.
     """
 
     slice: str
@@ -62,6 +66,7 @@ class Estimate:
     upper: float | None
     error: bool = False
     suppressed: bool = False
+    label: str = ""
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -71,8 +76,15 @@ class Estimate:
         return (self.lower, self.upper)
 
 
-Cell = Estimate | int | str | None
-"""A table cell: an estimate, a count (None: suppressed) or closed text."""
+@attrs.frozen
+class LabelText:
+    """A declared label in a table cell: schema text, escaped by every renderer."""
+
+    text: str
+
+
+Cell = Estimate | int | str | LabelText | None
+"""A table cell: an estimate, a count (None: suppressed), closed text or a declared label."""
 
 
 @attrs.frozen

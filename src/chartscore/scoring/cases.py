@@ -34,7 +34,7 @@ from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
-from chartscore.tally import COUNT_NAMES, TYPE_METRICS, Tally
+from chartscore.tally import COUNT_NAMES, SHARE_WITHHELD_METRICS, TYPE_METRICS, Tally
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field`` or
@@ -155,6 +155,8 @@ def _fill(
     for count_name in COUNT_NAMES:
         result[kind, name, count_name] = rows(COUNT_ROWS[count_name])
     for metric in metrics:
+        if metric in SHARE_WITHHELD_METRICS:  # not shared (docs/disclosure.md)
+            continue
         if metric == "majority_baseline":
             total_test = METRIC_ROWS["exact_agreement"][0]  # the answerable rows
             result[kind, name, "majority_baseline.total_count"] = rows(total_test, metric)

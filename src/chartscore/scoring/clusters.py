@@ -1,8 +1,9 @@
 """Per-case sums for the clustered intervals of pooled slices: row classes in, sums out.
 
-Each gold row ends in a *row class* (:func:`row_class`): its outcome bit mask
-(:mod:`chartscore.scoring.agreement`), ``MISSING`` for a row with no prediction, and
-for a multi-select row its item counts in the bits above the mask. The rows of
+Each gold row ends in a *row class*: its outcome bit mask
+(:mod:`chartscore.scoring.agreement`), ``MISSING`` for a row with no prediction, for
+a multi-select row its item counts in the bits above the mask, and for a row of a
+field with declared labels its label counts above those (:func:`with_labels`). The rows of
 one case add up, per pooled slice (overall, each field type) and per metric, to
 the case's successes ``y_i`` and trials ``m_i``; :func:`pooled_sums` turns
 every case's totals into the exact sums of :class:`~chartscore.clustered.ClusterSums`
@@ -25,9 +26,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from chartscore.clustered import ClusterSums, PairedClusterSums
-from chartscore.scoring.agreement import ANSWERABLE, MISSING, item_flags
+from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
-from chartscore.tally import CORE_METRICS, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 ROW_BITS: Final = (1 << 16) - 1
 """The outcome bit mask (with item flags) of a row class; item counts sit above it."""
@@ -35,8 +36,12 @@ ITEM_BITS: Final = 32
 _GOLD_SHIFT: Final = 16
 _ANSWERED_SHIFT: Final = _GOLD_SHIFT + ITEM_BITS
 _MATCHED_SHIFT: Final = _ANSWERED_SHIFT + ITEM_BITS
+_LABEL_GOLD_SHIFT: Final = _MATCHED_SHIFT + ITEM_BITS
+_LABEL_ANSWERED_SHIFT: Final = _LABEL_GOLD_SHIFT + ITEM_BITS
+_LABEL_MATCHED_SHIFT: Final = _LABEL_ANSWERED_SHIFT + ITEM_BITS
+_LABEL_COUNT_SHIFT: Final = _LABEL_MATCHED_SHIFT + ITEM_BITS
 _ITEM_MASK: Final = (1 << ITEM_BITS) - 1
-PAIR_SHIFT: Final = _MATCHED_SHIFT + ITEM_BITS
+PAIR_SHIFT: Final = _LABEL_COUNT_SHIFT + ITEM_BITS
 """A paired row's class is ``baseline class | candidate class << PAIR_SHIFT``."""
 
 OVERALL: Final = "overall"
@@ -52,6 +57,50 @@ FieldClasses = tuple[Group, Callable[[], Iterable[tuple[str, int]]]]
 def with_items(mask: int, gold: int, answered: int, matched: int) -> int:
     """A multi-select row's class: its mask with its item counts above it."""
     return mask | gold << _GOLD_SHIFT | answered << _ANSWERED_SHIFT | matched << _MATCHED_SHIFT
+
+
+def with_labels(row: int, gold: int, answered: int, matched: int, labels: int) -> int:
+    """A labelled field's row class: its class with its label counts above the items.
+
+    ``gold`` is the number of declared labels gold holds (1, or a multi-select
+    row's gold items), ``answered`` the declared labels a right-type answer
+    names, ``matched`` those among gold's, and ``labels`` the field's number of
+    declared labels. An unanswerable row adds nothing to label metrics.
+    """
+    return (
+        row
+        | gold << _LABEL_GOLD_SHIFT
+        | answered << _LABEL_ANSWERED_SHIFT
+        | matched << _LABEL_MATCHED_SHIFT
+        | labels << _LABEL_COUNT_SHIFT
+    )
+
+
+def label_values(metric: str, row: int) -> tuple[int, int]:
+    """``(successes, trials)`` that one row adds to a micro-averaged label metric.
+
+    With ``L`` labels, gold's ``g``, the answer's declared ``d`` and ``t`` of them
+    in common, an answerable row adds ``t`` of ``g`` to sensitivity and ``t`` of
+    ``d`` to PPV; when its answer is of the right type it adds the ``L - g - d +
+    t`` labels neither names to specificity (of ``L - g``) and to NPV (of ``L -
+    d``). A missing, abstained or wrong-type answer is no negative: it adds
+    failures to sensitivity and specificity and nothing to PPV and NPV.
+    """
+    labels = row >> _LABEL_COUNT_SHIFT & _ITEM_MASK
+    if not labels or not row & ANSWERABLE:
+        return 0, 0
+    gold = row >> _LABEL_GOLD_SHIFT & _ITEM_MASK
+    answered = row >> _LABEL_ANSWERED_SHIFT & _ITEM_MASK
+    matched = row >> _LABEL_MATCHED_SHIFT & _ITEM_MASK
+    right_type = row & (ANSWERED | WRONG_TYPE) == ANSWERED
+    negatives = labels - gold - answered + matched if right_type else 0
+    if metric == "sensitivity":
+        return matched, gold
+    if metric == "specificity":
+        return negatives, labels - gold
+    if metric == "ppv":
+        return matched, answered
+    return negatives, (labels - answered if right_type else 0)
 
 
 def missing_class(gold_items: int | None) -> int:
@@ -84,6 +133,8 @@ def metric_values(metric: str, row: int) -> tuple[int, int]:
         return matched, gold
     if metric == "majority_baseline":
         return 0, int(bool(row & ANSWERABLE))
+    if metric in LABEL_METRICS:
+        return label_values(metric, row)
     in_trials, succeeds = METRIC_ROWS[metric]
     mask = row & ROW_BITS
     if not in_trials(mask):
@@ -93,10 +144,11 @@ def metric_values(metric: str, row: int) -> tuple[int, int]:
 
 def slice_metrics(groups: Iterable[Group], *, overall: bool) -> tuple[str, ...]:
     """The metrics of a pooled slice of fields in these groups, in report order."""
-    if overall:
-        return CORE_METRICS
     reported = {name for _, extra in groups for name in extra}
-    return CORE_METRICS + tuple(name for name in TYPE_METRICS if name in reported)
+    labels = tuple(name for name in LABEL_METRICS if name in reported)
+    if overall:
+        return CORE_METRICS + labels
+    return CORE_METRICS + tuple(name for name in TYPE_METRICS if name in reported) + labels
 
 
 class _Packing:
@@ -162,7 +214,9 @@ def _item_width(fields: Sequence[FieldClasses]) -> int:
 
 
 def _width(metric: str, fields: Sequence[FieldClasses]) -> int:
-    return _item_width(fields) if metric.startswith("item_") else _row_width(fields)
+    if metric.startswith("item_") or metric in LABEL_METRICS:
+        return _item_width(fields)
+    return _row_width(fields)
 
 
 def _grouped(fields: Iterable[FieldClasses]) -> dict[str, list[FieldClasses]]:

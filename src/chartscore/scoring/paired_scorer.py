@@ -38,14 +38,12 @@ from chartscore.scoring.clusters import (
     PAIR_SHIFT,
     ROW_BITS,
     FieldClasses,
-    missing_class,
     paired_pooled_sums,
     pooled_sums,
 )
 from chartscore.scoring.outcomes import METRIC_ROWS
 from chartscore.scoring.partial import FieldCounts
 from chartscore.scoring.scorer import (
-    UNANSWERABLE,
     ExtraPredictions,
     Scorer,
     collector_paused,
@@ -79,6 +77,8 @@ def _gold_only_copy(gold: FieldCounts) -> FieldCounts:
     counts.gold_items = gold.gold_items
     if gold.gold_keys is not None and counts.gold_keys is not None:
         counts.gold_keys.update(gold.gold_keys)
+    if gold.label_gold is not None and counts.label_gold is not None:
+        counts.label_gold.update(gold.label_gold)
     return counts
 
 
@@ -141,7 +141,7 @@ class PairedScorer(Scorer):
         row = judge(state, entry, value, supported, pair.candidate)
         baseline = pair.baseline_masks.pop(case_id, None)
         if baseline is None:
-            baseline = _missing(entry, state.tracks_items)
+            baseline = state.missing_row(entry)
         both = baseline | row << PAIR_SHIFT  # the row's pair of classes (scoring.clusters)
         state.cases[case_id] = self._classes.setdefault(both, both)
         pair.pairs[baseline & ROW_BITS, row & ROW_BITS] += 1
@@ -164,7 +164,7 @@ class PairedScorer(Scorer):
             pairs = Counter(pair.pairs)
             for case_id, entry in state.cases.items():
                 if type(entry) is not int:  # the candidate did not answer this row
-                    missing = _missing(entry, state.tracks_items)
+                    missing = state.missing_row(entry)
                     waiting = pair.baseline_masks.get(case_id, missing)
                     pairs[waiting & ROW_BITS, missing & ROW_BITS] += 1
             baseline = pair.baseline.slice_tally(state.rule)
@@ -219,7 +219,7 @@ class PairedScorer(Scorer):
                 if type(entry) is int:
                     baseline, candidate = entry & _BASELINE_BITS, entry >> PAIR_SHIFT
                 else:
-                    candidate = _missing(entry, state.tracks_items)
+                    candidate = state.missing_row(entry)
                     baseline = waiting.get(case_id, candidate)
                 if side == "baseline":
                     yield case_id, baseline
@@ -229,13 +229,6 @@ class PairedScorer(Scorer):
                     yield case_id, baseline | candidate << PAIR_SHIFT
 
         return rows
-
-
-def _missing(entry: object, tracks_items: bool) -> int:
-    # The row class of a gold row that a system did not answer.
-    if entry is UNANSWERABLE:
-        return missing_class(None)
-    return missing_class(len(entry[1]) if tracks_items else 0)  # type: ignore[index]
 
 
 def _paired_binomial(pairs: Mapping[tuple[int, int], int], metric: str) -> PairedBinomial:

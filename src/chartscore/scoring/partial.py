@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import Final
 
 from chartscore._types import FieldType
 from chartscore.clustered import ClusterSums
@@ -39,7 +40,21 @@ from chartscore.scoring.agreement import (
 )
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL, merge_sums
-from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
+from chartscore.tally import (
+    COUNT_NAMES,
+    LABEL_METRICS,
+    Binomial,
+    KappaTable,
+    SliceTally,
+    Tally,
+    pool,
+)
+
+# The keys of FieldCounts.label_rows.
+_ROWS: Final = 0
+_GOLD: Final = 1
+_ANSWER: Final = 2
+_BOTH: Final = 3
 
 _TYPE_BITS: Mapping[str, int] = {
     "tolerance_agreement": TOLERANCE,
@@ -82,6 +97,12 @@ class FieldCounts:
         gold_items, answered_items, matched_items: Multi-select item counts.
         gold_keys: Normalized gold answer -> rows (kappa and majority fields).
         kappa_pairs: (gold key, answer key) -> rows (kappa fields).
+        label_gold, label_rows: A multi-select field with declared choices:
+            answerable rows whose gold holds each label, and the counts of its
+            answered rows of the right type (``_ROWS``), by label, holding it
+            in gold (``_GOLD``), in the answer (``_ANSWER``) or in both
+            (``_BOTH``). Categorical and boolean fields read their label
+            tables off ``gold_keys`` and ``kappa_pairs``.
     """
 
     __slots__ = (
@@ -91,6 +112,8 @@ class FieldCounts:
         "gold_items",
         "gold_keys",
         "kappa_pairs",
+        "label_gold",
+        "label_rows",
         "matched_items",
         "outcomes",
         "spec",
@@ -108,6 +131,21 @@ class FieldCounts:
         self.matched_items = 0
         self.gold_keys: Counter[Key] | None = Counter() if kappa else None
         self.kappa_pairs: Counter[tuple[Key, Key]] | None = Counter() if kappa else None
+        labelled = field_type is FieldType.MULTI and spec is not None and spec.choices is not None
+        self.label_gold: Counter[Key] | None = Counter() if labelled else None
+        self.label_rows: Counter[tuple[int, Key]] | None = Counter() if labelled else None
+
+    def count_labels(self, gold_key: Key, answer: Key) -> None:
+        """Count an answered answerable multi-select row of the right type, label by label."""
+        rows = self.label_rows
+        assert rows is not None and self.spec is not None and self.spec.choices is not None
+        rows[_ROWS, None] += 1
+        for label in gold_key:  # type: ignore[attr-defined]
+            rows[_GOLD, label] += 1
+        for label in answer & self.spec.choices:  # type: ignore[operator]
+            rows[_ANSWER, label] += 1
+        for label in answer & gold_key:  # type: ignore[operator]
+            rows[_BOTH, label] += 1
 
     def copy(self) -> FieldCounts:
         """An independent copy (merging never changes its inputs)."""
@@ -131,6 +169,10 @@ class FieldCounts:
             self.gold_keys.update(other.gold_keys)
         if self.kappa_pairs is not None and other.kappa_pairs is not None:
             self.kappa_pairs.update(other.kappa_pairs)
+        if self.label_gold is not None and other.label_gold is not None:
+            self.label_gold.update(other.label_gold)
+        if self.label_rows is not None and other.label_rows is not None:
+            self.label_rows.update(other.label_rows)
 
     @property
     def field_count(self) -> int:
@@ -186,8 +228,48 @@ class FieldCounts:
                 metrics[name] = Binomial(self.matched_items, self.gold_items)
             elif name == "majority_baseline":
                 metrics[name] = Binomial(self.majority(), answerable)
+        labels = self.label_tables(rule)
+        if labels is not None:
+            for name in LABEL_METRICS:
+                metrics[name] = sum(
+                    (table[name] for table in labels.values()), start=Binomial(0, 0)
+                )
         kappa = None if rule.kappa_weighting is None else self.kappa_table(rule)
-        return SliceTally(counts=counts, metrics=metrics, kappa=kappa)
+        return SliceTally(counts=counts, metrics=metrics, kappa=kappa, labels=labels)
+
+    def label_tables(self, rule: FieldRule) -> dict[str, dict[str, Binomial]] | None:
+        """Each declared label's confusion metrics (docs/metrics.md), by name; None if none.
+
+        For label ``L``: gold positives are answerable rows whose gold is (or
+        holds) ``L``; the answered rows of the right type are its only
+        predicted positives (naming ``L``) and negatives (not naming it).
+        """
+        if not rule.labels:
+            return None
+        tables: dict[str, dict[str, Binomial]] = {}
+        for label, name in zip(rule.labels, rule.label_names, strict=True):
+            if self.label_rows is not None and self.label_gold is not None:
+                rows = self.label_rows[_ROWS, None]
+                gold = self.label_gold[label]
+                gold_answered = self.label_rows[_GOLD, label]
+                answer = self.label_rows[_ANSWER, label]
+                both = self.label_rows[_BOTH, label]
+            else:
+                assert self.kappa_pairs is not None and self.gold_keys is not None
+                pairs = self.kappa_pairs
+                rows = sum(pairs.values())
+                gold = self.gold_keys[label]
+                gold_answered = sum(n for (g, _), n in pairs.items() if g == label)
+                answer = sum(n for (_, a), n in pairs.items() if a == label)
+                both = pairs[label, label]
+            negatives = rows - gold_answered - answer + both
+            tables[name] = {
+                "sensitivity": Binomial(both, gold),
+                "specificity": Binomial(negatives, self.answerable - gold),
+                "ppv": Binomial(both, answer),
+                "npv": Binomial(negatives, rows - answer),
+            }
+        return tables
 
     def majority(self) -> int:
         """Rows whose normalized gold is the field's most common gold answer."""
@@ -197,7 +279,9 @@ class FieldCounts:
         """Kappa's sparse table, with category keys replaced by positions.
 
         Ordinal levels keep their schema order; other categories get a
-        deterministic order that carries no label.
+        deterministic order that carries no label. The table's size is the
+        scale: every level, every declared choice (booleans: both values) and
+        every other category seen.
         """
         assert self.kappa_pairs is not None and self.gold_keys is not None
         if rule.levels:
@@ -205,6 +289,10 @@ class FieldCounts:
             position: dict[Key, int] = {level: level for level in range(size)}
         else:
             categories = set(self.gold_keys) | {answer for _, answer in self.kappa_pairs}
+            if self.spec is not None and self.spec.choices is not None:
+                categories |= self.spec.choices  # the scale of AC1: unused choices count
+            elif self.field_type is FieldType.BOOLEAN:
+                categories |= {False, True}
             ordered = sorted(categories, key=lambda key: (type(key).__name__, key))
             position = {key: index for index, key in enumerate(ordered)}
             size = len(ordered)

@@ -41,6 +41,7 @@ from chartscore.scoring.clusters import (
     missing_class,
     pooled_sums,
     with_items,
+    with_labels,
 )
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.tally import Tally
@@ -65,6 +66,7 @@ class _Field:
         "counts",
         "field_type",
         "gold_keys",
+        "label_count",
         "outcome",
         "rule",
         "tracks_items",
@@ -78,6 +80,7 @@ class _Field:
         self.outcome = rule.outcome
         self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
+        self.label_count = len(rule.labels)
         self.counts = counts
         self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
@@ -85,14 +88,19 @@ class _Field:
 
     def row_classes(self) -> Iterator[tuple[str, int]]:
         """Every gold row as (case id, row class); rows with no prediction are missing."""
-        tracks_items = self.tracks_items
         for case_id, entry in self.cases.items():
-            if type(entry) is int:
-                yield case_id, entry
-            elif entry is UNANSWERABLE:
-                yield case_id, missing_class(None)
-            else:
-                yield case_id, missing_class(len(entry[1]) if tracks_items else 0)
+            yield case_id, entry if type(entry) is int else self.missing_row(entry)
+
+    def missing_row(self, entry: object) -> int:
+        """The class of a gold row (``entry``: its gold, or UNANSWERABLE) with no answer."""
+        if entry is UNANSWERABLE:
+            return missing_class(None)
+        gold_key = entry[1]  # type: ignore[index]
+        row = missing_class(len(gold_key) if self.tracks_items else 0)
+        if self.label_count:
+            gold = len(gold_key) if self.tracks_items else 1
+            row = with_labels(row, gold, 0, 0, self.label_count)
+        return row
 
 
 class Scorer:
@@ -145,6 +153,8 @@ class Scorer:
             state.gold_keys[key] += 1
         if state.tracks_items:
             counts.gold_items += len(key)  # type: ignore[arg-type]
+            if counts.label_gold is not None:
+                counts.label_gold.update(key)  # type: ignore[call-overload]
 
     def _field(self, field_id: str, field_type: FieldType) -> _Field:
         # A field seen for the first time, or a second type for a known one.
@@ -243,6 +253,7 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
     The class is the outcome mask (``class & ROW_BITS``), with a multi-select
     row's item counts above it (:mod:`chartscore.scoring.clusters`).
     """
+    answer: Key | None = None
     if value is None:
         if entry is UNANSWERABLE:
             mask = 0
@@ -266,10 +277,35 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
             mask |= _item_bits(gold_key, answer, counts)
     if supported and mask & ANSWERED:
         mask |= SUPPORTED
+    if state.label_count and entry is not UNANSWERABLE:
+        mask = _label_bits(state, entry, value, mask, answer, counts=counts)
     outcomes = counts.outcomes
     bits = mask & ROW_BITS
     outcomes[bits] = outcomes.get(bits, 0) + 1
     return mask
+
+
+def _label_bits(
+    state: _Field,
+    entry: object,
+    value: Value,
+    mask: int,
+    answer: Key | None,
+    *,
+    counts: FieldCounts,
+) -> int:
+    # An answerable row of a labelled field: its gold, declared and matched label counts.
+    gold_key: Key = entry[1]  # type: ignore[index]
+    rule = state.rule
+    multi = state.tracks_items
+    gold = len(gold_key) if multi else 1  # type: ignore[arg-type]
+    declared = matched = 0
+    if value is not None and answer is not None:
+        declared = rule.declared_answers(answer)
+        matched = len(answer & gold_key) if multi else int(answer == gold_key)  # type: ignore[operator]
+        if counts.label_rows is not None:
+            counts.count_labels(gold_key, answer)
+    return with_labels(mask, gold, declared, matched, state.label_count)
 
 
 def _item_bits(gold_key: Key | None, answer: Key | None, counts: FieldCounts) -> int:
