@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "confusion",
             "reliability",
             "magnitude",
+            "uncertainty",
             "canonical_json",
             "_strict_json",
         ),

@@ -160,7 +160,8 @@ def test_the_plot_has_a_mark_per_field_and_metric_drawn_where_its_numbers_say(
         (name, metric, "")
         for name, part in document["by_field"].items()
         for metric, number in part.items()
-        if isinstance(number, dict) and metric != "labels"
+        if isinstance(number, dict)
+        and metric not in ("labels", "error_magnitude", "declared_uncertainty")
     } | {
         (name, metric, label)
         for name, part in document["by_field"].items()

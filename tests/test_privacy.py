@@ -53,6 +53,7 @@ from chartscore.cli import main as cli_main
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
+from chartscore.magnitude import parse_exact_decimal
 from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec
 
@@ -245,6 +246,33 @@ LABEL_METRIC_NAMES = frozenset({"sensitivity", "specificity", "ppv", "npv"})
 COEFFICIENT_KEYS = frozenset({"ac1", "ac2", "alpha"})
 ALPHA_KEYS = KAPPA_KEYS | {"metric"}
 ALPHA_METRICS = frozenset({"nominal", "ordinal", "interval"})
+EXACT_SUMS = frozenset({"sum_absolute", "sum_signed", "sum_squares", "brier_sum"})
+MAGNITUDE_KEYS = frozenset(
+    {
+        "error_magnitude",
+        "unit",
+        "field",
+        "days",
+        "pairs",
+        "mean_absolute_error",
+        "mean_signed_error",
+        "estimate",
+        "limits_of_agreement",
+        "chance",
+        "gold_rows",
+        "sum_deviation",
+        "mean_absolute_deviation",
+        "declared_uncertainty",
+        "rows",
+        "agreed",
+        "without_uncertainty",
+        "ranked_twice",
+        "auroc",
+        "auroc_interval",
+        "brier_score",
+        "risk_coverage",
+    }
+)
 TYPE_NAMES = frozenset({"text", "categorical", "number", "boolean", "date", "ordinal", "multi"})
 
 
@@ -283,6 +311,13 @@ def _check_slice(part: object, *, pooled: bool = False) -> None:
             assert key != "alpha" or value["metric"] in ALPHA_METRICS
         elif key in ("micro_f1", "macro_f1"):
             assert value is None or _is_number(value)
+        elif key in ("error_magnitude", "declared_uncertainty") and not pooled:
+            assert type(value) is dict
+            for name in EXACT_SUMS & set(value) | (
+                {"sum_deviation"} & set(value.get("chance", {}))
+            ):
+                found = value[name] if name in value else value["chance"][name]
+                assert parse_exact_decimal(found) is not None, (name, found)
         elif key == "labels" and not pooled:
             assert type(value) is dict
             for table in value.values():
@@ -345,10 +380,28 @@ def assert_report_vocabulary(
         | COEFFICIENT_KEYS
         | ALPHA_METRICS
         | {"micro_f1", "macro_f1", "labels", "f1", "metric", "false", "true"}
+        | MAGNITUDE_KEYS
+        | EXACT_SUMS
         | set(declared)
     )
+    sums = set(_exact_sums(document))  # exact decimal sums: checked by _check_slice
     for string in _walk_strings(document):
-        assert string in allowed, f"report holds a string outside the vocabulary: {string!r}"
+        assert string in allowed or string in sums, (
+            f"report holds a string outside the vocabulary: {string!r}"
+        )
+
+
+def _exact_sums(value: object) -> Iterator[str]:
+    # The exact decimal strings of error magnitudes and declared uncertainty (and nothing else).
+    if type(value) is dict:
+        for key, item in value.items():
+            if key in EXACT_SUMS | {"sum_deviation"} and type(item) is str:
+                yield item
+            else:
+                yield from _exact_sums(item)
+    elif type(value) is list:
+        for item in value:
+            yield from _exact_sums(item)
 
 
 # --- the canary data set -----------------------------------------------------------

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from chartscore import Report
 from chartscore.render import render, render_view
 from chartscore.render.csv import COLUMNS
+from chartscore.render.definitions import MAGNITUDES, UNCERTAINTY
 from chartscore.render.view import Estimate, Kind, View
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
@@ -49,6 +50,46 @@ def expected_rows(report: Report) -> dict[Key, dict[str, object]]:
                         out[(kind, name, metric, label)] = found
             elif key in ("micro_f1", "macro_f1"):
                 out[(kind, name, key, "")] = {"value": value}
+            elif key == "error_magnitude":
+                signed = value["mean_signed_error"]
+                out[(kind, name, "mean_absolute_error", "")] = {
+                    "value": value["mean_absolute_error"],
+                    "interval": None,
+                    "pairs": value["pairs"],
+                }
+                out[(kind, name, "mean_signed_error", "")] = {
+                    "value": signed["estimate"],
+                    "interval": signed["interval"],
+                    "pairs": value["pairs"],
+                }
+                out[(kind, name, "limits_of_agreement", "")] = {
+                    "value": signed["estimate"],
+                    "interval": value["limits_of_agreement"],
+                    "pairs": value["pairs"],
+                }
+                out[(kind, name, "chance_level", "")] = {
+                    "value": value["chance"]["mean_absolute_deviation"],
+                    "interval": None,
+                    "pairs": value["chance"]["gold_rows"],
+                }
+            elif key == "declared_uncertainty":
+                out[(kind, name, "uncertainty_auroc", "")] = {
+                    "value": value["auroc"],
+                    "interval": value["auroc_interval"],
+                    "pairs": value["rows"],
+                }
+                out[(kind, name, "brier_score", "")] = {
+                    "value": value["brier_score"],
+                    "interval": None,
+                    "pairs": value["rows"],
+                }
+                out[(kind, name, "without_uncertainty", "")] = {
+                    "value": None,
+                    "interval": None,
+                    "pairs": value["without_uncertainty"],
+                }
+                for k, step in enumerate(value["risk_coverage"], start=1):
+                    out[(kind, name, "risk_coverage", f"{10 * k}%")] = step
             elif isinstance(value, dict):
                 out[(kind, name, key, "")] = value
     return out
@@ -77,7 +118,7 @@ def test_csv_rows_equal_the_reports_numbers(report: Report) -> None:
         interval = number["interval"]
         low, high = (None, None) if interval is None else interval  # type: ignore[misc]
         assert (_number(row["lower"]), _number(row["upper"])) == (low, high), key
-        if key[2] in ("kappa", "ac1", "ac2", "alpha"):
+        if key[2] in ("kappa", "ac1", "ac2", "alpha", *MAGNITUDES, *UNCERTAINTY[:3]):
             assert row["success_count"] == ""
             assert int(row["total_count"]) == number["pairs"]
             assert _number(row["rate"]) == number["value"]

@@ -239,6 +239,7 @@ class ErrorHint(enum.StrEnum):
 GATE_KEYS: Final = (
     "slice",
     "metric",
+    "label",
     "level",
     "min_lower",
     "max_upper",

@@ -144,17 +144,14 @@ def gwet_ac(
 
 
 def _alpha_exact(
-    units: Mapping[tuple[int, int], int], scores: Sequence[Fraction] | None
+    units: Mapping[tuple[int, int], int], scores: Mapping[int, Fraction] | None
 ) -> Fraction | None:
     # alpha = 1 - (N - 1) D_o / D_e over two-coder units, N = 2n pooled values.
     # Nominal (scores None): delta = [c != k]; otherwise delta = (s_c - s_k)**2.
     n = sum(units.values())
     if n == 0:
         return None
-    pooled: dict[int, int] = {}
-    for (i, j), count in units.items():
-        pooled[i] = pooled.get(i, 0) + count
-        pooled[j] = pooled.get(j, 0) + count
+    pooled = _pooled(units)
     big_n = 2 * n
     if scores is None:
         observed = Fraction(sum(2 * count for (i, j), count in units.items() if i != j))
@@ -172,29 +169,121 @@ def _alpha_exact(
     return 1 - (big_n - 1) * observed / expected
 
 
-def _ordinal_scores(units: Mapping[tuple[int, int], int], size: int) -> list[Fraction]:
-    # Krippendorff's ordinal difference: delta_ck = (sum_{g=c..k} n_g - (n_c + n_k) / 2)**2,
-    # which is (m_k - m_c)**2 with the mid-cumulative position m_c = N_{<c} + n_c / 2.
-    pooled = [0] * size
+def _pooled(units: Mapping[tuple[int, int], int]) -> dict[int, int]:
+    pooled: dict[int, int] = {}
     for (i, j), count in units.items():
-        pooled[i] += count
-        pooled[j] += count
-    scores: list[Fraction] = []
+        pooled[i] = pooled.get(i, 0) + count
+        pooled[j] = pooled.get(j, 0) + count
+    return pooled
+
+
+def _ordinal_scores(units: Mapping[tuple[int, int], int]) -> dict[int, Fraction]:
+    # Krippendorff's ordinal difference: delta_ck = (sum_{g=c..k} n_g - (n_c + n_k) / 2)**2,
+    # which is (m_k - m_c)**2 with the mid-cumulative position m_c = N_{<c} + n_c / 2. Levels
+    # no value uses add nothing to N_{<c}: only the used levels are scored (a scale may have
+    # 10,000 levels).
+    scores: dict[int, Fraction] = {}
     below = 0
-    for m in pooled:
-        scores.append(below + Fraction(m, 2))
+    for level, m in sorted(_pooled(units).items()):
+        scores[level] = below + Fraction(m, 2)
         below += m
     return scores
 
 
 def _alpha_of(
-    units: Mapping[tuple[int, int], int], metric: str, size: int, values: Sequence[Fraction]
+    units: Mapping[tuple[int, int], int], metric: str, values: Sequence[Fraction]
 ) -> Fraction | None:
     if metric == "nominal":
         return _alpha_exact(units, None)
     if metric == "ordinal":
-        return _alpha_exact(units, _ordinal_scores(units, size))
-    return _alpha_exact(units, values)
+        return _alpha_exact(units, _ordinal_scores(units))
+    return _alpha_exact(units, dict(enumerate(values)))
+
+
+def interval_alpha(
+    pairs: Mapping[tuple[Fraction, Fraction], int],
+) -> tuple[Fraction, float | None, int] | None:
+    """Interval alpha of (gold, answer) numbers, exactly, with its jackknife variance.
+
+    With ``N = 2n`` pooled values, ``S1`` and ``S2`` their sum and sum of
+    squares and ``D = sum_rows 2 (gold - answer)**2``::
+
+        alpha = 1 - (N - 1) D / (2 N S2 - 2 S1**2)
+
+    Each leave-one-out alpha updates the four sums, so the jackknife costs one
+    exact evaluation per distinct pair. Every leave-one-out alpha is exact and
+    rounded once; the variance ``(n - 1) / n * sum (alpha_(-u) - mean)**2`` is
+    then summed with :func:`math.fsum` in the pairs' sorted order, so it is
+    the same on every platform.
+
+    Returns:
+        ``(alpha, jackknife variance or None, pairs)``, or None when alpha is
+        undefined (no pairs, or every pooled value equal).
+    """
+    n = sum(pairs.values())
+    if n == 0:
+        return None
+    # Integers throughout: every value times the least common denominator (the scale cancels).
+    scale = math.lcm(*(v.denominator for pair in pairs for v in pair))
+    units = sorted(((int(g * scale), int(a * scale)), count) for (g, a), count in pairs.items())
+    s1 = s2 = d = 0
+    for (g, a), count in units:
+        s1 += count * (g + a)
+        s2 += count * (g * g + a * a)
+        d += count * 2 * (g - a) ** 2
+
+    def parts(n: int, s1: int, s2: int, d: int) -> tuple[int, int] | None:
+        # alpha = (E - (N - 1) D) / E with E = 2 N S2 - 2 S1**2, N = 2n.
+        big_n = 2 * n
+        expected = 2 * big_n * s2 - 2 * s1 * s1
+        return None if n == 0 or expected == 0 else (expected - (big_n - 1) * d, expected)
+
+    found = parts(n, s1, s2, d)
+    if found is None:
+        return None
+    alpha = Fraction(*found)
+    if n < 2:
+        return alpha, None, n
+    values: list[tuple[float, int]] = []
+    for (g, a), count in units:
+        left = parts(n - 1, s1 - g - a, s2 - g * g - a * a, d - 2 * (g - a) ** 2)
+        if left is None:
+            return alpha, None, n
+        values.append((left[0] / left[1], count))  # int / int: correctly rounded
+    mean = math.fsum(value * count for value, count in values) / n
+    spread = math.fsum(count * (value - mean) ** 2 for value, count in values)
+    return alpha, (n - 1) / n * spread, n
+
+
+def alpha_interval(alpha: Fraction, variance: float | None, z: float) -> Interval | None:
+    """``alpha -/+ z sqrt(variance)``, clamped as :func:`krippendorff_alpha`'s; None without one."""
+    if variance is None:
+        return None
+    return _clamped(alpha, Fraction(variance), z)[1]
+
+
+JACKKNIFE_LIMIT: Final = 250_000
+"""The largest (distinct cells x categories used) whose jackknife is computed: beyond it (a
+sparse table on a long ordinal scale) alpha has no interval rather than minutes of work."""
+
+
+def _jackknife(
+    units: dict[tuple[int, int], int], metric: str, numbers: Sequence[Fraction], n: int
+) -> float | None:
+    # (n - 1) / n * sum over rows of (alpha_(-row) - mean)**2, each alpha_(-row) exact and
+    # rounded once, the sums taken with math.fsum in the cells' sorted order.
+    values: list[tuple[float, int]] = []
+    for cell in sorted(units):
+        count = units[cell]
+        units[cell] -= 1
+        reduced = {key: m for key, m in units.items() if m}
+        found = _alpha_of(reduced, metric, numbers)
+        units[cell] += 1
+        if found is None:
+            return None
+        values.append((float(found), count))
+    mean = math.fsum(value * count for value, count in values) / n
+    return (n - 1) / n * math.fsum(count * (value - mean) ** 2 for value, count in values)
 
 
 def krippendorff_alpha(
@@ -218,9 +307,10 @@ def krippendorff_alpha(
     ``alpha -/+ z sqrt(v)`` with the delete-one-unit jackknife variance ``v =
     (n - 1) / n * sum_u (alpha_(-u) - mean_u alpha_(-u))**2`` (every
     leave-one-out alpha recomputed exactly, including the ordinal metric's
-    marginals), clamped to [-1, 1] (alpha can lie below -1 on a small table:
-    the interval then starts at alpha); None when some leave-one-out alpha is
-    undefined or ``n < 2``.
+    marginals, rounded once and summed with :func:`math.fsum` in sorted order),
+    clamped to [-1, 1] (alpha can lie below -1 on a small table: the interval
+    then starts at alpha); None when some leave-one-out alpha is undefined,
+    ``n < 2``, or the table is beyond :data:`JACKKNIFE_LIMIT`.
 
     Args:
         cells: Nonzero cells (gold category, answer category, count).
@@ -243,21 +333,13 @@ def krippendorff_alpha(
     for i, j, count in table:
         units[i, j] = units.get((i, j), 0) + count
     n = sum(units.values())
-    alpha = _alpha_of(units, metric, size, numbers)
+    alpha = _alpha_of(units, metric, numbers)
     if alpha is None:
         return None
     interval: Interval | None = None
-    leave_one_out: list[tuple[Fraction, int]] = []
-    for cell, count in units.items():
-        units[cell] -= 1
-        reduced = {key: m for key, m in units.items() if m}
-        found = _alpha_of(reduced, metric, size, numbers) if n >= 2 else None
-        units[cell] += 1
-        if found is None:
-            break
-        leave_one_out.append((found, count))
-    else:
-        mean = sum((a * m for a, m in leave_one_out), Fraction(0)) / n
-        spread = sum((m * (a - mean) ** 2 for a, m in leave_one_out), Fraction(0))
-        interval = _clamped(alpha, Fraction(n - 1, n) * spread, z)[1]
+    used = len(_pooled(units))
+    if n >= 2 and len(units) * used <= JACKKNIFE_LIMIT:
+        variance = _jackknife(units, metric, numbers, n)
+        if variance is not None:
+            interval = _clamped(alpha, Fraction(variance), z)[1]
     return float(alpha), interval, n

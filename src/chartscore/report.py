@@ -8,6 +8,7 @@ no values, case ids, digests, offsets, paths or per-case decisions.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from fractions import Fraction
@@ -31,7 +32,24 @@ from chartscore.clustered import (
 from chartscore.confusion import f1_score, macro_f1
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.errors import valid_field_id as is_valid_field_id
-from chartscore.reliability import ALPHA_METRICS, LOWEST, gwet_ac, krippendorff_alpha
+from chartscore.magnitude import UNITS as MAGNITUDE_UNITS
+from chartscore.magnitude import (
+    ErrorSums,
+    bias_interval,
+    chance_level,
+    exact_decimal,
+    limits_of_agreement,
+    mean_absolute_error,
+    mean_signed_error,
+    parse_exact_decimal,
+)
+from chartscore.reliability import (
+    ALPHA_METRICS,
+    LOWEST,
+    alpha_interval,
+    gwet_ac,
+    krippendorff_alpha,
+)
 from chartscore.stats import Z95, cohen_kappa, wilson_interval
 from chartscore.tally import (
     CORE_METRICS,
@@ -43,6 +61,13 @@ from chartscore.tally import (
     KappaTable,
     SliceTally,
     Tally,
+)
+from chartscore.uncertainty import (
+    DECILES,
+    UncertaintySums,
+    auroc,
+    brier_score,
+    hanley_mcneil_interval,
 )
 
 REPORT_FORMAT: Final = "chartscore.report"
@@ -426,6 +451,254 @@ class CoefficientResult:
         return out
 
 
+_MAGNITUDE_KEYS: Final = (
+    "unit",
+    "pairs",
+    "sum_absolute",
+    "sum_signed",
+    "sum_squares",
+    "mean_absolute_error",
+    "mean_signed_error",
+    "limits_of_agreement",
+    "chance",
+)
+_CHANCE_KEYS: Final = ("gold_rows", "sum_deviation", "mean_absolute_deviation")
+
+
+def _pair_or_none(value: Interval | None) -> list[float] | None:
+    return None if value is None else list(value)
+
+
+@attrs.frozen
+class MagnitudeResult:
+    """A number or date field's error magnitude (docs/metrics.md, "Error magnitude").
+
+    Every figure is computed from the exact sums (:class:`~chartscore.magnitude.ErrorSums`),
+    which the document holds as exact decimals, at the document's ``z``.
+
+    Attributes:
+        sums: The exact sums.
+        z: The normal quantile of the interval and the limits of agreement.
+    """
+
+    sums: ErrorSums
+    z: float = Z95
+
+    @property
+    def unit(self) -> str:
+        """``"field"`` (the field's own unit) or ``"days"``."""
+        return self.sums.unit
+
+    @property
+    def pairs(self) -> int:
+        """Answered answerable rows with a distance: the denominator."""
+        return self.sums.pairs
+
+    @property
+    def gold_rows(self) -> int:
+        """Answerable rows whose gold has a distance: the chance level's denominator."""
+        return self.sums.gold_rows
+
+    @property
+    def mean_absolute_error(self) -> float | None:
+        """``sum |answer - gold| / pairs``."""
+        return mean_absolute_error(self.sums)
+
+    @property
+    def bias(self) -> float | None:
+        """The mean signed error ``sum (answer - gold) / pairs``."""
+        return mean_signed_error(self.sums)
+
+    @property
+    def bias_interval(self) -> Interval | None:
+        """``bias -/+ z s / sqrt(pairs)``; None with fewer than two pairs."""
+        return bias_interval(self.sums, self.z)
+
+    @property
+    def limits_of_agreement(self) -> Interval | None:
+        """Bland and Altman's ``bias -/+ z s``; None with fewer than two pairs."""
+        return limits_of_agreement(self.sums, self.z)
+
+    @property
+    def chance_level(self) -> float | None:
+        """The mean distance of gold from its median: a constant answer's error."""
+        return chance_level(self.sums)
+
+    @classmethod
+    def from_dict(cls, value: object, z: float = Z95) -> MagnitudeResult:
+        """Rebuild a magnitude from its report JSON, recomputing every figure.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for another shape, a sum that
+                is not an exact decimal, sums no rows could give, or a figure
+                that is not the one its sums give.
+        """
+        members = _strict_json.members(value, _MAGNITUDE_KEYS)
+        chance = _strict_json.members(members["chance"], _CHANCE_KEYS)
+        signed = _strict_json.members(members["mean_signed_error"], ("estimate", "interval"))
+        sums = [
+            parse_exact_decimal(raw)
+            for raw in (
+                members["sum_absolute"],
+                members["sum_signed"],
+                members["sum_squares"],
+                chance["sum_deviation"],
+            )
+        ]
+        unit = members["unit"]
+        if any(found is None for found in sums) or unit not in MAGNITUDE_UNITS:
+            _strict_json.invalid()
+        absolute, total, squares, deviation = sums
+        try:
+            exact = ErrorSums(
+                unit,
+                _strict_json.count(members["pairs"]),
+                absolute,  # type: ignore[arg-type]
+                total,  # type: ignore[arg-type]
+                squares,  # type: ignore[arg-type]
+                _strict_json.count(chance["gold_rows"]),
+                deviation,  # type: ignore[arg-type]
+            )
+        except ValueError:
+            _strict_json.invalid()
+        result = cls(exact, z)
+        for figure in (members["mean_absolute_error"], signed["estimate"]):
+            if figure is not None:
+                _strict_json.number(figure, -math.inf, math.inf)
+        if chance["mean_absolute_deviation"] is not None:
+            _strict_json.number(chance["mean_absolute_deviation"], 0, math.inf)
+        for bounds in (members["limits_of_agreement"], signed["interval"]):
+            if bounds is not None:
+                _strict_json.interval(bounds, -math.inf, math.inf)
+        shown = {**members, "mean_signed_error": dict(signed), "chance": dict(chance)}
+        if result.to_dict() != shown:
+            _strict_json.invalid()
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """The sums as exact decimals, and the figures they give."""
+        return {
+            "unit": self.unit,
+            "pairs": self.pairs,
+            "sum_absolute": exact_decimal(self.sums.sum_absolute),
+            "sum_signed": exact_decimal(self.sums.sum_signed),
+            "sum_squares": exact_decimal(self.sums.sum_squares),
+            "mean_absolute_error": self.mean_absolute_error,
+            "mean_signed_error": {
+                "estimate": self.bias,
+                "interval": _pair_or_none(self.bias_interval),
+            },
+            "limits_of_agreement": _pair_or_none(self.limits_of_agreement),
+            "chance": {
+                "gold_rows": self.gold_rows,
+                "sum_deviation": exact_decimal(self.sums.sum_deviation),
+                "mean_absolute_deviation": self.chance_level,
+            },
+        }
+
+
+_UNCERTAINTY_KEYS: Final = (
+    "rows",
+    "agreed",
+    "without_uncertainty",
+    "ranked_twice",
+    "auroc",
+    "auroc_interval",
+    "brier_sum",
+    "brier_score",
+    "risk_coverage",
+)
+
+
+@attrs.frozen
+class UncertaintyResult:
+    """A field's declared uncertainty as a predictor of agreement (docs/metrics.md).
+
+    Attributes:
+        sums: The sufficient statistics (:class:`~chartscore.uncertainty.UncertaintySums`).
+        z: The normal quantile of the intervals.
+    """
+
+    sums: UncertaintySums
+    z: float = Z95
+
+    @property
+    def auroc(self) -> float | None:
+        """The AUROC of ``1 - uncertainty`` for agreement; None with one class empty."""
+        return auroc(self.sums)
+
+    @property
+    def auroc_interval(self) -> Interval | None:
+        """Hanley and McNeil's interval of the AUROC."""
+        return hanley_mcneil_interval(self.sums, self.z)
+
+    @property
+    def brier_score(self) -> float | None:
+        """Mean ``(1 - uncertainty - agreed)**2``; None with no rows."""
+        return brier_score(self.sums)
+
+    @property
+    def risk_coverage(self) -> tuple[MetricResult, ...]:
+        """Agreement among the most certain 10%, 20%, ..., 100% of the rows (Wilson intervals)."""
+        return tuple(
+            MetricResult.from_binomial(Binomial(agreed, rows), self.z)
+            for agreed, rows in self.sums.kept
+        )
+
+    @classmethod
+    def from_dict(cls, value: object, z: float = Z95) -> UncertaintyResult:
+        """Rebuild the figures from report JSON, recomputing every one.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for another shape, sums no rows
+                could give, or a figure that is not the one its sums give.
+        """
+        members = _strict_json.members(value, _UNCERTAINTY_KEYS)
+        steps = members["risk_coverage"]
+        if type(steps) is not list or len(steps) != DECILES:
+            _strict_json.invalid()
+        kept = tuple(MetricResult.from_dict(step, z) for step in steps)
+        rows = _strict_json.count(members["rows"])
+        agreed = _strict_json.count(members["agreed"])
+        brier = parse_exact_decimal(members["brier_sum"])
+        if brier is None or agreed > rows:
+            _strict_json.invalid()
+        try:
+            sums = UncertaintySums(
+                agreed,
+                rows - agreed,
+                _strict_json.count(members["ranked_twice"]),
+                brier,
+                tuple((step.success_count, step.total_count) for step in kept),
+                _strict_json.count(members["without_uncertainty"]),
+            )
+        except ValueError:
+            _strict_json.invalid()
+        result = cls(sums, z)
+        for figure in (members["auroc"], members["brier_score"]):
+            if figure is not None:
+                _strict_json.number(figure, 0, 1)
+        if members["auroc_interval"] is not None:
+            _strict_json.interval(members["auroc_interval"], 0, 1)
+        if result.to_dict() != {**members, "risk_coverage": [step.to_dict() for step in kept]}:
+            _strict_json.invalid()
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """The sufficient statistics and the figures they give."""
+        return {
+            "rows": self.sums.rows,
+            "agreed": self.sums.agreed,
+            "without_uncertainty": self.sums.without,
+            "ranked_twice": self.sums.ranked_twice,
+            "auroc": self.auroc,
+            "auroc_interval": _pair_or_none(self.auroc_interval),
+            "brier_sum": exact_decimal(self.sums.brier_sum),
+            "brier_score": self.brier_score,
+            "risk_coverage": [step.to_dict() for step in self.risk_coverage],
+        }
+
+
 def _f1(metrics: Mapping[str, MetricResult]) -> float | None:
     # F1 from the label counts: 2 TP / (gold positives + answered positives).
     sensitivity, ppv = metrics["sensitivity"], metrics["ppv"]
@@ -514,7 +787,12 @@ class SliceReport:
             a field with declared labels), by name; None otherwise.
         coefficients: A field slice's prevalence-robust coefficients beside
             kappa (:class:`CoefficientResult`): ``ac1`` or ``ac2`` and
-            ``alpha``, by name; None otherwise.
+            ``alpha``, by name; a number or date field's interval ``alpha``;
+            None otherwise.
+        magnitude: A number or date field's error magnitude
+            (:class:`MagnitudeResult`); None otherwise.
+        uncertainty: A field slice's declared-uncertainty figures
+            (:class:`UncertaintyResult`); None for pooled slices.
     """
 
     counts: Mapping[str, int]
@@ -522,6 +800,8 @@ class SliceReport:
     kappa: KappaResult | None = None
     labels: Mapping[str, LabelResult] | None = None
     coefficients: Mapping[str, CoefficientResult] | None = None
+    magnitude: MagnitudeResult | None = None
+    uncertainty: UncertaintyResult | None = None
 
     @property
     def micro_f1(self) -> float | None:
@@ -566,7 +846,11 @@ class SliceReport:
                 for name, b in part.metrics.items()
             },
             kappa=None if part.kappa is None else KappaResult.from_table(part.kappa, z),
-            coefficients=None if part.kappa is None else _coefficients(part.kappa, z),
+            coefficients=_coefficients(part, z),
+            magnitude=None if part.magnitude is None else MagnitudeResult(part.magnitude.sums, z),
+            uncertainty=None
+            if part.uncertainty is None
+            else UncertaintyResult(part.uncertainty, z),
             labels=None
             if part.labels is None
             else {
@@ -598,7 +882,14 @@ class SliceReport:
         if kind != "overall":
             optional += TYPE_METRICS
         if kind == "field":
-            optional += ("kappa", "macro_f1", "labels", *COEFFICIENT_NAMES)
+            optional += (
+                "kappa",
+                "macro_f1",
+                "labels",
+                "error_magnitude",
+                "declared_uncertainty",
+                *COEFFICIENT_NAMES,
+            )
         members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
         counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
@@ -613,14 +904,37 @@ class SliceReport:
             for name in COEFFICIENT_NAMES
             if name in members
         }
+        magnitude = None
+        if "error_magnitude" in members:
+            magnitude = MagnitudeResult.from_dict(members["error_magnitude"], z)
+            if (
+                magnitude.pairs > counts["answerable_count"]
+                or magnitude.gold_rows > counts["answerable_count"]
+            ):
+                _strict_json.invalid()
+        uncertainty = None
+        if "declared_uncertainty" in members:
+            uncertainty = UncertaintyResult.from_dict(members["declared_uncertainty"], z)
+            sums = uncertainty.sums
+            answered_answerable = (
+                counts["answered_count"] - metrics["unanswerable_answer"].success_count
+            )
+            if sums.rows + sums.without != answered_answerable or (
+                sums.agreed > metrics["normalized_agreement"].success_count
+            ):
+                _strict_json.invalid()
+        elif kind == "field":
+            _strict_json.invalid()  # every field slice has them
         _check_identities(counts, metrics, kind)
-        _check_coefficients(kappa, coefficients)
+        _check_coefficients(kappa, coefficients, magnitude)
         result = cls(
             counts=counts,
             metrics=metrics,
             kappa=kappa,
             labels=labels,
             coefficients=coefficients or None,
+            magnitude=magnitude,
+            uncertainty=uncertainty,
         )
         _check_label_figures(members, result)
         return result
@@ -659,6 +973,10 @@ class SliceReport:
             out["kappa"] = self.kappa.to_dict()
         for name, coefficient in (self.coefficients or {}).items():
             out[name] = coefficient.to_dict()
+        if self.magnitude is not None:
+            out["error_magnitude"] = self.magnitude.to_dict()
+        if self.uncertainty is not None:
+            out["declared_uncertainty"] = self.uncertainty.to_dict()
         if "sensitivity" in self.metrics:
             out["micro_f1"] = self.micro_f1
         if self.labels is not None:
@@ -671,17 +989,38 @@ COEFFICIENT_NAMES: Final[tuple[str, ...]] = ("ac1", "ac2", "alpha")
 """The prevalence-robust coefficients a field slice may hold beside kappa."""
 
 
-def _coefficients(table: KappaTable, z: float) -> dict[str, CoefficientResult]:
-    # AC1 with nominal alpha for unweighted tables; AC2 with ordinal alpha for ordinal fields.
+def _coefficients(part: SliceTally, z: float) -> dict[str, CoefficientResult] | None:
+    # AC1 with nominal alpha for unweighted tables; AC2 with ordinal alpha for ordinal fields;
+    # interval alpha for numbers and dates.
+    table, magnitude = part.kappa, part.magnitude
+    if magnitude is not None:
+        pairs = magnitude.sums.pairs
+        if magnitude.alpha is None:
+            return {"alpha": CoefficientResult("alpha", None, None, pairs, "interval")}
+        interval = alpha_interval(magnitude.alpha, magnitude.alpha_variance, z)
+        value = float(magnitude.alpha)
+        return {"alpha": CoefficientResult("alpha", value, interval, pairs, "interval")}
+    if table is None:
+        return None
     metric = "nominal" if table.weighting == "none" else "ordinal"
     gwet = CoefficientResult.gwet(table, z)
     return {gwet.name: gwet, "alpha": CoefficientResult.alpha(table, metric, z)}
 
 
 def _check_coefficients(
-    kappa: KappaResult | None, coefficients: Mapping[str, CoefficientResult]
+    kappa: KappaResult | None,
+    coefficients: Mapping[str, CoefficientResult],
+    magnitude: MagnitudeResult | None = None,
 ) -> None:
-    # Kappa's fields hold one Gwet coefficient and alpha, over kappa's pairs.
+    # Kappa's fields hold one Gwet coefficient and alpha, over kappa's pairs; a number or
+    # date field holds interval alpha over its error magnitude's pairs.
+    if magnitude is not None:
+        alpha = coefficients.get("alpha")
+        if kappa is not None or set(coefficients) != {"alpha"} or alpha is None:
+            _strict_json.invalid()
+        if alpha.metric != "interval" or alpha.pairs != magnitude.pairs:
+            _strict_json.invalid()
+        return
     if kappa is None:
         if coefficients:
             _strict_json.invalid()

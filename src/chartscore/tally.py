@@ -9,11 +9,14 @@ modules (``model``, ``normalize``, ``agreement``, ``scoring``, ``io``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Final
 
 import attrs
 
 from chartscore.clustered import ClusterSums
+from chartscore.magnitude import ErrorSums
+from chartscore.uncertainty import UncertaintySums
 
 COUNT_NAMES: Final = (
     "field_count",
@@ -115,6 +118,22 @@ class KappaTable:
 
 
 @attrs.frozen
+class MagnitudeTally:
+    """A number or date field's error sums and interval alpha (docs/metrics.md).
+
+    Attributes:
+        sums: The exact sums of its errors and of its gold's deviations.
+        alpha: Krippendorff's interval alpha of the (gold, answer) pairs, or
+            None when undefined (no pairs, or no spread).
+        alpha_variance: alpha's jackknife variance, or None (fewer than two pairs).
+    """
+
+    sums: ErrorSums
+    alpha: Fraction | None = None
+    alpha_variance: float | None = None
+
+
+@attrs.frozen
 class SliceTally:
     """Counts and binomials for one slice (overall, a field, or a field type).
 
@@ -123,7 +142,9 @@ class SliceTally:
     clustered interval; None for a field slice, whose rows are one per case.
     ``labels`` holds, for a field slice with declared labels, each label's
     :data:`LABEL_METRICS` (by the label's name in the schema, normalized), in
-    report order; None otherwise.
+    report order; None otherwise. ``magnitude`` holds a number or date field's
+    error sums (:class:`MagnitudeTally`); None otherwise. ``uncertainty`` holds a
+    field slice's declared-uncertainty sums; None for pooled slices.
     """
 
     counts: Mapping[str, int]
@@ -131,6 +152,8 @@ class SliceTally:
     kappa: KappaTable | None = None
     clusters: Mapping[str, ClusterSums] | None = None
     labels: Mapping[str, Mapping[str, Binomial]] | None = None
+    magnitude: MagnitudeTally | None = None
+    uncertainty: UncertaintySums | None = None
 
     def __attrs_post_init__(self) -> None:
         if tuple(self.counts) != COUNT_NAMES:

@@ -68,6 +68,12 @@ def kappa_number(value: float) -> str:
     return text
 
 
+def magnitude_number(value: float) -> str:
+    """An error in the field's unit or in days, to four significant digits (``-0`` as ``0``)."""
+    text = f"{value:.4g}"
+    return "0" if float(text) == 0.0 else text
+
+
 def _signed_points(fraction: float) -> str:
     text = percent(fraction)
     return text if fraction <= 0 or text.startswith("-") else "+" + text
@@ -110,6 +116,8 @@ def value_text(estimate: Estimate) -> str:
         return kappa_number(value)
     if estimate.kind is Kind.SCORE:
         return kappa_number(value)
+    if estimate.kind is Kind.MAGNITUDE:
+        return magnitude_number(value)
     return _signed_points(value) + " pp"
 
 
@@ -126,6 +134,8 @@ def interval_text(estimate: Estimate) -> str:
         return f"[{percent(bounds[0])}-{percent(bounds[1])}]"
     if estimate.kind is Kind.KAPPA:
         low, high = kappa_number(bounds[0]), kappa_number(bounds[1])
+    elif estimate.kind is Kind.MAGNITUDE:
+        low, high = magnitude_number(bounds[0]), magnitude_number(bounds[1])
     else:
         low, high = _signed_points(bounds[0]), _signed_points(bounds[1])
     return f"[{low}, {high}]"

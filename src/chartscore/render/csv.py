@@ -11,8 +11,14 @@ cell equals the report's number exactly. Kappa has its own rows
 ``lower``/``upper``, the pairs in ``total_count`` and an empty
 ``success_count``; so have AC1, AC2 and alpha. F1 (``f1`` per label,
 ``micro_f1`` and ``macro_f1`` per slice) has its value in ``rate`` and every
-other cell empty. An empty ``rate``, ``lower`` or ``upper`` means no trials
-(or an undefined kappa).
+other cell empty. Error magnitudes (``mean_absolute_error``,
+``mean_signed_error``, ``limits_of_agreement``: the bias in ``rate`` and the
+limits in ``lower``/``upper``; ``chance_level``) have their pairs (or gold
+rows) in ``total_count``. Declared uncertainty: ``uncertainty_auroc`` (its rows
+in ``total_count``), ``brier_score``, ``without_uncertainty`` (the count in
+``total_count``) and ten ``risk_coverage`` rows labelled ``10%`` to ``100%``.
+An empty ``rate``, ``lower`` or ``upper`` means no trials (or an undefined
+kappa).
 
 A shared report's CSV adds a tenth column, ``suppressed``: the names of the
 row's cells that are withheld, space-separated (``success_count``,

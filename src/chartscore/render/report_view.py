@@ -23,7 +23,7 @@ import attrs
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.render._numbers import count_text
+from chartscore.render._numbers import count_text, interval_text
 from chartscore.render.definitions import (
     COEFFICIENTS,
     INTERVAL_NOTE,
@@ -48,8 +48,10 @@ from chartscore.report import (
     REPORT_FORMAT,
     REPORT_FORMAT_VERSION,
     CoefficientResult,
+    MagnitudeResult,
     Report,
     SliceReport,
+    UncertaintyResult,
 )
 from chartscore.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
@@ -250,7 +252,170 @@ def _label_estimates(kind: str, name: str, part: SliceLike) -> list[Estimate]:
         out.append(score_estimate(kind, name, "macro_f1", part.macro_f1))
     for metric, coefficient in (part.coefficients or {}).items():
         out.append(coefficient_estimate(name, metric, coefficient))
+    if part.magnitude is not None:
+        out += magnitude_estimates(name, part.magnitude)
+    if part.uncertainty is not None:
+        out += uncertainty_estimates(name, part.uncertainty)
     return out
+
+
+RISK_COVERAGE_LABELS: Final = tuple(f"{10 * k}%" for k in range(1, 11))
+"""The ``label`` of each risk-coverage estimate: the share of rows kept, most certain first."""
+
+
+def uncertainty_estimates(name: str, uncertainty: UncertaintyResult) -> list[Estimate]:
+    """AUROC (``total_count``: rows with an uncertainty), Brier score, rows without one,
+    and agreement among the most certain 10%, ..., 100% of the rows (``label``)."""
+    sums = uncertainty.sums
+    low, high = uncertainty.auroc_interval or (None, None)
+    out = [
+        Estimate(
+            "field",
+            name,
+            "uncertainty_auroc",
+            Kind.KAPPA,
+            None,
+            sums.rows,
+            uncertainty.auroc,
+            low,
+            high,
+        ),
+        Estimate(
+            "field",
+            name,
+            "brier_score",
+            Kind.SCORE,
+            None,
+            sums.rows,
+            uncertainty.brier_score,
+            None,
+            None,
+            True,
+        ),
+        Estimate(
+            "field", name, "without_uncertainty", Kind.SCORE, None, sums.without, None, None, None
+        ),
+    ]
+    for label, step in zip(RISK_COVERAGE_LABELS, uncertainty.risk_coverage, strict=True):
+        estimate = rate_estimate("field", name, "risk_coverage", step)
+        out.append(attrs.evolve(estimate, label=label))
+    return out
+
+
+def _uncertainty_table(estimates: list[Estimate]) -> Table | None:
+    rows: dict[str, dict[str, Estimate]] = {}
+    for e in estimates:
+        if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
+            rows.setdefault(e.name, {})[e.metric] = e
+        elif e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
+            rows.setdefault(e.name, {})[e.label] = e
+    rows = {name: cells for name, cells in rows.items() if cells["uncertainty_auroc"].total_count}
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            "field",
+            name,
+            (
+                cells["uncertainty_auroc"].total_count,
+                cells["without_uncertainty"].total_count,
+                cells["uncertainty_auroc"],
+                cells["brier_score"],
+                cells["10%"],
+                cells["50%"],
+                cells["100%"],
+            ),
+        )
+        for name, cells in rows.items()
+    )
+    columns = (
+        Column("rows"),
+        Column("without"),
+        Column(title("uncertainty_auroc"), "uncertainty_auroc"),
+        Column(title("brier_score"), "brier_score", True),
+        Column("agreement, most certain 10%", "risk_coverage"),
+        Column("50%", "risk_coverage"),
+        Column("all", "risk_coverage"),
+    )
+    return Table(
+        "uncertainty",
+        "Declared uncertainty (does it separate right answers from wrong ones?)",
+        "Over answered answerable rows with an uncertainty (rows; without: rows that declared "
+        "none): AUROC of 1 - uncertainty for normalized agreement [95% Hanley-McNeil] (0.5 is "
+        "no better than chance), Brier score of 1 - uncertainty (lower is better), and "
+        "agreement among the most certain rows when the others abstain.",
+        "field",
+        columns,
+        table_rows,
+    )
+
+
+def magnitude_estimates(name: str, magnitude: MagnitudeResult) -> list[Estimate]:
+    """A number or date field's error figures (pairs, or gold rows, in ``total_count``)."""
+
+    def figure(
+        metric: str, value: float | None, bounds: tuple[float, float] | None, n: int
+    ) -> Estimate:
+        low, high = bounds if bounds is not None else (None, None)
+        error = metric != "chance_level"
+        return Estimate("field", name, metric, Kind.MAGNITUDE, None, n, value, low, high, error)
+
+    pairs = magnitude.pairs
+    return [
+        figure("mean_absolute_error", magnitude.mean_absolute_error, None, pairs),
+        figure("mean_signed_error", magnitude.bias, magnitude.bias_interval, pairs),
+        figure("limits_of_agreement", magnitude.bias, magnitude.limits_of_agreement, pairs),
+        figure("chance_level", magnitude.chance_level, None, magnitude.gold_rows),
+    ]
+
+
+def _magnitude_table(estimates: list[Estimate], units: Mapping[str, str]) -> Table | None:
+    rows: dict[str, dict[str, Estimate]] = {}
+    for e in estimates:
+        if e.kind is Kind.MAGNITUDE:
+            rows.setdefault(e.name, {})[e.metric] = e
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            "field",
+            name,
+            (
+                "days" if units.get(name) == "days" else "field's unit",
+                cells["mean_absolute_error"].total_count,
+                cells["mean_absolute_error"],
+                cells["mean_signed_error"],
+                _limits(cells["limits_of_agreement"]),
+                cells["chance_level"],
+                cells["chance_level"].total_count,
+            ),
+        )
+        for name, cells in rows.items()
+    )
+    columns = (
+        Column("unit"),
+        Column("pairs"),
+        Column(title("mean_absolute_error"), "mean_absolute_error", True),
+        Column("bias [95% interval]", "mean_signed_error"),
+        Column(title("limits_of_agreement"), "limits_of_agreement"),
+        Column(title("chance_level"), "chance_level"),
+        Column("gold rows"),
+    )
+    return Table(
+        "magnitude",
+        "Error magnitude (numbers and dates)",
+        "Over answered answerable rows with a distance (pairs); errors are answer - gold. "
+        "The chance level is the mean distance of gold from its median (over gold rows): "
+        "what a constant answer scores. Limits of agreement: Bland-Altman, bias -/+ 1.96 SD.",
+        "field",
+        columns,
+        table_rows,
+    )
+
+
+def _limits(estimate: Estimate) -> str:
+    text = interval_text(estimate)
+    return text or "undefined"
 
 
 def _estimates(slices: Iterable[Slice], *, shared: bool) -> list[Estimate]:
@@ -305,6 +470,16 @@ def _label_table(estimates: list[Estimate]) -> Table | None:
     )
 
 
+def _units(report: ReportLike) -> dict[str, str]:
+    if not isinstance(report, Report):
+        return {}
+    return {
+        name: part.magnitude.unit
+        for name, part in report.by_field.items()
+        if part.magnitude is not None
+    }
+
+
 def _coefficient_table(estimates: list[Estimate]) -> Table | None:
     rows: dict[str, dict[str, Estimate]] = {}
     for e in estimates:
@@ -313,14 +488,19 @@ def _coefficient_table(estimates: list[Estimate]) -> Table | None:
     if not rows:
         return None
     table_rows = tuple(
-        Row("field", name, (cells.get("ac"), cells.get("alpha"), cells["alpha"].total_count))
+        Row(
+            "field",
+            name,
+            (cells.get("ac") or "not applicable", cells["alpha"], cells["alpha"].total_count),
+        )
         for name, cells in rows.items()
     )
     return Table(
         "coefficients",
         "Prevalence-robust agreement (higher is better)",
         "Gwet's AC1 (AC2: quadratic weights, ordinal fields) and Krippendorff's alpha "
-        "(nominal; ordinal for ordinal fields) [95% interval] over kappa's pairs; beside kappa, "
+        "(nominal; ordinal for ordinal fields; interval for numbers and dates) [95% interval] "
+        "over kappa's pairs (numbers and dates: the error magnitude's pairs); beside kappa, "
         "which can fall to 0 at high prevalence.",
         "field",
         (Column("AC1 / AC2", "ac1"), Column("alpha", "alpha"), Column("pairs")),
@@ -572,6 +752,8 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         _label_table(shown),
         _kappa_table(shown),
         _coefficient_table(shown),
+        _magnitude_table(shown, _units(report)),
+        _uncertainty_table(shown),
         _count_table(slices),
     ]
     facts = (*_summary(report), ("order", _order_note(sort, shared=shared)))

@@ -31,6 +31,8 @@ class Kind(enum.StrEnum):
     """A paired difference of two rates (candidate - baseline), on -1..1."""
     SCORE = "score"
     """A figure of counts with no interval (F1), on 0..1; not plotted."""
+    MAGNITUDE = "magnitude"
+    """An error magnitude in the field's unit or in days, with an optional range; not plotted."""
 
 
 @attrs.frozen

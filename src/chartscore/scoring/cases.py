@@ -64,9 +64,16 @@ class CaseTrackingScorer(Scorer):
             group = self._group_of[field_id] = (field_type.value, rule.extra_metrics)
         return group
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Join and count one prediction (see :class:`Scorer`) and record its row class."""
-        mask = super().add_prediction(case_id, field_id, value, supported)
+        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
         if mask < 0:
             self._cases.ignored.add(case_id)
         else:

@@ -33,6 +33,7 @@ from chartscore.comparison import (
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
+from chartscore.scoring.agreement import ANSWERABLE, ANSWERED
 from chartscore.scoring.clusters import (
     OVERALL,
     PAIR_SHIFT,
@@ -47,6 +48,7 @@ from chartscore.scoring.scorer import (
     ExtraPredictions,
     Scorer,
     collector_paused,
+    count_uncertainty,
     guarded,
     judge,
 )
@@ -79,6 +81,8 @@ def _gold_only_copy(gold: FieldCounts) -> FieldCounts:
         counts.gold_keys.update(gold.gold_keys)
     if gold.label_gold is not None and counts.label_gold is not None:
         counts.label_gold.update(gold.label_gold)
+    if gold.distance_gold is not None and counts.distance_gold is not None:
+        counts.distance_gold.update(gold.distance_gold)
     return counts
 
 
@@ -107,11 +111,25 @@ class PairedScorer(Scorer):
         super().close_gold()
         self._pairs = {field_id: _Pair(state.counts) for field_id, state in self._fields.items()}
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Not used: a paired scorer takes :meth:`add_baseline` and :meth:`add_candidate`."""
         raise TypeError("use add_baseline and add_candidate")
 
-    def add_baseline(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_baseline(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Count one baseline prediction; returns its outcome mask."""
         if self._candidate_started:
             raise ValueError("every baseline prediction comes before the candidate's")
@@ -124,10 +142,19 @@ class PairedScorer(Scorer):
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         row = judge(state, entry, value, supported, pair.baseline)
+        if row & ANSWERED and row & ANSWERABLE:
+            count_uncertainty(pair.baseline, row, uncertainty)
         pair.baseline_masks[case_id] = row
         return row & ROW_BITS
 
-    def add_candidate(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_candidate(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Count one candidate prediction and its pair with the baseline; returns its mask."""
         self._candidate_started = True
         source = InputKind.CANDIDATE
@@ -139,6 +166,8 @@ class PairedScorer(Scorer):
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         pair = self._pairs[field_id]
         row = judge(state, entry, value, supported, pair.candidate)
+        if row & ANSWERED and row & ANSWERABLE:
+            count_uncertainty(pair.candidate, row, uncertainty)
         baseline = pair.baseline_masks.pop(case_id, None)
         if baseline is None:
             baseline = state.missing_row(entry)
@@ -335,8 +364,26 @@ def compare(
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
         scorer.close_gold()
         for answer in guarded(baseline, Prediction, InputKind.BASELINE):
-            scorer.add_baseline(answer.case_id, answer.field_id, answer.value, answer.is_supported)
+            scorer.add_baseline(
+                answer.case_id,
+                answer.field_id,
+                answer.value,
+                answer.is_supported,
+                _declared(answer),
+            )
         for answer in guarded(candidate, Prediction, InputKind.CANDIDATE):
-            scorer.add_candidate(answer.case_id, answer.field_id, answer.value, answer.is_supported)
+            scorer.add_candidate(
+                answer.case_id,
+                answer.field_id,
+                answer.value,
+                answer.is_supported,
+                _declared(answer),
+            )
         tally = scorer.paired_tally()
     return Comparison.from_tally(tally)
+
+
+def _declared(answer: Prediction) -> object:
+    # The declared uncertainty of a prediction's evidence chain, or None without one.
+    chain = answer.evidence_chain
+    return None if chain is None else chain.uncertainty

@@ -16,14 +16,20 @@ it reduces everything to the value-free :class:`~chartscore.tally.Tally`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from datetime import date
+from decimal import Decimal
+from fractions import Fraction
 from typing import Final
 
 from chartscore._types import FieldType
 from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.magnitude import ErrorSums
 from chartscore.records.schema import FieldSpec
+from chartscore.reliability import interval_alpha
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
@@ -45,10 +51,30 @@ from chartscore.tally import (
     LABEL_METRICS,
     Binomial,
     KappaTable,
+    MagnitudeTally,
     SliceTally,
     Tally,
     pool,
 )
+from chartscore.uncertainty import UncertaintySums
+
+
+def _exact(uncertainty: object) -> Fraction:
+    # A declared uncertainty (int, Decimal, or a float read by its shortest repr) exactly.
+    if type(uncertainty) is float:
+        return Fraction(Decimal(repr(uncertainty)))
+    return Fraction(uncertainty)  # type: ignore[call-overload,no-any-return]
+
+
+def _day_number(key: Key) -> Fraction:
+    # A full-precision date key (year, month, day) as its proleptic Gregorian day number.
+    return Fraction(date(*key).toordinal())  # type: ignore[misc]
+
+
+def has_distance(field_type: FieldType, key: Key) -> bool:
+    """Whether a normalized number or date has a distance (dates: full precision only)."""
+    return field_type is FieldType.NUMBER or key[2] is not None  # type: ignore[index]
+
 
 # The keys of FieldCounts.label_rows.
 _ROWS: Final = 0
@@ -103,11 +129,20 @@ class FieldCounts:
             in gold (``_GOLD``), in the answer (``_ANSWER``) or in both
             (``_BOTH``). Categorical and boolean fields read their label
             tables off ``gold_keys`` and ``kappa_pairs``.
+        distances, distance_gold: A number or date field: (gold key, answer
+            key) -> answered answerable rows where both have a distance (a
+            number; two full-precision dates), and gold key -> answerable rows
+            whose gold has one (error magnitude, docs/metrics.md).
+        uncertain, without_uncertainty: Answered answerable rows by (declared
+            uncertainty, agreed under normalization), and those that declared
+            none (docs/metrics.md, "Declared uncertainty").
     """
 
     __slots__ = (
         "answerable",
         "answered_items",
+        "distance_gold",
+        "distances",
         "field_type",
         "gold_items",
         "gold_keys",
@@ -118,6 +153,8 @@ class FieldCounts:
         "outcomes",
         "spec",
         "unanswerable",
+        "uncertain",
+        "without_uncertainty",
     )
 
     def __init__(self, field_type: FieldType, spec: FieldSpec | None, *, kappa: bool) -> None:
@@ -134,6 +171,11 @@ class FieldCounts:
         labelled = field_type is FieldType.MULTI and spec is not None and spec.choices is not None
         self.label_gold: Counter[Key] | None = Counter() if labelled else None
         self.label_rows: Counter[tuple[int, Key]] | None = Counter() if labelled else None
+        measured = field_type in (FieldType.NUMBER, FieldType.DATE)
+        self.distances: Counter[tuple[Key, Key]] | None = Counter() if measured else None
+        self.distance_gold: Counter[Key] | None = Counter() if measured else None
+        self.uncertain: Counter[tuple[object, bool]] = Counter()
+        self.without_uncertainty = 0
 
     def count_labels(self, gold_key: Key, answer: Key) -> None:
         """Count an answered answerable multi-select row of the right type, label by label."""
@@ -173,6 +215,12 @@ class FieldCounts:
             self.label_gold.update(other.label_gold)
         if self.label_rows is not None and other.label_rows is not None:
             self.label_rows.update(other.label_rows)
+        if self.distances is not None and other.distances is not None:
+            self.distances.update(other.distances)
+        if self.distance_gold is not None and other.distance_gold is not None:
+            self.distance_gold.update(other.distance_gold)
+        self.uncertain.update(other.uncertain)
+        self.without_uncertainty += other.without_uncertainty
 
     @property
     def field_count(self) -> int:
@@ -235,7 +283,58 @@ class FieldCounts:
                     (table[name] for table in labels.values()), start=Binomial(0, 0)
                 )
         kappa = None if rule.kappa_weighting is None else self.kappa_table(rule)
-        return SliceTally(counts=counts, metrics=metrics, kappa=kappa, labels=labels)
+        return SliceTally(
+            counts=counts,
+            metrics=metrics,
+            kappa=kappa,
+            labels=labels,
+            magnitude=self.magnitude(),
+            uncertainty=UncertaintySums.of(
+                (
+                    (_exact(uncertainty), agreed, rows)
+                    for (uncertainty, agreed), rows in self.uncertain.items()
+                ),
+                self.without_uncertainty,
+            ),
+        )
+
+    def magnitude(self) -> MagnitudeTally | None:
+        """A number or date field's error sums and interval alpha; None for other fields.
+
+        Numbers are exact (ints and Decimals as fractions); dates are day
+        numbers. The boundary: only sums and alpha leave.
+        """
+        if self.distances is None or self.distance_gold is None:
+            return None
+        date_field = self.field_type is FieldType.DATE
+        exact: dict[Key, Fraction] = {}  # each distinct key converted once
+
+        def value(key: Key) -> Fraction:
+            found = exact.get(key)
+            if found is None:
+                found = exact[key] = (
+                    _day_number(key) if date_field else Fraction(key)  # type: ignore[call-overload]
+                )
+            return found
+
+        pairs: dict[tuple[Fraction, Fraction], int] = {}
+        for (gold, answer), rows in self.distances.items():
+            pair = (value(gold), value(answer))
+            pairs[pair] = pairs.get(pair, 0) + rows
+        gold_values: dict[Fraction, int] = {}
+        for gold, rows in self.distance_gold.items():
+            number = value(gold)
+            gold_values[number] = gold_values.get(number, 0) + rows
+        sums = ErrorSums.scaled(
+            "days" if date_field else "field",
+            math.lcm(*(number.denominator for number in exact.values())),
+            pairs,
+            gold_values,
+        )
+        found = interval_alpha(pairs)
+        if found is None:
+            return MagnitudeTally(sums)
+        return MagnitudeTally(sums, found[0], found[1])
 
     def label_tables(self, rule: FieldRule) -> dict[str, dict[str, Binomial]] | None:
         """Each declared label's confusion metrics (docs/metrics.md), by name; None if none.

@@ -29,6 +29,7 @@ from chartscore.report import Report
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
+    NORMALIZED,
     SUPPORTED,
     WRONG_TYPE,
     FieldRule,
@@ -43,7 +44,7 @@ from chartscore.scoring.clusters import (
     with_items,
     with_labels,
 )
-from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
+from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
 from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None
@@ -151,6 +152,8 @@ class Scorer:
         counts.answerable += 1
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
+        if counts.distance_gold is not None and has_distance(field_type, key):
+            counts.distance_gold[key] += 1
         if state.tracks_items:
             counts.gold_items += len(key)  # type: ignore[arg-type]
             if counts.label_gold is not None:
@@ -180,12 +183,20 @@ class Scorer:
             raise ChartscoreError(ErrorCode.EMPTY_GOLD, input=InputKind.GOLD)
         self._gold_closed = True
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Join and count one validated prediction; returns its outcome bit mask.
 
         ``supported`` is whether its evidence chain supports it (see
         :meth:`chartscore.Prediction.is_supported`); it only counts for answers.
-        A skipped extra prediction returns -1.
+        ``uncertainty`` is its chain's declared uncertainty (a number in [0, 1]),
+        or None without a chain. A skipped extra prediction returns -1.
         """
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
@@ -198,6 +209,8 @@ class Scorer:
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
         row = judge(state, entry, value, supported, state.counts)
+        if row & ANSWERED and row & ANSWERABLE:
+            count_uncertainty(state.counts, row, uncertainty)
         if row > 256:  # one object per distinct class, not per row (small ints are shared)
             row = self._classes.setdefault(row, row)
         state.cases[case_id] = row
@@ -273,6 +286,14 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
         mask, answer = state.outcome(gold_value, gold_key, value)
         if counts.kappa_pairs is not None and answer is not None:
             counts.kappa_pairs[gold_key, answer] += 1
+        distances = counts.distances
+        if (
+            distances is not None
+            and answer is not None
+            and has_distance(state.field_type, gold_key)
+            and has_distance(state.field_type, answer)
+        ):
+            distances[gold_key, answer] += 1
         if state.tracks_items:
             mask |= _item_bits(gold_key, answer, counts)
     if supported and mask & ANSWERED:
@@ -283,6 +304,14 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
     bits = mask & ROW_BITS
     outcomes[bits] = outcomes.get(bits, 0) + 1
     return mask
+
+
+def count_uncertainty(counts: FieldCounts, row: int, uncertainty: object) -> None:
+    """Count an answered answerable row's declared uncertainty against its agreement."""
+    if uncertainty is None:
+        counts.without_uncertainty += 1
+    else:
+        counts.uncertain[uncertainty, bool(row & NORMALIZED)] += 1
 
 
 def _label_bits(
@@ -458,6 +487,7 @@ def feed_records(
             field_id,
             answer.value,
             chain is not None and chain.supports(field_id, answer.normalized_fact_digest),
+            None if chain is None else chain.uncertainty,
         )
 
 
