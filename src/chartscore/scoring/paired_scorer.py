@@ -33,7 +33,6 @@ from chartscore.comparison import (
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
-from chartscore.scoring.agreement import ANSWERABLE, ANSWERED
 from chartscore.scoring.clusters import (
     OVERALL,
     PAIR_SHIFT,
@@ -82,7 +81,7 @@ def _gold_only_copy(gold: FieldCounts) -> FieldCounts:
     if gold.label_gold is not None and counts.label_gold is not None:
         counts.label_gold.update(gold.label_gold)
     if gold.distance_gold is not None and counts.distance_gold is not None:
-        counts.distance_gold.update(gold.distance_gold)
+        counts.distance_gold.update(gold.distance_gold)  # a copy of gold's: nothing to add
     return counts
 
 
@@ -142,8 +141,7 @@ class PairedScorer(Scorer):
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         row = judge(state, entry, value, supported, pair.baseline)
-        if row & ANSWERED and row & ANSWERABLE:
-            count_uncertainty(pair.baseline, row, uncertainty)
+        count_uncertainty(pair.baseline, row, uncertainty)
         pair.baseline_masks[case_id] = row
         return row & ROW_BITS
 
@@ -166,8 +164,7 @@ class PairedScorer(Scorer):
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         pair = self._pairs[field_id]
         row = judge(state, entry, value, supported, pair.candidate)
-        if row & ANSWERED and row & ANSWERABLE:
-            count_uncertainty(pair.candidate, row, uncertainty)
+        count_uncertainty(pair.candidate, row, uncertainty)
         baseline = pair.baseline_masks.pop(case_id, None)
         if baseline is None:
             baseline = state.missing_row(entry)

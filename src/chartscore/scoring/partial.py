@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from datetime import date
 from decimal import Decimal
 from fractions import Fraction
-from typing import Final
+from typing import Final, TypeVar
 
 from chartscore._types import FieldType
 from chartscore.clustered import ClusterSums
@@ -59,6 +59,12 @@ from chartscore.tally import (
 from chartscore.uncertainty import UncertaintySums
 
 
+def _add_counts(mine: dict[_K, int], other: Mapping[_K, int]) -> None:
+    # A Counter's update, for plain dicts of counts.
+    for key, count in other.items():
+        mine[key] = mine.get(key, 0) + count
+
+
 def _exact(uncertainty: object) -> Fraction:
     # A declared uncertainty (int, Decimal, or a float read by its shortest repr) exactly.
     if type(uncertainty) is float:
@@ -75,6 +81,8 @@ def has_distance(field_type: FieldType, key: Key) -> bool:
     """Whether a normalized number or date has a distance (dates: full precision only)."""
     return field_type is FieldType.NUMBER or key[2] is not None  # type: ignore[index]
 
+
+_K = TypeVar("_K")
 
 # The keys of FieldCounts.label_rows.
 _ROWS: Final = 0
@@ -133,9 +141,10 @@ class FieldCounts:
             key) -> answered answerable rows where both have a distance (a
             number; two full-precision dates), and gold key -> answerable rows
             whose gold has one (error magnitude, docs/metrics.md).
-        uncertain, without_uncertainty: Answered answerable rows by (declared
-            uncertainty, agreed under normalization), and those that declared
-            none (docs/metrics.md, "Declared uncertainty").
+        uncertain: Answered answerable rows that declared an uncertainty, by
+            (uncertainty, agreed under normalization); the others are the
+            answered answerable rows less these (docs/metrics.md, "Declared
+            uncertainty").
     """
 
     __slots__ = (
@@ -154,7 +163,6 @@ class FieldCounts:
         "spec",
         "unanswerable",
         "uncertain",
-        "without_uncertainty",
     )
 
     def __init__(self, field_type: FieldType, spec: FieldSpec | None, *, kappa: bool) -> None:
@@ -172,10 +180,11 @@ class FieldCounts:
         self.label_gold: Counter[Key] | None = Counter() if labelled else None
         self.label_rows: Counter[tuple[int, Key]] | None = Counter() if labelled else None
         measured = field_type in (FieldType.NUMBER, FieldType.DATE)
-        self.distances: Counter[tuple[Key, Key]] | None = Counter() if measured else None
-        self.distance_gold: Counter[Key] | None = Counter() if measured else None
-        self.uncertain: Counter[tuple[object, bool]] = Counter()
-        self.without_uncertainty = 0
+        # Plain dicts (counted with .get): a Counter's __missing__ is slow on the hot path,
+        # and most (gold, answer) number pairs are new.
+        self.distances: dict[tuple[Key, Key], int] | None = {} if measured else None
+        self.distance_gold: dict[Key, int] | None = {} if measured else None
+        self.uncertain: dict[tuple[object, bool], int] = {}
 
     def count_labels(self, gold_key: Key, answer: Key) -> None:
         """Count an answered answerable multi-select row of the right type, label by label."""
@@ -216,11 +225,10 @@ class FieldCounts:
         if self.label_rows is not None and other.label_rows is not None:
             self.label_rows.update(other.label_rows)
         if self.distances is not None and other.distances is not None:
-            self.distances.update(other.distances)
+            _add_counts(self.distances, other.distances)
         if self.distance_gold is not None and other.distance_gold is not None:
-            self.distance_gold.update(other.distance_gold)
-        self.uncertain.update(other.uncertain)
-        self.without_uncertainty += other.without_uncertainty
+            _add_counts(self.distance_gold, other.distance_gold)
+        _add_counts(self.uncertain, other.uncertain)
 
     @property
     def field_count(self) -> int:
@@ -294,7 +302,7 @@ class FieldCounts:
                     (_exact(uncertainty), agreed, rows)
                     for (uncertainty, agreed), rows in self.uncertain.items()
                 ),
-                self.without_uncertainty,
+                count(ANSWERED | ANSWERABLE) - sum(self.uncertain.values()),
             ),
         )
 

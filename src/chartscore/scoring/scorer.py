@@ -48,6 +48,7 @@ from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_
 from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None
+_ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
 # A gold row whose prediction has been counted holds its row class, an int
 # (scoring.clusters): the clustered intervals of pooled slices are read off them.
 _IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
@@ -67,6 +68,7 @@ class _Field:
         "counts",
         "field_type",
         "gold_keys",
+        "label_cache",
         "label_count",
         "outcome",
         "rule",
@@ -82,6 +84,7 @@ class _Field:
         self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
         self.label_count = len(rule.labels)
+        self.label_cache: dict[tuple[Key, Key | None], int] = {}  # (gold, answer) -> label bits
         self.counts = counts
         self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
@@ -152,8 +155,9 @@ class Scorer:
         counts.answerable += 1
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
-        if counts.distance_gold is not None and has_distance(field_type, key):
-            counts.distance_gold[key] += 1
+        distance_gold = counts.distance_gold
+        if distance_gold is not None and has_distance(field_type, key):
+            distance_gold[key] = distance_gold.get(key, 0) + 1
         if state.tracks_items:
             counts.gold_items += len(key)  # type: ignore[arg-type]
             if counts.label_gold is not None:
@@ -209,8 +213,10 @@ class Scorer:
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
         row = judge(state, entry, value, supported, state.counts)
-        if row & ANSWERED and row & ANSWERABLE:
-            count_uncertainty(state.counts, row, uncertainty)
+        if uncertainty is not None and row & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
+            uncertain = state.counts.uncertain
+            key = (uncertainty, row & NORMALIZED != 0)
+            uncertain[key] = uncertain.get(key, 0) + 1
         if row > 256:  # one object per distinct class, not per row (small ints are shared)
             row = self._classes.setdefault(row, row)
         state.cases[case_id] = row
@@ -287,19 +293,32 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
         if counts.kappa_pairs is not None and answer is not None:
             counts.kappa_pairs[gold_key, answer] += 1
         distances = counts.distances
+        # Numbers always have a distance; dates only at full precision (day not None).
         if (
             distances is not None
             and answer is not None
-            and has_distance(state.field_type, gold_key)
-            and has_distance(state.field_type, answer)
+            and (
+                state.field_type is FieldType.NUMBER
+                or (gold_key[2] is not None and answer[2] is not None)  # type: ignore[index]
+            )
         ):
-            distances[gold_key, answer] += 1
+            pair = (gold_key, answer)
+            distances[pair] = distances.get(pair, 0) + 1
         if state.tracks_items:
             mask |= _item_bits(gold_key, answer, counts)
     if supported and mask & ANSWERED:
         mask |= SUPPORTED
     if state.label_count and entry is not UNANSWERABLE:
-        mask = _label_bits(state, entry, value, mask, answer, counts=counts)
+        if state.tracks_items:
+            mask = _label_bits(state, entry, value, mask, answer, counts=counts)
+        else:  # one label per row: its label counts depend on (gold, answer) only
+            pair = (entry[1], answer)  # type: ignore[index]
+            bits = state.label_cache.get(pair)
+            if bits is None:
+                bits = state.label_cache[pair] = _label_bits(
+                    state, entry, value, 0, answer, counts=counts
+                )
+            mask |= bits
     outcomes = counts.outcomes
     bits = mask & ROW_BITS
     outcomes[bits] = outcomes.get(bits, 0) + 1
@@ -307,11 +326,13 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
 
 
 def count_uncertainty(counts: FieldCounts, row: int, uncertainty: object) -> None:
-    """Count an answered answerable row's declared uncertainty against its agreement."""
-    if uncertainty is None:
-        counts.without_uncertainty += 1
-    else:
-        counts.uncertain[uncertainty, bool(row & NORMALIZED)] += 1
+    """Count an answered answerable row's declared uncertainty against its agreement.
+
+    Rows without one are not counted: they are the answered answerable rows less these.
+    """
+    if uncertainty is not None and row & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
+        key = (uncertainty, row & NORMALIZED != 0)
+        counts.uncertain[key] = counts.uncertain.get(key, 0) + 1
 
 
 def _label_bits(
