@@ -142,10 +142,10 @@ class ErrorSums:
         cls,
         unit: str,
         scale: int,
-        pairs: Mapping[tuple[Fraction, Fraction], int],
-        gold: Mapping[Fraction, int],
+        pairs: Mapping[tuple[int, int], int],
+        gold: Mapping[int, int],
     ) -> ErrorSums:
-        """:meth:`of` in integers: every value times ``scale``, a common denominator.
+        """:meth:`of` in integers: every value times ``scale``, as ``(gold, answer)`` pairs.
 
         The same sums, computed with integer arithmetic (a tally may hold a
         hundred thousand distinct pairs), divided by the scale once at the end.
@@ -153,15 +153,16 @@ class ErrorSums:
         absolute = signed = squares = 0
         count = 0
         for (g, a), rows in pairs.items():
-            d = int((a - g) * scale)
+            d = a - g
             count += rows
             absolute += rows * abs(d)
             signed += rows * d
             squares += rows * d * d
-        values = sorted((int(v * scale), rows) for v, rows in gold.items())
+        values = sorted(gold.items())
         gold_rows = sum(rows for _, rows in values)
         centre = median([(Fraction(v), rows) for v, rows in values])
-        deviation = sum((rows * abs(v - centre) for v, rows in values), Fraction(0))
+        twice = 2 * centre  # an integer: the middle value, or the sum of the two middle ones
+        deviation = sum(rows * abs(2 * v - int(twice)) for v, rows in values)
         return cls(
             unit,
             count,
@@ -169,7 +170,7 @@ class ErrorSums:
             Fraction(signed, scale),
             Fraction(squares, scale * scale),
             gold_rows,
-            deviation / scale,
+            Fraction(deviation, 2 * scale),
         )
 
 

@@ -201,9 +201,12 @@ def _alpha_of(
 
 
 def interval_alpha(
-    pairs: Mapping[tuple[Fraction, Fraction], int],
+    pairs: Mapping[tuple[int, int], int],
 ) -> tuple[Fraction, float | None, int] | None:
-    """Interval alpha of (gold, answer) numbers, exactly, with its jackknife variance.
+    """Interval alpha of (gold, answer) integers, exactly, with its jackknife variance.
+
+    Numbers are passed scaled to integers (times a common power of ten); alpha
+    is a ratio of squared differences, so the scale cancels.
 
     With ``N = 2n`` pooled values, ``S1`` and ``S2`` their sum and sum of
     squares and ``D = sum_rows 2 (gold - answer)**2``::

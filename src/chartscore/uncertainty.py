@@ -69,7 +69,20 @@ class UncertaintySums:
     @classmethod
     def of(cls, rows: Iterable[tuple[Fraction, bool, int]], without: int) -> UncertaintySums:
         """The sums of ``(uncertainty, agreed, rows)`` (any order, repeats added)."""
-        table: dict[Fraction, list[int]] = {}
+        listed = list(rows)
+        scale = math.lcm(1, *(u.denominator for u, _, _ in listed))
+        return cls.scaled(((int(u * scale), a, n) for u, a, n in listed), scale, without)
+
+    @classmethod
+    def scaled(
+        cls, rows: Iterable[tuple[int, bool, int]], scale: int, without: int
+    ) -> UncertaintySums:
+        """:meth:`of` with every uncertainty given as an integer times ``1 / scale``.
+
+        Integer arithmetic throughout (a field may declare thousands of distinct
+        uncertainties); the Brier sum is divided by ``scale**2`` once.
+        """
+        table: dict[int, list[int]] = {}
         for uncertainty, agreed, count in rows:
             entry = table.setdefault(uncertainty, [0, 0])
             entry[0 if agreed else 1] += count
@@ -82,16 +95,13 @@ class UncertaintySums:
             up, down = table[u]
             ranked += up * (2 * below + down)
             below += down
-        brier = sum(
-            (table[u][0] * (1 - (1 - u)) ** 2 + table[u][1] * (1 - u) ** 2 for u in levels),
-            Fraction(0),
-        )
-        return cls(positives, negatives, ranked, brier, _deciles(levels, table), without)
+        # An agreeing row's forecast error is u (1 - (1 - u)), a disagreeing row's 1 - u.
+        brier = sum(table[u][0] * u * u + table[u][1] * (scale - u) ** 2 for u in levels)
+        kept = _deciles(levels, table)
+        return cls(positives, negatives, ranked, Fraction(brier, scale * scale), kept, without)
 
 
-def _deciles(
-    levels: list[Fraction], table: dict[Fraction, list[int]]
-) -> tuple[tuple[int, int], ...]:
+def _deciles(levels: list[int], table: dict[int, list[int]]) -> tuple[tuple[int, int], ...]:
     # The k/10 quantile is the smallest uncertainty u with at least k n / 10 rows at or below u.
     n = sum(a + d for a, d in table.values())
     if n == 0:

@@ -223,4 +223,13 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool, object] | N
 
 def _uncertainty(text: str) -> int | decimal.Decimal:
     # "0" and "1" are JSON integers; other literals are exact decimals (docs/formats.md).
-    return int(text) if text in ("0", "1") else decimal.Decimal(text)
+    # Cached: a producer declares few distinct uncertainties, and a Decimal costs a line's time.
+    found = _UNCERTAINTIES.get(text)
+    if found is None:
+        if len(_UNCERTAINTIES) >= 4096:
+            _UNCERTAINTIES.clear()
+        found = _UNCERTAINTIES[text] = int(text) if text in ("0", "1") else decimal.Decimal(text)
+    return found
+
+
+_UNCERTAINTIES: dict[str, int | decimal.Decimal] = {}

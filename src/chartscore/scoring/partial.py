@@ -16,12 +16,10 @@ it reduces everything to the value-free :class:`~chartscore.tally.Tally`.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import date
 from decimal import Decimal
-from fractions import Fraction
 from typing import Final, TypeVar
 
 from chartscore._types import FieldType
@@ -65,16 +63,32 @@ def _add_counts(mine: dict[_K, int], other: Mapping[_K, int]) -> None:
         mine[key] = mine.get(key, 0) + count
 
 
-def _exact(uncertainty: object) -> Fraction:
-    # A declared uncertainty (int, Decimal, or a float read by its shortest repr) exactly.
+def _scaled_numbers(
+    distances: Mapping[tuple[Key, Key], int], gold: Mapping[Key, int]
+) -> tuple[dict[Key, int], int]:
+    # Exact ints and Decimals as integers times a common 10**places, from their digits (no
+    # decimal context, so a 100-digit coefficient is never rounded).
+    keys: set[Key] = set(gold)
+    for pair in distances:
+        keys.update(pair)
+    parts: dict[Key, tuple[int, int]] = {}
+    places = 0
+    for key in keys:
+        if type(key) is int:
+            parts[key] = (key, 0)
+            continue
+        sign, digits, exponent = key.as_tuple()  # type: ignore[attr-defined]
+        coefficient = int("".join(map(str, digits))) * (-1 if sign else 1)
+        parts[key] = (coefficient, exponent)
+        places = max(places, -exponent)
+    return {key: c * 10 ** (e + places) for key, (c, e) in parts.items()}, 10**places
+
+
+def _exact(uncertainty: object) -> int | Decimal:
+    # A declared uncertainty as an exact int or Decimal (a float by its shortest repr).
     if type(uncertainty) is float:
-        return Fraction(Decimal(repr(uncertainty)))
-    return Fraction(uncertainty)  # type: ignore[call-overload,no-any-return]
-
-
-def _day_number(key: Key) -> Fraction:
-    # A full-precision date key (year, month, day) as its proleptic Gregorian day number.
-    return Fraction(date(*key).toordinal())  # type: ignore[misc]
+        return Decimal(repr(uncertainty))
+    return uncertainty  # type: ignore[return-value]
 
 
 def has_distance(field_type: FieldType, key: Key) -> bool:
@@ -297,13 +311,17 @@ class FieldCounts:
             kappa=kappa,
             labels=labels,
             magnitude=self.magnitude(),
-            uncertainty=UncertaintySums.of(
-                (
-                    (_exact(uncertainty), agreed, rows)
-                    for (uncertainty, agreed), rows in self.uncertain.items()
-                ),
-                count(ANSWERED | ANSWERABLE) - sum(self.uncertain.values()),
-            ),
+            uncertainty=self.uncertainty_sums(count(ANSWERED | ANSWERABLE)),
+        )
+
+    def uncertainty_sums(self, answered_answerable: int) -> UncertaintySums:
+        """The declared-uncertainty sums of this field (docs/metrics.md), exactly."""
+        exact = {key: _exact(key) for key in {u for u, _ in self.uncertain}}
+        as_int, scale = _scaled_numbers({}, dict.fromkeys(exact.values(), 0))
+        return UncertaintySums.scaled(
+            ((as_int[exact[u]], agreed, rows) for (u, agreed), rows in self.uncertain.items()),
+            scale,
+            answered_answerable - sum(self.uncertain.values()),
         )
 
     def magnitude(self) -> MagnitudeTally | None:
@@ -315,30 +333,25 @@ class FieldCounts:
         if self.distances is None or self.distance_gold is None:
             return None
         date_field = self.field_type is FieldType.DATE
-        exact: dict[Key, Fraction] = {}  # each distinct key converted once
-
-        def value(key: Key) -> Fraction:
-            found = exact.get(key)
-            if found is None:
-                found = exact[key] = (
-                    _day_number(key) if date_field else Fraction(key)  # type: ignore[call-overload]
-                )
-            return found
-
-        pairs: dict[tuple[Fraction, Fraction], int] = {}
+        # Every value as an integer: day numbers, or numbers times 10**places (exact).
+        if date_field:
+            scale = 1
+            keys: set[Key] = set(self.distance_gold)
+            for gold, answer in self.distances:
+                keys.add(gold)
+                keys.add(answer)
+            as_int = {key: date(*key).toordinal() for key in keys}  # type: ignore[misc]
+        else:
+            as_int, scale = _scaled_numbers(self.distances, self.distance_gold)
+        pairs: dict[tuple[int, int], int] = {}
         for (gold, answer), rows in self.distances.items():
-            pair = (value(gold), value(answer))
+            pair = (as_int[gold], as_int[answer])
             pairs[pair] = pairs.get(pair, 0) + rows
-        gold_values: dict[Fraction, int] = {}
+        gold_values: dict[int, int] = {}
         for gold, rows in self.distance_gold.items():
-            number = value(gold)
+            number = as_int[gold]
             gold_values[number] = gold_values.get(number, 0) + rows
-        sums = ErrorSums.scaled(
-            "days" if date_field else "field",
-            math.lcm(*(number.denominator for number in exact.values())),
-            pairs,
-            gold_values,
-        )
+        sums = ErrorSums.scaled("days" if date_field else "field", scale, pairs, gold_values)
         found = interval_alpha(pairs)
         if found is None:
             return MagnitudeTally(sums)
