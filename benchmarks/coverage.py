@@ -60,9 +60,7 @@ def one_rate(
     """(Wilson covers p, clustered covers p) for one simulated overall slice."""
     y = rng.binomial(fields, case_rates(rng, p, rho, cases))
     k, n = int(y.sum()), cases * fields
-    sums = ClusterSums(
-        cases, int((y * y).sum()), int((y * fields).sum()), cases * fields * fields
-    )
+    sums = ClusterSums(cases, int((y * y).sum()), int((y * fields).sum()), cases * fields * fields)
     plain = wilson_interval(k, n)
     shown = published_design_effect(design_effect(k, n, sums))
     assert plain is not None and shown is not None
@@ -72,7 +70,7 @@ def one_rate(
 
 
 def one_pair(
-    rng: np.random.Generator, rho: float, cases: int, fields: int, p: float, discordant: float
+    rng: np.random.Generator, rho: float, *, cases: int, fields: int, p: float, discordant: float
 ) -> tuple[bool, bool, bool, bool]:
     """(mid-p rejects, clustered rejects, Newcombe covers 0, clustered covers 0)."""
     prefer = case_rates(rng, 0.5, rho, cases)
@@ -91,9 +89,7 @@ def one_pair(
     plain = newcombe_difference(a_total, c_total, b_total, neither)
     shown = published_design_effect(difference_design_effect(b_total, c_total, n, sums))
     assert plain is not None and shown is not None
-    wide = clustered_newcombe(
-        a_total, c_total, b_total, neither, design_effect_shown=shown, z=Z95
-    )
+    wide = clustered_newcombe(a_total, c_total, b_total, neither, design_effect_shown=shown, z=Z95)
     assert wide is not None
     return (
         mid_p < 0.05,
@@ -126,9 +122,7 @@ def main() -> None:
             hits = [one_rate(rng, rho, args.cases, fields, args.rate) for _ in range(args.runs)]
             plain = sum(h[0] for h in hits) / args.runs
             clustered = sum(h[1] for h in hits) / args.runs
-            print(
-                f"{args.cases:>7} x {fields:<5}  {rho:>5}  {plain:>7.3f}  {clustered:>9.3f}"
-            )
+            print(f"{args.cases:>7} x {fields:<5}  {rho:>5}  {plain:>7.3f}  {clustered:>9.3f}")
     print("\npaired, equal systems: rejection at 5% and coverage of the true difference 0")
     print(
         f"{'cases x fields':>15}  {'rho_d':>5}  {'mid-p':>6}  {'clustered':>9}"
@@ -138,7 +132,14 @@ def main() -> None:
         for rho in args.rho:
             rng = np.random.default_rng([args.seed, fields, round(rho * 1000), 1])
             outcomes = [
-                one_pair(rng, rho, args.cases, fields, args.rate, args.discordant)
+                one_pair(
+                    rng,
+                    rho,
+                    cases=args.cases,
+                    fields=fields,
+                    p=args.rate,
+                    discordant=args.discordant,
+                )
                 for _ in range(args.runs)
             ]
             rates = [sum(o[i] for o in outcomes) / args.runs for i in range(4)]

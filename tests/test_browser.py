@@ -131,6 +131,7 @@ _READ_MARKS = """
     const rect = e => { const r = e.getBoundingClientRect();
                         return {x: r.x, y: r.y, width: r.width, height: r.height}; };
     return {slice: g.dataset.slice, name: g.dataset.name, metric: g.dataset.metric,
+            label: g.dataset.label === undefined ? "" : g.dataset.label,
             value: g.dataset.value === undefined ? null : Number(g.dataset.value),
             lower: g.dataset.lower === undefined ? null : Number(g.dataset.lower),
             upper: g.dataset.upper === undefined ? null : Number(g.dataset.upper),
@@ -156,12 +157,18 @@ def test_the_plot_has_a_mark_per_field_and_metric_drawn_where_its_numbers_say(
     marks = record.page.evaluate(_READ_MARKS)
     document = json.loads(DEMO.to_json())
     expected = {
-        (name, metric)
+        (name, metric, "")
         for name, part in document["by_field"].items()
         for metric, number in part.items()
         if isinstance(number, dict)
+        and metric not in ("labels", "error_magnitude", "declared_uncertainty")
+    } | {
+        (name, metric, label)
+        for name, part in document["by_field"].items()
+        for label, table in part.get("labels", {}).items()
+        for metric in ("sensitivity", "specificity", "ppv", "npv")
     }
-    drawn = [(m["name"], m["metric"]) for m in marks if m["slice"] == "field"]
+    drawn = [(m["name"], m["metric"], m["label"]) for m in marks if m["slice"] == "field"]
     assert sorted(drawn) == sorted(expected)  # one mark each, none missing, none extra
     assert {m["metric"] for m in marks if m["slice"] == "overall"} >= {"exact_agreement"}
     for mark in marks:

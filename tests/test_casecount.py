@@ -25,8 +25,11 @@ Quantity = tuple[str, str, str]
 
 
 def contributions(gold: GoldField, prediction: Prediction | None) -> dict[str, bool]:
-    """Which quantities (count names, metric.success_count/total_count/failures) one row feeds."""
-    report = score([gold], [] if prediction is None else [prediction], schema=SCHEMA)
+    """Which quantities (count names, metric.success_count/total_count/failures) one row feeds.
+
+    Only the figures ``share`` publishes have case counts (``Report.core``).
+    """
+    report = score([gold], [] if prediction is None else [prediction], schema=SCHEMA).core()
     part = report.by_field[gold.field_id]
     fed: dict[str, bool] = {name: part.count(name) > 0 for name in COUNT_NAMES}
     for name, metric in part.metrics.items():

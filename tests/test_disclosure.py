@@ -68,7 +68,7 @@ def assert_shared_properties(
     report: Any, sensitivity: Sensitivity, tally: Tally, min_cell: int
 ) -> SharedReport:
     values = true_values(tally)
-    full = json.loads(report.to_json())
+    full = json.loads(report.core().to_json())
     # The reference agrees with chartscore's own report on every number.
     for (kind, name, quantity), value in values.items():
         part = (
@@ -168,7 +168,7 @@ def test_a_cohort_with_no_small_cell_is_shared_unchanged(cohort: Cohort, min_cel
     shared = share(report, sensitivity, min_cell)
     assert shared.disclosure.suppressed_count == 0
     document = json.loads(shared.to_json())
-    full = json.loads(report.to_json())
+    full = json.loads(report.core().to_json())
     for key in ("overall", "by_field", "by_field_type", "scorer", "format_version"):
         assert document[key] == full[key]
     assert document["format"] == "chartscore.shared_report"
@@ -181,7 +181,9 @@ def test_a_large_cohort_loses_nothing_at_the_default_rule() -> None:
     shared = share(report, sensitivity)
     assert shared.disclosure.min_cell == 11
     assert shared.disclosure.suppressed_count == 0
-    assert json.loads(shared.to_json())["by_field"] == json.loads(report.to_json())["by_field"]
+    assert (
+        json.loads(shared.to_json())["by_field"] == json.loads(report.core().to_json())["by_field"]
+    )
 
 
 @settings(
@@ -220,7 +222,7 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
     disclosure checks can fail the audit (not an inconsistency).
     """
     document = json.loads(shared.to_json())
-    full = json.loads(report.to_json())
+    full = json.loads(report.core().to_json())
     for kind, name, quantity in keys:
         section = (
             "overall" if kind == "overall" else ("by_field" if kind == "field" else "by_field_type")
@@ -269,7 +271,7 @@ def worked_example() -> Cohort:
 
 def test_worked_example_hiding_only_small_cells_leaks() -> None:
     report, sensitivity, _ = scored(worked_example())
-    full = json.loads(report.to_json())["by_field"]["dx.hiv_status"]
+    full = json.loads(report.core().to_json())["by_field"]["dx.hiv_status"]
     # The numbers docs/disclosure.md quotes.
     assert (full["field_count"], full["answerable_count"], full["unanswerable_count"]) == (
         40,
@@ -342,14 +344,14 @@ def _primary_key(key: tuple[str, str, str]) -> tuple[str, str, str]:
 def share_nothing(report: Any, sensitivity: Sensitivity) -> SharedReport:
     from chartscore.disclosure.shared import shared_from_report
 
-    return shared_from_report(report.to_dict(), sensitivity.field_types, 11, set(), set())
+    return shared_from_report(report.core().to_dict(), sensitivity.field_types, 11, set(), set())
 
 
 def refill_none(report: Any, sensitivity: Sensitivity, hidden: set[tuple[str, str, str]]) -> str:
     from chartscore.disclosure.shared import shared_from_report
 
     return shared_from_report(
-        report.to_dict(), sensitivity.field_types, 11, hidden, set(sensitivity.field_types)
+        report.core().to_dict(), sensitivity.field_types, 11, hidden, set(sensitivity.field_types)
     ).to_json()
 
 

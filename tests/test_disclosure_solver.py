@@ -36,10 +36,10 @@ def random_shared(seed: int, fields: int, cases: int, hide: float) -> str:
     gold, predictions = cohort.records()
     report = score(gold, predictions, schema=cohort.schema_document())
     sensitivity, _ = cohort.sensitivity()
-    full = shared_from_report(report.to_dict(), sensitivity.field_types, 11, set(), set())
+    full = shared_from_report(report.core().to_dict(), sensitivity.field_types, 11, set(), set())
     hidden = {key for key, _ in full.numbers() if rng.random() < hide}
     types = sensitivity.field_types
-    return shared_from_report(report.to_dict(), types, 11, hidden, set(types)).to_json()
+    return shared_from_report(report.core().to_dict(), types, 11, hidden, set(types)).to_json()
 
 
 def ranges(text: str) -> dict[tuple[str, str, str], tuple[int | None, int | None]]:

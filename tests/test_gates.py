@@ -1036,5 +1036,5 @@ def test_the_error_vocabulary_knows_every_gate_key() -> None:
     from chartscore.errors import GATE_KEYS
     from chartscore.gates import LEVELS, RULES
 
-    assert ("slice", "metric", "level", *RULES) == GATE_KEYS
+    assert ("slice", "metric", "label", "level", *RULES) == GATE_KEYS
     assert LEVELS == ("required", "warning")

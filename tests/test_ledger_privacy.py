@@ -29,6 +29,7 @@ from test_privacy import (
     assert_report_vocabulary,
     canaries,
     dataset,
+    declared_labels,
     jsonl,
     marker_directory,
     run_in_process,
@@ -114,7 +115,8 @@ def check_the_ledger(c: Canary, *, share: bool) -> None:
             assert str(base) not in out + err
         data = ledger.read_bytes()
         assert ledger.stat().st_mode & 0o777 == 0o600
-        assert_clean_bytes(data, c, "the ledger")
+        # The ledger holds the run's report, which names the schema's declared labels.
+        assert_clean_bytes(data, c, "the ledger", declared_labels(c))
         text = data.decode("utf-8")
         for digest in plain_digests([gold, first, second, schema]):
             assert digest not in text, "a plain digest of an input"
@@ -122,7 +124,9 @@ def check_the_ledger(c: Canary, *, share: bool) -> None:
         assert len(lines) == 2 + share + 4  # score, compare (share); batch: 3 runs, 1 comparison
         for line in lines:
             if line["kind"] == "score" and line["result"] is not None:
-                assert_report_vocabulary(canonical_json(line["result"]), set(FIELD_TYPES))
+                assert_report_vocabulary(
+                    canonical_json(line["result"]), set(FIELD_TYPES), declared_labels(c)
+                )
             assert {line["system"], line.get("versus", "system-a")} <= {
                 "system-a", "system-b", "broken",
             }  # fmt: skip

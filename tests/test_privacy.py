@@ -25,7 +25,7 @@ import sys
 import tempfile
 import traceback
 import unicodedata
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -53,6 +53,8 @@ from chartscore.cli import main as cli_main
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
+from chartscore.magnitude import parse_exact_decimal
+from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec
 
 from helpers import examples
@@ -135,12 +137,23 @@ offsets = st.integers(min_value=10**15, max_value=2**62)
 canaries = st.builds(Canary, markers, hexmarks, numbers, offsets)
 
 
-def assert_clean_text(text: str, canary: Canary, where: str) -> None:
+def assert_clean_text(text: str, canary: Canary, where: str, declared: Iterable[str] = ()) -> None:
+    """No canary in ``text``, except inside a ``declared`` label's name (a schema choice).
+
+    docs/privacy.md: a report names only the labels a schema declares; a
+    canary planted in a choice may appear as exactly that label, nowhere else.
+    """
+    for label in sorted(declared, key=len, reverse=True):
+        text = text.replace(label, "<declared label>")
     for needle in canary.needles:
         assert needle not in text, f"{where} leaks the canary {needle!r}: {text[:500]!r}"
 
 
-def assert_clean_bytes(data: bytes, canary: Canary, where: str) -> None:
+def assert_clean_bytes(
+    data: bytes, canary: Canary, where: str, declared: Iterable[str] = ()
+) -> None:
+    for label in sorted(declared, key=len, reverse=True):
+        data = data.replace(label.encode("utf-8"), b"<declared label>")
     for needle in canary.byte_needles:
         assert needle not in data, f"{where} leaks the canary {needle!r}"
 
@@ -231,6 +244,37 @@ METRIC_NAMES = frozenset(
 METRIC_KEYS = frozenset({"success_count", "total_count", "interval"})
 POOLED_METRIC_KEYS = METRIC_KEYS | {"design_effect", "clustered_interval"}
 KAPPA_KEYS = frozenset({"value", "interval", "pairs"})
+LABEL_METRIC_NAMES = frozenset({"sensitivity", "specificity", "ppv", "npv"})
+COEFFICIENT_KEYS = frozenset({"ac1", "ac2", "alpha"})
+ALPHA_KEYS = KAPPA_KEYS | {"metric"}
+ALPHA_METRICS = frozenset({"nominal", "ordinal", "interval"})
+EXACT_SUMS = frozenset({"sum_absolute", "sum_signed", "sum_squares", "brier_sum"})
+MAGNITUDE_KEYS = frozenset(
+    {
+        "error_magnitude",
+        "unit",
+        "field",
+        "days",
+        "pairs",
+        "mean_absolute_error",
+        "mean_signed_error",
+        "estimate",
+        "limits_of_agreement",
+        "chance",
+        "gold_rows",
+        "sum_deviation",
+        "mean_absolute_deviation",
+        "declared_uncertainty",
+        "rows",
+        "agreed",
+        "without_uncertainty",
+        "ranked_twice",
+        "auroc",
+        "auroc_interval",
+        "brier_score",
+        "risk_coverage",
+    }
+)
 TYPE_NAMES = frozenset({"text", "categorical", "number", "boolean", "date", "ordinal", "multi"})
 
 
@@ -250,7 +294,7 @@ def _check_slice(part: object, *, pooled: bool = False) -> None:
     for key, value in part.items():
         if key in COUNT_KEYS:
             assert type(value) is int and value >= 0
-        elif key in METRIC_NAMES:
+        elif key in METRIC_NAMES or key in LABEL_METRIC_NAMES:
             assert type(value) is dict
             assert set(value) == (POOLED_METRIC_KEYS if pooled else METRIC_KEYS)
             assert type(value["success_count"]) is int
@@ -259,11 +303,30 @@ def _check_slice(part: object, *, pooled: bool = False) -> None:
             if pooled:
                 assert value["design_effect"] is None or _is_number(value["design_effect"])
                 _check_interval(value["clustered_interval"])
-        elif key == "kappa":
-            assert type(value) is dict and set(value) == KAPPA_KEYS
+        elif key == "kappa" or key in COEFFICIENT_KEYS:
+            assert type(value) is dict and set(value) == (
+                ALPHA_KEYS if key == "alpha" else KAPPA_KEYS
+            )
             assert value["value"] is None or _is_number(value["value"])
             assert type(value["pairs"]) is int
             _check_interval(value["interval"])
+            assert key != "alpha" or value["metric"] in ALPHA_METRICS
+        elif key in ("micro_f1", "macro_f1"):
+            assert value is None or _is_number(value)
+        elif key in ("error_magnitude", "declared_uncertainty") and not pooled:
+            assert type(value) is dict
+            for name in EXACT_SUMS & set(value) | (
+                {"sum_deviation"} & set(value.get("chance", {}))
+            ):
+                found = value[name] if name in value else value["chance"][name]
+                assert parse_exact_decimal(found) is not None, (name, found)
+        elif key == "labels" and not pooled:
+            assert type(value) is dict
+            for table in value.values():
+                assert type(table) is dict and set(table) == LABEL_METRIC_NAMES | {"f1"}
+                for name in LABEL_METRIC_NAMES:
+                    _check_slice({**dict.fromkeys(COUNT_KEYS, 0), name: table[name]})
+                assert table["f1"] is None or _is_number(table["f1"])
         else:
             pytest.fail(f"unexpected slice key {key!r}")
 
@@ -286,7 +349,9 @@ def _no_constants(name: str) -> object:
     pytest.fail(f"report holds the non-JSON constant {name}")
 
 
-def assert_report_vocabulary(text: str, gold_field_ids: set[str]) -> None:
+def assert_report_vocabulary(
+    text: str, gold_field_ids: set[str], declared: Iterable[str] = ()
+) -> None:
     """Only closed keys, gold field ids, type names, numbers and null; nothing else."""
     document = json.loads(text, parse_constant=_no_constants)
     assert type(document) is dict and set(document) == TOP_KEYS
@@ -313,9 +378,32 @@ def assert_report_vocabulary(text: str, gold_field_ids: set[str]) -> None:
         | TYPE_NAMES
         | {"kappa", "name", "version", "chartscore.report", "chartscore", chartscore.__version__}
         | gold_field_ids
+        | LABEL_METRIC_NAMES
+        | COEFFICIENT_KEYS
+        | ALPHA_METRICS
+        | {"micro_f1", "macro_f1", "labels", "f1", "metric", "false", "true"}
+        | MAGNITUDE_KEYS
+        | EXACT_SUMS
+        | set(declared)
     )
+    sums = set(_exact_sums(document))  # exact decimal sums: checked by _check_slice
     for string in _walk_strings(document):
-        assert string in allowed, f"report holds a string outside the vocabulary: {string!r}"
+        assert string in allowed or string in sums, (
+            f"report holds a string outside the vocabulary: {string!r}"
+        )
+
+
+def _exact_sums(value: object) -> Iterator[str]:
+    # The exact decimal strings of error magnitudes and declared uncertainty (and nothing else).
+    if type(value) is dict:
+        for key, item in value.items():
+            if key in EXACT_SUMS | {"sum_deviation"} and type(item) is str:
+                yield item
+            else:
+                yield from _exact_sums(item)
+    elif type(value) is list:
+        for item in value:
+            yield from _exact_sums(item)
 
 
 # --- the canary data set -----------------------------------------------------------
@@ -356,6 +444,31 @@ def schema_document(c: Canary) -> dict[str, object]:
             REGEX: {"type": "text", "match": "regex"},
         }
     }
+
+
+def declared_labels(c: Canary) -> frozenset[str]:
+    """The labels a report may name: the schema's choices, normalized (docs/metrics.md)."""
+    fields = schema_document(c)["fields"]
+    return frozenset(
+        normalize_text(choice)
+        for spec in fields.values()  # type: ignore[union-attr]
+        for choice in spec.get("choices", ())
+    )
+
+
+def declared_fragments(c: Canary, field_ids: Iterable[str]) -> frozenset[str]:
+    """The declared labels, and the lines a forest plot wraps "field: label" rows into."""
+    from chartscore.render.forest import LABEL_CHARS
+    from chartscore.render.table import wrap_label
+
+    labels = declared_labels(c)
+    lines = {
+        line
+        for field_id in field_ids
+        for label in labels
+        for line in wrap_label(f"{field_id}: {label}", LABEL_CHARS)
+    }
+    return labels | frozenset(line for line in lines if any(n in line for n in c.needles))
 
 
 def schema_toml(c: Canary) -> str:
@@ -553,10 +666,12 @@ def run_subprocesses(argvs: Sequence[Sequence[str]], cwd: Path) -> list[tuple[in
     return results
 
 
-def assert_clean_streams(out: str, err: str, canary: Canary, where: str) -> None:
+def assert_clean_streams(
+    out: str, err: str, canary: Canary, where: str, declared: Iterable[str] = ()
+) -> None:
     for name, text in (("stdout", out), ("stderr", err)):
         assert "Traceback" not in text, f"{where}: a traceback on {name}"
-        assert_clean_text(text, canary, f"{where} {name}")
+        assert_clean_text(text, canary, f"{where} {name}", declared if name == "stdout" else ())
 
 
 # --- records -----------------------------------------------------------------------
@@ -761,8 +876,8 @@ def _library_report(c: Canary) -> tuple[str, list[object]]:
 @given(canaries)
 def test_successful_scoring_leaks_nothing(c: Canary) -> None:
     report, records = _library_report(c)
-    assert_clean_text(report, c, "library report")
-    assert_report_vocabulary(report, set(FIELD_TYPES))
+    assert_clean_text(report, c, "library report", declared_labels(c))
+    assert_report_vocabulary(report, set(FIELD_TYPES), declared_labels(c))
     overall = json.loads(report)["overall"]
     assert overall["field_count"] == sum(len(v) for v in gold_values(c).values())
     for record in records:
@@ -802,7 +917,7 @@ def test_successful_scoring_leaks_nothing(c: Canary) -> None:
         assert (status, out, err) == (0, "", "")
         written = target.read_bytes()
         assert written == (report + "\n").encode("utf-8")
-        assert_clean_bytes(written, c, "--out file")
+        assert_clean_bytes(written, c, "--out file", declared_labels(c))
         assert sorted(p.name for p in out_dir.iterdir()) == [target.name]  # no temporary left
 
 
@@ -830,7 +945,7 @@ def test_successful_cli_subprocess_leaks_nothing(c: Canary) -> None:
         (status, out, err), (out_status, out_out, out_err) = run_subprocesses(
             [["score", *files], ["score", *files, "--out", str(target)]], base
         )
-        assert_clean_streams(out, err, c, "subprocess")
+        assert_clean_streams(out, err, c, "subprocess", declared_labels(c))
         assert_clean_streams(out_out, out_err, c, "subprocess --out")
         assert (status, out, err) == (0, report + "\n", "")
         assert (out_status, out_out, out_err) == (0, "", "")
@@ -2136,7 +2251,7 @@ def test_rendered_reports_leak_nothing(c: Canary) -> None:
     report_text, _ = _library_report(c)
     report = chartscore.Report.from_json(report_text)
     for where, text in _rendered(report).items():
-        assert_clean_text(text, c, where)
+        assert_clean_text(text, c, where, declared_fragments(c, FIELD_TYPES))
         for field_id in FIELD_TYPES:  # the field ids are the input strings that do appear
             assert field_id in text, (where, field_id)
 
@@ -2176,7 +2291,8 @@ def test_only_field_ids_reach_rendered_output(ids: Canary, data: Canary) -> None
     gold, predictions = _renamed_dataset(ids, data)
     report = score(gold, predictions, schema=schema)
     for where, text in _rendered(report).items():
-        assert_clean_text(text, data, where)
+        names = [f"f{ids.marker.lower()}.{key.split('.')[1]}" for key in FIELD_TYPES]
+        assert_clean_text(text, data, where, declared_fragments(data, names))
         assert f"f{ids.marker.lower()}" in text, where
 
 

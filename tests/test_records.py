@@ -438,7 +438,9 @@ def _from_dict_route(build: object) -> object:
     if type(record) is GoldField:
         return record.case_id, record.field_id, record.field_type, record.value
     assert type(record) is Prediction
-    return record.case_id, record.field_id, record.value, record.is_supported
+    chain = record.evidence_chain
+    uncertainty = None if chain is None else chain.uncertainty
+    return record.case_id, record.field_id, record.value, record.is_supported, uncertainty
 
 
 @settings(max_examples=examples(500))

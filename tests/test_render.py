@@ -178,16 +178,16 @@ def test_suppressed_counts_read_suppressed_never_zero() -> None:
     # CSV: a withheld cell is empty (the count columns stay integers); the last column
     # names the withheld cells (a field row has no clustered cells to withhold).
     assert csv_text.startswith(
-        "slice,name,metric,success_count,total_count,rate,lower,upper,"
+        "slice,name,metric,label,success_count,total_count,rate,lower,upper,"
         "design_effect,clustered_lower,clustered_upper,suppressed\r\n"
     )
-    assert "field,dx.hiv,exact_agreement,,24,,,,,,,success_count rate lower upper\r\n" in csv_text
+    assert "field,dx.hiv,exact_agreement,,,24,,,,,,,success_count rate lower upper\r\n" in csv_text
     assert (
-        "field,dx.hiv,normalized_agreement,,,,,,,,,success_count total_count rate lower upper\r\n"
+        "field,dx.hiv,normalized_agreement,,,,,,,,,,success_count total_count rate lower upper\r\n"
         in csv_text
     )
-    assert "field,dx.hiv,answerable_abstention,0,24,0,0,0.13797620467498026,,,,\r\n" in csv_text
-    assert "field,dx.hiv,kappa,,,,,,,,,total_count rate lower upper\r\n" in csv_text
+    assert "field,dx.hiv,answerable_abstention,,0,24,0,0,0.13797620467498026,,,,\r\n" in csv_text
+    assert "field,dx.hiv,kappa,,,,,,,,,,total_count rate lower upper\r\n" in csv_text
     html_text = render_view(view, "html")
     assert html_text.count('class="kn">suppressed/24<') == 1
     assert '<td class="count suppressed">suppressed</td>' in html_text

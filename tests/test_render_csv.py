@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from chartscore import Report
 from chartscore.render import render, render_view
 from chartscore.render.csv import COLUMNS
+from chartscore.render.definitions import MAGNITUDES, UNCERTAINTY
 from chartscore.render.view import Estimate, Kind, View
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
@@ -20,7 +21,7 @@ from helpers import examples
 
 DEMO = run_demo()
 HEADER = (
-    "slice,name,metric,success_count,total_count,rate,lower,upper,"
+    "slice,name,metric,label,success_count,total_count,rate,lower,upper,"
     "design_effect,clustered_lower,clustered_upper"
 )
 
@@ -29,17 +30,71 @@ def read(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text, newline="")))
 
 
-def expected_rows(report: Report) -> dict[tuple[str, str, str], dict[str, object]]:
-    """The report's numbers, read from its JSON (not from the renderer's view)."""
+Key = tuple[str, str, str, str]
+
+
+def expected_rows(report: Report) -> dict[Key, dict[str, object]]:
+    """The report's numbers, read from its JSON (not from the renderer's view).
+
+    F1 figures (numbers, not objects) become ``{"value": ...}``; each declared
+    label's metrics are keyed by the label.
+    """
     document = json.loads(report.to_json())
     slices = [("overall", "", document["overall"])]
     slices += [("field", name, part) for name, part in document["by_field"].items()]
     slices += [("field_type", name, part) for name, part in document["by_field_type"].items()]
-    out: dict[tuple[str, str, str], dict[str, object]] = {}
+    out: dict[Key, dict[str, object]] = {}
     for kind, name, part in slices:
         for key, value in part.items():
-            if isinstance(value, dict):
-                out[(kind, name, key)] = value
+            if key == "labels":
+                for label, table in value.items():
+                    for metric, number in table.items():
+                        found = number if metric != "f1" else {"value": number}
+                        out[(kind, name, metric, label)] = found
+            elif key in ("micro_f1", "macro_f1"):
+                out[(kind, name, key, "")] = {"value": value}
+            elif key == "error_magnitude":
+                signed = value["mean_signed_error"]
+                out[(kind, name, "mean_absolute_error", "")] = {
+                    "value": value["mean_absolute_error"],
+                    "interval": None,
+                    "pairs": value["pairs"],
+                }
+                out[(kind, name, "mean_signed_error", "")] = {
+                    "value": signed["estimate"],
+                    "interval": signed["interval"],
+                    "pairs": value["pairs"],
+                }
+                out[(kind, name, "limits_of_agreement", "")] = {
+                    "value": signed["estimate"],
+                    "interval": value["limits_of_agreement"],
+                    "pairs": value["pairs"],
+                }
+                out[(kind, name, "chance_level", "")] = {
+                    "value": value["chance"]["mean_absolute_deviation"],
+                    "interval": None,
+                    "pairs": value["chance"]["gold_rows"],
+                }
+            elif key == "declared_uncertainty":
+                out[(kind, name, "uncertainty_auroc", "")] = {
+                    "value": value["auroc"],
+                    "interval": value["auroc_interval"],
+                    "pairs": value["rows"],
+                }
+                out[(kind, name, "brier_score", "")] = {
+                    "value": value["brier_score"],
+                    "interval": None,
+                    "pairs": value["rows"],
+                }
+                out[(kind, name, "without_uncertainty", "")] = {
+                    "value": None,
+                    "interval": None,
+                    "pairs": value["without_uncertainty"],
+                }
+                for k, step in enumerate(value["risk_coverage"], start=1):
+                    out[(kind, name, "risk_coverage", f"{10 * k}%")] = step
+            elif isinstance(value, dict):
+                out[(kind, name, key, "")] = value
     return out
 
 
@@ -54,11 +109,15 @@ def test_csv_rows_equal_the_reports_numbers(report: Report) -> None:
     assert text.splitlines()[0] == HEADER
     rows = read(text)
     expected = expected_rows(report)
-    found = {(row["slice"], row["name"], row["metric"]): row for row in rows}
-    assert len(found) == len(rows)  # one row per slice and metric
+    found = {(row["slice"], row["name"], row["metric"], row["label"]): row for row in rows}
+    assert len(found) == len(rows)  # one row per slice, metric and label
     assert set(found) == set(expected)
     for key, number in expected.items():
         row = found[key]
+        if set(number) == {"value"}:  # F1: a value alone
+            assert _number(row["rate"]) == number["value"], key
+            assert row["success_count"] == row["total_count"] == row["lower"] == ""
+            continue
         interval = number["interval"]
         low, high = (None, None) if interval is None else interval  # type: ignore[misc]
         assert (_number(row["lower"]), _number(row["upper"])) == (low, high), key
@@ -70,7 +129,7 @@ def test_csv_rows_equal_the_reports_numbers(report: Report) -> None:
             c_low,
             c_high,
         ), key
-        if key[2] == "kappa":
+        if key[2] in ("kappa", "ac1", "ac2", "alpha", *MAGNITUDES, *UNCERTAINTY[:3]):
             assert row["success_count"] == ""
             assert int(row["total_count"]) == number["pairs"]
             assert _number(row["rate"]) == number["value"]
@@ -91,7 +150,7 @@ def test_csv_is_rfc_4180_with_crlf_line_ends() -> None:
 def test_a_metric_with_no_trials_has_empty_numbers() -> None:
     empty = Estimate("overall", "", "unanswerable_answer", Kind.RATE, 0, 0, None, None, None)
     text = render_view(View("v", (), (), (), (empty,), ()), "csv")
-    assert text.splitlines()[1] == "overall,,unanswerable_answer,0,0,,,,,,"
+    assert text.splitlines()[1] == "overall,,unanswerable_answer,,0,0,,,,,,"
 
 
 def test_text_that_looks_like_a_formula_is_neutralized() -> None:

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 
 from chartscore import Report
 from chartscore.render import render, render_view, report_view
-from chartscore.render.definitions import METRIC_ORDER, definition
+from chartscore.render.definitions import LEGEND_ORDER, definition
 from chartscore.render.forest import PLOT_WIDTH
 from chartscore.render.view import Column, Estimate, Kind, Plot, PlotRow, Row, Table, View
 from chartscore.tally import ERROR_METRICS
@@ -128,8 +128,25 @@ def test_internal_links_all_resolve(demo_page: tuple[str, Page]) -> None:
 
 def _marks(page: Page) -> dict[tuple[str, str, str], dict[str, str]]:
     marks = [attrs for tag, attrs in page.elements if tag == "g" and "mark" in attrs["class"]]
-    keyed = {(m["data-slice"], m["data-name"], m["data-metric"]): m for m in marks}
-    assert len(keyed) == len(marks)  # at most one mark per slice and metric
+    keyed = {
+        (m["data-slice"], m["data-name"], m["data-metric"]): m
+        for m in marks
+        if "data-label" not in m
+    }
+    labelled = [m for m in marks if "data-label" in m]
+    assert len(keyed) + len(labelled) == len(marks)  # one mark per slice and metric
+    return keyed
+
+
+# Figures with no forest-plot mark of their own: labels have theirs (by label); error
+# magnitudes and declared uncertainty are in their tables (risk and coverage in its plot).
+_NOT_MARKS = ("labels", "error_magnitude", "declared_uncertainty")
+
+
+def _label_marks(page: Page) -> dict[tuple[str, str, str, str], dict[str, str]]:
+    marks = [attrs for tag, attrs in page.elements if tag == "g" and "data-label" in attrs]
+    keyed = {(m["data-slice"], m["data-name"], m["data-metric"], m["data-label"]): m for m in marks}
+    assert len(keyed) == len(marks)  # one mark per slice, metric and label
     return keyed
 
 
@@ -145,21 +162,31 @@ def test_a_mark_per_field_and_metric_with_the_reports_numbers(report: Report) ->
     if not hide_types:
         slices += [("field_type", n, p) for n, p in document["by_field_type"].items()]
     expected = set()
+    label_marks = _label_marks(page)
     for kind, name, part in slices:
+        for label, table in part.get("labels", {}).items():
+            for metric in ("sensitivity", "specificity", "ppv", "npv"):
+                mark = label_marks[(kind, name, metric, label)]
+                k, n = table[metric]["success_count"], table[metric]["total_count"]
+                if n:
+                    assert float(mark["data-value"]) == k / n
+                    assert [float(mark["data-lower"]), float(mark["data-upper"])] == (
+                        table[metric]["interval"]
+                    )
         for metric, number in part.items():
-            if not isinstance(number, dict):
+            if not isinstance(number, dict) or metric in _NOT_MARKS:
                 continue
             expected.add((kind, name, metric))
             mark = marks[(kind, name, metric)]
             assert ("error" in mark["class"].split()) == (metric in ERROR_METRICS)
-            if metric == "kappa":
+            if metric in ("kappa", "ac1", "ac2", "alpha"):
                 value, interval = number["value"], number["interval"]
             else:
                 k, n = number["success_count"], number["total_count"]
                 # A pooled row draws its case-clustered interval.
                 shown = "clustered_interval" if "clustered_interval" in number else "interval"
                 value, interval = (k / n if n else None), number[shown]
-            if value is None:
+            if value is None or interval is None:  # alpha may have no jackknife interval
                 assert "empty" in mark["class"].split() and "data-value" not in mark
                 continue
             assert float(mark["data-value"]) == value
@@ -211,7 +238,8 @@ def test_every_panel_shares_one_axis_position(demo_page: tuple[str, Page]) -> No
         (svgs[0]["data-left"], svgs[0]["data-right"])
     }
     kappa = [s for s in svgs if s["data-axis-low"] == "-1.0"]
-    assert len(kappa) == 1 and len(svgs) == 9  # 7 core panels, type metrics, kappa
+    # 7 core panels, type metrics, 4 per-label panels, AC and alpha, kappa
+    assert len(kappa) == 2 and len(svgs) == 14
 
 
 def test_every_string_is_escaped() -> None:
@@ -251,7 +279,7 @@ def test_every_metric_has_a_definition_whose_anchor_exists() -> None:
         return text.replace(" ", "-")
 
     anchors = {slug(h) for h in re.findall(r"^#+ (.+)$", metrics_md, re.M)}
-    for metric in METRIC_ORDER:
+    for metric in LEGEND_ORDER:
         entry = definition(metric)
         path, _, anchor = entry.source.partition("#")
         assert path == "docs/metrics.md" and anchor in anchors, metric
@@ -265,7 +293,7 @@ def test_legend_lists_every_metric_in_the_report(demo_page: tuple[str, Page]) ->
     defined = {
         attrs["id"][4:] for _, attrs in page.elements if attrs.get("id", "").startswith("def-")
     }
-    assert defined == set(METRIC_ORDER)  # the demo has every metric
+    assert defined == set(LEGEND_ORDER)  # the demo has every metric, and F1
 
 
 def test_a_difference_plot_on_a_minus_one_to_one_axis() -> None:

@@ -124,7 +124,7 @@ def csv_rows(text: str) -> dict[Key, dict[str, str]]:
 def assert_csv_matches(shared: SharedReport, text: str) -> None:
     rows = csv_rows(text)
     assert text.startswith(
-        "slice,name,metric,success_count,total_count,rate,lower,upper,"
+        "slice,name,metric,label,success_count,total_count,rate,lower,upper,"
         "design_effect,clustered_lower,clustered_upper,suppressed\r\n"
     )
     expected: set[Key] = set()
@@ -297,7 +297,7 @@ def test_sort_by_rate_puts_suppressed_rates_last(cohort: tuple[Report, SharedRep
     }
     lowest = min(rates, key=lambda name: rates[name])  # type: ignore[arg-type,return-value]
     hidden = {("field", lowest, "normalized_agreement.success_count")}
-    shared = shared_from_report(json.loads(report.to_json()), types, 11, hidden, ())
+    shared = shared_from_report(json.loads(report.core().to_json()), types, 11, hidden, ())
     order = [row.name for row in report_view(shared, sort="rate").tables[0].rows]
     published = sorted((r, n) for n, r in rates.items() if n != lowest)
     assert order == [*(n for _, n in published), lowest, ""]
@@ -307,7 +307,7 @@ def test_sort_by_rate_puts_suppressed_rates_last(cohort: tuple[Report, SharedRep
 
 def test_a_suppressed_ignored_prediction_count(cohort: tuple[Report, SharedReport]) -> None:
     report, _ = cohort
-    document = json.loads(report.to_json())
+    document = json.loads(report.core().to_json())
     document["ignored_prediction_count"] = 30
     types = {"dx.diabetes": "boolean", "hx.smoking": "categorical", "triage.acuity": "ordinal"}
     shown = shared_from_report(document, types, 11, (), ())
@@ -347,7 +347,7 @@ def shared_reports(draw: st.DrawFn) -> tuple[Report, SharedReport]:
     every pattern the renderers could meet, not only those ``share`` picks.
     """
     report = draw(scored_reports())
-    document = json.loads(report.to_json())
+    document = json.loads(report.core().to_json())
     types = {field_id: FIELD_TYPES[field_id] for field_id in document["by_field"]}
     keys = sorted(key for key, _ in shared_from_report(document, types, 11, (), ()).numbers())
     hidden = draw(st.sets(st.sampled_from(keys)))
@@ -377,7 +377,7 @@ def test_an_interval_beside_a_suppressed_part_is_never_shown(
     # in memory still reaches the renderers, which show neither rate nor interval.
     report, _ = cohort
     types = {"dx.diabetes": "boolean", "hx.smoking": "categorical", "triage.acuity": "ordinal"}
-    document = shared_from_report(json.loads(report.to_json()), types, 11, (), ()).to_dict()
+    document = shared_from_report(json.loads(report.core().to_json()), types, 11, (), ()).to_dict()
     text = json.dumps(document)
     pooled = document["by_field_type"]["ordinal"]  # type: ignore[index]
 
@@ -437,7 +437,7 @@ def test_a_metric_with_no_trials_reads_no_trials_even_with_its_success_count_wit
         (kind, name, f"{metric}.success_count")
         for kind, name in (("field", "note.text"), ("field_type", "text"), ("overall", ""))
     }
-    document = json.loads(report.to_json())
+    document = json.loads(report.core().to_json())
     shared = shared_from_report(document, {"note.text": "text"}, 11, hidden, ())
     shared = SharedReport.from_json(shared.to_json())
     assert shared.by_field["note.text"].metrics[metric].success_count is None

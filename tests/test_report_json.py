@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from chartscore import ChartscoreError, ErrorCode, Report
 from chartscore.report import FIELD_TYPE_NAMES, KappaResult, MetricResult
 from chartscore.stats import wilson_interval
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 
@@ -287,11 +287,12 @@ def test_non_text_argument_is_refused(value: object) -> None:
 
 
 def test_slice_vocabulary_matches_the_tally() -> None:
-    # The loader's closed vocabulary is the tally's: every count and core metric is required.
+    # The loader's closed vocabulary is the tally's: every count and core metric is required;
+    # the demo's labelled fields add the pooled label metrics and their F1.
     document = _demo_document()
     part = document["overall"]
     assert isinstance(part, dict)
-    assert set(part) == set(COUNT_NAMES) | set(CORE_METRICS)
+    assert set(part) == set(COUNT_NAMES) | set(CORE_METRICS) | set(LABEL_METRICS) | {"micro_f1"}
     for name in (*COUNT_NAMES, *CORE_METRICS):
         broken = _demo_document()
         del broken["overall"][name]  # type: ignore[attr-defined]

@@ -105,7 +105,7 @@ def test_a_cohort_with_no_small_cell_loses_nothing_from_records() -> None:
     cohort = duplicated(build_cohort(random.Random(5).choice, list(TYPES), 3), 11)
     gold, predictions = cohort.records()
     shared = share(gold, predictions, schema=cohort.schema_document())
-    full = json.loads(score(gold, predictions, schema=cohort.schema_document()).to_json())
+    full = json.loads(score(gold, predictions, schema=cohort.schema_document()).core().to_json())
     document = json.loads(shared.to_json())
     assert shared.disclosure.suppressed_count == 0
     for key in ("overall", "by_field", "by_field_type"):

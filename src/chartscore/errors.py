@@ -286,6 +286,7 @@ class ErrorHint(enum.StrEnum):
 GATE_KEYS: Final = (
     "slice",
     "metric",
+    "label",
     "level",
     "min_lower",
     "max_upper",

@@ -13,6 +13,12 @@ A gates file is TOML, one ``[[gate]]`` table per gate::
     min_difference_lower = -0.02      # comparison: candidate no worse than 2 points
     level = "warning"                 # "required" (the default) or "warning"
 
+    [[gate]]
+    slice = "field:hx.smoking"
+    metric = "sensitivity"
+    label = "current"                 # one declared label's figure (field slices only)
+    min_lower = 0.80
+
 Rules (exactly one per gate):
 
 - ``min_lower``: the metric's 95% interval lower bound is at least the
@@ -71,8 +77,8 @@ from chartscore.errors import (
     valid_field_id,
 )
 from chartscore.plugin_layout import is_plugin_metric
-from chartscore.report import MetricResult
-from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS, Binomial
+from chartscore.report import MAX_LABEL_NAME, MetricResult
+from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS, Binomial
 
 EXIT_GATES_PASSED: Final = 0
 EXIT_REQUIRED_GATE_FAILED: Final = 3
@@ -85,10 +91,27 @@ MAX_GATES: Final = 1000
 
 LEVELS: Final = ("required", "warning")
 RULES: Final = ("min_lower", "max_upper", "min_difference_lower", "max_difference_upper")
-INTERVAL_KINDS: Final = ("wilson", "clustered", "newcombe", "clustered newcombe", "kappa")
+INTERVAL_KINDS: Final = (
+    "wilson",
+    "clustered",
+    "newcombe",
+    "clustered newcombe",
+    "kappa",
+    "gwet",
+    "jackknife",
+    "hanley-mcneil",
+)
 """The intervals a gate may read: plain on field slices, case-clustered on pooled slices."""
+COEFFICIENT_GATES: Final = ("kappa", "ac1", "ac2", "alpha")
+"""Chance-corrected coefficients a gate may name (``min_lower``, thresholds from -1)."""
 GATEABLE_METRICS: Final = frozenset(
-    [*CORE_METRICS, *(name for name in TYPE_METRICS if name != "majority_baseline"), "kappa"]
+    [
+        *CORE_METRICS,
+        *(name for name in TYPE_METRICS if name != "majority_baseline"),
+        *LABEL_METRICS,
+        *COEFFICIENT_GATES,
+        "uncertainty_auroc",
+    ]
 )
 """Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system."""
 
@@ -114,10 +137,14 @@ class Gate:
             (errors name it), or None when that cannot be told (an inline
             array of gates). Not part of a gate's equality.
         slice: ``"overall"``, ``"field:<field id>"`` or ``"type:<field type>"``.
-        metric: A metric name, or ``"kappa"``.
+        metric: A metric name, ``"kappa"``, ``"ac1"``, ``"ac2"``, ``"alpha"`` or
+            ``"uncertainty_auroc"``.
         rule: One of :data:`RULES`.
         threshold: The rule's threshold.
         level: ``"required"`` or ``"warning"``.
+        label: A declared label (``sensitivity``, ``specificity``, ``ppv``,
+            ``npv`` on a field slice): that label's figure; ``""`` for the
+            slice's own (its labels pooled).
     """
 
     number: int
@@ -127,6 +154,7 @@ class Gate:
     threshold: float
     level: str = "required"
     line: int | None = attrs.field(default=None, eq=False)
+    label: str = ""
 
     @property
     def required(self) -> bool:
@@ -265,17 +293,26 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
     if len(rules) != 1 or not _rule_fits(rules[0], metric):
         raise fail(ErrorCode.INVALID_GATE_RULE)
     rule = rules[0]
+    label = table.get("label", "")
+    if "label" in table and not (
+        type(label) is str
+        and 0 < len(label) <= MAX_LABEL_NAME
+        and metric in LABEL_METRICS
+        and where.startswith("field:")
+        and rule in ("min_lower", "max_upper")
+    ):
+        raise fail(ErrorCode.INVALID_GATE, setting="label", given=label)
     threshold = table[rule]
     low = (
         -1.0
-        if rule in ("min_difference_lower", "max_difference_upper") or metric == "kappa"
+        if rule in ("min_difference_lower", "max_difference_upper") or metric in COEFFICIENT_GATES
         else 0.0
     )
     # Compare before converting: an int too large for a float cannot be in range.
     in_range = (type(threshold) is int or type(threshold) is float) and low <= threshold <= 1.0
     if not (in_range and math.isfinite(float(threshold))):
         raise fail(ErrorCode.INVALID_GATE_THRESHOLD, setting=rule, valid_range=(low, 1.0))
-    return Gate(number, where, metric, rule, float(threshold), level, line)
+    return Gate(number, where, metric, rule, float(threshold), level, line, label)
 
 
 def _valid_slice(where: str) -> bool:
@@ -294,7 +331,7 @@ def _rule_fits(rule: str, metric: str) -> bool:
     if rule == "min_lower":
         return not error
     if rule == "max_upper":
-        return error and metric != "kappa"
+        return error and metric not in COEFFICIENT_GATES
     paired = metric in PAIRED_METRICS
     if rule == "min_difference_lower":
         return paired and not error
@@ -544,10 +581,36 @@ def _report_interval(
         if part.kappa is None:
             raise _missing_metric(gate)
         return part.kappa.interval, "kappa"
+    extra = _validation_interval(part, gate, z)
+    if extra is not None:
+        return extra
     metric = part.metrics.get(gate.metric)
     if metric is None:
         raise _missing_metric(gate)
     return _rate_interval(metric, z, pooled)
+
+
+def _validation_interval(
+    part: ReportSlice, gate: Gate, z: float
+) -> tuple[tuple[float, float] | None, str] | None:
+    # A report's label, coefficient and uncertainty figures (docs/metrics.md); None for the rest.
+    # A shared report and a comparison hold none of them: the gate's metric is missing there.
+    if gate.label:
+        labels = getattr(part, "labels", None)
+        if not labels or gate.label not in labels:
+            raise _missing_metric(gate)
+        return _rate_interval(labels[gate.label].metrics[gate.metric], z, False)
+    if gate.metric in ("ac1", "ac2", "alpha"):
+        coefficient = (getattr(part, "coefficients", None) or {}).get(gate.metric)
+        if coefficient is None:
+            raise _missing_metric(gate)
+        return coefficient.interval, "gwet" if gate.metric != "alpha" else "jackknife"
+    if gate.metric == "uncertainty_auroc":
+        uncertainty = getattr(part, "uncertainty", None)
+        if uncertainty is None:
+            raise _missing_metric(gate)
+        return attrs.evolve(uncertainty, z=z).auroc_interval, "hanley-mcneil"
+    return None
 
 
 def _comparison_interval(

@@ -8,8 +8,10 @@ no values, case ids, digests, offsets, paths or per-case decisions.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Final
 
 import attrs
@@ -27,8 +29,20 @@ from chartscore.clustered import (
     published_design_effect,
     z_for,
 )
+from chartscore.confusion import f1_score, macro_f1
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.errors import valid_field_id as is_valid_field_id
+from chartscore.magnitude import UNITS as MAGNITUDE_UNITS
+from chartscore.magnitude import (
+    ErrorSums,
+    bias_interval,
+    chance_level,
+    exact_decimal,
+    limits_of_agreement,
+    mean_absolute_error,
+    mean_signed_error,
+    parse_exact_decimal,
+)
 from chartscore.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
@@ -36,15 +50,31 @@ from chartscore.plugin_layout import (
     stamps_from_dict,
     stamps_to_dict,
 )
+from chartscore.reliability import (
+    ALPHA_METRICS,
+    LOWEST,
+    alpha_interval,
+    gwet_ac,
+    krippendorff_alpha,
+)
 from chartscore.stats import Z95, cohen_kappa, wilson_interval
 from chartscore.tally import (
     CORE_METRICS,
     COUNT_NAMES,
+    LABEL_METRICS,
+    SHARE_WITHHELD_METRICS,
     TYPE_METRICS,
     Binomial,
     KappaTable,
     SliceTally,
     Tally,
+)
+from chartscore.uncertainty import (
+    DECILES,
+    UncertaintySums,
+    auroc,
+    brier_score,
+    hanley_mcneil_interval,
 )
 
 REPORT_FORMAT: Final = "chartscore.report"
@@ -66,6 +96,9 @@ _TOP_KEYS: Final = (
 _METRIC_KEYS: Final = ("success_count", "total_count", "interval")
 _POOLED_METRIC_KEYS: Final = (*_METRIC_KEYS, "design_effect", "clustered_interval")
 _KAPPA_KEYS: Final = ("value", "interval", "pairs")
+_LABEL_KEYS: Final = (*LABEL_METRICS, "f1")
+MAX_LABEL_NAME: Final = 256
+"""The longest label name a document may hold (a normalized schema choice)."""
 _SCORER_VERSION = re.compile(
     r"(?=.{1,64}$)[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?"
     r"(\+[a-z0-9]+(\.[a-z0-9]+)*)?"
@@ -340,6 +373,415 @@ class KappaResult:
 
 
 @attrs.frozen
+class CoefficientResult:
+    """Gwet's AC1/AC2 or Krippendorff's alpha for one field (docs/metrics.md).
+
+    Attributes:
+        name: ``"ac1"``, ``"ac2"`` (quadratic weights) or ``"alpha"``.
+        value: The coefficient, or None when undefined.
+        interval: Its interval at the document's confidence, or None.
+        pairs: The answered answerable rows it is computed over (kappa's pairs).
+        metric: Alpha's difference function (``nominal``, ``ordinal`` or
+            ``interval``); ``""`` for AC1 and AC2.
+    """
+
+    name: str
+    value: float | None
+    interval: Interval | None
+    pairs: int
+    metric: str = ""
+
+    @classmethod
+    def gwet(cls, table: KappaTable, z: float = Z95) -> CoefficientResult:
+        """AC1 (unweighted) or AC2 (quadratic weights) of kappa's table."""
+        name = "ac1" if table.weighting == "none" else "ac2"
+        found = gwet_ac(table.cells, table.size, table.weighting, z)
+        if found is None:
+            return cls(name, None, None, table.pairs)
+        return cls(name, found[0], found[1], found[2])
+
+    @classmethod
+    def alpha(
+        cls,
+        table: KappaTable,
+        metric: str,
+        z: float = Z95,
+        values: tuple[Fraction, ...] | None = None,
+    ) -> CoefficientResult:
+        """Krippendorff's alpha of a table (``values``: each category's number, for interval)."""
+        found = krippendorff_alpha(table.cells, table.size, metric, z, values)
+        if found is None:
+            return cls("alpha", None, None, table.pairs, metric)
+        return cls("alpha", found[0], found[1], found[2], metric)
+
+    @classmethod
+    def from_dict(cls, name: str, value: object) -> CoefficientResult:
+        """Rebuild a coefficient from its report JSON, checking its shape.
+
+        Its table is not in the report (its categories may be patient values),
+        so, as for kappa, the value is checked only to be at most 1 (alpha and
+        AC2 can fall below -1 on small tables) and to lie in its interval.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for another shape, a value or
+                interval out of range, or a value with no pairs.
+        """
+        keys = ("value", "interval", "pairs", "metric") if name == "alpha" else _KAPPA_KEYS
+        members = _strict_json.members(value, keys)
+        pairs = _strict_json.count(members["pairs"])
+        metric = members.get("metric", "")
+        if name == "alpha" and metric not in ALPHA_METRICS:
+            _strict_json.invalid()
+        if members["value"] is None:
+            if members["interval"] is not None:
+                _strict_json.invalid()
+            return cls(name, None, None, pairs, metric)  # type: ignore[arg-type]
+        if pairs == 0 or (members["interval"] is None and name != "alpha"):
+            _strict_json.invalid()
+        number = _strict_json.number(members["value"], LOWEST, 1)
+        interval = None
+        if members["interval"] is not None:
+            interval = _strict_json.interval(members["interval"], LOWEST, 1)
+            if not interval[0] <= number <= interval[1]:
+                _strict_json.invalid()
+        return cls(name, number, interval, pairs, metric)  # type: ignore[arg-type]
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"value", "interval", "pairs"}`` (alpha: and ``"metric"``)."""
+        out: dict[str, object] = {
+            "value": self.value,
+            "interval": None if self.interval is None else list(self.interval),
+            "pairs": self.pairs,
+        }
+        if self.name == "alpha":
+            out["metric"] = self.metric
+        return out
+
+
+_MAGNITUDE_KEYS: Final = (
+    "unit",
+    "pairs",
+    "sum_absolute",
+    "sum_signed",
+    "sum_squares",
+    "mean_absolute_error",
+    "mean_signed_error",
+    "limits_of_agreement",
+    "chance",
+)
+_CHANCE_KEYS: Final = ("gold_rows", "sum_deviation", "mean_absolute_deviation")
+
+
+def _pair_or_none(value: Interval | None) -> list[float] | None:
+    return None if value is None else list(value)
+
+
+@attrs.frozen
+class MagnitudeResult:
+    """A number or date field's error magnitude (docs/metrics.md, "Error magnitude").
+
+    Every figure is computed from the exact sums (:class:`~chartscore.magnitude.ErrorSums`),
+    which the document holds as exact decimals, at the document's ``z``.
+
+    Attributes:
+        sums: The exact sums.
+        z: The normal quantile of the interval and the limits of agreement.
+    """
+
+    sums: ErrorSums
+    z: float = Z95
+
+    @property
+    def unit(self) -> str:
+        """``"field"`` (the field's own unit) or ``"days"``."""
+        return self.sums.unit
+
+    @property
+    def pairs(self) -> int:
+        """Answered answerable rows with a distance: the denominator."""
+        return self.sums.pairs
+
+    @property
+    def gold_rows(self) -> int:
+        """Answerable rows whose gold has a distance: the chance level's denominator."""
+        return self.sums.gold_rows
+
+    @property
+    def mean_absolute_error(self) -> float | None:
+        """``sum |answer - gold| / pairs``."""
+        return mean_absolute_error(self.sums)
+
+    @property
+    def bias(self) -> float | None:
+        """The mean signed error ``sum (answer - gold) / pairs``."""
+        return mean_signed_error(self.sums)
+
+    @property
+    def bias_interval(self) -> Interval | None:
+        """``bias -/+ z s / sqrt(pairs)``; None with fewer than two pairs."""
+        return bias_interval(self.sums, self.z)
+
+    @property
+    def limits_of_agreement(self) -> Interval | None:
+        """Bland and Altman's ``bias -/+ z s``; None with fewer than two pairs."""
+        return limits_of_agreement(self.sums, self.z)
+
+    @property
+    def chance_level(self) -> float | None:
+        """The mean distance of gold from its median: a constant answer's error."""
+        return chance_level(self.sums)
+
+    @classmethod
+    def from_dict(cls, value: object, z: float = Z95) -> MagnitudeResult:
+        """Rebuild a magnitude from its report JSON, recomputing every figure.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for another shape, a sum that
+                is not an exact decimal, sums no rows could give, or a figure
+                that is not the one its sums give.
+        """
+        members = _strict_json.members(value, _MAGNITUDE_KEYS)
+        chance = _strict_json.members(members["chance"], _CHANCE_KEYS)
+        signed = _strict_json.members(members["mean_signed_error"], ("estimate", "interval"))
+        sums = [
+            parse_exact_decimal(raw)
+            for raw in (
+                members["sum_absolute"],
+                members["sum_signed"],
+                members["sum_squares"],
+                chance["sum_deviation"],
+            )
+        ]
+        unit = members["unit"]
+        if any(found is None for found in sums) or unit not in MAGNITUDE_UNITS:
+            _strict_json.invalid()
+        absolute, total, squares, deviation = sums
+        try:
+            exact = ErrorSums(
+                unit,
+                _strict_json.count(members["pairs"]),
+                absolute,  # type: ignore[arg-type]
+                total,  # type: ignore[arg-type]
+                squares,  # type: ignore[arg-type]
+                _strict_json.count(chance["gold_rows"]),
+                deviation,  # type: ignore[arg-type]
+            )
+        except ValueError:
+            _strict_json.invalid()
+        result = cls(exact, z)
+        for figure in (members["mean_absolute_error"], signed["estimate"]):
+            if figure is not None:
+                _strict_json.number(figure, -math.inf, math.inf)
+        if chance["mean_absolute_deviation"] is not None:
+            _strict_json.number(chance["mean_absolute_deviation"], 0, math.inf)
+        for bounds in (members["limits_of_agreement"], signed["interval"]):
+            if bounds is not None:
+                _strict_json.interval(bounds, -math.inf, math.inf)
+        shown = {**members, "mean_signed_error": dict(signed), "chance": dict(chance)}
+        if result.to_dict() != shown:
+            _strict_json.invalid()
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """The sums as exact decimals, and the figures they give."""
+        return {
+            "unit": self.unit,
+            "pairs": self.pairs,
+            "sum_absolute": exact_decimal(self.sums.sum_absolute),
+            "sum_signed": exact_decimal(self.sums.sum_signed),
+            "sum_squares": exact_decimal(self.sums.sum_squares),
+            "mean_absolute_error": self.mean_absolute_error,
+            "mean_signed_error": {
+                "estimate": self.bias,
+                "interval": _pair_or_none(self.bias_interval),
+            },
+            "limits_of_agreement": _pair_or_none(self.limits_of_agreement),
+            "chance": {
+                "gold_rows": self.gold_rows,
+                "sum_deviation": exact_decimal(self.sums.sum_deviation),
+                "mean_absolute_deviation": self.chance_level,
+            },
+        }
+
+
+_UNCERTAINTY_KEYS: Final = (
+    "rows",
+    "agreed",
+    "without_uncertainty",
+    "ranked_twice",
+    "auroc",
+    "auroc_interval",
+    "brier_sum",
+    "brier_score",
+    "risk_coverage",
+)
+
+
+@attrs.frozen
+class UncertaintyResult:
+    """A field's declared uncertainty as a predictor of agreement (docs/metrics.md).
+
+    Attributes:
+        sums: The sufficient statistics (:class:`~chartscore.uncertainty.UncertaintySums`).
+        z: The normal quantile of the intervals.
+    """
+
+    sums: UncertaintySums
+    z: float = Z95
+
+    @property
+    def auroc(self) -> float | None:
+        """The AUROC of ``1 - uncertainty`` for agreement; None with one class empty."""
+        return auroc(self.sums)
+
+    @property
+    def auroc_interval(self) -> Interval | None:
+        """Hanley and McNeil's interval of the AUROC."""
+        return hanley_mcneil_interval(self.sums, self.z)
+
+    @property
+    def brier_score(self) -> float | None:
+        """Mean ``(1 - uncertainty - agreed)**2``; None with no rows."""
+        return brier_score(self.sums)
+
+    @property
+    def risk_coverage(self) -> tuple[MetricResult, ...]:
+        """Agreement among the most certain 10%, 20%, ..., 100% of the rows (Wilson intervals)."""
+        return tuple(
+            MetricResult.from_binomial(Binomial(agreed, rows), self.z)
+            for agreed, rows in self.sums.kept
+        )
+
+    @classmethod
+    def from_dict(cls, value: object, z: float = Z95) -> UncertaintyResult:
+        """Rebuild the figures from report JSON, recomputing every one.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` for another shape, sums no rows
+                could give, or a figure that is not the one its sums give.
+        """
+        members = _strict_json.members(value, _UNCERTAINTY_KEYS)
+        steps = members["risk_coverage"]
+        if type(steps) is not list or len(steps) != DECILES:
+            _strict_json.invalid()
+        kept = tuple(MetricResult.from_dict(step, z) for step in steps)
+        rows = _strict_json.count(members["rows"])
+        agreed = _strict_json.count(members["agreed"])
+        brier = parse_exact_decimal(members["brier_sum"])
+        if brier is None or agreed > rows:
+            _strict_json.invalid()
+        try:
+            sums = UncertaintySums(
+                agreed,
+                rows - agreed,
+                _strict_json.count(members["ranked_twice"]),
+                brier,
+                tuple((step.success_count, step.total_count) for step in kept),
+                _strict_json.count(members["without_uncertainty"]),
+            )
+        except ValueError:
+            _strict_json.invalid()
+        result = cls(sums, z)
+        for figure in (members["auroc"], members["brier_score"]):
+            if figure is not None:
+                _strict_json.number(figure, 0, 1)
+        if members["auroc_interval"] is not None:
+            _strict_json.interval(members["auroc_interval"], 0, 1)
+        if result.to_dict() != {**members, "risk_coverage": [step.to_dict() for step in kept]}:
+            _strict_json.invalid()
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """The sufficient statistics and the figures they give."""
+        return {
+            "rows": self.sums.rows,
+            "agreed": self.sums.agreed,
+            "without_uncertainty": self.sums.without,
+            "ranked_twice": self.sums.ranked_twice,
+            "auroc": self.auroc,
+            "auroc_interval": _pair_or_none(self.auroc_interval),
+            "brier_sum": exact_decimal(self.sums.brier_sum),
+            "brier_score": self.brier_score,
+            "risk_coverage": [step.to_dict() for step in self.risk_coverage],
+        }
+
+
+def _f1(metrics: Mapping[str, MetricResult]) -> float | None:
+    # F1 from the label counts: 2 TP / (gold positives + answered positives).
+    sensitivity, ppv = metrics["sensitivity"], metrics["ppv"]
+    return f1_score(sensitivity.success_count, sensitivity.total_count, ppv.total_count)
+
+
+@attrs.frozen
+class LabelResult:
+    """One declared label's confusion metrics in a field slice (docs/metrics.md).
+
+    Attributes:
+        metrics: ``sensitivity``, ``specificity``, ``ppv`` and ``npv`` as
+            :class:`MetricResult` (Wilson intervals).
+        f1: ``2 TP / (gold positives + answered positives)``; None when the
+            label is neither in gold nor in any answer.
+    """
+
+    metrics: Mapping[str, MetricResult]
+
+    @property
+    def f1(self) -> float | None:
+        """The label's F1, from its counts."""
+        return _f1(self.metrics)
+
+    def metric(self, name: str) -> MetricResult:
+        """One of the four label metrics by name.
+
+        Raises:
+            KeyError: ``name`` is not a label metric.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        return self.metrics[_name(name)]
+
+    @classmethod
+    def from_binomials(cls, table: Mapping[str, Binomial], z: float = Z95) -> LabelResult:
+        """Attach Wilson intervals to a label's four binomials."""
+        return cls({name: MetricResult.from_binomial(table[name], z) for name in LABEL_METRICS})
+
+    @classmethod
+    def from_dict(cls, value: object, z: float = Z95) -> LabelResult:
+        """Rebuild a label from its report JSON, recomputing every figure.
+
+        Raises:
+            ChartscoreError: ``invalid_report`` unless ``value`` holds exactly
+                the four metrics and ``f1``, each the figure its counts give,
+                and counts that fit one confusion table (PPV's successes are
+                sensitivity's, NPV's specificity's).
+        """
+        members = _strict_json.members(value, _LABEL_KEYS)
+        metrics = {name: MetricResult.from_dict(members[name], z) for name in LABEL_METRICS}
+        if (
+            metrics["sensitivity"].success_count != metrics["ppv"].success_count
+            or metrics["specificity"].success_count != metrics["npv"].success_count
+        ):
+            _strict_json.invalid()
+        result = cls(metrics)
+        _check_figure(members["f1"], result.f1)
+        return result
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"sensitivity", "specificity", "ppv", "npv", "f1"}``."""
+        out: dict[str, object] = {name: self.metrics[name].to_dict() for name in LABEL_METRICS}
+        out["f1"] = self.f1
+        return out
+
+
+def _check_figure(shown: object, recomputed: float | None) -> None:
+    # A derived figure in a document must be the one its counts give, exactly.
+    if recomputed is None:
+        if shown is not None:
+            _strict_json.invalid()
+    elif shown is None or _strict_json.number(shown, -1e308, 1e308) != recomputed:
+        _strict_json.invalid()
+
+
+@attrs.frozen
 class SliceReport:
     """Counts and metrics for one slice: overall, one field id, or one field type.
 
@@ -348,11 +790,57 @@ class SliceReport:
         metrics: Every binomial metric by name; read one with :meth:`metric`.
         kappa: Cohen's kappa (:class:`KappaResult`) for a categorical, boolean or
             ordinal field slice; None for other fields and for pooled slices.
+        labels: Each declared label's :class:`LabelResult` (a field slice of
+            a field with declared labels), by name; None otherwise.
+        coefficients: A field slice's prevalence-robust coefficients beside
+            kappa (:class:`CoefficientResult`): ``ac1`` or ``ac2`` and
+            ``alpha``, by name; a number or date field's interval ``alpha``;
+            None otherwise.
+        magnitude: A number or date field's error magnitude
+            (:class:`MagnitudeResult`); None otherwise.
+        uncertainty: A field slice's declared-uncertainty figures
+            (:class:`UncertaintyResult`); None for pooled slices.
     """
 
     counts: Mapping[str, int]
     metrics: Mapping[str, MetricResult]
     kappa: KappaResult | None = None
+    labels: Mapping[str, LabelResult] | None = None
+    coefficients: Mapping[str, CoefficientResult] | None = None
+    magnitude: MagnitudeResult | None = None
+    uncertainty: UncertaintyResult | None = None
+
+    @property
+    def micro_f1(self) -> float | None:
+        """F1 of the label counts pooled over labels (and fields); None without labels."""
+        if "sensitivity" not in self.metrics:
+            return None
+        return _f1(self.metrics)
+
+    @property
+    def macro_f1(self) -> float | None:
+        """The mean F1 of the field's labels with a defined F1; None without labels."""
+        if self.labels is None:
+            return None
+        return macro_f1(
+            (
+                label.metrics["sensitivity"].success_count,
+                label.metrics["sensitivity"].total_count,
+                label.metrics["ppv"].total_count,
+            )
+            for label in self.labels.values()
+        )
+
+    def label(self, name: str) -> LabelResult:
+        """One declared label's metrics, e.g. ``"current"``.
+
+        Raises:
+            KeyError: the slice has no label ``name``.
+            ChartscoreError: ``usage`` when ``name`` is not exactly a ``str``.
+        """
+        if self.labels is None:
+            raise KeyError(_name(name))
+        return self.labels[_name(name)]
 
     @classmethod
     def from_tally(cls, part: SliceTally, z: float = Z95) -> SliceReport:
@@ -365,6 +853,16 @@ class SliceReport:
                 for name, b in part.metrics.items()
             },
             kappa=None if part.kappa is None else KappaResult.from_table(part.kappa, z),
+            coefficients=_coefficients(part, z),
+            magnitude=None if part.magnitude is None else MagnitudeResult(part.magnitude.sums, z),
+            uncertainty=None
+            if part.uncertainty is None
+            else UncertaintyResult(part.uncertainty, z),
+            labels=None
+            if part.labels is None
+            else {
+                name: LabelResult.from_binomials(table, z) for name, table in part.labels.items()
+            },
         )
 
     @classmethod
@@ -396,19 +894,66 @@ class SliceReport:
         if type(kind) is not str or kind not in _SLICE_KINDS or type(z) is not float:
             raise ChartscoreError(ErrorCode.USAGE)
         pooled = kind != "field"
-        optional: tuple[str, ...] = ()
+        optional: tuple[str, ...] = (*LABEL_METRICS, "micro_f1")
         if kind != "overall":
-            optional = TYPE_METRICS + plugin_metrics + (("kappa",) if kind == "field" else ())
+            optional += TYPE_METRICS + plugin_metrics
+        if kind == "field":
+            optional += (
+                "kappa",
+                "macro_f1",
+                "labels",
+                "error_magnitude",
+                "declared_uncertainty",
+                *COEFFICIENT_NAMES,
+            )
         members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
         counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
             name: MetricResult.from_dict(members[name], z, pooled=pooled)
-            for name in CORE_METRICS + TYPE_METRICS + plugin_metrics
+            for name in CORE_METRICS + TYPE_METRICS + LABEL_METRICS + plugin_metrics
             if name in members
         }
         kappa = KappaResult.from_dict(members["kappa"]) if "kappa" in members else None
+        labels = _read_labels(members, z) if kind == "field" else None
+        coefficients: dict[str, CoefficientResult] = {
+            name: CoefficientResult.from_dict(name, members[name])
+            for name in COEFFICIENT_NAMES
+            if name in members
+        }
+        magnitude = None
+        if "error_magnitude" in members:
+            magnitude = MagnitudeResult.from_dict(members["error_magnitude"], z)
+            if (
+                magnitude.pairs > counts["answerable_count"]
+                or magnitude.gold_rows > counts["answerable_count"]
+            ):
+                _strict_json.invalid()
+        uncertainty = None
+        if "declared_uncertainty" in members:
+            uncertainty = UncertaintyResult.from_dict(members["declared_uncertainty"], z)
+            sums = uncertainty.sums
+            answered_answerable = (
+                counts["answered_count"] - metrics["unanswerable_answer"].success_count
+            )
+            if sums.rows + sums.without != answered_answerable or (
+                sums.agreed > metrics["normalized_agreement"].success_count
+            ):
+                _strict_json.invalid()
+        elif kind == "field":
+            _strict_json.invalid()  # every field slice has them
         _check_identities(counts, metrics, kind)
-        return cls(counts=counts, metrics=metrics, kappa=kappa)
+        _check_coefficients(kappa, coefficients, magnitude)
+        result = cls(
+            counts=counts,
+            metrics=metrics,
+            kappa=kappa,
+            labels=labels,
+            coefficients=coefficients or None,
+            magnitude=magnitude,
+            uncertainty=uncertainty,
+        )
+        _check_label_figures(members, result)
+        return result
 
     def quantities(self) -> dict[str, int]:
         """The slice's integers by name: counts, then each metric's two counts."""
@@ -442,7 +987,120 @@ class SliceReport:
             out[name] = metric.to_dict()
         if self.kappa is not None:
             out["kappa"] = self.kappa.to_dict()
+        for name, coefficient in (self.coefficients or {}).items():
+            out[name] = coefficient.to_dict()
+        if self.magnitude is not None:
+            out["error_magnitude"] = self.magnitude.to_dict()
+        if self.uncertainty is not None:
+            out["declared_uncertainty"] = self.uncertainty.to_dict()
+        if "sensitivity" in self.metrics:
+            out["micro_f1"] = self.micro_f1
+        if self.labels is not None:
+            out["macro_f1"] = self.macro_f1
+            out["labels"] = {name: label.to_dict() for name, label in self.labels.items()}
         return out
+
+
+COEFFICIENT_NAMES: Final[tuple[str, ...]] = ("ac1", "ac2", "alpha")
+"""The prevalence-robust coefficients a field slice may hold beside kappa."""
+
+
+def _coefficients(part: SliceTally, z: float) -> dict[str, CoefficientResult] | None:
+    # AC1 with nominal alpha for unweighted tables; AC2 with ordinal alpha for ordinal fields;
+    # interval alpha for numbers and dates.
+    table, magnitude = part.kappa, part.magnitude
+    if magnitude is not None:
+        pairs = magnitude.sums.pairs
+        if magnitude.alpha is None:
+            return {"alpha": CoefficientResult("alpha", None, None, pairs, "interval")}
+        interval = alpha_interval(magnitude.alpha, magnitude.alpha_variance, z)
+        value = float(magnitude.alpha)
+        return {"alpha": CoefficientResult("alpha", value, interval, pairs, "interval")}
+    if table is None:
+        return None
+    metric = "nominal" if table.weighting == "none" else "ordinal"
+    gwet = CoefficientResult.gwet(table, z)
+    return {gwet.name: gwet, "alpha": CoefficientResult.alpha(table, metric, z)}
+
+
+def _check_coefficients(
+    kappa: KappaResult | None,
+    coefficients: Mapping[str, CoefficientResult],
+    magnitude: MagnitudeResult | None = None,
+) -> None:
+    # Kappa's fields hold one Gwet coefficient and alpha, over kappa's pairs; a number or
+    # date field holds interval alpha over its error magnitude's pairs.
+    if magnitude is not None:
+        alpha = coefficients.get("alpha")
+        if kappa is not None or set(coefficients) != {"alpha"} or alpha is None:
+            _strict_json.invalid()
+        if alpha.metric != "interval" or alpha.pairs != magnitude.pairs:
+            _strict_json.invalid()
+        return
+    if kappa is None:
+        if coefficients:
+            _strict_json.invalid()
+        return
+    gwet = [name for name in ("ac1", "ac2") if name in coefficients]
+    if len(gwet) != 1 or "alpha" not in coefficients:
+        _strict_json.invalid()
+    expected = "nominal" if gwet[0] == "ac1" else "ordinal"
+    if coefficients["alpha"].metric != expected or any(
+        c.pairs != kappa.pairs for c in coefficients.values()
+    ):
+        _strict_json.invalid()
+
+
+def _read_labels(members: Mapping[str, object], z: float) -> dict[str, LabelResult] | None:
+    # A field slice's labels: present together with its micro metrics and macro F1.
+    present = [name in members for name in ("labels", "macro_f1", "sensitivity")]
+    if any(present) != all(present):
+        _strict_json.invalid()
+    if not present[0]:
+        return None
+    labels = _strict_json.mapping(members["labels"])
+    if not labels or any(
+        not (type(name) is str and 0 < len(name) <= MAX_LABEL_NAME and name.isprintable())
+        for name in labels
+    ):
+        _strict_json.invalid()
+    return {name: LabelResult.from_dict(labels[name], z) for name in sorted(labels)}
+
+
+def _check_label_figures(members: Mapping[str, object], part: SliceReport) -> None:
+    # Label metrics come as a set, with micro F1; a field's are the sums of its labels'.
+    present = [name in members for name in (*LABEL_METRICS, "micro_f1")]
+    if any(present) != all(present):
+        _strict_json.invalid()
+    if not present[0]:
+        return
+    metrics = part.metrics
+    if (
+        metrics["sensitivity"].success_count != metrics["ppv"].success_count
+        or metrics["specificity"].success_count != metrics["npv"].success_count
+    ):
+        _strict_json.invalid()
+    _check_figure(members["micro_f1"], part.micro_f1)
+    if part.labels is None:
+        return
+    _check_figure(members["macro_f1"], part.macro_f1)
+    answerable = part.counts["answerable_count"]
+    for name in LABEL_METRICS:
+        for which in ("success_count", "total_count"):
+            total = sum(getattr(label.metrics[name], which) for label in part.labels.values())
+            if total != getattr(metrics[name], which):
+                _strict_json.invalid()
+    rows = set()
+    for label in part.labels.values():
+        # Every answerable row is a gold positive or negative of each label, and the
+        # answered rows of the right type are its answered positives or negatives.
+        if label.metrics["sensitivity"].total_count + label.metrics["specificity"].total_count != (
+            answerable
+        ):
+            _strict_json.invalid()
+        rows.add(label.metrics["ppv"].total_count + label.metrics["npv"].total_count)
+    if len(rows) != 1 or rows.pop() > min(answerable, part.counts["answered_count"]):
+        _strict_json.invalid()
 
 
 CORE_TOTALS: Final = {
@@ -625,6 +1283,44 @@ class Report:
             ),
             confidence=confidence,
             plugins=plugins,
+        )
+
+    def core(self) -> Report:
+        """This report without the figures ``share`` withholds (docs/disclosure.md).
+
+        Disclosure control models every number as a sum of outcome-class
+        counts; the validation figures it does not model yet (per-label
+        confusion metrics, F1, AC1/AC2 and alpha) are left out of a shared
+        report rather than published unprotected.
+        """
+
+        def core_slice(part: SliceReport) -> SliceReport:
+            metrics = {k: v for k, v in part.metrics.items() if k not in SHARE_WITHHELD_METRICS}
+            return SliceReport(counts=part.counts, metrics=metrics, kappa=part.kappa)
+
+        return attrs.evolve(
+            self,
+            overall=core_slice(self.overall),
+            by_field={name: core_slice(part) for name, part in self.by_field.items()},
+            by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
+        )
+
+    def without_magnitudes(self) -> Report:
+        """This report without what needs the values themselves (docs/partials.md).
+
+        A number or date field's error magnitude (its chance level needs gold's
+        median) and its interval alpha (a jackknife over every pair's distance)
+        cannot be computed from counts: a report merged from sites' partials
+        has neither, and equals the pooled data's report without them.
+        """
+
+        def counts_only(part: SliceReport) -> SliceReport:
+            if part.magnitude is None:
+                return part
+            return attrs.evolve(part, magnitude=None, coefficients=None)
+
+        return attrs.evolve(
+            self, by_field={name: counts_only(part) for name, part in self.by_field.items()}
         )
 
     def to_dict(self) -> dict[str, object]:

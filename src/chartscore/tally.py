@@ -9,12 +9,15 @@ modules (``model``, ``normalize``, ``agreement``, ``scoring``, ``io``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from typing import Final
 
 import attrs
 
 from chartscore.clustered import ClusterSums
+from chartscore.magnitude import ErrorSums
 from chartscore.plugin_layout import PluginStamp, is_plugin_metric
+from chartscore.uncertainty import UncertaintySums
 
 COUNT_NAMES: Final = (
     "field_count",
@@ -49,6 +52,17 @@ TYPE_METRICS: Final = (
     "majority_baseline",
 )
 """Type-specific binomial metrics; they appear only in slices of their type."""
+
+LABEL_METRICS: Final = ("sensitivity", "specificity", "ppv", "npv")
+"""Per-label confusion metrics (docs/metrics.md, "Per-label confusion metrics").
+
+A field with declared labels reports them for each label (``SliceTally.labels``)
+and, pooled over its labels, in its ``metrics``; pooled slices (overall too)
+sum those micro-averaged counts over their fields.
+"""
+
+SHARE_WITHHELD_METRICS: Final = frozenset(LABEL_METRICS)
+"""Binomial metrics that disclosure control does not model yet: ``share`` withholds them."""
 
 ERROR_METRICS: Final = frozenset(
     {
@@ -107,29 +121,57 @@ class KappaTable:
 
 
 @attrs.frozen
+class MagnitudeTally:
+    """A number or date field's error sums and interval alpha (docs/metrics.md).
+
+    Attributes:
+        sums: The exact sums of its errors and of its gold's deviations.
+        alpha: Krippendorff's interval alpha of the (gold, answer) pairs, or
+            None when undefined (no pairs, or no spread).
+        alpha_variance: alpha's jackknife variance, or None (fewer than two pairs).
+    """
+
+    sums: ErrorSums
+    alpha: Fraction | None = None
+    alpha_variance: float | None = None
+
+
+@attrs.frozen
 class SliceTally:
     """Counts and binomials for one slice (overall, a field, or a field type).
 
     ``clusters`` holds, for a pooled slice (overall, a field type), each
     metric's per-case sums (:class:`~chartscore.clustered.ClusterSums`) for its
     clustered interval; None for a field slice, whose rows are one per case.
+    ``labels`` holds, for a field slice with declared labels, each label's
+    :data:`LABEL_METRICS` (by the label's name in the schema, normalized), in
+    report order; None otherwise. ``magnitude`` holds a number or date field's
+    error sums (:class:`MagnitudeTally`); None otherwise. ``uncertainty`` holds a
+    field slice's declared-uncertainty sums; None for pooled slices.
     """
 
     counts: Mapping[str, int]
     metrics: Mapping[str, Binomial]
     kappa: KappaTable | None = None
     clusters: Mapping[str, ClusterSums] | None = None
+    labels: Mapping[str, Mapping[str, Binomial]] | None = None
+    magnitude: MagnitudeTally | None = None
+    uncertainty: UncertaintySums | None = None
 
     def __attrs_post_init__(self) -> None:
         if tuple(self.counts) != COUNT_NAMES:
             raise ValueError("counts must be the six core counts in order")
         unknown = {
             name
-            for name in set(self.metrics) - set(CORE_METRICS) - set(TYPE_METRICS)
+            for name in set(self.metrics).difference(CORE_METRICS, TYPE_METRICS, LABEL_METRICS)
             if not is_plugin_metric(name)
         }
         if unknown or not set(CORE_METRICS) <= set(self.metrics):
             raise ValueError("metrics must include the core metrics and known names only")
+        if self.labels is not None and any(
+            tuple(table) != LABEL_METRICS for table in self.labels.values()
+        ):
+            raise ValueError("every label has the four label metrics")
         if self.clusters is not None:
             if set(self.clusters) != set(self.metrics):
                 raise ValueError("a pooled slice has cluster sums for every metric")
@@ -157,7 +199,8 @@ def pool(
 
     Type-specific metrics are summed over the slices that report them when
     ``keep_type_metrics`` is true (a field-type slice) and dropped otherwise
-    (the overall slice). Kappa is never pooled. The per-case sums of the
+    (the overall slice); label metrics are micro-averaged into every pooled
+    slice. Kappa and per-label tables are never pooled. The per-case sums of the
     pooled slice cannot be pooled from its parts (a case has rows in several):
     the scorer gives them as ``clusters`` (a metric absent there has none).
     """
@@ -167,7 +210,7 @@ def pool(
         for name in COUNT_NAMES:
             counts[name] += part.counts[name]
         for name, binomial in part.metrics.items():
-            if name in CORE_METRICS or keep_type_metrics:
+            if name in CORE_METRICS or name in LABEL_METRICS or keep_type_metrics:
                 total = sums.get(name)
                 if total is None:
                     sums[name] = [binomial.success_count, binomial.total_count]

@@ -342,7 +342,7 @@ def protected_keys(report: Report, field_types: Mapping[str, str]) -> list[Key]:
             match the report's fields and field types.
     """
     types = _field_types(report, Sensitivity({}, {}, field_types))
-    full = shared_from_report(report.to_dict(), types, DEFAULT_MIN_CELL, set(), set())
+    full = shared_from_report(report.core().to_dict(), types, DEFAULT_MIN_CELL, set(), set())
     return list(model_of(full).quantities)
 
 
@@ -373,7 +373,7 @@ def share(
     if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
         raise _invalid_sensitivity()
     field_types = _field_types(report, sensitivity)
-    document = report.to_dict()
+    document = report.core().to_dict()  # the figures share models (docs/disclosure.md)
     full = shared_from_report(document, field_types, min_cell, set(), set())
     model = model_of(full)
     values = _values(model, full)

@@ -156,7 +156,7 @@ def scanned_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
     return case_id, field_id, field_type, value  # type: ignore[return-value]
 
 
-def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
+def fast_prediction(text: str) -> tuple[str, str, Value, bool, object] | None:
     """The prediction row of a well-formed line, or None to take the strict route.
 
     As :func:`fast_gold`: the layout's pattern first, then the scanner.
@@ -167,7 +167,7 @@ def fast_prediction(text: str) -> tuple[str, str, Value, bool] | None:
     return scanned_prediction(text)
 
 
-def scanned_prediction(text: str) -> tuple[str, str, Value, bool] | None:
+def scanned_prediction(text: str) -> tuple[str, str, Value, bool, object] | None:
     """:func:`fast_prediction` for a line in any layout: scanned, then checked."""
     # Written out flat, like scanned_gold.
     try:
@@ -193,12 +193,14 @@ def scanned_prediction(text: str) -> tuple[str, str, Value, bool] | None:
     keys = size
     colons = case_id.count(":") + value[1]
     supported = False
+    uncertainty = None
     if chain is not None:
         facts = _chain(chain) if type(chain) is dict else None
         if facts is None:
             return None
         chain_field, fact, clinical, chain_keys, chain_colons = facts
         supported = clinical and chain_field == field_id and fact == digest
+        uncertainty = chain["uncertainty"]
         keys += chain_keys
         colons += chain_colons
         if supported:
@@ -210,7 +212,7 @@ def scanned_prediction(text: str) -> tuple[str, str, Value, bool] | None:
         colons += 1
     if not _no_duplicate_keys(text, keys, colons):
         return None
-    return case_id, field_id, value[0], supported
+    return case_id, field_id, value[0], supported, uncertainty
 
 
 def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:

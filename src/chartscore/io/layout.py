@@ -101,7 +101,7 @@ def _patterns(space: str) -> tuple[str, str]:
         rf"{then}{key('normalized_fact_digest')}{_DIGEST}"
         rf'{then}{key("transformation_kind")}"(?:{_TRANSFORMATION_KIND})"'
         rf'{then}{key("transformation_digest")}"{_format.DIGEST_PATTERN}"'
-        rf"{then}{key('uncertainty')}(?:0|1|0\.[0-9]{{1,20}}|1\.0{{1,20}})"
+        rf"{then}{key('uncertainty')}(0|1|0\.[0-9]{{1,20}}|1\.0{{1,20}})"
         rf'{then}{key("reviewer_state")}"(?:{_REVIEWER_STATE})"\}}'
     )
     gold = (
@@ -173,7 +173,7 @@ def gold(match: re.Match[str]) -> tuple[str, str, FieldType, Value] | None:
     return case_id, field_id, _FIELD_TYPES[field_type], value
 
 
-def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
+def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool, object] | None:
     """The row of a line :func:`prediction_line` matched, or None for the strict route."""
     (
         case_id,
@@ -194,6 +194,7 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
         second_end,
         second_kind,
         fact,
+        uncertainty,
     ) = match.groups()
     if string is not None:
         value: Value = string
@@ -203,7 +204,7 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
         except ArithmeticError:
             return None
     if chain_field is None:
-        return case_id, field_id, value, False
+        return case_id, field_id, value, False, None
     start, end = int(first_start), int(first_end)
     if not start < end <= _MAX_OFFSET:
         return None
@@ -216,4 +217,19 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool] | None:
         if first == (second_digest, second_start, second_end, second_kind or _CLINICAL):
             return None  # a duplicate source
         clinical = clinical or second_kind != _GENERATED
-    return case_id, field_id, value, clinical and chain_field == field_id and fact == digest
+    supported = clinical and chain_field == field_id and fact == digest
+    return case_id, field_id, value, supported, _uncertainty(uncertainty)
+
+
+def _uncertainty(text: str) -> int | decimal.Decimal:
+    # "0" and "1" are JSON integers; other literals are exact decimals (docs/formats.md).
+    # Cached: a producer declares few distinct uncertainties, and a Decimal costs a line's time.
+    found = _UNCERTAINTIES.get(text)
+    if found is None:
+        if len(_UNCERTAINTIES) >= 4096:
+            _UNCERTAINTIES.clear()
+        found = _UNCERTAINTIES[text] = int(text) if text in ("0", "1") else decimal.Decimal(text)
+    return found
+
+
+_UNCERTAINTIES: dict[str, int | decimal.Decimal] = {}

@@ -78,7 +78,7 @@ from chartscore.records.rows import prediction_row
 MAX_BYTES_AHEAD: Final = 128 << 20
 """Bytes of pickled rows the reader may hold while the main process is busy (about 48 a row)."""
 
-PredictionRow = tuple[str, str, Value, bool]
+PredictionRow = tuple[str, str, Value, bool, object]
 Message = tuple[Any, ...]
 _Mask = set[int | signal.Signals]
 

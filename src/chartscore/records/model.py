@@ -314,7 +314,7 @@ class Prediction:
         """
 
         plain = plain_row(row)
-        case_id, field_id, value, _ = prediction_row(plain)
+        case_id, field_id, value, *_ = prediction_row(plain)
         chain: Any = plain.get("evidence_chain")
         evidence = None
         if chain is not None:  # validated by prediction_row: a dict with all its keys

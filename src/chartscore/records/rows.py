@@ -160,8 +160,10 @@ def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
     return case_id, field_id, _FIELD_TYPES[field_type], _value(row["value"])
 
 
-def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
-    """``(case_id, field_id, value, supported)`` from a prediction object, check by check.
+def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool, object]:
+    """``(case_id, field_id, value, supported, uncertainty)`` from a prediction object.
+
+    Checked check by check; ``uncertainty`` is the chain's (None without a chain).
 
     ``supported`` applies the evidence rule of
     :meth:`chartscore.Prediction.is_supported` after validating the chain fully.
@@ -184,12 +186,12 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool]:
     if facts is None:
         if chain is not None:
             fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
-        return case_id, field_id, value, False
+        return case_id, field_id, value, False, None
     chain_field, fact_digest, clinical = facts
     supported = (
         clinical and chain_field == field_id and digest is not None and fact_digest == digest
     )
-    return case_id, field_id, value, supported
+    return case_id, field_id, value, supported, chain["uncertainty"]  # type: ignore[index]
 
 
 def _source_kinds(raw: object) -> list[SourceKind]:

@@ -9,7 +9,7 @@ error. The output is ASCII only, so any terminal encoding can print it.
 
 from __future__ import annotations
 
-from chartscore.render.view import Cell, Estimate, Kind
+from chartscore.render.view import Cell, Estimate, Kind, LabelText
 
 SUPPRESSED = "suppressed"
 """How a withheld count or estimate is shown: never as 0."""
@@ -68,6 +68,12 @@ def kappa_number(value: float) -> str:
     return text
 
 
+def magnitude_number(value: float) -> str:
+    """An error in the field's unit or in days, to four significant digits (``-0`` as ``0``)."""
+    text = f"{value:.4g}"
+    return "0" if float(text) == 0.0 else text
+
+
 def _signed_points(fraction: float) -> str:
     text = percent(fraction)
     return text if fraction <= 0 or text.startswith("-") else "+" + text
@@ -108,6 +114,10 @@ def value_text(estimate: Estimate) -> str:
         return percent(value) + "%"
     if estimate.kind is Kind.KAPPA:
         return kappa_number(value)
+    if estimate.kind is Kind.SCORE:
+        return kappa_number(value)
+    if estimate.kind is Kind.MAGNITUDE:
+        return magnitude_number(value)
     return _signed_points(value) + " pp"
 
 
@@ -124,6 +134,8 @@ def interval_text(estimate: Estimate) -> str:
         return f"[{percent(bounds[0])}-{percent(bounds[1])}]"
     if estimate.kind is Kind.KAPPA:
         low, high = kappa_number(bounds[0]), kappa_number(bounds[1])
+    elif estimate.kind is Kind.MAGNITUDE:
+        low, high = magnitude_number(bounds[0]), magnitude_number(bounds[1])
     else:
         low, high = _signed_points(bounds[0]), _signed_points(bounds[1])
     return f"[{low}, {high}]"
@@ -160,4 +172,6 @@ def cell_text(cell: Cell) -> str:
         return estimate_text(cell)
     if cell is None or isinstance(cell, int):
         return count_text(cell)
+    if isinstance(cell, LabelText):
+        return cell.text
     return cell

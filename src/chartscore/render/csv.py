@@ -1,17 +1,27 @@
 """The CSV renderer: one row per slice and metric, for spreadsheets and pandas.
 
-Columns: ``slice,name,metric,success_count,total_count,rate,lower,upper,
+Columns: ``slice,name,metric,label,success_count,total_count,rate,lower,upper,
 design_effect,clustered_lower,clustered_upper``. ``slice`` is ``overall``,
 ``field`` or ``field_type``; ``name`` the field id or type name (empty for
-overall). ``lower``/``upper`` are the Wilson (or Newcombe, or kappa's)
-interval; the last three hold a pooled slice's (overall, type) design effect
-and case-clustered interval, and are empty in field rows. Numbers are written as the report's JSON
+overall); ``label`` the declared label of a per-label metric
+(``sensitivity``, ``specificity``, ``ppv``, ``npv``, ``f1``), empty otherwise.
+``lower``/``upper`` are the Wilson (or Newcombe, or kappa's) interval; the
+last three hold a pooled slice's (overall, type) design effect and
+case-clustered interval, and are empty in field rows. Numbers are written as the report's JSON
 writes them (the shortest digits that read back as the same double), so every
 cell equals the report's number exactly. Kappa has its own rows
 (``metric`` = ``kappa``): the kappa in ``rate``, its interval in
 ``lower``/``upper``, the pairs in ``total_count`` and an empty
-``success_count``. An empty ``rate``, ``lower`` or ``upper`` means no trials
-(or an undefined kappa).
+``success_count``; so have AC1, AC2 and alpha. F1 (``f1`` per label,
+``micro_f1`` and ``macro_f1`` per slice) has its value in ``rate`` and every
+other cell empty. Error magnitudes (``mean_absolute_error``,
+``mean_signed_error``, ``limits_of_agreement``: the bias in ``rate`` and the
+limits in ``lower``/``upper``; ``chance_level``) have their pairs (or gold
+rows) in ``total_count``. Declared uncertainty: ``uncertainty_auroc`` (its rows
+in ``total_count``), ``brier_score``, ``without_uncertainty`` (the count in
+``total_count``) and ten ``risk_coverage`` rows labelled ``10%`` to ``100%``.
+An empty ``rate``, ``lower`` or ``upper`` means no trials (or an undefined
+kappa).
 
 A shared report's CSV adds a last column, ``suppressed``: the names of the
 row's cells that are withheld, space-separated (``success_count``,
@@ -35,6 +45,7 @@ COLUMNS: Final = (
     "slice",
     "name",
     "metric",
+    "label",
     "success_count",
     "total_count",
     "rate",
@@ -83,6 +94,7 @@ def row(estimate: Estimate) -> list[str]:
         _text(estimate.slice),
         _text(estimate.name),
         _text(estimate.metric),
+        _text(estimate.label),
         _count(estimate.success_count),
         _count(estimate.total_count),
         _number(estimate.value),

@@ -12,11 +12,16 @@ from typing import Final
 
 from chartscore.plugin_layout import PluginStamp, split_metric
 from chartscore.render.view import Definition
-from chartscore.tally import CORE_METRICS, ERROR_METRICS, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
 _CORE = "docs/metrics.md#core-metrics-every-slice"
 _TYPE = "docs/metrics.md#type-specific-metrics"
 _KAPPA = "docs/metrics.md#kappa-field-slices-of-categorical-boolean-and-ordinal-fields"
+_LABELS = "docs/metrics.md#per-label-confusion-metrics"
+_GWET = "docs/metrics.md#gwets-ac1-and-ac2"
+_ALPHA = "docs/metrics.md#krippendorffs-alpha"
+_MAGNITUDE = "docs/metrics.md#error-magnitude"
+_UNCERTAINTY = "docs/metrics.md#declared-uncertainty"
 
 _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
     "exact_agreement": (
@@ -119,10 +124,121 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "Interval: Fleiss-Cohen-Everitt.",
         _KAPPA,
     ),
+    "sensitivity": (
+        "sensitivity",
+        "Per declared label: gold positives the answers name, of gold positives (answerable "
+        "rows whose gold is or holds the label); missing and abstained answers are failures. "
+        "A slice pools its labels (micro-average).",
+        _LABELS,
+    ),
+    "specificity": (
+        "specificity",
+        "Per declared label: gold negatives answered without the label, of gold negatives; "
+        "a missing or abstained answer is not a negative answer, so it fails here too.",
+        _LABELS,
+    ),
+    "ppv": (
+        "PPV",
+        "Per declared label: answers naming the label that gold holds, of answers naming it "
+        "(positive predictive value, precision).",
+        _LABELS,
+    ),
+    "npv": (
+        "NPV",
+        "Per declared label: answers of the right type not naming the label where gold does "
+        "not hold it either, of those answers (negative predictive value).",
+        _LABELS,
+    ),
+    "f1": (
+        "F1",
+        "2 TP / (gold positives + answered positives): the harmonic mean of sensitivity and "
+        "PPV; micro F1 pools the labels' counts, macro F1 averages the labels' F1.",
+        _LABELS,
+    ),
+    "ac1": (
+        "Gwet's AC1",
+        "Agreement corrected for chance from the spread of the pooled categories: robust at "
+        "high prevalence, where kappa can fall to 0. Interval: Gwet's linearized variance.",
+        _GWET,
+    ),
+    "ac2": (
+        "Gwet's AC2",
+        "AC1 with quadratic weights, for ordinal fields. Interval: Gwet's linearized variance.",
+        _GWET,
+    ),
+    "alpha": (
+        "Krippendorff's alpha",
+        "1 - observed / expected disagreement of the pooled values (nominal, ordinal or "
+        "interval differences). Interval: delete-one-row jackknife.",
+        _ALPHA,
+    ),
+    "mean_absolute_error": (
+        "mean absolute error",
+        "Mean |answer - gold| over answered answerable rows with a distance (numbers in the "
+        "field's unit; full dates in days); lower is better.",
+        _MAGNITUDE,
+    ),
+    "mean_signed_error": (
+        "mean signed error",
+        "Mean (answer - gold), the bias: positive when answers run above gold. Interval: "
+        "large-sample normal.",
+        _MAGNITUDE,
+    ),
+    "limits_of_agreement": (
+        "limits of agreement",
+        "Bland-Altman: bias -/+ z standard deviations of the errors (95%: 1.96), the range of "
+        "most single errors.",
+        _MAGNITUDE,
+    ),
+    "chance_level": (
+        "chance level",
+        "Mean distance of gold from its median over answerable rows: what answering the "
+        "median everywhere scores on mean absolute error.",
+        _MAGNITUDE,
+    ),
+    "uncertainty_auroc": (
+        "uncertainty AUROC",
+        "Probability that a random agreeing answer declared less uncertainty than a random "
+        "disagreeing one (ties half): 0.5 is chance, 1 perfect. Interval: Hanley-McNeil.",
+        _UNCERTAINTY,
+    ),
+    "brier_score": (
+        "Brier score",
+        "Mean squared distance of 1 - uncertainty from agreement (1 or 0); lower is better.",
+        _UNCERTAINTY,
+    ),
+    "without_uncertainty": (
+        "without uncertainty",
+        "Answered answerable rows whose answer declared no uncertainty (no evidence chain).",
+        _UNCERTAINTY,
+    ),
+    "risk_coverage": (
+        "risk and coverage",
+        "Agreement among the most certain 10%, 20%, ..., 100% of the rows with an "
+        "uncertainty, the rest abstaining (selective answering).",
+        _UNCERTAINTY,
+    ),
 }
 
-METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, "kappa")
+UNCERTAINTY: Final = ("uncertainty_auroc", "brier_score", "without_uncertainty", "risk_coverage")
+"""A field's declared-uncertainty figures, in the order chartscore shows them."""
+
+MAGNITUDES: Final = (
+    "mean_absolute_error",
+    "mean_signed_error",
+    "limits_of_agreement",
+    "chance_level",
+)
+"""A number or date field's error magnitude figures, in the order chartscore shows them."""
+
+COEFFICIENTS: Final = ("kappa", "ac1", "ac2", "alpha")
+"""Chance-corrected coefficients of a field slice, in the order chartscore shows them."""
+
+METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, *LABEL_METRICS, *COEFFICIENTS)
 """Every metric a report can hold, in the order chartscore shows them."""
+
+LEGEND_ORDER: Final = (*METRIC_ORDER, "f1", *MAGNITUDES, *UNCERTAINTY)
+"""The legend's entries: every metric, F1 (``f1``, ``micro_f1``, ``macro_f1``), magnitudes."""
 
 
 def title(metric: str) -> str:

@@ -129,6 +129,8 @@ def _mark(row: PlotRow, axis: _Axis, y: float, plot_title: str) -> list[str]:
         f'class="{" ".join(classes)}" data-slice="{escape(estimate.slice)}" '
         f'data-name="{escape(estimate.name)}" data-metric="{escape(estimate.metric)}"'
     )
+    if estimate.label:
+        attributes += f' data-label="{escape(estimate.label)}"'
     if value is not None and interval is not None:
         attributes += (
             f' data-value="{value!r}" data-lower="{interval[0]!r}" data-upper="{interval[1]!r}"'

@@ -21,7 +21,7 @@ from chartscore.render._numbers import (
     withheld_rate,
 )
 from chartscore.render.forest import Geometry, forest_svg
-from chartscore.render.view import Cell, Estimate, Kind, Table, View
+from chartscore.render.view import Cell, Estimate, Kind, LabelText, Table, View
 
 _POLICY: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -150,6 +150,8 @@ def _cell(cell: Cell) -> str:
         return f'<td class="count suppressed">{escape(cell_text(cell))}</td>'
     if isinstance(cell, int):
         return f'<td class="count">{cell}</td>'
+    if isinstance(cell, LabelText):
+        return f'<td class="label">{escape(cell.text)}</td>'
     return f"<td>{escape(cell)}</td>"
 
 

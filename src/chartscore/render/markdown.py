@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from chartscore.render._numbers import cell_text
-from chartscore.render.view import Cell, Table, View
+from chartscore.render.view import Cell, LabelText, Table, View
 
 _CODE_SAFE = re.compile(r"[A-Za-z0-9_.\-]+")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
@@ -46,6 +46,8 @@ def label(slice_kind: str, name: str) -> str:
 
 
 def _cell(cell: Cell) -> str:
+    if isinstance(cell, LabelText):
+        return escape(cell.text)
     return cell_text(cell).replace("|", "\\|")
 
 

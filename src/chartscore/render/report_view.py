@@ -18,12 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final, Protocol
 
+import attrs
+
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.plugin_layout import PluginStamp
-from chartscore.render._numbers import count_text
+from chartscore.render._numbers import count_text, interval_text
 from chartscore.render.definitions import (
+    COEFFICIENTS,
+    LEGEND_ORDER,
     METRIC_ORDER,
     definition,
     interval_note,
@@ -35,6 +39,7 @@ from chartscore.render.view import (
     Column,
     Estimate,
     Kind,
+    LabelText,
     Plot,
     PlotRow,
     Row,
@@ -43,8 +48,16 @@ from chartscore.render.view import (
     level_text,
     slice_label,
 )
-from chartscore.report import REPORT_FORMAT, REPORT_FORMAT_VERSION, Report
-from chartscore.tally import ERROR_METRICS, TYPE_METRICS
+from chartscore.report import (
+    REPORT_FORMAT,
+    REPORT_FORMAT_VERSION,
+    CoefficientResult,
+    MagnitudeResult,
+    Report,
+    SliceReport,
+    UncertaintyResult,
+)
+from chartscore.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
 SORTS: Final = ("name", "rate")
 """Row orders: by name, or by normalized agreement rate (lowest first)."""
@@ -217,6 +230,203 @@ def one_field_per_type(report: ReportLike) -> bool:
     return len(report.by_field_type) == len(report.by_field)
 
 
+def score_estimate(
+    kind: str, name: str, metric: str, value: float | None, label: str = ""
+) -> Estimate:
+    """An F1 figure (``f1``, ``micro_f1``, ``macro_f1``): a value with no counts or interval."""
+    return Estimate(kind, name, metric, Kind.SCORE, None, None, value, None, None, label=label)
+
+
+def coefficient_estimate(name: str, metric: str, coefficient: CoefficientResult) -> Estimate:
+    """AC1, AC2 or alpha of a field slice, drawn like kappa (pairs in ``total_count``)."""
+    low, high = coefficient.interval if coefficient.interval is not None else (None, None)
+    return Estimate(
+        "field", name, metric, Kind.KAPPA, None, coefficient.pairs, coefficient.value, low, high
+    )
+
+
+def _label_estimates(kind: str, name: str, part: SliceLike) -> list[Estimate]:
+    # A report's label figures (a shared report withholds them: docs/disclosure.md).
+    out: list[Estimate] = []
+    if not isinstance(part, SliceReport):
+        return out
+    if "sensitivity" in part.metrics:
+        out.append(score_estimate(kind, name, "micro_f1", part.micro_f1))
+    for label, result in (part.labels or {}).items():
+        for metric in LABEL_METRICS:
+            estimate = rate_estimate(kind, name, metric, result.metrics[metric])
+            out.append(attrs.evolve(estimate, label=label))
+        out.append(score_estimate(kind, name, "f1", result.f1, label))
+    if part.labels is not None:
+        out.append(score_estimate(kind, name, "macro_f1", part.macro_f1))
+    for metric, coefficient in (part.coefficients or {}).items():
+        out.append(coefficient_estimate(name, metric, coefficient))
+    if part.magnitude is not None:
+        out += magnitude_estimates(name, part.magnitude)
+    if part.uncertainty is not None:
+        out += uncertainty_estimates(name, part.uncertainty)
+    return out
+
+
+RISK_COVERAGE_LABELS: Final = tuple(f"{10 * k}%" for k in range(1, 11))
+"""The ``label`` of each risk-coverage estimate: the share of rows kept, most certain first."""
+
+
+def uncertainty_estimates(name: str, uncertainty: UncertaintyResult) -> list[Estimate]:
+    """AUROC (``total_count``: rows with an uncertainty), Brier score, rows without one,
+    and agreement among the most certain 10%, ..., 100% of the rows (``label``)."""
+    sums = uncertainty.sums
+    low, high = uncertainty.auroc_interval or (None, None)
+    out = [
+        Estimate(
+            "field",
+            name,
+            "uncertainty_auroc",
+            Kind.KAPPA,
+            None,
+            sums.rows,
+            uncertainty.auroc,
+            low,
+            high,
+        ),
+        Estimate(
+            "field",
+            name,
+            "brier_score",
+            Kind.SCORE,
+            None,
+            sums.rows,
+            uncertainty.brier_score,
+            None,
+            None,
+            True,
+        ),
+        Estimate(
+            "field", name, "without_uncertainty", Kind.SCORE, None, sums.without, None, None, None
+        ),
+    ]
+    for label, step in zip(RISK_COVERAGE_LABELS, uncertainty.risk_coverage, strict=True):
+        estimate = rate_estimate("field", name, "risk_coverage", step)
+        out.append(attrs.evolve(estimate, label=label))
+    return out
+
+
+def _uncertainty_table(estimates: list[Estimate]) -> Table | None:
+    rows: dict[str, dict[str, Estimate]] = {}
+    for e in estimates:
+        if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
+            rows.setdefault(e.name, {})[e.metric] = e
+        elif e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
+            rows.setdefault(e.name, {})[e.label] = e
+    rows = {name: cells for name, cells in rows.items() if cells["uncertainty_auroc"].total_count}
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            "field",
+            name,
+            (
+                cells["uncertainty_auroc"].total_count,
+                cells["without_uncertainty"].total_count,
+                cells["uncertainty_auroc"],
+                cells["brier_score"],
+                cells["10%"],
+                cells["50%"],
+                cells["100%"],
+            ),
+        )
+        for name, cells in rows.items()
+    )
+    columns = (
+        Column("rows"),
+        Column("without"),
+        Column(title("uncertainty_auroc"), "uncertainty_auroc"),
+        Column(title("brier_score"), "brier_score", True),
+        Column("agreement, most certain 10%", "risk_coverage"),
+        Column("50%", "risk_coverage"),
+        Column("all", "risk_coverage"),
+    )
+    return Table(
+        "uncertainty",
+        "Declared uncertainty (does it separate right answers from wrong ones?)",
+        "Over answered answerable rows with an uncertainty (rows; without: rows that declared "
+        "none): AUROC of 1 - uncertainty for normalized agreement [95% Hanley-McNeil] (0.5 is "
+        "no better than chance), Brier score of 1 - uncertainty (lower is better), and "
+        "agreement among the most certain rows when the others abstain.",
+        "field",
+        columns,
+        table_rows,
+    )
+
+
+def magnitude_estimates(name: str, magnitude: MagnitudeResult) -> list[Estimate]:
+    """A number or date field's error figures (pairs, or gold rows, in ``total_count``)."""
+
+    def figure(
+        metric: str, value: float | None, bounds: tuple[float, float] | None, n: int
+    ) -> Estimate:
+        low, high = bounds if bounds is not None else (None, None)
+        error = metric != "chance_level"
+        return Estimate("field", name, metric, Kind.MAGNITUDE, None, n, value, low, high, error)
+
+    pairs = magnitude.pairs
+    return [
+        figure("mean_absolute_error", magnitude.mean_absolute_error, None, pairs),
+        figure("mean_signed_error", magnitude.bias, magnitude.bias_interval, pairs),
+        figure("limits_of_agreement", magnitude.bias, magnitude.limits_of_agreement, pairs),
+        figure("chance_level", magnitude.chance_level, None, magnitude.gold_rows),
+    ]
+
+
+def _magnitude_table(estimates: list[Estimate], units: Mapping[str, str]) -> Table | None:
+    rows: dict[str, dict[str, Estimate]] = {}
+    for e in estimates:
+        if e.kind is Kind.MAGNITUDE:
+            rows.setdefault(e.name, {})[e.metric] = e
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            "field",
+            name,
+            (
+                "days" if units.get(name) == "days" else "field's unit",
+                cells["mean_absolute_error"].total_count,
+                cells["mean_absolute_error"],
+                cells["mean_signed_error"],
+                _limits(cells["limits_of_agreement"]),
+                cells["chance_level"],
+                cells["chance_level"].total_count,
+            ),
+        )
+        for name, cells in rows.items()
+    )
+    columns = (
+        Column("unit"),
+        Column("pairs"),
+        Column(title("mean_absolute_error"), "mean_absolute_error", True),
+        Column("bias [95% interval]", "mean_signed_error"),
+        Column(title("limits_of_agreement"), "limits_of_agreement"),
+        Column(title("chance_level"), "chance_level"),
+        Column("gold rows"),
+    )
+    return Table(
+        "magnitude",
+        "Error magnitude (numbers and dates)",
+        "Over answered answerable rows with a distance (pairs); errors are answer - gold. "
+        "The chance level is the mean distance of gold from its median (over gold rows): "
+        "what a constant answer scores. Limits of agreement: Bland-Altman, bias -/+ 1.96 SD.",
+        "field",
+        columns,
+        table_rows,
+    )
+
+
+def _limits(estimate: Estimate) -> str:
+    text = interval_text(estimate)
+    return text or "undefined"
+
+
 def _estimates(
     slices: Iterable[Slice], *, shared: bool, plugins: tuple[str, ...] = ()
 ) -> list[Estimate]:
@@ -230,7 +440,84 @@ def _estimates(
         kappa = kappa_estimate(name, part, shared=shared) if kind == "field" else None
         if kappa is not None:
             out.append(kappa)
+        out += _label_estimates(kind, name, part)
     return out
+
+
+_LABEL_COLUMNS: Final = (*LABEL_METRICS, "f1")
+
+
+def _label_table(estimates: list[Estimate], level: str) -> Table | None:
+    # One row per (slice, label): a field's declared labels, then every slice's pooled row.
+    rows: dict[tuple[str, str, str], dict[str, Estimate]] = {}
+    for e in estimates:
+        metric = "f1" if e.metric == "micro_f1" else e.metric
+        if metric in _LABEL_COLUMNS:
+            rows.setdefault((e.slice, e.name, e.label), {})[metric] = e
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            kind,
+            name,
+            (
+                LabelText(label) if label else "all labels",
+                *(cells.get(metric) for metric in _LABEL_COLUMNS),
+            ),
+        )
+        for (kind, name, label), cells in rows.items()
+    )
+    columns = (Column("label"), *(Column(title(m), m) for m in _LABEL_COLUMNS))
+    return Table(
+        "labels",
+        "Per-label confusion metrics (higher is better)",
+        _RATE_CELLS.format(level=level)
+        + ' F1 = 2 TP / (gold positives + answered positives); "all labels" '
+        "pools the labels' counts (micro-average). Missing and abstained answers are not "
+        "negatives: they fail sensitivity and specificity and are in neither PPV nor NPV.",
+        "slice",
+        columns,
+        table_rows,
+        repeat=1,
+    )
+
+
+def _units(report: ReportLike) -> dict[str, str]:
+    if not isinstance(report, Report):
+        return {}
+    return {
+        name: part.magnitude.unit
+        for name, part in report.by_field.items()
+        if part.magnitude is not None
+    }
+
+
+def _coefficient_table(estimates: list[Estimate]) -> Table | None:
+    rows: dict[str, dict[str, Estimate]] = {}
+    for e in estimates:
+        if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
+            rows.setdefault(e.name, {})["ac" if e.metric != "alpha" else "alpha"] = e
+    if not rows:
+        return None
+    table_rows = tuple(
+        Row(
+            "field",
+            name,
+            (cells.get("ac") or "not applicable", cells["alpha"], cells["alpha"].total_count),
+        )
+        for name, cells in rows.items()
+    )
+    return Table(
+        "coefficients",
+        "Prevalence-robust agreement (higher is better)",
+        "Gwet's AC1 (AC2: quadratic weights, ordinal fields) and Krippendorff's alpha "
+        "(nominal; ordinal for ordinal fields; interval for numbers and dates) [95% interval] "
+        "over kappa's pairs (numbers and dates: the error magnitude's pairs); beside kappa, "
+        "which can fall to 0 at high prevalence.",
+        "field",
+        (Column("AC1 / AC2", "ac1"), Column("alpha", "alpha"), Column("pairs")),
+        table_rows,
+    )
 
 
 def _metric_table(
@@ -285,9 +572,7 @@ def _plugin_metric_table(
 
 
 def _kappa_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.kind is Kind.KAPPA
-    )
+    rows = tuple(Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.metric == "kappa")
     if not rows:
         return None
     return Table(
@@ -326,6 +611,12 @@ def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     )
 
 
+def _label_plot_row(estimate: Estimate) -> PlotRow:
+    label = slice_label(estimate.slice, estimate.name)
+    which = estimate.label or "all labels"
+    return PlotRow(f"{label}: {which}", estimate, f"{estimate.slice} {estimate.name}")
+
+
 def _plots(
     estimates: list[Estimate], plugins: tuple[str, ...] = (), level: str = "95%"
 ) -> list[Plot]:
@@ -352,7 +643,42 @@ def _plots(
             f"Point = rate, {line}"
         )
         plots.append(Plot("plugin_metrics", "Plugin metrics", note, "", (0.0, 1.0), labelled))
-    kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA)
+    for metric in LABEL_METRICS:
+        rows = tuple(_label_plot_row(e) for e in estimates if e.metric == metric)
+        if rows:
+            note = (
+                "Each declared label, then each slice's labels pooled (micro-average); "
+                f"point = rate, {line}"
+            )
+            plots.append(
+                Plot(
+                    f"labels_{metric}",
+                    f"Per label: {title(metric)}",
+                    note,
+                    metric,
+                    (0.0, 1.0),
+                    rows,
+                )
+            )
+    coefficients = tuple(
+        _plot_row(e, with_metric=True)
+        for e in estimates
+        if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa"
+    )
+    if coefficients:
+        note = "AC1 or AC2 and alpha with 95% intervals; 0 is chance agreement, 1 perfect."
+        plots.append(
+            Plot(
+                "coefficients",
+                "Prevalence-robust agreement",
+                note,
+                "",
+                (-1.0, 1.0),
+                coefficients,
+                0.0,
+            )
+        )
+    kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA and e.metric == "kappa")
     if kappas:
         note = f"kappa and {level} interval; 0 is chance agreement, 1 perfect agreement."
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
@@ -483,8 +809,12 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
             slices,
         ),
         _type_metric_table(shown, level),
+        _label_table(shown, level),
         _plugin_metric_table(shown, plugins, level),
         _kappa_table(shown, level),
+        _coefficient_table(shown),
+        _magnitude_table(shown, _units(report)),
+        _uncertainty_table(shown),
         _count_table(slices),
     ]
     facts = (*_summary(report), *plugin_facts(report.plugins))
@@ -493,7 +823,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         disclosure_fact, disclosure_note = _disclosure(report)
         facts = (*facts, disclosure_fact)
         notes = (disclosure_note, *notes)
-    present = {e.metric for e in estimates}
+    present = {"f1" if e.metric.endswith("f1") else e.metric for e in estimates}
     return View(
         title="chartscore shared report" if shared else "chartscore report",
         facts=facts,
@@ -501,7 +831,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(estimates),
         definitions=(
-            *(definition(m) for m in METRIC_ORDER if m in present),
+            *(definition(m) for m in LEGEND_ORDER if m in present),
             *plugin_definitions(report.plugins, present),
         ),
         notes=(

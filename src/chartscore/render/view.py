@@ -29,6 +29,10 @@ class Kind(enum.StrEnum):
     """Cohen's kappa with its interval, on -1..1; ``total_count`` holds the pairs."""
     DIFFERENCE = "difference"
     """A paired difference of two rates (candidate - baseline), on -1..1."""
+    SCORE = "score"
+    """A figure of counts with no interval (F1), on 0..1; not plotted."""
+    MAGNITUDE = "magnitude"
+    """An error magnitude in the field's unit or in days, with an optional range; not plotted."""
 
 
 @attrs.frozen
@@ -52,6 +56,8 @@ class Estimate:
         design_effect: A pooled slice's published design effect, or None.
         clustered_lower: A pooled slice's case-clustered lower bound, or None.
         clustered_upper: A pooled slice's case-clustered upper bound, or None.
+        label: The declared label (a normalized schema choice) of a per-label
+            metric; ``""`` otherwise.
     """
 
     slice: str
@@ -68,6 +74,7 @@ class Estimate:
     design_effect: float | None = None
     clustered_lower: float | None = None
     clustered_upper: float | None = None
+    label: str = ""
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -89,8 +96,15 @@ class Estimate:
         return self.clustered_lower is not None and self.clustered_upper is not None
 
 
-Cell = Estimate | int | str | None
-"""A table cell: an estimate, a count (None: suppressed) or closed text."""
+@attrs.frozen
+class LabelText:
+    """A declared label in a table cell: schema text, escaped by every renderer."""
+
+    text: str
+
+
+Cell = Estimate | int | str | LabelText | None
+"""A table cell: an estimate, a count (None: suppressed), closed text or a declared label."""
 
 
 @attrs.frozen

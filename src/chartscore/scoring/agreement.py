@@ -28,6 +28,7 @@ from chartscore.records.normalize import (
 from chartscore.records.pattern import Pattern, compile_pattern
 from chartscore.records.schema import FieldSpec
 from chartscore.records.similarity import similarity_at_least
+from chartscore.tally import LABEL_METRICS
 
 # Outcome bits of one prediction.
 ANSWERED: Final = 1
@@ -152,6 +153,10 @@ class FieldRule:
         levels: The number of ordinal levels (the kappa scale); 0 otherwise.
         tracks_items: Whether multi-select item counts are kept.
         perfect_mask: Bits a perfect answer must earn (the stand-in check).
+        labels: The declared labels' keys in report order (categorical and
+            multi-select ``choices``; ``false``, ``true`` for booleans), whose
+            per-label confusion metrics are reported; empty otherwise.
+        label_names: The labels' names in the report (the normalized choices).
     """
 
     __slots__ = (
@@ -169,6 +174,8 @@ class FieldRule:
         "field_type",
         "gold_key",
         "kappa_weighting",
+        "label_names",
+        "labels",
         "levels",
         "outcome",
         "perfect_mask",
@@ -230,6 +237,18 @@ class FieldRule:
         elif match == "regex":
             # A pattern need not match its own text: the stand-in check leaves it out.
             extras.append("pattern_agreement")
+        labels: tuple[Key, ...] = ()
+        if field_type is FieldType.BOOLEAN:
+            labels = (False, True)
+        elif choices is not None and field_type in (FieldType.CATEGORICAL, FieldType.MULTI):
+            labels = tuple(sorted(choices))
+        if labels:
+            extras += list(LABEL_METRICS)
+        self.labels = labels
+        self.label_names = tuple(
+            ("true" if label else "false") if type(label) is bool else str(label)
+            for label in labels
+        )
         self.answer_key = key
         self.gold_key = _within_choices(key, choices, field_type is FieldType.MULTI)
         self._proven: dict[object, Key] = {}
@@ -377,6 +396,16 @@ class FieldRule:
 
     def _within_days(self, answer: Key, gold_key: Key) -> bool:
         return _days_apart(answer, gold_key) <= self._tolerance_days  # type: ignore[arg-type,operator]
+
+    def declared_answers(self, answer: Key | None) -> int:
+        """How many declared labels an answer of the right type names (0 for None)."""
+        if answer is None:
+            return 0
+        if self.field_type is FieldType.MULTI:
+            return len(answer & self.spec.choices)  # type: ignore[operator,union-attr]
+        if self.field_type is FieldType.BOOLEAN:
+            return 1
+        return int(answer in self.spec.choices)  # type: ignore[operator,union-attr]
 
     @staticmethod
     def items(gold_key: frozenset[str] | None, answer: Key | None) -> tuple[int, int]:

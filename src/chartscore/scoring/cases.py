@@ -35,7 +35,7 @@ from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, Tally
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, SHARE_WITHHELD_METRICS, Tally
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field`` or
@@ -68,9 +68,16 @@ class CaseTrackingScorer(Scorer):
             group = self._group_of[field_id] = (field_type.value, rule.extra_metrics + plugins)
         return group
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Join and count one prediction (see :class:`Scorer`) and record its row class."""
-        mask = super().add_prediction(case_id, field_id, value, supported)
+        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
         if mask < 0:
             self._cases.ignored.add(case_id)
         else:
@@ -168,6 +175,8 @@ def _fill(
     for count_name in COUNT_NAMES:
         result[kind, name, count_name] = rows(COUNT_ROWS[count_name])
     for metric in metrics:
+        if metric in SHARE_WITHHELD_METRICS:  # not shared (docs/disclosure.md)
+            continue
         if metric == "majority_baseline":
             total_test = METRIC_ROWS["exact_agreement"][0]  # the answerable rows
             result[kind, name, "majority_baseline.total_count"] = rows(total_test, metric)

@@ -2,8 +2,9 @@
 
 Each gold row ends in a *row class* (:class:`RowCoding`): its outcome bit mask
 (:mod:`chartscore.scoring.agreement`, with the run's plugin labels), ``MISSING``
-for a row with no prediction, and for a multi-select row its item counts in the
-bits above the mask. The rows of
+for a row with no prediction, for a multi-select row its item counts in the bits
+above the mask, and for a row of a field with declared labels its label counts
+above those (:meth:`RowCoding.with_labels`). The rows of
 one case add up, per pooled slice (overall, each field type) and per metric, to
 the case's successes ``y_i`` and trials ``m_i``; :func:`pooled_sums` turns
 every case's totals into the exact sums of :class:`~chartscore.clustered.ClusterSums`
@@ -29,12 +30,13 @@ from typing import Final
 
 from chartscore.clustered import ClusterSums, PairedClusterSums
 from chartscore.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
-from chartscore.scoring.agreement import ANSWERABLE, MISSING, item_flags
+from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
-from chartscore.tally import CORE_METRICS, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 ITEM_BITS: Final = 32
-"""Bits for each of a multi-select row's three item counts in its class."""
+"""Bits for each of a row's item and label counts in its class."""
+_COUNT_MASK: Final = (1 << ITEM_BITS) - 1
 
 OVERALL: Final = "overall"
 """The key of the overall slice (type slices are keyed by their type name)."""
@@ -53,28 +55,41 @@ class RowCoding:
     The mask holds chartscore's outcome bits and, from
     :data:`~chartscore.plugin_layout.FIRST_BIT` up, the run's plugin labels;
     a multi-select row's gold, answered and matched item counts sit above
-    the highest of them (``item_shift``). A paired row is ``baseline |
+    the highest of them (``item_shift``), and a labelled field's four label
+    counts above those (``label_shift``). A paired row is ``baseline |
     candidate << pair_shift``. Every partition of a run builds the same
     coding from the same schema.
     """
 
-    __slots__ = ("item_shift", "pair_shift", "plugins", "row_bits")
+    __slots__ = ("item_shift", "label_shift", "pair_shift", "plugins", "row_bits")
 
     def __init__(self, plugins: PluginLayout | None = None) -> None:
         self.plugins = plugins
         self.item_shift = max(FIRST_BIT, 16 if plugins is None else plugins.end_bit)
         self.row_bits = (1 << self.item_shift) - 1
-        self.pair_shift = self.item_shift + 3 * ITEM_BITS
+        self.label_shift = self.item_shift + 3 * ITEM_BITS
+        self.pair_shift = self.label_shift + 4 * ITEM_BITS
 
     def with_items(self, mask: int, gold: int, answered: int, matched: int) -> int:
         """A multi-select row's class: its mask with its item counts above it."""
         shift = self.item_shift
         return mask | (gold | answered << ITEM_BITS | matched << 2 * ITEM_BITS) << shift
 
+    def with_labels(self, row: int, gold: int, answered: int, matched: int, labels: int) -> int:
+        """A labelled field's row class: its class with its label counts above the items.
+
+        ``gold`` is the number of declared labels gold holds (1, or a multi-select
+        row's gold items), ``answered`` the declared labels a right-type answer
+        names, ``matched`` those among gold's, and ``labels`` the field's number of
+        declared labels. An unanswerable row adds nothing to label metrics.
+        """
+        counts = gold | answered << ITEM_BITS | matched << 2 * ITEM_BITS | labels << 3 * ITEM_BITS
+        return row | counts << self.label_shift
+
     def items(self, row: int) -> tuple[int, int, int]:
         """(gold, answered, matched) items of a row class."""
         counts = row >> self.item_shift
-        low = (1 << ITEM_BITS) - 1
+        low = _COUNT_MASK
         return counts & low, counts >> ITEM_BITS & low, counts >> 2 * ITEM_BITS & low
 
     def missing_class(self, gold_items: int | None) -> int:
@@ -83,6 +98,33 @@ class RowCoding:
             return MISSING
         flags = MISSING | ANSWERABLE | item_flags(gold_items, 0, 0)
         return self.with_items(flags, gold_items, 0, 0)
+
+    def label_values(self, metric: str, row: int) -> tuple[int, int]:
+        """``(successes, trials)`` that one row adds to a micro-averaged label metric.
+
+        With ``L`` labels, gold's ``g``, the answer's declared ``d`` and ``t`` of them
+        in common, an answerable row adds ``t`` of ``g`` to sensitivity and ``t`` of
+        ``d`` to PPV; when its answer is of the right type it adds the ``L - g - d +
+        t`` labels neither names to specificity (of ``L - g``) and to NPV (of ``L -
+        d``). A missing, abstained or wrong-type answer is no negative: it adds
+        failures to sensitivity and specificity and nothing to PPV and NPV.
+        """
+        counts = row >> self.label_shift
+        labels = counts >> 3 * ITEM_BITS & _COUNT_MASK
+        if not labels or not row & ANSWERABLE:
+            return 0, 0
+        gold = counts & _COUNT_MASK
+        answered = counts >> ITEM_BITS & _COUNT_MASK
+        matched = counts >> 2 * ITEM_BITS & _COUNT_MASK
+        right_type = row & (ANSWERED | WRONG_TYPE) == ANSWERED
+        negatives = labels - gold - answered + matched if right_type else 0
+        if metric == "sensitivity":
+            return matched, gold
+        if metric == "specificity":
+            return negatives, labels - gold
+        if metric == "ppv":
+            return matched, answered
+        return negatives, (labels - answered if right_type else 0)
 
     def metric_values(self, metric: str, row: int) -> tuple[int, int]:
         """``(successes, trials)`` that one row of class ``row`` adds to ``metric``.
@@ -97,6 +139,8 @@ class RowCoding:
         if metric == "item_recall":
             gold, _, matched = self.items(row)
             return matched, gold
+        if metric in LABEL_METRICS:
+            return self.label_values(metric, row)
         mask = row & self.row_bits
         if metric == "majority_baseline":
             return 0, int(bool(mask & ANSWERABLE))
@@ -112,12 +156,18 @@ class RowCoding:
 
 
 def slice_metrics(groups: Iterable[Group], *, overall: bool) -> tuple[str, ...]:
-    """The metrics of a pooled slice of fields in these groups (type metrics, then plugins')."""
-    if overall:
-        return CORE_METRICS
+    """The metrics of a pooled slice of fields in these groups, in report order.
+
+    Core metrics, then (type slices) the type metrics, then the label metrics
+    any field reports, then (type slices) plugin metrics by name.
+    """
     reported = {name for _, extra in groups for name in extra}
-    plugins = sorted(name for name in reported if name not in TYPE_METRICS)
-    return CORE_METRICS + tuple(name for name in TYPE_METRICS if name in reported) + tuple(plugins)
+    labels = tuple(name for name in LABEL_METRICS if name in reported)
+    if overall:
+        return CORE_METRICS + labels
+    types = tuple(name for name in TYPE_METRICS if name in reported)
+    plugins = sorted(name for name in reported if is_plugin_metric(name))
+    return CORE_METRICS + types + labels + tuple(plugins)
 
 
 class _Packing:
@@ -254,7 +304,9 @@ def _item_width(fields: Sequence[FieldClasses]) -> int:
 
 
 def _width(metric: str, fields: Sequence[FieldClasses]) -> int:
-    return _item_width(fields) if metric.startswith("item_") else _row_width(fields)
+    if metric.startswith("item_") or metric in LABEL_METRICS:
+        return _item_width(fields)
+    return _row_width(fields)
 
 
 def _grouped(fields: Iterable[FieldClasses]) -> dict[str, list[FieldClasses]]:

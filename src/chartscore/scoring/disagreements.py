@@ -87,9 +87,16 @@ class DisagreementScorer(Scorer):
         super().__init__(schema, extra_predictions=extra_predictions)
         self._disagreements: list[Disagreement] = []
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Join and count one prediction (see :class:`Scorer`); keep it if it disagrees."""
-        mask = super().add_prediction(case_id, field_id, value, supported)
+        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
         found = outcome_class(mask) if mask >= 0 else None
         if found is not None:
             self._disagreements.append((case_id, field_id, found))

@@ -42,17 +42,16 @@ from chartscore.records.schema import Schema, to_schema
 from chartscore.scoring.clusters import (
     OVERALL,
     FieldClasses,
-    RowCoding,
     paired_pooled_sums,
     pooled_sums,
 )
 from chartscore.scoring.outcomes import row_tests
 from chartscore.scoring.partial import FieldCounts
 from chartscore.scoring.scorer import (
-    UNANSWERABLE,
     ExtraPredictions,
     Scorer,
     collector_paused,
+    count_uncertainty,
     guarded,
     judge,
 )
@@ -82,6 +81,10 @@ def _gold_only_copy(gold: FieldCounts) -> FieldCounts:
     counts.gold_items = gold.gold_items
     if gold.gold_keys is not None and counts.gold_keys is not None:
         counts.gold_keys.update(gold.gold_keys)
+    if gold.label_gold is not None and counts.label_gold is not None:
+        counts.label_gold.update(gold.label_gold)
+    if gold.distance_gold is not None and counts.distance_gold is not None:
+        counts.distance_gold.update(gold.distance_gold)  # a copy of gold's: nothing to add
     return counts
 
 
@@ -110,11 +113,25 @@ class PairedScorer(Scorer):
         super().close_gold()
         self._pairs = {field_id: _Pair(state.counts) for field_id, state in self._fields.items()}
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Not used: a paired scorer takes :meth:`add_baseline` and :meth:`add_candidate`."""
         raise TypeError("use add_baseline and add_candidate")
 
-    def add_baseline(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_baseline(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Count one baseline prediction; returns its outcome mask."""
         if self._candidate_started:
             raise ValueError("every baseline prediction comes before the candidate's")
@@ -127,10 +144,18 @@ class PairedScorer(Scorer):
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         row = judge(state, entry, value, supported, pair.baseline)
+        count_uncertainty(pair.baseline, row, uncertainty)
         pair.baseline_masks[case_id] = row
         return row & self._coding.row_bits
 
-    def add_candidate(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_candidate(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Count one candidate prediction and its pair with the baseline; returns its mask."""
         self._candidate_started = True
         source = InputKind.CANDIDATE
@@ -142,10 +167,11 @@ class PairedScorer(Scorer):
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         pair = self._pairs[field_id]
         row = judge(state, entry, value, supported, pair.candidate)
+        count_uncertainty(pair.candidate, row, uncertainty)
         baseline = pair.baseline_masks.pop(case_id, None)
         coding = self._coding
         if baseline is None:
-            baseline = _missing(coding, entry, state.tracks_items)
+            baseline = state.missing(entry)
         both = baseline | row << coding.pair_shift  # the row's pair of classes (scoring.clusters)
         state.cases[case_id] = self._classes.setdefault(both, both)
         pair.pairs[baseline & coding.row_bits, row & coding.row_bits] += 1
@@ -168,7 +194,7 @@ class PairedScorer(Scorer):
             pairs = Counter(pair.pairs)
             for case_id, entry in state.cases.items():
                 if type(entry) is not int:  # the candidate did not answer this row
-                    missing = _missing(self._coding, entry, state.tracks_items)
+                    missing = state.missing(entry)
                     waiting = pair.baseline_masks.get(case_id, missing)
                     pairs[waiting & self._coding.row_bits, missing & self._coding.row_bits] += 1
             baseline = pair.baseline.slice_tally(state.rule, self._plugins.layout)
@@ -230,7 +256,7 @@ class PairedScorer(Scorer):
             if type(entry) is int:
                 baseline, candidate = entry & low, entry >> shift
             else:
-                candidate = _missing(coding, entry, state.tracks_items)
+                candidate = state.missing(entry)
                 baseline = waiting.get(case_id, candidate)
             if side == "baseline":
                 rows[case_id] = baseline
@@ -243,13 +269,6 @@ class PairedScorer(Scorer):
 
 def _known(entry: object) -> int:
     raise AssertionError("every row of a paired side has its class")  # pragma: no cover
-
-
-def _missing(coding: RowCoding, entry: object, tracks_items: bool) -> int:
-    # The row class of a gold row that a system did not answer.
-    if entry is UNANSWERABLE:
-        return coding.missing_class(None)
-    return coding.missing_class(len(entry[1]) if tracks_items else 0)  # type: ignore[index]
 
 
 def _paired_binomial(
@@ -361,8 +380,26 @@ def compare(
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
         scorer.close_gold()
         for answer in guarded(baseline, Prediction, InputKind.BASELINE):
-            scorer.add_baseline(answer.case_id, answer.field_id, answer.value, answer.is_supported)
+            scorer.add_baseline(
+                answer.case_id,
+                answer.field_id,
+                answer.value,
+                answer.is_supported,
+                _declared(answer),
+            )
         for answer in guarded(candidate, Prediction, InputKind.CANDIDATE):
-            scorer.add_candidate(answer.case_id, answer.field_id, answer.value, answer.is_supported)
+            scorer.add_candidate(
+                answer.case_id,
+                answer.field_id,
+                answer.value,
+                answer.is_supported,
+                _declared(answer),
+            )
         tally = scorer.paired_tally()
     return Comparison.from_tally(tally, confidence)
+
+
+def _declared(answer: Prediction) -> object:
+    # The declared uncertainty of a prediction's evidence chain, or None without one.
+    chain = answer.evidence_chain
+    return None if chain is None else chain.uncertainty

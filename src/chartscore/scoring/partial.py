@@ -18,12 +18,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from datetime import date
+from decimal import Decimal
+from typing import Final, TypeVar
 
 from chartscore._types import FieldType
 from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.magnitude import ErrorSums
 from chartscore.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
 from chartscore.records.schema import FieldSpec
+from chartscore.reliability import interval_alpha
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
@@ -43,7 +48,67 @@ from chartscore.scoring.agreement import (
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL, merge_sums
 from chartscore.scoring.plugin_judges import PluginSet
-from chartscore.tally import COUNT_NAMES, Binomial, KappaTable, SliceTally, Tally, pool
+from chartscore.tally import (
+    COUNT_NAMES,
+    LABEL_METRICS,
+    Binomial,
+    KappaTable,
+    MagnitudeTally,
+    SliceTally,
+    Tally,
+    pool,
+)
+from chartscore.uncertainty import UncertaintySums
+
+
+def _add_counts(mine: dict[_K, int], other: Mapping[_K, int]) -> None:
+    # A Counter's update, for plain dicts of counts.
+    for key, count in other.items():
+        mine[key] = mine.get(key, 0) + count
+
+
+def _scaled_numbers(
+    distances: Mapping[tuple[Key, Key], int], gold: Mapping[Key, int]
+) -> tuple[dict[Key, int], int]:
+    # Exact ints and Decimals as integers times a common 10**places, from their digits (no
+    # decimal context, so a 100-digit coefficient is never rounded).
+    keys: set[Key] = set(gold)
+    for pair in distances:
+        keys.update(pair)
+    parts: dict[Key, tuple[int, int]] = {}
+    places = 0
+    for key in keys:
+        if type(key) is int:
+            parts[key] = (key, 0)
+            continue
+        sign, digits, exponent = key.as_tuple()  # type: ignore[attr-defined]
+        coefficient = int("".join(map(str, digits))) * (-1 if sign else 1)
+        parts[key] = (coefficient, exponent)
+        places = max(places, -exponent)
+    return {key: c * 10 ** (e + places) for key, (c, e) in parts.items()}, 10**places
+
+
+def _exact(uncertainty: object) -> int | Decimal:
+    # A declared uncertainty as an exact int or Decimal (a float by its shortest repr).
+    if type(uncertainty) is float:
+        return Decimal(repr(uncertainty))
+    return uncertainty  # type: ignore[return-value]
+
+
+def has_distance(field_type: FieldType, key: Key) -> bool:
+    """Whether a normalized number or date has a distance (dates: full precision only)."""
+    return field_type is FieldType.NUMBER or key[2] is not None  # type: ignore[index]
+
+
+_K = TypeVar("_K")
+
+# The keys of FieldCounts.label_rows.
+_ROWS: Final = 0
+_GOLD: Final = 1
+_ANSWER: Final = 2
+_BOTH: Final = 3
+LABEL_ROW_KINDS: Final = {"rows": _ROWS, "gold": _GOLD, "answer": _ANSWER, "both": _BOTH}
+"""The kinds of :attr:`FieldCounts.label_rows` keys by name (``rows`` is keyed by None)."""
 
 _TYPE_BITS: Mapping[str, int] = {
     "tolerance_agreement": TOLERANCE,
@@ -94,19 +159,40 @@ class FieldCounts:
         gold_items, answered_items, matched_items: Multi-select item counts.
         gold_keys: Normalized gold answer -> rows (kappa and majority fields).
         kappa_pairs: (gold key, answer key) -> rows (kappa fields).
+        label_gold, label_rows: A multi-select field with declared choices:
+            answerable rows whose gold holds each label, and the counts of its
+            answered rows of the right type (``_ROWS``), by label, holding it
+            in gold (``_GOLD``), in the answer (``_ANSWER``) or in both
+            (``_BOTH``). Categorical and boolean fields read their label
+            tables off ``gold_keys`` and ``kappa_pairs``.
+        distances, distance_gold: A number or date field: (gold key, answer
+            key) -> answered answerable rows where both have a distance (a
+            number; two full-precision dates), and gold key -> answerable rows
+            whose gold has one (error magnitude, docs/metrics.md). None for a
+            field read from a site's partial document, which holds no values
+            (docs/partials.md): such a field has no error magnitude.
+        uncertain: Answered answerable rows that declared an uncertainty, by
+            (uncertainty, agreed under normalization); the others are the
+            answered answerable rows less these (docs/metrics.md, "Declared
+            uncertainty").
     """
 
     __slots__ = (
         "answerable",
         "answered_items",
+        "distance_gold",
+        "distances",
         "field_type",
         "gold_items",
         "gold_keys",
         "kappa_pairs",
+        "label_gold",
+        "label_rows",
         "matched_items",
         "outcomes",
         "spec",
         "unanswerable",
+        "uncertain",
     )
 
     def __init__(self, field_type: FieldType, spec: FieldSpec | None, *, kappa: bool) -> None:
@@ -120,6 +206,27 @@ class FieldCounts:
         self.matched_items = 0
         self.gold_keys: Counter[Key] | None = Counter() if kappa else None
         self.kappa_pairs: Counter[tuple[Key, Key]] | None = Counter() if kappa else None
+        labelled = field_type is FieldType.MULTI and spec is not None and spec.choices is not None
+        self.label_gold: Counter[Key] | None = Counter() if labelled else None
+        self.label_rows: Counter[tuple[int, Key]] | None = Counter() if labelled else None
+        measured = field_type in (FieldType.NUMBER, FieldType.DATE)
+        # Plain dicts (counted with .get): a Counter's __missing__ is slow on the hot path,
+        # and most (gold, answer) number pairs are new.
+        self.distances: dict[tuple[Key, Key], int] | None = {} if measured else None
+        self.distance_gold: dict[Key, int] | None = {} if measured else None
+        self.uncertain: dict[tuple[object, bool], int] = {}
+
+    def count_labels(self, gold_key: Key, answer: Key) -> None:
+        """Count an answered answerable multi-select row of the right type, label by label."""
+        rows = self.label_rows
+        assert rows is not None and self.spec is not None and self.spec.choices is not None
+        rows[_ROWS, None] += 1
+        for label in gold_key:  # type: ignore[attr-defined]
+            rows[_GOLD, label] += 1
+        for label in answer & self.spec.choices:  # type: ignore[operator]
+            rows[_ANSWER, label] += 1
+        for label in answer & gold_key:  # type: ignore[operator]
+            rows[_BOTH, label] += 1
 
     def copy(self) -> FieldCounts:
         """An independent copy (merging never changes its inputs)."""
@@ -143,6 +250,19 @@ class FieldCounts:
             self.gold_keys.update(other.gold_keys)
         if self.kappa_pairs is not None and other.kappa_pairs is not None:
             self.kappa_pairs.update(other.kappa_pairs)
+        if self.label_gold is not None and other.label_gold is not None:
+            self.label_gold.update(other.label_gold)
+        if self.label_rows is not None and other.label_rows is not None:
+            self.label_rows.update(other.label_rows)
+        if self.distances is not None and other.distances is not None:
+            _add_counts(self.distances, other.distances)
+        elif other.distances is None:  # a site partial carries no distances: none are known
+            self.distances = None
+        if self.distance_gold is not None and other.distance_gold is not None:
+            _add_counts(self.distance_gold, other.distance_gold)
+        elif other.distance_gold is None:
+            self.distance_gold = None
+        _add_counts(self.uncertain, other.uncertain)
 
     @property
     def field_count(self) -> int:
@@ -202,11 +322,101 @@ class FieldCounts:
                 metrics[name] = Binomial(self.matched_items, self.gold_items)
             elif name == "majority_baseline":
                 metrics[name] = Binomial(self.majority(), answerable)
+        labels = self.label_tables(rule)
+        if labels is not None:
+            for name in LABEL_METRICS:
+                metrics[name] = sum(
+                    (table[name] for table in labels.values()), start=Binomial(0, 0)
+                )
         if plugins is not None and self.spec is not None and self.spec.plugins:
             for name in plugins.metric_names_of(self.spec.plugins):
                 metrics[name] = Binomial(plugins.count(self.outcomes, name), answerable)
         kappa = None if rule.kappa_weighting is None else self.kappa_table(rule)
-        return SliceTally(counts=counts, metrics=metrics, kappa=kappa)
+        return SliceTally(
+            counts=counts,
+            metrics=metrics,
+            kappa=kappa,
+            labels=labels,
+            magnitude=self.magnitude(),
+            uncertainty=self.uncertainty_sums(count(ANSWERED | ANSWERABLE)),
+        )
+
+    def uncertainty_sums(self, answered_answerable: int) -> UncertaintySums:
+        """The declared-uncertainty sums of this field (docs/metrics.md), exactly."""
+        exact = {key: _exact(key) for key in {u for u, _ in self.uncertain}}
+        as_int, scale = _scaled_numbers({}, dict.fromkeys(exact.values(), 0))
+        return UncertaintySums.scaled(
+            ((as_int[exact[u]], agreed, rows) for (u, agreed), rows in self.uncertain.items()),
+            scale,
+            answered_answerable - sum(self.uncertain.values()),
+        )
+
+    def magnitude(self) -> MagnitudeTally | None:
+        """A number or date field's error sums and interval alpha; None for other fields.
+
+        Numbers are exact (ints and Decimals as fractions); dates are day
+        numbers. The boundary: only sums and alpha leave.
+        """
+        if self.distances is None or self.distance_gold is None:
+            return None
+        date_field = self.field_type is FieldType.DATE
+        # Every value as an integer: day numbers, or numbers times 10**places (exact).
+        if date_field:
+            scale = 1
+            keys: set[Key] = set(self.distance_gold)
+            for gold, answer in self.distances:
+                keys.add(gold)
+                keys.add(answer)
+            as_int = {key: date(*key).toordinal() for key in keys}  # type: ignore[misc]
+        else:
+            as_int, scale = _scaled_numbers(self.distances, self.distance_gold)
+        pairs: dict[tuple[int, int], int] = {}
+        for (gold, answer), rows in self.distances.items():
+            pair = (as_int[gold], as_int[answer])
+            pairs[pair] = pairs.get(pair, 0) + rows
+        gold_values: dict[int, int] = {}
+        for gold, rows in self.distance_gold.items():
+            number = as_int[gold]
+            gold_values[number] = gold_values.get(number, 0) + rows
+        sums = ErrorSums.scaled("days" if date_field else "field", scale, pairs, gold_values)
+        found = interval_alpha(pairs)
+        if found is None:
+            return MagnitudeTally(sums)
+        return MagnitudeTally(sums, found[0], found[1])
+
+    def label_tables(self, rule: FieldRule) -> dict[str, dict[str, Binomial]] | None:
+        """Each declared label's confusion metrics (docs/metrics.md), by name; None if none.
+
+        For label ``L``: gold positives are answerable rows whose gold is (or
+        holds) ``L``; the answered rows of the right type are its only
+        predicted positives (naming ``L``) and negatives (not naming it).
+        """
+        if not rule.labels:
+            return None
+        tables: dict[str, dict[str, Binomial]] = {}
+        for label, name in zip(rule.labels, rule.label_names, strict=True):
+            if self.label_rows is not None and self.label_gold is not None:
+                rows = self.label_rows[_ROWS, None]
+                gold = self.label_gold[label]
+                gold_answered = self.label_rows[_GOLD, label]
+                answer = self.label_rows[_ANSWER, label]
+                both = self.label_rows[_BOTH, label]
+            else:
+                assert self.kappa_pairs is not None and self.gold_keys is not None
+                pairs = self.kappa_pairs
+                rows = sum(pairs.values())
+                gold = self.gold_keys[label]
+                gold_answered = sum(n for (g, _), n in pairs.items() if g == label)
+                answer = sum(n for (_, a), n in pairs.items() if a == label)
+                both = pairs[label, label]
+            negatives = rows - gold_answered - answer + both
+            tables[name] = {
+                "sensitivity": Binomial(both, gold),
+                "specificity": Binomial(negatives, self.answerable - gold),
+                "ppv": Binomial(both, answer),
+                "npv": Binomial(negatives, rows - answer),
+            }
+        return tables
 
     def majority(self) -> int:
         """Rows whose normalized gold is the field's most common gold answer."""
@@ -216,24 +426,39 @@ class FieldCounts:
         """Kappa's sparse table, with category keys replaced by positions.
 
         Ordinal levels keep their schema order; other categories get a
-        deterministic order that carries no label.
+        deterministic order that carries no label. The table's size is the
+        scale: every level; a categorical field's declared choices and, when
+        some answer lies outside them, one category for all such answers; both
+        booleans; a categorical field without declared choices, every
+        category seen.
         """
         assert self.kappa_pairs is not None and self.gold_keys is not None
+        choices = None if self.spec is None else self.spec.choices
+        outside = -1  # the position of every answer outside the declared choices, if any
         if rule.levels:
             size = rule.levels
             position: dict[Key, int] = {level: level for level in range(size)}
+        elif choices is not None and self.field_type is FieldType.CATEGORICAL:
+            # The declared choices (the scale of AC1: unused ones count), then one category
+            # for every answer outside them: a category the schema does not declare is no
+            # category of its own (it may be free text), and so partials merge exactly.
+            position = {key: index for index, key in enumerate(sorted(choices))}
+            size = len(position)
+            if any(answer not in position for _, answer in self.kappa_pairs):
+                outside, size = size, size + 1
         else:
             categories = set(self.gold_keys) | {answer for _, answer in self.kappa_pairs}
+            if self.field_type is FieldType.BOOLEAN:
+                categories |= {False, True}
             ordered = sorted(categories, key=lambda key: (type(key).__name__, key))
             position = {key: index for index, key in enumerate(ordered)}
             size = len(ordered)
-        cells = tuple(
-            sorted(
-                (position[gold], position[answer], count)
-                for (gold, answer), count in self.kappa_pairs.items()
-            )
-        )
-        return KappaTable(cells=cells, size=size, weighting=rule.kappa_weighting)  # type: ignore[arg-type]
+        cells: dict[tuple[int, int], int] = {}
+        for (gold, answer), count in self.kappa_pairs.items():
+            cell = (position[gold], position.get(answer, outside))
+            cells[cell] = cells.get(cell, 0) + count
+        table = tuple(sorted((*cell, count) for cell, count in cells.items()))
+        return KappaTable(cells=table, size=size, weighting=rule.kappa_weighting)  # type: ignore[arg-type]
 
 
 class PartialTally:

@@ -6,10 +6,13 @@ document (``chartscore score --partial-out``); ``chartscore merge`` adds the
 partials of every site and gives the report that one process scoring the pooled
 data would give, byte for byte, when case ids do not collide across sites
 (docs/partials.md). A partial holds, per field, its outcome counts (outcome bit
-masks and how many rows had each), item counts and kappa's pair counters over
-the schema's **declared** labels only (by position), the pooled slices' exact
-per-case sums, and the distinct-case bookkeeping of disclosure control as
-counts of per-case outcome patterns. Never a case id, a value or a digest.
+masks and how many rows had each), item counts, kappa's pair counters and the
+per-label counts over the schema's **declared** labels only (by position), the
+systems' declared uncertainties with the rows that gave each, the pooled
+slices' exact per-case sums, and the distinct-case bookkeeping of disclosure
+control as counts of per-case outcome patterns. Never a case id, a value or a
+digest: so not the distances behind a number or date field's error magnitude,
+which a merged report leaves out.
 
 A partial is not suppressed: it travels only between the sites of a consortium,
 under their agreement (docs/privacy.md). Reading one back is strict (the same
@@ -20,7 +23,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Final, NoReturn
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Final, NoReturn
 
 from chartscore import _strict_json
 from chartscore._types import FieldType
@@ -28,14 +33,16 @@ from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.magnitude import exact_decimal, parse_exact_decimal
 from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
-from chartscore.records.schema import Schema
+from chartscore.records.schema import FieldSpec, Schema
 from chartscore.report import FIELD_TYPE_NAMES, read_scorer
+from chartscore.scoring.agreement import ANSWERABLE, ANSWERED
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL
-from chartscore.scoring.partial import FieldCounts, PartialTally
+from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally
 from chartscore.scoring.scorer import EXTRA_PREDICTIONS
-from chartscore.tally import CORE_METRICS, TYPE_METRICS
+from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
 PARTIAL_FORMAT_VERSION: Final = 1
@@ -51,8 +58,16 @@ _TOP_KEYS: Final = (
     "cases",
 )
 _OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins")
-_FIELD_KEYS: Final = ("field_type", "answerable", "unanswerable", "outcomes", "items")
+_FIELD_KEYS: Final = (
+    "field_type",
+    "answerable",
+    "unanswerable",
+    "outcomes",
+    "items",
+    "uncertainty",
+)
 _KAPPA_KEYS: Final = ("gold_labels", "kappa_pairs")
+_LABEL_KEYS: Final = ("label_gold", "label_rows")
 _CASE_KEYS: Final = ("groups", "patterns", "by_field", "ignored")
 _LIMIT: Final = 2**63 - 1
 
@@ -95,6 +110,36 @@ def _flat(pairs: Mapping[int, int]) -> list[int]:
     return [number for key in sorted(pairs) for number in (key, pairs[key])]
 
 
+def _uncertainty(uncertain: Mapping[tuple[object, bool], int]) -> list[list[object]]:
+    """Each declared uncertainty (exact decimal text) with its agreement and rows, sorted.
+
+    An uncertainty is the system's own number about its answer, not a chart
+    value; equal numbers (``0.5`` and ``0.50``) are one entry.
+    """
+    merged: dict[tuple[Fraction, int], int] = {}
+    for (uncertainty, agreed), rows in uncertain.items():
+        exact = Fraction(repr(uncertainty) if type(uncertainty) is float else uncertainty)  # type: ignore[call-overload]
+        key = (exact, int(agreed))
+        merged[key] = merged.get(key, 0) + rows
+    return [[exact_decimal(u), agreed, merged[u, agreed]] for u, agreed in sorted(merged)]
+
+
+def _multi_labels(counts: FieldCounts) -> dict[str, object]:
+    """A multi-select field's per-label counts, by the position of each declared choice."""
+    assert counts.spec is not None and counts.spec.choices is not None
+    assert counts.label_gold is not None and counts.label_rows is not None
+    position: dict[Any, int] = {c: i for i, c in enumerate(sorted(counts.spec.choices))}
+    table: dict[str, object] = {}
+    for name, kind in LABEL_ROW_KINDS.items():
+        found = {label: n for (k, label), n in counts.label_rows.items() if k == kind and n}
+        if name == "rows":
+            table[name] = found.get(None, 0)
+        else:
+            table[name] = _flat({position[label]: n for label, n in found.items()})
+    gold = {position[label]: n for label, n in counts.label_gold.items() if n}
+    return {"label_gold": _flat(gold), "label_rows": table}
+
+
 # --------------------------------------------------------------------------- writing
 
 
@@ -121,7 +166,10 @@ def partial_document(
             "unanswerable": counts.unanswerable,
             "outcomes": _flat(counts.outcomes),
             "items": [counts.gold_items, counts.answered_items, counts.matched_items],
+            "uncertainty": _uncertainty(counts.uncertain),
         }
+        if counts.label_gold is not None and counts.label_rows is not None:
+            entry.update(_multi_labels(counts))
         labels = _label_index(counts, field_id)
         if labels is not None:
             assert counts.gold_keys is not None and counts.kappa_pairs is not None
@@ -310,7 +358,7 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
     if type(field_id) is not str or not valid_field_id(field_id):
         _refuse()
     spec = None if schema is None else schema.get(field_id)
-    data = _strict_json.members(value, _FIELD_KEYS, _KAPPA_KEYS)
+    data = _strict_json.members(value, _FIELD_KEYS, _KAPPA_KEYS + _LABEL_KEYS)
     type_name = data["field_type"]
     if type(type_name) is not str or type_name not in FIELD_TYPE_NAMES:
         _refuse(field_id)
@@ -321,6 +369,7 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
         _refuse(field_id)
     kappa = field_type in (FieldType.CATEGORICAL, FieldType.BOOLEAN, FieldType.ORDINAL)
     counts = FieldCounts(field_type, spec, kappa=kappa)
+    counts.distances = counts.distance_gold = None  # a partial holds no values
     counts.answerable = _count(data["answerable"])
     counts.unanswerable = _count(data["unanswerable"])
     counts.outcomes = _pairs(data["outcomes"])
@@ -330,24 +379,93 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
     if type(items) is not list or len(items) != 3:
         _refuse(field_id)
     counts.gold_items, counts.answered_items, counts.matched_items = map(_count, items)
+    counts.uncertain = _uncertain(data["uncertainty"], field_id)
+    if sum(counts.uncertain.values()) > counts.count(ANSWERED | ANSWERABLE):
+        _refuse(field_id)
     if ("gold_labels" in data) != kappa or ("kappa_pairs" in data) != kappa:
         _refuse(field_id)
+    labelled = counts.label_gold is not None
+    if ("label_gold" in data) != labelled or ("label_rows" in data) != labelled:
+        _refuse(field_id)
+    if labelled:
+        _read_multi_labels(counts, data["label_gold"], data["label_rows"], field_id)
     if kappa:
-        if field_type is FieldType.BOOLEAN:
-            labels = 2
-        elif field_type is FieldType.ORDINAL:
-            assert spec is not None
-            labels = len(spec.levels)
-        else:
-            if spec is None or spec.choices is None:
-                _refuse(field_id)
-            labels = len(spec.choices)
+        keys = _kappa_keys(field_type, spec, field_id)
         assert counts.gold_keys is not None and counts.kappa_pairs is not None
-        counts.gold_keys.update(_pairs(data["gold_labels"], key_limit=labels))
+        for label, n in _pairs(data["gold_labels"], key_limit=len(keys)).items():
+            counts.gold_keys[keys[label]] = n
         if sum(counts.gold_keys.values()) != counts.answerable:
             _refuse(field_id)
-        counts.kappa_pairs.update(_kappa_pairs(data["kappa_pairs"], labels, field_id))
+        for (gold, answer), n in _kappa_pairs(data["kappa_pairs"], len(keys), field_id).items():
+            counts.kappa_pairs[keys[gold], keys[answer] if answer < len(keys) else OUTSIDE] = n
     return counts
+
+
+OUTSIDE: Final = ("an answer outside the declared choices",)
+"""The kappa key standing for every answer outside a categorical field's choices."""
+
+
+def _kappa_keys(field_type: FieldType, spec: FieldSpec | None, field_id: str) -> list[Any]:
+    # The normalized key of each position of kappa's declared labels (see _label_index).
+    if field_type is FieldType.BOOLEAN:
+        return [False, True]
+    if field_type is FieldType.ORDINAL:
+        assert spec is not None
+        return list(range(len(spec.levels)))
+    if spec is None or spec.choices is None:
+        _refuse(field_id)
+    return sorted(spec.choices)
+
+
+def _uncertain(value: object, field_id: str) -> dict[tuple[object, bool], int]:
+    # [[exact decimal, agreed 0 or 1, rows], ...], strictly increasing, each in [0, 1].
+    if type(value) is not list:
+        _refuse(field_id)
+    out: dict[tuple[object, bool], int] = {}
+    previous: tuple[Fraction, int] | None = None
+    for entry in value:
+        if type(entry) is not list or len(entry) != 3:
+            _refuse(field_id)
+        exact = parse_exact_decimal(entry[0])
+        agreed, rows = _count(entry[1]), _count(entry[2])
+        if exact is None or not 0 <= exact <= 1 or agreed > 1 or rows == 0:
+            _refuse(field_id)
+        if previous is not None and (exact, agreed) <= previous:
+            _refuse(field_id)
+        previous = (exact, agreed)
+        out[Decimal(entry[0]), agreed == 1] = rows
+    return out
+
+
+def _read_multi_labels(counts: FieldCounts, gold: object, rows: object, field_id: str) -> None:
+    # A multi-select field's per-label counts back from declared-choice positions.
+    assert counts.spec is not None and counts.spec.choices is not None
+    assert counts.label_gold is not None and counts.label_rows is not None
+    labels = sorted(counts.spec.choices)
+    for position, n in _pairs(gold, key_limit=len(labels)).items():
+        if n > counts.answerable:
+            _refuse(field_id)
+        counts.label_gold[labels[position]] = n
+    table = _strict_json.members(rows, tuple(LABEL_ROW_KINDS))
+    total = _count(table["rows"])
+    if total > counts.answerable:
+        _refuse(field_id)
+    if total:
+        counts.label_rows[LABEL_ROW_KINDS["rows"], None] = total
+    for name, kind in LABEL_ROW_KINDS.items():
+        if name == "rows":
+            continue
+        for position, n in _pairs(table[name], key_limit=len(labels)).items():
+            if n > total:
+                _refuse(field_id)
+            counts.label_rows[kind, labels[position]] = n
+    gold_rows, answer_rows = LABEL_ROW_KINDS["gold"], LABEL_ROW_KINDS["answer"]
+    for label in labels:
+        both = counts.label_rows[LABEL_ROW_KINDS["both"], label]
+        if both > min(counts.label_rows[gold_rows, label], counts.label_rows[answer_rows, label]):
+            _refuse(field_id)
+        if counts.label_rows[gold_rows, label] > counts.label_gold[label]:
+            _refuse(field_id)
 
 
 def _kappa_pairs(value: object, labels: int, field_id: str) -> dict[tuple[int, int], int]:
@@ -371,7 +489,8 @@ def _clusters(value: object) -> dict[str, dict[str, ClusterSums]]:
         entries = _strict_json.mapping(metrics)
         out[name] = {}
         for metric, sums in entries.items():
-            if metric not in CORE_METRICS and metric not in TYPE_METRICS and ":" not in metric:
+            known_metric = metric in CORE_METRICS or metric in TYPE_METRICS
+            if not known_metric and metric not in LABEL_METRICS and ":" not in metric:
                 _refuse()
             if type(sums) is not list or len(sums) != 4:
                 _refuse()

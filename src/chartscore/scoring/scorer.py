@@ -30,6 +30,7 @@ from chartscore.report import Report
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
+    NORMALIZED,
     SUPPORTED,
     WRONG_TYPE,
     FieldRule,
@@ -37,11 +38,12 @@ from chartscore.scoring.agreement import (
     item_flags,
 )
 from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
-from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
+from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None
+_ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
 # A gold row whose prediction has been counted holds its row class, an int
 # (scoring.clusters): the clustered intervals of pooled slices are read off them.
 _IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
@@ -63,6 +65,8 @@ class _Field:
         "field_type",
         "gold_keys",
         "group",
+        "label_cache",
+        "label_count",
         "outcome",
         "rule",
         "tracks_items",
@@ -85,16 +89,24 @@ class _Field:
         self.outcome = rule.outcome
         self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
+        self.label_count = len(rule.labels)
+        self.label_cache: dict[tuple[Key, Key | None], int] = {}  # (gold, answer) -> label bits
         self.counts = counts
         self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
         self.cases: dict[str, Any] = {}
 
     def missing(self, entry: object) -> int:
-        """The row class of a gold row (``entry``) that has no prediction."""
+        """The row class of a gold row (``entry``: its gold, or UNANSWERABLE) with no answer."""
+        coding = self.coding
         if entry is UNANSWERABLE:
-            return self.coding.missing_class(None)
-        return self.coding.missing_class(len(entry[1]) if self.tracks_items else 0)  # type: ignore[index]
+            return coding.missing_class(None)
+        gold_key = entry[1]  # type: ignore[index]
+        row = coding.missing_class(len(gold_key) if self.tracks_items else 0)
+        if self.label_count:
+            gold = len(gold_key) if self.tracks_items else 1
+            row = coding.with_labels(row, gold, 0, 0, self.label_count)
+        return row
 
 
 class Scorer:
@@ -148,8 +160,13 @@ class Scorer:
         counts.answerable += 1
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
+        distance_gold = counts.distance_gold
+        if distance_gold is not None and has_distance(field_type, key):
+            distance_gold[key] = distance_gold.get(key, 0) + 1
         if state.tracks_items:
             counts.gold_items += len(key)  # type: ignore[arg-type]
+            if counts.label_gold is not None:
+                counts.label_gold.update(key)  # type: ignore[call-overload]
 
     def _field(self, field_id: str, field_type: FieldType) -> _Field:
         # A field seen for the first time, or a second type for a known one.
@@ -179,12 +196,20 @@ class Scorer:
             raise ChartscoreError(ErrorCode.EMPTY_GOLD, input=InputKind.GOLD)
         self._gold_closed = True
 
-    def add_prediction(self, case_id: str, field_id: str, value: Value, supported: bool) -> int:
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
         """Join and count one validated prediction; returns its outcome bit mask.
 
         ``supported`` is whether its evidence chain supports it (see
         :meth:`chartscore.Prediction.is_supported`); it only counts for answers.
-        A skipped extra prediction returns -1.
+        ``uncertainty`` is its chain's declared uncertainty (a number in [0, 1]),
+        or None without a chain. A skipped extra prediction returns -1.
         """
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
@@ -197,6 +222,10 @@ class Scorer:
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
         row = judge(state, entry, value, supported, state.counts)
+        if uncertainty is not None and row & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
+            uncertain = state.counts.uncertain
+            key = (uncertainty, row & NORMALIZED != 0)
+            uncertain[key] = uncertain.get(key, 0) + 1
         if row > 256:  # one object per distinct class, not per row (small ints are shared)
             row = self._classes.setdefault(row, row)
         state.cases[case_id] = row
@@ -257,6 +286,7 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
     The class is the outcome mask (``class & coding.row_bits``), with a multi-select
     row's item counts above it (:mod:`chartscore.scoring.clusters`).
     """
+    answer: Key | None = None
     if value is None:
         if entry is UNANSWERABLE:
             mask = 0
@@ -276,17 +306,73 @@ def judge(state: _Field, entry: object, value: Value, supported: bool, counts: F
         mask, answer = state.outcome(gold_value, gold_key, value)
         if counts.kappa_pairs is not None and answer is not None:
             counts.kappa_pairs[gold_key, answer] += 1
+        distances = counts.distances
+        # Numbers always have a distance; dates only at full precision (day not None).
+        if (
+            distances is not None
+            and answer is not None
+            and (
+                state.field_type is FieldType.NUMBER
+                or (gold_key[2] is not None and answer[2] is not None)  # type: ignore[index]
+            )
+        ):
+            pair = (gold_key, answer)
+            distances[pair] = distances.get(pair, 0) + 1
         if state.tracks_items:
             mask |= _item_bits(state.coding, gold_key, answer, counts)
     if supported and mask & ANSWERED:
         mask |= SUPPORTED
+    if state.label_count and entry is not UNANSWERABLE:
+        if state.tracks_items:
+            mask = _label_bits(state, entry, value, mask, answer, counts=counts)
+        else:  # one label per row: its label counts depend on (gold, answer) only
+            pair = (entry[1], answer)  # type: ignore[index]
+            bits = state.label_cache.get(pair)
+            if bits is None:
+                bits = state.label_cache[pair] = _label_bits(
+                    state, entry, value, 0, answer, counts=counts
+                )
+            mask |= bits
     outcomes = counts.outcomes
-    if state.tracks_items:  # the item counts sit above the mask: count the mask alone
+    if state.tracks_items or state.label_count:  # counts sit above the mask: count it alone
         bits = mask & state.coding.row_bits
         outcomes[bits] = outcomes.get(bits, 0) + 1
         return mask
     outcomes[mask] = outcomes.get(mask, 0) + 1
     return mask
+
+
+def count_uncertainty(counts: FieldCounts, row: int, uncertainty: object) -> None:
+    """Count an answered answerable row's declared uncertainty against its agreement.
+
+    Rows without one are not counted: they are the answered answerable rows less these.
+    """
+    if uncertainty is not None and row & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
+        key = (uncertainty, row & NORMALIZED != 0)
+        counts.uncertain[key] = counts.uncertain.get(key, 0) + 1
+
+
+def _label_bits(
+    state: _Field,
+    entry: object,
+    value: Value,
+    mask: int,
+    answer: Key | None,
+    *,
+    counts: FieldCounts,
+) -> int:
+    # An answerable row of a labelled field: its gold, declared and matched label counts.
+    gold_key: Key = entry[1]  # type: ignore[index]
+    rule = state.rule
+    multi = state.tracks_items
+    gold = len(gold_key) if multi else 1  # type: ignore[arg-type]
+    declared = matched = 0
+    if value is not None and answer is not None:
+        declared = rule.declared_answers(answer)
+        matched = len(answer & gold_key) if multi else int(answer == gold_key)  # type: ignore[operator]
+        if counts.label_rows is not None:
+            counts.count_labels(gold_key, answer)
+    return state.coding.with_labels(mask, gold, declared, matched, state.label_count)
 
 
 def _item_bits(
@@ -446,6 +532,7 @@ def feed_records(
             field_id,
             answer.value,
             chain is not None and chain.supports(field_id, answer.normalized_fact_digest),
+            None if chain is None else chain.uncertainty,
         )
 
 

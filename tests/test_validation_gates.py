@@ -1,0 +1,92 @@
+"""Gates on the validation metrics (issue 23): a declared label, AC1/AC2, alpha, AUROC."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from chartscore import (
+    ChartscoreError,
+    ErrorCode,
+    EvidenceChain,
+    GoldField,
+    Prediction,
+    SourceLocation,
+    score,
+)
+from chartscore.gates import evaluate, parse_gates
+from chartscore.stats import wilson_interval
+
+DIGEST = "sha256:" + "cd" * 32
+SCHEMA = {"fields": {"hx.smoking": {"type": "categorical", "choices": ["current", "never"]}}}
+
+
+def _report() -> object:
+    gold_values = ["current"] * 6 + ["never"] * 4
+    answers = ["current"] * 5 + ["never"] + ["never"] * 4
+    gold = [GoldField(f"c{i}", "hx.smoking", "categorical", v) for i, v in enumerate(gold_values)]
+    predictions = []
+    for i, answer in enumerate(answers):
+        chain = EvidenceChain(
+            field_id="hx.smoking",
+            source_locations=[SourceLocation(DIGEST, 0, 3)],
+            normalized_fact_digest=DIGEST,
+            transformation_kind="model",
+            transformation_digest=DIGEST,
+            uncertainty=Decimal("0.6") if i == 5 else Decimal("0.1"),
+            reviewer_state="pending",
+        )
+        predictions.append(Prediction(f"c{i}", "hx.smoking", answer, DIGEST, chain))
+    return score(gold, predictions, schema=SCHEMA)
+
+
+def _gate(body: str) -> object:
+    report = _report()
+    (result,) = evaluate(report, parse_gates("[[gate]]\n" + body)).results  # type: ignore[arg-type]
+    return result
+
+
+def test_a_gate_on_one_declared_label_reads_its_wilson_bound() -> None:
+    result = _gate(
+        'slice = "field:hx.smoking"\nmetric = "sensitivity"\nlabel = "current"\nmin_lower = 0.4\n'
+    )
+    low = wilson_interval(5, 6)[0]  # type: ignore[index]
+    assert result.observed == low and result.passed  # type: ignore[attr-defined]
+    assert result.interval == "wilson"  # type: ignore[attr-defined]
+    failing = _gate(
+        'slice = "field:hx.smoking"\nmetric = "sensitivity"\nlabel = "current"\nmin_lower = 0.9\n'
+    )
+    assert not failing.passed  # type: ignore[attr-defined]
+
+
+def test_gates_on_pooled_labels_coefficients_and_auroc() -> None:
+    pooled = _gate('slice = "overall"\nmetric = "specificity"\nmin_lower = 0.3\n')
+    assert pooled.interval == "clustered"  # type: ignore[attr-defined]
+    ac1 = _gate('slice = "field:hx.smoking"\nmetric = "ac1"\nmin_lower = -0.5\n')
+    assert ac1.interval == "gwet" and ac1.passed  # type: ignore[attr-defined]
+    alpha = _gate('slice = "field:hx.smoking"\nmetric = "alpha"\nmin_lower = -1\n')
+    assert alpha.interval == "jackknife"  # type: ignore[attr-defined]
+    auroc = _gate('slice = "field:hx.smoking"\nmetric = "uncertainty_auroc"\nmin_lower = 0\n')
+    assert auroc.interval == "hanley-mcneil" and auroc.passed  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'slice = "overall"\nmetric = "sensitivity"\nlabel = "current"\nmin_lower = 0.5\n',
+        'slice = "field:hx.smoking"\nmetric = "exact_agreement"\nlabel = "x"\nmin_lower = 0.5\n',
+        'slice = "field:hx.smoking"\nmetric = "sensitivity"\nlabel = ""\nmin_lower = 0.5\n',
+        'slice = "field:hx.smoking"\nmetric = "ac1"\nmax_upper = 0.5\n',
+    ],
+)
+def test_misplaced_labels_and_rules_are_refused(body: str) -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        parse_gates("[[gate]]\n" + body)
+    assert caught.value.code in (ErrorCode.INVALID_GATE, ErrorCode.INVALID_GATE_RULE)
+
+
+def test_an_undeclared_label_is_a_missing_metric() -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        _gate('slice = "field:hx.smoking"\nmetric = "ppv"\nlabel = "former"\nmin_lower = 0.5\n')
+    assert caught.value.code is ErrorCode.GATE_METRIC_MISSING
