@@ -496,3 +496,25 @@ def test_ignored_predictions_are_named_in_the_header() -> None:
     assert "ignored: 2 predictions not in gold, skipped" in render(report, "table")
     assert "**ignored**: 2 predictions not in gold, skipped" in render(report, "markdown")
     assert "ignored" not in render(score(gold, extra[:1]), "table").split("\n\n")[0]
+
+
+@pytest.mark.parametrize("confidence", [0.9, 0.99])
+def test_every_interval_note_names_the_report_level(confidence: float) -> None:
+    from importlib import resources
+
+    from chartscore.io.schema_file import load_schema
+    from chartscore.workflows.score import score_files
+
+    data = resources.files("chartscore") / "data"
+    with (
+        resources.as_file(data / "demo_gold.jsonl") as gold,
+        resources.as_file(data / "demo_predictions.jsonl") as predictions,
+        resources.as_file(data / "demo_schema.json") as schema,
+    ):
+        report = score_files(gold, predictions, schema=load_schema(schema), confidence=confidence)
+    level = f"{round(confidence * 100)}%"
+    for fmt in ("markdown", "table", "html"):
+        text = render(report, fmt)
+        for stale in ("95% interval", "95% Wilson", "95% Hanley", "95% upper", "1.96 SD"):
+            assert stale not in text, (fmt, stale)
+        assert f"{level} interval" in text and f"{level} Hanley-McNeil" in text, fmt

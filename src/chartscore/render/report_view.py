@@ -311,7 +311,7 @@ def uncertainty_estimates(name: str, uncertainty: UncertaintyResult) -> list[Est
     return out
 
 
-def _uncertainty_table(estimates: list[Estimate]) -> Table | None:
+def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
     rows: dict[str, dict[str, Estimate]] = {}
     for e in estimates:
         if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
@@ -350,7 +350,7 @@ def _uncertainty_table(estimates: list[Estimate]) -> Table | None:
         "uncertainty",
         "Declared uncertainty (does it separate right answers from wrong ones?)",
         "Over answered answerable rows with an uncertainty (rows; without: rows that declared "
-        "none): AUROC of 1 - uncertainty for normalized agreement [95% Hanley-McNeil] (0.5 is "
+        f"none): AUROC of 1 - uncertainty for normalized agreement [{level} Hanley-McNeil] (0.5 is "
         "no better than chance), Brier score of 1 - uncertainty (lower is better), and "
         "agreement among the most certain rows when the others abstain.",
         "field",
@@ -378,7 +378,9 @@ def magnitude_estimates(name: str, magnitude: MagnitudeResult) -> list[Estimate]
     ]
 
 
-def _magnitude_table(estimates: list[Estimate], units: Mapping[str, str]) -> Table | None:
+def _magnitude_table(
+    estimates: list[Estimate], units: Mapping[str, str], level: str
+) -> Table | None:
     rows: dict[str, dict[str, Estimate]] = {}
     for e in estimates:
         if e.kind is Kind.MAGNITUDE:
@@ -405,7 +407,7 @@ def _magnitude_table(estimates: list[Estimate], units: Mapping[str, str]) -> Tab
         Column("unit"),
         Column("pairs"),
         Column(title("mean_absolute_error"), "mean_absolute_error", True),
-        Column("bias [95% interval]", "mean_signed_error"),
+        Column(f"bias [{level} interval]", "mean_signed_error"),
         Column(title("limits_of_agreement"), "limits_of_agreement"),
         Column(title("chance_level"), "chance_level"),
         Column("gold rows"),
@@ -415,7 +417,8 @@ def _magnitude_table(estimates: list[Estimate], units: Mapping[str, str]) -> Tab
         "Error magnitude (numbers and dates)",
         "Over answered answerable rows with a distance (pairs); errors are answer - gold. "
         "The chance level is the mean distance of gold from its median (over gold rows): "
-        "what a constant answer scores. Limits of agreement: Bland-Altman, bias -/+ 1.96 SD.",
+        f"what a constant answer scores. Limits of agreement: Bland-Altman, bias -/+ z SD "
+        f"(z of the {level} level).",
         "field",
         columns,
         table_rows,
@@ -492,7 +495,7 @@ def _units(report: ReportLike) -> dict[str, str]:
     }
 
 
-def _coefficient_table(estimates: list[Estimate]) -> Table | None:
+def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
     rows: dict[str, dict[str, Estimate]] = {}
     for e in estimates:
         if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
@@ -511,7 +514,7 @@ def _coefficient_table(estimates: list[Estimate]) -> Table | None:
         "coefficients",
         "Prevalence-robust agreement (higher is better)",
         "Gwet's AC1 (AC2: quadratic weights, ordinal fields) and Krippendorff's alpha "
-        "(nominal; ordinal for ordinal fields; interval for numbers and dates) [95% interval] "
+        f"(nominal; ordinal for ordinal fields; interval for numbers and dates) [{level} interval] "
         "over kappa's pairs (numbers and dates: the error magnitude's pairs); beside kappa, "
         "which can fall to 0 at high prevalence.",
         "field",
@@ -666,7 +669,7 @@ def _plots(
         if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa"
     )
     if coefficients:
-        note = "AC1 or AC2 and alpha with 95% intervals; 0 is chance agreement, 1 perfect."
+        note = f"AC1 or AC2 and alpha with {level} intervals; 0 is chance agreement, 1 perfect."
         plots.append(
             Plot(
                 "coefficients",
@@ -812,9 +815,9 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         _label_table(shown, level),
         _plugin_metric_table(shown, plugins, level),
         _kappa_table(shown, level),
-        _coefficient_table(shown),
-        _magnitude_table(shown, _units(report)),
-        _uncertainty_table(shown),
+        _coefficient_table(shown, level),
+        _magnitude_table(shown, _units(report), level),
+        _uncertainty_table(shown, level),
         _count_table(slices),
     ]
     facts = (*_summary(report), *plugin_facts(report.plugins))
