@@ -15,9 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
+from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, Schema, score
 from chartscore.cli import main
-from chartscore.workflows.partials import merge_partials, score_with_partial
+from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
+from chartscore.scoring.partial_document import read_partial
+from chartscore.workflows.partials import merge_partials, merged_partial, score_with_partial
 
 from helpers import SCHEMA, chain_dict, datasets, digest, examples, write_jsonl
 
@@ -229,3 +231,102 @@ def test_another_format_is_not_a_partial(tmp_path: Path) -> None:
         with pytest.raises(ChartscoreError) as caught:
             merge_partials([edited(text, change)])
         assert caught.value.code is ErrorCode.UNKNOWN_REPORT_FORMAT
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(datasets(), st.integers(1, 4), st.integers(0, 2**32))
+def test_merged_partials_give_disclosure_control_the_pooled_inputs(
+    tmp_path_factory: pytest.TempPathFactory, dataset: Any, sites: int, seed: int
+) -> None:
+    # share suppresses from the report, the distinct cases behind every number and kappa's
+    # margins: a merge of sites' partials must hand it exactly what pooled scoring does.
+    gold, predictions = dataset
+    rng = random.Random(seed)
+    where = {case: rng.randrange(sites) for case in sorted({g.case_id for g in gold})}
+    texts = site_partials(tmp_path_factory.mktemp("sites"), gold, predictions, where)
+    merged, _ = merged_partial([read_partial(text) for text in texts])
+    scorer = CaseTrackingScorer(SCHEMA)
+    for g in gold:
+        scorer.add_gold(g.case_id, g.field_id, g.field_type, g.value)
+    scorer.close_gold()
+    for p in predictions:
+        scorer.add_prediction(p.case_id, p.field_id, p.value, p.is_supported)
+    pooled = scorer.partial()
+    assert case_counts(merged, merged.tally()) == case_counts(pooled, pooled.tally())
+    assert kappa_smallest_margins(merged) == kappa_smallest_margins(pooled)
+
+
+def test_share_partials_on_the_command_line_suppresses_the_pooled_counts(tmp_path: Path) -> None:
+    pytest.importorskip("scipy")
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(CHOICES), encoding="utf-8")
+    pooled_gold: list[dict[str, object]] = []
+    pooled_answers: list[dict[str, object]] = []
+    for site in ("a", "b", "c"):
+        gold, answers = cohort(site)
+        pooled_gold += gold
+        pooled_answers += answers
+        g = write_jsonl(tmp_path / f"g-{site}.jsonl", gold)
+        p = write_jsonl(tmp_path / f"p-{site}.jsonl", answers)
+        args = ["score", "--gold", str(g), "--predictions", str(p), "--schema", str(schema)]
+        args += ["--partial-out", str(tmp_path / f"site-{site}.partial")]
+        assert main(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    g = write_jsonl(tmp_path / "g.jsonl", pooled_gold)
+    p = write_jsonl(tmp_path / "p.jsonl", pooled_answers)
+    pooled, merged, said = io.StringIO(), io.StringIO(), io.StringIO()
+    args = ["share", "--gold", str(g), "--predictions", str(p), "--schema", str(schema)]
+    assert main([*args, "--min-cell", "20"], stdout=pooled, stderr=io.StringIO()) == 0
+    pattern = str(tmp_path / "site-*.partial")
+    args = ["share", "--partials", pattern, "--min-cell", "20"]
+    assert main(args, stdout=merged, stderr=said) == 0
+    assert merged.getvalue() == pooled.getvalue()
+    document = json.loads(merged.getvalue())
+    assert document["format"] == "chartscore.shared_report"
+    assert document["disclosure"]["suppressed_count"] > 0  # min cell 20 over 36 rows
+    assert said.getvalue().endswith("(min cell 20); the audit passed\n")
+
+
+@pytest.mark.parametrize(
+    ("extra", "problem"),
+    [
+        (["--gold", "g.jsonl"], "--partials cannot be combined with --gold"),
+        (["--schema", "s.json"], "--partials cannot be combined with --schema"),
+        (["--jobs", "1"], "--partials cannot be combined with --jobs"),
+        (["--ledger", "l.jsonl"], "--partials cannot be combined with --ledger"),
+        (["--min-cell", "x"], "--min-cell must be a whole number"),
+    ],
+)
+def test_share_partials_usage(extra: list[str], problem: str) -> None:
+    err = io.StringIO()
+    assert main(["share", "--partials", "*.partial", *extra], stderr=err) == 2
+    assert problem in err.getvalue()
+
+
+def test_share_needs_files_or_partials() -> None:
+    err = io.StringIO()
+    assert main(["share", "--gold", "g.jsonl"], stderr=err) == 2
+    assert "share needs --gold and --predictions, or --partials" in err.getvalue()
+
+
+def test_kappa_margins_see_undeclared_answers_as_one_category(tmp_path: Path) -> None:
+    # Each site has its own free-text answer: pooled, three undeclared categories of one or
+    # two rows; kappa (and so its margin rule) sees them as one category either way.
+    schema = Schema.from_dict(CHOICES)
+    texts, scorer = [], CaseTrackingScorer(schema)
+    for site in ("a", "b", "c"):
+        gold, answers = cohort(site)
+        g = write_jsonl(tmp_path / f"g-{site}.jsonl", gold)
+        p = write_jsonl(tmp_path / f"p-{site}.jsonl", answers)
+        texts.append(score_with_partial(g, p, schema=schema)[1])
+        for row in gold:
+            scorer.add_gold(str(row["case_id"]), "hx.smoking", FieldType.CATEGORICAL, row["value"])
+    scorer.close_gold()
+    for site in ("a", "b", "c"):
+        for answer in cohort(site)[1]:
+            scorer.add_prediction(str(answer["case_id"]), "hx.smoking", answer["value"], False)
+    merged, _ = merged_partial([read_partial(text) for text in texts])
+    pooled = scorer.partial()
+    # Per site: gold former 4, never 8; answers former 3, never 7, its own free text 2. Pooled:
+    # 12, 24; 9, 21 and 6 undeclared (three categories of 2 if each had its own).
+    assert kappa_smallest_margins(pooled) == {"hx.smoking": 6}
+    assert kappa_smallest_margins(merged) == kappa_smallest_margins(pooled)

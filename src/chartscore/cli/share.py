@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import re
+from dataclasses import replace
 from typing import Final
 
 from chartscore.cli._command import (
@@ -26,6 +28,7 @@ from chartscore.cli._options import (
     QUIET,
     SCHEMA,
     STRICT_SCHEMA,
+    confidence,
     output_target,
     score_inputs,
 )
@@ -34,18 +37,37 @@ from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.shared import SharedReport
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
-from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files
+from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 
 _MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
 
 
+# --partials replaces the scoring inputs and their options: the sites scored already.
+_SCORING_ONLY: Final = (
+    "gold",
+    "predictions",
+    "schema",
+    "jobs",
+    "extra_predictions",
+    "strict_schema",
+    "ledger",
+    "ledger_key",
+    "system",
+    "run_id",
+)
+
+
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Share; print or write the shared report; say how many numbers were suppressed."""
-    gold, predictions = input_argument(args.gold), input_argument(args.predictions)
-    schema_path = optional_input(args.schema)
     if args.min_cell is not None and not _MIN_CELL.fullmatch(args.min_cell):
         raise UsageError("--min-cell must be a whole number", "share")
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
+    if args.partials is not None:
+        return _share_partials(args, streams, min_cell)
+    if args.gold is None or args.predictions is None:
+        raise UsageError("share needs --gold and --predictions, or --partials", "share")
+    gold, predictions = input_argument(args.gold), input_argument(args.predictions)
+    schema_path = optional_input(args.schema)
     inputs = (gold, predictions, schema_path)
     out = output_target(args.out, inputs)
     request = ledger_request(
@@ -83,13 +105,31 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     )
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    _say_suppressed(shared, streams)
+    record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
+    return EXIT_OK
+
+
+def _share_partials(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
+    # The sites' partials, merged, suppressed and audited once on the pooled counts.
+    given = [name for name in _SCORING_ONLY if getattr(args, name, None) not in (None, False)]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"--partials cannot be combined with {flag}", "share")
+    inputs = tuple(sorted(glob.glob(args.partials)))
+    out = output_target(args.out, inputs)
+    shared = share_partial_files(args.partials, min_cell=min_cell, confidence=confidence(args))
+    write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    _say_suppressed(shared, streams)
+    return EXIT_OK
+
+
+def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
     say(
         streams.err,
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
-    record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
-    return EXIT_OK
 
 
 COMMAND: Final = Command(
@@ -98,11 +138,18 @@ COMMAND: Final = Command(
     description="Score predictions against gold as score does, then print the shared "
     "report: numbers backed by 1 to min-cell - 1 distinct cases are null, with enough "
     "complementary cells that none can be derived. share audits its own output first "
-    "and writes nothing if the audit would fail.",
+    "and writes nothing if the audit would fail. With --partials, the sites' partial "
+    "tallies are added first: the shared report of the pooled data.",
     options=(
-        GOLD,
-        PREDICTIONS,
+        replace(GOLD, required=False),
+        replace(PREDICTIONS, required=False),
         SCHEMA,
+        Option(
+            "--partials",
+            "instead of --gold and --predictions: a glob pattern of sites' partial files "
+            "(score --partial-out), merged and shared once",
+            "PATTERN",
+        ),
         Option(
             "--min-cell",
             f"publish 0 or at least N cases (default {DEFAULT_MIN_CELL})",

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import Final
 
 from chartscore._types import FieldType, Value
 from chartscore.plugin_layout import PluginLayout
@@ -196,6 +197,9 @@ def _failures(total: RowTest, success: RowTest) -> RowTest:
     return lambda row: total(row) and not success(row)
 
 
+_OUTSIDE: Final = object()  # every answer outside the declared choices, as one category
+
+
 def kappa_smallest_margins(partial: PartialTally) -> dict[str, int]:
     """Per kappa field, the smallest nonzero gold or answer category count among its pairs."""
     margins: dict[str, int] = {}
@@ -204,9 +208,14 @@ def kappa_smallest_margins(partial: PartialTally) -> dict[str, int]:
             continue
         gold: Counter[object] = Counter()
         answers: Counter[object] = Counter()
+        # Kappa sees every answer outside a categorical field's declared choices as one
+        # category (docs/metrics.md): so does its margin.
+        choices = None if counts.spec is None else counts.spec.choices
+        declared = choices if counts.field_type is FieldType.CATEGORICAL else None
         for (gold_key, answer_key), n in counts.kappa_pairs.items():
             gold[gold_key] += n
-            answers[answer_key] += n
+            outside = declared is not None and answer_key not in declared
+            answers[_OUTSIDE if outside else answer_key] += n
         sizes = [n for n in (*gold.values(), *answers.values()) if n]
         margins[field_id] = min(sizes, default=0)
     return margins

@@ -14,28 +14,30 @@ when a report is shared, not when chartscore is. scipy is the optional extra
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
-from chartscore.errors import callback_option
+from chartscore.errors import ChartscoreError, ErrorCode, callback_option
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
+from chartscore.scoring.partial_document import read_partial
 from chartscore.scoring.scorer import (
     ExtraPredictions,
     check_options,
     collector_paused,
     feed_records,
 )
+from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
 from chartscore.workflows.score import Progress, check_file_options, feed_files, resolve_schema
 
-__all__ = ["DEFAULT_MIN_CELL", "share", "share_files"]
+__all__ = ["DEFAULT_MIN_CELL", "share", "share_files", "share_partial_files", "share_partials"]
 
 
 def share(
@@ -139,12 +141,57 @@ def share_files(
     return _shared(scorer, min_cell, confidence)
 
 
+def share_partials(
+    texts: Sequence[str | bytes],
+    *,
+    min_cell: int = DEFAULT_MIN_CELL,
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> SharedReport:
+    """The shared report of several sites' partials (the text of each), added up.
+
+    Suppressed and audited once, on the pooled counts: the same shared report
+    as :func:`share` on the pooled data when case ids do not collide across
+    sites (docs/partials.md).
+
+    Raises:
+        ChartscoreError: as :func:`chartscore.workflows.partials.merge_partials`,
+            and as :func:`share` (``invalid_min_cell``, ``missing_dependency``).
+    """
+    confidence_option(confidence)
+    check_min_cell(min_cell)
+    if type(texts) is not list and type(texts) is not tuple:
+        raise ChartscoreError(ErrorCode.USAGE)
+    require_solver()
+    partial, _ = merged_partial([read_partial(text) for text in texts])
+    return _shared_partial(partial, min_cell, confidence)
+
+
+def share_partial_files(
+    pattern: str, *, min_cell: int = DEFAULT_MIN_CELL, confidence: float = DEFAULT_CONFIDENCE
+) -> SharedReport:
+    """The shared report of the partial files a glob pattern names (``share --partials``).
+
+    Raises:
+        ChartscoreError: as :func:`share_partials`, and as
+            :func:`chartscore.workflows.partials.merge_partial_files`.
+    """
+    confidence_option(confidence)
+    check_min_cell(min_cell)
+    require_solver()
+    sites = [read_partial_file(path) for path in partial_paths(pattern)]
+    partial, _ = merged_partial(sites)
+    return _shared_partial(partial, min_cell, confidence)
+
+
 def _shared(scorer: CaseTrackingScorer, min_cell: int, confidence: float) -> SharedReport:
+    return _shared_partial(scorer.partial(), min_cell, confidence)
+
+
+def _shared_partial(partial: PartialTally, min_cell: int, confidence: float) -> SharedReport:
     # scipy (the audit's solver) loads here, when a report is shared, not with chartscore.
     from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
-    partial = scorer.partial()
     tally = partial.tally()
     report = Report.from_tally(tally, confidence)
     sensitivity = Sensitivity(
