@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import repeat
-from operator import add, and_, rshift
+from itertools import compress, repeat
+from operator import add, and_, mul, rshift
 from typing import Final
 
 from chartscore.clustered import ClusterSums, PairedClusterSums
@@ -200,6 +200,11 @@ class _Packing:
             self._cache[key] = found
         return found
 
+    def column(self, vectors: Sequence[int], index: int) -> list[int]:
+        """Column ``index`` of every packed vector."""
+        shift, mask = self.offsets[index], self.masks[index]
+        return list(map(and_, map(rshift, vectors, repeat(shift)), repeat(mask)))
+
     def unpack(self, vector: int) -> list[int]:
         return [
             vector >> offset & mask for offset, mask in zip(self.offsets, self.masks, strict=True)
@@ -348,26 +353,19 @@ def pooled_sums(
     totals = _case_totals(slices, {name: layout[1] for name, layout in layouts.items()})
     result: dict[str, dict[str, ClusterSums]] = {}
     for name, (metrics, packing) in layouts.items():
-        sums = {metric: [0, 0, 0, 0] for metric in metrics}  # cases, yy, ym, mm
-        for vector, cases in totals[name].items():
-            columns = packing.unpack(vector)
-            for index, metric in enumerate(metrics):
-                y, m = columns[2 * index], columns[2 * index + 1]
-                if m:
-                    entry = sums[metric]
-                    entry[0] += cases
-                    entry[1] += cases * y * y
-                    entry[2] += cases * y * m
-                    entry[3] += cases * m * m
-        result[name] = {
-            metric: ClusterSums(
-                cases,
-                None if metric == "majority_baseline" else yy,
-                None if metric == "majority_baseline" else ym,
-                mm,
+        vectors, counts = list(totals[name]), list(totals[name].values())
+        result[name] = {}
+        for index, metric in enumerate(metrics):  # column by column, in C-level maps
+            y, m = packing.column(vectors, 2 * index), packing.column(vectors, 2 * index + 1)
+            # A case with no trials has y = m = 0 and adds 0 to every product.
+            yy = sum(map(mul, counts, map(mul, y, y)))
+            ym = sum(map(mul, counts, map(mul, y, m)))
+            mm = sum(map(mul, counts, map(mul, m, m)))
+            unknown = metric == "majority_baseline"
+            cases = sum(compress(counts, m))
+            result[name][metric] = ClusterSums(
+                cases, None if unknown else yy, None if unknown else ym, mm
             )
-            for metric, (cases, yy, ym, mm) in sums.items()
-        }
     return result
 
 
