@@ -122,7 +122,8 @@ def test_a_partial_holds_no_value_or_case_id_and_is_mode_0600(tmp_path: Path) ->
     assert json.loads(out.getvalue())["format"] == "chartscore.report"
 
 
-def test_merge_on_the_command_line_equals_the_pooled_report(tmp_path: Path) -> None:
+def three_sites(tmp_path: Path) -> tuple[list[str], str]:
+    """Three sites' partials (``score --partial-out``): the pooled files' arguments, the glob."""
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(CHOICES), encoding="utf-8")
     pooled_gold: list[dict[str, object]] = []
@@ -138,10 +139,14 @@ def test_merge_on_the_command_line_equals_the_pooled_report(tmp_path: Path) -> N
         assert main(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
     g = write_jsonl(tmp_path / "g.jsonl", pooled_gold)
     p = write_jsonl(tmp_path / "p.jsonl", pooled_answers)
+    pooled = ["--gold", str(g), "--predictions", str(p), "--schema", str(schema)]
+    return pooled, str(tmp_path / "site-*.partial")
+
+
+def test_merge_on_the_command_line_equals_the_pooled_report(tmp_path: Path) -> None:
+    files, pattern = three_sites(tmp_path)
     pooled, merged = io.StringIO(), io.StringIO()
-    args = ["score", "--gold", str(g), "--predictions", str(p), "--schema", str(schema)]
-    assert main(args, stdout=pooled, stderr=io.StringIO()) == 0
-    pattern = str(tmp_path / "site-*.partial")
+    assert main(["score", *files], stdout=pooled, stderr=io.StringIO()) == 0
     assert main(["merge", "--partials", pattern], stdout=merged, stderr=io.StringIO()) == 0
     assert merged.getvalue() == pooled.getvalue()
 
@@ -258,25 +263,9 @@ def test_merged_partials_give_disclosure_control_the_pooled_inputs(
 
 def test_share_partials_on_the_command_line_suppresses_the_pooled_counts(tmp_path: Path) -> None:
     pytest.importorskip("scipy")
-    schema = tmp_path / "schema.json"
-    schema.write_text(json.dumps(CHOICES), encoding="utf-8")
-    pooled_gold: list[dict[str, object]] = []
-    pooled_answers: list[dict[str, object]] = []
-    for site in ("a", "b", "c"):
-        gold, answers = cohort(site)
-        pooled_gold += gold
-        pooled_answers += answers
-        g = write_jsonl(tmp_path / f"g-{site}.jsonl", gold)
-        p = write_jsonl(tmp_path / f"p-{site}.jsonl", answers)
-        args = ["score", "--gold", str(g), "--predictions", str(p), "--schema", str(schema)]
-        args += ["--partial-out", str(tmp_path / f"site-{site}.partial")]
-        assert main(args, stdout=io.StringIO(), stderr=io.StringIO()) == 0
-    g = write_jsonl(tmp_path / "g.jsonl", pooled_gold)
-    p = write_jsonl(tmp_path / "p.jsonl", pooled_answers)
+    files, pattern = three_sites(tmp_path)
     pooled, merged, said = io.StringIO(), io.StringIO(), io.StringIO()
-    args = ["share", "--gold", str(g), "--predictions", str(p), "--schema", str(schema)]
-    assert main([*args, "--min-cell", "20"], stdout=pooled, stderr=io.StringIO()) == 0
-    pattern = str(tmp_path / "site-*.partial")
+    assert main(["share", *files, "--min-cell", "20"], stdout=pooled, stderr=io.StringIO()) == 0
     args = ["share", "--partials", pattern, "--min-cell", "20"]
     assert main(args, stdout=merged, stderr=said) == 0
     assert merged.getvalue() == pooled.getvalue()
