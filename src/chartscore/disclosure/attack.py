@@ -4,7 +4,9 @@ function, :func:`audit`, is what the package exports).
 :func:`audit` reads only the shared report (the object or its JSON), exactly
 what an outsider holds. From its field types and metric names it builds the
 integer model of docs/disclosure.md, adds every published number as an
-equality, and for every protected quantity that is not published computes
+equality and what the published rule implies of them (an item count's cases
+are at least ``min_cell`` rows with items: :meth:`ReportModel.knowledge`),
+and for every protected quantity that is not published computes
 the exact integer range [lo, hi] an outsider can prove, by integer
 programming (:mod:`chartscore.disclosure.ranges`). The report fails when:
 
@@ -285,7 +287,7 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     solver: RangeSolver | None = None
     problem = ""
     try:
-        solver = RangeSolver(model, published)
+        solver = RangeSolver(model, published, knowledge=model.knowledge(published, min_cell))
     except Inconsistent:
         problem = INCONSISTENT
     except Unresolved:

@@ -295,6 +295,49 @@ _ITEM_METRICS: Final = {
     "item_precision": ("matched_items", "answered_items"),
     "item_recall": ("matched_items", "gold_items"),
 }
+ITEM_ROWS: Final = (
+    "matched_rows",
+    "answered_rows",
+    "gold_rows",
+    "unmatched_answer_rows",
+    "unmatched_gold_rows",
+)
+"""A multi-select field's rows with at least one item of each kind: the cases behind its
+item counts (the rule's unit), unknowns of the rule-aware attacker."""
+# item quantity -> the rows (cases) behind it
+_ITEM_CASES: Final = {
+    metric_quantity("item_precision", SUCCESS): "matched_rows",
+    metric_quantity("item_recall", SUCCESS): "matched_rows",
+    metric_quantity("item_precision", TOTAL): "answered_rows",
+    metric_quantity("item_recall", TOTAL): "gold_rows",
+    metric_quantity("item_precision", FAILURES): "unmatched_answer_rows",
+    metric_quantity("item_recall", FAILURES): "unmatched_gold_rows",
+}
+# Which classes can hold a row of each kind (docs/disclosure.md, the attacker knows the rule):
+# gold items need an answerable row; answered items an answer of the type; matched items
+# both; an exact or normalized agreement matches every item, so unmatched items need a
+# disagreement, an unanswerable answer, or (gold) no answer of the type.
+_ITEM_ROW_CLASSES: Final[Mapping[str, Predicate]] = {
+    "matched_rows": _pairs,
+    "answered_rows": lambda c: _answered(c) and not c.wrong_type,
+    "gold_rows": lambda c: c.answerable,
+    "unmatched_answer_rows": lambda c: _answered(c) and not c.wrong_type and not _agrees(c),
+    "unmatched_gold_rows": lambda c: c.answerable and not _agrees(c),
+}
+# rows -> (the item count or difference they are at most, as (variable, sign) pairs)
+_ITEM_ROW_ITEMS: Final = {
+    "matched_rows": (("matched_items", 1),),
+    "answered_rows": (("answered_items", 1),),
+    "gold_rows": (("gold_items", 1),),
+    "unmatched_answer_rows": (("answered_items", 1), ("matched_items", -1)),
+    "unmatched_gold_rows": (("gold_items", 1), ("matched_items", -1)),
+}
+# rows -> the rows of another kind that contain them
+_ITEM_ROW_WITHIN: Final = {
+    "matched_rows": ("answered_rows", "gold_rows"),
+    "unmatched_answer_rows": ("answered_rows",),
+    "unmatched_gold_rows": ("gold_rows",),
+}
 
 
 @attrs.frozen
@@ -314,11 +357,42 @@ class FieldLayout:
     @property
     def size(self) -> int:
         """The number of variables of this field."""
-        return len(self.classes) + (3 if self.shape.items else 0)
+        return len(self.classes) + (len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0)
 
     def item_variable(self, name: str) -> int:
         """The index of one item count variable (multi-select fields)."""
         return self.offset + len(self.classes) + ITEM_VARIABLES.index(name)
+
+    def item_rows(self, name: str) -> int:
+        """The index of one rows-with-items variable (:data:`ITEM_ROWS`; multi-select fields)."""
+        return self.offset + len(self.classes) + len(ITEM_VARIABLES) + ITEM_ROWS.index(name)
+
+    def cases(self) -> dict[str, Form]:
+        """The item quantities whose cases are not their own rows, each as its rows' variable.
+
+        Every other quantity of a field slice counts rows, one per case.
+        """
+        if not self.shape.items:
+            return {}
+        return {name: ((self.item_rows(rows), 1),) for name, rows in _ITEM_CASES.items()}
+
+    def item_row_links(self) -> list[Form]:
+        """What rows with items are, each as ``form >= 0`` (the rule-aware attacker's).
+
+        Rows of a kind are at most the classes that can hold them, at most the
+        items they hold (one each at least), and within the rows of the kinds
+        that contain them (a matched item is an answered and a gold item).
+        """
+        out: list[Form] = []
+        for name in ITEM_ROWS:
+            rows: Form = ((self.item_rows(name), 1),)
+            out.append(add((self.where(_ITEM_ROW_CLASSES[name]), 1), (rows, -1)))
+            held = _ITEM_ROW_ITEMS[name]
+            items = tuple(sorted((self.item_variable(v), sign) for v, sign in held))
+            out.append(add((items, 1), (rows, -1)))
+            for container in _ITEM_ROW_WITHIN.get(name, ()):
+                out.append(add((((self.item_rows(container), 1),), 1), (rows, -1)))
+        return out
 
     def where(self, predicate: Predicate) -> Form:
         """The form summing the classes for which ``predicate`` holds."""
@@ -434,18 +508,26 @@ class ReportModel:
         pooled: Each pooled slice as (kind, name) -> (member field ids, shape):
             ``("overall", "")`` and ``("field_type", type_name)``.
 
+        knows_rule: The attacker knows the published rule (:meth:`knowledge`);
+            False only to compare with the attacker that does not.
+
     Attributes:
         layouts: Each field's variables.
         size: The number of variables.
         quantities: Every protected quantity of the report, by key, in a fixed order.
         inequalities: Structural facts as forms that must be ``>= 0``.
+        cases: For every quantity whose distinct cases are not its own rows (item
+            counts, and pooled sums of them), a form at least its cases.
     """
 
     def __init__(
         self,
         fields: Mapping[str, FieldShape],
         pooled: Mapping[tuple[str, str], tuple[Sequence[str], SliceShape]],
+        *,
+        knows_rule: bool = True,
     ) -> None:
+        self.knows_rule = knows_rule
         offset = 0
         self.layouts: dict[str, FieldLayout] = {}
         for field_id in sorted(fields):
@@ -477,6 +559,54 @@ class ReportModel:
         self.inequalities: list[Form] = [
             row for layout in self.layouts.values() for row in layout.inequalities()
         ]
+        self.cases: dict[Key, Form] = {}
+        self._row_owner: dict[int, str] = {}
+        field_cases = {field_id: layout.cases() for field_id, layout in self.layouts.items()}
+        for field_id, cases in field_cases.items():
+            for name, form in cases.items():
+                self.cases["field", field_id, name] = form
+                self._row_owner[form[0][0]] = field_id
+        for (kind, name), (members, _) in sorted(pooled.items()):
+            for quantity in sorted({q for f in members for q in field_cases[f]}):
+                key = (kind, name, quantity)
+                if key in self.quantities:
+                    parts = [
+                        field_cases[f].get(quantity, field_forms[f][quantity])
+                        for f in members
+                        if quantity in field_forms[f]
+                    ]
+                    self.cases[key] = add(*((p, 1) for p in parts))
+
+    def knowledge(self, published: Mapping[Key, int], min_cell: int) -> list[tuple[Form, int]]:
+        """What the published rule adds to the published numbers, as rows ``form >= bound``.
+
+        The rule: a shown nonzero number is backed by at least ``min_cell``
+        cases. A field slice's number counts rows, one per case, so its own
+        equality already says so; an item count's cases are its rows with
+        such an item, a pooled item count's at most the sum of its fields'.
+        So every published item count (or failures of both published parts)
+        of at least ``min_cell`` adds ``cases >= min_cell``, with what rows
+        with items are (:meth:`FieldLayout.item_row_links`). A published
+        number from 1 to ``min_cell - 1`` breaks the rule (the audit fails it
+        as it stands) and adds nothing. docs/disclosure.md states each row.
+        """
+        if not self.knows_rule:
+            return []
+        rows: list[tuple[Form, int]] = []
+        linked: set[str] = set()
+        for key, cases in self.cases.items():
+            value = published.get(key)
+            parts = self.quantities[key].parts
+            if value is None and parts is not None and parts[0] in published:
+                total = published.get(parts[1])
+                value = None if total is None else total - published[parts[0]]
+            if value is None or value < min_cell:
+                continue
+            rows.append((cases, min_cell))
+            linked.update(self._row_owner[v] for v, _ in cases if v in self._row_owner)
+        for field_id in sorted(linked):
+            rows += [(form, 0) for form in self.layouts[field_id].item_row_links()]
+        return rows
 
 
 def shape_of(
@@ -509,7 +639,7 @@ def shape_of(
     return fields, pooled
 
 
-def model_of(report: SharedReport) -> ReportModel:
+def model_of(report: SharedReport, *, knows_rule: bool = True) -> ReportModel:
     """The attacker's model of a shared report: built from its shape, never its values."""
     fields, pooled = shape_of(report)
-    return ReportModel(fields, pooled)
+    return ReportModel(fields, pooled, knows_rule=knows_rule)

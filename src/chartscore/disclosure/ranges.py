@@ -293,6 +293,8 @@ class RangeSolver:
         seed: A feasible point (model variables) of a report that published more
             numbers (see :meth:`point`): it is feasible here too, so no solve is
             needed to find a first witness.
+        knowledge: Further rows ``form >= bound`` that the published numbers imply
+            (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`: the rule).
 
     Raises:
         Inconsistent: when the published numbers contradict each other (no
@@ -311,6 +313,7 @@ class RangeSolver:
         *,
         eager: bool = True,
         seed: np.ndarray | None = None,
+        knowledge: Sequence[tuple[Form, int]] = (),
     ) -> None:
         self.model = model
         self.counts = [0, 0]
@@ -322,6 +325,7 @@ class RangeSolver:
         self._owner = owner
         rows = self._reduced_rows(published, owner)
         inequalities = [(dict(form), 0) for form in model.inequalities]
+        inequalities += [(dict(form), bound) for form, bound in knowledge]
         self.fixed = self._fix(rows, inequalities)
         self._merge_and_split(rows, inequalities, owner)
         if seed is not None:
@@ -1036,7 +1040,11 @@ class LocalCheck:
         areas = [fields]
         for partner in self._partners(fields, published)[:_PARTNERS]:
             areas.append(sorted({*areas[-1], partner}))
-        return any(self._certified(area, form, value, min_cell, published) for area in areas)
+        knowledge = self.model.knowledge(published, min_cell)
+        return any(
+            self._certified(area, form, value, min_cell, published, knowledge=knowledge)
+            for area in areas
+        )
 
     def _certified(
         self,
@@ -1045,6 +1053,8 @@ class LocalCheck:
         value: int,
         min_cell: int,
         published: Mapping[Key, int],
+        *,
+        knowledge: Sequence[tuple[Form, int]],
     ) -> bool:
         columns = [v for f in fields for v in self.variables[f]]
         if not columns or len(columns) > self.max_width:
@@ -1073,6 +1083,15 @@ class LocalCheck:
                 rows.append({where[v]: c for v, c in inequality})
                 bounds.append(None)
                 lower.append(0)
+        # The rule's rows that touch the area (the seed satisfies the others: it fits
+        # every number published when it was found, so every row those imply).
+        for knowledge_row, bound in knowledge:
+            inside = {where[v]: c for v, c in knowledge_row if v in where}
+            if inside:
+                outside = sum(c * int(self.seed[v]) for v, c in knowledge_row if v not in where)
+                rows.append(inside)
+                bounds.append(None)
+                lower.append(bound - outside)
         problem = _Problem(len(columns), rows, lower, bounds)
         small = 1 <= value < min_cell
         counts = [0, 0]

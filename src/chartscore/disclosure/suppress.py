@@ -409,8 +409,12 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     """A lazy range solver for a hidden set, seeded with a known feasible point."""
     failed = False
     solver: RangeSolver | None = None
+    published = state.published(hidden)
+    knowledge = state.model.knowledge(published, state.min_cell)
     try:
-        solver = RangeSolver(state.model, state.published(hidden), eager=False, seed=state.seed)
+        solver = RangeSolver(
+            state.model, published, eager=False, seed=state.seed, knowledge=knowledge
+        )
     except (Inconsistent, Unresolved):
         failed = True
     if failed or solver is None:
