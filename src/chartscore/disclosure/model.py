@@ -376,6 +376,12 @@ class FieldLayout:
             return {}
         return {name: ((self.item_rows(rows), 1),) for name, rows in _ITEM_CASES.items()}
 
+    def carriers(self) -> dict[str, Form]:
+        """The item quantities of :meth:`cases`, each as the classes that can hold its rows."""
+        if not self.shape.items:
+            return {}
+        return {name: self.where(_ITEM_ROW_CLASSES[rows]) for name, rows in _ITEM_CASES.items()}
+
     def item_row_links(self) -> list[Form]:
         """What rows with items are, each as ``form >= 0`` (the rule-aware attacker's).
 
@@ -518,6 +524,8 @@ class ReportModel:
         inequalities: Structural facts as forms that must be ``>= 0``.
         cases: For every quantity whose distinct cases are not its own rows (item
             counts, and pooled sums of them), a form at least its cases.
+        carriers: For the same quantities, the classes that can hold those cases
+            (what the rule, through :meth:`knowledge`, can bound).
     """
 
     def __init__(
@@ -560,22 +568,25 @@ class ReportModel:
             row for layout in self.layouts.values() for row in layout.inequalities()
         ]
         self.cases: dict[Key, Form] = {}
+        self.carriers: dict[Key, Form] = {}
         self._row_owner: dict[int, str] = {}
         field_cases = {field_id: layout.cases() for field_id, layout in self.layouts.items()}
+        field_carriers = {field_id: layout.carriers() for field_id, layout in self.layouts.items()}
         for field_id, cases in field_cases.items():
             for name, form in cases.items():
                 self.cases["field", field_id, name] = form
+                self.carriers["field", field_id, name] = field_carriers[field_id][name]
                 self._row_owner[form[0][0]] = field_id
         for (kind, name), (members, _) in sorted(pooled.items()):
             for quantity in sorted({q for f in members for q in field_cases[f]}):
                 key = (kind, name, quantity)
-                if key in self.quantities:
-                    parts = [
-                        field_cases[f].get(quantity, field_forms[f][quantity])
-                        for f in members
-                        if quantity in field_forms[f]
-                    ]
-                    self.cases[key] = add(*((p, 1) for p in parts))
+                if key not in self.quantities:
+                    continue
+                with_it = [f for f in members if quantity in field_forms[f]]
+                behind = [field_cases[f].get(quantity, field_forms[f][quantity]) for f in with_it]
+                self.cases[key] = add(*((p, 1) for p in behind))
+                reach = [field_carriers[f].get(quantity, field_forms[f][quantity]) for f in with_it]
+                self.carriers[key] = add(*((p, 1) for p in reach))
 
     def knowledge(self, published: Mapping[Key, int], min_cell: int) -> list[tuple[Form, int]]:
         """What the published rule adds to the published numbers, as rows ``form >= bound``.

@@ -148,7 +148,9 @@ class _Suppressor:
                 self.by_term.setdefault(key, []).append(index)
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
-            for variable, _ in model.quantities[key].form:
+            # An item count also reaches the classes its rule row bounds (its carriers).
+            reach = {v for v, _ in (*model.quantities[key].form, *model.carriers.get(key, ()))}
+            for variable in sorted(reach):
                 self.by_variable.setdefault(variable, []).append(key)
 
     def _identities(self) -> list[tuple[Key, ...]]:
