@@ -11,6 +11,11 @@ and gold items). Every count, success, total, failure and kappa ``pairs`` of a
 field slice is a sum of class counts (or item counts); a pooled slice's number
 is the sum of its fields' numbers. docs/disclosure.md states the model in full.
 
+The attacker also knows the published rule: a shown nonzero number has at
+least ``min_cell`` cases. For item counts, whose cases are rows with items
+(five more unknowns per multi-select field, :data:`ITEM_ROWS`), that is a
+fact beyond the equalities: :meth:`ReportModel.knowledge`.
+
 :class:`ReportModel` builds those linear forms for every protected quantity of
 a report from its shape alone (field types and metric names), which is all
 the audit may know. It is value-free: names and integers only.

@@ -19,8 +19,10 @@
    many rows from few cases). For each that fails, published numbers linked
    to it (sharing an outcome class) are tried in cost order, and the first
    whose hiding protects it is hidden; if none alone does, the cheapest is
-   hidden and the check repeats. Hiding only removes equalities, so ranges
-   only widen, and hiding everything passes: the loop ends.
+   hidden and the check repeats. The attack knows the rule as the audit does
+   (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`). Hiding only
+   removes equalities (and the rows the rule adds for them), so ranges only
+   widen, and hiding everything passes: the loop ends.
 4. **Kappa.** A kappa value and interval are shown only when ``pairs`` and
    the field's ``normalized_agreement`` numerator are shown and the smallest
    nonzero gold or answer category among the pairs has at least ``min_cell``
