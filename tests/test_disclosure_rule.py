@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import chartscore.disclosure.attack as attack_module
 import chartscore.disclosure.suppress as suppress_module
 from chartscore.disclosure import SharedReport, audit, share
-from chartscore.disclosure.model import ReportModel, model_of, shape_of
+from chartscore.disclosure.model import FieldShape, ReportModel, SliceShape, model_of, shape_of
 from disclosure_reference import Cohort, build_cohort
 from rule_data import MULTI_AND_BOOLEAN, ONE_MULTI, cohort_of
 from test_disclosure import assert_shared_properties, scored
@@ -144,27 +144,45 @@ def test_knowledge_rows_follow_the_rule() -> None:
     shared = share(report, sensitivity)
     model = model_of(shared)
     layout = model.layouts["hx.symptoms"]
-    gold_rows = ((layout.item_rows("gold_rows"), 1),)
     recall = ("field", "hx.symptoms", "item_recall.total_count")
-    # A shown item count of at least min_cell: its rows with items are at least min_cell.
-    rows = model.knowledge({recall: 24}, 11)
-    assert (gold_rows, 11) in rows
-    # ...and the rows are linked to the classes that can hold them.
     answerable = layout.where(lambda c: c.answerable)
-    assert (tuple(sorted((*answerable, (gold_rows[0][0], -1)))), 0) in rows
+    # A shown gold item count of at least min_cell: at least min_cell answerable rows.
+    assert model.knowledge({recall: 24}, 11) == [(answerable, 11)]
     # A small (rule-breaking) or zero count adds nothing; nor does the old attacker.
     assert model.knowledge({recall: 5}, 11) == []
     assert model.knowledge({recall: 0}, 11) == []
     old = ReportModel(*shape_of(shared), knows_rule=False)
     assert old.knowledge({recall: 24}, 11) == []
-    # Failures follow from both parts: 24 - 12 unmatched gold items.
+    # Failures follow from both parts: 24 - 12 unmatched gold items need 12 answerable rows
+    # without exact or normalized agreement; 24 - 14 = 10 breaks the rule and adds nothing.
     success = ("field", "hx.symptoms", "item_recall.success_count")
-    unmatched = ((layout.item_rows("unmatched_gold_rows"), 1),)
-    assert (unmatched, 11) in model.knowledge({recall: 24, success: 12}, 11)
+    unmatched = layout.where(lambda c: c.answerable and c.agreement not in ("exact", "normalized"))
+    matched = layout.where(lambda c: c.answerable and c.agreement != "")
+    assert set(model.knowledge({recall: 24, success: 12}, 11)) == {
+        (matched, 11),
+        (answerable, 11),
+        (unmatched, 11),
+    }
     assert (unmatched, 11) not in model.knowledge({recall: 24, success: 14}, 11)
-    # A pooled item count: its fields' rows together.
-    pooled = ("field_type", "multi", "item_recall.total_count")
-    assert (gold_rows, 11) in model.knowledge({pooled: 24}, 11)
+
+
+def test_a_pooled_item_count_bounds_its_fields_rows_together() -> None:
+    names = ["item_precision", "item_recall"]
+    shape = FieldShape.of("multi", names, kappa=False)
+    fields = {"a.items": shape, "b.items": shape}
+    model = ReportModel(
+        fields, {("field_type", "multi"): (sorted(fields), SliceShape(tuple(names)))}
+    )
+    key = ("field_type", "multi", "item_recall.total_count")
+    rows = model.knowledge({key: 12}, 11)
+    a, b = model.layouts["a.items"], model.layouts["b.items"]
+    a_rows, b_rows = a.item_rows("gold_rows"), b.item_rows("gold_rows")
+    assert ((((a_rows, 1), (b_rows, 1)), 11)) in rows
+    for layout, variable in ((a, a_rows), (b, b_rows)):
+        carrier = layout.where(lambda c: c.answerable)
+        assert (tuple(sorted((*carrier, (variable, -1)))), 0) in rows
+        assert (((layout.item_variable("gold_items"), 1), (variable, -1)), 0) in rows
+    assert len(rows) == 5
 
 
 @st.composite

@@ -329,20 +329,6 @@ _ITEM_ROW_CLASSES: Final[Mapping[str, Predicate]] = {
     "unmatched_answer_rows": lambda c: _answered(c) and not c.wrong_type and not _agrees(c),
     "unmatched_gold_rows": lambda c: c.answerable and not _agrees(c),
 }
-# rows -> (the item count or difference they are at most, as (variable, sign) pairs)
-_ITEM_ROW_ITEMS: Final = {
-    "matched_rows": (("matched_items", 1),),
-    "answered_rows": (("answered_items", 1),),
-    "gold_rows": (("gold_items", 1),),
-    "unmatched_answer_rows": (("answered_items", 1), ("matched_items", -1)),
-    "unmatched_gold_rows": (("gold_items", 1), ("matched_items", -1)),
-}
-# rows -> the rows of another kind that contain them
-_ITEM_ROW_WITHIN: Final = {
-    "matched_rows": ("answered_rows", "gold_rows"),
-    "unmatched_answer_rows": ("answered_rows",),
-    "unmatched_gold_rows": ("gold_rows",),
-}
 
 
 @attrs.frozen
@@ -375,7 +361,8 @@ class FieldLayout:
     def cases(self) -> dict[str, Form]:
         """The item quantities whose cases are not their own rows, each as its rows' variable.
 
-        Every other quantity of a field slice counts rows, one per case.
+        Every other quantity of a field slice counts rows, one per case. The
+        variables are used only where a pooled slice sums two fields' rows.
         """
         if not self.shape.items:
             return {}
@@ -386,24 +373,6 @@ class FieldLayout:
         if not self.shape.items:
             return {}
         return {name: self.where(_ITEM_ROW_CLASSES[rows]) for name, rows in _ITEM_CASES.items()}
-
-    def item_row_links(self) -> list[Form]:
-        """What rows with items are, each as ``form >= 0`` (the rule-aware attacker's).
-
-        Rows of a kind are at most the classes that can hold them, at most the
-        items they hold (one each at least), and within the rows of the kinds
-        that contain them (a matched item is an answered and a gold item).
-        """
-        out: list[Form] = []
-        for name in ITEM_ROWS:
-            rows: Form = ((self.item_rows(name), 1),)
-            out.append(add((self.where(_ITEM_ROW_CLASSES[name]), 1), (rows, -1)))
-            held = _ITEM_ROW_ITEMS[name]
-            items = tuple(sorted((self.item_variable(v), sign) for v, sign in held))
-            out.append(add((items, 1), (rows, -1)))
-            for container in _ITEM_ROW_WITHIN.get(name, ()):
-                out.append(add((((self.item_rows(container), 1),), 1), (rows, -1)))
-        return out
 
     def where(self, predicate: Predicate) -> Form:
         """The form summing the classes for which ``predicate`` holds."""
@@ -574,24 +543,36 @@ class ReportModel:
         ]
         self.cases: dict[Key, Form] = {}
         self.carriers: dict[Key, Form] = {}
-        self._row_owner: dict[int, str] = {}
+        # Per item quantity, per field behind it: (its rows, the classes that can hold
+        # them, the field's own items of the quantity).
+        self._behind: dict[Key, list[tuple[str, Form, Form, Form]]] = {}
         field_cases = {field_id: layout.cases() for field_id, layout in self.layouts.items()}
         field_carriers = {field_id: layout.carriers() for field_id, layout in self.layouts.items()}
-        for field_id, cases in field_cases.items():
-            for name, form in cases.items():
-                self.cases["field", field_id, name] = form
-                self.carriers["field", field_id, name] = field_carriers[field_id][name]
-                self._row_owner[form[0][0]] = field_id
-        for (kind, name), (members, _) in sorted(pooled.items()):
+        for (kind, name), (members, _) in [
+            *((("field", f), ([f], None)) for f in self.layouts),
+            *sorted(pooled.items()),
+        ]:
             for quantity in sorted({q for f in members for q in field_cases[f]}):
                 key = (kind, name, quantity)
                 if key not in self.quantities:
                     continue
-                with_it = [f for f in members if quantity in field_forms[f]]
-                behind = [field_cases[f].get(quantity, field_forms[f][quantity]) for f in with_it]
-                self.cases[key] = add(*((p, 1) for p in behind))
-                reach = [field_carriers[f].get(quantity, field_forms[f][quantity]) for f in with_it]
-                self.carriers[key] = add(*((p, 1) for p in reach))
+                behind = [
+                    (
+                        f,
+                        field_cases[f][quantity],
+                        field_carriers[f][quantity],
+                        field_forms[f][quantity],
+                    )
+                    for f in members
+                    if quantity in field_cases[f]
+                ]
+                self._behind[key] = behind
+                self.cases[key] = add(*((rows, 1) for _, rows, _, _ in behind))
+                self.carriers[key] = add(*((carrier, 1) for _, _, carrier, _ in behind))
+        self._field_keys: dict[str, list[Key]] = {}
+        for key in self.quantities:
+            if key[0] == "field":
+                self._field_keys.setdefault(key[1], []).append(key)
 
     def knowledge(self, published: Mapping[Key, int], min_cell: int) -> list[tuple[Form, int]]:
         """What the published rule adds to the published numbers, as rows ``form >= bound``.
@@ -599,30 +580,55 @@ class ReportModel:
         The rule: a shown nonzero number is backed by at least ``min_cell``
         cases. A field slice's number counts rows, one per case, so its own
         equality already says so; an item count's cases are its rows with
-        such an item, a pooled item count's at most the sum of its fields'.
-        So every published item count (or failures of both published parts)
-        of at least ``min_cell`` adds ``cases >= min_cell``, with what rows
-        with items are (:meth:`FieldLayout.item_row_links`). A published
-        number from 1 to ``min_cell - 1`` breaks the rule (the audit fails it
-        as it stands) and adds nothing. docs/disclosure.md states each row.
+        such an item, which only some classes can hold (:attr:`carriers`), so
+        a shown item count (or failures of two shown parts) of at least
+        ``min_cell`` adds ``carrier >= min_cell``. A pooled item count over
+        two or more fields has at most the sum of its fields' rows as cases:
+        ``sum(rows) >= min_cell``, each field's rows at most its carrier and
+        at most its items. A number from 1 to ``min_cell - 1`` breaks the rule
+        (the audit fails it as it stands) and adds nothing. docs/disclosure.md
+        states each row.
         """
         if not self.knows_rule:
             return []
-        rows: list[tuple[Form, int]] = []
-        linked: set[str] = set()
-        for key, cases in self.cases.items():
-            value = published.get(key)
-            parts = self.quantities[key].parts
-            if value is None and parts is not None and parts[0] in published:
-                total = published.get(parts[1])
-                value = None if total is None else total - published[parts[0]]
-            if value is None or value < min_cell:
+        rows: dict[tuple[Form, int], None] = {}  # in a fixed order, without repeats
+        for key, behind in self._behind.items():
+            if not self._shown(key, published, min_cell):
                 continue
-            rows.append((cases, min_cell))
-            linked.update(self._row_owner[v] for v, _ in cases if v in self._row_owner)
-        for field_id in sorted(linked):
-            rows += [(form, 0) for form in self.layouts[field_id].item_row_links()]
-        return rows
+            if len(behind) == 1:  # its items are published: only the carrier is new
+                field_id, _, carrier, _ = behind[0]
+                if not self._implied(field_id, carrier, published, min_cell):
+                    rows[carrier, min_cell] = None
+                continue
+            if any(self._shown(("field", f, key[2]), published, min_cell) for f, *_ in behind):
+                continue  # one field's own rows reach min_cell: its carrier row says more
+            rows[add(*((field_rows, 1) for _, field_rows, _, _ in behind)), min_cell] = None
+            for _, field_rows, carrier, items in behind:
+                rows[add((carrier, 1), (field_rows, -1)), 0] = None
+                rows[add((items, 1), (field_rows, -1)), 0] = None
+        return list(rows)
+
+    def _shown(self, key: Key, published: Mapping[Key, int], min_cell: int) -> bool:
+        # Whether a quantity is shown (failures: both parts) with at least min_cell.
+        value = published.get(key)
+        parts = self.quantities[key].parts
+        if value is None and parts is not None and parts[0] in published:
+            total = published.get(parts[1])
+            value = None if total is None else total - published[parts[0]]
+        return value is not None and value >= min_cell
+
+    def _implied(
+        self, field_id: str, carrier: Form, published: Mapping[Key, int], min_cell: int
+    ) -> bool:
+        # Whether a shown number of the field sums only classes of the carrier and reaches
+        # min_cell: then ``carrier >= min_cell`` already holds (and would only slow the
+        # solver: its LP optima are less often integral).
+        classes = {v for v, _ in carrier}
+        return any(
+            self._shown(key, published, min_cell)
+            and all(c > 0 and v in classes for v, c in self.quantities[key].form)
+            for key in self._field_keys[field_id]
+        )
 
 
 def shape_of(
