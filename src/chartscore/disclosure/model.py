@@ -608,6 +608,22 @@ class ReportModel:
                 rows[add((items, 1), (field_rows, -1)), 0] = None
         return list(rows)
 
+    def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:
+        """Every rows-with-items unknown at its largest value given a point's other values.
+
+        Rows appear only in rows ``rows <= carrier``, ``rows <= items`` and
+        ``sum(rows) >= min_cell``, so the largest value keeps a point feasible
+        for every row :meth:`knowledge` can add for any numbers the point fits
+        (a seed stays a seed when fewer numbers are published).
+        """
+        out: dict[int, int] = {}
+        for behind in self._behind.values():
+            for _, rows, carrier, items in behind:
+                out[rows[0][0]] = max(
+                    0, min(sum(c * point[v] for v, c in form) for form in (carrier, items))
+                )
+        return out
+
     def _shown(self, key: Key, published: Mapping[Key, int], min_cell: int) -> bool:
         # Whether a quantity is shown (failures: both parts) with at least min_cell.
         value = published.get(key)

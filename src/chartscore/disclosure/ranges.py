@@ -325,8 +325,16 @@ class RangeSolver:
         self._owner = owner
         rows = self._reduced_rows(published, owner)
         inequalities = [(dict(form), 0) for form in model.inequalities]
-        inequalities += [(dict(form), bound) for form, bound in knowledge]
         self.fixed = self._fix(rows, inequalities)
+        rule: list[tuple[Row, int]] = []
+        for form, bound in knowledge:  # the rule's rows, with the fixings substituted
+            low = bound - sum(c * self.fixed[v] for v, c in form if v in self.fixed)
+            rest = {v: c for v, c in form if v not in self.fixed}
+            if rest:
+                rule.append((rest, low))
+            elif low > 0:
+                raise Inconsistent
+        inequalities += self._binding(rows, inequalities, rule)
         self._merge_and_split(rows, inequalities, owner)
         if seed is not None:
             self._seed(seed)
@@ -471,6 +479,39 @@ class RangeSolver:
                 raise Inconsistent
         inequalities[:] = kept
         return fixed
+
+    def _binding(
+        self,
+        rows: list[tuple[Row, int]],
+        inequalities: list[tuple[Row, int]],
+        rule: list[tuple[Row, int]],
+    ) -> list[tuple[Row, int]]:
+        """The rule's rows that can bind: those whose LP minimum is below their bound.
+
+        A row the LP relaxation (a lower bound of every integer point's value)
+        already keeps at its bound adds nothing, and would only make the LP
+        optima of later problems less often integral. Exact: only rows that
+        cannot cut off any integer point are dropped.
+        """
+        if not rule:
+            return []
+        problem = _Problem(
+            self.model.size,
+            [row for row, _ in [*rows, *inequalities]],
+            [value for _, value in [*rows, *inequalities]],
+            [value for _, value in rows] + [None] * len(inequalities),
+        )
+        kept: list[tuple[Row, int]] = []
+        for row, bound in rule:
+            c = np.zeros(self.model.size)
+            for variable, coefficient in row.items():
+                c[variable] = coefficient
+            result = milp(
+                c, bounds=Bounds(0, np.inf), constraints=problem.constraints, options=_LP_OPTIONS
+            )
+            if result.status != 0 or result.fun is None or result.fun < bound - 1e-6:
+                kept.append((row, bound))
+        return kept
 
     def _merge_and_split(
         self,
@@ -1083,15 +1124,19 @@ class LocalCheck:
                 rows.append({where[v]: c for v, c in inequality})
                 bounds.append(None)
                 lower.append(0)
-        # The rule's rows that touch the area (the seed satisfies the others: it fits
-        # every number published when it was found, so every row those imply).
+        # The rule's rows: those that touch the area bound it; the seed must satisfy the
+        # others (it does when it fits more published numbers, rows with items at their
+        # largest: ReportModel.most_item_rows), or nothing found here is a consistent table.
         for knowledge_row, bound in knowledge:
             inside = {where[v]: c for v, c in knowledge_row if v in where}
-            if inside:
-                outside = sum(c * int(self.seed[v]) for v, c in knowledge_row if v not in where)
-                rows.append(inside)
-                bounds.append(None)
-                lower.append(bound - outside)
+            outside = sum(c * int(self.seed[v]) for v, c in knowledge_row if v not in where)
+            if not inside:
+                if outside < bound:
+                    return False
+                continue
+            rows.append(inside)
+            bounds.append(None)
+            lower.append(bound - outside)
         problem = _Problem(len(columns), rows, lower, bounds)
         small = 1 <= value < min_cell
         counts = [0, 0]

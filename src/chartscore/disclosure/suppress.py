@@ -485,4 +485,6 @@ def _seed(state: _Suppressor) -> np.ndarray:
             failed = True
         if failed or state.seed is None:
             raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+        for variable, value in state.model.most_item_rows(state.seed.tolist()).items():
+            state.seed[variable] = value  # feasible for the rule's rows of any subset too
     return state.seed
