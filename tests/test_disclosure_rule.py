@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import chartscore.disclosure.attack as attack_module
+import chartscore.disclosure.ranges as ranges_module
 import chartscore.disclosure.suppress as suppress_module
 from chartscore.disclosure import SharedReport, audit, share
 from chartscore.disclosure.model import FieldShape, ReportModel, SliceShape, model_of, shape_of
@@ -216,3 +217,22 @@ def test_an_attacker_who_knows_the_rule_finds_nothing(cohort: Cohort, min_cell: 
         value = shown.get(key)
         if value is not None and value >= min_cell:
             assert sensitivity.case_counts[key] >= min_cell, key
+
+
+@pytest.mark.parametrize("fields", [ONE_MULTI, MULTI_AND_BOOLEAN], ids=["multi", "multi+boolean"])
+def test_leaving_out_rows_the_relaxation_satisfies_changes_no_range(
+    fields: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shared, _ = old_share(cohort_of(fields), monkeypatch)
+    kept = audit(shared.to_json())
+    calls: list[int] = []
+
+    def every_row(self: Any, rows: Any, inequalities: Any, rule: list[Any]) -> list[Any]:
+        calls.append(len(rule))
+        return rule
+
+    monkeypatch.setattr(ranges_module.RangeSolver, "_binding", every_row)
+    everything = audit(shared.to_json())
+    assert calls and calls[0] > 0
+    assert everything.rows == kept.rows
+    assert not kept.passed

@@ -14,6 +14,8 @@ Preparing (once per set of published numbers):
   parts, so fields are coupled only where something is hidden on both sides;
 - *fixings*: a published zero fixes every class in it to 0, a row with one
   unknown fixes it; repeated until nothing changes;
+- *the rule's rows* (``form >= bound``, what the published rule implies):
+  kept only where the LP relaxation does not already satisfy them;
 - *merging*: variables that no row tells apart become one (exact: a
   minimized objective then takes the smallest coefficient of the group, a
   maximized one the largest);
