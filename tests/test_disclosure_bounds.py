@@ -265,6 +265,7 @@ def test_a_report_without_ranges_is_still_read_and_audited() -> None:
             if type(value) is dict:
                 for key in [k for k in value if k.endswith("_range") or k == "rate_bound"]:
                     del value[key]
+    del stripped["disclosure"]["survival"]  # it counts the bounds
     result = audit(json.dumps(stripped))
     assert result.passed and not list(SharedReport.from_json(json.dumps(stripped)).ranges())
 
@@ -351,3 +352,33 @@ def test_render_shows_the_bound_at_the_reports_level() -> None:
     pooled = [m for _, _, p in shared.slices() for m in p.metrics.values() if m.pooled]
     if any(m.rate_bound is not None for m in pooled):
         assert "(provable range)" in texts["table"]
+
+
+# --- what survives ---------------------------------------------------------------------------
+
+
+def test_the_survival_counts_are_the_reports_own() -> None:
+    _, shared = full_and_shared()
+    survival = shared.disclosure.survival
+    assert survival is not None and survival == shared.survival()
+    for family, kinds in (("field_rates", {"field"}), ("pooled_rates", {"overall", "field_type"})):
+        metrics = [m for kind, _, p in shared.slices() if kind in kinds for m in p.metrics.values()]
+        shown = [m for m in metrics if None not in (m.success_count, m.total_count)]
+        bounded = [m for m in metrics if m.rate_bound is not None]
+        assert survival[family].to_dict() == {
+            "rates": len(metrics),
+            "shown": len(shown),
+            "bounded": len(bounded),
+        }
+    # Recorded in the file, and checked when it is read: an edited count is refused.
+    document = shared_document()
+    assert document["disclosure"]["survival"]["field_rates"] == survival["field_rates"].to_dict()
+    document["disclosure"]["survival"]["field_rates"]["shown"] += 1
+    with pytest.raises(ChartscoreError) as caught:
+        SharedReport.from_json(json.dumps(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    # The primary split is known inside only: never written, so a file read back has none.
+    assert shared.primary_count is not None and shared.primary_count > 0
+    assert shared.primary_count <= shared.disclosure.suppressed_count
+    assert SharedReport.from_json(shared.to_json()).primary_count is None
+    assert "primary" not in shared.to_json()

@@ -299,6 +299,31 @@ class SharedSlice:
 
 
 @attrs.frozen
+class Survival:
+    """How many of one family's rates survive sharing: shown, bounded, or neither.
+
+    Counted from the shared report itself (so it publishes nothing new).
+
+    Attributes:
+        rates: The family's binomial metrics.
+        shown: Those with both counts (and so their interval) published.
+        bounded: Those with a suppressed part that carry a rate bound.
+    """
+
+    rates: int
+    shown: int
+    bounded: int
+
+    def to_dict(self) -> dict[str, int]:
+        """``{"rates", "shown", "bounded"}``."""
+        return {"rates": self.rates, "shown": self.shown, "bounded": self.bounded}
+
+
+SURVIVAL_FAMILIES: Final = ("field_rates", "pooled_rates")
+"""Field slices' rates, and the pooled slices' (field types and overall)."""
+
+
+@attrs.frozen
 class Disclosure:
     """The rule a shared report was made under, and the schema knowledge it assumes.
 
@@ -308,6 +333,8 @@ class Disclosure:
         field_types: Every field id's type (the attacker is assumed to know it).
         rule: Always ``"cell_size"``.
         unit: Always ``"cases"``.
+        survival: What survives per family (:data:`SURVIVAL_FAMILIES`), as
+            ``share`` records it; None in a document without it.
     """
 
     min_cell: int
@@ -315,16 +342,20 @@ class Disclosure:
     field_types: Mapping[str, str]
     rule: str = RULE
     unit: str = UNIT
+    survival: Mapping[str, Survival] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The ``disclosure`` object of the shared report's JSON."""
-        return {
+        out: dict[str, object] = {
             "rule": self.rule,
             "min_cell": self.min_cell,
             "unit": self.unit,
             "suppressed_count": self.suppressed_count,
             "field_types": dict(self.field_types),
         }
+        if self.survival is not None:
+            out["survival"] = {name: value.to_dict() for name, value in self.survival.items()}
+        return out
 
 
 @attrs.frozen
@@ -348,6 +379,12 @@ class SharedReport:
     scorer_version: str = __version__
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    primary_count: int | None = attrs.field(default=None, eq=False, repr=False)
+    """How many suppressed numbers were primary (sensitive themselves), as ``share`` knew it.
+
+    Inside only: never written (it is not a function of the published numbers: it says
+    how many hidden numbers are small), so a report read from JSON has None.
+    """
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, then field types."""
@@ -369,6 +406,17 @@ class SharedReport:
             for quantity, proven in part.ranges():
                 yield (kind, name, quantity), proven
 
+    def survival(self) -> dict[str, Survival]:
+        """What survives per family: rates shown, bounded, of all (docs/disclosure.md)."""
+        counts = {name: [0, 0, 0] for name in SURVIVAL_FAMILIES}
+        for kind, _, part in self.slices():
+            tally = counts["field_rates" if kind == "field" else "pooled_rates"]
+            for metric in part.metrics.values():
+                tally[0] += 1
+                tally[1] += metric.success_count is not None and metric.total_count is not None
+                tally[2] += metric.rate_bound is not None
+        return {name: Survival(*values) for name, values in counts.items()}
+
     def with_ranges(self, found: Mapping[Key, Range]) -> SharedReport:
         """This report with every suppressed number's range from ``found``, and rate bounds.
 
@@ -384,12 +432,14 @@ class SharedReport:
             local = {key[2]: value for key, value in found.items() if key[:2] == (kind, name)}
             return part.with_ranges(local, z)
 
-        return attrs.evolve(
+        report = attrs.evolve(
             self,
             overall=ranged("overall", "", self.overall),
             by_field={k: ranged("field", k, v) for k, v in self.by_field.items()},
             by_field_type={k: ranged("field_type", k, v) for k, v in self.by_field_type.items()},
         )
+        disclosure = attrs.evolve(report.disclosure, survival=report.survival())
+        return attrs.evolve(report, disclosure=disclosure)
 
     def to_dict(self) -> dict[str, object]:
         """The shared report as JSON-ready data.
@@ -523,6 +573,8 @@ class SharedReport:
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         hidden = sum(1 for _, value in report.numbers() if value is None)
         if hidden != disclosure.suppressed_count:
+            _invalid()
+        if disclosure.survival is not None and disclosure.survival != report.survival():
             _invalid()
         for kind, _, part in report.slices():
             _check_identities(part, kind)
@@ -750,7 +802,8 @@ def _slice(
 def _disclosure(value: object) -> Disclosure:
     if type(value) is not dict:
         _invalid()
-    _exact_keys(value, _DISCLOSURE_KEYS)
+    if set(value) - {"survival"} != _DISCLOSURE_KEYS:
+        _invalid()
     if value["rule"] != RULE or value["unit"] != UNIT:
         _invalid()
     min_cell = value["min_cell"]
@@ -768,7 +821,21 @@ def _disclosure(value: object) -> Disclosure:
         min_cell=min_cell,
         suppressed_count=suppressed,
         field_types={k: types[k] for k in sorted(types)},
+        survival=_survival(value["survival"]) if "survival" in value else None,
     )
+
+
+def _survival(value: object) -> dict[str, Survival]:
+    if type(value) is not dict or set(value) != set(SURVIVAL_FAMILIES):
+        _invalid()
+    out = {}
+    for name in SURVIVAL_FAMILIES:
+        family = value[name]
+        if type(family) is not dict or set(family) != {"rates", "shown", "bounded"}:
+            _invalid()
+        numbers = [_count(family[key], nullable=False) for key in ("rates", "shown", "bounded")]
+        out[name] = Survival(*numbers)  # type: ignore[arg-type]
+    return out
 
 
 def _pair(interval: object) -> Interval:

@@ -403,7 +403,8 @@ def share(
     )
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return _with_ranges(shared, proven_ranges(shared, verdict.rows))
+    final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
+    return attrs.evolve(final, primary_count=len(set(primary)))
 
 
 def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedReport:
