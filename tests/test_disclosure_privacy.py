@@ -61,6 +61,7 @@ CLOSED = (
     | {f"{name}_range" for name in (*COUNT_KEYS, "success_count", "total_count", "pairs")}
     | {"ignored_prediction_count_range", "rate_bound", "kind", "lower", "upper"}
     | {"wilson", "rate_range"}
+    | {"survival", "field_rates", "pooled_rates", "rates", "shown", "bounded"}
 )
 
 markers = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=6, max_size=10).map(
