@@ -57,6 +57,11 @@ CLOSED = (
     | METRICS
     | {"success_count", "total_count", "interval", "kappa", "value", "pairs"}
     | TYPES
+    # Provable bounds: a range beside each suppressed number, a rate bound per metric.
+    | {f"{name}_range" for name in (*COUNT_KEYS, "success_count", "total_count", "pairs")}
+    | {"ignored_prediction_count_range", "rate_bound", "kind", "lower", "upper"}
+    | {"wilson", "rate_range"}
+    | {"survival", "field_rates", "pooled_rates", "rates", "shown", "bounded"}
 )
 
 markers = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=6, max_size=10).map(
@@ -100,6 +105,7 @@ def assert_table_vocabulary(table: str, field_ids: set[str]) -> None:
                 p
                 in allowed
                 | {"failures", "success_count", "total_count", "interval", "pairs", "value"}
+                | {"success_count_range", "total_count_range", "pairs_range", "rate_bound"}
                 for p in parts[1:]
             )
         ):

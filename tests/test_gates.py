@@ -796,7 +796,8 @@ def test_a_report_shaped_stand_in_is_refused() -> None:
 
 def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) -> None:
     # A real shared report (chartscore.workflows.share.share, min_cell 11): a gate reading a
-    # suppressed interval or a withheld kappa has no figure and fails, even at threshold 0.
+    # suppressed pooled interval or a withheld kappa has no figure and fails, even at threshold
+    # 0. (A suppressed field rate is read through its bound: tests/test_disclosure_bounds.py.)
     import io
 
     from chartscore.cli import main
@@ -815,12 +816,15 @@ def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) 
     checks = gates(
         {"slice": "field:triage.acuity", "metric": "answerable_abstention", "max_upper": 1},
         {"slice": f"field:{shown}", "metric": "kappa", "min_lower": -1},
-        {"slice": "field:triage.acuity", "metric": "exact_agreement", "min_lower": 0},
+        {"slice": "overall", "metric": "exact_agreement", "min_lower": 0},
         {"slice": f"field:{withheld}", "metric": "kappa", "min_lower": -1, "level": "warning"},
+        {"slice": "field:triage.acuity", "metric": "exact_agreement", "min_lower": 0},
     )
+    assert shared.overall.metrics["exact_agreement"].interval is None  # a part is suppressed
     results = evaluate(loaded, checks)
-    assert [r.passed for r in results.results] == [True, True, False, False]
-    assert [r.observed is None for r in results.results] == [False, False, True, True]
+    assert [r.passed for r in results.results] == [True, True, False, False, True]
+    assert [r.observed is None for r in results.results] == [False, False, True, True, False]
+    assert results.results[4].interval == "wilson bound"
     assert results.exit_status == EXIT_REQUIRED_GATE_FAILED
     assert evaluate(loaded, checks[:2] + checks[3:]).exit_status == EXIT_GATES_PASSED
     # The same through the command line.
@@ -828,14 +832,14 @@ def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) 
     document.write_text(shared.to_json(), encoding="utf-8")
     gates_file = tmp_path / "gates.toml"
     gates_file.write_text(
-        gate_text(slice="field:triage.acuity", metric="exact_agreement", min_lower=0),
+        gate_text(slice="overall", metric="exact_agreement", min_lower=0),
         encoding="utf-8",
     )
     out, err = io.StringIO(), io.StringIO()
     status = main(["gate", str(document), "--gates", str(gates_file)], stdout=out, stderr=err)
     assert status == EXIT_REQUIRED_GATE_FAILED and err.getvalue() == ""
     assert re.search(
-        r"exact_agreement +min_lower +>= 0 +null +wilson +required +FAIL", out.getvalue()
+        r"exact_agreement +min_lower +>= 0 +null +clustered +required +FAIL", out.getvalue()
     )
     assert "a suppressed number" in out.getvalue()
 

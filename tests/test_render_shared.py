@@ -195,7 +195,7 @@ def test_every_format_renders_a_shared_report(cohort: tuple[Report, SharedReport
         if not where.startswith("csv"):
             flat = " ".join(text.replace("\\_", "_").split())  # Markdown escapes "_"
             assert "chartscore shared report" in flat, where
-            assert "chartscore.shared_report, format version 2" in flat, where
+            assert "chartscore.shared_report, format version 3" in flat, where
             assert "min_cell 11, unit cases" in flat and rule in flat, where
             assert "1 to 10 cases" in flat, where
 
@@ -215,7 +215,9 @@ def test_suppressed_numbers_read_suppressed(cohort: tuple[Report, SharedReport])
             cell = f"{'suppressed' if k is None else k}/{'suppressed' if n is None else n}"
         else:
             continue
-        assert re.search(rf"\| `{re.escape(field_id)}` \| {cell} \|", markdown), field_id
+        # The cell may end with the rate's bound (docs/reports.md#shared-reports).
+        bound = r"( (<= |>= )?[0-9.]+(-[0-9.]+)?% \(95% (upper |lower )?bounds?\))?"
+        assert re.search(rf"\| `{re.escape(field_id)}` \| {cell}{bound} \|", markdown), field_id
 
 
 def test_no_withheld_number_appears(cohort: tuple[Report, SharedReport]) -> None:

@@ -178,7 +178,16 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     files = ["--gold", str(gold), "--predictions", str(predictions), "--schema", str(schema)]
     status, out, err = run(["share", *files, "--out", str(target), "--jobs", "1"])
     assert (status, out) == (0, "")
-    assert err == "chartscore: 43 numbers suppressed (min cell 11); the audit passed\n"
+    # Then what survives: of the field's 8 rates only evidence_support (18/36) is shown and the
+    # other 7 are bounded; of the 15 pooled rates (7 overall, 8 boolean) 2 shown and 13 ranged.
+    # Primary: 9 numbers in the field and type slices (unanswerable, missing, abstained counts,
+    # unanswerable_answer's two counts, and the successes of exact, normalized, majority and
+    # abstention_correctness, whose failures are small), 8 overall (no majority baseline).
+    assert err == (
+        "chartscore: 43 numbers suppressed (min cell 11); the audit passed\n"
+        "chartscore: rates shown 1/8 field-level, bounded 7; pooled 2/15, range 13; "
+        "primary 26, complementary 17 (inside only)\n"
+    )
     text = target.read_text(encoding="utf-8")
     # The file is what the library shares, byte for byte.
     assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
@@ -412,6 +421,7 @@ def test_share_says_when_suppression_starts_on_a_terminal(tmp_path: Path, quiet:
     argv = ["share", "--gold", str(gold), "--predictions", str(predictions), "--jobs", "1"]
     status = main(argv + (["--quiet"] if quiet else []), stdout=io.StringIO(), stderr=err)
     lines = err.getvalue().splitlines()
-    assert status == 0 and lines[-1].endswith("the audit passed")
+    assert status == 0 and lines[-2].endswith("the audit passed")
+    assert lines[-1].startswith("chartscore: rates shown ")
     expected = [] if quiet else ["chartscore: suppressing small cells and auditing..."]
-    assert lines[:-1] == expected
+    assert lines[:-2] == expected

@@ -34,8 +34,12 @@ On a comparison, ``min_lower`` and ``max_upper`` read the candidate's interval.
 On a pooled slice (``overall``, ``type:...``) every rule reads the
 case-clustered interval, whose rows of one chart are not taken as independent;
 on a field slice, the Wilson (or Newcombe) interval. The result table names the
-interval each gate read. A gate whose figure is null (no trials, an undefined
-kappa, a suppressed number) fails: it cannot be shown to pass. A figure equal
+interval each gate read. On a shared report's field slice, a rate with a
+suppressed part is read through its published ranges: the widest Wilson
+interval over every count pair they allow (``wilson bound``), which holds
+whichever pair is the true one. A gate whose figure is null (no trials, an
+undefined kappa, a suppressed number without ranges, a suppressed rate of a
+pooled slice) fails: it cannot be shown to pass. A figure equal
 to its threshold passes. Each bound is one side of a two-sided interval at the
 document's confidence level (or the one asked for), so at 0.95 a gate is a
 one-sided test at 97.5%. :func:`evaluate` returns the results; their exit
@@ -46,7 +50,7 @@ published design effects (Wilson, clustered and Newcombe intervals); only
 kappa, whose table no document holds, is read as loaded.
 
 Value-free: imports only ``comparison``, ``documents``, ``report``, ``tally``,
-``clustered`` and ``errors``.
+``clustered``, ``stats`` and ``errors``.
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ from chartscore.errors import (
 )
 from chartscore.plugin_layout import is_plugin_metric
 from chartscore.report import MAX_LABEL_NAME, MetricResult
+from chartscore.stats import widest_wilson
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS, Binomial
 
 EXIT_GATES_PASSED: Final = 0
@@ -93,6 +98,7 @@ LEVELS: Final = ("required", "warning")
 RULES: Final = ("min_lower", "max_upper", "min_difference_lower", "max_difference_upper")
 INTERVAL_KINDS: Final = (
     "wilson",
+    "wilson bound",
     "clustered",
     "newcombe",
     "clustered newcombe",
@@ -114,6 +120,9 @@ GATEABLE_METRICS: Final = frozenset(
     ]
 )
 """Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system."""
+
+WILSON_BOUND: Final = "wilson bound"
+"""The interval a gate reads for a shared report's suppressed field rate."""
 
 _S = TypeVar("_S")
 _GATE_KEYS: Final = frozenset(GATE_KEYS)
@@ -456,6 +465,11 @@ class GateResults:
             f"bounds: one side of a two-sided {percent}% interval, so each gate is a one-sided"
         )
         lines.append(f"{one_sided}% test; a figure equal to its threshold passes.")
+        if any(result.interval == WILSON_BOUND for result in self.results):
+            lines.append("wilson bound: a suppressed rate of a shared report, read through its")
+            lines.append(
+                "published ranges: the widest Wilson interval over every count they allow."
+            )
         if any(result.observed is None for result in self.results):
             lines.append("null: the document has no figure for the gate (no trials, an undefined")
             lines.append("kappa or a suppressed number): it cannot be shown to pass, so it fails.")
@@ -648,12 +662,26 @@ def _rate_interval(
     success, total = metric.success_count, metric.total_count
     if not pooled:
         if success is None or total is None:
-            return None, "wilson"
+            return _bound(metric, z)
         return MetricResult.from_binomial(Binomial(success, total), z).interval, "wilson"
     shown = getattr(metric, "design_effect", None)
     if success is None or total is None or shown is None:
         return None, "clustered"
     return clustered_wilson(success, total, shown, z), "clustered"
+
+
+def _bound(metric: _Counts, z: float) -> tuple[tuple[float, float] | None, str]:
+    """A suppressed field rate's widest Wilson interval over its published ranges.
+
+    None (the gate fails) when the document publishes no ranges for it or no
+    count pair has a trial.
+    """
+    ranges = getattr(metric, "ranges", None)
+    known = ranges() if callable(ranges) else None
+    if not isinstance(known, tuple):
+        return None, "wilson"
+    success, total = known
+    return widest_wilson(success, total, z), WILSON_BOUND
 
 
 def _difference(

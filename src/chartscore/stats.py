@@ -66,6 +66,84 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     return (lower, upper)
 
 
+CountRange = tuple[int, int | None]
+"""``(lo, hi)``: every integer from lo to hi; hi None for no upper end."""
+
+
+def widest_wilson(
+    successes: CountRange, trials: CountRange, z: float = Z95
+) -> tuple[float, float] | None:
+    """The widest Wilson interval over every count pair the two ranges allow.
+
+    The union of the Wilson intervals of every ``(k, n)`` with ``k`` and ``n``
+    in their ranges, ``k <= n`` and ``n >= 1``: a bound on the rate that holds
+    whichever of those counts is the true one (docs/disclosure.md, "Provable
+    bounds"). The Wilson lower bound grows with ``k`` and falls with ``n``, and
+    so does the upper bound (both follow from the score equation: at the lower
+    root its derivative in ``n`` is negative everywhere; at the upper root
+    wherever the bound exceeds ``z**2 / (4 n + z**2)``, which it always does,
+    being at least ``z**2 / (n + z**2)``). So the extremes are at two corners::
+
+        lower = wilson(k_lo, n_hi).lower      (0 when n_hi is unbounded)
+        upper = 1 if k_hi >= n_1 else wilson(k_hi, n_1).upper,  n_1 = max(1, n_lo)
+
+    Args:
+        successes: ``(lo, hi)`` of the success count (hi None: unbounded).
+        trials: ``(lo, hi)`` of the trial count.
+        z: The normal quantile of the interval.
+
+    Returns:
+        ``(lower, upper)``, or None when no pair has a trial (``n_hi == 0``).
+
+    Raises:
+        ValueError: if a range is not integers with ``0 <= lo <= hi``, or no
+            pair has ``k <= n``.
+    """
+    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
+    if n_hi == 0:
+        return None
+    if n_hi is not None and k_lo > n_hi:
+        raise ValueError("no pair of counts has successes <= trials")
+    lowest = 0.0 if n_hi is None else _wilson(k_lo, n_hi, z)[0]
+    n_1 = max(1, n_lo)
+    highest = 1.0 if k_hi is None or k_hi >= n_1 else _wilson(k_hi, n_1, z)[1]
+    return (lowest, highest)
+
+
+def rate_range(successes: CountRange, trials: CountRange) -> tuple[float, float] | None:
+    """The range of the rate ``k / n`` over every pair the ranges allow (``k <= n``, ``n >= 1``).
+
+    Not an interval estimate: the smallest and largest observed rate the
+    counts could give, ``k_lo / n_hi`` (0 when unbounded) and
+    ``min(1, k_hi / max(1, n_lo))``. None when no pair has a trial.
+
+    Raises:
+        ValueError: as :func:`widest_wilson`.
+    """
+    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
+    if n_hi == 0:
+        return None
+    if n_hi is not None and k_lo > n_hi:
+        raise ValueError("no pair of counts has successes <= trials")
+    lowest = 0.0 if n_hi is None else k_lo / n_hi
+    n_1 = max(1, n_lo)
+    highest = 1.0 if k_hi is None or k_hi >= n_1 else k_hi / n_1
+    return (lowest, highest)
+
+
+def _range(value: CountRange) -> CountRange:
+    low, high = value
+    if type(low) is not int or low < 0 or not (high is None or (type(high) is int and high >= low)):
+        raise ValueError("need integers 0 <= lo <= hi")
+    return low, high
+
+
+def _wilson(k: int, n: int, z: float) -> tuple[float, float]:
+    interval = wilson_interval(k, n, z)
+    assert interval is not None
+    return interval
+
+
 Cell = tuple[int, int, int]
 """(row, column, count) of a sparse square table."""
 

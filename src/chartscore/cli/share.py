@@ -130,6 +130,19 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
+    # What survives (in the shared report too), and the primary split (inside only: it
+    # says how many hidden numbers are small, so the shared report does not carry it).
+    survival = shared.survival()
+    fields, pooled = survival["field_rates"], survival["pooled_rates"]
+    line = (
+        f"{PROGRAM}: rates shown {fields.shown:,}/{fields.rates:,} field-level, bounded "
+        f"{fields.bounded:,}; pooled {pooled.shown:,}/{pooled.rates:,}, range {pooled.bounded:,}"
+    )
+    primary = shared.primary_count
+    if primary is not None:
+        complementary = shared.disclosure.suppressed_count - primary
+        line += f"; primary {primary:,}, complementary {complementary:,} (inside only)"
+    say(streams.err, line + "\n")
 
 
 COMMAND: Final = Command(

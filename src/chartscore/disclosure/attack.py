@@ -17,7 +17,11 @@ programming (:mod:`chartscore.disclosure.ranges`). The report fails when:
 - a kappa value is published while its ``pairs`` or its field's
   ``normalized_agreement`` numerator is hidden;
 - the published numbers are inconsistent (no integer table fits them: a
-  damaged or edited report), or the solver cannot settle a range exactly.
+  damaged or edited report), or the solver cannot settle a range exactly;
+- a published range of a suppressed number is not the range the attack
+  proves (narrower: it claims more than the numbers prove, a leak when true;
+  wider: stale or edited), or a published rate bound is not the one those
+  ranges give.
 
 Value-free: the result holds field ids, closed names and integers.
 """
@@ -30,10 +34,11 @@ from typing import Final
 
 import attrs
 
+from chartscore.clustered import z_for
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
-from chartscore.disclosure.rule import FAILURES, metric_quantity
-from chartscore.disclosure.shared import Key, SharedReport
+from chartscore.disclosure.rule import FAILURES, RANGE_SUFFIX, SUCCESS, TOTAL, metric_quantity
+from chartscore.disclosure.shared import Key, Range, RateBound, SharedReport, rate_bound
 from chartscore.stats import wilson_interval
 
 PROTECTED: Final = "protected"
@@ -52,6 +57,14 @@ INCONSISTENT: Final = "inconsistent"
 """The published numbers contradict each other: no integer table fits them."""
 UNRESOLVED: Final = "unresolved"
 """The solver could not settle a range exactly; treated as a failure."""
+RANGE_NARROW: Final = "range_narrow"
+"""A published range leaves out a value the published numbers allow: it claims too much."""
+RANGE_WIDE: Final = "range_wide"
+"""A published range holds the provable one and more: stale or edited."""
+BOUND_NARROW: Final = "bound_narrow"
+"""A published rate bound is narrower than the one the provable ranges give (or has none)."""
+BOUND_WIDE: Final = "bound_wide"
+"""A published rate bound is wider than (or of another kind than) the provable ranges give."""
 
 STATUSES: Final = (
     PROTECTED,
@@ -62,6 +75,10 @@ STATUSES: Final = (
     KAPPA_PUBLISHED,
     INCONSISTENT,
     UNRESOLVED,
+    RANGE_NARROW,
+    RANGE_WIDE,
+    BOUND_NARROW,
+    BOUND_WIDE,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
@@ -258,6 +275,89 @@ def _range(
     return solver.range_of(quantity.form)
 
 
+def proven_ranges(report: SharedReport, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
+    """What the attack proves about every protected JSON number: ``(v, v)`` when published.
+
+    Args:
+        report: The audited report.
+        rows: Its audit rows (:attr:`AuditResult.rows`).
+
+    Returns:
+        Each number's range; a suppressed number the solver could not settle
+        is left out (its row already fails the audit).
+    """
+    found = {
+        (row.slice_kind, row.slice_name, row.name): (row.lo, row.hi)
+        for row in rows
+        if row.status in _RANGED and row.lo is not None
+    }
+    out: dict[Key, Range] = {}
+    for key, value in report.numbers():
+        if value is not None:
+            out[key] = (value, value)
+        elif key in found:
+            low, high = found[key]
+            assert low is not None
+            out[key] = (low, high)
+    return out
+
+
+def _wider(shown: Range, proven: Range) -> str | None:
+    # None when equal; RANGE_NARROW when ``shown`` leaves out a provable value.
+    if shown == proven:
+        return None
+    (low, high), (proven_low, proven_high) = shown, proven
+    if low > proven_low or (high is not None and (proven_high is None or high < proven_high)):
+        return RANGE_NARROW
+    return RANGE_WIDE
+
+
+def _bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
+    if shown == proven:
+        return None
+    if proven is None or shown.lower > proven.lower or shown.upper < proven.upper:
+        return BOUND_NARROW
+    return BOUND_WIDE
+
+
+def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[AuditRow]:
+    """Rows for every published range or rate bound that is not what the attack proves.
+
+    Args:
+        report: The shared report and its published ranges and bounds.
+        proven: :func:`proven_ranges` of the attack on its published numbers.
+
+    Returns:
+        One row per range (``<number>_range``) or bound (``<metric>.rate_bound``)
+        that differs: ``range_narrow``, ``range_wide``, ``bound_narrow`` or
+        ``bound_wide``. A range row shows the provable range.
+    """
+    rows: list[AuditRow] = []
+    for key, shown in report.ranges():
+        expected = proven.get(key)
+        if expected is None:
+            continue  # unresolved: its own row fails the audit
+        status = _wider(shown, expected)
+        if status is not None:
+            kind, name, label = key
+            rows.append(AuditRow(kind, name, label + RANGE_SUFFIX, *expected, status))
+    z = z_for(report.confidence)
+    for kind, name, part in report.slices():
+        for metric, result in part.metrics.items():
+            if result.rate_bound is None:
+                continue
+            success = proven.get((kind, name, metric_quantity(metric, SUCCESS)))
+            total = proven.get((kind, name, metric_quantity(metric, TOTAL)))
+            if success is None or total is None:
+                continue
+            expected_bound = rate_bound(success, total, pooled=result.pooled, z=z)
+            bound_status = _bound_status(result.rate_bound, expected_bound)
+            if bound_status is not None:
+                label = f"{metric}.rate_bound"
+                rows.append(AuditRow(kind, name, label, None, None, bound_status))
+    return rows
+
+
 def audit(document: SharedReport | str | bytes) -> AuditResult:
     """Attack a shared report with everything it publishes; fail if a small cell shows.
 
@@ -314,5 +414,6 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
         else:
             status = PROTECTED
         rows.append(AuditRow(kind, name, label, low, high, status))
+    rows += range_failures(report, proven_ranges(report, tuple(rows)))
     passed = all(row.passed for row in rows)
     return AuditResult(passed, min_cell, _sorted_rows(model, rows), solver.solves)

@@ -20,8 +20,17 @@ DEFAULT_MIN_CELL: Final = 11
 """Publish 0 or at least 11: the CMS policy suppresses cells from 1 to 10."""
 
 SHARED_FORMAT: Final = "chartscore.shared_report"
-SHARED_FORMAT_VERSION: Final = 2
+SHARED_FORMAT_VERSION: Final = 3
 # 2: the confidence level, and the pooled slices' clustered figures (where their counts are shown).
+# 3: a suppressed number's proven range beside it (``<name>_range``), and a metric's rate bound.
+
+RANGE_SUFFIX: Final = "_range"
+"""``missing_count_range`` stands beside a suppressed ``missing_count``."""
+
+WILSON_BOUND: Final = "wilson"
+"""A field slice's rate bound: the widest Wilson interval over the feasible counts."""
+RATE_RANGE: Final = "rate_range"
+"""A pooled slice's rate bound: the range of the rate itself, not an interval estimate."""
 
 IGNORED_COUNT: Final = "ignored_prediction_count"
 """An optional count a slice may carry; protected like the six counts."""

@@ -9,6 +9,13 @@ and a top-level ``disclosure`` object records the rule, the unit, how many
 numbers are suppressed, and every field's type (schema knowledge the audit
 needs). Every published number equals the full report's number exactly.
 
+Beside a suppressed number ``X`` stands ``X_range``: the exact range ``[lo,
+hi]`` an outsider can prove from the published numbers (``hi`` null when
+unbounded), and a metric with a suppressed part carries a ``rate_bound``
+computed from those ranges alone (docs/disclosure.md, "Provable bounds"). The
+audit checks that every published range is the attacker's, no narrower and no
+wider.
+
 :meth:`SharedReport.from_json` reads one back strictly, so that the audit (and
 anyone outside) can rerun the attack on exactly what was published.
 
@@ -34,6 +41,8 @@ from chartscore.disclosure.rule import (
     IGNORED_COUNT,
     KAPPA_TYPES,
     PAIRS,
+    RANGE_SUFFIX,
+    RATE_RANGE,
     REQUIRED_TYPE_METRICS_OF,
     RULE,
     SHARED_FORMAT,
@@ -42,6 +51,7 @@ from chartscore.disclosure.rule import (
     TOTAL,
     TYPE_METRICS_OF,
     UNIT,
+    WILSON_BOUND,
     metric_quantity,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
@@ -53,10 +63,12 @@ from chartscore.plugin_layout import (
     stamps_to_dict,
 )
 from chartscore.report import CORE_TOTALS, read_confidence, read_design_effect
-from chartscore.stats import Z95, wilson_interval
+from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
 Interval = tuple[float, float]
+Range = CountRange
+"""A suppressed number's proven range ``(lo, hi)``; hi None when unbounded."""
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
@@ -79,7 +91,9 @@ _TOP_KEYS: Final = frozenset(
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
 _POOLED_METRIC_KEYS: Final = _METRIC_KEYS | {"design_effect", "clustered_interval"}
+_METRIC_EXTRAS: Final = frozenset({SUCCESS + RANGE_SUFFIX, TOTAL + RANGE_SUFFIX, "rate_bound"})
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
+_BOUND_KEYS: Final = frozenset({"kind", "lower", "upper"})
 
 
 def check_min_cell(min_cell: object) -> int:
@@ -90,12 +104,57 @@ def check_min_cell(min_cell: object) -> int:
 
 
 @attrs.frozen
+class RateBound:
+    """What the published ranges prove about a metric with a suppressed part.
+
+    Attributes:
+        kind: ``wilson`` in a field slice: the widest Wilson interval, at the
+            report's level, over every count pair the ranges allow; or
+            ``rate_range`` in a pooled slice: the range of the rate itself (a
+            pooled slice's honest interval is clustered, and its design effect
+            is not published where a count is hidden, so no interval is).
+        lower: The smallest lower bound (or rate).
+        upper: The largest upper bound (or rate).
+    """
+
+    kind: str
+    lower: float
+    upper: float
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"kind", "lower", "upper"}``."""
+        return {"kind": self.kind, "lower": self.lower, "upper": self.upper}
+
+
+def rate_bound(success: Range, total: Range, *, pooled: bool, z: float = Z95) -> RateBound | None:
+    """The rate bound of a metric whose counts lie in these ranges (docs/disclosure.md).
+
+    A function of the ranges alone, so it publishes nothing they do not.
+    None when no count pair has a trial.
+
+    Raises:
+        ValueError: if the ranges allow no pair with successes <= trials.
+    """
+    if pooled:
+        found = rate_range(success, total)
+        return None if found is None else RateBound(RATE_RANGE, *found)
+    found = widest_wilson(success, total, z)
+    return None if found is None else RateBound(WILSON_BOUND, *found)
+
+
+def _range_list(value: Range) -> list[int | None]:
+    return [value[0], value[1]]
+
+
+@attrs.frozen
 class SharedMetric:
     """One binomial metric of a shared report; ``None`` marks a suppressed part.
 
     A pooled slice's metric (``pooled``) also has the report's ``design_effect``
     and ``clustered_interval``, shown only where both counts are shown
-    (docs/disclosure.md, "Clustered intervals").
+    (docs/disclosure.md, "Clustered intervals"). A suppressed part may carry
+    its proven range (``success_range``, ``total_range``), and then the metric
+    its :class:`RateBound`.
     """
 
     success_count: int | None
@@ -104,6 +163,17 @@ class SharedMetric:
     design_effect: float | None = None
     clustered_interval: Interval | None = None
     pooled: bool = False
+    success_range: Range | None = None
+    total_range: Range | None = None
+    rate_bound: RateBound | None = None
+
+    def ranges(self) -> tuple[Range, Range] | None:
+        """Both parts' ranges (a published part as ``(v, v)``), or None if one is not known."""
+        success = _known(self.success_count, self.success_range)
+        total = _known(self.total_count, self.total_range)
+        if success is None or total is None:
+            return None
+        return success, total
 
     def to_dict(self) -> dict[str, object]:
         """``{"success_count", "total_count", "interval"}``, nulls for suppressed parts."""
@@ -116,7 +186,17 @@ class SharedMetric:
             out["design_effect"] = self.design_effect
             clustered = self.clustered_interval
             out["clustered_interval"] = None if clustered is None else list(clustered)
+        if self.success_range is not None:
+            out[SUCCESS + RANGE_SUFFIX] = _range_list(self.success_range)
+        if self.total_range is not None:
+            out[TOTAL + RANGE_SUFFIX] = _range_list(self.total_range)
+        if self.rate_bound is not None:
+            out["rate_bound"] = self.rate_bound.to_dict()
         return out
+
+
+def _known(value: int | None, proven: Range | None) -> Range | None:
+    return (value, value) if value is not None else proven
 
 
 @attrs.frozen
@@ -126,14 +206,18 @@ class SharedKappa:
     value: float | None
     interval: Interval | None
     pairs: int | None
+    pairs_range: Range | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """``{"value", "interval", "pairs"}``."""
-        return {
+        """``{"value", "interval", "pairs"}`` (and ``pairs_range`` beside suppressed pairs)."""
+        out: dict[str, object] = {
             "value": self.value,
             "interval": None if self.interval is None else list(self.interval),
             "pairs": self.pairs,
         }
+        if self.pairs_range is not None:
+            out["pairs" + RANGE_SUFFIX] = _range_list(self.pairs_range)
+        return out
 
 
 @attrs.frozen
@@ -146,15 +230,19 @@ class SharedSlice:
             number of its own in the model, written back at the top level).
         metrics: Every binomial metric of the slice, by name.
         kappa: The kappa of a categorical, boolean or ordinal field slice.
+        count_ranges: The proven range of suppressed counts, by count name.
     """
 
     counts: Mapping[str, int | None]
     metrics: Mapping[str, SharedMetric]
     kappa: SharedKappa | None = None
+    count_ranges: Mapping[str, Range] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """The slice as JSON-ready data."""
         out: dict[str, object] = dict(self.counts)
+        for name, proven in self.count_ranges.items():
+            out[name + RANGE_SUFFIX] = _range_list(proven)
         for name, metric in self.metrics.items():
             out[name] = metric.to_dict()
         if self.kappa is not None:
@@ -174,6 +262,66 @@ class SharedSlice:
         if self.kappa is not None:
             yield PAIRS, self.kappa.pairs
 
+    def ranges(self) -> Iterator[tuple[str, Range]]:
+        """Every published range, as (quantity, range), in :meth:`numbers` order."""
+        for name in self.counts:
+            if name in self.count_ranges:
+                yield name, self.count_ranges[name]
+        for name, metric in self.metrics.items():
+            if metric.success_range is not None:
+                yield metric_quantity(name, SUCCESS), metric.success_range
+            if metric.total_range is not None:
+                yield metric_quantity(name, TOTAL), metric.total_range
+        if self.kappa is not None and self.kappa.pairs_range is not None:
+            yield PAIRS, self.kappa.pairs_range
+
+    def with_ranges(self, found: Mapping[str, Range], z: float) -> SharedSlice:
+        """This slice with ``found``'s range beside every suppressed number, and rate bounds.
+
+        ``found`` maps quantity names (as :meth:`numbers` names them) to ranges;
+        it must hold every suppressed one.
+        """
+        counts = {name: found[name] for name, value in self.counts.items() if value is None}
+        metrics = {}
+        for name, metric in self.metrics.items():
+            success = None if metric.success_count is not None else found[f"{name}.{SUCCESS}"]
+            total = None if metric.total_count is not None else found[f"{name}.{TOTAL}"]
+            ranged = attrs.evolve(metric, success_range=success, total_range=total)
+            both = ranged.ranges()
+            if both is not None and (success is not None or total is not None):
+                bound = rate_bound(*both, pooled=metric.pooled, z=z)
+                ranged = attrs.evolve(ranged, rate_bound=bound)
+            metrics[name] = ranged
+        kappa = self.kappa
+        if kappa is not None and kappa.pairs is None:
+            kappa = attrs.evolve(kappa, pairs_range=found[PAIRS])
+        return attrs.evolve(self, metrics=metrics, kappa=kappa, count_ranges=counts)
+
+
+@attrs.frozen
+class Survival:
+    """How many of one family's rates survive sharing: shown, bounded, or neither.
+
+    Counted from the shared report itself (so it publishes nothing new).
+
+    Attributes:
+        rates: The family's binomial metrics.
+        shown: Those with both counts (and so their interval) published.
+        bounded: Those with a suppressed part that carry a rate bound.
+    """
+
+    rates: int
+    shown: int
+    bounded: int
+
+    def to_dict(self) -> dict[str, int]:
+        """``{"rates", "shown", "bounded"}``."""
+        return {"rates": self.rates, "shown": self.shown, "bounded": self.bounded}
+
+
+SURVIVAL_FAMILIES: Final = ("field_rates", "pooled_rates")
+"""Field slices' rates, and the pooled slices' (field types and overall)."""
+
 
 @attrs.frozen
 class Disclosure:
@@ -185,6 +333,8 @@ class Disclosure:
         field_types: Every field id's type (the attacker is assumed to know it).
         rule: Always ``"cell_size"``.
         unit: Always ``"cases"``.
+        survival: What survives per family (:data:`SURVIVAL_FAMILIES`), as
+            ``share`` records it; None in a document without it.
     """
 
     min_cell: int
@@ -192,16 +342,20 @@ class Disclosure:
     field_types: Mapping[str, str]
     rule: str = RULE
     unit: str = UNIT
+    survival: Mapping[str, Survival] | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The ``disclosure`` object of the shared report's JSON."""
-        return {
+        out: dict[str, object] = {
             "rule": self.rule,
             "min_cell": self.min_cell,
             "unit": self.unit,
             "suppressed_count": self.suppressed_count,
             "field_types": dict(self.field_types),
         }
+        if self.survival is not None:
+            out["survival"] = {name: value.to_dict() for name, value in self.survival.items()}
+        return out
 
 
 @attrs.frozen
@@ -225,6 +379,12 @@ class SharedReport:
     scorer_version: str = __version__
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    primary_count: int | None = attrs.field(default=None, eq=False, repr=False)
+    """How many suppressed numbers were primary (sensitive themselves), as ``share`` knew it.
+
+    Inside only: never written (it is not a function of the published numbers: it says
+    how many hidden numbers are small), so a report read from JSON has None.
+    """
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, then field types."""
@@ -239,6 +399,47 @@ class SharedReport:
         for kind, name, part in self.slices():
             for quantity, value in part.numbers():
                 yield (kind, name, quantity), value
+
+    def ranges(self) -> Iterator[tuple[Key, Range]]:
+        """Every published range of a suppressed number, keyed as :meth:`numbers`."""
+        for kind, name, part in self.slices():
+            for quantity, proven in part.ranges():
+                yield (kind, name, quantity), proven
+
+    def survival(self) -> dict[str, Survival]:
+        """What survives per family: rates shown, bounded, of all (docs/disclosure.md)."""
+        counts = {name: [0, 0, 0] for name in SURVIVAL_FAMILIES}
+        for kind, _, part in self.slices():
+            tally = counts["field_rates" if kind == "field" else "pooled_rates"]
+            for metric in part.metrics.values():
+                tally[0] += 1
+                tally[1] += metric.success_count is not None and metric.total_count is not None
+                tally[2] += metric.rate_bound is not None
+        return {name: Survival(*values) for name, values in counts.items()}
+
+    def with_ranges(self, found: Mapping[Key, Range]) -> SharedReport:
+        """This report with every suppressed number's range from ``found``, and rate bounds.
+
+        Args:
+            found: The audit's range of every suppressed number (at least).
+
+        Returns:
+            The report as ``share`` writes it: published numbers unchanged.
+        """
+        z = z_for(self.confidence)
+
+        def ranged(kind: str, name: str, part: SharedSlice) -> SharedSlice:
+            local = {key[2]: value for key, value in found.items() if key[:2] == (kind, name)}
+            return part.with_ranges(local, z)
+
+        report = attrs.evolve(
+            self,
+            overall=ranged("overall", "", self.overall),
+            by_field={k: ranged("field", k, v) for k, v in self.by_field.items()},
+            by_field_type={k: ranged("field_type", k, v) for k, v in self.by_field_type.items()},
+        )
+        disclosure = attrs.evolve(report.disclosure, survival=report.survival())
+        return attrs.evolve(report, disclosure=disclosure)
 
     def to_dict(self) -> dict[str, object]:
         """The shared report as JSON-ready data.
@@ -258,6 +459,8 @@ class SharedReport:
         }
         if IGNORED_COUNT in overall:
             out[IGNORED_COUNT] = overall.pop(IGNORED_COUNT)
+        if IGNORED_COUNT + RANGE_SUFFIX in overall:
+            out[IGNORED_COUNT + RANGE_SUFFIX] = overall.pop(IGNORED_COUNT + RANGE_SUFFIX)
         out["overall"] = overall
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
@@ -279,7 +482,7 @@ class SharedReport:
 
         Raises:
             ChartscoreError: ``unknown_report_format`` when ``format`` is not
-                ``chartscore.shared_report`` or ``format_version`` is not 2;
+                ``chartscore.shared_report`` or ``format_version`` is not 3;
                 ``invalid_report`` for anything malformed (not strict JSON,
                 unknown or missing keys, counts that are not non-negative
                 integers, metrics a field of that type cannot have, a
@@ -310,7 +513,7 @@ class SharedReport:
             or document["format_version"] != SHARED_FORMAT_VERSION
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-        if set(document) - {IGNORED_COUNT, "plugins"} != _TOP_KEYS:
+        if set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins"} != _TOP_KEYS:
             _invalid()
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
@@ -352,6 +555,12 @@ class SharedReport:
         if IGNORED_COUNT in document:
             ignored = _count(document[IGNORED_COUNT])
             overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
+        ignored_range = document.get(IGNORED_COUNT + RANGE_SUFFIX)
+        if ignored_range is not None or IGNORED_COUNT + RANGE_SUFFIX in document:
+            if overall.counts.get(IGNORED_COUNT, 0) is not None:
+                _invalid()  # a range stands only beside a suppressed number
+            proven = {**overall.count_ranges, IGNORED_COUNT: _range(ignored_range)}
+            overall = attrs.evolve(overall, count_ranges=proven)
         report = cls(
             overall=overall,
             by_field=by_field,
@@ -364,6 +573,8 @@ class SharedReport:
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         hidden = sum(1 for _, value in report.numbers() if value is None)
         if hidden != disclosure.suppressed_count:
+            _invalid()
+        if disclosure.survival is not None and disclosure.survival != report.survival():
             _invalid()
         for kind, _, part in report.slices():
             _check_identities(part, kind)
@@ -447,11 +658,69 @@ def _interval(value: object, low: float, high: float) -> Interval | None:
     return lower, upper
 
 
+def _range(value: object) -> Range:
+    # ``[lo, hi]``: integers with 0 <= lo <= hi, hi null when unbounded.
+    if type(value) is not list or len(value) != 2:
+        _invalid()
+    low, high = _count(value[0], nullable=False), _count(value[1])
+    assert low is not None
+    if high is not None and high < low:
+        _invalid()
+    return low, high
+
+
+def _beside(value: Mapping[str, object], name: str, number: int | None) -> Range | None:
+    # The range beside a number: only where the number is suppressed.
+    key = name + RANGE_SUFFIX
+    if key not in value:
+        return None
+    if number is not None:
+        _invalid()
+    return _range(value[key])
+
+
 def _metric(value: object, z: float = Z95, *, pooled: bool = False) -> SharedMetric:
     if type(value) is not dict:
         _invalid()
-    _exact_keys(value, _POOLED_METRIC_KEYS if pooled else _METRIC_KEYS)
+    keys = _POOLED_METRIC_KEYS if pooled else _METRIC_KEYS
+    if not keys <= set(value) or not set(value) <= keys | _METRIC_EXTRAS:
+        _invalid()
     success, total = _count(value[SUCCESS]), _count(value[TOTAL])
+    success_range = _beside(value, SUCCESS, success)
+    total_range = _beside(value, TOTAL, total)
+    metric = _plain_metric(value, success, total, z, pooled=pooled)
+    metric = attrs.evolve(metric, success_range=success_range, total_range=total_range)
+    both = metric.ranges()
+    expected = None
+    if both is not None and (success is None or total is None):
+        possible = True
+        try:
+            expected = rate_bound(*both, pooled=pooled, z=z)
+        except ValueError:
+            possible = False
+        if not possible:
+            _invalid()  # ranges that allow no count pair (raised here: no chained exception)
+    if "rate_bound" in value:
+        if expected is None or _bound(value["rate_bound"]) != expected:
+            _invalid()  # a bound stands exactly where its ranges give one, and is theirs
+    elif expected is not None:
+        _invalid()
+    return attrs.evolve(metric, rate_bound=expected)
+
+
+def _bound(value: object) -> RateBound:
+    if type(value) is not dict:
+        _invalid()
+    _exact_keys(value, _BOUND_KEYS)
+    if value["kind"] not in (WILSON_BOUND, RATE_RANGE):
+        _invalid()
+    lower, upper = _number(value["lower"], 0.0, 1.0), _number(value["upper"], 0.0, 1.0)
+    return RateBound(value["kind"], lower, upper)
+
+
+def _plain_metric(
+    value: Mapping[str, object], success: int | None, total: int | None, z: float, *, pooled: bool
+) -> SharedMetric:
     if success is not None and total is not None and success > total:
         _invalid()
     shown = _interval(value["interval"], 0.0, 1.0)
@@ -479,14 +748,16 @@ def _metric(value: object, z: float = Z95, *, pooled: bool = False) -> SharedMet
 def _kappa(value: object) -> SharedKappa:
     if type(value) is not dict:
         _invalid()
-    _exact_keys(value, _KAPPA_KEYS)
+    if not set(value) >= _KAPPA_KEYS or not set(value) <= _KAPPA_KEYS | {"pairs" + RANGE_SUFFIX}:
+        _invalid()
     kappa = None if value["value"] is None else _number(value["value"], -1.0, 1.0)
     interval = _interval(value["interval"], -1.0, 1.0)
     if (kappa is None) != (interval is None):
         _invalid()
     if kappa is not None and interval is not None and not interval[0] <= kappa <= interval[1]:
         _invalid()
-    return SharedKappa(kappa, interval, _count(value["pairs"]))
+    pairs = _count(value["pairs"])
+    return SharedKappa(kappa, interval, pairs, _beside(value, "pairs", pairs))
 
 
 def _slice(
@@ -504,12 +775,18 @@ def _slice(
     keys = set(value)
     count_keys = keys & set(COUNT_NAMES)
     metric_keys = keys & set(metric_names)
-    other = keys - count_keys - metric_keys
+    range_keys = keys & {name + RANGE_SUFFIX for name in COUNT_NAMES}
+    other = keys - count_keys - metric_keys - range_keys
     if not set(COUNT_NAMES) <= count_keys or metric_keys != set(metric_names):
         _invalid()
     if other - ({"kappa"} if kappa else set()):
         _invalid()
     counts = {name: _count(value[name]) for name in COUNT_NAMES}
+    count_ranges = {
+        name: proven
+        for name in COUNT_NAMES
+        if (proven := _beside(value, name, counts[name])) is not None
+    }
     order = (*CORE_METRICS, *TYPE_METRICS, *sorted(filter(is_plugin_metric, metric_keys)))
     metrics = {
         name: _metric(value[name], z, pooled=pooled) for name in order if name in metric_keys
@@ -518,13 +795,15 @@ def _slice(
         counts=counts,
         metrics=metrics,
         kappa=_kappa(value["kappa"]) if "kappa" in value else None,
+        count_ranges=count_ranges,
     )
 
 
 def _disclosure(value: object) -> Disclosure:
     if type(value) is not dict:
         _invalid()
-    _exact_keys(value, _DISCLOSURE_KEYS)
+    if set(value) - {"survival"} != _DISCLOSURE_KEYS:
+        _invalid()
     if value["rule"] != RULE or value["unit"] != UNIT:
         _invalid()
     min_cell = value["min_cell"]
@@ -542,7 +821,21 @@ def _disclosure(value: object) -> Disclosure:
         min_cell=min_cell,
         suppressed_count=suppressed,
         field_types={k: types[k] for k in sorted(types)},
+        survival=_survival(value["survival"]) if "survival" in value else None,
     )
+
+
+def _survival(value: object) -> dict[str, Survival]:
+    if type(value) is not dict or set(value) != set(SURVIVAL_FAMILIES):
+        _invalid()
+    out = {}
+    for name in SURVIVAL_FAMILIES:
+        family = value[name]
+        if type(family) is not dict or set(family) != {"rates", "shown", "bounded"}:
+            _invalid()
+        numbers = [_count(family[key], nullable=False) for key in ("rates", "shown", "bounded")]
+        out[name] = Survival(*numbers)  # type: ignore[arg-type]
+    return out
 
 
 def _pair(interval: object) -> Interval:

@@ -49,7 +49,7 @@ from typing import Final
 import attrs
 import numpy as np
 
-from chartscore.disclosure.attack import DERIVABLE, audit
+from chartscore.disclosure.attack import DERIVABLE, audit, proven_ranges, range_failures
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
@@ -63,6 +63,7 @@ from chartscore.disclosure.rule import (
 )
 from chartscore.disclosure.shared import (
     Key,
+    Range,
     SharedReport,
     check_min_cell,
     shared_from_report,
@@ -406,7 +407,21 @@ def share(
     )
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return shared
+    final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
+    return attrs.evolve(final, primary_count=len(set(primary)))
+
+
+def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedReport:
+    """The audited report with its ranges and rate bounds, read back from its own JSON.
+
+    The ranges are the audit's (no second solve); reading the JSON back checks
+    every bound against its ranges, and the ranges are checked against the
+    audit's once more on what was read.
+    """
+    final = SharedReport.from_json(shared.with_ranges(proven).to_json())
+    if range_failures(final, proven) or dict(final.numbers()) != dict(shared.numbers()):
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return final
 
 
 def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:

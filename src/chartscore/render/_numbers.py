@@ -9,6 +9,8 @@ error. The output is ASCII only, so any terminal encoding can print it.
 
 from __future__ import annotations
 
+import math
+
 from chartscore.render.view import Cell, Estimate, Kind, LabelText
 
 SUPPRESSED = "suppressed"
@@ -141,6 +143,38 @@ def interval_text(estimate: Estimate) -> str:
     return f"[{low}, {high}]"
 
 
+def _outward(fraction: float, *, up: bool) -> str:
+    # A bound in percent to one decimal, rounded away from the rate (a bound never
+    # tightens by rounding); where that would print 0 or 100 for a number that is not
+    # exactly 0 or 1, the finer digits of :func:`percent`.
+    if fraction in (0.0, 1.0):
+        return percent(fraction)
+    tenths = math.ceil(fraction * 1000) if up else math.floor(fraction * 1000)
+    if tenths in (0, 1000):
+        return percent(fraction)
+    return f"{tenths / 10:.1f}"
+
+
+def bound_text(estimate: Estimate) -> str:
+    """A suppressed rate's bound: ``<= 9.1% (95% upper bound)``; ``""`` when it has none.
+
+    A field row's bound is the widest Wilson interval its published ranges
+    allow; a pooled row's is the range of the rate itself, which is not an
+    interval and says so.
+    """
+    if estimate.bound is None:
+        return ""
+    low, high = estimate.bound
+    if estimate.bound_kind != "wilson":
+        return f"rate {_outward(low, up=False)}-{_outward(high, up=True)}% (provable range)"
+    level = estimate.bound_level
+    if low == 0.0 and high < 1.0:
+        return f"<= {_outward(high, up=True)}% ({level} upper bound)"
+    if high == 1.0 and low > 0.0:
+        return f">= {_outward(low, up=False)}% ({level} lower bound)"
+    return f"{_outward(low, up=False)}-{_outward(high, up=True)}% ({level} bounds)"
+
+
 def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     """``(fraction, value, rest)``: the pieces of :func:`estimate_text` that line up in columns.
 
@@ -149,7 +183,7 @@ def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     """
     fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
     if withheld_rate(estimate):
-        return (fraction, "", "")
+        return (fraction, "", bound_text(estimate))
     if estimate.value is None:
         return (fraction, "", value_text(estimate))
     return (fraction, value_text(estimate), interval_text(estimate))
@@ -161,7 +195,8 @@ def estimate_text(estimate: Estimate) -> str:
     A rate reads ``13/20 65% [43-82]``; a kappa ``0.43 [0.01, 0.85]``; a
     difference ``+5 pp [-3, +12]``. With no trials: ``0/0 no trials`` (``no
     trials`` alone when the success count was withheld); a suppressed rate shows
-    its counts with ``suppressed`` for the withheld ones.
+    its counts with ``suppressed`` for the withheld ones, and its bound where
+    the shared report has one (``suppressed/40 <= 9.1% (95% upper bound)``).
     """
     return " ".join(part for part in estimate_parts(estimate) if part)
 

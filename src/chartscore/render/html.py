@@ -13,6 +13,7 @@ from html import escape
 from typing import Final
 
 from chartscore.render._numbers import (
+    bound_text,
     cell_text,
     fraction_text,
     interval_text,
@@ -140,6 +141,8 @@ def _estimate_cell(estimate: Estimate) -> str:
         interval = interval_text(estimate)
         if interval:
             parts.append(f'<span class="ci">{escape(interval)}</span>')
+    elif estimate.bound is not None:
+        parts.append(f'<span class="bound">{escape(bound_text(estimate))}</span>')
     return f'<td class="{" ".join(classes)}">{" ".join(parts)}</td>'
 
 

@@ -144,12 +144,16 @@ def binomial_rate(result: Binomial) -> float | None:
     return k / n
 
 
-def metric_estimate(kind: str, name: str, metric: str, part: SliceLike) -> Estimate:
-    """The estimate of one binomial metric of a slice."""
-    return rate_estimate(kind, name, metric, part.metrics[metric])
+def metric_estimate(
+    kind: str, name: str, metric: str, part: SliceLike, level: str = "95%"
+) -> Estimate:
+    """The estimate of one binomial metric of a slice (``level``: the report's, ``95%``)."""
+    return rate_estimate(kind, name, metric, part.metrics[metric], level)
 
 
-def rate_estimate(kind: str, name: str, metric: str, result: Binomial) -> Estimate:
+def rate_estimate(
+    kind: str, name: str, metric: str, result: Binomial, level: str = "95%"
+) -> Estimate:
     """The estimate of one binomial metric's result (of a report or one side of a comparison).
 
     A metric with a suppressed part (a shared report's ``None``) is a
@@ -160,6 +164,8 @@ def rate_estimate(kind: str, name: str, metric: str, result: Binomial) -> Estima
     low, high = interval if interval is not None else (None, None)
     # A pooled slice's case-clustered figures (none in a field slice or where suppressed).
     clustered = None if suppressed else getattr(result, "clustered_interval", None)
+    # A shared report's bound of a suppressed rate (docs/disclosure.md, "Provable bounds").
+    bound = getattr(result, "rate_bound", None) if suppressed else None
     return Estimate(
         slice=kind,
         name=name,
@@ -175,6 +181,9 @@ def rate_estimate(kind: str, name: str, metric: str, result: Binomial) -> Estima
         design_effect=None if clustered is None else getattr(result, "design_effect", None),
         clustered_lower=None if clustered is None else clustered[0],
         clustered_upper=None if clustered is None else clustered[1],
+        bound=None if bound is None else (bound.lower, bound.upper),
+        bound_kind="" if bound is None else bound.kind,
+        bound_level=level,
     )
 
 
@@ -431,12 +440,12 @@ def _limits(estimate: Estimate) -> str:
 
 
 def _estimates(
-    slices: Iterable[Slice], *, shared: bool, plugins: tuple[str, ...] = ()
+    slices: Iterable[Slice], *, shared: bool, plugins: tuple[str, ...] = (), level: str = "95%"
 ) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
         out += [
-            metric_estimate(kind, name, metric, part)
+            metric_estimate(kind, name, metric, part, level)
             for metric in (*METRIC_ORDER, *plugins)
             if metric in part.metrics
         ]
@@ -745,6 +754,7 @@ def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
     """The header line and the note that state a shared report's disclosure rule."""
     rule = report.disclosure
     total = sum(1 for _ in report.numbers())
+    level = level_text(report.confidence)
     fact = (
         "disclosure",
         f"cell-size rule, min_cell {rule.min_cell}, unit {rule.unit}: "
@@ -756,8 +766,11 @@ def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
         f"worked out from the rest; {rule.suppressed_count} of the report's {total} counts, "
         "success and total counts and kappa pairs are suppressed (docs/disclosure.md). A "
         "suppressed number reads suppressed, never 0. A metric with a suppressed part shows no "
-        "rate and no interval; a suppressed kappa was withheld by the kappa rule (or had no "
-        "value: the shared report does not say which)."
+        "rate and no interval, but its bound where the published ranges give one: in field rows "
+        f"the widest {level} Wilson interval over every count those ranges allow (for example "
+        f"'<= 9.1% ({level} upper bound)'), in rows that pool fields the range of the rate "
+        "itself, which is not an interval; a suppressed kappa was withheld by the kappa rule (or "
+        "had no value: the shared report does not say which)."
     )
     return fact, note
 
@@ -789,7 +802,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     every_slice = _slices(report, sort)
     plugins = plugin_order(report.plugins)
     # Machine-readable output keeps every estimate.
-    estimates = _estimates(every_slice, shared=shared, plugins=plugins)
+    estimates = _estimates(every_slice, shared=shared, plugins=plugins, level=level)
     notes: tuple[str, ...] = ()
     slices = every_slice
     if one_field_per_type(report):

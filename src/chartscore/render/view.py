@@ -58,6 +58,10 @@ class Estimate:
         clustered_upper: A pooled slice's case-clustered upper bound, or None.
         label: The declared label (a normalized schema choice) of a per-label
             metric; ``""`` otherwise.
+        bound: A shared report's rate bound of a suppressed rate, ``(lower,
+            upper)`` (docs/disclosure.md, "Provable bounds"), or None.
+        bound_kind: ``wilson`` (field rows) or ``rate_range`` (pooled rows).
+        bound_level: The report's level as people read it (``95%``).
     """
 
     slice: str
@@ -75,6 +79,9 @@ class Estimate:
     clustered_lower: float | None = None
     clustered_upper: float | None = None
     label: str = ""
+    bound: tuple[float, float] | None = None
+    bound_kind: str = ""
+    bound_level: str = ""
 
     @property
     def interval(self) -> tuple[float, float] | None:
