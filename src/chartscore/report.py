@@ -110,6 +110,11 @@ Interval = tuple[float, float]
 
 _SLICE_KINDS: Final = ("overall", "field_type", "field")
 
+STRATUM_NAME: Final = re.compile(r"([a-z][a-z0-9_]{0,31})=([A-Za-z0-9][A-Za-z0-9_.-]{0,63})")
+"""A stratum slice's name in a report: ``key=label`` (declared names, docs/formats.md)."""
+
+_STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
+
 
 def _name(name: object) -> str:
     # A look-up key by exact type: a str subclass's __hash__ and __eq__ are the caller's code.
@@ -1167,6 +1172,10 @@ class Report:
         plugins: The stamps (name, version, code digest, labels) of the plugin
             metrics the report holds, sorted by name; empty (and absent from
             the JSON) without plugins.
+        by_stratum: Each declared stratum's pooled slice, by ``key=label``
+            (``"site=A"``); empty (and absent from the JSON) without a strata file.
+        by_stratum_field_type: Each stratum's pooled slice per field type,
+            ``{"site=A": {"date": slice}}``; empty without a strata file.
     """
 
     overall: SliceReport
@@ -1176,6 +1185,8 @@ class Report:
     ignored_prediction_count: int | None = None
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, SliceReport] = attrs.field(factory=dict)
+    by_stratum_field_type: Mapping[str, Mapping[str, SliceReport]] = attrs.field(factory=dict)
 
     @classmethod
     def from_tally(cls, tally: Tally, confidence: float = DEFAULT_CONFIDENCE) -> Report:
@@ -1197,6 +1208,11 @@ class Report:
             ignored_prediction_count=tally.ignored_prediction_count,
             confidence=confidence,
             plugins=tally.plugins,
+            by_stratum={k: SliceReport.from_tally(v, z) for k, v in tally.by_stratum.items()},
+            by_stratum_field_type={
+                k: {name: SliceReport.from_tally(part, z) for name, part in v.items()}
+                for k, v in tally.by_stratum_field_type.items()
+            },
         )
 
     @classmethod
@@ -1239,7 +1255,9 @@ class Report:
         document = _strict_json.check_format(
             _strict_json.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
         )
-        members = _strict_json.members(document, _TOP_KEYS, ("ignored_prediction_count", "plugins"))
+        members = _strict_json.members(
+            document, _TOP_KEYS, ("ignored_prediction_count", "plugins", *_STRATA_KEYS)
+        )
         version = read_scorer(members["scorer"])
         confidence = read_confidence(members["confidence"])
         z = z_for(confidence)
@@ -1271,6 +1289,7 @@ class Report:
             [part.quantities() for part in fields.values()],
             [part.quantities() for part in types.values()],
         )
+        strata, strata_types = _read_strata(members, overall, types, z, plugin_metrics)
         return cls(
             overall=overall,
             by_field=fields,
@@ -1283,6 +1302,8 @@ class Report:
             ),
             confidence=confidence,
             plugins=plugins,
+            by_stratum=strata,
+            by_stratum_field_type=strata_types,
         )
 
     def core(self) -> Report:
@@ -1303,6 +1324,8 @@ class Report:
             overall=core_slice(self.overall),
             by_field={name: core_slice(part) for name, part in self.by_field.items()},
             by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
+            by_stratum={},
+            by_stratum_field_type={},
         )
 
     def without_magnitudes(self) -> Report:
@@ -1338,8 +1361,67 @@ class Report:
             out["ignored_prediction_count"] = self.ignored_prediction_count
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
+        if self.by_stratum:
+            out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
+            out["by_stratum_field_type"] = {
+                k: {name: part.to_dict() for name, part in v.items()}
+                for k, v in self.by_stratum_field_type.items()
+            }
         return out
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""
         return canonical_json(self.to_dict())
+
+
+def _read_strata(
+    members: Mapping[str, object],
+    overall: SliceReport,
+    types: Mapping[str, SliceReport],
+    z: float,
+    plugin_metrics: tuple[str, ...],
+) -> tuple[dict[str, SliceReport], dict[str, dict[str, SliceReport]]]:
+    # Stratum slices, if any: the strata of each key partition the cases, so for every key
+    # its slices add up to the overall slice, and its type slices to the type slices
+    # (without majority_baseline, which stratum slices do not report).
+    present = [name in members for name in _STRATA_KEYS]
+    if not any(present):
+        return {}, {}
+    if not all(present):
+        _strict_json.invalid()
+    listed = _strict_json.mapping(members["by_stratum"])
+    listed_types = _strict_json.mapping(members["by_stratum_field_type"])
+    if not listed or set(listed) != set(listed_types):
+        _strict_json.invalid()
+    by_key: dict[str, list[str]] = {}
+    for name in listed:
+        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
+        if found is None:
+            _strict_json.invalid()
+        by_key.setdefault(found.group(1), []).append(name)
+    strata = {
+        name: SliceReport.from_dict(listed[name], kind="overall", z=z) for name in sorted(listed)
+    }
+    strata_types: dict[str, dict[str, SliceReport]] = {}
+    for name in sorted(listed):
+        parts = _strict_json.mapping(listed_types[name])
+        if set(parts) != set(types):
+            _strict_json.invalid()
+        strata_types[name] = {
+            type_name: SliceReport.from_dict(
+                parts[type_name], kind="field_type", z=z, plugin_metrics=plugin_metrics
+            )
+            for type_name in sorted(parts)
+        }
+        if any("majority_baseline" in part.metrics for part in strata_types[name].values()):
+            _strict_json.invalid()
+    for names in by_key.values():
+        slices = [strata[name].quantities() for name in names]
+        _strict_json.check_pooled(overall.quantities(), slices, slices)
+        for type_name, whole in types.items():
+            quantities = {
+                k: v for k, v in whole.quantities().items() if not k.startswith("majority_baseline")
+            }
+            parts_of = [strata_types[name][type_name].quantities() for name in names]
+            _strict_json.check_pooled(quantities, parts_of, parts_of)
+    return strata, strata_types

@@ -1,0 +1,356 @@
+"""Stratum slices (site, abstractor): the schema's declaration, the strata file, the report's
+``by_stratum`` slices, their merge (partials, Dask) and what ``share`` does with them."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
+from chartscore.cli import main
+from chartscore.io import load_strata
+from chartscore.records.strata import CaseStrata
+from chartscore.report import Report
+from chartscore.scoring.cases import CaseTrackingScorer
+from chartscore.scoring.partial import merge_all
+from chartscore.workflows.partials import merge_partials, score_with_partial
+from chartscore.workflows.score import score_files
+
+from helpers import SCHEMA, datasets, examples, write_jsonl
+
+DATA = Path(__file__).resolve().parents[1] / "src" / "chartscore" / "data"
+CANARY = "Zq9canaryLabel"
+
+
+def with_strata(strata: dict[str, list[str]], base: Schema = SCHEMA) -> Schema:
+    return Schema.from_dict({**base.to_dict(), "strata": strata})
+
+
+def assign(
+    gold: Sequence[GoldField], schema: Schema, seed: int
+) -> tuple[CaseStrata, dict[str, dict[str, str]]]:
+    rng = random.Random(seed)
+    cases = sorted({row.case_id for row in gold})
+    given_labels = {
+        case: {key: rng.choice(labels) for key, labels in schema.strata} for case in cases
+    }
+    return CaseStrata.from_mapping(schema, given_labels), given_labels
+
+
+# --- the schema's declaration ------------------------------------------------------------------
+
+
+def test_the_schema_declares_strata_sorted_by_key_and_reads_back_equal() -> None:
+    schema = with_strata({"site": ["B", "A"], "abstractor": ["r1", "r2"]})
+    assert schema.strata == (("abstractor", ("r1", "r2")), ("site", ("B", "A")))
+    assert Schema.from_dict(schema.to_dict()) == schema
+    assert "strata" not in SCHEMA.to_dict()  # undeclared: the document is as before
+
+
+@pytest.mark.parametrize(
+    "strata",
+    [
+        {},
+        [],
+        {"site": []},
+        {"site": "A"},
+        {"Site": ["A"]},
+        {"site": ["A", "A"]},
+        {"site": ["A=B"]},
+        {"site": ["A/B"]},
+        {"site": [f"{CANARY} x"]},
+        {"site": [1]},
+        {f"{CANARY}key!": ["A"]},
+        {f"k{i}": ["A"] for i in range(9)},
+        {"site": [f"L{i}" for i in range(257)]},
+    ],
+)
+def test_a_bad_declaration_is_refused_without_echoing_it(strata: object) -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        Schema.from_dict({"fields": {}, "strata": strata})
+    error = caught.value
+    assert error.code is ErrorCode.SCHEMA_INVALID_STRATA
+    assert CANARY.lower() not in str(error).lower() and error.__context__ is None
+
+
+# --- the strata file ---------------------------------------------------------------------------
+
+
+def strata_file(tmp_path: Path, lines: Sequence[object]) -> Path:
+    path = tmp_path / "strata.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+SITES = with_strata({"site": ["A", "B"], "abstractor": ["r1", "r2"]})
+GOOD = {"case_id": "c1", "strata": {"site": "A", "abstractor": "r1"}}
+
+
+@pytest.mark.parametrize(
+    ("second", "code", "shown"),
+    [
+        (
+            {"case_id": "c2", "strata": {"site": CANARY, "abstractor": "r1"}},
+            "stratum_undeclared",
+            "",
+        ),
+        ({"case_id": "c2", "strata": {CANARY: "A", "abstractor": "r1"}}, "stratum_undeclared", ""),
+        ({"case_id": "c2", "strata": {"site": "A"}}, "stratum_missing", ""),
+        ({"case_id": "c2", "strata": {"site": 1, "abstractor": "r1"}}, "stratum_undeclared", ""),
+        ({"case_id": "c2", "strata": [CANARY]}, "stratum_undeclared", ""),
+        ({"case_id": "c1", "strata": {"site": "B", "abstractor": "r2"}}, "duplicate_case", ""),
+        ({"case_id": "", "strata": {"site": "A", "abstractor": "r1"}}, "invalid_case_id", ""),
+        ({"case_id": "c2"}, "missing_key", ", key strata"),
+        ({"case_id": "c2", "strata": {}, CANARY: 1}, "unknown_key", ""),
+    ],
+)
+def test_a_bad_strata_line_names_its_code_and_line_only(
+    tmp_path: Path, second: object, code: str, shown: str
+) -> None:
+    path = strata_file(tmp_path, [GOOD, second])
+    with pytest.raises(ChartscoreError) as caught:
+        load_strata(path, SITES)
+    assert str(caught.value) == f"{code} (strata line 2{shown})"
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+def test_strata_need_a_schema_that_declares_them(tmp_path: Path) -> None:
+    path = strata_file(tmp_path, [GOOD])
+    for schema in (None, SCHEMA):
+        with pytest.raises(ChartscoreError) as caught:
+            load_strata(path, schema)
+        assert str(caught.value) == "strata_not_declared (schema)"
+
+
+def test_a_gold_case_missing_from_the_strata_file_is_refused(tmp_path: Path) -> None:
+    gold = [GoldField("c1", "t.note", "text", "a"), GoldField(CANARY, "t.note", "text", "b")]
+    strata = CaseStrata.from_mapping(SITES, {"c1": {"site": "A", "abstractor": "r1"}})
+    with pytest.raises(ChartscoreError) as caught:
+        score(gold, [], schema=SITES, strata=strata)
+    assert str(caught.value) == "strata_case_missing (strata)"
+    assert CANARY.lower() not in repr(strata).lower()
+
+
+# --- the report's stratum slices ---------------------------------------------------------------
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(datasets())
+def test_one_stratum_holding_every_case_is_the_overall_slice(
+    dataset: tuple[list[GoldField], list[Prediction]],
+) -> None:
+    gold, predictions = dataset
+    schema = with_strata({"site": ["A"]})
+    strata, _ = assign(gold, schema, 0)
+    report = score(gold, predictions, schema=schema, strata=strata)
+    assert report.by_stratum["site=A"] == report.overall
+    assert set(report.by_stratum_field_type["site=A"]) == set(report.by_field_type)
+    for name, part in report.by_field_type.items():
+        metrics = {k: v for k, v in part.metrics.items() if k != "majority_baseline"}
+        assert report.by_stratum_field_type["site=A"][name].metrics == metrics
+        assert report.by_stratum_field_type["site=A"][name].counts == part.counts
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(datasets(), st.integers(0, 2**32))
+def test_a_stratum_slice_is_the_overall_slice_of_its_cases_alone(
+    dataset: tuple[list[GoldField], list[Prediction]], seed: int
+) -> None:
+    gold, predictions = dataset
+    schema = with_strata({"site": ["A", "B", "C"], "abstractor": ["r1", "r2"]})
+    strata, labels = assign(gold, schema, seed)
+    report = score(gold, predictions, schema=schema, strata=strata)
+    # Checked on reading: each key's strata add up to the overall and type slices.
+    assert Report.from_json(report.to_json()).to_json() == report.to_json()
+    for key, names in schema.strata:
+        for label in names:
+            mine = {case for case, given_labels in labels.items() if given_labels[key] == label}
+            part = report.by_stratum[f"{key}={label}"]
+            own_gold = [row for row in gold if row.case_id in mine]
+            if not own_gold:
+                assert part.count("field_count") == 0
+                continue
+            alone = score(
+                own_gold, [p for p in predictions if p.case_id in mine], schema=schema
+            ).overall
+            assert part.counts == alone.counts
+            for name, metric in part.metrics.items():
+                if name in alone.metrics:
+                    assert metric == alone.metrics[name]  # clustered figures included
+                else:  # a labelled field with no row in this stratum
+                    assert metric.total_count == 0
+
+
+def test_without_strata_the_report_is_byte_identical(tmp_path: Path) -> None:
+    schema = json.loads((DATA / "demo_schema.json").read_text(encoding="utf-8"))
+    plain = score_files(
+        DATA / "demo_gold.jsonl", DATA / "demo_predictions.jsonl", schema=DATA / "demo_schema.json"
+    )
+    stratified_schema = Schema.from_dict({**schema, "strata": {"site": ["A", "B"]}})
+    cases = sorted({json.loads(line)["case_id"] for line in (DATA / "demo_gold.jsonl").open()})
+    path = strata_file(
+        tmp_path,
+        [{"case_id": c, "strata": {"site": "AB"[int(c[-3:]) % 2]}} for c in cases],
+    )
+    stratified = score_files(
+        DATA / "demo_gold.jsonl",
+        DATA / "demo_predictions.jsonl",
+        schema=stratified_schema,
+        strata=path,
+    )
+    document = json.loads(stratified.to_json())
+    assert set(document) - set(json.loads(plain.to_json())) == {
+        "by_stratum",
+        "by_stratum_field_type",
+    }
+    del document["by_stratum"], document["by_stratum_field_type"]
+    without = Report.from_json(json.dumps(document))
+    assert without.to_json() == plain.to_json()
+    assert "by_stratum" not in plain.to_json()
+
+
+def test_an_edited_stratum_slice_is_refused() -> None:
+    gold = [GoldField(f"c{i}", "t.note", "text", "a") for i in range(4)]
+    answers = [Prediction(f"c{i}", "t.note", "a" if i % 2 else "b") for i in range(4)]
+    schema = with_strata({"site": ["A", "B"]})
+    strata = CaseStrata.from_mapping(schema, {f"c{i}": {"site": "AB"[i // 2]} for i in range(4)})
+    document = json.loads(score(gold, answers, schema=schema, strata=strata).to_json())
+    assert document["by_stratum"]["site=A"]["field_count"] == 2
+    assert document["by_stratum"]["site=A"]["exact_agreement"]["success_count"] == 1
+    document["by_stratum"]["site=A"]["field_count"] = 3
+    with pytest.raises(ChartscoreError) as caught:
+        Report.from_json(json.dumps(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+
+
+# --- merging: partial tallies, partial files, Dask ---------------------------------------------
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(datasets(), st.integers(1, 5), st.integers(0, 2**32))
+def test_partitions_by_case_merge_to_the_one_run_report(
+    dataset: tuple[list[GoldField], list[Prediction]], parts: int, seed: int
+) -> None:
+    gold, predictions = dataset
+    schema = with_strata({"site": ["A", "B", "C"]})
+    strata, _ = assign(gold, schema, seed)
+    whole = score(gold, predictions, schema=schema, strata=strata).to_json()
+    rng = random.Random(seed)
+    where = {case: rng.randrange(parts) for case in sorted({g.case_id for g in gold})}
+    scorers = [CaseTrackingScorer(schema, strata=strata) for _ in range(parts)]
+    for row in gold:
+        scorers[where[row.case_id]].add_gold(row.case_id, row.field_id, row.field_type, row.value)
+    for answer in predictions:
+        scorers[where[answer.case_id]].add_prediction(
+            answer.case_id, answer.field_id, answer.value, answer.is_supported
+        )
+    pieces = [scorer.partial() for scorer in scorers]
+    rng.shuffle(pieces)
+    assert Report.from_tally(merge_all(pieces).tally()).to_json() == whole
+
+
+def demo_strata(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the demo schema declaring site and abstractor, and a strata file by case number."""
+    schema = json.loads((DATA / "demo_schema.json").read_text(encoding="utf-8"))
+    schema["strata"] = {"site": ["A", "B", "C"], "abstractor": ["r1", "r2"]}
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps(schema), encoding="utf-8")
+    cases = sorted({json.loads(line)["case_id"] for line in (DATA / "demo_gold.jsonl").open()})
+    lines = [
+        {
+            "case_id": c,
+            "strata": {"site": "ABC"[int(c[-3:]) % 3], "abstractor": f"r{1 + int(c[-3:]) % 2}"},
+        }
+        for c in cases
+    ]
+    return schema_path, strata_file(tmp_path, lines)
+
+
+def test_site_partial_files_merge_to_the_pooled_report(tmp_path: Path) -> None:
+    schema, strata = demo_strata(tmp_path)
+    gold = [json.loads(line) for line in (DATA / "demo_gold.jsonl").open()]
+    answers = [json.loads(line) for line in (DATA / "demo_predictions.jsonl").open()]
+    pooled = score_files(
+        DATA / "demo_gold.jsonl", DATA / "demo_predictions.jsonl", schema=schema, strata=strata
+    ).without_magnitudes()
+    texts = []
+    for site in range(3):
+        mine = {row["case_id"] for row in gold if int(row["case_id"][-3:]) % 3 == site}
+        g = write_jsonl(tmp_path / f"g{site}.jsonl", [r for r in gold if r["case_id"] in mine])
+        p = write_jsonl(tmp_path / f"p{site}.jsonl", [r for r in answers if r["case_id"] in mine])
+        _, text = score_with_partial(g, p, schema=schema, strata=strata)
+        assert '"strata"' in text and "demo-case" not in text
+        texts.append(text)
+    merged = merge_partials(texts[::-1])
+    assert merged.by_stratum and merged.to_json() == pooled.to_json()
+
+
+def test_the_dask_engine_is_byte_identical_with_strata(tmp_path: Path) -> None:
+    pytest.importorskip("dask")
+    from chartscore import score_dask
+
+    schema, strata = demo_strata(tmp_path)
+    lines = (DATA / "demo_gold.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    for part in range(3):
+        (tmp_path / f"gold-{part}.jsonl").write_text("".join(lines[part::3]), encoding="utf-8")
+    whole = score_files(
+        DATA / "demo_gold.jsonl", DATA / "demo_predictions.jsonl", schema=schema, strata=strata
+    )
+    for partitions in (1, 4):
+        report = score_dask(
+            str(tmp_path / "gold-*.jsonl"),
+            [str(DATA / "demo_predictions.jsonl")],
+            schema=schema,
+            strata=strata,
+            scheduler="synchronous",
+            partitions=partitions,
+        )
+        assert report.by_stratum and report.to_json() == whole.to_json()
+    short = strata_file(
+        tmp_path, [{"case_id": "demo-case-001", "strata": {"site": "A", "abstractor": "r1"}}]
+    )
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(
+            str(tmp_path / "gold-*.jsonl"),
+            [str(DATA / "demo_predictions.jsonl")],
+            schema=schema,
+            strata=short,
+            scheduler="synchronous",
+            partitions=2,
+        )
+    assert str(caught.value) == "strata_case_missing (strata)"
+
+
+# --- the command line: score, share ------------------------------------------------------------
+
+
+def test_score_and_share_with_strata_on_the_command_line(tmp_path: Path) -> None:
+    pytest.importorskip("scipy")
+    schema, strata = demo_strata(tmp_path)
+    inputs = [
+        "--gold",
+        str(DATA / "demo_gold.jsonl"),
+        "--predictions",
+        str(DATA / "demo_predictions.jsonl"),
+    ]
+    inputs += ["--schema", str(schema), "--strata", str(strata)]
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["score", *inputs], stdout=out, stderr=err) == 0
+    report = json.loads(out.getvalue())
+    assert sorted(report["by_stratum"]) == [
+        "abstractor=r1", "abstractor=r2", "site=A", "site=B", "site=C"
+    ]  # fmt: skip
+    assert "demo-case" not in out.getvalue() + err.getvalue()
+    shared, err = io.StringIO(), io.StringIO()
+    assert main(["share", *inputs], stdout=shared, stderr=err) == 0
+    assert "by_stratum" not in shared.getvalue() and "withheld" in err.getvalue()
+    path = tmp_path / "shared.json"
+    path.write_text(shared.getvalue(), encoding="utf-8")
+    assert main(["audit", str(path)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
