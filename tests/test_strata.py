@@ -354,3 +354,74 @@ def test_score_and_share_with_strata_on_the_command_line(tmp_path: Path) -> None
     path = tmp_path / "shared.json"
     path.write_text(shared.getvalue(), encoding="utf-8")
     assert main(["audit", str(path)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+
+
+# --- gates and renderers -----------------------------------------------------------------------
+
+
+def demo_report(tmp_path: Path) -> Report:
+    schema, strata = demo_strata(tmp_path)
+    return score_files(
+        DATA / "demo_gold.jsonl", DATA / "demo_predictions.jsonl", schema=schema, strata=strata
+    )
+
+
+def test_gates_read_a_stratum_slice_s_clustered_interval(tmp_path: Path) -> None:
+    from chartscore.gates import evaluate, parse_gates
+
+    report = demo_report(tmp_path)
+    part = report.by_stratum["site=C"].metric("normalized_agreement")
+    typed = report.by_stratum_field_type["site=A"]["date"].metric("exact_agreement")
+    assert part.clustered_interval is not None and typed.clustered_interval is not None
+    gates = parse_gates(
+        f"""
+[[gate]]
+slice = "stratum:site=C"
+metric = "normalized_agreement"
+min_lower = {part.clustered_interval[0]}
+
+[[gate]]
+slice = "stratum:site=A/type:date"
+metric = "exact_agreement"
+min_lower = {typed.clustered_interval[0] + 1e-9}
+"""
+    )
+    results = evaluate(report, gates)
+    assert [result.passed for result in results.results] == [True, False]
+    assert [result.observed for result in results.results] == [
+        part.clustered_interval[0],
+        typed.clustered_interval[0],
+    ]
+    missing = parse_gates(
+        '[[gate]]\nslice = "stratum:site=Z"\nmetric = "exact_agreement"\nmin_lower = 0.1\n'
+    )
+    with pytest.raises(ChartscoreError) as caught:
+        evaluate(report, missing)
+    assert caught.value.code is ErrorCode.GATE_SLICE_MISSING
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["stratum:site", "stratum:=A", "stratum:site=A/date", "stratum:site=A/type:x", "stratum:"],
+)
+def test_a_malformed_stratum_slice_is_an_invalid_gate(where: str) -> None:
+    from chartscore.gates import parse_gates
+
+    with pytest.raises(ChartscoreError) as caught:
+        parse_gates(f'[[gate]]\nslice = "{where}"\nmetric = "exact_agreement"\nmin_lower = 0.1\n')
+    assert caught.value.code is ErrorCode.INVALID_GATE
+
+
+def test_renderers_show_the_stratum_slices(tmp_path: Path) -> None:
+    from chartscore.render import render
+
+    report = demo_report(tmp_path)
+    table = render(report, "table")
+    rows = [line for line in table.splitlines() if line.startswith("site=A ")]
+    counts = report.by_stratum["site=A"].metric("exact_agreement")
+    assert rows and f"{counts.success_count}/{counts.total_count}" in rows[0]
+    csv_text = render(report, "csv")
+    assert "\nstratum,site=A/type:date,exact_agreement," in csv_text
+    assert "site\\=B" in render(report, "markdown")  # punctuation escaped
+    assert "site=B" in render(report, "html")
+    assert "demo-case" not in table + csv_text
