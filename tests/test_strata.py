@@ -425,3 +425,60 @@ def test_renderers_show_the_stratum_slices(tmp_path: Path) -> None:
     assert "site\\=B" in render(report, "markdown")  # punctuation escaped
     assert "site=B" in render(report, "html")
     assert "demo-case" not in table + csv_text
+
+
+# --- comparisons -------------------------------------------------------------------------------
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(datasets(), st.integers(0, 2**32))
+def test_a_paired_stratum_slice_is_the_comparison_of_its_cases_alone(
+    dataset: tuple[list[GoldField], list[Prediction]], seed: int
+) -> None:
+    from chartscore import compare
+    from chartscore.comparison import Comparison
+
+    gold, baseline = dataset
+    rng = random.Random(seed)
+    candidate = [p for p in baseline if rng.random() < 0.7]
+    schema = with_strata({"site": ["A", "B"]})
+    strata, labels = assign(gold, schema, seed)
+    comparison = compare(gold, baseline, candidate, schema=schema, strata=strata)
+    assert Comparison.from_json(comparison.to_json()).to_json() == comparison.to_json()
+    for label in ("A", "B"):
+        mine = {case for case, given_labels in labels.items() if given_labels["site"] == label}
+        part = comparison.by_stratum[f"site={label}"]
+        own_gold = [row for row in gold if row.case_id in mine]
+        if not own_gold:
+            assert part.counts["field_count"] == 0
+            continue
+        alone = compare(
+            own_gold,
+            [p for p in baseline if p.case_id in mine],
+            [p for p in candidate if p.case_id in mine],
+            schema=schema,
+        ).overall
+        assert part.to_dict() == alone.to_dict()
+
+
+def test_compare_with_strata_on_the_command_line_and_its_gates(tmp_path: Path) -> None:
+    schema, strata = demo_strata(tmp_path)
+    lines = (DATA / "demo_predictions.jsonl").read_text(encoding="utf-8").splitlines(True)
+    candidate = tmp_path / "candidate.jsonl"
+    candidate.write_text("".join(line for i, line in enumerate(lines) if i % 3), encoding="utf-8")
+    gates = tmp_path / "gates.toml"
+    gates.write_text(
+        '[[gate]]\nslice = "stratum:site=A"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.5\n",
+        encoding="utf-8",
+    )
+    out, err = io.StringIO(), io.StringIO()
+    args = ["compare", "--gold", str(DATA / "demo_gold.jsonl")]
+    args += ["--baseline", str(DATA / "demo_predictions.jsonl"), "--candidate", str(candidate)]
+    args += ["--schema", str(schema), "--strata", str(strata), "--gates", str(gates)]
+    assert main(args, stdout=out, stderr=err) == 0
+    document = json.loads(out.getvalue())
+    assert sorted(document["by_stratum"]) == [
+        "abstractor=r1", "abstractor=r2", "site=A", "site=B", "site=C"
+    ]  # fmt: skip
+    assert "stratum:site=A" in err.getvalue() and "demo-case" not in out.getvalue() + err.getvalue()

@@ -55,7 +55,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from typing import Final, Protocol, TypeVar
+from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
@@ -551,15 +551,16 @@ def _read_gates(gates: object) -> tuple[Gate, ...]:
 def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str]:
     pooled = not gate.slice.startswith("field:")
     if isinstance(document, Comparison):
-        if gate.slice.startswith("stratum:"):  # comparisons have no stratum slices yet
-            raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line)
-        part = _slice(document.overall, document.by_field, document.by_field_type, gate)
+        if gate.slice.startswith("stratum:"):  # pooled paired stratum slices (no type slices)
+            part = cast("ComparisonSlice", _stratum_slice(document, gate))
+        else:
+            part = _slice(document.overall, document.by_field, document.by_field_type, gate)
         interval, kind = _comparison_interval(part, gate, z, pooled)
     else:
         if gate.is_difference:
             raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
         if gate.slice.startswith("stratum:"):
-            report_part = _stratum_slice(document, gate)
+            report_part = cast("ReportSlice", _stratum_slice(document, gate))
         else:
             report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
         interval, kind = _report_interval(report_part, gate, z, pooled)
@@ -568,11 +569,11 @@ def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str
     return (interval[0] if gate.reads_lower else interval[1]), kind
 
 
-def _stratum_slice(document: object, gate: Gate) -> ReportSlice:
+def _stratum_slice(document: object, gate: Gate) -> object:
     # A report's stratum slice; a document without stratum slices (a shared report, a
     # comparison) is missing it.
     stratum, _, type_slice = gate.slice.removeprefix("stratum:").partition("/")
-    part: ReportSlice | None = None
+    part: object = None
     if type_slice:
         part = getattr(document, "by_stratum_field_type", {}).get(stratum, {}).get(type_slice[5:])
     else:

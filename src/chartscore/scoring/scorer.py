@@ -260,8 +260,12 @@ class Scorer:
             ChartscoreError: ``strata_case_missing`` when a strata file was given
                 and lacks a gold case.
         """
+        return self.counts_partial(with_strata=True)
+
+    def counts_partial(self, *, with_strata: bool) -> PartialTally:
+        """:meth:`partial`, with or without the stratum counts (a paired run counts its own)."""
         strata = None
-        if self._strata is not None:
+        if with_strata and self._strata is not None:
             named = [(field_id, self._fields[field_id]) for field_id in sorted(self._fields)]
             rows = [(name, (state.group, state.cases, state.missing)) for name, state in named]
             strata = strata_parts(self._strata, rows, self._coding)

@@ -18,7 +18,7 @@ ids and type names.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 from chartscore.clustered import ClusterSums
@@ -95,10 +95,12 @@ def _copy(classes: Mapping[str, Mapping[str, ClassCounts]]) -> dict[str, dict[st
     return {name: {f: dict(c) for f, c in part.items()} for name, part in classes.items()}
 
 
-def strata_parts(
-    strata: CaseStrata, fields: Sequence[tuple[str, FieldClasses]], coding: RowCoding
-) -> StrataParts:
-    """Place every gold row in its case's strata; count classes and per-case sums.
+def split_fields(
+    strata: CaseStrata, fields: Sequence[tuple[str, FieldClasses]]
+) -> Iterator[tuple[str, list[tuple[str, FieldClasses]]]]:
+    """Every declared stratum's name and its fields, each holding the stratum's rows only.
+
+    A field with no row in a stratum is left out of it.
 
     Raises:
         ChartscoreError: ``strata_case_missing`` for a gold case the strata file lacks.
@@ -108,25 +110,35 @@ def strata_parts(
         for case_id in entries:
             if case_id not in positions:
                 positions[case_id] = strata.positions(case_id)
-    classes: dict[str, dict[str, ClassCounts]] = {}
-    clusters: dict[str, dict[str, dict[str, ClusterSums]]] = {}
     for index, (key, labels) in enumerate(strata.declared):
-        buckets: list[list[FieldClasses]] = [[] for _ in labels]
-        names = [stratum_name(key, label) for label in labels]
-        for name in names:
-            classes[name] = {}
+        buckets: list[list[tuple[str, FieldClasses]]] = [[] for _ in labels]
         for field_id, (group, entries, to_class) in fields:
             split: list[dict[str, object]] = [{} for _ in labels]
             for case_id, entry in entries.items():
                 split[positions[case_id][index]][case_id] = entry
             for position, part in enumerate(split):
-                if not part:
-                    continue
-                counted = Counter(e if type(e) is int else to_class(e) for e in part.values())
-                classes[names[position]][field_id] = dict(counted)
-                buckets[position].append((group, part, to_class))
-        for position, name in enumerate(names):
-            clusters[name] = pooled_sums(buckets[position], coding)
+                if part:
+                    buckets[position].append((field_id, (group, part, to_class)))
+        for position, label in enumerate(labels):
+            yield stratum_name(key, label), buckets[position]
+
+
+def strata_parts(
+    strata: CaseStrata, fields: Sequence[tuple[str, FieldClasses]], coding: RowCoding
+) -> StrataParts:
+    """Place every gold row in its case's strata; count classes and per-case sums.
+
+    Raises:
+        ChartscoreError: ``strata_case_missing`` for a gold case the strata file lacks.
+    """
+    classes: dict[str, dict[str, ClassCounts]] = {}
+    clusters: dict[str, dict[str, dict[str, ClusterSums]]] = {}
+    for name, members in split_fields(strata, fields):
+        classes[name] = {
+            field_id: dict(Counter(e if type(e) is int else to_class(e) for e in entries.values()))
+            for field_id, (_, entries, to_class) in members
+        }
+        clusters[name] = pooled_sums([field for _, field in members], coding)
     return StrataParts(strata.declared, classes, clusters)
 
 
@@ -210,6 +222,11 @@ def stratum_slices(
             for type_name, members in sorted(types.items())
         }
     return by_stratum, by_type
+
+
+def slice_metric_names(groups: object, *, overall: bool) -> tuple[str, ...]:
+    """The metrics of a stratum slice of fields in these groups (no ``majority_baseline``)."""
+    return _metrics(groups, overall=overall)
 
 
 def _metrics(groups: object, *, overall: bool) -> tuple[str, ...]:
