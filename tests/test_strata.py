@@ -260,6 +260,7 @@ def demo_strata(tmp_path: Path) -> tuple[Path, Path]:
     """A copy of the demo schema declaring site and abstractor, and a strata file by case number."""
     schema = json.loads((DATA / "demo_schema.json").read_text(encoding="utf-8"))
     schema["strata"] = {"site": ["A", "B", "C"], "abstractor": ["r1", "r2"]}
+    schema["sampling"] = {"site": {"A": "0.5", "B": "0.25", "C": "1"}}
     schema_path = tmp_path / "schema.json"
     schema_path.write_text(json.dumps(schema), encoding="utf-8")
     cases = sorted({json.loads(line)["case_id"] for line in (DATA / "demo_gold.jsonl").open()})
@@ -289,7 +290,8 @@ def test_site_partial_files_merge_to_the_pooled_report(tmp_path: Path) -> None:
         assert '"strata"' in text and "demo-case" not in text
         texts.append(text)
     merged = merge_partials(texts[::-1])
-    assert merged.by_stratum and merged.to_json() == pooled.to_json()
+    assert merged.by_stratum and merged.overall_weighted is not None
+    assert merged.to_json() == pooled.to_json()
 
 
 def test_the_dask_engine_is_byte_identical_with_strata(tmp_path: Path) -> None:
@@ -312,7 +314,8 @@ def test_the_dask_engine_is_byte_identical_with_strata(tmp_path: Path) -> None:
             scheduler="synchronous",
             partitions=partitions,
         )
-        assert report.by_stratum and report.to_json() == whole.to_json()
+        assert report.by_stratum and report.overall_weighted is not None
+        assert report.to_json() == whole.to_json()
     short = strata_file(
         tmp_path, [{"case_id": "demo-case-001", "strata": {"site": "A", "abstractor": "r1"}}]
     )
@@ -351,6 +354,7 @@ def test_score_and_share_with_strata_on_the_command_line(tmp_path: Path) -> None
     shared, err = io.StringIO(), io.StringIO()
     assert main(["share", *inputs], stdout=shared, stderr=err) == 0
     assert "by_stratum" not in shared.getvalue() and "withheld" in err.getvalue()
+    assert "overall_weighted" not in shared.getvalue()
     path = tmp_path / "shared.json"
     path.write_text(shared.getvalue(), encoding="utf-8")
     assert main(["audit", str(path)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
@@ -482,3 +486,94 @@ def test_compare_with_strata_on_the_command_line_and_its_gates(tmp_path: Path) -
         "abstractor=r1", "abstractor=r2", "site=A", "site=B", "site=C"
     ]  # fmt: skip
     assert "stratum:site=A" in err.getvalue() and "demo-case" not in out.getvalue() + err.getvalue()
+
+
+# --- the weighted overall estimate (a declared sampling design) -------------------------------
+
+
+def sampled(fractions: dict[str, str]) -> Schema:
+    return Schema.from_dict(
+        {**SCHEMA.to_dict(), "strata": {"site": list(fractions)}, "sampling": {"site": fractions}}
+    )
+
+
+@pytest.mark.parametrize(
+    "sampling",
+    [
+        {"site": {"A": "0.5"}},  # a label without its fraction
+        {"site": {"A": "0.5", "B": "0"}},
+        {"site": {"A": "0.5", "B": "1.5"}},
+        {"site": {"A": "0.5", "B": CANARY}},
+        {"ward": {"A": "0.5", "B": "1"}},  # not a declared key
+        {"site": {"A": "0.5", "B": "1"}, "abstractor": {"r1": "1"}},
+        [],
+    ],
+)
+def test_a_bad_sampling_design_is_refused(sampling: object) -> None:
+    strata = {"site": ["A", "B"], "abstractor": ["r1"]}
+    with pytest.raises(ChartscoreError) as caught:
+        Schema.from_dict({"fields": {}, "strata": strata, "sampling": sampling})
+    assert caught.value.code is ErrorCode.SCHEMA_INVALID_SAMPLING
+    assert CANARY.lower() not in str(caught.value).lower()
+
+
+def test_the_weighted_estimate_by_hand() -> None:
+    # Site A (fraction 1/2): c1 2 of 2, c2 0 of 2; site B (fraction 1, a census): c3 1 of 2.
+    gold = [GoldField(c, f, "text", "a") for c in ("c1", "c2", "c3") for f in ("t.a", "t.b")]
+    answers = [Prediction("c1", "t.a", "a"), Prediction("c1", "t.b", "a")]
+    answers += [Prediction("c2", "t.a", "x"), Prediction("c2", "t.b", "x")]
+    answers += [Prediction("c3", "t.a", "a"), Prediction("c3", "t.b", "x")]
+    schema = Schema.from_dict(
+        {"fields": {}, "strata": {"site": ["A", "B"]}, "sampling": {"site": {"A": "0.5", "B": 1}}}
+    )
+    strata = CaseStrata.from_mapping(
+        schema, {"c1": {"site": "A"}, "c2": {"site": "A"}, "c3": {"site": "B"}}
+    )
+    report = score(gold, answers, schema=schema, strata=strata)
+    figure = report.overall_weighted.metrics["exact_agreement"]  # type: ignore[union-attr]
+    # p = (2 * 2 + 1 * 1) / (2 * 4 + 1 * 2) = 1/2. Site A: z = (1, -1), spread 2, times
+    # w^2 (1 - f) n/(n-1) = 4 * 0.5 * 2 = 4: V = 8 / 10**2; site B is a census (adds 0).
+    # Row-wise: p (1 - p) / M = 0.25 / 6; design effect 0.08 / (0.25 / 6) = 1.92 -> 2.0.
+    assert figure.estimate == 0.5 and figure.design_effect == 2.0
+    z = 1.959963984540054
+    n = 6 / 2.0
+    centre = (0.5 + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * (0.25 / n + z * z / (4 * n * n)) ** 0.5 / (1 + z * z / n)
+    assert figure.interval == pytest.approx((centre - half, centre + half), abs=1e-15)
+    assert Report.from_json(report.to_json()).to_json() == report.to_json()
+    document = json.loads(report.to_json())
+    document["overall_weighted"]["metrics"]["exact_agreement"]["estimate"] = 0.51
+    with pytest.raises(ChartscoreError):
+        Report.from_json(json.dumps(document))
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(datasets(), st.sampled_from(["1", "0.5", "0.01"]), st.integers(0, 2**32))
+def test_equal_fractions_weigh_nothing(
+    dataset: tuple[list[GoldField], list[Prediction]], fraction: str, seed: int
+) -> None:
+    gold, predictions = dataset
+    schema = sampled({"A": fraction, "B": fraction})
+    strata, _ = assign(gold, schema, seed)
+    report = score(gold, predictions, schema=schema, strata=strata)
+    assert report.overall_weighted is not None
+    for name, figure in report.overall_weighted.metrics.items():
+        plain = report.overall.metric(name)
+        assert figure.estimate == plain.rate
+        if fraction == "1":  # a census: no sampling variance, so the plain Wilson interval
+            assert figure.design_effect in (None, 1.0)
+            if plain.interval is not None:
+                assert figure.interval == pytest.approx(plain.interval, abs=1e-12)
+    assert Report.from_json(report.to_json()).to_json() == report.to_json()
+
+
+def test_the_schema_digest_covers_declared_strata_only_when_declared() -> None:
+    from chartscore.records.gold_identity import LedgerKey
+    from chartscore.records.schema_digest import schema_digest
+
+    key = LedgerKey(bytes(range(32)))
+    plain = schema_digest(SCHEMA, key)
+    assert plain == schema_digest(Schema.from_dict(SCHEMA.to_dict()), key)
+    one = schema_digest(with_strata({"site": ["A", "B"]}), key)
+    other = schema_digest(with_strata({"site": ["A", "C"]}), key)
+    assert len({plain, one, other, schema_digest(sampled({"A": "0.5", "B": "1"}), key)}) == 4

@@ -72,6 +72,7 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_INVALID_MATCH = "schema_invalid_match"
     SCHEMA_INVALID_PLUGINS = "schema_invalid_plugins"
     SCHEMA_INVALID_STRATA = "schema_invalid_strata"
+    SCHEMA_INVALID_SAMPLING = "schema_invalid_sampling"
     SCHEMA_REQUIRED = "schema_required"
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
@@ -202,6 +203,9 @@ _DESCRIPTIONS: dict[str, str] = {
     ),
     "schema_invalid_strata": (
         "strata: 1 to 8 lowercase keys, each a list of 1 to 256 distinct plain labels"
+    ),
+    "schema_invalid_sampling": (
+        "sampling: {key: {label: fraction}} for one declared stratum key, every label, 0 < f <= 1"
     ),
     "plugin_not_found": "no chartscore.metrics entry point or importable module:attribute",
     "invalid_plugin": "not a chartscore.MetricPlugin, or its name, version or outcomes are invalid",

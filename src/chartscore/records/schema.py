@@ -67,6 +67,9 @@ STRATUM_LABEL_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 Strata = tuple[tuple[str, tuple[str, ...]], ...]
 """Declared strata: (key, its labels in declared order), keys sorted."""
 
+Sampling = tuple[str, tuple[Decimal, ...]]
+"""A declared sampling design: the stratum key, and each of its labels' sampling fraction."""
+
 MATCH_MODES: Final = ("regex", "fuzzy")
 """The declared match modes of a ``text`` field (docs/metrics.md)."""
 
@@ -174,6 +177,31 @@ def strata_option(raw: object) -> Strata:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_STRATA)
         declared.append((key, tuple(labels)))
     return tuple(sorted(declared))
+
+
+def sampling_option(raw: object, strata: Strata) -> Sampling:
+    """Validate ``sampling``: ``{key: {label: fraction}}`` for one declared key, every label.
+
+    Each fraction is an exact number (or a number literal string) with ``0 < f <= 1``.
+
+    Raises:
+        ChartscoreError: ``schema_invalid_sampling``.
+    """
+    declared = dict(strata)
+    if type(raw) is not dict or len(raw) != 1:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+    ((key, fractions),) = raw.items()
+    labels = declared.get(key) if type(key) is str else None
+    if labels is None or type(fractions) is not dict or set(fractions) != set(labels):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+    found = []
+    for label in labels:
+        given = _document_tolerance(fractions[label])
+        number = number_key(given) if (type(given) is int or type(given) is Decimal) else None
+        if number is None or not 0 < number <= 1:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+        found.append(Decimal(number))
+    return key, tuple(found)
 
 
 def _tolerance_days(raw: object) -> int:
@@ -463,9 +491,13 @@ class Schema:
 
     fields: Mapping[str, FieldSpec]
     strata: Strata = ()
+    sampling: Sampling | None = None
 
     def __init__(
-        self, fields: Mapping[str, FieldSpec], strata: Mapping[str, Sequence[str]] | None = None
+        self,
+        fields: Mapping[str, FieldSpec],
+        strata: Mapping[str, Sequence[str]] | None = None,
+        sampling: Mapping[str, Mapping[str, object]] | None = None,
     ) -> None:
         pairs = _field_pairs(fields)
         if pairs is None:
@@ -478,15 +510,16 @@ class Schema:
                 raise _schema_error(ErrorCode.INVALID_SCHEMA, field_id)
             copied[field_id] = spec  # type: ignore[index]
         declared = () if strata is None else strata_option(_snapshot(strata))
-        self.__attrs_init__(fields=copied, strata=declared)
+        design = None if sampling is None else sampling_option(_snapshot(sampling), declared)
+        self.__attrs_init__(fields=copied, strata=declared, sampling=design)
 
     def __getstate__(self) -> dict[str, object]:
         """The attributes by name (what pickle stores)."""
-        return {"fields": self.fields, "strata": self.strata}
+        return {"fields": self.fields, "strata": self.strata, "sampling": self.sampling}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         # A schema pickled before strata existed lacks the attribute.
-        values: dict[str, object] = {"strata": ()}
+        values: dict[str, object] = {"strata": (), "sampling": None}
         values.update(state)
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -511,7 +544,9 @@ class Schema:
                 ``schema_invalid_plugins``.
         """
         document = _snapshot(document)
-        if type(document) is not dict or not {"fields"} <= set(document) <= {"fields", "strata"}:
+        if type(document) is not dict or not (
+            {"fields"} <= set(document) <= {"fields", "strata", "sampling"}
+        ):
             raise _schema_error(ErrorCode.INVALID_SCHEMA)
         declared = document["fields"]
         if type(declared) is not dict:
@@ -522,8 +557,14 @@ class Schema:
                 raise _schema_error(ErrorCode.INVALID_FIELD_ID)
             fields[field_id] = _field_spec(field_id, raw)
         if "strata" not in document:
+            if "sampling" in document:  # a sampling design needs its declared strata
+                raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
             return cls(fields=fields)
-        return cls(fields=fields, strata=dict(strata_option(document["strata"])))
+        return cls(
+            fields=fields,
+            strata=dict(strata_option(document["strata"])),
+            sampling=document.get("sampling"),
+        )
 
     def to_dict(self) -> dict[str, object]:
         """The schema document ``{"fields": {...}}``; :meth:`from_dict` reads it back equal."""
@@ -532,7 +573,19 @@ class Schema:
         }
         if self.strata:
             out["strata"] = {key: list(labels) for key, labels in self.strata}
+        if self.sampling is not None:
+            key = self.sampling[0]
+            fractions = self.sampling_fractions()
+            out["sampling"] = {key: {name[len(key) + 1 :]: str(f) for name, f in fractions.items()}}
         return out
+
+    def sampling_fractions(self) -> dict[str, Decimal]:
+        """Each sampled stratum's fraction by slice name (``"site=A"``); empty without a design."""
+        if self.sampling is None:
+            return {}
+        key, fractions = self.sampling
+        labels = dict(self.strata)[key]
+        return {f"{key}={name}": f for name, f in zip(labels, fractions, strict=True)}
 
     def get(self, field_id: str) -> FieldSpec | None:
         """The spec for ``field_id``, or None when the schema does not declare it.
@@ -567,9 +620,11 @@ def to_schema(value: object) -> Schema:
         raise _schema_error(ErrorCode.INVALID_SCHEMA)
     if fields is not _FAILED:
         strata: object = None
+        sampling: object = None
         try:
             strata = dict(value.strata) or None  # type: ignore[attr-defined]
+            sampling = value.to_dict().get("sampling")  # type: ignore[attr-defined]
         except Exception:  # noqa: BLE001 - the caller's exception must not survive
             strata = None
-        return Schema(fields=fields, strata=strata)  # type: ignore[arg-type]
+        return Schema(fields=fields, strata=strata, sampling=sampling)  # type: ignore[arg-type]
     return Schema.from_dict(value)

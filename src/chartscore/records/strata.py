@@ -10,6 +10,7 @@ names of its ``by_stratum`` slices.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from decimal import Decimal
 from typing import Final
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
@@ -31,20 +32,28 @@ class CaseStrata:
     its keys are case ids.
     """
 
-    __slots__ = ("_cases", "declared")
+    __slots__ = ("_cases", "declared", "fractions")
 
-    def __init__(self, declared: Strata, cases: Mapping[str, tuple[int, ...]]) -> None:
+    def __init__(
+        self,
+        declared: Strata,
+        cases: Mapping[str, tuple[int, ...]],
+        fractions: Mapping[str, Decimal] | None = None,
+    ) -> None:
         self.declared = declared
         self._cases = dict(cases)
+        self.fractions = dict(fractions or {})  # stratum name -> declared sampling fraction
 
     def __repr__(self) -> str:
         return f"CaseStrata(<{len(self._cases)} cases; ids and labels hidden>)"
 
-    def __getstate__(self) -> tuple[Strata, dict[str, tuple[int, ...]]]:
-        return self.declared, self._cases
+    def __getstate__(self) -> tuple[Strata, dict[str, tuple[int, ...]], dict[str, Decimal]]:
+        return self.declared, self._cases, self.fractions
 
-    def __setstate__(self, state: tuple[Strata, dict[str, tuple[int, ...]]]) -> None:
-        self.declared, self._cases = state
+    def __setstate__(
+        self, state: tuple[Strata, dict[str, tuple[int, ...]], dict[str, Decimal]]
+    ) -> None:
+        self.declared, self._cases, self.fractions = state
 
     def __len__(self) -> int:
         return len(self._cases)
@@ -111,4 +120,4 @@ class CaseStrata:
             if case_id in cases:
                 raise ChartscoreError(ErrorCode.DUPLICATE_CASE, input=_SOURCE, line=line)
             cases[case_id] = interned.setdefault(found, found)  # type: ignore[index]
-        return cls(declared, cases)
+        return cls(declared, cases, schema.sampling_fractions())

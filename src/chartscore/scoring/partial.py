@@ -578,6 +578,7 @@ class PartialTally:
             plugins=self.plugin_stamps(),
             by_stratum=by_stratum,
             by_stratum_field_type=by_stratum_type,
+            sampling={} if self.strata is None else dict(self.strata.fractions),
         )
 
     def groups(self, rules: RuleBook) -> dict[str, Group]:

@@ -403,7 +403,7 @@ def _read_strata(value: object, schema: Schema, fields: Mapping[str, FieldCounts
             if total != counts.field_count:
                 _refuse()
     clusters = {name: _clusters(sums[name]) for name in names}
-    return StrataParts(declared, classes, clusters)
+    return StrataParts(declared, classes, clusters, schema.sampling_fractions())
 
 
 def _schema(value: object) -> Schema:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import Final
 
 from chartscore.clustered import ClusterSums
@@ -52,15 +53,17 @@ class StrataParts:
             metric -> per-case sums.
     """
 
-    __slots__ = ("classes", "clusters", "declared")
+    __slots__ = ("classes", "clusters", "declared", "fractions")
 
     def __init__(
         self,
         declared: Strata,
         classes: Mapping[str, Mapping[str, ClassCounts]],
         clusters: Mapping[str, Mapping[str, Mapping[str, ClusterSums]]],
+        fractions: Mapping[str, Decimal] | None = None,
     ) -> None:
         self.declared = declared
+        self.fractions = dict(fractions or {})
         self.classes = _copy(classes)
         self.clusters = {
             name: {key: dict(sums) for key, sums in part.items()} for name, part in clusters.items()
@@ -75,7 +78,7 @@ class StrataParts:
 
     def merge(self, other: StrataParts) -> StrataParts:
         """Both partitions' counts (disjoint cases); neither input changes."""
-        if other.declared != self.declared:
+        if other.declared != self.declared or other.fractions != self.fractions:
             raise ValueError("strata partials with different declared strata")
         classes = _copy(self.classes)
         for name, part in other.classes.items():
@@ -88,7 +91,7 @@ class StrataParts:
             name: merge_sums(self.clusters.get(name, {}), other.clusters.get(name, {}))
             for name in sorted(self.clusters.keys() | other.clusters.keys())
         }
-        return StrataParts(self.declared, classes, clusters)
+        return StrataParts(self.declared, classes, clusters, self.fractions)
 
 
 def _copy(classes: Mapping[str, Mapping[str, ClassCounts]]) -> dict[str, dict[str, ClassCounts]]:
@@ -139,7 +142,7 @@ def strata_parts(
             for field_id, (_, entries, to_class) in members
         }
         clusters[name] = pooled_sums([field for _, field in members], coding)
-    return StrataParts(strata.declared, classes, clusters)
+    return StrataParts(strata.declared, classes, clusters, strata.fractions)
 
 
 def class_slice(
