@@ -92,7 +92,18 @@ def chartscore_process(
         stderr=subprocess.PIPE,
         env=ENV if env is None else env,
         start_new_session=True,  # a process group of its own, as a terminal would make
+        preexec_fn=_default_signals,  # noqa: PLW1509 - signal dispositions only, no locks taken
     )
+
+
+def _default_signals() -> None:
+    """Start the run with the signal dispositions a terminal gives, whatever this runner inherited.
+
+    Under ``nohup`` (or a background job of a script) SIGHUP or SIGINT arrive ignored, and the
+    run rightly keeps them ignored, so the signal tests would test the runner's set-up instead.
+    """
+    for number in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def finish(
