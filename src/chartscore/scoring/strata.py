@@ -136,12 +136,13 @@ def strata_parts(
     """
     classes: dict[str, dict[str, ClassCounts]] = {}
     clusters: dict[str, dict[str, dict[str, ClusterSums]]] = {}
+    packings: dict[tuple[object, ...], object] = {}  # reused: strata share row classes
     for name, members in split_fields(strata, fields):
         classes[name] = {
             field_id: dict(Counter(e if type(e) is int else to_class(e) for e in entries.values()))
             for field_id, (_, entries, to_class) in members
         }
-        clusters[name] = pooled_sums([field for _, field in members], coding)
+        clusters[name] = pooled_sums([field for _, field in members], coding, packings)
     return StrataParts(strata.declared, classes, clusters, strata.fractions)
 
 
@@ -150,6 +151,7 @@ def class_slice(
     coding: RowCoding,
     metrics: Sequence[str],
     clusters: Mapping[str, ClusterSums],
+    memo: dict[tuple[str, int], tuple[int, int]] | None = None,
 ) -> SliceTally:
     """A pooled slice's counts and binomials from its fields' row classes.
 
@@ -157,9 +159,11 @@ def class_slice(
         parts: Each field's group and its rows' classes in the slice.
         metrics: The slice's metrics (a metric counts only in the fields that report it).
         clusters: The slice's per-case sums by metric (an absent one has none).
+        memo: ``(metric, row class) -> (successes, trials)``, kept between slices.
     """
     field = answerable = missing = answered = 0
     sums = {name: [0, 0] for name in metrics}
+    known = {} if memo is None else memo
     for group, counted in parts:
         reported = [name for name in metrics if name in CORE_METRICS or name in group[1]]
         for row, rows in counted.items():
@@ -172,7 +176,10 @@ def class_slice(
             elif mask & ANSWERED:
                 answered += rows
             for name in reported:
-                success, trials = coding.metric_values(name, row)
+                found = known.get((name, row))
+                if found is None:
+                    found = known[name, row] = coding.metric_values(name, row)
+                success, trials = found
                 total = sums[name]
                 total[0] += success * rows
                 total[1] += trials * rows
@@ -206,6 +213,7 @@ def stratum_slices(
     }
     by_stratum: dict[str, SliceTally] = {}
     by_type: dict[str, dict[str, SliceTally]] = {}
+    memo: dict[tuple[str, int], tuple[int, int]] = {}
     for name in parts.names():
         counted = parts.classes.get(name, {})
         sums = parts.clusters.get(name, {})
@@ -214,6 +222,7 @@ def stratum_slices(
             coding,
             overall_metrics,
             sums.get(OVERALL, {}),
+            memo,
         )
         by_type[name] = {
             type_name: class_slice(
@@ -221,6 +230,7 @@ def stratum_slices(
                 coding,
                 type_metrics[type_name],
                 sums.get(type_name, {}),
+                memo,
             )
             for type_name, members in sorted(types.items())
         }
