@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "stats",
             "paired",
             "clustered",
+            "weighting",
             "confusion",
             "reliability",
             "magnitude",

@@ -36,8 +36,10 @@ CHAIN_KEY_ORDER: Final = (
 """The evidence chain's keys, in documented order."""
 SOURCE_KEY_ORDER: Final = ("source_digest", "start_offset", "end_offset", "kind")
 """A source location's keys, in documented order."""
+STRATA_KEY_ORDER: Final = ("case_id", "strata")
+"""A strata file line's keys, in documented order."""
 FORMAT_KEYS: Final = frozenset(
-    GOLD_KEY_ORDER + PREDICTION_KEY_ORDER + CHAIN_KEY_ORDER + SOURCE_KEY_ORDER
+    GOLD_KEY_ORDER + PREDICTION_KEY_ORDER + CHAIN_KEY_ORDER + SOURCE_KEY_ORDER + STRATA_KEY_ORDER
 )
 """The closed vocabulary of format keys: the only key names an error may show."""
 

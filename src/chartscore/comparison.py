@@ -49,6 +49,7 @@ from chartscore.plugin_layout import (
 )
 from chartscore.report import (
     SCORER_NAME,
+    STRATUM_NAME,
     KappaResult,
     MetricResult,
     read_confidence,
@@ -244,6 +245,7 @@ class PairedTally:
     by_field_type: Mapping[str, PairedSliceTally]
     ignored_prediction_count: IgnoredPredictions | None = None
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, PairedSliceTally] = attrs.field(factory=dict)
 
 
 # --------------------------------------------------------------------------- results
@@ -547,6 +549,8 @@ class Comparison:
         confidence: The confidence level of every interval (0.9, 0.95 or 0.99).
         plugins: The stamps of the plugin metrics (both systems were scored
             with the same ones), sorted by name; empty without plugins.
+        by_stratum: Each declared stratum's pooled paired slice (``"site=A"``),
+            with a strata file; empty (and absent from the JSON) otherwise.
     """
 
     overall: ComparisonSlice
@@ -557,6 +561,7 @@ class Comparison:
     warnings: tuple[str, ...] = ()
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, ComparisonSlice] = attrs.field(factory=dict)
 
     @classmethod
     def from_tally(cls, tally: PairedTally, confidence: float = DEFAULT_CONFIDENCE) -> Comparison:
@@ -582,6 +587,7 @@ class Comparison:
             warnings=comparison_warnings(overall),
             confidence=confidence,
             plugins=tally.plugins,
+            by_stratum={k: ComparisonSlice.from_tally(v, z) for k, v in tally.by_stratum.items()},
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -601,6 +607,8 @@ class Comparison:
             out["warnings"] = list(self.warnings)
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
+        if self.by_stratum:
+            out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
         return out
 
     def to_json(self) -> str:
@@ -690,7 +698,7 @@ _OPTIONAL_KEYS: Final = frozenset(
 ) | {"kappa"}
 
 
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins")
+_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins", "by_stratum")
 
 
 def _read_comparison(document: Mapping[str, object]) -> Comparison:
@@ -728,6 +736,7 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         [_quantities(part) for part in by_field.values()],
         [_quantities(part) for part in by_type.values()],
     )
+    strata = _read_strata(data, overall, z) if "by_stratum" in data else {}
     return Comparison(
         overall,
         by_field,
@@ -737,7 +746,28 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         warnings=warnings,
         confidence=confidence,
         plugins=plugins,
+        by_stratum=strata,
     )
+
+
+def _read_strata(
+    data: Mapping[str, object], overall: ComparisonSlice, z: float
+) -> dict[str, ComparisonSlice]:
+    # Stratum slices: for every key, its strata add up to the overall slice.
+    listed = _strict_json.mapping(data["by_stratum"])
+    if not listed:
+        _strict_json.invalid()
+    by_key: dict[str, list[str]] = {}
+    for name in listed:
+        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
+        if found is None:
+            _strict_json.invalid()
+        by_key.setdefault(found.group(1), []).append(name)
+    strata = {name: _read_slice(listed[name], "overall", (), z) for name in sorted(listed)}
+    for names in by_key.values():
+        parts = [_quantities(strata[name]) for name in names]
+        _strict_json.check_pooled(_quantities(overall), parts, parts)
+    return strata
 
 
 def _quantities(part: ComparisonSlice) -> dict[str, int]:

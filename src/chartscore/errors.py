@@ -71,6 +71,8 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_INVALID_TOLERANCE = "schema_invalid_tolerance"
     SCHEMA_INVALID_MATCH = "schema_invalid_match"
     SCHEMA_INVALID_PLUGINS = "schema_invalid_plugins"
+    SCHEMA_INVALID_STRATA = "schema_invalid_strata"
+    SCHEMA_INVALID_SAMPLING = "schema_invalid_sampling"
     SCHEMA_REQUIRED = "schema_required"
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
@@ -146,6 +148,11 @@ class ErrorCode(enum.StrEnum):
     INVALID_RUN_LABEL = "invalid_run_label"
     DUPLICATE_RUN_LABEL = "duplicate_run_label"
     UNKNOWN_BASELINE = "unknown_baseline"
+    # Case strata (site, abstractor).
+    STRATA_NOT_DECLARED = "strata_not_declared"
+    STRATUM_UNDECLARED = "stratum_undeclared"
+    STRATUM_MISSING = "stratum_missing"
+    STRATA_CASE_MISSING = "strata_case_missing"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -193,6 +200,12 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_invalid_match": 'match must be "regex" or {"fuzzy": t} with 0 < t <= 1 (text fields)',
     "schema_invalid_plugins": (
         "plugins: a list of distinct plugin names or module:attribute references"
+    ),
+    "schema_invalid_strata": (
+        "strata: 1 to 8 lowercase keys, each a list of 1 to 256 distinct plain labels"
+    ),
+    "schema_invalid_sampling": (
+        "sampling: {key: {label: fraction}} for one declared stratum key, every label, 0 < f <= 1"
     ),
     "plugin_not_found": "no chartscore.metrics entry point or importable module:attribute",
     "invalid_plugin": "not a chartscore.MetricPlugin, or its name, version or outcomes are invalid",
@@ -265,6 +278,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_run_label": "a system label or run id must be a plain name such as model-v2",
     "duplicate_run_label": "two prediction files give the same run label (file name stem)",
     "unknown_baseline": "the baseline names no run of the batch (a file name stem)",
+    "strata_not_declared": "a strata file needs a schema that declares strata (--schema)",
+    "stratum_undeclared": "a strata line names a key or label the schema does not declare",
+    "stratum_missing": "a strata line lacks one of the schema's stratum keys",
+    "strata_case_missing": "a gold case has no line in the strata file",
 }
 
 
@@ -341,6 +358,7 @@ class InputKind(enum.StrEnum):
     PARTIAL = "partial"
     LEDGER = "ledger"
     LEDGER_KEY = "ledger_key"
+    STRATA = "strata"
 
 
 def valid_field_id(value: object) -> bool:

@@ -3,8 +3,8 @@
 A gates file is TOML, one ``[[gate]]`` table per gate::
 
     [[gate]]
-    slice = "overall"                 # or "field:<field id>", "type:<field type>"
-    metric = "normalized_agreement"
+    slice = "overall"                 # or "field:<field id>", "type:<field type>",
+    metric = "normalized_agreement"   # "stratum:site=A", "stratum:site=A/type:date"
     min_lower = 0.80                  # the Wilson lower bound must be >= 0.80
 
     [[gate]]
@@ -31,7 +31,7 @@ Rules (exactly one per gate):
   threshold (paired error metrics), e.g. 0.02.
 
 On a comparison, ``min_lower`` and ``max_upper`` read the candidate's interval.
-On a pooled slice (``overall``, ``type:...``) every rule reads the
+On a pooled slice (``overall``, ``type:...``, ``stratum:...``) every rule reads the
 case-clustered interval, whose rows of one chart are not taken as independent;
 on a field slice, the Wilson (or Newcombe) interval. The result table names the
 interval each gate read. On a shared report's field slice, a rate with a
@@ -59,7 +59,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from typing import Final, Protocol, TypeVar
+from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
@@ -81,7 +81,7 @@ from chartscore.errors import (
     valid_field_id,
 )
 from chartscore.plugin_layout import is_plugin_metric
-from chartscore.report import MAX_LABEL_NAME, MetricResult
+from chartscore.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
 from chartscore.stats import widest_wilson
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS, Binomial
 
@@ -328,6 +328,12 @@ def _valid_slice(where: str) -> bool:
     if where == "overall":
         return True
     kind, _, name = where.partition(":")
+    if kind == "stratum":  # a stratum (site=A), or its slice of one type (site=A/type:date)
+        stratum, cut, type_slice = name.partition("/")
+        if STRATUM_NAME.fullmatch(stratum) is None:
+            return False
+        kind, _, type_name = type_slice.partition(":")
+        return not cut or (kind == "type" and type_name in FIELD_TYPE_NAMES)
     return (kind == "field" and valid_field_id(name)) or (
         kind == "type" and name in FIELD_TYPE_NAMES
     )
@@ -559,16 +565,36 @@ def _read_gates(gates: object) -> tuple[Gate, ...]:
 def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str]:
     pooled = not gate.slice.startswith("field:")
     if isinstance(document, Comparison):
-        part = _slice(document.overall, document.by_field, document.by_field_type, gate)
+        if gate.slice.startswith("stratum:"):  # pooled paired stratum slices (no type slices)
+            part = cast("ComparisonSlice", _stratum_slice(document, gate))
+        else:
+            part = _slice(document.overall, document.by_field, document.by_field_type, gate)
         interval, kind = _comparison_interval(part, gate, z, pooled)
     else:
         if gate.is_difference:
             raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
-        report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
+        if gate.slice.startswith("stratum:"):
+            report_part = cast("ReportSlice", _stratum_slice(document, gate))
+        else:
+            report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
         interval, kind = _report_interval(report_part, gate, z, pooled)
     if interval is None:
         return None, kind
     return (interval[0] if gate.reads_lower else interval[1]), kind
+
+
+def _stratum_slice(document: object, gate: Gate) -> object:
+    # A report's stratum slice; a document without stratum slices (a shared report, a
+    # comparison) is missing it.
+    stratum, _, type_slice = gate.slice.removeprefix("stratum:").partition("/")
+    part: object = None
+    if type_slice:
+        part = getattr(document, "by_stratum_field_type", {}).get(stratum, {}).get(type_slice[5:])
+    else:
+        part = getattr(document, "by_stratum", {}).get(stratum)
+    if part is None:
+        raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line)
+    return part
 
 
 def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], gate: Gate) -> _S:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import Final
 
@@ -76,6 +77,7 @@ from chartscore.uncertainty import (
     brier_score,
     hanley_mcneil_interval,
 )
+from chartscore.weighting import weighted_design_effect, weighted_rate, weighted_wilson
 
 REPORT_FORMAT: Final = "chartscore.report"
 REPORT_FORMAT_VERSION: Final = 2
@@ -109,6 +111,80 @@ Interval = tuple[float, float]
 
 
 _SLICE_KINDS: Final = ("overall", "field_type", "field")
+
+STRATUM_NAME: Final = re.compile(r"([a-z][a-z0-9_]{0,31})=([A-Za-z0-9][A-Za-z0-9_.-]{0,63})")
+"""A stratum slice's name in a report: ``key=label`` (declared names, docs/formats.md)."""
+
+_STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
+_FRACTION: Final = re.compile(r"1|0\.[0-9]{0,29}[1-9]")
+"""A sampling fraction as a document writes it: ``0.25``, ``1``."""
+
+
+def fraction_text(fraction: Decimal) -> str:
+    """A declared sampling fraction as plain decimal text, without trailing zeros."""
+    return format(fraction.normalize(), "f")
+
+
+@attrs.frozen
+class WeightedMetric:
+    """One metric's weighted overall estimate (docs/metrics.md, "Weighted estimate").
+
+    Attributes:
+        estimate: ``sum w_h Y_h / sum w_h M_h``; None with no trials.
+        design_effect: The published design effect of its linearized variance.
+        interval: Wilson's interval on ``M / design_effect`` rows.
+    """
+
+    estimate: float | None
+    design_effect: float | None
+    interval: Interval | None
+
+    @classmethod
+    def of(
+        cls,
+        parts: list[tuple[Decimal, int, int]],
+        z: float,
+        sums: list[ClusterSums] | None = None,
+        shown: float | None = None,
+    ) -> WeightedMetric:
+        """The figures from each stratum's (fraction, successes, trials), and either its
+        per-case sums (scoring) or the published design effect (reading a document)."""
+        rate = weighted_rate(parts)
+        if rate is None:
+            return cls(None, None, None)
+        if sums is not None:
+            shown = published_design_effect(weighted_design_effect(parts, sums, rate))
+        assert shown is not None
+        trials = sum(m for _, _, m in parts)
+        return cls(float(rate), shown, weighted_wilson(rate, trials, shown, z))
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"estimate", "design_effect", "interval"}``."""
+        return {
+            "estimate": self.estimate,
+            "design_effect": self.design_effect,
+            "interval": None if self.interval is None else list(self.interval),
+        }
+
+
+@attrs.frozen
+class WeightedEstimate:
+    """The overall slice's weighted estimates, from a declared sampling design.
+
+    Attributes:
+        fractions: Each sampled stratum's declared fraction, by name (``"site=A"``).
+        metrics: Each overall binomial metric's :class:`WeightedMetric`.
+    """
+
+    fractions: Mapping[str, Decimal]
+    metrics: Mapping[str, WeightedMetric]
+
+    def to_dict(self) -> dict[str, object]:
+        """``{"fractions": {"site=A": "0.25"}, "metrics": {name: {...}}}``."""
+        return {
+            "fractions": {name: fraction_text(f) for name, f in self.fractions.items()},
+            "metrics": {name: metric.to_dict() for name, metric in self.metrics.items()},
+        }
 
 
 def _name(name: object) -> str:
@@ -1167,6 +1243,12 @@ class Report:
         plugins: The stamps (name, version, code digest, labels) of the plugin
             metrics the report holds, sorted by name; empty (and absent from
             the JSON) without plugins.
+        by_stratum: Each declared stratum's pooled slice, by ``key=label``
+            (``"site=A"``); empty (and absent from the JSON) without a strata file.
+        by_stratum_field_type: Each stratum's pooled slice per field type,
+            ``{"site=A": {"date": slice}}``; empty without a strata file.
+        overall_weighted: With a declared sampling design, the overall slice's
+            weighted estimates (:class:`WeightedEstimate`); None otherwise.
     """
 
     overall: SliceReport
@@ -1176,6 +1258,9 @@ class Report:
     ignored_prediction_count: int | None = None
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, SliceReport] = attrs.field(factory=dict)
+    by_stratum_field_type: Mapping[str, Mapping[str, SliceReport]] = attrs.field(factory=dict)
+    overall_weighted: WeightedEstimate | None = None
 
     @classmethod
     def from_tally(cls, tally: Tally, confidence: float = DEFAULT_CONFIDENCE) -> Report:
@@ -1197,6 +1282,12 @@ class Report:
             ignored_prediction_count=tally.ignored_prediction_count,
             confidence=confidence,
             plugins=tally.plugins,
+            by_stratum={k: SliceReport.from_tally(v, z) for k, v in tally.by_stratum.items()},
+            by_stratum_field_type={
+                k: {name: SliceReport.from_tally(part, z) for name, part in v.items()}
+                for k, v in tally.by_stratum_field_type.items()
+            },
+            overall_weighted=_weighted_of_tally(tally, z),
         )
 
     @classmethod
@@ -1239,7 +1330,11 @@ class Report:
         document = _strict_json.check_format(
             _strict_json.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
         )
-        members = _strict_json.members(document, _TOP_KEYS, ("ignored_prediction_count", "plugins"))
+        members = _strict_json.members(
+            document,
+            _TOP_KEYS,
+            ("ignored_prediction_count", "plugins", *_STRATA_KEYS, "overall_weighted"),
+        )
         version = read_scorer(members["scorer"])
         confidence = read_confidence(members["confidence"])
         z = z_for(confidence)
@@ -1271,6 +1366,10 @@ class Report:
             [part.quantities() for part in fields.values()],
             [part.quantities() for part in types.values()],
         )
+        strata, strata_types = _read_strata(members, overall, types, z, plugin_metrics)
+        weighted = None
+        if "overall_weighted" in members:
+            weighted = _read_weighted(members["overall_weighted"], overall, strata, z)
         return cls(
             overall=overall,
             by_field=fields,
@@ -1283,6 +1382,9 @@ class Report:
             ),
             confidence=confidence,
             plugins=plugins,
+            by_stratum=strata,
+            by_stratum_field_type=strata_types,
+            overall_weighted=weighted,
         )
 
     def core(self) -> Report:
@@ -1303,6 +1405,9 @@ class Report:
             overall=core_slice(self.overall),
             by_field={name: core_slice(part) for name, part in self.by_field.items()},
             by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
+            by_stratum={},
+            by_stratum_field_type={},
+            overall_weighted=None,
         )
 
     def without_magnitudes(self) -> Report:
@@ -1338,8 +1443,126 @@ class Report:
             out["ignored_prediction_count"] = self.ignored_prediction_count
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
+        if self.by_stratum:
+            out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
+            out["by_stratum_field_type"] = {
+                k: {name: part.to_dict() for name, part in v.items()}
+                for k, v in self.by_stratum_field_type.items()
+            }
+        if self.overall_weighted is not None:
+            out["overall_weighted"] = self.overall_weighted.to_dict()
         return out
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""
         return canonical_json(self.to_dict())
+
+
+def _read_strata(
+    members: Mapping[str, object],
+    overall: SliceReport,
+    types: Mapping[str, SliceReport],
+    z: float,
+    plugin_metrics: tuple[str, ...],
+) -> tuple[dict[str, SliceReport], dict[str, dict[str, SliceReport]]]:
+    # Stratum slices, if any: the strata of each key partition the cases, so for every key
+    # its slices add up to the overall slice, and its type slices to the type slices
+    # (without majority_baseline, which stratum slices do not report).
+    present = [name in members for name in _STRATA_KEYS]
+    if not any(present):
+        return {}, {}
+    if not all(present):
+        _strict_json.invalid()
+    listed = _strict_json.mapping(members["by_stratum"])
+    listed_types = _strict_json.mapping(members["by_stratum_field_type"])
+    if not listed or set(listed) != set(listed_types):
+        _strict_json.invalid()
+    by_key: dict[str, list[str]] = {}
+    for name in listed:
+        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
+        if found is None:
+            _strict_json.invalid()
+        by_key.setdefault(found.group(1), []).append(name)
+    strata = {
+        name: SliceReport.from_dict(listed[name], kind="overall", z=z) for name in sorted(listed)
+    }
+    strata_types: dict[str, dict[str, SliceReport]] = {}
+    for name in sorted(listed):
+        parts = _strict_json.mapping(listed_types[name])
+        if set(parts) != set(types):
+            _strict_json.invalid()
+        strata_types[name] = {
+            type_name: SliceReport.from_dict(
+                parts[type_name], kind="field_type", z=z, plugin_metrics=plugin_metrics
+            )
+            for type_name in sorted(parts)
+        }
+        if any("majority_baseline" in part.metrics for part in strata_types[name].values()):
+            _strict_json.invalid()
+    for names in by_key.values():
+        slices = [strata[name].quantities() for name in names]
+        _strict_json.check_pooled(overall.quantities(), slices, slices)
+        for type_name, whole in types.items():
+            quantities = {
+                k: v for k, v in whole.quantities().items() if not k.startswith("majority_baseline")
+            }
+            parts_of = [strata_types[name][type_name].quantities() for name in names]
+            _strict_json.check_pooled(quantities, parts_of, parts_of)
+    return strata, strata_types
+
+
+def _weighted_of_tally(tally: Tally, z: float) -> WeightedEstimate | None:
+    # The overall slice's metrics weighted by 1 / fraction over the sampled key's strata.
+    if not tally.sampling:
+        return None
+    names = list(tally.sampling)
+    metrics: dict[str, WeightedMetric] = {}
+    for metric in tally.by_stratum[names[0]].metrics:
+        parts = [
+            (tally.sampling[name], *_counts(tally.by_stratum[name].metrics[metric]))
+            for name in names
+        ]
+        sums = [tally.by_stratum[name].clusters[metric] for name in names]  # type: ignore[index]
+        metrics[metric] = WeightedMetric.of(parts, z, sums=sums)
+    return WeightedEstimate(dict(tally.sampling), metrics)
+
+
+def _counts(binomial: Binomial) -> tuple[int, int]:
+    return binomial.success_count, binomial.total_count
+
+
+def _read_weighted(
+    value: object, overall: SliceReport, strata: Mapping[str, SliceReport], z: float
+) -> WeightedEstimate:
+    # Every estimate recomputed from the strata's counts and the declared fractions, every
+    # interval from its published design effect: a document's figures must be those.
+    members = _strict_json.members(value, ("fractions", "metrics"))
+    listed = _strict_json.mapping(members["fractions"])
+    keys = {name.partition("=")[0] for name in listed if type(name) is str}
+    fractions: dict[str, Decimal] = {}
+    for name, text in listed.items():
+        if name not in strata or type(text) is not str or _FRACTION.fullmatch(text) is None:
+            _strict_json.invalid()
+        fractions[name] = Decimal(text)
+    sampled = {name for name in strata if name.partition("=")[0] in keys}
+    if len(keys) != 1 or sampled != set(fractions):
+        _strict_json.invalid()
+    names = sorted(fractions)
+    shown = _strict_json.mapping(members["metrics"])
+    if set(shown) != set(overall.metrics):
+        _strict_json.invalid()
+    metrics: dict[str, WeightedMetric] = {}
+    for metric in overall.metrics:
+        figures = _strict_json.members(shown[metric], ("estimate", "design_effect", "interval"))
+        parts = [
+            (fractions[name], strata[name].metrics[metric].success_count,
+             strata[name].metrics[metric].total_count)
+            for name in names
+        ]  # fmt: skip
+        trials = sum(m for _, _, m in parts)
+        design = read_design_effect(figures["design_effect"], trials)
+        found = WeightedMetric.of(parts, z, shown=design)
+        if found.to_dict() != {**figures, "interval": figures["interval"]}:
+            _strict_json.invalid()
+        metrics[metric] = found
+    return WeightedEstimate(fractions, metrics)

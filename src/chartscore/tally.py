@@ -9,6 +9,7 @@ modules (``model``, ``normalize``, ``agreement``, ``scoring``, ``io``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import Final
 
@@ -232,6 +233,11 @@ class Tally:
     their key is not in gold (``extra_predictions="ignore"``); None when such
     predictions are refused (the default). ``plugins`` are the stamps of the
     plugin metrics the fields report (docs/plugins.md), sorted by name.
+    ``by_stratum`` holds each declared stratum's pooled slice (``"site=A"``)
+    and ``by_stratum_field_type`` its slice per field type; both are empty
+    without a strata file (docs/reports.md, "Stratum slices"). ``sampling`` holds
+    the declared sampling fraction of each stratum of the sampled key, by
+    stratum name: the overall slice's weighted estimate reads it.
     """
 
     overall: SliceTally
@@ -239,3 +245,6 @@ class Tally:
     by_field_type: Mapping[str, SliceTally]
     ignored_prediction_count: int | None = None
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, SliceTally] = attrs.field(factory=dict)
+    by_stratum_field_type: Mapping[str, Mapping[str, SliceTally]] = attrs.field(factory=dict)
+    sampling: Mapping[str, Decimal] = attrs.field(factory=dict)

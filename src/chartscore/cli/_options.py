@@ -12,9 +12,10 @@ from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
 from chartscore.gates import Gate, evaluate
-from chartscore.io.inputs import InputPath
+from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, write_output
 from chartscore.io.schema_file import load_schema
+from chartscore.io.strata_file import load_strata
 from chartscore.render import FORMATS
 from chartscore.scoring.scorer import ExtraPredictions
 
@@ -38,6 +39,12 @@ JOBS: Final = Option(
 STRICT_SCHEMA: Final = Option("--strict-schema", "refuse schema fields that no gold row uses")
 SCHEMA: Final = Option(
     "--schema", "field schema (JSON, or TOML if *.toml)", "FILE", reads_input=True
+)
+STRATA: Final = Option(
+    "--strata",
+    "case strata (JSON Lines: case_id and {key: label}, declared in the schema's strata)",
+    "FILE",
+    reads_input=True,
 )
 GATES: Final = Option(
     "--gates",
@@ -120,12 +127,14 @@ def score_inputs(
     of schema fields that no gold row used.
     """
     progress = progress_line(args, streams) if shown else None
+    strata_path = strata_input(args)
     try:
         schema = None if schema_path is None else load_schema(schema_path)
         result = scorer(
             gold,
             predictions,
             schema=schema,
+            strata=None if strata_path is None else load_strata(strata_path, schema),
             progress=progress,
             parallel=parallel(args),
             extra_predictions=extra_predictions(args),
@@ -138,6 +147,14 @@ def score_inputs(
     if schema is not None:
         _warn_unused_schema_fields(sorted(set(schema.fields) - set(result.by_field)), streams)
     return result
+
+
+def strata_input(args: argparse.Namespace) -> InputPath | None:
+    """``--strata``'s file (None when not given, or for a command without the option)."""
+    given: str | None = getattr(args, "strata", None)
+    if given is None:
+        return None
+    return STDIN if given == STANDARD_STREAM else given
 
 
 def confidence(args: argparse.Namespace) -> float:

@@ -27,12 +27,14 @@ from chartscore.cli._options import (
     OUT,
     QUIET,
     SCHEMA,
+    STRATA,
     confidence,
     extra_predictions,
     format_option,
     gate_status,
     output_target,
     progress_line,
+    strata_input,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.comparison import (
@@ -44,6 +46,7 @@ from chartscore.comparison import (
 from chartscore.io.document_files import load_gates
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
+from chartscore.io.strata_file import load_strata
 from chartscore.render import render
 from chartscore.workflows.compare import compare_files
 
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     gold = input_argument(args.gold)
     baseline, candidate = input_argument(args.baseline), input_argument(args.candidate)
     schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
-    inputs = (gold, baseline, candidate, schema_path, gates_path)
+    strata_path = strata_input(args)
+    inputs = (gold, baseline, candidate, schema_path, gates_path, strata_path)
     out = output_target(args.out, inputs)
     request = ledger_request(
         args,
@@ -76,6 +80,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             progress=progress,
             extra_predictions=extra_predictions(args),
             confidence=confidence(args),
+            strata=None if strata_path is None else load_strata(strata_path, schema),
         )
     finally:
         if progress is not None:
@@ -147,6 +152,7 @@ COMMAND: Final = Command(
         EXTRA_PREDICTIONS,
         CONFIDENCE,
         GATES,
+        STRATA,
         *LEDGER_OPTIONS,
         BASELINE_SYSTEM,
     ),

@@ -29,11 +29,13 @@ from chartscore.cli._options import (
     PREDICTIONS,
     QUIET,
     SCHEMA,
+    STRATA,
     STRICT_SCHEMA,
     format_option,
     gate_status,
     output_target,
     score_inputs,
+    strata_input,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.engine import score_dask
@@ -41,6 +43,7 @@ from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.render import render
 from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions
@@ -59,7 +62,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     data: tuple[InputPath, ...] = (gold, predictions)
     if on_dask:  # part files: every file a pattern names is an input
         data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))
-    inputs = (*data, schema_path, gates_path)
+    inputs = (*data, schema_path, gates_path, strata_input(args))
     out = output_target(args.out, inputs)
     if args.partial_out == STANDARD_STREAM:
         raise UsageError("--partial-out must name a file", "score")
@@ -123,6 +126,7 @@ def _dask_scorer(args: argparse.Namespace) -> Callable[..., Report]:
         extra_predictions: ExtraPredictions,
         strict_schema: bool,
         confidence: float,
+        strata: CaseStrata | None,
         **_local_only: object,  # progress and parallel: the local engine's
     ) -> Report:
         return score_dask(
@@ -134,6 +138,7 @@ def _dask_scorer(args: argparse.Namespace) -> Callable[..., Report]:
             extra_predictions=extra_predictions,
             strict_schema=strict_schema,
             confidence=confidence,
+            strata=strata,
         )
 
     return score_parts
@@ -172,6 +177,7 @@ COMMAND: Final = Command(
         STRICT_SCHEMA,
         CONFIDENCE,
         GATES,
+        STRATA,
         Option(
             "--engine",
             "local (default: this machine) or dask (part files on a Dask cluster; "

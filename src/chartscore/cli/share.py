@@ -27,10 +27,12 @@ from chartscore.cli._options import (
     PREDICTIONS,
     QUIET,
     SCHEMA,
+    STRATA,
     STRICT_SCHEMA,
     confidence,
     output_target,
     score_inputs,
+    strata_input,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
@@ -47,6 +49,7 @@ _SCORING_ONLY: Final = (
     "gold",
     "predictions",
     "schema",
+    "strata",
     "jobs",
     "extra_predictions",
     "strict_schema",
@@ -68,7 +71,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("share needs --gold and --predictions, or --partials", "share")
     gold, predictions = input_argument(args.gold), input_argument(args.predictions)
     schema_path = optional_input(args.schema)
-    inputs = (gold, predictions, schema_path)
+    inputs = (gold, predictions, schema_path, strata_input(args))
     out = output_target(args.out, inputs)
     request = ledger_request(
         args, "share", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
@@ -106,6 +109,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    if args.strata is not None:
+        say(
+            streams.err,
+            f"{PROGRAM}: stratum slices are not shared yet: withheld (docs/disclosure.md)\n",
+        )
     record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK
 
@@ -172,6 +180,7 @@ COMMAND: Final = Command(
         QUIET,
         JOBS,
         EXTRA_PREDICTIONS,
+        STRATA,
         STRICT_SCHEMA,
         CONFIDENCE,
         *LEDGER_OPTIONS,

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from chartscore.engine.parts import Bucket, Failure, PartSummary, Stage
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.feed import first_add_failure
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.partial import PartialTally, merge_all
 from chartscore.scoring.scorer import ExtraPredictions, Scorer, collector_paused
@@ -70,14 +71,26 @@ def _score(
     extra_predictions: ExtraPredictions,
     gold: Sequence[Bucket],
     predictions: Sequence[Bucket],
+    strata: CaseStrata | None = None,
 ) -> PartitionResult:
-    scorer = Scorer(schema, extra_predictions=extra_predictions)
+    scorer = Scorer(schema, extra_predictions=extra_predictions, strata=strata)
     failure = _feed(scorer.add_gold, gold, InputKind.GOLD)
     if failure is None:
         failure = _feed(scorer.add_prediction, predictions, InputKind.PREDICTIONS)
     if failure is not None:
         return PartitionResult(None, failure)
-    return PartitionResult(scorer.partial(), None)
+    code: ErrorCode | None = None
+    try:
+        partial = scorer.partial()
+    except ChartscoreError as error:  # a gold case the strata file lacks: met after the reads
+        code = error.code
+    if code is not None:
+        late = (Stage.MERGE, 0, 0, 1)
+        return PartitionResult(None, Failure(late, code.value, InputKind.STRATA.value, *_NONE))
+    return PartitionResult(partial, None)
+
+
+_NONE: Final = (None, None, None)
 
 
 def score_partition(
@@ -85,6 +98,7 @@ def score_partition(
     extra_predictions: ExtraPredictions,
     gold: Sequence[Bucket],
     predictions: Sequence[Bucket],
+    strata: CaseStrata | None = None,
 ) -> list[PartitionResult]:
     """Score one partition: its gold buckets (one per gold part), then its predictions.
 
@@ -95,7 +109,7 @@ def score_partition(
     result: PartitionResult | None = None
     try:
         with collector_paused():
-            result = _score(schema, extra_predictions, gold, predictions)
+            result = _score(schema, extra_predictions, gold, predictions, strata)
     except Exception:  # noqa: BLE001 - a bug; its message could hold data
         result = None
     if result is None:

@@ -48,7 +48,9 @@ from chartscore.engine.quiet import NAMESPACES, SILENT
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath, is_gzip
 from chartscore.io.schema_file import load_schema
+from chartscore.io.strata_file import load_strata
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions, check_options
 
@@ -84,6 +86,7 @@ def score_dask(
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | InputPath | None = None,
 ) -> Report:
     """Score part files on Dask; the same report, byte for byte, as one process.
 
@@ -114,6 +117,8 @@ def score_dask(
         strict_schema: Refuse schema field ids no gold row uses, as for
             :func:`chartscore.score`.
         confidence: The level of every interval, as for :func:`chartscore.score`.
+        strata: A strata file (or :class:`~chartscore.records.strata.CaseStrata`),
+            as for :func:`chartscore.score_files`; every partition gets it.
 
     Returns:
         The value-free :class:`Report`.
@@ -137,10 +142,13 @@ def score_dask(
     prediction_paths = part_paths(predictions, InputKind.PREDICTIONS)
     if schema is not None and type(schema) is not Schema:
         schema = load_schema(schema)  # type: ignore[arg-type]
+    if strata is not None and type(strata) is not CaseStrata:
+        strata = load_strata(strata, schema)  # type: ignore[arg-type]
     plan = _Plan(
         gold=gold_paths,
         predictions=prediction_paths,
         schema=schema,
+        strata=strata,
         partitions=partitions,
         extra_predictions=extra_predictions,
         strict_schema=strict_schema,
@@ -206,7 +214,9 @@ class _Plan:
         extra_predictions: ExtraPredictions,
         strict_schema: bool,
         confidence: float = DEFAULT_CONFIDENCE,
+        strata: CaseStrata | None = None,
     ) -> None:
+        self.strata = strata
         self.gold = gold
         self.predictions = predictions
         self.schema = schema
@@ -254,6 +264,7 @@ class _Plan:
                 self.extra_predictions,
                 [buckets[index] for buckets in gold_buckets],
                 [buckets[index] for buckets in prediction_buckets],
+                self.strata,
                 dask_key_name=f"chartscore-score-{index}-{run}",
             )
             for index in range(partitions)

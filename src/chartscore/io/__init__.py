@@ -8,6 +8,7 @@ from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.jsonl import MAX_LINE_BYTES
 from chartscore.io.output import check_output, write_atomic, write_output
 from chartscore.io.schema_file import MAX_SCHEMA_BYTES, load_schema
+from chartscore.io.strata_file import load_strata
 
 __all__ = [
     "MAX_LINE_BYTES",
@@ -18,6 +19,7 @@ __all__ = [
     "load_document_file",
     "load_gates",
     "load_schema",
+    "load_strata",
     "write_atomic",
     "write_output",
 ]

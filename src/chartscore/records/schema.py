@@ -8,11 +8,17 @@ errors still name only the code and, when valid, the field id.
 Format (JSON, or TOML for a ``.toml`` file)::
 
     {"fields": {"triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3"]},
-                "vitals.weight_kg": {"type": "number", "tolerance": "0.5"}}}
+                "vitals.weight_kg": {"type": "number", "tolerance": "0.5"}},
+     "strata": {"site": ["A", "B"]}}
+
+``strata`` (optional) declares the case-level sampling strata a strata file may
+name (:mod:`chartscore.records.strata`): only declared keys and labels ever
+reach a report, since an undeclared label might identify someone.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
@@ -45,6 +51,24 @@ _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
 }
 
 Level = str | int
+
+MAX_STRATUM_KEYS: Final = 8
+"""The most stratum keys a schema may declare."""
+
+MAX_STRATUM_LABELS: Final = 256
+"""The most labels one stratum key may declare."""
+
+STRATUM_KEY_PATTERN: Final = re.compile(r"[a-z][a-z0-9_]{0,31}")
+"""A stratum key: a lowercase name such as ``site`` or ``abstractor``."""
+
+STRATUM_LABEL_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+"""A stratum label: letters, digits, ``_ . -`` (never ``=``, ``/`` or ``:``, the slice id's)."""
+
+Strata = tuple[tuple[str, tuple[str, ...]], ...]
+"""Declared strata: (key, its labels in declared order), keys sorted."""
+
+Sampling = tuple[str, tuple[Decimal, ...]]
+"""A declared sampling design: the stratum key, and each of its labels' sampling fraction."""
 
 MATCH_MODES: Final = ("regex", "fuzzy")
 """The declared match modes of a ``text`` field (docs/metrics.md)."""
@@ -126,6 +150,58 @@ def _plugins(raw: object) -> tuple[str, ...]:
     if not all(valid_reference(item) for item in raw) or len(set(raw)) != len(raw):
         raise _schema_error(ErrorCode.SCHEMA_INVALID_PLUGINS)
     return tuple(sorted(raw))
+
+
+def strata_option(raw: object) -> Strata:
+    """Validate a schema's ``strata``: ``{key: [label, ...]}``, as (key, labels) sorted by key.
+
+    1 to 8 keys (:data:`STRATUM_KEY_PATTERN`), each with 1 to 256 distinct labels
+    (:data:`STRATUM_LABEL_PATTERN`), kept in declared order.
+
+    Raises:
+        ChartscoreError: ``schema_invalid_strata`` (the key and labels are never shown).
+    """
+    if type(raw) is not dict or not 1 <= len(raw) <= MAX_STRATUM_KEYS:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_STRATA)
+    declared = []
+    for key, labels in raw.items():
+        if type(key) is not str or STRATUM_KEY_PATTERN.fullmatch(key) is None:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_STRATA)
+        if (type(labels) is not list and type(labels) is not tuple) or not (
+            1 <= len(labels) <= MAX_STRATUM_LABELS
+        ):
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_STRATA)
+        if not all(
+            type(label) is str and STRATUM_LABEL_PATTERN.fullmatch(label) for label in labels
+        ) or len(set(labels)) != len(labels):
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_STRATA)
+        declared.append((key, tuple(labels)))
+    return tuple(sorted(declared))
+
+
+def sampling_option(raw: object, strata: Strata) -> Sampling:
+    """Validate ``sampling``: ``{key: {label: fraction}}`` for one declared key, every label.
+
+    Each fraction is an exact number (or a number literal string) with ``0 < f <= 1``.
+
+    Raises:
+        ChartscoreError: ``schema_invalid_sampling``.
+    """
+    declared = dict(strata)
+    if type(raw) is not dict or len(raw) != 1:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+    ((key, fractions),) = raw.items()
+    labels = declared.get(key) if type(key) is str else None
+    if labels is None or type(fractions) is not dict or set(fractions) != set(labels):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+    found = []
+    for label in labels:
+        given = _document_tolerance(fractions[label])
+        number = number_key(given) if (type(given) is int or type(given) is Decimal) else None
+        if number is None or not 0 < number <= 1:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+        found.append(Decimal(number))
+    return key, tuple(found)
 
 
 def _tolerance_days(raw: object) -> int:
@@ -403,13 +479,26 @@ class Schema:
             :class:`FieldSpec`; it is copied.
 
     Raises:
+        strata: Declared case strata, ``{key: [label, ...]}`` (docs/formats.md,
+            "Strata"); stored as (key, labels) pairs sorted by key. Empty when
+            undeclared.
+
+    Raises:
         ChartscoreError: ``invalid_schema`` (not a mapping, reading it failed,
-            or a value is not a FieldSpec) or ``invalid_field_id``.
+            or a value is not a FieldSpec), ``invalid_field_id`` or
+            ``schema_invalid_strata``.
     """
 
     fields: Mapping[str, FieldSpec]
+    strata: Strata = ()
+    sampling: Sampling | None = None
 
-    def __init__(self, fields: Mapping[str, FieldSpec]) -> None:
+    def __init__(
+        self,
+        fields: Mapping[str, FieldSpec],
+        strata: Mapping[str, Sequence[str]] | None = None,
+        sampling: Mapping[str, Mapping[str, object]] | None = None,
+    ) -> None:
         pairs = _field_pairs(fields)
         if pairs is None:
             raise _schema_error(ErrorCode.INVALID_SCHEMA)
@@ -420,21 +509,44 @@ class Schema:
             if type(spec) is not FieldSpec:
                 raise _schema_error(ErrorCode.INVALID_SCHEMA, field_id)
             copied[field_id] = spec  # type: ignore[index]
-        self.__attrs_init__(fields=copied)
+        declared = () if strata is None else strata_option(_snapshot(strata))
+        design = None if sampling is None else sampling_option(_snapshot(sampling), declared)
+        self.__attrs_init__(fields=copied, strata=declared, sampling=design)
+
+    def __getstate__(self) -> dict[str, object]:
+        """The attributes by name (what pickle stores)."""
+        return {"fields": self.fields, "strata": self.strata, "sampling": self.sampling}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        # A schema pickled before strata existed lacks the attribute.
+        values: dict[str, object] = {"strata": (), "sampling": None}
+        values.update(state)
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def strata_labels(self) -> dict[str, tuple[str, ...]]:
+        """The declared strata as ``{key: labels}`` (empty when undeclared)."""
+        return dict(self.strata)
 
     @classmethod
     def from_dict(cls, document: object) -> Schema:
         """Validate a schema document ``{"fields": {field_id: {"type": ..., ...}}}``.
 
+        The document may also declare ``"strata": {key: [label, ...]}``.
+
         Raises:
             ChartscoreError: ``invalid_schema``, ``invalid_field_id``,
+                ``schema_invalid_strata``,
                 ``schema_unknown_type``, ``schema_unknown_option``,
                 ``schema_invalid_levels``, ``schema_invalid_choices``,
                 ``schema_invalid_tolerance``, ``schema_invalid_match`` or
                 ``schema_invalid_plugins``.
         """
         document = _snapshot(document)
-        if type(document) is not dict or set(document) != {"fields"}:
+        if type(document) is not dict or not (
+            {"fields"} <= set(document) <= {"fields", "strata", "sampling"}
+        ):
             raise _schema_error(ErrorCode.INVALID_SCHEMA)
         declared = document["fields"]
         if type(declared) is not dict:
@@ -444,11 +556,36 @@ class Schema:
             if not _rules.is_field_id(field_id):
                 raise _schema_error(ErrorCode.INVALID_FIELD_ID)
             fields[field_id] = _field_spec(field_id, raw)
-        return cls(fields=fields)
+        if "strata" not in document:
+            if "sampling" in document:  # a sampling design needs its declared strata
+                raise _schema_error(ErrorCode.SCHEMA_INVALID_SAMPLING)
+            return cls(fields=fields)
+        return cls(
+            fields=fields,
+            strata=dict(strata_option(document["strata"])),
+            sampling=document.get("sampling"),
+        )
 
     def to_dict(self) -> dict[str, object]:
         """The schema document ``{"fields": {...}}``; :meth:`from_dict` reads it back equal."""
-        return {"fields": {name: self.fields[name].to_dict() for name in sorted(self.fields)}}
+        out: dict[str, object] = {
+            "fields": {name: self.fields[name].to_dict() for name in sorted(self.fields)}
+        }
+        if self.strata:
+            out["strata"] = {key: list(labels) for key, labels in self.strata}
+        if self.sampling is not None:
+            key = self.sampling[0]
+            fractions = self.sampling_fractions()
+            out["sampling"] = {key: {name[len(key) + 1 :]: str(f) for name, f in fractions.items()}}
+        return out
+
+    def sampling_fractions(self) -> dict[str, Decimal]:
+        """Each sampled stratum's fraction by slice name (``"site=A"``); empty without a design."""
+        if self.sampling is None:
+            return {}
+        key, fractions = self.sampling
+        labels = dict(self.strata)[key]
+        return {f"{key}={name}": f for name, f in zip(labels, fractions, strict=True)}
 
     def get(self, field_id: str) -> FieldSpec | None:
         """The spec for ``field_id``, or None when the schema does not declare it.
@@ -482,5 +619,12 @@ def to_schema(value: object) -> Schema:
     if fields is None:
         raise _schema_error(ErrorCode.INVALID_SCHEMA)
     if fields is not _FAILED:
-        return Schema(fields=fields)  # type: ignore[arg-type]
+        strata: object = None
+        sampling: object = None
+        try:
+            strata = dict(value.strata) or None  # type: ignore[attr-defined]
+            sampling = value.to_dict().get("sampling")  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - the caller's exception must not survive
+            strata = None
+        return Schema(fields=fields, strata=strata, sampling=sampling)  # type: ignore[arg-type]
     return Schema.from_dict(value)

@@ -12,7 +12,8 @@ Definition (docs/ledger.md#the-schema-digest): ``hmac-sha256:`` and the HMAC-SHA
 JSON (RFC 8785, UTF-8) of ``{"fields": {field_id: spec}}``, where a spec holds
 every attribute of its :class:`~chartscore.FieldSpec` that is not at its default,
 named as the attribute: the type's name, ordinal levels in order, choices (as
-normalized) sorted, a tolerance as the shortest plain decimal (``0.5``, ``100``).
+normalized) sorted, a tolerance as the shortest plain decimal (``0.5``, ``100``); and, only
+when the schema declares them, ``strata`` and ``sampling`` as :meth:`Schema.to_dict` writes them.
 Every attribute is walked generically, so a setting added to ``FieldSpec`` later is
 covered without editing this module.
 """
@@ -48,7 +49,11 @@ def schema_digest(schema: Schema | None, key: LedgerKey) -> str | None:
     if type(schema) is not Schema:
         raise ChartscoreError(ErrorCode.USAGE)
     fields = {field_id: _spec(spec) for field_id, spec in schema.fields.items()}
-    text = canonical_json({"fields": fields})
+    document: dict[str, object] = {"fields": fields}
+    if schema.strata:  # declared strata (and sampling) as the schema document writes them
+        written = schema.to_dict()
+        document.update({key: written[key] for key in ("strata", "sampling") if key in written})
+    text = canonical_json(document)
     return IDENTITY_PREFIX + key.mac(_LABEL + text.encode("utf-8")).hex()
 
 

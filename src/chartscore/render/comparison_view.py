@@ -74,7 +74,8 @@ def _ordered(slices: Mapping[str, ComparisonSlice], sort: str) -> list[tuple[str
 def _slices(comparison: Comparison, sort: str) -> list[Slice]:
     fields = [("field", name, part) for name, part in _ordered(comparison.by_field, sort)]
     types = [("field_type", name, part) for name, part in _ordered(comparison.by_field_type, sort)]
-    return [*fields, *types, ("overall", "", comparison.overall)]
+    strata = [("stratum", name, part) for name, part in sorted(comparison.by_stratum.items())]
+    return [*fields, *types, ("overall", "", comparison.overall), *strata]
 
 
 def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -> Estimate:
@@ -151,7 +152,7 @@ DIFFERENCE_SCALES: Final = (0.05, 0.1, 0.2, 0.5)
 """Half-widths of a difference plot's axis (±5 to ±50 points): the smallest that holds every
 interval and margin is used; at ±50 points, on a 360 px axis, 2 points are still 7 px."""
 
-_GATE_SLICE_KINDS: Final = {"field": "field", "type": "field_type"}
+_GATE_SLICE_KINDS: Final = {"field": "field", "type": "field_type", "stratum": "stratum"}
 
 
 def _margins(gates: Sequence[Gate]) -> dict[tuple[str, str, str], tuple[Margin, ...]]:

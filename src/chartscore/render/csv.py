@@ -2,9 +2,10 @@
 
 Columns: ``slice,name,metric,label,success_count,total_count,rate,lower,upper,
 design_effect,clustered_lower,clustered_upper``. ``slice`` is ``overall``,
-``field`` or ``field_type``; ``name`` the field id or type name (empty for
-overall); ``label`` the declared label of a per-label metric
-(``sensitivity``, ``specificity``, ``ppv``, ``npv``, ``f1``), empty otherwise.
+``field``, ``field_type`` or ``stratum``; ``name`` the field id or type name (empty for
+overall), or a stratum's ``site=A`` (its slice of one type: ``site=A/type:date``);
+``label`` the declared label of a per-label metric (``sensitivity``,
+``specificity``, ``ppv``, ``npv``, ``f1``), empty otherwise.
 ``lower``/``upper`` are the Wilson (or Newcombe, or kappa's) interval; the
 last three hold a pooled slice's (overall, type) design effect and
 case-clustered interval, and are empty in field rows. Numbers are written as the report's JSON

@@ -22,7 +22,7 @@ from chartscore.render._numbers import (
     withheld_rate,
 )
 from chartscore.render.forest import Geometry, forest_svg
-from chartscore.render.view import Cell, Estimate, Kind, LabelText, Table, View
+from chartscore.render.view import Cell, Estimate, Kind, LabelText, Table, View, stratum_label
 
 _POLICY: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -123,6 +123,8 @@ def _label(slice_kind: str, name: str) -> str:
         return f"<code>{_breakable(name)}</code>"
     if slice_kind == "field_type":
         return f"type <code>{_breakable(name)}</code>"
+    if slice_kind == "stratum":
+        return escape(stratum_label(name))
     return "all fields"
 
 

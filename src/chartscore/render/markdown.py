@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from chartscore.render._numbers import cell_text
-from chartscore.render.view import Cell, LabelText, Table, View
+from chartscore.render.view import Cell, LabelText, Table, View, stratum_label
 
 _CODE_SAFE = re.compile(r"[A-Za-z0-9_.\-]+")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
@@ -42,6 +42,8 @@ def label(slice_kind: str, name: str) -> str:
         return _name(name)
     if slice_kind == "field_type":
         return f"type {_name(name)}"
+    if slice_kind == "stratum":
+        return escape(stratum_label(name))
     return "**all fields**"
 
 

@@ -227,7 +227,26 @@ def _ordered(slices: Mapping[str, SliceLike], sort: str) -> list[tuple[str, Slic
 def _slices(report: ReportLike, sort: str) -> list[Slice]:
     fields = [("field", name, part) for name, part in _ordered(report.by_field, sort)]
     types = [("field_type", name, part) for name, part in _ordered(report.by_field_type, sort)]
-    return [*fields, *types, ("overall", "", report.overall)]
+    return [*fields, *types, ("overall", "", report.overall), *_stratum_slices(report)]
+
+
+def _stratum_slices(report: ReportLike) -> list[Slice]:
+    # A report's stratum slices by name, each followed by its type slices (a shared report
+    # has none: share withholds them).
+    strata: Mapping[str, SliceLike] = getattr(report, "by_stratum", {})
+    by_type: Mapping[str, Mapping[str, SliceLike]] = getattr(report, "by_stratum_field_type", {})
+    out: list[Slice] = []
+    for name, part in sorted(strata.items()):
+        out.append(("stratum", name, part))
+        out += [
+            ("stratum", f"{name}/type:{kind}", typed)
+            for kind, typed in sorted(by_type.get(name, {}).items())
+        ]
+    return out
+
+
+def _stratum_type(kind: str, name: str) -> bool:
+    return kind == "stratum" and "/" in name
 
 
 def one_field_per_type(report: ReportLike) -> bool:
@@ -804,11 +823,14 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     # Machine-readable output keeps every estimate.
     estimates = _estimates(every_slice, shared=shared, plugins=plugins, level=level)
     notes: tuple[str, ...] = ()
-    slices = every_slice
+    # The tables show each stratum pooled; its slices by type are in the CSV (and JSON).
+    slices = [part for part in every_slice if not _stratum_type(part[0], part[1])]
     if one_field_per_type(report):
-        slices = [part for part in every_slice if part[0] != "field_type"]
+        slices = [part for part in slices if part[0] != "field_type"]
         notes = (_ONE_FIELD_PER_TYPE,)
-    shown = [e for e in estimates if e.slice != "field_type"] if notes else estimates
+    shown = [e for e in estimates if not _stratum_type(e.slice, e.name)]
+    if notes:
+        shown = [e for e in shown if e.slice != "field_type"]
     tables: list[Table | None] = [
         _metric_table(
             "agreement",

@@ -16,8 +16,10 @@ from typing import Final
 
 import attrs
 
-SLICE_KINDS: Final = ("field", "field_type", "overall")
-"""Slice kinds, in the order their rows appear: fields, then types, then overall."""
+SLICE_KINDS: Final = ("field", "field_type", "overall", "stratum")
+"""Slice kinds, in the order their rows appear: fields, types, overall, then strata.
+
+A ``stratum`` slice is named ``site=A``, or ``site=A/type:date`` for its slice of one type."""
 
 
 class Kind(enum.StrEnum):
@@ -272,4 +274,12 @@ def slice_label(slice_kind: str, name: str) -> str:
         return name
     if slice_kind == "field_type":
         return f"type {name}"
+    if slice_kind == "stratum":
+        return stratum_label(name)
     return "all fields"
+
+
+def stratum_label(name: str) -> str:
+    """``site=A`` or ``site=A, type date`` (declared names; a field id never holds ``=``)."""
+    stratum, _, type_slice = name.partition("/type:")
+    return stratum + (f", type {type_slice}" if type_slice else "")

@@ -25,6 +25,7 @@ from typing import Final
 from chartscore._types import FieldType, Value
 from chartscore.plugin_layout import PluginLayout
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
@@ -52,9 +53,13 @@ class CaseTrackingScorer(Scorer):
     """
 
     def __init__(
-        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+        self,
+        schema: Schema | None = None,
+        *,
+        extra_predictions: ExtraPredictions = "error",
+        strata: CaseStrata | None = None,
     ) -> None:
-        super().__init__(schema, extra_predictions=extra_predictions)
+        super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
         self._cases = CaseClasses()
         self._group_of: dict[str, Group] = {}
 

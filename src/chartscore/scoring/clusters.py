@@ -325,13 +325,17 @@ def _grouped(fields: Iterable[FieldClasses]) -> dict[str, list[FieldClasses]]:
 
 
 def pooled_sums(
-    fields: Iterable[FieldClasses], coding: RowCoding
+    fields: Iterable[FieldClasses],
+    coding: RowCoding,
+    packings: dict[tuple[object, ...], object] | None = None,
 ) -> dict[str, dict[str, ClusterSums]]:
     """Per pooled slice and metric, the exact per-case sums (docs/metrics.md).
 
     Args:
         fields: Each field's group, rows and the class of a row with no
             prediction (:data:`FieldClasses`); every gold row appears once.
+        packings: Packings kept between calls on the same coding (stratum
+            slices: one call per stratum, the same row classes in each).
 
     Returns:
         ``{slice: {metric: ClusterSums}}`` for ``"overall"`` and each type.
@@ -341,6 +345,10 @@ def pooled_sums(
     for name, members in slices.items():
         metrics = slice_metrics((field[0] for field in members), overall=name == OVERALL)
         widths = [w for metric in metrics for w in (_width(metric, members),) * 2]
+        kept = None if packings is None else packings.get((name, metrics, *widths))
+        if type(kept) is _Packing:
+            layouts[name] = (metrics, kept)
+            continue
 
         def values(group: Group, row: int, metrics: tuple[str, ...] = metrics) -> list[int]:
             out: list[int] = []
@@ -350,6 +358,8 @@ def pooled_sums(
             return out
 
         layouts[name] = (metrics, _Packing(2 * len(metrics), widths, values))
+        if packings is not None:
+            packings[name, metrics, *widths] = layouts[name][1]
     totals = _case_totals(slices, {name: layout[1] for name, layout in layouts.items()})
     result: dict[str, dict[str, ClusterSums]] = {}
     for name, (metrics, packing) in layouts.items():

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal
+from typing import Final, Literal, cast
 
 from chartscore._types import Value
 from chartscore.clustered import (
@@ -39,6 +39,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
+from chartscore.records.strata import CaseStrata
 from chartscore.scoring.clusters import (
     OVERALL,
     FieldClasses,
@@ -55,6 +56,7 @@ from chartscore.scoring.scorer import (
     guarded,
     judge,
 )
+from chartscore.scoring.strata import class_slice, slice_metric_names, split_fields
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
 Side = Literal["baseline", "candidate", "pair"]
@@ -101,9 +103,13 @@ class PairedScorer(Scorer):
     """
 
     def __init__(
-        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+        self,
+        schema: Schema | None = None,
+        *,
+        extra_predictions: ExtraPredictions = "error",
+        strata: CaseStrata | None = None,
     ) -> None:
-        super().__init__(schema, extra_predictions=extra_predictions)
+        super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
         self._pairs: dict[str, _Pair] = {}
         self._candidate_started = False
         self._ignored_by_system = {InputKind.BASELINE: 0, InputKind.CANDIDATE: 0}
@@ -235,8 +241,55 @@ class PairedScorer(Scorer):
             by_field=by_field,
             by_field_type=by_type,
             ignored_prediction_count=ignored,
-            plugins=self.partial().plugin_stamps(),  # both systems: one plugin set
+            plugins=self.counts_partial(with_strata=False).plugin_stamps(),  # one plugin set
+            by_stratum=self._stratum_slices(),
         )
+
+    def _stratum_slices(self) -> dict[str, PairedSliceTally]:
+        # Each stratum's pooled paired slice, from its rows' (baseline, candidate) classes.
+        if self._strata is None:
+            return {}
+        coding = self._coding
+        shift, bits = coding.pair_shift, coding.row_bits
+        low = (1 << shift) - 1
+        layout = self._plugins.layout
+        groups = {field_id: state.group for field_id, state in sorted(self._fields.items())}
+        metrics = slice_metric_names(groups.values(), overall=True)
+        fields = [
+            (field_id, (group, self._rows(field_id, "pair"), _known))
+            for field_id, group in groups.items()
+        ]
+        out: dict[str, PairedSliceTally] = {}
+        for name, members in split_fields(self._strata, fields):
+            both = [(group, cast("dict[str, int]", rows)) for _, (group, rows, _) in members]
+            sides = []
+            for candidate in (False, True):
+                own = [
+                    (group, {c: r >> shift if candidate else r & low for c, r in rows.items()})
+                    for group, rows in both
+                ]
+                sums = pooled_sums([(g, rows, _known) for g, rows in own], coding).get(OVERALL, {})
+                counted = [(group, dict(Counter(rows.values()))) for group, rows in own]
+                sides.append(class_slice(counted, coding, metrics, sums))
+            pairs: Counter[tuple[int, int]] = Counter()
+            for _, rows in both:
+                for row in rows.values():
+                    pairs[row & low & bits, row >> shift & bits] += 1
+            paired = {
+                metric: _paired_binomial(pairs, metric, layout)
+                for metric in sides[0].metrics
+                if metric in PAIRED_METRICS
+            }
+            paired_sums = paired_pooled_sums(
+                [field for _, field in members], coding, PAIRED_METRICS
+            ).get(OVERALL, {})
+            out[name] = PairedSliceTally(
+                baseline=sides[0],
+                candidate=sides[1],
+                paired=paired,
+                clusters={metric: paired_sums.get(metric, _NO_PAIRS) for metric in paired},
+            )
+        return out
 
     def _field_classes(self, side: Side) -> list[FieldClasses]:
         """Each field's rows as (case id -> class) of one system, or of the pair."""
@@ -333,6 +386,7 @@ def compare(
     schema: Schema | Mapping[str, object] | None = None,
     extra_predictions: ExtraPredictions = "error",
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | None = None,
 ) -> Comparison:
     """Compare two systems' predictions on the same gold, paired row by row.
 
@@ -354,6 +408,8 @@ def compare(
             gold; ``"ignore"`` skips it and counts it in the comparison's
             ``ignored_prediction_count`` (one count per system).
         confidence: The level of every interval: 0.9, 0.95 (default) or 0.99.
+        strata: Each case's declared strata, as for :func:`chartscore.score`: the
+            comparison gains each stratum's pooled paired slice (``by_stratum``).
 
     Returns:
         The value-free :class:`~chartscore.comparison.Comparison`.
@@ -373,7 +429,9 @@ def compare(
     """
     confidence_option(confidence)
     scorer = PairedScorer(
-        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+        None if schema is None else to_schema(schema),
+        extra_predictions=extra_predictions,
+        strata=strata,
     )
     with collector_paused():
         for row in guarded(gold, GoldField, InputKind.GOLD):

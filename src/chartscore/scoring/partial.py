@@ -46,8 +46,9 @@ from chartscore.scoring.agreement import (
     Key,
 )
 from chartscore.scoring.case_classes import CaseClasses
-from chartscore.scoring.clusters import OVERALL, merge_sums
+from chartscore.scoring.clusters import OVERALL, Group, RowCoding, merge_sums
 from chartscore.scoring.plugin_judges import PluginSet
+from chartscore.scoring.strata import StrataParts, stratum_slices
 from chartscore.tally import (
     COUNT_NAMES,
     LABEL_METRICS,
@@ -475,9 +476,11 @@ class PartialTally:
             holds every row of its cases (the Dask engine partitions by case),
             so the sums of partitions add.
         plugins: The run's plugin layout (value-free), or None without plugins.
+        strata: The stratum slices' counts (:class:`~chartscore.scoring.strata.StrataParts`),
+            or None without a strata file.
     """
 
-    __slots__ = ("cases", "clusters", "fields", "ignored_predictions", "plugins")
+    __slots__ = ("cases", "clusters", "fields", "ignored_predictions", "plugins", "strata")
 
     def __init__(
         self,
@@ -487,7 +490,9 @@ class PartialTally:
         *,
         clusters: Mapping[str, Mapping[str, ClusterSums]] | None = None,
         plugins: PluginLayout | None = None,
+        strata: StrataParts | None = None,
     ) -> None:
+        self.strata = strata
         self.fields: dict[str, FieldCounts] = dict(fields or {})
         self.ignored_predictions = ignored_predictions
         self.cases = cases
@@ -525,7 +530,16 @@ class PartialTally:
             raise ValueError("cannot merge a case-tracking partial with one that is not")
         plugins = self.plugins if self.fields else other.plugins
         clusters = merge_sums(self.clusters, other.clusters)
-        return PartialTally(fields, ignored, cases, clusters=clusters, plugins=plugins)
+        strata = self.strata
+        if self.strata is not None and other.strata is not None:
+            strata = self.strata.merge(other.strata)
+        elif self.strata is not None or other.strata is not None:
+            if self.fields and other.fields:
+                raise ValueError("cannot merge a stratified partial with one that is not")
+            strata = self.strata if self.fields else other.strata
+        return PartialTally(
+            fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
+        )
 
     def tally(self, rules: RuleBook | None = None) -> Tally:
         """Reduce everything to value-free counts: the boundary of the private data.
@@ -550,13 +564,33 @@ class PartialTally:
         overall = pool(
             by_field.values(), keep_type_metrics=False, clusters=self.clusters.get(OVERALL, {})
         )
+        by_stratum: dict[str, SliceTally] = {}
+        by_stratum_type: dict[str, dict[str, SliceTally]] = {}
+        if self.strata is not None:
+            by_stratum, by_stratum_type = stratum_slices(
+                self.strata, self.groups(rules), RowCoding(self.plugins)
+            )
         return Tally(
             overall=overall,
             by_field=by_field,
             by_field_type=by_type,
             ignored_prediction_count=self.ignored_predictions,
             plugins=self.plugin_stamps(),
+            by_stratum=by_stratum,
+            by_stratum_field_type=by_stratum_type,
+            sampling={} if self.strata is None else dict(self.strata.fractions),
         )
+
+    def groups(self, rules: RuleBook) -> dict[str, Group]:
+        """Each field's place in the pooled slices: its type and the extra metrics it reports."""
+        found: dict[str, Group] = {}
+        for field_id in sorted(self.fields):
+            counts = self.fields[field_id]
+            extra = rules.rule(counts.field_type, counts.spec).extra_metrics
+            if self.plugins is not None and counts.spec is not None and counts.spec.plugins:
+                extra = extra + self.plugins.metric_names_of(counts.spec.plugins)
+            found[field_id] = (counts.field_type.value, extra)
+        return found
 
     def plugin_stamps(self) -> tuple[PluginStamp, ...]:
         """The stamps of the plugins the fields of this partial name, sorted by name."""

@@ -21,6 +21,7 @@ JSON rules as every saved document) and every count is checked.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from decimal import Decimal
@@ -36,12 +37,14 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field
 from chartscore.magnitude import exact_decimal, parse_exact_decimal
 from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
 from chartscore.records.schema import FieldSpec, Schema
+from chartscore.records.strata import stratum_name
 from chartscore.report import FIELD_TYPE_NAMES, read_scorer
 from chartscore.scoring.agreement import ANSWERABLE, ANSWERED
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL
 from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally
 from chartscore.scoring.scorer import EXTRA_PREDICTIONS
+from chartscore.scoring.strata import StrataParts
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
@@ -57,7 +60,8 @@ _TOP_KEYS: Final = (
     "clusters",
     "cases",
 )
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins")
+_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins", "strata")
+_ROW_CLASS: Final = re.compile(r"0|[1-9][0-9]{0,299}")  # a row class, as decimal text
 _FIELD_KEYS: Final = (
     "field_type",
     "answerable",
@@ -208,12 +212,39 @@ def partial_document(
     }
     if partial.ignored_predictions is not None:
         document["ignored_prediction_count"] = partial.ignored_predictions
+    if partial.strata is not None:
+        document["strata"] = _strata_document(partial.strata)
     if partial.plugins is not None:
         document["plugins"] = {
             "stamps": stamps_to_dict(partial.plugins.stamps),
             "references": [list(pair) for pair in partial.plugins.references],
         }
     return document
+
+
+def _sums_document(metrics: Mapping[str, ClusterSums]) -> dict[str, list[int | None]]:
+    return {
+        metric: [sums.cases, sums.sum_yy, sums.sum_ym, sums.sum_mm]
+        for metric, sums in sorted(metrics.items())
+    }
+
+
+def _strata_document(strata: StrataParts) -> dict[str, object]:
+    # Per stratum: each field's row classes (decimal text: they can pass 2**53) with their
+    # rows, and the per-case sums of its pooled slices. Declared names and counts only.
+    return {
+        "classes": {
+            name: {
+                field_id: [[str(row), rows] for row, rows in sorted(counted.items())]
+                for field_id, counted in sorted(strata.classes[name].items())
+            }
+            for name in sorted(strata.classes)
+        },
+        "clusters": {
+            name: {key: _sums_document(sums) for key, sums in sorted(part.items())}
+            for name, part in sorted(strata.clusters.items())
+        },
+    }
 
 
 def partial_json(partial: PartialTally, schema: Schema | None, *, extra_predictions: str) -> str:
@@ -325,8 +356,54 @@ def _read_document(document: Mapping[str, object]) -> SitePartial:
     fields = {field_id: _field(field_id, raw, schema) for field_id, raw in fields_raw.items()}
     clusters = _clusters(data["clusters"])
     cases = _cases(data["cases"], fields)
-    partial = PartialTally(fields, ignored, cases, clusters=clusters, plugins=plugins)
+    strata = None
+    if "strata" in data:
+        if schema is None or not schema.strata:
+            _refuse()
+        strata = _read_strata(data["strata"], schema, fields)
+    partial = PartialTally(
+        fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
+    )
     return SitePartial(partial, schema, extra, version)
+
+
+def _read_strata(value: object, schema: Schema, fields: Mapping[str, FieldCounts]) -> StrataParts:
+    # Every declared stratum, fields of the partial only, and for each key its strata's rows
+    # adding up to each field's rows.
+    data = _strict_json.members(value, ("classes", "clusters"))
+    declared = schema.strata
+    names = [stratum_name(key, label) for key, labels in declared for label in labels]
+    listed = _strict_json.mapping(data["classes"])
+    sums = _strict_json.mapping(data["clusters"])
+    if set(listed) != set(names) or set(sums) != set(names):
+        _refuse()
+    classes: dict[str, dict[str, dict[int, int]]] = {}
+    for name in names:
+        part = _strict_json.mapping(listed[name])
+        classes[name] = {}
+        for field_id, rows in part.items():
+            if field_id not in fields or type(rows) is not list or not rows:
+                _refuse()
+            counted: dict[int, int] = {}
+            for entry in rows:
+                if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
+                    _refuse()
+                if _ROW_CLASS.fullmatch(entry[0]) is None or _count(entry[1]) == 0:
+                    _refuse()
+                counted[int(entry[0])] = entry[1]
+            if len(counted) != len(rows):
+                _refuse()
+            classes[name][field_id] = counted
+    for key, labels in declared:
+        for field_id, counts in fields.items():
+            total = sum(
+                sum(classes[stratum_name(key, label)].get(field_id, {}).values())
+                for label in labels
+            )
+            if total != counts.field_count:
+                _refuse()
+    clusters = {name: _clusters(sums[name]) for name in names}
+    return StrataParts(declared, classes, clusters, schema.sampling_fractions())
 
 
 def _schema(value: object) -> Schema:

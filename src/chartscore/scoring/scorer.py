@@ -26,6 +26,7 @@ from chartscore.errors import (
 )
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
+from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.agreement import (
     ANSWERABLE,
@@ -40,6 +41,7 @@ from chartscore.scoring.agreement import (
 from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
 from chartscore.scoring.plugin_judges import PluginSet
+from chartscore.scoring.strata import strata_parts
 from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None
@@ -125,9 +127,18 @@ class Scorer:
     """
 
     def __init__(
-        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+        self,
+        schema: Schema | None = None,
+        *,
+        extra_predictions: ExtraPredictions = "error",
+        strata: CaseStrata | None = None,
     ) -> None:
         ignore_extra = word_option(extra_predictions, EXTRA_PREDICTIONS) == "ignore"
+        if strata is not None and (type(strata) is not CaseStrata or schema is None):
+            raise ChartscoreError(ErrorCode.USAGE)
+        if strata is not None and strata.declared != schema.strata:  # type: ignore[union-attr]
+            raise ChartscoreError(ErrorCode.STRATA_NOT_DECLARED, input=InputKind.SCHEMA)
+        self._strata = strata
         self._schema = schema
         self._plugins = PluginSet(schema)  # loads every plugin the schema names, once
         self._rules = RuleBook(self._plugins)
@@ -243,12 +254,27 @@ class Scorer:
         return sorted(set(self._schema.fields) - set(self._fields))
 
     def partial(self) -> PartialTally:
-        """This scorer's counts as a mergeable partial tally (private: see partial.py)."""
+        """This scorer's counts as a mergeable partial tally (private: see partial.py).
+
+        Raises:
+            ChartscoreError: ``strata_case_missing`` when a strata file was given
+                and lacks a gold case.
+        """
+        return self.counts_partial(with_strata=True)
+
+    def counts_partial(self, *, with_strata: bool) -> PartialTally:
+        """:meth:`partial`, with or without the stratum counts (a paired run counts its own)."""
+        strata = None
+        if with_strata and self._strata is not None:
+            named = [(field_id, self._fields[field_id]) for field_id in sorted(self._fields)]
+            rows = [(name, (state.group, state.cases, state.missing)) for name, state in named]
+            strata = strata_parts(self._strata, rows, self._coding)
         return PartialTally(
             {field_id: state.counts for field_id, state in self._fields.items()},
             self._ignored if self._ignore_extra else None,
             clusters=pooled_sums(self.field_classes(), self._coding),
             plugins=self._plugins.layout,
+            strata=strata,
         )
 
     def field_classes(self) -> list[FieldClasses]:
@@ -450,6 +476,7 @@ def score(
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | None = None,
 ) -> Report:
     """Score predictions against gold, field by field, into a value-free report.
 
@@ -475,6 +502,9 @@ def score(
         confidence: The level of every interval: 0.9, 0.95 (default) or 0.99.
             Pooled slices (overall, field types) carry a case-clustered
             interval beside the Wilson interval (docs/metrics.md).
+        strata: Each case's declared strata (:class:`~chartscore.records.strata.CaseStrata`,
+            from :func:`chartscore.io.load_strata` or ``CaseStrata.from_mapping``):
+            the report gains stratum slices (docs/reports.md, "Stratum slices").
 
     Returns:
         The :class:`Report`; ``report.to_json()`` is canonical JSON.
@@ -500,7 +530,9 @@ def score(
     confidence_option(confidence)
     # Any caller object is read once into a validated Schema (never touched again).
     scorer = Scorer(
-        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+        None if schema is None else to_schema(schema),
+        extra_predictions=extra_predictions,
+        strata=strata,
     )
     with collector_paused():
         feed_records(scorer, gold, predictions, strict_schema=strict_schema)

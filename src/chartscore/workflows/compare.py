@@ -11,9 +11,10 @@ from chartscore.io.hints import explained
 from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
 from chartscore.records.rows import prediction_row
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import ExtraPredictions, collector_paused
-from chartscore.workflows.score import feed_gold, resolve_schema
+from chartscore.workflows.score import feed_gold, resolve_schema, resolve_strata
 
 __all__ = ["compare_files"]
 
@@ -27,6 +28,7 @@ def compare_files(
     progress: Progress | None = None,
     extra_predictions: ExtraPredictions = "error",
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | InputPath | None = None,
 ) -> Comparison:
     """Compare two systems' predictions files on one gold file, paired row by row.
 
@@ -45,6 +47,9 @@ def compare_files(
             :func:`chartscore.compare` (each system's skipped predictions are
             counted apart).
         confidence: The level of every interval: 0.9, 0.95 (default) or 0.99.
+        strata: A strata file (or its :class:`CaseStrata`), as for
+            :func:`chartscore.score_files`: the comparison gains each stratum's
+            pooled paired slice (``by_stratum``).
 
     Raises:
         ChartscoreError: any reading, record, join or schema code, located by
@@ -64,7 +69,10 @@ def compare_files(
     ]
     if sum(isinstance(where, StandardInput) for where in wheres) > 1:
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
-    scorer = PairedScorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    resolved = resolve_schema(schema)
+    scorer = PairedScorer(
+        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
+    )
     failure: ChartscoreError | None = None
     try:
         tally = _compare_streams(scorer, wheres, progress)

@@ -17,12 +17,19 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.partial import PartialTally, merge_all
 from chartscore.scoring.partial_document import SitePartial, partial_json, read_partial
 from chartscore.scoring.scorer import ExtraPredictions, collector_paused
-from chartscore.workflows.score import Progress, check_file_options, feed_files, resolve_schema
+from chartscore.workflows.score import (
+    Progress,
+    check_file_options,
+    feed_files,
+    resolve_schema,
+    resolve_strata,
+)
 
 __all__ = ["merge_partial_files", "merge_partials", "partial_paths", "score_with_partial"]
 
@@ -37,6 +44,7 @@ def score_with_partial(
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | InputPath | None = None,
 ) -> tuple[Report, str]:
     """Score two files as :func:`chartscore.score_files` does; also return the site's partial.
 
@@ -52,7 +60,9 @@ def score_with_partial(
     check_file_options(progress, parallel, extra_predictions, strict_schema)
     confidence_option(confidence)
     resolved = resolve_schema(schema)
-    scorer = CaseTrackingScorer(resolved, extra_predictions=extra_predictions)
+    scorer = CaseTrackingScorer(
+        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
+    )
     feed_files(
         scorer, gold, predictions, progress=progress, parallel=parallel, strict_schema=strict_schema
     )

@@ -25,8 +25,10 @@ from chartscore.io.inputs import (
 from chartscore.io.jsonl import ByteReader
 from chartscore.io.parallel import PredictionReader
 from chartscore.io.schema_file import load_schema
+from chartscore.io.strata_file import load_strata
 from chartscore.records.rows import gold_row, prediction_row
 from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.scorer import (
     ExtraPredictions,
@@ -43,6 +45,7 @@ __all__ = [
     "feed_gold",
     "feed_predictions",
     "resolve_schema",
+    "resolve_strata",
     "score_files",
 ]
 
@@ -81,6 +84,7 @@ def score_files(
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | InputPath | None = None,
 ) -> Report:
     """Score a predictions JSON Lines file against a gold JSON Lines file.
 
@@ -103,9 +107,13 @@ def score_files(
         strict_schema: Refuse schema field ids no gold row uses, as for
             :func:`chartscore.score`.
         confidence: The level of every interval, as for :func:`chartscore.score`.
+        strata: A strata file's path (or its :class:`CaseStrata`): the report
+            gains stratum slices (docs/reports.md, "Stratum slices"); the
+            schema must declare the strata.
 
     Raises:
-        ChartscoreError: any reading, record, join or schema code, located by
+        ChartscoreError: any reading, record, join or schema code, a strata
+            code (docs/errors.md, "Strata"), located by
             input and line, never by path or content; ``invalid_path`` for a
             path that is not a ``str`` or ``os.PathLike`` (or whose
             ``__fspath__`` fails), or :data:`~chartscore.io.STDIN` given twice;
@@ -117,7 +125,10 @@ def score_files(
     """
     check_file_options(progress, parallel, extra_predictions, strict_schema)
     confidence_option(confidence)
-    scorer = Scorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    resolved = resolve_schema(schema)
+    scorer = Scorer(
+        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
+    )
     feed_files(
         scorer,
         gold,
@@ -147,6 +158,15 @@ def resolve_schema(schema: Schema | InputPath | None) -> Schema | None:
     if schema is not None and not _is_schema(schema):
         return load_schema(schema)  # type: ignore[arg-type]
     return schema  # type: ignore[return-value]
+
+
+def resolve_strata(
+    strata: CaseStrata | InputPath | None, schema: Schema | None
+) -> CaseStrata | None:
+    """A :class:`CaseStrata` as given, or read from its path against ``schema``."""
+    if strata is None or type(strata) is CaseStrata:
+        return strata
+    return load_strata(strata, schema)  # type: ignore[arg-type]
 
 
 def feed_files(

@@ -24,6 +24,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, callback_option
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
+from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
@@ -35,7 +36,13 @@ from chartscore.scoring.scorer import (
     feed_records,
 )
 from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
-from chartscore.workflows.score import Progress, check_file_options, feed_files, resolve_schema
+from chartscore.workflows.score import (
+    Progress,
+    check_file_options,
+    feed_files,
+    resolve_schema,
+    resolve_strata,
+)
 
 __all__ = ["DEFAULT_MIN_CELL", "share", "share_files", "share_partial_files", "share_partials"]
 
@@ -101,6 +108,7 @@ def share_files(
     strict_schema: bool = False,
     suppressing: Callable[[], None] | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
+    strata: CaseStrata | InputPath | None = None,
 ) -> SharedReport:
     """Score two JSON Lines files as :func:`chartscore.score_files` does, and share.
 
@@ -117,6 +125,9 @@ def share_files(
             starts (which can take minutes with hundreds of fields): the
             command line says so on a terminal.
         confidence: As for :func:`chartscore.score`.
+        strata: As for :func:`chartscore.score_files`: the file is checked, but
+            the stratum slices are withheld from the shared report (disclosure
+            control does not model them yet; docs/disclosure.md).
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
@@ -127,7 +138,10 @@ def share_files(
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
-    scorer = CaseTrackingScorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    resolved = resolve_schema(schema)
+    scorer = CaseTrackingScorer(
+        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
+    )
     feed_files(
         scorer,
         gold,
