@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from hypothesis import settings
 
 # No timing assertions anywhere in the suite (speed is judged by benchmarks/run.py,
@@ -14,3 +16,11 @@ from hypothesis import settings
 settings.register_profile("chartscore", deadline=None, max_examples=25)
 settings.register_profile("thorough", deadline=None, max_examples=100)
 settings.load_profile("chartscore")
+
+# The signal tests send SIGINT and SIGHUP to the runs they start, as a terminal would. A runner
+# started in the background of a script (SIGINT ignored) or under nohup (SIGHUP ignored) passes
+# those dispositions on, and chartscore rightly keeps an ignored signal ignored; so the suite
+# gives its runs the terminal's defaults.
+for _number in (signal.SIGINT, signal.SIGHUP):
+    if signal.getsignal(_number) == signal.SIG_IGN:
+        signal.signal(_number, signal.SIG_DFL)
