@@ -47,6 +47,7 @@ restriction that can prove a quantity protected, never the opposite.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Final
 
@@ -147,21 +148,39 @@ class _Problem:
         values = np.asarray(self.exact @ x.astype(np.int64)).reshape(-1)
         return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
 
-    def solve(self, c: np.ndarray, counter: list[int], *, warm: bool = True) -> np.ndarray:
+    def solve(
+        self,
+        c: np.ndarray,
+        counter: list[int],
+        *,
+        warm: bool = True,
+        incumbent: np.ndarray | None = None,
+    ) -> np.ndarray:
         """An optimal integer point for ``min c x``.
 
         ``warm``: try the loaded LP relaxation first (fast); without it, the LP is
         solved afresh by ``milp``, whose vertex is the reproducible first witness
-        a suppression run is seeded with.
+        a suppression run is seeded with. ``incumbent``: a known integer point of
+        this problem (a witness); when the LP's bound, rounded up (the objective
+        is integral), already reaches its value, it is optimal and no branch and
+        bound is needed.
 
         Raises:
             Inconsistent: no integer point satisfies the rows.
             Unresolved: the solver stopped short of a proven optimum.
         """
         counter[0] += 1
-        point = self._warm_relaxed(c) if warm and FAST_PATHS else self._relaxed(c)
+        bound: float | None = None
+        if warm and FAST_PATHS:
+            point, bound = self._warm_relaxed(c)
+        else:
+            point = self._relaxed(c)
         if point is not None:
             return point
+        if bound is not None and incumbent is not None and self.check(incumbent):
+            reached = int(np.rint(c @ incumbent))
+            if reached <= math.ceil(bound - 1e-6 * (1 + abs(bound))):
+                return incumbent.copy()
         counter[1] += 1
         result = milp(
             c,
@@ -177,8 +196,12 @@ class _Problem:
         point = np.rint(result.x).astype(np.int64)
         if not self.check(point):
             raise Unresolved
-        bound = result.get("mip_dual_bound")
-        if bound is not None and np.isfinite(bound) and bound < float(c @ point) - 0.5:
+        dual_bound = result.get("mip_dual_bound")
+        if (
+            dual_bound is not None
+            and np.isfinite(dual_bound)
+            and dual_bound < float(c @ point) - 0.5
+        ):
             raise Unresolved
         return point
 
@@ -221,19 +244,20 @@ class _Problem:
             return None
         return point
 
-    def _warm_relaxed(self, c: np.ndarray) -> np.ndarray | None:
-        # The loaded LP, warm; ``milp``'s LP when HiGHS cannot be used directly.
+    def _warm_relaxed(self, c: np.ndarray) -> tuple[np.ndarray | None, float | None]:
+        # The loaded LP, warm (``milp``'s LP when HiGHS cannot be used directly): its
+        # optimum when integral, and its optimal value (a lower bound) when known.
         warm = self._warm_lp()
         if warm is None:
-            return self._relaxed(c)
+            return self._relaxed(c), None
         status, x, value = warm.minimize(c)
         if status == INFEASIBLE:
             raise Inconsistent
         if status == UNBOUNDED:
             raise Unresolved  # feasible (or not) with no finite optimum: nothing to settle
         if status != OPTIMAL or x is None:
-            return self._relaxed(c)
-        return self._integral(c, x, value)
+            return self._relaxed(c), None
+        return self._integral(c, x, value), value
 
     def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
         # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
@@ -778,7 +802,9 @@ class RangeSolver:
                 for column, weight in objective.items():
                     c[column] = weight
                 if len(component.witnesses) < _MAX_WITNESSES:
-                    component.witnesses.append(component.problem.solve(c, self.counts))
+                    known = component.witnesses[self._best_index(component, objective)]
+                    point = component.problem.solve(c, self.counts, incumbent=known)
+                    component.witnesses.append(point)
 
     def point(self) -> np.ndarray:
         """A feasible point in the model's own variables (a seed for a wider solver)."""
@@ -864,7 +890,8 @@ class RangeSolver:
         c = np.zeros(component.width)
         for column, weight in objective.items():
             c[column] = weight
-        point = component.problem.solve(c, self.counts)
+        known = component.witnesses[self._best_index(component, objective)]
+        point = component.problem.solve(c, self.counts, incumbent=known)
         if len(component.witnesses) < _MAX_WITNESSES:
             component.witnesses.append(point)
         return int(sum(a * int(point[col]) for col, a in objective.items()))
@@ -899,6 +926,15 @@ class RangeSolver:
             if len(component.witnesses) < _MAX_WITNESSES:
                 component.witnesses.append(point)
 
+    def _known(
+        self, index: int, objective: Mapping[int, int], columns: list[int]
+    ) -> np.ndarray | None:
+        # The best witness for ``objective``, on ``columns`` (a point of any relaxation).
+        component = self.components[index]
+        if not component.witnesses:
+            return None
+        return component.witnesses[self._best_index(component, objective)][columns]
+
     def _block_minimum(self, index: int, block: int, objective: Mapping[int, int]) -> int | None:
         # The minimum over the block alone (its own rows); None: unbounded below.
         key = (index, block, tuple(sorted(objective.items())), False)
@@ -913,8 +949,9 @@ class RangeSolver:
             c = np.zeros(problem.width)
             for i, a in local.items():
                 c[i] = a
+            known = self._known(index, objective, columns)
             try:
-                point = problem.solve(c, self.counts)
+                point = problem.solve(c, self.counts, incumbent=known)
                 result = int(sum(a * int(point[i]) for i, a in local.items()))
             except Unresolved:  # unbounded within the block alone: no finite bound
                 result = None
@@ -1029,9 +1066,10 @@ class RangeSolver:
         it bounds nothing and the caller falls back to a larger problem.
         """
         columns, problem = self._area_problem(index, area, kind)
+        known = self._known(index, objective, columns)
         bound: int | None = None
         try:
-            bound = self._solve_area(columns, problem, objective)[0]
+            bound = self._solve_area(columns, problem, objective, known)[0]
         except Unresolved:
             bound = None
         return bound
@@ -1045,7 +1083,8 @@ class RangeSolver:
         """
         component = self.components[index]
         columns, problem = self._area_problem(index, area, "restricted", base)
-        value, local_point = self._solve_area(columns, problem, objective)
+        known = component.witnesses[base][columns]
+        value, local_point = self._solve_area(columns, problem, objective, known)
         point = component.witnesses[base].copy()
         point[columns] = local_point
         if not component.problem.check(point):
@@ -1053,14 +1092,18 @@ class RangeSolver:
         return value, point
 
     def _solve_area(
-        self, columns: list[int], problem: _Problem, objective: Mapping[int, int]
+        self,
+        columns: list[int],
+        problem: _Problem,
+        objective: Mapping[int, int],
+        known: np.ndarray | None,
     ) -> tuple[int, np.ndarray]:
-        # Minimize over an area's columns.
+        # Minimize over an area's columns; ``known``: a witness's values there.
         where = {c: i for i, c in enumerate(columns)}
         c = np.zeros(len(columns))
         for column, weight in objective.items():
             c[where[column]] = weight
-        point = problem.solve(c, self.counts)
+        point = problem.solve(c, self.counts, incumbent=known)
         value = sum(weight * int(point[where[col]]) for col, weight in objective.items())
         return value, point
 
@@ -1281,6 +1324,7 @@ class LocalCheck:
                 lower.append(0)
                 upper.append(None)
         problem = _Problem(len(columns), matrix, lower, upper)
+        known = self.seed[columns]  # a table of this restriction when the seed fits the rule
         small = 1 <= value < min_cell
         counts = [0, 0]
         settled = True
@@ -1291,7 +1335,7 @@ class LocalCheck:
             failed = False
             point: np.ndarray | None = None
             try:
-                point = problem.solve(c, counts)
+                point = problem.solve(c, counts, incumbent=known)
             except (Unresolved, Inconsistent):
                 failed = True
             if failed or point is None:
