@@ -1151,7 +1151,8 @@ class LocalCheck:
         for row in model.inequalities:
             self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
         self.field_ids = list(model.layouts)
-        self._split: dict[Form, tuple[dict[int, Row], dict[int, int]]] = {}
+        self._split: dict[Form, tuple[dict[int, Row], dict[int, int], int]] = {}
+        self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
         self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
@@ -1216,8 +1217,9 @@ class LocalCheck:
             for area in areas[:-1]
         )
 
-    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int]]:
-        # A form split by field: each field's part and the seed's value of that part.
+    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:
+        # A form split by field: each field's part, the seed's value of each part, and
+        # the seed's value of the whole form.
         if form not in self._split:
             parts: dict[int, Row] = {}
             values: dict[int, int] = {}
@@ -1225,8 +1227,25 @@ class LocalCheck:
                 field = int(self.owner[variable])
                 parts.setdefault(field, {})[variable] = coefficient
                 values[field] = values.get(field, 0) + coefficient * int(self.seed[variable])
-            self._split[form] = (parts, values)
+            self._split[form] = (parts, values, sum(values.values()))
         return self._split[form]
+
+    def _area_rows(self, fields: tuple[int, ...]) -> list[tuple[Key, dict[int, Row], int, int]]:
+        """Every number touching the area, once, in order: its key, its parts by field,
+        the seed's value outside the area, and the seed's value of the whole."""
+        if fields not in self._touching_area:
+            seen: set[Key] = set()
+            out: list[tuple[Key, dict[int, Row], int, int]] = []
+            for field in fields:
+                for key in self.touching.get(field, []):
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    parts, values, total = self._part(self.model.quantities[key].form)
+                    inside = sum(values.get(f, 0) for f in fields)
+                    out.append((key, parts, total - inside, total))
+            self._touching_area[fields] = out
+        return self._touching_area[fields]
 
     def _certified(
         self,
@@ -1245,35 +1264,33 @@ class LocalCheck:
         columns = [v for f in fields for v in self.variables[f]]
         if not columns or len(columns) > self.max_width:
             return False, False
-        area = set(fields)
+        area = tuple(fields)
         # The published rows touching the area, and the rule's rows: each one's part
         # inside the area, and its bound less the seed's part outside.
-        rows: list[tuple[Form, int, bool]] = []
-        seen: set[Key] = set()
+        names: list[object] = []  # what identifies each row (a key, or a rule's form)
+        rows: list[tuple[dict[int, Row], int, bool]] = []
         seed_feasible = True  # whether the seed is a table of this restriction
-        for field in fields:
-            for key in self.touching.get(field, []):
-                if key in seen or key not in published:
-                    continue
-                seen.add(key)
-                quantity_form = self.model.quantities[key].form
-                parts, values = self._part(quantity_form)
-                outside = sum(v for f, v in values.items() if f not in area)
-                rows.append((quantity_form, published[key] - outside, True))
-                if sum(values.values()) != published[key]:
-                    seed_feasible = False
+        for key, parts, outside, total in self._area_rows(area):
+            shown = published.get(key)
+            if shown is None:
+                continue
+            names.append(key)
+            rows.append((parts, shown - outside, True))
+            if total != shown:
+                seed_feasible = False
         for knowledge_row, bound in knowledge:
-            parts, values = self._part(knowledge_row)
-            outside = sum(v for f, v in values.items() if f not in area)
-            if not area & parts.keys():
+            parts, values, total = self._part(knowledge_row)
+            inside = [values[f] for f in fields if f in parts]
+            outside = total - sum(inside)
+            if not inside:
                 if outside < bound:
                     return False, True  # no table of this restriction fits the rule
                 continue
-            rows.append((knowledge_row, bound - outside, False))
-            if sum(values.values()) < bound:
+            names.append(knowledge_row)
+            rows.append((parts, bound - outside, False))
+            if total < bound:
                 seed_feasible = False
         small = 1 <= value < min_cell
-        _, form_values = self._part(form)
         seed_feasible = seed_feasible and all(
             sum(c * int(self.seed[v]) for v, c in inequality) >= 0
             for field in fields
@@ -1281,12 +1298,19 @@ class LocalCheck:
         )
         if fast and seed_feasible and all(c >= 0 for _, c in form):
             # The seed is a table of this restriction: its value bounds the minimum.
-            at_seed = sum(form_values.values())
+            at_seed = self._part(form)[2]
             if (small and at_seed == 0) or (not small and at_seed < value):
                 return True, True
-        signature = (tuple(fields), form, value, min_cell, tuple(rows))
         if not fast:
             return self._solve_area(fields, columns, rows, form, value=value, min_cell=min_cell)
+        signature = (
+            area,
+            form,
+            value,
+            min_cell,
+            tuple(names),
+            tuple((bound, equality) for _, bound, equality in rows),
+        )
         if signature not in self._results:
             self._results[signature] = self._solve_area(
                 fields, columns, rows, form, value=value, min_cell=min_cell
@@ -1297,7 +1321,7 @@ class LocalCheck:
         self,
         fields: list[int],
         columns: list[int],
-        rows: list[tuple[Form, int, bool]],
+        rows: list[tuple[dict[int, Row], int, bool]],
         form: Form,
         *,
         value: int,
@@ -1309,8 +1333,7 @@ class LocalCheck:
         matrix: list[Row] = []
         lower: list[int | None] = []
         upper: list[int | None] = []
-        for row_form, bound, equality in rows:
-            parts, _ = self._part(row_form)
+        for parts, bound, equality in rows:
             inside: Row = {}
             for field in sorted(area & parts.keys()):
                 for variable, coefficient in parts[field].items():

@@ -158,6 +158,10 @@ class _Suppressor:
             if len(identity) == 2:
                 for key in identity:
                     self.twins.setdefault(key, []).extend(identity)
+        # The step price of a number with no twin does not depend on what is hidden.
+        self.solo = {
+            key: (self.weight[key], self.cost[key]) for key in self.cost if key not in self.twins
+        }
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
             # An item count also reaches the classes its rule row bounds (its carriers).
@@ -234,6 +238,7 @@ class _Suppressor:
                 hidden.add(key)
                 todo += self.by_term.get(key, [])
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
+        solo = self.solo
         while todo:
             index = todo.pop()
             alone: Key | None = None
@@ -248,8 +253,19 @@ class _Suppressor:
                 continue
             if alone in proxies and proxies[alone] in hidden:
                 continue  # hidden only for its failures, which its hidden total protects
-            options = [k for k in by_cost[index] if k not in hidden][:_LOOKAHEAD]
-            cheapest = min(options, key=lambda k: self._step_price(k, hidden))
+            cheapest: Key | None = None
+            lowest: tuple[int, tuple[object, ...]] | None = None
+            tried = 0
+            for key in by_cost[index]:
+                if key in hidden:
+                    continue
+                price = solo.get(key) or self._step_price(key, hidden)
+                if lowest is None or price < lowest:
+                    cheapest, lowest = key, price
+                tried += 1
+                if tried == _LOOKAHEAD:
+                    break
+            assert cheapest is not None  # an identity with one hidden term has others
             hidden.add(cheapest)
             todo += self.by_term.get(cheapest, [])
         return hidden
