@@ -36,6 +36,7 @@ import attrs
 
 from chartscore.clustered import z_for
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
+from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import FAILURES, RANGE_SUFFIX, SUCCESS, TOTAL, metric_quantity
 from chartscore.disclosure.shared import Key, Range, RateBound, SharedReport, rate_bound
@@ -81,6 +82,8 @@ STATUSES: Final = (
     BOUND_WIDE,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
+AUDITING: Final = "auditing"
+"""The progress stage of the attack (done: hidden numbers whose range is proven)."""
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 _WHOLE: Final = "published_numbers"
 """The row name of a failure of the report as a whole (inconsistent or unresolved)."""
@@ -399,7 +402,8 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
     found: dict[Key, tuple[int, int | None]] = {}
-    for quantity in hidden:
+    for done, quantity in enumerate(hidden):
+        step(AUDITING, done, len(hidden))
         kind, name, label = quantity.key
         try:
             low, high = _range(solver, quantity, published, found)

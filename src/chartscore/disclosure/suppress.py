@@ -42,8 +42,9 @@ a report that fails.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final
 
 import attrs
@@ -51,6 +52,7 @@ import numpy as np
 
 from chartscore.disclosure.attack import DERIVABLE, audit, proven_ranges, range_failures
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
+from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
@@ -78,6 +80,10 @@ _WEIGHT: Final = (1, 3, 9, 27)
 """The price of hiding one number of each tier: the overall slice weighs most."""
 _CANDIDATES: Final = 40
 """How many linked numbers (cheapest first) are priced for one failing cell."""
+SUPPRESSING: Final = "suppressing"
+"""The progress stage of checking small cells (done: how many are protected so far)."""
+CHOOSING: Final = "choosing complementary cells"
+"""The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
 
@@ -473,6 +479,16 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     return solver
 
 
+def _local_safe(
+    state: _Suppressor, local: LocalCheck, published: Mapping[Key, int], quantity: Quantity
+) -> bool:
+    return state.local_safe(local, quantity, published)
+
+
+def _exactly_safe(state: _Suppressor, solver: RangeSolver, quantity: Quantity) -> bool:
+    return _is_safe(state, quantity, solver)
+
+
 def _is_safe(state: _Suppressor, quantity: Quantity, solver: RangeSolver) -> bool:
     failed = False
     safe = False
@@ -495,13 +511,17 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     """
     local = LocalCheck(state.model, _seed(state))
     pending = list(sensitive)
+    total = len(sensitive)
     while pending:
         published = state.published()
-        pending = [q for q in pending if not state.local_safe(local, q, published)]
+        locally = functools.partial(_local_safe, state, local, published)
+        pending = _unsettled(pending, locally, total)
         if pending:
             solver = _solver(state)
-            pending = [q for q in pending if not _is_safe(state, q, solver)]
-        for quantity in pending:
+            exactly = functools.partial(_exactly_safe, state, solver)
+            pending = _unsettled(pending, exactly, total)
+        for done, quantity in enumerate(pending):
+            step(CHOOSING, done, len(pending))
             published = state.published()
             if state.local_safe(local, quantity, published):
                 continue  # protected by a number hidden for an earlier one
@@ -519,6 +539,21 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                     chosen = key
                     break
             state.hide([chosen])
+
+
+def _unsettled(
+    pending: list[Quantity], safe: Callable[[Quantity], bool], total: int
+) -> list[Quantity]:
+    """The pending quantities ``safe`` does not settle; reports how many of ``total`` are."""
+    kept: list[Quantity] = []
+    settled = total - len(pending)
+    for quantity in pending:
+        if safe(quantity):
+            settled += 1
+        else:
+            kept.append(quantity)
+        step(SUPPRESSING, settled, total)
+    return kept
 
 
 def _seed(state: _Suppressor) -> np.ndarray:
