@@ -49,22 +49,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_array
 
-from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
+from chartscore.disclosure.lp import (
+    INFEASIBLE,
+    OPTIMAL,
+    UNBOUNDED,
+    WarmLP,
+    rowwise,
+    solve_afresh,
+)
 from chartscore.disclosure.model import Form, Key, ReportModel
 
-if TYPE_CHECKING:
-    from scipy.optimize._milp import _OptionsMILP
-else:
-    _OptionsMILP = dict
-
-_MILP_OPTIONS: Final[_OptionsMILP] = {"mip_rel_gap": 0.0, "presolve": True}
-_LP_OPTIONS: Final[_OptionsMILP] = {"presolve": True}
 _MAX_WITNESSES: Final = 64
 """Feasible points kept per component (each one can settle a question without a solve)."""
 _NEIGHBOURHOOD: Final = 12
@@ -93,9 +91,47 @@ class Inconsistent(Exception):  # noqa: N818
 # --- small helpers ------------------------------------------------------------------------
 
 
-def _matrix(rows: Sequence[Mapping[int, int]], width: int, dtype: type) -> csr_array:
-    indptr, indices, data = rowwise(rows)
-    return csr_array((data.astype(dtype), indices, indptr), shape=(len(rows), width))
+class _Result:
+    """One solve from scratch: scipy's status code (0 optimal, 2 infeasible), the point,
+    its value and, for integer programs, the proven bound (as ``milp`` returns them)."""
+
+    def __init__(
+        self, status: int, x: np.ndarray | None, fun: float | None, bound: float | None
+    ) -> None:
+        self.status, self.x, self.fun, self.bound = status, x, fun, bound
+
+
+def _milp(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
+    # scipy's own milp: the fallback when its HiGHS binding cannot be used directly.
+    from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415
+    from scipy.sparse import csr_array  # noqa: PLC0415
+
+    indptr, indices, data = problem.sparse
+    matrix = csr_array(
+        (data.astype(np.float64), indices, indptr), shape=(len(problem.rows), problem.width)
+    )
+    constraints = [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.rows else []
+    result = milp(
+        c,
+        integrality=np.ones(problem.width, dtype=np.int64) if integer else None,
+        bounds=Bounds(0, np.inf),
+        constraints=constraints,
+        options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
+    )
+    x = None if result.x is None else np.asarray(result.x)
+    return _Result(result.status, x, result.fun, result.get("mip_dual_bound"))
+
+
+def _afresh(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
+    """``min c x`` from scratch, as ``milp`` solves it (by its binding when loadable)."""
+    solved = solve_afresh(
+        problem.width, problem.sparse, problem.lower, problem.upper, c, integer=integer
+    )
+    if solved is None:
+        return _milp(problem, c, integer=integer)
+    status, x, fun, bound = solved
+    code = 0 if status == OPTIMAL else 2 if status == INFEASIBLE else 4
+    return _Result(code, x, fun if status == OPTIMAL else None, bound)
 
 
 class _Problem:
@@ -117,27 +153,11 @@ class _Problem:
         self.rows = list(rows)
         self.lower = np.array([-np.inf if v is None else v for v in lower], dtype=float)
         self.upper = np.array([np.inf if v is None else v for v in upper], dtype=float)
-        self._sparse = rowwise(self.rows)
-        indptr, indices, data = self._sparse
-        self.exact = csr_array((data, indices, indptr), shape=(len(self.rows), width))
+        self.sparse = rowwise(self.rows)
         # Exact integer bounds for checking points; the sentinels stand for no bound.
         self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
         self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
-        self._constraints: list[LinearConstraint] | None = None
         self._warm: WarmLP | None = None
-
-    @property
-    def constraints(self) -> list[LinearConstraint]:
-        """The rows as ``milp`` takes them (built on first use)."""
-        if self._constraints is None:
-            indptr, indices, data = self._sparse
-            matrix = csr_array(
-                (data.astype(np.float64), indices, indptr), shape=(len(self.rows), self.width)
-            )
-            self._constraints = (
-                [LinearConstraint(matrix, self.lower, self.upper)] if self.rows else []
-            )
-        return self._constraints
 
     def check(self, x: np.ndarray) -> bool:
         """Whether the integer point ``x`` satisfies every row exactly."""
@@ -145,7 +165,10 @@ class _Problem:
             return False
         if not self.rows:
             return True
-        values = np.asarray(self.exact @ x.astype(np.int64)).reshape(-1)
+        indptr, indices, data = self.sparse
+        running = np.zeros(len(indices) + 1, dtype=np.int64)
+        np.cumsum(data * x.astype(np.int64)[indices], out=running[1:])
+        values = running[indptr[1:]] - running[indptr[:-1]]  # each row's value, exactly
         return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
 
     def solve(
@@ -182,28 +205,22 @@ class _Problem:
             if reached <= math.ceil(bound - 1e-6 * (1 + abs(bound))):
                 return incumbent.copy()
         counter[1] += 1
-        result = milp(
-            c,
-            integrality=np.ones(self.width, dtype=np.int64),
-            bounds=Bounds(0, np.inf),
-            constraints=self.constraints,
-            options=_MILP_OPTIONS,
-        )
+        result = _afresh(self, c, integer=True)
         if result.status == 2:
             raise Inconsistent
         if result.status != 0 or result.x is None:
             raise Unresolved
-        point = np.rint(result.x).astype(np.int64)
-        if not self.check(point):
+        found: np.ndarray = np.rint(result.x).astype(np.int64)
+        if not self.check(found):
             raise Unresolved
-        dual_bound = result.get("mip_dual_bound")
+        dual_bound = result.bound
         if (
             dual_bound is not None
             and np.isfinite(dual_bound)
-            and dual_bound < float(c @ point) - 0.5
+            and dual_bound < float(c @ found) - 0.5
         ):
             raise Unresolved
-        return point
+        return found
 
     def lp_minimum(self, c: np.ndarray) -> float | None:
         """The LP relaxation's optimal value (None: unbounded or not settled).
@@ -220,9 +237,7 @@ class _Problem:
                 return value
             if status == UNBOUNDED:
                 return None
-        result = milp(
-            c, bounds=Bounds(0, np.inf), constraints=self.constraints, options=_LP_OPTIONS
-        )
+        result = _afresh(self, c, integer=False)
         if result.status == 2:
             raise Inconsistent
         if result.status != 0 or result.fun is None:
@@ -231,7 +246,7 @@ class _Problem:
 
     def _warm_lp(self) -> WarmLP | None:
         if self._warm is None:
-            self._warm = WarmLP(self.width, self._sparse, self.lower, self.upper)
+            self._warm = WarmLP(self.width, self.sparse, self.lower, self.upper)
         return self._warm if self._warm.available else None
 
     def _integral(self, c: np.ndarray, x: np.ndarray, value: float) -> np.ndarray | None:
@@ -261,14 +276,12 @@ class _Problem:
 
     def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
         # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
-        result = milp(
-            c, bounds=Bounds(0, np.inf), constraints=self.constraints, options=_LP_OPTIONS
-        )
+        result = _afresh(self, c, integer=False)
         if result.status == 2:
             raise Inconsistent
-        if result.status != 0 or result.x is None:
+        if result.status != 0 or result.x is None or result.fun is None:
             return None
-        return self._integral(c, np.asarray(result.x), result.fun)
+        return self._integral(c, result.x, result.fun)
 
 
 class _Component:
