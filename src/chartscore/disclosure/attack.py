@@ -37,7 +37,16 @@ import attrs
 from chartscore.clustered import z_for
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
-from chartscore.disclosure.rule import FAILURES, RANGE_SUFFIX, SUCCESS, TOTAL, metric_quantity
+from chartscore.disclosure.rule import (
+    FAILURES,
+    RANGE_SUFFIX,
+    SLICE_KINDS,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
+    SUCCESS,
+    TOTAL,
+    metric_quantity,
+)
 from chartscore.disclosure.shared import Key, Range, RateBound, SharedReport, rate_bound
 from chartscore.stats import wilson_interval
 
@@ -85,6 +94,7 @@ _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 _WHOLE: Final = "published_numbers"
 """The row name of a failure of the report as a whole (inconsistent or unresolved)."""
 _INTERVAL_TOLERANCE: Final = 1e-9
+_WORDS: Final = {"field": "field", STRATUM: "stratum", STRATUM_FIELD_TYPE: "stratum"}
 
 
 @attrs.frozen
@@ -92,8 +102,10 @@ class AuditRow:
     """One line of the audit: a hidden number's proven range, or a failure.
 
     Attributes:
-        slice_kind: ``overall``, ``field`` or ``field_type``.
-        slice_name: The field id or type name (``""`` for overall).
+        slice_kind: ``overall``, ``field``, ``field_type``, ``stratum`` or
+            ``stratum_field_type``.
+        slice_name: The field id, type name, ``site=A`` or ``site=A/date``
+            (``""`` for overall).
         name: The quantity, e.g. ``missing_count``,
             ``exact_agreement.failures``, ``kappa.pairs``, ``kappa.value``.
         lo: The smallest value an outsider can prove, or None when not a range.
@@ -113,7 +125,7 @@ class AuditRow:
         """The slice as people read it: ``overall``, ``field dx.onset``, ``type number``."""
         if self.slice_kind == "overall":
             return "overall"
-        word = "field" if self.slice_kind == "field" else "type"
+        word = _WORDS.get(self.slice_kind, "type")
         return f"{word} {self.slice_name}"
 
     @property
@@ -224,7 +236,7 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
             yield AuditRow(kind, name, "kappa.value", None, None, INCONSISTENT)
 
 
-_RANK: Final = {kind: i for i, kind in enumerate(("overall", "field", "field_type"))}
+_RANK: Final = {kind: i for i, kind in enumerate(SLICE_KINDS)}
 
 
 def _order(model: ReportModel) -> list[Quantity]:

@@ -58,6 +58,8 @@ from chartscore.disclosure.rule import (
     KAPPA_TYPES,
     PAIRS,
     SLICE_KINDS,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
     SUCCESS,
     metric_quantity,
 )
@@ -118,8 +120,10 @@ def _invalid_sensitivity() -> ChartscoreError:
 
 def _tier(key: Key) -> int:
     kind, _, quantity = key
-    if kind == "field_type":
+    if kind in ("field_type", STRATUM_FIELD_TYPE):
         return 0
+    if kind == STRATUM:
+        return 1
     if kind == "overall":
         return 3
     metric = quantity.split(".", 1)[0]
@@ -200,6 +204,28 @@ class _Suppressor:
                 types = [p for p in types if p in model.quantities]
                 if types and self._sums((kind, name, quantity), types):
                     out.append(((kind, name, quantity), *types))
+            for parts in self._stratum_parts(kind, name, quantity, type_names):
+                parts = [p for p in parts if p in model.quantities]
+                if parts and self._sums((kind, name, quantity), parts):
+                    out.append(((kind, name, quantity), *parts))
+        return out
+
+    def _stratum_parts(
+        self, kind: str, name: str, quantity: str, type_names: list[str]
+    ) -> list[list[Key]]:
+        # Strata's identities: for each key, the overall (or a type) slice is the sum of
+        # its strata's (type) slices; a stratum slice is the sum of its type slices.
+        if kind == STRATUM:
+            return [[(STRATUM_FIELD_TYPE, f"{name}/{t}", quantity) for t in type_names]]
+        if kind not in ("overall", "field_type"):
+            return []
+        out = []
+        for key, labels in self.model.strata:
+            strata = [f"{key}={label}" for label in labels]
+            if kind == "overall":
+                out.append([(STRATUM, s, quantity) for s in strata])
+            else:
+                out.append([(STRATUM_FIELD_TYPE, f"{s}/{name}", quantity) for s in strata])
         return out
 
     def _sums(self, total: Key, parts: list[Key]) -> bool:
