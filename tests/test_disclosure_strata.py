@@ -34,7 +34,7 @@ Key = tuple[str, str, str]
 
 
 @st.composite
-def stratified(draw: st.DrawFn, max_cases: int = 12) -> Cohort:
+def stratified(draw: st.DrawFn, max_cases: int = 8) -> Cohort:
     types = draw(st.lists(st.sampled_from(("boolean", "number", "multi", "text")), max_size=2))
     cases = draw(st.integers(1, max_cases))
 
@@ -76,7 +76,7 @@ def published(shared: SharedReport) -> dict[Key, int]:
 
 
 @settings(
-    max_examples=examples(16),
+    max_examples=examples(8),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -289,7 +289,14 @@ class _Suppressor:
     def local_safe(
         self, local: LocalCheck, quantity: Quantity, published: Mapping[Key, int]
     ) -> bool:
-        """Whether a restriction certifies the (hidden) quantity protected under ``published``."""
+        """Whether a restriction certifies the (hidden) quantity protected under ``published``.
+
+        Never with strata: every stratum number touches every field, so each
+        restriction carries every stratum row (or is the whole report), built
+        once per candidate; the exact solver settles them all at once, faster.
+        """
+        if self.model.strata:
+            return False
         return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
 
     def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
