@@ -7,6 +7,7 @@ distinct-case counts come from the independent reference in ``disclosure_referen
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -258,3 +259,103 @@ def test_json_without_strata_has_no_stratum_keys() -> None:
         )
     )
     assert "by_stratum" not in text and "stratum_rates" not in text
+
+
+def demo_strata(tmp_path: Path, case_ids: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """The demo schema declaring site and abstractor, and a strata file by case number."""
+    schema = json.loads((DATA / "demo_schema.json").read_text(encoding="utf-8"))
+    schema["strata"] = {"site": ["A", "B", "C"], "abstractor": ["r1", "r2"]}
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps(schema), encoding="utf-8")
+    cases = sorted({json.loads(line)["case_id"] for line in (DATA / "demo_gold.jsonl").open()})
+    lines = [
+        {
+            "case_id": (case_ids or {}).get(c, c),
+            "strata": {"site": "ABC"[int(c[-3:]) % 3], "abstractor": f"r{1 + int(c[-3:]) % 2}"},
+        }
+        for c in cases
+    ]
+    path = tmp_path / "strata.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return schema_path, path
+
+
+def test_the_demo_s_strata_share_audit_and_match_the_dask_route(tmp_path: Path) -> None:
+    pytest.importorskip("dask")
+    from chartscore import score_dask
+    from chartscore.cli import main
+    from chartscore.disclosure import Sensitivity
+    from chartscore.io import load_strata
+    from chartscore.scoring.cases import kappa_smallest_margins
+    from chartscore.workflows.score import feed_files, resolve_schema
+
+    schema, strata = demo_strata(tmp_path)
+    inputs = ["--gold", str(DATA / "demo_gold.jsonl")]
+    inputs += ["--predictions", str(DATA / "demo_predictions.jsonl")]
+    inputs += ["--schema", str(schema), "--strata", str(strata), "--out", str(tmp_path / "s.json")]
+    err = io.StringIO()
+    assert main(["share", *inputs], stdout=io.StringIO(), stderr=err) == 0
+    text = (tmp_path / "s.json").read_text(encoding="utf-8")
+    document = json.loads(text)
+    assert sorted(document["by_stratum"]) == [
+        "abstractor=r1", "abstractor=r2", "site=A", "site=B", "site=C"
+    ]  # fmt: skip
+    assert sorted(document["by_stratum_field_type"]["site=A"]) == sorted(document["by_field_type"])
+    assert "; strata " in err.getvalue() and "weighted estimate is not shared" in err.getvalue()
+    assert "demo-case" not in text + err.getvalue() and "overall_weighted" not in text
+    audited = io.StringIO()
+    assert main(["audit", str(tmp_path / "s.json")], stdout=audited, stderr=io.StringIO()) == 0
+    assert "stratum site=A" in audited.getvalue()
+    # The Dask engine's report (partitions of the gold file, merged) with the scorer's case
+    # counts (inside) shares to the same bytes as the local route.
+    lines = (DATA / "demo_gold.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    for part in range(3):
+        (tmp_path / f"gold-{part}.jsonl").write_text("".join(lines[part::3]), encoding="utf-8")
+    resolved = resolve_schema(schema)
+    cases = load_strata(strata, resolved)
+    scorer = CaseTrackingScorer(resolved, strata=cases)
+    feed_files(scorer, DATA / "demo_gold.jsonl", DATA / "demo_predictions.jsonl")
+    partial = scorer.partial()
+    sensitivity = Sensitivity(
+        case_counts(partial, partial.tally(), cases),
+        kappa_smallest_margins(partial),
+        {f: c.field_type.value for f, c in partial.fields.items()},
+    )
+    report = score_dask(
+        str(tmp_path / "gold-*.jsonl"),
+        [str(DATA / "demo_predictions.jsonl")],
+        schema=schema,
+        strata=strata,
+        scheduler="synchronous",
+        partitions=4,
+    )
+    assert share(report, sensitivity).to_json() + "\n" == text
+
+
+def test_canaries_stratum_labels_may_show_case_ids_and_values_never(tmp_path: Path) -> None:
+    from chartscore.cli import main
+
+    secret_case, secret_value, label = "Zq9caseCanary", "Zq9valueCanary", "Zq9label"
+    schema = {"fields": {"t.note": {"type": "text"}}, "strata": {"site": [label, "B"]}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    gold, answers, strata = [], [], []
+    for i in range(14):
+        case = f"{secret_case}-{i}"
+        gold.append({"case_id": case, "field_id": "t.note", "field_type": "text"})
+        gold[-1]["value"] = f"{secret_value} {i % 3}"
+        answers.append({"case_id": case, "field_id": "t.note", "value": f"{secret_value} 0"})
+        strata.append({"case_id": case, "strata": {"site": label if i < 12 else "B"}})
+    for name, rows in (("gold", gold), ("pred", answers), ("strata", strata)):
+        text = "".join(json.dumps(row) + "\n" for row in rows)
+        (tmp_path / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    args = ["share", "--gold", str(tmp_path / "gold.jsonl")]
+    args += ["--predictions", str(tmp_path / "pred.jsonl"), "--schema", str(tmp_path / "schema.json")]
+    args += ["--strata", str(tmp_path / "strata.jsonl"), "--min-cell", "3"]
+    assert main(args, stdout=out, stderr=err) == 0
+    shown = out.getvalue() + err.getvalue()
+    assert f"site={label}" in out.getvalue()  # declared: public
+    assert secret_case.lower() not in shown.lower() and secret_value.lower() not in shown.lower()
+    shared = SharedReport.from_json(out.getvalue())
+    assert secret_case not in repr(shared) and secret_value not in repr(shared)
+    assert audit(shared).passed

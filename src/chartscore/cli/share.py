@@ -36,7 +36,7 @@ from chartscore.cli._options import (
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
-from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.strata is not None:
         say(
             streams.err,
-            f"{PROGRAM}: stratum slices are not shared yet: withheld (docs/disclosure.md)\n",
+            f"{PROGRAM}: the weighted estimate is not shared: withheld (docs/disclosure.md)\n",
         )
     record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK
@@ -146,6 +146,9 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
         f"{PROGRAM}: rates shown {fields.shown:,}/{fields.rates:,} field-level, bounded "
         f"{fields.bounded:,}; pooled {pooled.shown:,}/{pooled.rates:,}, range {pooled.bounded:,}"
     )
+    strata = survival.get(STRATUM_RATES)
+    if strata is not None:
+        line += f"; strata {strata.shown:,}/{strata.rates:,}, range {strata.bounded:,}"
     primary = shared.primary_count
     if primary is not None:
         complementary = shared.disclosure.suppressed_count - primary
