@@ -304,7 +304,14 @@ def reference(
                 {m for f in members for m in field_metrics(types[f], schema.get(f, {}))}
                 - {"majority_baseline"}
             )
-            names = [*_COUNT_RULES, *(f"{m}.{p}" for m in (CORE if kind == "stratum" else metrics_of) for p in ("success_count", "total_count", "failures"))]
+            names = [
+                *_COUNT_RULES,
+                *(
+                    f"{m}.{p}"
+                    for m in (CORE if kind == "stratum" else metrics_of)
+                    for p in ("success_count", "total_count", "failures")
+                ),
+            ]
             for quantity in names:
                 tally.add((kind, name, quantity), 0, "")
         for field_id in members:

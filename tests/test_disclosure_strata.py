@@ -132,9 +132,7 @@ def _shape_of(report: Any) -> SharedReport:
 def test_one_label_per_key_is_one_cell_and_the_layout_without_strata() -> None:
     labels = {f"c{i}": {"site": "A"} for i in range(3)}
     with_strata = model_of(_shape_of(_one_field_report({"site": ["A"]}, labels)))
-    without = model_of(
-        attrs_without_strata(_shape_of(_one_field_report({"site": ["A"]}, labels)))
-    )
+    without = model_of(attrs_without_strata(_shape_of(_one_field_report({"site": ["A"]}, labels))))
     assert with_strata.size == without.size
     for key, quantity in without.quantities.items():
         assert with_strata.quantities[key].form == quantity.form
@@ -350,7 +348,12 @@ def test_canaries_stratum_labels_may_show_case_ids_and_values_never(tmp_path: Pa
         (tmp_path / f"{name}.jsonl").write_text(text, encoding="utf-8")
     out, err = io.StringIO(), io.StringIO()
     args = ["share", "--gold", str(tmp_path / "gold.jsonl")]
-    args += ["--predictions", str(tmp_path / "pred.jsonl"), "--schema", str(tmp_path / "schema.json")]
+    args += [
+        "--predictions",
+        str(tmp_path / "pred.jsonl"),
+        "--schema",
+        str(tmp_path / "schema.json"),
+    ]
     args += ["--strata", str(tmp_path / "strata.jsonl"), "--min-cell", "3"]
     assert main(args, stdout=out, stderr=err) == 0
     shown = out.getvalue() + err.getvalue()

@@ -598,9 +598,7 @@ class ReportModel:
             cells = cells_of(strata, shape.stratum) if shape.stratum else None
             slice_cells[kind, name] = cells
             member_forms = (
-                field_forms
-                if cells is None
-                else {f: self.layouts[f].forms(cells) for f in members}
+                field_forms if cells is None else {f: self.layouts[f].forms(cells) for f in members}
             )
             names = [*COUNT_NAMES]
             for metric in shape.metric_names:
@@ -637,13 +635,15 @@ class ReportModel:
             layouts = {f: self.layouts[f] for f in members}
             cases = {f: layout.cases(cells) for f, layout in layouts.items()}
             carriers = {f: layout.carriers(cells) for f, layout in layouts.items()}
-            forms = field_forms if cells is None else {f: layouts[f].forms(cells) for f in members}
+            slice_forms = (
+                field_forms if cells is None else {f: layouts[f].forms(cells) for f in members}
+            )
             for quantity in sorted({q for f in members for q in cases[f]}):
                 key = (kind, name, quantity)
                 if key not in self.quantities:
                     continue
                 behind = [
-                    (f, cases[f][quantity], carriers[f][quantity], forms[f][quantity])
+                    (f, cases[f][quantity], carriers[f][quantity], slice_forms[f][quantity])
                     for f in members
                     if quantity in cases[f]
                 ]

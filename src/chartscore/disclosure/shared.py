@@ -545,7 +545,10 @@ class SharedReport:
             or document["format_version"] != SHARED_FORMAT_VERSION
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-        if set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS} != _TOP_KEYS:
+        if (
+            set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS}
+            != _TOP_KEYS
+        ):
             _invalid()
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())

@@ -204,10 +204,10 @@ class _Suppressor:
                 types = [p for p in types if p in model.quantities]
                 if types and self._sums((kind, name, quantity), types):
                     out.append(((kind, name, quantity), *types))
-            for parts in self._stratum_parts(kind, name, quantity, type_names):
-                parts = [p for p in parts if p in model.quantities]
-                if parts and self._sums((kind, name, quantity), parts):
-                    out.append(((kind, name, quantity), *parts))
+            for listed in self._stratum_parts(kind, name, quantity, type_names):
+                terms = [p for p in listed if p in model.quantities]
+                if terms and self._sums((kind, name, quantity), terms):
+                    out.append(((kind, name, quantity), *terms))
         return out
 
     def _stratum_parts(

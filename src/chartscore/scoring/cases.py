@@ -37,11 +37,12 @@ from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, SHARE_WITHHELD_METRICS, Tally
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, SHARE_WITHHELD_METRICS, SliceTally, Tally
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field``,
-``field_type``, ``stratum`` (``site=A``) or ``stratum_field_type`` (``site=A/date``); quantity a count name, ``<metric>.success_count``, ``<metric>.total_count``,
+``field_type``, ``stratum`` (``site=A``) or ``stratum_field_type`` (``site=A/date``);
+quantity a count name, ``<metric>.success_count``, ``<metric>.total_count``,
 ``<metric>.failures``, ``kappa.pairs`` or ``ignored_prediction_count``."""
 
 
@@ -188,10 +189,14 @@ def _fill_strata(
 ) -> None:
     # Each stratum slice (and stratum-and-type slice) as a pooled slice of its cases only.
     for index, position, stratum in strata.slice_names():
-        patterns = cases.patterns_where(
-            lambda case_id, i=index, p=position: strata.positions(case_id)[i] == p
-        )
-        slices = [("stratum", stratum, tally.by_stratum[stratum], None)]
+
+        def inside(case_id: str, index: int = index, position: int = position) -> bool:
+            return strata.positions(case_id)[index] == position
+
+        patterns = cases.patterns_where(inside)
+        slices: list[tuple[str, str, SliceTally, str | None]] = [
+            ("stratum", stratum, tally.by_stratum[stratum], None)
+        ]
         slices += [
             ("stratum_field_type", f"{stratum}/{name}", part, name)
             for name, part in tally.by_stratum_field_type[stratum].items()
