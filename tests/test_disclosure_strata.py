@@ -160,7 +160,7 @@ def test_cells_cross_the_keys_and_a_field_sums_its_cells() -> None:
     # site=A and r1 share exactly one cell.
     per_cell = len(field) // 6
     assert len(site_a) == 2 * per_cell and len(r1) == 3 * per_cell
-    assert len(site_a & r1) == per_cell and site_a | set() <= field
+    assert len(site_a & r1) == per_cell and site_a <= field
     sites = [
         {v for v, _ in model.quantities["stratum", f"site={s}", "field_count"].form} for s in "ABC"
     ]
