@@ -502,6 +502,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
         if pending:
             solver = _solver(state)
             pending = [q for q in pending if not _is_safe(state, q, solver)]
+        hid = False
         for quantity in pending:
             published = state.published()
             if state.local_safe(local, quantity, published):
@@ -509,8 +510,11 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             linked = state.candidates(quantity) or sorted(
                 (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
             )
+            if not linked and hid:
+                break  # what this round hid may protect it: the solver rechecks
             if not linked:
                 raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+            hid = True
             # Price each candidate by everything its hiding forces; try the cheapest first.
             closures = {key: state.closure([key]) for key in linked}
             ranked = sorted(linked, key=lambda k: (state.price(closures[k]), state.cost[k]))
