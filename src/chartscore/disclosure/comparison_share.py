@@ -16,8 +16,11 @@ report, on the paired model
    cheapest published number sharing a paired class with it is hidden (its
    own slice's first), and the check repeats. Hiding only removes
    equalities, so ranges only widen, and hiding everything passes: it ends.
-3. **Self-audit** on the JSON, then the audit's ranges and the bounds are
-   written, and the result read back and checked once more.
+3. **Self-audit** on the JSON. A hidden number that the audit proves exactly
+   and that is not sensitive is published after all (its equality holds on
+   every consistent table already: the feasible tables, and so every range,
+   stay the same, and no second audit is needed). Then the audit's ranges and
+   the bounds are written, and the result read back and checked once more.
 
 Cost order (cheapest hidden first): field-type slices, then a field's other
 numbers, then a field's gold counts and agreement counts (``exact`` and
@@ -32,7 +35,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from chartscore.comparison import Comparison
-from chartscore.disclosure.attack import DERIVABLE
+from chartscore.disclosure.attack import DERIVABLE, AuditResult
 from chartscore.disclosure.comparison_audit import (
     audit_comparison,
     proven_ranges,
@@ -128,8 +131,7 @@ def share_comparison(
     seed = _solver(model, {key: values[key] for key in numbers}, None).point()
     pending = list(sensitive)
     while pending:
-        published = {key: values[key] for key in numbers if key not in hidden}
-        solver = _solver(model, published, seed)
+        solver = _solver(model, {k: values[k] for k in numbers if k not in hidden}, seed)
         pending = [q for q in pending if not _safe(solver, q.form, values[q.key], min_cell)]
         before = len(hidden)
         for quantity in pending:
@@ -144,20 +146,38 @@ def share_comparison(
                 hidden.add(min(linked, key=lambda k: (k[:2] != same, cost(k))))
         if pending and len(hidden) == before:
             raise _failed()  # nothing left to hide, yet not protected: cannot happen
+    sensitive_keys = {q.key for q in sensitive}
     shared = build_shared_comparison(comparison, field_types, min_cell, hidden)
     verdict = audit_comparison(shared.to_json())
-    sensitive_keys = {q.key for q in sensitive}
-    exposed = any(
-        row.status == DERIVABLE and (row.slice_kind, row.slice_name, row.name) in sensitive_keys
+    _check(verdict, sensitive_keys)
+    # A hidden number the audit proves exactly (and not sensitive) is published: its
+    # equality holds on every consistent table already, so no range changes.
+    derivable = {
+        (row.slice_kind, row.slice_name, row.name)
         for row in verdict.rows
-    )
-    if not verdict.passed or exposed:
-        raise _failed()
+        if row.status == DERIVABLE
+    }
+    shown_again = (derivable & hidden) - sensitive_keys
     proven = proven_ranges(shared, verdict.rows)
+    if shown_again:
+        # No second audit: the feasible tables, and so every row, are the same; the
+        # published numbers' rows leave the table (docs/disclosure.md).
+        hidden -= shown_again
+        shared = build_shared_comparison(comparison, field_types, min_cell, hidden)
     final = SharedComparison.from_json(with_ranges(shared, proven).to_json())
     if range_failures(final, proven) or dict(final.numbers()) != dict(shared.numbers()):
         raise _failed()
     return final
+
+
+def _check(verdict: AuditResult, sensitive: set[Key]) -> None:
+    # The self-audit passes, and no sensitive quantity is derivable exactly.
+    exposed = any(
+        row.status == DERIVABLE and (row.slice_kind, row.slice_name, row.name) in sensitive
+        for row in verdict.rows
+    )
+    if not verdict.passed or exposed:
+        raise _failed()
 
 
 def _solver(

@@ -294,7 +294,7 @@ class SharedPaired:
             yield paired_quantity(metric, CANDIDATE_ONLY), self.candidate_only_range
 
     def all_ranges(self) -> tuple[Range, Range, Range, Range, Range] | None:
-        """(total, baseline, candidate, baseline_only, candidate_only), or None if one is unknown."""
+        """The ranges of total, both successes, both discordant counts; None if one is unknown."""
         found = (
             _known(self.total_count, self.baseline.total_range),
             _known(self.baseline.success_count, self.baseline.success_range),
