@@ -22,6 +22,7 @@ from chartscore.cli import main
 from chartscore.comparison import Comparison
 from chartscore.disclosure.comparison_audit import audit_comparison, published_values
 from chartscore.disclosure.comparison_model import ComparisonModel
+from chartscore.disclosure.ranges import RangeSolver
 from chartscore.disclosure.shared_comparison import (
     NEWCOMBE_BOUND,
     SharedComparison,
@@ -151,9 +152,26 @@ def test_a_shared_comparison_passes_its_audit(cohort: tuple[Path, Path, str, str
     document = out.read_text(encoding="utf-8")
     check_shared(where, document)
     assert "numbers of the comparison suppressed (min cell 11); the audit passed" in stderr
-    table = audit_comparison(document).table()
-    assert "audit PASS" in table
+    verdict = audit_comparison(document)
+    assert "audit PASS" in verdict.table()
+    # A derived quantity's range (read off its one hidden term's) is the solver's own.
+    shared = SharedComparison.from_json(document)
+    model = ComparisonModel(shared.disclosure.field_types)
+    values = published_values(shared, model)
+    published = {
+        k: v for k, v in values.items() if v is not None and not model.quantities[k].derived
+    }
+    solver = RangeSolver(model, published)
+    derived = [
+        (key, (row.lo, row.hi))
+        for row in verdict.rows
+        if model.quantities[key := (row.slice_kind, row.slice_name, row.name)].derived
+    ]
+    assert derived
+    for key, proven in derived:
+        assert solver.range_of(model.quantities[key].form) == proven, key
     # Their own identities: which system, which paired cell.
+    table = verdict.table()
     assert "exact_agreement.baseline_only" in table or "exact_agreement.candidate_only" in table
     for text in (document, stdout, stderr, table):
         assert CANARY_CASE not in text

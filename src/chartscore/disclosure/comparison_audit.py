@@ -66,6 +66,35 @@ def published_values(shared: SharedComparison, model: ComparisonModel) -> dict[K
     return values
 
 
+def _derived_range(
+    key: Key, values: Mapping[Key, int | None], found: Mapping[Key, Range]
+) -> Range | None:
+    """A derived quantity's range from its one hidden term's (exact: the identity holds on
+    every consistent table, so its extremes are the term's, shifted); else None."""
+    kind, name, label = key
+    try:
+        terms = derived_terms(label)
+    except ValueError:
+        return None
+    constant = 0
+    hidden: list[tuple[Key, int]] = []
+    for term, sign in terms:
+        value = values[kind, name, term]
+        if value is None:
+            hidden.append(((kind, name, term), sign))
+        else:
+            constant += sign * value
+    if len(hidden) != 1 or hidden[0][0] not in found:
+        return None
+    sign = hidden[0][1]
+    low, high = found[hidden[0][0]]
+    if sign > 0:
+        return constant + low, None if high is None else constant + high
+    if high is None:
+        return None  # unbounded term subtracted: the solver knows the floor (0)
+    return constant - high, constant - low
+
+
 def _status(low: int, high: int | None, min_cell: int) -> str:
     if low >= 1 and high is not None and high < min_cell:
         return DISCLOSED
@@ -187,12 +216,17 @@ def audit_comparison(document: SharedComparison | str | bytes) -> AuditResult:
     hidden = [model.quantities[key] for key in order if values.get(key) is None]
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only
-    for quantity in hidden:
+    found: dict[Key, Range] = {}
+    # JSON numbers first: a derived quantity with one hidden term follows from its range.
+    for quantity in sorted(hidden, key=lambda q: q.derived):
         try:
-            low, high = solver.range_of(quantity.form)
+            low, high = _derived_range(quantity.key, values, found) or solver.range_of(
+                quantity.form
+            )
         except Unresolved:
             rows.append(AuditRow(*quantity.key, None, None, UNRESOLVED))
             continue
+        found[quantity.key] = (low, high)
         rows.append(AuditRow(*quantity.key, low, high, _status(low, high, min_cell)))
     rows += range_failures(shared, proven_ranges(shared, tuple(rows)))
     position = {key: index for index, key in enumerate(order)}
