@@ -439,7 +439,7 @@ def share(
         parts = quantity.parts
         primary.append(quantity.key if parts is None else parts[0])
         if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
-            primary.append(quantity.key[:2] + (ROWS_Q,))
+            primary.append((*quantity.key[:2], ROWS_Q))
         if parts is not None and parts[0] not in sensitive_keys:
             state.proxies[parts[0]] = parts[1]
     state.hide(primary)
