@@ -163,6 +163,15 @@ class _Suppressor:
         for index, identity in enumerate(self.identities):
             for key in identity:
                 self.by_term.setdefault(key, []).append(index)
+        # For the closure's inner loop, computed once: each identity's terms cheapest
+        # first, each number's weight, and its equal-definition twins.
+        self.by_cost = [sorted(identity, key=self.cost.__getitem__) for identity in self.identities]
+        self.weight = {key: _WEIGHT[cost[0]] for key, cost in self.cost.items()}
+        self.twins: dict[Key, list[Key]] = {}
+        for identity in self.identities:
+            if len(identity) == 2:
+                for key in identity:
+                    self.twins.setdefault(key, []).extend(identity)
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
             # An item count also reaches the classes its rule row bounds (its carriers).
@@ -238,15 +247,23 @@ class _Suppressor:
             if key not in hidden:
                 hidden.add(key)
                 todo += self.by_term.get(key, [])
+        identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
         while todo:
-            identity = self.identities[todo.pop()]
-            alone = [key for key in identity if key in hidden]
-            if len(alone) != 1:
+            index = todo.pop()
+            alone: Key | None = None
+            count = 0
+            for key in identities[index]:
+                if key in hidden:
+                    count += 1
+                    if count > 1:
+                        break
+                    alone = key
+            if count != 1:
                 continue
-            if alone[0] in self.proxies and self.proxies[alone[0]] in hidden:
+            if alone in proxies and proxies[alone] in hidden:
                 continue  # hidden only for its failures, which its hidden total protects
-            options = sorted((k for k in identity if k not in hidden), key=self.cost.__getitem__)
-            cheapest = min(options[:_LOOKAHEAD], key=lambda k: self._step_price(k, hidden))
+            options = [k for k in by_cost[index] if k not in hidden][:_LOOKAHEAD]
+            cheapest = min(options, key=lambda k: self._step_price(k, hidden))
             hidden.add(cheapest)
             todo += self.by_term.get(cheapest, [])
         return hidden
@@ -255,15 +272,14 @@ class _Suppressor:
         # The weight of ``key`` plus the numbers that hiding it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
         forced = {key}
-        for index in self.by_term.get(key, []):
-            identity = self.identities[index]
-            if len(identity) == 2:
-                forced.update(k for k in identity if k not in hidden)
-        return sum(_WEIGHT[self.cost[k][0]] for k in forced), self.cost[key]
+        forced.update(k for k in self.twins.get(key, ()) if k not in hidden)
+        weight = self.weight
+        return sum(weight[k] for k in forced), self.cost[key]
 
     def price(self, hidden: set[Key]) -> int:
         """The weighted number of hidden numbers (a field-type number weighs least)."""
-        return sum(_WEIGHT[self.cost[k][0]] for k in hidden)
+        weight = self.weight
+        return sum(weight[k] for k in hidden)
 
     def hide(self, keys: Iterable[Key]) -> None:
         """Hide numbers, closing under the identities."""
