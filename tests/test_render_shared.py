@@ -305,7 +305,10 @@ def test_reading_and_rendering_a_shared_report_does_not_load_the_solver(
         "    render(document, fmt, sort='rate')\n"
         "light = {'chartscore.disclosure', 'chartscore.disclosure.rule',\n"
         "    'chartscore.disclosure.shared', 'chartscore.disclosure.solver',\n"
-        "    'chartscore.disclosure.figures'}\n"  # checks on call
+        "    'chartscore.disclosure.figures',\n"  # checks on call
+        # The shared comparison's reader and its model's names: pure Python, no solver.
+        "    'chartscore.disclosure.shared_comparison', 'chartscore.disclosure.comparison_model',\n"
+        "    'chartscore.disclosure.model'}\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'\n"
         "    or (m.startswith('chartscore.disclosure') and m not in light))\n"
         "print(loaded)\n"
