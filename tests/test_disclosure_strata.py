@@ -286,6 +286,7 @@ def test_the_demo_s_strata_share_audit_and_match_the_dask_route(tmp_path: Path) 
     from chartscore.io import load_strata
     from chartscore.scoring.cases import kappa_smallest_margins
     from chartscore.workflows.score import feed_files, resolve_schema
+    from chartscore.workflows.share import _figures
 
     schema, strata = demo_strata(tmp_path)
     inputs = ["--gold", str(DATA / "demo_gold.jsonl")]
@@ -318,6 +319,7 @@ def test_the_demo_s_strata_share_audit_and_match_the_dask_route(tmp_path: Path) 
         case_counts(partial, partial.tally(), cases),
         kappa_smallest_margins(partial),
         {f: c.field_type.value for f, c in partial.fields.items()},
+        _figures(partial),  # the figures' contributions, inside, as share computes them
     )
     report = score_dask(
         str(tmp_path / "gold-*.jsonl"),
