@@ -39,6 +39,7 @@ from chartscore.cli._options import (
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
@@ -188,7 +189,25 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers of the comparison suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
+    say(streams.err, _comparison_survival(shared))
     return EXIT_OK
+
+
+def _comparison_survival(shared: SharedComparison) -> str:
+    # What survives, from the shared comparison alone (so it says nothing the file does not).
+    metrics = shown = bounded = rates = rate_bounds = 0
+    for _, _, part in shared.slices():
+        for item in part.paired.values():
+            metrics += 1
+            shown += item.result is not None
+            bounded += item.difference_bound is not None
+            for side in (item.baseline, item.candidate):
+                rates += side.success_count is not None and side.total_count is not None
+                rate_bounds += side.rate_bound is not None
+    return (
+        f"{PROGRAM}: differences shown {shown:,}/{metrics:,}, bounded {bounded:,}; "
+        f"system rates shown {rates:,}/{2 * metrics:,}, bounded {rate_bounds:,}\n"
+    )
 
 
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
