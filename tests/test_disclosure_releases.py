@@ -25,8 +25,9 @@ from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError
 from chartscore.io.release_ledger import read_releases
 from chartscore.workflows.share import share
-from tests.helpers import write_jsonl
-from tests.shared_data import SCHEMA, cohort
+from shared_data import SCHEMA, cohort
+
+from helpers import write_jsonl
 
 CANARY = "zq-canary-"
 
@@ -151,8 +152,10 @@ def test_nothing_about_the_new_case_by_brute_force(one_added: dict[str, object])
             and before.get(("field", field_id, name)) is not None
         }
 
-        def contribution(index: int, form: tuple[tuple[int, int], ...]) -> int:
-            return sum(c for v, c in form if v == layout.offset + index)
+        def contribution(
+            index: int, form: tuple[tuple[int, int], ...], offset: int = layout.offset
+        ) -> int:
+            return sum(c for v, c in form if v == offset + index)
 
         consistent = [
             index
@@ -288,9 +291,7 @@ def test_a_tampered_or_foreign_file_is_refused(
     assert _listing(ledger) == before  # nothing half-written, nothing added
 
 
-def test_an_exposed_file_or_folder_is_refused(
-    one_added: dict[str, object], tmp_path: Path
-) -> None:
+def test_an_exposed_file_or_folder_is_refused(one_added: dict[str, object], tmp_path: Path) -> None:
     ledger = _copy(one_added["ledger"], tmp_path / "ledger")  # type: ignore[arg-type]
     os.chmod(ledger / "release-0001.json", 0o644)
     assert _share_into(ledger).code == "file_exposed"

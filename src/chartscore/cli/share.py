@@ -57,6 +57,7 @@ _SCORING_ONLY: Final = (
     "ledger_key",
     "system",
     "run_id",
+    "releases",
 )
 
 
@@ -122,8 +123,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 
 def _share_partials(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
     # The sites' partials, merged, suppressed and audited once on the pooled counts.
-    if args.releases is not None:
-        raise UsageError("--partials cannot be combined with --releases", "share")
     given = [name for name in _SCORING_ONLY if getattr(args, name, None) not in (None, False)]
     if given:
         flag = "--" + given[0].replace("_", "-")

@@ -42,14 +42,14 @@ from chartscore.disclosure.model import (
     add,
     model_of,
 )
-from chartscore.disclosure.rule import IGNORED_COUNT
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
+from chartscore.disclosure.rule import IGNORED_COUNT
 from chartscore.disclosure.shared import SharedReport, shared_from_report
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.report import Report
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.suppress import Sensitivity, _Suppressor
+    from chartscore.disclosure.suppress import Sensitivity, SuppressionState
 
 FIELD_COUNT: Final = "field_count"
 _MAJORITY: Final = "majority_baseline.success_count"
@@ -257,8 +257,11 @@ class ReleaseStep:
         """How many earlier releases the new one is audited with."""
         return len(self.earlier)
 
-    def __call__(self, state: _Suppressor) -> set[str]:
-        """Hide numbers of the new release until the joint audit passes; return kappa to withhold."""
+    def __call__(self, state: SuppressionState) -> set[str]:
+        """Hide numbers of the new release until the joint audit passes.
+
+        Returns the field ids whose kappa must be withheld as well.
+        """
         if not self.earlier:
             return set()  # one atom, the release itself: the single-release step covers it
         model = state.model
@@ -437,10 +440,12 @@ class ReleaseStep:
     def _seed_own(self, joint: JointModel, seed: np.ndarray, new: Mapping[Key, int]) -> None:
         # Each release's own variables (ignored predictions) at their published values.
         for position, model in enumerate(joint.releases):
-            numbers = dict(self.earlier[position].numbers()) if position < len(self.earlier) else new
+            numbers = (
+                dict(self.earlier[position].numbers()) if position < len(self.earlier) else new
+            )
             for key, quantity in model.quantities.items():
                 if key[2] == IGNORED_COUNT and len(quantity.form) == 1:
-                    (variable, _), = quantity.form
+                    ((variable, _),) = quantity.form
                     value = numbers.get(key)
                     if value is not None:
                         seed[joint.release_form(position, ((variable, 1),))[0][0]] = value
@@ -477,7 +482,7 @@ class ReleaseStep:
         return out
 
     def _published(
-        self, joint: JointModel, state: _Suppressor, hidden: set[Key]
+        self, joint: JointModel, state: SuppressionState, hidden: set[Key]
     ) -> tuple[dict[Key, int], list[dict[Key, int]]]:
         by_release: list[dict[Key, int]] = []
         for position, shared in enumerate(self.earlier):
@@ -500,7 +505,7 @@ class ReleaseStep:
         return self._rows
 
     def _solver(
-        self, joint: JointModel, state: _Suppressor, hidden: set[Key], seed: np.ndarray | None
+        self, joint: JointModel, state: SuppressionState, hidden: set[Key], seed: np.ndarray | None
     ) -> RangeSolver:
         published, by_release = self._published(joint, state, hidden)
         knowledge = joint.joint_knowledge(by_release, self.min_cell)

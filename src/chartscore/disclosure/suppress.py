@@ -351,6 +351,11 @@ def protected_keys(report: Report, field_types: Mapping[str, str]) -> list[Key]:
     return list(model_of(full).quantities)
 
 
+SuppressionState = _Suppressor
+"""The state a :class:`JointStep` works on: ``model``, ``values``, ``numbers``, ``hidden``,
+``hide``, ``closure``, ``price``, ``cost``, ``candidates`` and ``published``."""
+
+
 class JointStep(Protocol):
     """An extra suppression step after the single-release one (successive releases).
 
@@ -363,7 +368,7 @@ class JointStep(Protocol):
         """How many earlier releases the report is audited with (published)."""
         ...
 
-    def __call__(self, state: _Suppressor) -> set[str]: ...
+    def __call__(self, state: SuppressionState) -> set[str]: ...
 
 
 def share(

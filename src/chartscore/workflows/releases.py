@@ -48,9 +48,7 @@ class Ledger:
         for position, release in enumerate(self.earlier):
             for case_id in release.case_ids:
                 membership[case_id] = (*membership.get(case_id, ()), position)
-        return AtomScorer(
-            schema, membership, extra_predictions=extra_predictions, strata=strata
-        )
+        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
 
     def share(
         self,
@@ -121,4 +119,4 @@ def _rows_with(partial: PartialTally, field_id: str, key: object) -> int:
     counts = partial.fields.get(field_id)
     if counts is None or counts.gold_keys is None:
         return 0
-    return int(counts.gold_keys.get(key, 0))  # type: ignore[call-overload]
+    return int(counts.gold_keys.get(key, 0))

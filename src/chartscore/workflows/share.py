@@ -29,13 +29,13 @@ from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.partial_document import read_partial
+from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import (
     ExtraPredictions,
     check_options,
     collector_paused,
     feed_records,
 )
-from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
 from chartscore.workflows.releases import Ledger
 from chartscore.workflows.score import (
