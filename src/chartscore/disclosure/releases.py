@@ -283,6 +283,7 @@ class ReleaseStep:
         if seed is not None:
             self._seed_own(joint, seed, state.values)
         targets = self._targets(joint, model, values)
+        state.hide(self._differences(state, targets))
         everything = set(state.numbers)
         baseline = self._solver(joint, state, everything, seed)
         kept = [t for t in targets if self._safe(baseline, t)]
@@ -310,6 +311,35 @@ class ReleaseStep:
         return self._withheld_kappa(model)
 
     # --- inside the step ---------------------------------------------------------------
+
+    def _differences(self, state: SuppressionState, targets: Sequence[_Target]) -> set[Key]:
+        """The numbers whose difference with an earlier release is a sensitive atom number.
+
+        When one earlier release holds every case but the new ones, a number it and the
+        new release both publish gives the new cases' number exactly: such a number (for
+        failures, its success count) must be hidden whatever else is, so it is hidden
+        before the loop, which would otherwise find them one solve at a time.
+        """
+        others = {a for a, atom in enumerate(self.atoms) if atom.earlier}
+        new = [a for a, atom in enumerate(self.atoms) if not atom.earlier]
+        latest = [
+            position
+            for position in range(len(self.earlier))
+            if {a for a in others if position in self.atoms[a].earlier} == others
+        ]
+        if not new or not latest:
+            return set()
+        before = {k for k, v in self.earlier[latest[-1]].numbers() if v is not None}
+        shown = set(state.published())
+        out: set[Key] = set()
+        for target in targets:
+            if target.atom != new[0]:
+                continue
+            parts = state.model.quantities[target.key].parts
+            keys = [target.key] if parts is None else list(parts)
+            if all(k in before and k in shown for k in keys):
+                out.add(keys[0])
+        return out
 
     def _atom_values(self, model: ReportModel, atom: Atom) -> dict[Key, int]:
         # Every quantity of the new release's model over the atom's cases (0 where the atom
