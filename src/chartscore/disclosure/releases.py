@@ -317,8 +317,8 @@ class ReleaseStep:
 
         When one earlier release holds every case but the new ones, a number it and the
         new release both publish gives the new cases' number exactly: such a number (for
-        failures, its success count) must be hidden whatever else is, so it is hidden
-        before the loop, which would otherwise find them one solve at a time.
+        failures, the cheaper of its two parts) must be hidden whatever else is, so it is
+        hidden before the loop, which would otherwise find them one solve at a time.
         """
         others = {a for a, atom in enumerate(self.atoms) if atom.earlier}
         new = [a for a, atom in enumerate(self.atoms) if not atom.earlier]
@@ -337,8 +337,8 @@ class ReleaseStep:
                 continue
             parts = state.model.quantities[target.key].parts
             keys = [target.key] if parts is None else list(parts)
-            if all(k in before and k in shown for k in keys):
-                out.add(keys[0])
+            if all(k in before and k in shown for k in keys) and not out.intersection(keys):
+                out.add(min(keys, key=lambda k: (state.price(state.closure([k])), state.cost[k])))
         return out
 
     def _atom_values(self, model: ReportModel, atom: Atom) -> dict[Key, int]:
