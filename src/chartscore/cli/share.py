@@ -30,7 +30,9 @@ from chartscore.cli._options import (
     STRATA,
     STRICT_SCHEMA,
     confidence,
+    extra_predictions,
     output_target,
+    progress_line,
     score_inputs,
     strata_input,
 )
@@ -39,7 +41,9 @@ from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.shared import SharedReport
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
+from chartscore.workflows.share_comparison import share_comparison_files
 
 _MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
 
@@ -48,6 +52,8 @@ _MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
 _SCORING_ONLY: Final = (
     "gold",
     "predictions",
+    "baseline",
+    "candidate",
     "schema",
     "strata",
     "jobs",
@@ -68,6 +74,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
+    if args.baseline is not None or args.candidate is not None:
+        return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
         raise UsageError("share needs --gold and --predictions, or --partials", "share")
     gold, predictions = input_argument(args.gold), input_argument(args.predictions)
@@ -162,6 +170,58 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
     )
 
 
+# A shared comparison takes gold, both systems and these options only.
+_NOT_FOR_COMPARISON: Final = (
+    "predictions",
+    "strata",
+    "jobs",
+    "strict_schema",
+    "ledger",
+    "ledger_key",
+    "system",
+    "run_id",
+    "releases",
+)
+
+
+def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
+    # Both systems on one gold file, compared and shared (docs/disclosure.md).
+    given = [n for n in _NOT_FOR_COMPARISON if getattr(args, n, None) not in (None, False)]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"--baseline and --candidate cannot be combined with {flag}", "share")
+    if args.gold is None or args.baseline is None or args.candidate is None:
+        raise UsageError("sharing a comparison needs --gold, --baseline and --candidate", "share")
+    gold = input_argument(args.gold)
+    baseline, candidate = input_argument(args.baseline), input_argument(args.candidate)
+    schema_path = optional_input(args.schema)
+    inputs = (gold, baseline, candidate, schema_path)
+    out = output_target(args.out, inputs)
+    progress = progress_line(args, streams)
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        shared = share_comparison_files(
+            gold,
+            baseline,
+            candidate,
+            schema=schema,
+            min_cell=min_cell,
+            progress=progress,
+            extra_predictions=extra_predictions(args),
+            confidence=confidence(args),
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    say(
+        streams.err,
+        f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers of the comparison suppressed "
+        f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
+    )
+    return EXIT_OK
+
+
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
     say(
         streams.err,
@@ -194,6 +254,19 @@ COMMAND: Final = Command(
     options=(
         replace(GOLD, required=False),
         replace(PREDICTIONS, required=False),
+        Option(
+            "--baseline",
+            "instead of --predictions: the reference system's predictions (with --candidate, "
+            "shares the paired comparison)",
+            "FILE",
+            reads_input=True,
+        ),
+        Option(
+            "--candidate",
+            "the system under test's predictions (with --baseline)",
+            "FILE",
+            reads_input=True,
+        ),
         SCHEMA,
         Option(
             "--partials",

@@ -35,6 +35,13 @@ from typing import Final
 import attrs
 
 from chartscore.clustered import z_for
+from chartscore.disclosure.figures import (
+    AGREED_Q,
+    DISAGREED_Q,
+    FIGURE_PUBLISHED,
+    ROWS_Q,
+    figure_failures,
+)
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import FAILURES, RANGE_SUFFIX, SUCCESS, TOTAL, metric_quantity
@@ -79,6 +86,7 @@ STATUSES: Final = (
     RANGE_WIDE,
     BOUND_NARROW,
     BOUND_WIDE,
+    FIGURE_PUBLISHED,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
@@ -193,6 +201,10 @@ def _published_values(report: SharedReport) -> dict[Key, int | None]:
             success, total = result.success_count, result.total_count
             failures = None if success is None or total is None else total - success
             values[kind, name, metric_quantity(metric, FAILURES)] = failures
+        if part.uncertainty is not None:
+            agreed, rows = values[kind, name, AGREED_Q], values[kind, name, ROWS_Q]
+            disagreed = None if agreed is None or rows is None else rows - agreed
+            values[kind, name, DISAGREED_Q] = disagreed
     return values
 
 
@@ -222,6 +234,12 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
             yield AuditRow(kind, name, "kappa.value", None, None, KAPPA_PUBLISHED)
         elif kappa.pairs == 0:
             yield AuditRow(kind, name, "kappa.value", None, None, INCONSISTENT)
+    # The validation figures: shown only under their rules, and consistent with their counts.
+    z = z_for(report.confidence)
+    min_cell = report.disclosure.min_cell
+    for kind, name, part in report.slices():
+        for label, status in figure_failures(part.magnitude, part.uncertainty, min_cell, z):
+            yield AuditRow(kind, name, label, None, None, status)
 
 
 _RANK: Final = {kind: i for i, kind in enumerate(("overall", "field", "field_type"))}

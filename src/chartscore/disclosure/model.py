@@ -29,6 +29,14 @@ from typing import Final
 
 import attrs
 
+from chartscore.disclosure.figures import (
+    AGREED_Q,
+    DISAGREED_Q,
+    GOLD_ROWS_Q,
+    PAIRS_Q,
+    ROWS_Q,
+    WITHOUT_Q,
+)
 from chartscore.disclosure.rule import (
     FAILURES,
     IGNORED_COUNT,
@@ -97,6 +105,11 @@ class FieldShape:
         pattern: It reports ``pattern_agreement``.
         plugins: Its plugins and their labels, sorted: each labels every
             answerable row answered with a value of the type exactly once.
+        magnitude: ``"number"`` or ``"date"`` when its slice publishes an error
+            magnitude (its pairs and gold rows are quantities), else ``""``.
+        uncertainty: Its slice publishes declared-uncertainty counts.
+        nonzero_errors: Its mean absolute error (or limits) is shown: the
+            dominance rule then says that at least three pairs disagree.
     """
 
     field_type: str
@@ -108,10 +121,22 @@ class FieldShape:
     fuzzy: bool = False
     pattern: bool = False
     plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    magnitude: str = ""
+    uncertainty: bool = False
+    nonzero_errors: bool = False
 
     @classmethod
-    def of(cls, field_type: str, metric_names: Iterable[str], *, kappa: bool) -> FieldShape:
-        """The shape of a field slice holding ``metric_names``."""
+    def of(
+        cls,
+        field_type: str,
+        metric_names: Iterable[str],
+        *,
+        kappa: bool,
+        magnitude: bool = False,
+        uncertainty: bool = False,
+        nonzero_errors: bool = False,
+    ) -> FieldShape:
+        """The shape of a field slice holding ``metric_names`` (and the figures' counts)."""
         names = set(metric_names)
         labels: dict[str, list[str]] = {}
         for name in sorted(names):
@@ -128,7 +153,25 @@ class FieldShape:
             fuzzy="fuzzy_agreement" in names,
             pattern="pattern_agreement" in names,
             plugins=tuple((plugin, tuple(found)) for plugin, found in sorted(labels.items())),
+            magnitude=field_type if magnitude else "",
+            uncertainty=uncertainty,
+            nonzero_errors=nonzero_errors and magnitude,
         )
+
+    def figure_variables(self) -> tuple[str, ...]:
+        """The unknowns the figures' counts add (docs/disclosure.md, "Validation figures").
+
+        A date field's pairs and gold rows with a distance (a number always has
+        one: its pairs are its answered answerable rows of the type, its gold
+        rows its answerable rows), and the answered answerable rows with an
+        uncertainty that agree and that do not.
+        """
+        names: tuple[str, ...] = ()
+        if self.magnitude == "date":
+            names += ("distance_pairs", "distance_gold")
+        if self.uncertainty:
+            names += ("uncertain_agreed", "uncertain_disagreed")
+        return names
 
     def metric_names(self) -> tuple[str, ...]:
         """The binomial metrics of this field's slice, in report order."""
@@ -348,7 +391,13 @@ class FieldLayout:
     @property
     def size(self) -> int:
         """The number of variables of this field."""
-        return len(self.classes) + (len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0)
+        items = len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0
+        return len(self.classes) + items + len(self.shape.figure_variables())
+
+    def figure_variable(self, name: str) -> int:
+        """The index of one of :meth:`FieldShape.figure_variables`."""
+        items = len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0
+        return self.offset + len(self.classes) + items + self.shape.figure_variables().index(name)
 
     def item_variable(self, name: str) -> int:
         """The index of one item count variable (multi-select fields)."""
@@ -403,6 +452,27 @@ class FieldLayout:
             out[metric_quantity(metric, FAILURES)] = failures
         if self.shape.kappa:
             out[PAIRS] = self.where(_pairs)
+        out.update(self._figure_forms())
+        return out
+
+    def _figure_forms(self) -> dict[str, Form]:
+        # The figures' counts (docs/disclosure.md, "Validation figures").
+        out: dict[str, Form] = {}
+        shape = self.shape
+        if shape.magnitude == "number":
+            out[PAIRS_Q] = self.where(_pairs)
+            out[GOLD_ROWS_Q] = self.where(_COUNTS["answerable_count"])
+        elif shape.magnitude == "date":
+            out[PAIRS_Q] = ((self.figure_variable("distance_pairs"), 1),)
+            out[GOLD_ROWS_Q] = ((self.figure_variable("distance_gold"), 1),)
+        if shape.uncertainty:
+            agreed = ((self.figure_variable("uncertain_agreed"), 1),)
+            disagreed = ((self.figure_variable("uncertain_disagreed"), 1),)
+            out[AGREED_Q] = agreed
+            out[ROWS_Q] = add((agreed, 1), (disagreed, 1))
+            out[DISAGREED_Q] = disagreed
+            answered = self.where(lambda c: c.answerable and _answered(c))
+            out[WITHOUT_Q] = add((answered, 1), (agreed, -1), (disagreed, -1))
         return out
 
     def _row_metric(self, metric: str) -> tuple[Predicate, Predicate]:
@@ -433,7 +503,33 @@ class FieldLayout:
             majority = self.where(lambda c: c.answerable and c.majority)
             minority = self.where(lambda c: c.answerable and not c.majority)
             out.append(add((majority, 1), (minority, -1)))
+        shape = self.shape
+        if shape.magnitude == "date":  # pairs <= answers of the type; pairs <= gold rows <= A
+            pairs = ((self.figure_variable("distance_pairs"), 1),)
+            gold = ((self.figure_variable("distance_gold"), 1),)
+            out.append(add((self.where(_pairs), 1), (pairs, -1)))
+            out.append(add((gold, 1), (pairs, -1)))
+            out.append(add((self.where(_COUNTS["answerable_count"]), 1), (gold, -1)))
+        if shape.uncertainty:  # each kind of row with an uncertainty within its classes
+            agreed = ((self.figure_variable("uncertain_agreed"), 1),)
+            disagreed = ((self.figure_variable("uncertain_disagreed"), 1),)
+            agreeing = self.where(lambda c: c.answerable and _agrees(c))
+            rest = self.where(lambda c: c.answerable and _answered(c) and not _agrees(c))
+            out.append(add((agreeing, 1), (agreed, -1)))
+            out.append(add((rest, 1), (disagreed, -1)))
         return out
+
+    def figure_knowledge(self) -> list[tuple[Form, int]]:
+        """What a shown mean absolute error says beyond its counts, as ``form >= bound``.
+
+        The dominance rule shows it only with a positive total whose two largest
+        contributions are at most 85% of it: at least three pairs have a nonzero
+        error, and a nonzero error is a disagreement.
+        """
+        if not self.shape.nonzero_errors:
+            return []
+        disagreeing = self.where(lambda c: c.answerable and c.agreement == DISAGREE)
+        return [(disagreeing, 3)]
 
 
 def add(*terms: tuple[Form, int]) -> Form:
@@ -461,6 +557,8 @@ class Quantity:
     def parts(self) -> tuple[Key, Key] | None:
         """For failures, the keys of (success_count, total_count); else None."""
         kind, name, quantity = self.key
+        if quantity == DISAGREED_Q:  # the rows with an uncertainty less the agreeing ones
+            return (kind, name, AGREED_Q), (kind, name, ROWS_Q)
         if not quantity.endswith("." + FAILURES):
             return None
         metric = quantity[: -len(FAILURES) - 1]
@@ -521,7 +619,8 @@ class ReportModel:
         for field_id, forms in field_forms.items():
             for name, form in forms.items():
                 key = ("field", field_id, name)
-                self.quantities[key] = Quantity(key, form, derived=name.endswith(FAILURES))
+                derived = name.endswith(FAILURES) or name == DISAGREED_Q
+                self.quantities[key] = Quantity(key, form, derived=derived)
         for (kind, name), (members, shape) in sorted(pooled.items()):
             names = [*COUNT_NAMES]
             for metric in shape.metric_names:
@@ -592,6 +691,9 @@ class ReportModel:
         if not self.knows_rule:
             return []
         rows: dict[tuple[Form, int], None] = {}  # in a fixed order, without repeats
+        for layout in self.layouts.values():
+            for row in layout.figure_knowledge():
+                rows[row] = None
         for key, behind in self._behind.items():
             if not self._shown(key, published, min_cell):
                 continue
@@ -657,6 +759,10 @@ def shape_of(
             types[field_id],
             part.metrics,
             kappa=part.kappa is not None,
+            magnitude=part.magnitude is not None,
+            uncertainty=part.uncertainty is not None,
+            nonzero_errors=part.magnitude is not None
+            and part.magnitude.mean_absolute_error is not None,
         )
         for field_id, part in report.by_field.items()
     }

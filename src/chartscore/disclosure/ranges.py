@@ -54,6 +54,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import csr_array
 
+from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import Form, Key, ReportModel
 
 if TYPE_CHECKING:
@@ -74,6 +75,11 @@ _SANDWICH_WIDTH: Final = 400
 
 Row = dict[int, int]
 
+FAST_PATHS = True
+"""Whether the fast paths are on: warm LPs (:mod:`chartscore.disclosure.lp`), the local
+check's widest area first, its seed shortcut and its cache. Off (tests only), every
+question is solved the plain way, by ``milp`` afresh; the answers must be the same."""
+
 
 class Unresolved(Exception):  # noqa: N818 - a state, not a programming error
     """The solver could not settle a question exactly (numerics, limits)."""
@@ -87,24 +93,16 @@ class Inconsistent(Exception):  # noqa: N818
 
 
 def _matrix(rows: Sequence[Mapping[int, int]], width: int, dtype: type) -> csr_array:
-    data: list[int] = []
-    indices: list[int] = []
-    indptr = [0]
-    for row in rows:
-        for column in sorted(row):
-            indices.append(column)
-            data.append(row[column])
-        indptr.append(len(indices))
-    return csr_array(
-        (np.array(data, dtype=dtype), np.array(indices, dtype=np.int64), indptr),
-        shape=(len(rows), width),
-    )
+    indptr, indices, data = rowwise(rows)
+    return csr_array((data.astype(dtype), indices, indptr), shape=(len(rows), width))
 
 
 class _Problem:
     """One integer program over some columns: rows ``lower <= A x <= upper``, ``x >= 0``.
 
-    Infinite bounds are ``None``. Built once, solved for many objectives.
+    Infinite bounds are ``None``. Built once, solved for many objectives: its LP
+    relaxation stays loaded in HiGHS (:class:`~chartscore.disclosure.lp.WarmLP`)
+    and each objective starts from the last optimal basis.
     """
 
     def __init__(
@@ -118,15 +116,27 @@ class _Problem:
         self.rows = list(rows)
         self.lower = np.array([-np.inf if v is None else v for v in lower], dtype=float)
         self.upper = np.array([np.inf if v is None else v for v in upper], dtype=float)
-        self.exact = _matrix(self.rows, width, np.int64)
+        self._sparse = rowwise(self.rows)
+        indptr, indices, data = self._sparse
+        self.exact = csr_array((data, indices, indptr), shape=(len(self.rows), width))
         # Exact integer bounds for checking points; the sentinels stand for no bound.
         self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
         self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
-        self.constraints = (
-            [LinearConstraint(_matrix(self.rows, width, np.float64), self.lower, self.upper)]
-            if self.rows
-            else []
-        )
+        self._constraints: list[LinearConstraint] | None = None
+        self._warm: WarmLP | None = None
+
+    @property
+    def constraints(self) -> list[LinearConstraint]:
+        """The rows as ``milp`` takes them (built on first use)."""
+        if self._constraints is None:
+            indptr, indices, data = self._sparse
+            matrix = csr_array(
+                (data.astype(np.float64), indices, indptr), shape=(len(self.rows), self.width)
+            )
+            self._constraints = (
+                [LinearConstraint(matrix, self.lower, self.upper)] if self.rows else []
+            )
+        return self._constraints
 
     def check(self, x: np.ndarray) -> bool:
         """Whether the integer point ``x`` satisfies every row exactly."""
@@ -137,15 +147,19 @@ class _Problem:
         values = np.asarray(self.exact @ x.astype(np.int64)).reshape(-1)
         return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
 
-    def solve(self, c: np.ndarray, counter: list[int]) -> np.ndarray:
+    def solve(self, c: np.ndarray, counter: list[int], *, warm: bool = True) -> np.ndarray:
         """An optimal integer point for ``min c x``.
+
+        ``warm``: try the loaded LP relaxation first (fast); without it, the LP is
+        solved afresh by ``milp``, whose vertex is the reproducible first witness
+        a suppression run is seeded with.
 
         Raises:
             Inconsistent: no integer point satisfies the rows.
             Unresolved: the solver stopped short of a proven optimum.
         """
         counter[0] += 1
-        point = self._relaxed(c)
+        point = self._warm_relaxed(c) if warm and FAST_PATHS else self._relaxed(c)
         if point is not None:
             return point
         counter[1] += 1
@@ -168,9 +182,61 @@ class _Problem:
             raise Unresolved
         return point
 
+    def lp_minimum(self, c: np.ndarray) -> float | None:
+        """The LP relaxation's optimal value (None: unbounded or not settled).
+
+        Raises:
+            Inconsistent: the relaxation, hence the integer program, is infeasible.
+        """
+        warm = self._warm_lp() if FAST_PATHS else None
+        if warm is not None:
+            status, _, value = warm.minimize(c)
+            if status == INFEASIBLE:
+                raise Inconsistent
+            if status == OPTIMAL:
+                return value
+            if status == UNBOUNDED:
+                return None
+        result = milp(
+            c, bounds=Bounds(0, np.inf), constraints=self.constraints, options=_LP_OPTIONS
+        )
+        if result.status == 2:
+            raise Inconsistent
+        if result.status != 0 or result.fun is None:
+            return None
+        return float(result.fun)
+
+    def _warm_lp(self) -> WarmLP | None:
+        if self._warm is None:
+            self._warm = WarmLP(self.width, self._sparse, self.lower, self.upper)
+        return self._warm if self._warm.available else None
+
+    def _integral(self, c: np.ndarray, x: np.ndarray, value: float) -> np.ndarray | None:
+        # An LP optimum that is an integer point is optimal for the integer program too
+        # (it reaches a bound no integer point can beat).
+        point: np.ndarray = np.rint(x).astype(np.int64)
+        if np.abs(x - point).max(initial=0.0) > 1e-9 or not self.check(point):
+            return None
+        if float(c @ point) > value + 1e-6 * (1 + abs(value)):
+            return None
+        return point
+
+    def _warm_relaxed(self, c: np.ndarray) -> np.ndarray | None:
+        # The loaded LP, warm; ``milp``'s LP when HiGHS cannot be used directly.
+        warm = self._warm_lp()
+        if warm is None:
+            return self._relaxed(c)
+        status, x, value = warm.minimize(c)
+        if status == INFEASIBLE:
+            raise Inconsistent
+        if status == UNBOUNDED:
+            raise Unresolved  # feasible (or not) with no finite optimum: nothing to settle
+        if status != OPTIMAL or x is None:
+            return self._relaxed(c)
+        return self._integral(c, x, value)
+
     def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
-        # The LP relaxation's optimum, when it is an integer point: then it is optimal
-        # for the integer program too (it reaches a bound no integer point can beat).
+        # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
         result = milp(
             c, bounds=Bounds(0, np.inf), constraints=self.constraints, options=_LP_OPTIONS
         )
@@ -178,13 +244,7 @@ class _Problem:
             raise Inconsistent
         if result.status != 0 or result.x is None:
             return None
-        x = np.asarray(result.x)
-        point = np.rint(x).astype(np.int64)
-        if np.abs(x - point).max(initial=0.0) > 1e-9 or not self.check(point):
-            return None
-        if float(c @ point) > result.fun + 1e-6 * (1 + abs(result.fun)):
-            return None
-        return point
+        return self._integral(c, np.asarray(result.x), result.fun)
 
 
 class _Component:
@@ -508,10 +568,12 @@ class RangeSolver:
             c = np.zeros(self.model.size)
             for variable, coefficient in row.items():
                 c[variable] = coefficient
-            result = milp(
-                c, bounds=Bounds(0, np.inf), constraints=problem.constraints, options=_LP_OPTIONS
-            )
-            if result.status != 0 or result.fun is None or result.fun < bound - 1e-6:
+            value: float | None = None
+            try:
+                value = problem.lp_minimum(c)
+            except Inconsistent:
+                value = None
+            if value is None or value < bound - 1e-6:
                 kept.append((row, bound))
         return kept
 
@@ -589,7 +651,9 @@ class RangeSolver:
         """A feasible point of the component (computed once; raises Inconsistent if none)."""
         component = self.components[index]
         if not component.witnesses:
-            point = component.problem.solve(np.zeros(component.width), self.counts)
+            # Solved afresh (not warm): the first witness seeds suppression, and must
+            # be the same point whatever was solved before.
+            point = component.problem.solve(np.zeros(component.width), self.counts, warm=False)
             component.witnesses.append(point)
         return component.witnesses[0]
 
@@ -1044,6 +1108,8 @@ class LocalCheck:
         for row in model.inequalities:
             self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
         self.field_ids = list(model.layouts)
+        self._split: dict[Form, tuple[dict[int, Row], dict[int, int]]] = {}
+        self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -1077,17 +1143,47 @@ class LocalCheck:
         """Whether a restriction around ``form``'s fields certifies it protected.
 
         Tried with the form's own fields free, then with one and two partner
-        fields (:meth:`_partners`) free as well.
+        fields (:meth:`_partners`) free as well: certified when any of these
+        areas certifies it. Each area holds the one before (its restriction
+        fixes fewer variables, so its feasible tables include the smaller
+        area's), so the widest area decides alone whenever its two solves
+        settle: its minimum is at most, its maximum at least, the smaller
+        areas'. Only when it cannot settle a direction (no finite optimum) are
+        the smaller areas tried, in order.
         """
         fields = sorted({int(self.owner[v]) for v, _ in form})
         areas = [fields]
         for partner in self._partners(fields, published)[:_PARTNERS]:
             areas.append(sorted({*areas[-1], partner}))
         knowledge = self.model.knowledge(published, min_cell)
-        return any(
-            self._certified(area, form, value, min_cell, published, knowledge=knowledge)
-            for area in areas
+        if not FAST_PATHS:
+            return any(
+                self._certified(
+                    area, form, value, min_cell, published, knowledge=knowledge, fast=False
+                )[0]
+                for area in areas
+            )
+        certified, settled = self._certified(
+            areas[-1], form, value, min_cell, published, knowledge=knowledge
         )
+        if certified or settled:
+            return certified
+        return any(
+            self._certified(area, form, value, min_cell, published, knowledge=knowledge)[0]
+            for area in areas[:-1]
+        )
+
+    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int]]:
+        # A form split by field: each field's part and the seed's value of that part.
+        if form not in self._split:
+            parts: dict[int, Row] = {}
+            values: dict[int, int] = {}
+            for variable, coefficient in form:
+                field = int(self.owner[variable])
+                parts.setdefault(field, {})[variable] = coefficient
+                values[field] = values.get(field, 0) + coefficient * int(self.seed[variable])
+            self._split[form] = (parts, values)
+        return self._split[form]
 
     def _certified(
         self,
@@ -1098,50 +1194,96 @@ class LocalCheck:
         published: Mapping[Key, int],
         *,
         knowledge: Sequence[tuple[Form, int]],
-    ) -> bool:
+        fast: bool = True,
+    ) -> tuple[bool, bool]:
+        """Whether the restriction to ``fields`` certifies the quantity, and whether that
+        answer is settled (both directions solved, or certified): a False that is not
+        settled says nothing about smaller areas."""
         columns = [v for f in fields for v in self.variables[f]]
         if not columns or len(columns) > self.max_width:
-            return False
-        where = {v: i for i, v in enumerate(columns)}
-        rows: list[Row] = []
-        bounds: list[int | None] = []
+            return False, False
+        area = set(fields)
+        # The published rows touching the area, and the rule's rows: each one's part
+        # inside the area, and its bound less the seed's part outside.
+        rows: list[tuple[Form, int, bool]] = []
         seen: set[Key] = set()
+        seed_feasible = True  # whether the seed is a table of this restriction
         for field in fields:
             for key in self.touching.get(field, []):
                 if key in seen or key not in published:
                     continue
                 seen.add(key)
-                inside: Row = {}
-                outside = 0
-                for variable, coefficient in self.model.quantities[key].form:
-                    if variable in where:
-                        inside[where[variable]] = coefficient
-                    else:
-                        outside += coefficient * int(self.seed[variable])
-                rows.append(inside)
-                bounds.append(published[key] - outside)
-        lower: list[int | None] = list(bounds)
+                quantity_form = self.model.quantities[key].form
+                parts, values = self._part(quantity_form)
+                outside = sum(v for f, v in values.items() if f not in area)
+                rows.append((quantity_form, published[key] - outside, True))
+                if sum(values.values()) != published[key]:
+                    seed_feasible = False
+        for knowledge_row, bound in knowledge:
+            parts, values = self._part(knowledge_row)
+            outside = sum(v for f, v in values.items() if f not in area)
+            if not area & parts.keys():
+                if outside < bound:
+                    return False, True  # no table of this restriction fits the rule
+                continue
+            rows.append((knowledge_row, bound - outside, False))
+            if sum(values.values()) < bound:
+                seed_feasible = False
+        small = 1 <= value < min_cell
+        _, form_values = self._part(form)
+        seed_feasible = seed_feasible and all(
+            sum(c * int(self.seed[v]) for v, c in inequality) >= 0
+            for field in fields
+            for inequality in self.inequalities.get(field, [])
+        )
+        if fast and seed_feasible and all(c >= 0 for _, c in form):
+            # The seed is a table of this restriction: its value bounds the minimum.
+            at_seed = sum(form_values.values())
+            if (small and at_seed == 0) or (not small and at_seed < value):
+                return True, True
+        signature = (tuple(fields), form, value, min_cell, tuple(rows))
+        if not fast:
+            return self._solve_area(fields, columns, rows, form, value=value, min_cell=min_cell)
+        if signature not in self._results:
+            self._results[signature] = self._solve_area(
+                fields, columns, rows, form, value=value, min_cell=min_cell
+            )
+        return self._results[signature]
+
+    def _solve_area(
+        self,
+        fields: list[int],
+        columns: list[int],
+        rows: list[tuple[Form, int, bool]],
+        form: Form,
+        *,
+        value: int,
+        min_cell: int,
+    ) -> tuple[bool, bool]:
+        # The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
+        where = {v: i for i, v in enumerate(columns)}
+        area = set(fields)
+        matrix: list[Row] = []
+        lower: list[int | None] = []
+        upper: list[int | None] = []
+        for row_form, bound, equality in rows:
+            parts, _ = self._part(row_form)
+            inside: Row = {}
+            for field in sorted(area & parts.keys()):
+                for variable, coefficient in parts[field].items():
+                    inside[where[variable]] = coefficient
+            matrix.append(inside)
+            lower.append(bound)
+            upper.append(bound if equality else None)
         for field in fields:
             for inequality in self.inequalities.get(field, []):
-                rows.append({where[v]: c for v, c in inequality})
-                bounds.append(None)
+                matrix.append({where[v]: c for v, c in inequality})
                 lower.append(0)
-        # The rule's rows: those that touch the area bound it; the seed must satisfy the
-        # others (it does when it fits more published numbers, rows with items at their
-        # largest: ReportModel.most_item_rows), or nothing found here is a consistent table.
-        for knowledge_row, bound in knowledge:
-            inside = {where[v]: c for v, c in knowledge_row if v in where}
-            outside = sum(c * int(self.seed[v]) for v, c in knowledge_row if v not in where)
-            if not inside:
-                if outside < bound:
-                    return False
-                continue
-            rows.append(inside)
-            bounds.append(None)
-            lower.append(bound - outside)
-        problem = _Problem(len(columns), rows, lower, bounds)
+                upper.append(None)
+        problem = _Problem(len(columns), matrix, lower, upper)
         small = 1 <= value < min_cell
         counts = [0, 0]
+        settled = True
         for sign in (1, -1):
             c = np.zeros(len(columns))
             for variable, coefficient in form:
@@ -1153,10 +1295,11 @@ class LocalCheck:
             except (Unresolved, Inconsistent):
                 failed = True
             if failed or point is None:
+                settled = False
                 continue
             reached = sum(coefficient * int(point[where[v]]) for v, coefficient in form)
             if small and (reached == 0 or reached >= min_cell):
-                return True
+                return True, True
             if not small and reached != value:
-                return True
-        return False
+                return True, True
+        return False, settled

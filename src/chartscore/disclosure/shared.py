@@ -36,6 +36,18 @@ from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
+from chartscore.disclosure.figures import (
+    MAGNITUDE,
+    UNCERTAINTY,
+    FieldFigures,
+    SharedMagnitude,
+    SharedUncertainty,
+    figure_counts,
+    read_magnitude,
+    read_uncertainty,
+    shared_magnitude,
+    shared_uncertainty,
+)
 from chartscore.disclosure.rule import (
     FIELD_TYPE_NAMES,
     IGNORED_COUNT,
@@ -232,12 +244,17 @@ class SharedSlice:
         metrics: Every binomial metric of the slice, by name.
         kappa: The kappa of a categorical, boolean or ordinal field slice.
         count_ranges: The proven range of suppressed counts, by count name.
+        magnitude: A number or date field slice's error magnitude, under its
+            rules (docs/disclosure.md, "Validation figures"); None otherwise.
+        uncertainty: A field slice's declared-uncertainty figures, likewise.
     """
 
     counts: Mapping[str, int | None]
     metrics: Mapping[str, SharedMetric]
     kappa: SharedKappa | None = None
     count_ranges: Mapping[str, Range] = attrs.field(factory=dict)
+    magnitude: SharedMagnitude | None = None
+    uncertainty: SharedUncertainty | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The slice as JSON-ready data."""
@@ -248,6 +265,10 @@ class SharedSlice:
             out[name] = metric.to_dict()
         if self.kappa is not None:
             out["kappa"] = self.kappa.to_dict()
+        if self.magnitude is not None:
+            out[MAGNITUDE] = self.magnitude.to_dict()
+        if self.uncertainty is not None:
+            out[UNCERTAINTY] = self.uncertainty.to_dict()
         return out
 
     def numbers(self) -> Iterator[tuple[str, int | None]]:
@@ -262,6 +283,9 @@ class SharedSlice:
             yield metric_quantity(name, TOTAL), metric.total_count
         if self.kappa is not None:
             yield PAIRS, self.kappa.pairs
+        for figures in (self.magnitude, self.uncertainty):
+            if figures is not None:
+                yield from figures.numbers()
 
     def ranges(self) -> Iterator[tuple[str, Range]]:
         """Every published range, as (quantity, range), in :meth:`numbers` order."""
@@ -275,6 +299,9 @@ class SharedSlice:
                 yield metric_quantity(name, TOTAL), metric.total_range
         if self.kappa is not None and self.kappa.pairs_range is not None:
             yield PAIRS, self.kappa.pairs_range
+        for figures in (self.magnitude, self.uncertainty):
+            if figures is not None:
+                yield from figures.ranges()
 
     def with_ranges(self, found: Mapping[str, Range], z: float) -> SharedSlice:
         """This slice with ``found``'s range beside every suppressed number, and rate bounds.
@@ -296,7 +323,14 @@ class SharedSlice:
         kappa = self.kappa
         if kappa is not None and kappa.pairs is None:
             kappa = attrs.evolve(kappa, pairs_range=found[PAIRS])
-        return attrs.evolve(self, metrics=metrics, kappa=kappa, count_ranges=counts)
+        return attrs.evolve(
+            self,
+            metrics=metrics,
+            kappa=kappa,
+            count_ranges=counts,
+            magnitude=None if self.magnitude is None else self.magnitude.with_ranges(found),
+            uncertainty=None if self.uncertainty is None else self.uncertainty.with_ranges(found),
+        )
 
 
 @attrs.frozen
@@ -549,7 +583,11 @@ class SharedReport:
             _invalid()
         by_field = {
             field_id: _slice(
-                raw, _field_metrics(field_types[field_id], raw, plugin_metrics), kappa=True, z=z
+                raw,
+                _field_metrics(field_types[field_id], raw, plugin_metrics),
+                kappa=True,
+                z=z,
+                measured=field_types[field_id] in ("number", "date"),
             )
             for field_id, raw in sorted(by_field_raw.items())
         }
@@ -778,9 +816,11 @@ def _slice(
     kappa: bool,
     z: float = Z95,
     pooled: bool = False,
+    measured: bool = False,
 ) -> SharedSlice:
     # Exactly the six counts, exactly ``metric_names``, and kappa only where the
-    # caller allows it.
+    # caller allows it; a field slice may hold the validation figures (an error
+    # magnitude only for a number or date field).
     if type(value) is not dict:
         _invalid()
     keys = set(value)
@@ -790,7 +830,8 @@ def _slice(
     other = keys - count_keys - metric_keys - range_keys
     if not set(COUNT_NAMES) <= count_keys or metric_keys != set(metric_names):
         _invalid()
-    if other - ({"kappa"} if kappa else set()):
+    figures = {UNCERTAINTY, MAGNITUDE} if measured else {UNCERTAINTY}
+    if other - ({"kappa", *figures} if kappa else set()):
         _invalid()
     counts = {name: _count(value[name]) for name in COUNT_NAMES}
     count_ranges = {
@@ -807,6 +848,8 @@ def _slice(
         metrics=metrics,
         kappa=_kappa(value["kappa"]) if "kappa" in value else None,
         count_ranges=count_ranges,
+        magnitude=read_magnitude(value[MAGNITUDE]) if MAGNITUDE in value else None,
+        uncertainty=read_uncertainty(value[UNCERTAINTY], z) if UNCERTAINTY in value else None,
     )
 
 
@@ -870,6 +913,8 @@ def shared_from_report(
     min_cell: int,
     hidden: Collection[Key],
     withheld_kappa: Collection[str],
+    *,
+    figures: Mapping[str, FieldFigures] | None = None,
 ) -> SharedReport:
     """Build a shared report from a full report's ``to_dict()``, hiding some numbers.
 
@@ -880,6 +925,10 @@ def shared_from_report(
         hidden: Keys of the numbers to replace by ``None`` (counts, success and
             total counts, ``kappa.pairs``).
         withheld_kappa: Field ids whose kappa value and interval are withheld.
+        figures: The inside contributions of the validation figures, by field
+            id; None to leave the figures out (a field slice's
+            ``error_magnitude`` and ``declared_uncertainty`` are then ignored).
+            A field missing from it has every figure withheld.
 
     Returns:
         The shared report; metrics with a hidden part lose their interval.
@@ -890,7 +939,23 @@ def shared_from_report(
         counts: dict[str, int | None] = {}
         metrics: dict[str, SharedMetric] = {}
         kappa: SharedKappa | None = None
+        magnitude: SharedMagnitude | None = None
+        uncertainty: SharedUncertainty | None = None
+        if figures is not None and kind == "field":
+            raw_magnitude, raw_uncertainty = raw.get(MAGNITUDE), raw.get(UNCERTAINTY)
+            published: dict[str, int | None] = {
+                quantity: None if (kind, name, quantity) in hidden_set else value
+                for quantity, value in figure_counts(raw_magnitude, raw_uncertainty).items()
+            }
+            inside = figures.get(name)
+            if isinstance(raw_magnitude, Mapping):
+                magnitude = shared_magnitude(raw_magnitude, inside, published, min_cell)
+            if isinstance(raw_uncertainty, Mapping):
+                z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
+                uncertainty = shared_uncertainty(raw_uncertainty, inside, published, min_cell, z)
         for key, value in raw.items():
+            if key in (MAGNITUDE, UNCERTAINTY):
+                continue
             if key in COUNT_NAMES or key == IGNORED_COUNT:
                 counts[key] = None if (kind, name, key) in hidden_set else value  # type: ignore[assignment]
             elif key == "kappa":
@@ -922,7 +987,13 @@ def shared_from_report(
         ordered: dict[str, int | None] = {
             n: counts[n] for n in (*COUNT_NAMES, IGNORED_COUNT) if n in counts
         }
-        return SharedSlice(counts=ordered, metrics=metrics, kappa=kappa)
+        return SharedSlice(
+            counts=ordered,
+            metrics=metrics,
+            kappa=kappa,
+            magnitude=magnitude,
+            uncertainty=uncertainty,
+        )
 
     by_field_raw = document["by_field"]
     by_type_raw = document["by_field_type"]

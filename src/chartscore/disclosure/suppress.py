@@ -50,6 +50,14 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure.attack import DERIVABLE, audit, proven_ranges, range_failures
+from chartscore.disclosure.figures import (
+    DISAGREED_Q,
+    FIGURE_QUANTITIES,
+    MAGNITUDE,
+    ROWS_Q,
+    UNCERTAINTY,
+    FieldFigures,
+)
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
@@ -102,11 +110,17 @@ class Sensitivity:
         kappa_smallest_margin: Per kappa field id: the smallest nonzero gold or
             answer category count among its pairs.
         field_types: Every field id's type name (schema knowledge; published).
+        figures: Per field id, the per-case contributions the dominance rule
+            needs (:class:`~chartscore.disclosure.figures.FieldFigures`); None
+            to withhold the validation figures (error magnitude, declared
+            uncertainty) altogether. Their counts are field-slice rows, one per
+            case, so ``case_counts`` need not hold them.
     """
 
     case_counts: Mapping[Key, int]
     kappa_smallest_margin: Mapping[str, int]
     field_types: Mapping[str, str]
+    figures: Mapping[str, FieldFigures] | None = None
 
     def __repr__(self) -> str:
         return f"Sensitivity({len(self.case_counts)} case counts, {len(self.field_types)} fields)"
@@ -149,6 +163,15 @@ class _Suppressor:
         for index, identity in enumerate(self.identities):
             for key in identity:
                 self.by_term.setdefault(key, []).append(index)
+        # For the closure's inner loop, computed once: each identity's terms cheapest
+        # first, each number's weight, and its equal-definition twins.
+        self.by_cost = [sorted(identity, key=self.cost.__getitem__) for identity in self.identities]
+        self.weight = {key: _WEIGHT[cost[0]] for key, cost in self.cost.items()}
+        self.twins: dict[Key, list[Key]] = {}
+        for identity in self.identities:
+            if len(identity) == 2:
+                for key in identity:
+                    self.twins.setdefault(key, []).extend(identity)
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
             # An item count also reaches the classes its rule row bounds (its carriers).
@@ -224,15 +247,23 @@ class _Suppressor:
             if key not in hidden:
                 hidden.add(key)
                 todo += self.by_term.get(key, [])
+        identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
         while todo:
-            identity = self.identities[todo.pop()]
-            alone = [key for key in identity if key in hidden]
-            if len(alone) != 1:
+            index = todo.pop()
+            alone: Key | None = None
+            count = 0
+            for key in identities[index]:
+                if key in hidden:
+                    count += 1
+                    if count > 1:
+                        break
+                    alone = key
+            if count != 1:
                 continue
-            if alone[0] in self.proxies and self.proxies[alone[0]] in hidden:
+            if alone in proxies and proxies[alone] in hidden:
                 continue  # hidden only for its failures, which its hidden total protects
-            options = sorted((k for k in identity if k not in hidden), key=self.cost.__getitem__)
-            cheapest = min(options[:_LOOKAHEAD], key=lambda k: self._step_price(k, hidden))
+            options = [k for k in by_cost[index] if k not in hidden][:_LOOKAHEAD]
+            cheapest = min(options, key=lambda k: self._step_price(k, hidden))
             hidden.add(cheapest)
             todo += self.by_term.get(cheapest, [])
         return hidden
@@ -241,15 +272,14 @@ class _Suppressor:
         # The weight of ``key`` plus the numbers that hiding it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
         forced = {key}
-        for index in self.by_term.get(key, []):
-            identity = self.identities[index]
-            if len(identity) == 2:
-                forced.update(k for k in identity if k not in hidden)
-        return sum(_WEIGHT[self.cost[k][0]] for k in forced), self.cost[key]
+        forced.update(k for k in self.twins.get(key, ()) if k not in hidden)
+        weight = self.weight
+        return sum(weight[k] for k in forced), self.cost[key]
 
     def price(self, hidden: set[Key]) -> int:
         """The weighted number of hidden numbers (a field-type number weighs least)."""
-        return sum(_WEIGHT[self.cost[k][0]] for k in hidden)
+        weight = self.weight
+        return sum(weight[k] for k in hidden)
 
     def hide(self, keys: Iterable[Key]) -> None:
         """Hide numbers, closing under the identities."""
@@ -294,9 +324,8 @@ def _values(model: ReportModel, shared: SharedReport) -> dict[Key, int]:
 
 
 def _check_sensitivity(
-    sensitivity: Sensitivity, model: ReportModel, values: Mapping[Key, int]
+    counts: Mapping[Key, int], model: ReportModel, values: Mapping[Key, int]
 ) -> None:
-    counts = sensitivity.case_counts
     if not isinstance(counts, Mapping) or set(counts) != set(model.quantities):
         raise _invalid_sensitivity()
     for key, cases in counts.items():
@@ -320,6 +349,31 @@ def _withheld_kappa(
         if ("field", field_id, PAIRS) in hidden or agreement in hidden or margin < min_cell:
             withheld.add(field_id)
     return withheld
+
+
+def _figures(report: Report, sensitivity: Sensitivity) -> Mapping[str, FieldFigures] | None:
+    figures = sensitivity.figures
+    if figures is None:
+        return None
+    if not isinstance(figures, Mapping) or not set(figures) <= set(report.by_field):
+        raise _invalid_sensitivity()
+    if not all(isinstance(value, FieldFigures) for value in figures.values()):
+        raise _invalid_sensitivity()
+    return figures
+
+
+def _with_figures(document: dict[str, object], report: Report) -> dict[str, object]:
+    # The core document with each field slice's error magnitude and declared uncertainty.
+    by_field = document["by_field"]
+    assert isinstance(by_field, dict)
+    for field_id, part in report.by_field.items():
+        extra: dict[str, object] = {}
+        if part.magnitude is not None:
+            extra[MAGNITUDE] = part.magnitude.to_dict()
+        if part.uncertainty is not None:
+            extra[UNCERTAINTY] = part.uncertainty.to_dict()
+        by_field[field_id] = {**by_field[field_id], **extra}
+    return document
 
 
 def _field_types(report: Report, sensitivity: Sensitivity) -> dict[str, str]:
@@ -406,11 +460,18 @@ def share(
         raise _invalid_sensitivity()
     field_types = _field_types(report, sensitivity)
     document = report.core().to_dict()  # the figures share models (docs/disclosure.md)
-    full = shared_from_report(document, field_types, min_cell, set(), set())
+    figures = _figures(report, sensitivity)
+    if figures is not None:
+        document = _with_figures(document, report)
+    full = shared_from_report(document, field_types, min_cell, set(), set(), figures=figures)
     model = model_of(full)
     values = _values(model, full)
-    _check_sensitivity(sensitivity, model, values)
-    counts = sensitivity.case_counts
+    if not isinstance(sensitivity.case_counts, Mapping):
+        raise _invalid_sensitivity()
+    counts = dict(sensitivity.case_counts)
+    if figures is not None:  # the figures' counts are field-slice rows: one case each
+        counts.update({key: values[key] for key in model.quantities if key[2] in FIGURE_QUANTITIES})
+    _check_sensitivity(counts, model, values)
     sensitive = [
         quantity for key, quantity in model.quantities.items() if 1 <= counts[key] < min_cell
     ]
@@ -420,6 +481,8 @@ def share(
     for quantity in sensitive:
         parts = quantity.parts
         primary.append(quantity.key if parts is None else parts[0])
+        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
+            primary.append((*quantity.key[:2], ROWS_Q))
         if parts is not None and parts[0] not in sensitive_keys:
             state.proxies[parts[0]] = parts[1]
     state.hide(primary)
@@ -428,11 +491,13 @@ def share(
     alone: int | None = None
     if joint is not None:
         alone = shared_from_report(
-            document, field_types, min_cell, state.hidden, withheld
+            document, field_types, min_cell, state.hidden, withheld, figures=figures
         ).disclosure.suppressed_count
         withheld |= joint(state)
         withheld |= _withheld_kappa(full, sensitivity, state.hidden, min_cell)
-    shared = shared_from_report(document, field_types, min_cell, state.hidden, withheld)
+    shared = shared_from_report(
+        document, field_types, min_cell, state.hidden, withheld, figures=figures
+    )
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
         shared = attrs.evolve(shared, disclosure=disclosure)

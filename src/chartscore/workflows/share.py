@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
+from chartscore.disclosure.figures import Contributions, FieldFigures
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
@@ -237,8 +238,25 @@ def _shared_partial(partial: PartialTally, min_cell: int, confidence: float) -> 
         case_counts(partial, tally),
         kappa_smallest_margins(partial),
         _field_types(partial),
+        _figures(partial),
     )
     return share_report(report, sensitivity, min_cell)
+
+
+def _figures(partial: PartialTally) -> dict[str, FieldFigures]:
+    # The dominance rule's per-case contributions (each field-slice row is one case):
+    # only the two largest and the total of each reach disclosure control.
+    out: dict[str, FieldFigures] = {}
+    for field_id, counts in partial.fields.items():
+        absolute, squares, deviation, brier = counts.figure_contributions()
+        measured = counts.distances is not None and counts.distance_gold is not None
+        out[field_id] = FieldFigures(
+            absolute=Contributions.of(absolute) if measured else None,
+            squares=Contributions.of(squares) if measured else None,
+            deviation=Contributions.of(deviation) if measured else None,
+            brier=Contributions.of(brier),
+        )
+    return out
 
 
 def _field_types(partial: PartialTally) -> dict[str, str]:

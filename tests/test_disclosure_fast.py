@@ -1,0 +1,110 @@
+"""The solver's fast paths give exactly what the plain path gives.
+
+``ranges.FAST_PATHS`` off: every LP is solved afresh by ``milp``, the local check tries every
+area in order with no seed shortcut and no cache. On: warm HiGHS solves, the widest area first,
+the seed shortcut, the cache (docs/performance.md). Ranges, local certificates and the shared
+bytes must not depend on which is used. Small random cohorts, so the test stays fast.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import chartscore.disclosure.ranges as ranges_module
+from chartscore.disclosure import audit
+from chartscore.disclosure.attack import _published_values
+from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
+from chartscore.disclosure.model import model_of
+from chartscore.disclosure.ranges import LocalCheck, RangeSolver
+from chartscore.disclosure.shared import SharedReport, shared_from_report
+from chartscore.workflows.share import share
+from disclosure_reference import build_cohort
+
+from helpers import examples
+
+TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
+
+
+def cohort(seed: int, fields: int, cases: int):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    return rng, build_cohort(rng.choice, [rng.choice(TYPES) for _ in range(fields)], cases)
+
+
+@contextlib.contextmanager
+def plain() -> Iterator[None]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranges_module, "FAST_PATHS", False)
+        yield
+
+
+@settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 30), st.sampled_from([3, 11]))
+def test_share_gives_the_same_bytes_with_and_without_the_fast_paths(
+    seed: int, fields: int, cases: int, min_cell: int
+) -> None:
+    _, made = cohort(seed, fields, cases)
+    gold, predictions = made.records()
+    schema = made.schema_document()
+    fast = share(gold, predictions, schema=schema, min_cell=min_cell).to_json()
+    with plain():
+        slow = share(gold, predictions, schema=schema, min_cell=min_cell).to_json()
+    assert fast == slow
+    with plain():
+        slow_rows = audit(fast).rows
+    assert audit(fast).rows == slow_rows
+
+
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 25), st.sampled_from([3, 11]))
+def test_local_certificates_are_the_same_with_and_without_the_fast_paths(
+    seed: int, fields: int, cases: int, min_cell: int
+) -> None:
+    rng, made = cohort(seed, fields, cases)
+    gold, predictions = made.records()
+    from chartscore import score
+
+    report = score(gold, predictions, schema=made.schema_document())
+    sensitivity, _ = made.sensitivity()
+    types = sensitivity.field_types
+    full = shared_from_report(report.core().to_dict(), types, min_cell, set(), set())
+    hidden = {key for key, _ in full.numbers() if rng.random() < 0.5}
+    text = shared_from_report(report.core().to_dict(), types, min_cell, hidden, set(types))
+    shared = SharedReport.from_json(text.to_json())
+    model = model_of(shared)
+    published = {k: v for k, v in _published_values(shared).items() if v is not None}
+    seed_point = RangeSolver(model, published).point()
+    numbers = {k: v for k, v in shared.numbers() if v is not None}
+    fast_check = LocalCheck(model, seed_point)
+    plain_check = LocalCheck(model, seed_point)
+    hidden_quantities = [q for key, q in model.quantities.items() if key not in published]
+    for quantity in rng.sample(hidden_quantities, min(12, len(hidden_quantities))):
+        key = quantity.key
+        for value in (rng.randint(1, min_cell - 1), rng.randint(0, 3 * min_cell)):
+            fast = fast_check.protected(quantity.form, value, min_cell, numbers)
+            with plain():
+                slow = plain_check.protected(quantity.form, value, min_cell, numbers)
+            assert fast == slow, key
+
+
+def test_a_warm_lp_re_solves_for_new_objectives_and_reports_what_it_cannot_settle() -> None:
+    # x0 + x1 = 3, x1 >= 1 (hand-computed optima below).
+    indptr, indices, data = rowwise([{0: 1, 1: 1}, {1: 1}])
+    lp = WarmLP(2, (indptr, indices, data), np.array([3.0, 1.0]), np.array([3.0, np.inf]))
+    if not lp.available:
+        pytest.skip("this scipy has no HiGHS binding the warm path can use")
+    status, x, value = lp.minimize(np.array([1.0, 0.0]))
+    assert status == OPTIMAL and value == 0.0 and x is not None and list(x) == [0.0, 3.0]
+    status, x, value = lp.minimize(np.array([-1.0, 0.0]))  # max x0: x1 at its least, 1
+    assert status == OPTIMAL and value == -2.0 and x is not None and list(x) == [2.0, 1.0]
+    infeasible = WarmLP(2, (indptr, indices, data), np.array([3.0, 4.0]), np.array([3.0, np.inf]))
+    assert infeasible.minimize(np.array([1.0, 0.0]))[0] == INFEASIBLE
+    indptr, indices, data = rowwise([{1: 1}])
+    open_above = WarmLP(2, (indptr, indices, data), np.array([1.0]), np.array([np.inf]))
+    assert open_above.minimize(np.array([0.0, -1.0]))[0] == UNBOUNDED
