@@ -280,10 +280,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "not_a_release_ledger": (
         "the releases folder holds a file share --releases did not write, or one that was edited"
     ),
-    "release_mismatch": (
-        "an earlier release does not fit this one (cases dropped or changed, or another rule); "
-        "nothing was shared"
-    ),
+    "release_mismatch": "an earlier release does not fit this one: cases dropped or changed",
     "ledger_gold_changed": "the gold file changed while it was scored; nothing was recorded",
     "invalid_run_label": "a system label or run id must be a plain name such as model-v2",
     "duplicate_run_label": "two prediction files give the same run label (file name stem)",
