@@ -64,6 +64,7 @@ _SCORING_ONLY: Final = (
     "ledger_key",
     "system",
     "run_id",
+    "releases",
 )
 
 
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             progress=progress,
             min_cell=min_cell,
             suppressing=suppressing,
+            releases=args.releases,
             **options,  # type: ignore[arg-type]
         )
 
@@ -118,6 +120,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    _say_releases(shared, streams)
     if args.strata is not None:
         say(
             streams.err,
@@ -138,7 +141,34 @@ def _share_partials(args: argparse.Namespace, streams: Streams, min_cell: int) -
     shared = share_partial_files(args.partials, min_cell=min_cell, confidence=confidence(args))
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    _say_releases(shared, streams)
     return EXIT_OK
+
+
+def _say_releases(shared: SharedReport, streams: Streams) -> None:
+    # Whether differencing against earlier releases was audited, and what it cost.
+    earlier = shared.disclosure.earlier_releases
+    if earlier is None:
+        say(
+            streams.err,
+            f"{PROGRAM}: differencing against earlier or later releases of overlapping cohorts "
+            "is not covered (--releases DIR; docs/disclosure.md)\n",
+        )
+        return
+    if earlier == 0:
+        say(
+            streams.err,
+            f"{PROGRAM}: recorded as the first release in the releases folder: later "
+            "releases are audited jointly with it\n",
+        )
+        return
+    cost = shared.ledger_cost or 0
+    say(
+        streams.err,
+        f"{PROGRAM}: audited jointly with {earlier:,} earlier release"
+        f"{'' if earlier == 1 else 's'}; the ledger cost {cost:,} more numbers suppressed "
+        "(inside only); recorded in the releases folder\n",
+    )
 
 
 # A shared comparison takes gold, both systems and these options only.
@@ -151,6 +181,7 @@ _NOT_FOR_COMPARISON: Final = (
     "ledger_key",
     "system",
     "run_id",
+    "releases",
 )
 
 
@@ -274,6 +305,12 @@ COMMAND: Final = Command(
         STRATA,
         STRICT_SCHEMA,
         CONFIDENCE,
+        Option(
+            "--releases",
+            "an inside-only folder of earlier releases: audit jointly with them against "
+            "differencing, and record this one there (docs/disclosure.md)",
+            "DIR",
+        ),
         *LEDGER_OPTIONS,
     ),
     run=run,
