@@ -221,6 +221,11 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
     say(streams.err, _comparison_survival(shared))
+    say(
+        streams.err,
+        f"{PROGRAM}: differencing against other shared comparisons of overlapping cohorts "
+        "is not covered (docs/disclosure.md)\n",
+    )
     return EXIT_OK
 
 
