@@ -249,6 +249,8 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
         "chartscore: 45 numbers suppressed (min cell 11); the audit passed\n"
         "chartscore: rates shown 1/8 field-level, bounded 7; pooled 2/15, range 13; "
         "primary 28, complementary 17 (inside only)\n"
+        "chartscore: differencing against earlier or later releases of overlapping cohorts is "
+        "not covered (--releases DIR; docs/disclosure.md)\n"
     )
     text = target.read_text(encoding="utf-8")
     # The file is what the library shares, byte for byte.
@@ -483,7 +485,8 @@ def test_share_says_when_suppression_starts_on_a_terminal(tmp_path: Path, quiet:
     argv = ["share", "--gold", str(gold), "--predictions", str(predictions), "--jobs", "1"]
     status = main(argv + (["--quiet"] if quiet else []), stdout=io.StringIO(), stderr=err)
     lines = err.getvalue().splitlines()
-    assert status == 0 and lines[-2].endswith("the audit passed")
-    assert lines[-1].startswith("chartscore: rates shown ")
+    assert status == 0 and lines[-3].endswith("the audit passed")
+    assert lines[-2].startswith("chartscore: rates shown ")
+    assert "differencing" in lines[-1]
     expected = [] if quiet else ["chartscore: suppressing small cells and auditing..."]
-    assert lines[:-2] == expected
+    assert lines[:-3] == expected

@@ -39,6 +39,7 @@ from chartscore.cli._options import (
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
@@ -63,6 +64,7 @@ _SCORING_ONLY: Final = (
     "ledger_key",
     "system",
     "run_id",
+    "releases",
 )
 
 
@@ -103,6 +105,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             progress=progress,
             min_cell=min_cell,
             suppressing=suppressing,
+            releases=args.releases,
             **options,  # type: ignore[arg-type]
         )
 
@@ -117,6 +120,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    _say_releases(shared, streams)
     if args.strata is not None:
         say(
             streams.err,
@@ -137,7 +141,34 @@ def _share_partials(args: argparse.Namespace, streams: Streams, min_cell: int) -
     shared = share_partial_files(args.partials, min_cell=min_cell, confidence=confidence(args))
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    _say_releases(shared, streams)
     return EXIT_OK
+
+
+def _say_releases(shared: SharedReport, streams: Streams) -> None:
+    # Whether differencing against earlier releases was audited, and what it cost.
+    earlier = shared.disclosure.earlier_releases
+    if earlier is None:
+        say(
+            streams.err,
+            f"{PROGRAM}: differencing against earlier or later releases of overlapping cohorts "
+            "is not covered (--releases DIR; docs/disclosure.md)\n",
+        )
+        return
+    if earlier == 0:
+        say(
+            streams.err,
+            f"{PROGRAM}: recorded as the first release in the releases folder: later "
+            "releases are audited jointly with it\n",
+        )
+        return
+    cost = shared.ledger_cost or 0
+    say(
+        streams.err,
+        f"{PROGRAM}: audited jointly with {earlier:,} earlier release"
+        f"{'' if earlier == 1 else 's'}; the ledger cost {cost:,} more numbers suppressed "
+        "(inside only); recorded in the releases folder\n",
+    )
 
 
 # A shared comparison takes gold, both systems and these options only.
@@ -150,6 +181,7 @@ _NOT_FOR_COMPARISON: Final = (
     "ledger_key",
     "system",
     "run_id",
+    "releases",
 )
 
 
@@ -188,7 +220,30 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers of the comparison suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
+    say(streams.err, _comparison_survival(shared))
+    say(
+        streams.err,
+        f"{PROGRAM}: differencing against other shared comparisons of overlapping cohorts "
+        "is not covered (docs/disclosure.md)\n",
+    )
     return EXIT_OK
+
+
+def _comparison_survival(shared: SharedComparison) -> str:
+    # What survives, from the shared comparison alone (so it says nothing the file does not).
+    metrics = shown = bounded = rates = rate_bounds = 0
+    for _, _, part in shared.slices():
+        for item in part.paired.values():
+            metrics += 1
+            shown += item.result is not None
+            bounded += item.difference_bound is not None
+            for side in (item.baseline, item.candidate):
+                rates += side.success_count is not None and side.total_count is not None
+                rate_bounds += side.rate_bound is not None
+    return (
+        f"{PROGRAM}: differences shown {shown:,}/{metrics:,}, bounded {bounded:,}; "
+        f"system rates shown {rates:,}/{2 * metrics:,}, bounded {rate_bounds:,}\n"
+    )
 
 
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
@@ -258,6 +313,12 @@ COMMAND: Final = Command(
         STRATA,
         STRICT_SCHEMA,
         CONFIDENCE,
+        Option(
+            "--releases",
+            "an inside-only folder of earlier releases: audit jointly with them against "
+            "differencing, and record this one there (docs/disclosure.md)",
+            "DIR",
+        ),
         *LEDGER_OPTIONS,
     ),
     run=run,

@@ -103,6 +103,7 @@ _TOP_KEYS: Final = frozenset(
     }
 )
 _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
+_MAX_RELEASES: Final = 9999
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
 _POOLED_METRIC_KEYS: Final = _METRIC_KEYS | {"design_effect", "clustered_interval"}
@@ -374,6 +375,9 @@ class Disclosure:
         unit: Always ``"cases"``.
         survival: What survives per family (:data:`SURVIVAL_FAMILIES`), as
             ``share`` records it; None in a document without it.
+        earlier_releases: How many earlier releases ``share --releases``
+            audited this one with (docs/disclosure.md, successive releases);
+            None when differencing between releases was not covered.
     """
 
     min_cell: int
@@ -382,6 +386,7 @@ class Disclosure:
     rule: str = RULE
     unit: str = UNIT
     survival: Mapping[str, Survival] | None = None
+    earlier_releases: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The ``disclosure`` object of the shared report's JSON."""
@@ -394,6 +399,8 @@ class Disclosure:
         }
         if self.survival is not None:
             out["survival"] = {name: value.to_dict() for name, value in self.survival.items()}
+        if self.earlier_releases is not None:
+            out["earlier_releases"] = self.earlier_releases
         return out
 
 
@@ -429,6 +436,10 @@ class SharedReport:
     Inside only: never written (it is not a function of the published numbers: it says
     how many hidden numbers are small), so a report read from JSON has None.
     """
+    ledger_cost: int | None = attrs.field(default=None, eq=False, repr=False)
+    """How many more numbers ``share --releases`` suppressed than it would have without the
+    ledger. Inside only, like :attr:`primary_count`: it says how many numbers the single
+    release would have shown, which the published numbers do not."""
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, field types, then strata.
@@ -944,7 +955,7 @@ def _slice(
 def _disclosure(value: object) -> Disclosure:
     if type(value) is not dict:
         _invalid()
-    if set(value) - {"survival"} != _DISCLOSURE_KEYS:
+    if set(value) - {"survival", "earlier_releases"} != _DISCLOSURE_KEYS:
         _invalid()
     if value["rule"] != RULE or value["unit"] != UNIT:
         _invalid()
@@ -964,7 +975,17 @@ def _disclosure(value: object) -> Disclosure:
         suppressed_count=suppressed,
         field_types={k: types[k] for k in sorted(types)},
         survival=_survival(value["survival"]) if "survival" in value else None,
+        earlier_releases=_earlier(value.get("earlier_releases")),
     )
+
+
+def _earlier(value: object) -> int | None:
+    # The number of earlier releases audited jointly: absent, or a whole number.
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= _MAX_RELEASES:
+        _invalid()
+    return value
 
 
 def _survival(value: object) -> dict[str, Survival]:

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Final, Protocol
 
 import attrs
 import numpy as np
@@ -438,8 +438,32 @@ def protected_keys(report: Report, field_types: Mapping[str, str]) -> list[Key]:
     return list(model_of(full).quantities)
 
 
+SuppressionState = _Suppressor
+"""The state a :class:`JointStep` works on: ``model``, ``values``, ``numbers``, ``hidden``,
+``hide``, ``closure``, ``price``, ``cost``, ``candidates`` and ``published``."""
+
+
+class JointStep(Protocol):
+    """An extra suppression step after the single-release one (successive releases).
+
+    It hides further numbers through ``state.hide`` and returns the field ids
+    whose kappa must be withheld too (:class:`~chartscore.disclosure.releases.ReleaseStep`).
+    """
+
+    @property
+    def earlier_releases(self) -> int:
+        """How many earlier releases the report is audited with (published)."""
+        ...
+
+    def __call__(self, state: SuppressionState) -> set[str]: ...
+
+
 def share(
-    report: Report, sensitivity: Sensitivity, min_cell: int = DEFAULT_MIN_CELL
+    report: Report,
+    sensitivity: Sensitivity,
+    min_cell: int = DEFAULT_MIN_CELL,
+    *,
+    joint: JointStep | None = None,
 ) -> SharedReport:
     """Suppress small cells (primary and complementary) so the report may be shared.
 
@@ -449,6 +473,9 @@ def share(
             kappa category margins and field types, computed inside the
             boundary while scoring.
         min_cell: Publish 0 or at least this many cases (default 11).
+        joint: The joint audit with earlier releases (``share --releases``),
+            run after the single-release suppression; the result then records
+            ``ledger_cost`` (inside only) and ``disclosure.earlier_releases``.
 
     Returns:
         The :class:`SharedReport`: published numbers equal the report's; it
@@ -494,9 +521,19 @@ def share(
     state.hide(primary)
     _complement(state, sensitive)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+    alone: int | None = None
+    if joint is not None:
+        alone = shared_from_report(
+            document, field_types, min_cell, state.hidden, withheld, figures=figures
+        ).disclosure.suppressed_count
+        withheld |= joint(state)
+        withheld |= _withheld_kappa(full, sensitivity, state.hidden, min_cell)
     shared = shared_from_report(
         document, field_types, min_cell, state.hidden, withheld, figures=figures
     )
+    if joint is not None:
+        disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
+        shared = attrs.evolve(shared, disclosure=disclosure)
     verdict = audit(shared.to_json())
     sensitive_keys = {q.key for q in sensitive}
     exposed = any(
@@ -506,7 +543,8 @@ def share(
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
-    return attrs.evolve(final, primary_count=len(set(primary)))
+    cost = None if alone is None else final.disclosure.suppressed_count - alone
+    return attrs.evolve(final, primary_count=len(set(primary)), ledger_cost=cost)
 
 
 def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedReport:
