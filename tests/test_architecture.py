@@ -308,6 +308,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "stats",  # the widest Wilson interval over a shared report's ranges
                 "errors",
                 "plugin_layout",
+                "disclosure",  # a shared comparison: its reader and its difference bound
             },
         ),
     ],

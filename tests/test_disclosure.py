@@ -246,7 +246,15 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
         )
         target = document[section] if kind == "overall" else document[section][name]
         source = full[section] if kind == "overall" else full[section][name]
-        if quantity == "kappa.pairs":
+        if quantity.startswith(("error_magnitude.", "declared_uncertainty.")):
+            block, count = quantity.split(".")
+            inner = ("chance",) if count == "gold_rows" else ()
+            values = report.to_dict()["by_field"][name][block]
+            shown = target[block]
+            for step in inner:
+                values, shown = values[step], shown[step]
+            shown[count] = values[count]
+        elif quantity == "kappa.pairs":
             target["kappa"]["pairs"] = source["kappa"]["pairs"]
         elif "." in quantity:
             metric, part = quantity.split(".")

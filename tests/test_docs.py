@@ -163,12 +163,14 @@ def documentation() -> list[Path]:
 def test_every_python_path_in_the_docs_exists(page: Path) -> None:
     from chartscore.comparison import COMPARISON_FORMAT
     from chartscore.disclosure.rule import SHARED_FORMAT
+    from chartscore.disclosure.shared_comparison import SHARED_COMPARISON_FORMAT
     from chartscore.records.plugins import ENTRY_POINT_GROUP
     from chartscore.report import REPORT_FORMAT
     from chartscore.scoring.partial_document import PARTIAL_FORMAT
 
     # Document names and the plugins' entry point group: dotted, but not modules.
     formats = {REPORT_FORMAT, COMPARISON_FORMAT, SHARED_FORMAT, PARTIAL_FORMAT, ENTRY_POINT_GROUP}
+    formats.add(SHARED_COMPARISON_FORMAT)
     text = page.read_text(encoding="utf-8")
     named = {name.rstrip(".") for name in DOTTED_NAME.findall(text)} - formats
     assert {name for name in named if not resolves(name)} == set()

@@ -161,7 +161,50 @@ def assert_csv_matches(shared: SharedReport, text: str) -> None:
             if part.kappa.value is None and pairs != 0:
                 assert row["rate"] == row["lower"] == row["upper"] == ""
                 assert row["suppressed"].endswith("rate lower upper")
+        expected |= assert_csv_figures(rows, kind, name, part)
     assert set(rows) == expected
+
+
+def assert_csv_figures(
+    rows: dict[Key, dict[str, str]], kind: str, name: str, part: SharedSlice
+) -> set[Key]:
+    """The validation figures' rows: a withheld figure has empty cells, named as withheld."""
+    found: set[Key] = set()
+    magnitude = part.magnitude
+    if magnitude is not None:
+        figures = {
+            "mean_absolute_error": (magnitude.mean_absolute_error, magnitude.pairs),
+            "mean_signed_error": (magnitude.bias, magnitude.pairs),
+            "chance_level": (magnitude.chance_level, magnitude.gold_rows),
+        }
+        for metric, (value, count) in figures.items():
+            row = rows[(kind, name, metric)]
+            assert row["rate"] == ("" if value is None else format_number(value))
+            assert row["total_count"] == ("" if count is None else str(count))
+            assert ("rate" in row["suppressed"].split()) == (
+                value is None and row["suppressed"] != ""
+            )
+            found.add((kind, name, metric))
+        limits = rows[(kind, name, "limits_of_agreement")]
+        shown = magnitude.limits_of_agreement
+        assert limits["lower"] == ("" if shown is None else format_number(shown[0]))
+        found.add((kind, name, "limits_of_agreement"))
+    uncertainty = part.uncertainty
+    if uncertainty is not None:
+        auroc = rows[(kind, name, "uncertainty_auroc")]
+        assert auroc["rate"] == (
+            "" if uncertainty.auroc is None else format_number(uncertainty.auroc)
+        )
+        withheld = "auroc" in uncertainty.withheld or uncertainty.rows is None
+        assert auroc["suppressed"].endswith("rate lower upper") == withheld
+        without = rows[(kind, name, "without_uncertainty")]
+        count = uncertainty.without
+        assert without["total_count"] == ("" if count is None else str(count))
+        found |= {
+            (kind, name, m) for m in ("uncertainty_auroc", "brier_score", "without_uncertainty")
+        }
+        found.add((kind, name, "risk_coverage"))  # ten rows, one per label: keyed once here
+    return found
 
 
 # --- a cohort shared by chartscore.workflows.share.share (min_cell 11) -------------------------
@@ -261,7 +304,11 @@ def test_reading_and_rendering_a_shared_report_does_not_load_the_solver(
         "for fmt in FORMATS:\n"
         "    render(document, fmt, sort='rate')\n"
         "light = {'chartscore.disclosure', 'chartscore.disclosure.rule',\n"
-        "    'chartscore.disclosure.shared', 'chartscore.disclosure.solver'}\n"  # checks on call
+        "    'chartscore.disclosure.shared', 'chartscore.disclosure.solver',\n"
+        "    'chartscore.disclosure.figures',\n"  # checks on call
+        # The shared comparison's reader and its model's names: pure Python, no solver.
+        "    'chartscore.disclosure.shared_comparison', 'chartscore.disclosure.comparison_model',\n"
+        "    'chartscore.disclosure.model'}\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'\n"
         "    or (m.startswith('chartscore.disclosure') and m not in light))\n"
         "print(loaded)\n"

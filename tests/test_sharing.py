@@ -17,6 +17,7 @@ import random
 import subprocess
 import sys
 import tomllib
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from chartscore.records.schema import to_schema
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.scorer import feed_records
 from chartscore.workflows.share import share, share_files
-from disclosure_reference import Cohort, build_cohort
+from disclosure_reference import Cohort, build_cohort, normalize
 from test_disclosure import (
     TYPES,
     assert_shared_properties,
@@ -99,6 +100,50 @@ def test_shared_reports_from_records_hold_the_rule(cohort: Cohort, min_cell: int
         k for k in reference.case_counts if k[2].endswith(".failures")
     } <= hidden
     assert checked.disclosure.field_types == shared.disclosure.field_types
+    assert_figures_hold_the_rules(cohort, shared, min_cell)
+
+
+def _reference_errors(cohort: Cohort, field_id: str) -> list[Fraction]:
+    # Each answered answerable row's |answer - gold|, judged from the raw rows.
+    field_type = cohort.schema[field_id]["type"]
+    out = []
+    for case, field, _, value in cohort.gold:
+        answer = cohort.predictions.get((case, field))
+        if field != field_id or value is None or answer is None:
+            continue
+        gold_key = normalize(field_type, cohort.schema[field_id], value)
+        answer_key = normalize(field_type, cohort.schema[field_id], answer[0])
+        if gold_key is None or answer_key is None:
+            continue
+        if field_type == "date":
+            if gold_key[0] != 3 or answer_key[0] != 3:  # type: ignore[index]
+                continue  # only full-precision dates have a distance
+            distance = (answer_key[1] - gold_key[1]).days  # type: ignore[index]
+            out.append(Fraction(abs(distance)))
+        else:
+            out.append(abs(Fraction(answer_key) - Fraction(gold_key)))  # type: ignore[arg-type]
+    return out
+
+
+def assert_figures_hold_the_rules(cohort: Cohort, shared: SharedReport, min_cell: int) -> None:
+    """Shown figures beside published counts of min_cell, magnitudes under the (2, 85%) rule."""
+    for field_id, part in shared.by_field.items():
+        uncertainty = part.uncertainty
+        assert uncertainty is not None
+        for count in (uncertainty.agreed, uncertainty.rows, uncertainty.without):
+            assert count is None or count == 0 or count >= min_cell
+        magnitude = part.magnitude
+        if magnitude is None:
+            continue
+        errors = _reference_errors(cohort, field_id)
+        if magnitude.pairs is not None:
+            assert magnitude.pairs == len(errors)
+        if magnitude.mean_absolute_error is None:
+            continue
+        assert magnitude.pairs is not None and magnitude.pairs >= min_cell
+        top = sorted(errors, reverse=True)[:2]
+        assert sum(errors) > 0 and sum(top) <= Fraction(85, 100) * sum(errors)
+        assert magnitude.mean_absolute_error == float(sum(errors) / len(errors))
 
 
 def test_a_cohort_with_no_small_cell_loses_nothing_from_records() -> None:
@@ -108,8 +153,24 @@ def test_a_cohort_with_no_small_cell_loses_nothing_from_records() -> None:
     full = json.loads(score(gold, predictions, schema=cohort.schema_document()).core().to_json())
     document = json.loads(shared.to_json())
     assert shared.disclosure.suppressed_count == 0
+    figures = {
+        field_id: (part.pop("error_magnitude", None), part.pop("declared_uncertainty"))
+        for field_id, part in document["by_field"].items()
+    }
     for key in ("overall", "by_field", "by_field_type"):
         assert document[key] == full[key]
+    # The validation figures' counts are all published, equal to the report's.
+    report = score(gold, predictions, schema=cohort.schema_document())
+    for field_id, (magnitude, uncertainty) in figures.items():
+        part = report.by_field[field_id]
+        assert (magnitude is None) == (part.magnitude is None)
+        if magnitude is not None and part.magnitude is not None:
+            assert magnitude["pairs"] == part.magnitude.pairs
+            assert magnitude["chance"]["gold_rows"] == part.magnitude.gold_rows
+        assert part.uncertainty is not None
+        sums = part.uncertainty.sums
+        found = (uncertainty["agreed"], uncertainty["rows"], uncertainty["without_uncertainty"])
+        assert found == (sums.agreed, sums.rows, sums.without)
 
 
 def test_ignored_predictions_are_counted_by_case_and_shared_at_the_top() -> None:
@@ -182,18 +243,21 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     # other 7 are bounded; of the 15 pooled rates (7 overall, 8 boolean) 2 shown and 13 ranged.
     # Primary: 9 numbers in the field and type slices (unanswerable, missing, abstained counts,
     # unanswerable_answer's two counts, and the successes of exact, normalized, majority and
-    # abstention_correctness, whose failures are small), 8 overall (no majority baseline).
+    # abstention_correctness, whose failures are small), 8 overall (no majority baseline); and
+    # the field's two declared-uncertainty counts (17 rows, 15 agreeing: 2 disagree).
     assert err == (
-        "chartscore: 43 numbers suppressed (min cell 11); the audit passed\n"
+        "chartscore: 45 numbers suppressed (min cell 11); the audit passed\n"
         "chartscore: rates shown 1/8 field-level, bounded 7; pooled 2/15, range 13; "
-        "primary 26, complementary 17 (inside only)\n"
+        "primary 28, complementary 17 (inside only)\n"
+        "chartscore: differencing against earlier or later releases of overlapping cohorts is "
+        "not covered (--releases DIR; docs/disclosure.md)\n"
     )
     text = target.read_text(encoding="utf-8")
     # The file is what the library shares, byte for byte.
     assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
     status, table, err = run(["audit", str(target)])
     assert (status, err) == (0, "")
-    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 63 hidden numbers checked, 0 failing"
+    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 66 hidden numbers checked, 0 failing"
     # Fill one complementary cell of the field slice back in: the audit must fail (exit 4).
     shared = SharedReport.from_json(text)
     report = score(*cohort.records(), schema=cohort.schema_document())
@@ -421,7 +485,8 @@ def test_share_says_when_suppression_starts_on_a_terminal(tmp_path: Path, quiet:
     argv = ["share", "--gold", str(gold), "--predictions", str(predictions), "--jobs", "1"]
     status = main(argv + (["--quiet"] if quiet else []), stdout=io.StringIO(), stderr=err)
     lines = err.getvalue().splitlines()
-    assert status == 0 and lines[-2].endswith("the audit passed")
-    assert lines[-1].startswith("chartscore: rates shown ")
+    assert status == 0 and lines[-3].endswith("the audit passed")
+    assert lines[-2].startswith("chartscore: rates shown ")
+    assert "differencing" in lines[-1]
     expected = [] if quiet else ["chartscore: suppressing small cells and auditing..."]
-    assert lines[:-2] == expected
+    assert lines[:-3] == expected

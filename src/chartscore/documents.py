@@ -1,4 +1,4 @@
-"""Saved documents read back: a report, a shared report or a comparison, by its ``format``.
+"""Saved documents read back: a report, a comparison or a shared one, by its ``format``.
 
 ``chartscore render`` and ``chartscore gate`` take any of them; each class's
 ``from_json`` checks its own shape strictly and recomputes every derived
@@ -13,23 +13,24 @@ from chartscore import _strict_json
 from chartscore.comparison import Comparison
 from chartscore.disclosure.rule import SHARED_FORMAT
 from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared_comparison import SHARED_COMPARISON_FORMAT, SharedComparison
 from chartscore.report import REPORT_FORMAT, Report
 
 MAX_DOCUMENT_BYTES: Final = _strict_json.MAX_DOCUMENT_BYTES
 """The largest saved document read back, 16 MiB (after decompression; see ``_document``)."""
 
-Document = Report | SharedReport | Comparison
+Document = Report | SharedReport | Comparison | SharedComparison
 """Any document chartscore writes and reads back."""
 
 
 def is_document(value: object) -> bool:
-    """Whether ``value`` is exactly a Report, SharedReport or Comparison.
+    """Whether ``value`` is exactly a Report, SharedReport, Comparison or SharedComparison.
 
     By identity of its type: ``isinstance`` would run a proxy's ``__class__``,
     and ``type(value) in (...)`` its metaclass's ``__eq__``.
     """
     kind = type(value)
-    return kind is Report or kind is SharedReport or kind is Comparison
+    return kind is Report or kind is SharedReport or kind is Comparison or kind is SharedComparison
 
 
 def load_document(text: str | bytes) -> Document:
@@ -44,6 +45,8 @@ def load_document(text: str | bytes) -> Document:
         return Report.from_json(text)
     if format_name == SHARED_FORMAT:
         return SharedReport.from_json(text)
+    if format_name == SHARED_COMPARISON_FORMAT:
+        return SharedComparison.from_json(text)
     return Comparison.from_json(text)
 
 

@@ -149,6 +149,9 @@ class ErrorCode(enum.StrEnum):
     DUPLICATE_RUN_LABEL = "duplicate_run_label"
     UNKNOWN_BASELINE = "unknown_baseline"
     # Case strata (site, abstractor).
+    # The ledger of successive releases (share --releases).
+    NOT_A_RELEASE_LEDGER = "not_a_release_ledger"
+    RELEASE_MISMATCH = "release_mismatch"
     STRATA_NOT_DECLARED = "strata_not_declared"
     STRATUM_UNDECLARED = "stratum_undeclared"
     STRATUM_MISSING = "stratum_missing"
@@ -274,6 +277,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "ledger_key_invalid": "the ledger key file must hold 32 to 4096 bytes of secret",
     "file_exposed": "group or others may read or write this inside-only file: chmod 600 it",
     "not_a_ledger": "the file is not a chartscore ledger (JSON Lines of scored runs)",
+    "not_a_release_ledger": (
+        "the releases folder holds a file share --releases did not write, or one that was edited"
+    ),
+    "release_mismatch": "an earlier release does not fit this one: cases dropped or changed",
     "ledger_gold_changed": "the gold file changed while it was scored; nothing was recorded",
     "invalid_run_label": "a system label or run id must be a plain name such as model-v2",
     "duplicate_run_label": "two prediction files give the same run label (file name stem)",
@@ -359,6 +366,7 @@ class InputKind(enum.StrEnum):
     LEDGER = "ledger"
     LEDGER_KEY = "ledger_key"
     STRATA = "strata"
+    RELEASES = "releases"
 
 
 def valid_field_id(value: object) -> bool:

@@ -49,8 +49,12 @@ Every figure a gate reads is recomputed from the document's counts and
 published design effects (Wilson, clustered and Newcombe intervals); only
 kappa, whose table no document holds, is read as loaded.
 
+On a shared comparison, a field slice's difference with a suppressed part is
+read through its published ranges (``newcombe bound``: the widest Newcombe
+interval over every paired table they allow); a pooled one fails.
+
 Value-free: imports only ``comparison``, ``documents``, ``report``, ``tally``,
-``clustered``, ``stats`` and ``errors``.
+``clustered``, ``stats``, ``errors`` and the shared comparison's reader.
 """
 
 from __future__ import annotations
@@ -70,6 +74,12 @@ from chartscore.comparison import (
     Comparison,
     ComparisonSlice,
     PairedMetricResult,
+)
+from chartscore.disclosure.shared_comparison import (
+    SharedComparison,
+    SharedComparisonSlice,
+    SharedPaired,
+    difference_bound,
 )
 from chartscore.documents import is_document
 from chartscore.errors import (
@@ -101,6 +111,7 @@ INTERVAL_KINDS: Final = (
     "wilson bound",
     "clustered",
     "newcombe",
+    "newcombe bound",
     "clustered newcombe",
     "kappa",
     "gwet",
@@ -122,6 +133,7 @@ GATEABLE_METRICS: Final = frozenset(
 """Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system."""
 
 WILSON_BOUND: Final = "wilson bound"
+NEWCOMBE_BOUND: Final = "newcombe bound"
 """The interval a gate reads for a shared report's suppressed field rate."""
 
 _S = TypeVar("_S")
@@ -392,7 +404,7 @@ class ReportLike(Protocol):
     def by_field_type(self) -> Mapping[str, ReportSlice]: ...
 
 
-Document = ReportLike | Comparison
+Document = ReportLike | Comparison | SharedComparison
 
 
 @attrs.frozen
@@ -475,6 +487,11 @@ class GateResults:
             lines.append("wilson bound: a suppressed rate of a shared report, read through its")
             lines.append(
                 "published ranges: the widest Wilson interval over every count they allow."
+            )
+        if any(result.interval == NEWCOMBE_BOUND for result in self.results):
+            lines.append("newcombe bound: a suppressed difference of a shared comparison, read")
+            lines.append(
+                "through its published ranges: the widest Newcombe interval over every table."
             )
         if any(result.observed is None for result in self.results):
             lines.append("null: the document has no figure for the gate (no trials, an undefined")
@@ -564,7 +581,12 @@ def _read_gates(gates: object) -> tuple[Gate, ...]:
 
 def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str]:
     pooled = not gate.slice.startswith("field:")
-    if isinstance(document, Comparison):
+    if isinstance(document, SharedComparison):
+        if gate.slice.startswith("stratum:"):
+            raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line)
+        shared = _slice(document.overall, document.by_field, document.by_field_type, gate)
+        interval, kind = _shared_comparison_interval(shared, gate, z, pooled)
+    elif isinstance(document, Comparison):
         if gate.slice.startswith("stratum:"):  # pooled paired stratum slices (no type slices)
             part = cast("ComparisonSlice", _stratum_slice(document, gate))
         else:
@@ -651,6 +673,35 @@ def _validation_interval(
             raise _missing_metric(gate)
         return attrs.evolve(uncertainty, z=z).auroc_interval, "hanley-mcneil"
     return None
+
+
+def _shared_comparison_interval(
+    part: SharedComparisonSlice, gate: Gate, z: float, pooled: bool
+) -> tuple[tuple[float, float] | None, str]:
+    # Only the core paired metrics are shared: any other metric is missing.
+    paired = part.paired.get(gate.metric)
+    if paired is None:
+        raise _missing_metric(gate)
+    if not gate.is_difference:
+        return _rate_interval(paired.candidate, z, pooled)
+    if paired.result is not None:
+        return _difference(paired.result, z, pooled)
+    return _difference_bound(paired, z, pooled)
+
+
+def _difference_bound(
+    paired: SharedPaired, z: float, pooled: bool
+) -> tuple[tuple[float, float] | None, str]:
+    """A suppressed difference's widest Newcombe interval over its published ranges.
+
+    A pooled slice's difference has no interval where a count is hidden (its
+    clustered design effect is not published), so its figure is None.
+    """
+    ranges = paired.all_ranges()
+    if pooled or ranges is None:
+        return None, "clustered newcombe" if pooled else "newcombe"
+    bound = difference_bound(*ranges, pooled=False, z=z)
+    return (None if bound is None else (bound.lower, bound.upper)), NEWCOMBE_BOUND
 
 
 def _comparison_interval(

@@ -1393,7 +1393,8 @@ class Report:
         Disclosure control models every number as a sum of outcome-class
         counts; the validation figures it does not model yet (per-label
         confusion metrics, F1, AC1/AC2 and alpha) are left out of a shared
-        report rather than published unprotected.
+        report rather than published unprotected, and so is the weighted
+        estimate (``share`` publishes it itself, only where its inputs are).
         """
 
         def core_slice(part: SliceReport) -> SliceReport:
@@ -1405,8 +1406,11 @@ class Report:
             overall=core_slice(self.overall),
             by_field={name: core_slice(part) for name, part in self.by_field.items()},
             by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
-            by_stratum={},
-            by_stratum_field_type={},
+            by_stratum={name: core_slice(part) for name, part in self.by_stratum.items()},
+            by_stratum_field_type={
+                name: {t: core_slice(part) for t, part in parts.items()}
+                for name, parts in self.by_stratum_field_type.items()
+            },
             overall_weighted=None,
         )
 

@@ -159,10 +159,17 @@ def hanley_mcneil_interval(sums: UncertaintySums, z: float) -> tuple[float, floa
 
     computed exactly from the exact ``A`` and rounded once. None when the AUROC is undefined.
     """
-    n1, n0 = sums.agreed, sums.disagreed
+    return hanley_mcneil(sums.agreed, sums.disagreed, sums.ranked_twice, z)
+
+
+def hanley_mcneil(n1: int, n0: int, ranked_twice: int, z: float) -> tuple[float, float] | None:
+    """:func:`hanley_mcneil_interval` from the two class sizes and twice the Mann-Whitney count.
+
+    The audit of a shared report recomputes a published interval with it.
+    """
     if n1 * n0 == 0:
         return None
-    a = Fraction(sums.ranked_twice, 2 * n1 * n0)
+    a = Fraction(ranked_twice, 2 * n1 * n0)
     q1 = a / (2 - a)
     q2 = 2 * a * a / (1 + a)
     variance = (a * (1 - a) + (n1 - 1) * (q1 - a * a) + (n0 - 1) * (q2 - a * a)) / (n1 * n0)

@@ -8,6 +8,7 @@ from typing import Final
 from chartscore.cli._command import Command, Option, input_argument
 from chartscore.cli._streams import Streams
 from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.disclosure.solver import require_solver
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
@@ -19,19 +20,29 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
     require_solver()
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
+    from chartscore.disclosure.comparison_audit import audit_comparison  # noqa: PLC0415
 
     document_path = input_argument(args.shared)
     data = read_document_bytes(document_path)
     wrong_format: ChartscoreError | None = None
+    shared: SharedReport | SharedComparison | None = None
     try:
         shared = SharedReport.from_json(data)
     except ChartscoreError as error:
         if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
             raise
         wrong_format = error
-    if wrong_format is not None:  # a report or a comparison, say: raised outside the handler
+    if shared is None:
+        try:
+            shared = SharedComparison.from_json(data)
+            wrong_format = None
+        except ChartscoreError as error:
+            if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
+                raise
+    if wrong_format is not None or shared is None:  # a report, say: raised outside the handler
+        assert wrong_format is not None
         raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
-    result = audit(shared)
+    result = audit(shared) if isinstance(shared, SharedReport) else audit_comparison(shared)
     write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
     return result.exit_status
 
@@ -42,6 +53,14 @@ COMMAND: Final = Command(
     description="Compute, by integer programming, the range an outsider can prove for "
     "every suppressed number of a shared report, from the report alone. Prints a table "
     "and a verdict; exit 0 when it passes, 4 when it fails.",
-    options=(Option("shared", "a shared report (JSON)", "SHARED", True, reads_input=True),),
+    options=(
+        Option(
+            "shared",
+            "a shared report or shared comparison (JSON)",
+            "SHARED",
+            True,
+            reads_input=True,
+        ),
+    ),
     run=run,
 )

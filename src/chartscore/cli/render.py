@@ -16,6 +16,7 @@ from chartscore.cli._command import (
 from chartscore.cli._options import DOCUMENT, OUT, output_target
 from chartscore.cli._streams import Streams
 from chartscore.comparison import Comparison
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.gates import evaluate
 from chartscore.io.document_files import load_document_file, load_gates
 from chartscore.io.output import write_output
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     gates = None if gates_path is None else load_gates(gates_path)
     document = load_document_file(document_path)
     if gates is not None:
-        if not isinstance(document, Comparison):
+        if not isinstance(document, Comparison | SharedComparison):
             raise UsageError("--gates draws a comparison's margins; this is a report", "render")
         evaluate(document, gates)  # a gate that does not fit the comparison is an error here too
     text = render(document, args.format, sort=args.sort or "name", gates=gates or ())

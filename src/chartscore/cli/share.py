@@ -30,17 +30,22 @@ from chartscore.cli._options import (
     STRATA,
     STRICT_SCHEMA,
     confidence,
+    extra_predictions,
     output_target,
+    progress_line,
     score_inputs,
     strata_input,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.progress import reporting
-from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
+from chartscore.workflows.share_comparison import share_comparison_files
 
 _MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
 
@@ -49,6 +54,8 @@ _MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
 _SCORING_ONLY: Final = (
     "gold",
     "predictions",
+    "baseline",
+    "candidate",
     "schema",
     "strata",
     "jobs",
@@ -58,6 +65,7 @@ _SCORING_ONLY: Final = (
     "ledger_key",
     "system",
     "run_id",
+    "releases",
 )
 
 
@@ -68,6 +76,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
+    if args.baseline is not None or args.candidate is not None:
+        return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
         raise UsageError("share needs --gold and --predictions, or --partials", "share")
     gold, predictions = input_argument(args.gold), input_argument(args.predictions)
@@ -98,6 +108,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
                 progress=progress,
                 min_cell=min_cell,
                 suppressing=suppressing,
+                releases=args.releases,
                 **options,  # type: ignore[arg-type]
             )
         if progress is not None:
@@ -115,10 +126,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    _say_releases(shared, streams)
     if args.strata is not None:
         say(
             streams.err,
-            f"{PROGRAM}: stratum slices are not shared yet: withheld (docs/disclosure.md)\n",
+            f"{PROGRAM}: the weighted estimate is not shared: withheld (docs/disclosure.md)\n",
         )
     record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK
@@ -135,7 +147,109 @@ def _share_partials(args: argparse.Namespace, streams: Streams, min_cell: int) -
     shared = share_partial_files(args.partials, min_cell=min_cell, confidence=confidence(args))
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
+    _say_releases(shared, streams)
     return EXIT_OK
+
+
+def _say_releases(shared: SharedReport, streams: Streams) -> None:
+    # Whether differencing against earlier releases was audited, and what it cost.
+    earlier = shared.disclosure.earlier_releases
+    if earlier is None:
+        say(
+            streams.err,
+            f"{PROGRAM}: differencing against earlier or later releases of overlapping cohorts "
+            "is not covered (--releases DIR; docs/disclosure.md)\n",
+        )
+        return
+    if earlier == 0:
+        say(
+            streams.err,
+            f"{PROGRAM}: recorded as the first release in the releases folder: later "
+            "releases are audited jointly with it\n",
+        )
+        return
+    cost = shared.ledger_cost or 0
+    say(
+        streams.err,
+        f"{PROGRAM}: audited jointly with {earlier:,} earlier release"
+        f"{'' if earlier == 1 else 's'}; the ledger cost {cost:,} more numbers suppressed "
+        "(inside only); recorded in the releases folder\n",
+    )
+
+
+# A shared comparison takes gold, both systems and these options only.
+_NOT_FOR_COMPARISON: Final = (
+    "predictions",
+    "strata",
+    "jobs",
+    "strict_schema",
+    "ledger",
+    "ledger_key",
+    "system",
+    "run_id",
+    "releases",
+)
+
+
+def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
+    # Both systems on one gold file, compared and shared (docs/disclosure.md).
+    given = [n for n in _NOT_FOR_COMPARISON if getattr(args, n, None) not in (None, False)]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"--baseline and --candidate cannot be combined with {flag}", "share")
+    if args.gold is None or args.baseline is None or args.candidate is None:
+        raise UsageError("sharing a comparison needs --gold, --baseline and --candidate", "share")
+    gold = input_argument(args.gold)
+    baseline, candidate = input_argument(args.baseline), input_argument(args.candidate)
+    schema_path = optional_input(args.schema)
+    inputs = (gold, baseline, candidate, schema_path)
+    out = output_target(args.out, inputs)
+    progress = progress_line(args, streams)
+    try:
+        schema = None if schema_path is None else load_schema(schema_path)
+        shared = share_comparison_files(
+            gold,
+            baseline,
+            candidate,
+            schema=schema,
+            min_cell=min_cell,
+            progress=progress,
+            extra_predictions=extra_predictions(args),
+            confidence=confidence(args),
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
+    write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    say(
+        streams.err,
+        f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers of the comparison suppressed "
+        f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
+    )
+    say(streams.err, _comparison_survival(shared))
+    say(
+        streams.err,
+        f"{PROGRAM}: differencing against other shared comparisons of overlapping cohorts "
+        "is not covered (docs/disclosure.md)\n",
+    )
+    return EXIT_OK
+
+
+def _comparison_survival(shared: SharedComparison) -> str:
+    # What survives, from the shared comparison alone (so it says nothing the file does not).
+    metrics = shown = bounded = rates = rate_bounds = 0
+    for _, _, part in shared.slices():
+        for item in part.paired.values():
+            metrics += 1
+            shown += item.result is not None
+            bounded += item.difference_bound is not None
+            for side in (item.baseline, item.candidate):
+                rates += side.success_count is not None and side.total_count is not None
+                rate_bounds += side.rate_bound is not None
+    return (
+        f"{PROGRAM}: differences shown {shown:,}/{metrics:,}, bounded {bounded:,}; "
+        f"system rates shown {rates:,}/{2 * metrics:,}, bounded {rate_bounds:,}\n"
+    )
 
 
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
@@ -152,6 +266,9 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
         f"{PROGRAM}: rates shown {fields.shown:,}/{fields.rates:,} field-level, bounded "
         f"{fields.bounded:,}; pooled {pooled.shown:,}/{pooled.rates:,}, range {pooled.bounded:,}"
     )
+    strata = survival.get(STRATUM_RATES)
+    if strata is not None:
+        line += f"; strata {strata.shown:,}/{strata.rates:,}, range {strata.bounded:,}"
     primary = shared.primary_count
     if primary is not None:
         complementary = shared.disclosure.suppressed_count - primary
@@ -170,6 +287,19 @@ COMMAND: Final = Command(
     options=(
         replace(GOLD, required=False),
         replace(PREDICTIONS, required=False),
+        Option(
+            "--baseline",
+            "instead of --predictions: the reference system's predictions (with --candidate, "
+            "shares the paired comparison)",
+            "FILE",
+            reads_input=True,
+        ),
+        Option(
+            "--candidate",
+            "the system under test's predictions (with --baseline)",
+            "FILE",
+            reads_input=True,
+        ),
         SCHEMA,
         Option(
             "--partials",
@@ -189,6 +319,12 @@ COMMAND: Final = Command(
         STRATA,
         STRICT_SCHEMA,
         CONFIDENCE,
+        Option(
+            "--releases",
+            "an inside-only folder of earlier releases: audit jointly with them against "
+            "differencing, and record this one there (docs/disclosure.md)",
+            "DIR",
+        ),
         *LEDGER_OPTIONS,
     ),
     run=run,

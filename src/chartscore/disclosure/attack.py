@@ -35,10 +35,26 @@ from typing import Final
 import attrs
 
 from chartscore.clustered import z_for
+from chartscore.disclosure.figures import (
+    AGREED_Q,
+    DISAGREED_Q,
+    FIGURE_PUBLISHED,
+    ROWS_Q,
+    figure_failures,
+)
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
-from chartscore.disclosure.rule import FAILURES, RANGE_SUFFIX, SUCCESS, TOTAL, metric_quantity
+from chartscore.disclosure.rule import (
+    FAILURES,
+    RANGE_SUFFIX,
+    SLICE_KINDS,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
+    SUCCESS,
+    TOTAL,
+    metric_quantity,
+)
 from chartscore.disclosure.shared import Key, Range, RateBound, SharedReport, rate_bound
 from chartscore.stats import wilson_interval
 
@@ -80,6 +96,7 @@ STATUSES: Final = (
     RANGE_WIDE,
     BOUND_NARROW,
     BOUND_WIDE,
+    FIGURE_PUBLISHED,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
 AUDITING: Final = "auditing"
@@ -88,6 +105,7 @@ _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 _WHOLE: Final = "published_numbers"
 """The row name of a failure of the report as a whole (inconsistent or unresolved)."""
 _INTERVAL_TOLERANCE: Final = 1e-9
+_WORDS: Final = {"field": "field", STRATUM: "stratum", STRATUM_FIELD_TYPE: "stratum"}
 
 
 @attrs.frozen
@@ -95,8 +113,10 @@ class AuditRow:
     """One line of the audit: a hidden number's proven range, or a failure.
 
     Attributes:
-        slice_kind: ``overall``, ``field`` or ``field_type``.
-        slice_name: The field id or type name (``""`` for overall).
+        slice_kind: ``overall``, ``field``, ``field_type``, ``stratum`` or
+            ``stratum_field_type``.
+        slice_name: The field id, type name, ``site=A`` or ``site=A/date``
+            (``""`` for overall).
         name: The quantity, e.g. ``missing_count``,
             ``exact_agreement.failures``, ``kappa.pairs``, ``kappa.value``.
         lo: The smallest value an outsider can prove, or None when not a range.
@@ -116,7 +136,7 @@ class AuditRow:
         """The slice as people read it: ``overall``, ``field dx.onset``, ``type number``."""
         if self.slice_kind == "overall":
             return "overall"
-        word = "field" if self.slice_kind == "field" else "type"
+        word = _WORDS.get(self.slice_kind, "type")
         return f"{word} {self.slice_name}"
 
     @property
@@ -196,6 +216,10 @@ def _published_values(report: SharedReport) -> dict[Key, int | None]:
             success, total = result.success_count, result.total_count
             failures = None if success is None or total is None else total - success
             values[kind, name, metric_quantity(metric, FAILURES)] = failures
+        if part.uncertainty is not None:
+            agreed, rows = values[kind, name, AGREED_Q], values[kind, name, ROWS_Q]
+            disagreed = None if agreed is None or rows is None else rows - agreed
+            values[kind, name, DISAGREED_Q] = disagreed
     return values
 
 
@@ -225,9 +249,15 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
             yield AuditRow(kind, name, "kappa.value", None, None, KAPPA_PUBLISHED)
         elif kappa.pairs == 0:
             yield AuditRow(kind, name, "kappa.value", None, None, INCONSISTENT)
+    # The validation figures: shown only under their rules, and consistent with their counts.
+    z = z_for(report.confidence)
+    min_cell = report.disclosure.min_cell
+    for kind, name, part in report.slices():
+        for label, status in figure_failures(part.magnitude, part.uncertainty, min_cell, z):
+            yield AuditRow(kind, name, label, None, None, status)
 
 
-_RANK: Final = {kind: i for i, kind in enumerate(("overall", "field", "field_type"))}
+_RANK: Final = {kind: i for i, kind in enumerate(SLICE_KINDS)}
 
 
 def _order(model: ReportModel) -> list[Quantity]:

@@ -36,6 +36,18 @@ from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
+from chartscore.disclosure.figures import (
+    MAGNITUDE,
+    UNCERTAINTY,
+    FieldFigures,
+    SharedMagnitude,
+    SharedUncertainty,
+    figure_counts,
+    read_magnitude,
+    read_uncertainty,
+    shared_magnitude,
+    shared_uncertainty,
+)
 from chartscore.disclosure.rule import (
     FIELD_TYPE_NAMES,
     IGNORED_COUNT,
@@ -47,6 +59,8 @@ from chartscore.disclosure.rule import (
     RULE,
     SHARED_FORMAT,
     SHARED_FORMAT_VERSION,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
     SUCCESS,
     TOTAL,
     TYPE_METRICS_OF,
@@ -62,7 +76,7 @@ from chartscore.plugin_layout import (
     stamps_from_dict,
     stamps_to_dict,
 )
-from chartscore.report import CORE_TOTALS, read_confidence, read_design_effect
+from chartscore.report import CORE_TOTALS, STRATUM_NAME, read_confidence, read_design_effect
 from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
@@ -88,6 +102,8 @@ _TOP_KEYS: Final = frozenset(
         "disclosure",
     }
 )
+_STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
+_MAX_RELEASES: Final = 9999
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
 _POOLED_METRIC_KEYS: Final = _METRIC_KEYS | {"design_effect", "clustered_interval"}
@@ -231,12 +247,17 @@ class SharedSlice:
         metrics: Every binomial metric of the slice, by name.
         kappa: The kappa of a categorical, boolean or ordinal field slice.
         count_ranges: The proven range of suppressed counts, by count name.
+        magnitude: A number or date field slice's error magnitude, under its
+            rules (docs/disclosure.md, "Validation figures"); None otherwise.
+        uncertainty: A field slice's declared-uncertainty figures, likewise.
     """
 
     counts: Mapping[str, int | None]
     metrics: Mapping[str, SharedMetric]
     kappa: SharedKappa | None = None
     count_ranges: Mapping[str, Range] = attrs.field(factory=dict)
+    magnitude: SharedMagnitude | None = None
+    uncertainty: SharedUncertainty | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The slice as JSON-ready data."""
@@ -247,6 +268,10 @@ class SharedSlice:
             out[name] = metric.to_dict()
         if self.kappa is not None:
             out["kappa"] = self.kappa.to_dict()
+        if self.magnitude is not None:
+            out[MAGNITUDE] = self.magnitude.to_dict()
+        if self.uncertainty is not None:
+            out[UNCERTAINTY] = self.uncertainty.to_dict()
         return out
 
     def numbers(self) -> Iterator[tuple[str, int | None]]:
@@ -261,6 +286,9 @@ class SharedSlice:
             yield metric_quantity(name, TOTAL), metric.total_count
         if self.kappa is not None:
             yield PAIRS, self.kappa.pairs
+        for figures in (self.magnitude, self.uncertainty):
+            if figures is not None:
+                yield from figures.numbers()
 
     def ranges(self) -> Iterator[tuple[str, Range]]:
         """Every published range, as (quantity, range), in :meth:`numbers` order."""
@@ -274,6 +302,9 @@ class SharedSlice:
                 yield metric_quantity(name, TOTAL), metric.total_range
         if self.kappa is not None and self.kappa.pairs_range is not None:
             yield PAIRS, self.kappa.pairs_range
+        for figures in (self.magnitude, self.uncertainty):
+            if figures is not None:
+                yield from figures.ranges()
 
     def with_ranges(self, found: Mapping[str, Range], z: float) -> SharedSlice:
         """This slice with ``found``'s range beside every suppressed number, and rate bounds.
@@ -295,7 +326,14 @@ class SharedSlice:
         kappa = self.kappa
         if kappa is not None and kappa.pairs is None:
             kappa = attrs.evolve(kappa, pairs_range=found[PAIRS])
-        return attrs.evolve(self, metrics=metrics, kappa=kappa, count_ranges=counts)
+        return attrs.evolve(
+            self,
+            metrics=metrics,
+            kappa=kappa,
+            count_ranges=counts,
+            magnitude=None if self.magnitude is None else self.magnitude.with_ranges(found),
+            uncertainty=None if self.uncertainty is None else self.uncertainty.with_ranges(found),
+        )
 
 
 @attrs.frozen
@@ -321,6 +359,8 @@ class Survival:
 
 SURVIVAL_FAMILIES: Final = ("field_rates", "pooled_rates")
 """Field slices' rates, and the pooled slices' (field types and overall)."""
+STRATUM_RATES: Final = "stratum_rates"
+"""The stratum slices' rates (and their type slices'): a family only with strata."""
 
 
 @attrs.frozen
@@ -335,6 +375,9 @@ class Disclosure:
         unit: Always ``"cases"``.
         survival: What survives per family (:data:`SURVIVAL_FAMILIES`), as
             ``share`` records it; None in a document without it.
+        earlier_releases: How many earlier releases ``share --releases``
+            audited this one with (docs/disclosure.md, successive releases);
+            None when differencing between releases was not covered.
     """
 
     min_cell: int
@@ -343,6 +386,7 @@ class Disclosure:
     rule: str = RULE
     unit: str = UNIT
     survival: Mapping[str, Survival] | None = None
+    earlier_releases: int | None = None
 
     def to_dict(self) -> dict[str, object]:
         """The ``disclosure`` object of the shared report's JSON."""
@@ -355,6 +399,8 @@ class Disclosure:
         }
         if self.survival is not None:
             out["survival"] = {name: value.to_dict() for name, value in self.survival.items()}
+        if self.earlier_releases is not None:
+            out["earlier_releases"] = self.earlier_releases
         return out
 
 
@@ -370,6 +416,9 @@ class SharedReport:
         scorer_version: The chartscore version that scored the data.
         confidence: The confidence level of every interval.
         plugins: The report's plugin stamps (docs/plugins.md), sorted by name.
+        by_stratum: Each declared stratum's pooled slice (``"site=A"``); empty
+            (and absent from the JSON) without strata.
+        by_stratum_field_type: Each stratum's pooled slice per field type.
     """
 
     overall: SharedSlice
@@ -379,20 +428,35 @@ class SharedReport:
     scorer_version: str = __version__
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, SharedSlice] = attrs.field(factory=dict)
+    by_stratum_field_type: Mapping[str, Mapping[str, SharedSlice]] = attrs.field(factory=dict)
     primary_count: int | None = attrs.field(default=None, eq=False, repr=False)
     """How many suppressed numbers were primary (sensitive themselves), as ``share`` knew it.
 
     Inside only: never written (it is not a function of the published numbers: it says
     how many hidden numbers are small), so a report read from JSON has None.
     """
+    ledger_cost: int | None = attrs.field(default=None, eq=False, repr=False)
+    """How many more numbers ``share --releases`` suppressed than it would have without the
+    ledger. Inside only, like :attr:`primary_count`: it says how many numbers the single
+    release would have shown, which the published numbers do not."""
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
-        """Every slice as (kind, name, slice): overall, fields, then field types."""
+        """Every slice as (kind, name, slice): overall, fields, field types, then strata.
+
+        A stratum-and-type slice is named ``site=A/date``.
+        """
         yield "overall", "", self.overall
         for field_id in sorted(self.by_field):
             yield "field", field_id, self.by_field[field_id]
         for type_name in sorted(self.by_field_type):
             yield "field_type", type_name, self.by_field_type[type_name]
+        for stratum in sorted(self.by_stratum):
+            yield STRATUM, stratum, self.by_stratum[stratum]
+        for stratum in sorted(self.by_stratum_field_type):
+            parts = self.by_stratum_field_type[stratum]
+            for type_name in sorted(parts):
+                yield STRATUM_FIELD_TYPE, f"{stratum}/{type_name}", parts[type_name]
 
     def numbers(self) -> Iterator[tuple[Key, int | None]]:
         """Every protected JSON number of the report, keyed, ``None`` when suppressed."""
@@ -408,9 +472,11 @@ class SharedReport:
 
     def survival(self) -> dict[str, Survival]:
         """What survives per family: rates shown, bounded, of all (docs/disclosure.md)."""
-        counts = {name: [0, 0, 0] for name in SURVIVAL_FAMILIES}
+        families = (*SURVIVAL_FAMILIES, STRATUM_RATES) if self.by_stratum else SURVIVAL_FAMILIES
+        counts = {name: [0, 0, 0] for name in families}
+        family = {"field": "field_rates", STRATUM: STRATUM_RATES, STRATUM_FIELD_TYPE: STRATUM_RATES}
         for kind, _, part in self.slices():
-            tally = counts["field_rates" if kind == "field" else "pooled_rates"]
+            tally = counts[family.get(kind, "pooled_rates")]
             for metric in part.metrics.values():
                 tally[0] += 1
                 tally[1] += metric.success_count is not None and metric.total_count is not None
@@ -437,6 +503,11 @@ class SharedReport:
             overall=ranged("overall", "", self.overall),
             by_field={k: ranged("field", k, v) for k, v in self.by_field.items()},
             by_field_type={k: ranged("field_type", k, v) for k, v in self.by_field_type.items()},
+            by_stratum={k: ranged(STRATUM, k, v) for k, v in self.by_stratum.items()},
+            by_stratum_field_type={
+                k: {t: ranged(STRATUM_FIELD_TYPE, f"{k}/{t}", v) for t, v in parts.items()}
+                for k, parts in self.by_stratum_field_type.items()
+            },
         )
         disclosure = attrs.evolve(report.disclosure, survival=report.survival())
         return attrs.evolve(report, disclosure=disclosure)
@@ -464,6 +535,12 @@ class SharedReport:
         out["overall"] = overall
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
+        if self.by_stratum:
+            out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
+            out["by_stratum_field_type"] = {
+                k: {t: v.to_dict() for t, v in parts.items()}
+                for k, parts in self.by_stratum_field_type.items()
+            }
         return out
 
     def to_json(self) -> str:
@@ -513,7 +590,10 @@ class SharedReport:
             or document["format_version"] != SHARED_FORMAT_VERSION
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-        if set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins"} != _TOP_KEYS:
+        if (
+            set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS}
+            != _TOP_KEYS
+        ):
             _invalid()
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
@@ -538,7 +618,11 @@ class SharedReport:
             _invalid()
         by_field = {
             field_id: _slice(
-                raw, _field_metrics(field_types[field_id], raw, plugin_metrics), kappa=True, z=z
+                raw,
+                _field_metrics(field_types[field_id], raw, plugin_metrics),
+                kappa=True,
+                z=z,
+                measured=field_types[field_id] in ("number", "date"),
             )
             for field_id, raw in sorted(by_field_raw.items())
         }
@@ -561,6 +645,7 @@ class SharedReport:
                 _invalid()  # a range stands only beside a suppressed number
             proven = {**overall.count_ranges, IGNORED_COUNT: _range(ignored_range)}
             overall = attrs.evolve(overall, count_ranges=proven)
+        strata, strata_types = _read_strata(document, by_field, by_type, field_types, z)
         report = cls(
             overall=overall,
             by_field=by_field,
@@ -569,6 +654,8 @@ class SharedReport:
             scorer_version=scorer["version"],
             confidence=confidence,
             plugins=plugins,
+            by_stratum=strata,
+            by_stratum_field_type=strata_types,
         )
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         hidden = sum(1 for _, value in report.numbers() if value is None)
@@ -583,7 +670,68 @@ class SharedReport:
             [_quantities(part) for part in by_field.values()],
             [_quantities(part) for part in by_type.values()],
         )
+        _check_strata(report)
         return report
+
+
+def _read_strata(
+    document: Mapping[str, object],
+    by_field: Mapping[str, SharedSlice],
+    by_type: Mapping[str, SharedSlice],
+    field_types: Mapping[str, str],
+    z: float,
+) -> tuple[dict[str, SharedSlice], dict[str, dict[str, SharedSlice]]]:
+    # Both stratum keys or neither; declared names; every stratum with every field type,
+    # a stratum slice with the overall slice's metrics, a stratum-and-type slice with its
+    # type's (without majority_baseline, which stratum slices do not report).
+    present = [name in document for name in _STRATA_KEYS]
+    if not any(present):
+        return {}, {}
+    listed, listed_types = document["by_stratum"], document["by_stratum_field_type"]
+    if not all(present) or type(listed) is not dict or type(listed_types) is not dict:
+        _invalid()
+    if not listed or set(listed) != set(listed_types):
+        _invalid()
+    strata: dict[str, SharedSlice] = {}
+    strata_types: dict[str, dict[str, SharedSlice]] = {}
+    for name in sorted(listed):
+        if STRATUM_NAME.fullmatch(name) is None:
+            _invalid()
+        strata[name] = _slice(listed[name], CORE_METRICS, kappa=False, z=z, pooled=True)
+        parts = listed_types[name]
+        if type(parts) is not dict or set(parts) != set(by_type):
+            _invalid()
+        strata_types[name] = {}
+        for type_name in sorted(parts):
+            members = [by_field[f] for f, t in field_types.items() if t == type_name]
+            allowed = {m for part in members for m in part.metrics} - {"majority_baseline"}
+            strata_types[name][type_name] = _slice(
+                parts[type_name], allowed, kappa=False, z=z, pooled=True
+            )
+    return strata, strata_types
+
+
+def _check_strata(report: SharedReport) -> None:
+    # Every stratum slice's identities; for each key, its strata add up to the overall
+    # slice and to each type slice, and each stratum's type slices to the stratum slice.
+    by_key: dict[str, list[str]] = {}
+    for name in report.by_stratum:
+        by_key.setdefault(name.partition("=")[0], []).append(name)
+    for kind, _, part in report.slices():
+        if kind in (STRATUM, STRATUM_FIELD_TYPE):
+            _check_identities(part, kind)
+    for name, part in report.by_stratum.items():
+        types = [_quantities(p) for p in report.by_stratum_field_type[name].values()]
+        _strict_json.check_pooled(_quantities(part), types, types)
+    for names in by_key.values():
+        slices = [_quantities(report.by_stratum[name]) for name in names]
+        _strict_json.check_pooled(_quantities(report.overall), slices, slices)
+        for type_name, whole in report.by_field_type.items():
+            quantities = {
+                k: v for k, v in _quantities(whole).items() if not k.startswith("majority_baseline")
+            }
+            parts = [_quantities(report.by_stratum_field_type[n][type_name]) for n in names]
+            _strict_json.check_pooled(quantities, parts, parts)
 
 
 _SUMS: Final = (
@@ -767,9 +915,11 @@ def _slice(
     kappa: bool,
     z: float = Z95,
     pooled: bool = False,
+    measured: bool = False,
 ) -> SharedSlice:
     # Exactly the six counts, exactly ``metric_names``, and kappa only where the
-    # caller allows it.
+    # caller allows it; a field slice may hold the validation figures (an error
+    # magnitude only for a number or date field).
     if type(value) is not dict:
         _invalid()
     keys = set(value)
@@ -779,7 +929,8 @@ def _slice(
     other = keys - count_keys - metric_keys - range_keys
     if not set(COUNT_NAMES) <= count_keys or metric_keys != set(metric_names):
         _invalid()
-    if other - ({"kappa"} if kappa else set()):
+    figures = {UNCERTAINTY, MAGNITUDE} if measured else {UNCERTAINTY}
+    if other - ({"kappa", *figures} if kappa else set()):
         _invalid()
     counts = {name: _count(value[name]) for name in COUNT_NAMES}
     count_ranges = {
@@ -796,13 +947,15 @@ def _slice(
         metrics=metrics,
         kappa=_kappa(value["kappa"]) if "kappa" in value else None,
         count_ranges=count_ranges,
+        magnitude=read_magnitude(value[MAGNITUDE]) if MAGNITUDE in value else None,
+        uncertainty=read_uncertainty(value[UNCERTAINTY], z) if UNCERTAINTY in value else None,
     )
 
 
 def _disclosure(value: object) -> Disclosure:
     if type(value) is not dict:
         _invalid()
-    if set(value) - {"survival"} != _DISCLOSURE_KEYS:
+    if set(value) - {"survival", "earlier_releases"} != _DISCLOSURE_KEYS:
         _invalid()
     if value["rule"] != RULE or value["unit"] != UNIT:
         _invalid()
@@ -822,14 +975,26 @@ def _disclosure(value: object) -> Disclosure:
         suppressed_count=suppressed,
         field_types={k: types[k] for k in sorted(types)},
         survival=_survival(value["survival"]) if "survival" in value else None,
+        earlier_releases=_earlier(value.get("earlier_releases")),
     )
 
 
+def _earlier(value: object) -> int | None:
+    # The number of earlier releases audited jointly: absent, or a whole number.
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= _MAX_RELEASES:
+        _invalid()
+    return value
+
+
 def _survival(value: object) -> dict[str, Survival]:
-    if type(value) is not dict or set(value) != set(SURVIVAL_FAMILIES):
+    if type(value) is not dict or set(value) - {STRATUM_RATES} != set(SURVIVAL_FAMILIES):
         _invalid()
     out = {}
-    for name in SURVIVAL_FAMILIES:
+    for name in (*SURVIVAL_FAMILIES, STRATUM_RATES):
+        if name not in value:
+            continue
         family = value[name]
         if type(family) is not dict or set(family) != {"rates", "shown", "bounded"}:
             _invalid()
@@ -849,6 +1014,8 @@ def shared_from_report(
     min_cell: int,
     hidden: Collection[Key],
     withheld_kappa: Collection[str],
+    *,
+    figures: Mapping[str, FieldFigures] | None = None,
 ) -> SharedReport:
     """Build a shared report from a full report's ``to_dict()``, hiding some numbers.
 
@@ -859,6 +1026,10 @@ def shared_from_report(
         hidden: Keys of the numbers to replace by ``None`` (counts, success and
             total counts, ``kappa.pairs``).
         withheld_kappa: Field ids whose kappa value and interval are withheld.
+        figures: The inside contributions of the validation figures, by field
+            id; None to leave the figures out (a field slice's
+            ``error_magnitude`` and ``declared_uncertainty`` are then ignored).
+            A field missing from it has every figure withheld.
 
     Returns:
         The shared report; metrics with a hidden part lose their interval.
@@ -869,7 +1040,23 @@ def shared_from_report(
         counts: dict[str, int | None] = {}
         metrics: dict[str, SharedMetric] = {}
         kappa: SharedKappa | None = None
+        magnitude: SharedMagnitude | None = None
+        uncertainty: SharedUncertainty | None = None
+        if figures is not None and kind == "field":
+            raw_magnitude, raw_uncertainty = raw.get(MAGNITUDE), raw.get(UNCERTAINTY)
+            published: dict[str, int | None] = {
+                quantity: None if (kind, name, quantity) in hidden_set else value
+                for quantity, value in figure_counts(raw_magnitude, raw_uncertainty).items()
+            }
+            inside = figures.get(name)
+            if isinstance(raw_magnitude, Mapping):
+                magnitude = shared_magnitude(raw_magnitude, inside, published, min_cell)
+            if isinstance(raw_uncertainty, Mapping):
+                z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
+                uncertainty = shared_uncertainty(raw_uncertainty, inside, published, min_cell, z)
         for key, value in raw.items():
+            if key in (MAGNITUDE, UNCERTAINTY):
+                continue
             if key in COUNT_NAMES or key == IGNORED_COUNT:
                 counts[key] = None if (kind, name, key) in hidden_set else value  # type: ignore[assignment]
             elif key == "kappa":
@@ -901,7 +1088,13 @@ def shared_from_report(
         ordered: dict[str, int | None] = {
             n: counts[n] for n in (*COUNT_NAMES, IGNORED_COUNT) if n in counts
         }
-        return SharedSlice(counts=ordered, metrics=metrics, kappa=kappa)
+        return SharedSlice(
+            counts=ordered,
+            metrics=metrics,
+            kappa=kappa,
+            magnitude=magnitude,
+            uncertainty=uncertainty,
+        )
 
     by_field_raw = document["by_field"]
     by_type_raw = document["by_field_type"]
@@ -913,6 +1106,14 @@ def shared_from_report(
     overall = build("overall", "", overall_raw)
     by_field = {k: build("field", k, by_field_raw[k]) for k in sorted(by_field_raw)}
     by_type = {k: build("field_type", k, by_type_raw[k]) for k in sorted(by_type_raw)}
+    strata_raw = document.get("by_stratum", {})
+    strata_types_raw = document.get("by_stratum_field_type", {})
+    assert isinstance(strata_raw, Mapping) and isinstance(strata_types_raw, Mapping)
+    by_stratum = {k: build(STRATUM, k, strata_raw[k]) for k in sorted(strata_raw)}
+    by_stratum_type = {
+        k: {t: build(STRATUM_FIELD_TYPE, f"{k}/{t}", v) for t, v in sorted(parts.items())}
+        for k, parts in sorted(strata_types_raw.items())
+    }
     scorer = document["scorer"]
     assert isinstance(scorer, Mapping)
     plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
@@ -924,6 +1125,8 @@ def shared_from_report(
         scorer_version=str(scorer["version"]),
         confidence=document.get("confidence", DEFAULT_CONFIDENCE),  # type: ignore[arg-type]
         plugins=plugins,
+        by_stratum=by_stratum,
+        by_stratum_field_type=by_stratum_type,
     )
     suppressed = sum(1 for _, value in draft.numbers() if value is None)
     return attrs.evolve(

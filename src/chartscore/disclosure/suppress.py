@@ -45,12 +45,20 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final
+from typing import Final, Protocol
 
 import attrs
 import numpy as np
 
 from chartscore.disclosure.attack import DERIVABLE, audit, proven_ranges, range_failures
+from chartscore.disclosure.figures import (
+    DISAGREED_Q,
+    FIGURE_QUANTITIES,
+    MAGNITUDE,
+    ROWS_Q,
+    UNCERTAINTY,
+    FieldFigures,
+)
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
@@ -60,6 +68,8 @@ from chartscore.disclosure.rule import (
     KAPPA_TYPES,
     PAIRS,
     SLICE_KINDS,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
     SUCCESS,
     metric_quantity,
 )
@@ -108,11 +118,17 @@ class Sensitivity:
         kappa_smallest_margin: Per kappa field id: the smallest nonzero gold or
             answer category count among its pairs.
         field_types: Every field id's type name (schema knowledge; published).
+        figures: Per field id, the per-case contributions the dominance rule
+            needs (:class:`~chartscore.disclosure.figures.FieldFigures`); None
+            to withhold the validation figures (error magnitude, declared
+            uncertainty) altogether. Their counts are field-slice rows, one per
+            case, so ``case_counts`` need not hold them.
     """
 
     case_counts: Mapping[Key, int]
     kappa_smallest_margin: Mapping[str, int]
     field_types: Mapping[str, str]
+    figures: Mapping[str, FieldFigures] | None = None
 
     def __repr__(self) -> str:
         return f"Sensitivity({len(self.case_counts)} case counts, {len(self.field_types)} fields)"
@@ -124,8 +140,10 @@ def _invalid_sensitivity() -> ChartscoreError:
 
 def _tier(key: Key) -> int:
     kind, _, quantity = key
-    if kind == "field_type":
+    if kind in ("field_type", STRATUM_FIELD_TYPE):
         return 0
+    if kind == STRATUM:
+        return 1
     if kind == "overall":
         return 3
     metric = quantity.split(".", 1)[0]
@@ -219,6 +237,28 @@ class _Suppressor:
                 types = [p for p in types if p in model.quantities]
                 if types and self._sums((kind, name, quantity), types):
                     out.append(((kind, name, quantity), *types))
+            for listed in self._stratum_parts(kind, name, quantity, type_names):
+                terms = [p for p in listed if p in model.quantities]
+                if terms and self._sums((kind, name, quantity), terms):
+                    out.append(((kind, name, quantity), *terms))
+        return out
+
+    def _stratum_parts(
+        self, kind: str, name: str, quantity: str, type_names: list[str]
+    ) -> list[list[Key]]:
+        # Strata's identities: for each key, the overall (or a type) slice is the sum of
+        # its strata's (type) slices; a stratum slice is the sum of its type slices.
+        if kind == STRATUM:
+            return [[(STRATUM_FIELD_TYPE, f"{name}/{t}", quantity) for t in type_names]]
+        if kind not in ("overall", "field_type"):
+            return []
+        out = []
+        for key, labels in self.model.strata:
+            strata = [f"{key}={label}" for label in labels]
+            if kind == "overall":
+                out.append([(STRATUM, s, quantity) for s in strata])
+            else:
+                out.append([(STRATUM_FIELD_TYPE, f"{s}/{name}", quantity) for s in strata])
         return out
 
     def _sums(self, total: Key, parts: list[Key]) -> bool:
@@ -301,7 +341,14 @@ class _Suppressor:
     def local_safe(
         self, local: LocalCheck, quantity: Quantity, published: Mapping[Key, int]
     ) -> bool:
-        """Whether a restriction certifies the (hidden) quantity protected under ``published``."""
+        """Whether a restriction certifies the (hidden) quantity protected under ``published``.
+
+        Never with strata: every stratum number touches every field, so each
+        restriction carries every stratum row (or is the whole report), built
+        once per candidate; the exact solver settles them all at once, faster.
+        """
+        if self.model.strata:
+            return False
         return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
 
     def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
@@ -332,9 +379,8 @@ def _values(model: ReportModel, shared: SharedReport) -> dict[Key, int]:
 
 
 def _check_sensitivity(
-    sensitivity: Sensitivity, model: ReportModel, values: Mapping[Key, int]
+    counts: Mapping[Key, int], model: ReportModel, values: Mapping[Key, int]
 ) -> None:
-    counts = sensitivity.case_counts
     if not isinstance(counts, Mapping) or set(counts) != set(model.quantities):
         raise _invalid_sensitivity()
     for key, cases in counts.items():
@@ -358,6 +404,31 @@ def _withheld_kappa(
         if ("field", field_id, PAIRS) in hidden or agreement in hidden or margin < min_cell:
             withheld.add(field_id)
     return withheld
+
+
+def _figures(report: Report, sensitivity: Sensitivity) -> Mapping[str, FieldFigures] | None:
+    figures = sensitivity.figures
+    if figures is None:
+        return None
+    if not isinstance(figures, Mapping) or not set(figures) <= set(report.by_field):
+        raise _invalid_sensitivity()
+    if not all(isinstance(value, FieldFigures) for value in figures.values()):
+        raise _invalid_sensitivity()
+    return figures
+
+
+def _with_figures(document: dict[str, object], report: Report) -> dict[str, object]:
+    # The core document with each field slice's error magnitude and declared uncertainty.
+    by_field = document["by_field"]
+    assert isinstance(by_field, dict)
+    for field_id, part in report.by_field.items():
+        extra: dict[str, object] = {}
+        if part.magnitude is not None:
+            extra[MAGNITUDE] = part.magnitude.to_dict()
+        if part.uncertainty is not None:
+            extra[UNCERTAINTY] = part.uncertainty.to_dict()
+        by_field[field_id] = {**by_field[field_id], **extra}
+    return document
 
 
 def _field_types(report: Report, sensitivity: Sensitivity) -> dict[str, str]:
@@ -389,8 +460,32 @@ def protected_keys(report: Report, field_types: Mapping[str, str]) -> list[Key]:
     return list(model_of(full).quantities)
 
 
+SuppressionState = _Suppressor
+"""The state a :class:`JointStep` works on: ``model``, ``values``, ``numbers``, ``hidden``,
+``hide``, ``closure``, ``price``, ``cost``, ``candidates`` and ``published``."""
+
+
+class JointStep(Protocol):
+    """An extra suppression step after the single-release one (successive releases).
+
+    It hides further numbers through ``state.hide`` and returns the field ids
+    whose kappa must be withheld too (:class:`~chartscore.disclosure.releases.ReleaseStep`).
+    """
+
+    @property
+    def earlier_releases(self) -> int:
+        """How many earlier releases the report is audited with (published)."""
+        ...
+
+    def __call__(self, state: SuppressionState) -> set[str]: ...
+
+
 def share(
-    report: Report, sensitivity: Sensitivity, min_cell: int = DEFAULT_MIN_CELL
+    report: Report,
+    sensitivity: Sensitivity,
+    min_cell: int = DEFAULT_MIN_CELL,
+    *,
+    joint: JointStep | None = None,
 ) -> SharedReport:
     """Suppress small cells (primary and complementary) so the report may be shared.
 
@@ -400,6 +495,9 @@ def share(
             kappa category margins and field types, computed inside the
             boundary while scoring.
         min_cell: Publish 0 or at least this many cases (default 11).
+        joint: The joint audit with earlier releases (``share --releases``),
+            run after the single-release suppression; the result then records
+            ``ledger_cost`` (inside only) and ``disclosure.earlier_releases``.
 
     Returns:
         The :class:`SharedReport`: published numbers equal the report's; it
@@ -417,11 +515,18 @@ def share(
         raise _invalid_sensitivity()
     field_types = _field_types(report, sensitivity)
     document = report.core().to_dict()  # the figures share models (docs/disclosure.md)
-    full = shared_from_report(document, field_types, min_cell, set(), set())
+    figures = _figures(report, sensitivity)
+    if figures is not None:
+        document = _with_figures(document, report)
+    full = shared_from_report(document, field_types, min_cell, set(), set(), figures=figures)
     model = model_of(full)
     values = _values(model, full)
-    _check_sensitivity(sensitivity, model, values)
-    counts = sensitivity.case_counts
+    if not isinstance(sensitivity.case_counts, Mapping):
+        raise _invalid_sensitivity()
+    counts = dict(sensitivity.case_counts)
+    if figures is not None:  # the figures' counts are field-slice rows: one case each
+        counts.update({key: values[key] for key in model.quantities if key[2] in FIGURE_QUANTITIES})
+    _check_sensitivity(counts, model, values)
     sensitive = [
         quantity for key, quantity in model.quantities.items() if 1 <= counts[key] < min_cell
     ]
@@ -431,12 +536,26 @@ def share(
     for quantity in sensitive:
         parts = quantity.parts
         primary.append(quantity.key if parts is None else parts[0])
+        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
+            primary.append((*quantity.key[:2], ROWS_Q))
         if parts is not None and parts[0] not in sensitive_keys:
             state.proxies[parts[0]] = parts[1]
     state.hide(primary)
     _complement(state, sensitive)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
-    shared = shared_from_report(document, field_types, min_cell, state.hidden, withheld)
+    alone: int | None = None
+    if joint is not None:
+        alone = shared_from_report(
+            document, field_types, min_cell, state.hidden, withheld, figures=figures
+        ).disclosure.suppressed_count
+        withheld |= joint(state)
+        withheld |= _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+    shared = shared_from_report(
+        document, field_types, min_cell, state.hidden, withheld, figures=figures
+    )
+    if joint is not None:
+        disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
+        shared = attrs.evolve(shared, disclosure=disclosure)
     verdict = audit(shared.to_json())
     sensitive_keys = {q.key for q in sensitive}
     exposed = any(
@@ -446,7 +565,8 @@ def share(
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
-    return attrs.evolve(final, primary_count=len(set(primary)))
+    cost = None if alone is None else final.disclosure.suppressed_count - alone
+    return attrs.evolve(final, primary_count=len(set(primary)), ledger_cost=cost)
 
 
 def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedReport:
@@ -520,6 +640,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             solver = _solver(state)
             exactly = functools.partial(_exactly_safe, state, solver)
             pending = _unsettled(pending, exactly, total)
+        hid = False
         for done, quantity in enumerate(pending):
             step(CHOOSING, done, len(pending))
             published = state.published()
@@ -528,8 +649,11 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             linked = state.candidates(quantity) or sorted(
                 (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
             )
+            if not linked and hid:
+                break  # what this round hid may protect it: the solver rechecks
             if not linked:
                 raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+            hid = True
             # Price each candidate by everything its hiding forces; try the cheapest first.
             closures = {key: state.closure([key]) for key in linked}
             ranked = sorted(linked, key=lambda k: (state.price(closures[k]), state.cost[k]))

@@ -13,6 +13,7 @@ from typing import Final
 
 from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.gates import Gate
 from chartscore.render.comparison_view import comparison_view
@@ -20,6 +21,7 @@ from chartscore.render.csv import render_csv
 from chartscore.render.html import render_html
 from chartscore.render.markdown import render_markdown
 from chartscore.render.report_view import SORTS, report_view
+from chartscore.render.shared_comparison_view import shared_comparison_view
 from chartscore.render.table import render_table
 from chartscore.render.view import View
 from chartscore.report import Report
@@ -49,7 +51,7 @@ def render_view(view: View, fmt: str) -> str:
 
 
 def render(
-    report: Report | SharedReport | Comparison,
+    report: Report | SharedReport | Comparison | SharedComparison,
     fmt: str,
     *,
     sort: str = "name",
@@ -65,7 +67,9 @@ def render(
             suppressed number reads ``suppressed``, a metric with a suppressed
             part has no rate or interval, and the disclosure rule is stated) or
             :class:`~chartscore.comparison.Comparison` (its paired differences
-            are drawn around 0, on a ±5 to ±50 point axis).
+            are drawn around 0, on a ±5 to ±50 point axis) or
+            :class:`~chartscore.disclosure.shared_comparison.SharedComparison`
+            (the same, with suppressed numbers and the bounds their ranges prove).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
             ``"csv"`` or ``"html"`` (one self-contained file).
         sort: Row order of a report: ``"name"`` (field ids in code point
@@ -93,6 +97,8 @@ def render(
         raise ChartscoreError(ErrorCode.USAGE)
     if type(report) is Comparison:
         return RENDERERS[fmt](comparison_view(report, sort=sort, gates=gates))
+    if type(report) is SharedComparison:
+        return RENDERERS[fmt](shared_comparison_view(report, sort=sort, gates=gates))
     if type(report) is not Report and type(report) is not SharedReport:
         raise ChartscoreError(ErrorCode.USAGE)
     return RENDERERS[fmt](report_view(report, sort=sort))

@@ -155,6 +155,12 @@ def _outward(fraction: float, *, up: bool) -> str:
     return f"{tenths / 10:.1f}"
 
 
+def _outward_points(fraction: float, *, up: bool) -> str:
+    # A difference bound in points to one decimal, rounded away from the estimate.
+    tenths = math.ceil(fraction * 1000) if up else math.floor(fraction * 1000)
+    return f"{tenths / 10:+.1f}" if tenths else "0.0"
+
+
 def bound_text(estimate: Estimate) -> str:
     """A suppressed rate's bound: ``<= 9.1% (95% upper bound)``; ``""`` when it has none.
 
@@ -165,6 +171,11 @@ def bound_text(estimate: Estimate) -> str:
     if estimate.bound is None:
         return ""
     low, high = estimate.bound
+    if estimate.kind is Kind.DIFFERENCE:  # a shared comparison's difference (docs/disclosure.md)
+        span = f"[{_outward_points(low, up=False)}, {_outward_points(high, up=True)}] pp"
+        if estimate.bound_kind == "newcombe":
+            return f"{span} ({estimate.bound_level} bounds)"
+        return f"difference {span} (provable range)"
     if estimate.bound_kind != "wilson":
         return f"rate {_outward(low, up=False)}-{_outward(high, up=True)}% (provable range)"
     level = estimate.bound_level
@@ -183,6 +194,8 @@ def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     """
     fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
     if withheld_rate(estimate):
+        return (fraction, "", bound_text(estimate))
+    if estimate.kind is Kind.DIFFERENCE and estimate.suppressed and estimate.bound is not None:
         return (fraction, "", bound_text(estimate))
     if estimate.value is None:
         return (fraction, "", value_text(estimate))

@@ -155,7 +155,7 @@ interval and margin is used; at ±50 points, on a 360 px axis, 2 points are stil
 _GATE_SLICE_KINDS: Final = {"field": "field", "type": "field_type", "stratum": "stratum"}
 
 
-def _margins(gates: Sequence[Gate]) -> dict[tuple[str, str, str], tuple[Margin, ...]]:
+def gate_margins(gates: Sequence[Gate]) -> dict[tuple[str, str, str], tuple[Margin, ...]]:
     """Each difference gate's threshold, by (slice kind, name, metric)."""
     out: dict[tuple[str, str, str], tuple[Margin, ...]] = {}
     for gate in gates:
@@ -182,7 +182,7 @@ def difference_scale(rows: Iterable[PlotRow]) -> float:
 
 
 def _difference_plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> list[Plot]:
-    margins = _margins(gates)
+    margins = gate_margins(gates)
     panels: list[tuple[str, str, str, str, tuple[PlotRow, ...]]] = []
     note = (
         f"candidate minus baseline, in points; line = Newcombe's {level} paired interval "

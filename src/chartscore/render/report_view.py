@@ -20,6 +20,7 @@ from typing import Final, Protocol
 
 import attrs
 
+from chartscore.disclosure.figures import SharedMagnitude, SharedUncertainty
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
@@ -277,7 +278,7 @@ def _label_estimates(kind: str, name: str, part: SliceLike) -> list[Estimate]:
     # A report's label figures (a shared report withholds them: docs/disclosure.md).
     out: list[Estimate] = []
     if not isinstance(part, SliceReport):
-        return out
+        return _shared_figure_estimates(name, part)
     if "sensitivity" in part.metrics:
         out.append(score_estimate(kind, name, "micro_f1", part.micro_f1))
     for label, result in (part.labels or {}).items():
@@ -346,7 +347,7 @@ def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
             rows.setdefault(e.name, {})[e.metric] = e
         elif e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
             rows.setdefault(e.name, {})[e.label] = e
-    rows = {name: cells for name, cells in rows.items() if cells["uncertainty_auroc"].total_count}
+    rows = {n: cells for n, cells in rows.items() if cells["uncertainty_auroc"].total_count != 0}
     if not rows:
         return None
     table_rows = tuple(
@@ -406,6 +407,123 @@ def magnitude_estimates(name: str, magnitude: MagnitudeResult) -> list[Estimate]
     ]
 
 
+def _shared_figure_estimates(name: str, part: SliceLike) -> list[Estimate]:
+    # A shared report's validation figures: a withheld figure (or count) is suppressed.
+    out: list[Estimate] = []
+    magnitude = getattr(part, "magnitude", None)
+    if isinstance(magnitude, SharedMagnitude):
+        out += shared_magnitude_estimates(name, magnitude)
+    uncertainty = getattr(part, "uncertainty", None)
+    if isinstance(uncertainty, SharedUncertainty):
+        out += shared_uncertainty_estimates(name, uncertainty)
+    return out
+
+
+def shared_magnitude_estimates(name: str, magnitude: SharedMagnitude) -> list[Estimate]:
+    """:func:`magnitude_estimates` of a shared report: withheld figures are suppressed."""
+    withheld = magnitude.withheld
+
+    def figure(
+        metric: str,
+        value: float | None,
+        bounds: tuple[float, float] | None,
+        n: int | None,
+        group: str,
+    ) -> Estimate:
+        low, high = bounds if bounds is not None else (None, None)
+        error = metric != "chance_level"
+        suppressed = group in withheld or n is None
+        return Estimate(
+            "field", name, metric, Kind.MAGNITUDE, None, n, value, low, high, error, suppressed
+        )
+
+    pairs = magnitude.pairs
+    return [
+        figure(
+            "mean_absolute_error", magnitude.mean_absolute_error, None, pairs, "mean_absolute_error"
+        ),
+        figure(
+            "mean_signed_error",
+            magnitude.bias,
+            magnitude.bias_interval,
+            pairs,
+            "mean_absolute_error",
+        ),
+        figure(
+            "limits_of_agreement",
+            magnitude.bias if magnitude.limits_of_agreement is not None else None,
+            magnitude.limits_of_agreement,
+            pairs,
+            "limits_of_agreement",
+        ),
+        figure("chance_level", magnitude.chance_level, None, magnitude.gold_rows, "chance"),
+    ]
+
+
+def shared_uncertainty_estimates(name: str, uncertainty: SharedUncertainty) -> list[Estimate]:
+    """:func:`uncertainty_estimates` of a shared report: withheld figures are suppressed."""
+    withheld = uncertainty.withheld
+    low, high = uncertainty.auroc_interval or (None, None)
+    rows = uncertainty.rows
+    out = [
+        Estimate(
+            "field",
+            name,
+            "uncertainty_auroc",
+            Kind.KAPPA,
+            None,
+            rows,
+            uncertainty.auroc,
+            low,
+            high,
+            suppressed="auroc" in withheld or rows is None,
+        ),
+        Estimate(
+            "field",
+            name,
+            "brier_score",
+            Kind.SCORE,
+            None,
+            rows,
+            uncertainty.brier_score,
+            None,
+            None,
+            True,
+            "brier_score" in withheld or rows is None,
+        ),
+        Estimate(
+            "field",
+            name,
+            "without_uncertainty",
+            Kind.SCORE,
+            None,
+            uncertainty.without,
+            None,
+            None,
+            None,
+            suppressed=uncertainty.without is None,
+        ),
+    ]
+    for label, step in zip(RISK_COVERAGE_LABELS, uncertainty.risk_coverage, strict=True):
+        if step is None:
+            estimate = Estimate(
+                "field",
+                name,
+                "risk_coverage",
+                Kind.RATE,
+                None,
+                None,
+                None,
+                None,
+                None,
+                suppressed=True,
+            )
+        else:
+            estimate = rate_estimate("field", name, "risk_coverage", step)
+        out.append(attrs.evolve(estimate, label=label))
+    return out
+
+
 def _magnitude_table(
     estimates: list[Estimate], units: Mapping[str, str], level: str
 ) -> Table | None:
@@ -455,7 +573,7 @@ def _magnitude_table(
 
 def _limits(estimate: Estimate) -> str:
     text = interval_text(estimate)
-    return text or "undefined"
+    return text or ("suppressed" if estimate.suppressed else "undefined")
 
 
 def _estimates(
@@ -514,8 +632,6 @@ def _label_table(estimates: list[Estimate], level: str) -> Table | None:
 
 
 def _units(report: ReportLike) -> dict[str, str]:
-    if not isinstance(report, Report):
-        return {}
     return {
         name: part.magnitude.unit
         for name, part in report.by_field.items()

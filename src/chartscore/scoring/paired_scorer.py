@@ -291,6 +291,22 @@ class PairedScorer(Scorer):
             )
         return out
 
+    def paired_rows(self) -> dict[str, tuple[str, dict[str, tuple[int, int]]]]:
+        """Each field's type, and every gold row's (baseline, candidate) classes by case id.
+
+        For disclosure control inside the boundary only (it holds case ids):
+        :mod:`chartscore.scoring.comparison_cases` counts distinct cases from it.
+        """
+        shift = self._coding.pair_shift
+        low = (1 << shift) - 1
+        bits = self._coding.row_bits
+        out: dict[str, tuple[str, dict[str, tuple[int, int]]]] = {}
+        for field_id, state in sorted(self._fields.items()):
+            rows = self._rows(field_id, "pair")
+            pairs = {case: (row & low & bits, row >> shift & bits) for case, row in rows.items()}
+            out[field_id] = (state.field_type.value, pairs)
+        return out
+
     def _field_classes(self, side: Side) -> list[FieldClasses]:
         """Each field's rows as (case id -> class) of one system, or of the pair."""
         return [

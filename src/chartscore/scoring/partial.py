@@ -20,12 +20,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import date
 from decimal import Decimal
+from fractions import Fraction
 from typing import Final, TypeVar
 
 from chartscore._types import FieldType
 from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.magnitude import ErrorSums
+from chartscore.magnitude import ErrorSums, median
 from chartscore.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
 from chartscore.records.schema import FieldSpec
 from chartscore.reliability import interval_alpha
@@ -358,6 +359,49 @@ class FieldCounts:
         Numbers are exact (ints and Decimals as fractions); dates are day
         numbers. The boundary: only sums and alpha leave.
         """
+        found = self._integer_values()
+        if found is None:
+            return None
+        pairs, gold_values, scale = found
+        date_field = self.field_type is FieldType.DATE
+        sums = ErrorSums.scaled("days" if date_field else "field", scale, pairs, gold_values)
+        alpha = interval_alpha(pairs)
+        if alpha is None:
+            return MagnitudeTally(sums)
+        return MagnitudeTally(sums, alpha[0], alpha[1])
+
+    def figure_contributions(
+        self,
+    ) -> tuple[list[tuple[Fraction, int]], ...]:
+        """Each row's contribution to the error magnitude and the Brier score, exactly.
+
+        ``(|d|, rows)``, ``(d**2, rows)``, ``(|gold - median|, rows)`` (empty
+        for a field without distances) and ``((1 - u - agreed)**2, rows)``.
+        Disclosure control's dominance rule reads them inside; they never leave.
+        """
+        absolute: list[tuple[Fraction, int]] = []
+        squares: list[tuple[Fraction, int]] = []
+        deviation: list[tuple[Fraction, int]] = []
+        found = self._integer_values()
+        if found is not None:
+            pairs, gold_values, scale = found
+            for (g, a), rows in pairs.items():
+                d = Fraction(a - g, scale)
+                absolute.append((abs(d), rows))
+                squares.append((d * d, rows))
+            values = sorted((Fraction(v, scale), rows) for v, rows in gold_values.items())
+            centre = median(values)
+            deviation = [(abs(v - centre), rows) for v, rows in values]
+        brier = []
+        for (u, agreed), rows in self.uncertain.items():
+            forecast = Fraction(_exact(u))
+            brier.append(((1 - forecast - (1 if agreed else 0)) ** 2, rows))
+        return absolute, squares, deviation, brier
+
+    def _integer_values(
+        self,
+    ) -> tuple[dict[tuple[int, int], int], dict[int, int], int] | None:
+        # Every (gold, answer) pair and gold value as an integer times 1 / scale.
         if self.distances is None or self.distance_gold is None:
             return None
         date_field = self.field_type is FieldType.DATE
@@ -379,11 +423,7 @@ class FieldCounts:
         for gold, rows in self.distance_gold.items():
             number = as_int[gold]
             gold_values[number] = gold_values.get(number, 0) + rows
-        sums = ErrorSums.scaled("days" if date_field else "field", scale, pairs, gold_values)
-        found = interval_alpha(pairs)
-        if found is None:
-            return MagnitudeTally(sums)
-        return MagnitudeTally(sums, found[0], found[1])
+        return pairs, gold_values, scale
 
     def label_tables(self, rule: FieldRule) -> dict[str, dict[str, Binomial]] | None:
         """Each declared label's confusion metrics (docs/metrics.md), by name; None if none.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
-from chartscore.comparison import Comparison, PairedTally
+from chartscore.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option
 from chartscore.io.fastpath import fast_prediction
 from chartscore.io.feed import Progress, feed_rows
@@ -16,7 +16,7 @@ from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import ExtraPredictions, collector_paused
 from chartscore.workflows.score import feed_gold, resolve_schema, resolve_strata
 
-__all__ = ["compare_files"]
+__all__ = ["compare_files", "paired_scorer"]
 
 
 def compare_files(
@@ -57,8 +57,38 @@ def compare_files(
             for a ``progress`` that is not None or callable, or a
             ``confidence`` that is not one of the three levels.
     """
-    callback_option(progress)
     confidence_option(confidence)
+    scorer = paired_scorer(
+        gold,
+        baseline,
+        candidate,
+        schema=schema,
+        progress=progress,
+        extra_predictions=extra_predictions,
+        strata=strata,
+    )
+    return Comparison.from_tally(scorer.paired_tally(), confidence)
+
+
+def paired_scorer(
+    gold: InputPath,
+    baseline: InputPath,
+    candidate: InputPath,
+    *,
+    schema: Schema | InputPath | None = None,
+    progress: Progress | None = None,
+    extra_predictions: ExtraPredictions = "error",
+    strata: CaseStrata | InputPath | None = None,
+) -> PairedScorer:
+    """The paired scorer after reading all three files (as :func:`compare_files`).
+
+    It holds values and case ids: for callers inside the boundary (sharing a
+    comparison counts distinct cases from it).
+
+    Raises:
+        ChartscoreError: as :func:`compare_files`.
+    """
+    callback_option(progress)
     wheres = [
         input_path(path, kind)
         for path, kind in (
@@ -75,18 +105,18 @@ def compare_files(
     )
     failure: ChartscoreError | None = None
     try:
-        tally = _compare_streams(scorer, wheres, progress)
+        _compare_streams(scorer, wheres, progress)
     except ChartscoreError as error:
         failure = error
     if failure is not None:  # raised outside the handler: no context
         others = [(wheres[1], InputKind.BASELINE), (wheres[2], InputKind.CANDIDATE)]
         raise explained(failure, others)
-    return Comparison.from_tally(tally, confidence)
+    return scorer
 
 
 def _compare_streams(
     scorer: PairedScorer, wheres: list[str | StandardInput], progress: Progress | None
-) -> PairedTally:
+) -> None:
     with collector_paused():
         with open_input(wheres[0], InputKind.GOLD) as stream:
             feed_gold(scorer, stream, progress)
@@ -104,4 +134,3 @@ def _compare_streams(
                     add=add,
                     progress=progress,
                 )
-        return scorer.paired_tally()

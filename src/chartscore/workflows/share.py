@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import attrs
+
 from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
+from chartscore.disclosure.figures import Contributions, FieldFigures
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
@@ -29,6 +32,7 @@ from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.partial_document import read_partial
+from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import (
     ExtraPredictions,
     check_options,
@@ -36,6 +40,7 @@ from chartscore.scoring.scorer import (
     feed_records,
 )
 from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
+from chartscore.workflows.releases import Ledger
 from chartscore.workflows.score import (
     Progress,
     check_file_options,
@@ -56,6 +61,7 @@ def share(
     extra_predictions: ExtraPredictions = "error",
     strict_schema: bool = False,
     confidence: float = DEFAULT_CONFIDENCE,
+    releases: InputPath | None = None,
 ) -> SharedReport:
     """Score records as :func:`chartscore.score` does and return the shared report.
 
@@ -73,6 +79,7 @@ def share(
         extra_predictions: As for :func:`chartscore.score`.
         strict_schema: As for :func:`chartscore.score`.
         confidence: As for :func:`chartscore.score`.
+        releases: As for :func:`share_files`.
 
     Returns:
         The :class:`~chartscore.disclosure.SharedReport`; ``to_json()`` is
@@ -82,17 +89,25 @@ def share(
         ChartscoreError: every code of :func:`chartscore.score`;
             ``invalid_min_cell``; ``missing_dependency`` without scipy
             (``pip install 'chartscore[share]'``); ``disclosure_audit_failed``
-            if the result would fail its own audit (a bug: nothing is returned).
+            if the result would fail its own audit (a bug: nothing is returned);
+            with ``releases``, as :func:`share_files`.
     """
     check_options(extra_predictions, strict_schema)
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
-    scorer = CaseTrackingScorer(
-        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+    ledger = None if releases is None else Ledger(releases)
+    resolved = None if schema is None else to_schema(schema)
+    scorer = (
+        CaseTrackingScorer(resolved, extra_predictions=extra_predictions)
+        if ledger is None
+        else ledger.scorer(resolved, extra_predictions=extra_predictions)
     )
     with collector_paused():
         feed_records(scorer, gold, predictions, strict_schema=strict_schema)
+    if ledger is not None:
+        assert isinstance(scorer, AtomScorer)
+        return ledger.share(scorer, min_cell, confidence, _field_types)
     return _shared(scorer, min_cell, confidence)
 
 
@@ -109,6 +124,7 @@ def share_files(
     suppressing: Callable[[], None] | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
     strata: CaseStrata | InputPath | None = None,
+    releases: InputPath | None = None,
 ) -> SharedReport:
     """Score two JSON Lines files as :func:`chartscore.score_files` does, and share.
 
@@ -128,19 +144,28 @@ def share_files(
         strata: As for :func:`chartscore.score_files`: the file is checked, but
             the stratum slices are withheld from the shared report (disclosure
             control does not model them yet; docs/disclosure.md).
+        releases: The ledger folder of successive releases (inside only): the
+            new release is audited jointly with every earlier one in it, and
+            recorded there (docs/disclosure.md#successive-releases).
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
-            :func:`share`; ``usage`` for a ``suppressing`` that is not callable.
+            :func:`share`; ``usage`` for a ``suppressing`` that is not callable;
+            with ``releases``, ``not_a_release_ledger``, ``file_exposed``,
+            ``release_mismatch`` and ``output_unwritable`` (``releases``).
     """
     check_file_options(progress, parallel, extra_predictions, strict_schema)
     callback_option(suppressing)
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
+    ledger = None if releases is None else Ledger(releases)  # checked before any scoring
     resolved = resolve_schema(schema)
-    scorer = CaseTrackingScorer(
-        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
+    case_strata = resolve_strata(strata, resolved)
+    scorer = (
+        CaseTrackingScorer(resolved, extra_predictions=extra_predictions, strata=case_strata)
+        if ledger is None
+        else ledger.scorer(resolved, extra_predictions=extra_predictions, strata=case_strata)
     )
     feed_files(
         scorer,
@@ -152,6 +177,9 @@ def share_files(
     )
     if suppressing is not None:
         suppressing()
+    if ledger is not None:
+        assert isinstance(scorer, AtomScorer)
+        return ledger.share(scorer, min_cell, confidence, _field_types)
     return _shared(scorer, min_cell, confidence)
 
 
@@ -198,22 +226,46 @@ def share_partial_files(
 
 
 def _shared(scorer: CaseTrackingScorer, min_cell: int, confidence: float) -> SharedReport:
-    return _shared_partial(scorer.partial(), min_cell, confidence)
+    return _shared_partial(scorer.partial(), min_cell, confidence, scorer.case_strata)
 
 
-def _shared_partial(partial: PartialTally, min_cell: int, confidence: float) -> SharedReport:
+def _shared_partial(
+    partial: PartialTally, min_cell: int, confidence: float, strata: CaseStrata | None = None
+) -> SharedReport:
     # scipy (the audit's solver) loads here, when a report is shared, not with chartscore.
     from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
     tally = partial.tally()
     report = Report.from_tally(tally, confidence)
+    if strata is None:
+        # Sites' partials hold their cases as counts, without ids: a case cannot be placed
+        # in its stratum, so the stratum slices' case counts are unknown and they are
+        # withheld (docs/disclosure.md, "Stratum slices").
+        report = attrs.evolve(report, by_stratum={}, by_stratum_field_type={})
     sensitivity = Sensitivity(
-        case_counts(partial, tally),
+        case_counts(partial, tally, strata),
         kappa_smallest_margins(partial),
         _field_types(partial),
+        _figures(partial),
     )
     return share_report(report, sensitivity, min_cell)
+
+
+def _figures(partial: PartialTally) -> dict[str, FieldFigures]:
+    # The dominance rule's per-case contributions (each field-slice row is one case):
+    # only the two largest and the total of each reach disclosure control.
+    out: dict[str, FieldFigures] = {}
+    for field_id, counts in partial.fields.items():
+        absolute, squares, deviation, brier = counts.figure_contributions()
+        measured = counts.distances is not None and counts.distance_gold is not None
+        out[field_id] = FieldFigures(
+            absolute=Contributions.of(absolute) if measured else None,
+            squares=Contributions.of(squares) if measured else None,
+            deviation=Contributions.of(deviation) if measured else None,
+            brier=Contributions.of(brier),
+        )
+    return out
 
 
 def _field_types(partial: PartialTally) -> dict[str, str]:

@@ -1,0 +1,917 @@
+"""A shared comparison: the core paired metrics of a comparison, small cells suppressed.
+
+The document (format ``chartscore.shared_comparison``, docs/formats.md) has
+the comparison's shape for what it publishes: per slice the gold counts,
+each system's missing, answered and abstained counts, and the paired metrics
+of :data:`~chartscore.disclosure.comparison_model.SHARED_PAIRED_METRICS`
+(each system's counts, the discordant counts, the difference and McNemar's
+tests). A suppressed number is ``null`` with its proven range beside it
+(``<name>_range``); a side with a suppressed part carries a rate bound as a
+shared report does, and a difference with a suppressed part a
+:class:`~chartscore.disclosure.shared.RateBound` of its own
+(:func:`difference_bound`). docs/disclosure.md, "Sharing a comparison".
+
+Reading (:meth:`SharedComparison.from_json`) is strict: every figure shown
+is recomputed from the shown counts, every bound from the published ranges.
+Value-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import Final, NoReturn
+
+import attrs
+
+from chartscore import _strict_json
+from chartscore._version import __version__
+from chartscore.canonical_json import canonical_json
+from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
+from chartscore.comparison import (
+    Comparison,
+    ComparisonSlice,
+    PairedBinomial,
+    PairedClustering,
+    PairedMetricResult,
+)
+from chartscore.disclosure.comparison_model import (
+    BASELINE_ONLY,
+    CANDIDATE_ONLY,
+    GOLD_COUNTS,
+    SHARED_PAIRED_METRICS,
+    SYSTEM_COUNTS,
+    SYSTEMS,
+    paired_quantity,
+    side_quantity,
+    system_count,
+    total_quantity,
+)
+from chartscore.disclosure.rule import (
+    FIELD_TYPE_NAMES,
+    RANGE_SUFFIX,
+    RATE_RANGE,
+    RULE,
+    SUCCESS,
+    TOTAL,
+    UNIT,
+    WILSON_BOUND,
+)
+from chartscore.disclosure.shared import (
+    Disclosure,
+    Key,
+    Range,
+    RateBound,
+    SharedMetric,
+    rate_bound,
+)
+from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
+from chartscore.paired import newcombe_difference
+from chartscore.report import MetricResult, read_confidence, read_design_effect, read_scorer
+from chartscore.stats import Z95, widest_wilson, wilson_interval
+from chartscore.tally import Binomial
+
+SHARED_COMPARISON_FORMAT: Final = "chartscore.shared_comparison"
+SHARED_COMPARISON_FORMAT_VERSION: Final = 1
+
+NEWCOMBE_BOUND: Final = "newcombe"
+"""A field slice's difference bound: the widest Newcombe interval over the tables allowed."""
+DIFFERENCE_RANGE: Final = "difference_range"
+"""A pooled slice's difference bound: the range of the observed difference itself."""
+
+TABLE_LIMIT: Final = 5000
+"""Above this many paired tables, a field slice's bound is the outer bound (never narrower)."""
+
+_TOP_KEYS: Final = (
+    "format",
+    "format_version",
+    "scorer",
+    "confidence",
+    "disclosure",
+    "overall",
+    "by_field",
+    "by_field_type",
+)
+_DISCLOSURE_KEYS: Final = ("rule", "min_cell", "unit", "suppressed_count", "field_types")
+_SIDE_KEYS: Final = (SUCCESS, TOTAL, "interval")
+_POOLED_SIDE_KEYS: Final = (*_SIDE_KEYS, "design_effect", "clustered_interval")
+_SIDE_EXTRAS: Final = (SUCCESS + RANGE_SUFFIX, TOTAL + RANGE_SUFFIX, "rate_bound")
+_PAIRED_KEYS: Final = (
+    "baseline",
+    "candidate",
+    BASELINE_ONLY,
+    CANDIDATE_ONLY,
+    "difference",
+    "mcnemar",
+)
+_PAIRED_EXTRAS: Final = (BASELINE_ONLY + RANGE_SUFFIX, CANDIDATE_ONLY + RANGE_SUFFIX)
+_DIFFERENCE_KEYS: Final = ("estimate", "interval")
+_POOLED_DIFFERENCE_KEYS: Final = (*_DIFFERENCE_KEYS, "design_effect", "clustered_interval")
+_BOUND_KEYS: Final = ("kind", "lower", "upper")
+# Each core metric's trials: the gold count they equal.
+_TRIALS_OF: Final = {
+    "exact_agreement": "answerable_count",
+    "normalized_agreement": "answerable_count",
+    "abstention_correctness": "field_count",
+    "answerable_abstention": "answerable_count",
+    "unanswerable_answer": "unanswerable_count",
+}
+
+
+def _invalid() -> NoReturn:
+    raise ChartscoreError(ErrorCode.INVALID_REPORT)
+
+
+# --------------------------------------------------------------------------- bounds
+
+
+def _span(value: Range) -> Range:
+    low, high = value
+    if type(low) is not int or low < 0 or not (high is None or (type(high) is int and high >= low)):
+        raise ValueError("need integers 0 <= lo <= hi")
+    return low, high
+
+
+def difference_bound(
+    total: Range,
+    baseline: Range,
+    candidate: Range,
+    baseline_only: Range,
+    candidate_only: Range,
+    *,
+    pooled: bool,
+    z: float = Z95,
+) -> RateBound | None:
+    """What the ranges prove about the difference (candidate - baseline); None with no trial.
+
+    Field slices (``newcombe``): the union of Newcombe's intervals of every
+    paired table ``(both, baseline_only, candidate_only, neither)`` whose
+    numbers lie in their ranges, when the trials are published and there are
+    at most :data:`TABLE_LIMIT` such tables; otherwise the outer bound, the
+    candidate's widest Wilson lower end minus the baseline's widest upper end
+    (and the other way round), which holds every Newcombe interval of those
+    tables (Newcombe's half-widths are at most the sums of the Wilson ones).
+    Pooled slices (``difference_range``): the range of ``(c - b) / n``
+    itself, not an interval estimate (as a shared report's ``rate_range``).
+
+    Raises:
+        ValueError: if the ranges allow no table.
+    """
+    (n_lo, n_hi), (sb_lo, sb_hi), (sc_lo, sc_hi) = _span(total), _span(baseline), _span(candidate)
+    (b_lo, b_hi), (c_lo, c_hi) = _span(baseline_only), _span(candidate_only)
+    if n_hi == 0:
+        return None
+    if pooled:
+        return RateBound(DIFFERENCE_RANGE, *_difference_range(total, baseline_only, candidate_only))
+    tables = None
+    if n_lo == n_hi and None not in (sb_hi, sc_hi, b_hi, c_hi):
+        assert sb_hi is not None and sc_hi is not None and b_hi is not None and c_hi is not None
+        tables = _tables(n_lo, (sb_lo, sb_hi), (sc_lo, sc_hi), (b_lo, b_hi), (c_lo, c_hi))
+    if tables is None:
+        return _outer_bound(total, baseline, candidate, z)
+    if not tables:
+        raise ValueError("the ranges allow no paired table")
+    lower, upper = 1.0, -1.0
+    for both, b, c in tables:
+        found = newcombe_difference(both, c, b, n_lo - both - b - c, z)
+        assert found is not None
+        low, high = found[1]
+        lower, upper = min(lower, low), max(upper, high)
+    return RateBound(NEWCOMBE_BOUND, lower, upper)
+
+
+def _tables(
+    n: int, baseline: Range, candidate: Range, b_range: Range, c_range: Range
+) -> list[tuple[int, int, int]] | None:
+    # Every (both, b, c) of n trials with both + b and both + c in range; None above the limit.
+    (sb_lo, sb_hi), (sc_lo, sc_hi), (b_lo, b_hi), (c_lo, c_hi) = (
+        baseline,
+        candidate,
+        b_range,
+        c_range,
+    )
+    assert sb_hi is not None and sc_hi is not None and b_hi is not None and c_hi is not None
+    if (b_hi - b_lo + 1) * (c_hi - c_lo + 1) > TABLE_LIMIT:
+        return None
+    out: list[tuple[int, int, int]] = []
+    for b in range(b_lo, b_hi + 1):
+        for c in range(c_lo, c_hi + 1):
+            low = max(0, sb_lo - b, sc_lo - c)
+            high = min(sb_hi - b, sc_hi - c, n - b - c)
+            if high >= low:
+                if len(out) + high - low + 1 > TABLE_LIMIT:
+                    return None
+                out += [(both, b, c) for both in range(low, high + 1)]
+    return out
+
+
+def _outer_bound(total: Range, baseline: Range, candidate: Range, z: float) -> RateBound | None:
+    first = widest_wilson(candidate, total, z)
+    second = widest_wilson(baseline, total, z)
+    if first is None or second is None:
+        return None
+    lower = max(-1.0, first[0] - second[1])
+    upper = min(1.0, first[1] - second[0])
+    return RateBound(NEWCOMBE_BOUND, lower, upper)
+
+
+def _difference_range(total: Range, b_range: Range, c_range: Range) -> tuple[float, float]:
+    # (c - b) / n over the box: the most negative numerator over the fewest trials, etc.
+    (n_lo, n_hi), (b_lo, b_hi), (c_lo, c_hi) = total, b_range, c_range
+    smallest_n = max(1, n_lo)
+    if b_hi is None:
+        lower = -1.0
+    else:
+        low = c_lo - b_hi
+        lower = low / smallest_n if low < 0 else (0.0 if n_hi is None else low / n_hi)
+    if c_hi is None:
+        upper = 1.0
+    else:
+        high = c_hi - b_lo
+        upper = high / smallest_n if high > 0 else (0.0 if n_hi is None else high / n_hi)
+    return max(-1.0, lower), min(1.0, upper)
+
+
+# --------------------------------------------------------------------------- document
+
+
+def _known(value: int | None, proven: Range | None) -> Range | None:
+    return (value, value) if value is not None else proven
+
+
+@attrs.frozen
+class SharedPaired:
+    """One paired metric of a shared comparison; ``None`` marks a suppressed number.
+
+    The difference, its interval and McNemar's tests (and a pooled slice's
+    clustered figures) are shown only when every number of the metric is.
+
+    Attributes:
+        baseline, candidate: Each system's counts (the same trials), interval
+            and, with a suppressed part, ranges and rate bound.
+        baseline_only, candidate_only: The discordant counts.
+        result: Every paired figure, when everything is shown; else None.
+        difference_bound: With a suppressed part: what the ranges prove about
+            the difference (:func:`difference_bound`).
+    """
+
+    baseline: SharedMetric
+    candidate: SharedMetric
+    baseline_only: int | None
+    candidate_only: int | None
+    result: PairedMetricResult | None = None
+    baseline_only_range: Range | None = None
+    candidate_only_range: Range | None = None
+    difference_bound: RateBound | None = None
+
+    @property
+    def pooled(self) -> bool:
+        """Whether this is a pooled slice's metric (with clustered figures)."""
+        return self.baseline.pooled
+
+    @property
+    def total_count(self) -> int | None:
+        """The trials (the same for both systems)."""
+        return self.baseline.total_count
+
+    def numbers(self, metric: str) -> Iterator[tuple[str, int | None]]:
+        """Its protected JSON numbers as (quantity, value)."""
+        yield total_quantity(metric), self.total_count
+        yield side_quantity(metric, "baseline", SUCCESS), self.baseline.success_count
+        yield side_quantity(metric, "candidate", SUCCESS), self.candidate.success_count
+        yield paired_quantity(metric, BASELINE_ONLY), self.baseline_only
+        yield paired_quantity(metric, CANDIDATE_ONLY), self.candidate_only
+
+    def ranges(self, metric: str) -> Iterator[tuple[str, Range]]:
+        """Its published ranges as (quantity, range)."""
+        if self.baseline.total_range is not None:
+            yield total_quantity(metric), self.baseline.total_range
+        for system, side in (("baseline", self.baseline), ("candidate", self.candidate)):
+            if side.success_range is not None:
+                yield side_quantity(metric, system, SUCCESS), side.success_range
+        if self.baseline_only_range is not None:
+            yield paired_quantity(metric, BASELINE_ONLY), self.baseline_only_range
+        if self.candidate_only_range is not None:
+            yield paired_quantity(metric, CANDIDATE_ONLY), self.candidate_only_range
+
+    def all_ranges(self) -> tuple[Range, Range, Range, Range, Range] | None:
+        """The ranges of total, both successes, both discordant counts; None if one is unknown."""
+        found = (
+            _known(self.total_count, self.baseline.total_range),
+            _known(self.baseline.success_count, self.baseline.success_range),
+            _known(self.candidate.success_count, self.candidate.success_range),
+            _known(self.baseline_only, self.baseline_only_range),
+            _known(self.candidate_only, self.candidate_only_range),
+        )
+        if any(value is None for value in found):
+            return None
+        return found  # type: ignore[return-value]
+
+    def to_dict(self) -> dict[str, object]:
+        """The paired metric as JSON-ready data."""
+        result = self.result
+        difference: dict[str, object] = {
+            "estimate": None if result is None else result.estimate,
+            "interval": None
+            if result is None or result.interval is None
+            else list(result.interval),
+        }
+        out: dict[str, object] = {
+            "baseline": self.baseline.to_dict(),
+            "candidate": self.candidate.to_dict(),
+            BASELINE_ONLY: self.baseline_only,
+            CANDIDATE_ONLY: self.candidate_only,
+            "difference": difference,
+            "mcnemar": {
+                "exact_p": None if result is None else result.exact_p,
+                "mid_p": None if result is None else result.mid_p,
+            },
+        }
+        if self.pooled:
+            clustering = None if result is None else result.clustering
+            clustered = None if clustering is None else clustering.interval
+            difference["design_effect"] = None if clustering is None else clustering.design_effect
+            difference["clustered_interval"] = None if clustered is None else list(clustered)
+            out["clustered_mcnemar"] = {
+                "design_effect": None if clustering is None else clustering.mcnemar_design_effect,
+                "p": None if clustering is None else clustering.p,
+            }
+        if self.difference_bound is not None:
+            difference["bound"] = self.difference_bound.to_dict()
+        if self.baseline_only_range is not None:
+            out[BASELINE_ONLY + RANGE_SUFFIX] = list(self.baseline_only_range)
+        if self.candidate_only_range is not None:
+            out[CANDIDATE_ONLY + RANGE_SUFFIX] = list(self.candidate_only_range)
+        return out
+
+
+@attrs.frozen
+class SharedComparisonSlice:
+    """One slice: gold counts, each system's counts and the paired metrics, ``None`` if hidden.
+
+    Attributes:
+        counts: The protected counts by quantity name: the gold counts and
+            ``baseline.missing_count`` and the like.
+        count_ranges: The proven range of every suppressed count, by name.
+        paired: The paired metrics, by name.
+    """
+
+    counts: Mapping[str, int | None]
+    paired: Mapping[str, SharedPaired]
+    count_ranges: Mapping[str, Range] = attrs.field(factory=dict)
+
+    def numbers(self) -> Iterator[tuple[str, int | None]]:
+        """Every protected JSON number as (quantity, value)."""
+        yield from self.counts.items()
+        for metric, paired in self.paired.items():
+            yield from paired.numbers(metric)
+
+    def ranges(self) -> Iterator[tuple[str, Range]]:
+        """Every published range as (quantity, range)."""
+        yield from self.count_ranges.items()
+        for metric, paired in self.paired.items():
+            yield from paired.ranges(metric)
+
+    def to_dict(self) -> dict[str, object]:
+        """The slice as JSON-ready data."""
+        out: dict[str, object] = {}
+        for name in GOLD_COUNTS:
+            out[name] = self.counts[name]
+            if name in self.count_ranges:
+                out[name + RANGE_SUFFIX] = list(self.count_ranges[name])
+        for system in SYSTEMS:
+            own: dict[str, object] = {}
+            for name in SYSTEM_COUNTS:
+                key = system_count(system, name)
+                own[name] = self.counts[key]
+                if key in self.count_ranges:
+                    own[name + RANGE_SUFFIX] = list(self.count_ranges[key])
+            out[f"{system}_counts"] = own
+        for metric, paired in self.paired.items():
+            out[metric] = paired.to_dict()
+        return out
+
+
+@attrs.frozen
+class SharedComparison:
+    """A comparison that passed disclosure control (docs/disclosure.md).
+
+    Attributes:
+        overall, by_field, by_field_type: The slices.
+        disclosure: The rule, ``min_cell``, the suppressed count and the field types.
+        scorer_version: The chartscore version that compared the systems.
+        confidence: The level of every interval and bound.
+    """
+
+    overall: SharedComparisonSlice
+    by_field: Mapping[str, SharedComparisonSlice]
+    by_field_type: Mapping[str, SharedComparisonSlice]
+    disclosure: Disclosure
+    scorer_version: str = __version__
+    confidence: float = DEFAULT_CONFIDENCE
+
+    def slices(self) -> Iterator[tuple[str, str, SharedComparisonSlice]]:
+        """Every slice as (kind, name, slice): overall, fields, then field types."""
+        yield "overall", "", self.overall
+        for field_id in sorted(self.by_field):
+            yield "field", field_id, self.by_field[field_id]
+        for type_name in sorted(self.by_field_type):
+            yield "field_type", type_name, self.by_field_type[type_name]
+
+    def numbers(self) -> Iterator[tuple[Key, int | None]]:
+        """Every protected JSON number, keyed; ``None`` when suppressed."""
+        for kind, name, part in self.slices():
+            for quantity, value in part.numbers():
+                yield (kind, name, quantity), value
+
+    def ranges(self) -> Iterator[tuple[Key, Range]]:
+        """Every published range of a suppressed number, keyed as :meth:`numbers`."""
+        for kind, name, part in self.slices():
+            for quantity, proven in part.ranges():
+                yield (kind, name, quantity), proven
+
+    def to_dict(self) -> dict[str, object]:
+        """The shared comparison as JSON-ready data."""
+        return {
+            "format": SHARED_COMPARISON_FORMAT,
+            "format_version": SHARED_COMPARISON_FORMAT_VERSION,
+            "scorer": {"name": "chartscore", "version": self.scorer_version},
+            "confidence": self.confidence,
+            "disclosure": self.disclosure.to_dict(),
+            "overall": self.overall.to_dict(),
+            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
+            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
+        }
+
+    def to_json(self) -> str:
+        """RFC 8785 canonical JSON."""
+        return canonical_json(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SharedComparison:
+        """Read a shared comparison back, strictly.
+
+        Raises:
+            ChartscoreError: ``unknown_report_format`` for another format or
+                version; ``invalid_report`` for anything malformed: unknown or
+                missing keys, a figure or bound that the shown counts or the
+                published ranges do not give, a range beside a shown number,
+                broken identities among shown numbers, a ``suppressed_count``
+                that does not match the nulls. Never quotes the document.
+        """
+        document = _strict_json.parse(text)
+        checked = _strict_json.check_format(
+            document, SHARED_COMPARISON_FORMAT, SHARED_COMPARISON_FORMAT_VERSION
+        )
+        return _read(checked)
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _side(
+    result: MetricResult, success: int | None, total: int | None, *, pooled: bool
+) -> SharedMetric:
+    shown = success is not None and total is not None
+    interval = result.interval if shown else None
+    if not pooled:
+        return SharedMetric(success, total, interval)
+    clustering = result.clustering if shown else None
+    return SharedMetric(
+        success,
+        total,
+        interval,
+        None if clustering is None else clustering.design_effect,
+        None if clustering is None else clustering.interval,
+        pooled=True,
+    )
+
+
+def _paired(
+    metric: str,
+    full: PairedMetricResult,
+    hidden: Callable[[str], bool],
+    *,
+    pooled: bool,
+) -> SharedPaired:
+    total = None if hidden(total_quantity(metric)) else full.baseline.total_count
+    numbers = {
+        system: None if hidden(side_quantity(metric, system, SUCCESS)) else side.success_count
+        for system, side in (("baseline", full.baseline), ("candidate", full.candidate))
+    }
+    b = None if hidden(paired_quantity(metric, BASELINE_ONLY)) else full.baseline_only
+    c = None if hidden(paired_quantity(metric, CANDIDATE_ONLY)) else full.candidate_only
+    shown = total is not None and None not in numbers.values() and b is not None and c is not None
+    return SharedPaired(
+        baseline=_side(full.baseline, numbers["baseline"], total, pooled=pooled),
+        candidate=_side(full.candidate, numbers["candidate"], total, pooled=pooled),
+        baseline_only=b,
+        candidate_only=c,
+        result=full if shown else None,
+    )
+
+
+def build_shared_comparison(
+    comparison: Comparison,
+    field_types: Mapping[str, str],
+    min_cell: int,
+    hidden: Collection[Key],
+) -> SharedComparison:
+    """The shared comparison of a full comparison with the ``hidden`` numbers suppressed.
+
+    Only the core paired metrics are kept (:data:`SHARED_PAIRED_METRICS`);
+    unpaired and type-specific metrics, kappa, warnings, strata and the
+    ignored-prediction counts are withheld. :func:`with_ranges` adds the
+    ranges and bounds once the audit has proven them.
+    """
+    hidden_set = set(hidden)
+
+    def build(kind: str, name: str, part: ComparisonSlice) -> SharedComparisonSlice:
+        def is_hidden(quantity: str) -> bool:
+            return (kind, name, quantity) in hidden_set
+
+        counts: dict[str, int | None] = {
+            count: None if is_hidden(count) else part.counts[count] for count in GOLD_COUNTS
+        }
+        for system, own in (
+            ("baseline", part.baseline_counts),
+            ("candidate", part.candidate_counts),
+        ):
+            for count in SYSTEM_COUNTS:
+                key = system_count(system, count)
+                counts[key] = None if is_hidden(key) else own[count]
+        paired = {
+            metric: _paired(metric, part.paired[metric], is_hidden, pooled=kind != "field")
+            for metric in SHARED_PAIRED_METRICS
+        }
+        return SharedComparisonSlice(counts=counts, paired=paired)
+
+    draft = SharedComparison(
+        overall=build("overall", "", comparison.overall),
+        by_field={
+            k: build("field", k, comparison.by_field[k]) for k in sorted(comparison.by_field)
+        },
+        by_field_type={
+            k: build("field_type", k, comparison.by_field_type[k])
+            for k in sorted(comparison.by_field_type)
+        },
+        disclosure=Disclosure(min_cell, 0, {k: field_types[k] for k in sorted(field_types)}),
+        scorer_version=comparison.scorer_version,
+        confidence=comparison.confidence,
+    )
+    suppressed = sum(1 for _, value in draft.numbers() if value is None)
+    return attrs.evolve(
+        draft, disclosure=attrs.evolve(draft.disclosure, suppressed_count=suppressed)
+    )
+
+
+def with_ranges(shared: SharedComparison, found: Mapping[Key, Range]) -> SharedComparison:
+    """``shared`` with every suppressed number's range (from ``found``) and the bounds."""
+    z = z_for(shared.confidence)
+
+    def ranged(kind: str, name: str, part: SharedComparisonSlice) -> SharedComparisonSlice:
+        def proven(quantity: str, value: int | None) -> Range | None:
+            return None if value is not None else found[kind, name, quantity]
+
+        count_ranges = {
+            quantity: found[kind, name, quantity]
+            for quantity, value in part.counts.items()
+            if value is None
+        }
+        paired = {}
+        for metric, original in part.paired.items():
+            total_range = proven(total_quantity(metric), original.total_count)
+            sides = []
+            for system, plain in (
+                ("baseline", original.baseline),
+                ("candidate", original.candidate),
+            ):
+                success_range = proven(side_quantity(metric, system, SUCCESS), plain.success_count)
+                side = attrs.evolve(plain, success_range=success_range, total_range=total_range)
+                both = side.ranges()
+                if both is not None and (side.success_count is None or side.total_count is None):
+                    side = attrs.evolve(side, rate_bound=rate_bound(*both, pooled=side.pooled, z=z))
+                sides.append(side)
+            item = attrs.evolve(
+                original,
+                baseline=sides[0],
+                candidate=sides[1],
+                baseline_only_range=proven(
+                    paired_quantity(metric, BASELINE_ONLY), original.baseline_only
+                ),
+                candidate_only_range=proven(
+                    paired_quantity(metric, CANDIDATE_ONLY), original.candidate_only
+                ),
+            )
+            everything = item.all_ranges()
+            if item.result is None and everything is not None:
+                bound = difference_bound(*everything, pooled=item.pooled, z=z)
+                item = attrs.evolve(item, difference_bound=bound)
+            paired[metric] = item
+        return attrs.evolve(part, paired=paired, count_ranges=count_ranges)
+
+    return attrs.evolve(
+        shared,
+        overall=ranged("overall", "", shared.overall),
+        by_field={k: ranged("field", k, v) for k, v in shared.by_field.items()},
+        by_field_type={k: ranged("field_type", k, v) for k, v in shared.by_field_type.items()},
+    )
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _count(value: object) -> int | None:
+    return None if value is None else _strict_json.count(value)
+
+
+def _range(value: object) -> Range:
+    if type(value) is not list or len(value) != 2:
+        _invalid()
+    low = _strict_json.count(value[0])
+    high = _count(value[1])
+    if high is not None and high < low:
+        _invalid()
+    return low, high
+
+
+def _beside(data: Mapping[str, object], name: str, number: int | None) -> Range | None:
+    key = name + RANGE_SUFFIX
+    if key not in data:
+        return None
+    if number is not None:
+        _invalid()  # a range stands only beside a suppressed number
+    return _range(data[key])
+
+
+def _interval(value: object, low: float, high: float) -> tuple[float, float] | None:
+    return None if value is None else _strict_json.interval(value, low, high)
+
+
+def _bound(value: object, kinds: Collection[str], low: float) -> RateBound:
+    data = _strict_json.members(value, _BOUND_KEYS)
+    kind = data["kind"]
+    if kind not in kinds:
+        _invalid()
+    return RateBound(
+        str(kind),
+        _strict_json.number(data["lower"], low, 1.0),
+        _strict_json.number(data["upper"], low, 1.0),
+    )
+
+
+def _read_side(value: object, z: float, *, pooled: bool) -> SharedMetric:
+    data = _strict_json.members(value, _POOLED_SIDE_KEYS if pooled else _SIDE_KEYS, _SIDE_EXTRAS)
+    success, total = _count(data[SUCCESS]), _count(data[TOTAL])
+    if success is not None and total is not None and success > total:
+        _invalid()
+    both = success is not None and total is not None
+    expected = wilson_interval(success, total, z) if both else None  # type: ignore[arg-type]
+    if _interval(data["interval"], 0.0, 1.0) != expected:
+        _invalid()
+    side = SharedMetric(success, total, expected)
+    if pooled:
+        design_effect = None
+        clustered = None
+        if both and total:
+            design_effect = read_design_effect(data["design_effect"], total)
+            assert design_effect is not None and success is not None
+            clustered = clustered_wilson(success, total, design_effect, z)
+        elif data["design_effect"] is not None:
+            _invalid()
+        if _interval(data["clustered_interval"], 0.0, 1.0) != clustered:
+            _invalid()
+        side = SharedMetric(success, total, expected, design_effect, clustered, pooled=True)
+    side = attrs.evolve(
+        side,
+        success_range=_beside(data, SUCCESS, success),
+        total_range=_beside(data, TOTAL, total),
+    )
+    known = side.ranges()
+    bound = None
+    if known is not None and not both:
+        possible = True
+        try:
+            bound = rate_bound(*known, pooled=pooled, z=z)
+        except ValueError:
+            possible = False
+        if not possible:
+            _invalid()
+    if "rate_bound" in data:
+        shown = _bound(data["rate_bound"], (RATE_RANGE if pooled else WILSON_BOUND,), 0.0)
+        if bound is None or shown != bound:
+            _invalid()
+    elif bound is not None:
+        _invalid()
+    return attrs.evolve(side, rate_bound=bound)
+
+
+def _read_paired(value: object, z: float, *, pooled: bool) -> SharedPaired:
+    data = _strict_json.members(
+        value, (*_PAIRED_KEYS, *(("clustered_mcnemar",) if pooled else ())), _PAIRED_EXTRAS
+    )
+    baseline = _read_side(data["baseline"], z, pooled=pooled)
+    candidate = _read_side(data["candidate"], z, pooled=pooled)
+    if (baseline.total_count, baseline.total_range) != (
+        candidate.total_count,
+        candidate.total_range,
+    ):
+        _invalid()  # the same trials for both systems
+    b, c = _count(data[BASELINE_ONLY]), _count(data[CANDIDATE_ONLY])
+    item = SharedPaired(
+        baseline,
+        candidate,
+        b,
+        c,
+        baseline_only_range=_beside(data, BASELINE_ONLY, b),
+        candidate_only_range=_beside(data, CANDIDATE_ONLY, c),
+    )
+    n, sb, sc = baseline.total_count, baseline.success_count, candidate.success_count
+    for part, whole in ((b, sb), (c, sc)):
+        if part is not None and whole is not None and part > whole:
+            _invalid()
+    difference = _strict_json.members(
+        data["difference"], _POOLED_DIFFERENCE_KEYS if pooled else _DIFFERENCE_KEYS, ("bound",)
+    )
+    tests = _strict_json.members(data["mcnemar"], ("exact_p", "mid_p"))
+    figures = [difference[k] for k in _DIFFERENCE_KEYS] + [tests["exact_p"], tests["mid_p"]]
+    clustered_tests: Mapping[str, object] = {}
+    if pooled:
+        clustered_tests = _strict_json.members(data["clustered_mcnemar"], ("design_effect", "p"))
+        figures += [difference["design_effect"], difference["clustered_interval"]]
+        figures += [clustered_tests["design_effect"], clustered_tests["p"]]
+    shown = n is not None and sb is not None and sc is not None and b is not None and c is not None
+    if not shown:
+        if any(figure is not None for figure in figures):
+            _invalid()  # every paired figure would reveal the hidden numbers
+    else:
+        assert n is not None and sb is not None and sc is not None and b is not None
+        assert c is not None
+        both = sb - b
+        if sc - c != both or both + b + c > n:
+            _invalid()
+        cells = PairedBinomial(both, b, c, n - both - b - c)
+        item = attrs.evolve(item, result=_read_result(cells, difference, tests, clustered_tests, z))
+    everything = item.all_ranges()
+    bound = None
+    if not shown and everything is not None:
+        possible = True
+        try:
+            bound = difference_bound(*everything, pooled=pooled, z=z)
+        except ValueError:
+            possible = False
+        if not possible:
+            _invalid()
+    if "bound" in difference:
+        kind = DIFFERENCE_RANGE if pooled else NEWCOMBE_BOUND
+        if bound is None or _bound(difference["bound"], (kind,), -1.0) != bound:
+            _invalid()
+    elif bound is not None:
+        _invalid()
+    return attrs.evolve(item, difference_bound=bound)
+
+
+def _read_result(
+    cells: PairedBinomial,
+    difference: Mapping[str, object],
+    tests: Mapping[str, object],
+    clustered_tests: Mapping[str, object],
+    z: float,
+) -> PairedMetricResult:
+    # Every figure recomputed from the cells (and the published design effects), compared.
+    n = cells.total_count
+    sides = (
+        MetricResult.from_binomial(Binomial(cells.both + cells.baseline_only, n), z),
+        MetricResult.from_binomial(Binomial(cells.both + cells.candidate_only, n), z),
+    )
+    clustering = None
+    if clustered_tests:
+        test = clustered_tests["design_effect"]
+        clustering = PairedClustering.from_design_effects(
+            cells,
+            read_design_effect(difference["design_effect"], n),
+            None if test is None else read_design_effect(test, n),
+            z,
+        )
+        listed = difference["clustered_interval"]
+        shown = PairedClustering(
+            None if n == 0 else read_design_effect(difference["design_effect"], n),
+            None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
+            None if test is None else read_design_effect(test, n),
+            None
+            if clustered_tests["p"] is None
+            else _strict_json.number(clustered_tests["p"], 0.0, 1.0),
+        )
+        if shown != clustering:
+            _invalid()
+    expected = PairedMetricResult.from_parts(cells, z, None, sides, clustering)
+    listed_interval = difference["interval"]
+    found = (
+        None
+        if difference["estimate"] is None
+        else _strict_json.number(difference["estimate"], -1.0, 1.0),
+        None if listed_interval is None else _strict_json.interval(listed_interval, -1.0, 1.0),
+        None if tests["exact_p"] is None else _strict_json.number(tests["exact_p"], 0.0, 1.0),
+        None if tests["mid_p"] is None else _strict_json.number(tests["mid_p"], 0.0, 1.0),
+    )
+    if found != (expected.estimate, expected.interval, expected.exact_p, expected.mid_p):
+        _invalid()
+    return expected
+
+
+def _read_slice(value: object, z: float, *, pooled: bool) -> SharedComparisonSlice:
+    optional = [name + RANGE_SUFFIX for name in GOLD_COUNTS]
+    required = (*GOLD_COUNTS, "baseline_counts", "candidate_counts", *SHARED_PAIRED_METRICS)
+    data = _strict_json.members(value, required, optional)
+    counts: dict[str, int | None] = {}
+    count_ranges: dict[str, Range] = {}
+    for name in GOLD_COUNTS:
+        counts[name] = _count(data[name])
+        found = _beside(data, name, counts[name])
+        if found is not None:
+            count_ranges[name] = found
+    for system in SYSTEMS:
+        own = _strict_json.members(
+            data[f"{system}_counts"], SYSTEM_COUNTS, [n + RANGE_SUFFIX for n in SYSTEM_COUNTS]
+        )
+        for name in SYSTEM_COUNTS:
+            key = system_count(system, name)
+            counts[key] = _count(own[name])
+            found = _beside(own, name, counts[key])
+            if found is not None:
+                count_ranges[key] = found
+    paired = {
+        metric: _read_paired(data[metric], z, pooled=pooled) for metric in SHARED_PAIRED_METRICS
+    }
+    part = SharedComparisonSlice(counts=counts, paired=paired, count_ranges=count_ranges)
+    _check_identities(part)
+    return part
+
+
+def _check_identities(part: SharedComparisonSlice) -> None:
+    # The comparison's identities, wherever every number in them is shown.
+    counts = part.counts
+    sums: list[tuple[str, tuple[str, ...]]] = [
+        ("field_count", ("answerable_count", "unanswerable_count"))
+    ]
+    sums += [("field_count", tuple(system_count(s, n) for n in SYSTEM_COUNTS)) for s in SYSTEMS]
+    for total, terms in sums:
+        values = [counts[total], *(counts[name] for name in terms)]
+        if None not in values and values[0] != sum(values[1:]):  # type: ignore[arg-type]
+            _invalid()
+    for metric, item in part.paired.items():
+        trials = counts[_TRIALS_OF[metric]]
+        if trials is not None and item.total_count is not None and trials != item.total_count:
+            _invalid()
+
+
+def _quantities(part: SharedComparisonSlice) -> dict[str, int | None]:
+    return dict(part.numbers())
+
+
+def _read_disclosure(value: object) -> Disclosure:
+    data = _strict_json.members(value, _DISCLOSURE_KEYS)
+    if data["rule"] != RULE or data["unit"] != UNIT:
+        _invalid()
+    min_cell = data["min_cell"]
+    if type(min_cell) is not int or not 2 <= min_cell <= 1_000_000:
+        _invalid()
+    types = _strict_json.mapping(data["field_types"])
+    if not types:
+        _invalid()
+    for field_id, type_name in types.items():
+        if not valid_field_id(field_id) or type_name not in FIELD_TYPE_NAMES:
+            _invalid()
+    return Disclosure(
+        min_cell=min_cell,
+        suppressed_count=_strict_json.count(data["suppressed_count"]),
+        field_types={k: str(types[k]) for k in sorted(types)},
+    )
+
+
+def _read(document: Mapping[str, object]) -> SharedComparison:
+    data = _strict_json.members(document, _TOP_KEYS)
+    version = read_scorer(data["scorer"])
+    confidence = read_confidence(data["confidence"])
+    z = z_for(confidence)
+    disclosure = _read_disclosure(data["disclosure"])
+    field_types = disclosure.field_types
+    by_field_raw = _strict_json.mapping(data["by_field"])
+    by_type_raw = _strict_json.mapping(data["by_field_type"])
+    if set(by_field_raw) != set(field_types) or set(by_type_raw) != set(field_types.values()):
+        _invalid()
+    shared = SharedComparison(
+        overall=_read_slice(data["overall"], z, pooled=True),
+        by_field={k: _read_slice(by_field_raw[k], z, pooled=False) for k in sorted(by_field_raw)},
+        by_field_type={k: _read_slice(by_type_raw[k], z, pooled=True) for k in sorted(by_type_raw)},
+        disclosure=disclosure,
+        scorer_version=version,
+        confidence=confidence,
+    )
+    if sum(1 for _, value in shared.numbers() if value is None) != disclosure.suppressed_count:
+        _invalid()
+    _strict_json.check_pooled(
+        _quantities(shared.overall),
+        [_quantities(part) for part in shared.by_field.values()],
+        [_quantities(part) for part in shared.by_field_type.values()],
+    )
+    return shared

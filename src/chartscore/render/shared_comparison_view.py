@@ -1,0 +1,288 @@
+"""The adapter from a shared comparison to a :class:`View`: a comparison's view, with nulls.
+
+The same reading as :mod:`chartscore.render.comparison_view` (difference plots
+around 0, the paired table, the counts), for the core paired metrics a shared
+comparison publishes. A suppressed count reads ``suppressed``; a rate with a
+suppressed part shows its bound, and so does a difference
+(``[-3.1, +12.4] pp (95% bounds)`` in a field row, the provable range of the
+difference in a pooled row); the disclosure rule is stated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from chartscore.disclosure.comparison_model import SHARED_PAIRED_METRICS, system_count
+from chartscore.disclosure.shared_comparison import (
+    SHARED_COMPARISON_FORMAT,
+    SHARED_COMPARISON_FORMAT_VERSION,
+    SharedComparison,
+    SharedComparisonSlice,
+    SharedPaired,
+)
+from chartscore.errors import ChartscoreError, ErrorCode, word_option
+from chartscore.gates import Gate
+from chartscore.render.comparison_view import difference_scale, gate_margins
+from chartscore.render.definitions import definition, interval_note, title
+from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
+from chartscore.render.view import (
+    Column,
+    Estimate,
+    Kind,
+    Plot,
+    PlotRow,
+    Row,
+    Table,
+    View,
+    level_text,
+    slice_label,
+)
+from chartscore.tally import ERROR_METRICS
+
+Slice = tuple[str, str, SharedComparisonSlice]
+_COUNTS = ("answered_count", "abstained_count", "missing_count")
+
+
+def _slices(shared: SharedComparison, sort: str) -> list[Slice]:
+    def ordered(parts: dict[str, SharedComparisonSlice]) -> list[tuple[str, SharedComparisonSlice]]:
+        items = sorted(parts.items())
+        if sort != "rate":
+            return items
+
+        def by_rate(item: tuple[str, SharedComparisonSlice]) -> tuple[bool, float, str]:
+            rate = binomial_rate(item[1].paired[SORT_METRIC].candidate)
+            return (rate is None, 0.0 if rate is None else rate, item[0])
+
+        return sorted(items, key=by_rate)
+
+    fields = [("field", k, v) for k, v in ordered(dict(shared.by_field))]
+    types = [("field_type", k, v) for k, v in ordered(dict(shared.by_field_type))]
+    return [*fields, *types, ("overall", "", shared.overall)]
+
+
+def _difference(kind: str, name: str, metric: str, paired: SharedPaired, level: str) -> Estimate:
+    result = paired.result
+    bound = paired.difference_bound
+    if result is None:
+        return Estimate(
+            slice=kind,
+            name=name,
+            metric=metric,
+            kind=Kind.DIFFERENCE,
+            success_count=None,
+            total_count=paired.total_count,
+            value=None,
+            lower=None,
+            upper=None,
+            error=metric in ERROR_METRICS,
+            suppressed=True,
+            bound=None if bound is None else (bound.lower, bound.upper),
+            bound_kind="" if bound is None else bound.kind,
+            bound_level=level,
+        )
+    low, high = result.interval if result.interval is not None else (None, None)
+    clustering = result.clustering
+    clustered = None if clustering is None else clustering.interval
+    return Estimate(
+        slice=kind,
+        name=name,
+        metric=metric,
+        kind=Kind.DIFFERENCE,
+        success_count=None,
+        total_count=paired.total_count,
+        value=result.estimate,
+        lower=low,
+        upper=high,
+        error=metric in ERROR_METRICS,
+        design_effect=None if clustering is None else clustering.design_effect,
+        clustered_lower=None if clustered is None else clustered[0],
+        clustered_upper=None if clustered is None else clustered[1],
+    )
+
+
+def _p(kind: str, paired: SharedPaired) -> str:
+    result = paired.result
+    if result is None:
+        return "suppressed"
+    clustering = result.clustering
+    value = result.mid_p if clustering is None or kind == "field" else clustering.p
+    if value is None:
+        return "no trials"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> tuple[Plot, ...]:
+    margins = gate_margins(gates)
+    panels = []
+    for metric in SHARED_PAIRED_METRICS:
+        rows = tuple(
+            PlotRow(
+                slice_label(kind, name),
+                _difference(kind, name, metric, part.paired[metric], level),
+                kind,
+                margins.get((kind, name, metric), ()),
+            )
+            for kind, name, part in slices
+        )
+        panels.append((metric, rows))
+    scale = difference_scale(row for _, rows in panels for row in rows)
+    note = (
+        f"candidate minus baseline, in points; line = Newcombe's {level} paired interval "
+        "(case-clustered where a row pools fields); a suppressed difference is not drawn "
+        f"(its bound is in the table). The axis runs from -{scale * 100:g} to "
+        f"+{scale * 100:g} points."
+    )
+    return tuple(
+        Plot(f"difference-{metric}", title(metric), note, metric, (-scale, scale), rows, 0.0)
+        for metric, rows in panels
+    )
+
+
+def shared_comparison_view(
+    shared: SharedComparison, *, sort: str = "name", gates: Sequence[Gate] = ()
+) -> View:
+    """Lay out a shared comparison for people: difference plots, the paired table, counts.
+
+    Raises:
+        ChartscoreError: ``usage`` when ``shared`` is not exactly a SharedComparison or
+            ``sort`` is not one of :data:`SORTS`.
+    """
+    if type(shared) is not SharedComparison:
+        raise ChartscoreError(ErrorCode.USAGE)
+    sort = word_option(sort, SORTS)
+    level = level_text(shared.confidence)
+    slices = _slices(shared, sort)
+    disclosure = shared.disclosure
+    overall = shared.overall.counts
+
+    def shown(value: int | None) -> str:
+        return "suppressed" if value is None else str(value)
+
+    facts: tuple[tuple[str, str], ...] = (
+        (
+            "comparison",
+            f"{SHARED_COMPARISON_FORMAT}, format version {SHARED_COMPARISON_FORMAT_VERSION}",
+        ),
+        ("scorer", f"chartscore {shared.scorer_version}"),
+        (
+            "disclosure",
+            f"cell-size rule: no number from 1 to {disclosure.min_cell - 1} cases is shown or "
+            f"derivable; {disclosure.suppressed_count} numbers suppressed (docs/disclosure.md)",
+        ),
+        (
+            "gold rows",
+            f"{shown(overall['field_count'])} in {len(shared.by_field)} fields: "
+            f"{shown(overall['answerable_count'])} answerable, "
+            f"{shown(overall['unanswerable_count'])} unanswerable",
+        ),
+    )
+    facts += tuple(
+        (
+            system,
+            ", ".join(
+                f"{shown(overall[system_count(system, count)])} {count.removesuffix('_count')}"
+                for count in _COUNTS
+            ),
+        )
+        for system in ("baseline", "candidate")
+    )
+    order = "fields and types by name"
+    if sort == "rate":
+        order = "fields and types by the candidate's normalized agreement rate, lowest first"
+    facts += (("order", order),)
+    paired_rows = tuple(
+        Row(
+            kind,
+            name,
+            (
+                title(metric),
+                rate_estimate(kind, name, metric, paired.baseline, level),
+                rate_estimate(kind, name, metric, paired.candidate, level),
+                paired.baseline_only,
+                paired.candidate_only,
+                _difference(kind, name, metric, paired, level),
+                _p(kind, paired),
+            ),
+        )
+        for kind, name, part in slices
+        for metric, paired in part.paired.items()
+    )
+    paired_table = Table(
+        "paired",
+        "Paired metrics (the same gold rows for both systems)",
+        f"Rates: successes/trials, rate, [{level} interval]; 'suppressed' marks a number "
+        "withheld by the disclosure rule, and a rate or difference with a withheld part shows "
+        "the bound its published ranges prove instead. 'baseline only' and 'candidate only' "
+        "count the rows just one system got right (errors, for an error metric).",
+        "slice",
+        (
+            Column("metric"),
+            Column("baseline"),
+            Column("candidate"),
+            Column("baseline only"),
+            Column("candidate only"),
+            Column("difference"),
+            Column("McNemar p"),
+        ),
+        paired_rows,
+        repeat=1,
+    )
+    count_rows = tuple(
+        Row(
+            kind,
+            name,
+            (
+                part.counts["field_count"],
+                *(
+                    part.counts[system_count(system, count)]
+                    for system in ("baseline", "candidate")
+                    for count in _COUNTS
+                ),
+            ),
+        )
+        for kind, name, part in slices
+    )
+    count_table = Table(
+        "counts",
+        "Rows per slice",
+        "Each system's answered + abstained + missing = gold rows.",
+        "slice",
+        (
+            Column("gold rows"),
+            *(
+                Column(f"{system} {count.removesuffix('_count')}")
+                for system in ("baseline", "candidate")
+                for count in _COUNTS
+            ),
+        ),
+        count_rows,
+    )
+    estimates: list[Estimate] = []
+    for kind, name, part in slices:
+        for metric, paired in part.paired.items():
+            for system, side in (("baseline", paired.baseline), ("candidate", paired.candidate)):
+                estimate = rate_estimate(kind, name, metric, side, level)
+                estimates.append(_renamed(estimate, system))
+            estimates.append(_renamed(_difference(kind, name, metric, paired, level), "difference"))
+    return View(
+        title="chartscore shared comparison",
+        facts=facts,
+        plots=_plots(slices, gates, level),
+        tables=(paired_table, count_table),
+        estimates=tuple(estimates),
+        definitions=tuple(definition(metric) for metric in SHARED_PAIRED_METRICS),
+        notes=(
+            "A shared comparison: the core paired metrics of a comparison, with every number "
+            f"backed by 1 to {disclosure.min_cell - 1} cases suppressed (docs/disclosure.md, "
+            '"Sharing a comparison").',
+            interval_note(level),
+        ),
+        shared=True,
+        confidence=shared.confidence,
+    )
+
+
+def _renamed(estimate: Estimate, suffix: str) -> Estimate:
+    return attrs.evolve(estimate, metric=f"{estimate.metric}.{suffix}")

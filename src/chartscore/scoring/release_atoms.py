@@ -1,0 +1,100 @@
+"""Scoring the cases of each release atom apart, for the joint audit of successive releases.
+
+``share --releases`` audits a new release together with the earlier ones
+(docs/disclosure.md#successive-releases). That needs, inside the boundary,
+the numbers of every *atom*: the cases that exactly the same releases hold.
+:class:`AtomScorer` scores the whole cohort as :class:`CaseTrackingScorer`
+does and, row by row, every atom's cases apart as well.
+
+It holds case ids: private, in memory only. Only the atoms' reports and
+distinct-case counts leave it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from chartscore._types import FieldType, Value
+from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
+from chartscore.scoring.cases import CaseTrackingScorer
+from chartscore.scoring.scorer import ExtraPredictions
+
+
+class AtomScorer(CaseTrackingScorer):
+    """A :class:`CaseTrackingScorer` that also scores each membership pattern's cases apart.
+
+    Args:
+        schema: As for the scorer.
+        membership: Case id -> the positions of the earlier releases holding
+            it; a case not in it is new (pattern ``()``).
+        extra_predictions: As for the scorer.
+        strata: As for the scorer.
+    """
+
+    def __init__(
+        self,
+        schema: Schema | None,
+        membership: Mapping[str, tuple[int, ...]],
+        *,
+        extra_predictions: ExtraPredictions = "error",
+        strata: CaseStrata | None = None,
+    ) -> None:
+        super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
+        self._schema_for_atoms = schema
+        self._extra = extra_predictions
+        self._membership = membership
+        self._atoms: dict[tuple[int, ...], CaseTrackingScorer] = {}
+        self._atom_cases: dict[tuple[int, ...], set[str]] = {}
+
+    def __repr__(self) -> str:
+        return f"AtomScorer({len(self._atoms)} atoms)"
+
+    def _atom(self, case_id: str) -> tuple[int, ...]:
+        return self._membership.get(case_id, ())
+
+    def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
+        """Add one gold row to the cohort and to its case's atom."""
+        super().add_gold(case_id, field_id, field_type, value)
+        pattern = self._atom(case_id)
+        scorer = self._atoms.get(pattern)
+        if scorer is None:
+            scorer = self._atoms[pattern] = CaseTrackingScorer(
+                self._schema_for_atoms, extra_predictions=self._extra
+            )
+            self._atom_cases[pattern] = set()
+        scorer.add_gold(case_id, field_id, field_type, value)
+        self._atom_cases[pattern].add(case_id)
+
+    def close_gold(self) -> None:
+        """Close the cohort's gold set and every atom's."""
+        super().close_gold()
+        for scorer in self._atoms.values():
+            scorer.close_gold()
+
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
+        """Join one prediction in the cohort and, when it has a gold row, in its atom."""
+        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
+        if mask >= 0:
+            self._atoms[self._atom(case_id)].add_prediction(
+                case_id, field_id, value, supported, uncertainty
+            )
+        return mask
+
+    def atoms(self) -> dict[tuple[int, ...], tuple[CaseTrackingScorer, int]]:
+        """Each atom's scorer and case count, by pattern (sorted): only atoms with cases."""
+        return {
+            pattern: (self._atoms[pattern], len(self._atom_cases[pattern]))
+            for pattern in sorted(self._atoms)
+        }
+
+    def case_ids(self) -> set[str]:
+        """Every gold case id of the cohort (for the ledger; private)."""
+        return set().union(*self._atom_cases.values())

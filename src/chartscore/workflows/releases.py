@@ -1,0 +1,122 @@
+"""Share a release of a growing cohort, audited jointly with the earlier ones (``--releases``).
+
+The ledger folder (:mod:`chartscore.io.release_ledger`) holds every earlier
+release's shared report and its case ids, inside only. This module reads it,
+scores the new cohort with every atom (membership pattern) apart
+(:class:`~chartscore.scoring.release_atoms.AtomScorer`), hands the atoms'
+reports and case counts to the value-free joint step
+(:class:`~chartscore.disclosure.releases.ReleaseStep`) and records the new
+release in the folder. Case ids never leave this module but into that folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from chartscore.disclosure.shared import SharedReport
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.io.inputs import InputPath
+from chartscore.io.release_ledger import Release, read_releases, record_release, release_folder
+from chartscore.records.schema import Schema
+from chartscore.records.strata import CaseStrata
+from chartscore.report import Report
+from chartscore.scoring.cases import case_counts, kappa_smallest_margins
+from chartscore.scoring.partial import PartialTally
+from chartscore.scoring.release_atoms import AtomScorer
+from chartscore.scoring.scorer import ExtraPredictions
+
+
+class Ledger:
+    """An open ledger folder: its earlier releases and the scorer that knows their atoms."""
+
+    def __init__(self, folder: InputPath) -> None:
+        self.folder = release_folder(folder)
+        self.earlier: list[Release] = read_releases(self.folder)
+
+    def __repr__(self) -> str:
+        return f"Ledger({len(self.earlier)} earlier releases)"
+
+    def scorer(
+        self,
+        schema: Schema | None,
+        *,
+        extra_predictions: ExtraPredictions,
+        strata: CaseStrata | None = None,
+    ) -> AtomScorer:
+        """A scorer of the new cohort that also scores each atom apart."""
+        membership: dict[str, tuple[int, ...]] = {}
+        for position, release in enumerate(self.earlier):
+            for case_id in release.case_ids:
+                membership[case_id] = (*membership.get(case_id, ()), position)
+        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
+
+    def share(
+        self,
+        scorer: AtomScorer,
+        min_cell: int,
+        confidence: float,
+        field_types: Callable[[PartialTally], dict[str, str]],
+    ) -> SharedReport:
+        """Suppress jointly with the earlier releases; record the new one; return it.
+
+        The release is recorded before it is returned (and so before it is
+        written anywhere): a report that then fails to be written stays in the
+        ledger, which can only make later releases suppress more.
+
+        Raises:
+            ChartscoreError: ``release_mismatch`` when a case of an earlier
+                release is not in this gold set (or scores otherwise than it
+                did), or the earlier release's rule or fields differ; as
+                :func:`~chartscore.io.release_ledger.record_release`.
+        """
+        from chartscore.disclosure.releases import Atom, ReleaseStep  # noqa: PLC0415
+        from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
+        from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
+
+        cases = scorer.case_ids()
+        if any(not release.case_ids <= cases for release in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        atoms = []
+        partial = scorer.partial()
+        majority = _majority_keys(partial)
+        for pattern, (atom_scorer, count) in scorer.atoms().items():
+            partial = atom_scorer.partial()
+            tally = partial.tally()
+            sensitivity = Sensitivity(
+                case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
+            )
+            rows = {
+                field_id: _rows_with(partial, field_id, key) for field_id, key in majority.items()
+            }
+            report = Report.from_tally(tally, confidence)
+            atoms.append(Atom(pattern, count, report, sensitivity, rows))
+        step = ReleaseStep([release.shared for release in self.earlier], atoms, min_cell)
+        partial = scorer.partial()
+        tally = partial.tally()
+        sensitivity = Sensitivity(
+            case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
+        )
+        report = Report.from_tally(tally, confidence)
+        shared = share_report(report, sensitivity, min_cell, joint=step)
+        record_release(self.folder, len(self.earlier) + 1, shared, cases)
+        return shared
+
+
+def _majority_keys(partial: PartialTally) -> dict[str, object]:
+    """Each majority field's most common gold answer (the first in a fixed order on a tie)."""
+    out: dict[str, object] = {}
+    for field_id, counts in sorted(partial.fields.items()):
+        keys = counts.gold_keys
+        if keys is None or not keys:
+            continue
+        most = max(keys.values())
+        tied = [key for key, rows in keys.items() if rows == most]
+        out[field_id] = min(tied, key=lambda key: (type(key).__name__, repr(key)))
+    return out
+
+
+def _rows_with(partial: PartialTally, field_id: str, key: object) -> int:
+    counts = partial.fields.get(field_id)
+    if counts is None or counts.gold_keys is None:
+        return 0
+    return int(counts.gold_keys.get(key, 0))

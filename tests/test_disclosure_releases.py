@@ -1,0 +1,345 @@
+"""Successive releases (share --releases DIR): the joint audit, the ledger folder, privacy.
+
+docs/disclosure.md#successive-releases. A cohort is shared into a ledger folder,
+grows, and is shared again: the second release must publish nothing about the
+cases added in between, by the joint integer audit and by an independent brute
+force over the two published reports.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from chartscore import GoldField, Prediction, score
+from chartscore.cli import main
+from chartscore.disclosure.model import field_classes, model_of
+from chartscore.disclosure.ranges import RangeSolver
+from chartscore.disclosure.releases import JointModel, atom_key, release_key
+from chartscore.disclosure.shared import SharedReport
+from chartscore.errors import ChartscoreError
+from chartscore.io.release_ledger import read_releases
+from chartscore.workflows.share import share
+from shared_data import SCHEMA, cohort
+
+from helpers import write_jsonl
+
+CANARY = "zq-canary-"
+
+
+def _records(cases: int, first: int = 0) -> tuple[list[GoldField], list[Prediction]]:
+    # The shared_data cohort, its case ids replaced by canaries.
+    gold, predictions = cohort(cases)
+    rename = {f"chart-{i:03d}": f"{CANARY}{i:03d}" for i in range(cases)}
+    gold_rows = [
+        GoldField(rename[g.case_id], g.field_id, g.field_type, g.value)
+        for g in gold
+        if int(g.case_id[-3:]) >= first
+    ]
+    prediction_rows = [
+        Prediction(rename[p.case_id], p.field_id, p.value)
+        for p in predictions
+        if int(p.case_id[-3:]) >= first
+    ]
+    return gold_rows, prediction_rows
+
+
+def _write(folder: Path, name: str, cases: int) -> tuple[Path, Path]:
+    gold, predictions = _records(cases)
+    gold_path = write_jsonl(
+        folder / f"{name}_gold.jsonl",
+        [
+            {"case_id": g.case_id, "field_id": g.field_id, "field_type": g.field_type.value}
+            | {"value": g.value}
+            for g in gold
+        ],
+    )
+    prediction_path = write_jsonl(
+        folder / f"{name}_pred.jsonl",
+        [{"case_id": p.case_id, "field_id": p.field_id, "value": p.value} for p in predictions],
+    )
+    return gold_path, prediction_path
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def one_added(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
+    """Release 1 of 15 cases, release 2 with one case more, through the command line."""
+    folder = tmp_path_factory.mktemp("releases")
+    schema = folder / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    ledger = folder / "ledger"
+    runs = []
+    for name, cases in (("first", 15), ("second", 16)):
+        gold, predictions = _write(folder, name, cases)
+        argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+        argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(ledger)]
+        runs.append(_run(argv))
+    return {"folder": folder, "ledger": ledger, "runs": runs, "schema": schema}
+
+
+def _shared(run: tuple[int, str, str]) -> SharedReport:
+    status, out, _ = run
+    assert status == 0
+    return SharedReport.from_json(out)
+
+
+def test_second_release_passes_the_joint_audit(one_added: dict[str, object]) -> None:
+    runs = one_added["runs"]
+    assert isinstance(runs, list)
+    first, second = _shared(runs[0]), _shared(runs[1])
+    assert (first.disclosure.earlier_releases, second.disclosure.earlier_releases) == (0, 1)
+    # The joint audit, rebuilt from the two published reports: the one new case is an atom
+    # of its own; with both releases and the composition (one row per field) published,
+    # every quantity about it can still be 0.
+    joint = JointModel([model_of(first), model_of(second)], [(0, 1), (1,)])
+    published = {
+        release_key(position, key): value
+        for position, report in enumerate((first, second))
+        for key, value in report.numbers()
+        if value is not None
+    }
+    for field_id in second.by_field:
+        published[atom_key(1, ("field", field_id, "field_count"))] = 1
+        published[atom_key(0, ("field", field_id, "field_count"))] = 15
+    solver = RangeSolver(joint, published)
+    composition = {
+        (kind, name): joint.quantities[atom_key(1, (kind, name, "field_count"))].form
+        for (kind, name, _), _ in second.numbers()
+    }
+    checked = 0
+    for key, quantity in joint.quantities.items():
+        if not key[0].startswith("atom1:") or quantity.form == composition.get(
+            (key[0].removeprefix("atom1:"), key[1])
+        ):
+            continue
+        low, _ = solver.range_of(quantity.form)
+        assert low == 0, key
+        checked += 1
+    assert checked > 100
+
+
+def test_nothing_about_the_new_case_by_brute_force(one_added: dict[str, object]) -> None:
+    # Independent of the joint model: for every field, every outcome class the new case's
+    # row could be in, judged by the differences of the numbers both releases show.
+    runs = one_added["runs"]
+    assert isinstance(runs, list)
+    first, second = _shared(runs[0]), _shared(runs[1])
+    before = dict(first.numbers())
+    after = dict(second.numbers())
+    full_before = score(*_records(15), schema=SCHEMA)
+    full_after = score(*_records(16), schema=SCHEMA)
+    model = model_of(second)
+    truth_before = dict(model_of(first).quantities)  # keys only
+    assert truth_before
+    for field_id, layout in model.layouts.items():
+        forms = layout.forms()
+        classes = field_classes(layout.shape)
+        shown = {
+            name: after["field", field_id, name] - before["field", field_id, name]  # type: ignore[operator]
+            for name in forms
+            if after.get(("field", field_id, name)) is not None
+            and before.get(("field", field_id, name)) is not None
+        }
+
+        def contribution(
+            index: int, form: tuple[tuple[int, int], ...], offset: int = layout.offset
+        ) -> int:
+            return sum(c for v, c in form if v == offset + index)
+
+        consistent = [
+            index
+            for index in range(len(classes))
+            if all(contribution(index, forms[name]) == diff for name, diff in shown.items())
+        ]
+        assert consistent
+        truth = _contributions(full_before.to_dict(), full_after.to_dict(), field_id)
+        for name, value in truth.items():
+            if name not in forms or forms[name] == forms["field_count"] or value != 1:
+                continue
+            assert any(contribution(index, forms[name]) == 0 for index in consistent), name
+    # Pooled numbers shown in both: the new case contributes nothing that both show but
+    # the composition (field_count, and numbers of its definition).
+    for key, value in after.items():
+        if key[0] != "field" and value is not None and before.get(key) is not None:
+            count = model.quantities[key[0], key[1], "field_count"].form
+            assert model.quantities[key].form == count or value == before[key], key
+
+
+def _contributions(before: dict, after: dict, field_id: str) -> dict[str, int]:  # type: ignore[type-arg]
+    # The new case's true contribution to each field-slice count and metric part.
+    out: dict[str, int] = {}
+    old, new = before["by_field"][field_id], after["by_field"][field_id]
+    for name, value in new.items():
+        if type(value) is int:
+            out[name] = value - old[name]
+            continue
+        if type(value) is not dict or "success_count" not in value:
+            continue
+        metric, result, was = name, value, old[name]
+        out[f"{metric}.success_count"] = result["success_count"] - was["success_count"]
+        out[f"{metric}.total_count"] = result["total_count"] - was["total_count"]
+    return out
+
+
+def test_ledger_files_are_inside_only(one_added: dict[str, object]) -> None:
+    ledger = one_added["ledger"]
+    assert isinstance(ledger, Path)
+    assert stat.S_IMODE(os.stat(ledger).st_mode) == 0o700
+    names = sorted(os.listdir(ledger))
+    assert names == ["release-0001.json", "release-0002.json"]
+    for name in names:
+        assert stat.S_IMODE(os.stat(ledger / name).st_mode) == 0o600
+    releases = read_releases(ledger)
+    assert [len(r.case_ids) for r in releases] == [15, 16]
+    assert "canary" not in repr(releases)
+
+
+def test_case_ids_never_reach_shared_output_or_streams(one_added: dict[str, object]) -> None:
+    runs = one_added["runs"]
+    ledger = one_added["ledger"]
+    assert isinstance(runs, list) and isinstance(ledger, Path)
+    assert CANARY in (ledger / "release-0002.json").read_text()  # the canaries are there
+    for _, out, err in runs:
+        assert CANARY not in out and CANARY not in err
+    assert "differencing" not in runs[1][2]
+    assert "audited jointly with 1 earlier release" in runs[1][2]
+    for release in read_releases(ledger):
+        assert CANARY not in release.shared.to_json()
+
+
+def test_without_releases_says_differencing_is_not_covered(tmp_path: Path) -> None:
+    gold = write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {"case_id": f"{CANARY}{i}", "field_id": "dx.flag", "field_type": "boolean"}
+            | {"value": i % 2 == 0}
+            for i in range(4)
+        ],
+    )
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl",
+        [{"case_id": f"{CANARY}{i}", "field_id": "dx.flag", "value": True} for i in range(4)],
+    )
+    argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+    status, out, err = _run([*argv, "--min-cell", "2"])
+    assert status == 0
+    assert "differencing against earlier or later releases" in err
+    assert "is not covered" in err
+    assert "earlier_releases" not in json.loads(out)["disclosure"]
+    status, out, err = _run([*argv, "--min-cell", "2", "--releases", str(tmp_path / "r")])
+    assert status == 0
+    assert "first release in the releases folder" in err and "not covered" not in err
+    assert json.loads(out)["disclosure"]["earlier_releases"] == 0
+    assert CANARY not in out + err
+
+
+def _copy(source: Path, target: Path) -> Path:
+    target.mkdir(mode=0o700)
+    for name in sorted(os.listdir(source)):
+        (target / name).write_bytes((source / name).read_bytes())
+        os.chmod(target / name, 0o600)
+    return target
+
+
+def _share_into(ledger: Path, cases: int = 16) -> ChartscoreError:
+    gold, predictions = _records(cases)
+    with pytest.raises(ChartscoreError) as caught:
+        share(gold, predictions, schema=SCHEMA, min_cell=11, releases=ledger)
+    return caught.value
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {name: (folder / name).read_bytes() for name in sorted(os.listdir(folder))}
+
+
+@pytest.mark.parametrize("damage", ["edited", "foreign", "gap", "renamed", "case_ids"])
+def test_a_tampered_or_foreign_file_is_refused(
+    one_added: dict[str, object], tmp_path: Path, damage: str
+) -> None:
+    ledger = _copy(one_added["ledger"], tmp_path / "ledger")  # type: ignore[arg-type]
+    second = ledger / "release-0002.json"
+    original = second.read_bytes()
+    if damage == "edited":
+        edited = second.read_bytes().replace(b'\\"min_cell\\":11', b'\\"min_cell\\":12')
+        second.write_bytes(edited)
+    elif damage == "case_ids":
+        text = second.read_text().replace(f"{CANARY}015", f"{CANARY}099")
+        second.write_text(text)
+    elif damage == "foreign":
+        (ledger / "notes.txt").write_text("x")
+        os.chmod(ledger / "notes.txt", 0o600)
+    elif damage == "gap":
+        (ledger / "release-0001.json").unlink()
+    else:
+        second.rename(ledger / "release-0003.json")
+    if damage in ("edited", "case_ids"):
+        assert second.read_bytes() != original
+    before = _listing(ledger)
+    error = _share_into(ledger)
+    assert error.code == "not_a_release_ledger"
+    assert CANARY not in str(error) and str(tmp_path) not in str(error)
+    assert error.__context__ is None and error.__cause__ is None
+    assert _listing(ledger) == before  # nothing half-written, nothing added
+
+
+def test_an_exposed_file_or_folder_is_refused(one_added: dict[str, object], tmp_path: Path) -> None:
+    ledger = _copy(one_added["ledger"], tmp_path / "ledger")  # type: ignore[arg-type]
+    os.chmod(ledger / "release-0001.json", 0o644)
+    assert _share_into(ledger).code == "file_exposed"
+    os.chmod(ledger / "release-0001.json", 0o600)
+    os.chmod(ledger, 0o755)
+    assert _share_into(ledger).code == "file_exposed"
+
+
+def test_a_shrunk_cohort_does_not_fit(one_added: dict[str, object], tmp_path: Path) -> None:
+    # A case of an earlier release is not in the new gold set: release_mismatch, no file.
+    ledger = _copy(one_added["ledger"], tmp_path / "ledger")  # type: ignore[arg-type]
+    before = _listing(ledger)
+    error = _share_into(ledger, cases=15)
+    assert error.code == "release_mismatch"
+    assert _listing(ledger) == before
+
+
+def test_many_new_cases_keep_most_numbers(tmp_path: Path) -> None:
+    # 33 cases, then 33 more (three times min_cell new): the ledger costs few numbers.
+    ledger = tmp_path / "ledger"
+    first = share(*_records(33), schema=SCHEMA, releases=ledger)
+    second = share(*_records(66), schema=SCHEMA, releases=ledger)
+    assert first.ledger_cost == 0
+    assert second.ledger_cost is not None
+    shown = sum(v is not None for _, v in second.numbers())
+    shown_alone = shown + second.ledger_cost  # without the ledger (checked below)
+    assert shown >= 0.75 * shown_alone > 0
+    assert second.disclosure.earlier_releases == 1
+
+
+def test_joint_model_sums_each_release_over_its_atoms() -> None:
+    # One boolean field; release 0 holds atom 0, release 1 atoms 0 and 1 (one case added).
+    from chartscore.disclosure.model import FieldShape, ReportModel, SliceShape
+
+    shape = FieldShape("boolean", majority=True, kappa=True)
+    pooled = {("overall", ""): (["dx.flag"], SliceShape(("exact_agreement",)))}
+    single = ReportModel({"dx.flag": shape}, pooled)
+    joint = JointModel([single, single], [(0, 1), (1,)])
+    size = single.layouts["dx.flag"].size
+    assert joint.size == 2 * size
+    count = single.quantities["field", "dx.flag", "field_count"].form
+    assert joint.quantities[release_key(0, ("field", "dx.flag", "field_count"))].form == count
+    both = tuple(sorted([*count, *((v + size, c) for v, c in count)]))
+    assert joint.quantities[release_key(1, ("field", "dx.flag", "field_count"))].form == both
+    new = joint.quantities[atom_key(1, ("field", "dx.flag", "field_count"))].form
+    assert new == tuple((v + size, c) for v, c in count)
+    # A boolean majority holds at least half of a release's answerable rows, not an atom's.
+    majority = [row for row in joint.inequalities if len(row) > 2]
+    assert len(majority) == 2
