@@ -1167,6 +1167,7 @@ class LocalCheck:
         self._split: dict[Form, tuple[dict[int, Row], dict[int, int], int]] = {}
         self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
         self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
+        self._rules: dict[tuple[int, frozenset[tuple[Key, int]]], list[tuple[Form, int]]] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -1212,7 +1213,7 @@ class LocalCheck:
         areas = [fields]
         for partner in self._partners(fields, published)[:_PARTNERS]:
             areas.append(sorted({*areas[-1], partner}))
-        knowledge = self.model.knowledge(published, min_cell)
+        knowledge = self._knowledge(published, min_cell)
         if not FAST_PATHS:
             return any(
                 self._certified(
@@ -1229,6 +1230,13 @@ class LocalCheck:
             self._certified(area, form, value, min_cell, published, knowledge=knowledge)[0]
             for area in areas[:-1]
         )
+
+    def _knowledge(self, published: Mapping[Key, int], min_cell: int) -> Sequence[tuple[Form, int]]:
+        # The rule's rows for these published numbers (the same numbers recur: cached).
+        key = (min_cell, frozenset(published.items()))
+        if key not in self._rules:
+            self._rules[key] = self.model.knowledge(published, min_cell)
+        return self._rules[key]
 
     def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:
         # A form split by field: each field's part, the seed's value of each part, and
