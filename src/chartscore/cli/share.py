@@ -38,6 +38,7 @@ from chartscore.cli._options import (
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
+from chartscore.disclosure.progress import reporting
 from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
 from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.io.inputs import InputPath
@@ -99,15 +100,20 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
                 progress.finish()
                 say(streams.err, f"{PROGRAM}: suppressing small cells and auditing...\n")
 
-        return share_files(
-            gold,
-            predictions,
-            progress=progress,
-            min_cell=min_cell,
-            suppressing=suppressing,
-            releases=args.releases,
-            **options,  # type: ignore[arg-type]
-        )
+        # On a terminal, a bar through suppression and the audit (nothing elsewhere).
+        with reporting(None if progress is None else progress.stage):
+            shared = share_files(
+                gold,
+                predictions,
+                progress=progress,
+                min_cell=min_cell,
+                suppressing=suppressing,
+                releases=args.releases,
+                **options,  # type: ignore[arg-type]
+            )
+        if progress is not None:
+            progress.finish()
+        return shared
 
     shared = score_inputs(
         args,

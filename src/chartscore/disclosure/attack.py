@@ -43,6 +43,7 @@ from chartscore.disclosure.figures import (
     figure_failures,
 )
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
+from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     FAILURES,
@@ -98,6 +99,8 @@ STATUSES: Final = (
     FIGURE_PUBLISHED,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
+AUDITING: Final = "auditing"
+"""The progress stage of the attack (done: hidden numbers whose range is proven)."""
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 _WHOLE: Final = "published_numbers"
 """The row name of a failure of the report as a whole (inconsistent or unresolved)."""
@@ -429,7 +432,8 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
     found: dict[Key, tuple[int, int | None]] = {}
-    for quantity in hidden:
+    for done, quantity in enumerate(hidden):
+        step(AUDITING, done, len(hidden))
         kind, name, label = quantity.key
         try:
             low, high = _range(solver, quantity, published, found)

@@ -42,8 +42,9 @@ a report that fails.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final, Protocol
 
 import attrs
@@ -59,6 +60,7 @@ from chartscore.disclosure.figures import (
     FieldFigures,
 )
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
+from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
@@ -89,6 +91,10 @@ _WEIGHT: Final = (1, 3, 9, 27)
 """The price of hiding one number of each tier: the overall slice weighs most."""
 _CANDIDATES: Final = 40
 """How many linked numbers (cheapest first) are priced for one failing cell."""
+SUPPRESSING: Final = "suppressing"
+"""The progress stage of checking small cells (done: how many are protected so far)."""
+CHOOSING: Final = "choosing complementary cells"
+"""The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
 
@@ -177,6 +183,10 @@ class _Suppressor:
             if len(identity) == 2:
                 for key in identity:
                     self.twins.setdefault(key, []).extend(identity)
+        # The step price of a number with no twin does not depend on what is hidden.
+        self.solo = {
+            key: (self.weight[key], self.cost[key]) for key in self.cost if key not in self.twins
+        }
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
             # An item count also reaches the classes its rule row bounds (its carriers).
@@ -275,6 +285,7 @@ class _Suppressor:
                 hidden.add(key)
                 todo += self.by_term.get(key, [])
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
+        solo = self.solo
         while todo:
             index = todo.pop()
             alone: Key | None = None
@@ -289,8 +300,19 @@ class _Suppressor:
                 continue
             if alone in proxies and proxies[alone] in hidden:
                 continue  # hidden only for its failures, which its hidden total protects
-            options = [k for k in by_cost[index] if k not in hidden][:_LOOKAHEAD]
-            cheapest = min(options, key=lambda k: self._step_price(k, hidden))
+            cheapest: Key | None = None
+            lowest: tuple[int, tuple[object, ...]] | None = None
+            tried = 0
+            for key in by_cost[index]:
+                if key in hidden:
+                    continue
+                price = solo.get(key) or self._step_price(key, hidden)
+                if lowest is None or price < lowest:
+                    cheapest, lowest = key, price
+                tried += 1
+                if tried == _LOOKAHEAD:
+                    break
+            assert cheapest is not None  # an identity with one hidden term has others
             hidden.add(cheapest)
             todo += self.by_term.get(cheapest, [])
         return hidden
@@ -581,6 +603,16 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     return solver
 
 
+def _local_safe(
+    state: _Suppressor, local: LocalCheck, published: Mapping[Key, int], quantity: Quantity
+) -> bool:
+    return state.local_safe(local, quantity, published)
+
+
+def _exactly_safe(state: _Suppressor, solver: RangeSolver, quantity: Quantity) -> bool:
+    return _is_safe(state, quantity, solver)
+
+
 def _is_safe(state: _Suppressor, quantity: Quantity, solver: RangeSolver) -> bool:
     failed = False
     safe = False
@@ -603,14 +635,18 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     """
     local = LocalCheck(state.model, _seed(state))
     pending = list(sensitive)
+    total = len(sensitive)
     while pending:
         published = state.published()
-        pending = [q for q in pending if not state.local_safe(local, q, published)]
+        locally = functools.partial(_local_safe, state, local, published)
+        pending = _unsettled(pending, locally, total)
         if pending:
             solver = _solver(state)
-            pending = [q for q in pending if not _is_safe(state, q, solver)]
+            exactly = functools.partial(_exactly_safe, state, solver)
+            pending = _unsettled(pending, exactly, total)
         hid = False
-        for quantity in pending:
+        for done, quantity in enumerate(pending):
+            step(CHOOSING, done, len(pending))
             published = state.published()
             if state.local_safe(local, quantity, published):
                 continue  # protected by a number hidden for an earlier one
@@ -631,6 +667,21 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                     chosen = key
                     break
             state.hide([chosen])
+
+
+def _unsettled(
+    pending: list[Quantity], safe: Callable[[Quantity], bool], total: int
+) -> list[Quantity]:
+    """The pending quantities ``safe`` does not settle; reports how many of ``total`` are."""
+    kept: list[Quantity] = []
+    settled = total - len(pending)
+    for quantity in pending:
+        if safe(quantity):
+            settled += 1
+        else:
+            kept.append(quantity)
+        step(SUPPRESSING, settled, total)
+    return kept
 
 
 def _seed(state: _Suppressor) -> np.ndarray:
