@@ -17,13 +17,21 @@ and kappa pairs; a field's other numbers; the field-type slices).
     python benchmarks/audit.py --reference           # cross-check against the test reference
     python benchmarks/audit.py --save out --wide 200 --wide-cases 2000 --cases
     python benchmarks/audit.py --audit-file out/shared-200x2000.json --repeat 3
+    python benchmarks/audit.py --study DIR --repeat 5   # score and share, whole processes
 
 The share time includes scoring (``score s`` is ``chartscore.score`` alone on the same
-records, for comparison) and share()'s own audit. ``--reference`` also computes the case
-counts with the test suite's independent reference, shares the scored report with them
-(``chartscore.disclosure.share``) and checks the bytes equal the product's; it reports how
-many protected quantities the reference finds backed by 1 to ``min_cell - 1`` cases (the
-primary cells; this count includes metrics' failures, which are not published numbers).
+records, for comparison) and share()'s own audit; ``share/score`` is the ratio of the two,
+each run of share paired with a run of score just before it (the median of the pairs' ratios,
+so that drift in the machine's speed cancels). ``--study DIR`` instead times the command
+line, ``chartscore score`` and ``chartscore share`` as whole processes (start-up included), on
+DIR's ``gold.jsonl``, ``schema.json`` and every ``pred_*.jsonl``, alternately, and prints
+their medians and paired ratios.
+
+``--reference`` also computes the case counts with the test suite's independent reference,
+shares the scored report with them (``chartscore.disclosure.share``) and checks the bytes equal
+the product's; it reports how many protected quantities the reference finds backed by 1 to
+``min_cell - 1`` cases (the primary cells; this count includes metrics' failures, which are not
+published numbers).
 
 Times are wall-clock and CPU seconds of this process, the median of ``--repeat`` runs (the
 machine may be shared; CPU time is the steadier figure). Nothing here is a test: no
@@ -34,8 +42,11 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +86,25 @@ def tier(key: tuple[str, str, str]) -> str:
         return "type"
     metric = quantity.split(".", 1)[0]
     return "agreement" if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else "field other"
+
+
+def paired(
+    baseline: Callable[[], object], run: Callable[[], T], repeat: int, label: str = ""
+) -> tuple[T, tuple[float, float], tuple[float, float], tuple[float, float]]:
+    """Run ``baseline`` then ``run``, ``repeat`` times; ``run``'s last result, the median
+    wall and CPU seconds of each, and the median of the pairs' ratios (run / baseline)."""
+    rounds = []
+    for _ in range(repeat):
+        _, base_wall, base_cpu = timed(baseline, 1)
+        result, wall, cpu = timed(run, 1)
+        rounds.append((base_wall, base_cpu, wall, cpu))
+    if repeat > 1:
+        runs = ", ".join(f"{w:.2f} ({c:.2f})" for _, _, w, c in rounds)
+        print(f"  {label} runs, wall (cpu) s: {runs}", file=sys.stderr, flush=True)
+    median = [statistics.median(r[i] for r in rounds) for i in range(4)]
+    ratio_wall = statistics.median(w / max(b, 1e-9) for b, _, w, _ in rounds)
+    ratio_cpu = statistics.median(c / max(b, 1e-9) for _, b, _, c in rounds)
+    return result, (median[0], median[1]), (median[2], median[3]), (ratio_wall, ratio_cpu)
 
 
 def timed(run: Callable[[], T], repeat: int, label: str = "") -> tuple[T, float, float]:
@@ -118,8 +148,8 @@ def measure(
     )
     gold, predictions = cohort.records()
     schema = cohort.schema_document()
-    _, score_wall, score_cpu = timed(lambda: score(gold, predictions, schema=schema), 1)
-    shared, share_wall, share_cpu = timed(
+    shared, (score_wall, score_cpu), (share_wall, share_cpu), ratios = paired(
+        lambda: score(gold, predictions, schema=schema),
         lambda: share(gold, predictions, schema=schema, min_cell=min_cell),
         repeat,
         f"share {fields}x{cases}",
@@ -145,6 +175,8 @@ def measure(
         "score_cpu": score_cpu,
         "share_wall": share_wall,
         "share_cpu": share_cpu,
+        "ratio_wall": ratios[0],
+        "ratio_cpu": ratios[1],
         "audit_wall": audit_wall,
         "audit_cpu": audit_cpu,
         "solves": result.solves,
@@ -177,6 +209,53 @@ def time_audits(paths: list[Path], repeat: int) -> None:
         )
 
 
+def _process(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one whole ``python -m chartscore`` process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "chartscore", *argv],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def time_commands(study: Path, repeat: int, min_cell: int) -> None:
+    """Median whole-process seconds of score and share on each system, and their ratios."""
+    print(f"median of {repeat} run(s), whole processes, min_cell {min_cell}")
+    print(
+        f"{'system':<24} {'score s':>8} {'(cpu)':>7} {'share s':>8} {'(cpu)':>7} "
+        f"{'share/score':>11} {'(cpu)':>7}"
+    )
+    gold, schema = study / "gold.jsonl", study / "schema.json"
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "out.json"
+        for predictions in sorted(study.glob("pred_*.jsonl")):
+            files = ["--gold", str(gold), "--predictions", str(predictions), "--out", str(out)]
+            if schema.exists():
+                files += ["--schema", str(schema)]
+            rounds = []
+            for _ in range(repeat):
+                score_wall, score_cpu = _process(["score", *files])
+                out.unlink()
+                share_wall, share_cpu = _process(["share", *files, "--min-cell", str(min_cell)])
+                out.unlink()
+                rounds.append((score_wall, score_cpu, share_wall, share_cpu))
+            m = [statistics.median(r[i] for r in rounds) for i in range(4)]
+            ratio_wall = statistics.median(r[2] / r[0] for r in rounds)
+            ratio_cpu = statistics.median(r[3] / r[1] for r in rounds)
+            print(
+                f"{predictions.stem:<24} {m[0]:>8.2f} {m[1]:>7.2f} {m[2]:>8.2f} {m[3]:>7.2f} "
+                f"{ratio_wall:>11.1f} {ratio_cpu:>7.1f}",
+                flush=True,
+            )
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -201,12 +280,20 @@ def main() -> None:
     )
     parser.add_argument("--save", type=Path, help="write each shared report into this folder")
     parser.add_argument(
+        "--study",
+        type=Path,
+        help="time the score and share commands as whole processes on this folder's files",
+    )
+    parser.add_argument(
         "--audit-file",
         type=Path,
         nargs="+",
         help="only time audit() on these saved shared reports (--repeat times each)",
     )
     args = parser.parse_args()
+    if args.study:
+        time_commands(args.study, args.repeat, args.min_cell)
+        return
     if args.audit_file:
         time_audits(args.audit_file, args.repeat)
         return
@@ -216,7 +303,8 @@ def main() -> None:
     header = (
         f"{'fields':>6} {'cases':>6} {'rows':>8} {'numbers':>8} {'hidden':>7} {'hidden %':>8} "
         + " ".join(f"{name:>11}" for name in TIERS)
-        + f" {'score s':>8} {'share s':>8} {'(cpu)':>7} {'audit s':>8} {'(cpu)':>7}"
+        + f" {'score s':>8} {'share s':>8} {'(cpu)':>7} {'share/score':>11} {'(cpu)':>7}"
+        + f" {'audit s':>8} {'(cpu)':>7}"
         + f" {'solves':>7} audit"
         + (f" {'sensitive':>9} reference" if args.reference else "")
     )
@@ -238,6 +326,7 @@ def main() -> None:
             f"{row['fields']:>6} {row['cases']:>6} {row['rows']:>8,} {row['numbers']:>8,} "
             f"{row['suppressed']:>7,} {_percent(row['suppressed'], row['numbers']):>8} {tiers} "
             f"{row['score_wall']:>8.2f} {row['share_wall']:>8.2f} {row['share_cpu']:>7.2f} "
+            f"{row['ratio_wall']:>11.1f} {row['ratio_cpu']:>7.1f} "
             f"{row['audit_wall']:>8.2f} {row['audit_cpu']:>7.2f} {row['solves']:>7,} "
             f"{'pass' if row['passed'] else 'FAIL'}"
         )

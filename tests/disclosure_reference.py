@@ -241,6 +241,8 @@ def reference(
     gold: Sequence[tuple[str, str, str, object]],
     predictions: Mapping[tuple[str, str], tuple[object, bool]],
     schema: Mapping[str, Mapping[str, Any]],
+    strata: Mapping[str, Mapping[str, str]] | None = None,
+    declared: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Tally, dict[str, int], dict[str, str]]:
     """Judge every gold row; return the tally, kappa margins and field types.
 
@@ -248,6 +250,9 @@ def reference(
         gold: (case id, field id, field type, gold value) rows.
         predictions: (case id, field id) -> (answer, supported).
         schema: field id -> schema entry (levels, tolerance, tolerance_days).
+        strata: case id -> {key: label}: the stratum slices too (``site=A`` pools every
+            field over that stratum's cases, ``site=A/date`` the date fields), every
+            declared stratum (``declared``: key -> labels) even an empty one.
     """
     types = {field_id: field_type for _, field_id, field_type, _ in gold}
     rows: dict[str, list[Row]] = {}
@@ -280,12 +285,44 @@ def reference(
         ("field_type", t, sorted(f for f in rows if types[f] == t))
         for t in sorted(set(types.values()))
     ]
+    chosen: dict[str, set[str] | None] = {}
+    for key, labels in sorted((declared or {}).items()) if strata is not None else ():
+        type_names = sorted(set(types.values()))
+        for label in labels:
+            name = f"{key}={label}"
+            chosen[name] = {c for c, given in strata.items() if given[key] == label}
+            slices.append(("stratum", name, sorted(rows)))
+            for t in type_names:
+                chosen[f"{name}/{t}"] = chosen[name]
+                slices.append(
+                    ("stratum_field_type", f"{name}/{t}", sorted(f for f in rows if types[f] == t))
+                )
     for kind, name, members in slices:
+        cases_in = chosen.get(name)
+        if cases_in is not None:  # every number of a stratum slice exists, 0 when empty
+            metrics_of = sorted(
+                {m for f in members for m in field_metrics(types[f], schema.get(f, {}))}
+                - {"majority_baseline"}
+            )
+            names = [
+                *_COUNT_RULES,
+                *(
+                    f"{m}.{p}"
+                    for m in (CORE if kind == "stratum" else metrics_of)
+                    for p in ("success_count", "total_count", "failures")
+                ),
+            ]
+            for quantity in names:
+                tally.add((kind, name, quantity), 0, "")
         for field_id in members:
             metrics = field_metrics(types[field_id], schema.get(field_id, {}))
-            if kind == "overall":
+            if kind in ("overall", "stratum"):
                 metrics = list(CORE)
+            elif kind == "stratum_field_type":
+                metrics = [m for m in metrics if m != "majority_baseline"]
             for r in rows[field_id]:
+                if cases_in is not None and r.case not in cases_in:
+                    continue
                 for count, rule in _COUNT_RULES.items():
                     tally.add((kind, name, count), int(rule(r)), r.case)
                 for metric in metrics:
@@ -314,9 +351,11 @@ def sensitivity_of(
     gold: Sequence[tuple[str, str, str, object]],
     predictions: Mapping[tuple[str, str], tuple[object, bool]],
     schema: Mapping[str, Mapping[str, Any]],
+    strata: Mapping[str, Mapping[str, str]] | None = None,
+    declared: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[Sensitivity, Tally]:
     """The reference :class:`Sensitivity` of a cohort, and its tally (values and cases)."""
-    tally, margins, types = reference(gold, predictions, schema)
+    tally, margins, types = reference(gold, predictions, schema, strata, declared)
     counts = {key: len(cases) for key, cases in tally.cases.items()}
     return Sensitivity(counts, margins, types), tally
 
@@ -377,6 +416,8 @@ class Cohort:
         self.gold: list[tuple[str, str, str, object]] = []
         self.predictions: dict[tuple[str, str], tuple[object, bool]] = {}
         self.schema: dict[str, dict[str, Any]] = {}
+        self.declared: dict[str, list[str]] = {}  # declared strata: key -> labels
+        self.strata: dict[str, dict[str, str]] = {}  # case id -> {key: label}
 
     def records(self) -> tuple[list[Any], list[Any]]:
         """GoldField and Prediction records for chartscore.score."""
@@ -405,6 +446,8 @@ class Cohort:
                 if option in spec:
                     entry[option] = spec[option]
             fields[field_id] = entry
+        if self.declared:
+            return {"fields": fields, "strata": self.declared}
         return {"fields": fields}
 
     def reference_rows(
@@ -421,6 +464,8 @@ class Cohort:
 
     def sensitivity(self) -> tuple[Sensitivity, Tally]:
         gold, predictions = self.reference_rows()
+        if self.declared:
+            return sensitivity_of(gold, predictions, self.schema, self.strata, self.declared)
         return sensitivity_of(gold, predictions, self.schema)
 
 

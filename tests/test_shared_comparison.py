@@ -152,10 +152,14 @@ def test_a_shared_comparison_passes_its_audit(cohort: tuple[Path, Path, str, str
     document = out.read_text(encoding="utf-8")
     check_shared(where, document)
     assert "numbers of the comparison suppressed (min cell 11); the audit passed" in stderr
+    shared = SharedComparison.from_json(document)
+    items = [item for _, _, part in shared.slices() for item in part.paired.values()]
+    shown = sum(item.result is not None for item in items)
+    bounded = sum(item.difference_bound is not None for item in items)
+    assert f"differences shown {shown}/{len(items)}, bounded {bounded};" in stderr
     verdict = audit_comparison(document)
     assert "audit PASS" in verdict.table()
     # A derived quantity's range (read off its one hidden term's) is the solver's own.
-    shared = SharedComparison.from_json(document)
     model = ComparisonModel(shared.disclosure.field_types)
     values = published_values(shared, model)
     published = {

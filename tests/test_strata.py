@@ -1,5 +1,6 @@
 """Stratum slices (site, abstractor): the schema's declaration, the strata file, the report's
-``by_stratum`` slices, their merge (partials, Dask) and what ``share`` does with them."""
+``by_stratum`` slices, their merge (partials, Dask) and ``share`` of them (the disclosure
+side: tests/test_disclosure_strata.py)."""
 
 from __future__ import annotations
 
@@ -334,7 +335,7 @@ def test_the_dask_engine_is_byte_identical_with_strata(tmp_path: Path) -> None:
 # --- the command line: score, share ------------------------------------------------------------
 
 
-def test_score_and_share_with_strata_on_the_command_line(tmp_path: Path) -> None:
+def test_score_with_strata_on_the_command_line(tmp_path: Path) -> None:
     pytest.importorskip("scipy")
     schema, strata = demo_strata(tmp_path)
     inputs = [
@@ -351,13 +352,7 @@ def test_score_and_share_with_strata_on_the_command_line(tmp_path: Path) -> None
         "abstractor=r1", "abstractor=r2", "site=A", "site=B", "site=C"
     ]  # fmt: skip
     assert "demo-case" not in out.getvalue() + err.getvalue()
-    shared, err = io.StringIO(), io.StringIO()
-    assert main(["share", *inputs], stdout=shared, stderr=err) == 0
-    assert "by_stratum" not in shared.getvalue() and "withheld" in err.getvalue()
-    assert "overall_weighted" not in shared.getvalue()
-    path = tmp_path / "shared.json"
-    path.write_text(shared.getvalue(), encoding="utf-8")
-    assert main(["audit", str(path)], stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    # share with strata: tests/test_disclosure_strata.py (the demo's strata, on the command line)
 
 
 # --- gates and renderers -----------------------------------------------------------------------

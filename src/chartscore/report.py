@@ -120,6 +120,11 @@ _FRACTION: Final = re.compile(r"1|0\.[0-9]{0,29}[1-9]")
 """A sampling fraction as a document writes it: ``0.25``, ``1``."""
 
 
+def is_fraction_text(text: str) -> bool:
+    """Whether ``text`` is a sampling fraction as a document writes it (``0.25``, ``1``)."""
+    return _FRACTION.fullmatch(text) is not None
+
+
 def fraction_text(fraction: Decimal) -> str:
     """A declared sampling fraction as plain decimal text, without trailing zeros."""
     return format(fraction.normalize(), "f")
@@ -1393,7 +1398,8 @@ class Report:
         Disclosure control models every number as a sum of outcome-class
         counts; the validation figures it does not model yet (per-label
         confusion metrics, F1, AC1/AC2 and alpha) are left out of a shared
-        report rather than published unprotected.
+        report rather than published unprotected, and so is the weighted
+        estimate (``share`` publishes it itself, only where its inputs are).
         """
 
         def core_slice(part: SliceReport) -> SliceReport:
@@ -1405,8 +1411,11 @@ class Report:
             overall=core_slice(self.overall),
             by_field={name: core_slice(part) for name, part in self.by_field.items()},
             by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
-            by_stratum={},
-            by_stratum_field_type={},
+            by_stratum={name: core_slice(part) for name, part in self.by_stratum.items()},
+            by_stratum_field_type={
+                name: {t: core_slice(part) for t, part in parts.items()}
+                for name, parts in self.by_stratum_field_type.items()
+            },
             overall_weighted=None,
         )
 

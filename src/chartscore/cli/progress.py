@@ -1,4 +1,5 @@
-"""Progress on a terminal: lines read per input and elapsed time, counts only.
+"""Progress on a terminal: lines read per input, then a bar through suppression and the
+audit (``share``), and elapsed time; counts only.
 
 Progress is best effort: if writing to the terminal fails (closed, hung up,
 a broken pipe), progress stops quietly and the work goes on.
@@ -15,6 +16,7 @@ from chartscore.errors import InputKind
 
 _FIRST_AFTER_SECONDS: Final = 1.0  # small inputs finish before any progress shows
 _EVERY_SECONDS: Final = 0.5
+_BAR: Final = 24
 
 
 class TerminalProgress:
@@ -31,6 +33,7 @@ class TerminalProgress:
         self._lines: dict[InputKind, int] = {}
         self._shown = False
         self._broken = False
+        self._width = 0  # of the last status line, to blank what a shorter one leaves
 
     def __call__(self, source: InputKind, lines: int) -> None:
         self._lines[source] = lines
@@ -41,7 +44,25 @@ class TerminalProgress:
             return
         self._next = now + _EVERY_SECONDS
         parts = [f"{kind} {count:,} lines" for kind, count in self._lines.items()]
-        self._show(f"\rchartscore: {', '.join(parts)}, {now - self._started:.0f} s elapsed")
+        self._status(f"chartscore: {', '.join(parts)}, {now - self._started:.0f} s elapsed")
+
+    def stage(self, name: str, done: int, total: int) -> None:
+        """Show a bar: ``done`` of ``total`` in stage ``name`` (a disclosure progress sink)."""
+        if self._broken:
+            return
+        now = self._clock()
+        if now < self._next:
+            return
+        self._next = now + _EVERY_SECONDS
+        filled = _BAR * done // total if total > 0 else 0
+        bar = "#" * filled + "." * (_BAR - filled)
+        self._status(
+            f"chartscore: {name} [{bar}] {done:,}/{total:,}, {now - self._started:.0f} s elapsed"
+        )
+
+    def _status(self, line: str) -> None:
+        self._show("\r" + line + " " * max(0, self._width - len(line)))
+        self._width = len(line)
         self._shown = True
 
     def finish(self) -> None:
@@ -49,6 +70,7 @@ class TerminalProgress:
         if self._shown:
             self._show("\n")
             self._shown = False  # finishing twice ends the line once
+            self._width = 0
 
     def _show(self, text: str) -> None:
         self._broken = True  # stays so if writing fails

@@ -38,7 +38,9 @@ from chartscore.cli._options import (
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
-from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.progress import reporting
+from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
+from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
@@ -98,15 +100,20 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
                 progress.finish()
                 say(streams.err, f"{PROGRAM}: suppressing small cells and auditing...\n")
 
-        return share_files(
-            gold,
-            predictions,
-            progress=progress,
-            min_cell=min_cell,
-            suppressing=suppressing,
-            releases=args.releases,
-            **options,  # type: ignore[arg-type]
-        )
+        # On a terminal, a bar through suppression and the audit (nothing elsewhere).
+        with reporting(None if progress is None else progress.stage):
+            shared = share_files(
+                gold,
+                predictions,
+                progress=progress,
+                min_cell=min_cell,
+                suppressing=suppressing,
+                releases=args.releases,
+                **options,  # type: ignore[arg-type]
+            )
+        if progress is not None:
+            progress.finish()
+        return shared
 
     shared = score_inputs(
         args,
@@ -120,10 +127,13 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
     _say_releases(shared, streams)
-    if args.strata is not None:
+    weighted = shared.overall_weighted
+    if weighted is not None:
+        shown = sum(1 for metric in weighted.metrics.values() if metric.estimate is not None)
         say(
             streams.err,
-            f"{PROGRAM}: stratum slices are not shared yet: withheld (docs/disclosure.md)\n",
+            f"{PROGRAM}: weighted estimates shown {shown:,}/{len(weighted.metrics):,} "
+            "(each only where every sampled stratum's counts are)\n",
         )
     record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK
@@ -219,7 +229,30 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
         f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers of the comparison suppressed "
         f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
     )
+    say(streams.err, _comparison_survival(shared))
+    say(
+        streams.err,
+        f"{PROGRAM}: differencing against other shared comparisons of overlapping cohorts "
+        "is not covered (docs/disclosure.md)\n",
+    )
     return EXIT_OK
+
+
+def _comparison_survival(shared: SharedComparison) -> str:
+    # What survives, from the shared comparison alone (so it says nothing the file does not).
+    metrics = shown = bounded = rates = rate_bounds = 0
+    for _, _, part in shared.slices():
+        for item in part.paired.values():
+            metrics += 1
+            shown += item.result is not None
+            bounded += item.difference_bound is not None
+            for side in (item.baseline, item.candidate):
+                rates += side.success_count is not None and side.total_count is not None
+                rate_bounds += side.rate_bound is not None
+    return (
+        f"{PROGRAM}: differences shown {shown:,}/{metrics:,}, bounded {bounded:,}; "
+        f"system rates shown {rates:,}/{2 * metrics:,}, bounded {rate_bounds:,}\n"
+    )
 
 
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
@@ -236,6 +269,9 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
         f"{PROGRAM}: rates shown {fields.shown:,}/{fields.rates:,} field-level, bounded "
         f"{fields.bounded:,}; pooled {pooled.shown:,}/{pooled.rates:,}, range {pooled.bounded:,}"
     )
+    strata = survival.get(STRATUM_RATES)
+    if strata is not None:
+        line += f"; strata {strata.shown:,}/{strata.rates:,}, range {strata.bounded:,}"
     primary = shared.primary_count
     if primary is not None:
         complementary = shared.disclosure.suppressed_count - primary

@@ -43,8 +43,18 @@ from chartscore.disclosure.figures import (
     figure_failures,
 )
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
+from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
-from chartscore.disclosure.rule import FAILURES, RANGE_SUFFIX, SUCCESS, TOTAL, metric_quantity
+from chartscore.disclosure.rule import (
+    FAILURES,
+    RANGE_SUFFIX,
+    SLICE_KINDS,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
+    SUCCESS,
+    TOTAL,
+    metric_quantity,
+)
 from chartscore.disclosure.shared import Key, Range, RateBound, SharedReport, rate_bound
 from chartscore.stats import wilson_interval
 
@@ -89,10 +99,13 @@ STATUSES: Final = (
     FIGURE_PUBLISHED,
 )
 PASSING: Final = frozenset({PROTECTED, DERIVABLE})
+AUDITING: Final = "auditing"
+"""The progress stage of the attack (done: hidden numbers whose range is proven)."""
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 _WHOLE: Final = "published_numbers"
 """The row name of a failure of the report as a whole (inconsistent or unresolved)."""
 _INTERVAL_TOLERANCE: Final = 1e-9
+_WORDS: Final = {"field": "field", STRATUM: "stratum", STRATUM_FIELD_TYPE: "stratum"}
 
 
 @attrs.frozen
@@ -100,8 +113,10 @@ class AuditRow:
     """One line of the audit: a hidden number's proven range, or a failure.
 
     Attributes:
-        slice_kind: ``overall``, ``field`` or ``field_type``.
-        slice_name: The field id or type name (``""`` for overall).
+        slice_kind: ``overall``, ``field``, ``field_type``, ``stratum`` or
+            ``stratum_field_type``.
+        slice_name: The field id, type name, ``site=A`` or ``site=A/date``
+            (``""`` for overall).
         name: The quantity, e.g. ``missing_count``,
             ``exact_agreement.failures``, ``kappa.pairs``, ``kappa.value``.
         lo: The smallest value an outsider can prove, or None when not a range.
@@ -121,7 +136,7 @@ class AuditRow:
         """The slice as people read it: ``overall``, ``field dx.onset``, ``type number``."""
         if self.slice_kind == "overall":
             return "overall"
-        word = "field" if self.slice_kind == "field" else "type"
+        word = _WORDS.get(self.slice_kind, "type")
         return f"{word} {self.slice_name}"
 
     @property
@@ -242,7 +257,7 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
             yield AuditRow(kind, name, label, None, None, status)
 
 
-_RANK: Final = {kind: i for i, kind in enumerate(("overall", "field", "field_type"))}
+_RANK: Final = {kind: i for i, kind in enumerate(SLICE_KINDS)}
 
 
 def _order(model: ReportModel) -> list[Quantity]:
@@ -417,7 +432,8 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
     found: dict[Key, tuple[int, int | None]] = {}
-    for quantity in hidden:
+    for done, quantity in enumerate(hidden):
+        step(AUDITING, done, len(hidden))
         kind, name, label = quantity.key
         try:
             low, high = _range(solver, quantity, published, found)

@@ -14,8 +14,13 @@ point it returns is checked by the caller in exact integer arithmetic.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.machinery
+import importlib.util
+import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final
 
 import numpy as np
@@ -26,16 +31,51 @@ UNBOUNDED: Final = "unbounded"
 OTHER: Final = "other"
 
 
+_CORE_NAME: Final = "scipy.optimize._highspy._core"
+
+
 def _load() -> Any:
-    # The binding, or None when this scipy has none that fits (then milp is used).
-    try:
-        core = importlib.import_module("scipy.optimize._highspy._core")
-        needed = ("_Highs", "HighsLp", "HighsModelStatus", "MatrixFormat", "HighsStatus")
-        if not all(hasattr(core, name) for name in needed):
-            return None
-        return core
-    except ImportError:
+    """scipy's HiGHS binding, or None when this scipy has none that fits (then ``milp``).
+
+    Loaded from its file without running ``scipy.optimize``'s package start-up (which
+    imports all of scipy.optimize and scipy.sparse, about half a second of CPU), and
+    registered under its own name, so a later ``import scipy.optimize`` (the fallback)
+    finds and shares this one module.
+    """
+    loaded = sys.modules.get(_CORE_NAME)
+    if loaded is None:
+        with contextlib.suppress(Exception):
+            loaded = _load_file()
+    if loaded is None:
+        with contextlib.suppress(ImportError):
+            loaded = importlib.import_module(_CORE_NAME)
+    needed = ("_Highs", "HighsLp", "HighsOptions", "HighsModelStatus", "MatrixFormat")
+    if loaded is None or not all(hasattr(loaded, name) for name in needed):
         return None
+    return loaded
+
+
+def _load_file() -> Any:
+    spec = importlib.util.find_spec("scipy")
+    if spec is None or spec.origin is None:
+        return None
+    folder = Path(spec.origin).parent / "optimize" / "_highspy"
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = folder / f"_core{suffix}"
+        if not path.is_file():
+            continue
+        core_spec = importlib.util.spec_from_file_location(_CORE_NAME, path)
+        if core_spec is None or core_spec.loader is None:
+            return None
+        module = importlib.util.module_from_spec(core_spec)
+        sys.modules[_CORE_NAME] = module
+        try:
+            core_spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[_CORE_NAME]
+            raise
+        return module
+    return None
 
 
 _CORE: Final = _load()
@@ -155,3 +195,79 @@ def rowwise(rows: Sequence[Mapping[int, int]]) -> tuple[np.ndarray, np.ndarray, 
             data[at] = row[column]
             at += 1
     return indptr, indices, data
+
+
+def solve_afresh(
+    width: int,
+    matrix: tuple[np.ndarray, np.ndarray, np.ndarray],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    c: np.ndarray,
+    *,
+    integer: bool,
+) -> tuple[str, np.ndarray | None, float, float | None] | None:
+    """``min c x`` solved from scratch exactly as ``scipy.optimize.milp`` solves it.
+
+    The same HiGHS model (columns stored column by column, in the order scipy's
+    conversion gives), the same options (presolve on, no log; for integers a zero
+    gap), so the same points: a suppression run's seed must not depend on which of
+    the two solved it. None when the binding cannot be used (call ``milp``).
+
+    Returns:
+        The status, the point (None unless optimal), its value, and for integer
+        programs the proven dual bound.
+    """
+    core = _CORE
+    if core is None or width == 0:
+        return None
+    indptr, indices, data = matrix
+    rows = len(lower)
+    row_of = np.repeat(np.arange(rows, dtype=np.int64), np.diff(indptr))
+    order = np.lexsort((row_of, indices))  # by column, then row: scipy's CSC order
+    starts = np.zeros(width + 1, dtype=np.int64)
+    np.cumsum(np.bincount(indices, minlength=width), out=starts[1:])
+    failed = False
+    try:
+        lp = core.HighsLp()
+        lp.num_col_ = width
+        lp.num_row_ = rows
+        a_matrix = lp.a_matrix_
+        a_matrix.num_col_ = width
+        a_matrix.num_row_ = rows
+        a_matrix.format_ = core.MatrixFormat.kColwise
+        lp.col_cost_ = np.asarray(c, dtype=np.float64)
+        lp.col_lower_ = np.zeros(width)
+        lp.col_upper_ = np.full(width, np.inf)
+        lp.row_lower_ = np.asarray(lower, dtype=np.float64)
+        lp.row_upper_ = np.asarray(upper, dtype=np.float64)
+        a_matrix.start_ = starts.astype(np.int32)
+        a_matrix.index_ = row_of[order].astype(np.int32)
+        a_matrix.value_ = data[order].astype(np.float64)
+        kind = core.HighsVarType(1 if integer else 0)
+        lp.integrality_ = [kind] * width
+        highs = core._Highs()
+        options = core.HighsOptions()
+        options.log_to_console = False
+        options.presolve = "on"
+        if integer:
+            options.mip_rel_gap = 0.0
+        error = core.HighsStatus.kError
+        if highs.passOptions(options) == error or highs.passModel(lp) == error:
+            return OTHER, None, 0.0, None
+        if highs.run() == error:
+            return OTHER, None, 0.0, None
+        status = highs.getModelStatus()
+        info = highs.getInfo()
+        named = core.HighsModelStatus
+        if status in (named.kInfeasible, named.kModelError):
+            return INFEASIBLE, None, 0.0, None
+        if status != named.kOptimal:
+            return OTHER, None, 0.0, None
+        x = np.array(highs.getSolution().col_value, dtype=np.float64)
+        bound = float(info.mip_dual_bound) if integer else None
+        return OPTIMAL, x, float(info.objective_function_value), bound
+    except Exception:  # noqa: BLE001 - an unexpected binding: milp instead
+        failed = True
+    if failed:
+        return None
+    return None

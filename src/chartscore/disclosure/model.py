@@ -376,83 +376,121 @@ _ITEM_ROW_CLASSES: Final[Mapping[str, Predicate]] = {
 
 @attrs.frozen
 class FieldLayout:
-    """One field's variables in the model: its classes, then item counts.
+    """One field's variables in the model: per stratum cell, its classes, then item counts.
+
+    A report with strata splits every variable into one copy per stratum cell
+    (the cross-classification of the declared keys: a case has one label per
+    key); without strata there is one cell, and the layout is that cell's.
 
     Attributes:
         shape: The field's shape.
-        classes: Its outcome classes (variables ``offset .. offset+len-1``).
+        classes: Its outcome classes (cell ``c``'s variables start at
+            ``offset + c * cell_size``).
         offset: The index of its first variable.
+        cells: How many stratum cells it is split into (1 without strata).
     """
 
     shape: FieldShape
     classes: tuple[OutcomeClass, ...]
     offset: int
+    cells: int = 1
+
+    @property
+    def cell_size(self) -> int:
+        """The number of variables of one stratum cell of this field."""
+        return len(self.classes) + (len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0)
 
     @property
     def size(self) -> int:
-        """The number of variables of this field."""
-        items = len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0
-        return len(self.classes) + items + len(self.shape.figure_variables())
+        """The number of variables of this field: all its cells, then its figures' unknowns."""
+        return self.cells * self.cell_size + len(self.shape.figure_variables())
 
     def figure_variable(self, name: str) -> int:
-        """The index of one of :meth:`FieldShape.figure_variables`."""
-        items = len(ITEM_VARIABLES) + len(ITEM_ROWS) if self.shape.items else 0
-        return self.offset + len(self.classes) + items + self.shape.figure_variables().index(name)
+        """The index of one of :meth:`FieldShape.figure_variables` (once, after every cell)."""
+        start = self.offset + self.cells * self.cell_size
+        return start + self.shape.figure_variables().index(name)
 
-    def item_variable(self, name: str) -> int:
-        """The index of one item count variable (multi-select fields)."""
-        return self.offset + len(self.classes) + ITEM_VARIABLES.index(name)
+    def _cells(self, cells: Sequence[int] | None) -> Sequence[int]:
+        return range(self.cells) if cells is None else cells
 
-    def item_rows(self, name: str) -> int:
-        """The index of one rows-with-items variable (:data:`ITEM_ROWS`; multi-select fields)."""
-        return self.offset + len(self.classes) + len(ITEM_VARIABLES) + ITEM_ROWS.index(name)
+    def _start(self, cell: int) -> int:
+        return self.offset + cell * self.cell_size
 
-    def cases(self) -> dict[str, Form]:
-        """The item quantities whose cases are not their own rows, each as its rows' variable.
+    def item_variable(self, name: str, cell: int = 0) -> int:
+        """The index of one item count variable of one cell (multi-select fields)."""
+        return self._start(cell) + len(self.classes) + ITEM_VARIABLES.index(name)
+
+    def item_rows(self, name: str, cell: int = 0) -> int:
+        """The index of one rows-with-items variable (:data:`ITEM_ROWS`) of one cell."""
+        return self._start(cell) + len(self.classes) + len(ITEM_VARIABLES) + ITEM_ROWS.index(name)
+
+    def _items(self, name: str, cells: Sequence[int] | None) -> Form:
+        return tuple((self.item_variable(name, cell), 1) for cell in self._cells(cells))
+
+    def cases(self, cells: Sequence[int] | None = None) -> dict[str, Form]:
+        """The item quantities whose cases are not their own rows, each as its rows' variables.
 
         Every other quantity of a field slice counts rows, one per case. The
-        variables are used only where a pooled slice sums two fields' rows.
+        variables are used only where a pooled slice sums two fields' rows (or
+        a stratum slice some cells' rows). ``cells``: those cells only.
         """
         if not self.shape.items:
             return {}
-        return {name: ((self.item_rows(rows), 1),) for name, rows in _ITEM_CASES.items()}
+        return {
+            name: tuple((self.item_rows(rows, cell), 1) for cell in self._cells(cells))
+            for name, rows in _ITEM_CASES.items()
+        }
 
-    def carriers(self) -> dict[str, Form]:
+    def carriers(self, cells: Sequence[int] | None = None) -> dict[str, Form]:
         """The item quantities of :meth:`cases`, each as the classes that can hold its rows."""
         if not self.shape.items:
             return {}
-        return {name: self.where(_ITEM_ROW_CLASSES[rows]) for name, rows in _ITEM_CASES.items()}
+        return {
+            name: self.where(_ITEM_ROW_CLASSES[rows], cells) for name, rows in _ITEM_CASES.items()
+        }
 
-    def where(self, predicate: Predicate) -> Form:
-        """The form summing the classes for which ``predicate`` holds."""
-        return tuple(
-            (self.offset + index, 1)
-            for index, outcome in enumerate(self.classes)
-            if predicate(outcome)
+    def cell_atoms(
+        self, quantity: str, cell: int, forms: Mapping[str, Form]
+    ) -> tuple[Form, Form, Form]:
+        """One cell's (rows, carrier, items) of an item quantity of :meth:`cases`.
+
+        ``forms``: the cell's :meth:`forms` (computed once by the caller).
+        """
+        rows = _ITEM_CASES[quantity]
+        return (
+            ((self.item_rows(rows, cell), 1),),
+            self.where(_ITEM_ROW_CLASSES[rows], [cell]),
+            forms[quantity],
         )
 
-    def forms(self) -> dict[str, Form]:
-        """Every protected quantity of the field slice as a linear form."""
-        out: dict[str, Form] = {name: self.where(p) for name, p in _COUNTS.items()}
+    def where(self, predicate: Predicate, cells: Sequence[int] | None = None) -> Form:
+        """The form summing the classes for which ``predicate`` holds (in ``cells``: all)."""
+        chosen = [index for index, outcome in enumerate(self.classes) if predicate(outcome)]
+        return tuple(
+            (self._start(cell) + index, 1) for cell in self._cells(cells) for index in chosen
+        )
+
+    def forms(self, cells: Sequence[int] | None = None) -> dict[str, Form]:
+        """Every protected quantity of the field slice as a linear form (over ``cells``: all)."""
+        out: dict[str, Form] = {name: self.where(p, cells) for name, p in _COUNTS.items()}
         for metric in self.shape.metric_names():
             if metric in _ITEM_METRICS:
                 success_name, total_name = _ITEM_METRICS[metric]
-                success_var = self.item_variable(success_name)
-                total_var = self.item_variable(total_name)
-                success: Form = ((success_var, 1),)
-                total: Form = ((total_var, 1),)
+                success = self._items(success_name, cells)
+                total = self._items(total_name, cells)
                 failures = add((total, 1), (success, -1))
             else:
                 success_p, total_p = self._row_metric(metric)
-                success = self.where(_both(total_p, success_p))
-                total = self.where(total_p)
-                failures = self.where(_but_not(total_p, success_p))
+                success = self.where(_both(total_p, success_p), cells)
+                total = self.where(total_p, cells)
+                failures = self.where(_but_not(total_p, success_p), cells)
             out[metric_quantity(metric, SUCCESS)] = success
             out[metric_quantity(metric, TOTAL)] = total
             out[metric_quantity(metric, FAILURES)] = failures
         if self.shape.kappa:
-            out[PAIRS] = self.where(_pairs)
-        out.update(self._figure_forms())
+            out[PAIRS] = self.where(_pairs, cells)
+        if cells is None:  # the figures are the field slice's alone
+            out.update(self._figure_forms())
         return out
 
     def _figure_forms(self) -> dict[str, Form]:
@@ -491,14 +529,16 @@ class FieldLayout:
     def inequalities(self) -> list[Form]:
         """Structural facts beyond non-negativity, each as ``form >= 0``.
 
-        Items: matched <= answered, matched <= gold. Boolean majority
-        baseline: the majority holds at least half of the answerable rows.
+        Items, in every cell: matched <= answered, matched <= gold. Boolean
+        majority baseline: the majority holds at least half of the answerable
+        rows (of the whole field: its majority is the field's).
         """
         out: list[Form] = []
         if self.shape.items:
-            matched = ((self.item_variable("matched_items"), 1),)
-            for other in ("answered_items", "gold_items"):
-                out.append(add((((self.item_variable(other), 1),), 1), (matched, -1)))
+            for cell in range(self.cells):
+                matched = ((self.item_variable("matched_items", cell), 1),)
+                for other in ("answered_items", "gold_items"):
+                    out.append(add((((self.item_variable(other, cell), 1),), 1), (matched, -1)))
         if self.shape.majority and self.shape.field_type == "boolean":
             majority = self.where(lambda c: c.answerable and c.majority)
             minority = self.where(lambda c: c.answerable and not c.majority)
@@ -571,11 +611,34 @@ class Quantity:
 
 @attrs.frozen
 class SliceShape:
-    """The quantities a pooled slice holds: metric names, and (overall only) the ignored count."""
+    """The quantities a pooled slice holds: metric names, and (overall only) the ignored count.
+
+    ``stratum`` (``"site=A"``) restricts the slice to the stratum cells with
+    that label (a stratum slice); empty, it pools every cell.
+    """
 
     metric_names: tuple[str, ...]
     kappa: bool = False
     ignored: bool = False
+    stratum: str = ""
+
+
+Strata = tuple[tuple[str, tuple[str, ...]], ...]
+"""Declared strata: (key, labels) pairs sorted by key (public: the schema declares them)."""
+
+
+def stratum_cells(strata: Strata) -> list[tuple[int, ...]]:
+    """Every stratum cell, the cross-classification of the keys' labels (one cell without)."""
+    return list(itertools.product(*(range(len(labels)) for _, labels in strata)))
+
+
+def cells_of(strata: Strata, stratum: str) -> list[int]:
+    """The cells (indices of :func:`stratum_cells`) of one stratum ``key=label``."""
+    key, _, label = stratum.partition("=")
+    keys = [name for name, _ in strata]
+    position = keys.index(key)
+    wanted = strata[position][1].index(label)
+    return [i for i, cell in enumerate(stratum_cells(strata)) if cell[position] == wanted]
 
 
 class ReportModel:
@@ -584,10 +647,14 @@ class ReportModel:
     Args:
         fields: Each field id's :class:`FieldShape`.
         pooled: Each pooled slice as (kind, name) -> (member field ids, shape):
-            ``("overall", "")`` and ``("field_type", type_name)``.
+            ``("overall", "")`` and ``("field_type", type_name)``; with strata
+            also ``("stratum", "site=A")`` and ``("stratum_field_type",
+            "site=A/date")``, whose shape names the stratum.
 
         knows_rule: The attacker knows the published rule (:meth:`knowledge`);
             False only to compare with the attacker that does not.
+        strata: The declared strata: every field's variables split into one
+            copy per stratum cell (:func:`stratum_cells`); none, one cell.
 
     Attributes:
         layouts: Each field's variables.
@@ -606,12 +673,16 @@ class ReportModel:
         pooled: Mapping[tuple[str, str], tuple[Sequence[str], SliceShape]],
         *,
         knows_rule: bool = True,
+        strata: Strata = (),
     ) -> None:
         self.knows_rule = knows_rule
+        self.strata = strata
+        cell_count = len(stratum_cells(strata))
         offset = 0
         self.layouts: dict[str, FieldLayout] = {}
         for field_id in sorted(fields):
-            layout = FieldLayout(fields[field_id], field_classes(fields[field_id]), offset)
+            classes = field_classes(fields[field_id])
+            layout = FieldLayout(fields[field_id], classes, offset, cell_count)
             self.layouts[field_id] = layout
             offset += layout.size
         self.quantities: dict[Key, Quantity] = {}
@@ -621,12 +692,18 @@ class ReportModel:
                 key = ("field", field_id, name)
                 derived = name.endswith(FAILURES) or name == DISAGREED_Q
                 self.quantities[key] = Quantity(key, form, derived=derived)
+        slice_cells: dict[tuple[str, str], list[int] | None] = {}
         for (kind, name), (members, shape) in sorted(pooled.items()):
+            cells = cells_of(strata, shape.stratum) if shape.stratum else None
+            slice_cells[kind, name] = cells
+            member_forms = (
+                field_forms if cells is None else {f: self.layouts[f].forms(cells) for f in members}
+            )
             names = [*COUNT_NAMES]
             for metric in shape.metric_names:
                 names += [metric_quantity(metric, p) for p in (SUCCESS, TOTAL, FAILURES)]
             for quantity in names:
-                parts = [field_forms[f][quantity] for f in members if quantity in field_forms[f]]
+                parts = [member_forms[f][quantity] for f in members if quantity in member_forms[f]]
                 key = (kind, name, quantity)
                 self.quantities[key] = Quantity(
                     key, add(*((p, 1) for p in parts)), derived=quantity.endswith(FAILURES)
@@ -643,31 +720,43 @@ class ReportModel:
         self.cases: dict[Key, Form] = {}
         self.carriers: dict[Key, Form] = {}
         # Per item quantity, per field behind it: (its rows, the classes that can hold
-        # them, the field's own items of the quantity).
+        # them, the field's own items of the quantity), each over the slice's cells.
         self._behind: dict[Key, list[tuple[str, Form, Form, Form]]] = {}
-        field_cases = {field_id: layout.cases() for field_id, layout in self.layouts.items()}
-        field_carriers = {field_id: layout.carriers() for field_id, layout in self.layouts.items()}
+        # Per item quantity of a slice of some cells only (a stratum slice): each
+        # field's (rows, carrier, items) cell by cell; absent for every other slice.
+        self._cell_atoms: dict[Key, list[list[tuple[Form, Form, Form]]]] = {}
+        self._forms_of_cell: dict[tuple[str, int], dict[str, Form]] = {}
         for (kind, name), (members, _) in [
             *((("field", f), ([f], None)) for f in self.layouts),
             *sorted(pooled.items()),
         ]:
-            for quantity in sorted({q for f in members for q in field_cases[f]}):
+            cells = slice_cells.get((kind, name))
+            layouts = {f: self.layouts[f] for f in members}
+            cases = {f: layout.cases(cells) for f, layout in layouts.items()}
+            carriers = {f: layout.carriers(cells) for f, layout in layouts.items()}
+            slice_forms = (
+                field_forms if cells is None else {f: layouts[f].forms(cells) for f in members}
+            )
+            for quantity in sorted({q for f in members for q in cases[f]}):
                 key = (kind, name, quantity)
                 if key not in self.quantities:
                     continue
                 behind = [
-                    (
-                        f,
-                        field_cases[f][quantity],
-                        field_carriers[f][quantity],
-                        field_forms[f][quantity],
-                    )
+                    (f, cases[f][quantity], carriers[f][quantity], slice_forms[f][quantity])
                     for f in members
-                    if quantity in field_cases[f]
+                    if quantity in cases[f]
                 ]
                 self._behind[key] = behind
                 self.cases[key] = add(*((rows, 1) for _, rows, _, _ in behind))
                 self.carriers[key] = add(*((carrier, 1) for _, _, carrier, _ in behind))
+                if cells is not None:
+                    self._cell_atoms[key] = [
+                        [
+                            layouts[f].cell_atoms(quantity, cell, self._cell_forms(f, cell))
+                            for cell in cells
+                        ]
+                        for f, *_ in behind
+                    ]
         self._field_keys: dict[str, list[Key]] = {}
         for key in self.quantities:
             if key[0] == "field":
@@ -684,9 +773,9 @@ class ReportModel:
         ``min_cell`` adds ``carrier >= min_cell``. A pooled item count over
         two or more fields has at most the sum of its fields' rows as cases:
         ``sum(rows) >= min_cell``, each field's rows at most its carrier and
-        at most its items. A number from 1 to ``min_cell - 1`` breaks the rule
-        (the audit fails it as it stands) and adds nothing. docs/disclosure.md
-        states each row.
+        at most its items (a stratum slice's: cell by cell). A number from 1
+        to ``min_cell - 1`` breaks the rule (the audit fails it as it stands)
+        and adds nothing. docs/disclosure.md states each row.
         """
         if not self.knows_rule:
             return []
@@ -697,17 +786,23 @@ class ReportModel:
         for key, behind in self._behind.items():
             if not self._shown(key, published, min_cell):
                 continue
+            atoms = self._cell_atoms.get(key)
             if len(behind) == 1:  # its items are published: only the carrier is new
                 field_id, _, carrier, _ = behind[0]
-                if not self._implied(field_id, carrier, published, min_cell):
+                if atoms is not None or not self._implied(field_id, carrier, published, min_cell):
                     rows[carrier, min_cell] = None
                 continue
-            if any(self._shown(("field", f, key[2]), published, min_cell) for f, *_ in behind):
+            if atoms is None and any(
+                self._shown(("field", f, key[2]), published, min_cell) for f, *_ in behind
+            ):
                 continue  # one field's own rows reach min_cell: its carrier row says more
             rows[add(*((field_rows, 1) for _, field_rows, _, _ in behind)), min_cell] = None
-            for _, field_rows, carrier, items in behind:
-                rows[add((carrier, 1), (field_rows, -1)), 0] = None
-                rows[add((items, 1), (field_rows, -1)), 0] = None
+            for index, (_, field_rows, carrier, items) in enumerate(behind):
+                for cell_rows, cell_carrier, cell_items in (
+                    [(field_rows, carrier, items)] if atoms is None else atoms[index]
+                ):
+                    rows[add((cell_carrier, 1), (cell_rows, -1)), 0] = None
+                    rows[add((cell_items, 1), (cell_rows, -1)), 0] = None
         return list(rows)
 
     def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:
@@ -719,12 +814,24 @@ class ReportModel:
         (a seed stays a seed when fewer numbers are published).
         """
         out: dict[int, int] = {}
-        for behind in self._behind.values():
-            for _, rows, carrier, items in behind:
-                out[rows[0][0]] = max(
-                    0, min(sum(c * point[v] for v, c in form) for form in (carrier, items))
-                )
+        for field_id, layout in self.layouts.items():
+            if not layout.shape.items:
+                continue
+            for cell in range(layout.cells):
+                forms = self._cell_forms(field_id, cell)
+                for quantity in _ITEM_CASES:
+                    rows, carrier, items = layout.cell_atoms(quantity, cell, forms)
+                    out[rows[0][0]] = max(
+                        0, min(sum(c * point[v] for v, c in form) for form in (carrier, items))
+                    )
         return out
+
+    def _cell_forms(self, field_id: str, cell: int) -> dict[str, Form]:
+        # One stratum cell's forms of a field, computed once.
+        forms = self._forms_of_cell.get((field_id, cell))
+        if forms is None:
+            forms = self._forms_of_cell[field_id, cell] = self.layouts[field_id].forms([cell])
+        return forms
 
     def _shown(self, key: Key, published: Mapping[Key, int], min_cell: int) -> bool:
         # Whether a quantity is shown (failures: both parts) with at least min_cell.
@@ -780,10 +887,36 @@ def shape_of(
             members,
             SliceShape(tuple(part.metrics)),
         )
+    for stratum, part in report.by_stratum.items():
+        pooled["stratum", stratum] = (
+            sorted(fields),
+            SliceShape(tuple(part.metrics), stratum=stratum),
+        )
+        for type_name, type_part in report.by_stratum_field_type[stratum].items():
+            members = sorted(f for f, t in types.items() if t == type_name)
+            pooled["stratum_field_type", stratum_type_name(stratum, type_name)] = (
+                members,
+                SliceShape(tuple(type_part.metrics), stratum=stratum),
+            )
     return fields, pooled
+
+
+def stratum_type_name(stratum: str, type_name: str) -> str:
+    """A stratum-and-type slice's name in keys and audit rows: ``site=A/date``."""
+    return f"{stratum}/{type_name}"
+
+
+def strata_of(stratum_names: Iterable[str]) -> Strata:
+    """The declared strata that a report's stratum slice names (``key=label``) give."""
+    labels: dict[str, list[str]] = {}
+    for name in sorted(stratum_names):
+        key, _, label = name.partition("=")
+        labels.setdefault(key, []).append(label)
+    return tuple((key, tuple(found)) for key, found in sorted(labels.items()))
 
 
 def model_of(report: SharedReport, *, knows_rule: bool = True) -> ReportModel:
     """The attacker's model of a shared report: built from its shape, never its values."""
     fields, pooled = shape_of(report)
-    return ReportModel(fields, pooled, knows_rule=knows_rule)
+    strata = strata_of(report.by_stratum)
+    return ReportModel(fields, pooled, knows_rule=knows_rule, strata=strata)

@@ -47,23 +47,22 @@ restriction that can prove a quantity protected, never the opposite.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import csr_array
 
-from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
+from chartscore.disclosure.lp import (
+    INFEASIBLE,
+    OPTIMAL,
+    UNBOUNDED,
+    WarmLP,
+    rowwise,
+    solve_afresh,
+)
 from chartscore.disclosure.model import Form, Key, ReportModel
 
-if TYPE_CHECKING:
-    from scipy.optimize._milp import _OptionsMILP
-else:
-    _OptionsMILP = dict
-
-_MILP_OPTIONS: Final[_OptionsMILP] = {"mip_rel_gap": 0.0, "presolve": True}
-_LP_OPTIONS: Final[_OptionsMILP] = {"presolve": True}
 _MAX_WITNESSES: Final = 64
 """Feasible points kept per component (each one can settle a question without a solve)."""
 _NEIGHBOURHOOD: Final = 12
@@ -92,9 +91,47 @@ class Inconsistent(Exception):  # noqa: N818
 # --- small helpers ------------------------------------------------------------------------
 
 
-def _matrix(rows: Sequence[Mapping[int, int]], width: int, dtype: type) -> csr_array:
-    indptr, indices, data = rowwise(rows)
-    return csr_array((data.astype(dtype), indices, indptr), shape=(len(rows), width))
+class _Result:
+    """One solve from scratch: scipy's status code (0 optimal, 2 infeasible), the point,
+    its value and, for integer programs, the proven bound (as ``milp`` returns them)."""
+
+    def __init__(
+        self, status: int, x: np.ndarray | None, fun: float | None, bound: float | None
+    ) -> None:
+        self.status, self.x, self.fun, self.bound = status, x, fun, bound
+
+
+def _milp(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
+    # scipy's own milp: the fallback when its HiGHS binding cannot be used directly.
+    from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415
+    from scipy.sparse import csr_array  # noqa: PLC0415
+
+    indptr, indices, data = problem.sparse
+    matrix = csr_array(
+        (data.astype(np.float64), indices, indptr), shape=(len(problem.rows), problem.width)
+    )
+    constraints = [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.rows else []
+    result = milp(
+        c,
+        integrality=np.ones(problem.width, dtype=np.int64) if integer else None,
+        bounds=Bounds(0, np.inf),
+        constraints=constraints,
+        options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
+    )
+    x = None if result.x is None else np.asarray(result.x)
+    return _Result(result.status, x, result.fun, result.get("mip_dual_bound"))
+
+
+def _afresh(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
+    """``min c x`` from scratch, as ``milp`` solves it (by its binding when loadable)."""
+    solved = solve_afresh(
+        problem.width, problem.sparse, problem.lower, problem.upper, c, integer=integer
+    )
+    if solved is None:
+        return _milp(problem, c, integer=integer)
+    status, x, fun, bound = solved
+    code = 0 if status == OPTIMAL else 2 if status == INFEASIBLE else 4
+    return _Result(code, x, fun if status == OPTIMAL else None, bound)
 
 
 class _Problem:
@@ -116,27 +153,11 @@ class _Problem:
         self.rows = list(rows)
         self.lower = np.array([-np.inf if v is None else v for v in lower], dtype=float)
         self.upper = np.array([np.inf if v is None else v for v in upper], dtype=float)
-        self._sparse = rowwise(self.rows)
-        indptr, indices, data = self._sparse
-        self.exact = csr_array((data, indices, indptr), shape=(len(self.rows), width))
+        self.sparse = rowwise(self.rows)
         # Exact integer bounds for checking points; the sentinels stand for no bound.
         self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
         self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
-        self._constraints: list[LinearConstraint] | None = None
         self._warm: WarmLP | None = None
-
-    @property
-    def constraints(self) -> list[LinearConstraint]:
-        """The rows as ``milp`` takes them (built on first use)."""
-        if self._constraints is None:
-            indptr, indices, data = self._sparse
-            matrix = csr_array(
-                (data.astype(np.float64), indices, indptr), shape=(len(self.rows), self.width)
-            )
-            self._constraints = (
-                [LinearConstraint(matrix, self.lower, self.upper)] if self.rows else []
-            )
-        return self._constraints
 
     def check(self, x: np.ndarray) -> bool:
         """Whether the integer point ``x`` satisfies every row exactly."""
@@ -144,43 +165,62 @@ class _Problem:
             return False
         if not self.rows:
             return True
-        values = np.asarray(self.exact @ x.astype(np.int64)).reshape(-1)
+        indptr, indices, data = self.sparse
+        running = np.zeros(len(indices) + 1, dtype=np.int64)
+        np.cumsum(data * x.astype(np.int64)[indices], out=running[1:])
+        values = running[indptr[1:]] - running[indptr[:-1]]  # each row's value, exactly
         return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
 
-    def solve(self, c: np.ndarray, counter: list[int], *, warm: bool = True) -> np.ndarray:
+    def solve(
+        self,
+        c: np.ndarray,
+        counter: list[int],
+        *,
+        warm: bool = True,
+        incumbent: np.ndarray | None = None,
+    ) -> np.ndarray:
         """An optimal integer point for ``min c x``.
 
         ``warm``: try the loaded LP relaxation first (fast); without it, the LP is
         solved afresh by ``milp``, whose vertex is the reproducible first witness
-        a suppression run is seeded with.
+        a suppression run is seeded with. ``incumbent``: a known integer point of
+        this problem (a witness); when the LP's bound, rounded up (the objective
+        is integral), already reaches its value, it is optimal and no branch and
+        bound is needed.
 
         Raises:
             Inconsistent: no integer point satisfies the rows.
             Unresolved: the solver stopped short of a proven optimum.
         """
         counter[0] += 1
-        point = self._warm_relaxed(c) if warm and FAST_PATHS else self._relaxed(c)
+        bound: float | None = None
+        if warm and FAST_PATHS:
+            point, bound = self._warm_relaxed(c)
+        else:
+            point = self._relaxed(c)
         if point is not None:
             return point
+        if bound is not None and incumbent is not None and self.check(incumbent):
+            reached = int(np.rint(c @ incumbent))
+            if reached <= math.ceil(bound - 1e-6 * (1 + abs(bound))):
+                return incumbent.copy()
         counter[1] += 1
-        result = milp(
-            c,
-            integrality=np.ones(self.width, dtype=np.int64),
-            bounds=Bounds(0, np.inf),
-            constraints=self.constraints,
-            options=_MILP_OPTIONS,
-        )
+        result = _afresh(self, c, integer=True)
         if result.status == 2:
             raise Inconsistent
         if result.status != 0 or result.x is None:
             raise Unresolved
-        point = np.rint(result.x).astype(np.int64)
-        if not self.check(point):
+        found: np.ndarray = np.rint(result.x).astype(np.int64)
+        if not self.check(found):
             raise Unresolved
-        bound = result.get("mip_dual_bound")
-        if bound is not None and np.isfinite(bound) and bound < float(c @ point) - 0.5:
+        dual_bound = result.bound
+        if (
+            dual_bound is not None
+            and np.isfinite(dual_bound)
+            and dual_bound < float(c @ found) - 0.5
+        ):
             raise Unresolved
-        return point
+        return found
 
     def lp_minimum(self, c: np.ndarray) -> float | None:
         """The LP relaxation's optimal value (None: unbounded or not settled).
@@ -197,9 +237,7 @@ class _Problem:
                 return value
             if status == UNBOUNDED:
                 return None
-        result = milp(
-            c, bounds=Bounds(0, np.inf), constraints=self.constraints, options=_LP_OPTIONS
-        )
+        result = _afresh(self, c, integer=False)
         if result.status == 2:
             raise Inconsistent
         if result.status != 0 or result.fun is None:
@@ -208,7 +246,7 @@ class _Problem:
 
     def _warm_lp(self) -> WarmLP | None:
         if self._warm is None:
-            self._warm = WarmLP(self.width, self._sparse, self.lower, self.upper)
+            self._warm = WarmLP(self.width, self.sparse, self.lower, self.upper)
         return self._warm if self._warm.available else None
 
     def _integral(self, c: np.ndarray, x: np.ndarray, value: float) -> np.ndarray | None:
@@ -221,30 +259,29 @@ class _Problem:
             return None
         return point
 
-    def _warm_relaxed(self, c: np.ndarray) -> np.ndarray | None:
-        # The loaded LP, warm; ``milp``'s LP when HiGHS cannot be used directly.
+    def _warm_relaxed(self, c: np.ndarray) -> tuple[np.ndarray | None, float | None]:
+        # The loaded LP, warm (``milp``'s LP when HiGHS cannot be used directly): its
+        # optimum when integral, and its optimal value (a lower bound) when known.
         warm = self._warm_lp()
         if warm is None:
-            return self._relaxed(c)
+            return self._relaxed(c), None
         status, x, value = warm.minimize(c)
         if status == INFEASIBLE:
             raise Inconsistent
         if status == UNBOUNDED:
             raise Unresolved  # feasible (or not) with no finite optimum: nothing to settle
         if status != OPTIMAL or x is None:
-            return self._relaxed(c)
-        return self._integral(c, x, value)
+            return self._relaxed(c), None
+        return self._integral(c, x, value), value
 
     def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
         # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
-        result = milp(
-            c, bounds=Bounds(0, np.inf), constraints=self.constraints, options=_LP_OPTIONS
-        )
+        result = _afresh(self, c, integer=False)
         if result.status == 2:
             raise Inconsistent
-        if result.status != 0 or result.x is None:
+        if result.status != 0 or result.x is None or result.fun is None:
             return None
-        return self._integral(c, np.asarray(result.x), result.fun)
+        return self._integral(c, result.x, result.fun)
 
 
 class _Component:
@@ -778,7 +815,9 @@ class RangeSolver:
                 for column, weight in objective.items():
                     c[column] = weight
                 if len(component.witnesses) < _MAX_WITNESSES:
-                    component.witnesses.append(component.problem.solve(c, self.counts))
+                    known = component.witnesses[self._best_index(component, objective)]
+                    point = component.problem.solve(c, self.counts, incumbent=known)
+                    component.witnesses.append(point)
 
     def point(self) -> np.ndarray:
         """A feasible point in the model's own variables (a seed for a wider solver)."""
@@ -864,7 +903,8 @@ class RangeSolver:
         c = np.zeros(component.width)
         for column, weight in objective.items():
             c[column] = weight
-        point = component.problem.solve(c, self.counts)
+        known = component.witnesses[self._best_index(component, objective)]
+        point = component.problem.solve(c, self.counts, incumbent=known)
         if len(component.witnesses) < _MAX_WITNESSES:
             component.witnesses.append(point)
         return int(sum(a * int(point[col]) for col, a in objective.items()))
@@ -899,6 +939,15 @@ class RangeSolver:
             if len(component.witnesses) < _MAX_WITNESSES:
                 component.witnesses.append(point)
 
+    def _known(
+        self, index: int, objective: Mapping[int, int], columns: list[int]
+    ) -> np.ndarray | None:
+        # The best witness for ``objective``, on ``columns`` (a point of any relaxation).
+        component = self.components[index]
+        if not component.witnesses:
+            return None
+        return component.witnesses[self._best_index(component, objective)][columns]
+
     def _block_minimum(self, index: int, block: int, objective: Mapping[int, int]) -> int | None:
         # The minimum over the block alone (its own rows); None: unbounded below.
         key = (index, block, tuple(sorted(objective.items())), False)
@@ -913,8 +962,9 @@ class RangeSolver:
             c = np.zeros(problem.width)
             for i, a in local.items():
                 c[i] = a
+            known = self._known(index, objective, columns)
             try:
-                point = problem.solve(c, self.counts)
+                point = problem.solve(c, self.counts, incumbent=known)
                 result = int(sum(a * int(point[i]) for i, a in local.items()))
             except Unresolved:  # unbounded within the block alone: no finite bound
                 result = None
@@ -1029,9 +1079,10 @@ class RangeSolver:
         it bounds nothing and the caller falls back to a larger problem.
         """
         columns, problem = self._area_problem(index, area, kind)
+        known = self._known(index, objective, columns)
         bound: int | None = None
         try:
-            bound = self._solve_area(columns, problem, objective)[0]
+            bound = self._solve_area(columns, problem, objective, known)[0]
         except Unresolved:
             bound = None
         return bound
@@ -1045,7 +1096,8 @@ class RangeSolver:
         """
         component = self.components[index]
         columns, problem = self._area_problem(index, area, "restricted", base)
-        value, local_point = self._solve_area(columns, problem, objective)
+        known = component.witnesses[base][columns]
+        value, local_point = self._solve_area(columns, problem, objective, known)
         point = component.witnesses[base].copy()
         point[columns] = local_point
         if not component.problem.check(point):
@@ -1053,14 +1105,18 @@ class RangeSolver:
         return value, point
 
     def _solve_area(
-        self, columns: list[int], problem: _Problem, objective: Mapping[int, int]
+        self,
+        columns: list[int],
+        problem: _Problem,
+        objective: Mapping[int, int],
+        known: np.ndarray | None,
     ) -> tuple[int, np.ndarray]:
-        # Minimize over an area's columns.
+        # Minimize over an area's columns; ``known``: a witness's values there.
         where = {c: i for i, c in enumerate(columns)}
         c = np.zeros(len(columns))
         for column, weight in objective.items():
             c[where[column]] = weight
-        point = problem.solve(c, self.counts)
+        point = problem.solve(c, self.counts, incumbent=known)
         value = sum(weight * int(point[where[col]]) for col, weight in objective.items())
         return value, point
 
@@ -1108,7 +1164,8 @@ class LocalCheck:
         for row in model.inequalities:
             self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
         self.field_ids = list(model.layouts)
-        self._split: dict[Form, tuple[dict[int, Row], dict[int, int]]] = {}
+        self._split: dict[Form, tuple[dict[int, Row], dict[int, int], int]] = {}
+        self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
         self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
@@ -1173,8 +1230,9 @@ class LocalCheck:
             for area in areas[:-1]
         )
 
-    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int]]:
-        # A form split by field: each field's part and the seed's value of that part.
+    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:
+        # A form split by field: each field's part, the seed's value of each part, and
+        # the seed's value of the whole form.
         if form not in self._split:
             parts: dict[int, Row] = {}
             values: dict[int, int] = {}
@@ -1182,8 +1240,25 @@ class LocalCheck:
                 field = int(self.owner[variable])
                 parts.setdefault(field, {})[variable] = coefficient
                 values[field] = values.get(field, 0) + coefficient * int(self.seed[variable])
-            self._split[form] = (parts, values)
+            self._split[form] = (parts, values, sum(values.values()))
         return self._split[form]
+
+    def _area_rows(self, fields: tuple[int, ...]) -> list[tuple[Key, dict[int, Row], int, int]]:
+        """Every number touching the area, once, in order: its key, its parts by field,
+        the seed's value outside the area, and the seed's value of the whole."""
+        if fields not in self._touching_area:
+            seen: set[Key] = set()
+            out: list[tuple[Key, dict[int, Row], int, int]] = []
+            for field in fields:
+                for key in self.touching.get(field, []):
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    parts, values, total = self._part(self.model.quantities[key].form)
+                    inside = sum(values.get(f, 0) for f in fields)
+                    out.append((key, parts, total - inside, total))
+            self._touching_area[fields] = out
+        return self._touching_area[fields]
 
     def _certified(
         self,
@@ -1202,35 +1277,33 @@ class LocalCheck:
         columns = [v for f in fields for v in self.variables[f]]
         if not columns or len(columns) > self.max_width:
             return False, False
-        area = set(fields)
+        area = tuple(fields)
         # The published rows touching the area, and the rule's rows: each one's part
         # inside the area, and its bound less the seed's part outside.
-        rows: list[tuple[Form, int, bool]] = []
-        seen: set[Key] = set()
+        names: list[object] = []  # what identifies each row (a key, or a rule's form)
+        rows: list[tuple[dict[int, Row], int, bool]] = []
         seed_feasible = True  # whether the seed is a table of this restriction
-        for field in fields:
-            for key in self.touching.get(field, []):
-                if key in seen or key not in published:
-                    continue
-                seen.add(key)
-                quantity_form = self.model.quantities[key].form
-                parts, values = self._part(quantity_form)
-                outside = sum(v for f, v in values.items() if f not in area)
-                rows.append((quantity_form, published[key] - outside, True))
-                if sum(values.values()) != published[key]:
-                    seed_feasible = False
+        for key, parts, outside, total in self._area_rows(area):
+            shown = published.get(key)
+            if shown is None:
+                continue
+            names.append(key)
+            rows.append((parts, shown - outside, True))
+            if total != shown:
+                seed_feasible = False
         for knowledge_row, bound in knowledge:
-            parts, values = self._part(knowledge_row)
-            outside = sum(v for f, v in values.items() if f not in area)
-            if not area & parts.keys():
+            parts, values, total = self._part(knowledge_row)
+            inside = [values[f] for f in fields if f in parts]
+            outside = total - sum(inside)
+            if not inside:
                 if outside < bound:
                     return False, True  # no table of this restriction fits the rule
                 continue
-            rows.append((knowledge_row, bound - outside, False))
-            if sum(values.values()) < bound:
+            names.append(knowledge_row)
+            rows.append((parts, bound - outside, False))
+            if total < bound:
                 seed_feasible = False
         small = 1 <= value < min_cell
-        _, form_values = self._part(form)
         seed_feasible = seed_feasible and all(
             sum(c * int(self.seed[v]) for v, c in inequality) >= 0
             for field in fields
@@ -1238,12 +1311,19 @@ class LocalCheck:
         )
         if fast and seed_feasible and all(c >= 0 for _, c in form):
             # The seed is a table of this restriction: its value bounds the minimum.
-            at_seed = sum(form_values.values())
+            at_seed = self._part(form)[2]
             if (small and at_seed == 0) or (not small and at_seed < value):
                 return True, True
-        signature = (tuple(fields), form, value, min_cell, tuple(rows))
         if not fast:
             return self._solve_area(fields, columns, rows, form, value=value, min_cell=min_cell)
+        signature = (
+            area,
+            form,
+            value,
+            min_cell,
+            tuple(names),
+            tuple((bound, equality) for _, bound, equality in rows),
+        )
         if signature not in self._results:
             self._results[signature] = self._solve_area(
                 fields, columns, rows, form, value=value, min_cell=min_cell
@@ -1254,7 +1334,7 @@ class LocalCheck:
         self,
         fields: list[int],
         columns: list[int],
-        rows: list[tuple[Form, int, bool]],
+        rows: list[tuple[dict[int, Row], int, bool]],
         form: Form,
         *,
         value: int,
@@ -1266,8 +1346,7 @@ class LocalCheck:
         matrix: list[Row] = []
         lower: list[int | None] = []
         upper: list[int | None] = []
-        for row_form, bound, equality in rows:
-            parts, _ = self._part(row_form)
+        for parts, bound, equality in rows:
             inside: Row = {}
             for field in sorted(area & parts.keys()):
                 for variable, coefficient in parts[field].items():
@@ -1281,6 +1360,7 @@ class LocalCheck:
                 lower.append(0)
                 upper.append(None)
         problem = _Problem(len(columns), matrix, lower, upper)
+        known = self.seed[columns]  # a table of this restriction when the seed fits the rule
         small = 1 <= value < min_cell
         counts = [0, 0]
         settled = True
@@ -1291,7 +1371,7 @@ class LocalCheck:
             failed = False
             point: np.ndarray | None = None
             try:
-                point = problem.solve(c, counts)
+                point = problem.solve(c, counts, incumbent=known)
             except (Unresolved, Inconsistent):
                 failed = True
             if failed or point is None:

@@ -120,7 +120,7 @@ class JointModel(ReportModel):
         for atom in range(len(self.memberships)):
             own: dict[str, FieldLayout] = {}
             for field_id, layout in new.layouts.items():
-                own[field_id] = FieldLayout(layout.shape, layout.classes, offset)
+                own[field_id] = FieldLayout(layout.shape, layout.classes, offset, layout.cells)
                 self.layouts[f"{atom}/{field_id}"] = own[field_id]
                 offset += layout.size
             self.atom_layouts.append(own)
@@ -130,7 +130,7 @@ class JointModel(ReportModel):
             mapping: dict[int, tuple[int, ...]] = {}
             for field_id, layout in model.layouts.items():
                 target = new.layouts.get(field_id)
-                if target is None or target.shape != layout.shape:
+                if target is None or (target.shape, target.cells) != (layout.shape, layout.cells):
                     raise _mismatch()
                 for i in range(layout.size):
                     mapping[layout.offset + i] = tuple(

@@ -35,8 +35,13 @@ RATE_RANGE: Final = "rate_range"
 IGNORED_COUNT: Final = "ignored_prediction_count"
 """An optional count a slice may carry; protected like the six counts."""
 
-SLICE_KINDS: Final = ("overall", "field", "field_type")
-"""The three kinds of slice, as named in sensitivity keys and audit rows."""
+STRATUM: Final = "stratum"
+"""A stratum slice's kind (``site=A``): every field over one stratum's cases."""
+STRATUM_FIELD_TYPE: Final = "stratum_field_type"
+"""A stratum-and-type slice's kind (``site=A/date``)."""
+
+SLICE_KINDS: Final = ("overall", "field", "field_type", STRATUM, STRATUM_FIELD_TYPE)
+"""The kinds of slice, as named in sensitivity keys and audit rows."""
 
 FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 

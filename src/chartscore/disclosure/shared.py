@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
+from decimal import Decimal
 from typing import Final, NoReturn
 
 import attrs
@@ -59,6 +60,8 @@ from chartscore.disclosure.rule import (
     RULE,
     SHARED_FORMAT,
     SHARED_FORMAT_VERSION,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
     SUCCESS,
     TOTAL,
     TYPE_METRICS_OF,
@@ -74,7 +77,15 @@ from chartscore.plugin_layout import (
     stamps_from_dict,
     stamps_to_dict,
 )
-from chartscore.report import CORE_TOTALS, read_confidence, read_design_effect
+from chartscore.report import (
+    CORE_TOTALS,
+    STRATUM_NAME,
+    WeightedEstimate,
+    WeightedMetric,
+    is_fraction_text,
+    read_confidence,
+    read_design_effect,
+)
 from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
@@ -100,6 +111,8 @@ _TOP_KEYS: Final = frozenset(
         "disclosure",
     }
 )
+_STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
+_WEIGHTED: Final = "overall_weighted"
 _MAX_RELEASES: Final = 9999
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
@@ -356,6 +369,8 @@ class Survival:
 
 SURVIVAL_FAMILIES: Final = ("field_rates", "pooled_rates")
 """Field slices' rates, and the pooled slices' (field types and overall)."""
+STRATUM_RATES: Final = "stratum_rates"
+"""The stratum slices' rates (and their type slices'): a family only with strata."""
 
 
 @attrs.frozen
@@ -411,6 +426,12 @@ class SharedReport:
         scorer_version: The chartscore version that scored the data.
         confidence: The confidence level of every interval.
         plugins: The report's plugin stamps (docs/plugins.md), sorted by name.
+        by_stratum: Each declared stratum's pooled slice (``"site=A"``); empty
+            (and absent from the JSON) without strata.
+        by_stratum_field_type: Each stratum's pooled slice per field type.
+        overall_weighted: With a declared sampling design, the overall slice's
+            weighted estimates, each shown only where every sampled stratum's
+            counts of its metric are (:func:`shown_weighted`); None otherwise.
     """
 
     overall: SharedSlice
@@ -420,6 +441,9 @@ class SharedReport:
     scorer_version: str = __version__
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
+    by_stratum: Mapping[str, SharedSlice] = attrs.field(factory=dict)
+    by_stratum_field_type: Mapping[str, Mapping[str, SharedSlice]] = attrs.field(factory=dict)
+    overall_weighted: WeightedEstimate | None = None
     primary_count: int | None = attrs.field(default=None, eq=False, repr=False)
     """How many suppressed numbers were primary (sensitive themselves), as ``share`` knew it.
 
@@ -432,12 +456,21 @@ class SharedReport:
     release would have shown, which the published numbers do not."""
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
-        """Every slice as (kind, name, slice): overall, fields, then field types."""
+        """Every slice as (kind, name, slice): overall, fields, field types, then strata.
+
+        A stratum-and-type slice is named ``site=A/date``.
+        """
         yield "overall", "", self.overall
         for field_id in sorted(self.by_field):
             yield "field", field_id, self.by_field[field_id]
         for type_name in sorted(self.by_field_type):
             yield "field_type", type_name, self.by_field_type[type_name]
+        for stratum in sorted(self.by_stratum):
+            yield STRATUM, stratum, self.by_stratum[stratum]
+        for stratum in sorted(self.by_stratum_field_type):
+            parts = self.by_stratum_field_type[stratum]
+            for type_name in sorted(parts):
+                yield STRATUM_FIELD_TYPE, f"{stratum}/{type_name}", parts[type_name]
 
     def numbers(self) -> Iterator[tuple[Key, int | None]]:
         """Every protected JSON number of the report, keyed, ``None`` when suppressed."""
@@ -453,9 +486,11 @@ class SharedReport:
 
     def survival(self) -> dict[str, Survival]:
         """What survives per family: rates shown, bounded, of all (docs/disclosure.md)."""
-        counts = {name: [0, 0, 0] for name in SURVIVAL_FAMILIES}
+        families = (*SURVIVAL_FAMILIES, STRATUM_RATES) if self.by_stratum else SURVIVAL_FAMILIES
+        counts = {name: [0, 0, 0] for name in families}
+        family = {"field": "field_rates", STRATUM: STRATUM_RATES, STRATUM_FIELD_TYPE: STRATUM_RATES}
         for kind, _, part in self.slices():
-            tally = counts["field_rates" if kind == "field" else "pooled_rates"]
+            tally = counts[family.get(kind, "pooled_rates")]
             for metric in part.metrics.values():
                 tally[0] += 1
                 tally[1] += metric.success_count is not None and metric.total_count is not None
@@ -482,6 +517,11 @@ class SharedReport:
             overall=ranged("overall", "", self.overall),
             by_field={k: ranged("field", k, v) for k, v in self.by_field.items()},
             by_field_type={k: ranged("field_type", k, v) for k, v in self.by_field_type.items()},
+            by_stratum={k: ranged(STRATUM, k, v) for k, v in self.by_stratum.items()},
+            by_stratum_field_type={
+                k: {t: ranged(STRATUM_FIELD_TYPE, f"{k}/{t}", v) for t, v in parts.items()}
+                for k, parts in self.by_stratum_field_type.items()
+            },
         )
         disclosure = attrs.evolve(report.disclosure, survival=report.survival())
         return attrs.evolve(report, disclosure=disclosure)
@@ -509,6 +549,14 @@ class SharedReport:
         out["overall"] = overall
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
+        if self.overall_weighted is not None:
+            out["overall_weighted"] = self.overall_weighted.to_dict()
+        if self.by_stratum:
+            out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
+            out["by_stratum_field_type"] = {
+                k: {t: v.to_dict() for t, v in parts.items()}
+                for k, parts in self.by_stratum_field_type.items()
+            }
         return out
 
     def to_json(self) -> str:
@@ -558,7 +606,11 @@ class SharedReport:
             or document["format_version"] != SHARED_FORMAT_VERSION
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-        if set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins"} != _TOP_KEYS:
+        if (
+            set(document)
+            - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS, _WEIGHTED}
+            != _TOP_KEYS
+        ):
             _invalid()
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
@@ -610,6 +662,12 @@ class SharedReport:
                 _invalid()  # a range stands only beside a suppressed number
             proven = {**overall.count_ranges, IGNORED_COUNT: _range(ignored_range)}
             overall = attrs.evolve(overall, count_ranges=proven)
+        strata, strata_types = _read_strata(document, by_field, by_type, field_types, z)
+        weighted = None
+        if _WEIGHTED in document:
+            if not strata:
+                _invalid()
+            weighted = _read_weighted(document[_WEIGHTED], overall, strata, z)
         report = cls(
             overall=overall,
             by_field=by_field,
@@ -618,6 +676,9 @@ class SharedReport:
             scorer_version=scorer["version"],
             confidence=confidence,
             plugins=plugins,
+            by_stratum=strata,
+            by_stratum_field_type=strata_types,
+            overall_weighted=weighted,
         )
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         hidden = sum(1 for _, value in report.numbers() if value is None)
@@ -632,7 +693,140 @@ class SharedReport:
             [_quantities(part) for part in by_field.values()],
             [_quantities(part) for part in by_type.values()],
         )
+        _check_strata(report)
         return report
+
+
+def _read_strata(
+    document: Mapping[str, object],
+    by_field: Mapping[str, SharedSlice],
+    by_type: Mapping[str, SharedSlice],
+    field_types: Mapping[str, str],
+    z: float,
+) -> tuple[dict[str, SharedSlice], dict[str, dict[str, SharedSlice]]]:
+    # Both stratum keys or neither; declared names; every stratum with every field type,
+    # a stratum slice with the overall slice's metrics, a stratum-and-type slice with its
+    # type's (without majority_baseline, which stratum slices do not report).
+    present = [name in document for name in _STRATA_KEYS]
+    if not any(present):
+        return {}, {}
+    listed, listed_types = document["by_stratum"], document["by_stratum_field_type"]
+    if not all(present) or type(listed) is not dict or type(listed_types) is not dict:
+        _invalid()
+    if not listed or set(listed) != set(listed_types):
+        _invalid()
+    strata: dict[str, SharedSlice] = {}
+    strata_types: dict[str, dict[str, SharedSlice]] = {}
+    for name in sorted(listed):
+        if STRATUM_NAME.fullmatch(name) is None:
+            _invalid()
+        strata[name] = _slice(listed[name], CORE_METRICS, kappa=False, z=z, pooled=True)
+        parts = listed_types[name]
+        if type(parts) is not dict or set(parts) != set(by_type):
+            _invalid()
+        strata_types[name] = {}
+        for type_name in sorted(parts):
+            members = [by_field[f] for f, t in field_types.items() if t == type_name]
+            allowed = {m for part in members for m in part.metrics} - {"majority_baseline"}
+            strata_types[name][type_name] = _slice(
+                parts[type_name], allowed, kappa=False, z=z, pooled=True
+            )
+    return strata, strata_types
+
+
+def shown_weighted(
+    weighted: WeightedEstimate, strata: Mapping[str, SharedSlice]
+) -> WeightedEstimate:
+    """The weighted estimates a shared report may show: each where its inputs are shown.
+
+    A metric's estimate is a function of every sampled stratum's counts of it (and the
+    public fractions), its design effect a rounded quadratic aggregate like a clustered
+    interval's: shown exactly where all those counts are, else ``null``
+    (docs/disclosure.md, "Stratum slices").
+    """
+    shared = set.intersection(*(set(part.metrics) for part in strata.values()))
+    metrics = {  # the metrics share publishes (not the withheld validation figures)
+        name: figures if _inputs_shown(name, weighted.fractions, strata) else _WITHHELD
+        for name, figures in weighted.metrics.items()
+        if name in shared
+    }
+    return WeightedEstimate(dict(weighted.fractions), metrics)
+
+
+_WITHHELD: Final = WeightedMetric(None, None, None)
+
+
+def _inputs_shown(
+    metric: str, fractions: Mapping[str, object], strata: Mapping[str, SharedSlice]
+) -> bool:
+    return all(
+        strata[name].metrics[metric].success_count is not None
+        and strata[name].metrics[metric].total_count is not None
+        for name in fractions
+    )
+
+
+def _read_weighted(
+    value: object, overall: SharedSlice, strata: Mapping[str, SharedSlice], z: float
+) -> WeightedEstimate:
+    # As a report's, but a metric whose inputs are not all shown has only nulls.
+    if type(value) is not dict or set(value) != {"fractions", "metrics"}:
+        _invalid()
+    listed, shown = value["fractions"], value["metrics"]
+    if type(listed) is not dict or type(shown) is not dict or set(shown) != set(overall.metrics):
+        _invalid()
+    fractions: dict[str, Decimal] = {}
+    for name, text in sorted(listed.items()):
+        if name not in strata or type(text) is not str or not is_fraction_text(text):
+            _invalid()
+        fractions[name] = Decimal(text)
+    keys = {name.partition("=")[0] for name in fractions}
+    if len(keys) != 1 or {n for n in strata if n.partition("=")[0] in keys} != set(fractions):
+        _invalid()
+    metrics: dict[str, WeightedMetric] = {}
+    for metric in overall.metrics:
+        figures = shown[metric]
+        if type(figures) is not dict or set(figures) != {"estimate", "design_effect", "interval"}:
+            _invalid()
+        if not _inputs_shown(metric, fractions, strata):
+            if any(figure is not None for figure in figures.values()):
+                _invalid()  # shown beside a hidden input
+            metrics[metric] = _WITHHELD
+            continue
+        parts = [
+            (fractions[name], strata[name].metrics[metric].success_count or 0,
+             strata[name].metrics[metric].total_count or 0)
+            for name in sorted(fractions)
+        ]  # fmt: skip
+        design = read_design_effect(figures["design_effect"], sum(m for _, _, m in parts))
+        found = WeightedMetric.of(parts, z, shown=design)
+        if found.to_dict() != figures:
+            _invalid()
+        metrics[metric] = found
+    return WeightedEstimate(fractions, metrics)
+
+
+def _check_strata(report: SharedReport) -> None:
+    # Every stratum slice's identities; for each key, its strata add up to the overall
+    # slice and to each type slice, and each stratum's type slices to the stratum slice.
+    by_key: dict[str, list[str]] = {}
+    for name in report.by_stratum:
+        by_key.setdefault(name.partition("=")[0], []).append(name)
+    for kind, _, part in report.slices():
+        if kind in (STRATUM, STRATUM_FIELD_TYPE):
+            _check_identities(part, kind)
+    for name, part in report.by_stratum.items():
+        types = [_quantities(p) for p in report.by_stratum_field_type[name].values()]
+        _strict_json.check_pooled(_quantities(part), types, types)
+    for names in by_key.values():
+        slices = [_quantities(report.by_stratum[name]) for name in names]
+        _strict_json.check_pooled(_quantities(report.overall), slices, slices)
+        for type_name, whole in report.by_field_type.items():
+            quantities = {
+                k: v for k, v in _quantities(whole).items() if not k.startswith("majority_baseline")
+            }
+            parts = [_quantities(report.by_stratum_field_type[n][type_name]) for n in names]
+            _strict_json.check_pooled(quantities, parts, parts)
 
 
 _SUMS: Final = (
@@ -890,10 +1084,12 @@ def _earlier(value: object) -> int | None:
 
 
 def _survival(value: object) -> dict[str, Survival]:
-    if type(value) is not dict or set(value) != set(SURVIVAL_FAMILIES):
+    if type(value) is not dict or set(value) - {STRATUM_RATES} != set(SURVIVAL_FAMILIES):
         _invalid()
     out = {}
-    for name in SURVIVAL_FAMILIES:
+    for name in (*SURVIVAL_FAMILIES, STRATUM_RATES):
+        if name not in value:
+            continue
         family = value[name]
         if type(family) is not dict or set(family) != {"rates", "shown", "bounded"}:
             _invalid()
@@ -1005,6 +1201,14 @@ def shared_from_report(
     overall = build("overall", "", overall_raw)
     by_field = {k: build("field", k, by_field_raw[k]) for k in sorted(by_field_raw)}
     by_type = {k: build("field_type", k, by_type_raw[k]) for k in sorted(by_type_raw)}
+    strata_raw = document.get("by_stratum", {})
+    strata_types_raw = document.get("by_stratum_field_type", {})
+    assert isinstance(strata_raw, Mapping) and isinstance(strata_types_raw, Mapping)
+    by_stratum = {k: build(STRATUM, k, strata_raw[k]) for k in sorted(strata_raw)}
+    by_stratum_type = {
+        k: {t: build(STRATUM_FIELD_TYPE, f"{k}/{t}", v) for t, v in sorted(parts.items())}
+        for k, parts in sorted(strata_types_raw.items())
+    }
     scorer = document["scorer"]
     assert isinstance(scorer, Mapping)
     plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
@@ -1016,6 +1220,8 @@ def shared_from_report(
         scorer_version=str(scorer["version"]),
         confidence=document.get("confidence", DEFAULT_CONFIDENCE),  # type: ignore[arg-type]
         plugins=plugins,
+        by_stratum=by_stratum,
+        by_stratum_field_type=by_stratum_type,
     )
     suppressed = sum(1 for _, value in draft.numbers() if value is None)
     return attrs.evolve(

@@ -9,21 +9,23 @@ ImportError from deep inside, and nothing is read or written before it.
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 
 from chartscore.errors import ChartscoreError, ErrorCode
 
 
 def require_solver() -> None:
-    """Check that scipy's solver can be imported (importing it, as the audit is about to).
+    """Check that scipy's solver is installed (found, not imported: the solver loads only
+    scipy's HiGHS binding when it can, not all of ``scipy.optimize``).
 
     Raises:
         ChartscoreError: ``missing_dependency``: ``pip install 'chartscore[share]'``.
     """
     missing = False
     try:
-        importlib.import_module("scipy.optimize")
-        importlib.import_module("scipy.sparse")
+        missing = any(
+            importlib.util.find_spec(name) is None for name in ("scipy.optimize", "scipy.sparse")
+        )
     except ImportError:
         missing = True
     if missing:  # raised outside the handler: no chained ImportError

@@ -42,8 +42,9 @@ a report that fails.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final, Protocol
 
 import attrs
@@ -59,6 +60,7 @@ from chartscore.disclosure.figures import (
     FieldFigures,
 )
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
+from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
@@ -66,6 +68,8 @@ from chartscore.disclosure.rule import (
     KAPPA_TYPES,
     PAIRS,
     SLICE_KINDS,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
     SUCCESS,
     metric_quantity,
 )
@@ -75,6 +79,7 @@ from chartscore.disclosure.shared import (
     SharedReport,
     check_min_cell,
     shared_from_report,
+    shown_weighted,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.report import Report
@@ -86,6 +91,10 @@ _WEIGHT: Final = (1, 3, 9, 27)
 """The price of hiding one number of each tier: the overall slice weighs most."""
 _CANDIDATES: Final = 40
 """How many linked numbers (cheapest first) are priced for one failing cell."""
+SUPPRESSING: Final = "suppressing"
+"""The progress stage of checking small cells (done: how many are protected so far)."""
+CHOOSING: Final = "choosing complementary cells"
+"""The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
 
@@ -132,8 +141,10 @@ def _invalid_sensitivity() -> ChartscoreError:
 
 def _tier(key: Key) -> int:
     kind, _, quantity = key
-    if kind == "field_type":
+    if kind in ("field_type", STRATUM_FIELD_TYPE):
         return 0
+    if kind == STRATUM:
+        return 1
     if kind == "overall":
         return 3
     metric = quantity.split(".", 1)[0]
@@ -172,6 +183,10 @@ class _Suppressor:
             if len(identity) == 2:
                 for key in identity:
                     self.twins.setdefault(key, []).extend(identity)
+        # The step price of a number with no twin does not depend on what is hidden.
+        self.solo = {
+            key: (self.weight[key], self.cost[key]) for key in self.cost if key not in self.twins
+        }
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
             # An item count also reaches the classes its rule row bounds (its carriers).
@@ -223,6 +238,28 @@ class _Suppressor:
                 types = [p for p in types if p in model.quantities]
                 if types and self._sums((kind, name, quantity), types):
                     out.append(((kind, name, quantity), *types))
+            for listed in self._stratum_parts(kind, name, quantity, type_names):
+                terms = [p for p in listed if p in model.quantities]
+                if terms and self._sums((kind, name, quantity), terms):
+                    out.append(((kind, name, quantity), *terms))
+        return out
+
+    def _stratum_parts(
+        self, kind: str, name: str, quantity: str, type_names: list[str]
+    ) -> list[list[Key]]:
+        # Strata's identities: for each key, the overall (or a type) slice is the sum of
+        # its strata's (type) slices; a stratum slice is the sum of its type slices.
+        if kind == STRATUM:
+            return [[(STRATUM_FIELD_TYPE, f"{name}/{t}", quantity) for t in type_names]]
+        if kind not in ("overall", "field_type"):
+            return []
+        out = []
+        for key, labels in self.model.strata:
+            strata = [f"{key}={label}" for label in labels]
+            if kind == "overall":
+                out.append([(STRATUM, s, quantity) for s in strata])
+            else:
+                out.append([(STRATUM_FIELD_TYPE, f"{s}/{name}", quantity) for s in strata])
         return out
 
     def _sums(self, total: Key, parts: list[Key]) -> bool:
@@ -248,6 +285,7 @@ class _Suppressor:
                 hidden.add(key)
                 todo += self.by_term.get(key, [])
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
+        solo = self.solo
         while todo:
             index = todo.pop()
             alone: Key | None = None
@@ -262,8 +300,19 @@ class _Suppressor:
                 continue
             if alone in proxies and proxies[alone] in hidden:
                 continue  # hidden only for its failures, which its hidden total protects
-            options = [k for k in by_cost[index] if k not in hidden][:_LOOKAHEAD]
-            cheapest = min(options, key=lambda k: self._step_price(k, hidden))
+            cheapest: Key | None = None
+            lowest: tuple[int, tuple[object, ...]] | None = None
+            tried = 0
+            for key in by_cost[index]:
+                if key in hidden:
+                    continue
+                price = solo.get(key) or self._step_price(key, hidden)
+                if lowest is None or price < lowest:
+                    cheapest, lowest = key, price
+                tried += 1
+                if tried == _LOOKAHEAD:
+                    break
+            assert cheapest is not None  # an identity with one hidden term has others
             hidden.add(cheapest)
             todo += self.by_term.get(cheapest, [])
         return hidden
@@ -293,7 +342,14 @@ class _Suppressor:
     def local_safe(
         self, local: LocalCheck, quantity: Quantity, published: Mapping[Key, int]
     ) -> bool:
-        """Whether a restriction certifies the (hidden) quantity protected under ``published``."""
+        """Whether a restriction certifies the (hidden) quantity protected under ``published``.
+
+        Never with strata: every stratum number touches every field, so each
+        restriction carries every stratum row (or is the whole report), built
+        once per candidate; the exact solver settles them all at once, faster.
+        """
+        if self.model.strata:
+            return False
         return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
 
     def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
@@ -509,6 +565,9 @@ def share(
     )
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    if report.overall_weighted is not None and shared.by_stratum:
+        weighted = shown_weighted(report.overall_weighted, shared.by_stratum)
+        shared = attrs.evolve(shared, overall_weighted=weighted)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
     cost = None if alone is None else final.disclosure.suppressed_count - alone
     return attrs.evolve(final, primary_count=len(set(primary)), ledger_cost=cost)
@@ -544,6 +603,16 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     return solver
 
 
+def _local_safe(
+    state: _Suppressor, local: LocalCheck, published: Mapping[Key, int], quantity: Quantity
+) -> bool:
+    return state.local_safe(local, quantity, published)
+
+
+def _exactly_safe(state: _Suppressor, solver: RangeSolver, quantity: Quantity) -> bool:
+    return _is_safe(state, quantity, solver)
+
+
 def _is_safe(state: _Suppressor, quantity: Quantity, solver: RangeSolver) -> bool:
     failed = False
     safe = False
@@ -566,21 +635,29 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     """
     local = LocalCheck(state.model, _seed(state))
     pending = list(sensitive)
+    total = len(sensitive)
     while pending:
         published = state.published()
-        pending = [q for q in pending if not state.local_safe(local, q, published)]
+        locally = functools.partial(_local_safe, state, local, published)
+        pending = _unsettled(pending, locally, total)
         if pending:
             solver = _solver(state)
-            pending = [q for q in pending if not _is_safe(state, q, solver)]
-        for quantity in pending:
+            exactly = functools.partial(_exactly_safe, state, solver)
+            pending = _unsettled(pending, exactly, total)
+        hid = False
+        for done, quantity in enumerate(pending):
+            step(CHOOSING, done, len(pending))
             published = state.published()
             if state.local_safe(local, quantity, published):
                 continue  # protected by a number hidden for an earlier one
             linked = state.candidates(quantity) or sorted(
                 (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
             )
+            if not linked and hid:
+                break  # what this round hid may protect it: the solver rechecks
             if not linked:
                 raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+            hid = True
             # Price each candidate by everything its hiding forces; try the cheapest first.
             closures = {key: state.closure([key]) for key in linked}
             ranked = sorted(linked, key=lambda k: (state.price(closures[k]), state.cost[k]))
@@ -590,6 +667,21 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                     chosen = key
                     break
             state.hide([chosen])
+
+
+def _unsettled(
+    pending: list[Quantity], safe: Callable[[Quantity], bool], total: int
+) -> list[Quantity]:
+    """The pending quantities ``safe`` does not settle; reports how many of ``total`` are."""
+    kept: list[Quantity] = []
+    settled = total - len(pending)
+    for quantity in pending:
+        if safe(quantity):
+            settled += 1
+        else:
+            kept.append(quantity)
+        step(SUPPRESSING, settled, total)
+    return kept
 
 
 def _seed(state: _Suppressor) -> np.ndarray:

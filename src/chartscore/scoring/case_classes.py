@@ -119,12 +119,28 @@ class CaseClasses:
             position = self._groups[group, row] = len(self._groups)
         return position
 
-    def cases_matching(self, test: Callable[[Group, int], bool]) -> int:
-        """Distinct cases with at least one row whose (group, class) passes ``test``."""
+    def patterns_where(self, keep: Callable[[str], bool]) -> Counter[int]:
+        """The bit sets of the cases whose id passes ``keep`` (a stratum's), counted.
+
+        Raises:
+            ValueError: when some cases have no id (read from a site's partial file).
+        """
+        if self.anonymous or self.anonymous_ignored:
+            raise ValueError("cases without an id cannot be placed")
+        return Counter(bits for case_id, bits in self.by_case.items() if keep(case_id))
+
+    def cases_matching(
+        self, test: Callable[[Group, int], bool], patterns: Counter[int] | None = None
+    ) -> int:
+        """Distinct cases with at least one row whose (group, class) passes ``test``.
+
+        ``patterns``: among these cases only (:meth:`patterns_where`); default every case.
+        """
         wanted = 0
         for (group, row), position in self._groups.items():
             if test(group, row):
                 wanted |= 1 << position
         if not wanted:
             return 0
-        return sum(n for bits, n in self.patterns().items() if bits & wanted)
+        chosen = self.patterns() if patterns is None else patterns
+        return sum(n for bits, n in chosen.items() if bits & wanted)

@@ -37,11 +37,12 @@ from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, SHARE_WITHHELD_METRICS, Tally
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, SHARE_WITHHELD_METRICS, SliceTally, Tally
 
 Quantity = tuple[str, str, str]
-"""(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field`` or
-``field_type``; quantity a count name, ``<metric>.success_count``, ``<metric>.total_count``,
+"""(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field``,
+``field_type``, ``stratum`` (``site=A``) or ``stratum_field_type`` (``site=A/date``);
+quantity a count name, ``<metric>.success_count``, ``<metric>.total_count``,
 ``<metric>.failures``, ``kappa.pairs`` or ``ignored_prediction_count``."""
 
 
@@ -62,6 +63,11 @@ class CaseTrackingScorer(Scorer):
         super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
         self._cases = CaseClasses()
         self._group_of: dict[str, Group] = {}
+
+    @property
+    def case_strata(self) -> CaseStrata | None:
+        """The strata file's cases (private: case ids), for the stratum slices' case counts."""
+        return self._strata
 
     def _group(self, field_id: str) -> Group:
         group = self._group_of.get(field_id)
@@ -105,12 +111,16 @@ class CaseTrackingScorer(Scorer):
         return partial
 
 
-def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
+def case_counts(
+    partial: PartialTally, tally: Tally, strata: CaseStrata | None = None
+) -> dict[Quantity, int]:
     """The distinct cases behind every protected quantity of the report of ``tally``.
 
     ``partial`` must come from a :class:`CaseTrackingScorer` (or a merge of them).
     A pooled ``majority_baseline`` uses a lower bound (the largest member
-    field's count), which can only suppress more, never less.
+    field's count), which can only suppress more, never less. With ``strata``
+    (the scorer's), the stratum slices' quantities too: each counts the
+    distinct cases of its stratum only.
     """
     cases = partial.cases
     if cases is None:
@@ -165,7 +175,48 @@ def case_counts(partial: PartialTally, tally: Tally) -> dict[Quantity, int]:
             )
     if tally.ignored_prediction_count is not None:
         result["overall", "", "ignored_prediction_count"] = cases.ignored_count
+    if strata is not None:
+        _fill_strata(result, cases, tally, strata, partial.plugins)
     return result
+
+
+def _fill_strata(
+    result: dict[Quantity, int],
+    cases: CaseClasses,
+    tally: Tally,
+    strata: CaseStrata,
+    plugins: PluginLayout | None,
+) -> None:
+    # Each stratum slice (and stratum-and-type slice) as a pooled slice of its cases only.
+    for index, position, stratum in strata.slice_names():
+
+        def inside(case_id: str, index: int = index, position: int = position) -> bool:
+            return strata.positions(case_id)[index] == position
+
+        patterns = cases.patterns_where(inside)
+        slices: list[tuple[str, str, SliceTally, str | None]] = [
+            ("stratum", stratum, tally.by_stratum[stratum], None)
+        ]
+        slices += [
+            ("stratum_field_type", f"{stratum}/{name}", part, name)
+            for name, part in tally.by_stratum_field_type[stratum].items()
+        ]
+        for kind, name, part, field_type in slices:
+
+            def stratum_rows(
+                test: RowTest,
+                metric: str | None = None,
+                field_type: str | None = field_type,
+                patterns: Counter[int] = patterns,
+            ) -> int:
+                def chosen(group: Group, row: int) -> bool:
+                    in_slice = field_type is None or group[0] == field_type
+                    reports = metric is None or metric in CORE_METRICS or metric in group[1]
+                    return in_slice and reports and test(row)
+
+                return cases.cases_matching(chosen, patterns)
+
+            _fill(result, (kind, name), part.metrics, False, stratum_rows, plugins=plugins)
 
 
 def _fill(

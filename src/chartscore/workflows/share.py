@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+import attrs
+
 from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.disclosure.figures import Contributions, FieldFigures
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
@@ -224,18 +226,25 @@ def share_partial_files(
 
 
 def _shared(scorer: CaseTrackingScorer, min_cell: int, confidence: float) -> SharedReport:
-    return _shared_partial(scorer.partial(), min_cell, confidence)
+    return _shared_partial(scorer.partial(), min_cell, confidence, scorer.case_strata)
 
 
-def _shared_partial(partial: PartialTally, min_cell: int, confidence: float) -> SharedReport:
+def _shared_partial(
+    partial: PartialTally, min_cell: int, confidence: float, strata: CaseStrata | None = None
+) -> SharedReport:
     # scipy (the audit's solver) loads here, when a report is shared, not with chartscore.
     from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
     tally = partial.tally()
     report = Report.from_tally(tally, confidence)
+    if strata is None:
+        # Sites' partials hold their cases as counts, without ids: a case cannot be placed
+        # in its stratum, so the stratum slices' case counts are unknown and they are
+        # withheld (docs/disclosure.md, "Stratum slices").
+        report = attrs.evolve(report, by_stratum={}, by_stratum_field_type={})
     sensitivity = Sensitivity(
-        case_counts(partial, tally),
+        case_counts(partial, tally, strata),
         kappa_smallest_margins(partial),
         _field_types(partial),
         _figures(partial),
