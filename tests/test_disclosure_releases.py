@@ -343,3 +343,24 @@ def test_joint_model_sums_each_release_over_its_atoms() -> None:
     # A boolean majority holds at least half of a release's answerable rows, not an atom's.
     majority = [row for row in joint.inequalities if len(row) > 2]
     assert len(majority) == 2
+
+
+def test_an_old_case_that_scores_otherwise_does_not_fit(tmp_path: Path) -> None:
+    # The system's smoking answers changed for the cases of release 1: its published numbers
+    # are no longer the sums of the atoms, which the joint model needs (release_mismatch).
+    ledger = tmp_path / "ledger"
+    share(*_records(33), schema=SCHEMA, releases=ledger)
+    before = _listing(ledger)
+    gold, predictions = _records(34)
+    changed = [
+        Prediction(p.case_id, p.field_id, "never" if p.value != "never" else "former")
+        if p.field_id == "hx.smoking"
+        else p
+        for p in predictions
+    ]
+    with pytest.raises(ChartscoreError) as caught:
+        share(gold, changed, schema=SCHEMA, releases=ledger)
+    assert caught.value.code == "release_mismatch"
+    assert CANARY not in str(caught.value)
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+    assert _listing(ledger) == before

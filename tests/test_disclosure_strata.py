@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chartscore import GoldField, Prediction, score
+from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.disclosure import SharedReport, audit, share
 from chartscore.disclosure.attack import DERIVABLE, DISCLOSED
 from chartscore.disclosure.model import model_of
@@ -263,6 +263,7 @@ def demo_strata(tmp_path: Path, case_ids: dict[str, str] | None = None) -> tuple
     """The demo schema declaring site and abstractor, and a strata file by case number."""
     schema = json.loads((DATA / "demo_schema.json").read_text(encoding="utf-8"))
     schema["strata"] = {"site": ["A", "B", "C"], "abstractor": ["r1", "r2"]}
+    schema["sampling"] = {"site": {"A": "0.5", "B": "0.25", "C": "1"}}
     schema_path = tmp_path / "schema.json"
     schema_path.write_text(json.dumps(schema), encoding="utf-8")
     cases = sorted({json.loads(line)["case_id"] for line in (DATA / "demo_gold.jsonl").open()})
@@ -300,8 +301,11 @@ def test_the_demo_s_strata_share_audit_and_match_the_dask_route(tmp_path: Path) 
         "abstractor=r1", "abstractor=r2", "site=A", "site=B", "site=C"
     ]  # fmt: skip
     assert sorted(document["by_stratum_field_type"]["site=A"]) == sorted(document["by_field_type"])
-    assert "; strata " in err.getvalue() and "weighted estimate is not shared" in err.getvalue()
-    assert "demo-case" not in text + err.getvalue() and "overall_weighted" not in text
+    # Eight cases a site: no site's counts are all shown, so no weighted estimate is.
+    assert "; strata " in err.getvalue() and "weighted estimates shown 0/7" in err.getvalue()
+    assert "demo-case" not in text + err.getvalue()
+    for figures in document["overall_weighted"]["metrics"].values():
+        assert figures == {"estimate": None, "design_effect": None, "interval": None}
     audited = io.StringIO()
     assert main(["audit", str(tmp_path / "s.json")], stdout=audited, stderr=io.StringIO()) == 0
     assert "stratum site=A" in audited.getvalue()
@@ -382,3 +386,77 @@ def test_a_cohort_whose_every_number_must_hide_is_shared() -> None:
     cohort.declared = {"site": ["A", "B"]}
     inner = test_stratified_reports_pass_their_audit_and_publish_no_small_cell.hypothesis  # type: ignore[attr-defined]
     inner.inner_test(cohort, 3)
+
+
+# --- the weighted estimate: shown exactly where every sampled stratum's counts are ---------
+
+
+def sampled_cohort(small_b: bool) -> tuple[Any, Any, CaseStrata, dict[str, object]]:
+    """Two sites sampled at 0.5 and 1, one boolean field, 11 disagreements per site; site B
+    has 33 cases, or 5 (then all of its numbers are small)."""
+    schema: dict[str, object] = {
+        "fields": {"dx.flag": {"type": "boolean"}},
+        "strata": {"site": ["A", "B"]},
+        "sampling": {"site": {"A": "0.5", "B": "1"}},
+    }
+    gold, predictions, labels = [], [], {}
+    sizes = {"A": 44, "B": 5 if small_b else 33}
+    for site, size in sizes.items():
+        for i in range(size):
+            case = f"case-{site}{i:03d}"
+            labels[case] = {"site": site}
+            gold.append(GoldField(case, "dx.flag", "boolean", i % 2 == 0))
+            predictions.append(Prediction(case, "dx.flag", (i % 2 == 0) != (i < 11)))
+    strata = CaseStrata.from_mapping(to_schema(schema), labels)
+    return gold, predictions, strata, schema
+
+
+@pytest.mark.parametrize("small_b", [False, True])
+def test_the_weighted_estimate_is_shown_only_where_its_inputs_are(
+    tmp_path: Path, small_b: bool
+) -> None:
+    from chartscore.workflows.share import share_files
+
+    gold, predictions, strata, schema = sampled_cohort(small_b)
+    paths = {}
+    for name, rows in (
+        ("gold", [{"case_id": g.case_id, "field_id": g.field_id, "field_type": "boolean",
+                   "value": g.value} for g in gold]),
+        ("pred", [{"case_id": p.case_id, "field_id": p.field_id, "value": p.value}
+                  for p in predictions]),
+    ):  # fmt: skip
+        paths[name] = tmp_path / f"{name}.jsonl"
+        paths[name].write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    labels = [{"case_id": g.case_id, "strata": {"site": g.case_id[5]}} for g in gold]
+    (tmp_path / "strata.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in labels), encoding="utf-8"
+    )
+    report = score(gold, predictions, schema=schema, strata=strata)
+    shared = share_files(
+        paths["gold"], paths["pred"], schema=tmp_path / "schema.json",
+        strata=tmp_path / "strata.jsonl",
+    )  # fmt: skip
+    assert report.overall_weighted is not None and shared.overall_weighted is not None
+    text = shared.to_json()
+    assert SharedReport.from_json(text).to_json() == text and audit(text).passed
+    full = report.overall_weighted.to_dict()["metrics"]
+    for metric, figures in shared.overall_weighted.to_dict()["metrics"].items():  # type: ignore[union-attr]
+        inputs = [shared.by_stratum[s].metrics[metric] for s in ("site=A", "site=B")]
+        if all(m.success_count is not None and m.total_count is not None for m in inputs):
+            assert figures == full[metric]
+        else:
+            assert figures == {"estimate": None, "design_effect": None, "interval": None}
+    shown = [f for f in shared.overall_weighted.metrics.values() if f.estimate is not None]
+    assert (not shown) if small_b else len(shown) >= 3
+    # A reader refuses an estimate beside a hidden input, or one edited.
+    document = json.loads(text)
+    metric = "exact_agreement"
+    figures = document["overall_weighted"]["metrics"][metric]
+    if small_b:
+        figures.update(full[metric])
+    else:
+        figures["estimate"] = 0.5
+    with pytest.raises(ChartscoreError) as caught:
+        SharedReport.from_json(json.dumps(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT

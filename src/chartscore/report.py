@@ -120,6 +120,11 @@ _FRACTION: Final = re.compile(r"1|0\.[0-9]{0,29}[1-9]")
 """A sampling fraction as a document writes it: ``0.25``, ``1``."""
 
 
+def is_fraction_text(text: str) -> bool:
+    """Whether ``text`` is a sampling fraction as a document writes it (``0.25``, ``1``)."""
+    return _FRACTION.fullmatch(text) is not None
+
+
 def fraction_text(fraction: Decimal) -> str:
     """A declared sampling fraction as plain decimal text, without trailing zeros."""
     return format(fraction.normalize(), "f")

@@ -127,10 +127,13 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     _say_suppressed(shared, streams)
     _say_releases(shared, streams)
-    if args.strata is not None:
+    weighted = shared.overall_weighted
+    if weighted is not None:
+        shown = sum(1 for metric in weighted.metrics.values() if metric.estimate is not None)
         say(
             streams.err,
-            f"{PROGRAM}: the weighted estimate is not shared: withheld (docs/disclosure.md)\n",
+            f"{PROGRAM}: weighted estimates shown {shown:,}/{len(weighted.metrics):,} "
+            "(each only where every sampled stratum's counts are)\n",
         )
     record(request, shared, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return EXIT_OK

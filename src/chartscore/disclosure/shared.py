@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator, Mapping
+from decimal import Decimal
 from typing import Final, NoReturn
 
 import attrs
@@ -76,7 +77,15 @@ from chartscore.plugin_layout import (
     stamps_from_dict,
     stamps_to_dict,
 )
-from chartscore.report import CORE_TOTALS, STRATUM_NAME, read_confidence, read_design_effect
+from chartscore.report import (
+    CORE_TOTALS,
+    STRATUM_NAME,
+    WeightedEstimate,
+    WeightedMetric,
+    is_fraction_text,
+    read_confidence,
+    read_design_effect,
+)
 from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
@@ -103,6 +112,7 @@ _TOP_KEYS: Final = frozenset(
     }
 )
 _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
+_WEIGHTED: Final = "overall_weighted"
 _MAX_RELEASES: Final = 9999
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
@@ -419,6 +429,9 @@ class SharedReport:
         by_stratum: Each declared stratum's pooled slice (``"site=A"``); empty
             (and absent from the JSON) without strata.
         by_stratum_field_type: Each stratum's pooled slice per field type.
+        overall_weighted: With a declared sampling design, the overall slice's
+            weighted estimates, each shown only where every sampled stratum's
+            counts of its metric are (:func:`shown_weighted`); None otherwise.
     """
 
     overall: SharedSlice
@@ -430,6 +443,7 @@ class SharedReport:
     plugins: tuple[PluginStamp, ...] = ()
     by_stratum: Mapping[str, SharedSlice] = attrs.field(factory=dict)
     by_stratum_field_type: Mapping[str, Mapping[str, SharedSlice]] = attrs.field(factory=dict)
+    overall_weighted: WeightedEstimate | None = None
     primary_count: int | None = attrs.field(default=None, eq=False, repr=False)
     """How many suppressed numbers were primary (sensitive themselves), as ``share`` knew it.
 
@@ -535,6 +549,8 @@ class SharedReport:
         out["overall"] = overall
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
+        if self.overall_weighted is not None:
+            out["overall_weighted"] = self.overall_weighted.to_dict()
         if self.by_stratum:
             out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
             out["by_stratum_field_type"] = {
@@ -591,7 +607,8 @@ class SharedReport:
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
         if (
-            set(document) - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS}
+            set(document)
+            - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS, _WEIGHTED}
             != _TOP_KEYS
         ):
             _invalid()
@@ -646,6 +663,11 @@ class SharedReport:
             proven = {**overall.count_ranges, IGNORED_COUNT: _range(ignored_range)}
             overall = attrs.evolve(overall, count_ranges=proven)
         strata, strata_types = _read_strata(document, by_field, by_type, field_types, z)
+        weighted = None
+        if _WEIGHTED in document:
+            if not strata:
+                _invalid()
+            weighted = _read_weighted(document[_WEIGHTED], overall, strata, z)
         report = cls(
             overall=overall,
             by_field=by_field,
@@ -656,6 +678,7 @@ class SharedReport:
             plugins=plugins,
             by_stratum=strata,
             by_stratum_field_type=strata_types,
+            overall_weighted=weighted,
         )
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         hidden = sum(1 for _, value in report.numbers() if value is None)
@@ -709,6 +732,78 @@ def _read_strata(
                 parts[type_name], allowed, kappa=False, z=z, pooled=True
             )
     return strata, strata_types
+
+
+def shown_weighted(
+    weighted: WeightedEstimate, strata: Mapping[str, SharedSlice]
+) -> WeightedEstimate:
+    """The weighted estimates a shared report may show: each where its inputs are shown.
+
+    A metric's estimate is a function of every sampled stratum's counts of it (and the
+    public fractions), its design effect a rounded quadratic aggregate like a clustered
+    interval's: shown exactly where all those counts are, else ``null``
+    (docs/disclosure.md, "Stratum slices").
+    """
+    shared = set.intersection(*(set(part.metrics) for part in strata.values()))
+    metrics = {  # the metrics share publishes (not the withheld validation figures)
+        name: figures if _inputs_shown(name, weighted.fractions, strata) else _WITHHELD
+        for name, figures in weighted.metrics.items()
+        if name in shared
+    }
+    return WeightedEstimate(dict(weighted.fractions), metrics)
+
+
+_WITHHELD: Final = WeightedMetric(None, None, None)
+
+
+def _inputs_shown(
+    metric: str, fractions: Mapping[str, object], strata: Mapping[str, SharedSlice]
+) -> bool:
+    return all(
+        strata[name].metrics[metric].success_count is not None
+        and strata[name].metrics[metric].total_count is not None
+        for name in fractions
+    )
+
+
+def _read_weighted(
+    value: object, overall: SharedSlice, strata: Mapping[str, SharedSlice], z: float
+) -> WeightedEstimate:
+    # As a report's, but a metric whose inputs are not all shown has only nulls.
+    if type(value) is not dict or set(value) != {"fractions", "metrics"}:
+        _invalid()
+    listed, shown = value["fractions"], value["metrics"]
+    if type(listed) is not dict or type(shown) is not dict or set(shown) != set(overall.metrics):
+        _invalid()
+    fractions: dict[str, Decimal] = {}
+    for name, text in sorted(listed.items()):
+        if name not in strata or type(text) is not str or not is_fraction_text(text):
+            _invalid()
+        fractions[name] = Decimal(text)
+    keys = {name.partition("=")[0] for name in fractions}
+    if len(keys) != 1 or {n for n in strata if n.partition("=")[0] in keys} != set(fractions):
+        _invalid()
+    metrics: dict[str, WeightedMetric] = {}
+    for metric in overall.metrics:
+        figures = shown[metric]
+        if type(figures) is not dict or set(figures) != {"estimate", "design_effect", "interval"}:
+            _invalid()
+        if not _inputs_shown(metric, fractions, strata):
+            if any(figure is not None for figure in figures.values()):
+                _invalid()  # shown beside a hidden input
+            metrics[metric] = _WITHHELD
+            continue
+        parts = [
+            (fractions[name], strata[name].metrics[metric].success_count or 0,
+             strata[name].metrics[metric].total_count or 0)
+            for name in sorted(fractions)
+        ]  # fmt: skip
+        design = read_design_effect(figures["design_effect"], sum(m for _, _, m in parts))
+        found = WeightedMetric.of(parts, z, shown=design)
+        if found.to_dict() != figures:
+            _invalid()
+        metrics[metric] = found
+    return WeightedEstimate(fractions, metrics)
 
 
 def _check_strata(report: SharedReport) -> None:

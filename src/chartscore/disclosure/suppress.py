@@ -79,6 +79,7 @@ from chartscore.disclosure.shared import (
     SharedReport,
     check_min_cell,
     shared_from_report,
+    shown_weighted,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.report import Report
@@ -564,6 +565,9 @@ def share(
     )
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    if report.overall_weighted is not None and shared.by_stratum:
+        weighted = shown_weighted(report.overall_weighted, shared.by_stratum)
+        shared = attrs.evolve(shared, overall_weighted=weighted)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
     cost = None if alone is None else final.disclosure.suppressed_count - alone
     return attrs.evolve(final, primary_count=len(set(primary)), ledger_cost=cost)
