@@ -637,17 +637,22 @@ class MagnitudeResult:
         if any(found is None for found in sums) or unit not in MAGNITUDE_UNITS:
             _strict_json.invalid()
         absolute, total, squares, deviation = sums
+        pairs = _strict_json.count(members["pairs"])
+        gold_rows = _strict_json.count(chance["gold_rows"])
+        exact: ErrorSums | None
         try:
             exact = ErrorSums(
                 unit,
-                _strict_json.count(members["pairs"]),
+                pairs,
                 absolute,  # type: ignore[arg-type]
                 total,  # type: ignore[arg-type]
                 squares,  # type: ignore[arg-type]
-                _strict_json.count(chance["gold_rows"]),
+                gold_rows,
                 deviation,  # type: ignore[arg-type]
             )
         except ValueError:
+            exact = None  # raised below, outside the handler: no chained context
+        if exact is None:
             _strict_json.invalid()
         result = cls(exact, z)
         for figure in (members["mean_absolute_error"], signed["estimate"]):
@@ -751,16 +756,21 @@ class UncertaintyResult:
         brier = parse_exact_decimal(members["brier_sum"])
         if brier is None or agreed > rows:
             _strict_json.invalid()
+        ranked_twice = _strict_json.count(members["ranked_twice"])
+        without = _strict_json.count(members["without_uncertainty"])
+        sums: UncertaintySums | None
         try:
             sums = UncertaintySums(
                 agreed,
                 rows - agreed,
-                _strict_json.count(members["ranked_twice"]),
+                ranked_twice,
                 brier,
                 tuple((step.success_count, step.total_count) for step in kept),
-                _strict_json.count(members["without_uncertainty"]),
+                without,
             )
         except ValueError:
+            sums = None  # raised below, outside the handler: no chained context
+        if sums is None:
             _strict_json.invalid()
         result = cls(sums, z)
         for figure in (members["auroc"], members["brier_score"]):
