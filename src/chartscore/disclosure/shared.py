@@ -37,6 +37,7 @@ from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
+from chartscore.disclosure.cost import ComplementCost
 from chartscore.disclosure.figures import (
     MAGNITUDE,
     UNCERTAINTY,
@@ -454,6 +455,9 @@ class SharedReport:
     """How many more numbers ``share --releases`` suppressed than it would have without the
     ledger. Inside only, like :attr:`primary_count`: it says how many numbers the single
     release would have shown, which the published numbers do not."""
+    complement: ComplementCost | None = attrs.field(default=None, eq=False, repr=False)
+    """How ``share`` chose the complementary cells and the declared cost (inside only, like
+    :attr:`primary_count`: its lower bound depends on which hidden numbers are small)."""
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, field types, then strata.
