@@ -7,9 +7,12 @@ with the product path, ``chartscore.workflows.share.share``: it scores the recor
 distinct cases behind every protected number while scoring, suppresses (primary and
 complementary) and audits its own output before returning. It then times
 ``chartscore.disclosure.audit`` on the shared JSON, as a privacy officer outside would run
-it, and reports the share of protected numbers suppressed, overall and per tier of the cost
-order (the overall slice; a field's agreement numbers, ``field_count``, ``answerable_count``
-and kappa pairs; a field's other numbers; the field-type slices).
+it, and reports the share of protected numbers suppressed, overall and per tier (the overall
+slice; a field's agreement numbers, ``field_count``, ``answerable_count`` and kappa pairs; a
+field's other numbers; the field-type slices), what survives per family (rates shown, bounded
+and hidden: a field's agreement rates, its safety and error rates, the counts, the pooled and
+the stratum rates) and how the complementary cells were chosen (exact, or greedy with a lower
+bound on the cost).
 
     python benchmarks/audit.py                       # small, medium, large; then 200 fields
     python benchmarks/audit.py --fields 10 --cases 50 500 --wide 0
@@ -54,8 +57,8 @@ from typing import Any, TypeVar
 
 from chartscore import score
 from chartscore.disclosure import SharedReport, audit
-from chartscore.disclosure.cost import AGREEMENT, COUNTS, ERRORS, family, rate_of
-from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS
+from chartscore.disclosure.cost import AGREEMENT, COUNTS, ERRORS, family
+from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS, SUCCESS, TOTAL
 from chartscore.workflows.share import share
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
@@ -72,14 +75,15 @@ RATES = {
 small cells in medium cohorts (a wrong answer is of the wrong type about a sixth of the time)."""
 
 TIERS = ("overall", "agreement", "field other", "type")
-"""The tiers of share()'s cost order, most needed first (docs/disclosure.md)."""
+"""Tiers of numbers by slice and name, most needed first (share()'s old cost order)."""
 _PEOPLE_NEED = frozenset({"field_count", "answerable_count", PAIRS})
 
 T = TypeVar("T")
 
 
 def tier(key: tuple[str, str, str]) -> str:
-    """The tier of a protected number, as share() prices it (``suppress._tier``, by name)."""
+    """The tier of a protected number by slice and name (the cost order's tiers before
+    rates were priced: kept so that tables compare; ``survival`` gives the families)."""
     kind, _, quantity = key
     if kind == "overall":
         return "overall"
@@ -91,7 +95,8 @@ def tier(key: tuple[str, str, str]) -> str:
 
 SURVIVAL = (AGREEMENT, ERRORS, COUNTS, "pooled", "strata")
 """The survival table's families: a field slice's agreement rates, its safety and error
-rates, every count (no rate's part), the pooled slices' rates, the stratum slices' rates."""
+rates, every count (no metric's part: the six counts, kappa pairs, the figures' counts), the
+pooled slices' rates, the stratum slices' rates."""
 
 
 def survival(shared: SharedReport) -> dict[str, tuple[int, int, int]]:
@@ -112,7 +117,7 @@ def survival(shared: SharedReport) -> dict[str, tuple[int, int, int]]:
             else:
                 tally[2] += 1
     for key, value in shared.numbers():
-        if rate_of(key) is None:
+        if key[2].rpartition(".")[2] not in (SUCCESS, TOTAL):  # no metric's part
             out[COUNTS][0 if value is not None else 2] += 1
     return {name: (a, b, c) for name, (a, b, c) in out.items() if a + b + c}
 

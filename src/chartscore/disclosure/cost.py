@@ -6,13 +6,15 @@ complementary choice is priced by the rates it destroys, each once, plus one
 unit per hidden cell (fewer cells break ties). The weights, cheapest first
 (docs/disclosure.md, cost order):
 
-- a count that is no rate's part (``missing_count``, ``kappa.pairs``, the
-  figures' counts): 1 in a field slice, 2 pooled, 3 overall;
+- a count that is no rate's part (``missing_count``, ``abstained_count``):
+  1 in a field slice, 2 pooled, 3 overall (and so is each further hidden cell);
 - a field slice's safety or error rate (``unanswerable_answer``,
   ``answerable_abstention``, ``abstention_correctness``, ``wrong_type_answer``,
   ``evidence_support``, ordinal later and earlier, the majority baseline,
-  plugin labels): 6;
-- a field slice's agreement rate (:data:`~chartscore.disclosure.rule.AGREEMENT_METRICS`): 8;
+  plugin labels), and a field's error magnitude or declared uncertainty (their
+  figures go with their counts): 6;
+- a field slice's agreement rate (:data:`~chartscore.disclosure.rule.AGREEMENT_METRICS`),
+  and its kappa (whose value goes with its ``pairs``): 10;
 - a pooled rate (field-type, stratum and stratum-and-type slices): 10, 12 for agreement;
 - an overall rate: 14, 16 for agreement.
 
@@ -28,8 +30,10 @@ from typing import Final
 
 import attrs
 
+from chartscore.disclosure.figures import FIGURE_QUANTITIES, MAGNITUDE, UNCERTAINTY
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
+    PAIRS,
     STRATUM,
     STRATUM_FIELD_TYPE,
     SUCCESS,
@@ -48,13 +52,18 @@ CELL: Final = {"field": 1, "pooled": 2, "overall": 3}
 """The price of one hidden cell, by level."""
 RATE: Final = {
     ("field", ERRORS): 6,
-    ("field", AGREEMENT): 8,
+    ("field", AGREEMENT): 10,
     ("pooled", ERRORS): 10,
     ("pooled", AGREEMENT): 12,
     ("overall", ERRORS): 14,
     ("overall", AGREEMENT): 16,
 }
 """The price of destroying one rate, by level and family."""
+
+KAPPA: Final = "kappa"
+"""Kappa's value, lost with its ``pairs``: priced as an agreement rate."""
+FIGURE_GROUPS: Final = frozenset({MAGNITUDE, UNCERTAINTY})
+"""The validation figures' groups, lost with their counts: priced as error rates."""
 
 Rate = tuple[str, str, str]
 """A rate: (slice kind, slice name, metric name)."""
@@ -68,17 +77,26 @@ def level(kind: str) -> str:
 
 
 def rate_of(key: Key) -> Rate | None:
-    """The rate a number is a part of (its success or total), or None for a count."""
+    """The rate (or figure) a number is a part of, or None for a plain count.
+
+    A metric's success or total is its rate's; kappa ``pairs`` is kappa's (its value is
+    shown only beside them); an error magnitude's or declared uncertainty's count is
+    that figure group's (its figures are shown only beside their counts).
+    """
     kind, name, quantity = key
     metric, _, part = quantity.rpartition(".")
     if part in (SUCCESS, TOTAL) and metric:
+        return kind, name, metric
+    if quantity == PAIRS:
+        return kind, name, KAPPA
+    if metric in FIGURE_GROUPS and quantity in FIGURE_QUANTITIES:
         return kind, name, metric
     return None
 
 
 def family(metric: str) -> str:
-    """A rate's family: agreement, or safety and error rates."""
-    return AGREEMENT if metric in AGREEMENT_METRICS else ERRORS
+    """A rate's family: agreement (and kappa), or safety and error rates (and figures)."""
+    return AGREEMENT if metric in AGREEMENT_METRICS or metric == KAPPA else ERRORS
 
 
 def rate_price(rate: Rate) -> int:

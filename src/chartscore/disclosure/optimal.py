@@ -33,14 +33,13 @@ import math
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Final
 
 import attrs
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_array
 
 from chartscore.disclosure.cost import Rate, cell_price, rate_of, rate_price
+from chartscore.disclosure.lp import OPTIMAL, solve_afresh
 from chartscore.disclosure.model import Quantity, ReportModel
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 
@@ -51,8 +50,6 @@ EXACT_LIMIT: Final = 160
 exactly; above it the greedy decides (docs/disclosure.md states the measurement)."""
 ROUNDS: Final = 40
 """How many master solves the loop may take before the greedy's pattern is kept."""
-BOUND_NODES: Final = 2000
-"""Branch-and-bound nodes for a lower bound beside a greedy pattern (its dual bound)."""
 
 
 class Unsolved(Exception):  # noqa: N818 - a state, not a programming error
@@ -154,37 +151,64 @@ class _Master:
         """At least one of ``keys`` (candidates) is hidden."""
         self.rows.append(({self.column[k]: 1.0 for k in keys}, 1.0))
 
-    def solve(self, node_limit: int | None = None) -> tuple[frozenset[Key] | None, int]:
-        """The optimal pattern's candidates and cost (or None and a lower bound)."""
+    def solve(self, *, relaxed: bool = False) -> tuple[frozenset[Key], float]:
+        """The optimal pattern's candidates and cost (of the LP relaxation if ``relaxed``).
+
+        Through scipy's HiGHS binding as the range solver uses it (no ``scipy.optimize``
+        start-up), else ``scipy.optimize.milp``; each candidate and rate is at most 1.
+        """
         if self.width == 0:
-            return frozenset(), self.constant
-        data, rows, cols = [], [], []
-        for r, (row, _) in enumerate(self.rows):
+            return frozenset(), float(self.constant)
+        rows = [*self.rows, *(({i: 1.0}, 0.0) for i in range(self.width))]
+        upper = np.array([np.inf] * len(self.rows) + [1.0] * self.width)
+        lower = np.array([low for _, low in rows])
+        indptr = [0]
+        indices: list[int] = []
+        data: list[float] = []
+        for row, _ in rows:
             for column, value in sorted(row.items()):
-                rows.append(r)
-                cols.append(column)
+                indices.append(column)
                 data.append(value)
-        lower = np.array([low for _, low in self.rows])
-        matrix = coo_array((data, (rows, cols)), shape=(len(self.rows), self.width)).tocsr()
-        options: Any = {"presolve": True}
-        if node_limit is not None:
-            options["node_limit"] = node_limit
-        result = milp(
-            self.c,
-            integrality=self.integrality,
-            bounds=Bounds(0, 1),
-            constraints=LinearConstraint(matrix, lower, np.inf) if self.rows else (),
-            options=options,
-        )
-        if result.status == 0 and result.x is not None:
-            chosen = frozenset(
-                key for key, i in self.column.items() if round(float(result.x[i])) == 1
-            )
-            return chosen, self.constant + round(float(result.fun))
-        bound = getattr(result, "mip_dual_bound", None)
-        if node_limit is not None and bound is not None and math.isfinite(bound):
-            return None, self.constant + math.ceil(float(bound) - 1e-6)
-        raise Unsolved
+            indptr.append(len(indices))
+        matrix = (np.array(indptr), np.array(indices, dtype=np.int64), np.array(data))
+        solved = solve_afresh(self.width, matrix, lower, upper, self.c, integer=not relaxed)
+        if solved is None:
+            x, value = _milp(self.width, matrix, lower, upper, self.c, integer=not relaxed)
+        else:
+            status, x, value, _ = solved
+            if status != OPTIMAL:
+                x = None
+        if x is None:
+            raise Unsolved
+        chosen = frozenset(key for key, i in self.column.items() if round(float(x[i])) == 1)
+        return chosen, self.constant + value
+
+
+def _milp(
+    width: int,
+    matrix: tuple[np.ndarray, np.ndarray, np.ndarray],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    c: np.ndarray,
+    *,
+    integer: bool,
+) -> tuple[np.ndarray | None, float]:
+    # scipy's own milp: the fallback when its HiGHS binding cannot be used directly.
+    from scipy.optimize import LinearConstraint, milp  # noqa: PLC0415
+    from scipy.sparse import csr_array  # noqa: PLC0415
+
+    indptr, indices, data = matrix
+    matrix_csr = csr_array((data, indices, indptr), shape=(len(lower), width))
+    constraint = LinearConstraint(matrix_csr, lower, upper)
+    result = milp(
+        c,
+        integrality=np.ones(width, dtype=np.int64) if integer else None,
+        constraints=[constraint],
+        options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
+    )
+    if result.status != 0 or result.x is None:
+        return None, 0.0
+    return np.asarray(result.x), float(result.fun)
 
 
 def _exposed(problem: Problem, published: Mapping[Key, int], quantity: Quantity) -> bool:
@@ -322,8 +346,8 @@ def _solve(problem: Problem, rounds: int) -> Solution:
     master = _Master(problem)
     lower = master.constant
     for done in range(1, rounds + 1):
-        chosen, cost = master.solve()
-        assert chosen is not None
+        chosen, value = master.solve()
+        cost = round(value)
         lower = cost
         hidden = problem.primary | chosen
         published = {k: problem.values[k] for k in problem.numbers if k not in hidden}
@@ -341,7 +365,7 @@ def _solve(problem: Problem, rounds: int) -> Solution:
 
 
 def lower_bound(problem: Problem) -> int:
-    """A lower bound on any passing pattern's cost: the master with no cuts (node-limited)."""
+    """A lower bound on any passing pattern's cost: the master's LP relaxation, no cuts."""
     with _native_output_silenced():
-        _, bound = _Master(problem).solve(node_limit=BOUND_NODES)
-    return bound
+        _, bound = _Master(problem).solve(relaxed=True)
+    return math.ceil(bound - 1e-6)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Mapping
 from decimal import Decimal
-from typing import Final, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import attrs
 
@@ -37,7 +37,6 @@ from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
 from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
-from chartscore.disclosure.cost import ComplementCost
 from chartscore.disclosure.figures import (
     MAGNITUDE,
     UNCERTAINTY,
@@ -89,6 +88,9 @@ from chartscore.report import (
 )
 from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+
+if TYPE_CHECKING:  # the readers need no pricing: only share records a choice
+    from chartscore.disclosure.cost import ComplementCost
 
 Interval = tuple[float, float]
 Range = CountRange

@@ -29,11 +29,18 @@
    cases (kappa with the observed agreement lets an outsider solve for the
    category margins).
 
-Cost order (cheapest hidden first): field-type slices (derived sums), then
-a field's other numbers, then a field's agreement numbers (and its
-``field_count``, ``answerable_count`` and kappa pairs), then the overall
-slice; within a tier, smaller numbers first; then a fixed order of names.
-Everything is sorted, so the same inputs give the same bytes.
+Cost order (:mod:`chartscore.disclosure.cost`): a pattern is priced by the
+rates it destroys (a rate with a hidden part, each once) and its cells; plain
+counts go first, then a field's safety and error rates, its agreement rates,
+pooled and stratum rates, the overall slice's last; within one price, smaller
+numbers first; then a fixed order of names. Everything is sorted, so the same
+inputs give the same bytes.
+
+On a small report (:data:`~chartscore.disclosure.optimal.EXACT_LIMIT`), the
+greedy's pattern is then replaced by the minimum-cost passing one
+(:mod:`chartscore.disclosure.optimal`, cutting planes over HiGHS); a larger
+report keeps the greedy's, with a lower bound on any passing pattern's cost
+(:attr:`SharedReport.complement`, inside only).
 
 Finally :func:`share` runs :func:`~chartscore.disclosure.attack.audit` on its
 own JSON output and refuses (``disclosure_audit_failed``) rather than return
@@ -555,7 +562,9 @@ def share(
             state.proxies[parts[0]] = parts[1]
     state.hide(primary)
     _complement(state, sensitive)
-    complement = _exact(state, frozenset(primary), sensitive)
+    complement = None
+    if joint is None:  # with releases the greedy's: their patterns then differ less
+        complement = _exact(state, frozenset(primary), sensitive)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
     alone: int | None = None
     if joint is not None:
