@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import chartscore.disclosure.ranges as ranges_module
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import _published_values
+from chartscore.disclosure.attack import _published_values, audit_with_hints
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
@@ -197,3 +197,27 @@ def test_a_repair_returns_a_point_only_when_it_reaches_the_rounded_bound() -> No
     assert problem._repair(c, base, free, 0) is None
     point = problem._repair(c, base, free, 2)
     assert point is not None and [int(v) for v in point] == [2, 0]
+
+
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 25))
+def test_the_self_audit_s_hints_change_no_row(seed: int, fields: int, cases: int) -> None:
+    # share's self-audit starts from its suppression's points; the audit must give the rows
+    # the plain audit of the file gives, even when a hint is no table at all (random counts).
+    rng, made = cohort(seed, fields, cases)
+    gold, predictions = made.records()
+    shared = share(gold, predictions, schema=made.schema_document(), min_cell=11)
+    text = shared.to_json()
+    report = SharedReport.from_json(text)
+    model = model_of(report)
+    full = {k: v for k, v in _published_values(report).items() if v is not None}
+    solver = RangeSolver(model, full)
+    true_like = solver.points()
+    junk = []  # the fixed classes kept (else a hint is dropped at once), the others moved
+    for _ in range(3):
+        point = true_like[0].copy()
+        for variable in range(model.size):
+            if variable not in solver.fixed:
+                point[variable] += rng.randint(0, 2)
+        junk.append(point)
+    assert audit_with_hints(text, [*junk, *true_like]).rows == audit(text).rows

@@ -491,6 +491,10 @@ class RangeSolver:
         seed: A feasible point (model variables) of a report that published more
             numbers (see :meth:`point`): it is feasible here too, so no solve is
             needed to find a first witness.
+        hints: Further points believed feasible (a suppression run's witnesses, for
+            its self-audit): each one that satisfies a component's rows exactly is a
+            witness there. A speed-up only: witnesses settle questions sooner, and
+            every answer is exact whichever points are known.
         knowledge: Further rows ``form >= bound`` that the published numbers imply
             (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`: the rule).
 
@@ -511,6 +515,7 @@ class RangeSolver:
         *,
         eager: bool = True,
         seed: np.ndarray | None = None,
+        hints: Sequence[np.ndarray] = (),
         knowledge: Sequence[tuple[Form, int]] = (),
     ) -> None:
         self.model = model
@@ -534,8 +539,8 @@ class RangeSolver:
                 raise Inconsistent
         inequalities += self._binding(rows, inequalities, rule)
         self._merge_and_split(rows, inequalities, owner)
-        if seed is not None:
-            self._seed(seed)
+        for known in [*([] if seed is None else [seed]), *hints]:
+            self._seed(known)
         if eager:
             for index in range(len(self.components)):
                 self._witness(index)
@@ -549,7 +554,8 @@ class RangeSolver:
             point = np.zeros(component.width, dtype=np.int64)
             for position, group in enumerate(component.columns):
                 point[position] = int(seed[self.members[group]].sum())
-            if component.problem.check(point):
+            full = len(component.witnesses) >= _MAX_WITNESSES
+            if not full and component.problem.check(point):
                 component.witnesses.append(point)
 
     @property
@@ -929,6 +935,24 @@ class RangeSolver:
                 x[self.members[group][0]] = witness[position]
         return x
 
+    def points(self) -> list[np.ndarray]:
+        """Feasible points in the model's own variables: every witness found, component by
+        component (hints for a solver of fewer published numbers: :class:`RangeSolver`)."""
+        out: list[np.ndarray] = []
+        most = max((len(c.witnesses) for c in self.components), default=0)
+        for at in range(most):
+            x = np.zeros(self.model.size, dtype=np.int64)
+            for variable, value in self.fixed.items():
+                x[variable] = value
+            for component in self.components:
+                if not component.witnesses:
+                    continue
+                witness = component.witnesses[min(at, len(component.witnesses) - 1)]
+                for position, group in enumerate(component.columns):
+                    x[self.members[group][0]] = witness[position]
+            out.append(x)
+        return out
+
     def _extreme(self, index: int, piece: dict[int, int], *, maximize: bool) -> int | None:
         # The exact max (or min) of ``piece`` over one component; None: unbounded above.
         cache_key = (index, tuple(sorted(piece.items())), maximize)
@@ -1267,6 +1291,7 @@ class LocalCheck:
         self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
         self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
         self._rules: dict[tuple[int, frozenset[tuple[Key, int]]], list[tuple[Form, int]]] = {}
+        self._last_rules: tuple[Mapping[Key, int], int, list[tuple[Form, int]]] | None = None
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -1331,10 +1356,15 @@ class LocalCheck:
         )
 
     def _knowledge(self, published: Mapping[Key, int], min_cell: int) -> Sequence[tuple[Form, int]]:
-        # The rule's rows for these published numbers (the same numbers recur: cached).
+        # The rule's rows for these published numbers (the same numbers recur: cached; the
+        # same mapping, passed again for check after check of one round, without a key).
+        last = self._last_rules
+        if last is not None and last[0] is published and last[1] == min_cell:
+            return last[2]
         key = (min_cell, frozenset(published.items()))
         if key not in self._rules:
             self._rules[key] = self.model.knowledge(published, min_cell)
+        self._last_rules = (published, min_cell, self._rules[key])
         return self._rules[key]
 
     def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:

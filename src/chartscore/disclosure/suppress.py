@@ -50,7 +50,12 @@ from typing import Final, Protocol
 import attrs
 import numpy as np
 
-from chartscore.disclosure.attack import DERIVABLE, audit, proven_ranges, range_failures
+from chartscore.disclosure.attack import (
+    DERIVABLE,
+    audit_with_hints,
+    proven_ranges,
+    range_failures,
+)
 from chartscore.disclosure.figures import (
     DISAGREED_Q,
     FIGURE_QUANTITIES,
@@ -167,6 +172,7 @@ class _Suppressor:
         }
         self.hidden: set[Key] = set()
         self.seed: np.ndarray | None = None  # a feasible point of the full report
+        self.points: list[np.ndarray] = []  # the last exact solver's witnesses
         # A success count hidden only because its failures are sensitive -> its total.
         self.proxies: dict[Key, Key] = {}
         self.identities = self._identities()
@@ -183,6 +189,10 @@ class _Suppressor:
             if len(identity) == 2:
                 for key in identity:
                     self.twins.setdefault(key, []).extend(identity)
+        # Each number's twins other than itself, once each (what hiding it forces).
+        self.partners = {
+            key: tuple(sorted(set(twins) - {key})) for key, twins in self.twins.items()
+        }
         # The step price of a number with no twin does not depend on what is hidden.
         self.solo = {
             key: (self.weight[key], self.cost[key]) for key in self.cost if key not in self.twins
@@ -320,10 +330,12 @@ class _Suppressor:
     def _step_price(self, key: Key, hidden: set[Key]) -> tuple[int, tuple[object, ...]]:
         # The weight of ``key`` plus the numbers that hiding it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
-        forced = {key}
-        forced.update(k for k in self.twins.get(key, ()) if k not in hidden)
         weight = self.weight
-        return sum(weight[k] for k in forced), self.cost[key]
+        total = weight[key]
+        for twin in self.partners[key]:
+            if twin not in hidden:
+                total += weight[twin]
+        return total, self.cost[key]
 
     def price(self, hidden: set[Key]) -> int:
         """The weighted number of hidden numbers (a field-type number weighs least)."""
@@ -557,7 +569,8 @@ def share(
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
         shared = attrs.evolve(shared, disclosure=disclosure)
-    verdict = audit(shared.to_json())
+    hints = [*([] if state.seed is None else [state.seed]), *state.points]
+    verdict = audit_with_hints(shared.to_json(), hints)  # the audit's rows, found sooner
     sensitive_keys = {q.key for q in sensitive}
     exposed = any(
         row.status == DERIVABLE and (row.slice_kind, row.slice_name, row.name) in sensitive_keys
@@ -644,6 +657,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             solver = _solver(state)
             exactly = functools.partial(_exactly_safe, state, solver)
             pending = _unsettled(pending, exactly, total)
+            state.points = solver.points()  # tables of every later hidden set: audit hints
         hid = False
         for done, quantity in enumerate(pending):
             step(CHOOSING, done, len(pending))
