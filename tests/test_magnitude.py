@@ -1,7 +1,8 @@
 """Error magnitude for numbers and dates (docs/metrics.md, "Error magnitude").
 
-Checked against numpy and statistics on the same differences, the interval alpha against
-the ``krippendorff`` package, the stand-in baselines (a perfect system and a constant answer
+Checked against numpy, statistics, scikit-learn's mean_absolute_error and statsmodels'
+zconfint_mean on the same differences, the interval alpha and its jackknife against the
+``krippendorff`` package, the stand-in baselines (a perfect system and a constant answer
 at the median), exact merging of partial tallies, and a loader that recomputes every figure.
 """
 
@@ -19,6 +20,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.metrics import mean_absolute_error
+from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, Report, score
 from chartscore.magnitude import ErrorSums, exact_decimal, median, parse_exact_decimal
@@ -80,6 +83,13 @@ def test_number_errors_equal_numpy(rows: list[tuple[object, object]]) -> None:
     assert math.isclose(high, np.mean(d) + Z95 * sd, rel_tol=1e-9, abs_tol=1e-9)
     half = Z95 * sd / math.sqrt(len(pairs))
     assert math.isclose(found.bias_interval[1], np.mean(d) + half, rel_tol=1e-9, abs_tol=1e-9)  # type: ignore[index]
+    # statsmodels' large-sample interval of the mean, both bounds (its z is scipy's, 2 ulp off).
+    low, high = DescrStatsW(d).zconfint_mean(alpha=0.05)
+    assert found.bias_interval is not None
+    assert math.isclose(found.bias_interval[0], low, rel_tol=1e-9, abs_tol=1e-9)
+    assert math.isclose(found.bias_interval[1], high, rel_tol=1e-9, abs_tol=1e-9)
+    mae = mean_absolute_error([float(g) for g, _ in pairs], [float(a) for _, a in pairs])
+    assert math.isclose(found.mean_absolute_error, mae, rel_tol=1e-12, abs_tol=1e-12)  # type: ignore[arg-type]
     assert Report.from_json(report.to_json()).to_json() == report.to_json()
 
 
@@ -95,6 +105,30 @@ def test_interval_alpha_equals_the_krippendorff_package(pairs: list[tuple[int, i
         return
     reference = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
     assert math.isclose(alpha.value or 0.0, reference, rel_tol=1e-9, abs_tol=1e-12)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(st.lists(st.tuples(st.integers(-9, 9), st.integers(-9, 9)), min_size=2, max_size=12))
+def test_interval_alphas_jackknife_equals_the_krippendorff_package(
+    pairs: list[tuple[int, int]],
+) -> None:
+    # The package once per left-out pair: v = (n - 1) / n * sum (alpha_(-u) - mean)**2.
+    alpha = (_score(list(pairs)).by_field["f"].coefficients or {})["alpha"]
+    data = np.array([[g for g, _ in pairs], [a for _, a in pairs]], dtype=float)
+    n = len(pairs)
+    kept = [np.delete(data, row, axis=1) for row in range(n)]
+    if any(len(set(k.ravel())) < 2 for k in kept):
+        assert alpha.interval is None  # some leave-one-out alpha is undefined (or alpha is)
+        return
+    jack = np.array(
+        [krippendorff.alpha(reliability_data=k, level_of_measurement="interval") for k in kept]
+    )
+    se = math.sqrt((n - 1) / n * float(((jack - jack.mean()) ** 2).sum()))
+    value = alpha.value or 0.0
+    assert alpha.interval is not None
+    low = max(min(-1.0, value), value - Z95 * se)
+    assert math.isclose(alpha.interval[0], low, rel_tol=1e-9, abs_tol=1e-12)
+    assert math.isclose(alpha.interval[1], min(1.0, value + Z95 * se), rel_tol=1e-9, abs_tol=1e-12)
 
 
 def test_dates_count_days_and_only_full_precision_dates() -> None:

@@ -1,9 +1,10 @@
 """Gwet's AC1/AC2 and Krippendorff's alpha (docs/metrics.md, "Prevalence-robust agreement").
 
 References: irrCAC's published output for Gwet's abstractors table (kgwet/irrCAC README:
-``gwet.ac1.table``, ``krippen2.table``), the ``krippendorff`` package for alpha and, run
-once per left-out row, for its jackknife, and Gwet's per-subject (raw-data) form of the
-AC1/AC2 variance, a different formulation from chartscore's table form.
+``gwet.ac1.table``, ``krippen2.table``; the Python irrCAC's ``CAC.gwet`` docstring for AC2),
+the ``krippendorff`` package for alpha and, run once per left-out row, for its jackknife,
+and Gwet's per-subject (raw-data) form of the AC1/AC2 variance, a different formulation from
+chartscore's table form.
 """
 
 from __future__ import annotations
@@ -50,6 +51,17 @@ def test_irrcac_published_values_for_the_abstractors_table() -> None:
     alpha = krippendorff_alpha(cells, 3, "nominal")
     assert alpha is not None
     assert round(alpha[0], 7) == 0.7972585  # irrCAC krippen2.table: 0.7972585
+
+
+def test_irrcac_published_ac2_for_the_abstractors_table() -> None:
+    # irrCAC (Python) table.CAC(weights="quadratic").gwet() on the same table: AC2 0.94024,
+    # se 0.01792, p_a 0.9725, p_e 0.53985 (quadratic weights 1, 0.75, 0 at distances 0, 1, 2).
+    found = gwet_ac(cells_of(ABSTRACTORS), 3, "quadratic")
+    assert found is not None
+    value, (low, high), pairs = found
+    assert pairs == 100
+    assert round(value, 5) == 0.94024
+    assert round((high - low) / (2 * Z95), 5) == 0.01792
 
 
 tables = st.integers(2, 5).flatmap(

@@ -2,9 +2,9 @@
 
 AUROC and Brier score against scikit-learn's roc_auc_score and brier_score_loss; the
 risk-coverage steps against a sort done here; Hanley and McNeil's interval against their
-published standard errors; the stand-ins (perfect and constant uncertainty); the file route
-(the fast layout and the strict route carry the uncertainty) equals the library; a loader
-that recomputes every figure.
+equation by hand and their published CT example; the stand-ins (perfect and constant
+uncertainty); the file route (the fast layout and the strict route carry the uncertainty)
+equals the library; a loader that recomputes every figure.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from chartscore import (
     score,
     score_files,
 )
-from chartscore.uncertainty import UncertaintySums, hanley_mcneil_interval
+from chartscore.uncertainty import UncertaintySums, auroc, hanley_mcneil_interval
 
 from helpers import examples
 
@@ -114,6 +114,20 @@ def test_hanley_mcneil_standard_errors_by_hand() -> None:
         sums = UncertaintySums(50, 50, int(area * 2 * 2500), Fraction(0), _steps(50, 50), 0)
         low, high = hanley_mcneil_interval(sums, 1.0)  # type: ignore[misc]
         assert round((high - low) / 2, 4) == expected
+
+
+def test_hanley_mcneils_published_ct_example() -> None:
+    # Hanley and McNeil (1982), Table I: ratings 1 (definitely normal) to 5 of 58 normal and 51
+    # abnormal CT images; published area 0.893 and standard error 0.032. As declared
+    # uncertainties: rating r is uncertainty (5 - r) / 4 and an abnormal image "agrees".
+    normal, abnormal = [33, 6, 6, 11, 2], [3, 2, 2, 11, 33]
+    rows = [(Fraction(5 - r, 4), True, abnormal[r - 1]) for r in range(1, 6)]
+    rows += [(Fraction(5 - r, 4), False, normal[r - 1]) for r in range(1, 6)]
+    sums = UncertaintySums.of(rows, 0)
+    assert (sums.agreed, sums.disagreed) == (51, 58)
+    assert round(auroc(sums) or 0.0, 3) == 0.893
+    low, high = hanley_mcneil_interval(sums, 1.0)  # type: ignore[misc]
+    assert round((high - low) / 2, 3) == 0.032  # 0.03249 by their equation (2)
 
 
 def _steps(agreed: int, disagreed: int) -> tuple[tuple[int, int], ...]:
