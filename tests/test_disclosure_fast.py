@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import chartscore.disclosure.ranges as ranges_module
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import _published_values
+from chartscore.disclosure.attack import _published_values, audit_with_hints
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
@@ -108,3 +108,116 @@ def test_a_warm_lp_re_solves_for_new_objectives_and_reports_what_it_cannot_settl
     indptr, indices, data = rowwise([{1: 1}])
     open_above = WarmLP(2, (indptr, indices, data), np.array([1.0]), np.array([np.inf]))
     assert open_above.minimize(np.array([0.0, -1.0]))[0] == UNBOUNDED
+
+
+@st.composite
+def integer_programs(draw: st.DrawFn) -> tuple[int, list[dict[int, int]], list[int], np.ndarray]:
+    """Small problems ``A x = A x0`` (x0 a random integer point) in independent groups of
+    columns, with odd coefficients so that LP vertices are often fractional."""
+    groups = draw(st.integers(2, 5))
+    width = 0
+    rows: list[dict[int, int]] = []
+    x0: list[int] = []
+    for _ in range(groups):
+        size = draw(st.integers(2, 4))
+        columns = list(range(width, width + size))
+        width += size
+        x0 += [draw(st.integers(0, 4)) for _ in columns]
+        rows.append({c: draw(st.integers(1, 3)) for c in columns})  # bounds every column
+        for _ in range(draw(st.integers(0, 2))):
+            chosen = draw(st.lists(st.sampled_from(columns), min_size=1, unique=True))
+            rows.append({c: draw(st.integers(1, 3)) for c in chosen})
+    if draw(st.booleans()):  # a long row across the groups, as a pooled slice couples fields
+        rows.append(dict.fromkeys(range(width), 1))
+    values = [sum(a * x0[c] for c, a in row.items()) for row in rows]
+    c = np.array([draw(st.integers(-3, 3)) for _ in range(width)], dtype=float)
+    return width, rows, values, c
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(integer_programs())
+def test_a_repaired_lp_vertex_is_an_optimum_exactly_when_it_reaches_the_rounded_bound(
+    drawn: tuple[int, list[dict[int, int]], list[int], np.ndarray],
+) -> None:
+    width, rows, values, c = drawn
+    problem = ranges_module._Problem(width, rows, values, values)
+    repairs: list[bool] = []
+    original = ranges_module._Problem._repair
+
+    def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        point = original(self, *args, **kwargs)
+        repairs.append(point is not None)
+        return point
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranges_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
+        patch.setattr(ranges_module, "_REPAIR_ROW", 4)  # the long row couples, never frees
+        patch.setattr(ranges_module._Problem, "_repair", spied)
+        fast = problem.solve(c, [0, 0])
+    with plain():
+        slow = ranges_module._Problem(width, rows, values, values).solve(c, [0, 0])
+    assert problem.check(fast)
+    assert float(c @ fast) == float(c @ slow)
+
+
+def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> None:
+    # 2 x0 + x1 + x2 = 3, x3 + x4 = 5, x5 + x6 = 2; maximize x0 (minimize -x0). The LP puts
+    # x0 at 1.5 (bound -1.5, rounded up -1): the repair frees x0, x1, x2 and finds x0 = 1
+    # with x1 + x2 = 1, which reaches -1, so it is optimal with no branch and bound.
+    rows = [{0: 2, 1: 1, 2: 1}, {3: 1, 4: 1}, {5: 1, 6: 1}]
+    problem = ranges_module._Problem(7, rows, [3, 5, 2], [3, 5, 2])
+    if not problem._warm_lp():
+        pytest.skip("this scipy has no HiGHS binding the warm path can use")
+    c = np.zeros(7)
+    c[0] = -1.0
+    freed: list[list[int]] = []
+    original = ranges_module._Problem._repair
+
+    def spied(self, c, base, free, target):  # type: ignore[no-untyped-def]
+        freed.append([int(i) for i in np.flatnonzero(free)])
+        return original(self, c, base, free, target)
+
+    counts = [0, 0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranges_module, "_REPAIR_WIDTH", 0)
+        patch.setattr(ranges_module._Problem, "_repair", spied)
+        point = problem.solve(c, counts)
+    assert freed[0] == [0, 1, 2]
+    assert int(point[0]) == 1 and int(point[1] + point[2]) == 1
+    assert counts == [1, 0]  # one solve, no branch and bound
+
+
+def test_a_repair_returns_a_point_only_when_it_reaches_the_rounded_bound() -> None:
+    # x0 + x1 = 2 with x1 fixed at 0 leaves x0 = 2: the objective x0 is 2 there, which
+    # proves nothing when the bound is 0 (x0 = 0, x1 = 2 is better) and everything at 2.
+    problem = ranges_module._Problem(2, [{0: 1, 1: 1}], [2], [2])
+    c = np.array([1.0, 0.0])
+    base = np.array([2, 0], dtype=np.int64)
+    free = np.array([True, False])
+    assert problem._repair(c, base, free, 0) is None
+    point = problem._repair(c, base, free, 2)
+    assert point is not None and [int(v) for v in point] == [2, 0]
+
+
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 25))
+def test_the_self_audit_s_hints_change_no_row(seed: int, fields: int, cases: int) -> None:
+    # share's self-audit starts from its suppression's points; the audit must give the rows
+    # the plain audit of the file gives, even when a hint is no table at all (random counts).
+    rng, made = cohort(seed, fields, cases)
+    gold, predictions = made.records()
+    shared = share(gold, predictions, schema=made.schema_document(), min_cell=11)
+    text = shared.to_json()
+    report = SharedReport.from_json(text)
+    model = model_of(report)
+    full = {k: v for k, v in _published_values(report).items() if v is not None}
+    solver = RangeSolver(model, full)
+    true_like = solver.points()
+    junk = []  # the fixed classes kept (else a hint is dropped at once), the others moved
+    for _ in range(3):
+        point = true_like[0].copy()
+        for variable in range(model.size):
+            if variable not in solver.fixed:
+                point[variable] += rng.randint(0, 2)
+        junk.append(point)
+    assert audit_with_hints(text, [*junk, *true_like]).rows == audit(text).rows

@@ -29,10 +29,11 @@ Value-free: the result holds field ids, closed names and integers.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Final
 
 import attrs
+import numpy as np
 
 from chartscore.clustered import z_for
 from chartscore.disclosure.figures import (
@@ -405,6 +406,20 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
         ChartscoreError: ``unknown_report_format`` or ``invalid_report`` when
             the JSON is not a shared report.
     """
+    return audit_with_hints(document, ())
+
+
+def audit_with_hints(
+    document: SharedReport | str | bytes, hints: Sequence[np.ndarray]
+) -> AuditResult:
+    """:func:`audit`, starting from points believed to be tables of the report.
+
+    ``share``'s self-audit passes the feasible points its suppression found (the
+    published numbers only lose members as it hides, so those points still fit).
+    Each is checked row by row before use, and every range is exact whichever
+    points are known: the result is :func:`audit`'s, row for row (only the
+    solve count may differ).
+    """
     report = document if isinstance(document, SharedReport) else SharedReport.from_json(document)
     min_cell = report.disclosure.min_cell
     model = model_of(report)
@@ -420,7 +435,9 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     solver: RangeSolver | None = None
     problem = ""
     try:
-        solver = RangeSolver(model, published, knowledge=model.knowledge(published, min_cell))
+        solver = RangeSolver(
+            model, published, hints=hints, knowledge=model.knowledge(published, min_cell)
+        )
     except Inconsistent:
         problem = INCONSISTENT
     except Unresolved:

@@ -18,6 +18,7 @@ import contextlib
 import importlib
 import importlib.machinery
 import importlib.util
+import itertools
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -185,15 +186,13 @@ def rowwise(rows: Sequence[Mapping[int, int]]) -> tuple[np.ndarray, np.ndarray, 
     lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
     indptr = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
-    total = int(indptr[-1])
-    indices = np.empty(total, dtype=np.int64)
-    data = np.empty(total, dtype=np.int64)
-    at = 0
-    for row in rows:
-        for column in sorted(row):
-            indices[at] = column
-            data[at] = row[column]
-            at += 1
+    columns = [sorted(row) for row in rows]
+    indices = np.fromiter(itertools.chain.from_iterable(columns), dtype=np.int64)
+    data = np.fromiter(
+        (row[column] for row, ordered in zip(rows, columns, strict=True) for column in ordered),
+        dtype=np.int64,
+        count=len(indices),
+    )
     return indptr, indices, data
 
 

@@ -71,6 +71,12 @@ _PARTNERS: Final = 2
 """How many partner blocks a sandwich adds, one at a time, before solving the whole."""
 _SANDWICH_WIDTH: Final = 400
 """Components narrower than this are solved whole: cheaper than any sandwich."""
+_REPAIR_WIDTH: Final = 64
+"""Problems narrower than this go straight to branch and bound (a repair would not pay)."""
+_REPAIR_HOPS: Final = 2
+"""How many times the repair widens its free columns (rows away from the fractional ones)."""
+_REPAIR_ROW: Final = 40
+"""Rows longer than this (pooled slices) do not widen a repair: they would free everything."""
 
 Row = dict[int, int]
 
@@ -158,6 +164,7 @@ class _Problem:
         self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
         self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
         self._warm: WarmLP | None = None
+        self._rows_of_entries: np.ndarray | None = None
 
     def check(self, x: np.ndarray) -> bool:
         """Whether the integer point ``x`` satisfies every row exactly."""
@@ -194,16 +201,21 @@ class _Problem:
         """
         counter[0] += 1
         bound: float | None = None
+        vertex: np.ndarray | None = None
         if warm and FAST_PATHS:
-            point, bound = self._warm_relaxed(c)
+            point, bound, vertex = self._warm_relaxed(c)
         else:
             point = self._relaxed(c)
         if point is not None:
             return point
-        if bound is not None and incumbent is not None and self.check(incumbent):
-            reached = int(np.rint(c @ incumbent))
-            if reached <= math.ceil(bound - 1e-6 * (1 + abs(bound))):
+        if bound is not None:
+            target = math.ceil(bound - 1e-6 * (1 + abs(bound)))
+            if incumbent is not None and self._reaches(c, incumbent, target):
                 return incumbent.copy()
+            if vertex is not None:
+                repaired = self._repaired(c, vertex, target)
+                if repaired is not None:
+                    return repaired
         counter[1] += 1
         result = _afresh(self, c, integer=True)
         if result.status == 2:
@@ -259,20 +271,107 @@ class _Problem:
             return None
         return point
 
-    def _warm_relaxed(self, c: np.ndarray) -> tuple[np.ndarray | None, float | None]:
+    def _warm_relaxed(
+        self, c: np.ndarray
+    ) -> tuple[np.ndarray | None, float | None, np.ndarray | None]:
         # The loaded LP, warm (``milp``'s LP when HiGHS cannot be used directly): its
-        # optimum when integral, and its optimal value (a lower bound) when known.
+        # optimum when integral, its optimal value (a lower bound) and its vertex.
         warm = self._warm_lp()
         if warm is None:
-            return self._relaxed(c), None
+            return self._relaxed(c), None, None
         status, x, value = warm.minimize(c)
         if status == INFEASIBLE:
             raise Inconsistent
         if status == UNBOUNDED:
             raise Unresolved  # feasible (or not) with no finite optimum: nothing to settle
         if status != OPTIMAL or x is None:
-            return self._relaxed(c), None
-        return self._integral(c, x, value), value
+            return self._relaxed(c), None, None
+        return self._integral(c, x, value), value, x
+
+    def _reaches(self, c: np.ndarray, point: np.ndarray, target: int) -> bool:
+        # Whether the integer point satisfies every row and its value is at most ``target``.
+        return int(np.rint(c @ point)) <= target and self.check(point)
+
+    def _repaired(self, c: np.ndarray, vertex: np.ndarray, target: int) -> np.ndarray | None:
+        """An integer point at the rounded LP bound, found near the LP's vertex, or None.
+
+        The LP vertex of a large problem is usually fractional in a handful of
+        columns only. Those columns, and every column sharing a short row with
+        them (a field's own rows, not the pooled slices' long ones; then their
+        neighbours too), are freed; every other column stays at its
+        integral LP value; the small integer program left is solved. A point it
+        finds that satisfies every row and reaches ``target`` (the LP bound
+        rounded up: no integer point does better) is optimal for the whole
+        problem, with no branch and bound over it. Anything else: None.
+        """
+        rounded = np.rint(vertex)
+        fractional = np.abs(vertex - rounded) > 1e-9
+        if not fractional.any() or not self.rows or self.width < _REPAIR_WIDTH:
+            return None
+        indptr, indices, _ = self.sparse
+        base = rounded.astype(np.int64)
+        free = fractional
+        row_of = self._row_of()
+        short = np.diff(indptr) <= _REPAIR_ROW
+        for _ in range(_REPAIR_HOPS):
+            touched = np.zeros(len(self.rows), dtype=bool)
+            touched[row_of[free[indices]]] = True
+            touched &= short
+            grown = np.zeros(self.width, dtype=bool)
+            grown[indices[touched[row_of]]] = True
+            free = free | grown
+            if free.sum() * 2 > self.width:
+                return None  # not a small repair: branch and bound on the whole instead
+            point = self._repair(c, base, free, target)
+            if point is not None:
+                return point
+        return None
+
+    def _row_of(self) -> np.ndarray:
+        # The row of every stored coefficient (built once).
+        if self._rows_of_entries is None:
+            indptr = self.sparse[0]
+            self._rows_of_entries = np.repeat(np.arange(len(self.rows)), np.diff(indptr))
+        return self._rows_of_entries
+
+    def _repair(
+        self, c: np.ndarray, base: np.ndarray, free: np.ndarray, target: int
+    ) -> np.ndarray | None:
+        # The integer program over the ``free`` columns, every other one fixed at ``base``.
+        indptr, indices, data = self.sparse
+        row_of = self._row_of()
+        columns = np.flatnonzero(free)
+        where = np.full(self.width, -1, dtype=np.int64)
+        where[columns] = np.arange(len(columns))
+        fixed_part = np.where(free[indices], 0, data * base[indices])
+        outside = np.bincount(row_of, weights=fixed_part, minlength=len(self.rows))
+        inside = free[indices]
+        kept_rows = np.unique(row_of[inside])
+        rows: list[Row] = []
+        for row in kept_rows:
+            start, stop = indptr[row], indptr[row + 1]
+            rows.append(
+                {int(where[indices[k]]): int(data[k]) for k in range(start, stop) if inside[k]}
+            )
+        shift = np.rint(outside[kept_rows])
+        sub = _Problem(
+            len(columns),
+            rows,
+            [
+                None if self.exact_lower[r] == -(2**62) else int(self.exact_lower[r] - s)
+                for r, s in zip(kept_rows, shift, strict=True)
+            ],
+            [
+                None if self.exact_upper[r] == 2**62 else int(self.exact_upper[r] - s)
+                for r, s in zip(kept_rows, shift, strict=True)
+            ],
+        )
+        solved = solve_afresh(sub.width, sub.sparse, sub.lower, sub.upper, c[columns], integer=True)
+        if solved is None or solved[0] != OPTIMAL or solved[1] is None:
+            return None
+        point = base.copy()
+        point[columns] = np.rint(solved[1]).astype(np.int64)
+        return point if self._reaches(c, point, target) else None
 
     def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
         # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
@@ -392,6 +491,10 @@ class RangeSolver:
         seed: A feasible point (model variables) of a report that published more
             numbers (see :meth:`point`): it is feasible here too, so no solve is
             needed to find a first witness.
+        hints: Further points believed feasible (a suppression run's witnesses, for
+            its self-audit): each one that satisfies a component's rows exactly is a
+            witness there. A speed-up only: witnesses settle questions sooner, and
+            every answer is exact whichever points are known.
         knowledge: Further rows ``form >= bound`` that the published numbers imply
             (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`: the rule).
 
@@ -412,6 +515,7 @@ class RangeSolver:
         *,
         eager: bool = True,
         seed: np.ndarray | None = None,
+        hints: Sequence[np.ndarray] = (),
         knowledge: Sequence[tuple[Form, int]] = (),
     ) -> None:
         self.model = model
@@ -435,8 +539,8 @@ class RangeSolver:
                 raise Inconsistent
         inequalities += self._binding(rows, inequalities, rule)
         self._merge_and_split(rows, inequalities, owner)
-        if seed is not None:
-            self._seed(seed)
+        for known in [*([] if seed is None else [seed]), *hints]:
+            self._seed(known)
         if eager:
             for index in range(len(self.components)):
                 self._witness(index)
@@ -450,7 +554,8 @@ class RangeSolver:
             point = np.zeros(component.width, dtype=np.int64)
             for position, group in enumerate(component.columns):
                 point[position] = int(seed[self.members[group]].sum())
-            if component.problem.check(point):
+            full = len(component.witnesses) >= _MAX_WITNESSES
+            if not full and component.problem.check(point):
                 component.witnesses.append(point)
 
     @property
@@ -831,6 +936,24 @@ class RangeSolver:
                 x[self.members[group][0]] = witness[position]
         return x
 
+    def points(self) -> list[np.ndarray]:
+        """Feasible points in the model's own variables: every witness found, component by
+        component (hints for a solver of fewer published numbers: :class:`RangeSolver`)."""
+        out: list[np.ndarray] = []
+        most = max((len(c.witnesses) for c in self.components), default=0)
+        for at in range(most):
+            x = np.zeros(self.model.size, dtype=np.int64)
+            for variable, value in self.fixed.items():
+                x[variable] = value
+            for component in self.components:
+                if not component.witnesses:
+                    continue
+                witness = component.witnesses[min(at, len(component.witnesses) - 1)]
+                for position, group in enumerate(component.columns):
+                    x[self.members[group][0]] = witness[position]
+            out.append(x)
+        return out
+
     def _extreme(self, index: int, piece: dict[int, int], *, maximize: bool) -> int | None:
         # The exact max (or min) of ``piece`` over one component; None: unbounded above.
         cache_key = (index, tuple(sorted(piece.items())), maximize)
@@ -1169,6 +1292,7 @@ class LocalCheck:
         self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
         self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
         self._rules: dict[tuple[int, frozenset[tuple[Key, int]]], list[tuple[Form, int]]] = {}
+        self._last_rules: tuple[Mapping[Key, int], int, list[tuple[Form, int]]] | None = None
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -1233,10 +1357,15 @@ class LocalCheck:
         )
 
     def _knowledge(self, published: Mapping[Key, int], min_cell: int) -> Sequence[tuple[Form, int]]:
-        # The rule's rows for these published numbers (the same numbers recur: cached).
+        # The rule's rows for these published numbers (the same numbers recur: cached; the
+        # same mapping, passed again for check after check of one round, without a key).
+        last = self._last_rules
+        if last is not None and last[0] is published and last[1] == min_cell:
+            return last[2]
         key = (min_cell, frozenset(published.items()))
         if key not in self._rules:
             self._rules[key] = self.model.knowledge(published, min_cell)
+        self._last_rules = (published, min_cell, self._rules[key])
         return self._rules[key]
 
     def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:

@@ -58,7 +58,12 @@ from typing import Final, Protocol
 import attrs
 import numpy as np
 
-from chartscore.disclosure.attack import DERIVABLE, audit, proven_ranges, range_failures
+from chartscore.disclosure.attack import (
+    DERIVABLE,
+    audit_with_hints,
+    proven_ranges,
+    range_failures,
+)
 from chartscore.disclosure.cost import (
     ComplementCost,
     Rate,
@@ -181,6 +186,7 @@ class _Suppressor:
         self.rate_price = {r: rate_price(r) for r in set(self.rate.values()) if r is not None}
         self.hidden: set[Key] = set()
         self.seed: np.ndarray | None = None  # a feasible point of the full report
+        self.points: list[np.ndarray] = []  # the last exact solver's witnesses
         # A success count hidden only because its failures are sensitive -> its total.
         self.proxies: dict[Key, Key] = {}
         self.identities = self._identities()
@@ -196,6 +202,10 @@ class _Suppressor:
             if len(identity) == 2:
                 for key in identity:
                     self.twins.setdefault(key, []).extend(identity)
+        # Each number's twins other than itself, once each (what hiding it forces).
+        self.partners = {
+            key: tuple(sorted(set(twins) - {key})) for key, twins in self.twins.items()
+        }
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
             # An item count also reaches the classes its rule row bounds (its carriers).
@@ -328,8 +338,7 @@ class _Suppressor:
     def _step_price(self, key: Key, hidden: set[Key]) -> tuple[int, tuple[object, ...]]:
         # What hiding ``key`` adds to ``hidden`` with the numbers it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
-        forced = {key}
-        forced.update(k for k in self.twins.get(key, ()) if k not in hidden)
+        forced = [key, *(k for k in self.partners.get(key, ()) if k not in hidden)]
         return self.added_price(forced, hidden), self.cost[key]
 
     def added_price(self, keys: Iterable[Key], hidden: set[Key]) -> int:
@@ -579,7 +588,8 @@ def share(
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
         shared = attrs.evolve(shared, disclosure=disclosure)
-    verdict = audit(shared.to_json())
+    hints = [*([] if state.seed is None else [state.seed]), *state.points]
+    verdict = audit_with_hints(shared.to_json(), hints)  # the audit's rows, found sooner
     sensitive_keys = {q.key for q in sensitive}
     exposed = any(
         row.status == DERIVABLE and (row.slice_kind, row.slice_name, row.name) in sensitive_keys
@@ -703,6 +713,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             solver = _solver(state)
             exactly = functools.partial(_exactly_safe, state, solver)
             pending = _unsettled(pending, exactly, total)
+            state.points = solver.points()  # tables of every later hidden set: audit hints
         hid = False
         for done, quantity in enumerate(pending):
             step(CHOOSING, done, len(pending))
