@@ -7,9 +7,12 @@ with the product path, ``chartscore.workflows.share.share``: it scores the recor
 distinct cases behind every protected number while scoring, suppresses (primary and
 complementary) and audits its own output before returning. It then times
 ``chartscore.disclosure.audit`` on the shared JSON, as a privacy officer outside would run
-it, and reports the share of protected numbers suppressed, overall and per tier of the cost
-order (the overall slice; a field's agreement numbers, ``field_count``, ``answerable_count``
-and kappa pairs; a field's other numbers; the field-type slices).
+it, and reports the share of protected numbers suppressed, overall and per tier (the overall
+slice; a field's agreement numbers, ``field_count``, ``answerable_count`` and kappa pairs; a
+field's other numbers; the field-type slices), what survives per family (rates shown, bounded
+and hidden: a field's agreement rates, its safety and error rates, the counts, the pooled and
+the stratum rates) and how the complementary cells were chosen (exact, or greedy with a lower
+bound on the cost).
 
     python benchmarks/audit.py                       # small, medium, large; then 200 fields
     python benchmarks/audit.py --fields 10 --cases 50 500 --wide 0
@@ -54,7 +57,8 @@ from typing import Any, TypeVar
 
 from chartscore import score
 from chartscore.disclosure import SharedReport, audit
-from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS
+from chartscore.disclosure.cost import AGREEMENT, COUNTS, ERRORS, family
+from chartscore.disclosure.rule import AGREEMENT_METRICS, PAIRS, SUCCESS, TOTAL
 from chartscore.workflows.share import share
 
 TESTS = Path(__file__).resolve().parent.parent / "tests"
@@ -71,14 +75,15 @@ RATES = {
 small cells in medium cohorts (a wrong answer is of the wrong type about a sixth of the time)."""
 
 TIERS = ("overall", "agreement", "field other", "type")
-"""The tiers of share()'s cost order, most needed first (docs/disclosure.md)."""
+"""Tiers of numbers by slice and name, most needed first (share()'s old cost order)."""
 _PEOPLE_NEED = frozenset({"field_count", "answerable_count", PAIRS})
 
 T = TypeVar("T")
 
 
 def tier(key: tuple[str, str, str]) -> str:
-    """The tier of a protected number, as share() prices it (``suppress._tier``, by name)."""
+    """The tier of a protected number by slice and name (the cost order's tiers before
+    rates were priced: kept so that tables compare; ``survival`` gives the families)."""
     kind, _, quantity = key
     if kind == "overall":
         return "overall"
@@ -86,6 +91,40 @@ def tier(key: tuple[str, str, str]) -> str:
         return "type"
     metric = quantity.split(".", 1)[0]
     return "agreement" if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else "field other"
+
+
+SURVIVAL = (AGREEMENT, ERRORS, COUNTS, "pooled", "strata")
+"""The survival table's families: a field slice's agreement rates, its safety and error
+rates, every count (no metric's part: the six counts, kappa pairs, the figures' counts), the
+pooled slices' rates, the stratum slices' rates."""
+
+
+def survival(shared: SharedReport) -> dict[str, tuple[int, int, int]]:
+    """Per family: (shown, bounded, hidden). A rate is shown with both counts, bounded
+    when it carries a rate bound, hidden otherwise; a count is shown or hidden."""
+    out = {name: [0, 0, 0] for name in SURVIVAL}
+    for kind, _, part in shared.slices():
+        for metric, value in part.metrics.items():
+            if kind == "field":
+                name = family(metric)
+            else:
+                name = "pooled" if kind in ("overall", "field_type") else "strata"
+            tally = out[name]
+            if value.success_count is not None and value.total_count is not None:
+                tally[0] += 1
+            elif value.rate_bound is not None:
+                tally[1] += 1
+            else:
+                tally[2] += 1
+    for key, value in shared.numbers():
+        if key[2].rpartition(".")[2] not in (SUCCESS, TOTAL):  # no metric's part
+            out[COUNTS][0 if value is not None else 2] += 1
+    return {name: (a, b, c) for name, (a, b, c) in out.items() if a + b + c}
+
+
+def survival_line(shared: SharedReport) -> str:
+    """``agreement 60/3/2, ...``: shown/bounded/hidden per family."""
+    return ", ".join(f"{name} {a}/{b}/{c}" for name, (a, b, c) in survival(shared).items())
 
 
 def paired(
@@ -181,6 +220,8 @@ def measure(
         "audit_cpu": audit_cpu,
         "solves": result.solves,
         "passed": result.passed,
+        "survival": survival_line(shared),
+        "complement": shared.complement,
         "sensitive": None,
         "reference": None,
     }
@@ -256,6 +297,26 @@ def time_commands(study: Path, repeat: int, min_cell: int) -> None:
             )
 
 
+def _choice(complement: Any) -> str:
+    """``exact, cost 561 (greedy 670)`` or ``greedy, cost 603, lower bound 394 (gap 35%)``."""
+    if complement.method == "exact":
+        return f"exact, cost {complement.cost:,} (greedy {complement.greedy_cost:,})"
+    if complement.lower_bound is None:
+        return f"greedy, cost {complement.cost:,}"
+    gap = 100 * (complement.gap or 0.0)
+    return (
+        f"greedy, cost {complement.cost:,}, lower bound {complement.lower_bound:,} "
+        f"(gap at most {gap:.0f}%)"
+    )
+
+
+def time_survival(paths: list[Path]) -> None:
+    """Print the survival by family of each saved shared report."""
+    for path in paths:
+        shared = SharedReport.from_json(path.read_text(encoding="utf-8"))
+        print(f"{path}: {survival_line(shared)}", flush=True)
+
+
 def _percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f}%" if whole else "-"
 
@@ -290,7 +351,16 @@ def main() -> None:
         nargs="+",
         help="only time audit() on these saved shared reports (--repeat times each)",
     )
+    parser.add_argument(
+        "--survival",
+        type=Path,
+        nargs="+",
+        help="only print the survival by family (shown/bounded/hidden) of saved shared reports",
+    )
     args = parser.parse_args()
+    if args.survival:
+        time_survival(args.survival)
+        return
     if args.study:
         time_commands(args.study, args.repeat, args.min_cell)
         return
@@ -335,6 +405,9 @@ def main() -> None:
         print(line, flush=True)
         counts = ", ".join(f"{name} {h}/{n}" for name, (h, n) in row["tiers"].items())
         print(f"{'':>6} hidden/numbers by tier: {counts}", flush=True)
+        print(f"{'':>6} shown/bounded/hidden by family: {row['survival']}", flush=True)
+        if row["complement"] is not None:
+            print(f"{'':>6} complementary choice: {_choice(row['complement'])}", flush=True)
 
 
 if __name__ == "__main__":

@@ -326,16 +326,22 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert result.passed
     hidden = {key for key, value in shared.numbers() if value is None}
     assert hidden > small
-    assert (len(hidden), len(list(shared.numbers()))) == (43, 65)
+    # The exact minimum-cost choice (docs/disclosure.md, cost order): it hides the cohort's
+    # size (field_count) rather than the answerable count, which six rates need.
+    assert shared.complement is not None and shared.complement.method == "exact"
+    assert shared.complement.cost < shared.complement.greedy_cost
+    assert (len(hidden), len(list(shared.numbers()))) == (33, 65)
     kept = shared.by_field["dx.hiv_status"]
-    assert (kept.counts["field_count"], kept.counts["answered_count"]) == (40, 36)
+    assert kept.counts["field_count"] is None
+    assert (kept.counts["answerable_count"], kept.counts["answered_count"]) == (37, 36)
     assert kept.metrics["evidence_support"].success_count == 18
-    assert kept.kappa is not None and kept.kappa.pairs == 34
+    assert kept.metrics["answerable_abstention"].success_count == 0
+    assert kept.metrics["exact_agreement"].total_count == 37
     rows = {(r.slice_kind, r.name): (r.lo, r.hi) for r in result.rows}
-    assert rows["field", "unanswerable_count"] == (0, 6)
-    assert rows["field", "unanswerable_answer.success_count"] == (0, 2)
+    assert rows["field", "unanswerable_count"] == (0, None)
+    assert rows["field", "unanswerable_answer.success_count"] == (0, 36)
     assert result.table().splitlines()[-1] == (
-        "audit PASS: min_cell 11, 63 hidden numbers checked, 0 failing"
+        "audit PASS: min_cell 11, 47 hidden numbers checked, 0 failing"
     )
 
 
@@ -611,8 +617,10 @@ def test_share_refuses_rather_than_return_a_failing_report(monkeypatch: pytest.M
     import chartscore.disclosure.suppress as suppress_module
 
     report, sensitivity, _ = scored(worked_example())
-    # A broken complementary step (it hides nothing more): the final audit must refuse.
+    # Broken complementary steps (the greedy and the exact one hide nothing more): the final
+    # audit must refuse.
     monkeypatch.setattr(suppress_module, "_complement", lambda state, sensitive: None)
+    monkeypatch.setattr(suppress_module, "_exact", lambda state, primary, sensitive: None)
     with pytest.raises(ChartscoreError) as caught:
         share(report, sensitivity)
     assert caught.value.code is ErrorCode.DISCLOSURE_AUDIT_FAILED

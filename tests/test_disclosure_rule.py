@@ -24,6 +24,7 @@ import chartscore.disclosure.ranges as ranges_module
 import chartscore.disclosure.suppress as suppress_module
 from chartscore.disclosure import SharedReport, audit, share
 from chartscore.disclosure.model import FieldShape, ReportModel, SliceShape, model_of, shape_of
+from chartscore.disclosure.rule import AGREEMENT_METRICS
 from disclosure_reference import Cohort, build_cohort
 from rule_data import MULTI_AND_BOOLEAN, ONE_MULTI, cohort_of
 from test_disclosure import assert_shared_properties, scored
@@ -40,6 +41,18 @@ def rule_unaware(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+def _old_tier(key: tuple[str, str, str]) -> int:
+    # The cost tiers before rates were priced: field types, a field's other numbers, its
+    # agreement numbers (and field_count, answerable_count, kappa pairs), the overall slice.
+    kind, _, quantity = key
+    if kind == "field_type":
+        return 0
+    if kind == "overall":
+        return 3
+    people = quantity in ("field_count", "answerable_count", "kappa.pairs")
+    return 2 if quantity.split(".", 1)[0] in AGREEMENT_METRICS or people else 1
+
+
 def old_share(cohort: Cohort, monkeypatch: pytest.MonkeyPatch) -> tuple[SharedReport, Any]:
     """The report share published before, its old audit; the true values."""
     report, sensitivity, tally = scored(cohort)
@@ -47,6 +60,15 @@ def old_share(cohort: Cohort, monkeypatch: pytest.MonkeyPatch) -> tuple[SharedRe
         old = functools.partial(model_of, knows_rule=False)
         patch.setattr(attack_module, "model_of", old)
         patch.setattr(suppress_module, "model_of", old)
+        # The greedy choice alone, priced by the tier order it had then: it chose these
+        # patterns (the rate-priced and exact choices of docs/disclosure.md came later).
+        patch.setattr(suppress_module, "_exact", lambda state, primary, sensitive: None)
+        patch.setattr(suppress_module, "key_price", _old_tier)
+        patch.setattr(suppress_module, "cell_price", lambda key: 3 ** _old_tier(key))
+        patch.setattr(suppress_module, "rate_price", lambda rate: 0)
+        patch.setattr(
+            suppress_module, "pattern_price", lambda hidden: sum(3 ** _old_tier(k) for k in hidden)
+        )
         shared = share(report, sensitivity)
         assert audit(shared.to_json()).passed
     return shared, tally

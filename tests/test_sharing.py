@@ -239,16 +239,19 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     files = ["--gold", str(gold), "--predictions", str(predictions), "--schema", str(schema)]
     status, out, err = run(["share", *files, "--out", str(target), "--jobs", "1"])
     assert (status, out) == (0, "")
-    # Then what survives: of the field's 8 rates only evidence_support (18/36) is shown and the
-    # other 7 are bounded; of the 15 pooled rates (7 overall, 8 boolean) 2 shown and 13 ranged.
+    # Then what survives: the exact minimum-cost choice hides field_count rather than
+    # answerable_count, so of the field's 8 rates 3 are shown (answerable_abstention 0/37,
+    # wrong_type_answer 0/36, evidence_support 18/36) and 5 bounded; of the 15 pooled rates
+    # (7 overall, 8 boolean) 6 shown and 9 ranged (the greedy choice kept 1 and 2).
     # Primary: 9 numbers in the field and type slices (unanswerable, missing, abstained counts,
     # unanswerable_answer's two counts, and the successes of exact, normalized, majority and
     # abstention_correctness, whose failures are small), 8 overall (no majority baseline); and
     # the field's two declared-uncertainty counts (17 rows, 15 agreeing: 2 disagree).
     assert err == (
-        "chartscore: 45 numbers suppressed (min cell 11); the audit passed\n"
-        "chartscore: rates shown 1/8 field-level, bounded 7; pooled 2/15, range 13; "
-        "primary 28, complementary 17 (inside only)\n"
+        "chartscore: 35 numbers suppressed (min cell 11); the audit passed\n"
+        "chartscore: rates shown 3/8 field-level, bounded 5; pooled 6/15, range 9; "
+        "primary 28, complementary 7 (inside only)\n"
+        "chartscore: complementary cells: exact, the minimum declared cost 234 (inside only)\n"
         "chartscore: differencing against earlier or later releases of overlapping cohorts is "
         "not covered (--releases DIR; docs/disclosure.md)\n"
     )
@@ -257,7 +260,7 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
     status, table, err = run(["audit", str(target)])
     assert (status, err) == (0, "")
-    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 66 hidden numbers checked, 0 failing"
+    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 50 hidden numbers checked, 0 failing"
     # Fill one complementary cell of the field slice back in: the audit must fail (exit 4).
     shared = SharedReport.from_json(text)
     report = score(*cohort.records(), schema=cohort.schema_document())
@@ -485,8 +488,9 @@ def test_share_says_when_suppression_starts_on_a_terminal(tmp_path: Path, quiet:
     argv = ["share", "--gold", str(gold), "--predictions", str(predictions), "--jobs", "1"]
     status = main(argv + (["--quiet"] if quiet else []), stdout=io.StringIO(), stderr=err)
     lines = err.getvalue().splitlines()
-    assert status == 0 and lines[-3].endswith("the audit passed")
-    assert lines[-2].startswith("chartscore: rates shown ")
+    assert status == 0 and lines[-4].endswith("the audit passed")
+    assert lines[-3].startswith("chartscore: rates shown ")
+    assert lines[-2].startswith("chartscore: complementary cells: ")
     assert "differencing" in lines[-1]
     expected = [] if quiet else ["chartscore: suppressing small cells and auditing..."]
-    assert lines[:-3] == expected
+    assert lines[:-4] == expected

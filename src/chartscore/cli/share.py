@@ -38,6 +38,7 @@ from chartscore.cli._options import (
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
+from chartscore.disclosure.cost import ComplementCost
 from chartscore.disclosure.progress import reporting
 from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
 from chartscore.disclosure.shared_comparison import SharedComparison
@@ -277,6 +278,24 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
         complementary = shared.disclosure.suppressed_count - primary
         line += f"; primary {primary:,}, complementary {complementary:,} (inside only)"
     say(streams.err, line + "\n")
+    complement = shared.complement
+    if complement is not None:
+        say(streams.err, _complement_line(complement))
+
+
+def _complement_line(complement: ComplementCost) -> str:
+    # The declared cost of the complementary choice, and how far from the optimum it may
+    # be (inside only: the lower bound depends on which hidden numbers are small).
+    if complement.method == "exact":
+        choice = f"exact, the minimum declared cost {complement.cost:,}"
+    elif complement.lower_bound is None:
+        choice = f"greedy, declared cost {complement.cost:,}"
+    else:
+        choice = (
+            f"greedy, declared cost {complement.cost:,}, "
+            f"at least {complement.lower_bound:,} for any passing choice"
+        )
+    return f"{PROGRAM}: complementary cells: {choice} (inside only)\n"
 
 
 COMMAND: Final = Command(

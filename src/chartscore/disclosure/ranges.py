@@ -922,6 +922,7 @@ class RangeSolver:
                 low += self._best_witness(self.components[index], piece)
             for index, piece in sorted(high_pieces.items()):
                 negated = {c: -a for c, a in piece.items()}
+                self._witness(index)  # a component only maximized has none yet (lazy)
                 if effort:
                     self._restricted_best(index, negated)
                 high -= self._best_witness(self.components[index], negated)

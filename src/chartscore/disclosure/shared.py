@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Mapping
 from decimal import Decimal
-from typing import Final, NoReturn
+from typing import TYPE_CHECKING, Final, NoReturn
 
 import attrs
 
@@ -88,6 +88,9 @@ from chartscore.report import (
 )
 from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+
+if TYPE_CHECKING:  # the readers need no pricing: only share records a choice
+    from chartscore.disclosure.cost import ComplementCost
 
 Interval = tuple[float, float]
 Range = CountRange
@@ -454,6 +457,9 @@ class SharedReport:
     """How many more numbers ``share --releases`` suppressed than it would have without the
     ledger. Inside only, like :attr:`primary_count`: it says how many numbers the single
     release would have shown, which the published numbers do not."""
+    complement: ComplementCost | None = attrs.field(default=None, eq=False, repr=False)
+    """How ``share`` chose the complementary cells and the declared cost (inside only, like
+    :attr:`primary_count`: its lower bound depends on which hidden numbers are small)."""
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, field types, then strata.

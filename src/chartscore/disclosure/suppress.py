@@ -29,11 +29,18 @@
    cases (kappa with the observed agreement lets an outsider solve for the
    category margins).
 
-Cost order (cheapest hidden first): field-type slices (derived sums), then
-a field's other numbers, then a field's agreement numbers (and its
-``field_count``, ``answerable_count`` and kappa pairs), then the overall
-slice; within a tier, smaller numbers first; then a fixed order of names.
-Everything is sorted, so the same inputs give the same bytes.
+Cost order (:mod:`chartscore.disclosure.cost`): a pattern is priced by the
+rates it destroys (a rate with a hidden part, each once) and its cells; plain
+counts go first, then a field's safety and error rates, its agreement rates,
+pooled and stratum rates, the overall slice's last; within one price, smaller
+numbers first; then a fixed order of names. Everything is sorted, so the same
+inputs give the same bytes.
+
+On a small report (:data:`~chartscore.disclosure.optimal.EXACT_LIMIT`), the
+greedy's pattern is then replaced by the minimum-cost passing one
+(:mod:`chartscore.disclosure.optimal`, cutting planes over HiGHS); a larger
+report keeps the greedy's, with a lower bound on any passing pattern's cost
+(:attr:`SharedReport.complement`, inside only).
 
 Finally :func:`share` runs :func:`~chartscore.disclosure.attack.audit` on its
 own JSON output and refuses (``disclosure_audit_failed``) rather than return
@@ -42,6 +49,7 @@ a report that fails.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping
@@ -57,6 +65,15 @@ from chartscore.disclosure.attack import (
     proven_ranges,
     range_failures,
 )
+from chartscore.disclosure.cost import (
+    ComplementCost,
+    Rate,
+    cell_price,
+    key_price,
+    pattern_price,
+    rate_of,
+    rate_price,
+)
 from chartscore.disclosure.figures import (
     DISAGREED_Q,
     FIGURE_QUANTITIES,
@@ -66,10 +83,10 @@ from chartscore.disclosure.figures import (
     FieldFigures,
 )
 from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
+from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
-    AGREEMENT_METRICS,
     DEFAULT_MIN_CELL,
     KAPPA_TYPES,
     PAIRS,
@@ -77,6 +94,7 @@ from chartscore.disclosure.rule import (
     STRATUM,
     STRATUM_FIELD_TYPE,
     SUCCESS,
+    TOTAL,
     metric_quantity,
 )
 from chartscore.disclosure.shared import (
@@ -92,9 +110,6 @@ from chartscore.report import Report
 
 _TRIALS: Final = 4
 """How many candidate numbers to try for one failing cell before hiding the cheapest."""
-_PEOPLE_NEED: Final = frozenset({"field_count", "answerable_count", PAIRS})
-_WEIGHT: Final = (1, 3, 9, 27)
-"""The price of hiding one number of each tier: the overall slice weighs most."""
 _CANDIDATES: Final = 40
 """How many linked numbers (cheapest first) are priced for one failing cell."""
 SUPPRESSING: Final = "suppressing"
@@ -147,18 +162,6 @@ def _invalid_sensitivity() -> ChartscoreError:
     return ChartscoreError(ErrorCode.INVALID_SENSITIVITY)
 
 
-def _tier(key: Key) -> int:
-    kind, _, quantity = key
-    if kind in ("field_type", STRATUM_FIELD_TYPE):
-        return 0
-    if kind == STRATUM:
-        return 1
-    if kind == "overall":
-        return 3
-    metric = quantity.split(".", 1)[0]
-    return 2 if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else 1
-
-
 class _Suppressor:
     """The state of one suppression run: values, forms, hidden numbers, identities."""
 
@@ -170,9 +173,20 @@ class _Suppressor:
         kind_rank = {kind: i for i, kind in enumerate(SLICE_KINDS)}
         position = {key: i for i, key in enumerate(model.quantities)}
         self.cost = {
-            key: (_tier(key), values[key], kind_rank[key[0]], key[1], position[key])
+            key: (key_price(key), values[key], kind_rank[key[0]], key[1], position[key])
             for key in self.numbers
         }
+        # Each number's cell price, its rate and the rate's other part (docs: cost order).
+        self.cell = {key: cell_price(key) for key in self.numbers}
+        self.rate = {key: rate_of(key) for key in self.numbers}
+        self.partner: dict[Key, Key] = {}
+        for key, rate in self.rate.items():
+            if rate is not None:
+                for part in (SUCCESS, TOTAL):
+                    other = (rate[0], rate[1], metric_quantity(rate[2], part))
+                    if other != key and other in self.cost:
+                        self.partner[key] = other
+        self.rate_price = {r: rate_price(r) for r in set(self.rate.values()) if r is not None}
         self.hidden: set[Key] = set()
         self.seed: np.ndarray | None = None  # a feasible point of the full report
         self.points: list[np.ndarray] = []  # the last exact solver's witnesses
@@ -187,7 +201,6 @@ class _Suppressor:
         # For the closure's inner loop, computed once: each identity's terms cheapest
         # first, each number's weight, and its equal-definition twins.
         self.by_cost = [sorted(identity, key=self.cost.__getitem__) for identity in self.identities]
-        self.weight = {key: _WEIGHT[cost[0]] for key, cost in self.cost.items()}
         self.twins: dict[Key, list[Key]] = {}
         for identity in self.identities:
             if len(identity) == 2:
@@ -196,10 +209,6 @@ class _Suppressor:
         # Each number's twins other than itself, once each (what hiding it forces).
         self.partners = {
             key: tuple(sorted(set(twins) - {key})) for key, twins in self.twins.items()
-        }
-        # The step price of a number with no twin does not depend on what is hidden.
-        self.solo = {
-            key: (self.weight[key], self.cost[key]) for key in self.cost if key not in self.twins
         }
         self.by_variable: dict[int, list[Key]] = {}
         for key in self.numbers:
@@ -299,7 +308,6 @@ class _Suppressor:
                 hidden.add(key)
                 todo += self.by_term.get(key, [])
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
-        solo = self.solo
         while todo:
             index = todo.pop()
             alone: Key | None = None
@@ -320,7 +328,7 @@ class _Suppressor:
             for key in by_cost[index]:
                 if key in hidden:
                     continue
-                price = solo.get(key) or self._step_price(key, hidden)
+                price = self._step_price(key, hidden)
                 if lowest is None or price < lowest:
                     cheapest, lowest = key, price
                 tried += 1
@@ -332,19 +340,27 @@ class _Suppressor:
         return hidden
 
     def _step_price(self, key: Key, hidden: set[Key]) -> tuple[int, tuple[object, ...]]:
-        # The weight of ``key`` plus the numbers that hiding it forces at once: its
+        # What hiding ``key`` adds to ``hidden`` with the numbers it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
-        weight = self.weight
-        total = weight[key]
-        for twin in self.partners[key]:
-            if twin not in hidden:
-                total += weight[twin]
-        return total, self.cost[key]
+        forced = [key, *(k for k in self.partners.get(key, ()) if k not in hidden)]
+        return self.added_price(forced, hidden), self.cost[key]
+
+    def added_price(self, keys: Iterable[Key], hidden: set[Key]) -> int:
+        """What hiding ``keys`` adds to ``hidden``: their cells and the rates they destroy."""
+        total = 0
+        rates: set[Rate] = set()
+        for key in keys:
+            if key in hidden:
+                continue
+            total += self.cell[key]
+            rate = self.rate[key]
+            if rate is not None and self.partner.get(key) not in hidden:
+                rates.add(rate)
+        return total + sum(self.rate_price[r] for r in rates)
 
     def price(self, hidden: set[Key]) -> int:
-        """The weighted number of hidden numbers (a field-type number weighs least)."""
-        weight = self.weight
-        return sum(weight[k] for k in hidden)
+        """The declared cost of a hidden set (:func:`~chartscore.disclosure.cost.pattern_price`)."""
+        return pattern_price(hidden)
 
     def hide(self, keys: Iterable[Key]) -> None:
         """Hide numbers, closing under the identities."""
@@ -559,6 +575,9 @@ def share(
             state.proxies[parts[0]] = parts[1]
     state.hide(primary)
     _complement(state, sensitive)
+    complement = None
+    if joint is None:  # with releases the greedy's: their patterns then differ less
+        complement = _exact(state, frozenset(primary), sensitive)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
     alone: int | None = None
     if joint is not None:
@@ -587,7 +606,44 @@ def share(
         shared = attrs.evolve(shared, overall_weighted=weighted)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
     cost = None if alone is None else final.disclosure.suppressed_count - alone
-    return attrs.evolve(final, primary_count=len(set(primary)), ledger_cost=cost)
+    return attrs.evolve(
+        final, primary_count=len(set(primary)), ledger_cost=cost, complement=complement
+    )
+
+
+def _exact(
+    state: _Suppressor, primary: frozenset[Key], sensitive: list[Quantity]
+) -> ComplementCost:
+    """The minimum-cost pattern in place of the greedy's when the report is small enough.
+
+    The greedy's pattern (already in ``state``) is kept for a large report, or when the
+    exact loop does not finish in its rounds; either way a lower bound is recorded.
+    """
+    greedy = pattern_price(state.hidden)
+    problem = Problem(
+        model=state.model,
+        values=state.values,
+        min_cell=state.min_cell,
+        numbers=state.numbers,
+        identities=state.identities,
+        proxies=state.proxies,
+        primary=primary,
+        sensitive=sensitive,
+        seed=state.seed,
+    )
+    bound: int | None = None
+    exact: frozenset[Key] | None = None
+    with contextlib.suppress(Unsolved):  # the greedy's pattern stands; the audit decides
+        if len(state.numbers) - len(primary) > EXACT_LIMIT:
+            bound = lower_bound(problem)
+        else:
+            solution = solve(problem)
+            bound, exact = solution.lower_bound, solution.hidden
+    if exact is None or pattern_price(exact) > greedy:
+        return ComplementCost("greedy", greedy, greedy, bound)
+    state.hidden = set(exact)
+    cost = pattern_price(exact)
+    return ComplementCost("exact", cost, greedy, cost)
 
 
 def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedReport:
