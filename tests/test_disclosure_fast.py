@@ -221,3 +221,34 @@ def test_the_self_audit_s_hints_change_no_row(seed: int, fields: int, cases: int
                 point[variable] += rng.randint(0, 2)
         junk.append(point)
     assert audit_with_hints(text, [*junk, *true_like]).rows == audit(text).rows
+
+
+def test_rule_rows_known_to_bind_give_the_problem_the_lp_checks_give() -> None:
+    # Hiding more only widens the LP relaxation, so a rule row that bound with more numbers
+    # published binds with fewer: a suppression run's later solvers keep it unchecked. The
+    # problem (every component's rows) must be the one the LP checks build.
+    from chartscore import score
+
+    bound_somewhere = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        made = build_cohort(rng.choice, ["multi", "multi", "boolean"], 40)
+        gold, predictions = made.records()
+        report = score(gold, predictions, schema=made.schema_document())
+        sensitivity, _ = made.sensitivity()
+        types = sensitivity.field_types
+        full = shared_from_report(report.core().to_dict(), types, 11, set(), set())
+        model = model_of(full)
+        numbers = {key: value for key, value in full.numbers() if value is not None}
+        more = {key: value for key, value in numbers.items() if rng.random() < 0.8}
+        fewer = {key: value for key, value in more.items() if rng.random() < 0.8}
+        binding: set[tuple[object, int]] = set()
+        RangeSolver(model, more, eager=False, knowledge=model.knowledge(more, 11), binding=binding)
+        bound_somewhere += len(binding)
+        knowledge = model.knowledge(fewer, 11)
+        cached = RangeSolver(model, fewer, eager=False, knowledge=knowledge, binding=binding)
+        checked = RangeSolver(model, fewer, eager=False, knowledge=knowledge)
+        assert [(c.rows, c.lower, c.upper) for c in cached.components] == [
+            (c.rows, c.lower, c.upper) for c in checked.components
+        ]
+    assert bound_somewhere > 0

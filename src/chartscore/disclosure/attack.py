@@ -36,6 +36,7 @@ import attrs
 import numpy as np
 
 from chartscore.clustered import z_for
+from chartscore.disclosure import split
 from chartscore.disclosure.figures import (
     AGREED_Q,
     DISAGREED_Q,
@@ -106,6 +107,8 @@ _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 _WHOLE: Final = "published_numbers"
 """The row name of a failure of the report as a whole (inconsistent or unresolved)."""
 _INTERVAL_TOLERANCE: Final = 1e-9
+_WIDE: Final = 1000
+"""The widest component (columns) from which the ranges are split over two processes."""
 _WORDS: Final = {"field": "field", STRATUM: "stratum", STRATUM_FIELD_TYPE: "stratum"}
 
 
@@ -449,15 +452,26 @@ def audit_with_hints(
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
     found: dict[Key, tuple[int, int | None]] = {}
-    for done, quantity in enumerate(hidden):
-        step(AUDITING, done, len(hidden))
-        kind, name, label = quantity.key
+    asked = [0]
+
+    def ranged(quantity: Quantity) -> tuple[int, int | None] | None:
+        # One hidden number's range (None: unresolved); each one exact, so the order and
+        # the split over two processes cannot change any.
+        step(AUDITING, asked[0], len(hidden))
+        asked[0] += 1
         try:
-            low, high = _range(solver, quantity, published, found)
+            found[quantity.key] = _range(solver, quantity, published, found)
         except Unresolved:
+            return None
+        return found[quantity.key]
+
+    worth = solver.widest >= _WIDE
+    for quantity, answer in zip(hidden, split.answers(ranged, hidden, worth=worth), strict=True):
+        kind, name, label = quantity.key
+        if answer is None:
             rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
             continue
-        found[quantity.key] = (low, high)
+        low, high = answer
         if low >= 1 and high is not None and high < min_cell:
             status = DISCLOSED
         elif low == high:

@@ -34,3 +34,8 @@ def step(stage: str, done: int, total: int) -> None:
     sink = _SINK.get()
     if sink is not None:
         sink(stage, done, total)
+
+
+def silence() -> None:
+    """Drop the sink in this context (a forked helper process must not draw)."""
+    _SINK.set(None)

@@ -172,11 +172,16 @@ class _Problem:
             return False
         if not self.rows:
             return True
+        values = self.values(x)
+        return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
+
+    def values(self, x: np.ndarray) -> np.ndarray:
+        """Each row's value at the integer point ``x``, exactly."""
         indptr, indices, data = self.sparse
         running = np.zeros(len(indices) + 1, dtype=np.int64)
         np.cumsum(data * x.astype(np.int64)[indices], out=running[1:])
-        values = running[indptr[1:]] - running[indptr[:-1]]  # each row's value, exactly
-        return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
+        result: np.ndarray = running[indptr[1:]] - running[indptr[:-1]]
+        return result
 
     def solve(
         self,
@@ -405,6 +410,7 @@ class _Component:
         self.upper: list[int | None] = [value for _, value in eq_rows] + [None] * len(ge_rows)
         self.problem = _Problem(width, self.rows, self.lower, self.upper)
         self.witnesses: list[np.ndarray] = []
+        self._stacked: np.ndarray | None = None
         self.bounded = self._bounded()
         # Blocks: columns linked by rows whose columns all belong to one field.
         owner = [owners[c] for c in columns]
@@ -465,6 +471,12 @@ class _Component:
                             changed = True
         return bounded
 
+    def stacked(self) -> np.ndarray:
+        """The witnesses as the rows of one matrix (witnesses are only ever appended)."""
+        if self._stacked is None or len(self._stacked) != len(self.witnesses):
+            self._stacked = np.stack(self.witnesses)
+        return self._stacked
+
     def block_problem(self, block: int) -> tuple[list[int], _Problem]:
         """The block's own columns and rows, as a problem (built once)."""
         columns = self.blocks[block]
@@ -497,6 +509,11 @@ class RangeSolver:
             every answer is exact whichever points are known.
         knowledge: Further rows ``form >= bound`` that the published numbers imply
             (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`: the rule).
+        binding: Rows of ``knowledge`` known to bind the LP relaxation under more
+            published numbers (a suppression run's earlier solvers): they bind here
+            too, so they are kept without the LP solve that checks it. Updated with
+            every row this solver keeps. Leaves the problem exactly as without it
+            (up to rows the LP could not settle, which are kept either way).
 
     Raises:
         Inconsistent: when the published numbers contradict each other (no
@@ -517,6 +534,7 @@ class RangeSolver:
         seed: np.ndarray | None = None,
         hints: Sequence[np.ndarray] = (),
         knowledge: Sequence[tuple[Form, int]] = (),
+        binding: set[tuple[Form, int]] | None = None,
     ) -> None:
         self.model = model
         self.counts = [0, 0]
@@ -524,20 +542,27 @@ class RangeSolver:
         self._block_cache: dict[tuple[int, int, tuple[tuple[int, int], ...], bool], int | None] = {}
         self._parts: dict[tuple[int, int, bool], dict[int, tuple[Row, int | None, int | None]]] = {}
         self._areas: dict[tuple[int, frozenset[int], str, int], tuple[list[int], _Problem]] = {}
+        self._around: dict[tuple[int, frozenset[int]], list[frozenset[int]]] = {}
         owner = self._owners()
         self._owner = owner
         rows = self._reduced_rows(published, owner)
         inequalities = [(dict(form), 0) for form in model.inequalities]
         self.fixed = self._fix(rows, inequalities)
         rule: list[tuple[Row, int]] = []
+        bound_before: list[bool] = []  # whether each is known to bind (``binding``)
         for form, bound in knowledge:  # the rule's rows, with the fixings substituted
             low = bound - sum(c * self.fixed[v] for v, c in form if v in self.fixed)
             rest = {v: c for v, c in form if v not in self.fixed}
             if rest:
                 rule.append((rest, low))
+                bound_before.append(binding is not None and (form, bound) in binding)
             elif low > 0:
                 raise Inconsistent
-        inequalities += self._binding(rows, inequalities, rule)
+        kept = self._binding(rows, inequalities, rule, bound_before)
+        if binding is not None:
+            originals = [(f, b) for f, b in knowledge if any(v not in self.fixed for v, _ in f)]
+            binding.update(originals[i] for i in kept)
+        inequalities += [rule[i] for i in kept]
         self._merge_and_split(rows, inequalities, owner)
         for known in [*([] if seed is None else [seed]), *hints]:
             self._seed(known)
@@ -557,6 +582,11 @@ class RangeSolver:
             full = len(component.witnesses) >= _MAX_WITNESSES
             if not full and component.problem.check(point):
                 component.witnesses.append(point)
+
+    @property
+    def widest(self) -> int:
+        """The width (columns) of the largest component: how hard its questions are."""
+        return max((component.width for component in self.components), default=0)
 
     @property
     def solves(self) -> int:
@@ -689,24 +719,35 @@ class RangeSolver:
         rows: list[tuple[Row, int]],
         inequalities: list[tuple[Row, int]],
         rule: list[tuple[Row, int]],
-    ) -> list[tuple[Row, int]]:
+        known: list[bool],
+    ) -> list[int]:
         """The rule's rows that can bind: those whose LP minimum is below their bound.
 
         A row the LP relaxation (a lower bound of every integer point's value)
         already keeps at its bound adds nothing, and would only make the LP
         optima of later problems less often integral. Exact: only rows that
-        cannot cut off any integer point are dropped.
+        cannot cut off any integer point are dropped. A row ``known`` to bind
+        (it did with more numbers published: fewer only widen the LP) is kept
+        without a solve.
+
+        Returns:
+            The positions in ``rule`` of the rows kept.
         """
         if not rule:
             return []
+        if all(known):
+            return list(range(len(rule)))
         problem = _Problem(
             self.model.size,
             [row for row, _ in [*rows, *inequalities]],
             [value for _, value in [*rows, *inequalities]],
             [value for _, value in rows] + [None] * len(inequalities),
         )
-        kept: list[tuple[Row, int]] = []
-        for row, bound in rule:
+        kept: list[int] = []
+        for position, (row, bound) in enumerate(rule):
+            if known[position]:
+                kept.append(position)
+                continue
             c = np.zeros(self.model.size)
             for variable, coefficient in row.items():
                 c[variable] = coefficient
@@ -716,7 +757,7 @@ class RangeSolver:
             except Inconsistent:
                 value = None
             if value is None or value < bound - 1e-6:
-                kept.append((row, bound))
+                kept.append(position)
         return kept
 
     def _merge_and_split(
@@ -984,7 +1025,7 @@ class RangeSolver:
     def _best_witness(component: _Component, objective: Mapping[int, int]) -> int:
         columns = np.fromiter(objective.keys(), dtype=np.int64)
         weights = np.fromiter(objective.values(), dtype=np.int64)
-        values = np.stack(component.witnesses)[:, columns] @ weights
+        values = component.stacked()[:, columns] @ weights
         return int(values.min())
 
     @staticmethod
@@ -992,7 +1033,7 @@ class RangeSolver:
         # The witness with the smallest objective (the first of equals).
         columns = np.fromiter(objective.keys(), dtype=np.int64)
         weights = np.fromiter(objective.values(), dtype=np.int64)
-        values = np.stack(component.witnesses)[:, columns] @ weights
+        values = component.stacked()[:, columns] @ weights
         return int(np.argmin(values))
 
     def _minimum(self, index: int, objective: Mapping[int, int], best: int) -> int:
@@ -1037,7 +1078,11 @@ class RangeSolver:
         """The sandwich areas for an objective: its blocks, then with partners added."""
         component = self.components[index]
         touched = frozenset(component.block_of[c] for c in objective)
+        cached = self._around.get((index, touched))
+        if cached is not None:
+            return cached
         areas: list[frozenset[int]] = []
+        self._around[index, touched] = areas  # the component's structure alone decides
         if component.width >= _SANDWICH_WIDTH and len(touched) <= _NEIGHBOURHOOD:
             areas.append(touched)
             # Then grow by partners: the outside blocks sharing the most rows with it.
@@ -1159,6 +1204,7 @@ class RangeSolver:
         columns = sorted(c for block in area for c in component.blocks[block])
         where = {c: i for i, c in enumerate(columns)}
         witness = component.witnesses[base]
+        at_witness = None if relaxed else component.problem.values(witness)
         rows: list[Row] = []
         lower: list[int | None] = []
         upper: list[int | None] = []
@@ -1179,9 +1225,10 @@ class RangeSolver:
                 highs = [high for _, _, high in outside]
                 out_low = None if None in lows else sum(lows)  # type: ignore[arg-type]
                 out_high = None if None in highs else sum(highs)  # type: ignore[arg-type]
-            else:
-                fixed = sum(a * int(witness[c]) for part, _, _ in outside for c, a in part.items())
-                out_low = out_high = fixed
+            else:  # the row's value at the witness, less the area's part of it
+                inside = sum(a * int(witness[columns[i]]) for i, a in inner.items())
+                assert at_witness is not None
+                out_low = out_high = int(at_witness[row]) - inside
             low, high = component.lower[row], component.upper[row]
             low = None if low is None or out_high is None else low - out_high
             high = None if high is None or out_low is None else high - out_low
@@ -1293,6 +1340,8 @@ class LocalCheck:
         self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
         self._rules: dict[tuple[int, frozenset[tuple[Key, int]]], list[tuple[Form, int]]] = {}
         self._last_rules: tuple[Mapping[Key, int], int, list[tuple[Form, int]]] | None = None
+        self._partners_for: Mapping[Key, int] | None = None
+        self._partners_of: dict[tuple[int, ...], list[int]] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -1306,6 +1355,12 @@ class LocalCheck:
         A field can when its own part of that pooled number is hidden; the fields
         that can through the most pooled numbers come first (then by position).
         """
+        if self._partners_for is not published:  # a new mapping: earlier answers are stale
+            self._partners_for = published
+            self._partners_of.clear()
+        cached = self._partners_of.get(tuple(area))
+        if cached is not None:
+            return cached
         inside = set(area)
         score: dict[int, int] = {}
         for field in area:
@@ -1318,7 +1373,9 @@ class LocalCheck:
                     part = ("field", self.field_ids[other], key[2])
                     if part not in published:
                         score[other] = score.get(other, 0) + 1
-        return sorted(score, key=lambda f: (-score[f], f))
+        found = sorted(score, key=lambda f: (-score[f], f))
+        self._partners_of[tuple(area)] = found
+        return found
 
     def protected(
         self, form: Form, value: int, min_cell: int, published: Mapping[Key, int]

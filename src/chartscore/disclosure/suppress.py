@@ -58,6 +58,7 @@ from typing import Final, Protocol
 import attrs
 import numpy as np
 
+from chartscore.disclosure import split
 from chartscore.disclosure.attack import (
     DERIVABLE,
     audit_with_hints,
@@ -117,6 +118,8 @@ CHOOSING: Final = "choosing complementary cells"
 """The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
+_WIDE: Final = 1000
+"""The widest component (columns) from which a round's exact checks use two processes."""
 
 
 @attrs.frozen(repr=False)
@@ -187,6 +190,7 @@ class _Suppressor:
         self.hidden: set[Key] = set()
         self.seed: np.ndarray | None = None  # a feasible point of the full report
         self.points: list[np.ndarray] = []  # the last exact solver's witnesses
+        self.binding: set[tuple[Form, int]] = set()  # the rule's rows found to bind the LP
         # A success count hidden only because its failures are sensitive -> its total.
         self.proxies: dict[Key, Key] = {}
         self.identities = self._identities()
@@ -663,7 +667,12 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     knowledge = state.model.knowledge(published, state.min_cell)
     try:
         solver = RangeSolver(
-            state.model, published, eager=False, seed=state.seed, knowledge=knowledge
+            state.model,
+            published,
+            eager=False,
+            seed=state.seed,
+            knowledge=knowledge,
+            binding=state.binding if hidden is None else None,  # hiding only grows: still bind
         )
     except (Inconsistent, Unresolved):
         failed = True
@@ -712,7 +721,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
         if pending:
             solver = _solver(state)
             exactly = functools.partial(_exactly_safe, state, solver)
-            pending = _unsettled(pending, exactly, total)
+            pending = _unsettled(pending, exactly, total, wide=solver.widest >= _WIDE)
             state.points = solver.points()  # tables of every later hidden set: audit hints
         hid = False
         for done, quantity in enumerate(pending):
@@ -740,17 +749,25 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
 
 
 def _unsettled(
-    pending: list[Quantity], safe: Callable[[Quantity], bool], total: int
+    pending: list[Quantity], safe: Callable[[Quantity], bool], total: int, *, wide: bool = False
 ) -> list[Quantity]:
-    """The pending quantities ``safe`` does not settle; reports how many of ``total`` are."""
-    kept: list[Quantity] = []
-    settled = total - len(pending)
-    for quantity in pending:
-        if safe(quantity):
-            settled += 1
-        else:
-            kept.append(quantity)
-        step(SUPPRESSING, settled, total)
+    """The pending quantities ``safe`` does not settle; reports how many of ``total`` are.
+
+    ``wide``: the questions are hard enough to split over two processes (each answer
+    is exact, so the split changes none; :mod:`chartscore.disclosure.split`).
+    """
+    settled = [total - len(pending)]
+
+    def check(quantity: Quantity) -> bool:
+        verdict = safe(quantity)
+        settled[0] += verdict
+        step(SUPPRESSING, settled[0], total)
+        return verdict
+
+    verdicts = split.answers(check, pending, worth=wide)
+    kept = [quantity for quantity, verdict in zip(pending, verdicts, strict=True) if not verdict]
+    if wide:  # this process counted only its own half
+        step(SUPPRESSING, total - len(kept), total)
     return kept
 
 
