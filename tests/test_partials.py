@@ -272,9 +272,11 @@ def test_share_partials_on_the_command_line_suppresses_the_pooled_counts(tmp_pat
     document = json.loads(merged.getvalue())
     assert document["format"] == "chartscore.shared_report"
     assert document["disclosure"]["suppressed_count"] > 0  # min cell 20 over 36 rows
-    first, survival, differencing = said.getvalue().splitlines()
+    first, survival, complement, differencing = said.getvalue().splitlines()
     assert first.endswith("(min cell 20); the audit passed")
     assert survival.startswith("chartscore: rates shown ") and survival.endswith("(inside only)")
+    assert complement.startswith("chartscore: complementary cells: ")
+    assert complement.endswith("(inside only)")
     assert "is not covered" in differencing
 
 
