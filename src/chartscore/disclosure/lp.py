@@ -26,6 +26,8 @@ from typing import Any, Final
 
 import numpy as np
 
+from chartscore.disclosure.native_output import stdout_closed
+
 OPTIMAL: Final = "optimal"
 INFEASIBLE: Final = "infeasible"
 UNBOUNDED: Final = "unbounded"
@@ -253,7 +255,9 @@ def solve_afresh(
         error = core.HighsStatus.kError
         if highs.passOptions(options) == error or highs.passModel(lp) == error:
             return OTHER, None, 0.0, None
-        if highs.run() == error:
+        with stdout_closed() if integer else contextlib.nullcontext():
+            ran = highs.run()
+        if ran == error:
             return OTHER, None, 0.0, None
         status = highs.getModelStatus()
         info = highs.getInfo()

@@ -28,11 +28,8 @@ report fixes, and HiGHS is deterministic for one input.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -41,6 +38,7 @@ import numpy as np
 from chartscore.disclosure.cost import Rate, cell_price, rate_of, rate_price
 from chartscore.disclosure.lp import OPTIMAL, solve_afresh
 from chartscore.disclosure.model import Quantity, ReportModel
+from chartscore.disclosure.native_output import stdout_closed
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 
 Key = tuple[str, str, str]
@@ -309,36 +307,13 @@ def _exposing_set(
         size = max(1, size // 4)
 
 
-@contextlib.contextmanager
-def _native_output_silenced() -> Iterator[None]:
-    """Standard output closed to native code (HiGHS prints some MIP repairs with printf).
-
-    The loop's odd subsets of published numbers reach that print; the shared report may
-    be written to standard output afterwards, so nothing may land there meanwhile.
-    """
-    sys.stdout.flush()
-    try:
-        saved = os.dup(1)
-    except OSError:
-        yield
-        return
-    sink = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(sink, 1)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(sink)
-
-
 def solve(problem: Problem, rounds: int = ROUNDS) -> Solution:
     """The minimum-cost passing pattern, or None with a lower bound after ``rounds`` solves.
 
     Raises:
         Unsolved: when HiGHS or the attack cannot settle a step exactly.
     """
-    with _native_output_silenced():
+    with stdout_closed():
         return _solve(problem, rounds)
 
 
@@ -366,6 +341,6 @@ def _solve(problem: Problem, rounds: int) -> Solution:
 
 def lower_bound(problem: Problem) -> int:
     """A lower bound on any passing pattern's cost: the master's LP relaxation, no cuts."""
-    with _native_output_silenced():
+    with stdout_closed():
         _, bound = _Master(problem).solve(relaxed=True)
     return math.ceil(bound - 1e-6)

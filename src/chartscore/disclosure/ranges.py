@@ -62,6 +62,7 @@ from chartscore.disclosure.lp import (
     solve_afresh,
 )
 from chartscore.disclosure.model import Form, Key, ReportModel
+from chartscore.disclosure.native_output import stdout_closed
 
 _MAX_WITNESSES: Final = 64
 """Feasible points kept per component (each one can settle a question without a solve)."""
@@ -117,13 +118,14 @@ def _milp(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
         (data.astype(np.float64), indices, indptr), shape=(len(problem.rows), problem.width)
     )
     constraints = [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.rows else []
-    result = milp(
-        c,
-        integrality=np.ones(problem.width, dtype=np.int64) if integer else None,
-        bounds=Bounds(0, np.inf),
-        constraints=constraints,
-        options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
-    )
+    with stdout_closed():
+        result = milp(
+            c,
+            integrality=np.ones(problem.width, dtype=np.int64) if integer else None,
+            bounds=Bounds(0, np.inf),
+            constraints=constraints,
+            options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
+        )
     x = None if result.x is None else np.asarray(result.x)
     return _Result(result.status, x, result.fun, result.get("mip_dual_bound"))
 

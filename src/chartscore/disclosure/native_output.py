@@ -1,0 +1,35 @@
+"""Standard output closed to native code while HiGHS solves integer programs.
+
+HiGHS prints some MIP repairs with ``printf``, whatever its output options say.
+Such a line is written while a protected table is being solved, so it can be a
+function of the hidden data, and ``share`` may write its report to standard
+output afterwards: nothing may land there. The file descriptor, not
+``sys.stdout``, is redirected, since the print bypasses Python. (Another thread's
+writes to standard output during a solve are dropped too.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def stdout_closed() -> Iterator[None]:
+    """File descriptor 1 points at the null device until the block ends."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no standard output at all: nothing to protect
+        yield
+        return
+    sink = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(sink, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(sink)
