@@ -165,6 +165,43 @@ class Row:
         self.answered_items = len(answer_items)  # type: ignore[arg-type]
         self.matched_items = len(answer_items & gold_items) if self.answerable else 0  # type: ignore[operator]
         self.majority = False  # set per field once its majority category is known
+        # Declared labels (docs/metrics.md, per-label confusion metrics): gold's, and the
+        # answer's when it is of the type (an answer outside the choices names none).
+        declared = declared_labels(field_type, spec)
+        self.gold_labels = _labels_of(field_type, gold_key) if self.answerable else frozenset()
+        named = _labels_of(field_type, key) if right else frozenset()
+        self.answer_labels = named & frozenset(declared)
+
+
+def declared_labels(field_type: str, spec: Mapping[str, Any]) -> list[str]:
+    """A field's declared labels in report order (their normalized names), or none."""
+    if field_type == "boolean":
+        return ["false", "true"]
+    if field_type in ("categorical", "multi") and "choices" in spec:
+        return sorted({_text(choice) for choice in spec["choices"]})  # type: ignore[type-var]
+    return []
+
+
+def _labels_of(field_type: str, key: object) -> frozenset[str]:
+    # The labels a normalized value names (a boolean's as text; a set's items; one text).
+    if field_type == "boolean":
+        return frozenset({"true" if key else "false"})
+    if field_type == "multi":
+        return frozenset(key)  # type: ignore[arg-type]
+    return frozenset({key})  # type: ignore[arg-type]
+
+
+def label_parts(label: str, row: Row) -> dict[str, tuple[bool, bool]]:
+    """Each label metric's (success, in total) for one row: the definitions, restated."""
+    if not row.answerable:
+        return {m: (False, False) for m in ("sensitivity", "specificity", "ppv", "npv")}
+    in_gold, in_answer, pair = label in row.gold_labels, label in row.answer_labels, row.pair
+    return {
+        "sensitivity": (in_gold and in_answer, in_gold),
+        "specificity": (not in_gold and pair and not in_answer, not in_gold),
+        "ppv": (in_answer and in_gold, in_answer),
+        "npv": (pair and not in_answer and not in_gold, pair and not in_answer),
+    }
 
 
 def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
@@ -344,6 +381,18 @@ def reference(
                         tally.add((kind, name, f"{metric}.{part}"), amount, r.case)
                 if kind == "field" and types[field_id] in KAPPA_TYPES:
                     tally.add((kind, name, "kappa.pairs"), int(r.pair), r.case)
+                if kind != "field":
+                    continue
+                for label in declared_labels(types[field_id], schema.get(field_id, {})):
+                    for metric, (success, in_total) in label_parts(label, r).items():
+                        parts = {
+                            "success_count": int(success),
+                            "total_count": int(in_total),
+                            "failures": int(in_total and not success),
+                        }
+                        for part, amount in parts.items():
+                            key = (kind, name, f"labels.{label}.{metric}.{part}")
+                            tally.add(key, amount, r.case)
     return tally, margins, types
 
 
@@ -442,7 +491,7 @@ class Cohort:
         fields: dict[str, object] = {}
         for field_id, spec in self.schema.items():
             entry: dict[str, object] = {"type": spec["type"]}
-            for option in ("levels", "tolerance", "tolerance_days", "match", "plugins"):
+            for option in ("levels", "tolerance", "tolerance_days", "match", "plugins", "choices"):
                 if option in spec:
                     entry[option] = spec[option]
             fields[field_id] = entry
@@ -508,6 +557,8 @@ def build_cohort(
             spec["tolerance"] = "1"
         elif field_type == "date" and choose([True, False]):
             spec["tolerance_days"] = 1
+        elif field_type in ("categorical", "multi") and choose([True, False]):
+            spec["choices"] = ["x", "y", "z"]  # every gold value lies within them
         cohort.schema[field_id] = spec
         for case_index in range(cases):
             case = f"case-{case_index:05d}"

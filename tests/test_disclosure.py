@@ -58,10 +58,22 @@ def published(shared: SharedReport) -> dict[tuple[str, str, str], int]:
     """Every protected quantity an outsider reads directly (failures from both parts)."""
     out = {key: value for key, value in shared.numbers() if value is not None}
     for kind, name, part in shared.slices():
-        for metric, result in part.metrics.items():
+        metrics = [*part.metrics.items()]
+        for label, result in (part.labels or {}).items():
+            metrics += [(f"labels.{label}.{m}", value) for m, value in result.metrics.items()]
+        for metric, result in metrics:
             if result.success_count is not None and result.total_count is not None:
                 out[kind, name, f"{metric}.failures"] = result.total_count - result.success_count
     return out
+
+
+def metric_node(part: dict[str, Any], quantity: str) -> tuple[dict[str, Any], str]:
+    """The JSON metric a quantity names, and its part (``labels.<L>.<metric>.<part>`` too)."""
+    if quantity.startswith("labels."):
+        label, metric, which = quantity[len("labels.") :].rsplit(".", 2)
+        return part["labels"][label][metric], which
+    metric, which = quantity.rsplit(".", 1)
+    return part[metric], which
 
 
 def assert_shared_properties(
@@ -77,13 +89,13 @@ def assert_shared_properties(
             else full["by_field" if kind == "field" else "by_field_type"][name]
         )
         if quantity.endswith(".failures"):
-            metric = part[quantity.split(".")[0]]
+            metric, _ = metric_node(part, quantity)
             assert metric["total_count"] - metric["success_count"] == value
         elif quantity == "kappa.pairs":
             assert part["kappa"]["pairs"] == value
         elif "." in quantity:
-            metric, field = quantity.split(".")
-            assert part[metric][field] == value
+            metric, field = metric_node(part, quantity)
+            assert metric[field] == value
         else:
             assert part[quantity] == value
     shared = share(report, sensitivity, min_cell)
@@ -118,6 +130,23 @@ def assert_shared_properties(
         if part.kappa is not None and part.kappa.value is not None:
             assert target["kappa"] == source["kappa"]
             assert sensitivity.kappa_smallest_margin[name] >= min_cell
+        for label, shown_label in (part.labels or {}).items():
+            for metric, result_metric in shown_label.metrics.items():
+                if result_metric.interval is not None:
+                    assert target["labels"][label][metric] == source["labels"][label][metric]
+            # F1 is shown exactly where its three counts are, and is then the report's.
+            counts = (
+                shown_label.metrics["sensitivity"].success_count,
+                shown_label.metrics["sensitivity"].total_count,
+                shown_label.metrics["ppv"].total_count,
+            )
+            expected = None if None in counts else source["labels"][label]["f1"]
+            assert shown_label.f1 == expected
+        for coefficient, shown_coefficient in part.coefficients.items():
+            # AC1/AC2 and alpha are shown exactly where kappa is.
+            if shown_coefficient.value is not None:
+                assert part.kappa is not None and part.kappa.value is not None
+                assert target[coefficient] == source[coefficient]
     # The audit's ranges contain the true values; no sensitive quantity is derivable.
     sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < min_cell}
     for row in result.rows:
@@ -172,7 +201,7 @@ def test_a_cohort_with_no_small_cell_is_shared_unchanged(cohort: Cohort, min_cel
     for key in ("overall", "by_field", "by_field_type", "scorer"):
         assert document[key] == full[key]
     assert document["format"] == "chartscore.shared_report"
-    assert document["format_version"] == 3  # the report's shape, with room for ranges
+    assert document["format_version"] == 4  # the report's shape, with ranges and labels
     assert document["disclosure"]["suppressed_count"] == 0
 
 

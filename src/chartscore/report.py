@@ -1403,18 +1403,24 @@ class Report:
         )
 
     def core(self) -> Report:
-        """This report without the figures ``share`` withholds (docs/disclosure.md).
+        """This report as disclosure control starts from it (docs/disclosure.md).
 
-        Disclosure control models every number as a sum of outcome-class
-        counts; the validation figures it does not model yet (per-label
-        confusion metrics, F1, AC1/AC2 and alpha) are left out of a shared
-        report rather than published unprotected, and so is the weighted
-        estimate (``share`` publishes it itself, only where its inputs are).
+        Without what needs the values' rules, which ``share`` adds itself
+        under the dominance rule (error magnitudes with interval alpha, and
+        declared uncertainty), without the weighted estimate (``share``
+        publishes it only where its inputs are), and without the labels'
+        pooled (micro-averaged) metrics: in a single-label field they are the
+        agreement rate and kappa's pairs in another form, and as cells of
+        their own they would turn differences of those into cells. Each
+        label's metrics, F1 and the macro F1 stay.
         """
 
         def core_slice(part: SliceReport) -> SliceReport:
             metrics = {k: v for k, v in part.metrics.items() if k not in SHARE_WITHHELD_METRICS}
-            return SliceReport(counts=part.counts, metrics=metrics, kappa=part.kappa)
+            coefficients = part.coefficients if part.magnitude is None else None
+            return attrs.evolve(
+                part, metrics=metrics, coefficients=coefficients, magnitude=None, uncertainty=None
+            )
 
         return attrs.evolve(
             self,

@@ -63,7 +63,8 @@ sum those micro-averaged counts over their fields.
 """
 
 SHARE_WITHHELD_METRICS: Final = frozenset(LABEL_METRICS)
-"""Binomial metrics that disclosure control does not model yet: ``share`` withholds them."""
+"""Binomial metrics ``share`` withholds: the labels pooled (micro-averaged), which are core
+numbers in another form (docs/disclosure.md, "Per-label metrics"). Each label's are shared."""
 
 ERROR_METRICS: Final = frozenset(
     {

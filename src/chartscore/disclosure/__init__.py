@@ -17,13 +17,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL, RULE, SHARED_FORMAT, UNIT
-from chartscore.disclosure.shared import (
-    Disclosure,
-    SharedKappa,
-    SharedMetric,
-    SharedReport,
-    SharedSlice,
-)
+from chartscore.disclosure.shared import Disclosure, SharedKappa, SharedReport, SharedSlice
+from chartscore.disclosure.shared_metric import SharedMetric
 from chartscore.disclosure.solver import require_solver
 
 if TYPE_CHECKING:

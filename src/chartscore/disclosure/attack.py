@@ -57,7 +57,8 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
-from chartscore.disclosure.shared import Key, Range, RateBound, SharedReport, rate_bound
+from chartscore.disclosure.shared import Key, SharedReport
+from chartscore.disclosure.shared_metric import Range, RateBound, rate_bound
 from chartscore.stats import wilson_interval
 
 PROTECTED: Final = "protected"

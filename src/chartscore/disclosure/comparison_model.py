@@ -34,7 +34,8 @@ from typing import Final, cast
 
 import attrs
 
-from chartscore.disclosure.model import FieldLayout, Form, Key, Quantity, ReportModel, add
+from chartscore.disclosure.forms import Form, add
+from chartscore.disclosure.model import FieldLayout, Key, Quantity, ReportModel
 from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL
 
 SHARED_PAIRED_METRICS: Final = (

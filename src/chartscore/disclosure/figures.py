@@ -121,12 +121,15 @@ class FieldFigures:
         squares: Contributions ``d**2`` (the limits and the bias interval).
         deviation: Contributions ``|gold - median|`` (the chance level).
         brier: Contributions ``(1 - uncertainty - agreed)**2`` (the Brier score).
+        spread: Contributions ``(gold - mean)**2 + (answer - mean)**2`` over the
+            pairs, the mean of their pooled values (interval alpha's denominator).
     """
 
     absolute: Contributions | None = None
     squares: Contributions | None = None
     deviation: Contributions | None = None
     brier: Contributions | None = None
+    spread: Contributions | None = None
 
     def __repr__(self) -> str:
         return "FieldFigures(<hidden>)"

@@ -37,6 +37,8 @@ from chartscore.disclosure.figures import (
     ROWS_Q,
     WITHOUT_Q,
 )
+from chartscore.disclosure.forms import Form, add
+from chartscore.disclosure.label_model import ClassSums, LabelLayout
 from chartscore.disclosure.rule import (
     FAILURES,
     IGNORED_COUNT,
@@ -52,8 +54,6 @@ from chartscore.tally import CORE_METRICS, COUNT_NAMES
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
-Form = tuple[tuple[int, int], ...]
-"""A linear form: sorted (variable index, nonzero integer coefficient) pairs."""
 
 MISSING: Final = "missing"
 ABSTAINED: Final = "abstained"
@@ -110,6 +110,8 @@ class FieldShape:
         uncertainty: Its slice publishes declared-uncertainty counts.
         nonzero_errors: Its mean absolute error (or limits) is shown: the
             dominance rule then says that at least three pairs disagree.
+        labels: Its declared labels, in report order, when its slice publishes
+            per-label confusion metrics (:mod:`chartscore.disclosure.label_model`).
     """
 
     field_type: str
@@ -124,6 +126,7 @@ class FieldShape:
     magnitude: str = ""
     uncertainty: bool = False
     nonzero_errors: bool = False
+    labels: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -135,14 +138,18 @@ class FieldShape:
         magnitude: bool = False,
         uncertainty: bool = False,
         nonzero_errors: bool = False,
+        labels: Iterable[str] = (),
     ) -> FieldShape:
-        """The shape of a field slice holding ``metric_names`` (and the figures' counts)."""
+        """The shape of a field slice holding ``metric_names`` (and the figures' counts).
+
+        ``labels``: the declared labels whose confusion metrics the slice publishes.
+        """
         names = set(metric_names)
-        labels: dict[str, list[str]] = {}
+        plugin_labels: dict[str, list[str]] = {}
         for name in sorted(names):
             parts = split_metric(name)
             if parts is not None:
-                labels.setdefault(parts[0], []).append(parts[1])
+                plugin_labels.setdefault(parts[0], []).append(parts[1])
         return cls(
             field_type=field_type,
             tolerance="tolerance_agreement" in names,
@@ -152,10 +159,13 @@ class FieldShape:
             kappa=kappa,
             fuzzy="fuzzy_agreement" in names,
             pattern="pattern_agreement" in names,
-            plugins=tuple((plugin, tuple(found)) for plugin, found in sorted(labels.items())),
+            plugins=tuple(
+                (plugin, tuple(found)) for plugin, found in sorted(plugin_labels.items())
+            ),
             magnitude=field_type if magnitude else "",
             uncertainty=uncertainty,
             nonzero_errors=nonzero_errors and magnitude,
+            labels=tuple(labels),
         )
 
     def figure_variables(self) -> tuple[str, ...]:
@@ -402,8 +412,28 @@ class FieldLayout:
 
     @property
     def size(self) -> int:
-        """The number of variables of this field: all its cells, then its figures' unknowns."""
-        return self.cells * self.cell_size + len(self.shape.figure_variables())
+        """The number of variables of this field: all its cells, its figures', its labels'."""
+        labels = self.label_layout()
+        extra = 0 if labels is None else labels.size
+        return self.cells * self.cell_size + len(self.shape.figure_variables()) + extra
+
+    def label_layout(self) -> LabelLayout | None:
+        """Its label unknowns (after the figures'), or None without published labels."""
+        shape = self.shape
+        if not shape.labels:
+            return None
+        items = [self._items(name, None) for name in ITEM_VARIABLES] if shape.items else None
+        sums = ClassSums(
+            answerable=self.where(_COUNTS["answerable_count"]),
+            agreeing=self.where(lambda c: c.answerable and _agrees(c)),
+            disagreeing=self.where(lambda c: c.answerable and c.agreement == DISAGREE),
+            majority=self.where(lambda c: c.answerable and c.majority) if shape.majority else None,
+            matched_items=None if items is None else items[0],
+            answered_items=None if items is None else items[1],
+            gold_items=None if items is None else items[2],
+        )
+        start = self.offset + self.cells * self.cell_size + len(shape.figure_variables())
+        return LabelLayout(shape.labels, shape.field_type, start, sums)
 
     def figure_variable(self, name: str) -> int:
         """The index of one of :meth:`FieldShape.figure_variables` (once, after every cell)."""
@@ -430,9 +460,10 @@ class FieldLayout:
     def cases(self, cells: Sequence[int] | None = None) -> dict[str, Form]:
         """The item quantities whose cases are not their own rows, each as its rows' variables.
 
-        Every other quantity of a field slice counts rows, one per case. The
-        variables are used only where a pooled slice sums two fields' rows (or
-        a stratum slice some cells' rows). ``cells``: those cells only.
+        Every other quantity of a field slice counts rows, one per case (each
+        label's counts too). The variables are used only where a pooled slice
+        sums two fields' rows (or a stratum slice some cells' rows). ``cells``:
+        those cells only.
         """
         if not self.shape.items:
             return {}
@@ -489,8 +520,11 @@ class FieldLayout:
             out[metric_quantity(metric, FAILURES)] = failures
         if self.shape.kappa:
             out[PAIRS] = self.where(_pairs, cells)
-        if cells is None:  # the figures are the field slice's alone
+        if cells is None:  # the figures and labels are the field slice's alone
             out.update(self._figure_forms())
+            labels = self.label_layout()
+            if labels is not None:
+                out.update(labels.forms())
         return out
 
     def _figure_forms(self) -> dict[str, Form]:
@@ -531,7 +565,9 @@ class FieldLayout:
 
         Items, in every cell: matched <= answered, matched <= gold. Boolean
         majority baseline: the majority holds at least half of the answerable
-        rows (of the whole field: its majority is the field's).
+        rows (of the whole field: its majority is the field's). The figures'
+        unknowns within their classes, and the labels' exact facts
+        (:meth:`LabelLayout.rows`).
         """
         out: list[Form] = []
         if self.shape.items:
@@ -557,6 +593,9 @@ class FieldLayout:
             rest = self.where(lambda c: c.answerable and _answered(c) and not _agrees(c))
             out.append(add((agreeing, 1), (agreed, -1)))
             out.append(add((rest, 1), (disagreed, -1)))
+        labels = self.label_layout()
+        if labels is not None:
+            out += labels.rows()
         return out
 
     def figure_knowledge(self) -> list[tuple[Form, int]]:
@@ -570,15 +609,6 @@ class FieldLayout:
             return []
         disagreeing = self.where(lambda c: c.answerable and c.agreement == DISAGREE)
         return [(disagreeing, 3)]
-
-
-def add(*terms: tuple[Form, int]) -> Form:
-    """The linear combination ``sum(coefficient * form)`` as a form."""
-    total: dict[int, int] = {}
-    for form, coefficient in terms:
-        for variable, value in form:
-            total[variable] = total.get(variable, 0) + coefficient * value
-    return tuple(sorted((v, c) for v, c in total.items() if c))
 
 
 @attrs.frozen
@@ -870,6 +900,7 @@ def shape_of(
             uncertainty=part.uncertainty is not None,
             nonzero_errors=part.magnitude is not None
             and part.magnitude.mean_absolute_error is not None,
+            labels=() if part.labels is None else tuple(part.labels),
         )
         for field_id, part in report.by_field.items()
     }

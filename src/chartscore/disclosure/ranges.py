@@ -53,6 +53,7 @@ from typing import Final
 
 import numpy as np
 
+from chartscore.disclosure.forms import Form
 from chartscore.disclosure.lp import (
     INFEASIBLE,
     OPTIMAL,
@@ -61,7 +62,7 @@ from chartscore.disclosure.lp import (
     rowwise,
     solve_afresh,
 )
-from chartscore.disclosure.model import Form, Key, ReportModel
+from chartscore.disclosure.model import Key, ReportModel
 from chartscore.disclosure.native_output import stdout_closed
 
 _MAX_WITNESSES: Final = 64

@@ -33,13 +33,12 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
+from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
     FieldLayout,
-    Form,
     Key,
     Quantity,
     ReportModel,
-    add,
     model_of,
 )
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved

@@ -20,9 +20,12 @@ DEFAULT_MIN_CELL: Final = 11
 """Publish 0 or at least 11: the CMS policy suppresses cells from 1 to 10."""
 
 SHARED_FORMAT: Final = "chartscore.shared_report"
-SHARED_FORMAT_VERSION: Final = 3
+SHARED_FORMAT_VERSION: Final = 4
 # 2: the confidence level, and the pooled slices' clustered figures (where their counts are shown).
 # 3: a suppressed number's proven range beside it (``<name>_range``), and a metric's rate bound.
+# 4: per-label confusion metrics with their F1 figures, and AC1/AC2 and alpha.
+READABLE_VERSIONS: Final = (3, 4)
+"""Format 3 documents (no labels, no coefficients) are read as they are."""
 
 RANGE_SUFFIX: Final = "_range"
 """``missing_count_range`` stands beside a suppressed ``missing_count``."""

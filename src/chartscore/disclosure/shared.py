@@ -25,9 +25,9 @@ Value-free: field ids, closed names and numbers only.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final, NoReturn
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -36,7 +36,7 @@ from chartscore._format import FIELD_ID_PATTERN
 from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
+from chartscore.clustered import DEFAULT_CONFIDENCE, z_for
 from chartscore.disclosure.figures import (
     MAGNITUDE,
     UNCERTAINTY,
@@ -49,13 +49,14 @@ from chartscore.disclosure.figures import (
     shared_magnitude,
     shared_uncertainty,
 )
+from chartscore.disclosure.label_model import label_metric
 from chartscore.disclosure.rule import (
     FIELD_TYPE_NAMES,
     IGNORED_COUNT,
     KAPPA_TYPES,
     PAIRS,
     RANGE_SUFFIX,
-    RATE_RANGE,
+    READABLE_VERSIONS,
     REQUIRED_TYPE_METRICS_OF,
     RULE,
     SHARED_FORMAT,
@@ -66,8 +67,39 @@ from chartscore.disclosure.rule import (
     TOTAL,
     TYPE_METRICS_OF,
     UNIT,
-    WILSON_BOUND,
     metric_quantity,
+)
+from chartscore.disclosure.shared_labels import (
+    COEFFICIENTS,
+    LABELLED_TYPES,
+    SCORES,
+    SharedCoefficient,
+    SharedLabel,
+    alpha_metric,
+    check_label_sums,
+    coefficient_names,
+    f1_of,
+    label_numbers,
+    label_ranges,
+    read_coefficient,
+    read_labels,
+    read_score,
+    shared_coefficient,
+    shown_macro,
+)
+from chartscore.disclosure.shared_metric import (
+    Interval,
+    Range,
+    SharedMetric,
+    beside,
+    invalid,
+    range_list,
+    rate_bound,
+    read_count,
+    read_interval,
+    read_metric,
+    read_number,
+    read_range,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.plugin_layout import (
@@ -86,19 +118,15 @@ from chartscore.report import (
     read_confidence,
     read_design_effect,
 )
-from chartscore.stats import Z95, CountRange, rate_range, widest_wilson, wilson_interval
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+from chartscore.stats import Z95
+from chartscore.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 
 if TYPE_CHECKING:  # the readers need no pricing: only share records a choice
     from chartscore.disclosure.cost import ComplementCost
 
-Interval = tuple[float, float]
-Range = CountRange
-"""A suppressed number's proven range ``(lo, hi)``; hi None when unbounded."""
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
-_MAX_COUNT: Final = 2**53 - 1
 _MAX_MIN_CELL: Final = 1_000_000
 _VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}").fullmatch
 _FIELD_ID = re.compile(FIELD_ID_PATTERN).fullmatch
@@ -118,11 +146,7 @@ _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
 _WEIGHTED: Final = "overall_weighted"
 _MAX_RELEASES: Final = 9999
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
-_METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
-_POOLED_METRIC_KEYS: Final = _METRIC_KEYS | {"design_effect", "clustered_interval"}
-_METRIC_EXTRAS: Final = frozenset({SUCCESS + RANGE_SUFFIX, TOTAL + RANGE_SUFFIX, "rate_bound"})
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
-_BOUND_KEYS: Final = frozenset({"kind", "lower", "upper"})
 
 
 def check_min_cell(min_cell: object) -> int:
@@ -130,102 +154,6 @@ def check_min_cell(min_cell: object) -> int:
     if type(min_cell) is not int or not 2 <= min_cell <= _MAX_MIN_CELL:
         raise ChartscoreError(ErrorCode.INVALID_MIN_CELL)
     return min_cell
-
-
-@attrs.frozen
-class RateBound:
-    """What the published ranges prove about a metric with a suppressed part.
-
-    Attributes:
-        kind: ``wilson`` in a field slice: the widest Wilson interval, at the
-            report's level, over every count pair the ranges allow; or
-            ``rate_range`` in a pooled slice: the range of the rate itself (a
-            pooled slice's honest interval is clustered, and its design effect
-            is not published where a count is hidden, so no interval is).
-        lower: The smallest lower bound (or rate).
-        upper: The largest upper bound (or rate).
-    """
-
-    kind: str
-    lower: float
-    upper: float
-
-    def to_dict(self) -> dict[str, object]:
-        """``{"kind", "lower", "upper"}``."""
-        return {"kind": self.kind, "lower": self.lower, "upper": self.upper}
-
-
-def rate_bound(success: Range, total: Range, *, pooled: bool, z: float = Z95) -> RateBound | None:
-    """The rate bound of a metric whose counts lie in these ranges (docs/disclosure.md).
-
-    A function of the ranges alone, so it publishes nothing they do not.
-    None when no count pair has a trial.
-
-    Raises:
-        ValueError: if the ranges allow no pair with successes <= trials.
-    """
-    if pooled:
-        found = rate_range(success, total)
-        return None if found is None else RateBound(RATE_RANGE, *found)
-    found = widest_wilson(success, total, z)
-    return None if found is None else RateBound(WILSON_BOUND, *found)
-
-
-def _range_list(value: Range) -> list[int | None]:
-    return [value[0], value[1]]
-
-
-@attrs.frozen
-class SharedMetric:
-    """One binomial metric of a shared report; ``None`` marks a suppressed part.
-
-    A pooled slice's metric (``pooled``) also has the report's ``design_effect``
-    and ``clustered_interval``, shown only where both counts are shown
-    (docs/disclosure.md, "Clustered intervals"). A suppressed part may carry
-    its proven range (``success_range``, ``total_range``), and then the metric
-    its :class:`RateBound`.
-    """
-
-    success_count: int | None
-    total_count: int | None
-    interval: Interval | None
-    design_effect: float | None = None
-    clustered_interval: Interval | None = None
-    pooled: bool = False
-    success_range: Range | None = None
-    total_range: Range | None = None
-    rate_bound: RateBound | None = None
-
-    def ranges(self) -> tuple[Range, Range] | None:
-        """Both parts' ranges (a published part as ``(v, v)``), or None if one is not known."""
-        success = _known(self.success_count, self.success_range)
-        total = _known(self.total_count, self.total_range)
-        if success is None or total is None:
-            return None
-        return success, total
-
-    def to_dict(self) -> dict[str, object]:
-        """``{"success_count", "total_count", "interval"}``, nulls for suppressed parts."""
-        out: dict[str, object] = {
-            SUCCESS: self.success_count,
-            TOTAL: self.total_count,
-            "interval": None if self.interval is None else list(self.interval),
-        }
-        if self.pooled:
-            out["design_effect"] = self.design_effect
-            clustered = self.clustered_interval
-            out["clustered_interval"] = None if clustered is None else list(clustered)
-        if self.success_range is not None:
-            out[SUCCESS + RANGE_SUFFIX] = _range_list(self.success_range)
-        if self.total_range is not None:
-            out[TOTAL + RANGE_SUFFIX] = _range_list(self.total_range)
-        if self.rate_bound is not None:
-            out["rate_bound"] = self.rate_bound.to_dict()
-        return out
-
-
-def _known(value: int | None, proven: Range | None) -> Range | None:
-    return (value, value) if value is not None else proven
 
 
 @attrs.frozen
@@ -245,7 +173,7 @@ class SharedKappa:
             "pairs": self.pairs,
         }
         if self.pairs_range is not None:
-            out["pairs" + RANGE_SUFFIX] = _range_list(self.pairs_range)
+            out["pairs" + RANGE_SUFFIX] = range_list(self.pairs_range)
         return out
 
 
@@ -263,6 +191,9 @@ class SharedSlice:
         magnitude: A number or date field slice's error magnitude, under its
             rules (docs/disclosure.md, "Validation figures"); None otherwise.
         uncertainty: A field slice's declared-uncertainty figures, likewise.
+        labels: A labelled field slice's declared labels and their metrics.
+        scores: Its ``macro_f1`` (with labels): None where withheld or undefined.
+        coefficients: A field slice's AC1 or AC2 and alpha (or interval alpha).
     """
 
     counts: Mapping[str, int | None]
@@ -271,27 +202,36 @@ class SharedSlice:
     count_ranges: Mapping[str, Range] = attrs.field(factory=dict)
     magnitude: SharedMagnitude | None = None
     uncertainty: SharedUncertainty | None = None
+    labels: Mapping[str, SharedLabel] | None = None
+    scores: Mapping[str, float | None] = attrs.field(factory=dict)
+    coefficients: Mapping[str, SharedCoefficient] = attrs.field(factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """The slice as JSON-ready data."""
         out: dict[str, object] = dict(self.counts)
         for name, proven in self.count_ranges.items():
-            out[name + RANGE_SUFFIX] = _range_list(proven)
+            out[name + RANGE_SUFFIX] = range_list(proven)
         for name, metric in self.metrics.items():
             out[name] = metric.to_dict()
         if self.kappa is not None:
             out["kappa"] = self.kappa.to_dict()
+        for name, coefficient in self.coefficients.items():
+            out[name] = coefficient.to_dict()
         if self.magnitude is not None:
             out[MAGNITUDE] = self.magnitude.to_dict()
         if self.uncertainty is not None:
             out[UNCERTAINTY] = self.uncertainty.to_dict()
+        out.update(self.scores)
+        if self.labels is not None:
+            out["labels"] = {name: label.to_dict() for name, label in self.labels.items()}
         return out
 
     def numbers(self) -> Iterator[tuple[str, int | None]]:
         """Every protected number the slice publishes (or hides), as (quantity, value).
 
-        Counts, each metric's ``success_count`` and ``total_count``, and kappa
-        ``pairs``; not failures (derived) nor intervals and kappa values.
+        Counts, each metric's ``success_count`` and ``total_count``, kappa
+        ``pairs``, the figures' counts and each label's counts; not failures
+        (derived) nor intervals and kappa values.
         """
         yield from self.counts.items()
         for name, metric in self.metrics.items():
@@ -302,6 +242,8 @@ class SharedSlice:
         for figures in (self.magnitude, self.uncertainty):
             if figures is not None:
                 yield from figures.numbers()
+        if self.labels is not None:
+            yield from label_numbers(self.labels)
 
     def ranges(self) -> Iterator[tuple[str, Range]]:
         """Every published range, as (quantity, range), in :meth:`numbers` order."""
@@ -318,6 +260,8 @@ class SharedSlice:
         for figures in (self.magnitude, self.uncertainty):
             if figures is not None:
                 yield from figures.ranges()
+        if self.labels is not None:
+            yield from label_ranges(self.labels)
 
     def with_ranges(self, found: Mapping[str, Range], z: float) -> SharedSlice:
         """This slice with ``found``'s range beside every suppressed number, and rate bounds.
@@ -326,27 +270,43 @@ class SharedSlice:
         it must hold every suppressed one.
         """
         counts = {name: found[name] for name, value in self.counts.items() if value is None}
-        metrics = {}
-        for name, metric in self.metrics.items():
-            success = None if metric.success_count is not None else found[f"{name}.{SUCCESS}"]
-            total = None if metric.total_count is not None else found[f"{name}.{TOTAL}"]
-            ranged = attrs.evolve(metric, success_range=success, total_range=total)
-            both = ranged.ranges()
-            if both is not None and (success is not None or total is not None):
-                bound = rate_bound(*both, pooled=metric.pooled, z=z)
-                ranged = attrs.evolve(ranged, rate_bound=bound)
-            metrics[name] = ranged
+        metrics = {name: _ranged(name, metric, found, z) for name, metric in self.metrics.items()}
+        labels = None
+        if self.labels is not None:
+            labels = {
+                label: attrs.evolve(
+                    result,
+                    metrics={
+                        name: _ranged(label_metric(label, name), metric, found, z)
+                        for name, metric in result.metrics.items()
+                    },
+                )
+                for label, result in self.labels.items()
+            }
         kappa = self.kappa
         if kappa is not None and kappa.pairs is None:
             kappa = attrs.evolve(kappa, pairs_range=found[PAIRS])
         return attrs.evolve(
             self,
             metrics=metrics,
+            labels=labels,
             kappa=kappa,
             count_ranges=counts,
             magnitude=None if self.magnitude is None else self.magnitude.with_ranges(found),
             uncertainty=None if self.uncertainty is None else self.uncertainty.with_ranges(found),
         )
+
+
+def _ranged(name: str, metric: SharedMetric, found: Mapping[str, Range], z: float) -> SharedMetric:
+    # A metric with the range of each suppressed part from ``found``, and its rate bound.
+    success = None if metric.success_count is not None else found[f"{name}.{SUCCESS}"]
+    total = None if metric.total_count is not None else found[f"{name}.{TOTAL}"]
+    ranged = attrs.evolve(metric, success_range=success, total_range=total)
+    both = ranged.ranges()
+    if both is not None and (success is not None or total is not None):
+        bound = rate_bound(*both, pooled=metric.pooled, z=z)
+        ranged = attrs.evolve(ranged, rate_bound=bound)
+    return ranged
 
 
 @attrs.frozen
@@ -374,6 +334,9 @@ SURVIVAL_FAMILIES: Final = ("field_rates", "pooled_rates")
 """Field slices' rates, and the pooled slices' (field types and overall)."""
 STRATUM_RATES: Final = "stratum_rates"
 """The stratum slices' rates (and their type slices'): a family only with strata."""
+LABEL_RATES: Final = "label_rates"
+"""Each declared label's four rates: a family only with labels."""
+OPTIONAL_FAMILIES: Final = (STRATUM_RATES, LABEL_RATES)
 
 
 @attrs.frozen
@@ -492,15 +455,24 @@ class SharedReport:
 
     def survival(self) -> dict[str, Survival]:
         """What survives per family: rates shown, bounded, of all (docs/disclosure.md)."""
-        families = (*SURVIVAL_FAMILIES, STRATUM_RATES) if self.by_stratum else SURVIVAL_FAMILIES
+        families = list(SURVIVAL_FAMILIES)
+        if self.by_stratum:
+            families.append(STRATUM_RATES)
+        if any(part.labels for part in self.by_field.values()):
+            families.append(LABEL_RATES)
         counts = {name: [0, 0, 0] for name in families}
         family = {"field": "field_rates", STRATUM: STRATUM_RATES, STRATUM_FIELD_TYPE: STRATUM_RATES}
-        for kind, _, part in self.slices():
-            tally = counts[family.get(kind, "pooled_rates")]
-            for metric in part.metrics.values():
+
+        def add(tally: list[int], metrics: Iterable[SharedMetric]) -> None:
+            for metric in metrics:
                 tally[0] += 1
                 tally[1] += metric.success_count is not None and metric.total_count is not None
                 tally[2] += metric.rate_bound is not None
+
+        for kind, _, part in self.slices():
+            add(counts[family.get(kind, "pooled_rates")], part.metrics.values())
+            for label in (part.labels or {}).values():
+                add(counts[LABEL_RATES], label.metrics.values())
         return {name: Survival(*values) for name, values in counts.items()}
 
     def with_ranges(self, found: Mapping[Key, Range]) -> SharedReport:
@@ -605,11 +577,11 @@ class SharedReport:
     @classmethod
     def _read(cls, document: object) -> SharedReport:
         if type(document) is not dict:
-            _invalid()
+            invalid()
         if (
             document.get("format") != SHARED_FORMAT
             or type(document.get("format_version")) is not int
-            or document["format_version"] != SHARED_FORMAT_VERSION
+            or document["format_version"] not in READABLE_VERSIONS
         ):
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
         if (
@@ -617,16 +589,16 @@ class SharedReport:
             - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS, _WEIGHTED}
             != _TOP_KEYS
         ):
-            _invalid()
+            invalid()
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
         scorer = document["scorer"]
         if type(scorer) is not dict or set(scorer) != {"name", "version"}:
-            _invalid()
+            invalid()
         if scorer["name"] != "chartscore" or type(scorer["version"]) is not str:
-            _invalid()
+            invalid()
         if not _VERSION(scorer["version"]):
-            _invalid()
+            invalid()
         disclosure = _disclosure(document["disclosure"])
         confidence = read_confidence(document["confidence"])
         z = z_for(confidence)
@@ -634,11 +606,11 @@ class SharedReport:
         by_field_raw = document["by_field"]
         by_type_raw = document["by_field_type"]
         if type(by_field_raw) is not dict or type(by_type_raw) is not dict:
-            _invalid()
+            invalid()
         if set(by_field_raw) != set(field_types):
-            _invalid()
+            invalid()
         if set(by_type_raw) != set(field_types.values()):
-            _invalid()
+            invalid()
         by_field = {
             field_id: _slice(
                 raw,
@@ -646,13 +618,14 @@ class SharedReport:
                 kappa=True,
                 z=z,
                 measured=field_types[field_id] in ("number", "date"),
+                field_type=field_types[field_id],
             )
             for field_id, raw in sorted(by_field_raw.items())
         }
         for field_id, part in by_field.items():
             has_kappa = field_types[field_id] in KAPPA_TYPES
             if (part.kappa is not None) != has_kappa:
-                _invalid()
+                invalid()
         by_type: dict[str, SharedSlice] = {}
         for type_name, raw in sorted(by_type_raw.items()):
             members = [by_field[f] for f, t in field_types.items() if t == type_name]
@@ -660,19 +633,19 @@ class SharedReport:
             by_type[type_name] = _slice(raw, allowed, kappa=False, z=z, pooled=True)
         overall = _slice(document["overall"], CORE_METRICS, kappa=False, z=z, pooled=True)
         if IGNORED_COUNT in document:
-            ignored = _count(document[IGNORED_COUNT])
+            ignored = read_count(document[IGNORED_COUNT])
             overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
         ignored_range = document.get(IGNORED_COUNT + RANGE_SUFFIX)
         if ignored_range is not None or IGNORED_COUNT + RANGE_SUFFIX in document:
             if overall.counts.get(IGNORED_COUNT, 0) is not None:
-                _invalid()  # a range stands only beside a suppressed number
-            proven = {**overall.count_ranges, IGNORED_COUNT: _range(ignored_range)}
+                invalid()  # a range stands only beside a suppressed number
+            proven = {**overall.count_ranges, IGNORED_COUNT: read_range(ignored_range)}
             overall = attrs.evolve(overall, count_ranges=proven)
         strata, strata_types = _read_strata(document, by_field, by_type, field_types, z)
         weighted = None
         if _WEIGHTED in document:
             if not strata:
-                _invalid()
+                invalid()
             weighted = _read_weighted(document[_WEIGHTED], overall, strata, z)
         report = cls(
             overall=overall,
@@ -687,11 +660,15 @@ class SharedReport:
             overall_weighted=weighted,
         )
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
+        if document["format_version"] < SHARED_FORMAT_VERSION and any(
+            part.labels is not None or part.coefficients for part in by_field.values()
+        ):
+            invalid()  # labels and coefficients are shared from format 4 on
         hidden = sum(1 for _, value in report.numbers() if value is None)
         if hidden != disclosure.suppressed_count:
-            _invalid()
+            invalid()
         if disclosure.survival is not None and disclosure.survival != report.survival():
-            _invalid()
+            invalid()
         for kind, _, part in report.slices():
             _check_identities(part, kind)
         _strict_json.check_pooled(
@@ -718,18 +695,18 @@ def _read_strata(
         return {}, {}
     listed, listed_types = document["by_stratum"], document["by_stratum_field_type"]
     if not all(present) or type(listed) is not dict or type(listed_types) is not dict:
-        _invalid()
+        invalid()
     if not listed or set(listed) != set(listed_types):
-        _invalid()
+        invalid()
     strata: dict[str, SharedSlice] = {}
     strata_types: dict[str, dict[str, SharedSlice]] = {}
     for name in sorted(listed):
         if STRATUM_NAME.fullmatch(name) is None:
-            _invalid()
+            invalid()
         strata[name] = _slice(listed[name], CORE_METRICS, kappa=False, z=z, pooled=True)
         parts = listed_types[name]
         if type(parts) is not dict or set(parts) != set(by_type):
-            _invalid()
+            invalid()
         strata_types[name] = {}
         for type_name in sorted(parts):
             members = [by_field[f] for f, t in field_types.items() if t == type_name]
@@ -777,26 +754,26 @@ def _read_weighted(
 ) -> WeightedEstimate:
     # As a report's, but a metric whose inputs are not all shown has only nulls.
     if type(value) is not dict or set(value) != {"fractions", "metrics"}:
-        _invalid()
+        invalid()
     listed, shown = value["fractions"], value["metrics"]
     if type(listed) is not dict or type(shown) is not dict or set(shown) != set(overall.metrics):
-        _invalid()
+        invalid()
     fractions: dict[str, Decimal] = {}
     for name, text in sorted(listed.items()):
         if name not in strata or type(text) is not str or not is_fraction_text(text):
-            _invalid()
+            invalid()
         fractions[name] = Decimal(text)
     keys = {name.partition("=")[0] for name in fractions}
     if len(keys) != 1 or {n for n in strata if n.partition("=")[0] in keys} != set(fractions):
-        _invalid()
+        invalid()
     metrics: dict[str, WeightedMetric] = {}
     for metric in overall.metrics:
         figures = shown[metric]
         if type(figures) is not dict or set(figures) != {"estimate", "design_effect", "interval"}:
-            _invalid()
+            invalid()
         if not _inputs_shown(metric, fractions, strata):
             if any(figure is not None for figure in figures.values()):
-                _invalid()  # shown beside a hidden input
+                invalid()  # shown beside a hidden input
             metrics[metric] = _WITHHELD
             continue
         parts = [
@@ -807,7 +784,7 @@ def _read_weighted(
         design = read_design_effect(figures["design_effect"], sum(m for _, _, m in parts))
         found = WeightedMetric.of(parts, z, shown=design)
         if found.to_dict() != figures:
-            _invalid()
+            invalid()
         metrics[metric] = found
     return WeightedEstimate(fractions, metrics)
 
@@ -846,7 +823,7 @@ def _check_identities(part: SharedSlice, kind: str) -> None:
     for total, terms in _SUMS:
         values = [part.counts[total], *(part.counts[name] for name in terms)]
         if None not in values and values[0] != sum(values[1:]):  # type: ignore[arg-type]
-            _invalid()
+            invalid()
     for name, metric in part.metrics.items():
         count = CORE_TOTALS.get(name)
         if count is None and is_plugin_metric(name):
@@ -855,7 +832,7 @@ def _check_identities(part: SharedSlice, kind: str) -> None:
             continue  # a type slice pools type metrics over only the fields that have them
         shown = part.counts[count]
         if None not in (shown, metric.total_count) and shown != metric.total_count:
-            _invalid()
+            invalid()
 
 
 def _quantities(part: SharedSlice) -> dict[str, int | None]:
@@ -875,138 +852,19 @@ def _field_metrics(field_type: str, raw: object, plugin_metrics: Collection[str]
     return names
 
 
-def _invalid() -> NoReturn:
-    raise ChartscoreError(ErrorCode.INVALID_REPORT)
-
-
-def _exact_keys(value: Mapping[str, object], keys: Collection[str]) -> None:
-    if set(value) != set(keys):
-        _invalid()
-
-
-def _count(value: object, *, nullable: bool = True) -> int | None:
-    if value is None and nullable:
-        return None
-    if type(value) is not int or not 0 <= value <= _MAX_COUNT:
-        _invalid()
-    return value
-
-
-def _number(value: object, low: float, high: float) -> float:
-    return _strict_json.number(value, low, high)
-
-
-def _interval(value: object, low: float, high: float) -> Interval | None:
-    if value is None:
-        return None
-    if type(value) is not list or len(value) != 2:
-        _invalid()
-    lower, upper = _number(value[0], low, high), _number(value[1], low, high)
-    if lower > upper:
-        _invalid()
-    return lower, upper
-
-
-def _range(value: object) -> Range:
-    # ``[lo, hi]``: integers with 0 <= lo <= hi, hi null when unbounded.
-    if type(value) is not list or len(value) != 2:
-        _invalid()
-    low, high = _count(value[0], nullable=False), _count(value[1])
-    assert low is not None
-    if high is not None and high < low:
-        _invalid()
-    return low, high
-
-
-def _beside(value: Mapping[str, object], name: str, number: int | None) -> Range | None:
-    # The range beside a number: only where the number is suppressed.
-    key = name + RANGE_SUFFIX
-    if key not in value:
-        return None
-    if number is not None:
-        _invalid()
-    return _range(value[key])
-
-
-def _metric(value: object, z: float = Z95, *, pooled: bool = False) -> SharedMetric:
-    if type(value) is not dict:
-        _invalid()
-    keys = _POOLED_METRIC_KEYS if pooled else _METRIC_KEYS
-    if not keys <= set(value) or not set(value) <= keys | _METRIC_EXTRAS:
-        _invalid()
-    success, total = _count(value[SUCCESS]), _count(value[TOTAL])
-    success_range = _beside(value, SUCCESS, success)
-    total_range = _beside(value, TOTAL, total)
-    metric = _plain_metric(value, success, total, z, pooled=pooled)
-    metric = attrs.evolve(metric, success_range=success_range, total_range=total_range)
-    both = metric.ranges()
-    expected = None
-    if both is not None and (success is None or total is None):
-        possible = True
-        try:
-            expected = rate_bound(*both, pooled=pooled, z=z)
-        except ValueError:
-            possible = False
-        if not possible:
-            _invalid()  # ranges that allow no count pair (raised here: no chained exception)
-    if "rate_bound" in value:
-        if expected is None or _bound(value["rate_bound"]) != expected:
-            _invalid()  # a bound stands exactly where its ranges give one, and is theirs
-    elif expected is not None:
-        _invalid()
-    return attrs.evolve(metric, rate_bound=expected)
-
-
-def _bound(value: object) -> RateBound:
-    if type(value) is not dict:
-        _invalid()
-    _exact_keys(value, _BOUND_KEYS)
-    if value["kind"] not in (WILSON_BOUND, RATE_RANGE):
-        _invalid()
-    lower, upper = _number(value["lower"], 0.0, 1.0), _number(value["upper"], 0.0, 1.0)
-    return RateBound(value["kind"], lower, upper)
-
-
-def _plain_metric(
-    value: Mapping[str, object], success: int | None, total: int | None, z: float, *, pooled: bool
-) -> SharedMetric:
-    if success is not None and total is not None and success > total:
-        _invalid()
-    shown = _interval(value["interval"], 0.0, 1.0)
-    # Shown exactly when both counts are, and then the Wilson interval of those counts.
-    both = success is not None and total is not None
-    expected = wilson_interval(success, total, z) if both else None  # type: ignore[arg-type]
-    if shown != expected:
-        _invalid()
-    if not pooled:
-        return SharedMetric(success, total, shown)
-    # The clustered figures: the same rule, and the interval its design effect gives.
-    design_effect = None
-    clustered = None
-    if both and total:
-        design_effect = read_design_effect(value["design_effect"], total)
-        assert design_effect is not None
-        clustered = clustered_wilson(success, total, design_effect, z)  # type: ignore[arg-type]
-    elif value["design_effect"] is not None:
-        _invalid()
-    if _interval(value["clustered_interval"], 0.0, 1.0) != clustered:
-        _invalid()
-    return SharedMetric(success, total, shown, design_effect, clustered, pooled=True)
-
-
 def _kappa(value: object) -> SharedKappa:
     if type(value) is not dict:
-        _invalid()
+        invalid()
     if not set(value) >= _KAPPA_KEYS or not set(value) <= _KAPPA_KEYS | {"pairs" + RANGE_SUFFIX}:
-        _invalid()
-    kappa = None if value["value"] is None else _number(value["value"], -1.0, 1.0)
-    interval = _interval(value["interval"], -1.0, 1.0)
+        invalid()
+    kappa = None if value["value"] is None else read_number(value["value"], -1.0, 1.0)
+    interval = read_interval(value["interval"], -1.0, 1.0)
     if (kappa is None) != (interval is None):
-        _invalid()
+        invalid()
     if kappa is not None and interval is not None and not interval[0] <= kappa <= interval[1]:
-        _invalid()
-    pairs = _count(value["pairs"])
-    return SharedKappa(kappa, interval, pairs, _beside(value, "pairs", pairs))
+        invalid()
+    pairs = read_count(value["pairs"])
+    return SharedKappa(kappa, interval, pairs, beside(value, "pairs", pairs))
 
 
 def _slice(
@@ -1017,33 +875,41 @@ def _slice(
     z: float = Z95,
     pooled: bool = False,
     measured: bool = False,
+    field_type: str = "",
 ) -> SharedSlice:
     # Exactly the six counts, exactly ``metric_names``, and kappa only where the
-    # caller allows it; a field slice may hold the validation figures (an error
-    # magnitude only for a number or date field).
+    # caller allows it; a field slice (``field_type``) may hold the validation figures
+    # (an error magnitude only for a number or date field), its labels and coefficients;
+    # a slice with pooled label metrics holds their micro F1.
     if type(value) is not dict:
-        _invalid()
+        invalid()
     keys = set(value)
     count_keys = keys & set(COUNT_NAMES)
     metric_keys = keys & set(metric_names)
     range_keys = keys & {name + RANGE_SUFFIX for name in COUNT_NAMES}
     other = keys - count_keys - metric_keys - range_keys
     if not set(COUNT_NAMES) <= count_keys or metric_keys != set(metric_names):
-        _invalid()
+        invalid()
     figures = {UNCERTAINTY, MAGNITUDE} if measured else {UNCERTAINTY}
-    if other - ({"kappa", *figures} if kappa else set()):
-        _invalid()
-    counts = {name: _count(value[name]) for name in COUNT_NAMES}
+    allowed = {"kappa", *figures} if kappa else set()
+    coefficients = coefficient_names(field_type, MAGNITUDE in value) if field_type else ()
+    allowed |= set(coefficients)
+    labelled = field_type in LABELLED_TYPES and "labels" in keys
+    if labelled:
+        allowed |= {"labels", "macro_f1"}
+    if other - allowed or (labelled and "macro_f1" not in keys):
+        invalid()
+    counts = {name: read_count(value[name]) for name in COUNT_NAMES}
     count_ranges = {
         name: proven
         for name in COUNT_NAMES
-        if (proven := _beside(value, name, counts[name])) is not None
+        if (proven := beside(value, name, counts[name])) is not None
     }
     order = (*CORE_METRICS, *TYPE_METRICS, *sorted(filter(is_plugin_metric, metric_keys)))
     metrics = {
-        name: _metric(value[name], z, pooled=pooled) for name in order if name in metric_keys
+        name: read_metric(value[name], z, pooled=pooled) for name in order if name in metric_keys
     }
-    return SharedSlice(
+    part = SharedSlice(
         counts=counts,
         metrics=metrics,
         kappa=_kappa(value["kappa"]) if "kappa" in value else None,
@@ -1051,25 +917,59 @@ def _slice(
         magnitude=read_magnitude(value[MAGNITUDE]) if MAGNITUDE in value else None,
         uncertainty=read_uncertainty(value[UNCERTAINTY], z) if UNCERTAINTY in value else None,
     )
+    if labelled:
+        part = _with_labels(part, value, field_type, z)
+    present = [name for name in coefficients if name in keys]
+    if present:
+        if present != list(coefficients):
+            invalid()  # all of a field's coefficients, or none (a document before them)
+        part = attrs.evolve(
+            part, coefficients={name: read_coefficient(name, value[name]) for name in present}
+        )
+        _check_coefficients(part, field_type)
+    return part
+
+
+def _with_labels(
+    part: SharedSlice, value: Mapping[str, object], field_type: str, z: float
+) -> SharedSlice:
+    # A field slice's labels with their identities, and its macro F1 (the value its
+    # published counts give, where they are).
+    labels = read_labels(value["labels"], field_type, z)
+    scores = {"macro_f1": read_score(value["macro_f1"], shown_macro(labels))}
+    check_label_sums(labels, part.counts["answerable_count"])
+    return attrs.evolve(part, labels=labels, scores=scores)
+
+
+def _check_coefficients(part: SharedSlice, field_type: str) -> None:
+    # Over kappa's pairs (interval alpha: the error magnitude's), with the type's metric.
+    pairs = part.kappa.pairs if part.kappa is not None else None
+    if part.magnitude is not None:
+        pairs = part.magnitude.pairs
+    for coefficient in part.coefficients.values():
+        if coefficient.pairs != pairs:
+            invalid()
+        if coefficient.name == "alpha" and coefficient.metric != alpha_metric(field_type):
+            invalid()
 
 
 def _disclosure(value: object) -> Disclosure:
     if type(value) is not dict:
-        _invalid()
+        invalid()
     if set(value) - {"survival", "earlier_releases"} != _DISCLOSURE_KEYS:
-        _invalid()
+        invalid()
     if value["rule"] != RULE or value["unit"] != UNIT:
-        _invalid()
+        invalid()
     min_cell = value["min_cell"]
     if type(min_cell) is not int or not 2 <= min_cell <= _MAX_MIN_CELL:
-        _invalid()
-    suppressed = _count(value["suppressed_count"], nullable=False)
+        invalid()
+    suppressed = read_count(value["suppressed_count"], nullable=False)
     types = value["field_types"]
     if type(types) is not dict or not types:
-        _invalid()
+        invalid()
     for field_id, type_name in types.items():
         if not _FIELD_ID(field_id) or type_name not in FIELD_TYPE_NAMES:
-            _invalid()
+            invalid()
     assert suppressed is not None
     return Disclosure(
         min_cell=min_cell,
@@ -1085,21 +985,21 @@ def _earlier(value: object) -> int | None:
     if value is None:
         return None
     if type(value) is not int or not 0 <= value <= _MAX_RELEASES:
-        _invalid()
+        invalid()
     return value
 
 
 def _survival(value: object) -> dict[str, Survival]:
-    if type(value) is not dict or set(value) - {STRATUM_RATES} != set(SURVIVAL_FAMILIES):
-        _invalid()
+    if type(value) is not dict or set(value) - set(OPTIONAL_FAMILIES) != set(SURVIVAL_FAMILIES):
+        invalid()
     out = {}
-    for name in (*SURVIVAL_FAMILIES, STRATUM_RATES):
+    for name in (*SURVIVAL_FAMILIES, *OPTIONAL_FAMILIES):
         if name not in value:
             continue
         family = value[name]
         if type(family) is not dict or set(family) != {"rates", "shown", "bounded"}:
-            _invalid()
-        numbers = [_count(family[key], nullable=False) for key in ("rates", "shown", "bounded")]
+            invalid()
+        numbers = [read_count(family[key], nullable=False) for key in ("rates", "shown", "bounded")]
         out[name] = Survival(*numbers)  # type: ignore[arg-type]
     return out
 
@@ -1107,6 +1007,50 @@ def _survival(value: object) -> dict[str, Survival]:
 def _pair(interval: object) -> Interval:
     assert isinstance(interval, list | tuple) and len(interval) == 2
     return float(interval[0]), float(interval[1])
+
+
+def _with_shown_labels(
+    part: SharedSlice,
+    kind: str,
+    name: str,
+    raw: Mapping[str, object],
+    *,
+    metric: Callable[[str, str, str, object], SharedMetric],
+    figures: Mapping[str, FieldFigures] | None,
+    withheld_kappa: Collection[str],
+) -> SharedSlice:
+    # A slice's labels and F1 figures, and a field's coefficients, under their rules
+    # (chartscore.disclosure.shared_labels): F1 where its counts are shown; AC1/AC2 and
+    # alpha where kappa is; interval alpha where the limits are and the spread may show.
+    labels = None
+    raw_labels = raw.get("labels")
+    if isinstance(raw_labels, Mapping):
+        labels = {}
+        for label, table in raw_labels.items():
+            assert isinstance(table, Mapping)
+            shown = {m: metric(kind, name, label_metric(label, m), table[m]) for m in LABEL_METRICS}
+            labels[label] = SharedLabel(shown, f1_of(shown))
+    scores: dict[str, float | None] = {}
+    if labels is not None:
+        scores["macro_f1"] = shown_macro(labels)
+    coefficients: dict[str, SharedCoefficient] = {}
+    for coefficient in COEFFICIENTS:
+        value = raw.get(coefficient)
+        if not isinstance(value, Mapping):
+            continue
+        if part.kappa is not None:
+            withheld = part.kappa.pairs is None or name in withheld_kappa
+            pairs = part.kappa.pairs
+        else:  # interval alpha: a magnitude of the values (docs/disclosure.md)
+            magnitude = part.magnitude
+            inside = None if figures is None else figures.get(name)
+            spread = None if inside is None else inside.spread
+            if magnitude is None:
+                continue  # withheld with the error magnitude
+            withheld = magnitude.limits_of_agreement is None or spread is None or spread.dominated()
+            pairs = magnitude.pairs
+        coefficients[coefficient] = shared_coefficient(coefficient, value, pairs, not withheld)
+    return attrs.evolve(part, labels=labels, scores=scores, coefficients=coefficients)
 
 
 def shared_from_report(
@@ -1156,7 +1100,7 @@ def shared_from_report(
                 z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
                 uncertainty = shared_uncertainty(raw_uncertainty, inside, published, min_cell, z)
         for key, value in raw.items():
-            if key in (MAGNITUDE, UNCERTAINTY):
+            if key in (MAGNITUDE, UNCERTAINTY, "labels", *SCORES, *COEFFICIENTS):
                 continue
             if key in COUNT_NAMES or key == IGNORED_COUNT:
                 counts[key] = None if (kind, name, key) in hidden_set else value  # type: ignore[assignment]
@@ -1171,30 +1115,35 @@ def shared_from_report(
                     pairs,
                 )
             else:
-                assert isinstance(value, Mapping)
-                success = None if (kind, name, f"{key}.{SUCCESS}") in hidden_set else value[SUCCESS]
-                total = None if (kind, name, f"{key}.{TOTAL}") in hidden_set else value[TOTAL]
-                interval = value["interval"]
-                shown = success is not None and total is not None and interval is not None
-                pooled = kind != "field"
-                clustered = value.get("clustered_interval")
-                metrics[key] = SharedMetric(
-                    success,
-                    total,
-                    _pair(interval) if shown else None,
-                    value.get("design_effect") if shown else None,
-                    _pair(clustered) if shown and clustered is not None else None,
-                    pooled=pooled,
-                )
+                metrics[key] = metric(kind, name, key, value)
         ordered: dict[str, int | None] = {
             n: counts[n] for n in (*COUNT_NAMES, IGNORED_COUNT) if n in counts
         }
-        return SharedSlice(
+        part = SharedSlice(
             counts=ordered,
             metrics=metrics,
             kappa=kappa,
             magnitude=magnitude,
             uncertainty=uncertainty,
+        )
+        return _with_shown_labels(
+            part, kind, name, raw, metric=metric, figures=figures, withheld_kappa=withheld_kappa
+        )
+
+    def metric(kind: str, name: str, key: str, value: object) -> SharedMetric:
+        assert isinstance(value, Mapping)
+        success = None if (kind, name, f"{key}.{SUCCESS}") in hidden_set else value[SUCCESS]
+        total = None if (kind, name, f"{key}.{TOTAL}") in hidden_set else value[TOTAL]
+        interval = value["interval"]
+        shown = success is not None and total is not None and interval is not None
+        clustered = value.get("clustered_interval")
+        return SharedMetric(
+            success,
+            total,
+            _pair(interval) if shown else None,
+            value.get("design_effect") if shown else None,
+            _pair(clustered) if shown and clustered is not None else None,
+            pooled=kind != "field",
         )
 
     by_field_raw = document["by_field"]

@@ -56,14 +56,8 @@ from chartscore.disclosure.rule import (
     UNIT,
     WILSON_BOUND,
 )
-from chartscore.disclosure.shared import (
-    Disclosure,
-    Key,
-    Range,
-    RateBound,
-    SharedMetric,
-    rate_bound,
-)
+from chartscore.disclosure.shared import Disclosure, Key
+from chartscore.disclosure.shared_metric import Range, RateBound, SharedMetric, rate_bound
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
 from chartscore.paired import newcombe_difference
 from chartscore.report import MetricResult, read_confidence, read_design_effect, read_scorer

@@ -70,6 +70,7 @@ from chartscore.disclosure.cost import (
     Rate,
     cell_price,
     key_price,
+    marginal_price,
     pattern_price,
     rate_of,
     rate_price,
@@ -82,7 +83,9 @@ from chartscore.disclosure.figures import (
     UNCERTAINTY,
     FieldFigures,
 )
-from chartscore.disclosure.model import Form, Quantity, ReportModel, model_of
+from chartscore.disclosure.forms import Form
+from chartscore.disclosure.label_model import label_metric
+from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
@@ -99,12 +102,13 @@ from chartscore.disclosure.rule import (
 )
 from chartscore.disclosure.shared import (
     Key,
-    Range,
     SharedReport,
+    SharedSlice,
     check_min_cell,
     shared_from_report,
     shown_weighted,
 )
+from chartscore.disclosure.shared_metric import Range
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.report import Report
 
@@ -158,6 +162,35 @@ class Sensitivity:
         return f"Sensitivity({len(self.case_counts)} case counts, {len(self.field_types)} fields)"
 
 
+def _label_identities(model: ReportModel) -> list[tuple[Key, ...]]:
+    """A labelled field's identities among its label numbers (and its counts).
+
+    Each label's gold positives and negatives add up to the answerable rows;
+    its answered positives and negatives to the pairs (kappa's, or, without
+    kappa, every other label's two).
+    """
+    out: list[tuple[Key, ...]] = []
+    for field_id, layout in model.layouts.items():
+        labels = layout.shape.labels
+        if not labels:
+            continue
+
+        def part(label: str, metric: str, which: str, field_id: str = field_id) -> Key:
+            return ("field", field_id, metric_quantity(label_metric(label, metric), which))
+
+        answerable = ("field", field_id, "answerable_count")
+        for label in labels:
+            out.append(
+                (answerable, part(label, "sensitivity", TOTAL), part(label, "specificity", TOTAL))
+            )
+        answered = [(part(label, "ppv", TOTAL), part(label, "npv", TOTAL)) for label in labels]
+        if layout.shape.kappa:
+            out += [(("field", field_id, PAIRS), *pair) for pair in answered]
+        else:
+            out += [(*first, *second) for first, second in itertools.pairwise(answered)]
+    return out
+
+
 def _invalid_sensitivity() -> ChartscoreError:
     return ChartscoreError(ErrorCode.INVALID_SENSITIVITY)
 
@@ -165,10 +198,18 @@ def _invalid_sensitivity() -> ChartscoreError:
 class _Suppressor:
     """The state of one suppression run: values, forms, hidden numbers, identities."""
 
-    def __init__(self, model: ReportModel, values: Mapping[Key, int], min_cell: int) -> None:
+    def __init__(
+        self,
+        model: ReportModel,
+        values: Mapping[Key, int],
+        min_cell: int,
+        frozen: frozenset[Key] = frozenset(),
+    ) -> None:
         self.model = model
         self.values = values
         self.min_cell = min_cell
+        # Numbers hidden only when nothing else protects a cell (labels: the core's).
+        self.frozen = frozen
         self.numbers = [key for key, q in model.quantities.items() if not q.derived]
         kind_rank = {kind: i for i, kind in enumerate(SLICE_KINDS)}
         position = {key: i for i, key in enumerate(model.quantities)}
@@ -244,6 +285,7 @@ class _Suppressor:
             by_form.setdefault(model.quantities[key].form, []).append(key)
         for keys in by_form.values():
             out += [(a, b) for a, b in itertools.pairwise(keys)]
+        out += _label_identities(model)
         field_types = {
             field_id: layout.shape.field_type for field_id, layout in model.layouts.items()
         }
@@ -323,7 +365,7 @@ class _Suppressor:
             if alone in proxies and proxies[alone] in hidden:
                 continue  # hidden only for its failures, which its hidden total protects
             cheapest: Key | None = None
-            lowest: tuple[int, tuple[object, ...]] | None = None
+            lowest: tuple[bool, int, tuple[object, ...]] | None = None
             tried = 0
             for key in by_cost[index]:
                 if key in hidden:
@@ -339,11 +381,11 @@ class _Suppressor:
             todo += self.by_term.get(cheapest, [])
         return hidden
 
-    def _step_price(self, key: Key, hidden: set[Key]) -> tuple[int, tuple[object, ...]]:
+    def _step_price(self, key: Key, hidden: set[Key]) -> tuple[bool, int, tuple[object, ...]]:
         # What hiding ``key`` adds to ``hidden`` with the numbers it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
         forced = [key, *(k for k in self.partners.get(key, ()) if k not in hidden)]
-        return self.added_price(forced, hidden), self.cost[key]
+        return key in self.frozen, self.added_price(forced, hidden), self.cost[key]
 
     def added_price(self, keys: Iterable[Key], hidden: set[Key]) -> int:
         """What hiding ``keys`` adds to ``hidden``: their cells and the rates they destroy."""
@@ -357,6 +399,15 @@ class _Suppressor:
             if rate is not None and self.partner.get(key) not in hidden:
                 rates.add(rate)
         return total + sum(self.rate_price[r] for r in rates)
+
+    def destroyed(self) -> dict[Rate, int]:
+        """Each rate with a hidden part, with how many parts are hidden."""
+        out: dict[Rate, int] = {}
+        for key in self.hidden:
+            rate = self.rate.get(key)
+            if rate is not None:
+                out[rate] = out.get(rate, 0) + 1
+        return out
 
     def price(self, hidden: set[Key]) -> int:
         """The declared cost of a hidden set (:func:`~chartscore.disclosure.cost.pattern_price`)."""
@@ -389,14 +440,18 @@ class _Suppressor:
         return solver.protected(quantity.form, self.values[quantity.key], self.min_cell)
 
     def candidates(self, quantity: Quantity) -> list[Key]:
-        """Published numbers sharing an outcome class with ``quantity``, cheapest first."""
+        """Published numbers sharing an outcome class with ``quantity``, cheapest first.
+
+        Frozen numbers only when no other is linked.
+        """
         linked = {
             key
             for variable, _ in quantity.form
             for key in self.by_variable.get(variable, ())
             if key not in self.hidden
         }
-        return sorted(linked, key=self.cost.__getitem__)[:_CANDIDATES]
+        free = linked - self.frozen
+        return sorted(free or linked, key=self.cost.__getitem__)[:_CANDIDATES]
 
 
 def _values(model: ReportModel, shared: SharedReport) -> dict[Key, int]:
@@ -458,6 +513,8 @@ def _with_figures(document: dict[str, object], report: Report) -> dict[str, obje
         extra: dict[str, object] = {}
         if part.magnitude is not None:
             extra[MAGNITUDE] = part.magnitude.to_dict()
+            for name, coefficient in (part.coefficients or {}).items():
+                extra[name] = coefficient.to_dict()  # interval alpha, with the magnitude
         if part.uncertainty is not None:
             extra[UNCERTAINTY] = part.uncertainty.to_dict()
         by_field[field_id] = {**by_field[field_id], **extra}
@@ -560,24 +617,31 @@ def share(
     if figures is not None:  # the figures' counts are field-slice rows: one case each
         counts.update({key: values[key] for key in model.quantities if key[2] in FIGURE_QUANTITIES})
     _check_sensitivity(counts, model, values)
-    sensitive = [
-        quantity for key, quantity in model.quantities.items() if 1 <= counts[key] < min_cell
-    ]
-    state = _Suppressor(model, values, min_cell)
-    primary: list[Key] = []
-    sensitive_keys = {quantity.key for quantity in sensitive}
-    for quantity in sensitive:
-        parts = quantity.parts
-        primary.append(quantity.key if parts is None else parts[0])
-        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
-            primary.append((*quantity.key[:2], ROWS_Q))
-        if parts is not None and parts[0] not in sensitive_keys:
-            state.proxies[parts[0]] = parts[1]
-    state.hide(primary)
-    _complement(state, sensitive)
+    start: set[Key] = set()
+    frozen: frozenset[Key] = frozenset()
     complement = None
-    if joint is None:  # with releases the greedy's: their patterns then differ less
-        complement = _exact(state, frozenset(primary), sensitive)
+    if any(layout.shape.labels for layout in model.layouts.values()):
+        # The core first, as without labels; then the labels, hiding core numbers only
+        # where nothing else protects a label's cell (docs/disclosure.md).
+        core = _without_labels(full)
+        core_model = model_of(core)
+        core_values = {key: values[key] for key in core_model.quantities}
+        core_counts = {key: counts[key] for key in core_model.quantities}
+        first, _, _, complement = _suppress(
+            core_model, core_values, core_counts, min_cell, exact=joint is None
+        )
+        start = first.hidden
+        frozen = frozenset(first.numbers) - start
+    state, sensitive, primary, found = _suppress(
+        model,
+        values,
+        counts,
+        min_cell,
+        exact=joint is None and not frozen,
+        start=start,
+        frozen=frozen,
+    )
+    complement = found if complement is None else _labelled(complement, state)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
     alone: int | None = None
     if joint is not None:
@@ -609,6 +673,58 @@ def share(
     return attrs.evolve(
         final, primary_count=len(set(primary)), ledger_cost=cost, complement=complement
     )
+
+
+def _suppress(
+    model: ReportModel,
+    values: Mapping[Key, int],
+    counts: Mapping[Key, int],
+    min_cell: int,
+    *,
+    exact: bool,
+    start: set[Key] | None = None,
+    frozen: frozenset[Key] = frozenset(),
+) -> tuple[_Suppressor, list[Quantity], list[Key], ComplementCost | None]:
+    """Primary and complementary suppression of one model (``start``: hidden already).
+
+    Returns the state, the sensitive quantities, the primary cells and, with
+    ``exact``, how the complementary cells were chosen.
+    """
+    sensitive = [
+        quantity for key, quantity in model.quantities.items() if 1 <= counts[key] < min_cell
+    ]
+    state = _Suppressor(model, values, min_cell, frozen)
+    primary: list[Key] = []
+    sensitive_keys = {quantity.key for quantity in sensitive}
+    for quantity in sensitive:
+        parts = quantity.parts
+        primary.append(quantity.key if parts is None else parts[0])
+        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
+            primary.append((*quantity.key[:2], ROWS_Q))
+        if parts is not None and parts[0] not in sensitive_keys:
+            state.proxies[parts[0]] = parts[1]
+    state.hide([*sorted(start or ()), *primary])
+    _complement(state, sensitive)
+    complement = None
+    if exact:  # with releases the greedy's: their patterns then differ less
+        complement = _exact(state, frozenset(primary), sensitive)
+    return state, sensitive, primary, complement
+
+
+def _without_labels(full: SharedReport) -> SharedReport:
+    # The report without its labels: its core, as shared without them.
+    def core(part: SharedSlice) -> SharedSlice:
+        return attrs.evolve(part, labels=None, scores={})
+
+    return attrs.evolve(full, by_field={k: core(v) for k, v in full.by_field.items()})
+
+
+def _labelled(core: ComplementCost, state: _Suppressor) -> ComplementCost:
+    # The core's choice (exact or greedy), then the labels' greedy one: the whole
+    # pattern's declared cost, with no bound (the labels' is not computed).
+    del core
+    cost = pattern_price(state.hidden)
+    return ComplementCost("greedy", cost, cost, None)
 
 
 def _exact(
@@ -737,9 +853,13 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             if not linked:
                 raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
             hid = True
-            # Price each candidate by everything its hiding forces; try the cheapest first.
+            # Price each candidate by everything its hiding forces; try the cheapest first
+            # (by what it adds to the pattern's price: the same order as the whole price).
             closures = {key: state.closure([key]) for key in linked}
-            ranked = sorted(linked, key=lambda k: (state.price(closures[k]), state.cost[k]))
+            destroyed = state.destroyed()
+            added = {key: marginal_price(closures[key], state.hidden, destroyed) for key in linked}
+            frozen = {key: not closures[key].isdisjoint(state.frozen) for key in linked}
+            ranked = sorted(linked, key=lambda k: (frozen[k], added[k], state.cost[k]))
             chosen = ranked[0]
             for key in ranked[:_TRIALS]:
                 if state.local_safe(local, quantity, state.published(closures[key])):

@@ -173,6 +173,7 @@ def case_counts(
             result[kind, name, "majority_baseline.failures"] = max(
                 (m.answerable - m.majority() for m in members), default=0
             )
+    _fill_labels(result, tally)
     if tally.ignored_prediction_count is not None:
         result["overall", "", "ignored_prediction_count"] = cases.ignored_count
     if strata is not None:
@@ -247,6 +248,19 @@ def _fill(
         result[kind, name, "kappa.pairs"] = rows(
             lambda row: row & (ANSWERED | ANSWERABLE | WRONG_TYPE) == ANSWERED | ANSWERABLE
         )
+
+
+def _fill_labels(result: dict[Quantity, int], tally: Tally) -> None:
+    # Each label's counts are field-slice rows, one case each: their cases are their values.
+    # (The labels pooled, within a field or over fields, are not shared: docs/disclosure.md.)
+    for field_id, part in tally.by_field.items():
+        for label, table in (part.labels or {}).items():
+            for metric, binomial in table.items():
+                name = f"labels.{label}.{metric}"
+                result["field", field_id, f"{name}.success_count"] = binomial.success_count
+                result["field", field_id, f"{name}.total_count"] = binomial.total_count
+                failures = binomial.total_count - binomial.success_count
+                result["field", field_id, f"{name}.failures"] = failures
 
 
 def _failures(total: RowTest, success: RowTest) -> RowTest:

@@ -376,19 +376,27 @@ class FieldCounts:
         """Each row's contribution to the error magnitude and the Brier score, exactly.
 
         ``(|d|, rows)``, ``(d**2, rows)``, ``(|gold - median|, rows)`` (empty
-        for a field without distances) and ``((1 - u - agreed)**2, rows)``.
+        for a field without distances), ``((1 - u - agreed)**2, rows)`` and
+        ``((gold - m)**2 + (answer - m)**2, rows)`` with ``m`` the mean of the
+        pairs' pooled values (interval alpha's spread; empty without distances).
         Disclosure control's dominance rule reads them inside; they never leave.
         """
         absolute: list[tuple[Fraction, int]] = []
         squares: list[tuple[Fraction, int]] = []
         deviation: list[tuple[Fraction, int]] = []
+        spread: list[tuple[Fraction, int]] = []
         found = self._integer_values()
         if found is not None:
             pairs, gold_values, scale = found
+            count = sum(pairs.values())
+            total = sum((g + a) * rows for (g, a), rows in pairs.items())
+            mean = Fraction(total, 2 * count * scale) if count else Fraction(0)
             for (g, a), rows in pairs.items():
                 d = Fraction(a - g, scale)
                 absolute.append((abs(d), rows))
                 squares.append((d * d, rows))
+                gold, answer = Fraction(g, scale) - mean, Fraction(a, scale) - mean
+                spread.append((gold * gold + answer * answer, rows))
             values = sorted((Fraction(v, scale), rows) for v, rows in gold_values.items())
             centre = median(values)
             deviation = [(abs(v - centre), rows) for v, rows in values]
@@ -396,7 +404,7 @@ class FieldCounts:
         for (u, agreed), rows in self.uncertain.items():
             forecast = Fraction(_exact(u))
             brier.append(((1 - forecast - (1 if agreed else 0)) ** 2, rows))
-        return absolute, squares, deviation, brier
+        return absolute, squares, deviation, brier, spread
 
     def _integer_values(
         self,

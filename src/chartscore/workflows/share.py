@@ -257,13 +257,14 @@ def _figures(partial: PartialTally) -> dict[str, FieldFigures]:
     # only the two largest and the total of each reach disclosure control.
     out: dict[str, FieldFigures] = {}
     for field_id, counts in partial.fields.items():
-        absolute, squares, deviation, brier = counts.figure_contributions()
+        absolute, squares, deviation, brier, spread = counts.figure_contributions()
         measured = counts.distances is not None and counts.distance_gold is not None
         out[field_id] = FieldFigures(
             absolute=Contributions.of(absolute) if measured else None,
             squares=Contributions.of(squares) if measured else None,
             deviation=Contributions.of(deviation) if measured else None,
             brier=Contributions.of(brier),
+            spread=Contributions.of(spread) if measured else None,
         )
     return out
 
