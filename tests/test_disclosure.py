@@ -230,7 +230,7 @@ def test_complementary_cells_are_needed_together(cohort: Cohort, min_cell: int) 
     sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < min_cell}
     primary = set()
     for kind, name, quantity in sensitive:
-        metric = quantity.split(".")[0]
+        metric = quantity.rsplit(".", 1)[0]
         primary.add(
             (kind, name, f"{metric}.success_count" if quantity.endswith("failures") else quantity)
         )
@@ -285,17 +285,24 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
             shown[count] = values[count]
         elif quantity == "kappa.pairs":
             target["kappa"]["pairs"] = source["kappa"]["pairs"]
+            for coefficient in ("ac1", "ac2", "alpha"):  # over kappa's pairs: the same number
+                if coefficient in target:
+                    target[coefficient]["pairs"] = source[coefficient]["pairs"]
         elif "." in quantity:
-            metric, part = quantity.split(".")
-            target[metric][part] = source[metric][part]
-            if (
-                target[metric]["success_count"] is not None
-                and target[metric]["total_count"] is not None
-            ):
-                target[metric]["interval"] = source[metric]["interval"]
+            shown, part = metric_node(target, quantity)
+            origin, _ = metric_node(source, quantity)
+            shown[part] = origin[part]
+            if shown["success_count"] is not None and shown["total_count"] is not None:
+                shown["interval"] = origin["interval"]
                 for clustered in ("design_effect", "clustered_interval"):  # pooled slices
-                    if clustered in target[metric]:
-                        target[metric][clustered] = source[metric][clustered]
+                    if clustered in shown:
+                        shown[clustered] = origin[clustered]
+            if quantity.startswith("labels."):  # a label's F1 is shown with its counts
+                label = quantity[len("labels.") :].rsplit(".", 2)[0]
+                table = target["labels"][label]
+                counts = (table["sensitivity"]["success_count"], table["sensitivity"]["total_count"])
+                if None not in (*counts, table["ppv"]["total_count"]):
+                    table["f1"] = source["labels"][label]["f1"]
         else:
             target[quantity] = source[quantity]
     document["disclosure"]["suppressed_count"] -= len(keys)
@@ -344,10 +351,11 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert not result.passed
     disclosed = {(r.slice_name, r.name, r.lo, r.hi) for r in result.rows if r.status == "disclosed"}
     assert ("dx.hiv_status", "unanswerable_count", 3, 3) in disclosed
-    assert len(result.failures) == 29  # as docs/disclosure.md says
-    # 5 numbers hidden in each of 3 slices, plus unanswerable_answer's failures in each.
+    # As docs/disclosure.md says: 29 failures of the core numbers, 14 of the two labels'.
+    core_failures = [r for r in result.failures if not r.name.startswith("labels.")]
+    assert (len(core_failures), len(result.failures)) == (29, 43)
     assert result.table().splitlines()[-1] == (
-        "audit FAIL: min_cell 11, 18 hidden numbers checked, 29 failing"
+        "audit FAIL: min_cell 11, 28 hidden numbers checked, 43 failing"
     )
     # share() hides more, and its report passes (the figures docs/disclosure.md quotes).
     shared = share(report, sensitivity)
@@ -359,7 +367,9 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     # size (field_count) rather than the answerable count, which six rates need.
     assert shared.complement is not None and shared.complement.method == "exact"
     assert shared.complement.cost < shared.complement.greedy_cost
-    assert (len(hidden), len(list(shared.numbers()))) == (33, 65)
+    assert (shared.complement.cost, shared.complement.greedy_cost) == (226, 308)
+    core = {key for key in hidden if not key[2].startswith("labels.")}
+    assert (len(core), len(hidden), len(list(shared.numbers()))) == (33, 47, 81)
     kept = shared.by_field["dx.hiv_status"]
     assert kept.counts["field_count"] is None
     assert (kept.counts["answerable_count"], kept.counts["answered_count"]) == (37, 36)
@@ -368,9 +378,10 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert kept.metrics["exact_agreement"].total_count == 37
     rows = {(r.slice_kind, r.name): (r.lo, r.hi) for r in result.rows}
     assert rows["field", "unanswerable_count"] == (0, None)
-    assert rows["field", "unanswerable_answer.success_count"] == (0, 36)
+    # The labels' two shown totals narrow it from [0, 36] (docs/disclosure.md).
+    assert rows["field", "unanswerable_answer.success_count"] == (0, 13)
     assert result.table().splitlines()[-1] == (
-        "audit PASS: min_cell 11, 47 hidden numbers checked, 0 failing"
+        "audit PASS: min_cell 11, 69 hidden numbers checked, 0 failing"
     )
 
 
@@ -581,10 +592,13 @@ def test_kappa_value_with_hidden_pairs_fails() -> None:
     field = shared.by_field["dx.hiv_status"]
     assert field.kappa is not None and field.kappa.value is not None
     document = json.loads(shared.to_json())
-    document["by_field"]["dx.hiv_status"]["kappa"]["pairs"] = None
+    field_document = document["by_field"]["dx.hiv_status"]
+    for block in ("kappa", "ac1", "alpha"):  # AC1 and alpha are over kappa's pairs
+        field_document[block]["pairs"] = None
     document["disclosure"]["suppressed_count"] += 1
     result = audit(canonical_json(document))
-    assert any(r.status == "kappa_published" for r in result.rows)
+    published = {r.name for r in result.rows if r.status == "kappa_published"}
+    assert published == {"kappa.value", "ac1.value", "alpha.value"}
     assert not result.passed
 
 

@@ -40,7 +40,7 @@ from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.cost import ComplementCost
 from chartscore.disclosure.progress import reporting
-from chartscore.disclosure.shared import STRATUM_RATES, SharedReport
+from chartscore.disclosure.shared import LABEL_RATES, STRATUM_RATES, SharedReport
 from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
@@ -273,6 +273,9 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
     strata = survival.get(STRATUM_RATES)
     if strata is not None:
         line += f"; strata {strata.shown:,}/{strata.rates:,}, range {strata.bounded:,}"
+    labels = survival.get(LABEL_RATES)
+    if labels is not None:
+        line += f"; labels {labels.shown:,}/{labels.rates:,}, bounded {labels.bounded:,}"
     primary = shared.primary_count
     if primary is not None:
         complementary = shared.disclosure.suppressed_count - primary
@@ -295,6 +298,8 @@ def _complement_line(complement: ComplementCost) -> str:
             f"greedy, declared cost {complement.cost:,}, "
             f"at least {complement.lower_bound:,} for any passing choice"
         )
+    if complement.labels is not None:
+        choice += f"; then the labels, greedy, {complement.labels:,} more"
     return f"{PROGRAM}: complementary cells: {choice} (inside only)\n"
 
 

@@ -44,11 +44,13 @@ from chartscore.disclosure.figures import (
     ROWS_Q,
     figure_failures,
 )
+from chartscore.disclosure.label_model import label_metric
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     FAILURES,
+    KAPPA_PUBLISHED,
     RANGE_SUFFIX,
     SLICE_KINDS,
     STRATUM,
@@ -57,8 +59,9 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
-from chartscore.disclosure.shared import Key, SharedReport
-from chartscore.disclosure.shared_metric import Range, RateBound, rate_bound
+from chartscore.disclosure.shared import Key, SharedReport, SharedSlice
+from chartscore.disclosure.shared_labels import label_failures
+from chartscore.disclosure.shared_metric import Range, RateBound, SharedMetric, rate_bound
 from chartscore.stats import wilson_interval
 
 PROTECTED: Final = "protected"
@@ -71,8 +74,6 @@ SMALL_PUBLISHED: Final = "small_published"
 """A published number (or failures from two published numbers) from 1 to min_cell - 1."""
 INTERVAL_PUBLISHED: Final = "interval_published"
 """An interval shown while its metric has a hidden part (it would reveal the counts)."""
-KAPPA_PUBLISHED: Final = "kappa_published"
-"""A kappa value shown while its pairs or its field's agreement numerator is hidden."""
 INCONSISTENT: Final = "inconsistent"
 """The published numbers contradict each other: no integer table fits them."""
 UNRESOLVED: Final = "unresolved"
@@ -217,7 +218,7 @@ def _published_values(report: SharedReport) -> dict[Key, int | None]:
     # parts of their metric are published.
     values: dict[Key, int | None] = dict(report.numbers())
     for kind, name, part in report.slices():
-        for metric, result in part.metrics.items():
+        for metric, result in _binomials(part):
             success, total = result.success_count, result.total_count
             failures = None if success is None or total is None else total - success
             values[kind, name, metric_quantity(metric, FAILURES)] = failures
@@ -228,11 +229,19 @@ def _published_values(report: SharedReport) -> dict[Key, int | None]:
     return values
 
 
+def _binomials(part: SharedSlice) -> Iterator[tuple[str, SharedMetric]]:
+    # A slice's binomial metrics by quantity name: its own, then each label's.
+    yield from part.metrics.items()
+    for label, result in (part.labels or {}).items():
+        for metric, shown in result.metrics.items():
+            yield label_metric(label, metric), shown
+
+
 def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
     # Intervals and kappa values that would reveal hidden counts; intervals that do not
     # match their counts (an edited report).
     for kind, name, part in report.slices():
-        for metric, result in part.metrics.items():
+        for metric, result in _binomials(part):
             if result.interval is None:
                 if result.success_count is not None and result.total_count:
                     yield AuditRow(kind, name, f"{metric}.interval", None, None, INCONSISTENT)
@@ -259,6 +268,19 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
     min_cell = report.disclosure.min_cell
     for kind, name, part in report.slices():
         for label, status in figure_failures(part.magnitude, part.uncertainty, min_cell, z):
+            yield AuditRow(kind, name, label, None, None, status)
+        kappa_shown = None
+        if part.kappa is not None:
+            agreement = part.metrics["normalized_agreement"].success_count
+            kappa_shown = part.kappa.pairs is not None and agreement is not None
+        limits = part.magnitude is not None and part.magnitude.limits_of_agreement is not None
+        for label, status in label_failures(
+            part.labels or {},
+            part.scores,
+            part.coefficients,
+            kappa_shown=kappa_shown,
+            limits_shown=limits,
+        ):
             yield AuditRow(kind, name, label, None, None, status)
 
 
@@ -381,7 +403,7 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
             rows.append(AuditRow(kind, name, label + RANGE_SUFFIX, *expected, status))
     z = z_for(report.confidence)
     for kind, name, part in report.slices():
-        for metric, result in part.metrics.items():
+        for metric, result in _binomials(part):
             if result.rate_bound is None:
                 continue
             success = proven.get((kind, name, metric_quantity(metric, SUCCESS)))

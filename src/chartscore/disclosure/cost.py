@@ -149,12 +149,15 @@ class ComplementCost:
         greedy_cost: The greedy pattern's price (equal to ``cost`` for ``greedy``).
         lower_bound: A proven lower bound on any passing pattern's price (``cost``
             for ``exact``); None when none was computed.
+        labels: With per-label metrics, what their (greedy) step added to the
+            core's price, after the core was chosen as above; None without labels.
     """
 
     method: str
     cost: int
     greedy_cost: int
     lower_bound: int | None
+    labels: int | None = None
 
     @property
     def gap(self) -> float | None:

@@ -181,8 +181,13 @@ class LabelLayout:
                 out[LABEL_PREFIX + label + "." + name] = form
         return out
 
-    def rows(self) -> list[Form]:
-        """The exact facts (see the module), each as ``form >= 0``."""
+    def rows(self, *, majority: bool = True) -> list[Form]:
+        """The exact facts (see the module), each as ``form >= 0``.
+
+        ``majority``: with the majority baseline's (the majority is the field's
+        most common gold label): not within one atom of cases, whose most common
+        label may be another (:mod:`chartscore.disclosure.releases`).
+        """
         sums = self.sums
         count = len(self.labels)
 
@@ -204,7 +209,7 @@ class LabelLayout:
                     (self.unknown(index, "gold"), 1), (self.unknown(index, "answered"), 1)
                 )
                 out.append(add((sums.disagreeing, 1), (one_side, -1)))
-            if sums.majority is not None:
+            if majority and sums.majority is not None:
                 out += [add((sums.majority, 1), (gold, -1)) for _, gold, _, _ in tables]
             return out
         for index in range(count):

@@ -560,14 +560,16 @@ class FieldLayout:
 
         return labelled, _COUNTS["answerable_count"]
 
-    def inequalities(self) -> list[Form]:
+    def inequalities(self, *, majority: bool = True) -> list[Form]:
         """Structural facts beyond non-negativity, each as ``form >= 0``.
 
         Items, in every cell: matched <= answered, matched <= gold. Boolean
         majority baseline: the majority holds at least half of the answerable
         rows (of the whole field: its majority is the field's). The figures'
         unknowns within their classes, and the labels' exact facts
-        (:meth:`LabelLayout.rows`).
+        (:meth:`LabelLayout.rows`). ``majority``: with the facts about the
+        majority category (an earlier release's may be another category than
+        the one its classes count: :mod:`chartscore.disclosure.releases`).
         """
         out: list[Form] = []
         if self.shape.items:
@@ -575,10 +577,10 @@ class FieldLayout:
                 matched = ((self.item_variable("matched_items", cell), 1),)
                 for other in ("answered_items", "gold_items"):
                     out.append(add((((self.item_variable(other, cell), 1),), 1), (matched, -1)))
-        if self.shape.majority and self.shape.field_type == "boolean":
-            majority = self.where(lambda c: c.answerable and c.majority)
-            minority = self.where(lambda c: c.answerable and not c.majority)
-            out.append(add((majority, 1), (minority, -1)))
+        if majority and self.shape.majority and self.shape.field_type == "boolean":
+            most = self.where(lambda c: c.answerable and c.majority)
+            rest = self.where(lambda c: c.answerable and not c.majority)
+            out.append(add((most, 1), (rest, -1)))
         shape = self.shape
         if shape.magnitude == "date":  # pairs <= answers of the type; pairs <= gold rows <= A
             pairs = ((self.figure_variable("distance_pairs"), 1),)
@@ -595,7 +597,7 @@ class FieldLayout:
             out.append(add((rest, 1), (disagreed, -1)))
         labels = self.label_layout()
         if labels is not None:
-            out += labels.rows()
+            out += labels.rows(majority=majority)
         return out
 
     def figure_knowledge(self) -> list[tuple[Form, int]]:

@@ -103,12 +103,20 @@ class JointModel(ReportModel):
             shape.
         memberships: Per atom, the positions of the releases holding its cases
             (always including the last).
+        moved: Fields whose majority category an earlier release does not share
+            with the new one: that release's facts about its majority are left
+            out (its classes count the new release's category).
 
     Raises:
         ChartscoreError: ``release_mismatch`` when a field's shape differs.
     """
 
-    def __init__(self, releases: Sequence[ReportModel], memberships: Sequence[tuple[int, ...]]):
+    def __init__(
+        self,
+        releases: Sequence[ReportModel],
+        memberships: Sequence[tuple[int, ...]],
+        moved: frozenset[str] = frozenset(),
+    ):
         new = releases[-1]
         self.knows_rule = True
         self.releases = list(releases)
@@ -129,7 +137,7 @@ class JointModel(ReportModel):
             mapping: dict[int, tuple[int, ...]] = {}
             for field_id, layout in model.layouts.items():
                 target = new.layouts.get(field_id)
-                if target is None or (target.shape, target.cells) != (layout.shape, layout.cells):
+                if target is None or not _same_field(target, layout):
                     raise _mismatch()
                 for i in range(layout.size):
                     mapping[layout.offset + i] = tuple(
@@ -163,8 +171,16 @@ class JointModel(ReportModel):
                 form = self.atom_form(atom, quantity.form)
                 self.quantities[joint] = Quantity(joint, form, quantity.derived)
         self.inequalities: list[Form] = []
+        last = len(self.releases) - 1
         for position, model in enumerate(self.releases):
-            self.inequalities += [self.release_form(position, row) for row in model.inequalities]
+            # An earlier release's majority category may have moved: its classes count the
+            # new release's, so its facts about its own majority are left out.
+            rows = [
+                row
+                for field_id, layout in model.layouts.items()
+                for row in layout.inequalities(majority=position == last or field_id not in moved)
+            ]
+            self.inequalities += [self.release_form(position, row) for row in rows]
         for own in self.atom_layouts:
             for layout in own.values():
                 self.inequalities += _atom_facts(layout)
@@ -194,12 +210,23 @@ class JointModel(ReportModel):
         return list(rows)
 
 
+def _same_field(new: FieldLayout, earlier: FieldLayout) -> bool:
+    # An earlier release's field: of the new one's shape, or (shared before labels were) of
+    # it without labels. Labels' unknowns come last in a layout, so the earlier release's
+    # variables are the new one's first.
+    if new.cells != earlier.cells:
+        return False
+    return earlier.shape in (new.shape, attrs.evolve(new.shape, labels=()))
+
+
 def _atom_facts(layout: FieldLayout) -> list[Form]:
     # What holds within every atom: matched items at most answered and gold items, and
-    # rows with items at most the classes that can hold them and at most their items.
+    # rows with items at most the classes that can hold them and at most their items; the
+    # labels' facts (but the majority's: an atom's most common label may be another).
+    labels = layout.label_layout()
+    out: list[Form] = [] if labels is None else labels.rows(majority=False)
     if not layout.shape.items:
-        return []
-    out: list[Form] = []
+        return out
     for matched, other in _ITEM_PAIRS:
         first = ((layout.item_variable(other), 1),)
         second = ((layout.item_variable(matched), 1),)
@@ -265,13 +292,13 @@ class ReleaseStep:
             return set()  # one atom, the release itself: the single-release step covers it
         model = state.model
         memberships = [(*atom.earlier, len(self.earlier)) for atom in self.atoms]
-        joint = JointModel([*self.earlier_models, model], memberships)
         values = [self._atom_values(model, atom) for atom in self.atoms]
         self._rows = [
             {key: v[key] for key in model.quantities if key[0] == "field" and key[2] == FIELD_COUNT}
             for v in values
         ]
         self._check_fits(model, state.values, values)
+        joint = JointModel([*self.earlier_models, model], memberships, frozenset(self._moved))
         moved = [
             key
             for key in state.numbers

@@ -27,6 +27,9 @@ SHARED_FORMAT_VERSION: Final = 4
 READABLE_VERSIONS: Final = (3, 4)
 """Format 3 documents (no labels, no coefficients) are read as they are."""
 
+KAPPA_PUBLISHED: Final = "kappa_published"
+"""Audit status: a kappa (or AC1, AC2, alpha) value shown beside a hidden count it needs."""
+
 RANGE_SUFFIX: Final = "_range"
 """``missing_count_range`` stands beside a suppressed ``missing_count``."""
 

@@ -29,8 +29,9 @@ from typing import Final
 import attrs
 
 from chartscore.confusion import f1_score, macro_f1
+from chartscore.disclosure.figures import FIGURE_PUBLISHED
 from chartscore.disclosure.label_model import label_metric
-from chartscore.disclosure.rule import SUCCESS, TOTAL, metric_quantity
+from chartscore.disclosure.rule import KAPPA_PUBLISHED, SUCCESS, TOTAL, metric_quantity
 from chartscore.disclosure.shared_metric import (
     Interval,
     Range,
@@ -275,3 +276,34 @@ def alpha_metric(field_type: str) -> str:
     if field_type == "ordinal":
         return "ordinal"
     return "nominal" if field_type in ("categorical", "boolean") else "interval"
+
+
+def label_failures(
+    labels: Mapping[str, SharedLabel],
+    scores: Mapping[str, float | None],
+    coefficients: Mapping[str, SharedCoefficient],
+    *,
+    kappa_shown: bool | None,
+    limits_shown: bool,
+) -> Iterator[tuple[str, str]]:
+    """What the audit fails in a slice's labels and coefficients: (row name, status).
+
+    ``figure_published``: an F1 shown while one of its counts is hidden (the
+    macro F1: while any label's is), or interval alpha shown without its error
+    magnitude's limits (``limits_shown``). ``kappa_published``: AC1, AC2 or
+    alpha shown where kappa's value could not be (``kappa_shown`` False: its
+    pairs or the agreement numerator hidden; None: a field without kappa).
+    That a shown F1 is the one its counts give is the reader's check.
+    """
+    for label, result in labels.items():
+        if result.f1 is not None and f1_of(result.metrics) is None:
+            yield label_metric(label, "f1"), FIGURE_PUBLISHED
+    if scores.get("macro_f1") is not None and shown_macro(labels) is None:
+        yield "macro_f1", FIGURE_PUBLISHED
+    for name, coefficient in coefficients.items():
+        if coefficient.value is None:
+            continue
+        if kappa_shown is False:
+            yield f"{name}.value", KAPPA_PUBLISHED
+        elif kappa_shown is None and not limits_shown:
+            yield f"{name}.value", FIGURE_PUBLISHED

@@ -720,11 +720,9 @@ def _without_labels(full: SharedReport) -> SharedReport:
 
 
 def _labelled(core: ComplementCost, state: _Suppressor) -> ComplementCost:
-    # The core's choice (exact or greedy), then the labels' greedy one: the whole
-    # pattern's declared cost, with no bound (the labels' is not computed).
-    del core
-    cost = pattern_price(state.hidden)
-    return ComplementCost("greedy", cost, cost, None)
+    # The core's choice (exact or greedy, with its bound), then what the labels' greedy
+    # step added to its price.
+    return attrs.evolve(core, labels=pattern_price(state.hidden) - core.cost)
 
 
 def _exact(
