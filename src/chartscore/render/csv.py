@@ -30,6 +30,10 @@ row's cells that are withheld, space-separated (``success_count``,
 clustered cells), empty when nothing is. A
 withheld cell is empty, never 0, so the count columns stay integers for
 pandas; a metric with a withheld count has no rate and no interval either.
+Its labels' rows (``sensitivity`` ... ``npv``, ``f1``, by ``label``), the
+macro F1 and the coefficients follow the same rules (a withheld F1 names
+``rate lower upper``: it has no count); it has no pooled label rows and no
+``micro_f1``.
 RFC 4180: comma-separated, CRLF line ends, quotes only where needed.
 """
 
@@ -59,6 +63,8 @@ COLUMNS: Final = (
 SUPPRESSED_COLUMN: Final = "suppressed"
 """The last column of a shared report's CSV: the row's withheld cells."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+F1_FIGURES: Final = frozenset({"f1", "micro_f1", "macro_f1"})
+"""Figures with a value and no count or interval."""
 
 
 def _text(text: str) -> str:
@@ -81,8 +87,8 @@ def withheld(estimate: Estimate) -> list[str]:
     names = []
     if estimate.kind is Kind.RATE and estimate.success_count is None:
         names.append("success_count")
-    if estimate.total_count is None:
-        names.append("total_count")
+    if estimate.total_count is None and estimate.metric not in F1_FIGURES:
+        names.append("total_count")  # an F1 figure has no count: only its value is withheld
     names += ["rate", "lower", "upper"]
     if estimate.slice != "field" and estimate.kind is Kind.RATE:
         names += ["design_effect", "clustered_lower", "clustered_upper"]

@@ -11,6 +11,10 @@ metric with a suppressed part is a suppressed estimate (no rate, no
 interval), a suppressed count is a ``None`` cell, a withheld kappa is a
 suppressed kappa, and the header and notes state the disclosure rule. With
 ``sort="rate"`` a suppressed rate sorts last, with the slices without trials.
+Its labels' metrics, their F1, the macro F1 and the coefficients (AC1 or AC2,
+alpha) are laid out as a report's: a withheld one is suppressed, never
+undefined, where the shared report could not have shown it. It has no pooled
+("all labels") label rows: share withholds them (docs/disclosure.md).
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ import attrs
 
 from chartscore.disclosure.figures import SharedMagnitude, SharedUncertainty
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
-from chartscore.disclosure.shared import SharedReport
+from chartscore.disclosure.shared import SharedReport, SharedSlice
+from chartscore.disclosure.shared_labels import SharedCoefficient, SharedLabel
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.plugin_layout import PluginStamp
 from chartscore.render._numbers import count_text, interval_text
@@ -274,11 +279,78 @@ def coefficient_estimate(name: str, metric: str, coefficient: CoefficientResult)
     )
 
 
-def _label_estimates(kind: str, name: str, part: SliceLike) -> list[Estimate]:
-    # A report's label figures (a shared report withholds them: docs/disclosure.md).
+def shared_score_estimate(
+    kind: str, name: str, metric: str, value: float | None, *, hidden: bool, label: str = ""
+) -> Estimate:
+    """A shared report's F1 figure: without a value, suppressed where a count it needs is
+    ``hidden`` (it was withheld), else undefined (its counts give none)."""
+    estimate = score_estimate(kind, name, metric, value, label)
+    return attrs.evolve(estimate, suppressed=value is None and hidden)
+
+
+def shared_coefficient_estimate(
+    name: str, metric: str, coefficient: SharedCoefficient, *, kappa_shown: bool
+) -> Estimate:
+    """A shared report's AC1, AC2 or alpha (pairs in ``total_count``; None: suppressed).
+
+    Like a shared kappa (:func:`kappa_estimate`): a coefficient without a value
+    is suppressed unless it had no pairs, or the field's kappa value is shown
+    (the coefficients are shown wherever kappa's value is, so then it is
+    undefined); the shared report does not otherwise tell withheld from undefined.
+    """
+    pairs = coefficient.pairs
+    suppressed = pairs is None or (coefficient.value is None and pairs != 0 and not kappa_shown)
+    interval = None if suppressed else coefficient.interval
+    low, high = interval if interval is not None else (None, None)
+    value = None if suppressed else coefficient.value
+    return Estimate(
+        "field", name, metric, Kind.KAPPA, None, pairs, value, low, high, suppressed=suppressed
+    )
+
+
+def _f1_counts_shown(label: SharedLabel) -> bool:
+    # A label's F1 needs its true positives, gold positives and answered positives.
+    sensitivity, ppv = label.metrics["sensitivity"], label.metrics["ppv"]
+    counts = (sensitivity.success_count, sensitivity.total_count, ppv.total_count)
+    return None not in counts
+
+
+def shared_label_estimates(kind: str, name: str, part: SharedSlice, level: str) -> list[Estimate]:
+    """A shared slice's labels (four rates and F1 each), macro F1 and coefficients.
+
+    A suppressed label rate shows its bound where it has one; an F1 (macro F1)
+    without a value is suppressed where one of its (any label's) counts is
+    hidden. No pooled label rows: a shared report has none.
+    """
     out: list[Estimate] = []
+    if part.labels is not None:
+        for label, result in part.labels.items():
+            for metric in LABEL_METRICS:
+                estimate = rate_estimate(kind, name, metric, result.metrics[metric], level)
+                out.append(attrs.evolve(estimate, label=label))
+            hidden = not _f1_counts_shown(result)
+            out.append(
+                shared_score_estimate(kind, name, "f1", result.f1, hidden=hidden, label=label)
+            )
+        hidden = not all(_f1_counts_shown(result) for result in part.labels.values())
+        macro = part.scores.get("macro_f1")
+        out.append(shared_score_estimate(kind, name, "macro_f1", macro, hidden=hidden))
+    kappa_shown = part.kappa is not None and part.kappa.value is not None
+    for metric, coefficient in part.coefficients.items():
+        out.append(shared_coefficient_estimate(name, metric, coefficient, kappa_shown=kappa_shown))
+    return out
+
+
+def _label_estimates(kind: str, name: str, part: SliceLike, level: str = "95%") -> list[Estimate]:
+    # A slice's label figures, coefficients and validation figures.
+    out: list[Estimate] = []
+    if isinstance(part, SharedSlice):
+        return [
+            *shared_label_estimates(kind, name, part, level),
+            *_shared_figure_estimates(name, part),
+        ]
     if not isinstance(part, SliceReport):
-        return _shared_figure_estimates(name, part)
+        return out
     if "sensitivity" in part.metrics:
         out.append(score_estimate(kind, name, "micro_f1", part.micro_f1))
     for label, result in (part.labels or {}).items():
@@ -589,20 +661,36 @@ def _estimates(
         kappa = kappa_estimate(name, part, shared=shared) if kind == "field" else None
         if kappa is not None:
             out.append(kappa)
-        out += _label_estimates(kind, name, part)
+        out += _label_estimates(kind, name, part, level)
     return out
 
 
 _LABEL_COLUMNS: Final = (*LABEL_METRICS, "f1")
+POOLED_LABELS: Final = "all labels"
+"""The label cell of a slice's labels pooled (micro-average): a report's only, never shared."""
+MACRO_AVERAGE: Final = "macro average"
+"""The label cell of a field's macro F1 row (F1 column only)."""
 
 
-def _label_table(estimates: list[Estimate], level: str) -> Table | None:
-    # One row per (slice, label): a field's declared labels, then every slice's pooled row.
-    rows: dict[tuple[str, str, str], dict[str, Estimate]] = {}
+def _label_row_key(e: Estimate) -> tuple[tuple[str, str, str, str], str] | None:
+    # (row key, column) of a label figure: a slice's pooled row, a label's, the macro F1's.
+    if e.metric == "micro_f1":
+        return (e.slice, e.name, POOLED_LABELS, ""), "f1"
+    if e.metric == "macro_f1":
+        return (e.slice, e.name, MACRO_AVERAGE, ""), "f1"
+    if e.metric in _LABEL_COLUMNS:
+        return (e.slice, e.name, "label" if e.label else POOLED_LABELS, e.label), e.metric
+    return None
+
+
+def _label_table(estimates: list[Estimate], level: str, *, shared: bool = False) -> Table | None:
+    # One row per (slice, label): a slice's pooled row (reports only), each declared label,
+    # then the field's macro F1 (in the F1 column; the rate columns blank).
+    rows: dict[tuple[str, str, str, str], dict[str, Estimate]] = {}
     for e in estimates:
-        metric = "f1" if e.metric == "micro_f1" else e.metric
-        if metric in _LABEL_COLUMNS:
-            rows.setdefault((e.slice, e.name, e.label), {})[metric] = e
+        found = _label_row_key(e)
+        if found is not None:
+            rows.setdefault(found[0], {})[found[1]] = e
     if not rows:
         return None
     table_rows = tuple(
@@ -610,20 +698,31 @@ def _label_table(estimates: list[Estimate], level: str) -> Table | None:
             kind,
             name,
             (
-                LabelText(label) if label else "all labels",
-                *(cells.get(metric) for metric in _LABEL_COLUMNS),
+                LabelText(label) if which == "label" else which,
+                *(cells.get(metric, "") for metric in _LABEL_COLUMNS),
             ),
         )
-        for (kind, name, label), cells in rows.items()
+        for (kind, name, which, label), cells in rows.items()
+    )
+    pooled = any(key[2] == POOLED_LABELS for key in rows)
+    note = _RATE_CELLS.format(level=level) + " F1 = 2 TP / (gold positives + answered positives)"
+    if pooled:
+        note += """; "all labels" pools the labels' counts (micro-average)"""
+    note += """; "macro average" is the mean F1 of the labels that have one."""
+    if shared:
+        note += (
+            " A shared report does not pool the labels (their pooled counts are the core "
+            "numbers in another form); an F1 is suppressed where one of its counts is."
+        )
+    note += (
+        " Missing and abstained answers are not negatives: they fail sensitivity and "
+        "specificity and are in neither PPV nor NPV."
     )
     columns = (Column("label"), *(Column(title(m), m) for m in _LABEL_COLUMNS))
     return Table(
         "labels",
         "Per-label confusion metrics (higher is better)",
-        _RATE_CELLS.format(level=level)
-        + ' F1 = 2 TP / (gold positives + answered positives); "all labels" '
-        "pools the labels' counts (micro-average). Missing and abstained answers are not "
-        "negatives: they fail sensitivity and specificity and are in neither PPV nor NPV.",
+        note,
         "slice",
         columns,
         table_rows,
@@ -650,7 +749,11 @@ def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
         Row(
             "field",
             name,
-            (cells.get("ac") or "not applicable", cells["alpha"], cells["alpha"].total_count),
+            (
+                cells.get("ac") or "not applicable",
+                cells.get("alpha") or "not applicable",
+                (cells.get("alpha") or cells["ac"]).total_count,
+            ),
         )
         for name, cells in rows.items()
     )
@@ -764,8 +867,38 @@ def _label_plot_row(estimate: Estimate) -> PlotRow:
     return PlotRow(f"{label}: {which}", estimate, f"{estimate.slice} {estimate.name}")
 
 
+def _risk_coverage_plot(estimates: list[Estimate], level: str) -> Plot | None:
+    # Ten rows per field with rows that declared an uncertainty (a shared report's withheld
+    # row count included): its steps, most certain 10% first.
+    fields = {e.name for e in estimates if e.metric == "uncertainty_auroc" and e.total_count != 0}
+    rows = tuple(
+        PlotRow(f"{e.name}: {e.label}", e, f"field {e.name}")
+        for e in estimates
+        if e.metric == "risk_coverage" and e.name in fields
+    )
+    if not rows:
+        return None
+    note = (
+        "Per field, agreement among the most certain 10%, 20%, ..., 100% of its rows with an "
+        "uncertainty, the others abstaining: a reliable uncertainty keeps agreement high on "
+        f"the most certain rows. Point = rate, line = {level} Wilson interval."
+    )
+    return Plot(
+        "risk_coverage",
+        "Risk and coverage (declared uncertainty)",
+        note,
+        "risk_coverage",
+        (0.0, 1.0),
+        rows,
+    )
+
+
 def _plots(
-    estimates: list[Estimate], plugins: tuple[str, ...] = (), level: str = "95%"
+    estimates: list[Estimate],
+    plugins: tuple[str, ...] = (),
+    level: str = "95%",
+    *,
+    shared: bool = False,
 ) -> list[Plot]:
     plots = []
     line = f"line = {level} interval (case-clustered where a row pools fields)."
@@ -793,10 +926,8 @@ def _plots(
     for metric in LABEL_METRICS:
         rows = tuple(_label_plot_row(e) for e in estimates if e.metric == metric)
         if rows:
-            note = (
-                "Each declared label, then each slice's labels pooled (micro-average); "
-                f"point = rate, {line}"
-            )
+            pooled = "" if shared else ", and each slice's labels pooled (micro-average)"
+            note = f"Each declared label{pooled}; point = rate, {line}"
             plots.append(
                 Plot(
                     f"labels_{metric}",
@@ -829,6 +960,9 @@ def _plots(
     if kappas:
         note = f"kappa and {level} interval; 0 is chance agreement, 1 perfect agreement."
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
+    risk = _risk_coverage_plot(estimates, level)
+    if risk is not None:
+        plots.append(risk)
     return plots
 
 
@@ -905,7 +1039,8 @@ def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
         f"the widest {level} Wilson interval over every count those ranges allow (for example "
         f"'<= 9.1% ({level} upper bound)'), in rows that pool fields the range of the rate "
         "itself, which is not an interval; a suppressed kappa was withheld by the kappa rule (or "
-        "had no value: the shared report does not say which)."
+        "had no value: the shared report does not say which), and so was a suppressed AC1, AC2 "
+        "or alpha; a suppressed F1 has a count it needs suppressed."
     )
     return fact, note
 
@@ -963,7 +1098,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
             slices,
         ),
         _type_metric_table(shown, level),
-        _label_table(shown, level),
+        _label_table(shown, level, shared=shared),
         _plugin_metric_table(shown, plugins, level),
         _kappa_table(shown, level),
         _coefficient_table(shown, level),
@@ -981,7 +1116,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     return View(
         title="chartscore shared report" if shared else "chartscore report",
         facts=facts,
-        plots=tuple(_plots(shown, plugins, level)),
+        plots=tuple(_plots(shown, plugins, level, shared=shared)),
         tables=tuple(table for table in tables if table is not None),
         estimates=tuple(estimates),
         definitions=(

@@ -63,19 +63,22 @@ class _Column:
 
     @staticmethod
     def _align(cells: Sequence[Cell]) -> list[str]:
+        # A column of estimates lines up; a blank cell ("", e.g. the rates of a macro-average
+        # row) stays blank without breaking the alignment of the others.
         estimates = [cell for cell in cells if isinstance(cell, Estimate)]
-        if len(estimates) != len(cells):
+        if not estimates or any(not isinstance(c, Estimate) and c != "" for c in cells):
             return [cell_text(cell) for cell in cells]
         parts = [_parts(estimate) for estimate in estimates]
         head, tail, value = (max(len(p[i]) for p in parts) for i in range(3))
-        texts = []
+        aligned = []
         for k, n, rate, rest in parts:
             fraction = ""
             if head or tail:
                 fraction = f"{k:>{head}}{'/' if n else ' '}{n:<{tail}} "
             lead = f"{fraction}{rate:>{value}}"
-            texts.append(f"{lead} {rest}".rstrip() if lead else rest)
-        return texts
+            aligned.append(f"{lead} {rest}".rstrip() if lead else rest)
+        texts = iter(aligned)
+        return [next(texts) if isinstance(cell, Estimate) else "" for cell in cells]
 
     def pad(self, text: str) -> str:
         return text.rjust(self.width) if self.right else text.ljust(self.width)
