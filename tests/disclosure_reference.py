@@ -194,7 +194,7 @@ def _labels_of(field_type: str, key: object) -> frozenset[str]:
 def label_parts(label: str, row: Row) -> dict[str, tuple[bool, bool]]:
     """Each label metric's (success, in total) for one row: the definitions, restated."""
     if not row.answerable:
-        return {m: (False, False) for m in ("sensitivity", "specificity", "ppv", "npv")}
+        return dict.fromkeys(("sensitivity", "specificity", "ppv", "npv"), (False, False))
     in_gold, in_answer, pair = label in row.gold_labels, label in row.answer_labels, row.pair
     return {
         "sensitivity": (in_gold and in_answer, in_gold),

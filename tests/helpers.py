@@ -149,10 +149,11 @@ def examples(thorough: int) -> int:
 
 
 def with_clustered_figures(document: dict) -> dict:  # type: ignore[type-arg]
-    """A hand-built shared report in format 3: confidence 0.95, and in its pooled slices each
-    metric's clustered figures with design effect 1 (then the clustered interval is the
-    Wilson interval), null where a count or the interval is hidden. Changes ``document``."""
-    document["format_version"] = 3
+    """A hand-built shared report in the current format (4): confidence 0.95, and in its
+    pooled slices each metric's clustered figures with design effect 1 (then the clustered
+    interval is the Wilson interval), null where a count or the interval is hidden. Changes
+    ``document``."""
+    document["format_version"] = 4
     document["confidence"] = 0.95
     pooled = [document["overall"], *document["by_field_type"].values()]
     for part in pooled:

@@ -158,18 +158,27 @@ def test_the_plot_has_a_mark_per_field_and_metric_drawn_where_its_numbers_say(
     record = visit(browser, write(tmp_path, DEMO))
     marks = record.page.evaluate(_READ_MARKS)
     document = json.loads(DEMO.to_json())
-    expected = {
-        (name, metric, "")
-        for name, part in document["by_field"].items()
-        for metric, number in part.items()
-        if isinstance(number, dict)
-        and metric not in ("labels", "error_magnitude", "declared_uncertainty")
-    } | {
-        (name, metric, label)
-        for name, part in document["by_field"].items()
-        for label, table in part.get("labels", {}).items()
-        for metric in ("sensitivity", "specificity", "ppv", "npv")
-    }
+    expected = (
+        {
+            (name, metric, "")
+            for name, part in document["by_field"].items()
+            for metric, number in part.items()
+            if isinstance(number, dict)
+            and metric not in ("labels", "error_magnitude", "declared_uncertainty")
+        }
+        | {
+            (name, metric, label)
+            for name, part in document["by_field"].items()
+            for label, table in part.get("labels", {}).items()
+            for metric in ("sensitivity", "specificity", "ppv", "npv")
+        }
+        | {  # the risk-coverage plot: ten steps per field with rows that declared an uncertainty
+            (name, "risk_coverage", f"{10 * k}%")
+            for name, part in document["by_field"].items()
+            if part.get("declared_uncertainty", {}).get("rows")
+            for k in range(1, 11)
+        }
+    )
     drawn = [(m["name"], m["metric"], m["label"]) for m in marks if m["slice"] == "field"]
     assert sorted(drawn) == sorted(expected)  # one mark each, none missing, none extra
     assert {m["metric"] for m in marks if m["slice"] == "overall"} >= {"exact_agreement"}
@@ -375,6 +384,19 @@ def test_a_shared_report_page_draws_published_marks_only(browser: Any, tmp_path:
     assert any(m["suppressed"] for m in undrawn)
     for mark in undrawn:
         assert mark["suppressed"] != mark["title"].endswith("no trials"), mark
+    # The shared labels have their marks (share withheld every label rate of this cohort:
+    # each row keeps its label and says so, with its bound where it has one).
+    labelled = [m for m in marks if m["metric"] in ("sensitivity", "specificity", "ppv", "npv")]
+    expected = {
+        (name, metric, label)
+        for name, part in shared.by_field.items()
+        for label in part.labels or {}
+        for metric in ("sensitivity", "specificity", "ppv", "npv")
+    }
+    assert expected and sorted((m["name"], m["metric"], m["label"]) for m in labelled) == sorted(
+        expected
+    )
+    assert any("bound" in m["title"] for m in labelled if m["suppressed"])
     assert record.blocked == [] and record.requests == [record.url]
     assert record.console_errors == [] and record.page_errors == []
     record.page.close()

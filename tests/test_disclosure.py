@@ -300,7 +300,10 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
             if quantity.startswith("labels."):  # a label's F1 is shown with its counts
                 label = quantity[len("labels.") :].rsplit(".", 2)[0]
                 table = target["labels"][label]
-                counts = (table["sensitivity"]["success_count"], table["sensitivity"]["total_count"])
+                counts = (
+                    table["sensitivity"]["success_count"],
+                    table["sensitivity"]["total_count"],
+                )
                 if None not in (*counts, table["ppv"]["total_count"]):
                     table["f1"] = source["labels"][label]["f1"]
         else:

@@ -111,8 +111,13 @@ def _greedy_only(report: Any, sensitivity: Any, monkeypatch: pytest.MonkeyPatch)
         return share(report, sensitivity)
 
 
-def _hidden(shared: Any) -> set[tuple[str, str, str]]:
-    return {key for key, value in shared.numbers() if value is None}
+def _hidden(shared: Any, *, labels: bool = False) -> set[tuple[str, str, str]]:
+    # The hidden numbers outside the labels (the core's choice), or every hidden number.
+    return {
+        key
+        for key, value in shared.numbers()
+        if value is None and (labels or not key[2].startswith("labels."))
+    }
 
 
 def test_the_worked_example_takes_the_exact_choice(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,6 +127,9 @@ def test_the_worked_example_takes_the_exact_choice(monkeypatch: pytest.MonkeyPat
     complement = shared.complement
     assert complement is not None and complement.method == "exact"
     assert complement.cost == complement.lower_bound == pattern_price(_hidden(shared))
+    # The labels' step is priced on top of the core's choice.
+    assert complement.labels is not None
+    assert complement.cost + complement.labels == pattern_price(_hidden(shared, labels=True))
     assert complement.greedy_cost == pattern_price(_hidden(greedy))
     assert complement.cost < complement.greedy_cost
     assert audit(shared.to_json()).passed and audit(greedy.to_json()).passed
@@ -145,6 +153,8 @@ def test_the_exact_pattern_never_costs_more_than_the_greedy_one(
     assert complement is not None
     cost = pattern_price(_hidden(shared))
     assert complement.cost == cost <= complement.greedy_cost
+    everything = pattern_price(_hidden(shared, labels=True))
+    assert complement.cost + (complement.labels or 0) == everything
     assert complement.lower_bound is None or complement.lower_bound <= cost
     if complement.method == "exact":
         assert complement.lower_bound == cost

@@ -62,7 +62,12 @@ CLOSED = (
     | {"ignored_prediction_count_range", "rate_bound", "kind", "lower", "upper"}
     | {"wilson", "rate_range"}
     | {"survival", "field_rates", "pooled_rates", "rates", "shown", "bounded"}
+    # Per-label metrics and the coefficients beside kappa.
+    | {"labels", "sensitivity", "specificity", "ppv", "npv", "f1", "macro_f1", "label_rates"}
+    | {"ac1", "ac2", "alpha", "metric", "nominal"}
 )
+DECLARED = {"no", "yes", "false", "true"}
+"""Declared labels (schema knowledge) the shared report may name: a choice or a boolean."""
 
 markers = st.text(alphabet="ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=6, max_size=10).map(
     lambda s: "CANARY" + s
@@ -83,7 +88,7 @@ def strings(value: object) -> list[str]:
 def assert_vocabulary(text: str, field_ids: set[str]) -> None:
     document = json.loads(text)
     for string in strings(document):
-        assert string in CLOSED | field_ids, string
+        assert string in CLOSED | DECLARED | field_ids, string
 
 
 TABLE_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
@@ -92,6 +97,7 @@ TABLE_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 def assert_table_vocabulary(table: str, field_ids: set[str]) -> None:
     allowed = (
         CLOSED
+        | DECLARED
         | field_ids
         | set(STATUSES)
         | {"slice", "number", "lo", "hi", "status", "inf", "field", "type", "audit", "PASS"}
@@ -136,7 +142,19 @@ def cohort(
         raw_gold.append((case, "hx.kind", "categorical", category))
         predictions.append(Prediction(case, "hx.kind", category if index % 3 else "b"))
         raw_predictions[case, "hx.kind"] = (category if index % 3 else "b", False)
+        # A field with declared choices: its labels are named, an answer outside them never.
+        status = None if index % 6 == 0 else ("yes" if index % 2 else "no")
+        gold.append(GoldField(case, "hx.status", "categorical", status))
+        raw_gold.append((case, "hx.status", "categorical", status))
+        said = marker if index % 5 == 1 else status
+        predictions.append(Prediction(case, "hx.status", said))
+        raw_predictions[case, "hx.status"] = (said, False)
     return gold, predictions, raw_gold, raw_predictions
+
+
+SCHEMA = {"fields": {"hx.status": {"type": "categorical", "choices": ["yes", "no"]}}}
+REFERENCE_SCHEMA = {"hx.status": {"type": "categorical", "choices": ["yes", "no"]}}
+FIELDS = {"hx.note", "hx.kind", "hx.status"}
 
 
 @settings(max_examples=examples(15), deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -145,9 +163,10 @@ def test_no_canary_reaches_the_shared_report_or_the_audit(
     marker: str, cases: int, min_cell: int
 ) -> None:
     gold, predictions, raw_gold, raw_predictions = cohort(marker, cases)
-    report = score(gold, predictions)
-    sensitivity, _ = sensitivity_of(raw_gold, raw_predictions, {})
+    report = score(gold, predictions, schema=SCHEMA)
+    sensitivity, _ = sensitivity_of(raw_gold, raw_predictions, REFERENCE_SCHEMA)
     shared = share(report, sensitivity, min_cell)
+    assert shared.by_field["hx.status"].labels is not None
     text = shared.to_json()
     result = audit(text)
     table = result.table()
@@ -155,15 +174,16 @@ def test_no_canary_reaches_the_shared_report_or_the_audit(
     for output in outputs:
         assert marker not in output
         assert "CANARY" not in output
-    assert_vocabulary(text, {"hx.note", "hx.kind"})
-    assert_table_vocabulary(table, {"hx.note", "hx.kind"})
+    assert_vocabulary(text, FIELDS)
+    assert_table_vocabulary(table, FIELDS)
 
 
 @settings(max_examples=examples(20), deadline=None)
 @given(markers, st.sampled_from(["key", "value", "format", "field_id", "version"]))
 def test_reading_a_shared_report_never_echoes_it(marker: str, where: str) -> None:
     gold, predictions, raw_gold, raw_predictions = cohort("CANARYBASE", 12)
-    shared = share(score(gold, predictions), sensitivity_of(raw_gold, raw_predictions, {})[0], 11)
+    report = score(gold, predictions, schema=SCHEMA)
+    shared = share(report, sensitivity_of(raw_gold, raw_predictions, REFERENCE_SCHEMA)[0], 11)
     document = json.loads(shared.to_json())
     if where == "key":
         document[marker] = 1
@@ -189,7 +209,8 @@ def test_reading_a_shared_report_never_echoes_it(marker: str, where: str) -> Non
 def test_audit_of_a_report_with_a_strange_field_id_is_refused() -> None:
     # A tampered file cannot make the audit table print arbitrary text.
     gold, predictions, raw_gold, raw_predictions = cohort("CANARYBASE", 12)
-    shared = share(score(gold, predictions), sensitivity_of(raw_gold, raw_predictions, {})[0], 11)
+    report = score(gold, predictions, schema=SCHEMA)
+    shared = share(report, sensitivity_of(raw_gold, raw_predictions, REFERENCE_SCHEMA)[0], 11)
     text = shared.to_json().replace("hx.note", "hx.NOTE\\u001b[2J")
     with pytest.raises(ChartscoreError):
         audit(text)

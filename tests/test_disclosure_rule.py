@@ -15,6 +15,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -54,8 +55,14 @@ def _old_tier(key: tuple[str, str, str]) -> int:
 
 
 def old_share(cohort: Cohort, monkeypatch: pytest.MonkeyPatch) -> tuple[SharedReport, Any]:
-    """The report share published before, its old audit; the true values."""
+    """The report share published before, its old audit; the true values.
+
+    Before per-label metrics were shared: the report without its labels.
+    """
     report, sensitivity, tally = scored(cohort)
+    report = report.without_labels()
+    counts = {k: n for k, n in sensitivity.case_counts.items() if not k[2].startswith("labels.")}
+    sensitivity = attrs.evolve(sensitivity, case_counts=counts)
     with monkeypatch.context() as patch:
         old = functools.partial(model_of, knows_rule=False)
         patch.setattr(attack_module, "model_of", old)
@@ -68,6 +75,11 @@ def old_share(cohort: Cohort, monkeypatch: pytest.MonkeyPatch) -> tuple[SharedRe
         patch.setattr(suppress_module, "rate_price", lambda rate: 0)
         patch.setattr(
             suppress_module, "pattern_price", lambda hidden: sum(3 ** _old_tier(k) for k in hidden)
+        )
+        patch.setattr(  # the same order as the pattern price: what a candidate adds to it
+            suppress_module,
+            "marginal_price",
+            lambda keys, hidden, destroyed: sum(3 ** _old_tier(k) for k in keys if k not in hidden),
         )
         shared = share(report, sensitivity)
         assert audit(shared.to_json()).passed

@@ -159,7 +159,9 @@ def test_cells_cross_the_keys_and_a_field_sums_its_cells() -> None:
     labels = {f"c{i}": {"site": "ABC"[i % 3], "abstractor": f"r{1 + i % 2}"} for i in range(6)}
     model = model_of(_shape_of(_one_field_report(declared, labels)))
     layout = model.layouts["dx.flag"]
-    assert layout.cells == 6 and model.size == 6 * layout.cell_size
+    labels = layout.label_layout()  # a boolean field's two labels: over the whole field
+    assert labels is not None
+    assert layout.cells == 6 and model.size == 6 * layout.cell_size + labels.size
     field = {v for v, _ in model.quantities["field", "dx.flag", "field_count"].form}
     site_a = {v for v, _ in model.quantities["stratum", "site=A", "field_count"].form}
     r1 = {v for v, _ in model.quantities["stratum", "abstractor=r1", "field_count"].form}

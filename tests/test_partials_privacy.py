@@ -106,5 +106,5 @@ def test_sharing_partials_holds_nothing_either(c: Canary) -> None:
         argv = ["share", "--partials", str(base / "site-*.partial"), "--min-cell", "2"]
         status, out, err = run_in_process(argv)
         assert status == 0, err
-        assert_clean_streams(out, err, c, "share --partials")
+        assert_clean_streams(out, err, c, "share --partials", declared_labels(c))
         assert str(base) not in out + err

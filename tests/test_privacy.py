@@ -978,10 +978,12 @@ def test_share_and_audit_leak_nothing(c: Canary, min_cell: int) -> None:
         assert status == 0 and out == ""
         assert_clean_streams(out, err, c, "share")
         shared = target.read_text(encoding="utf-8")
-        assert_clean_text(shared, c, "shared report")
+        # A shared report names the declared labels (schema choices), as a report does.
+        declared = declared_labels(c)
+        assert_clean_text(shared, c, "shared report", declared)
         status, table, err = run_in_process(["audit", str(target)])
         assert (status, err) == (0, "")
-        assert_clean_text(table, c, "audit table")
+        assert_clean_text(table, c, "audit table", declared)
         # A bad line among the predictions: one coded line, nothing of the line or path.
         broken = base / f"broken-{c.marker}.jsonl"
         broken.write_text(jsonl(prediction_rows) + f'{{"case_id": "{c.marker}"\n', "utf-8")
@@ -990,7 +992,7 @@ def test_share_and_audit_leak_nothing(c: Canary, min_cell: int) -> None:
             run_subprocesses([share_argv, ["audit", str(target)], bad], base)
         )
         for name, (o, e) in {"share": (s_out, s_err), "audit": (a_out, a_err)}.items():
-            assert_clean_streams(o, e, c, f"subprocess {name}")
+            assert_clean_streams(o, e, c, f"subprocess {name}", declared)
         assert_clean_streams(b_out, b_err, c, "subprocess failing share")
         assert (s_status, s_out) == (0, shared) and (a_status, a_out) == (0, table)
         assert b_status == 1 and b_out == "" and b_err.startswith("chartscore: error: ")
@@ -2310,12 +2312,13 @@ def test_rendered_shared_reports_leak_nothing(c: Canary) -> None:
     predictions = [prediction_record(row) for row in prediction_rows]
     shared = share(gold, predictions, schema=schema_document(c), min_cell=11)
     text = shared.to_json()
-    assert_clean_text(text, c, "shared report")
-    assert_clean_text(repr(shared), c, "shared report repr")
+    declared = declared_labels(c)  # named as in a report: schema choices, nothing else
+    assert_clean_text(text, c, "shared report", declared)
+    assert_clean_text(repr(shared), c, "shared report repr", declared)
     loaded = load_document(text)
     assert isinstance(loaded, SharedReport)
     for where, rendered in _rendered(loaded).items():
-        assert_clean_text(rendered, c, f"shared {where}")
+        assert_clean_text(rendered, c, f"shared {where}", declared)
         assert "suppressed" in rendered, where
         for field_id in FIELD_TYPES:
             assert field_id in rendered, (where, field_id)

@@ -518,3 +518,45 @@ def test_every_interval_note_names_the_report_level(confidence: float) -> None:
         for stale in ("95% interval", "95% Wilson", "95% Hanley", "95% upper", "1.96 SD"):
             assert stale not in text, (fmt, stale)
         assert f"{level} interval" in text and f"{level} Hanley-McNeil" in text, fmt
+
+
+def test_a_blank_cell_keeps_an_estimate_column_aligned() -> None:
+    # A macro-average row leaves the rate columns blank: the other rows still line up on the
+    # slash, and the blank cell stays blank (never "suppressed", never "None").
+    cells = (rate(13, 20), "", rate(1, 210), rate(0, 0))
+    table = Table(
+        "t",
+        "T",
+        "n",
+        "slice",
+        (Column("sensitivity"),),
+        tuple(Row("field", f"f{i}", (cell,)) for i, cell in enumerate(cells)),
+    )
+    from chartscore.render.table import table_lines
+
+    lines = table_lines(table)[2:]
+    assert lines[1].rstrip() == "f1"
+    slashes = {line.index("/") for line in (lines[0], lines[2], lines[3])}
+    assert len(slashes) == 1, lines
+    assert lines[0].endswith("13/20   65% [43-82]") and lines[3].endswith("0/0        no trials")
+
+
+def test_each_labelled_field_has_a_macro_average_row_after_its_labels() -> None:
+    markdown = render(DEMO, "markdown")
+    section = markdown.split("## Per-label confusion metrics", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    table = render(DEMO, "table")
+    for name, part in DEMO.by_field.items():
+        if part.labels is None:
+            assert f"| `{name}` | macro average |" not in markdown
+            continue
+        assert part.macro_f1 is not None
+        macro = f"| `{name}` | macro average |  |  |  |  | {kappa_number(part.macro_f1)} |"
+        mine = [row for row in rows if row.startswith(f"| `{name}` |")]
+        assert mine[-1] == macro  # after the pooled row and every label
+        assert [row.split(" | ")[1] for row in mine[1:-1]] == list(part.labels)
+        assert re.search(
+            rf"^{re.escape(name)} +macro average +{re.escape(kappa_number(part.macro_f1))}$",
+            table,
+            re.M,
+        ), name

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 
+import attrs
 import pytest
 from hypothesis import given, settings
 
@@ -180,4 +181,28 @@ def test_pandas_reads_it_with_the_documented_dtypes() -> None:
     document = json.loads(DEMO.to_json())
     assert kappa["rate"].tolist() == [
         document["by_field"][name]["kappa"]["value"] for name in kappa["name"]
+    ]
+
+
+def test_a_withheld_f1_names_its_value_only() -> None:
+    # An F1 figure has no count: withheld, it names rate, lower and upper (never total_count,
+    # which an F1 row never has), and its value cell is empty, never 0.
+    f1 = Estimate("field", "a.b", "f1", Kind.SCORE, None, None, None, None, None, label="x")
+    macro = Estimate("field", "a.b", "macro_f1", Kind.SCORE, None, None, None, None, None)
+    sensitivity = Estimate(
+        "field", "a.b", "sensitivity", Kind.RATE, None, 12, None, None, None, label="x"
+    )
+    estimates = (
+        attrs.evolve(sensitivity, suppressed=True),
+        attrs.evolve(f1, suppressed=True),
+        attrs.evolve(macro, suppressed=True),
+        attrs.evolve(macro, value=0.5),
+    )
+    view = View("v", (), (), (), estimates, (), shared=True)
+    lines = render_view(view, "csv").splitlines()
+    assert lines[1:] == [
+        "field,a.b,sensitivity,x,,12,,,,,,,success_count rate lower upper",
+        "field,a.b,f1,x,,,,,,,,,rate lower upper",
+        "field,a.b,macro_f1,,,,,,,,,,rate lower upper",
+        "field,a.b,macro_f1,,,,0.5,,,,,,",
     ]

@@ -238,8 +238,54 @@ def test_every_panel_shares_one_axis_position(demo_page: tuple[str, Page]) -> No
         (svgs[0]["data-left"], svgs[0]["data-right"])
     }
     kappa = [s for s in svgs if s["data-axis-low"] == "-1.0"]
-    # 7 core panels, type metrics, 4 per-label panels, AC and alpha, kappa
-    assert len(kappa) == 2 and len(svgs) == 14
+    # 7 core panels, type metrics, 4 per-label panels, AC and alpha, kappa, risk and coverage
+    assert len(kappa) == 2 and len(svgs) == 15
+
+
+def _risk_panel(text: str) -> str:
+    assert text.count('id="plot-risk_coverage"') == 1
+    return text.split('id="plot-risk_coverage"', 1)[1].split("</svg>", 1)[0]
+
+
+def test_the_risk_coverage_plot_has_ten_rows_per_field_with_declared_uncertainty(
+    demo_page: tuple[str, Page],
+) -> None:
+    # docs/reports.md: one panel, ten rows per field that has rows with an uncertainty,
+    # labelled "field: 10%" to "field: 100%", each the step's agreement and Wilson interval.
+    text, _ = demo_page
+    svg = _risk_panel(text)
+    fields = [
+        name
+        for name, part in DEMO.by_field.items()
+        if part.uncertainty is not None and part.uncertainty.sums.rows > 0
+    ]
+    assert len(fields) >= 2 and len(fields) < len(DEMO.by_field)  # some fields have none
+    steps = [f"{10 * k}%" for k in range(1, 11)]
+    labels = re.findall(r'<text class="label"[^>]*>([^<]*)</text>', svg)
+    assert labels == [f"{name}: {step}" for name in fields for step in steps]
+    marks = [m for tag, m in Page(svg).elements if tag == "g" and "mark" in m.get("class", "")]
+    assert [(m["data-name"], m["data-label"]) for m in marks] == [
+        (name, step) for name in fields for step in steps
+    ]
+    for mark in marks:
+        assert mark["data-metric"] == "risk_coverage" and mark["data-slice"] == "field"
+        part = DEMO.by_field[mark["data-name"]]
+        assert part.uncertainty is not None
+        step = part.uncertainty.risk_coverage[steps.index(mark["data-label"])]
+        assert step.total_count and step.interval is not None
+        assert float(mark["data-value"]) == step.success_count / step.total_count
+        assert [float(mark["data-lower"]), float(mark["data-upper"])] == list(step.interval)
+        assert "error" not in mark["class"].split()  # agreement: higher is better
+    # Its title links to the definition of risk and coverage, which the page has.
+    assert 'href="#def-risk_coverage"' in text and 'id="def-risk_coverage"' in text
+
+
+def test_no_risk_coverage_plot_without_declared_uncertainty() -> None:
+    from chartscore import GoldField, Prediction, score
+
+    gold = [GoldField(f"c{i}", "a.b", "text", "x") for i in range(3)]
+    text = render(score(gold, [Prediction(f"c{i}", "a.b", "x") for i in range(3)]), "html")
+    assert "plot-risk_coverage" not in text and 'data-metric="risk_coverage"' not in text
 
 
 def test_every_string_is_escaped() -> None:

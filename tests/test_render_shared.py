@@ -5,7 +5,9 @@ A shared report (docs/formats.md#shared-report) has the report's shape with
 ``suppressed`` (never 0), show no rate or interval for a metric with a
 suppressed part (a rate or an interval with its total gives the count back),
 state the disclosure rule, and never print a number of the full report that
-the shared report withheld.
+the shared report withheld. Its labels (four rates and F1 each), the macro F1
+and the coefficients are shown as a report's, under the same rules, with no
+pooled ("all labels") rows; withheld risk-coverage steps read suppressed.
 """
 
 from __future__ import annotations
@@ -27,10 +29,14 @@ from hypothesis import strategies as st
 from chartscore import ChartscoreError, ErrorCode, Report
 from chartscore.canonical_json import format_number
 from chartscore.cli import main
+from chartscore.disclosure.rule import SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport, SharedSlice, shared_from_report
+from chartscore.disclosure.shared_labels import SharedLabel
+from chartscore.disclosure.shared_metric import SharedMetric
 from chartscore.documents import load_document
 from chartscore.render import FORMATS, SORTS, render, report_view
 from chartscore.render._numbers import kappa_number, percent
+from chartscore.tally import LABEL_METRICS
 from report_data import FIELD_TYPES, scored_reports
 from shared_data import full_and_shared
 from test_render_html import Page, assert_self_contained
@@ -38,6 +44,9 @@ from test_render_html import Page, assert_self_contained
 from helpers import examples
 
 Key = tuple[str, str, str]
+CsvKey = tuple[str, str, str, str]
+"""(slice, name, metric, label): one CSV row."""
+COEFFICIENTS = ("ac1", "ac2", "alpha")
 
 
 def renderings(shared: SharedReport) -> dict[str, str]:
@@ -51,13 +60,35 @@ def full_slice(report: Report, kind: str, name: str) -> object:
 
 
 def metric_pairs(report: Report, shared: SharedReport) -> Iterator[tuple[Key, object, object]]:
-    """(key, full metric, shared metric) for every binomial metric and kappa."""
+    """(key, full metric, shared metric) for every binomial metric, kappa, each label's four
+    metrics (metric ``label:metric``) and each coefficient."""
     for kind, name, part in shared.slices():
         whole = full_slice(report, kind, name)
         for metric, number in part.metrics.items():
             yield (kind, name, metric), whole.metrics[metric], number  # type: ignore[attr-defined]
         if part.kappa is not None:
             yield (kind, name, "kappa"), whole.kappa, part.kappa  # type: ignore[attr-defined]
+        for label, result in (part.labels or {}).items():
+            full = whole.labels[label]  # type: ignore[attr-defined]
+            for metric in LABEL_METRICS:
+                yield (
+                    (kind, name, f"{label}:{metric}"),
+                    full.metrics[metric],
+                    result.metrics[metric],
+                )
+        for metric, coefficient in part.coefficients.items():
+            yield (kind, name, metric), whole.coefficients[metric], coefficient  # type: ignore[attr-defined]
+
+
+def f1_pairs(report: Report, shared: SharedReport) -> Iterator[tuple[float | None, float | None]]:
+    """(full, shared) for every label's F1 and every macro F1 of the shared report."""
+    for kind, name, part in shared.slices():
+        if part.labels is None:
+            continue
+        whole = full_slice(report, kind, name)
+        for label, result in part.labels.items():
+            yield whole.labels[label].f1, result.f1  # type: ignore[attr-defined]
+        yield whole.macro_f1, part.scores.get("macro_f1")  # type: ignore[attr-defined]
 
 
 def _long(number: float) -> bool:
@@ -74,7 +105,7 @@ def published_and_hidden(
     hidden: set[float] = set()
     hidden_text: set[str] = set()
     for key, whole, part in metric_pairs(report, shared):
-        kappa = key[2] == "kappa"
+        kappa = key[2] in ("kappa", *COEFFICIENTS)
         if kappa:
             value, interval = part.value, part.interval  # type: ignore[attr-defined]
             full_value, full_interval = whole.value, whole.interval  # type: ignore[attr-defined]
@@ -97,6 +128,11 @@ def published_and_hidden(
             hidden.update(x for x in (full_value, *(full_interval or ())) if x is not None)
             if full_interval is not None:
                 hidden_text.add(text(full_interval))
+    for full_f1, shown_f1 in f1_pairs(report, shared):
+        if shown_f1 is not None:
+            shown.add(shown_f1)
+        elif full_f1 is not None:
+            hidden.add(full_f1)
     return shown, shown_text, hidden, hidden_text
 
 
@@ -117,8 +153,97 @@ def assert_nothing_withheld_appears(report: Report, shared: SharedReport) -> Non
                 assert interval not in output, (where, interval)
 
 
-def csv_rows(text: str) -> dict[Key, dict[str, str]]:
-    return {(r["slice"], r["name"], r["metric"]): r for r in csv.DictReader(io.StringIO(text))}
+def csv_rows(text: str) -> dict[CsvKey, dict[str, str]]:
+    rows = list(csv.DictReader(io.StringIO(text)))
+    keyed = {(r["slice"], r["name"], r["metric"], r["label"]): r for r in rows}
+    assert len(keyed) == len(rows)  # one row per slice, metric and label
+    return keyed
+
+
+def _cell(number: float | None) -> str:
+    return "" if number is None else format_number(number)
+
+
+def _count(count: int | None) -> str:
+    return "" if count is None else str(count)
+
+
+def assert_rate_row(row: dict[str, str], kind: str, number: SharedMetric) -> None:
+    """A binomial metric's CSV row: its published cells, and the withheld ones named."""
+    k, n = number.success_count, number.total_count
+    assert row["success_count"] == _count(k)
+    assert row["total_count"] == _count(n)
+    withheld = row["suppressed"].split()
+    clustered = ["design_effect", "clustered_lower", "clustered_upper"]
+    if k is None or n is None:
+        assert row["rate"] == row["lower"] == row["upper"] == ""
+        assert all(row[cell] == "" for cell in clustered)
+        pooled = kind != "field"
+        assert withheld[-6 if pooled else -3 :] == ["rate", "lower", "upper"] + (
+            clustered if pooled else []
+        )
+        assert ("success_count" in withheld) == (k is None)
+        assert ("total_count" in withheld) == (n is None)
+    else:
+        assert withheld == []
+        assert row["rate"] == (_cell(k / n) if n else "")
+        interval = number.interval
+        assert row["lower"] == ("" if interval is None else format_number(interval[0]))
+        shown = number.clustered_interval  # pooled slices, where both counts are shown
+        assert row["clustered_lower"] == ("" if shown is None else format_number(shown[0]))
+
+
+def f1_counts_shown(label: SharedLabel) -> bool:
+    """Whether a label's F1 counts (true, gold and answered positives) are all published."""
+    sensitivity, ppv = label.metrics["sensitivity"], label.metrics["ppv"]
+    return None not in (sensitivity.success_count, sensitivity.total_count, ppv.total_count)
+
+
+def coefficient_withheld(part: SharedSlice, metric: str) -> bool:
+    """Whether the renderers must call a coefficient suppressed (docs/reports.md)."""
+    coefficient = part.coefficients[metric]
+    kappa_shown = part.kappa is not None and part.kappa.value is not None
+    pairs = coefficient.pairs
+    return pairs is None or (coefficient.value is None and pairs != 0 and not kappa_shown)
+
+
+def assert_csv_labels(
+    rows: dict[CsvKey, dict[str, str]], kind: str, name: str, part: SharedSlice
+) -> set[CsvKey]:
+    """Each label's rows, the macro F1's and the coefficients'; never a pooled label row."""
+    found: set[CsvKey] = set()
+    assert not set(part.metrics) & set(LABEL_METRICS) and "micro_f1" not in part.scores
+    if part.labels is not None:
+        for label, result in part.labels.items():
+            for metric in LABEL_METRICS:
+                assert_rate_row(rows[(kind, name, metric, label)], kind, result.metrics[metric])
+                found.add((kind, name, metric, label))
+            row = rows[(kind, name, "f1", label)]
+            hidden = result.f1 is None and not f1_counts_shown(result)
+            assert row["rate"] == _cell(result.f1)
+            assert row["success_count"] == row["total_count"] == row["lower"] == ""
+            assert row["suppressed"] == ("rate lower upper" if hidden else "")
+            found.add((kind, name, "f1", label))
+        macro = part.scores["macro_f1"]
+        row = rows[(kind, name, "macro_f1", "")]
+        hidden = macro is None and not all(map(f1_counts_shown, part.labels.values()))
+        assert row["rate"] == _cell(macro) and row["total_count"] == ""
+        assert row["suppressed"] == ("rate lower upper" if hidden else "")
+        found.add((kind, name, "macro_f1", ""))
+    for metric, coefficient in part.coefficients.items():
+        row = rows[(kind, name, metric, "")]
+        assert row["success_count"] == ""
+        assert row["total_count"] == _count(coefficient.pairs)
+        if coefficient_withheld(part, metric):
+            assert row["rate"] == row["lower"] == row["upper"] == ""
+            pairs = "total_count " if coefficient.pairs is None else ""
+            assert row["suppressed"] == pairs + "rate lower upper"
+        else:
+            assert row["rate"] == _cell(coefficient.value) and row["suppressed"] == ""
+            interval = coefficient.interval
+            assert row["lower"] == ("" if interval is None else format_number(interval[0]))
+        found.add((kind, name, metric, ""))
+    return found
 
 
 def assert_csv_matches(shared: SharedReport, text: str) -> None:
@@ -127,49 +252,30 @@ def assert_csv_matches(shared: SharedReport, text: str) -> None:
         "slice,name,metric,label,success_count,total_count,rate,lower,upper,"
         "design_effect,clustered_lower,clustered_upper,suppressed\r\n"
     )
-    expected: set[Key] = set()
+    expected: set[CsvKey] = set()
     for kind, name, part in shared.slices():
         for metric, number in part.metrics.items():
-            row = rows[(kind, name, metric)]
-            expected.add((kind, name, metric))
-            k, n = number.success_count, number.total_count
-            assert row["success_count"] == ("" if k is None else str(k))
-            assert row["total_count"] == ("" if n is None else str(n))
-            withheld = row["suppressed"].split()
-            clustered = ["design_effect", "clustered_lower", "clustered_upper"]
-            if k is None or n is None:
-                assert row["rate"] == row["lower"] == row["upper"] == ""
-                assert all(row[cell] == "" for cell in clustered)
-                pooled = kind != "field"
-                assert withheld[-6 if pooled else -3 :] == ["rate", "lower", "upper"] + (
-                    clustered if pooled else []
-                )
-                assert ("success_count" in withheld) == (k is None)
-                assert ("total_count" in withheld) == (n is None)
-            else:
-                assert withheld == []
-                interval = number.interval
-                assert row["lower"] == ("" if interval is None else format_number(interval[0]))
-                shown = number.clustered_interval  # pooled slices, where both counts are shown
-                assert row["clustered_lower"] == ("" if shown is None else format_number(shown[0]))
+            assert_rate_row(rows[(kind, name, metric, "")], kind, number)
+            expected.add((kind, name, metric, ""))
         if part.kappa is not None:
-            row = rows[(kind, name, "kappa")]
-            expected.add((kind, name, "kappa"))
+            row = rows[(kind, name, "kappa", "")]
+            expected.add((kind, name, "kappa", ""))
             pairs = part.kappa.pairs
             assert row["success_count"] == ""
-            assert row["total_count"] == ("" if pairs is None else str(pairs))
+            assert row["total_count"] == _count(pairs)
             if part.kappa.value is None and pairs != 0:
                 assert row["rate"] == row["lower"] == row["upper"] == ""
                 assert row["suppressed"].endswith("rate lower upper")
+        expected |= assert_csv_labels(rows, kind, name, part)
         expected |= assert_csv_figures(rows, kind, name, part)
     assert set(rows) == expected
 
 
 def assert_csv_figures(
-    rows: dict[Key, dict[str, str]], kind: str, name: str, part: SharedSlice
-) -> set[Key]:
+    rows: dict[CsvKey, dict[str, str]], kind: str, name: str, part: SharedSlice
+) -> set[CsvKey]:
     """The validation figures' rows: a withheld figure has empty cells, named as withheld."""
-    found: set[Key] = set()
+    found: set[CsvKey] = set()
     magnitude = part.magnitude
     if magnitude is not None:
         figures = {
@@ -178,32 +284,43 @@ def assert_csv_figures(
             "chance_level": (magnitude.chance_level, magnitude.gold_rows),
         }
         for metric, (value, count) in figures.items():
-            row = rows[(kind, name, metric)]
+            row = rows[(kind, name, metric, "")]
             assert row["rate"] == ("" if value is None else format_number(value))
             assert row["total_count"] == ("" if count is None else str(count))
             assert ("rate" in row["suppressed"].split()) == (
                 value is None and row["suppressed"] != ""
             )
-            found.add((kind, name, metric))
-        limits = rows[(kind, name, "limits_of_agreement")]
+            found.add((kind, name, metric, ""))
+        limits = rows[(kind, name, "limits_of_agreement", "")]
         shown = magnitude.limits_of_agreement
         assert limits["lower"] == ("" if shown is None else format_number(shown[0]))
-        found.add((kind, name, "limits_of_agreement"))
+        found.add((kind, name, "limits_of_agreement", ""))
     uncertainty = part.uncertainty
     if uncertainty is not None:
-        auroc = rows[(kind, name, "uncertainty_auroc")]
+        auroc = rows[(kind, name, "uncertainty_auroc", "")]
         assert auroc["rate"] == (
             "" if uncertainty.auroc is None else format_number(uncertainty.auroc)
         )
         withheld = "auroc" in uncertainty.withheld or uncertainty.rows is None
         assert auroc["suppressed"].endswith("rate lower upper") == withheld
-        without = rows[(kind, name, "without_uncertainty")]
+        without = rows[(kind, name, "without_uncertainty", "")]
         count = uncertainty.without
         assert without["total_count"] == ("" if count is None else str(count))
         found |= {
-            (kind, name, m) for m in ("uncertainty_auroc", "brier_score", "without_uncertainty")
+            (kind, name, m, "") for m in ("uncertainty_auroc", "brier_score", "without_uncertainty")
         }
-        found.add((kind, name, "risk_coverage"))  # ten rows, one per label: keyed once here
+        for tenths, step in enumerate(uncertainty.risk_coverage, start=1):
+            row = rows[(kind, name, "risk_coverage", f"{10 * tenths}%")]
+            if step is None:  # withheld: empty, never 0
+                assert row["success_count"] == row["total_count"] == row["rate"] == ""
+                assert row["suppressed"] == "success_count total_count rate lower upper"
+            else:
+                assert (row["success_count"], row["total_count"]) == (
+                    str(step.success_count),
+                    str(step.total_count),
+                )
+                assert row["suppressed"] == ""
+            found.add((kind, name, "risk_coverage", f"{10 * tenths}%"))
     return found
 
 
@@ -238,7 +355,9 @@ def test_every_format_renders_a_shared_report(cohort: tuple[Report, SharedReport
         if not where.startswith("csv"):
             flat = " ".join(text.replace("\\_", "_").split())  # Markdown escapes "_"
             assert "chartscore shared report" in flat, where
-            assert "chartscore.shared_report, format version 3" in flat, where
+            assert f"chartscore.shared_report, format version {SHARED_FORMAT_VERSION}" in flat, (
+                where
+            )
             assert "min_cell 11, unit cases" in flat and rule in flat, where
             assert "1 to 10 cases" in flat, where
 
@@ -286,7 +405,9 @@ def test_pandas_reads_the_shared_csv_with_integer_counts(
         dtype={"success_count": "Int64", "total_count": "Int64"},
     )
     assert frame["total_count"].isna().any() and frame["total_count"].notna().any()
-    withheld = frame[frame["total_count"].isna()]
+    # An empty total is a withheld one, but for F1 figures, which have no count.
+    counted = ~frame["metric"].isin(["f1", "macro_f1", "micro_f1"])
+    withheld = frame[frame["total_count"].isna() & counted]
     assert withheld["suppressed"].str.contains("total_count").all()
 
 
@@ -308,7 +429,10 @@ def test_reading_and_rendering_a_shared_report_does_not_load_the_solver(
         "    'chartscore.disclosure.figures',\n"  # checks on call
         # The shared comparison's reader and its model's names: pure Python, no solver.
         "    'chartscore.disclosure.shared_comparison', 'chartscore.disclosure.comparison_model',\n"
-        "    'chartscore.disclosure.model'}\n"
+        "    'chartscore.disclosure.model',\n"
+        # Shared labels (format 4): their reader, the label model's names, pure Python.
+        "    'chartscore.disclosure.shared_metric', 'chartscore.disclosure.shared_labels',\n"
+        "    'chartscore.disclosure.label_model', 'chartscore.disclosure.forms'}\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'scipy'\n"
         "    or (m.startswith('chartscore.disclosure') and m not in light))\n"
         "print(loaded)\n"
@@ -500,5 +624,313 @@ def test_a_metric_with_no_trials_reads_no_trials_even_with_its_success_count_wit
     row = next(line for line in error_rows.splitlines() if line.startswith("note.text"))
     assert "no trials" in row and "suppressed" not in row.split()[2:4]
     # The CSV keeps the document's cells: the success count is withheld, the total is 0.
-    csv_row = csv_rows(render(shared, "csv"))[("field", "note.text", metric)]
+    csv_row = csv_rows(render(shared, "csv"))[("field", "note.text", metric, "")]
     assert (csv_row["success_count"], csv_row["total_count"]) == ("", "0")
+
+
+# --- labels, F1 figures and coefficients ------------------------------------------------------
+
+LABEL_TABLE = "Per-label confusion metrics (higher is better)"
+COEFFICIENT_TABLE = "Prevalence-robust agreement (higher is better)"
+
+
+def markdown_rows(text: str, title: str) -> list[list[str]]:
+    """A Markdown table's body rows as plain cells (code spans and backslash escapes undone)."""
+    section = text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+    lines = [line for line in section.splitlines() if line.startswith("| ")][2:]
+    rows = []
+    for line in lines:
+        cells = [cell.strip() for cell in re.split(r"(?<!\\)\|", line)[1:-1]]
+        rows.append([re.sub(r"\\(.)", r"\1", cell.strip("`")) for cell in cells])
+    return rows
+
+
+def html_rows(text: str, key: str) -> list[list[str]]:
+    """An HTML table's body rows as plain cells (tags dropped, entities read)."""
+    import html
+
+    table = re.search(rf'<table id="table-{key}">(.*?)</table>', text, re.S)
+    assert table is not None, key
+    rows = []
+    for row in re.findall(r'<tr><th scope="row".*?</tr>', table.group(1), re.S):
+        cells = re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S)
+        rows.append([" ".join(html.unescape(re.sub(r"<[^>]+>", "", c)).split()) for c in cells])
+    return rows
+
+
+def _word(count: int | None) -> str:
+    return "suppressed" if count is None else str(count)
+
+
+def assert_bound_text(text: str, lower: float, upper: float) -> None:
+    """A field row's Wilson bound, written to a tenth of a percent, rounded outwards."""
+    low, high = 100 * lower, 100 * upper
+
+    def outward(found: str, exact: float, up: bool) -> None:
+        number = float(found)
+        assert abs(number - exact) < 0.1 + 1e-9, (text, exact)
+        assert (number >= exact - 1e-9) if up else (number <= exact + 1e-9), (text, exact)
+
+    if lower == 0 and upper < 1:
+        match = re.fullmatch(r"<= ([0-9.]+)% \(95% upper bound\)", text)
+        assert match is not None, text
+        outward(match[1], high, up=True)
+    elif upper == 1 and lower > 0:
+        match = re.fullmatch(r">= ([0-9.]+)% \(95% lower bound\)", text)
+        assert match is not None, text
+        outward(match[1], low, up=False)
+    else:
+        match = re.fullmatch(r"([0-9.]+)-([0-9.]+)% \(95% bounds\)", text)
+        assert match is not None, text
+        outward(match[1], low, up=False)
+        outward(match[2], high, up=True)
+
+
+def assert_rate_cell(cell: str, number: SharedMetric) -> None:
+    """A label rate's cell: ``k/n rate [interval]`` where published; else its counts with
+    ``suppressed`` for the withheld ones and its bound, where it has one, never a rate."""
+    k, n = number.success_count, number.total_count
+    if n == 0:
+        assert cell in ("0/0 no trials", "no trials"), cell
+        return
+    if k is not None and n is not None:
+        assert number.interval is not None
+        low, high = number.interval
+        assert cell == f"{k}/{n} {percent(k / n)}% [{percent(low)}-{percent(high)}]", cell
+        return
+    fraction = "suppressed" if k is None and n is None else f"{_word(k)}/{_word(n)}"
+    assert cell.startswith(fraction) and "[" not in cell, cell
+    rest = cell[len(fraction) :].strip()
+    if number.rate_bound is None:
+        assert rest == "", cell
+    else:
+        assert_bound_text(rest, number.rate_bound.lower, number.rate_bound.upper)
+
+
+def f1_text(value: float | None, *, hidden: bool) -> str:
+    """An F1 figure's cell: its value, else suppressed where a count is hidden, else undefined."""
+    if value is not None:
+        return kappa_number(value)
+    return "suppressed" if hidden else "undefined"
+
+
+def coefficient_text(part: SharedSlice, metric: str) -> str:
+    coefficient = part.coefficients[metric]
+    if coefficient_withheld(part, metric):
+        return "suppressed"
+    if coefficient.value is None:
+        return "no trials" if coefficient.pairs == 0 else "undefined"
+    text = kappa_number(coefficient.value)
+    if coefficient.interval is not None:
+        low, high = coefficient.interval
+        text += f" [{kappa_number(low)}, {kappa_number(high)}]"
+    return text
+
+
+def expected_label_rows(shared: SharedReport) -> list[tuple[str, str, SharedLabel | None]]:
+    """(field, label cell, label) per label table row; the macro average's label is None."""
+    out: list[tuple[str, str, SharedLabel | None]] = []
+    for name, part in shared.by_field.items():
+        if part.labels is not None:
+            out += [(name, label, result) for label, result in part.labels.items()]
+            out.append((name, "macro average", None))
+    return out
+
+
+def assert_label_table(rows: list[list[str]], shared: SharedReport) -> None:
+    """Every label's four rates and F1, and each field's macro F1: nothing else, in order."""
+    expected = expected_label_rows(shared)
+    assert [(row[0], row[1]) for row in rows] == [(name, cell) for name, cell, _ in expected]
+    for row, (name, _, result) in zip(rows, expected, strict=True):
+        part = shared.by_field[name]
+        if result is None:  # the macro F1, in the F1 column only
+            assert part.labels is not None
+            hidden = not all(map(f1_counts_shown, part.labels.values()))
+            assert row[2:] == ["", "", "", "", f1_text(part.scores["macro_f1"], hidden=hidden)]
+            continue
+        for cell, metric in zip(row[2:6], LABEL_METRICS, strict=True):
+            assert_rate_cell(cell, result.metrics[metric])
+        assert row[6] == f1_text(result.f1, hidden=not f1_counts_shown(result)), row
+
+
+def assert_coefficient_table(rows: list[list[str]], shared: SharedReport) -> None:
+    fields = [name for name, part in shared.by_field.items() if part.coefficients]
+    assert [row[0] for row in rows] == fields
+    for row in rows:
+        part = shared.by_field[row[0]]
+        gwet = [m for m in ("ac1", "ac2") if m in part.coefficients]
+        assert row[1] == (coefficient_text(part, gwet[0]) if gwet else "not applicable")
+        assert row[2] == coefficient_text(part, "alpha")
+        assert row[3] == _word(part.coefficients["alpha"].pairs)
+
+
+def assert_labels_and_coefficients_shown(shared: SharedReport) -> None:
+    """Markdown and HTML tables hold every label, F1 figure and coefficient as the rules say."""
+    labelled = any(part.labels for part in shared.by_field.values())
+    markdown, page = render(shared, "markdown"), render(shared, "html")
+    if labelled:
+        assert_label_table(markdown_rows(markdown, LABEL_TABLE), shared)
+        assert_label_table(html_rows(page, "labels"), shared)
+    else:
+        assert LABEL_TABLE not in markdown
+    if any(part.coefficients for part in shared.by_field.values()):
+        assert_coefficient_table(markdown_rows(markdown, COEFFICIENT_TABLE), shared)
+        assert_coefficient_table(html_rows(page, "coefficients"), shared)
+    for text in (markdown, page):
+        assert "all labels" not in text  # a shared report has no pooled label rows
+
+
+def test_the_cohort_has_labels_and_coefficients_of_every_kind(
+    cohort: tuple[Report, SharedReport],
+) -> None:
+    _, shared = cohort
+    labels = [r for part in shared.by_field.values() for r in (part.labels or {}).values()]
+    rates = [r.metrics[m] for r in labels for m in LABEL_METRICS]
+    assert any(m.rate_bound is not None and m.total_count is not None for m in rates)
+    assert any(m.rate_bound is not None and m.total_count is None for m in rates)
+    assert any(r.f1 is None and not f1_counts_shown(r) for r in labels)
+    coefficients = [
+        (part, metric) for part in shared.by_field.values() for metric in part.coefficients
+    ]
+    assert any(coefficient_withheld(part, metric) for part, metric in coefficients)
+    assert any(part.coefficients[m].value is not None for part, m in coefficients)
+
+
+def test_shared_labels_and_coefficients_appear_in_every_format(
+    cohort: tuple[Report, SharedReport],
+) -> None:
+    _, shared = cohort
+    assert_labels_and_coefficients_shown(shared)
+    assert_csv_matches(shared, render(shared, "csv"))
+    # The terminal splits the label table into panels; each row there reads as in Markdown.
+    markdown = {
+        (row[0], row[1]): row for row in markdown_rows(render(shared, "markdown"), LABEL_TABLE)
+    }
+    table = render(shared, "table").split(LABEL_TABLE, 1)[1].split("\nCohen's kappa", 1)[0]
+    panels = re.split(r"\n(?=slice  )", table)[1:]
+    columns = ["sensitivity", "specificity", "PPV", "NPV", "F1"]
+    seen = []
+    for panel in panels:
+        heading, _, *lines = panel.splitlines()
+        shown = [c for c in columns if re.search(rf"  {c}\b", heading)]
+        for line in filter(None, lines):
+            name, label = re.split(r"\s{2,}", line.strip())[:2]
+            flat = " ".join(line.split())
+            for column in shown:
+                cell = markdown[(name, label)][2 + columns.index(column)]
+                assert flat.endswith(cell) or f" {cell} " in f"{flat} ", (line, cell)
+            seen += [(name, label, column) for column in shown]
+    assert sorted(seen) == sorted((n, lab, c) for n, lab in markdown for c in columns)
+
+
+def test_suppressed_label_rates_show_their_bound_and_empty_marks(
+    cohort: tuple[Report, SharedReport],
+) -> None:
+    _, shared = cohort
+    page = render(shared, "html")
+    labels_table = page.split('<table id="table-labels">', 1)[1].split("</table>", 1)[0]
+    bounded = [
+        result.metrics[metric]
+        for part in shared.by_field.values()
+        for result in (part.labels or {}).values()
+        for metric in LABEL_METRICS
+        if result.metrics[metric].rate_bound is not None
+    ]
+    assert bounded and labels_table.count('class="bound"') == len(bounded)
+    marks = {
+        (m["data-name"], m["data-metric"], m["data-label"]): m
+        for m in Page(page).find("g")
+        if m.get("data-label") and m["data-metric"] in LABEL_METRICS
+    }
+    for name, part in shared.by_field.items():
+        for label, result in (part.labels or {}).items():
+            for metric in LABEL_METRICS:
+                mark, number = marks[(name, metric, label)], result.metrics[metric]
+                hidden = number.success_count is None or number.total_count is None
+                classes = mark["class"].split()
+                assert ("suppressed" in classes) == (hidden and number.total_count != 0)
+                assert ("data-value" in mark) == (not hidden and bool(number.total_count))
+    coefficient_marks = {
+        (m["data-name"], m["data-metric"]): m
+        for m in Page(page).find("g")
+        if m.get("data-metric") in COEFFICIENTS
+    }
+    for name, part in shared.by_field.items():
+        for metric in part.coefficients:
+            mark = coefficient_marks[(name, metric)]
+            withheld = coefficient_withheld(part, metric)
+            assert ("suppressed" in mark["class"].split()) == withheld
+            if withheld:
+                assert "data-value" not in mark
+
+
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(shared_reports())
+def test_withheld_f1_and_coefficients_read_suppressed_never_a_number(
+    pair: tuple[Report, SharedReport],
+) -> None:
+    _, shared = pair
+    assert_labels_and_coefficients_shown(shared)
+
+
+def _uncertain_cohort() -> tuple[list[object], list[object]]:
+    # One number field, 200 charts, uncertainty rising with the chart number: the answer is
+    # wrong on chart 30 and on the 60 least certain charts. share shows the most certain
+    # tenth, withholds the next six steps (chart 30's one disagreement) and shows the last three.
+    from decimal import Decimal
+
+    from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation
+
+    digest = "sha256:" + "ab" * 32
+    gold, predictions = [], []
+    for index in range(200):
+        value = Decimal(100 + index)
+        wrong = index == 30 or index >= 140
+        chain = EvidenceChain(
+            field_id="lab.value",
+            source_locations=[SourceLocation(digest, 0, 5)],
+            normalized_fact_digest=digest,
+            transformation_kind="model",
+            transformation_digest=digest,
+            uncertainty=Decimal(index) / 200,
+            reviewer_state="pending",
+        )
+        case = f"c{index:03d}"
+        gold.append(GoldField(case, "lab.value", "number", value))
+        answer = value + (7 if wrong else 0)
+        predictions.append(Prediction(case, "lab.value", answer, digest, chain))
+    return gold, predictions
+
+
+def test_withheld_risk_coverage_steps_are_drawn_suppressed() -> None:
+    from chartscore.workflows.share import share
+
+    gold, predictions = _uncertain_cohort()
+    schema = {"fields": {"lab.value": {"type": "number"}}}
+    shared = share(gold, predictions, schema=schema, min_cell=11)  # type: ignore[arg-type]
+    steps = shared.by_field["lab.value"].uncertainty.risk_coverage  # type: ignore[union-attr]
+    assert None in steps and any(step is not None for step in steps)
+    page = render(shared, "html")
+    assert 'id="plot-risk_coverage"' in page
+    svg = page.split('id="plot-risk_coverage"', 1)[1].split("</svg>", 1)[0]
+    marks = [m for m in Page(svg).find("g") if m.get("data-metric") == "risk_coverage"]
+    assert [m["data-label"] for m in marks] == [f"{10 * k}%" for k in range(1, 11)]
+    labels = re.findall(r'<text class="label"[^>]*>([^<]*)</text>', svg)
+    assert labels == [f"lab.value: {10 * k}%" for k in range(1, 11)]
+    for mark, step in zip(marks, steps, strict=True):
+        classes = mark["class"].split()
+        if step is None:
+            assert "suppressed" in classes and "empty" in classes and "data-value" not in mark
+        else:
+            assert "suppressed" not in classes
+            assert float(mark["data-value"]) == step.success_count / step.total_count
+    assert svg.count("suppressed") >= 2 * sum(step is None for step in steps)  # mark and text
+    # The table's 10% and 50% columns, and the CSV's ten rows, say the same.
+    title = "Declared uncertainty (does it separate right answers from wrong ones?)"
+    (row,) = markdown_rows(render(shared, "markdown"), title)
+    for cell, step in zip(row[5:7], (steps[0], steps[4]), strict=True):
+        if step is None:
+            assert cell == "suppressed"
+        else:
+            assert cell.startswith(f"{step.success_count}/{step.total_count} ")
+    assert_csv_matches(shared, render(shared, "csv"))

@@ -296,6 +296,7 @@ def test_a_hand_edited_figure_is_flagged_by_the_audit() -> None:
     # A denominator the model cannot reach: more pairs than answerable rows.
     document = _document(_even())
     document["by_field"][FIELD]["error_magnitude"]["pairs"] = 31
+    document["by_field"][FIELD]["alpha"]["pairs"] = 31  # interval alpha's: the same number
     assert "inconsistent" in _audit_statuses(document)
     # An AUROC that its counts cannot give.
     gold, predictions = _auroc_records()

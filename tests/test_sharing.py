@@ -157,6 +157,15 @@ def test_a_cohort_with_no_small_cell_loses_nothing_from_records() -> None:
         field_id: (part.pop("error_magnitude", None), part.pop("declared_uncertainty"))
         for field_id, part in document["by_field"].items()
     }
+    # Interval alpha comes with the error magnitude (core() leaves both out): the report's,
+    # or withheld with the limits (all errors 0: a zero total is withheld).
+    whole = score(gold, predictions, schema=cohort.schema_document()).to_dict()["by_field"]
+    for field_id, (magnitude, _) in figures.items():
+        if magnitude is None:
+            continue
+        alpha, expected = document["by_field"][field_id].pop("alpha"), whole[field_id]["alpha"]
+        withheld = magnitude["limits_of_agreement"] is None
+        assert alpha == ({**expected, "value": None, "interval": None} if withheld else expected)
     for key in ("overall", "by_field", "by_field_type"):
         assert document[key] == full[key]
     # The validation figures' counts are all published, equal to the report's.
@@ -246,12 +255,14 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     # Primary: 9 numbers in the field and type slices (unanswerable, missing, abstained counts,
     # unanswerable_answer's two counts, and the successes of exact, normalized, majority and
     # abstention_correctness, whose failures are small), 8 overall (no majority baseline); and
-    # the field's two declared-uncertainty counts (17 rows, 15 agreeing: 2 disagree).
+    # the field's two declared-uncertainty counts (17 rows, 15 agreeing: 2 disagree). Then
+    # the two labels' 16 numbers, 14 hidden: 10 primary, 4 more at a cost of 62.
     assert err == (
-        "chartscore: 35 numbers suppressed (min cell 11); the audit passed\n"
+        "chartscore: 49 numbers suppressed (min cell 11); the audit passed\n"
         "chartscore: rates shown 3/8 field-level, bounded 5; pooled 6/15, range 9; "
-        "primary 28, complementary 7 (inside only)\n"
-        "chartscore: complementary cells: exact, the minimum declared cost 234 (inside only)\n"
+        "labels 0/8, bounded 8; primary 38, complementary 11 (inside only)\n"
+        "chartscore: complementary cells: exact, the minimum declared cost 234; then the "
+        "labels, greedy, 62 more (inside only)\n"
         "chartscore: differencing against earlier or later releases of overlapping cohorts is "
         "not covered (--releases DIR; docs/disclosure.md)\n"
     )
@@ -260,7 +271,7 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
     status, table, err = run(["audit", str(target)])
     assert (status, err) == (0, "")
-    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 50 hidden numbers checked, 0 failing"
+    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 72 hidden numbers checked, 0 failing"
     # Fill one complementary cell of the field slice back in: the audit must fail (exit 4).
     shared = SharedReport.from_json(text)
     report = score(*cohort.records(), schema=cohort.schema_document())

@@ -1435,6 +1435,21 @@ class Report:
             overall_weighted=None,
         )
 
+    def without_labels(self) -> Report:
+        """This report without per-label metrics (``share --releases``: docs/disclosure.md).
+
+        The joint audit of successive releases does not model labels yet, so a
+        release shared with earlier ones carries none (each label's metrics,
+        F1 and the macro F1 go; the labels pooled are never shared).
+        """
+
+        def unlabelled(part: SliceReport) -> SliceReport:
+            return part if part.labels is None else attrs.evolve(part, labels=None)
+
+        return attrs.evolve(
+            self, by_field={name: unlabelled(part) for name, part in self.by_field.items()}
+        )
+
     def without_magnitudes(self) -> Report:
         """This report without what needs the values themselves (docs/partials.md).
 

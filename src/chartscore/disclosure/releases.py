@@ -371,7 +371,8 @@ class ReleaseStep:
         # Every quantity of the new release's model over the atom's cases (0 where the atom
         # has no row of a field).
         types = dict(atom.sensitivity.field_types)
-        full = shared_from_report(atom.report.core().to_dict(), types, self.min_cell, set(), set())
+        document = atom.report.without_labels().core().to_dict()
+        full = shared_from_report(document, types, self.min_cell, set(), set())
         own: dict[Key, int] = {}
         for key, value in full.numbers():
             assert value is not None

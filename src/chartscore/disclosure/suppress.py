@@ -84,7 +84,7 @@ from chartscore.disclosure.figures import (
     FieldFigures,
 )
 from chartscore.disclosure.forms import Form
-from chartscore.disclosure.label_model import label_metric
+from chartscore.disclosure.label_model import LABEL_PREFIX, label_metric
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
@@ -603,6 +603,8 @@ def share(
     min_cell = check_min_cell(min_cell)
     if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
         raise _invalid_sensitivity()
+    if joint is not None:  # the joint audit of releases does not model labels yet
+        report = report.without_labels()
     field_types = _field_types(report, sensitivity)
     document = report.core().to_dict()  # the figures share models (docs/disclosure.md)
     figures = _figures(report, sensitivity)
@@ -614,6 +616,8 @@ def share(
     if not isinstance(sensitivity.case_counts, Mapping):
         raise _invalid_sensitivity()
     counts = dict(sensitivity.case_counts)
+    if joint is not None:  # the labels' case counts, of labels not shared here
+        counts = {key: n for key, n in counts.items() if not key[2].startswith(LABEL_PREFIX)}
     if figures is not None:  # the figures' counts are field-slice rows: one case each
         counts.update({key: values[key] for key in model.quantities if key[2] in FIGURE_QUANTITIES})
     _check_sensitivity(counts, model, values)
