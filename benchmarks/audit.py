@@ -93,10 +93,10 @@ def tier(key: tuple[str, str, str]) -> str:
     return "agreement" if metric in AGREEMENT_METRICS or quantity in _PEOPLE_NEED else "field other"
 
 
-SURVIVAL = (AGREEMENT, ERRORS, COUNTS, "pooled", "strata")
+SURVIVAL = (AGREEMENT, ERRORS, COUNTS, "pooled", "strata", "labels")
 """The survival table's families: a field slice's agreement rates, its safety and error
 rates, every count (no metric's part: the six counts, kappa pairs, the figures' counts), the
-pooled slices' rates, the stratum slices' rates."""
+pooled slices' rates, the stratum slices' rates, each declared label's rates."""
 
 
 def survival(shared: SharedReport) -> dict[str, tuple[int, int, int]]:
@@ -104,8 +104,13 @@ def survival(shared: SharedReport) -> dict[str, tuple[int, int, int]]:
     when it carries a rate bound, hidden otherwise; a count is shown or hidden."""
     out = {name: [0, 0, 0] for name in SURVIVAL}
     for kind, _, part in shared.slices():
-        for metric, value in part.metrics.items():
-            if kind == "field":
+        rates = [(metric, value, False) for metric, value in part.metrics.items()]
+        for table in (part.labels or {}).values():
+            rates += [(metric, value, True) for metric, value in table.metrics.items()]
+        for metric, value, labelled in rates:
+            if labelled:
+                name = "labels"
+            elif kind == "field":
                 name = family(metric)
             else:
                 name = "pooled" if kind in ("overall", "field_type") else "strata"

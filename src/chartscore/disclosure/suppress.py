@@ -52,7 +52,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Final, Protocol
 
 import attrs
@@ -193,6 +194,25 @@ def _label_identities(model: ReportModel) -> list[tuple[Key, ...]]:
 
 def _invalid_sensitivity() -> ChartscoreError:
     return ChartscoreError(ErrorCode.INVALID_SENSITIVITY)
+
+
+class _Overlay(AbstractSet[Key]):
+    """A hidden set and the numbers a closure adds to it, seen as one set (neither copied)."""
+
+    __slots__ = ("added", "base")
+
+    def __init__(self, base: AbstractSet[Key], added: set[Key]) -> None:
+        self.base, self.added = base, added
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.base or key in self.added
+
+    def __iter__(self) -> Iterator[Key]:
+        yield from self.base
+        yield from (key for key in self.added if key not in self.base)
+
+    def __len__(self) -> int:
+        return len(self.base) + sum(1 for key in self.added if key not in self.base)
 
 
 class _Suppressor:
@@ -343,11 +363,22 @@ class _Suppressor:
         hiding costs least (:meth:`price` of its own closure, approximately:
         the next step only) is hidden.
         """
-        hidden = set(self.hidden if hidden is None else hidden)
+        base = self.hidden if hidden is None else hidden
+        return base | self.added(keys, base)
+
+    def added(self, keys: Iterable[Key], hidden: AbstractSet[Key] | None = None) -> set[Key]:
+        """What :meth:`closure` adds to ``hidden`` (default: the current set), without copying it.
+
+        The same choices as :meth:`closure`, found over the hidden set and the
+        additions together: a candidate's closure costs its additions, not the
+        whole hidden set (thousands of numbers on a wide report).
+        """
+        new: set[Key] = set()
+        hidden = _Overlay(self.hidden if hidden is None else hidden, new)
         todo: list[int] = []
         for key in keys:
             if key not in hidden:
-                hidden.add(key)
+                new.add(key)
                 todo += self.by_term.get(key, [])
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
         while todo:
@@ -377,17 +408,19 @@ class _Suppressor:
                 if tried == _LOOKAHEAD:
                     break
             assert cheapest is not None  # an identity with one hidden term has others
-            hidden.add(cheapest)
+            new.add(cheapest)
             todo += self.by_term.get(cheapest, [])
-        return hidden
+        return new
 
-    def _step_price(self, key: Key, hidden: set[Key]) -> tuple[bool, int, tuple[object, ...]]:
+    def _step_price(
+        self, key: Key, hidden: AbstractSet[Key]
+    ) -> tuple[bool, int, tuple[object, ...]]:
         # What hiding ``key`` adds to ``hidden`` with the numbers it forces at once: its
         # equal-definition twins (the other terms of two-term identities).
         forced = [key, *(k for k in self.partners.get(key, ()) if k not in hidden)]
         return key in self.frozen, self.added_price(forced, hidden), self.cost[key]
 
-    def added_price(self, keys: Iterable[Key], hidden: set[Key]) -> int:
+    def added_price(self, keys: Iterable[Key], hidden: AbstractSet[Key]) -> int:
         """What hiding ``keys`` adds to ``hidden``: their cells and the rates they destroy."""
         total = 0
         rates: set[Rate] = set()
@@ -415,9 +448,9 @@ class _Suppressor:
 
     def hide(self, keys: Iterable[Key]) -> None:
         """Hide numbers, closing under the identities."""
-        self.hidden = self.closure(keys)
+        self.hidden = self.hidden | self.added(keys)  # a new set: callers may hold the old
 
-    def published(self, hidden: set[Key] | None = None) -> dict[Key, int]:
+    def published(self, hidden: AbstractSet[Key] | None = None) -> dict[Key, int]:
         """The published numbers when ``hidden`` (default: the current set) is hidden."""
         hidden = self.hidden if hidden is None else hidden
         return {key: self.values[key] for key in self.numbers if key not in hidden}
@@ -857,14 +890,16 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             hid = True
             # Price each candidate by everything its hiding forces; try the cheapest first
             # (by what it adds to the pattern's price: the same order as the whole price).
-            closures = {key: state.closure([key]) for key in linked}
+            # A candidate that forces a frozen number goes last (labels: docs/disclosure.md).
+            forced = {key: state.added([key]) for key in linked}
             destroyed = state.destroyed()
-            added = {key: marginal_price(closures[key], state.hidden, destroyed) for key in linked}
-            frozen = {key: not closures[key].isdisjoint(state.frozen) for key in linked}
+            added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in linked}
+            frozen = {key: not forced[key].isdisjoint(state.frozen) for key in linked}
             ranked = sorted(linked, key=lambda k: (frozen[k], added[k], state.cost[k]))
             chosen = ranked[0]
             for key in ranked[:_TRIALS]:
-                if state.local_safe(local, quantity, state.published(closures[key])):
+                hidden = _Overlay(state.hidden, forced[key])
+                if state.local_safe(local, quantity, state.published(hidden)):
                     chosen = key
                     break
             state.hide([chosen])

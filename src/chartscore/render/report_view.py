@@ -1039,8 +1039,9 @@ def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
         f"the widest {level} Wilson interval over every count those ranges allow (for example "
         f"'<= 9.1% ({level} upper bound)'), in rows that pool fields the range of the rate "
         "itself, which is not an interval; a suppressed kappa was withheld by the kappa rule (or "
-        "had no value: the shared report does not say which), and so was a suppressed AC1, AC2 "
-        "or alpha; a suppressed F1 has a count it needs suppressed."
+        "had no value: the shared report does not say which), and a suppressed AC1, AC2 or "
+        "alpha with it (a number or date field's alpha: with the error magnitude's limits, or "
+        "by the dominance rule); a suppressed F1 has one of its counts suppressed."
     )
     return fact, note
 
