@@ -143,9 +143,12 @@ def assert_shared_properties(
             expected = None if None in counts else source["labels"][label]["f1"]
             assert shown_label.f1 == expected
         for coefficient, shown_coefficient in part.coefficients.items():
-            # AC1/AC2 and alpha are shown exactly where kappa is.
+            # AC1/AC2 and alpha are shown only where kappa's rule allows kappa (kappa itself
+            # may still be undefined: a single category gives no kappa, but an AC1).
             if shown_coefficient.value is not None:
-                assert part.kappa is not None and part.kappa.value is not None
+                assert part.kappa is not None and part.kappa.pairs is not None
+                assert part.metrics["normalized_agreement"].success_count is not None
+                assert sensitivity.kappa_smallest_margin[name] >= min_cell
                 assert target[coefficient] == source[coefficient]
     # The audit's ranges contain the true values; no sensitive quantity is derivable.
     sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < min_cell}

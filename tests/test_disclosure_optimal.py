@@ -151,8 +151,10 @@ def test_the_exact_pattern_never_costs_more_than_the_greedy_one(
     shared = share(report, sensitivity)
     complement = shared.complement
     assert complement is not None
+    # The core's choice; the labels' step may hide a core number more (docs/disclosure.md).
     cost = pattern_price(_hidden(shared))
-    assert complement.cost == cost <= complement.greedy_cost
+    assert complement.cost <= complement.greedy_cost
+    assert complement.cost == cost or (complement.labels is not None and complement.cost < cost)
     everything = pattern_price(_hidden(shared, labels=True))
     assert complement.cost + (complement.labels or 0) == everything
     assert complement.lower_bound is None or complement.lower_bound <= cost
