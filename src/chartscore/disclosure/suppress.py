@@ -168,7 +168,9 @@ def _label_identities(model: ReportModel) -> list[tuple[Key, ...]]:
 
     Each label's gold positives and negatives add up to the answerable rows;
     its answered positives and negatives to the pairs (kappa's, or, without
-    kappa, every other label's two).
+    kappa, every other label's two); the labels' true and gold positives to
+    the agreeing and answerable rows (multi-select: the matched and gold
+    items); and a boolean field's two labels mirror each other.
     """
     out: list[tuple[Key, ...]] = []
     for field_id, layout in model.layouts.items():
@@ -189,6 +191,30 @@ def _label_identities(model: ReportModel) -> list[tuple[Key, ...]]:
             out += [(("field", field_id, PAIRS), *pair) for pair in answered]
         else:
             out += [(*first, *second) for first, second in itertools.pairwise(answered)]
+        # The labels' true and gold positives add up to a core number: in a single-label
+        # field the agreeing and the answerable rows, in a multi-select one the matched and
+        # the gold items.
+        multi = layout.shape.field_type == "multi"
+        sums = (
+            (metric_quantity("item_precision", SUCCESS), "sensitivity", SUCCESS),
+            (metric_quantity("item_recall", TOTAL), "sensitivity", TOTAL),
+        )
+        if not multi:
+            sums = (
+                (metric_quantity("normalized_agreement", SUCCESS), "sensitivity", SUCCESS),
+                ("answerable_count", "sensitivity", TOTAL),
+            )
+        for whole, metric, which in sums:
+            terms = [part(label, metric, which) for label in labels]
+            out.append((("field", field_id, whole), *terms))
+        if layout.shape.field_type == "boolean" and len(labels) == 2:
+            # One label's negatives are the other's positives: true negatives of `false`
+            # are true positives of `true`, and so on.
+            first, second = labels
+            for one, two in ((first, second), (second, first)):
+                out.append((part(one, "specificity", SUCCESS), part(two, "sensitivity", SUCCESS)))
+                out.append((part(one, "specificity", TOTAL), part(two, "sensitivity", TOTAL)))
+                out.append((part(one, "npv", TOTAL), part(two, "ppv", TOTAL)))
     return out
 
 
