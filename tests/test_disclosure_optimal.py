@@ -159,12 +159,16 @@ def test_the_exact_pattern_never_costs_more_than_the_greedy_one(
     assert complement.cost + (complement.labels or 0) == everything
     assert complement.lower_bound is None or complement.lower_bound <= cost
     if complement.method == "exact":
-        assert complement.lower_bound == cost
+        assert complement.lower_bound == complement.cost
     assert audit(shared.to_json()).passed
-    # The greedy's own pattern, priced alike, is what the record says it cost.
+    # The greedy's own pattern, priced alike, is what the record says it cost (before the
+    # labels' step, which may add core numbers to either).
     with pytest.MonkeyPatch.context() as patch:
         greedy = _greedy_only(report, sensitivity, patch)
-    assert pattern_price(_hidden(greedy)) == complement.greedy_cost
+    greedy_cost = pattern_price(_hidden(greedy))
+    assert greedy_cost == complement.greedy_cost or (
+        complement.labels is not None and complement.greedy_cost < greedy_cost
+    )
 
 
 def test_share_says_how_the_complementary_cells_were_chosen() -> None:
