@@ -310,15 +310,17 @@ def time_commands(study: Path, repeat: int, min_cell: int) -> None:
 
 
 def _choice(complement: Any) -> str:
-    """``exact, cost 561 (greedy 670)`` or ``greedy, cost 603, lower bound 394 (gap 35%)``."""
+    """``exact, cost 561 (greedy 670)`` or ``greedy, cost 603, lower bound 394 (gap 35%)``;
+    then, with labels, ``; labels +120`` (what their step added)."""
+    labels = "" if complement.labels is None else f"; labels +{complement.labels:,}"
     if complement.method == "exact":
-        return f"exact, cost {complement.cost:,} (greedy {complement.greedy_cost:,})"
+        return f"exact, cost {complement.cost:,} (greedy {complement.greedy_cost:,}){labels}"
     if complement.lower_bound is None:
-        return f"greedy, cost {complement.cost:,}"
+        return f"greedy, cost {complement.cost:,}{labels}"
     gap = 100 * (complement.gap or 0.0)
     return (
         f"greedy, cost {complement.cost:,}, lower bound {complement.lower_bound:,} "
-        f"(gap at most {gap:.0f}%)"
+        f"(gap at most {gap:.0f}%){labels}"
     )
 
 

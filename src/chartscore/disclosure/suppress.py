@@ -117,6 +117,8 @@ _TRIALS: Final = 4
 """How many candidate numbers to try for one failing cell before hiding the cheapest."""
 _CANDIDATES: Final = 40
 """How many linked numbers (cheapest first) are priced for one failing cell."""
+_LABEL_CANDIDATES: Final = 12
+"""The same in the labels' step, where each is a label number (its closure long)."""
 SUPPRESSING: Final = "suppressing"
 """The progress stage of checking small cells (done: how many are protected so far)."""
 CHOOSING: Final = "choosing complementary cells"
@@ -498,6 +500,18 @@ class _Suppressor:
         """Whether a sensitive quantity is protected under the solver's published numbers."""
         return solver.protected(quantity.form, self.values[quantity.key], self.min_cell)
 
+    def unlinked(self) -> list[Key]:
+        """Every published number, cheapest first: the candidates when none is linked.
+
+        In the labels' step (frozen numbers), the free ones first and only the first few:
+        each candidate's closure is priced, and there are hundreds.
+        """
+        shown = [k for k in self.numbers if k not in self.hidden]
+        if not self.frozen:
+            return sorted(shown, key=self.cost.__getitem__)
+        order = sorted(shown, key=lambda k: (k in self.frozen, self.cost[k]))
+        return order[:_LABEL_CANDIDATES]
+
     def candidates(self, quantity: Quantity) -> list[Key]:
         """Published numbers sharing an outcome class with ``quantity``, cheapest first.
 
@@ -510,7 +524,8 @@ class _Suppressor:
             if key not in self.hidden
         }
         free = linked - self.frozen
-        return sorted(free or linked, key=self.cost.__getitem__)[:_CANDIDATES]
+        width = _LABEL_CANDIDATES if self.frozen else _CANDIDATES
+        return sorted(free or linked, key=self.cost.__getitem__)[:width]
 
 
 def _values(model: ReportModel, shared: SharedReport) -> dict[Key, int]:
@@ -906,9 +921,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             published = state.published()
             if state.local_safe(local, quantity, published):
                 continue  # protected by a number hidden for an earlier one
-            linked = state.candidates(quantity) or sorted(
-                (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
-            )
+            linked = state.candidates(quantity) or state.unlinked()
             if not linked and hid:
                 break  # what this round hid may protect it: the solver rechecks
             if not linked:
