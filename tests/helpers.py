@@ -163,3 +163,21 @@ def with_clustered_figures(document: dict) -> dict:  # type: ignore[type-arg]
                 value["design_effect"] = 1.0 if shown else None
                 value["clustered_interval"] = value["interval"] if shown else None
     return document
+
+
+def without_ranges(document: dict) -> dict:  # type: ignore[type-arg]
+    """A shared report's JSON without its ranges, rate bounds and survival (changed in place).
+
+    At any depth (a label's metrics sit two levels down); a report without them is valid.
+    """
+
+    def strip(part: dict) -> None:  # type: ignore[type-arg]
+        for key in [k for k in part if k.endswith("_range") or k == "rate_bound"]:
+            del part[key]
+        for value in part.values():
+            if type(value) is dict:
+                strip(value)
+
+    strip(document)
+    del document["disclosure"]["survival"]  # counts bounds and shown rates: stale too
+    return document

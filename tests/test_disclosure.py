@@ -26,7 +26,7 @@ from chartscore.disclosure import Sensitivity, SharedReport, audit, share
 from chartscore.stats import wilson_interval
 from disclosure_reference import Cohort, Tally, build_cohort
 
-from helpers import examples, with_clustered_figures
+from helpers import examples, with_clustered_figures, without_ranges
 
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 ROOT = Path(__file__).resolve().parent.parent
@@ -246,21 +246,6 @@ def test_complementary_cells_are_needed_together(cohort: Cohort, min_cell: int) 
         (r.slice_kind, r.slice_name, r.name) for r in result.rows if r.status == "derivable"
     }
     assert not result.passed or derivable & sensitive
-
-
-def without_ranges(document: dict[str, Any]) -> dict[str, Any]:
-    """The shared report's JSON without its ranges, rate bounds and survival (changed in place)."""
-
-    def strip(part: dict[str, Any]) -> None:
-        for key in [k for k in part if k.endswith("_range") or k == "rate_bound"]:
-            del part[key]
-        for value in part.values():
-            if type(value) is dict:
-                strip(value)
-
-    strip(document)
-    del document["disclosure"]["survival"]  # counts bounds and shown rates: stale too
-    return document
 
 
 def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -> str:

@@ -27,7 +27,7 @@ from chartscore.render import render
 from chartscore.stats import rate_range, widest_wilson
 from shared_data import full_and_shared
 
-from helpers import examples
+from helpers import examples, without_ranges
 
 LEVELS = (0.90, 0.95, 0.99)
 
@@ -271,23 +271,7 @@ def test_a_report_without_ranges_is_still_read_and_audited() -> None:
     document = shared_document()
     for part in [document["overall"], *document["by_field"].values()]:
         part.update({k: None for k in list(part) if k.endswith("_range")})
-    stripped = json.loads(json.dumps(document))
-
-    def strip(value: dict[str, Any]) -> None:
-        # Every range and rate bound, at any depth (a label's metrics sit two levels down).
-        for key in [k for k in value if k.endswith("_range") or k == "rate_bound"]:
-            del value[key]
-        for inner in value.values():
-            if type(inner) is dict:
-                strip(inner)
-
-    for part in [
-        stripped["overall"],
-        *stripped["by_field"].values(),
-        *stripped["by_field_type"].values(),
-    ]:
-        strip(part)
-    del stripped["disclosure"]["survival"]  # it counts the bounds
+    stripped = without_ranges(json.loads(json.dumps(document)))
     result = audit(json.dumps(stripped))
     assert result.passed and not list(SharedReport.from_json(json.dumps(stripped)).ranges())
 
