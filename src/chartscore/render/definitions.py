@@ -128,7 +128,7 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "sensitivity",
         "Per declared label: gold positives the answers name, of gold positives (answerable "
         "rows whose gold is or holds the label); missing and abstained answers are failures. "
-        "A slice pools its labels (micro-average).",
+        "A report's slice also pools its labels (micro-average); a shared report does not.",
         _LABELS,
     ),
     "specificity": (
