@@ -216,6 +216,17 @@ def test_audit_of_a_report_with_a_strange_field_id_is_refused() -> None:
         audit(text)
 
 
+def test_audit_of_a_report_with_a_strange_label_is_refused() -> None:
+    # Nor through a label's name: a declared choice is printable text.
+    gold, predictions, raw_gold, raw_predictions = cohort("CANARYBASE", 12)
+    report = score(gold, predictions, schema=SCHEMA)
+    shared = share(report, sensitivity_of(raw_gold, raw_predictions, REFERENCE_SCHEMA)[0], 11)
+    text = shared.to_json().replace('"yes"', '"yes\\u001b[2J"')
+    assert text != shared.to_json()
+    with pytest.raises(ChartscoreError):
+        audit(text)
+
+
 def test_vocabulary_check_can_fail() -> None:
     with pytest.raises(AssertionError):
         assert_vocabulary(json.dumps({"format": "CANARYX"}), set())

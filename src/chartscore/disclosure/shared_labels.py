@@ -44,6 +44,7 @@ from chartscore.disclosure.shared_metric import (
     read_number,
 )
 from chartscore.reliability import ALPHA_METRICS, LOWEST
+from chartscore.report import MAX_LABEL_NAME
 from chartscore.stats import Z95
 from chartscore.tally import LABEL_METRICS
 
@@ -186,8 +187,10 @@ def read_labels(value: object, field_type: str, z: float = Z95) -> dict[str, Sha
         invalid()  # report order: the labels sorted by their normalized names
     out: dict[str, SharedLabel] = {}
     for label, raw in value.items():
-        if type(label) is not str or not label or type(raw) is not dict:
-            invalid()
+        if type(raw) is not dict or not (
+            type(label) is str and 0 < len(label) <= MAX_LABEL_NAME and label.isprintable()
+        ):
+            invalid()  # a declared choice, normalized: printable text, as a report's
         exact_keys(raw, (*LABEL_METRICS, "f1"))
         metrics = {name: read_metric(raw[name], z) for name in LABEL_METRICS}
         if _differ(metrics["sensitivity"].success_count, metrics["ppv"].success_count):
