@@ -258,6 +258,11 @@ def test_a_format_3_report_is_read_and_one_with_labels_is_not() -> None:
     old = SharedReport.from_json(_edited(shared, plain))
     assert all(part.labels is None for part in old.by_field.values())
     assert audit(old).passed
+    # Rendered, it says which format it was read in.
+    from chartscore.render import render
+
+    assert "shared_report, format version 3" in render(old, "table")
+    assert "shared_report, format version 4" in render(shared, "table")
 
     def mislabelled(document: dict[str, Any]) -> None:
         document["format_version"] = 3

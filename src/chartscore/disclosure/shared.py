@@ -420,6 +420,8 @@ class SharedReport:
     """How many more numbers ``share --releases`` suppressed than it would have without the
     ledger. Inside only, like :attr:`primary_count`: it says how many numbers the single
     release would have shown, which the published numbers do not."""
+    format_version: int = attrs.field(default=SHARED_FORMAT_VERSION, eq=False, repr=False)
+    """The format version the document was read in (3 before labels); written as the current."""
     complement: ComplementCost | None = attrs.field(default=None, eq=False, repr=False)
     """How ``share`` chose the complementary cells and the declared cost (inside only, like
     :attr:`primary_count`: its lower bound depends on which hidden numbers are small)."""
@@ -658,6 +660,7 @@ class SharedReport:
             by_stratum=strata,
             by_stratum_field_type=strata_types,
             overall_weighted=weighted,
+            format_version=document["format_version"],
         )
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
         if document["format_version"] < SHARED_FORMAT_VERSION and any(

@@ -25,7 +25,7 @@ from typing import Final, Protocol
 import attrs
 
 from chartscore.disclosure.figures import SharedMagnitude, SharedUncertainty
-from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT, SHARED_FORMAT_VERSION
+from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT
 from chartscore.disclosure.shared import SharedReport, SharedSlice
 from chartscore.disclosure.shared_labels import SharedCoefficient, SharedLabel
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
@@ -991,7 +991,7 @@ def _summary(report: ReportLike) -> tuple[tuple[str, str], ...]:
     counts = report.overall.counts
     fields, types = len(report.by_field), len(report.by_field_type)
     if isinstance(report, SharedReport):
-        kind = f"{SHARED_FORMAT}, format version {SHARED_FORMAT_VERSION}"
+        kind = f"{SHARED_FORMAT}, format version {report.format_version}"
         ignored = _ignored(counts.get(IGNORED_COUNT), IGNORED_COUNT in counts)
     else:
         kind = f"{REPORT_FORMAT}, format version {REPORT_FORMAT_VERSION}"
