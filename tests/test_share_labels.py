@@ -321,3 +321,21 @@ def test_label_metric_names_read_from_the_right() -> None:
             assert split_label_metric(label_metric(label, metric)) == (label, metric)
     assert split_label_metric("exact_agreement") is None
     assert split_label_metric("labels.x.f1") is None
+
+
+def test_a_coefficient_follows_kappa_s_rule_where_kappa_is_undefined() -> None:
+    # Every pair says `true` on both sides: kappa is undefined (one category), AC1 is 1. Three
+    # missing answers make the agreement numerator's failures small, so it is hidden; AC1
+    # (with the agreement and the pairs, a function of the category table) is withheld too.
+    from chartscore import GoldField, Prediction
+
+    gold = [GoldField(f"c{i:02d}", "dx.flag", "boolean", True) for i in range(20)]
+    predictions = [Prediction(f"c{i:02d}", "dx.flag", True) for i in range(17)]
+    full = score(gold, predictions).by_field["dx.flag"]
+    assert full.kappa is not None and full.kappa.value is None
+    assert full.coefficients is not None and full.coefficients["ac1"].value == 1.0
+    shared = share(gold, predictions, min_cell=11)
+    part = shared.by_field["dx.flag"]
+    assert part.metrics["normalized_agreement"].success_count is None
+    assert part.coefficients["ac1"].value is None and part.coefficients["alpha"].value is None
+    assert audit(shared.to_json()).passed

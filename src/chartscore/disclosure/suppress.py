@@ -554,10 +554,15 @@ def _check_sensitivity(
 def _withheld_kappa(
     report: SharedReport, sensitivity: Sensitivity, hidden: set[Key], min_cell: int
 ) -> set[str]:
+    # Kappa's rule, for kappa and the coefficients over its table (AC1 can be defined where
+    # kappa is not: one category): fields whose kappa and coefficients may not be shown.
     withheld: set[str] = set()
     margins = sensitivity.kappa_smallest_margin
     for field_id, part in report.by_field.items():
-        if part.kappa is None or part.kappa.value is None:
+        if part.kappa is None:
+            continue
+        shown = [c.value for c in part.coefficients.values()]
+        if part.kappa.value is None and all(value is None for value in shown):
             continue
         margin = margins.get(field_id)
         if type(margin) is not int or margin < 0:
