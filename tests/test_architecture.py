@@ -26,6 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "tally",
             "stats",
+            "student_t",
+            "clopper_pearson",
             "paired",
             "clustered",
             "weighting",

@@ -18,12 +18,14 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.stats import chi2
+from scipy.stats import chi2, norm
+from scipy.stats import t as student
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, compare, score
 from chartscore.clustered import (
     CONFIDENCE_LEVELS,
+    MINORITY_CASES,
     Z_BY_CONFIDENCE,
     ClusterSums,
     PairedClusterSums,
@@ -119,13 +121,17 @@ def naive_design_effect(per_case: list[tuple[int, int]]) -> float | None:
     k = sum(y for y, _ in used)
     if n == 0:
         return None
+    worst = sum(m * m for _, m in used) / n
     if len(used) < 2 or k in (0, n):
-        return sum(m * m for _, m in used) / n
+        return worst
     p = k / n
     c = len(used)
     v_case = c / (c - 1) * sum((y - p * m) ** 2 for y, m in used) / n**2
     v_row = n / (n - 1) * p * (1 - p) / n
-    return v_case / v_row
+    # The charts where the less common outcome occurs: fewer than 10, and the data
+    # cannot say the rows of a chart are independent.
+    minority = min(sum(1 for y, _ in used if y), sum(1 for y, m in used if y < m))
+    return max(v_case / v_row, worst) if minority < 10 else v_case / v_row
 
 
 def sums_of(per_case: list[tuple[int, int]]) -> tuple[int, int, ClusterSums]:
@@ -138,6 +144,8 @@ def sums_of(per_case: list[tuple[int, int]]) -> tuple[int, int, ClusterSums]:
             sum(y * y for y, _ in used),
             sum(y * m for y, m in used),
             sum(m * m for _, m in used),
+            sum(1 for y, _ in used if y),
+            sum(1 for y, m in used if y < m),
         ),
     )
 
@@ -145,7 +153,7 @@ def sums_of(per_case: list[tuple[int, int]]) -> tuple[int, int, ClusterSums]:
 cases_strategy = st.lists(
     st.integers(1, 12).flatmap(lambda m: st.tuples(st.integers(0, m), st.just(m))),
     min_size=1,
-    max_size=30,
+    max_size=40,
 )
 
 
@@ -167,12 +175,20 @@ def test_a_clustered_interval_is_a_wilson_interval_on_the_effective_sample(
     k, n, sums = sums_of(per_case)
     shown = published_design_effect(design_effect(k, n, sums))
     assert shown is not None and is_published_design_effect(shown)
-    interval = clustered_wilson(k, n, shown, Z95)
+    interval = clustered_wilson(k, n, shown, Z95, cases=sums.cases)
     plain = wilson_interval(k, n)
     assert interval is not None and plain is not None
     assert interval[0] <= plain[0] and plain[1] <= interval[1]  # never narrower
-    # statsmodels' Wilson interval with counts and trials divided by the design effect.
-    low, high = proportion_confint(k / shown, n / shown, alpha=0.05, method="wilson")
+    if sums.cases == n:
+        assert interval == plain  # one row a chart: the rows are the charts
+        return
+    if sums.cases < 2:
+        assert interval == (0.0, 1.0)  # one chart: no spread over charts to estimate
+        return
+    # statsmodels' Wilson interval with counts and trials divided by the design effect, at
+    # the level whose normal quantile is scipy's Student t with C - 1 degrees of freedom.
+    alpha = 2 * norm.sf(student.ppf(0.975, sums.cases - 1))
+    low, high = proportion_confint(k / shown, n / shown, alpha=alpha, method="wilson")
     assert interval[0] == pytest.approx(min(low, plain[0]), abs=1e-9)
     assert interval[1] == pytest.approx(max(high, plain[1]), abs=1e-9)
 
@@ -213,11 +229,39 @@ def test_published_design_effect_examples() -> None:
 
 def test_the_worst_case_stands_in_where_the_data_cannot_estimate() -> None:
     # One case, or a rate at 0 or 1: every row of a case agreeing, sum m^2 / M.
-    one_case = ClusterSums(1, 16, 20, 25)  # y = 4 of m = 5
+    one_case = ClusterSums(1, 16, 20, 25, 1, 1)  # y = 4 of m = 5
     assert design_effect(4, 5, one_case) == worst_case_design_effect(5, 25) == 5
-    all_right = ClusterSums(3, 4 + 9 + 16, 4 + 9 + 16, 4 + 9 + 16)  # m = y = 2, 3, 4
+    all_right = ClusterSums(3, 4 + 9 + 16, 4 + 9 + 16, 4 + 9 + 16, 3, 0)  # m = y = 2, 3, 4
     assert design_effect(9, 9, all_right) == Fraction(29, 9)
-    assert design_effect(0, 0, ClusterSums(0, 0, 0, 0)) is None
+    assert design_effect(0, 0, ClusterSums(0, 0, 0, 0, 0, 0)) is None
+
+
+def cohort_sums(failing: int, charts: int = 30, rows: int = 4) -> tuple[int, int, ClusterSums]:
+    # ``charts`` charts of ``rows`` rows; ``failing`` of them fail one row, the rest none.
+    return sums_of([(rows - 1, rows)] * failing + [(rows, rows)] * (charts - failing))
+
+
+def test_fewer_than_ten_charts_with_a_failure_take_at_least_the_worst_case() -> None:
+    # 30 charts of 4 rows, the failures in 9 of them: 111/120, row-wise spread only. The
+    # estimate says the rows are independent (each failing chart fails once); with 9 charts
+    # behind the failures the data cannot say so, and the worst case, 16/4 = 4, stands in.
+    assert MINORITY_CASES == 10
+    k, n, sums = cohort_sums(9)
+    assert (k, n, sums.minority_cases) == (111, 120, 9)
+    assert design_effect(k, n, sums) == worst_case_design_effect(n, sums.sum_mm) == 4
+    # With the failures in 10 charts the estimate is used: here below 1 (published as 1).
+    k, n, sums = cohort_sums(10)
+    estimate = design_effect(k, n, sums)
+    assert estimate is not None and estimate < 1
+    assert published_design_effect(estimate) == 1.0
+
+
+def test_the_minority_is_whichever_outcome_fewer_charts_hold() -> None:
+    # 30 charts of 4 rows; 9 charts right on one row and wrong on three: successes in only
+    # 9 charts, whatever the rates by rows.
+    k, n, sums = sums_of([(1, 4)] * 9 + [(0, 4)] * 21)
+    assert (sums.success_cases, sums.failure_cases, sums.minority_cases) == (9, 30, 9)
+    assert design_effect(k, n, sums) == 4
 
 
 def test_z_values_are_the_documented_quantiles() -> None:
@@ -267,9 +311,9 @@ def test_the_scorers_per_case_sums_equal_scoring_each_case_alone(dataset: Any) -
         _, _, want = sums_of(per_case)
         assert (got.cases, got.sum_mm) == (want.cases, want.sum_mm), (name, metric)
         if metric == "majority_baseline":  # successes depend on the whole gold set
-            assert got.sum_yy is None and got.sum_ym is None
+            assert got.sum_yy is None and got.sum_ym is None and got.minority_cases is None
         else:
-            assert (got.sum_yy, got.sum_ym) == (want.sum_yy, want.sum_ym), (name, metric)
+            assert got == want, (name, metric)
 
 
 def test_one_row_per_case_gives_the_plain_wilson_interval() -> None:

@@ -297,6 +297,7 @@ def test_a_slice_with_no_trials_has_null_figures() -> None:
         "interval": None,
         "design_effect": None,
         "clustered_interval": None,
+        "case_count": 0,
     }
     assert metric == {
         "baseline": empty,
@@ -308,6 +309,7 @@ def test_a_slice_with_no_trials_has_null_figures() -> None:
             "interval": None,
             "design_effect": None,
             "clustered_interval": None,
+            "case_count": 0,
         },
         "mcnemar": {"exact_p": None, "mid_p": None},
         "clustered_mcnemar": {"design_effect": None, "p": None},
@@ -318,7 +320,7 @@ def test_document_shape() -> None:
     rows = categorical_rows({1, 2}, {2, 3})
     document = json.loads(compare(rows).to_json())
     assert document["format"] == COMPARISON_FORMAT
-    assert document["format_version"] == 2
+    assert document["format_version"] == 3
     assert document["scorer"]["name"] == "chartscore"
     overall = document["overall"]
     assert set(overall) == {
@@ -584,9 +586,9 @@ def test_format_checks(sample_text: str) -> None:
     assert refused(report_text) == ErrorCode.UNKNOWN_REPORT_FORMAT
     for change in (
         lambda d: d.update(format_version=1),
-        lambda d: d.update(format_version=3),
+        lambda d: d.update(format_version=4),
         lambda d: d.update(format_version=True),
-        lambda d: d.update(format_version="2"),
+        lambda d: d.update(format_version="3"),
         lambda d: d.pop("format"),
         lambda d: d.pop("format_version"),
         lambda d: d.update(format="chartscore.shared_report"),

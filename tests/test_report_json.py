@@ -140,10 +140,10 @@ FORMAT_REFUSALS: dict[str, Edit] = {
     "comparison": _set("format", "chartscore.comparison"),
     "format not a string": _set("format", ["chartscore.report"]),
     "version 1 (before clustered figures)": _set("format_version", 1),
-    "version 3": _set("format_version", 3),
+    "version 4": _set("format_version", 4),
     "version 0": _set("format_version", 0),
-    "version string": _set("format_version", "2"),
-    "version float": _set("format_version", 2.0),
+    "version string": _set("format_version", "3"),
+    "version float": _set("format_version", 3.0),
     "version true": _set("format_version", True),
     "version null": _set("format_version", None),
 }

@@ -298,18 +298,21 @@ def _utf8(text: str) -> bytes:
     return data
 
 
-def check_format(document: object, name: str, version: int) -> dict[str, object]:
+def check_format(document: object, name: str, version: int | tuple[int, ...]) -> dict[str, object]:
     """The document as a dict, once its ``format`` and ``format_version`` are known.
 
     Raises:
         ChartscoreError: ``invalid_report`` when the document is not an object;
             ``unknown_report_format`` when ``format`` is not ``name`` or
-            ``format_version`` is not the integer ``version``.
+            ``format_version`` is not the integer ``version`` (one of them).
     """
     if type(document) is not dict:
         invalid()
     found_version = document.get("format_version")
-    if document.get("format") != name or type(found_version) is not int or found_version != version:
+    versions = version if type(version) is tuple else (version,)
+    if document.get("format") != name or type(found_version) is not int:
+        raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
+    if found_version not in versions:
         raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
     return document
 

@@ -41,6 +41,7 @@ import attrs
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.paired import mcnemar, newcombe_difference
 from chartscore.stats import wilson_interval
+from chartscore.student_t import PI, t_quantile
 
 Interval = tuple[float, float]
 
@@ -63,6 +64,17 @@ docs/metrics.md states how far each is from the true quantile.
 
 DESIGN_EFFECT_DIGITS: Final = 2
 """Published design effects are rounded up to this many significant digits."""
+
+MINORITY_CASES: Final = 10
+"""Below this many charts holding the less common outcome, the worst-case design effect is used.
+
+A sample that misses the few charts where failures sit has a high rate *and* a
+small estimated design effect; with fewer than 10 such charts the spread over
+charts cannot be estimated (docs/metrics.md, "Case-clustered intervals").
+"""
+
+CONFIDENCE_BY_Z: Final = {z: level for level, z in Z_BY_CONFIDENCE.items()}
+"""The confidence level of each of the three normal quantiles."""
 
 
 def z_for(confidence: float) -> float:
@@ -95,8 +107,10 @@ class ClusterSums:
     """Per-case sums behind one binomial metric of a pooled slice.
 
     Case ``i`` has ``y_i`` successes in ``m_i`` trials. ``cases`` counts the
-    cases with ``m_i > 0``; the sums run over every case. ``sum_yy`` and
-    ``sum_ym`` are None when the per-case successes are not known (a gold-only
+    cases with ``m_i > 0``; the sums run over every case. ``success_cases``
+    counts the cases with a success (``y_i > 0``) and ``failure_cases`` those
+    with a failure (``y_i < m_i``). ``sum_yy``, ``sum_ym`` and the two case
+    counts are None when the per-case successes are not known (a gold-only
     figure such as a pooled ``majority_baseline``): then only the worst case,
     every row of a case agreeing, can be used.
     """
@@ -105,25 +119,46 @@ class ClusterSums:
     sum_yy: int | None
     sum_ym: int | None
     sum_mm: int
+    success_cases: int | None
+    failure_cases: int | None
 
     def __attrs_post_init__(self) -> None:
-        known = (self.sum_yy, self.sum_ym)
+        known = (self.sum_yy, self.sum_ym, self.success_cases, self.failure_cases)
         if any(type(v) is not int or v < 0 for v in (self.cases, self.sum_mm)):
             raise ValueError("cluster sums must be non-negative ints")
-        if (known[0] is None) != (known[1] is None):
-            raise ValueError("sum_yy and sum_ym are known together")
+        if len({v is None for v in known}) != 1:
+            raise ValueError("the per-case successes' sums are known together")
         if any(v is not None and (type(v) is not int or v < 0) for v in known):
             raise ValueError("cluster sums must be non-negative ints")
+        if any(v is not None and v > self.cases for v in known[2:]):
+            raise ValueError("more cases with an outcome than cases")
+
+    @property
+    def known(self) -> bool:
+        """Whether the per-case successes are known (not a gold-only figure)."""
+        return self.sum_yy is not None
 
     def __add__(self, other: ClusterSums) -> ClusterSums:
         """The sums of two disjoint sets of cases."""
-        known = self.sum_yy is not None and other.sum_yy is not None
+        if not (self.known and other.known):
+            return ClusterSums(
+                self.cases + other.cases, None, None, self.sum_mm + other.sum_mm, None, None
+            )
         return ClusterSums(
             self.cases + other.cases,
-            self.sum_yy + other.sum_yy if known else None,  # type: ignore[operator]
-            self.sum_ym + other.sum_ym if known else None,  # type: ignore[operator]
+            self.sum_yy + other.sum_yy,  # type: ignore[operator]
+            self.sum_ym + other.sum_ym,  # type: ignore[operator]
             self.sum_mm + other.sum_mm,
+            self.success_cases + other.success_cases,  # type: ignore[operator]
+            self.failure_cases + other.failure_cases,  # type: ignore[operator]
         )
+
+    @property
+    def minority_cases(self) -> int | None:
+        """The cases holding the less common outcome: ``min(success_cases, failure_cases)``."""
+        if self.success_cases is None or self.failure_cases is None:
+            return None
+        return min(self.success_cases, self.failure_cases)
 
 
 @attrs.frozen
@@ -208,8 +243,11 @@ def design_effect(successes: int, trials: int, sums: ClusterSums) -> Fraction | 
 
     and the design effect is ``V_case / V_row``, evaluated exactly from the
     sums (``sum (y_i - p m_i)**2 = S_yy - 2 p S_ym + p**2 S_mm``). When the
-    data cannot estimate it (fewer than 2 cases, ``p`` at 0 or 1, or per-case
-    successes unknown) it is the worst case, :func:`worst_case_design_effect`.
+    data cannot estimate it (fewer than 2 cases, ``p`` at 0 or 1, per-case
+    successes unknown) it is the worst case, :func:`worst_case_design_effect`;
+    when the less common outcome occurs in fewer than :data:`MINORITY_CASES`
+    cases, the larger of the two (a sample that missed the charts where the
+    failures sit would otherwise look unclustered).
 
     Returns:
         The exact design effect, or None when there are no trials.
@@ -218,10 +256,12 @@ def design_effect(successes: int, trials: int, sums: ClusterSums) -> Fraction | 
         return None
     worst = worst_case_design_effect(trials, sums.sum_mm)
     y, m, c = successes, trials, sums.cases
-    if sums.sum_yy is None or sums.sum_ym is None or c < 2 or y in (0, m):
+    minority = sums.minority_cases
+    if sums.sum_yy is None or sums.sum_ym is None or minority is None or c < 2 or y in (0, m):
         return worst
     spread = sums.sum_yy * m * m - 2 * y * m * sums.sum_ym + y * y * sums.sum_mm
-    return Fraction(c * (m - 1) * spread, (c - 1) * m * m * y * (m - y))
+    estimate = Fraction(c * (m - 1) * spread, (c - 1) * m * m * y * (m - y))
+    return max(estimate, worst) if minority < MINORITY_CASES else estimate
 
 
 def published_design_effect(exact: Fraction | None) -> float | None:
@@ -257,22 +297,45 @@ def widened(z: float, design_effect_shown: float) -> float:
     return z * math.sqrt(design_effect_shown)
 
 
+def cluster_quantile(z: float, cases: int | None) -> float | None:
+    """The quantile of a clustered figure over ``cases`` charts, at ``z``'s confidence level.
+
+    Student's t with ``cases - 1`` degrees of freedom: the variance is
+    estimated from the spread over that many charts. None with fewer than 2
+    charts, where no spread can be estimated (the interval is then [0, 1]).
+    ``cases`` None keeps ``z``: the rule of documents written before the
+    case counts were published (report format 2, comparison format 1).
+    """
+    if cases is None:
+        return z
+    if cases < 2:
+        return None
+    return t_quantile(CONFIDENCE_BY_Z[z], cases - 1)
+
+
 def _contain(inner: Interval, outer: Interval) -> Interval:
     # A clustered interval holds the plain one bit for bit, whatever the rounding.
     return (min(inner[0], outer[0]), max(inner[1], outer[1]))
 
 
 def clustered_wilson(
-    successes: int, trials: int, design_effect_shown: float, z: float
+    successes: int, trials: int, design_effect_shown: float, z: float, *, cases: int | None
 ) -> Interval | None:
-    """The Wilson interval with ``z**2`` times the published design effect.
+    """The Wilson interval with its quantile's square times the published design effect.
 
-    It contains the plain Wilson interval of the same counts. None with no trials.
+    The quantile is :func:`cluster_quantile`'s (Student's t over ``cases - 1``
+    degrees of freedom); with fewer than 2 cases the interval is [0, 1]. When
+    every case has one trial (``cases == trials``) the rows are the cases and
+    it is the plain Wilson interval. It always contains the plain Wilson
+    interval of the same counts. None with no trials.
     """
     plain = wilson_interval(successes, trials, z)
-    if plain is None:
-        return None
-    wide = wilson_interval(successes, trials, widened(z, design_effect_shown))
+    if plain is None or cases == trials:
+        return plain
+    quantile = cluster_quantile(z, cases)
+    if quantile is None:
+        return (0.0, 1.0)
+    wide = wilson_interval(successes, trials, widened(quantile, design_effect_shown))
     assert wide is not None
     return _contain(plain, wide)
 
@@ -318,17 +381,26 @@ def clustered_newcombe(
     *,
     design_effect_shown: float,
     z: float,
+    cases: int | None,
 ) -> Interval | None:
-    """Newcombe's paired interval with ``z**2`` times the published design effect.
+    """Newcombe's paired interval with its quantile's square times the published design effect.
 
-    Arguments are :func:`chartscore.paired.newcombe_difference`'s; the result
-    contains the plain Newcombe interval. None with no trials.
+    Arguments are :func:`chartscore.paired.newcombe_difference`'s; the
+    quantile is :func:`cluster_quantile`'s over ``cases`` charts (with fewer
+    than 2, the interval is [-1, 1]; with one trial a case, the plain Newcombe
+    interval). The result contains the plain Newcombe interval. None with no
+    trials.
     """
     plain = newcombe_difference(both, first_only, second_only, neither, z)
     if plain is None:
         return None
+    if cases == both + first_only + second_only + neither:
+        return plain[1]
+    quantile = cluster_quantile(z, cases)
+    if quantile is None:
+        return (-1.0, 1.0)
     wide = newcombe_difference(
-        both, first_only, second_only, neither, widened(z, design_effect_shown)
+        both, first_only, second_only, neither, widened(quantile, design_effect_shown)
     )
     assert wide is not None
     return _contain(plain[1], wide[1])
@@ -405,7 +477,7 @@ def clustered_mcnemar_p(
 # --------------------------------------------------------------------------- chi-square
 
 
-_PI_60: Final = Decimal("3.14159265358979323846264338327950288419716939937510582097494")
+_PI_60: Final = PI
 
 
 def chi_square_1_survival(statistic: Fraction) -> float:

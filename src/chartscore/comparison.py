@@ -52,6 +52,7 @@ from chartscore.report import (
     STRATUM_NAME,
     KappaResult,
     MetricResult,
+    read_case_count,
     read_confidence,
     read_design_effect,
     read_scorer,
@@ -60,7 +61,10 @@ from chartscore.stats import Z95
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 
 COMPARISON_FORMAT: Final = "chartscore.comparison"
-COMPARISON_FORMAT_VERSION: Final = 2
+COMPARISON_FORMAT_VERSION: Final = 3
+"""3 added each pooled metric's and pooled difference's ``case_count``."""
+READABLE_COMPARISON_VERSIONS: Final = (2, 3)
+"""Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
 """Format 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 
 PAIRED_METRICS: Final[tuple[str, ...]] = (
@@ -259,17 +263,21 @@ class PairedClustering:
         design_effect: The published design effect of the difference
             (Obuchowski's ratio variance over the row-wise one, rounded up);
             None with no trials.
-        interval: Newcombe's interval with ``z**2`` times ``design_effect``.
+        interval: Newcombe's interval with ``t**2`` times ``design_effect``, ``t``
+            Student's quantile over ``cases - 1`` degrees of freedom.
         mcnemar_design_effect: The published design effect of the paired test
             (McNemar's statistic over Durkalski's); None when the clustered
             statistic is 0 or undefined (then ``p`` is 1) or with no trials.
         p: The clustered McNemar p-value; None with no trials.
+        cases: The cases with a paired trial; None in a format 2 document,
+            whose intervals used ``z``.
     """
 
     design_effect: float | None
     interval: Interval | None
     mcnemar_design_effect: float | None
     p: float | None
+    cases: int | None = None
 
     @classmethod
     def from_sums(
@@ -282,6 +290,7 @@ class PairedClustering:
             published_design_effect(difference_design_effect(b, c, n, sums)),
             published_design_effect(mcnemar_design_effect(b, c, sums)) if n else None,
             z,
+            cases=sums.cases,
         )
 
     @classmethod
@@ -291,10 +300,12 @@ class PairedClustering:
         difference: float | None,
         test: float | None,
         z: float = Z95,
+        *,
+        cases: int | None,
     ) -> PairedClustering:
-        """The clustered figures from the cells and the two published design effects."""
+        """The clustered figures from the cells, the two published design effects and the cases."""
         if cells.total_count == 0 or difference is None:
-            return cls(None, None, None, None)
+            return cls(None, None, None, None, cases)
         interval = clustered_newcombe(
             cells.both,
             cells.candidate_only,
@@ -302,9 +313,10 @@ class PairedClustering:
             cells.neither,
             design_effect_shown=difference,
             z=z,
+            cases=cases,
         )
         p = clustered_mcnemar_p(cells.baseline_only, cells.candidate_only, test)
-        return cls(difference, interval, test, p)
+        return cls(difference, interval, test, p, cases)
 
 
 @attrs.frozen
@@ -409,6 +421,8 @@ class PairedMetricResult:
             difference["clustered_interval"] = (
                 None if clustering.interval is None else list(clustering.interval)
             )
+            if clustering.cases is not None:
+                difference["case_count"] = clustering.cases
             out["clustered_mcnemar"] = {
                 "design_effect": clustering.mcnemar_design_effect,
                 "p": clustering.p,
@@ -551,6 +565,8 @@ class Comparison:
             with the same ones), sorted by name; empty without plugins.
         by_stratum: Each declared stratum's pooled paired slice (``"site=A"``),
             with a strata file; empty (and absent from the JSON) otherwise.
+        format_version: The format the comparison was read in (2 or 3), which
+            :meth:`to_json` writes back; a new comparison is format 3.
     """
 
     overall: ComparisonSlice
@@ -562,6 +578,7 @@ class Comparison:
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
     by_stratum: Mapping[str, ComparisonSlice] = attrs.field(factory=dict)
+    format_version: int = attrs.field(default=COMPARISON_FORMAT_VERSION, eq=False, repr=False)
 
     @classmethod
     def from_tally(cls, tally: PairedTally, confidence: float = DEFAULT_CONFIDENCE) -> Comparison:
@@ -594,7 +611,7 @@ class Comparison:
         """The comparison as plain JSON-ready data."""
         out: dict[str, object] = {
             "format": COMPARISON_FORMAT,
-            "format_version": COMPARISON_FORMAT_VERSION,
+            "format_version": self.format_version,
             "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
             "confidence": self.confidence,
             "overall": self.overall.to_dict(),
@@ -640,7 +657,9 @@ class Comparison:
                 Never echoes the document.
         """
         document = _strict_json.parse(text)
-        checked = _strict_json.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        checked = _strict_json.check_format(
+            document, COMPARISON_FORMAT, READABLE_COMPARISON_VERSIONS
+        )
         return _read_comparison(checked)
 
     @classmethod
@@ -653,7 +672,9 @@ class Comparison:
                 ``str`` subclass, a tuple, a Decimal, ...).
         """
         _strict_json.require_plain(document)
-        checked = _strict_json.check_format(document, COMPARISON_FORMAT, COMPARISON_FORMAT_VERSION)
+        checked = _strict_json.check_format(
+            document, COMPARISON_FORMAT, READABLE_COMPARISON_VERSIONS
+        )
         return _read_comparison(checked)
 
 
@@ -688,7 +709,13 @@ _PAIRED_KEYS: Final = frozenset(
 )
 _POOLED_PAIRED_KEYS: Final = _PAIRED_KEYS | {"clustered_mcnemar"}
 _DIFFERENCE_KEYS: Final = ("estimate", "interval")
-_POOLED_DIFFERENCE_KEYS: Final = (*_DIFFERENCE_KEYS, "design_effect", "clustered_interval")
+_POOLED_DIFFERENCE_KEYS: Final = (
+    *_DIFFERENCE_KEYS,
+    "design_effect",
+    "clustered_interval",
+    "case_count",
+)
+_FORMAT_2_POOLED_DIFFERENCE_KEYS: Final = _POOLED_DIFFERENCE_KEYS[:-1]
 _SIDES: Final = frozenset({"baseline", "candidate"})
 _CORE_KEYS: Final = (
     frozenset(GOLD_COUNT_NAMES) | {"baseline_counts", "candidate_counts"} | set(CORE_METRICS)
@@ -706,10 +733,13 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
     version = read_scorer(data["scorer"])
     confidence = read_confidence(data["confidence"])
     z = z_for(confidence)
+    format_version = data["format_version"]
+    assert type(format_version) is int
+    reading = _Reading(z, format_version >= 3)
     plugins = stamps_from_dict(data["plugins"]) if "plugins" in data else ()
     plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
     overall, by_field, by_type = read_slices(
-        data, lambda value, kind: _read_slice(value, kind, plugin_metrics, z)
+        data, lambda value, kind: _read_slice(value, kind, plugin_metrics, reading)
     )
     check_plugin_metrics(
         plugins,
@@ -736,7 +766,7 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         [_quantities(part) for part in by_field.values()],
         [_quantities(part) for part in by_type.values()],
     )
-    strata = _read_strata(data, overall, z) if "by_stratum" in data else {}
+    strata = _read_strata(data, overall, reading) if "by_stratum" in data else {}
     return Comparison(
         overall,
         by_field,
@@ -747,11 +777,20 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         confidence=confidence,
         plugins=plugins,
         by_stratum=strata,
+        format_version=format_version,
     )
 
 
+@attrs.frozen
+class _Reading:
+    # How a document's figures are recomputed: its quantile, and whether its pooled
+    # metrics carry case counts (format 3; a format 2 document's clustered intervals used z).
+    z: float
+    case_counts: bool
+
+
 def _read_strata(
-    data: Mapping[str, object], overall: ComparisonSlice, z: float
+    data: Mapping[str, object], overall: ComparisonSlice, reading: _Reading
 ) -> dict[str, ComparisonSlice]:
     # Stratum slices: for every key, its strata add up to the overall slice.
     listed = _strict_json.mapping(data["by_stratum"])
@@ -763,7 +802,7 @@ def _read_strata(
         if found is None:
             _strict_json.invalid()
         by_key.setdefault(found.group(1), []).append(name)
-    strata = {name: _read_slice(listed[name], "overall", (), z) for name in sorted(listed)}
+    strata = {name: _read_slice(listed[name], "overall", (), reading) for name in sorted(listed)}
     for names in by_key.values():
         parts = [_quantities(strata[name]) for name in names]
         _strict_json.check_pooled(_quantities(overall), parts, parts)
@@ -787,7 +826,7 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
 
 
 def _read_slice(
-    value: object, kind: str, plugin_metrics: tuple[str, ...] = (), z: float = Z95
+    value: object, kind: str, plugin_metrics: tuple[str, ...], reading: _Reading
 ) -> ComparisonSlice:
     pooled = kind != "field"
     optional = _OPTIONAL_KEYS if kind == "field" else _OPTIONAL_KEYS - {"kappa"}
@@ -799,12 +838,12 @@ def _read_slice(
         _strict_json.invalid()
     sides = {side: _read_system_counts(data[f"{side}_counts"], counts) for side in _SIDES}
     paired = {
-        name: _read_paired(data[name], name, counts, kind, z)
+        name: _read_paired(data[name], name, counts, kind, reading)
         for name in PAIRED_METRICS + plugin_metrics
         if name in data
     }
     unpaired = {
-        name: _read_unpaired(data[name], name, sides, z, pooled)
+        name: _read_unpaired(data[name], name, sides, reading, pooled)
         for name in UNPAIRED_METRICS
         if name in data
     }
@@ -833,13 +872,14 @@ def _read_system_counts(value: object, gold: Mapping[str, int]) -> dict[str, int
 
 
 def _read_paired(
-    value: object, name: str, gold: Mapping[str, int], kind: str = "field", z: float = Z95
+    value: object, name: str, gold: Mapping[str, int], kind: str, reading: _Reading
 ) -> PairedMetricResult:
     pooled = kind != "field"
+    z, case_counts = reading.z, reading.case_counts
     data = _strict_json.members(value, _POOLED_PAIRED_KEYS if pooled else _PAIRED_KEYS)
     baseline, candidate = (
-        MetricResult.from_dict(data["baseline"], z, pooled=pooled),
-        MetricResult.from_dict(data["candidate"], z, pooled=pooled),
+        MetricResult.from_dict(data["baseline"], z, pooled=pooled, case_counts=case_counts),
+        MetricResult.from_dict(data["candidate"], z, pooled=pooled, case_counts=case_counts),
     )
     b, c = _strict_json.count(data["baseline_only"]), _strict_json.count(data["candidate_only"])
     n = baseline.total_count
@@ -852,19 +892,22 @@ def _read_paired(
     if both + b + c > n or (count is not None and n != gold[count]):
         _strict_json.invalid()
     cells = PairedBinomial(both, b, c, n - both - b - c)
-    difference = _strict_json.members(
-        data["difference"], _POOLED_DIFFERENCE_KEYS if pooled else _DIFFERENCE_KEYS
-    )
+    keys: tuple[str, ...] = _DIFFERENCE_KEYS
+    if pooled:
+        keys = _POOLED_DIFFERENCE_KEYS if case_counts else _FORMAT_2_POOLED_DIFFERENCE_KEYS
+    difference = _strict_json.members(data["difference"], keys)
     tests = _strict_json.members(data["mcnemar"], ("exact_p", "mid_p"))
     clustering = None
     if pooled:
         clustered = _strict_json.members(data["clustered_mcnemar"], ("design_effect", "p"))
         test = clustered["design_effect"]
+        cases = read_case_count(difference["case_count"], n) if case_counts else None
         clustering = PairedClustering.from_design_effects(
             cells,
             read_design_effect(difference["design_effect"], n),
             None if test is None else read_design_effect(test, n),
             z,
+            cases=cases,
         )
         listed = difference["clustered_interval"]
         shown_clustering = PairedClustering(
@@ -872,6 +915,7 @@ def _read_paired(
             None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
             None if test is None else read_design_effect(test, n),
             None if clustered["p"] is None else _strict_json.number(clustered["p"], 0.0, 1.0),
+            cases,
         )
         if shown_clustering != clustering:
             _strict_json.invalid()
@@ -897,13 +941,14 @@ def _read_unpaired(
     value: object,
     name: str,
     sides: Mapping[str, Mapping[str, int]],
-    z: float = Z95,
+    reading: _Reading,
     pooled: bool = False,
 ) -> UnpairedMetricResult:
     data = _strict_json.members(value, _SIDES)
+    z, case_counts = reading.z, reading.case_counts
     result = UnpairedMetricResult(
-        MetricResult.from_dict(data["baseline"], z, pooled=pooled),
-        MetricResult.from_dict(data["candidate"], z, pooled=pooled),
+        MetricResult.from_dict(data["baseline"], z, pooled=pooled, case_counts=case_counts),
+        MetricResult.from_dict(data["candidate"], z, pooled=pooled, case_counts=case_counts),
     )
     count = _SYSTEM_TOTALS.get(name)
     if count is not None and (

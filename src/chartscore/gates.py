@@ -67,6 +67,7 @@ from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
+from chartscore.clopper_pearson import clopper_pearson, widest_clopper_pearson
 from chartscore.clustered import CONFIDENCE_LEVELS, clustered_newcombe, clustered_wilson, z_for
 from chartscore.comparison import (
     FIELD_TYPE_NAMES,
@@ -91,6 +92,7 @@ from chartscore.errors import (
     valid_field_id,
 )
 from chartscore.plugin_layout import is_plugin_metric
+from chartscore.reliability import MIN_COEFFICIENT_PAIRS, too_few_pairs
 from chartscore.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
 from chartscore.stats import widest_wilson
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS, Binomial
@@ -117,6 +119,9 @@ INTERVAL_KINDS: Final = (
     "gwet",
     "jackknife",
     "hanley-mcneil",
+    "delong",
+    "clopper-pearson",
+    "clopper-pearson bound",
 )
 """The intervals a gate may read: plain on field slices, case-clustered on pooled slices."""
 COEFFICIENT_GATES: Final = ("kappa", "ac1", "ac2", "alpha")
@@ -135,6 +140,13 @@ GATEABLE_METRICS: Final = frozenset(
 WILSON_BOUND: Final = "wilson bound"
 NEWCOMBE_BOUND: Final = "newcombe bound"
 """The interval a gate reads for a shared report's suppressed field rate."""
+CLOPPER_PEARSON: Final = "clopper-pearson"
+CLOPPER_PEARSON_BOUND: Final = "clopper-pearson bound"
+GATE_INTERVALS: Final = ("wilson", "exact")
+"""``--gate-interval``: field-slice rates read Wilson's interval (the report's) or
+Clopper-Pearson's, whose false-pass rate never exceeds the nominal one."""
+TOO_FEW_PAIRS: Final = "too few pairs"
+"""The reason a gate on a coefficient from fewer than ``MIN_COEFFICIENT_PAIRS`` pairs fails."""
 
 _S = TypeVar("_S")
 _GATE_KEYS: Final = frozenset(GATE_KEYS)
@@ -416,6 +428,8 @@ class GateResult:
     passed: bool
     interval: str = "wilson"
     """Which interval the gate read: one of :data:`INTERVAL_KINDS`."""
+    reason: str = ""
+    """Why the gate cannot pass whatever its figure (:data:`TOO_FEW_PAIRS`); ``""`` otherwise."""
 
 
 @attrs.frozen
@@ -425,6 +439,8 @@ class GateResults:
     results: tuple[GateResult, ...]
     confidence: float = 0.95
     """The confidence level of the intervals the gates read."""
+    gate_interval: str = "wilson"
+    """The field-slice rate interval the gates read (:data:`GATE_INTERVALS`)."""
 
     @property
     def exit_status(self) -> int:
@@ -462,7 +478,7 @@ class GateResults:
                     gate.rule,
                     f"{sign} {_number(gate.threshold)}",
                     _observed(result.observed, gate.threshold),
-                    result.interval,
+                    result.reason or result.interval,
                     gate.level,
                     _verdict(result),
                 )
@@ -493,7 +509,15 @@ class GateResults:
             lines.append(
                 "through its published ranges: the widest Newcombe interval over every table."
             )
-        if any(result.observed is None for result in self.results):
+        if any(result.interval == CLOPPER_PEARSON_BOUND for result in self.results):
+            lines.append("clopper-pearson bound: a suppressed rate of a shared report, read")
+            lines.append("through its published ranges: the widest Clopper-Pearson interval.")
+        if any(result.reason == TOO_FEW_PAIRS for result in self.results):
+            lines.append(
+                f"too few pairs: a coefficient from fewer than {MIN_COEFFICIENT_PAIRS} pairs has"
+            )
+            lines.append("no reliable interval: it cannot be shown to pass, so it fails.")
+        if any(result.observed is None and not result.reason for result in self.results):
             lines.append("null: the document has no figure for the gate (no trials, an undefined")
             lines.append("kappa or a suppressed number): it cannot be shown to pass, so it fails.")
         return "\n".join(lines) + "\n"
@@ -532,7 +556,11 @@ def _observed(observed: float | None, threshold: float) -> str:
 
 
 def evaluate(
-    document: Document, gates: Sequence[Gate], *, confidence: float | None = None
+    document: Document,
+    gates: Sequence[Gate],
+    *,
+    confidence: float | None = None,
+    interval: str = "wilson",
 ) -> GateResults:
     """Check every gate against a report or a comparison.
 
@@ -543,6 +571,10 @@ def evaluate(
             tuple or any iterable (read once, inside a guard).
         confidence: The level of the intervals the gates read (0.9, 0.95 or
             0.99), recomputed from the counts; by default the document's own.
+        interval: ``"wilson"`` (the report's interval) or ``"exact"``:
+            Clopper-Pearson's for a field slice's rate (docs/compare.md,
+            "The exact error of a gate"); pooled slices, differences and
+            coefficients read the same intervals either way.
 
     Raises:
         ChartscoreError: ``gate_slice_missing`` (naming the gate, and the field
@@ -550,8 +582,9 @@ def evaluate(
             ``gate_needs_comparison``: a gates file that does not fit the
             document, never a failed gate; ``usage`` when ``document`` is not
             a document, ``gates`` is not an iterable of :class:`Gate`
-            (or iterating it failed: the caller's exception is dropped), or
-            ``confidence`` is not exactly one of the three levels.
+            (or iterating it failed: the caller's exception is dropped),
+            ``confidence`` is not exactly one of the three levels, or
+            ``interval`` not one of :data:`GATE_INTERVALS`.
     """
     if not is_document(document):
         raise ChartscoreError(ErrorCode.USAGE)
@@ -559,12 +592,33 @@ def evaluate(
         confidence = getattr(document, "confidence", 0.95)
     if type(confidence) is not float or confidence not in CONFIDENCE_LEVELS:
         raise ChartscoreError(ErrorCode.USAGE)
-    z = z_for(confidence)
+    if type(interval) is not str or interval not in GATE_INTERVALS:
+        raise ChartscoreError(ErrorCode.USAGE)
+    reading = _Reading(z_for(confidence), interval == "exact")
     results = []
     for gate in _read_gates(gates):
-        observed, kind = _figure(document, gate, z)
-        results.append(GateResult(gate, observed, gate.passes(observed), kind))
-    return GateResults(tuple(results), confidence)
+        observed, kind = _figure(document, gate, reading)
+        if kind == TOO_FEW_PAIRS:
+            results.append(GateResult(gate, None, False, _COEFFICIENT_KINDS[gate.metric], kind))
+        else:
+            results.append(GateResult(gate, observed, gate.passes(observed), kind))
+    return GateResults(tuple(results), confidence, interval)
+
+
+@attrs.frozen
+class _Reading:
+    # How a gate reads its figure: the quantile, and Clopper-Pearson for field-slice rates.
+    z: float
+    exact: bool
+
+
+_COEFFICIENT_KINDS: Final = {"kappa": "kappa", "ac1": "gwet", "ac2": "gwet", "alpha": "jackknife"}
+
+
+def _reliable(coefficient: object) -> bool:
+    # A coefficient's interval is read only from enough pairs (suppressed pairs: not shown).
+    pairs = getattr(coefficient, "pairs", None)
+    return type(pairs) is int and not too_few_pairs(pairs)
 
 
 def _read_gates(gates: object) -> tuple[Gate, ...]:
@@ -579,19 +633,19 @@ def _read_gates(gates: object) -> tuple[Gate, ...]:
     return items  # type: ignore[return-value]
 
 
-def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str]:
+def _figure(document: Document, gate: Gate, reading: _Reading) -> tuple[float | None, str]:
     pooled = not gate.slice.startswith("field:")
     if isinstance(document, SharedComparison):
         if gate.slice.startswith("stratum:"):
             raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line)
         shared = _slice(document.overall, document.by_field, document.by_field_type, gate)
-        interval, kind = _shared_comparison_interval(shared, gate, z, pooled)
+        interval, kind = _shared_comparison_interval(shared, gate, reading, pooled)
     elif isinstance(document, Comparison):
         if gate.slice.startswith("stratum:"):  # pooled paired stratum slices (no type slices)
             part = cast("ComparisonSlice", _stratum_slice(document, gate))
         else:
             part = _slice(document.overall, document.by_field, document.by_field_type, gate)
-        interval, kind = _comparison_interval(part, gate, z, pooled)
+        interval, kind = _comparison_interval(part, gate, reading, pooled)
     else:
         if gate.is_difference:
             raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
@@ -599,7 +653,7 @@ def _figure(document: Document, gate: Gate, z: float) -> tuple[float | None, str
             report_part = cast("ReportSlice", _stratum_slice(document, gate))
         else:
             report_part = _slice(document.overall, document.by_field, document.by_field_type, gate)
-        interval, kind = _report_interval(report_part, gate, z, pooled)
+        interval, kind = _report_interval(report_part, gate, reading, pooled)
     if interval is None:
         return None, kind
     return (interval[0] if gate.reads_lower else interval[1]), kind
@@ -637,56 +691,62 @@ def _missing_metric(gate: Gate) -> ChartscoreError:
 
 
 def _report_interval(
-    part: ReportSlice, gate: Gate, z: float, pooled: bool
+    part: ReportSlice, gate: Gate, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
         if part.kappa is None:
             raise _missing_metric(gate)
+        if not _reliable(part.kappa):
+            return None, TOO_FEW_PAIRS
         return part.kappa.interval, "kappa"
-    extra = _validation_interval(part, gate, z)
+    extra = _validation_interval(part, gate, reading)
     if extra is not None:
         return extra
     metric = part.metrics.get(gate.metric)
     if metric is None:
         raise _missing_metric(gate)
-    return _rate_interval(metric, z, pooled)
+    return _rate_interval(metric, reading, pooled)
 
 
 def _validation_interval(
-    part: ReportSlice, gate: Gate, z: float
+    part: ReportSlice, gate: Gate, reading: _Reading
 ) -> tuple[tuple[float, float] | None, str] | None:
     # A report's label, coefficient and uncertainty figures (docs/metrics.md); None for the rest.
     # A shared report and a comparison hold none of them: the gate's metric is missing there.
+    z = reading.z
     if gate.label:
         labels = getattr(part, "labels", None)
         if not labels or gate.label not in labels:
             raise _missing_metric(gate)
-        return _rate_interval(labels[gate.label].metrics[gate.metric], z, False)
+        return _rate_interval(labels[gate.label].metrics[gate.metric], reading, False)
     if gate.metric in ("ac1", "ac2", "alpha"):
         coefficient = (getattr(part, "coefficients", None) or {}).get(gate.metric)
         if coefficient is None:
             raise _missing_metric(gate)
-        return coefficient.interval, "gwet" if gate.metric != "alpha" else "jackknife"
+        if not _reliable(coefficient):
+            return None, TOO_FEW_PAIRS
+        return coefficient.interval, _COEFFICIENT_KINDS[gate.metric]
     if gate.metric == "uncertainty_auroc":
         uncertainty = getattr(part, "uncertainty", None)
         if uncertainty is None:
             raise _missing_metric(gate)
-        return attrs.evolve(uncertainty, z=z).auroc_interval, "hanley-mcneil"
+        kind = "delong" if uncertainty.delong else "hanley-mcneil"
+        return attrs.evolve(uncertainty, z=z).auroc_interval, kind
     return None
 
 
 def _shared_comparison_interval(
-    part: SharedComparisonSlice, gate: Gate, z: float, pooled: bool
+    part: SharedComparisonSlice, gate: Gate, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     # Only the core paired metrics are shared: any other metric is missing.
     paired = part.paired.get(gate.metric)
     if paired is None:
         raise _missing_metric(gate)
     if not gate.is_difference:
-        return _rate_interval(paired.candidate, z, pooled)
+        return _rate_interval(paired.candidate, reading, pooled)
     if paired.result is not None:
-        return _difference(paired.result, z, pooled)
-    return _difference_bound(paired, z, pooled)
+        return _difference(paired.result, reading.z, pooled)
+    return _difference_bound(paired, reading.z, pooled)
 
 
 def _difference_bound(
@@ -705,21 +765,23 @@ def _difference_bound(
 
 
 def _comparison_interval(
-    part: ComparisonSlice, gate: Gate, z: float, pooled: bool
+    part: ComparisonSlice, gate: Gate, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
         if part.kappa is None:
             raise _missing_metric(gate)
+        if not _reliable(part.kappa.candidate):
+            return None, TOO_FEW_PAIRS
         return part.kappa.candidate.interval, "kappa"
     paired = part.paired.get(gate.metric)
     if paired is not None:
         if gate.is_difference:
-            return _difference(paired, z, pooled)
-        return _rate_interval(paired.candidate, z, pooled)
+            return _difference(paired, reading.z, pooled)
+        return _rate_interval(paired.candidate, reading, pooled)
     unpaired = part.unpaired.get(gate.metric)
     if unpaired is None:
         raise _missing_metric(gate)
-    return _rate_interval(unpaired.candidate, z, pooled)  # difference rules never name these
+    return _rate_interval(unpaired.candidate, reading, pooled)  # no difference rule names these
 
 
 # A gate reads figures recomputed from the counts (and a pooled metric's published
@@ -729,26 +791,30 @@ def _comparison_interval(
 
 
 def _rate_interval(
-    metric: _Counts, z: float, pooled: bool
+    metric: _Counts, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
-    """Wilson (field slice) or clustered (pooled slice) interval; None if it cannot be shown.
+    """Wilson or Clopper-Pearson (field slice) or clustered (pooled slice) interval.
 
-    A pooled metric without a published design effect (a suppressed one)
-    has no clustered interval, so its figure is None.
+    None if it cannot be shown: a pooled metric without a published design
+    effect (a suppressed one) has no clustered interval.
     """
     success, total = metric.success_count, metric.total_count
+    z = reading.z
     if not pooled:
         if success is None or total is None:
-            return _bound(metric, z)
+            return _bound(metric, reading)
+        if reading.exact:
+            return clopper_pearson(success, total, z), CLOPPER_PEARSON
         return MetricResult.from_binomial(Binomial(success, total), z).interval, "wilson"
     shown = getattr(metric, "design_effect", None)
     if success is None or total is None or shown is None:
         return None, "clustered"
-    return clustered_wilson(success, total, shown, z), "clustered"
+    cases = getattr(metric, "clustered_cases", None)
+    return clustered_wilson(success, total, shown, z, cases=cases), "clustered"
 
 
-def _bound(metric: _Counts, z: float) -> tuple[tuple[float, float] | None, str]:
-    """A suppressed field rate's widest Wilson interval over its published ranges.
+def _bound(metric: _Counts, reading: _Reading) -> tuple[tuple[float, float] | None, str]:
+    """A suppressed field rate's widest Wilson (or Clopper-Pearson) interval over its ranges.
 
     None (the gate fails) when the document publishes no ranges for it or no
     count pair has a trial.
@@ -756,9 +822,11 @@ def _bound(metric: _Counts, z: float) -> tuple[tuple[float, float] | None, str]:
     ranges = getattr(metric, "ranges", None)
     known = ranges() if callable(ranges) else None
     if not isinstance(known, tuple):
-        return None, "wilson"
+        return None, CLOPPER_PEARSON if reading.exact else "wilson"
     success, total = known
-    return widest_wilson(success, total, z), WILSON_BOUND
+    if reading.exact:
+        return widest_clopper_pearson(success, total, reading.z), CLOPPER_PEARSON_BOUND
+    return widest_wilson(success, total, reading.z), WILSON_BOUND
 
 
 def _difference(
@@ -768,15 +836,16 @@ def _difference(
     cells = paired.cells
     if not pooled:
         return PairedMetricResult.from_counts(cells, z).interval, "newcombe"
-    shown = None if paired.clustering is None else paired.clustering.design_effect
-    if shown is None:
+    clustering = paired.clustering
+    if clustering is None or clustering.design_effect is None:
         return None, "clustered newcombe"
     interval = clustered_newcombe(
         cells.both,
         cells.candidate_only,
         cells.baseline_only,
         cells.neither,
-        design_effect_shown=shown,
+        design_effect_shown=clustering.design_effect,
         z=z,
+        cases=clustering.cases,
     )
     return interval, "clustered newcombe"

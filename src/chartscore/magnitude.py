@@ -14,7 +14,7 @@ decimals, dates whole days), so partial tallies merge exactly; a document
 writes them as exact decimal strings, and only the figures are floats (null
 when beyond the float range: numbers may reach 1e9999).
 
-Value-free: aggregates only; imports nothing from chartscore.
+Value-free: aggregates only; imports only ``student_t``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from fractions import Fraction
 from typing import Final
 
 import attrs
+
+from chartscore.student_t import t_for
 
 UNITS: Final = ("field", "days")
 """A number field's errors are in its own unit; a date field's in days."""
@@ -233,8 +235,14 @@ def error_variance(sums: ErrorSums) -> Fraction | None:
     return (sums.sum_squares - sums.sum_signed**2 / n) / (n - 1)
 
 
-def bias_interval(sums: ErrorSums, z: float) -> tuple[float, float] | None:
-    """``bias -/+ z s / sqrt(n)``: the large-sample interval of the mean signed error."""
+def bias_interval(sums: ErrorSums, z: float, *, student: bool = True) -> tuple[float, float] | None:
+    """``bias -/+ t s / sqrt(n)``: the t interval of the mean signed error.
+
+    ``t`` is Student's quantile with ``n - 1`` degrees of freedom at ``z``'s
+    level (the variance is estimated from the ``n`` pairs); ``student`` False
+    keeps ``z``, the large-sample interval of a report before format 3.
+    None with fewer than two pairs.
+    """
     variance = error_variance(sums)
     bias = mean_signed_error(sums)
     if variance is None or bias is None:
@@ -242,7 +250,8 @@ def bias_interval(sums: ErrorSums, z: float) -> tuple[float, float] | None:
     spread = as_float(variance / sums.pairs)
     if spread is None:
         return None
-    half = z * math.sqrt(spread)
+    quantile = t_for(z, sums.pairs - 1) if student else z
+    half = quantile * math.sqrt(spread)
     return (bias - half, bias + half)
 
 

@@ -37,6 +37,23 @@ from chartscore.stats import Z95
 Cell = tuple[int, int, int]
 """(gold category, answer category, count) of a sparse square table."""
 
+MIN_COEFFICIENT_PAIRS: Final = 100
+"""Below this many pairs a coefficient's interval is marked unreliable ("too few pairs").
+
+Kappa's, AC1's and alpha's intervals are large-sample intervals. In
+``benchmarks/coverage_grid.py`` (binary fields, sensitivity and specificity
+0.9) they cover 0.86 to 0.93 at 20 to 50 pairs, and reach 0.93 or more at
+every prevalence from 100 pairs (docs/metrics.md, "Coefficients from few
+pairs"). A report still shows such an interval; renderings mark it, and a gate
+on it fails.
+"""
+
+
+def too_few_pairs(pairs: int) -> bool:
+    """Whether a coefficient over ``pairs`` pairs has an unreliable interval."""
+    return pairs < MIN_COEFFICIENT_PAIRS
+
+
 Interval = tuple[float, float]
 
 ALPHA_METRICS: Final = ("nominal", "ordinal", "interval")

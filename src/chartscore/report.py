@@ -57,6 +57,7 @@ from chartscore.reliability import (
     alpha_interval,
     gwet_ac,
     krippendorff_alpha,
+    too_few_pairs,
 )
 from chartscore.stats import Z95, cohen_kappa, wilson_interval
 from chartscore.tally import (
@@ -75,13 +76,24 @@ from chartscore.uncertainty import (
     UncertaintySums,
     auroc,
     brier_score,
+    delong_interval,
     hanley_mcneil_interval,
+    is_published_standard_error,
+    published_standard_error,
 )
-from chartscore.weighting import weighted_design_effect, weighted_rate, weighted_wilson
+from chartscore.weighting import (
+    weighted_design_effect,
+    weighted_quantile,
+    weighted_rate,
+    weighted_wilson,
+)
 
 REPORT_FORMAT: Final = "chartscore.report"
-REPORT_FORMAT_VERSION: Final = 2
-"""Format 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
+REPORT_FORMAT_VERSION: Final = 3
+"""Format 3 added each pooled metric's ``case_count`` (its clustered interval's degrees of freedom);
+2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
+READABLE_REPORT_VERSIONS: Final = (2, 3)
+"""Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
 SCORER_NAME: Final = "chartscore"
 FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 """The field types a ``by_field_type`` slice may be named after (``chartscore.FieldType``)."""
@@ -96,7 +108,8 @@ _TOP_KEYS: Final = (
     "by_field_type",
 )
 _METRIC_KEYS: Final = ("success_count", "total_count", "interval")
-_POOLED_METRIC_KEYS: Final = (*_METRIC_KEYS, "design_effect", "clustered_interval")
+_POOLED_METRIC_KEYS: Final = (*_METRIC_KEYS, "design_effect", "clustered_interval", "case_count")
+_FORMAT_2_POOLED_METRIC_KEYS: Final = _POOLED_METRIC_KEYS[:-1]
 _KAPPA_KEYS: Final = ("value", "interval", "pairs")
 _LABEL_KEYS: Final = (*LABEL_METRICS, "f1")
 MAX_LABEL_NAME: Final = 256
@@ -151,17 +164,23 @@ class WeightedMetric:
         z: float,
         sums: list[ClusterSums] | None = None,
         shown: float | None = None,
+        cases: list[int] | None = None,
     ) -> WeightedMetric:
         """The figures from each stratum's (fraction, successes, trials), and either its
-        per-case sums (scoring) or the published design effect (reading a document)."""
+        per-case sums (scoring) or the published design effect and each stratum's cases
+        with trials (reading a document; ``cases`` None for a format 2 document)."""
         rate = weighted_rate(parts)
         if rate is None:
             return cls(None, None, None)
         if sums is not None:
             shown = published_design_effect(weighted_design_effect(parts, sums, rate))
+            cases = [part.cases for part in sums]
         assert shown is not None
         trials = sum(m for _, _, m in parts)
-        return cls(float(rate), shown, weighted_wilson(rate, trials, shown, z))
+        quantile = z if cases is None else weighted_quantile(z, cases)
+        if quantile is None:
+            return cls(float(rate), shown, (0.0, 1.0))
+        return cls(float(rate), shown, weighted_wilson(rate, trials, shown, quantile))
 
     def to_dict(self) -> dict[str, object]:
         """``{"estimate", "design_effect", "interval"}``."""
@@ -233,12 +252,16 @@ class Clustering:
     Attributes:
         design_effect: The published design effect: the exact one rounded up
             to two significant digits, at least 1; None with no trials.
-        interval: The Wilson interval with ``z**2`` times ``design_effect``
-            (it contains the plain Wilson interval); None with no trials.
+        interval: The Wilson interval with ``t**2`` times ``design_effect``, ``t``
+            Student's quantile over ``cases - 1`` degrees of freedom (it contains
+            the plain Wilson interval; [0, 1] with one case); None with no trials.
+        cases: The cases (charts) with at least one of the metric's trials;
+            None in a format 2 document, whose intervals used ``z``.
     """
 
     design_effect: float | None
     interval: Interval | None
+    cases: int | None = None
 
     @classmethod
     def from_sums(cls, counts: Binomial, sums: ClusterSums, z: float = Z95) -> Clustering:
@@ -246,23 +269,30 @@ class Clustering:
         shown = published_design_effect(
             design_effect(counts.success_count, counts.total_count, sums)
         )
-        return cls.from_design_effect(counts, shown, z)
+        return cls.from_design_effect(counts, shown, z, cases=sums.cases)
 
     @classmethod
     def from_design_effect(
-        cls, counts: Binomial, shown: float | None, z: float = Z95
+        cls, counts: Binomial, shown: float | None, z: float = Z95, *, cases: int | None
     ) -> Clustering:
-        """The clustered figures from the counts and a published design effect."""
+        """The clustered figures from the counts, a published design effect and the cases."""
         if shown is None:
-            return cls(None, None)
-        return cls(shown, clustered_wilson(counts.success_count, counts.total_count, shown, z))
+            return cls(None, None, cases)
+        interval = clustered_wilson(counts.success_count, counts.total_count, shown, z, cases=cases)
+        return cls(shown, interval, cases)
 
     def to_dict(self) -> dict[str, object]:
-        """``{"design_effect", "clustered_interval"}``, the keys a pooled metric adds."""
-        return {
+        """``{"design_effect", "clustered_interval", "case_count"}``: a pooled metric's extra keys.
+
+        A format 2 document's metric (``cases`` None) has no ``case_count``.
+        """
+        out: dict[str, object] = {
             "design_effect": self.design_effect,
             "clustered_interval": None if self.interval is None else list(self.interval),
         }
+        if self.cases is not None:
+            out["case_count"] = self.cases
+        return out
 
 
 def read_design_effect(value: object, total_count: int) -> float | None:
@@ -279,6 +309,18 @@ def read_design_effect(value: object, total_count: int) -> float | None:
     if not is_published_design_effect(shown):
         _strict_json.invalid()
     return shown
+
+
+def read_case_count(value: object, total_count: int) -> int:
+    """A pooled metric's case count: from 1 to its trials, or 0 exactly with no trials.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` otherwise.
+    """
+    cases = _strict_json.count(value)
+    if (cases == 0) != (total_count == 0) or cases > total_count:
+        _strict_json.invalid()
+    return cases
 
 
 @attrs.frozen
@@ -313,6 +355,11 @@ class MetricResult:
         """The published design effect (pooled slices), else None."""
         return None if self.clustering is None else self.clustering.design_effect
 
+    @property
+    def clustered_cases(self) -> int | None:
+        """The cases behind the clustered interval's degrees of freedom (pooled slices)."""
+        return None if self.clustering is None else self.clustering.cases
+
     @classmethod
     def from_binomial(
         cls, counts: Binomial, z: float = Z95, sums: ClusterSums | None = None
@@ -326,27 +373,35 @@ class MetricResult:
         )
 
     @classmethod
-    def from_dict(cls, value: object, z: float = Z95, *, pooled: bool = False) -> MetricResult:
+    def from_dict(
+        cls, value: object, z: float = Z95, *, pooled: bool = False, case_counts: bool = True
+    ) -> MetricResult:
         """Rebuild a metric from its report JSON, checking its shape and its figures.
 
         Args:
             value: The decoded metric.
             z: The normal quantile of the document's confidence level.
             pooled: A pooled slice's metric, which also holds
-                ``design_effect`` and ``clustered_interval``.
+                ``design_effect``, ``clustered_interval`` and ``case_count``.
+            case_counts: False for a format 2 document's pooled metric, which
+                has no ``case_count`` (its clustered interval used ``z``).
 
         Raises:
             ChartscoreError: ``invalid_report`` unless ``value`` is exactly
                 ``{"success_count", "total_count", "interval"}`` (pooled: and
-                ``"design_effect"``, ``"clustered_interval"``) with counts
-                ``0 <= success_count <= total_count``, intervals that are the
-                ones its counts give (``null`` exactly when ``total_count`` is
-                0), and a design effect on the published grid; ``usage``
-                when ``z`` is not a float or ``pooled`` not a bool.
+                ``"design_effect"``, ``"clustered_interval"``, ``"case_count"``)
+                with counts ``0 <= success_count <= total_count``, intervals
+                that are the ones its counts give (``null`` exactly when
+                ``total_count`` is 0), a design effect on the published grid
+                and a case count from 1 to ``total_count`` (0 exactly with no
+                trials); ``usage`` when ``z`` is not a float or ``pooled`` or
+                ``case_counts`` not a bool.
         """
-        if type(z) is not float or type(pooled) is not bool:
+        if type(z) is not float or type(pooled) is not bool or type(case_counts) is not bool:
             raise ChartscoreError(ErrorCode.USAGE)
-        keys = _POOLED_METRIC_KEYS if pooled else _METRIC_KEYS
+        keys: tuple[str, ...] = _METRIC_KEYS
+        if pooled:
+            keys = _POOLED_METRIC_KEYS if case_counts else _FORMAT_2_POOLED_METRIC_KEYS
         members = _strict_json.members(value, keys)
         success_count = _strict_json.count(members["success_count"])
         total_count = _strict_json.count(members["total_count"])
@@ -362,8 +417,9 @@ class MetricResult:
         if not pooled:
             return metric
         counts = Binomial(success_count, total_count)
+        cases = read_case_count(members["case_count"], total_count) if case_counts else None
         clustering = Clustering.from_design_effect(
-            counts, read_design_effect(members["design_effect"], total_count), z
+            counts, read_design_effect(members["design_effect"], total_count), z, cases=cases
         )
         listed = members["clustered_interval"]
         clustered = None if listed is None else _strict_json.interval(listed, 0, 1)
@@ -412,6 +468,11 @@ class KappaResult:
     value: float | None
     interval: Interval | None
     pairs: int
+
+    @property
+    def too_few_pairs(self) -> bool:
+        """Whether its interval is unreliable: fewer than ``MIN_COEFFICIENT_PAIRS`` pairs."""
+        return too_few_pairs(self.pairs)
 
     @classmethod
     def from_table(cls, table: KappaTable, z: float = Z95) -> KappaResult:
@@ -471,6 +532,11 @@ class CoefficientResult:
     interval: Interval | None
     pairs: int
     metric: str = ""
+
+    @property
+    def too_few_pairs(self) -> bool:
+        """Whether its interval is unreliable: fewer than ``MIN_COEFFICIENT_PAIRS`` pairs."""
+        return too_few_pairs(self.pairs)
 
     @classmethod
     def gwet(cls, table: KappaTable, z: float = Z95) -> CoefficientResult:
@@ -567,10 +633,13 @@ class MagnitudeResult:
     Attributes:
         sums: The exact sums.
         z: The normal quantile of the interval and the limits of agreement.
+        student: False for a format 2 document, whose bias interval used ``z``
+            (today's uses Student's t with ``pairs - 1`` degrees of freedom).
     """
 
     sums: ErrorSums
     z: float = Z95
+    student: bool = True
 
     @property
     def unit(self) -> str:
@@ -599,8 +668,8 @@ class MagnitudeResult:
 
     @property
     def bias_interval(self) -> Interval | None:
-        """``bias -/+ z s / sqrt(pairs)``; None with fewer than two pairs."""
-        return bias_interval(self.sums, self.z)
+        """``bias -/+ t s / sqrt(pairs)``; None with fewer than two pairs."""
+        return bias_interval(self.sums, self.z, student=self.student)
 
     @property
     def limits_of_agreement(self) -> Interval | None:
@@ -613,8 +682,10 @@ class MagnitudeResult:
         return chance_level(self.sums)
 
     @classmethod
-    def from_dict(cls, value: object, z: float = Z95) -> MagnitudeResult:
+    def from_dict(cls, value: object, z: float = Z95, *, student: bool = True) -> MagnitudeResult:
         """Rebuild a magnitude from its report JSON, recomputing every figure.
+
+        ``student`` False reads a format 2 document (a ``z`` bias interval).
 
         Raises:
             ChartscoreError: ``invalid_report`` for another shape, a sum that
@@ -654,7 +725,7 @@ class MagnitudeResult:
             exact = None  # raised below, outside the handler: no chained context
         if exact is None:
             _strict_json.invalid()
-        result = cls(exact, z)
+        result = cls(exact, z, student)
         for figure in (members["mean_absolute_error"], signed["estimate"]):
             if figure is not None:
                 _strict_json.number(figure, -math.inf, math.inf)
@@ -697,9 +768,13 @@ _UNCERTAINTY_KEYS: Final = (
     "ranked_twice",
     "auroc",
     "auroc_interval",
+    "auroc_standard_error",
     "brier_sum",
     "brier_score",
     "risk_coverage",
+)
+_FORMAT_2_UNCERTAINTY_KEYS: Final = tuple(
+    k for k in _UNCERTAINTY_KEYS if k != "auroc_standard_error"
 )
 
 
@@ -710,10 +785,21 @@ class UncertaintyResult:
     Attributes:
         sums: The sufficient statistics (:class:`~chartscore.uncertainty.UncertaintySums`).
         z: The normal quantile of the intervals.
+        standard_error: DeLong's standard error of the AUROC, rounded up to two
+            significant digits; None with fewer than 2 rows in a class. By
+            default, the one ``sums`` gives.
+        delong: False for a format 2 document, whose AUROC interval is Hanley
+            and McNeil's (and which has no standard error).
     """
 
     sums: UncertaintySums
     z: float = Z95
+    standard_error: float | None = attrs.field()
+    delong: bool = True
+
+    @standard_error.default
+    def _standard_error(self) -> float | None:
+        return published_standard_error(self.sums.delong_variance)
 
     @property
     def auroc(self) -> float | None:
@@ -722,8 +808,13 @@ class UncertaintyResult:
 
     @property
     def auroc_interval(self) -> Interval | None:
-        """Hanley and McNeil's interval of the AUROC."""
-        return hanley_mcneil_interval(self.sums, self.z)
+        """DeLong's interval of the AUROC on the logit scale (format 2: Hanley and McNeil's)."""
+        if not self.delong:
+            return hanley_mcneil_interval(self.sums, self.z)
+        sums = self.sums
+        return delong_interval(
+            sums.agreed, sums.disagreed, sums.ranked_twice, self.standard_error, self.z
+        )
 
     @property
     def brier_score(self) -> float | None:
@@ -739,14 +830,21 @@ class UncertaintyResult:
         )
 
     @classmethod
-    def from_dict(cls, value: object, z: float = Z95) -> UncertaintyResult:
+    def from_dict(cls, value: object, z: float = Z95, *, delong: bool = True) -> UncertaintyResult:
         """Rebuild the figures from report JSON, recomputing every one.
+
+        ``delong`` False reads a format 2 document (no standard error; Hanley
+        and McNeil's interval).
 
         Raises:
             ChartscoreError: ``invalid_report`` for another shape, sums no rows
-                could give, or a figure that is not the one its sums give.
+                could give, a standard error off the published grid (or
+                beside fewer than 2 rows in a class), or a figure that is not
+                the one its sums give.
         """
-        members = _strict_json.members(value, _UNCERTAINTY_KEYS)
+        members = _strict_json.members(
+            value, _UNCERTAINTY_KEYS if delong else _FORMAT_2_UNCERTAINTY_KEYS
+        )
         steps = members["risk_coverage"]
         if type(steps) is not list or len(steps) != DECILES:
             _strict_json.invalid()
@@ -772,7 +870,10 @@ class UncertaintyResult:
             sums = None  # raised below, outside the handler: no chained context
         if sums is None:
             _strict_json.invalid()
-        result = cls(sums, z)
+        standard_error = None
+        if delong:
+            standard_error = _read_standard_error(members["auroc_standard_error"], sums)
+        result = cls(sums, z, standard_error, delong)
         for figure in (members["auroc"], members["brier_score"]):
             if figure is not None:
                 _strict_json.number(figure, 0, 1)
@@ -784,7 +885,7 @@ class UncertaintyResult:
 
     def to_dict(self) -> dict[str, object]:
         """The sufficient statistics and the figures they give."""
-        return {
+        out: dict[str, object] = {
             "rows": self.sums.rows,
             "agreed": self.sums.agreed,
             "without_uncertainty": self.sums.without,
@@ -795,6 +896,22 @@ class UncertaintyResult:
             "brier_score": self.brier_score,
             "risk_coverage": [step.to_dict() for step in self.risk_coverage],
         }
+        if self.delong:
+            out["auroc_standard_error"] = self.standard_error
+        return out
+
+
+def _read_standard_error(value: object, sums: UncertaintySums) -> float | None:
+    # Null exactly with fewer than 2 rows in a class; else 0 or two significant digits, at most
+    # 1/2 (an AUROC's variance is at most A (1 - A) / min(n1, n0) <= 1/4).
+    if min(sums.agreed, sums.disagreed) < 2:
+        if value is not None:
+            _strict_json.invalid()
+        return None
+    shown = _strict_json.number(value, 0.0, 0.5)
+    if not is_published_standard_error(shown):
+        _strict_json.invalid()
+    return shown
 
 
 def _f1(metrics: Mapping[str, MetricResult]) -> float | None:
@@ -964,6 +1081,7 @@ class SliceReport:
         kind: str,
         z: float = Z95,
         plugin_metrics: tuple[str, ...] = (),
+        format_version: int = REPORT_FORMAT_VERSION,
     ) -> SliceReport:
         """Rebuild a slice from its report JSON, checking its shape.
 
@@ -975,6 +1093,8 @@ class SliceReport:
             z: The normal quantile of the document's confidence level.
             plugin_metrics: The plugin metrics the document's ``plugins``
                 declare, in report order; a field or type slice may hold them.
+            format_version: The document's format: 2 for pooled metrics
+                without ``case_count`` and Hanley and McNeil's AUROC interval.
 
         Raises:
             ChartscoreError: ``invalid_report`` for a missing count or core
@@ -984,6 +1104,9 @@ class SliceReport:
         """
         if type(kind) is not str or kind not in _SLICE_KINDS or type(z) is not float:
             raise ChartscoreError(ErrorCode.USAGE)
+        if format_version not in READABLE_REPORT_VERSIONS:
+            raise ChartscoreError(ErrorCode.USAGE)
+        current = format_version >= 3
         pooled = kind != "field"
         optional: tuple[str, ...] = (*LABEL_METRICS, "micro_f1")
         if kind != "overall":
@@ -1000,7 +1123,7 @@ class SliceReport:
         members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
         counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
-            name: MetricResult.from_dict(members[name], z, pooled=pooled)
+            name: MetricResult.from_dict(members[name], z, pooled=pooled, case_counts=current)
             for name in CORE_METRICS + TYPE_METRICS + LABEL_METRICS + plugin_metrics
             if name in members
         }
@@ -1013,7 +1136,7 @@ class SliceReport:
         }
         magnitude = None
         if "error_magnitude" in members:
-            magnitude = MagnitudeResult.from_dict(members["error_magnitude"], z)
+            magnitude = MagnitudeResult.from_dict(members["error_magnitude"], z, student=current)
             if (
                 magnitude.pairs > counts["answerable_count"]
                 or magnitude.gold_rows > counts["answerable_count"]
@@ -1021,7 +1144,9 @@ class SliceReport:
                 _strict_json.invalid()
         uncertainty = None
         if "declared_uncertainty" in members:
-            uncertainty = UncertaintyResult.from_dict(members["declared_uncertainty"], z)
+            uncertainty = UncertaintyResult.from_dict(
+                members["declared_uncertainty"], z, delong=current
+            )
             sums = uncertainty.sums
             answered_answerable = (
                 counts["answered_count"] - metrics["unanswerable_answer"].success_count
@@ -1264,6 +1389,8 @@ class Report:
             ``{"site=A": {"date": slice}}``; empty without a strata file.
         overall_weighted: With a declared sampling design, the overall slice's
             weighted estimates (:class:`WeightedEstimate`); None otherwise.
+        format_version: The format the report was read in (2 or 3), which
+            :meth:`to_json` writes back; a new report is format 3.
     """
 
     overall: SliceReport
@@ -1276,6 +1403,7 @@ class Report:
     by_stratum: Mapping[str, SliceReport] = attrs.field(factory=dict)
     by_stratum_field_type: Mapping[str, Mapping[str, SliceReport]] = attrs.field(factory=dict)
     overall_weighted: WeightedEstimate | None = None
+    format_version: int = attrs.field(default=REPORT_FORMAT_VERSION, eq=False, repr=False)
 
     @classmethod
     def from_tally(cls, tally: Tally, confidence: float = DEFAULT_CONFIDENCE) -> Report:
@@ -1343,8 +1471,10 @@ class Report:
                 The message never contains the document's text.
         """
         document = _strict_json.check_format(
-            _strict_json.parse(text), REPORT_FORMAT, REPORT_FORMAT_VERSION
+            _strict_json.parse(text), REPORT_FORMAT, READABLE_REPORT_VERSIONS
         )
+        format_version = document["format_version"]
+        assert type(format_version) is int
         members = _strict_json.members(
             document,
             _TOP_KEYS,
@@ -1361,13 +1491,27 @@ class Report:
             _strict_json.invalid()
         if not all(name in FIELD_TYPE_NAMES for name in by_field_type):
             _strict_json.invalid()
-        overall = SliceReport.from_dict(members["overall"], kind="overall", z=z)
+        overall = SliceReport.from_dict(
+            members["overall"], kind="overall", z=z, format_version=format_version
+        )
         fields = {
-            name: SliceReport.from_dict(part, kind="field", z=z, plugin_metrics=plugin_metrics)
+            name: SliceReport.from_dict(
+                part,
+                kind="field",
+                z=z,
+                plugin_metrics=plugin_metrics,
+                format_version=format_version,
+            )
             for name, part in by_field.items()
         }
         types = {
-            name: SliceReport.from_dict(part, kind="field_type", z=z, plugin_metrics=plugin_metrics)
+            name: SliceReport.from_dict(
+                part,
+                kind="field_type",
+                z=z,
+                plugin_metrics=plugin_metrics,
+                format_version=format_version,
+            )
             for name, part in by_field_type.items()
         }
         check_plugin_metrics(
@@ -1381,7 +1525,9 @@ class Report:
             [part.quantities() for part in fields.values()],
             [part.quantities() for part in types.values()],
         )
-        strata, strata_types = _read_strata(members, overall, types, z, plugin_metrics)
+        strata, strata_types = _read_strata(
+            members, overall, types, z, plugin_metrics, format_version=format_version
+        )
         weighted = None
         if "overall_weighted" in members:
             weighted = _read_weighted(members["overall_weighted"], overall, strata, z)
@@ -1400,6 +1546,7 @@ class Report:
             by_stratum=strata,
             by_stratum_field_type=strata_types,
             overall_weighted=weighted,
+            format_version=format_version,
         )
 
     def core(self) -> Report:
@@ -1472,7 +1619,7 @@ class Report:
         """The report as plain JSON-ready data."""
         out: dict[str, object] = {
             "format": REPORT_FORMAT,
-            "format_version": REPORT_FORMAT_VERSION,
+            "format_version": self.format_version,
             "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
             "confidence": self.confidence,
             "overall": self.overall.to_dict(),
@@ -1504,6 +1651,8 @@ def _read_strata(
     types: Mapping[str, SliceReport],
     z: float,
     plugin_metrics: tuple[str, ...],
+    *,
+    format_version: int,
 ) -> tuple[dict[str, SliceReport], dict[str, dict[str, SliceReport]]]:
     # Stratum slices, if any: the strata of each key partition the cases, so for every key
     # its slices add up to the overall slice, and its type slices to the type slices
@@ -1524,7 +1673,10 @@ def _read_strata(
             _strict_json.invalid()
         by_key.setdefault(found.group(1), []).append(name)
     strata = {
-        name: SliceReport.from_dict(listed[name], kind="overall", z=z) for name in sorted(listed)
+        name: SliceReport.from_dict(
+            listed[name], kind="overall", z=z, format_version=format_version
+        )
+        for name in sorted(listed)
     }
     strata_types: dict[str, dict[str, SliceReport]] = {}
     for name in sorted(listed):
@@ -1533,7 +1685,11 @@ def _read_strata(
             _strict_json.invalid()
         strata_types[name] = {
             type_name: SliceReport.from_dict(
-                parts[type_name], kind="field_type", z=z, plugin_metrics=plugin_metrics
+                parts[type_name],
+                kind="field_type",
+                z=z,
+                plugin_metrics=plugin_metrics,
+                format_version=format_version,
             )
             for type_name in sorted(parts)
         }
@@ -1601,7 +1757,11 @@ def _read_weighted(
         ]  # fmt: skip
         trials = sum(m for _, _, m in parts)
         design = read_design_effect(figures["design_effect"], trials)
-        found = WeightedMetric.of(parts, z, shown=design)
+        clusterings = [strata[name].metrics[metric].clustering for name in names]
+        cases = [c.cases for c in clusterings if c is not None and c.cases is not None]
+        found = WeightedMetric.of(
+            parts, z, shown=design, cases=cases if len(cases) == len(names) else None
+        )
         if found.to_dict() != {**figures, "interval": figures["interval"]}:
             _strict_json.invalid()
         metrics[metric] = found

@@ -66,6 +66,25 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     return (lower, upper)
 
 
+def wilson_rate_interval(rate: float, n: float, z: float = Z95) -> tuple[float, float]:
+    """Wilson's interval for an estimated proportion ``rate`` on ``n`` effective trials.
+
+    The textbook centre and margin with a rate that need not be ``k / n`` (a
+    weighted estimate, an AUROC), clamped to [0, 1]::
+
+        centre = (p + z**2 / 2n) / (1 + z**2 / n)
+        half   = z sqrt(p (1 - p) / n + z**2 / 4n**2) / (1 + z**2 / n)
+
+    Binary64 arithmetic only (no library function), so every platform gives
+    the same bits. ``n`` must be positive.
+    """
+    p = rate
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
 CountRange = tuple[int, int | None]
 """``(lo, hi)``: every integer from lo to hi; hi None for no upper end."""
 

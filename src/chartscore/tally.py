@@ -188,7 +188,7 @@ class SliceTally:
 def empty_sums(metric: str) -> ClusterSums:
     """The sums of a metric no case contributes to (successes unknown for majority_baseline)."""
     known = 0 if metric != "majority_baseline" else None
-    return ClusterSums(0, known, known, 0)
+    return ClusterSums(0, known, known, 0, known, known)
 
 
 def pool(

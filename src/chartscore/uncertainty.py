@@ -7,11 +7,20 @@ here is a function of exact sufficient statistics that add across partitions
 (:class:`UncertaintySums`), so a document can be checked from its numbers
 (docs/metrics.md, "Declared uncertainty").
 
-Value-free: counts, an exact sum and figures; imports only ``stats``.
+The AUROC's interval is DeLong's: its variance from the structural
+components (placement values) of every row, which depend only on the row's
+declared uncertainty and class, so per-uncertainty counts are enough and merge
+across partitions; on the logit scale, which keeps it inside (0, 1) and holds
+its level when the AUROC is high (docs/metrics.md, "Declared uncertainty").
+
+Value-free: counts, exact sums and figures; imports only ``stats`` and ``student_t``.
 
 References:
-    J. A. Hanley, B. J. McNeil (1982), "The meaning and use of the area under a
-    receiver operating characteristic (ROC) curve", Radiology 143(1):29-36;
+    E. R. DeLong, D. M. DeLong, D. L. Clarke-Pearson (1988), "Comparing the
+    areas under two or more correlated receiver operating characteristic
+    curves: a nonparametric approach", Biometrics 44(3):837-845; J. A. Hanley,
+    B. J. McNeil (1982), "The meaning and use of the area under a receiver
+    operating characteristic (ROC) curve", Radiology 143(1):29-36;
     G. W. Brier (1950), "Verification of forecasts expressed in terms of
     probability", Monthly Weather Review 78(1):1-3; R. El-Yaniv, Y. Wiener
     (2010), "On the foundations of noise-free selective classification",
@@ -22,10 +31,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Final
 
 import attrs
+
+from chartscore.stats import wilson_rate_interval
+from chartscore.student_t import t_for
 
 DECILES: Final = 10
 """Risk-coverage steps: the most certain tenth of the rows, two tenths, ..., all of them."""
@@ -45,6 +58,10 @@ class UncertaintySums:
         kept: For each decile ``k = 1..10``, ``(agreed, rows)`` among the rows
             whose uncertainty is at most the ``k / 10`` quantile.
         without: Answered answerable rows that declared no uncertainty.
+        delong_variance: DeLong's variance of the AUROC, exactly
+            (:func:`delong_variance`); None with fewer than 2 rows in a class,
+            or when the sums were read from a document (which publishes the
+            standard error instead).
     """
 
     agreed: int
@@ -53,6 +70,7 @@ class UncertaintySums:
     brier_sum: Fraction
     kept: tuple[tuple[int, int], ...]
     without: int
+    delong_variance: Fraction | None = attrs.field(default=None, eq=False)
 
     def __attrs_post_init__(self) -> None:
         counts = (self.agreed, self.disagreed, self.ranked_twice, self.without)
@@ -98,7 +116,44 @@ class UncertaintySums:
         # An agreeing row's forecast error is u (1 - (1 - u)), a disagreeing row's 1 - u.
         brier = sum(table[u][0] * u * u + table[u][1] * (scale - u) ** 2 for u in levels)
         kept = _deciles(levels, table)
-        return cls(positives, negatives, ranked, Fraction(brier, scale * scale), kept, without)
+        variance = delong_variance([table[u] for u in levels])
+        brier_sum = Fraction(brier, scale * scale)
+        return cls(positives, negatives, ranked, brier_sum, kept, without, variance)
+
+
+def delong_variance(counts: list[list[int]]) -> Fraction | None:
+    """DeLong's variance of the AUROC from ``[agreed, disagreed]`` per uncertainty, ascending.
+
+    A row's placement value is the share of the other class it is ranked
+    against favourably, ties counting one half: for an agreeing row at
+    uncertainty ``u``, ``V10 = (disagreeing rows above u + 1/2 those at u) / n0``;
+    for a disagreeing row, ``V01 = (agreeing rows below u + 1/2 those at u) / n1``.
+    Both average to the AUROC ``A``, and::
+
+        Var(A) = S10 / n1 + S01 / n0,   S10 = sum (V10 - A)**2 / (n1 - 1), S01 likewise
+
+    (DeLong et al. 1988), exactly in integers and one division. None with fewer
+    than 2 rows in either class, where no spread can be estimated.
+    """
+    n1 = sum(a for a, _ in counts)
+    n0 = sum(d for _, d in counts)
+    if n1 < 2 or n0 < 2:
+        return None
+    below = 0  # agreeing rows with a lower uncertainty
+    above = n0  # disagreeing rows with a higher uncertainty, before this level is taken out
+    ranked = positive_squares = negative_squares = 0
+    for agreed, disagreed in counts:
+        above -= disagreed
+        twice_v10 = 2 * above + disagreed  # 2 n0 V10 of an agreeing row here
+        twice_v01 = 2 * below + agreed  # 2 n1 V01 of a disagreeing row here
+        ranked += agreed * twice_v10
+        positive_squares += agreed * twice_v10 * twice_v10
+        negative_squares += disagreed * twice_v01 * twice_v01
+        below += agreed
+    auroc = Fraction(ranked, 2 * n1 * n0)
+    s10 = (Fraction(positive_squares, 4 * n0 * n0) - n1 * auroc * auroc) / (n1 - 1)
+    s01 = (Fraction(negative_squares, 4 * n1 * n1) - n0 * auroc * auroc) / (n0 - 1)
+    return s10 / n1 + s01 / n0
 
 
 def _deciles(levels: list[int], table: dict[int, list[int]]) -> tuple[tuple[int, int], ...]:
@@ -147,6 +202,70 @@ def auroc(sums: UncertaintySums) -> float | None:
     """
     pairs = sums.agreed * sums.disagreed
     return None if pairs == 0 else float(Fraction(sums.ranked_twice, 2 * pairs))
+
+
+STANDARD_ERROR_DIGITS: Final = 2
+"""A published AUROC standard error is rounded up to this many significant digits."""
+
+
+def published_standard_error(variance: Fraction | None) -> float | None:
+    """``sqrt(variance)`` rounded **up** to two significant digits (0 for 0); None for None.
+
+    Like a design effect, a coarse upward rounding: the interval can only
+    widen, and the quadratic aggregate it reveals stays coarse.
+    """
+    if variance is None:
+        return None
+    if variance == 0:
+        return 0.0
+    with localcontext() as context:
+        context.prec = 40
+        root = (Decimal(variance.numerator) / Decimal(variance.denominator)).sqrt()
+        exponent = root.adjusted() - STANDARD_ERROR_DIGITS + 1
+        step = Decimal(1).scaleb(exponent)
+        shown = (root / step).to_integral_value(rounding="ROUND_CEILING") * step
+        while Fraction(shown) ** 2 < variance:  # the square root was rounded: step up
+            shown += step
+        return float(shown)
+
+
+def is_published_standard_error(value: float) -> bool:
+    """Whether ``value`` is a standard error as documents show one: 0, or two digits."""
+    if type(value) is not float or not math.isfinite(value) or value < 0:
+        return False
+    return len(Decimal(repr(value)).normalize().as_tuple().digits) <= STANDARD_ERROR_DIGITS
+
+
+def delong_interval(
+    n1: int, n0: int, ranked_twice: int, standard_error: float | None, z: float
+) -> tuple[float, float] | None:
+    """The AUROC's interval on the logit scale, from DeLong's (published) standard error.
+
+    With ``A`` the AUROC, ``s`` the standard error and ``t`` Student's quantile
+    over ``min(n1, n0) - 1`` degrees of freedom at ``z``'s level (the variance
+    is estimated from the fewer class's placements), ``logit(A) -/+ t s / (A (1
+    - A))`` mapped back: inside (0, 1) and asymmetric near 1, where the plain
+    ``A -/+ z s`` covers far too little. Where that cannot be used (``A`` at 0
+    or 1, no spread, fewer than 2 rows in a class: ``standard_error`` None or
+    0), Wilson's interval for the proportion ``A`` on ``min(n1, n0)`` trials,
+    the fewer class's rows (with ``t``, or ``z`` for one row). Logarithms and
+    exponentials in 40-digit decimals, rounded once. None when the AUROC is
+    undefined.
+    """
+    if n1 * n0 == 0:
+        return None
+    auroc = Fraction(ranked_twice, 2 * n1 * n0)
+    fewer = min(n1, n0)
+    quantile = z if fewer < 2 else t_for(z, fewer - 1)
+    if not standard_error or auroc in (0, 1):
+        return wilson_rate_interval(float(auroc), fewer, quantile)
+    with localcontext() as context:
+        context.prec = 40
+        a = Decimal(auroc.numerator) / Decimal(auroc.denominator)
+        centre = (a / (1 - a)).ln()
+        half = Decimal(quantile) * Decimal(standard_error) / (a * (1 - a))
+        low, high = ((centre + sign * half).exp() for sign in (-1, 1))
+        return (float(low / (1 + low)), float(high / (1 + high)))
 
 
 def hanley_mcneil_interval(sums: UncertaintySums, z: float) -> tuple[float, float] | None:

@@ -15,17 +15,26 @@ Y_h - p M_h``, ``S_zz = S_yy - 2 p S_ym + p**2 S_mm``); a stratum with one such
 case adds nothing. The published figure is the design effect ``V / (p (1 - p) /
 M)`` (``M = sum M_h``), rounded up to two significant digits as for clustered
 intervals, and the interval is Wilson's for ``p`` on ``M / design effect``
-rows. Value-free: integers and declared fractions in, figures out.
+rows, with Student's t over ``sum n_h - H`` degrees of freedom (``H`` the
+strata with trials). As for clustered intervals, when the less common outcome
+occurs in fewer than ``MINORITY_CASES`` charts the spread cannot be
+estimated, and the design effect is at least the worst case, every row of a
+chart agreeing::
+
+    V_worst = p (1 - p) sum_h w_h**2 (1 - f_h) S_mm,h / (sum w_h M_h)**2
+
+Value-free: integers and declared fractions in, figures out.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 
-from chartscore.clustered import ClusterSums
+from chartscore.clustered import CONFIDENCE_BY_Z, MINORITY_CASES, ClusterSums
+from chartscore.stats import wilson_rate_interval
+from chartscore.student_t import t_quantile
 
 Interval = tuple[float, float]
 
@@ -45,9 +54,18 @@ def weighted_rate(parts: Sequence[Part]) -> Fraction | None:
 def weighted_design_effect(
     parts: Sequence[Part], sums: Sequence[ClusterSums], rate: Fraction
 ) -> Fraction:
-    """The weighted rate's linearized variance over ``p (1 - p) / M`` (1 when that is 0)."""
+    """The weighted rate's linearized variance over ``p (1 - p) / M``.
+
+    The worst case (:func:`worst_weighted_design_effect`) when the per-case
+    successes are unknown or ``p`` is 0 or 1; at least the worst case when the
+    less common outcome occurs in fewer than ``MINORITY_CASES`` charts over
+    the strata.
+    """
     trials = sum(m for _, _, m in parts)
     denominator = sum((Fraction(m) / Fraction(f) for f, _, m in parts), Fraction(0))
+    minority = _minority_cases(sums)
+    if minority is None or rate in (0, 1):
+        return worst_weighted_design_effect(parts, sums)
     variance = Fraction(0)
     for (fraction, y, m), part in zip(parts, sums, strict=True):
         cases = part.cases
@@ -59,17 +77,56 @@ def weighted_design_effect(
         spread = s_zz - s_z * s_z / cases
         variance += (1 / f) ** 2 * (1 - f) * Fraction(cases, cases - 1) * spread
     variance /= denominator**2
-    row_wise = rate * (1 - rate) / trials
-    if row_wise == 0:
-        return Fraction(1)
-    return variance / row_wise
+    estimate = variance / (rate * (1 - rate) / trials)
+    if minority < MINORITY_CASES:
+        return max(estimate, worst_weighted_design_effect(parts, sums))
+    return estimate
+
+
+def _minority_cases(sums: Sequence[ClusterSums]) -> int | None:
+    # The charts holding the less common outcome over the strata; None when unknown.
+    successes = failures = 0
+    for part in sums:
+        if part.success_cases is None or part.failure_cases is None:
+            return None
+        successes += part.success_cases
+        failures += part.failure_cases
+    return min(successes, failures)
+
+
+def worst_weighted_design_effect(parts: Sequence[Part], sums: Sequence[ClusterSums]) -> Fraction:
+    """``M sum_h w_h**2 (1 - f_h) S_mm,h / (sum_h w_h M_h)**2``: every row of a chart agreeing.
+
+    The expected linearized variance when each chart's rows all succeed or all
+    fail, over ``p (1 - p) / M``: with one fraction ``f`` everywhere, ``(1 - f)
+    sum m_i**2 / M``, the clustered worst case with the finite population correction.
+    """
+    trials = sum(m for _, _, m in parts)
+    denominator = sum((Fraction(m) / Fraction(f) for f, _, m in parts), Fraction(0))
+    spread = Fraction(0)
+    for (fraction, _, _), part in zip(parts, sums, strict=True):
+        f = Fraction(fraction)
+        spread += (1 / f) ** 2 * (1 - f) * part.sum_mm
+    return trials * spread / denominator**2
+
+
+def weighted_quantile(z: float, cases: Sequence[int]) -> float | None:
+    """Student's t at ``z``'s level over ``sum n_h - H`` degrees of freedom.
+
+    ``cases`` holds each sampled stratum's cases with trials (``n_h``); ``H``
+    counts the strata with any. None when that leaves no degree of freedom
+    (the interval is then [0, 1]).
+    """
+    degrees = sum(cases) - sum(1 for n in cases if n > 0)
+    if degrees < 1:
+        return None
+    return t_quantile(CONFIDENCE_BY_Z[z], degrees)
 
 
 def weighted_wilson(rate: Fraction, trials: int, design_effect_shown: float, z: float) -> Interval:
-    """Wilson's interval of ``rate`` on ``trials / design_effect_shown`` rows (trials > 0)."""
-    p = float(rate)
-    n = trials / design_effect_shown
-    z2 = z * z
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return (max(0.0, centre - half), min(1.0, centre + half))
+    """Wilson's interval of ``rate`` on ``trials / design_effect_shown`` rows (trials > 0).
+
+    ``z`` is the quantile: :func:`weighted_quantile`'s, or the normal one of a
+    format 2 document.
+    """
+    return wilson_rate_interval(float(rate), trials / design_effect_shown, z)

@@ -52,6 +52,13 @@ GATES: Final = Option(
     "FILE",
     reads_input=True,
 )
+GATE_INTERVAL: Final = Option(
+    "--gate-interval",
+    "the interval a gate reads on a field slice's rate: wilson (default, the report's) or "
+    "exact (Clopper-Pearson: never passes falsely more often than the level says)",
+    "KIND",
+    choices=("wilson", "exact"),
+)
 OUT: Final = Option("--out", "write here (atomically) instead of stdout", "FILE")
 CONFIDENCE: Final = Option(
     "--confidence",
@@ -191,12 +198,14 @@ def gate_status(
     *,
     on_stderr: bool,
     level: float | None = None,
+    interval: str | None = None,
 ) -> int:
     """Check gates, print their table (stderr when stdout holds a report), return the status.
 
     ``level``: the confidence of the intervals the gates read; None: the document's.
+    ``interval``: ``--gate-interval`` (None: ``wilson``).
     """
-    results = evaluate(document, gates, confidence=level)
+    results = evaluate(document, gates, confidence=level, interval=interval or "wilson")
     table = results.table()
     if on_stderr:
         say(streams.err, table)

@@ -22,6 +22,7 @@ from chartscore.cli._ledger_options import (
 from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
+    GATE_INTERVAL,
     GATES,
     GOLD,
     OUT,
@@ -99,7 +100,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
-    return EXIT_OK if gates is None else gate_status(comparison, gates, streams, on_stderr=True)
+    return (
+        EXIT_OK
+        if gates is None
+        else gate_status(comparison, gates, streams, on_stderr=True, interval=args.gate_interval)
+    )
 
 
 def _warn_missing_gap(comparison: Comparison, streams: Streams) -> None:
@@ -152,6 +157,7 @@ COMMAND: Final = Command(
         EXTRA_PREDICTIONS,
         CONFIDENCE,
         GATES,
+        GATE_INTERVAL,
         STRATA,
         *LEDGER_OPTIONS,
         BASELINE_SYSTEM,

@@ -6,7 +6,7 @@ import argparse
 from typing import Final
 
 from chartscore.cli._command import Command, Option, input_argument
-from chartscore.cli._options import DOCUMENT, gate_status
+from chartscore.cli._options import DOCUMENT, GATE_INTERVAL, gate_status
 from chartscore.cli._streams import Streams
 from chartscore.io.document_files import load_document_file, load_gates
 
@@ -17,7 +17,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     gates = load_gates(gates_path)
     document = load_document_file(document_path)
     level = None if args.confidence is None else float(args.confidence)
-    return gate_status(document, gates, streams, on_stderr=False, level=level)
+    return gate_status(
+        document, gates, streams, on_stderr=False, level=level, interval=args.gate_interval
+    )
 
 
 COMMAND: Final = Command(
@@ -34,6 +36,7 @@ COMMAND: Final = Command(
             "LEVEL",
             choices=("0.90", "0.95", "0.99"),
         ),
+        GATE_INTERVAL,
     ),
     run=run,
 )

@@ -9,6 +9,7 @@ from typing import Final
 from chartscore.cli._command import EXIT_OK, Command, Option, optional_input
 from chartscore.cli._options import (
     CONFIDENCE,
+    GATE_INTERVAL,
     GATES,
     OUT,
     confidence,
@@ -40,7 +41,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     fmt = args.format or "json"
     text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
-    return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
+    return (
+        EXIT_OK
+        if gates is None
+        else gate_status(report, gates, streams, on_stderr=True, interval=args.gate_interval)
+    )
 
 
 COMMAND: Final = Command(
@@ -50,6 +55,6 @@ COMMAND: Final = Command(
     "--partial-out: the report equals, byte for byte, one process scoring the pooled data "
     "(when case ids do not collide across sites). A partial is not suppressed: it travels "
     "only under the consortium's agreement.",
-    options=(PARTIALS, OUT, format_option("the report's form"), CONFIDENCE, GATES),
+    options=(PARTIALS, OUT, format_option("the report's form"), CONFIDENCE, GATES, GATE_INTERVAL),
     run=run,
 )

@@ -22,6 +22,7 @@ from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, recor
 from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
+    GATE_INTERVAL,
     GATES,
     GOLD,
     JOBS,
@@ -101,7 +102,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
     write_output(text.encode("utf-8"), out, inputs=(*inputs, partial_out), stdout=streams.out)
     record(request, report, streams, gold=gold, schema_path=schema_path, inputs=inputs)
-    return EXIT_OK if gates is None else gate_status(report, gates, streams, on_stderr=True)
+    return (
+        EXIT_OK
+        if gates is None
+        else gate_status(report, gates, streams, on_stderr=True, interval=args.gate_interval)
+    )
 
 
 def _partial_scorer(written: list[str]) -> Callable[..., Report]:
@@ -177,6 +182,7 @@ COMMAND: Final = Command(
         STRICT_SCHEMA,
         CONFIDENCE,
         GATES,
+        GATE_INTERVAL,
         STRATA,
         Option(
             "--engine",

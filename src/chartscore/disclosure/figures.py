@@ -40,7 +40,13 @@ import attrs
 from chartscore import _strict_json
 from chartscore.magnitude import UNITS
 from chartscore.stats import CountRange, wilson_interval
-from chartscore.uncertainty import DECILES, hanley_mcneil
+from chartscore.student_t import t_for
+from chartscore.uncertainty import (
+    DECILES,
+    delong_interval,
+    hanley_mcneil,
+    is_published_standard_error,
+)
 
 Interval = tuple[float, float]
 Range = CountRange
@@ -141,7 +147,11 @@ def _allowed(value: int, min_cell: int) -> bool:
 
 @attrs.frozen
 class SharedMagnitude:
-    """A number or date field's error magnitude in a shared report (None: withheld)."""
+    """A number or date field's error magnitude in a shared report (None: withheld).
+
+    ``student`` is False for a document before format 5, whose bias interval
+    used ``z`` rather than Student's t with ``pairs - 1`` degrees of freedom.
+    """
 
     unit: str
     pairs: int | None
@@ -154,6 +164,7 @@ class SharedMagnitude:
     withheld: Mapping[str, str] = attrs.field(factory=dict)
     pairs_range: Range | None = None
     gold_rows_range: Range | None = None
+    student: bool = attrs.field(default=True, eq=False)
 
     def numbers(self) -> Iterator[tuple[str, int | None]]:
         """The counts, as quantities of the model."""
@@ -217,7 +228,12 @@ class SharedStep:
 
 @attrs.frozen
 class SharedUncertainty:
-    """A field's declared-uncertainty figures in a shared report (None: withheld)."""
+    """A field's declared-uncertainty figures in a shared report (None: withheld).
+
+    ``auroc_standard_error`` (DeLong's, rounded up) stands beside the AUROC
+    wherever it is shown and defined; ``delong`` is False for a document
+    before format 5, whose AUROC interval was Hanley and McNeil's.
+    """
 
     agreed: int | None
     rows: int | None
@@ -230,6 +246,8 @@ class SharedUncertainty:
     agreed_range: Range | None = None
     rows_range: Range | None = None
     without_range: Range | None = None
+    auroc_standard_error: float | None = None
+    delong: bool = True
 
     def numbers(self) -> Iterator[tuple[str, int | None]]:
         """The counts, as quantities of the model."""
@@ -268,6 +286,8 @@ class SharedUncertainty:
             "risk_coverage": [None if s is None else s.to_dict() for s in self.risk_coverage],
             "withheld": dict(self.withheld),
         }
+        if self.delong:
+            out["auroc_standard_error"] = self.auroc_standard_error
         for name, proven in (
             ("agreed", self.agreed_range),
             ("rows", self.rows_range),
@@ -407,6 +427,7 @@ def shared_uncertainty(
         brier_score=None if "brier_score" in withheld else brier,  # type: ignore[arg-type]
         risk_coverage=steps,
         withheld=withheld,
+        auroc_standard_error=None if "auroc" in withheld else raw["auroc_standard_error"],  # type: ignore[arg-type]
     )
 
 
@@ -485,8 +506,11 @@ def _withheld(value: object, groups: Collection[str]) -> dict[str, str]:
     return {key: str(found[key]) for key in groups if key in found}
 
 
-def read_magnitude(value: object) -> SharedMagnitude:
-    """A shared report's ``error_magnitude``, checked for shape (the audit checks the rule)."""
+def read_magnitude(value: object, *, student: bool = True) -> SharedMagnitude:
+    """A shared report's ``error_magnitude``, checked for shape (the audit checks the rule).
+
+    ``student`` False reads a document before format 5 (a ``z`` bias interval).
+    """
     members = _strict_json.members(value, _MAGNITUDE_KEYS, ("pairs_range",))
     signed = _strict_json.members(members["mean_signed_error"], ("estimate", "interval"))
     chance = _strict_json.members(
@@ -507,6 +531,7 @@ def read_magnitude(value: object) -> SharedMagnitude:
         withheld=_withheld(members["withheld"], MAGNITUDE_GROUPS),
         pairs_range=_beside(members, "pairs", pairs),
         gold_rows_range=_beside(chance, "gold_rows", gold_rows),
+        student=student,
     )
     shown = {
         "mean_absolute_error": (result.mean_absolute_error, result.bias),
@@ -532,10 +557,14 @@ def _check_withheld(
             _strict_json.invalid()
 
 
-def read_uncertainty(value: object, z: float) -> SharedUncertainty:
-    """A shared report's ``declared_uncertainty``, checked for shape."""
+def read_uncertainty(value: object, z: float, *, delong: bool = True) -> SharedUncertainty:
+    """A shared report's ``declared_uncertainty``, checked for shape.
+
+    ``delong`` False reads a document before format 5 (no standard error).
+    """
     optional = ("agreed_range", "rows_range", "without_uncertainty_range")
-    members = _strict_json.members(value, _UNCERTAINTY_KEYS, optional)
+    keys = (*_UNCERTAINTY_KEYS, "auroc_standard_error") if delong else _UNCERTAINTY_KEYS
+    members = _strict_json.members(value, keys, optional)
     agreed, rows = _count(members["agreed"]), _count(members["rows"])
     without = _count(members["without_uncertainty"])
     raw_steps = members["risk_coverage"]
@@ -558,7 +587,11 @@ def read_uncertainty(value: object, z: float) -> SharedUncertainty:
         agreed_range=_beside(members, "agreed", agreed),
         rows_range=_beside(members, "rows", rows),
         without_range=_beside(members, "without_uncertainty", without),
+        auroc_standard_error=_standard_error(members.get("auroc_standard_error")),
+        delong=delong,
     )
+    if result.auroc is None and result.auroc_standard_error is not None:
+        _strict_json.invalid()  # shown only beside the AUROC
     counts = None if agreed is None or rows is None else rows
     shown: dict[str, tuple[object, ...]] = {
         "auroc": (result.auroc, result.auroc_interval),
@@ -569,6 +602,15 @@ def read_uncertainty(value: object, z: float) -> SharedUncertainty:
     if (result.auroc is None) != (result.auroc_interval is None):
         _strict_json.invalid()
     return result
+
+
+def _standard_error(value: object) -> float | None:
+    if value is None:
+        return None
+    shown = _strict_json.number(value, 0.0, 0.5)
+    if not is_published_standard_error(shown):
+        _strict_json.invalid()
+    return shown
 
 
 def _step(value: object, z: float) -> SharedStep:
@@ -644,8 +686,10 @@ def _magnitude_failures(m: SharedMagnitude, min_cell: int, z: float) -> list[tup
         centred = _close((limits[0] + limits[1]) / 2, bias) and _close(
             (interval[0] + interval[1]) / 2, bias
         )
-        # limits: bias -/+ z s; interval: bias -/+ z s / sqrt(n)
-        ratio = half_interval > 0 and _close(half_limits / half_interval, math.sqrt(n))
+        # limits: bias -/+ z s; interval: bias -/+ t s / sqrt(n) (z before format 5)
+        quantile = t_for(z, n - 1) if m.student and n >= 2 else z
+        expected = z * math.sqrt(n) / quantile
+        ratio = half_interval > 0 and _close(half_limits / half_interval, expected)
         zero = half_limits == half_interval == 0
         s = half_limits / z
         # Cauchy-Schwarz: (sum |d|)**2 <= n sum d**2, with sum d**2 = (n-1) s**2 + n bias**2
@@ -681,7 +725,13 @@ def _uncertainty_failures(u: SharedUncertainty, min_cell: int, z: float) -> list
         n1, n0 = counts[0], counts[1] - counts[0]
         ranked = round(u.auroc * 2 * n1 * n0)
         exact = Fraction(ranked, 2 * n1 * n0)
-        recomputed = hanley_mcneil(n1, n0, ranked, z)
+        if u.delong:
+            # Both classes have at least min_cell >= 2 rows: the standard error is defined.
+            defined = u.auroc_standard_error is not None
+            recomputed = delong_interval(n1, n0, ranked, u.auroc_standard_error, z)
+            consistent &= defined
+        else:
+            recomputed = hanley_mcneil(n1, n0, ranked, z)
         consistent &= float(exact) == u.auroc and recomputed == u.auroc_interval
     last = steps[-1][1] if steps else None
     if last is not None and (

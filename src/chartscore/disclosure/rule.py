@@ -20,12 +20,18 @@ DEFAULT_MIN_CELL: Final = 11
 """Publish 0 or at least 11: the CMS policy suppresses cells from 1 to 10."""
 
 SHARED_FORMAT: Final = "chartscore.shared_report"
-SHARED_FORMAT_VERSION: Final = 4
+SHARED_FORMAT_VERSION: Final = 5
 # 2: the confidence level, and the pooled slices' clustered figures (where their counts are shown).
 # 3: a suppressed number's proven range beside it (``<name>_range``), and a metric's rate bound.
 # 4: per-label confusion metrics with their F1 figures, and AC1/AC2 and alpha.
-READABLE_VERSIONS: Final = (3, 4)
-"""Format 3 documents (no labels, no coefficients) are read as they are."""
+# 5: clustered intervals on Student's t over the cases the published numbers prove.
+READABLE_VERSIONS: Final = (3, 4, 5)
+"""Earlier documents are read, and written back, as they are: format 3 has no labels and no
+coefficients, formats 3 and 4 computed clustered intervals with ``z``."""
+LABELS_VERSION: Final = 4
+"""The first format with per-label metrics and coefficients."""
+CASE_FLOOR_VERSION: Final = 5
+"""The first format whose clustered intervals use Student's t over the case floor."""
 
 KAPPA_PUBLISHED: Final = "kappa_published"
 """Audit status: a kappa (or AC1, AC2, alpha) value shown beside a hidden count it needs."""

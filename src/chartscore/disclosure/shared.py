@@ -36,7 +36,7 @@ from chartscore._format import FIELD_ID_PATTERN
 from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import DEFAULT_CONFIDENCE, z_for
+from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.disclosure.figures import (
     MAGNITUDE,
     UNCERTAINTY,
@@ -51,9 +51,11 @@ from chartscore.disclosure.figures import (
 )
 from chartscore.disclosure.label_model import label_metric
 from chartscore.disclosure.rule import (
+    CASE_FLOOR_VERSION,
     FIELD_TYPE_NAMES,
     IGNORED_COUNT,
     KAPPA_TYPES,
+    LABELS_VERSION,
     PAIRS,
     RANGE_SUFFIX,
     READABLE_VERSIONS,
@@ -88,6 +90,7 @@ from chartscore.disclosure.shared_labels import (
     shown_macro,
 )
 from chartscore.disclosure.shared_metric import (
+    CaseFloor,
     Interval,
     Range,
     SharedMetric,
@@ -100,6 +103,7 @@ from chartscore.disclosure.shared_metric import (
     read_metric,
     read_number,
     read_range,
+    rows_per_case,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.plugin_layout import (
@@ -421,7 +425,8 @@ class SharedReport:
     ledger. Inside only, like :attr:`primary_count`: it says how many numbers the single
     release would have shown, which the published numbers do not."""
     format_version: int = attrs.field(default=SHARED_FORMAT_VERSION, eq=False, repr=False)
-    """The format version the document was read in (3 before labels); written as the current."""
+    """The format version the document was read in (3 before labels, 4 before the case
+    floor), which :meth:`to_json` writes back."""
     complement: ComplementCost | None = attrs.field(default=None, eq=False, repr=False)
     """How ``share`` chose the complementary cells and the declared cost (inside only, like
     :attr:`primary_count`: its lower bound depends on which hidden numbers are small)."""
@@ -515,7 +520,7 @@ class SharedReport:
         overall = self.overall.to_dict()
         out: dict[str, object] = {
             "format": SHARED_FORMAT,
-            "format_version": SHARED_FORMAT_VERSION,
+            "format_version": self.format_version,
             "scorer": {"name": "chartscore", "version": self.scorer_version},
             "confidence": self.confidence,
             "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
@@ -605,6 +610,7 @@ class SharedReport:
         confidence = read_confidence(document["confidence"])
         z = z_for(confidence)
         field_types = disclosure.field_types
+        floors = document["format_version"] >= CASE_FLOOR_VERSION
         by_field_raw = document["by_field"]
         by_type_raw = document["by_field_type"]
         if type(by_field_raw) is not dict or type(by_type_raw) is not dict:
@@ -621,6 +627,7 @@ class SharedReport:
                 z=z,
                 measured=field_types[field_id] in ("number", "date"),
                 field_type=field_types[field_id],
+                current=floors,
             )
             for field_id, raw in sorted(by_field_raw.items())
         }
@@ -628,12 +635,22 @@ class SharedReport:
             has_kappa = field_types[field_id] in KAPPA_TYPES
             if (part.kappa is not None) != has_kappa:
                 invalid()
+        pooled_floors = _floors(disclosure.min_cell, field_types, by_field) if floors else {}
         by_type: dict[str, SharedSlice] = {}
         for type_name, raw in sorted(by_type_raw.items()):
             members = [by_field[f] for f, t in field_types.items() if t == type_name]
             allowed = {name for part in members for name in part.metrics}
-            by_type[type_name] = _slice(raw, allowed, kappa=False, z=z, pooled=True)
-        overall = _slice(document["overall"], CORE_METRICS, kappa=False, z=z, pooled=True)
+            by_type[type_name] = _slice(
+                raw, allowed, kappa=False, z=z, pooled=True, floor=pooled_floors.get(type_name)
+            )
+        overall = _slice(
+            document["overall"],
+            CORE_METRICS,
+            kappa=False,
+            z=z,
+            pooled=True,
+            floor=pooled_floors.get(""),
+        )
         if IGNORED_COUNT in document:
             ignored = read_count(document[IGNORED_COUNT])
             overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
@@ -643,12 +660,14 @@ class SharedReport:
                 invalid()  # a range stands only beside a suppressed number
             proven = {**overall.count_ranges, IGNORED_COUNT: read_range(ignored_range)}
             overall = attrs.evolve(overall, count_ranges=proven)
-        strata, strata_types = _read_strata(document, by_field, by_type, field_types, z)
+        strata, strata_types = _read_strata(
+            document, by_field, by_type, field_types, z, floors=pooled_floors
+        )
         weighted = None
         if _WEIGHTED in document:
             if not strata:
                 invalid()
-            weighted = _read_weighted(document[_WEIGHTED], overall, strata, z)
+            weighted = _read_weighted(document[_WEIGHTED], overall, strata, z, floors=floors)
         report = cls(
             overall=overall,
             by_field=by_field,
@@ -663,7 +682,7 @@ class SharedReport:
             format_version=document["format_version"],
         )
         check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
-        if document["format_version"] < SHARED_FORMAT_VERSION and any(
+        if document["format_version"] < LABELS_VERSION and any(
             part.labels is not None or part.coefficients for part in by_field.values()
         ):
             invalid()  # labels and coefficients are shared from format 4 on
@@ -689,6 +708,8 @@ def _read_strata(
     by_type: Mapping[str, SharedSlice],
     field_types: Mapping[str, str],
     z: float,
+    *,
+    floors: Mapping[str, CaseFloor],
 ) -> tuple[dict[str, SharedSlice], dict[str, dict[str, SharedSlice]]]:
     # Both stratum keys or neither; declared names; every stratum with every field type,
     # a stratum slice with the overall slice's metrics, a stratum-and-type slice with its
@@ -706,7 +727,9 @@ def _read_strata(
     for name in sorted(listed):
         if STRATUM_NAME.fullmatch(name) is None:
             invalid()
-        strata[name] = _slice(listed[name], CORE_METRICS, kappa=False, z=z, pooled=True)
+        strata[name] = _slice(
+            listed[name], CORE_METRICS, kappa=False, z=z, pooled=True, floor=floors.get("")
+        )
         parts = listed_types[name]
         if type(parts) is not dict or set(parts) != set(by_type):
             invalid()
@@ -715,27 +738,42 @@ def _read_strata(
             members = [by_field[f] for f, t in field_types.items() if t == type_name]
             allowed = {m for part in members for m in part.metrics} - {"majority_baseline"}
             strata_types[name][type_name] = _slice(
-                parts[type_name], allowed, kappa=False, z=z, pooled=True
+                parts[type_name],
+                allowed,
+                kappa=False,
+                z=z,
+                pooled=True,
+                floor=floors.get(type_name),
             )
     return strata, strata_types
 
 
 def shown_weighted(
-    weighted: WeightedEstimate, strata: Mapping[str, SharedSlice]
+    weighted: WeightedEstimate, strata: Mapping[str, SharedSlice], z: float
 ) -> WeightedEstimate:
     """The weighted estimates a shared report may show: each where its inputs are shown.
 
     A metric's estimate is a function of every sampled stratum's counts of it (and the
     public fractions), its design effect a rounded quadratic aggregate like a clustered
     interval's: shown exactly where all those counts are, else ``null``
-    (docs/disclosure.md, "Stratum slices").
+    (docs/disclosure.md, "Stratum slices"). Its interval counts each stratum's cases
+    by the stratum's case floor, as the shared clustered intervals do.
     """
     shared = set.intersection(*(set(part.metrics) for part in strata.values()))
-    metrics = {  # the metrics share publishes (not the withheld validation figures)
-        name: figures if _inputs_shown(name, weighted.fractions, strata) else _WITHHELD
-        for name, figures in weighted.metrics.items()
-        if name in shared
-    }
+    metrics: dict[str, WeightedMetric] = {}
+    for name, figures in weighted.metrics.items():
+        if name not in shared:
+            continue  # the metrics share publishes (not the withheld validation figures)
+        if not _inputs_shown(name, weighted.fractions, strata) or figures.estimate is None:
+            metrics[name] = _WITHHELD  # hidden inputs, or no trials (all null either way)
+            continue
+        parts = [
+            (weighted.fractions[stratum], strata[stratum].metrics[name].success_count or 0,
+             strata[stratum].metrics[name].total_count or 0)
+            for stratum in sorted(weighted.fractions)
+        ]  # fmt: skip
+        cases = _stratum_floors(name, weighted.fractions, strata, True)
+        metrics[name] = WeightedMetric.of(parts, z, shown=figures.design_effect, cases=cases)
     return WeightedEstimate(dict(weighted.fractions), metrics)
 
 
@@ -753,7 +791,12 @@ def _inputs_shown(
 
 
 def _read_weighted(
-    value: object, overall: SharedSlice, strata: Mapping[str, SharedSlice], z: float
+    value: object,
+    overall: SharedSlice,
+    strata: Mapping[str, SharedSlice],
+    z: float,
+    *,
+    floors: bool,
 ) -> WeightedEstimate:
     # As a report's, but a metric whose inputs are not all shown has only nulls.
     if type(value) is not dict or set(value) != {"fractions", "metrics"}:
@@ -785,11 +828,58 @@ def _read_weighted(
             for name in sorted(fractions)
         ]  # fmt: skip
         design = read_design_effect(figures["design_effect"], sum(m for _, _, m in parts))
-        found = WeightedMetric.of(parts, z, shown=design)
+        found = WeightedMetric.of(
+            parts, z, shown=design, cases=_stratum_floors(metric, fractions, strata, floors)
+        )
         if found.to_dict() != figures:
             invalid()
         metrics[metric] = found
     return WeightedEstimate(fractions, metrics)
+
+
+def _stratum_floors(
+    metric: str, fractions: Mapping[str, object], strata: Mapping[str, SharedSlice], floors: bool
+) -> list[int] | None:
+    # Each sampled stratum's case floor for a metric whose inputs are all shown (a stratum
+    # with no trials has none); None for a document before the floors.
+    if not floors:
+        return None
+    out = []
+    for name in sorted(fractions):
+        result = strata[name].metrics[metric]
+        out.append(0 if not result.total_count else result.clustered_cases or 0)
+    return out
+
+
+def _pooled_type(kind: str, name: str) -> str:
+    # The key of a pooled slice's case floor: its type name, or "" for every field.
+    if kind == "field_type":
+        return name
+    if kind == STRATUM_FIELD_TYPE:
+        return name.partition("/")[2]
+    return ""
+
+
+def _floors(
+    min_cell: int, field_types: Mapping[str, str], by_field: Mapping[str, object]
+) -> dict[str, CaseFloor]:
+    """Each pooled slice's case floor (docs/disclosure.md, "Clustered intervals").
+
+    Keyed ``""`` for the overall slice (and every stratum slice) and by type name
+    for a type slice (and every stratum's slice of that type); ``by_field`` holds
+    each field's slice, whose metric names say which fields report a metric.
+    """
+
+    def names(part: object) -> Collection[str]:
+        metrics = part.metrics if isinstance(part, SharedSlice) else part
+        assert isinstance(metrics, Mapping)
+        return list(metrics)
+
+    out = {"": CaseFloor(min_cell, rows_per_case(names(p) for p in by_field.values()))}
+    for type_name in sorted(set(field_types.values())):
+        members = [names(by_field[f]) for f, t in field_types.items() if t == type_name]
+        out[type_name] = CaseFloor(min_cell, rows_per_case(members))
+    return out
 
 
 def _check_strata(report: SharedReport) -> None:
@@ -879,11 +969,14 @@ def _slice(
     pooled: bool = False,
     measured: bool = False,
     field_type: str = "",
+    floor: CaseFloor | None = None,
+    current: bool = True,
 ) -> SharedSlice:
     # Exactly the six counts, exactly ``metric_names``, and kappa only where the
     # caller allows it; a field slice (``field_type``) may hold the validation figures
     # (an error magnitude only for a number or date field), its labels and coefficients;
-    # a slice with pooled label metrics holds their micro F1.
+    # a slice with pooled label metrics holds their micro F1. ``current`` is False for a
+    # document before format 5 (z bias intervals, Hanley-McNeil AUROC intervals).
     if type(value) is not dict:
         invalid()
     keys = set(value)
@@ -910,15 +1003,21 @@ def _slice(
     }
     order = (*CORE_METRICS, *TYPE_METRICS, *sorted(filter(is_plugin_metric, metric_keys)))
     metrics = {
-        name: read_metric(value[name], z, pooled=pooled) for name in order if name in metric_keys
+        name: read_metric(
+            value[name], z, pooled=pooled, cases=None if floor is None else floor.of(name)
+        )
+        for name in order
+        if name in metric_keys
     }
     part = SharedSlice(
         counts=counts,
         metrics=metrics,
         kappa=_kappa(value["kappa"]) if "kappa" in value else None,
         count_ranges=count_ranges,
-        magnitude=read_magnitude(value[MAGNITUDE]) if MAGNITUDE in value else None,
-        uncertainty=read_uncertainty(value[UNCERTAINTY], z) if UNCERTAINTY in value else None,
+        magnitude=read_magnitude(value[MAGNITUDE], student=current) if MAGNITUDE in value else None,
+        uncertainty=read_uncertainty(value[UNCERTAINTY], z, delong=current)
+        if UNCERTAINTY in value
+        else None,
     )
     if labelled:
         part = _with_labels(part, value, field_type, z)
@@ -1080,9 +1179,15 @@ def shared_from_report(
             A field missing from it has every figure withheld.
 
     Returns:
-        The shared report; metrics with a hidden part lose their interval.
+        The shared report; metrics with a hidden part lose their interval, and
+        a pooled metric's clustered interval counts the cases its published
+        numbers prove (:class:`~chartscore.disclosure.shared_metric.CaseFloor`).
     """
     hidden_set = set(hidden)
+    z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
+    by_field_raw = document["by_field"]
+    assert isinstance(by_field_raw, Mapping)
+    floors = _floors(min_cell, field_types, by_field_raw)
 
     def build(kind: str, name: str, raw: Mapping[str, object]) -> SharedSlice:
         counts: dict[str, int | None] = {}
@@ -1100,7 +1205,6 @@ def shared_from_report(
             if isinstance(raw_magnitude, Mapping):
                 magnitude = shared_magnitude(raw_magnitude, inside, published, min_cell)
             if isinstance(raw_uncertainty, Mapping):
-                z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
                 uncertainty = shared_uncertainty(raw_uncertainty, inside, published, min_cell, z)
         for key, value in raw.items():
             if key in (MAGNITUDE, UNCERTAINTY, "labels", *SCORES, *COEFFICIENTS):
@@ -1139,19 +1243,20 @@ def shared_from_report(
         total = None if (kind, name, f"{key}.{TOTAL}") in hidden_set else value[TOTAL]
         interval = value["interval"]
         shown = success is not None and total is not None and interval is not None
-        clustered = value.get("clustered_interval")
+        if kind == "field" or not shown or not total:
+            return SharedMetric(
+                success, total, _pair(interval) if shown else None, pooled=kind != "field"
+            )
+        design = value["design_effect"]
+        assert type(design) is float and success is not None
+        floor = floors[_pooled_type(kind, name)].cases(key, total)
+        clustered = clustered_wilson(success, total, design, z, cases=floor)
         return SharedMetric(
-            success,
-            total,
-            _pair(interval) if shown else None,
-            value.get("design_effect") if shown else None,
-            _pair(clustered) if shown and clustered is not None else None,
-            pooled=kind != "field",
+            success, total, _pair(interval), design, clustered, pooled=True, clustered_cases=floor
         )
 
-    by_field_raw = document["by_field"]
     by_type_raw = document["by_field_type"]
-    assert isinstance(by_field_raw, Mapping) and isinstance(by_type_raw, Mapping)
+    assert isinstance(by_type_raw, Mapping)
     overall_raw = document["overall"]
     assert isinstance(overall_raw, Mapping)
     if IGNORED_COUNT in document:  # top-level in the report; modelled with the overall slice

@@ -57,7 +57,13 @@ from chartscore.disclosure.rule import (
     WILSON_BOUND,
 )
 from chartscore.disclosure.shared import Disclosure, Key
-from chartscore.disclosure.shared_metric import Range, RateBound, SharedMetric, rate_bound
+from chartscore.disclosure.shared_metric import (
+    CaseFloor,
+    Range,
+    RateBound,
+    SharedMetric,
+    rate_bound,
+)
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
 from chartscore.paired import newcombe_difference
 from chartscore.report import MetricResult, read_confidence, read_design_effect, read_scorer
@@ -65,7 +71,10 @@ from chartscore.stats import Z95, widest_wilson, wilson_interval
 from chartscore.tally import Binomial
 
 SHARED_COMPARISON_FORMAT: Final = "chartscore.shared_comparison"
-SHARED_COMPARISON_FORMAT_VERSION: Final = 1
+SHARED_COMPARISON_FORMAT_VERSION: Final = 2
+"""2: clustered intervals on Student's t over the cases the published numbers prove."""
+READABLE_SHARED_COMPARISON_VERSIONS: Final = (1, 2)
+"""Format 1 documents are read, and written back, as they are: clustered intervals on ``z``."""
 
 NEWCOMBE_BOUND: Final = "newcombe"
 """A field slice's difference bound: the widest Newcombe interval over the tables allowed."""
@@ -394,6 +403,8 @@ class SharedComparison:
         disclosure: The rule, ``min_cell``, the suppressed count and the field types.
         scorer_version: The chartscore version that compared the systems.
         confidence: The level of every interval and bound.
+        format_version: The format it was read in (1: clustered intervals on
+            ``z``), which :meth:`to_json` writes back; a new one is format 2.
     """
 
     overall: SharedComparisonSlice
@@ -402,6 +413,9 @@ class SharedComparison:
     disclosure: Disclosure
     scorer_version: str = __version__
     confidence: float = DEFAULT_CONFIDENCE
+    format_version: int = attrs.field(
+        default=SHARED_COMPARISON_FORMAT_VERSION, eq=False, repr=False
+    )
 
     def slices(self) -> Iterator[tuple[str, str, SharedComparisonSlice]]:
         """Every slice as (kind, name, slice): overall, fields, then field types."""
@@ -427,7 +441,7 @@ class SharedComparison:
         """The shared comparison as JSON-ready data."""
         return {
             "format": SHARED_COMPARISON_FORMAT,
-            "format_version": SHARED_COMPARISON_FORMAT_VERSION,
+            "format_version": self.format_version,
             "scorer": {"name": "chartscore", "version": self.scorer_version},
             "confidence": self.confidence,
             "disclosure": self.disclosure.to_dict(),
@@ -454,7 +468,7 @@ class SharedComparison:
         """
         document = _strict_json.parse(text)
         checked = _strict_json.check_format(
-            document, SHARED_COMPARISON_FORMAT, SHARED_COMPARISON_FORMAT_VERSION
+            document, SHARED_COMPARISON_FORMAT, READABLE_SHARED_COMPARISON_VERSIONS
         )
         return _read(checked)
 
@@ -462,21 +476,38 @@ class SharedComparison:
 # --------------------------------------------------------------------------- building
 
 
+def slice_floor(min_cell: int, field_types: Mapping[str, str], kind: str, name: str) -> CaseFloor:
+    """A pooled slice's case floor: each case adds at most one trial per field it pools."""
+    fields = sum(1 for t in field_types.values() if kind == "overall" or t == name)
+    return CaseFloor(min_cell, dict.fromkeys(SHARED_PAIRED_METRICS, fields))
+
+
 def _side(
-    result: MetricResult, success: int | None, total: int | None, *, pooled: bool
+    result: MetricResult,
+    success: int | None,
+    total: int | None,
+    z: float,
+    *,
+    cases: int | None,
 ) -> SharedMetric:
+    # ``cases`` is a pooled side's case floor (None in a field slice).
     shown = success is not None and total is not None
     interval = result.interval if shown else None
-    if not pooled:
+    if cases is None:
         return SharedMetric(success, total, interval)
-    clustering = result.clustering if shown else None
+    clustering = result.clustering
+    if not shown or not total or clustering is None or clustering.design_effect is None:
+        return SharedMetric(success, total, interval, pooled=True)
+    assert success is not None
+    clustered = clustered_wilson(success, total, clustering.design_effect, z, cases=cases)
     return SharedMetric(
         success,
         total,
         interval,
-        None if clustering is None else clustering.design_effect,
-        None if clustering is None else clustering.interval,
+        clustering.design_effect,
+        clustered,
         pooled=True,
+        clustered_cases=cases,
     )
 
 
@@ -484,8 +515,9 @@ def _paired(
     metric: str,
     full: PairedMetricResult,
     hidden: Callable[[str], bool],
+    z: float,
     *,
-    pooled: bool,
+    floor: CaseFloor | None,
 ) -> SharedPaired:
     total = None if hidden(total_quantity(metric)) else full.baseline.total_count
     numbers = {
@@ -495,12 +527,25 @@ def _paired(
     b = None if hidden(paired_quantity(metric, BASELINE_ONLY)) else full.baseline_only
     c = None if hidden(paired_quantity(metric, CANDIDATE_ONLY)) else full.candidate_only
     shown = total is not None and None not in numbers.values() and b is not None and c is not None
+    cases = None if floor is None or not total else floor.cases(metric, total)
+    result = None
+    if shown:
+        result = full
+        clustering = full.clustering
+        if floor is not None and clustering is not None:
+            result = attrs.evolve(
+                full,
+                clustering=PairedClustering.from_design_effects(
+                    full.cells, clustering.design_effect, clustering.mcnemar_design_effect, z,
+                    cases=cases,
+                ),
+            )  # fmt: skip
     return SharedPaired(
-        baseline=_side(full.baseline, numbers["baseline"], total, pooled=pooled),
-        candidate=_side(full.candidate, numbers["candidate"], total, pooled=pooled),
+        baseline=_side(full.baseline, numbers["baseline"], total, z, cases=cases),
+        candidate=_side(full.candidate, numbers["candidate"], total, z, cases=cases),
         baseline_only=b,
         candidate_only=c,
-        result=full if shown else None,
+        result=result,
     )
 
 
@@ -518,6 +563,7 @@ def build_shared_comparison(
     ranges and bounds once the audit has proven them.
     """
     hidden_set = set(hidden)
+    z = z_for(comparison.confidence)
 
     def build(kind: str, name: str, part: ComparisonSlice) -> SharedComparisonSlice:
         def is_hidden(quantity: str) -> bool:
@@ -533,8 +579,9 @@ def build_shared_comparison(
             for count in SYSTEM_COUNTS:
                 key = system_count(system, count)
                 counts[key] = None if is_hidden(key) else own[count]
+        floor = None if kind == "field" else slice_floor(min_cell, field_types, kind, name)
         paired = {
-            metric: _paired(metric, part.paired[metric], is_hidden, pooled=kind != "field")
+            metric: _paired(metric, part.paired[metric], is_hidden, z, floor=floor)
             for metric in SHARED_PAIRED_METRICS
         }
         return SharedComparisonSlice(counts=counts, paired=paired)
@@ -653,7 +700,9 @@ def _bound(value: object, kinds: Collection[str], low: float) -> RateBound:
     )
 
 
-def _read_side(value: object, z: float, *, pooled: bool) -> SharedMetric:
+def _read_side(
+    value: object, z: float, *, pooled: bool, floor: Callable[[int], int] | None
+) -> SharedMetric:
     data = _strict_json.members(value, _POOLED_SIDE_KEYS if pooled else _SIDE_KEYS, _SIDE_EXTRAS)
     success, total = _count(data[SUCCESS]), _count(data[TOTAL])
     if success is not None and total is not None and success > total:
@@ -666,15 +715,19 @@ def _read_side(value: object, z: float, *, pooled: bool) -> SharedMetric:
     if pooled:
         design_effect = None
         clustered = None
+        cases = None
         if both and total:
             design_effect = read_design_effect(data["design_effect"], total)
             assert design_effect is not None and success is not None
-            clustered = clustered_wilson(success, total, design_effect, z)
+            cases = None if floor is None else floor(total)
+            clustered = clustered_wilson(success, total, design_effect, z, cases=cases)
         elif data["design_effect"] is not None:
             _invalid()
         if _interval(data["clustered_interval"], 0.0, 1.0) != clustered:
             _invalid()
-        side = SharedMetric(success, total, expected, design_effect, clustered, pooled=True)
+        side = SharedMetric(
+            success, total, expected, design_effect, clustered, pooled=True, clustered_cases=cases
+        )
     side = attrs.evolve(
         side,
         success_range=_beside(data, SUCCESS, success),
@@ -699,12 +752,14 @@ def _read_side(value: object, z: float, *, pooled: bool) -> SharedMetric:
     return attrs.evolve(side, rate_bound=bound)
 
 
-def _read_paired(value: object, z: float, *, pooled: bool) -> SharedPaired:
+def _read_paired(
+    value: object, z: float, *, pooled: bool, floor: Callable[[int], int] | None
+) -> SharedPaired:
     data = _strict_json.members(
         value, (*_PAIRED_KEYS, *(("clustered_mcnemar",) if pooled else ())), _PAIRED_EXTRAS
     )
-    baseline = _read_side(data["baseline"], z, pooled=pooled)
-    candidate = _read_side(data["candidate"], z, pooled=pooled)
+    baseline = _read_side(data["baseline"], z, pooled=pooled, floor=floor)
+    candidate = _read_side(data["candidate"], z, pooled=pooled, floor=floor)
     if (baseline.total_count, baseline.total_range) != (
         candidate.total_count,
         candidate.total_range,
@@ -744,7 +799,9 @@ def _read_paired(value: object, z: float, *, pooled: bool) -> SharedPaired:
         if sc - c != both or both + b + c > n:
             _invalid()
         cells = PairedBinomial(both, b, c, n - both - b - c)
-        item = attrs.evolve(item, result=_read_result(cells, difference, tests, clustered_tests, z))
+        cases = None if floor is None or not n else floor(n)
+        found = _read_result(cells, difference, tests, clustered_tests, z, cases=cases)
+        item = attrs.evolve(item, result=found)
     everything = item.all_ranges()
     bound = None
     if not shown and everything is not None:
@@ -770,6 +827,8 @@ def _read_result(
     tests: Mapping[str, object],
     clustered_tests: Mapping[str, object],
     z: float,
+    *,
+    cases: int | None,
 ) -> PairedMetricResult:
     # Every figure recomputed from the cells (and the published design effects), compared.
     n = cells.total_count
@@ -785,6 +844,7 @@ def _read_result(
             read_design_effect(difference["design_effect"], n),
             None if test is None else read_design_effect(test, n),
             z,
+            cases=cases,
         )
         listed = difference["clustered_interval"]
         shown = PairedClustering(
@@ -794,6 +854,7 @@ def _read_result(
             None
             if clustered_tests["p"] is None
             else _strict_json.number(clustered_tests["p"], 0.0, 1.0),
+            cases,
         )
         if shown != clustering:
             _invalid()
@@ -812,7 +873,9 @@ def _read_result(
     return expected
 
 
-def _read_slice(value: object, z: float, *, pooled: bool) -> SharedComparisonSlice:
+def _read_slice(
+    value: object, z: float, *, floor: CaseFloor | None, pooled: bool
+) -> SharedComparisonSlice:
     optional = [name + RANGE_SUFFIX for name in GOLD_COUNTS]
     required = (*GOLD_COUNTS, "baseline_counts", "candidate_counts", *SHARED_PAIRED_METRICS)
     data = _strict_json.members(value, required, optional)
@@ -834,7 +897,10 @@ def _read_slice(value: object, z: float, *, pooled: bool) -> SharedComparisonSli
             if found is not None:
                 count_ranges[key] = found
     paired = {
-        metric: _read_paired(data[metric], z, pooled=pooled) for metric in SHARED_PAIRED_METRICS
+        metric: _read_paired(
+            data[metric], z, pooled=pooled, floor=None if floor is None else floor.of(metric)
+        )
+        for metric in SHARED_PAIRED_METRICS
     }
     part = SharedComparisonSlice(counts=counts, paired=paired, count_ranges=count_ranges)
     _check_identities(part)
@@ -893,13 +959,28 @@ def _read(document: Mapping[str, object]) -> SharedComparison:
     by_type_raw = _strict_json.mapping(data["by_field_type"])
     if set(by_field_raw) != set(field_types) or set(by_type_raw) != set(field_types.values()):
         _invalid()
+    format_version = document["format_version"]
+    assert type(format_version) is int
+
+    def floor(kind: str, name: str) -> CaseFloor | None:
+        if format_version < SHARED_COMPARISON_FORMAT_VERSION:
+            return None  # format 1: clustered intervals on z
+        return slice_floor(disclosure.min_cell, field_types, kind, name)
+
     shared = SharedComparison(
-        overall=_read_slice(data["overall"], z, pooled=True),
-        by_field={k: _read_slice(by_field_raw[k], z, pooled=False) for k in sorted(by_field_raw)},
-        by_field_type={k: _read_slice(by_type_raw[k], z, pooled=True) for k in sorted(by_type_raw)},
+        overall=_read_slice(data["overall"], z, floor=floor("overall", ""), pooled=True),
+        by_field={
+            k: _read_slice(by_field_raw[k], z, floor=None, pooled=False)
+            for k in sorted(by_field_raw)
+        },
+        by_field_type={
+            k: _read_slice(by_type_raw[k], z, floor=floor("field_type", k), pooled=True)
+            for k in sorted(by_type_raw)
+        },
         disclosure=disclosure,
         scorer_version=version,
         confidence=confidence,
+        format_version=format_version,
     )
     if sum(1 for _, value in shared.numbers() if value is None) != disclosure.suppressed_count:
         _invalid()

@@ -11,7 +11,7 @@ Value-free: closed names and numbers only.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Final, NoReturn
 
 import attrs
@@ -79,15 +79,67 @@ def range_list(value: Range) -> list[int | None]:
     return [value[0], value[1]]
 
 
+ITEM_METRICS: Final = frozenset({"item_precision", "item_recall"})
+"""Metrics whose trials are items, several to a row: a case's share of them has no bound."""
+
+
+def rows_per_case(fields: Iterable[Collection[str]]) -> dict[str, int]:
+    """The most trials one case can add to each row metric of a pooled slice.
+
+    ``fields`` holds the metric names of each field the slice pools: a case has
+    at most one row per field, so one trial per field that reports the metric.
+    Item metrics are left out (no bound).
+    """
+    out: dict[str, int] = {}
+    for names in fields:
+        for name in names:
+            if name not in ITEM_METRICS:
+                out[name] = out.get(name, 0) + 1
+    return out
+
+
+@attrs.frozen
+class CaseFloor:
+    """The fewest cases a shown pooled metric can have, from published numbers alone.
+
+    A shared report never publishes a pooled metric's case count (the overlap of
+    two fields' cases would be a count the audit does not model), so its
+    clustered interval counts the cases its own numbers prove: at least
+    ``min_cell`` (the rule puts that many cases behind every shown nonzero
+    count) and at least ``ceil(total / rows)`` for a row metric whose cases add
+    at most ``rows`` trials each (docs/disclosure.md, "Clustered intervals").
+    Never more than the true count, so the interval is never narrower than
+    the full report's.
+    """
+
+    min_cell: int
+    rows: Mapping[str, int]
+
+    def cases(self, metric: str, total: int) -> int:
+        """The floor for ``metric`` with ``total`` trials (``total > 0``)."""
+        rows = self.rows.get(metric)
+        floor = self.min_cell
+        if rows:
+            floor = max(floor, -(-total // rows))
+        return floor
+
+    def of(self, metric: str) -> Callable[[int], int]:
+        """:meth:`cases` for one metric."""
+        return lambda total: self.cases(metric, total)
+
+
 @attrs.frozen
 class SharedMetric:
     """One binomial metric of a shared report; ``None`` marks a suppressed part.
 
     A pooled slice's metric (``pooled``) also has the report's ``design_effect``
-    and ``clustered_interval``, shown only where both counts are shown
-    (docs/disclosure.md, "Clustered intervals"). A suppressed part may carry
-    its proven range (``success_range``, ``total_range``), and then the metric
-    its :class:`RateBound`.
+    and a ``clustered_interval`` over ``clustered_cases``, the fewest cases its
+    published numbers allow (:class:`CaseFloor`; never written, None in a
+    document before format 5, whose clustered intervals used ``z``), shown
+    only where both counts are shown (docs/disclosure.md, "Clustered
+    intervals"). A suppressed part may carry its proven range
+    (``success_range``, ``total_range``), and then the metric its
+    :class:`RateBound`.
     """
 
     success_count: int | None
@@ -99,6 +151,7 @@ class SharedMetric:
     success_range: Range | None = None
     total_range: Range | None = None
     rate_bound: RateBound | None = None
+    clustered_cases: int | None = None
 
     def ranges(self) -> tuple[Range, Range] | None:
         """Both parts' ranges (a published part as ``(v, v)``), or None if one is not known."""
@@ -192,8 +245,18 @@ def beside(value: Mapping[str, object], name: str, number: int | None) -> Range 
     return read_range(value[key])
 
 
-def read_metric(value: object, z: float = Z95, *, pooled: bool = False) -> SharedMetric:
-    """A metric: both counts (or null), its interval, ranges and rate bound, all checked."""
+def read_metric(
+    value: object,
+    z: float = Z95,
+    *,
+    pooled: bool = False,
+    cases: Callable[[int], int] | None = None,
+) -> SharedMetric:
+    """A metric: both counts (or null), its interval, ranges and rate bound, all checked.
+
+    ``cases`` gives a pooled metric's case floor from its trials
+    (:meth:`CaseFloor.of`); None for a document before format 5.
+    """
     if type(value) is not dict:
         invalid()
     keys = _POOLED_METRIC_KEYS if pooled else _METRIC_KEYS
@@ -202,7 +265,7 @@ def read_metric(value: object, z: float = Z95, *, pooled: bool = False) -> Share
     success, total = read_count(value[SUCCESS]), read_count(value[TOTAL])
     success_range = beside(value, SUCCESS, success)
     total_range = beside(value, TOTAL, total)
-    metric = _plain_metric(value, success, total, z, pooled=pooled)
+    metric = _plain_metric(value, success, total, z, pooled=pooled, cases=cases)
     metric = attrs.evolve(metric, success_range=success_range, total_range=total_range)
     both = metric.ranges()
     expected = None
@@ -233,7 +296,13 @@ def _bound(value: object) -> RateBound:
 
 
 def _plain_metric(
-    value: Mapping[str, object], success: int | None, total: int | None, z: float, *, pooled: bool
+    value: Mapping[str, object],
+    success: int | None,
+    total: int | None,
+    z: float,
+    *,
+    pooled: bool,
+    cases: Callable[[int], int] | None,
 ) -> SharedMetric:
     if success is not None and total is not None and success > total:
         invalid()
@@ -248,12 +317,16 @@ def _plain_metric(
     # The clustered figures: the same rule, and the interval its design effect gives.
     design_effect = None
     clustered = None
+    floor = None
     if both and total:
         design_effect = read_design_effect(value["design_effect"], total)
-        assert design_effect is not None
-        clustered = clustered_wilson(success, total, design_effect, z)  # type: ignore[arg-type]
+        assert design_effect is not None and success is not None
+        floor = None if cases is None else cases(total)
+        clustered = clustered_wilson(success, total, design_effect, z, cases=floor)
     elif value["design_effect"] is not None:
         invalid()
     if read_interval(value["clustered_interval"], 0.0, 1.0) != clustered:
         invalid()
-    return SharedMetric(success, total, shown, design_effect, clustered, pooled=True)
+    return SharedMetric(
+        success, total, shown, design_effect, clustered, pooled=True, clustered_cases=floor
+    )

@@ -59,6 +59,7 @@ from typing import Final, Protocol
 import attrs
 import numpy as np
 
+from chartscore.clustered import z_for
 from chartscore.disclosure import split
 from chartscore.disclosure.attack import (
     DERIVABLE,
@@ -749,7 +750,9 @@ def share(
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
     if report.overall_weighted is not None and shared.by_stratum:
-        weighted = shown_weighted(report.overall_weighted, shared.by_stratum)
+        weighted = shown_weighted(
+            report.overall_weighted, shared.by_stratum, z_for(report.confidence)
+        )
         shared = attrs.evolve(shared, overall_weighted=weighted)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
     cost = None if alone is None else final.disclosure.suppressed_count - alone

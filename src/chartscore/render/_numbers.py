@@ -10,7 +10,9 @@ error. The output is ASCII only, so any terminal encoding can print it.
 from __future__ import annotations
 
 import math
+from typing import Final
 
+from chartscore.reliability import too_few_pairs
 from chartscore.render.view import Cell, Estimate, Kind, LabelText
 
 SUPPRESSED = "suppressed"
@@ -123,8 +125,16 @@ def value_text(estimate: Estimate) -> str:
     return _signed_points(value) + " pp"
 
 
+COEFFICIENT_METRICS: Final = frozenset({"kappa", "ac1", "ac2", "alpha"})
+"""Coefficients whose interval is marked :data:`TOO_FEW_PAIRS` below ``MIN_COEFFICIENT_PAIRS``."""
+TOO_FEW_PAIRS: Final = "too few pairs"
+
+
 def interval_text(estimate: Estimate) -> str:
     """``[43-82]`` (percent), ``[0.01, 0.85]`` (kappa), ``[-3, +12]`` (points); ``""`` if none.
+
+    A coefficient's interval from fewer than ``MIN_COEFFICIENT_PAIRS`` pairs reads
+    ``[0.01, 0.85] too few pairs`` (docs/metrics.md, "Coefficients from few pairs").
 
     Rates are never negative, so their bounds are joined by a hyphen, which is
     shorter; bounds that can be negative are separated by a comma.
@@ -136,6 +146,9 @@ def interval_text(estimate: Estimate) -> str:
         return f"[{percent(bounds[0])}-{percent(bounds[1])}]"
     if estimate.kind is Kind.KAPPA:
         low, high = kappa_number(bounds[0]), kappa_number(bounds[1])
+        pairs = estimate.total_count
+        if estimate.metric in COEFFICIENT_METRICS and pairs is not None and too_few_pairs(pairs):
+            return f"[{low}, {high}] {TOO_FEW_PAIRS}"
     elif estimate.kind is Kind.MAGNITUDE:
         low, high = magnitude_number(bounds[0]), magnitude_number(bounds[1])
     else:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, repeat
-from operator import add, and_, mul, rshift
+from operator import add, and_, mul, rshift, sub
 from typing import Final
 
 from chartscore.clustered import ClusterSums, PairedClusterSums
@@ -371,11 +371,13 @@ def pooled_sums(
             yy = sum(map(mul, counts, map(mul, y, y)))
             ym = sum(map(mul, counts, map(mul, y, m)))
             mm = sum(map(mul, counts, map(mul, m, m)))
-            unknown = metric == "majority_baseline"
             cases = sum(compress(counts, m))
-            result[name][metric] = ClusterSums(
-                cases, None if unknown else yy, None if unknown else ym, mm
-            )
+            if metric == "majority_baseline":  # per-case successes unknown
+                result[name][metric] = ClusterSums(cases, None, None, mm, None, None)
+                continue
+            with_success = sum(compress(counts, y))
+            with_failure = sum(compress(counts, map(sub, m, y)))
+            result[name][metric] = ClusterSums(cases, yy, ym, mm, with_success, with_failure)
     return result
 
 

@@ -224,7 +224,14 @@ def partial_document(
 
 def _sums_document(metrics: Mapping[str, ClusterSums]) -> dict[str, list[int | None]]:
     return {
-        metric: [sums.cases, sums.sum_yy, sums.sum_ym, sums.sum_mm]
+        metric: [
+            sums.cases,
+            sums.sum_yy,
+            sums.sum_ym,
+            sums.sum_mm,
+            sums.success_cases,
+            sums.failure_cases,
+        ]
         for metric, sums in sorted(metrics.items())
     }
 
@@ -569,11 +576,22 @@ def _clusters(value: object) -> dict[str, dict[str, ClusterSums]]:
             known_metric = metric in CORE_METRICS or metric in TYPE_METRICS
             if not known_metric and metric not in LABEL_METRICS and ":" not in metric:
                 _refuse()
-            if type(sums) is not list or len(sums) != 4:
+            if type(sums) is not list or len(sums) != 6:
                 _refuse()
-            known = [None if number is None else _count(number) for number in sums[1:3]]
-            out[name][metric] = ClusterSums(_count(sums[0]), known[0], known[1], _count(sums[3]))
+            known = [None if sums[i] is None else _count(sums[i]) for i in (1, 2, 4, 5)]
+            found = _cluster_sums(_count(sums[0]), known, _count(sums[3]))
+            if found is None:
+                _refuse()
+            out[name][metric] = found
     return out
+
+
+def _cluster_sums(cases: int, known: list[int | None], sum_mm: int) -> ClusterSums | None:
+    # None for sums no cases could give (the caller refuses them outside this frame).
+    try:
+        return ClusterSums(cases, known[0], known[1], sum_mm, known[2], known[3])
+    except ValueError:
+        return None
 
 
 def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
