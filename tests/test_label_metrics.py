@@ -263,6 +263,8 @@ def _per_case_sums(
         sum(y * y for y, _ in cases),
         sum(y * m for y, m in cases),
         sum(m * m for _, m in cases),
+        sum(1 for y, _ in cases if y),
+        sum(1 for y, m in cases if y < m),
     )
 
 

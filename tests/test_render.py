@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -114,8 +115,15 @@ def test_estimate_texts_from_hand_computed_intervals() -> None:
     assert estimate_text(rate(0, 8)) == "0/8 0% [0-32]"
     assert estimate_text(rate(8, 8)) == "8/8 100% [68-100]"
     assert estimate_text(rate(0, 0)) == "0/0 no trials"
-    kappa = Estimate("field", "a", "kappa", Kind.KAPPA, None, 50, 0.4, 0.15109, 0.64891)
+    kappa = Estimate("field", "a", "kappa", Kind.KAPPA, None, 150, 0.4, 0.15109, 0.64891)
     assert estimate_text(kappa) == "0.40 [0.15, 0.65]"
+    # From fewer than 100 pairs its interval is marked (docs/metrics.md); the AUROC's is not.
+    few = Estimate("field", "a", "kappa", Kind.KAPPA, None, 99, 0.4, 0.15109, 0.64891)
+    assert estimate_text(few) == "0.40 [0.15, 0.65] too few pairs"
+    for metric in ("ac1", "ac2", "alpha"):
+        assert estimate_text(attrs.evolve(few, metric=metric)).endswith(" too few pairs")
+    auroc = attrs.evolve(few, metric="uncertainty_auroc")
+    assert estimate_text(auroc) == "0.40 [0.15, 0.65]"
     undefined = Estimate("field", "a", "kappa", Kind.KAPPA, None, 7, None, None, None)
     assert estimate_text(undefined) == "undefined"
     empty = Estimate("field", "a", "kappa", Kind.KAPPA, None, 0, None, None, None)
@@ -313,8 +321,12 @@ def test_demo_table_fits_100_columns_and_shows_every_error_metric() -> None:
     assert max(map(len, text.splitlines())) <= WIDTH
     for heading in ("unanswerable", "wrong-type", "answerable", "ordinal later", "kappa"):
         assert heading in text
-    # All fields: 9/30 unanswerable rows answered = 30% [17-48] (Wilson 0.1666, 0.4788).
-    assert re.search(r"^all fields .* 9/30 +30% \[17-48\] ", text, re.M)
+    # All fields: 9/30 unanswerable rows answered (Wilson [16.7, 47.9]), in 19 charts. Fewer
+    # than 10 charts hold an answer, so the design effect is at least the worst case (2.0),
+    # and t with 18 degrees of freedom: the case-clustered [12.2, 56.9] the table shows.
+    metric = DEMO.overall.metric("unanswerable_answer")
+    assert (metric.clustered_cases, metric.design_effect) == (19, 2.0)
+    assert re.search(r"^all fields .* 9/30 +30% \[12-57\] ", text, re.M)
 
 
 def _long_id_report() -> Report:

@@ -724,6 +724,8 @@ def coefficient_text(part: SharedSlice, metric: str) -> str:
     if coefficient.interval is not None:
         low, high = coefficient.interval
         text += f" [{kappa_number(low)}, {kappa_number(high)}]"
+        if coefficient.pairs is not None and coefficient.pairs < 100:
+            text += " too few pairs"  # docs/metrics.md, "Coefficients from few pairs"
     return text
 
 

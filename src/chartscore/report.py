@@ -177,7 +177,8 @@ class WeightedMetric:
             cases = [part.cases for part in sums]
         assert shown is not None
         trials = sum(m for _, _, m in parts)
-        quantile = z if cases is None else weighted_quantile(z, cases)
+        census = all(fraction == 1 for fraction, _, _ in parts)  # no variance is estimated
+        quantile = z if cases is None or census else weighted_quantile(z, cases)
         if quantile is None:
             return cls(float(rate), shown, (0.0, 1.0))
         return cls(float(rate), shown, weighted_wilson(rate, trials, shown, quantile))

@@ -1247,8 +1247,9 @@ def shared_from_report(
             return SharedMetric(
                 success, total, _pair(interval) if shown else None, pooled=kind != "field"
             )
-        design = value["design_effect"]
-        assert type(design) is float and success is not None
+        design = value["design_effect"]  # 1 is written as an integer (canonical JSON)
+        assert type(design) in (int, float) and success is not None
+        design = float(design)
         floor = floors[_pooled_type(kind, name)].cases(key, total)
         clustered = clustered_wilson(success, total, design, z, cases=floor)
         return SharedMetric(

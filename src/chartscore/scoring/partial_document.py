@@ -187,13 +187,7 @@ def partial_document(
                 number for cell in sorted(pairs) for number in (*cell, pairs[cell])
             ]
         fields[field_id] = entry
-    clusters = {
-        name: {
-            metric: [sums.cases, sums.sum_yy, sums.sum_ym, sums.sum_mm]
-            for metric, sums in sorted(metrics.items())
-        }
-        for name, metrics in sorted(partial.clusters.items())
-    }
+    clusters = {name: _sums_document(metrics) for name, metrics in sorted(partial.clusters.items())}
     cases = partial.cases
     document: dict[str, object] = {
         "format": PARTIAL_FORMAT,
