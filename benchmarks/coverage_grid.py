@@ -111,7 +111,9 @@ def rate_cell(
     seed: int, charts: int, layout: str, p: float, rho: float, runs: int
 ) -> tuple[Outcome, Outcome]:
     """(before, now) for one cell of the clustered-interval grid."""
-    rng = np.random.default_rng([seed, charts, LAYOUTS.index(layout), round(p * 100), round(rho * 100)])
+    rng = np.random.default_rng(
+        [seed, charts, LAYOUTS.index(layout), round(p * 100), round(rho * 100)]
+    )
     m = layout_sizes(rng, layout, charts, runs)
     y = rng.binomial(m, chart_rates(rng, p, rho, m.shape))
     tallies = {True: [0, 0], False: [0, 0]}
@@ -288,9 +290,7 @@ def coefficient_truth(prevalence: float, sensitivity: float, specificity: float)
     }
 
 
-def coefficient_cell(
-    seed: int, pairs: int, prevalence: float, runs: int
-) -> dict[str, float]:
+def coefficient_cell(seed: int, pairs: int, prevalence: float, runs: int) -> dict[str, float]:
     """Coverage of kappa, AC1 and alpha over runs with a defined interval (sens 0.9, spec 0.9)."""
     truth = coefficient_truth(prevalence, 0.9, 0.9)
     rng = np.random.default_rng([seed, pairs, round(prevalence * 1000), 6])
@@ -333,7 +333,9 @@ def _report_rate(seed: int, runs: int) -> None:
                 lowest[label] = (1 - low - high, name)
         if flagged(now):
             low, high = now
-            print(f"  flagged now: {name}: coverage {1 - low - high:.3f}, low {low:.3f}, high {high:.3f}")
+            print(
+                f"  flagged now: {name}: coverage {1 - low - high:.3f}, low {low:.3f}, high {high:.3f}"
+            )
     for label in ("before", "now"):
         cov, low, high = counts[label]
         print(

@@ -18,11 +18,12 @@ chartscore does not share code with:
 - Gwet's AC1 and AC2 on the cohorts: Gwet's per-subject (raw-data) form, from
   tests/test_reliability.py;
 - error magnitude: scikit-learn's ``mean_absolute_error``, numpy, and statsmodels'
-  ``DescrStatsW.zconfint_mean`` (the bias interval); Bland-Altman limits as numpy's mean -/+
+  ``DescrStatsW.tconfint_mean`` (the bias interval); Bland-Altman limits as numpy's mean -/+
   z times ``std(ddof=1)``; the chance level as scikit-learn's MAE of numpy's median;
 - declared uncertainty: scikit-learn's ``roc_auc_score`` and ``brier_score_loss``; the
-  risk-coverage steps from numpy's ``quantile(method="inverted_cdf")``; the Hanley-McNeil
-  interval from their equation (2) in plain floats;
+  risk-coverage steps from numpy's ``quantile(method="inverted_cdf")``; DeLong's standard
+  error from every pair's placements in numpy, and the logit interval in plain floats with
+  scipy's t quantile;
 
 and, once each, the published values: chart-review's "cold" table (3 decimals), Gwet's
 abstractors table (irrCAC: AC1 0.8493305 se 0.04321747, AC2 0.94024 se 0.01792, alpha
@@ -67,6 +68,7 @@ from sklearn.metrics import (
 )
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
+from scipy.stats import t as student
 from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, score
@@ -461,13 +463,13 @@ def check_magnitude(
     table.compare("mean_signed_error", "numpy mean", found.bias, float(d.mean()) if pairs else None)
     bias_interval = limits = None
     if len(pairs) > 1:
-        low, high = DescrStatsW(d).zconfint_mean(alpha=0.05)
+        low, high = DescrStatsW(d).tconfint_mean(alpha=0.05)
         bias_interval = (float(low), float(high))
         sd = float(np.std(d, ddof=1))
         limits = (float(d.mean()) - Z95 * sd, float(d.mean()) + Z95 * sd)
     table.interval(
         "mean_signed_error interval",
-        "statsmodels DescrStatsW.zconfint_mean",
+        "statsmodels DescrStatsW.tconfint_mean",
         found.bias_interval,
         bias_interval,
     )
@@ -489,6 +491,25 @@ def check_interval_alpha(table: Table, part: SliceReport, rows: Sequence[Row]) -
     table.interval(
         "alpha (interval) interval", "krippendorff.alpha jackknife", alpha.interval, interval
     )
+
+
+def delong_floats(agreed: np.ndarray, disagreed: np.ndarray) -> tuple[float, float]:
+    """DeLong et al. (1988) from every pair, in floats: (AUROC, standard error)."""
+    psi = (agreed[:, None] > disagreed[None, :]) + 0.5 * (agreed[:, None] == disagreed[None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    variance = v10.var(ddof=1) / len(agreed) + v01.var(ddof=1) / len(disagreed)
+    return float(psi.mean()), math.sqrt(variance)
+
+
+def logit_interval(area: float, se: float, n1: int, n0: int) -> tuple[float, float]:
+    """The logit-scale interval docs/metrics.md defines, from the standard error rounded up to
+    two significant digits (decimal ceiling) and scipy's t over min(n1, n0) - 1 df."""
+    rounded = Decimal(repr(se))
+    step = Decimal(1).scaleb(rounded.adjusted() - 1)
+    shown = float((rounded / step).to_integral_value(rounding="ROUND_CEILING") * step)
+    t = float(student.ppf(0.975, min(n1, n0) - 1))
+    centre, half = math.log(area / (1 - area)), t * shown / (area * (1 - area))
+    return 1 / (1 + math.exp(-(centre - half))), 1 / (1 + math.exp(-(centre + half)))
 
 
 def hanley_mcneil_floats(area: float, n1: int, n0: int) -> tuple[float, float]:
@@ -521,14 +542,22 @@ def check_uncertainty(
     area = roc_auc_score(y, forecast) if len(set(y.tolist())) == 2 else None
     table.compare("uncertainty_auroc", "scikit-learn roc_auc_score", found.auroc, area)
     interval = None
-    if area is not None:
-        interval = hanley_mcneil_floats(float(area), int(y.sum()), int(len(y) - y.sum()))
-    table.interval(
-        "uncertainty_auroc interval",
-        "Hanley-McNeil eq. (2) in floats",
-        found.auroc_interval,
-        interval,
-    )
+    n1, n0 = int(y.sum()), int(len(y) - y.sum())
+    if area is not None and min(n1, n0) >= 2 and 0 < area < 1:
+        _, se = delong_floats(forecast[y == 1], forecast[y == 0])
+        variance = found.sums.delong_variance
+        assert variance is not None
+        table.compare(
+            "auroc standard error", "DeLong's placements in numpy", math.sqrt(variance), se
+        )
+        if se > 0:
+            interval = logit_interval(float(area), se, n1, n0)
+            table.interval(
+                "uncertainty_auroc interval",
+                "DeLong logit interval in floats, scipy t",
+                found.auroc_interval,
+                interval,
+            )
     brier = brier_score_loss(y, forecast) if kept else None
     table.compare("brier_score", "scikit-learn brier_score_loss", found.brier_score, brier)
     values = np.array([u for _, u in kept])

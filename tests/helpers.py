@@ -181,3 +181,40 @@ def without_ranges(document: dict) -> dict:  # type: ignore[type-arg]
     strip(document)
     del document["disclosure"]["survival"]  # counts bounds and shown rates: stale too
     return document
+
+
+def pop_clustered(document: dict) -> dict[tuple[str, ...], list[float] | None]:  # type: ignore[type-arg]
+    """Take every pooled metric's ``clustered_interval`` and ``case_count`` out of a report's
+    or shared report's JSON (changed in place); the intervals, by (slice, ..., metric).
+
+    A shared report's clustered interval counts the cases its numbers prove, not the
+    report's ``case_count`` (docs/disclosure.md, "Clustered intervals"): compare the rest
+    exactly and the intervals with :func:`assert_never_narrower`.
+    """
+    found: dict[tuple[str, ...], list[float] | None] = {}
+
+    def walk(node: object, path: tuple[str, ...]) -> None:
+        if type(node) is not dict:
+            return
+        if "clustered_interval" in node:
+            found[path] = node.pop("clustered_interval")
+            node.pop("case_count", None)
+        for key, value in node.items():
+            walk(value, (*path, key))
+
+    for key in ("overall", "by_field_type", "by_stratum", "by_stratum_field_type"):
+        walk(document.get(key), (key,))
+    return found
+
+
+def assert_never_narrower(
+    shared: dict[tuple[str, ...], list[float] | None],
+    full: dict[tuple[str, ...], list[float] | None],
+) -> None:
+    """Every shown shared clustered interval holds the full report's (fewer cases, wider)."""
+    for key, interval in shared.items():
+        if interval is None:
+            continue
+        inner = full[key]
+        assert inner is not None, key
+        assert interval[0] <= inner[0] and inner[1] <= interval[1], key

@@ -56,7 +56,7 @@ def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
     assert status == 0 and err == ""
     assert out.endswith("\n") and out.count("\n") == 1
     report = json.loads(out)
-    assert report["format"] == "chartscore.report" and report["format_version"] == 2
+    assert report["format"] == "chartscore.report" and report["format_version"] == 3
     assert report["scorer"] == {"name": "chartscore", "version": __version__}
     overall = report["overall"]
     assert overall["normalized_agreement"]["success_count"] == 2
@@ -67,9 +67,12 @@ def test_score_prints_canonical_report(files: tuple[Path, Path]) -> None:
         "success_count": 3,
         "total_count": 4,
         "interval": [0.30064184258240195, 0.9544127391902995],
-        # a pooled slice: the two cases' rows do not vary more than rows would alone
-        "design_effect": 1,
-        "clustered_interval": [0.30064184258240195, 0.9544127391902995],
+        # a pooled slice: the one failure sits in one of the two charts (fewer than 10), so
+        # the design effect is at least the worst case, sum m^2 / M = 8 / 4 = 2; two charts
+        # leave Student's t one degree of freedom
+        "design_effect": 2,
+        "case_count": 2,
+        "clustered_interval": [0.006888242685801854, 0.9992299246206001],
     }
     assert sorted(report["by_field"]) == ["echo.lvef", "hx.smoking"]
 
@@ -228,7 +231,8 @@ def test_demo_summary_and_json() -> None:
     assert "synthetic" in out and "\nall fields " in out
     # The demo prints the terminal table (chartscore.render, tested in test_render.py).
     assert re.search(r"^triage\.acuity +ordinal later +lower +0/22 +0% \[0-15\]$", out, re.M)
-    assert re.search(r"^triage\.acuity +0\.98 \[0\.93, 1\.00\] +20$", out, re.M)
+    # Kappa from 20 pairs: marked, as every coefficient from fewer than 100 pairs.
+    assert re.search(r"^triage\.acuity +0\.98 \[0\.93, 1\.00\] too few pairs +20$", out, re.M)
     status, out, _ = run(["demo", "--json"])
     report = json.loads(out)
     assert report["overall"]["field_count"] == 216  # 24 cases x 9 fields

@@ -22,11 +22,19 @@ from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, score
 from chartscore.canonical_json import canonical_json
+from chartscore.clustered import clustered_wilson
 from chartscore.disclosure import Sensitivity, SharedReport, audit, share
-from chartscore.stats import wilson_interval
+from chartscore.disclosure.shared import case_floors, floor_key
+from chartscore.stats import Z95, wilson_interval
 from disclosure_reference import Cohort, Tally, build_cohort
 
-from helpers import examples, with_clustered_figures, without_ranges
+from helpers import (
+    assert_never_narrower,
+    examples,
+    pop_clustered,
+    with_clustered_figures,
+    without_ranges,
+)
 
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 ROOT = Path(__file__).resolve().parent.parent
@@ -201,10 +209,11 @@ def test_a_cohort_with_no_small_cell_is_shared_unchanged(cohort: Cohort, min_cel
     assert shared.disclosure.suppressed_count == 0
     document = json.loads(shared.to_json())
     full = json.loads(report.core().to_json())
+    assert_never_narrower(pop_clustered(document), pop_clustered(full))
     for key in ("overall", "by_field", "by_field_type", "scorer"):
         assert document[key] == full[key]
     assert document["format"] == "chartscore.shared_report"
-    assert document["format_version"] == 4  # the report's shape, with ranges and labels
+    assert document["format_version"] == 5  # the report's shape, with ranges and labels
     assert document["disclosure"]["suppressed_count"] == 0
 
 
@@ -248,6 +257,21 @@ def test_complementary_cells_are_needed_together(cohort: Cohort, min_cell: int) 
     assert not result.passed or derivable & sensitive
 
 
+def _shared_clustered(
+    shared: SharedReport, kind: str, name: str, metric: str, origin: dict[str, Any]
+) -> list[float] | None:
+    # The clustered interval a shared report shows for these counts: over its case floor.
+    total = origin["total_count"]
+    if not total:
+        return None
+    floors = case_floors(shared.disclosure.min_cell, shared.disclosure.field_types, shared.by_field)
+    cases = floors[floor_key(kind, name)].cases(metric, total)
+    interval = clustered_wilson(
+        origin["success_count"], total, float(origin["design_effect"]), Z95, cases=cases
+    )
+    return None if interval is None else list(interval)
+
+
 def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -> str:
     """The shared report's JSON with ``keys`` filled back in from the full report.
 
@@ -282,9 +306,11 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
             shown[part] = origin[part]
             if shown["success_count"] is not None and shown["total_count"] is not None:
                 shown["interval"] = origin["interval"]
-                for clustered in ("design_effect", "clustered_interval"):  # pooled slices
-                    if clustered in shown:
-                        shown[clustered] = origin[clustered]
+                if "design_effect" in shown:  # a pooled slice: its clustered figures too
+                    shown["design_effect"] = origin["design_effect"]
+                    shown["clustered_interval"] = _shared_clustered(
+                        shared, kind, name, quantity.rsplit(".", 1)[0], origin
+                    )
             if quantity.startswith("labels."):  # a label's F1 is shown with its counts
                 label = quantity[len("labels.") :].rsplit(".", 2)[0]
                 table = target["labels"][label]

@@ -74,7 +74,7 @@ def test_a_max_upper_gate_mirrors_a_min_lower_gate() -> None:
     # error counts errs exactly as a min_lower gate at t does on successes.
     for n in (7, 40, 333):
         for k in range(n + 1):
-            low, high = wilson_interval(k, n)  # type: ignore[misc]
+            _, high = wilson_interval(k, n)  # type: ignore[misc]
             mirror = wilson_interval(n - k, n)
             assert mirror is not None
             assert high == pytest.approx(1 - mirror[0], abs=1e-15)

@@ -63,9 +63,10 @@ def test_an_older_reports_clustered_intervals_are_read_on_z() -> None:
     # A field's AUROC interval is Hanley and McNeil's, with no standard error.
     uncertainty = report.by_field["echo.lvef"].uncertainty
     assert uncertainty is not None and not uncertainty.delong
-    assert "auroc_standard_error" not in json.loads(report.to_json())["by_field"]["echo.lvef"][
-        "declared_uncertainty"
-    ]
+    assert (
+        "auroc_standard_error"
+        not in json.loads(report.to_json())["by_field"]["echo.lvef"]["declared_uncertainty"]
+    )
 
 
 def test_a_format_2_report_cannot_carry_format_3_keys() -> None:

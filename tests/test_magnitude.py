@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import mean_absolute_error
 from scipy.stats import t as student
+from sklearn.metrics import mean_absolute_error
 from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, Report, score

@@ -170,6 +170,7 @@ def _raw_uncertainty(agreed: int, rows: int) -> dict[str, Any]:
         "without_uncertainty": 0,
         "auroc": 0.75,
         "auroc_interval": [0.5, 1.0],
+        "auroc_standard_error": 0.1,
         "brier_score": 0.2,
         "risk_coverage": steps,
     }
@@ -184,11 +185,13 @@ def test_the_auroc_needs_min_cell_cases_in_both_classes() -> None:
     }
     shown = shared_uncertainty(_raw_uncertainty(15, 26), figures, counts, 11, Z95)
     assert shown.withheld == {} and shown.auroc == 0.75  # 15 agree, 11 do not
+    assert shown.auroc_standard_error == 0.1  # published beside the AUROC
     counts["declared_uncertainty.rows"] = 25  # 10 disagreeing rows
     few = shared_uncertainty(_raw_uncertainty(15, 25), figures, counts, 11, Z95)
     # 10 disagreeing rows at every step: no step but the last (all rows) may show.
     assert few.withheld == {"auroc": COUNT_SUPPRESSED, "risk_coverage": COUNT_RULE}
-    assert few.auroc is None and few.risk_coverage[:9] == (None,) * 9
+    assert few.auroc is None and few.auroc_standard_error is None
+    assert few.risk_coverage[:9] == (None,) * 9
     assert few.brier_score == 0.2  # the Brier score needs only min_cell rows
     counts["declared_uncertainty.agreed"] = None
     hidden = shared_uncertainty(_raw_uncertainty(15, 25), figures, counts, 11, Z95)

@@ -42,7 +42,14 @@ from test_disclosure import (
     worked_example,
 )
 
-from helpers import chain_dict, digest, examples, write_jsonl
+from helpers import (
+    assert_never_narrower,
+    chain_dict,
+    digest,
+    examples,
+    pop_clustered,
+    write_jsonl,
+)
 
 SLOW = settings(
     max_examples=examples(20),
@@ -166,6 +173,7 @@ def test_a_cohort_with_no_small_cell_loses_nothing_from_records() -> None:
         alpha, expected = document["by_field"][field_id].pop("alpha"), whole[field_id]["alpha"]
         withheld = magnitude["limits_of_agreement"] is None
         assert alpha == ({**expected, "value": None, "interval": None} if withheld else expected)
+    assert_never_narrower(pop_clustered(document), pop_clustered(full))
     for key in ("overall", "by_field", "by_field_type"):
         assert document[key] == full[key]
     # The validation figures' counts are all published, equal to the report's.

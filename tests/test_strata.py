@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from scipy.stats import t as student
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import t as student
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
 from chartscore.cli import main

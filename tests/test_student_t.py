@@ -58,9 +58,7 @@ def test_quantiles_match_scipy(level: float) -> None:
 def test_the_quantile_solves_the_defining_equation(level: float, df: int) -> None:
     # scipy's own distribution function at chartscore's quantile gives the level back.
     quantile = t_quantile(level, df)
-    assert student.cdf(quantile, df) - student.cdf(-quantile, df) == pytest.approx(
-        level, abs=2e-15
-    )
+    assert student.cdf(quantile, df) - student.cdf(-quantile, df) == pytest.approx(level, abs=2e-15)
     # t shrinks toward z as the degrees of freedom grow, and is never below it.
     assert quantile > float(normal_quantile(level))
     if df > 1:

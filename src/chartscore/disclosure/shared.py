@@ -635,7 +635,7 @@ class SharedReport:
             has_kappa = field_types[field_id] in KAPPA_TYPES
             if (part.kappa is not None) != has_kappa:
                 invalid()
-        pooled_floors = _floors(disclosure.min_cell, field_types, by_field) if floors else {}
+        pooled_floors = case_floors(disclosure.min_cell, field_types, by_field) if floors else {}
         by_type: dict[str, SharedSlice] = {}
         for type_name, raw in sorted(by_type_raw.items()):
             members = [by_field[f] for f, t in field_types.items() if t == type_name]
@@ -851,8 +851,8 @@ def _stratum_floors(
     return out
 
 
-def _pooled_type(kind: str, name: str) -> str:
-    # The key of a pooled slice's case floor: its type name, or "" for every field.
+def floor_key(kind: str, name: str) -> str:
+    """The key of a pooled slice's :func:`case_floors` entry: its type name, or ``""``."""
     if kind == "field_type":
         return name
     if kind == STRATUM_FIELD_TYPE:
@@ -860,7 +860,7 @@ def _pooled_type(kind: str, name: str) -> str:
     return ""
 
 
-def _floors(
+def case_floors(
     min_cell: int, field_types: Mapping[str, str], by_field: Mapping[str, object]
 ) -> dict[str, CaseFloor]:
     """Each pooled slice's case floor (docs/disclosure.md, "Clustered intervals").
@@ -1187,7 +1187,7 @@ def shared_from_report(
     z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
     by_field_raw = document["by_field"]
     assert isinstance(by_field_raw, Mapping)
-    floors = _floors(min_cell, field_types, by_field_raw)
+    floors = case_floors(min_cell, field_types, by_field_raw)
 
     def build(kind: str, name: str, raw: Mapping[str, object]) -> SharedSlice:
         counts: dict[str, int | None] = {}
@@ -1250,7 +1250,7 @@ def shared_from_report(
         design = value["design_effect"]  # 1 is written as an integer (canonical JSON)
         assert type(design) in (int, float) and success is not None
         design = float(design)
-        floor = floors[_pooled_type(kind, name)].cases(key, total)
+        floor = floors[floor_key(kind, name)].cases(key, total)
         clustered = clustered_wilson(success, total, design, z, cases=floor)
         return SharedMetric(
             success, total, _pair(interval), design, clustered, pooled=True, clustered_cases=floor

@@ -488,17 +488,18 @@ def _side(
     total: int | None,
     z: float,
     *,
+    pooled: bool,
     cases: int | None,
 ) -> SharedMetric:
-    # ``cases`` is a pooled side's case floor (None in a field slice).
+    # ``cases`` is a pooled side's case floor (None where its trials are hidden or none).
     shown = success is not None and total is not None
     interval = result.interval if shown else None
-    if cases is None:
+    if not pooled:
         return SharedMetric(success, total, interval)
     clustering = result.clustering
     if not shown or not total or clustering is None or clustering.design_effect is None:
         return SharedMetric(success, total, interval, pooled=True)
-    assert success is not None
+    assert success is not None and cases is not None
     clustered = clustered_wilson(success, total, clustering.design_effect, z, cases=cases)
     return SharedMetric(
         success,
@@ -541,8 +542,12 @@ def _paired(
                 ),
             )  # fmt: skip
     return SharedPaired(
-        baseline=_side(full.baseline, numbers["baseline"], total, z, cases=cases),
-        candidate=_side(full.candidate, numbers["candidate"], total, z, cases=cases),
+        baseline=_side(
+            full.baseline, numbers["baseline"], total, z, pooled=floor is not None, cases=cases
+        ),
+        candidate=_side(
+            full.candidate, numbers["candidate"], total, z, pooled=floor is not None, cases=cases
+        ),
         baseline_only=b,
         candidate_only=c,
         result=result,
