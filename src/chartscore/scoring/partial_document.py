@@ -14,6 +14,12 @@ control as counts of per-case outcome patterns. Never a case id, a value or a
 digest: so not the distances behind a number or date field's error magnitude,
 which a merged report leaves out.
 
+Every bit set (an outcome mask, a row class, a case's pattern of row classes) is
+written as hexadecimal text: a pattern has a bit per (field group, row class)
+that some case earned, so it grows with the schema, and JSON holds integers
+exactly only below 2**53. Format 1 wrote them as JSON integers (the strata's row
+classes as decimal text); it is still read.
+
 A partial is not suppressed: it travels only between the sites of a consortium,
 under their agreement (docs/privacy.md). Reading one back is strict (the same
 JSON rules as every saved document) and every count is checked.
@@ -48,7 +54,9 @@ from chartscore.scoring.strata import StrataParts
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
-PARTIAL_FORMAT_VERSION: Final = 1
+PARTIAL_FORMAT_VERSION: Final = 2
+"""Format 2 writes every bit set as hexadecimal text (format 1: JSON integers)."""
+PARTIAL_READABLE_VERSIONS: Final = (1, 2)
 
 _TOP_KEYS: Final = (
     "format",
@@ -61,7 +69,8 @@ _TOP_KEYS: Final = (
     "cases",
 )
 _OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins", "strata")
-_ROW_CLASS: Final = re.compile(r"0|[1-9][0-9]{0,299}")  # a row class, as decimal text
+_BITS: Final = re.compile(r"0|[1-9a-f][0-9a-f]*")  # a bit set, as hexadecimal text
+_DECIMAL_BITS: Final = re.compile(r"0|[1-9][0-9]{0,299}")  # format 1: a stratum's row class
 _FIELD_KEYS: Final = (
     "field_type",
     "answerable",
@@ -112,6 +121,16 @@ def _label_index(counts: FieldCounts, field_id: str) -> dict[object, int] | None
 
 def _flat(pairs: Mapping[int, int]) -> list[int]:
     return [number for key in sorted(pairs) for number in (key, pairs[key])]
+
+
+def _bits_text(bits: int) -> str:
+    """A bit set as lowercase hexadecimal digits without leading zeros (JSON-safe at any size)."""
+    return format(bits, "x")
+
+
+def _counted_bits(counted: Mapping[int, int]) -> list[list[object]]:
+    """``[[bits, count], ...]`` in increasing order of the bit sets; zero counts left out."""
+    return [[_bits_text(bits), counted[bits]] for bits in sorted(counted) if counted[bits]]
 
 
 def _uncertainty(uncertain: Mapping[tuple[object, bool], int]) -> list[list[object]]:
@@ -168,7 +187,7 @@ def partial_document(
             "field_type": counts.field_type.value,
             "answerable": counts.answerable,
             "unanswerable": counts.unanswerable,
-            "outcomes": _flat(counts.outcomes),
+            "outcomes": _counted_bits(counts.outcomes),
             "items": [counts.gold_items, counts.answered_items, counts.matched_items],
             "uncertainty": _uncertainty(counts.uncertain),
         }
@@ -187,13 +206,7 @@ def partial_document(
                 number for cell in sorted(pairs) for number in (*cell, pairs[cell])
             ]
         fields[field_id] = entry
-    clusters = {
-        name: {
-            metric: [sums.cases, sums.sum_yy, sums.sum_ym, sums.sum_mm]
-            for metric, sums in sorted(metrics.items())
-        }
-        for name, metrics in sorted(partial.clusters.items())
-    }
+    clusters = {name: _sums_document(sums) for name, sums in sorted(partial.clusters.items())}
     cases = partial.cases
     document: dict[str, object] = {
         "format": PARTIAL_FORMAT,
@@ -204,9 +217,13 @@ def partial_document(
         "fields": fields,
         "clusters": clusters,
         "cases": {
-            "groups": [[group[0], list(group[1]), row] for group, row in cases.groups()],
-            "patterns": _flat(cases.patterns()),
-            "by_field": {name: _flat(rows) for name, rows in sorted(cases.by_field.items())},
+            "groups": [
+                [group[0], list(group[1]), _bits_text(row)] for group, row in cases.groups()
+            ],
+            "patterns": _counted_bits(cases.patterns()),
+            "by_field": {
+                name: _counted_bits(rows) for name, rows in sorted(cases.by_field.items())
+            },
             "ignored": cases.ignored_count,
         },
     }
@@ -223,6 +240,7 @@ def partial_document(
 
 
 def _sums_document(metrics: Mapping[str, ClusterSums]) -> dict[str, list[int | None]]:
+    # One slice's per-case sums by metric: [cases, sum_yy, sum_ym, sum_mm] (read by _sums).
     return {
         metric: [sums.cases, sums.sum_yy, sums.sum_ym, sums.sum_mm]
         for metric, sums in sorted(metrics.items())
@@ -230,12 +248,12 @@ def _sums_document(metrics: Mapping[str, ClusterSums]) -> dict[str, list[int | N
 
 
 def _strata_document(strata: StrataParts) -> dict[str, object]:
-    # Per stratum: each field's row classes (decimal text: they can pass 2**53) with their
-    # rows, and the per-case sums of its pooled slices. Declared names and counts only.
+    # Per stratum: each field's row classes with their rows, and the per-case sums of its
+    # pooled slices. Declared names and counts only.
     return {
         "classes": {
             name: {
-                field_id: [[str(row), rows] for row, rows in sorted(counted.items())]
+                field_id: _counted_bits(counted)
                 for field_id, counted in sorted(strata.classes[name].items())
             }
             for name in sorted(strata.classes)
@@ -288,23 +306,26 @@ def read_partial(text: str | bytes) -> SitePartial:
     """
     failure: ChartscoreError | None = None
     try:
-        document = _strict_json.check_format(
-            _strict_json.parse(text), PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION
-        )
+        parsed = _strict_json.parse(text)
+        found = parsed.get("format_version") if type(parsed) is dict else None
+        version = PARTIAL_FORMAT_VERSION  # any other version is refused by check_format
+        if type(found) is int and found in PARTIAL_READABLE_VERSIONS:
+            version = found
+        document = _strict_json.check_format(parsed, PARTIAL_FORMAT, version)
     except ChartscoreError as error:
         failure = error
     if failure is not None:
         if failure.code is ErrorCode.UNKNOWN_REPORT_FORMAT:
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT, input=InputKind.PARTIAL)
         raise ChartscoreError(failure.code, input=InputKind.PARTIAL)
-    return _read(document)
+    return _read(document, version)
 
 
-def _read(document: Mapping[str, object]) -> SitePartial:
+def _read(document: Mapping[str, object], version: int) -> SitePartial:
     bad = False
     result: SitePartial | None = None
     try:
-        result = _read_document(document)
+        result = _read_document(document, version)
     except ChartscoreError as error:
         if error.code is not ErrorCode.INVALID_REPORT:
             raise  # already one of ours: a partial's own code
@@ -337,9 +358,46 @@ def _pairs(value: object, *, key_limit: int | None = None) -> dict[int, int]:
     return out
 
 
-def _read_document(document: Mapping[str, object]) -> SitePartial:
+def _bits(value: object, version: int) -> int:
+    # A bit set: hexadecimal text (format 1: a JSON integer).
+    if version == 1:
+        return _count(value)
+    if type(value) is not str or _BITS.fullmatch(value) is None:
+        _refuse()
+    return int(value, 16)
+
+
+def _counted(value: object, version: int, *, row_classes: bool = False) -> dict[int, int]:
+    # Bit sets with their counts: [[bits, count], ...], bit sets strictly increasing, counts
+    # positive. Format 1: a flat [bits, count, ...] of integers, or for a stratum's row
+    # classes, pairs with the bits as decimal text.
+    if version == 1 and not row_classes:
+        return _pairs(value)
+    if type(value) is not list:
+        _refuse()
+    out: dict[int, int] = {}
+    previous = -1
+    for entry in value:
+        if type(entry) is not list or len(entry) != 2:
+            _refuse()
+        if version == 1:
+            text = entry[0]
+            if type(text) is not str or _DECIMAL_BITS.fullmatch(text) is None:
+                _refuse()
+            bits = int(text)
+        else:
+            bits = _bits(entry[0], version)
+        count = _count(entry[1])
+        if bits <= previous or count == 0:
+            _refuse()
+        previous = bits
+        out[bits] = count
+    return out
+
+
+def _read_document(document: Mapping[str, object], version: int) -> SitePartial:
     data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
-    version = read_scorer(data["scorer"])
+    scorer_version = read_scorer(data["scorer"])
     schema = None if data["schema"] is None else _schema(data["schema"])
     extra = data["extra_predictions"]
     if type(extra) is not str or extra not in EXTRA_PREDICTIONS:
@@ -353,21 +411,25 @@ def _read_document(document: Mapping[str, object]) -> SitePartial:
     fields_raw = data["fields"]
     if type(fields_raw) is not dict or not fields_raw:
         _refuse()
-    fields = {field_id: _field(field_id, raw, schema) for field_id, raw in fields_raw.items()}
+    fields = {
+        field_id: _field(field_id, raw, schema, version) for field_id, raw in fields_raw.items()
+    }
     clusters = _clusters(data["clusters"])
-    cases = _cases(data["cases"], fields)
+    cases = _cases(data["cases"], fields, version)
     strata = None
     if "strata" in data:
         if schema is None or not schema.strata:
             _refuse()
-        strata = _read_strata(data["strata"], schema, fields)
+        strata = _read_strata(data["strata"], schema, fields, version)
     partial = PartialTally(
         fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
     )
-    return SitePartial(partial, schema, extra, version)
+    return SitePartial(partial, schema, extra, scorer_version)
 
 
-def _read_strata(value: object, schema: Schema, fields: Mapping[str, FieldCounts]) -> StrataParts:
+def _read_strata(
+    value: object, schema: Schema, fields: Mapping[str, FieldCounts], version: int
+) -> StrataParts:
     # Every declared stratum, fields of the partial only, and for each key its strata's rows
     # adding up to each field's rows.
     data = _strict_json.members(value, ("classes", "clusters"))
@@ -382,16 +444,10 @@ def _read_strata(value: object, schema: Schema, fields: Mapping[str, FieldCounts
         part = _strict_json.mapping(listed[name])
         classes[name] = {}
         for field_id, rows in part.items():
-            if field_id not in fields or type(rows) is not list or not rows:
+            if field_id not in fields:
                 _refuse()
-            counted: dict[int, int] = {}
-            for entry in rows:
-                if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
-                    _refuse()
-                if _ROW_CLASS.fullmatch(entry[0]) is None or _count(entry[1]) == 0:
-                    _refuse()
-                counted[int(entry[0])] = entry[1]
-            if len(counted) != len(rows):
+            counted = _counted(rows, version, row_classes=True)
+            if not counted:
                 _refuse()
             classes[name][field_id] = counted
     for key, labels in declared:
@@ -431,7 +487,7 @@ def _plugins(value: object) -> PluginLayout:
     return PluginLayout(stamps_from_dict(data["stamps"]), tuple(pairs))
 
 
-def _field(field_id: object, value: object, schema: Schema | None) -> FieldCounts:
+def _field(field_id: object, value: object, schema: Schema | None, version: int) -> FieldCounts:
     if type(field_id) is not str or not valid_field_id(field_id):
         _refuse()
     spec = None if schema is None else schema.get(field_id)
@@ -449,7 +505,7 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
     counts.distances = counts.distance_gold = None  # a partial holds no values
     counts.answerable = _count(data["answerable"])
     counts.unanswerable = _count(data["unanswerable"])
-    counts.outcomes = _pairs(data["outcomes"])
+    counts.outcomes = _counted(data["outcomes"], version)
     if sum(counts.outcomes.values()) > counts.field_count:
         _refuse(field_id)
     items = data["items"]
@@ -569,14 +625,19 @@ def _clusters(value: object) -> dict[str, dict[str, ClusterSums]]:
             known_metric = metric in CORE_METRICS or metric in TYPE_METRICS
             if not known_metric and metric not in LABEL_METRICS and ":" not in metric:
                 _refuse()
-            if type(sums) is not list or len(sums) != 4:
-                _refuse()
-            known = [None if number is None else _count(number) for number in sums[1:3]]
-            out[name][metric] = ClusterSums(_count(sums[0]), known[0], known[1], _count(sums[3]))
+            out[name][metric] = _sums(sums)
     return out
 
 
-def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
+def _sums(value: object) -> ClusterSums:
+    # One metric's per-case sums, as _sums_document writes them.
+    if type(value) is not list or len(value) != 4:
+        _refuse()
+    known = [None if number is None else _count(number) for number in value[1:3]]
+    return ClusterSums(_count(value[0]), known[0], known[1], _count(value[3]))
+
+
+def _cases(value: object, fields: Mapping[str, FieldCounts], version: int) -> CaseClasses:
     data = _strict_json.members(value, _CASE_KEYS)
     groups_raw = data["groups"]
     if type(groups_raw) is not list:
@@ -590,10 +651,10 @@ def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
             _refuse()
         if type(extras) is not list or not all(type(name) is str for name in extras):
             _refuse()
-        groups.append(((type_name, tuple(extras)), _count(row)))
+        groups.append(((type_name, tuple(extras)), _bits(row, version)))
     if len(set(groups)) != len(groups):
         _refuse()
-    patterns = Counter(_pairs(data["patterns"], key_limit=None))
+    patterns = Counter(_counted(data["patterns"], version))
     if any(bits >> len(groups) for bits in patterns):
         _refuse()
     by_field_raw = _strict_json.mapping(data["by_field"])
@@ -601,5 +662,5 @@ def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
     for field_id, rows in by_field_raw.items():
         if field_id not in fields:
             _refuse()
-        by_field[field_id] = Counter(_pairs(rows))
+        by_field[field_id] = Counter(_counted(rows, version))
     return CaseClasses.from_counts(groups, patterns, by_field, _count(data["ignored"]))
