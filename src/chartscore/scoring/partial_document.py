@@ -22,7 +22,8 @@ classes as decimal text); it is still read.
 
 A partial is not suppressed: it travels only between the sites of a consortium,
 under their agreement (docs/privacy.md). Reading one back is strict (the same
-JSON rules as every saved document) and every count is checked.
+JSON rules as every saved document), and every identity its counts satisfy is
+checked (:mod:`chartscore.scoring.partial_identities`).
 """
 
 from __future__ import annotations
@@ -45,10 +46,10 @@ from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_d
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.strata import stratum_name
 from chartscore.report import FIELD_TYPE_NAMES, read_scorer
-from chartscore.scoring.agreement import ANSWERABLE, ANSWERED
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL
 from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally
+from chartscore.scoring.partial_identities import check_identities
 from chartscore.scoring.scorer import EXTRA_PREDICTIONS
 from chartscore.scoring.strata import StrataParts
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
@@ -301,8 +302,9 @@ def read_partial(text: str | bytes) -> SitePartial:
         ChartscoreError: ``unknown_report_format`` for another format or
             version; ``invalid_partial`` for anything malformed (not strict
             JSON, an unknown or missing key, a count that is not a
-            non-negative integer, sums that disagree with the counts, a
-            schema that is not valid). The message never quotes the file.
+            non-negative integer, counts that break an identity of
+            :func:`~chartscore.scoring.partial_identities.check_identities`,
+            a schema that is not valid). The message never quotes the file.
     """
     failure: ChartscoreError | None = None
     try:
@@ -403,9 +405,9 @@ def _read_document(document: Mapping[str, object], version: int) -> SitePartial:
     if type(extra) is not str or extra not in EXTRA_PREDICTIONS:
         _refuse()
     ignored = None
+    if ("ignored_prediction_count" in data) != (extra == "ignore"):
+        _refuse()
     if "ignored_prediction_count" in data:
-        if extra != "ignore":
-            _refuse()
         ignored = _count(data["ignored_prediction_count"])
     plugins = _plugins(data["plugins"]) if "plugins" in data else None
     fields_raw = data["fields"]
@@ -424,6 +426,7 @@ def _read_document(document: Mapping[str, object], version: int) -> SitePartial:
     partial = PartialTally(
         fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
     )
+    check_identities(partial)
     return SitePartial(partial, schema, extra, scorer_version)
 
 
@@ -450,14 +453,6 @@ def _read_strata(
             if not counted:
                 _refuse()
             classes[name][field_id] = counted
-    for key, labels in declared:
-        for field_id, counts in fields.items():
-            total = sum(
-                sum(classes[stratum_name(key, label)].get(field_id, {}).values())
-                for label in labels
-            )
-            if total != counts.field_count:
-                _refuse()
     clusters = {name: _clusters(sums[name]) for name in names}
     return StrataParts(declared, classes, clusters, schema.sampling_fractions())
 
@@ -513,8 +508,6 @@ def _field(field_id: object, value: object, schema: Schema | None, version: int)
         _refuse(field_id)
     counts.gold_items, counts.answered_items, counts.matched_items = map(_count, items)
     counts.uncertain = _uncertain(data["uncertainty"], field_id)
-    if sum(counts.uncertain.values()) > counts.count(ANSWERED | ANSWERABLE):
-        _refuse(field_id)
     if ("gold_labels" in data) != kappa or ("kappa_pairs" in data) != kappa:
         _refuse(field_id)
     labelled = counts.label_gold is not None
@@ -530,6 +523,8 @@ def _field(field_id: object, value: object, schema: Schema | None, version: int)
         if sum(counts.gold_keys.values()) != counts.answerable:
             _refuse(field_id)
         for (gold, answer), n in _kappa_pairs(data["kappa_pairs"], len(keys), field_id).items():
+            if answer == len(keys) and field_type is not FieldType.CATEGORICAL:
+                _refuse(field_id)  # only a categorical answer can be outside the labels
             counts.kappa_pairs[keys[gold], keys[answer] if answer < len(keys) else OUTSIDE] = n
     return counts
 
