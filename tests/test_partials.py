@@ -114,7 +114,7 @@ def test_a_partial_holds_no_value_or_case_id_and_is_mode_0600(tmp_path: Path) ->
     assert "never" in text  # the schema's declared labels travel with it, as in the schema file
     assert stat.S_IMODE(partial.stat().st_mode) == 0o600
     document = json.loads(text)
-    assert document["format"] == "chartscore.partial" and document["format_version"] == 1
+    assert document["format"] == "chartscore.partial" and document["format_version"] == 2
     # The free-text answer is counted with every undeclared answer, at position 2.
     pairs = document["fields"]["hx.smoking"]["kappa_pairs"]
     assert any(pairs[i + 1] == 2 for i in range(0, len(pairs), 3))
@@ -208,8 +208,12 @@ def edited(text: str, change: Any) -> str:
         lambda d: d["fields"]["hx.smoking"].update(answerable=-1),
         lambda d: d["fields"]["hx.smoking"].update(answerable="12"),
         lambda d: d["fields"]["hx.smoking"].update(answerable=1),  # labels disagree
-        lambda d: d["fields"]["hx.smoking"].update(outcomes=[3, 1, 3, 1]),  # not increasing
-        lambda d: d["fields"]["hx.smoking"].update(outcomes=[3, 100]),  # more than the rows
+        lambda d: d["fields"]["hx.smoking"].update(outcomes=[["3", 1], ["3", 1]]),  # repeated
+        lambda d: d["fields"]["hx.smoking"].update(outcomes=[["f", 1], ["3", 1]]),  # decreasing
+        lambda d: d["fields"]["hx.smoking"].update(outcomes=[["03", 1]]),  # not canonical
+        lambda d: d["fields"]["hx.smoking"].update(outcomes=[["F", 1]]),  # not lowercase
+        lambda d: d["fields"]["hx.smoking"].update(outcomes=[[3, 1]]),  # format 1's integer
+        lambda d: d["fields"]["hx.smoking"].update(outcomes=[["3", 100]]),  # more than the rows
         lambda d: d["fields"]["hx.smoking"].update(kappa_pairs=[9, 0, 1]),  # no such label
         lambda d: d["fields"]["hx.smoking"].pop("kappa_pairs"),
         lambda d: d["fields"]["hx.smoking"].update(field_type="boolean"),
@@ -217,7 +221,7 @@ def edited(text: str, change: Any) -> str:
         lambda d: d.update(extra="x"),
         lambda d: d.update(extra_predictions="maybe"),
         lambda d: d["clusters"]["overall"].update(exact_agreement=[1, 2]),
-        lambda d: d["cases"].update(patterns=[1 << 40, 1]),  # a bit past the groups
+        lambda d: d["cases"].update(patterns=[[format(1 << 40, "x"), 1]]),  # past the groups
         lambda d: d.update(schema={"fields": {"hx.smoking": {"type": "nope"}}}),
     ],
 )
@@ -232,7 +236,7 @@ def test_a_malformed_partial_is_refused(tmp_path: Path, change: Any) -> None:
 
 def test_another_format_is_not_a_partial(tmp_path: Path) -> None:
     text = one_partial(tmp_path)
-    for change in (lambda d: d.update(format_version=2), lambda d: d.update(format="x")):
+    for change in (lambda d: d.update(format_version=3), lambda d: d.update(format="x")):
         with pytest.raises(ChartscoreError) as caught:
             merge_partials([edited(text, change)])
         assert caught.value.code is ErrorCode.UNKNOWN_REPORT_FORMAT

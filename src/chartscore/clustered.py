@@ -112,7 +112,9 @@ class ClusterSums:
     with a failure (``y_i < m_i``). ``sum_yy``, ``sum_ym`` and the two case
     counts are None when the per-case successes are not known (a gold-only
     figure such as a pooled ``majority_baseline``): then only the worst case,
-    every row of a case agreeing, can be used.
+    every row of a case agreeing, can be used. The two case counts alone are
+    None in sums read from a format 1 partial, which did not record them: the
+    worst case then stands in too.
     """
 
     cases: int
@@ -126,8 +128,12 @@ class ClusterSums:
         known = (self.sum_yy, self.sum_ym, self.success_cases, self.failure_cases)
         if any(type(v) is not int or v < 0 for v in (self.cases, self.sum_mm)):
             raise ValueError("cluster sums must be non-negative ints")
-        if len({v is None for v in known}) != 1:
-            raise ValueError("the per-case successes' sums are known together")
+        if (self.sum_yy is None) != (self.sum_ym is None):
+            raise ValueError("sum_yy and sum_ym are known together")
+        if (self.success_cases is None) != (self.failure_cases is None):
+            raise ValueError("the cases with each outcome are known together")
+        if self.sum_yy is None and self.success_cases is not None:
+            raise ValueError("cases with an outcome need the per-case successes")
         if any(v is not None and (type(v) is not int or v < 0) for v in known):
             raise ValueError("cluster sums must be non-negative ints")
         if any(v is not None and v > self.cases for v in known[2:]):
@@ -140,15 +146,19 @@ class ClusterSums:
 
     def __add__(self, other: ClusterSums) -> ClusterSums:
         """The sums of two disjoint sets of cases."""
+        cases, sum_mm = self.cases + other.cases, self.sum_mm + other.sum_mm
         if not (self.known and other.known):
-            return ClusterSums(
-                self.cases + other.cases, None, None, self.sum_mm + other.sum_mm, None, None
-            )
+            return ClusterSums(cases, None, None, sum_mm, None, None)
+        assert self.sum_yy is not None and self.sum_ym is not None
+        assert other.sum_yy is not None and other.sum_ym is not None
+        sum_yy, sum_ym = self.sum_yy + other.sum_yy, self.sum_ym + other.sum_ym
+        if self.minority_cases is None or other.minority_cases is None:
+            return ClusterSums(cases, sum_yy, sum_ym, sum_mm, None, None)
         return ClusterSums(
-            self.cases + other.cases,
-            self.sum_yy + other.sum_yy,  # type: ignore[operator]
-            self.sum_ym + other.sum_ym,  # type: ignore[operator]
-            self.sum_mm + other.sum_mm,
+            cases,
+            sum_yy,
+            sum_ym,
+            sum_mm,
             self.success_cases + other.success_cases,  # type: ignore[operator]
             self.failure_cases + other.failure_cases,  # type: ignore[operator]
         )
@@ -257,11 +267,13 @@ def design_effect(successes: int, trials: int, sums: ClusterSums) -> Fraction | 
     worst = worst_case_design_effect(trials, sums.sum_mm)
     y, m, c = successes, trials, sums.cases
     minority = sums.minority_cases
-    if sums.sum_yy is None or sums.sum_ym is None or minority is None or c < 2 or y in (0, m):
+    if sums.sum_yy is None or sums.sum_ym is None or c < 2 or y in (0, m):
         return worst
     spread = sums.sum_yy * m * m - 2 * y * m * sums.sum_ym + y * y * sums.sum_mm
     estimate = Fraction(c * (m - 1) * spread, (c - 1) * m * m * y * (m - y))
-    return max(estimate, worst) if minority < MINORITY_CASES else estimate
+    if minority is None or minority < MINORITY_CASES:  # None: not recorded (format 1 partial)
+        return max(estimate, worst)
+    return estimate
 
 
 def published_design_effect(exact: Fraction | None) -> float | None:

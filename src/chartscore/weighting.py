@@ -64,7 +64,7 @@ def weighted_design_effect(
     trials = sum(m for _, _, m in parts)
     denominator = sum((Fraction(m) / Fraction(f) for f, _, m in parts), Fraction(0))
     minority = _minority_cases(sums)
-    if minority is None or rate in (0, 1):
+    if rate in (0, 1) or any(part.sum_yy is None for part in sums):
         return worst_weighted_design_effect(parts, sums)
     variance = Fraction(0)
     for (fraction, y, m), part in zip(parts, sums, strict=True):
@@ -78,7 +78,7 @@ def weighted_design_effect(
         variance += (1 / f) ** 2 * (1 - f) * Fraction(cases, cases - 1) * spread
     variance /= denominator**2
     estimate = variance / (rate * (1 - rate) / trials)
-    if minority < MINORITY_CASES:
+    if minority is None or minority < MINORITY_CASES:
         return max(estimate, worst_weighted_design_effect(parts, sums))
     return estimate
 

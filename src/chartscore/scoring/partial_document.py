@@ -14,9 +14,16 @@ control as counts of per-case outcome patterns. Never a case id, a value or a
 digest: so not the distances behind a number or date field's error magnitude,
 which a merged report leaves out.
 
+Every bit set (an outcome mask, a row class, a case's pattern of row classes) is
+written as hexadecimal text: a pattern has a bit per (field group, row class)
+that some case earned, so it grows with the schema, and JSON holds integers
+exactly only below 2**53. Format 1 wrote them as JSON integers (the strata's row
+classes as decimal text); it is still read.
+
 A partial is not suppressed: it travels only between the sites of a consortium,
 under their agreement (docs/privacy.md). Reading one back is strict (the same
-JSON rules as every saved document) and every count is checked.
+JSON rules as every saved document), and every identity its counts satisfy is
+checked (:mod:`chartscore.scoring.partial_identities`).
 """
 
 from __future__ import annotations
@@ -39,16 +46,18 @@ from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_d
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.strata import stratum_name
 from chartscore.report import FIELD_TYPE_NAMES, read_scorer
-from chartscore.scoring.agreement import ANSWERABLE, ANSWERED
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL
 from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally
+from chartscore.scoring.partial_identities import check_identities
 from chartscore.scoring.scorer import EXTRA_PREDICTIONS
 from chartscore.scoring.strata import StrataParts
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
-PARTIAL_FORMAT_VERSION: Final = 1
+PARTIAL_FORMAT_VERSION: Final = 2
+"""Format 2 writes every bit set as hexadecimal text (format 1: JSON integers)."""
+PARTIAL_READABLE_VERSIONS: Final = (1, 2)
 
 _TOP_KEYS: Final = (
     "format",
@@ -61,7 +70,8 @@ _TOP_KEYS: Final = (
     "cases",
 )
 _OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins", "strata")
-_ROW_CLASS: Final = re.compile(r"0|[1-9][0-9]{0,299}")  # a row class, as decimal text
+_BITS: Final = re.compile(r"0|[1-9a-f][0-9a-f]*")  # a bit set, as hexadecimal text
+_DECIMAL_BITS: Final = re.compile(r"0|[1-9][0-9]{0,299}")  # format 1: a stratum's row class
 _FIELD_KEYS: Final = (
     "field_type",
     "answerable",
@@ -112,6 +122,16 @@ def _label_index(counts: FieldCounts, field_id: str) -> dict[object, int] | None
 
 def _flat(pairs: Mapping[int, int]) -> list[int]:
     return [number for key in sorted(pairs) for number in (key, pairs[key])]
+
+
+def _bits_text(bits: int) -> str:
+    """A bit set as lowercase hexadecimal digits without leading zeros (JSON-safe at any size)."""
+    return format(bits, "x")
+
+
+def _counted_bits(counted: Mapping[int, int]) -> list[list[object]]:
+    """``[[bits, count], ...]`` in increasing order of the bit sets; zero counts left out."""
+    return [[_bits_text(bits), counted[bits]] for bits in sorted(counted) if counted[bits]]
 
 
 def _uncertainty(uncertain: Mapping[tuple[object, bool], int]) -> list[list[object]]:
@@ -168,7 +188,7 @@ def partial_document(
             "field_type": counts.field_type.value,
             "answerable": counts.answerable,
             "unanswerable": counts.unanswerable,
-            "outcomes": _flat(counts.outcomes),
+            "outcomes": _counted_bits(counts.outcomes),
             "items": [counts.gold_items, counts.answered_items, counts.matched_items],
             "uncertainty": _uncertainty(counts.uncertain),
         }
@@ -187,7 +207,7 @@ def partial_document(
                 number for cell in sorted(pairs) for number in (*cell, pairs[cell])
             ]
         fields[field_id] = entry
-    clusters = {name: _sums_document(metrics) for name, metrics in sorted(partial.clusters.items())}
+    clusters = {name: _sums_document(sums) for name, sums in sorted(partial.clusters.items())}
     cases = partial.cases
     document: dict[str, object] = {
         "format": PARTIAL_FORMAT,
@@ -198,9 +218,13 @@ def partial_document(
         "fields": fields,
         "clusters": clusters,
         "cases": {
-            "groups": [[group[0], list(group[1]), row] for group, row in cases.groups()],
-            "patterns": _flat(cases.patterns()),
-            "by_field": {name: _flat(rows) for name, rows in sorted(cases.by_field.items())},
+            "groups": [
+                [group[0], list(group[1]), _bits_text(row)] for group, row in cases.groups()
+            ],
+            "patterns": _counted_bits(cases.patterns()),
+            "by_field": {
+                name: _counted_bits(rows) for name, rows in sorted(cases.by_field.items())
+            },
             "ignored": cases.ignored_count,
         },
     }
@@ -217,6 +241,8 @@ def partial_document(
 
 
 def _sums_document(metrics: Mapping[str, ClusterSums]) -> dict[str, list[int | None]]:
+    # One slice's per-case sums by metric (read by _sums): [cases, sum_yy, sum_ym, sum_mm,
+    # the cases with a success, the cases with a failure]; successes unknown: null.
     return {
         metric: [
             sums.cases,
@@ -231,12 +257,12 @@ def _sums_document(metrics: Mapping[str, ClusterSums]) -> dict[str, list[int | N
 
 
 def _strata_document(strata: StrataParts) -> dict[str, object]:
-    # Per stratum: each field's row classes (decimal text: they can pass 2**53) with their
-    # rows, and the per-case sums of its pooled slices. Declared names and counts only.
+    # Per stratum: each field's row classes with their rows, and the per-case sums of its
+    # pooled slices. Declared names and counts only.
     return {
         "classes": {
             name: {
-                field_id: [[str(row), rows] for row, rows in sorted(counted.items())]
+                field_id: _counted_bits(counted)
                 for field_id, counted in sorted(strata.classes[name].items())
             }
             for name in sorted(strata.classes)
@@ -284,28 +310,32 @@ def read_partial(text: str | bytes) -> SitePartial:
         ChartscoreError: ``unknown_report_format`` for another format or
             version; ``invalid_partial`` for anything malformed (not strict
             JSON, an unknown or missing key, a count that is not a
-            non-negative integer, sums that disagree with the counts, a
-            schema that is not valid). The message never quotes the file.
+            non-negative integer, counts that break an identity of
+            :func:`~chartscore.scoring.partial_identities.check_identities`,
+            a schema that is not valid). The message never quotes the file.
     """
     failure: ChartscoreError | None = None
     try:
-        document = _strict_json.check_format(
-            _strict_json.parse(text), PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION
-        )
+        parsed = _strict_json.parse(text)
+        found = parsed.get("format_version") if type(parsed) is dict else None
+        version = PARTIAL_FORMAT_VERSION  # any other version is refused by check_format
+        if type(found) is int and found in PARTIAL_READABLE_VERSIONS:
+            version = found
+        document = _strict_json.check_format(parsed, PARTIAL_FORMAT, version)
     except ChartscoreError as error:
         failure = error
     if failure is not None:
         if failure.code is ErrorCode.UNKNOWN_REPORT_FORMAT:
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT, input=InputKind.PARTIAL)
         raise ChartscoreError(failure.code, input=InputKind.PARTIAL)
-    return _read(document)
+    return _read(document, version)
 
 
-def _read(document: Mapping[str, object]) -> SitePartial:
+def _read(document: Mapping[str, object], version: int) -> SitePartial:
     bad = False
     result: SitePartial | None = None
     try:
-        result = _read_document(document)
+        result = _read_document(document, version)
     except ChartscoreError as error:
         if error.code is not ErrorCode.INVALID_REPORT:
             raise  # already one of ours: a partial's own code
@@ -338,37 +368,79 @@ def _pairs(value: object, *, key_limit: int | None = None) -> dict[int, int]:
     return out
 
 
-def _read_document(document: Mapping[str, object]) -> SitePartial:
+def _bits(value: object, version: int) -> int:
+    # A bit set: hexadecimal text (format 1: a JSON integer).
+    if version == 1:
+        return _count(value)
+    if type(value) is not str or _BITS.fullmatch(value) is None:
+        _refuse()
+    return int(value, 16)
+
+
+def _counted(value: object, version: int, *, row_classes: bool = False) -> dict[int, int]:
+    # Bit sets with their counts: [[bits, count], ...], bit sets strictly increasing, counts
+    # positive. Format 1: a flat [bits, count, ...] of integers, or for a stratum's row
+    # classes, pairs with the bits as decimal text.
+    if version == 1 and not row_classes:
+        return _pairs(value)
+    if type(value) is not list:
+        _refuse()
+    out: dict[int, int] = {}
+    previous = -1
+    for entry in value:
+        if type(entry) is not list or len(entry) != 2:
+            _refuse()
+        if version == 1:
+            text = entry[0]
+            if type(text) is not str or _DECIMAL_BITS.fullmatch(text) is None:
+                _refuse()
+            bits = int(text)
+        else:
+            bits = _bits(entry[0], version)
+        count = _count(entry[1])
+        if bits <= previous or count == 0:
+            _refuse()
+        previous = bits
+        out[bits] = count
+    return out
+
+
+def _read_document(document: Mapping[str, object], version: int) -> SitePartial:
     data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
-    version = read_scorer(data["scorer"])
+    scorer_version = read_scorer(data["scorer"])
     schema = None if data["schema"] is None else _schema(data["schema"])
     extra = data["extra_predictions"]
     if type(extra) is not str or extra not in EXTRA_PREDICTIONS:
         _refuse()
     ignored = None
+    if ("ignored_prediction_count" in data) != (extra == "ignore"):
+        _refuse()
     if "ignored_prediction_count" in data:
-        if extra != "ignore":
-            _refuse()
         ignored = _count(data["ignored_prediction_count"])
     plugins = _plugins(data["plugins"]) if "plugins" in data else None
     fields_raw = data["fields"]
     if type(fields_raw) is not dict or not fields_raw:
         _refuse()
-    fields = {field_id: _field(field_id, raw, schema) for field_id, raw in fields_raw.items()}
-    clusters = _clusters(data["clusters"])
-    cases = _cases(data["cases"], fields)
+    fields = {
+        field_id: _field(field_id, raw, schema, version) for field_id, raw in fields_raw.items()
+    }
+    clusters = _clusters(data["clusters"], version)
+    cases = _cases(data["cases"], fields, version)
     strata = None
     if "strata" in data:
         if schema is None or not schema.strata:
             _refuse()
-        strata = _read_strata(data["strata"], schema, fields)
+        strata = _read_strata(data["strata"], schema, fields, version)
     partial = PartialTally(
         fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
     )
-    return SitePartial(partial, schema, extra, version)
+    check_identities(partial)
+    return SitePartial(partial, schema, extra, scorer_version)
 
 
-def _read_strata(value: object, schema: Schema, fields: Mapping[str, FieldCounts]) -> StrataParts:
+def _read_strata(
+    value: object, schema: Schema, fields: Mapping[str, FieldCounts], version: int
+) -> StrataParts:
     # Every declared stratum, fields of the partial only, and for each key its strata's rows
     # adding up to each field's rows.
     data = _strict_json.members(value, ("classes", "clusters"))
@@ -383,27 +455,13 @@ def _read_strata(value: object, schema: Schema, fields: Mapping[str, FieldCounts
         part = _strict_json.mapping(listed[name])
         classes[name] = {}
         for field_id, rows in part.items():
-            if field_id not in fields or type(rows) is not list or not rows:
+            if field_id not in fields:
                 _refuse()
-            counted: dict[int, int] = {}
-            for entry in rows:
-                if type(entry) is not list or len(entry) != 2 or type(entry[0]) is not str:
-                    _refuse()
-                if _ROW_CLASS.fullmatch(entry[0]) is None or _count(entry[1]) == 0:
-                    _refuse()
-                counted[int(entry[0])] = entry[1]
-            if len(counted) != len(rows):
+            counted = _counted(rows, version, row_classes=True)
+            if not counted:
                 _refuse()
             classes[name][field_id] = counted
-    for key, labels in declared:
-        for field_id, counts in fields.items():
-            total = sum(
-                sum(classes[stratum_name(key, label)].get(field_id, {}).values())
-                for label in labels
-            )
-            if total != counts.field_count:
-                _refuse()
-    clusters = {name: _clusters(sums[name]) for name in names}
+    clusters = {name: _clusters(sums[name], version) for name in names}
     return StrataParts(declared, classes, clusters, schema.sampling_fractions())
 
 
@@ -432,7 +490,7 @@ def _plugins(value: object) -> PluginLayout:
     return PluginLayout(stamps_from_dict(data["stamps"]), tuple(pairs))
 
 
-def _field(field_id: object, value: object, schema: Schema | None) -> FieldCounts:
+def _field(field_id: object, value: object, schema: Schema | None, version: int) -> FieldCounts:
     if type(field_id) is not str or not valid_field_id(field_id):
         _refuse()
     spec = None if schema is None else schema.get(field_id)
@@ -450,7 +508,7 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
     counts.distances = counts.distance_gold = None  # a partial holds no values
     counts.answerable = _count(data["answerable"])
     counts.unanswerable = _count(data["unanswerable"])
-    counts.outcomes = _pairs(data["outcomes"])
+    counts.outcomes = _counted(data["outcomes"], version)
     if sum(counts.outcomes.values()) > counts.field_count:
         _refuse(field_id)
     items = data["items"]
@@ -458,8 +516,6 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
         _refuse(field_id)
     counts.gold_items, counts.answered_items, counts.matched_items = map(_count, items)
     counts.uncertain = _uncertain(data["uncertainty"], field_id)
-    if sum(counts.uncertain.values()) > counts.count(ANSWERED | ANSWERABLE):
-        _refuse(field_id)
     if ("gold_labels" in data) != kappa or ("kappa_pairs" in data) != kappa:
         _refuse(field_id)
     labelled = counts.label_gold is not None
@@ -475,6 +531,8 @@ def _field(field_id: object, value: object, schema: Schema | None) -> FieldCount
         if sum(counts.gold_keys.values()) != counts.answerable:
             _refuse(field_id)
         for (gold, answer), n in _kappa_pairs(data["kappa_pairs"], len(keys), field_id).items():
+            if answer == len(keys) and field_type is not FieldType.CATEGORICAL:
+                _refuse(field_id)  # only a categorical answer can be outside the labels
             counts.kappa_pairs[keys[gold], keys[answer] if answer < len(keys) else OUTSIDE] = n
     return counts
 
@@ -558,7 +616,7 @@ def _kappa_pairs(value: object, labels: int, field_id: str) -> dict[tuple[int, i
     return out
 
 
-def _clusters(value: object) -> dict[str, dict[str, ClusterSums]]:
+def _clusters(value: object, version: int) -> dict[str, dict[str, ClusterSums]]:
     slices = _strict_json.mapping(value)
     out: dict[str, dict[str, ClusterSums]] = {}
     for name, metrics in slices.items():
@@ -570,14 +628,22 @@ def _clusters(value: object) -> dict[str, dict[str, ClusterSums]]:
             known_metric = metric in CORE_METRICS or metric in TYPE_METRICS
             if not known_metric and metric not in LABEL_METRICS and ":" not in metric:
                 _refuse()
-            if type(sums) is not list or len(sums) != 6:
-                _refuse()
-            known = [None if sums[i] is None else _count(sums[i]) for i in (1, 2, 4, 5)]
-            found = _cluster_sums(_count(sums[0]), known, _count(sums[3]))
-            if found is None:
-                _refuse()
-            out[name][metric] = found
+            out[name][metric] = _sums(sums, version)
     return out
+
+
+def _sums(value: object, version: int) -> ClusterSums:
+    # One metric's per-case sums, as _sums_document writes them. A format 1 partial has no
+    # counts of the cases with a success and with a failure: a report merged from it takes the
+    # worst-case design effect wherever the per-case sums could not say more.
+    width = 6 if version >= 2 else 4
+    if type(value) is not list or len(value) != width:
+        _refuse()
+    known = [None if value[i] is None else _count(value[i]) for i in (1, 2, 4, 5) if i < width]
+    found = _cluster_sums(_count(value[0]), known + [None] * (4 - len(known)), _count(value[3]))
+    if found is None:
+        _refuse()
+    return found
 
 
 def _cluster_sums(cases: int, known: list[int | None], sum_mm: int) -> ClusterSums | None:
@@ -588,7 +654,7 @@ def _cluster_sums(cases: int, known: list[int | None], sum_mm: int) -> ClusterSu
         return None
 
 
-def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
+def _cases(value: object, fields: Mapping[str, FieldCounts], version: int) -> CaseClasses:
     data = _strict_json.members(value, _CASE_KEYS)
     groups_raw = data["groups"]
     if type(groups_raw) is not list:
@@ -602,10 +668,10 @@ def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
             _refuse()
         if type(extras) is not list or not all(type(name) is str for name in extras):
             _refuse()
-        groups.append(((type_name, tuple(extras)), _count(row)))
+        groups.append(((type_name, tuple(extras)), _bits(row, version)))
     if len(set(groups)) != len(groups):
         _refuse()
-    patterns = Counter(_pairs(data["patterns"], key_limit=None))
+    patterns = Counter(_counted(data["patterns"], version))
     if any(bits >> len(groups) for bits in patterns):
         _refuse()
     by_field_raw = _strict_json.mapping(data["by_field"])
@@ -613,5 +679,5 @@ def _cases(value: object, fields: Mapping[str, FieldCounts]) -> CaseClasses:
     for field_id, rows in by_field_raw.items():
         if field_id not in fields:
             _refuse()
-        by_field[field_id] = Counter(_pairs(rows))
+        by_field[field_id] = Counter(_counted(rows, version))
     return CaseClasses.from_counts(groups, patterns, by_field, _count(data["ignored"]))

@@ -191,9 +191,11 @@ def share_partials(
 ) -> SharedReport:
     """The shared report of several sites' partials (the text of each), added up.
 
-    Suppressed and audited once, on the pooled counts: the same shared report
-    as :func:`share` on the pooled data when case ids do not collide across
-    sites (docs/partials.md).
+    Suppressed and audited once, on the pooled counts: the shared report of
+    :func:`share` on the pooled data when case ids do not collide across
+    sites, less the figures that need values (error magnitudes and interval
+    alpha; byte for byte without number or date fields that have them;
+    docs/partials.md).
 
     Raises:
         ChartscoreError: as :func:`chartscore.workflows.partials.merge_partials`,
