@@ -1,9 +1,11 @@
 """Declared match modes of text fields: fuzzy (Levenshtein similarity) and regex (gold patterns).
 
-The pattern engine is checked against Python's ``re.fullmatch`` on random patterns of its
-subset, the distance against rapidfuzz, and both metrics against the hand-computed examples
-of docs/metrics.md; disclosure control is checked on generated cohorts through the
-independent reference in ``disclosure_reference.py``.
+The engines are google-re2 and rapidfuzz (``chartscore[match]``). The patterns, as
+chartscore translates them for RE2, are checked against Python's ``re.fullmatch`` on random
+patterns of the subset and random texts (Unicode, newlines, lone surrogates); the similarity
+against its definition, with a textbook dynamic-programming distance as the oracle; both
+metrics against the hand-computed examples of docs/metrics.md; disclosure control on
+generated cohorts through the independent reference in ``disclosure_reference.py``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import random
 import re
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -22,7 +25,7 @@ from rapidfuzz.distance import Levenshtein
 from chartscore import ChartscoreError, ErrorCode, FieldSpec, GoldField, Prediction, Schema, score
 from chartscore.comparison import Comparison
 from chartscore.records.pattern import MAX_PATTERN_LENGTH, compile_pattern
-from chartscore.records.similarity import levenshtein, similarity_at_least
+from chartscore.records.similarity import similarity_at_least
 from chartscore.report import Report
 from chartscore.scoring.paired_scorer import compare
 from disclosure_reference import build_cohort
@@ -37,19 +40,59 @@ REGEX = {"fields": {"dx.icd10": {"type": "text", "match": "regex"}}}
 # --------------------------------------------------------------------------- the distance
 
 
+def _levenshtein(first: str, second: str) -> int:
+    # The textbook dynamic program (Wagner and Fischer, 1974), over code points: the oracle.
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i]
+        for j, b in enumerate(second, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1]
+
+
+def _similar(first: str, second: str, threshold: Decimal, distance: int) -> bool:
+    # docs/metrics.md's definition, in exact fractions.
+    longest = max(len(first), len(second))
+    return longest == 0 or Fraction(longest - distance, longest) >= Fraction(threshold)
+
+
+_TEXTS = st.text("abc ßé\U0001f600\ud800\udc00", max_size=14)
+
+
 @settings(max_examples=examples(400))
-@given(st.text("abc ßé", max_size=14), st.text("abc ßé", max_size=14))
-def test_levenshtein_equals_rapidfuzz(first: str, second: str) -> None:
-    assert levenshtein(first, second) == Levenshtein.distance(first, second)
-    assert levenshtein(second, first) == levenshtein(first, second)
+@given(_TEXTS, _TEXTS, st.integers(1, 10**6))
+def test_similarity_is_the_definition(first: str, second: str, millionths: int) -> None:
+    # Any threshold, and the thresholds exactly at, just above and just below the pair's
+    # similarity (where the integer cutoff passed to rapidfuzz decides).
+    distance = _levenshtein(first, second)
+    longest = max(len(first), len(second))
+    thresholds = [Decimal(millionths) / 10**6]
+    if longest > distance:  # a similarity above 0, rounded to 28 digits
+        exact = Decimal(longest - distance) / Decimal(longest)
+        thresholds += [exact, exact.next_plus(), exact.next_minus()]
+    for threshold in thresholds:
+        if not 0 < threshold <= 1:
+            continue
+        expected = _similar(first, second, threshold, distance)
+        assert similarity_at_least(first, second, threshold) is expected, threshold
+        assert similarity_at_least(second, first, threshold) is expected, threshold
 
 
-def test_levenshtein_on_long_texts_equals_rapidfuzz() -> None:
+def test_similarity_on_long_texts_is_the_definition() -> None:
+    # Texts longer than rapidfuzz's 64-character words, thresholds at the pair's similarity.
     chooser = random.Random(7)
     for size in (63, 64, 65, 300, 2000):
         first = "".join(chooser.choice("acgt") for _ in range(size))
         second = "".join(chooser.choice("acgt") for _ in range(size + 17))
-        assert levenshtein(first, second) == Levenshtein.distance(first, second)
+        distance = Levenshtein.distance(first, second)
+        if size <= 300:
+            assert distance == _levenshtein(first, second)
+        longest = size + 17
+        for allowed in (distance - 1, distance, distance + 1):
+            threshold = Decimal(longest - allowed) / Decimal(longest)
+            expected = _similar(first, second, threshold, distance)
+            assert similarity_at_least(first, second, threshold) is expected, (size, allowed)
 
 
 @pytest.mark.parametrize(
