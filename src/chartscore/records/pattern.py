@@ -110,11 +110,12 @@ def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], .
     return tuple(gaps)
 
 
-def _class(ranges: list[tuple[int, int]], negated: bool) -> str:
+@functools.lru_cache(maxsize=256)
+def _class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
     # An RE2 character class of the union of ``ranges`` (merged, so its text stays short).
-    ranges.sort()
+    # Remembered: a pattern may repeat one class (\w alone is 734 ranges) hundreds of times.
     merged: list[list[int]] = []
-    for low, high in ranges:
+    for low, high in sorted(ranges):
         if merged and low <= merged[-1][1] + 1:
             merged[-1][1] = max(merged[-1][1], high)
         else:
@@ -225,7 +226,7 @@ class _Translator:
         if character == "\\":
             escaped = self.take()
             if escaped in _CLASS_ESCAPES:
-                return _class(list(_escape_ranges(escaped)), negated=False), 2, True
+                return _class(_escape_ranges(escaped), negated=False), 2, True
             if escaped not in _PUNCTUATION:
                 raise _Refused  # \b, \A, \1, \n, \x41, ...: not in the subset
             return _literal(_fold(escaped))
@@ -294,7 +295,7 @@ class _Translator:
                 ranges.append((ord(low), ord(high)))
             else:
                 ranges.append((ord(low), ord(low)))
-        return _class(ranges, negated)
+        return _class(tuple(ranges), negated)
 
     def class_character(self, character: str) -> tuple[str, str]:
         # One character of a class, as written and folded; [ ] \ and an unranged - must

@@ -515,7 +515,10 @@ def score(
         ChartscoreError: ``empty_gold``, ``duplicate_gold_key``,
             ``duplicate_prediction_key``, ``unknown_prediction_key``,
             ``inconsistent_field_type``, ``invalid_collection``,
-            ``invalid_record``, ``schema_field_unused``, a schema code, or
+            ``invalid_record``, ``schema_field_unused``, a schema code,
+            ``invalid_gold_pattern`` or ``match_text_too_long`` (match modes),
+            ``missing_dependency`` for a schema that declares a match mode
+            without ``chartscore[match]``, or
             ``usage`` for an option that is not exactly one of its documented
             values (``extra_predictions`` a ``str``, ``strict_schema`` a
             ``bool``, ``confidence`` one of the three levels, a ``float``).
