@@ -47,8 +47,9 @@ MAX_REPEAT: Final = 1000
 """The largest bound of a counted repetition ``{m,n}``."""
 
 MAX_STATES: Final = 10_000
-"""The largest pattern size (docs/metrics.md: one per character test, literal character,
-group, sequence and repetition; counted repetitions are copies)."""
+"""The largest pattern size: the states of its Thompson automaton (docs/metrics.md, "Pattern
+agreement": two per literal character and character test, one per sequence, two per
+alternation and repetition, with repetitions counted as copies)."""
 
 PATTERN_MEMORY: Final = 2 << 20
 """RE2's memory budget for one compiled pattern (``max_mem``): its program and its DFA cache."""
@@ -110,10 +111,15 @@ def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], .
     return tuple(gaps)
 
 
-@functools.lru_cache(maxsize=256)
-def _class(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
+@functools.cache
+def _escape_class(letter: str) -> str:
+    # The RE2 class of an escape outside brackets, written once per process (value-free:
+    # \w alone is 734 ranges, and a pattern may use it hundreds of times).
+    return _class(list(_escape_ranges(letter)), negated=False)
+
+
+def _class(ranges: list[tuple[int, int]], negated: bool) -> str:
     # An RE2 character class of the union of ``ranges`` (merged, so its text stays short).
-    # Remembered: a pattern may repeat one class (\w alone is 734 ranges) hundreds of times.
     merged: list[list[int]] = []
     for low, high in sorted(ranges):
         if merged and low <= merged[-1][1] + 1:
@@ -179,6 +185,9 @@ class _Translator:
             end -= 1
         self.text = text[start:end]
         self.at = 0
+        # Each distinct class of this pattern, by its text, written once (never kept beyond
+        # the pattern: it is part of a gold value).
+        self.classes: dict[str, str] = {}
 
     def peek(self) -> str | None:
         return self.text[self.at] if self.at < len(self.text) else None
@@ -226,7 +235,7 @@ class _Translator:
         if character == "\\":
             escaped = self.take()
             if escaped in _CLASS_ESCAPES:
-                return _class(_escape_ranges(escaped), negated=False), 2, True
+                return _escape_class(escaped), 2, True
             if escaped not in _PUNCTUATION:
                 raise _Refused  # \b, \A, \1, \n, \x41, ...: not in the subset
             return _literal(_fold(escaped))
@@ -271,6 +280,7 @@ class _Translator:
         return low, high
 
     def character_class(self) -> str:
+        start = self.at
         negated = self.peek() == "^"
         if negated:
             self.at += 1
@@ -295,7 +305,11 @@ class _Translator:
                 ranges.append((ord(low), ord(high)))
             else:
                 ranges.append((ord(low), ord(low)))
-        return _class(tuple(ranges), negated)
+        source = self.text[start : self.at]
+        found = self.classes.get(source)
+        if found is None:
+            found = self.classes[source] = _class(ranges, negated)
+        return found
 
     def class_character(self, character: str) -> tuple[str, str]:
         # One character of a class, as written and folded; [ ] \ and an unranged - must
@@ -378,6 +392,9 @@ def compile_pattern(text: str) -> Pattern | None:
     translated = translate_pattern(text)
     if translated is None:
         return None
+    # google-re2's binding itself (re2._re2): the package's re2.compile would keep the last
+    # 128 patterns in a process-wide cache (gold values beyond the run, each with its
+    # budget) and raise errors that quote the pattern.
     engine = match_engine("regex")
     options = engine.RE2.Options()
     options.max_mem = PATTERN_MEMORY

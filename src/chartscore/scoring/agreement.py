@@ -70,6 +70,10 @@ def item_flags(gold: int, answered: int, matched: int) -> int:
 
 
 _CACHE_LIMIT: Final = 1 << 16
+_REMEMBERED_ANSWER: Final = 256
+_MATCH_CACHE_LIMIT: Final = 1 << 14
+"""(pattern, answer) matches remembered per rule, of answers of at most 256 characters (codes,
+short phrases): at most 4 Mi characters of answers kept."""
 _PATTERN_CACHE_LIMIT: Final = 32
 """Compiled gold patterns kept per rule: each may hold RE2's memory budget
 (records.pattern.PATTERN_MEMORY, 2 MiB), so together at most 64 MiB."""
@@ -400,9 +404,10 @@ class FieldRule:
                 raise ChartscoreError(ErrorCode.MATCH_TEXT_TOO_LONG)
             pattern = self._compiled(gold_value)  # type: ignore[arg-type]
             matched = pattern is not None and pattern.fullmatch(answer)  # type: ignore[arg-type]
-            if len(self._matches) >= _CACHE_LIMIT:
-                self._matches.clear()
-            self._matches[pair] = matched
+            if len(answer) <= _REMEMBERED_ANSWER:  # type: ignore[arg-type]
+                if len(self._matches) >= _MATCH_CACHE_LIMIT:
+                    self._matches.clear()
+                self._matches[pair] = matched
         return (mask | PATTERN if matched else mask), answer
 
     def _compiled(self, text: str) -> Pattern | None:
