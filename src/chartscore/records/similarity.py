@@ -33,36 +33,45 @@ def levenshtein_distance() -> Distance:
     return distance
 
 
-def allowed_distance(longest: int, threshold: Decimal) -> int:
-    """The largest distance with ``1 - distance / longest >= threshold``, exactly.
+class SimilarityTest:
+    """Whether ``1 - levenshtein / max(len) >= threshold``, exactly, for one threshold.
 
-    With the threshold as its exact ratio ``p / q``: ``(longest - d) * q >= p * longest``
-    holds exactly when ``d <= (q - p) * longest // q``, in integers, so no rounding
-    (and no caller's decimal context) can move a pair across the threshold.
+    Decided in integers, with the threshold as its exact ratio ``p / q``:
+    ``(longest - d) * q >= p * longest`` holds exactly when
+    ``d <= (q - p) * longest // q``, the largest distance that still agrees, which
+    is what rapidfuzz is asked about (``score_cutoff``). So no rounding (and no
+    caller's decimal context) can move a pair across the threshold. Two empty
+    texts are identical (similarity 1).
+
+    Raises:
+        ChartscoreError: ``missing_dependency`` without ``chartscore[match]``.
     """
-    numerator, denominator = threshold.as_integer_ratio()
-    return (denominator - numerator) * longest // denominator
+
+    __slots__ = ("_denominator", "_distance", "_numerator")
+
+    def __init__(self, threshold: Decimal) -> None:
+        self._numerator, self._denominator = threshold.as_integer_ratio()
+        self._distance = levenshtein_distance()
+
+    def __repr__(self) -> str:
+        return f"SimilarityTest({self._numerator}/{self._denominator})"
+
+    def __call__(self, first: str, second: str) -> bool:
+        """Whether two normalized texts are similar enough."""
+        longest = max(len(first), len(second))
+        if longest == 0:
+            return True
+        allowed = (self._denominator - self._numerator) * longest // self._denominator
+        # A cheap bound first: the distance is at least the difference in length.
+        if abs(len(first) - len(second)) > allowed:
+            return False
+        return self._distance(first, second, weights=(1, 1, 1), score_cutoff=allowed) <= allowed
 
 
-def similarity_at_least(
-    first: str, second: str, threshold: Decimal, distance: Distance | None = None
-) -> bool:
-    """Whether ``1 - levenshtein / max(len)`` is at least ``threshold``, exactly.
+def similarity_at_least(first: str, second: str, threshold: Decimal) -> bool:
+    """Whether ``1 - levenshtein / max(len) >= threshold`` (see :class:`SimilarityTest`).
 
-    Two empty texts are identical (similarity 1).
-
-    Args:
-        first, second: Normalized texts.
-        threshold: The declared threshold, ``0 < t <= 1``.
-        distance: rapidfuzz's distance (see :func:`levenshtein_distance`);
-            loaded here when not given.
+    Raises:
+        ChartscoreError: ``missing_dependency`` without ``chartscore[match]``.
     """
-    longest = max(len(first), len(second))
-    if longest == 0:
-        return True
-    allowed = allowed_distance(longest, threshold)
-    # A cheap bound first: the distance is at least the difference in length.
-    if abs(len(first) - len(second)) > allowed:
-        return False
-    measure = distance or levenshtein_distance()
-    return measure(first, second, weights=(1, 1, 1), score_cutoff=allowed) <= allowed
+    return SimilarityTest(threshold)(first, second)

@@ -28,7 +28,7 @@ from chartscore.records.normalize import (
 )
 from chartscore.records.pattern import Pattern, compile_pattern
 from chartscore.records.schema import FieldSpec
-from chartscore.records.similarity import Distance, levenshtein_distance, similarity_at_least
+from chartscore.records.similarity import SimilarityTest
 from chartscore.tally import LABEL_METRICS
 
 # Outcome bits of one prediction.
@@ -169,12 +169,12 @@ class FieldRule:
 
     __slots__ = (
         "_base_outcome",
-        "_distance",
         "_judges",
         "_matches",
         "_patterns",
         "_proven",
         "_regex",
+        "_similar",
         "_threshold",
         "_tolerance",
         "_tolerance_days",
@@ -207,7 +207,7 @@ class FieldRule:
         self._threshold = spec.threshold if spec is not None else None
         self._patterns: dict[str, Pattern] = {}
         self._matches: dict[tuple[object, Key], bool] = {}
-        self._distance: Distance | None = None  # rapidfuzz's, loaded on first use
+        self._similar: SimilarityTest | None = None  # rapidfuzz's, loaded on first use
         self._regex = match == "regex"
         self.levels = len(spec.levels) if spec is not None else 0
         self.tracks_items = field_type is FieldType.MULTI
@@ -384,10 +384,10 @@ class FieldRule:
         if len(answer) > MAX_FUZZY_TEXT:  # type: ignore[arg-type]
             raise ChartscoreError(ErrorCode.MATCH_TEXT_TOO_LONG)
         if not mask & NORMALIZED:
-            distance = self._distance
-            if distance is None:
-                distance = self._distance = levenshtein_distance()
-            if not similarity_at_least(answer, gold_key, self._threshold, distance):  # type: ignore[arg-type]
+            similar = self._similar
+            if similar is None:
+                similar = self._similar = SimilarityTest(self._threshold)  # type: ignore[arg-type]
+            if not similar(answer, gold_key):  # type: ignore[arg-type]
                 return mask, answer
         return mask | FUZZY, answer
 
