@@ -630,10 +630,7 @@ def _without(modules: tuple[str, ...], code: str, cwd: Path) -> subprocess.Compl
 
 _RE2 = ("re2", "re2._re2")
 _RAPIDFUZZ = ("rapidfuzz", "rapidfuzz.distance", "rapidfuzz.distance.Levenshtein")
-_INSTALL = (
-    "sharing and auditing need scipy: pip install 'chartscore[share]'; regex and fuzzy fields "
-    "need google-re2 and rapidfuzz: pip install 'chartscore[match]'"
-)
+_INSTALL = "pip install 'chartscore[share]' (share, audit) or 'chartscore[match]' (regex, fuzzy)"
 
 
 @pytest.mark.parametrize(

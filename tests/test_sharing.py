@@ -406,8 +406,7 @@ _WITHOUT_SCIPY = (
 )
 _INSTALL_LINE = (
     "chartscore: error: missing_dependency: "
-    "sharing and auditing need scipy: pip install 'chartscore[share]'; "
-    "regex and fuzzy fields need google-re2 and rapidfuzz: pip install 'chartscore[match]'\n"
+    "pip install 'chartscore[share]' (share, audit) or 'chartscore[match]' (regex, fuzzy)\n"
 )
 
 

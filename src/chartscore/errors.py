@@ -219,10 +219,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
     "invalid_gold_pattern": "a regex field's gold pattern is outside chartscore's pattern subset",
-    "match_text_too_long": (
-        "over the match-mode limit (normalized): a regex answer over 5,000 characters, "
-        "or a fuzzy answer or gold value over 50,000"
-    ),
+    "match_text_too_long": "a regex answer over 5,000 or a fuzzy text over 50,000 characters",
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore document of a known format and format_version",
@@ -249,8 +246,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
     "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
     "missing_dependency": (
-        "sharing and auditing need scipy: pip install 'chartscore[share]'; "
-        "regex and fuzzy fields need google-re2 and rapidfuzz: pip install 'chartscore[match]'"
+        "pip install 'chartscore[share]' (share, audit) or 'chartscore[match]' (regex, fuzzy)"
     ),
     "invalid_table": "not a readable delimited text file: a quote left open, or no header",
     "ragged_row": "a row has more or fewer cells than the header",
