@@ -29,7 +29,7 @@ MAX_REGEX_ANSWER: Final = 5_000
 
 RE2's time is linear in the answer, times up to the size of the pattern's
 program: the slowest patterns found (docs/performance.md, "Match modes") take
-about 70 microseconds a character, so about 0.35 s at this length.
+about 75 microseconds a character, so under 0.4 s at this length.
 """
 
 MAX_FUZZY_TEXT: Final = 50_000
