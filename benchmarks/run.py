@@ -5,6 +5,7 @@ Usage (from the repository root, with chartscore installed)::
     python benchmarks/run.py                       # 10^4, 10^5 and 10^6 gold rows
     python benchmarks/run.py --sizes 10000 --repeat 1
     python benchmarks/run.py --sizes 1000000,2000000 --no-cli   # score()'s growth
+    python benchmarks/run.py --match-only          # the match modes (issue 34) alone
 
 For each size it generates seeded synthetic files (cached under
 ``benchmarks/.data``; see generate.py), then measures in one run:
@@ -21,7 +22,9 @@ For each size it generates seeded synthetic files (cached under
   with the rows alive;
 - ``chartscore.score()`` on those records;
 - the peak resident memory of the CLI process, and of a run with an empty
-  predictions file (the gold set alone), to show the prediction stream is not kept.
+  predictions file (the gold set alone), to show the prediction stream is not kept;
+- the match modes (``match_modes.py``): 10^5 rows of regex and fuzzy scoring as ratios to
+  plain scoring of the same rows in the same run, and the worst rows' time and memory.
 
 Times are medians of ``--repeat`` rounds. Ratios to the floor are taken round
 by round (each figure over the floor measured in the same round), then the
@@ -50,6 +53,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from generate import generate
+from match_modes import report as match_mode_report
 
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, load_schema, score
 
@@ -314,6 +318,17 @@ def main() -> None:
         help="run the command-line figures too (--no-cli: floor, build and score() only)",
     )
     parser.add_argument(
+        "--match",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="measure the match modes too (10^5 rows of regex and fuzzy, the worst rows)",
+    )
+    parser.add_argument(
+        "--match-only",
+        action="store_true",
+        help="measure only the match modes",
+    )
+    parser.add_argument(
         "--memory-rows",
         type=int,
         default=100_000,
@@ -325,6 +340,9 @@ def main() -> None:
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
     )
     print(f"repeat: {args.repeat} (medians)\n")
+    if args.match_only:
+        match_mode_report(args.repeat)
+        return
     columns = (
         ("gold rows", 10, lambda r: f"{r['gold_rows']:,}"),
         ("preds", 9, lambda r: f"{r['prediction_rows']:,}"),
@@ -360,6 +378,8 @@ def main() -> None:
     if args.memory_rows:
         per_row = record_bytes_per_gold_row(dataset(sizes[0]), min(args.memory_rows, sizes[0]))
         print(f"records: {per_row:,.0f} bytes per gold row with its share of predictions")
+    if args.match:
+        match_mode_report(args.repeat)
     by_size = {int(r["gold_rows"]): r for r in results}
     big = by_size.get(1_000_000)
     if big is None:

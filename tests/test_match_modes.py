@@ -1,17 +1,25 @@
 """Declared match modes of text fields: fuzzy (Levenshtein similarity) and regex (gold patterns).
 
-The pattern engine is checked against Python's ``re.fullmatch`` on random patterns of its
-subset, the distance against rapidfuzz, and both metrics against the hand-computed examples
-of docs/metrics.md; disclosure control is checked on generated cohorts through the
-independent reference in ``disclosure_reference.py``.
+The engines are google-re2 and rapidfuzz (``chartscore[match]``). The patterns, as
+chartscore translates them for RE2, are checked against Python's ``re.fullmatch`` on random
+patterns of the subset and random texts (Unicode, newlines, lone surrogates); the similarity
+against its definition, with a textbook dynamic-programming distance as the oracle; both
+metrics against the hand-computed examples of docs/metrics.md; disclosure control on
+generated cohorts through the independent reference in ``disclosure_reference.py``.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import re
+import subprocess
+import sys
+import tomllib
 from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,15 +28,19 @@ from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
 from chartscore import ChartscoreError, ErrorCode, FieldSpec, GoldField, Prediction, Schema, score
+from chartscore.cli import main
 from chartscore.comparison import Comparison
-from chartscore.records.pattern import MAX_PATTERN_LENGTH, compile_pattern
-from chartscore.records.similarity import levenshtein, similarity_at_least
+from chartscore.records.match_engines import MAX_FUZZY_TEXT, MAX_REGEX_ANSWER
+from chartscore.records.pattern import MAX_PATTERN_LENGTH, compile_pattern, translate_pattern
+from chartscore.records.similarity import similarity_at_least
 from chartscore.report import Report
 from chartscore.scoring.paired_scorer import compare
+from chartscore.workflows.partials import score_with_partial
 from disclosure_reference import build_cohort
 from test_disclosure import assert_shared_properties, scored
+from test_sharing import cohort_files
 
-from helpers import examples
+from helpers import examples, write_jsonl
 
 FUZZY = {"fields": {"dx.summary": {"type": "text", "match": {"fuzzy": 0.85}}}}
 REGEX = {"fields": {"dx.icd10": {"type": "text", "match": "regex"}}}
@@ -37,19 +49,59 @@ REGEX = {"fields": {"dx.icd10": {"type": "text", "match": "regex"}}}
 # --------------------------------------------------------------------------- the distance
 
 
+def _levenshtein(first: str, second: str) -> int:
+    # The textbook dynamic program (Wagner and Fischer, 1974), over code points: the oracle.
+    previous = list(range(len(second) + 1))
+    for i, a in enumerate(first, 1):
+        current = [i]
+        for j, b in enumerate(second, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a != b)))
+        previous = current
+    return previous[-1]
+
+
+def _similar(first: str, second: str, threshold: Decimal, distance: int) -> bool:
+    # docs/metrics.md's definition, in exact fractions.
+    longest = max(len(first), len(second))
+    return longest == 0 or Fraction(longest - distance, longest) >= Fraction(threshold)
+
+
+_TEXTS = st.text("abc ßé\U0001f600\ud800\udc00", max_size=14)
+
+
 @settings(max_examples=examples(400))
-@given(st.text("abc ßé", max_size=14), st.text("abc ßé", max_size=14))
-def test_levenshtein_equals_rapidfuzz(first: str, second: str) -> None:
-    assert levenshtein(first, second) == Levenshtein.distance(first, second)
-    assert levenshtein(second, first) == levenshtein(first, second)
+@given(_TEXTS, _TEXTS, st.integers(1, 10**6))
+def test_similarity_is_the_definition(first: str, second: str, millionths: int) -> None:
+    # Any threshold, and the thresholds exactly at, just above and just below the pair's
+    # similarity (where the integer cutoff passed to rapidfuzz decides).
+    distance = _levenshtein(first, second)
+    longest = max(len(first), len(second))
+    thresholds = [Decimal(millionths) / 10**6]
+    if longest > distance:  # a similarity above 0, rounded to 28 digits
+        exact = Decimal(longest - distance) / Decimal(longest)
+        thresholds += [exact, exact.next_plus(), exact.next_minus()]
+    for threshold in thresholds:
+        if not 0 < threshold <= 1:
+            continue
+        expected = _similar(first, second, threshold, distance)
+        assert similarity_at_least(first, second, threshold) is expected, threshold
+        assert similarity_at_least(second, first, threshold) is expected, threshold
 
 
-def test_levenshtein_on_long_texts_equals_rapidfuzz() -> None:
+def test_similarity_on_long_texts_is_the_definition() -> None:
+    # Texts longer than rapidfuzz's 64-character words, thresholds at the pair's similarity.
     chooser = random.Random(7)
     for size in (63, 64, 65, 300, 2000):
         first = "".join(chooser.choice("acgt") for _ in range(size))
         second = "".join(chooser.choice("acgt") for _ in range(size + 17))
-        assert levenshtein(first, second) == Levenshtein.distance(first, second)
+        distance = Levenshtein.distance(first, second)
+        if size <= 300:
+            assert distance == _levenshtein(first, second)
+        longest = size + 17
+        for allowed in (distance - 1, distance, distance + 1):
+            threshold = Decimal(longest - allowed) / Decimal(longest)
+            expected = _similar(first, second, threshold, distance)
+            assert similarity_at_least(first, second, threshold) is expected, (size, allowed)
 
 
 @pytest.mark.parametrize(
@@ -74,7 +126,9 @@ def test_similarity_examples(first: str, second: str, threshold: str, similar: b
 
 # --------------------------------------------------------------------------- the pattern engine
 
-_LITERALS = st.sampled_from(["a", "b", "c", "1", " ", "\\.", "\\-", "\\+", "\\\\", "\\ "])
+_LITERALS = st.sampled_from(
+    ["a", "b", "c", "1", " ", "\\.", "\\-", "\\+", "\\\\", "\\ ", "é", "\U0001f600"]
+)
 _CLASS_ITEMS = st.sampled_from(["a", "b", "1", "a-c", "0-9", "\\d", "\\w", "\\s", "\\-", "\\."])
 
 
@@ -107,8 +161,13 @@ def _patterns() -> st.SearchStrategy[str]:
     return st.recursive(atoms, grow, max_leaves=8)
 
 
+# Answers of the subset's alphabet and beyond: a Unicode digit and letter, an astral
+# character, a newline, NUL and a lone surrogate (which Python strings and JSON can hold).
+_ANSWER_CHARACTERS = "abc1 .-+\\xAé_\u0663\U0001f600\n\x00\ud800"
+
+
 @settings(max_examples=examples(600), suppress_health_check=[HealthCheck.too_slow])
-@given(_patterns(), st.lists(st.text("abc1 .-+\\x", max_size=6), min_size=1, max_size=6))
+@given(_patterns(), st.lists(st.text(_ANSWER_CHARACTERS, max_size=6), min_size=1, max_size=6))
 def test_patterns_match_as_python_re_fullmatch(pattern: str, texts: list[str]) -> None:
     compiled = compile_pattern(pattern)
     assert compiled is not None, pattern
@@ -143,12 +202,86 @@ def test_escapes_match_as_python_re_on_the_basic_plane() -> None:
         ("(a|a)*b", "a" * 20_000, False),  # 2^20000 steps for a backtracking engine
         ("(x+x+)+y", "x" * 20_000, False),
         ("(a*)*", "a" * 20_000, True),
+        # Nesting a recursive reader could not follow (RecursionError before RE2).
+        ("(" * 400 + "a" + ")" * 400, "a", True),
+        ("(?:" * 249 + "a|b" + ")" * 249, "b", True),
+        ("\\w{1,100}", "x" * 100, True),  # within RE2's memory budget
     ],
 )
 def test_pattern_examples(pattern: str, text: str, matches: bool) -> None:
     compiled = compile_pattern(pattern)
     assert compiled is not None
     assert compiled.fullmatch(text) is matches
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        (".", "\n"),  # . is any character but a newline, as in re
+        (".", "\ud800"),  # a lone surrogate is one character
+        (".", "\x00"),
+        ("[^a]", "\n"),
+        ("\\W", "\ud800"),
+        ("\\S", "\n"),
+        ("\\s", "\u2028"),  # Unicode whitespace
+        ("\\d+", "\u0663\u0664"),  # Arabic-Indic digits
+        ("\\d", "\U0001d7ce"),  # MATHEMATICAL BOLD DIGIT ZERO, beyond the basic plane
+        ("\\w", "\U00020000"),  # a CJK ideograph of plane 2
+        ("\\w", "_"),
+        ("[^\\d\\D]", "a"),  # a class that holds no character
+        ("\U0001f600{2}", "\U0001f600\U0001f600"),
+        ("[\U0001f600-\U0001f602]", "\U0001f601"),
+        ("[\ud800-\udbff]", "\ud900"),  # a range of surrogates, as written in JSON
+        ("a\x00b", "a\x00b"),
+        ("é+", "éé"),
+        ("\\.\\ \\+\\-", ". +-"),
+    ],
+)
+def test_unicode_newlines_and_surrogates_match_as_python_re(pattern: str, text: str) -> None:
+    compiled = compile_pattern(pattern)
+    assert compiled is not None
+    expected = re.fullmatch(pattern, text) is not None
+    assert compiled.fullmatch(text) is expected, (pattern, text)
+    assert compiled.fullmatch(text + "\n") is (re.fullmatch(pattern, text + "\n") is not None)
+
+
+def _byte_offset_to_code_point(offset: int) -> int:
+    # In the UTF-8 of every code point in order (surrogates kept as three bytes each).
+    for first, width in ((0x10000, 4), (0x800, 3), (0x80, 2), (0, 1)):
+        start = sum(w * (end - begin) for begin, end, w in _PLANES if end <= first)
+        if offset >= start:
+            return first + (offset - start) // width
+    raise AssertionError(offset)
+
+
+_PLANES = ((0, 0x80, 1), (0x80, 0x800, 2), (0x800, 0x10000, 3), (0x10000, 0x110000, 4))
+
+
+@pytest.mark.parametrize("escape", ["\\d", "\\D", "\\w", "\\W", "\\s", "\\S"])
+def test_escapes_match_as_python_re_on_every_plane(escape: str) -> None:
+    # RE2, given the translated class, finds the same runs of code points as re does, over
+    # all 1,114,112 (lone surrogates included).
+    from re2 import _re2
+
+    universe = "".join(map(chr, range(sys.maxunicode + 1)))
+    expected = [(run.start(), run.end()) for run in re.finditer(escape + "+", universe)]
+    translated = translate_pattern(escape + "+")
+    assert translated is not None
+    options = _re2.RE2.Options()
+    options.max_mem = 64 << 20
+    options.log_errors = False
+    regexp = _re2.RE2(translated.encode(), options)
+    assert regexp.ok()
+    data = universe.encode("utf-8", "surrogatepass")
+    found = []
+    at = 0
+    while at < len(data):
+        (start, end), *_ = regexp.Match(_re2.RE2.Anchor.UNANCHORED, data, at, len(data))
+        if start < 0:
+            break
+        found.append((_byte_offset_to_code_point(start), _byte_offset_to_code_point(end)))
+        at = end
+    assert found == expected
 
 
 REFUSED = [
@@ -185,8 +318,11 @@ REFUSED = [
     "(a",
     "a)",
     "\\",
-    "(a{100}){101}",  # over 10,000 automaton states
+    "(a{100}){101}",  # a size over 10,000
     "a" * (MAX_PATTERN_LENGTH + 1),
+    "(a{10}){101}",  # RE2: nested counted repetitions whose bounds multiply beyond 1,000
+    "\\w{1000}",  # RE2: a program beyond the memory budget of one pattern
+    "(?:\\w+ ){104}",
 ]
 
 
@@ -195,14 +331,38 @@ def test_patterns_outside_the_subset_are_refused(pattern: str) -> None:
     assert compile_pattern(pattern) is None
 
 
-def test_a_refused_gold_pattern_is_a_coded_error_without_the_pattern() -> None:
-    secret = "(?=CANARY-PATTERN)x"
+@pytest.mark.parametrize(
+    "secret",
+    [
+        "(?=CANARY-PATTERN)x",  # refused by the subset's reader
+        "CANARY-PATTERN(?:a{10}){101}",  # refused by RE2's parser (its error quotes the pattern)
+        "CANARY-PATTERN\\w{1000}",  # refused by RE2's compiler (over the memory budget)
+    ],
+)
+def test_a_refused_gold_pattern_is_a_coded_error_without_the_pattern(
+    secret: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     with pytest.raises(ChartscoreError) as caught:
         score([GoldField("c1", "dx.icd10", "text", secret)], [], schema=REGEX)
     error = caught.value
     assert error.code is ErrorCode.INVALID_GOLD_PATTERN
-    assert "CANARY" not in str(error) and "CANARY" not in repr(error)
+    assert str(error) == "invalid_gold_pattern (gold field dx.icd10)"
+    assert "canary" not in repr(error).lower()
     assert error.__cause__ is None and error.__context__ is None
+    # RE2 logs a refused pattern on standard error unless told not to: nothing may reach it,
+    # at the file descriptor (C++ writes there, not to sys.stderr).
+    assert capfd.readouterr() == ("", "")
+
+
+def test_a_pattern_that_exhausts_re2s_cache_logs_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    # The DFA runs out of memory on this pattern and RE2 falls back to its NFA; by default it
+    # would log the pattern's length and program size on standard error.
+    gold = [GoldField(f"c{i}", "dx.icd10", "text", f".*CANARY{i}.{{990}}x") for i in range(3)]
+    answer = "".join(random.Random(3).choice("canry0123") for _ in range(5_000))
+    predictions = [Prediction(f"c{i}", "dx.icd10", answer) for i in range(3)]
+    field = score(gold, predictions, schema=REGEX).by_field["dx.icd10"]
+    assert field.metric("pattern_agreement").success_count == 0
+    assert capfd.readouterr() == ("", "")
 
 
 def test_the_pattern_repr_hides_the_pattern() -> None:
@@ -359,3 +519,274 @@ def test_match_metrics_are_shared_under_the_rule(
     for field_id in report.by_field:
         if field_id.endswith("text_regex"):
             assert "pattern_agreement" in document["by_field"][field_id]
+
+
+# --------------------------------------------------------------------------- the length limit
+
+
+def _one_row(schema: dict[str, Any], gold: object, answer: object) -> Report:
+    field_id = next(iter(schema["fields"]))  # type: ignore[call-overload]
+    return score(
+        [GoldField("c1", field_id, "text", gold)],
+        [Prediction("c1", field_id, answer)],
+        schema=schema,
+    )
+
+
+def _refused(schema: dict[str, Any], gold: object, answer: object) -> ChartscoreError:
+    with pytest.raises(ChartscoreError) as caught:
+        _one_row(schema, gold, answer)
+    error = caught.value
+    assert error.code is ErrorCode.MATCH_TEXT_TOO_LONG
+    assert error.__cause__ is None and error.__context__ is None
+    assert "secret" not in str(error) + repr(error)
+    return error
+
+
+def test_a_regex_answer_may_have_5000_normalized_characters() -> None:
+    limit = MAX_REGEX_ANSWER
+    assert limit == 5_000
+    field = _one_row(REGEX, "(?:secret )+", "secret " * 714 + "x" * 2).by_field["dx.icd10"]
+    assert field.metric("pattern_agreement").total_count == 1  # 5,000 characters: scored
+    error = _refused(REGEX, "(?:secret )+", "secret " * 714 + "x" * 3)  # 5,001
+    assert str(error) == "match_text_too_long"  # the library knows no line; the CLI names it
+    # The limit is on the normalized answer: surrounding space is trimmed first, and the
+    # ligature ﬀ (one code point) normalizes to "ff" (two).
+    _one_row(REGEX, "f+", "  " + "f" * limit + "  ")
+    _refused(REGEX, "f+", "\ufb00" * (limit // 2 + 1))
+    # Answers that are not strings have no length, and are simply wrong.
+    assert _one_row(REGEX, "f+", 5).by_field["dx.icd10"].metric("pattern_agreement").total_count
+
+
+def test_fuzzy_answers_and_gold_may_have_50000_normalized_characters() -> None:
+    limit = MAX_FUZZY_TEXT
+    assert limit == 50_000
+    near = "secret " * 7142 + "x"  # 49,995 characters
+    field = _one_row(FUZZY, near + "abcde", near + "abcdf").by_field["dx.summary"]
+    assert field.metric("fuzzy_agreement").success_count == 1
+    _refused(FUZZY, near, near + "abcdef")  # the answer, 50,001
+    with pytest.raises(ChartscoreError) as caught:
+        _one_row(FUZZY, near + "abcdef", near)  # the gold value, before any answer is read
+    assert str(caught.value) == "match_text_too_long (gold field dx.summary)"
+    assert caught.value.__context__ is None
+
+
+def test_the_command_line_names_the_line_of_a_long_answer(tmp_path: Path) -> None:
+    gold = write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {"case_id": f"c{i}", "field_id": "dx.icd10", "field_type": "text", "value": "a+"}
+            for i in range(3)
+        ],
+    )
+    answers = ["a", "secret" * 1000, "a"]
+    predictions = write_jsonl(
+        tmp_path / "predictions.jsonl",
+        [{"case_id": f"c{i}", "field_id": "dx.icd10", "value": a} for i, a in enumerate(answers)],
+    )
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(REGEX), encoding="utf-8")
+    out = tmp_path / "report.json"
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    argv += ["--schema", str(schema), "--out", str(out)]
+    for jobs in ("1", "2"):
+        status, stdout, stderr = _run_cli([*argv, "--jobs", jobs])
+        assert (status, stdout) == (1, "")
+        assert stderr.startswith("chartscore: error: match_text_too_long (predictions line 2): ")
+        assert "secret" not in stderr and not out.exists()
+
+
+def _run_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+# --------------------------------------------------------------------------- the extra
+
+
+def test_the_engines_are_the_match_extra_not_dependencies() -> None:
+    pyproject = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = pyproject["project"]
+    extras = project["optional-dependencies"]
+    for engine in ("google-re2", "rapidfuzz"):
+        assert not any(d.startswith(engine) for d in project["dependencies"])
+        assert any(d.startswith(engine) for d in extras["match"])
+        assert any(d.startswith(engine) for d in extras["test"])  # CI runs these tests
+
+
+def _without(modules: tuple[str, ...], code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # A process where the named packages cannot be imported.
+    block = "import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in modules)
+    return subprocess.run(
+        [sys.executable, "-c", block + code],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
+
+
+_RE2 = ("re2", "re2._re2")
+_RAPIDFUZZ = ("rapidfuzz", "rapidfuzz.distance", "rapidfuzz.distance.Levenshtein")
+_INSTALL = "pip install 'chartscore[share]' (share, audit) or 'chartscore[match]' (regex, fuzzy)"
+
+
+@pytest.mark.parametrize(
+    ("blocked", "schema", "message"),
+    [
+        (_RE2, REGEX, "missing_dependency (schema field dx.icd10)"),
+        (_RAPIDFUZZ, FUZZY, "missing_dependency (schema field dx.summary)"),
+        (_RE2 + _RAPIDFUZZ, {"fields": {**FUZZY["fields"], **REGEX["fields"]}}, None),
+    ],
+)
+def test_without_the_extra_a_match_mode_says_how_to_install_it(
+    tmp_path: Path, blocked: tuple[str, ...], schema: dict[str, Any], message: str | None
+) -> None:
+    # The first field (in sorted order) whose engine is missing is named, before any row is
+    # read, by the library, the Dask engine's client and the command line.
+    message = message or "missing_dependency (schema field dx.icd10)"
+    field_id = message.rsplit(" ", 1)[1][:-1]
+    write_jsonl(
+        tmp_path / "gold.jsonl",
+        [{"case_id": "c1", "field_id": field_id, "field_type": "text", "value": "secret"}],
+    )
+    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    code = (
+        "import chartscore\n"
+        "from chartscore import ChartscoreError, GoldField, score\n"
+        "from chartscore.cli import main\n"
+        "calls = [\n"
+        f"    lambda: score([GoldField('c1', {field_id!r}, 'text', 'secret')], [],\n"
+        f"                  schema={schema!r}),\n"
+        "    lambda: chartscore.score_files('gold.jsonl', 'gold.jsonl', schema='schema.json'),\n"
+        "    lambda: chartscore.score_dask('gold.jsonl', 'gold.jsonl',\n"
+        "                                  schema='schema.json', scheduler='synchronous'),\n"
+        "]\n"
+        "for call in calls:\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ChartscoreError as error:\n"
+        "        assert error.__context__ is None and error.__cause__ is None\n"
+        "        print(error)\n"
+        "    else:\n"
+        "        raise AssertionError('no error')\n"
+        "status = main(['score', '--gold', 'gold.jsonl', '--predictions', 'gold.jsonl',\n"
+        "               '--schema', 'schema.json', '--out', 'report.json'])\n"
+        "print(status)\n"
+    )
+    result = _without(blocked, code, tmp_path)
+    assert result.stdout == f"{message}\n" * 3 + "1\n", result.stderr
+    assert result.stderr == f"chartscore: error: {message}: {_INSTALL}\n"
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_each_mode_needs_only_its_own_engine(tmp_path: Path) -> None:
+    code = (
+        "from chartscore import GoldField, Prediction, score\n"
+        "for field_id, schema, gold, answer in [\n"
+        f"    ('dx.icd10', {REGEX!r}, 'I50[.][0-9]', 'I50.1'),\n"
+        f"    ('dx.summary', {FUZZY!r}, 'heart failure', 'heart failur'),\n"
+        "]:\n"
+        "    rows = [GoldField('c1', field_id, 'text', gold)]\n"
+        "    try:\n"
+        "        report = score(rows, [Prediction('c1', field_id, answer)], schema=schema)\n"
+        "    except Exception as error:\n"
+        "        print(field_id, error)\n"
+        "    else:\n"
+        "        print(field_id, report.by_field[field_id].metric(\n"
+        "            'pattern_agreement' if field_id == 'dx.icd10' else 'fuzzy_agreement'\n"
+        "        ).success_count)\n"
+    )
+    assert _without(_RAPIDFUZZ, code, tmp_path).stdout == (
+        "dx.icd10 1\ndx.summary missing_dependency (schema field dx.summary)\n"
+    )
+    assert _without(_RE2, code, tmp_path).stdout == (
+        "dx.icd10 missing_dependency (schema field dx.icd10)\ndx.summary 1\n"
+    )
+
+
+def test_the_engines_are_imported_only_for_a_match_mode(tmp_path: Path) -> None:
+    # Importing chartscore, reading a schema with match modes, scoring without them, and
+    # adding up partials of a schema with match modes load no engine; scoring with one does.
+    code = (
+        "import sys\n"
+        "import chartscore\n"
+        "from chartscore import GoldField, Prediction, Schema, score\n"
+        "from chartscore.workflows.partials import merge_partials\n"
+        "engines = ('re2', 'rapidfuzz')\n"
+        f"both = Schema.from_dict({{'fields': {{**{FUZZY['fields']!r}, **{REGEX['fields']!r}}}}})\n"
+        "score([GoldField('c1', 'dx.note', 'text', 'x')], [Prediction('c1', 'dx.note', 'x')])\n"
+        "merge_partials([sys.stdin.read()])\n"
+        "print(sorted(e for e in engines if e in sys.modules))\n"
+        f"score([GoldField('c1', 'dx.icd10', 'text', 'x')], [], schema={REGEX!r})\n"
+        "print(sorted(e for e in engines if e in sys.modules))\n"
+    )
+    gold = write_jsonl(
+        tmp_path / "gold.jsonl",
+        [
+            {"case_id": "c1", "field_id": "dx.icd10", "field_type": "text", "value": "a+"},
+            {"case_id": "c1", "field_id": "dx.summary", "field_type": "text", "value": "abc"},
+        ],
+    )
+    predictions = write_jsonl(
+        tmp_path / "predictions.jsonl",
+        [
+            {"case_id": "c1", "field_id": "dx.icd10", "value": "aa"},
+            {"case_id": "c1", "field_id": "dx.summary", "value": "abd"},
+        ],
+    )
+    both = {"fields": {**FUZZY["fields"], **REGEX["fields"]}}
+    _, partial = score_with_partial(gold, predictions, schema=Schema.from_dict(both))
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        input=partial,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        check=False,
+    )
+    assert (result.stdout, result.stderr) == ("[]\n['re2']\n", "")
+
+
+# --------------------------------------------------------------------------- scaling out
+
+
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False), st.integers(1, 12), st.integers(1, 4))
+def test_the_dask_engine_and_partials_give_the_same_match_figures(
+    tmp_path_factory: pytest.TempPathFactory, chooser: random.Random, cases: int, sites: int
+) -> None:
+    from chartscore import score_dask, score_files
+    from chartscore.workflows.partials import merge_partials
+
+    cohort = build_cohort(chooser.choice, ["text:regex", "text:fuzzy", "text"], cases)
+    where = tmp_path_factory.mktemp("match")
+    gold, predictions, schema = cohort_files(cohort, where)
+    pooled = score_files(gold, predictions, schema=schema)
+    dask = score_dask(gold, predictions, schema=schema, scheduler="synchronous", partitions=3)
+    assert dask.to_json() == pooled.to_json()
+    # Sites score their own cases; the merged partials are the pooled report (a partial has
+    # no error magnitudes, and text fields have none).
+    site_of = {case: chooser.randrange(sites) for case, *_ in cohort.gold}
+    texts = []
+    for site in sorted(set(site_of.values())):
+        site_gold = [line for line in gold.read_text().splitlines() if _site(line, site_of) == site]
+        site_predictions = [
+            line for line in predictions.read_text().splitlines() if _site(line, site_of) == site
+        ]
+        folder = where / f"site-{site}"
+        folder.mkdir()
+        (folder / "gold.jsonl").write_text("\n".join(site_gold) + "\n")
+        (folder / "predictions.jsonl").write_text("\n".join(site_predictions) + "\n")
+        _, text = score_with_partial(
+            folder / "gold.jsonl", folder / "predictions.jsonl", schema=schema
+        )
+        texts.append(text)
+    assert merge_partials(texts).to_json() == pooled.without_magnitudes().to_json()
+
+
+def _site(line: str, site_of: dict[str, int]) -> int:
+    return site_of[json.loads(line)["case_id"]]

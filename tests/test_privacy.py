@@ -54,6 +54,7 @@ from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
 from chartscore.magnitude import parse_exact_decimal
+from chartscore.records.match_engines import MAX_FUZZY_TEXT, MAX_REGEX_ANSWER
 from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec
 
@@ -1101,6 +1102,19 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     case("schema_required", row(**ordinal, value=m), E.SCHEMA_REQUIRED, where)
     where = f"(schema field {CAT})"
     case("type_mismatch", row(field_id=CAT, value=m), E.SCHEMA_TYPE_MISMATCH, where, True)
+    # Gold patterns refused by the subset's reader, by RE2's parser and by RE2's compiler
+    # (whose own messages, never read, quote the pattern), and fuzzy gold over the limit.
+    code = {"field_id": REGEX, "field_type": "text"}
+    where = f"(gold line 2 field {REGEX})"
+    case("pattern_lookahead", row(**code, value=f"(?={m}){w}"), E.INVALID_GOLD_PATTERN, where, True)
+    nested = f"{m}(?:{w}{{10}}){{101}}"
+    case("pattern_nested_repeats", row(**code, value=nested), E.INVALID_GOLD_PATTERN, where, True)
+    budget = f"{m}\\w{{1000}}{w}"
+    case("pattern_over_budget", row(**code, value=budget), E.INVALID_GOLD_PATTERN, where, True)
+    long_text = f"{m} {w} " * (MAX_FUZZY_TEXT // (len(m) + len(w) + 2) + 1)
+    summary = {"field_id": FUZZY, "field_type": "text", "value": long_text}
+    where = f"(gold line 2 field {FUZZY})"
+    case("fuzzy_gold_too_long", row(**summary), E.MATCH_TEXT_TOO_LONG, where, True)
     return cases
 
 
@@ -1289,6 +1303,17 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
     )
     for name, line, code, where in _prediction_cases(c):
         add(f"predictions-{name}", good_gold, good_predictions + line, code, f"{code} {where}")
+    # A regex field's answer over the match-mode limit.
+    pattern_gold = {"case_id": c.case_id(0), "field_id": REGEX, "field_type": "text"}
+    long_answer = c.wide * (MAX_REGEX_ANSWER // len(c.wide) + 1)
+    add(
+        "predictions-regex_answer_too_long",
+        jsonl([{**pattern_gold, "value": f"{c.marker}.*"}]).encode("utf-8"),
+        jsonl([prediction_dict(c, REGEX, 0, long_answer)]).encode("utf-8"),
+        ErrorCode.MATCH_TEXT_TOO_LONG,
+        "match_text_too_long (predictions line 1)",
+        schema=schema,
+    )
     for name, suffix, content, code, message in _schema_cases(c):
         add(f"schema-{name}", good_gold, good_predictions, code, message, schema=(suffix, content))
 

@@ -414,7 +414,7 @@ _WITHOUT_SCIPY = (
 )
 _INSTALL_LINE = (
     "chartscore: error: missing_dependency: "
-    "sharing and auditing need scipy: pip install 'chartscore[share]'\n"
+    "pip install 'chartscore[share]' (share, audit) or 'chartscore[match]' (regex, fuzzy)\n"
 )
 
 

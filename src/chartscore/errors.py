@@ -77,6 +77,7 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_TYPE_MISMATCH = "schema_type_mismatch"
     GOLD_OUTSIDE_SCHEMA = "gold_outside_schema"
     INVALID_GOLD_PATTERN = "invalid_gold_pattern"
+    MATCH_TEXT_TOO_LONG = "match_text_too_long"
     SCHEMA_FIELD_UNUSED = "schema_field_unused"
     STANDIN_NOT_PERFECT = "standin_not_perfect"
     # Plugin metrics.
@@ -218,6 +219,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
     "invalid_gold_pattern": "a regex field's gold pattern is outside chartscore's pattern subset",
+    "match_text_too_long": "a regex answer over 5,000 or a fuzzy text over 50,000 characters",
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore document of a known format and format_version",
@@ -243,7 +245,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "no_part_files": "the pattern or list of part files names no file",
     "engine_unavailable": "the Dask engine needs its extra: pip install 'chartscore[dask]'",
     "engine_failed": "the Dask cluster failed or could not be reached; no details are shown",
-    "missing_dependency": "sharing and auditing need scipy: pip install 'chartscore[share]'",
+    "missing_dependency": (
+        "pip install 'chartscore[share]' (share, audit) or 'chartscore[match]' (regex, fuzzy)"
+    ),
     "invalid_table": "not a readable delimited text file: a quote left open, or no header",
     "ragged_row": "a row has more or fewer cells than the header",
     "duplicate_column": "two columns have the same header",

@@ -49,6 +49,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath, is_gzip
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
+from chartscore.records.match_engines import require_match_engines
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
@@ -142,6 +143,7 @@ def score_dask(
     prediction_paths = part_paths(predictions, InputKind.PREDICTIONS)
     if schema is not None and type(schema) is not Schema:
         schema = load_schema(schema)  # type: ignore[arg-type]
+    require_match_engines(schema)  # here, not first on a worker
     if strata is not None and type(strata) is not CaseStrata:
         strata = load_strata(strata, schema)  # type: ignore[arg-type]
     plan = _Plan(

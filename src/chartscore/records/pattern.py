@@ -1,30 +1,44 @@
-"""Gold patterns for ``regex`` fields: a subset of Python's ``re``, matched in linear time.
+"""Gold patterns for ``regex`` fields: a subset of Python's ``re``, matched by RE2.
 
 A regex field's gold value is a pattern that must match the whole normalized
 answer. Gold files are data, so a pattern must never be able to stall scoring
 (catastrophic backtracking: ``(a|a)*b`` takes 2^n steps in a backtracking
-engine). chartscore therefore parses a documented subset of ``re`` syntax
-(docs/metrics.md, "Pattern agreement") into a Thompson automaton and runs it
-as a lazily built DFA: the time per answer character is bounded by the
-automaton's size, whatever the pattern and the answer. No runtime dependency
-(a linear-time engine such as RE2 would be a compiled one) and no timer.
+engine). chartscore therefore reads a documented subset of ``re`` syntax
+(docs/metrics.md, "Pattern agreement") and hands it to google-re2, whose time
+is linear in the answer and whose memory is bounded per pattern (its
+``max_mem`` option, :data:`PATTERN_MEMORY`).
+
+The subset is read here, not by RE2, so that a pattern means what ``re.fullmatch``
+makes of it, whatever RE2's own dialect and Unicode tables say:
+
+- every literal character is normalized as an answer is (NFKC, case folding,
+  NFKC), so ``I50`` matches the answer ``"i50"`` (the normalized ``"I50"``),
+  and is written to RE2 as its code point (``\\x{...}``);
+- ``\\d \\w \\s`` and their complements become explicit classes of the code
+  points for which Python's ``re`` matches them (RE2's ``\\d`` is ASCII, and its
+  Unicode tables may be of another version than Python's);
+- text is given to RE2 as UTF-8 with lone surrogates kept (``surrogatepass``),
+  which RE2 reads as one character each, as Python does.
 
 Anything outside the subset (backreferences, lookarounds, named groups,
 flags, anchors other than a leading ``^`` and a trailing ``$``, possessive
-quantifiers, letter escapes other than ``\\d \\D \\w \\W \\s \\S``) and any
-pattern beyond the size limits is refused: :func:`compile_pattern` returns
-None and the scorer raises ``invalid_gold_pattern``.
-
-Letters are matched as normalized text: every literal character of the pattern
-is normalized as an answer is (NFKC, case folding, NFKC), so ``I50`` matches the
-answer ``"i50"`` (the normalized form of ``"I50"``).
+quantifiers, letter escapes other than ``\\d \\D \\w \\W \\s \\S``), any pattern
+beyond the size limits, and any pattern RE2 refuses (nested counted
+repetitions whose bounds multiply to more than 1,000, or a compiled program
+over the memory budget) is refused: :func:`compile_pattern` returns None and
+the scorer raises ``invalid_gold_pattern``.
 """
 
 from __future__ import annotations
 
+import array
+import functools
+import re
+import sys
 import unicodedata
-from collections.abc import Callable
 from typing import Final
+
+from chartscore.records.match_engines import match_engine
 
 MAX_PATTERN_LENGTH: Final = 1000
 """A pattern may have at most this many characters."""
@@ -33,13 +47,21 @@ MAX_REPEAT: Final = 1000
 """The largest bound of a counted repetition ``{m,n}``."""
 
 MAX_STATES: Final = 10_000
-"""The largest automaton a pattern may compile to (counted repetitions are copies)."""
+"""The largest pattern size: the states of its Thompson automaton (docs/metrics.md, "Pattern
+agreement": two per literal character and character test, one per sequence, two per
+alternation and repetition, with repetitions counted as copies)."""
 
-_CACHE_LIMIT: Final = 1 << 14
+PATTERN_MEMORY: Final = 2 << 20
+"""RE2's memory budget for one compiled pattern (``max_mem``): its program and its DFA cache."""
+
 _METACHARACTERS: Final = frozenset(".^$*+?{}[]\\|()")
 _PUNCTUATION: Final = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ ")
+_CLASS_ESCAPES: Final = frozenset("dDwWsS")
+_QUANTIFIERS: Final = frozenset("*+?{")
 
-CharTest = Callable[[str], bool]
+# A translated piece of pattern: (RE2 text, size as MAX_STATES counts it, whether a
+# quantifier may follow the text as it is).
+Piece = tuple[str, int, bool]
 
 
 class _Refused(Exception):  # noqa: N818 - a control-flow signal, never leaves this module
@@ -55,31 +77,117 @@ def _fold(character: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", character).casefold())
 
 
-def _is_word(character: str) -> bool:
-    return character.isalnum() or character == "_"
+def _code(code_point: int) -> str:
+    # One character, written so that RE2 reads it as itself whatever it is.
+    character = chr(code_point)
+    if character.isascii() and character.isalnum():
+        return character
+    return f"\\x{{{code_point:X}}}"
 
 
-_CLASS_ESCAPES: Final[dict[str, CharTest]] = {
-    "d": str.isdecimal,
-    "D": lambda c: not c.isdecimal(),
-    "w": _is_word,
-    "W": lambda c: not _is_word(c),
-    "s": str.isspace,
-    "S": lambda c: not c.isspace(),
-}
+@functools.cache
+def _escape_ranges(letter: str) -> tuple[tuple[int, int], ...]:
+    """The code point ranges Python's ``re`` matches with ``\\d``, ``\\w``, ``\\s`` or a complement.
+
+    Computed once per process by running ``re`` itself over every code point
+    (about 0.2 s), so the classes are Python's by construction.
+    """
+    if letter.isupper():
+        return _complement(_escape_ranges(letter.lower()))
+    every = array.array("I", range(sys.maxunicode + 1)).tobytes()
+    universe = every.decode(f"utf-32-{sys.byteorder[0]}e", "surrogatepass")
+    return tuple((run.start(), run.end() - 1) for run in re.finditer(f"\\{letter}+", universe))
 
 
-# The syntax tree: ("chars", text) a literal sequence; ("test", CharTest) one character;
-# ("cat", [nodes]); ("alt", [nodes]); ("repeat", node, low, high or None).
-Node = tuple[object, ...]
+def _complement(ranges: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    gaps = []
+    following = 0
+    for low, high in ranges:
+        if low > following:
+            gaps.append((following, low - 1))
+        following = high + 1
+    if following <= sys.maxunicode:
+        gaps.append((following, sys.maxunicode))
+    return tuple(gaps)
 
 
-class _Parser:
-    """A recursive-descent parser of the subset (docs/metrics.md)."""
+@functools.cache
+def _escape_class(letter: str) -> str:
+    # The RE2 class of an escape outside brackets, written once per process (value-free:
+    # \w alone is 734 ranges, and a pattern may use it hundreds of times).
+    return _class(list(_escape_ranges(letter)), negated=False)
+
+
+def _class(ranges: list[tuple[int, int]], negated: bool) -> str:
+    # An RE2 character class of the union of ``ranges`` (merged, so its text stays short).
+    merged: list[list[int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], high)
+        else:
+            merged.append([low, high])
+    items = "".join(
+        _code(low) if low == high else f"{_code(low)}-{_code(high)}" for low, high in merged
+    )
+    return f"[{'^' if negated else ''}{items}]"
+
+
+def _sequence(pieces: list[Piece]) -> Piece:
+    return "".join(text for text, _, _ in pieces), 1 + sum(size for _, size, _ in pieces), False
+
+
+def _alternation(branches: list[list[Piece]]) -> Piece:
+    # A group or the whole pattern: one sequence, or an alternation of sequences.
+    sequences = [_sequence(pieces) for pieces in branches]
+    if len(sequences) == 1:
+        text, size, _ = sequences[0]
+    else:
+        text = "|".join(text for text, _, _ in sequences)
+        size = 2 + sum(size for _, size, _ in sequences)
+    return f"(?:{text})", size, True
+
+
+def _repeat(piece: Piece, low: int, high: int | None) -> Piece:
+    text, size, atomic = piece
+    # The copies the documented size counts: low, then high - low optional ones or one loop.
+    size = 2 + ((low + 1) if high is None else high) * size
+    if size > MAX_STATES:
+        raise _Refused
+    if not atomic:
+        text = f"(?:{text})"
+    if (low, high) == (0, None):
+        quantifier = "*"
+    elif (low, high) == (1, None):
+        quantifier = "+"
+    elif (low, high) == (0, 1):
+        quantifier = "?"
+    elif high is None:
+        quantifier = f"{{{low},}}"
+    elif low == high:
+        quantifier = f"{{{low}}}"
+    else:
+        quantifier = f"{{{low},{high}}}"
+    return text + quantifier, size, False
+
+
+class _Translator:
+    """Reads the subset (docs/metrics.md) and writes the same pattern in RE2 syntax.
+
+    Iterative (a stack of open groups), so that no nesting depth a 1,000-character
+    pattern can reach exhausts Python's stack.
+    """
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        # A leading ^ and a trailing (unescaped) $ are no-ops under a whole-answer match.
+        start = 1 if text.startswith("^") else 0
+        end = len(text)
+        if end > start and text.endswith("$") and not _escaped(text, end - 1):
+            end -= 1
+        self.text = text[start:end]
         self.at = 0
+        # Each distinct class of this pattern, by its text, written once (never kept beyond
+        # the pattern: it is part of a gold value).
+        self.classes: dict[str, str] = {}
 
     def peek(self) -> str | None:
         return self.text[self.at] if self.at < len(self.text) else None
@@ -91,65 +199,54 @@ class _Parser:
         self.at += 1
         return character
 
-    def parse(self) -> Node:
-        text = self.text
-        # A leading ^ and a trailing (unescaped) $ are no-ops under a whole-answer match.
-        if text.startswith("^"):
-            self.at = 1
-        end = len(text)
-        if end > self.at and text.endswith("$") and not _escaped(text, end - 1):
-            self.text = text = text[: end - 1]
-        node = self.alternation()
-        if self.at != len(text):
-            raise _Refused  # an unbalanced ')'
-        return node
-
-    def alternation(self) -> Node:
-        branches = [self.sequence()]
-        while self.peek() == "|":
+    def translate(self) -> str:
+        """The RE2 text of the whole pattern."""
+        groups: list[list[list[Piece]]] = [[[]]]  # open groups, each a list of branches
+        while (character := self.peek()) is not None:
             self.at += 1
-            branches.append(self.sequence())
-        return branches[0] if len(branches) == 1 else ("alt", branches)
+            if character == "(":
+                if self.peek() == "?":
+                    # Only the non-capturing group (?:...); lookarounds, names, flags are refused.
+                    if self.text[self.at : self.at + 2] != "?:":
+                        raise _Refused
+                    self.at += 2
+                groups.append([[]])
+            elif character == ")":
+                if len(groups) == 1:
+                    raise _Refused  # an unbalanced ')'
+                group = _alternation(groups.pop())
+                groups[-1][-1].append(self.quantified(group))
+            elif character == "|":
+                groups[-1].append([])
+            else:
+                groups[-1][-1].append(self.quantified(self.atom(character)))
+        if len(groups) != 1:
+            raise _Refused  # a '(' never closed
+        text, size, _ = _alternation(groups[0])
+        if size > MAX_STATES:
+            raise _Refused
+        return text
 
-    def sequence(self) -> Node:
-        items: list[Node] = []
-        while (character := self.peek()) is not None and character not in "|)":
-            atom = self.atom()
-            items.append(self.quantified(atom))
-        return ("cat", items)
-
-    def atom(self) -> Node:
-        character = self.take()
-        if character == "(":
-            if self.peek() == "?":
-                # Only the non-capturing group (?:...); lookarounds, names, flags are refused.
-                if self.text[self.at : self.at + 2] != "?:":
-                    raise _Refused
-                self.at += 2
-            inner = self.alternation()
-            if self.take() != ")":
-                raise _Refused
-            return inner
+    def atom(self, character: str) -> Piece:
         if character == ".":
-            return ("test", _any)
+            return ".", 2, True
         if character == "[":
-            return ("test", self.character_class())
+            return self.character_class(), 2, True
         if character == "\\":
             escaped = self.take()
-            test = _CLASS_ESCAPES.get(escaped)
-            if test is not None:
-                return ("test", test)
+            if escaped in _CLASS_ESCAPES:
+                return _escape_class(escaped), 2, True
             if escaped not in _PUNCTUATION:
                 raise _Refused  # \b, \A, \1, \n, \x41, ...: not in the subset
-            return ("chars", _fold(escaped))
+            return _literal(_fold(escaped))
         if character in _METACHARACTERS:
             raise _Refused  # a quantifier with nothing to repeat, ^ or $ inside, ] or }
-        return ("chars", _fold(character))
+        return _literal(_fold(character))
 
-    def quantified(self, atom: Node) -> Node:
+    def quantified(self, piece: Piece) -> Piece:
         character = self.peek()
-        if character is None or character not in "*+?{":
-            return atom
+        if character is None or character not in _QUANTIFIERS:
+            return piece
         self.at += 1
         if character == "*":
             low, high = 0, None
@@ -161,9 +258,9 @@ class _Parser:
             low, high = self.bounds()
         if self.peek() == "?":
             self.at += 1  # lazy: the same set of whole-answer matches
-        if (following := self.peek()) is not None and following in "*+?{":
+        if (following := self.peek()) is not None and following in _QUANTIFIERS:
             raise _Refused  # possessive (a*+) or a repeated repeat (a**)
-        return ("repeat", atom, low, high)
+        return _repeat(piece, low, high)
 
     def bounds(self) -> tuple[int, int | None]:
         close = self.text.find("}", self.at)
@@ -182,21 +279,22 @@ class _Parser:
             raise _Refused
         return low, high
 
-    def character_class(self) -> CharTest:
+    def character_class(self) -> str:
+        start = self.at
         negated = self.peek() == "^"
         if negated:
             self.at += 1
-        singles: set[str] = set()
-        ranges: list[tuple[str, str]] = []
-        tests: list[CharTest] = []
+        ranges: list[tuple[int, int]] = []
         first = True
         while True:
             character = self.take()
             if character == "]" and not first:
                 break
             first = False
-            if character == "\\" and self.peek() in _CLASS_ESCAPES:
-                tests.append(_CLASS_ESCAPES[self.take()])
+            escape = self.peek() if character == "\\" else None
+            if escape is not None and escape in _CLASS_ESCAPES:
+                self.at += 1
+                ranges += _escape_ranges(escape)
                 continue
             raw_low, low = self.class_character(character)
             if self.peek() == "-" and self.text[self.at + 1 : self.at + 2] not in ("]", ""):
@@ -204,22 +302,14 @@ class _Parser:
                 raw_high, high = self.class_character(self.take())
                 if raw_low > raw_high or low > high:
                     raise _Refused
-                ranges.append((low, high))
+                ranges.append((ord(low), ord(high)))
             else:
-                singles.add(low)
-        frozen = frozenset(singles)
-        ranged = tuple(ranges)
-        alternatives = tuple(tests)
-
-        def member(c: str) -> bool:
-            inside = (
-                c in frozen
-                or any(low <= c <= high for low, high in ranged)
-                or any(test(c) for test in alternatives)
-            )
-            return inside is not negated
-
-        return member
+                ranges.append((ord(low), ord(low)))
+        source = self.text[start : self.at]
+        found = self.classes.get(source)
+        if found is None:
+            found = self.classes[source] = _class(ranges, negated)
+        return found
 
     def class_character(self, character: str) -> tuple[str, str]:
         # One character of a class, as written and folded; [ ] \ and an unranged - must
@@ -236,6 +326,11 @@ class _Parser:
         return character, folded
 
 
+def _literal(folded: str) -> Piece:
+    # A literal character, normalized: one character, or several (ß is ss), or none.
+    return "".join(_code(ord(c)) for c in folded), 1 + len(folded), len(folded) == 1
+
+
 def _escaped(text: str, index: int) -> bool:
     # Whether text[index] is preceded by an odd number of backslashes.
     count = 0
@@ -248,132 +343,41 @@ def _digits(text: str) -> bool:
     return text.isascii() and text.isdigit() and len(text) <= 4
 
 
-def _any(character: str) -> bool:
-    return character != "\n"
+def translate_pattern(text: str) -> str | None:
+    """The RE2 pattern that means what ``text`` means under docs/metrics.md, or None.
 
-
-class _Automaton:
-    """A Thompson automaton: node i has a character test and target, or epsilon edges."""
-
-    def __init__(self) -> None:
-        self.tests: list[CharTest | None] = []
-        self.targets: list[int] = []
-        self.epsilon: list[list[int]] = []
-
-    def node(self) -> int:
-        if len(self.tests) >= MAX_STATES:
-            raise _Refused
-        self.tests.append(None)
-        self.targets.append(-1)
-        self.epsilon.append([])
-        return len(self.tests) - 1
-
-    def build(self, tree: Node) -> tuple[int, int]:
-        """The (start, accept) nodes of a fragment matching ``tree``."""
-        kind = tree[0]
-        if kind == "chars":
-            start = end = self.node()
-            for character in tree[1]:  # type: ignore[attr-defined]
-                following = self.node()
-                self.tests[end] = character.__eq__
-                self.targets[end] = following
-                end = following
-            return start, end
-        if kind == "test":
-            start, end = self.node(), self.node()
-            self.tests[start] = tree[1]  # type: ignore[call-overload]
-            self.targets[start] = end
-            return start, end
-        if kind == "cat":
-            start = end = self.node()
-            for item in tree[1]:  # type: ignore[attr-defined]
-                first, last = self.build(item)
-                self.epsilon[end].append(first)
-                end = last
-            return start, end
-        if kind == "alt":
-            start, end = self.node(), self.node()
-            for branch in tree[1]:  # type: ignore[attr-defined]
-                first, last = self.build(branch)
-                self.epsilon[start].append(first)
-                self.epsilon[last].append(end)
-            return start, end
-        _, inner, low, high = tree
-        start = end = self.node()
-        for _ in range(low):  # type: ignore[call-overload]
-            first, last = self.build(inner)  # type: ignore[arg-type]
-            self.epsilon[end].append(first)
-            end = last
-        if high is None:
-            first, last = self.build(inner)  # type: ignore[arg-type]
-            loop_end = self.node()
-            self.epsilon[end] += [first, loop_end]
-            self.epsilon[last] += [first, loop_end]
-            return start, loop_end
-        finish = self.node()
-        for _ in range(high - low):  # type: ignore[operator]
-            first, last = self.build(inner)  # type: ignore[arg-type]
-            self.epsilon[end] += [first, finish]
-            end = last
-        self.epsilon[end].append(finish)
-        return start, finish
+    None when ``text`` is outside the subset or its size limits (RE2's own
+    limits are checked when it is compiled). No engine is needed.
+    """
+    if type(text) is not str or len(text) > MAX_PATTERN_LENGTH:
+        return None
+    translated: str | None = None
+    try:
+        translated = _Translator(text).translate()
+    except _Refused:
+        translated = None
+    return translated
 
 
 class Pattern:
     """A compiled gold pattern: :meth:`fullmatch` runs in time linear in the answer.
 
-    The DFA is built lazily: a state is the set of automaton nodes the answer
-    read so far can reach; each (state, character) step is computed once and
-    cached (the cache is bounded, and cleared when full). Holds a gold value:
-    its repr shows nothing of it.
+    Holds a gold value (RE2's compiled form of it): its repr shows nothing of it.
     """
 
-    __slots__ = ("_accept", "_automaton", "_start", "_steps")
+    __slots__ = ("_anchor", "_match")
 
-    def __init__(self, automaton: _Automaton, start: int, accept: int) -> None:
-        self._automaton = automaton
-        self._accept = accept
-        self._steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
-        self._start = self._closure([start])
+    def __init__(self, regexp: object, anchor: object) -> None:
+        self._match = regexp.Match  # type: ignore[attr-defined]
+        self._anchor = anchor
 
     def __repr__(self) -> str:
         return "Pattern(<hidden>)"
 
-    def _closure(self, nodes: list[int]) -> frozenset[int]:
-        # The nodes reachable by epsilon edges that test a character, plus the accept node.
-        epsilon = self._automaton.epsilon
-        tests = self._automaton.tests
-        seen = set(nodes)
-        todo = list(nodes)
-        while todo:
-            for following in epsilon[todo.pop()]:
-                if following not in seen:
-                    seen.add(following)
-                    todo.append(following)
-        return frozenset(n for n in seen if tests[n] is not None or n == self._accept)
-
-    def _step(self, state: frozenset[int], character: str) -> frozenset[int]:
-        tests = self._automaton.tests
-        targets = self._automaton.targets
-        reached = [targets[n] for n in state if (test := tests[n]) is not None and test(character)]
-        following = self._closure(reached)
-        if len(self._steps) >= _CACHE_LIMIT:
-            self._steps.clear()
-        self._steps[state, character] = following
-        return following
-
     def fullmatch(self, text: str) -> bool:
         """Whether the pattern matches the whole of ``text`` (a normalized answer)."""
-        state = self._start
-        steps = self._steps
-        for character in text:
-            following = steps.get((state, character))
-            if following is None:
-                following = self._step(state, character)
-            if not following:
-                return False
-            state = following
-        return self._accept in state
+        data = text.encode("utf-8", "surrogatepass")
+        return bool(self._match(self._anchor, data, 0, len(data))[0][0] >= 0)
 
 
 def compile_pattern(text: str) -> Pattern | None:
@@ -381,15 +385,26 @@ def compile_pattern(text: str) -> Pattern | None:
 
     Args:
         text: The gold value of a regex field, as written in the gold file.
+
+    Raises:
+        ChartscoreError: ``missing_dependency`` without ``chartscore[match]``.
     """
-    if type(text) is not str or len(text) > MAX_PATTERN_LENGTH:
+    translated = translate_pattern(text)
+    if translated is None:
         return None
-    pattern: Pattern | None = None
+    # google-re2's binding itself (re2._re2): the package's re2.compile would keep the last
+    # 128 patterns in a process-wide cache (gold values beyond the run, each with its
+    # budget) and raise errors that quote the pattern.
+    engine = match_engine("regex")
+    options = engine.RE2.Options()
+    options.max_mem = PATTERN_MEMORY
+    options.never_capture = True
+    options.log_errors = False  # RE2 would log the pattern on stderr
+    regexp = None
     try:
-        tree = _Parser(text).parse()
-        automaton = _Automaton()
-        start, accept = automaton.build(tree)
-        pattern = Pattern(automaton, start, accept)
-    except _Refused:
-        pattern = None
-    return pattern
+        regexp = engine.RE2(translated.encode("utf-8", "surrogatepass"), options)
+    except Exception:  # noqa: BLE001 - whatever it is, its message may quote the pattern
+        regexp = None
+    if regexp is None or not regexp.ok():  # RE2's error text quotes the pattern: never read
+        return None
+    return Pattern(regexp, engine.RE2.Anchor.ANCHOR_BOTH)

@@ -7,68 +7,71 @@ substitutions that turn one text into the other. docs/metrics.md says why this
 and not difflib's ratio: it is symmetric, a metric, has no length-dependent
 heuristics, and can be worked out by hand.
 
-The distance is computed with Hyyrö's bit-parallel form of Myers' algorithm
-(one pass over the longer text, the shorter one's columns packed into a Python
-integer): time linear in the longer text for texts up to a few thousand
-characters, with no quadratic table.
+The distance is rapidfuzz's (``chartscore[match]``), asked only whether it is
+within the largest distance the threshold allows (``score_cutoff``): rapidfuzz
+then works in a band around the diagonal and stops as soon as the distance
+exceeds it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 
+from chartscore.records.match_engines import match_engine
 
-def levenshtein(first: str, second: str) -> int:
-    """The Levenshtein distance between two strings (unit costs, code points).
+Distance = Callable[..., int]
 
-    Hyyrö (2001), "Explaining and extending the bit-parallel approximate string
-    matching algorithm of Myers", the global-distance variant: the vertical
-    deltas of the dynamic-programming column are kept as two bit vectors.
+
+def levenshtein_distance() -> Distance:
+    """rapidfuzz's ``Levenshtein.distance``, loaded on first use.
+
+    Raises:
+        ChartscoreError: ``missing_dependency`` without ``chartscore[match]``.
     """
-    if len(first) < len(second):
-        first, second = second, first
-    if not second:
-        return len(first)
-    # Bit i of ``equal[c]`` is set when second[i] == c.
-    equal: dict[str, int] = {}
-    for index, character in enumerate(second):
-        equal[character] = equal.get(character, 0) | (1 << index)
-    size = len(second)
-    full = (1 << size) - 1
-    top = 1 << (size - 1)
-    positive, negative = full, 0  # vertical deltas +1 and -1
-    distance = size
-    for character in first:
-        match = equal.get(character, 0)
-        crossing = match | negative
-        horizontal = (((match & positive) + positive) ^ positive) | match
-        up = negative | (~(horizontal | positive) & full)
-        down = positive & horizontal
-        if up & top:
-            distance += 1
-        elif down & top:
-            distance -= 1
-        up = ((up << 1) | 1) & full
-        down = (down << 1) & full
-        positive = down | (~(crossing | up) & full)
-        negative = up & crossing
+    distance: Distance = match_engine("fuzzy").distance
     return distance
 
 
-def similarity_at_least(first: str, second: str, threshold: Decimal) -> bool:
-    """Whether ``1 - levenshtein / max(len)`` is at least ``threshold``, exactly.
+class SimilarityTest:
+    """Whether ``1 - levenshtein / max(len) >= threshold``, exactly, for one threshold.
 
     Decided in integers, with the threshold as its exact ratio ``p / q``:
-    ``(longest - distance) * q >= p * longest``, so no rounding (and no caller's
-    decimal context) can move a pair across the threshold. Two empty texts are
-    identical (similarity 1).
+    ``(longest - d) * q >= p * longest`` holds exactly when
+    ``d <= (q - p) * longest // q``, the largest distance that still agrees, which
+    is what rapidfuzz is asked about (``score_cutoff``). So no rounding (and no
+    caller's decimal context) can move a pair across the threshold. Two empty
+    texts are identical (similarity 1).
+
+    Raises:
+        ChartscoreError: ``missing_dependency`` without ``chartscore[match]``.
     """
-    longest = max(len(first), len(second))
-    if longest == 0:
-        return True
-    numerator, denominator = threshold.as_integer_ratio()
-    needed = numerator * longest
-    # A cheap bound first: the distance is at least the difference in length.
-    if (longest - abs(len(first) - len(second))) * denominator < needed:
-        return False
-    return (longest - levenshtein(first, second)) * denominator >= needed
+
+    __slots__ = ("_denominator", "_distance", "_numerator")
+
+    def __init__(self, threshold: Decimal) -> None:
+        self._numerator, self._denominator = threshold.as_integer_ratio()
+        self._distance = levenshtein_distance()
+
+    def __repr__(self) -> str:
+        return f"SimilarityTest({self._numerator}/{self._denominator})"
+
+    def __call__(self, first: str, second: str) -> bool:
+        """Whether two normalized texts are similar enough."""
+        longest = max(len(first), len(second))
+        if longest == 0:
+            return True
+        allowed = (self._denominator - self._numerator) * longest // self._denominator
+        # A cheap bound first: the distance is at least the difference in length.
+        if abs(len(first) - len(second)) > allowed:
+            return False
+        return self._distance(first, second, weights=(1, 1, 1), score_cutoff=allowed) <= allowed
+
+
+def similarity_at_least(first: str, second: str, threshold: Decimal) -> bool:
+    """Whether ``1 - levenshtein / max(len) >= threshold`` (see :class:`SimilarityTest`).
+
+    Raises:
+        ChartscoreError: ``missing_dependency`` without ``chartscore[match]``.
+    """
+    return SimilarityTest(threshold)(first, second)

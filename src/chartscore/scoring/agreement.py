@@ -16,6 +16,7 @@ from typing import Final
 
 from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.records.match_engines import MAX_FUZZY_TEXT, MAX_REGEX_ANSWER
 from chartscore.records.normalize import (
     DateKey,
     boolean_key,
@@ -27,7 +28,7 @@ from chartscore.records.normalize import (
 )
 from chartscore.records.pattern import Pattern, compile_pattern
 from chartscore.records.schema import FieldSpec
-from chartscore.records.similarity import similarity_at_least
+from chartscore.records.similarity import SimilarityTest
 from chartscore.tally import LABEL_METRICS
 
 # Outcome bits of one prediction.
@@ -69,6 +70,13 @@ def item_flags(gold: int, answered: int, matched: int) -> int:
 
 
 _CACHE_LIMIT: Final = 1 << 16
+_REMEMBERED_ANSWER: Final = 256
+_MATCH_CACHE_LIMIT: Final = 1 << 14
+"""(pattern, answer) matches remembered per rule, of answers of at most 256 characters (codes,
+short phrases): at most 4 Mi characters of answers kept."""
+_PATTERN_CACHE_LIMIT: Final = 32
+"""Compiled gold patterns kept per rule: each may hold RE2's memory budget
+(records.pattern.PATTERN_MEMORY, 2 MiB), so together at most 64 MiB."""
 # Exact arithmetic for tolerances: numbers are bounded (100 digits, exponent
 # +-9999), so 40,000 digits of precision make every difference exact.
 _EXACT = decimal.Context(
@@ -162,9 +170,11 @@ class FieldRule:
     __slots__ = (
         "_base_outcome",
         "_judges",
+        "_matches",
         "_patterns",
         "_proven",
         "_regex",
+        "_similar",
         "_threshold",
         "_tolerance",
         "_tolerance_days",
@@ -196,6 +206,8 @@ class FieldRule:
         match = spec.match if spec is not None else None
         self._threshold = spec.threshold if spec is not None else None
         self._patterns: dict[str, Pattern] = {}
+        self._matches: dict[tuple[object, Key], bool] = {}
+        self._similar: SimilarityTest | None = None  # rapidfuzz's, loaded on first use
         self._regex = match == "regex"
         self.levels = len(spec.levels) if spec is not None else 0
         self.tracks_items = field_type is FieldType.MULTI
@@ -307,6 +319,10 @@ class FieldRule:
             raise ChartscoreError(
                 ErrorCode.INVALID_GOLD_PATTERN, input=InputKind.GOLD, field_id=field_id
             )
+        if self._threshold is not None and len(key) > MAX_FUZZY_TEXT:  # type: ignore[arg-type]
+            raise ChartscoreError(
+                ErrorCode.MATCH_TEXT_TOO_LONG, input=InputKind.GOLD, field_id=field_id
+            )
         mask, answer = self.outcome(value, key, value)
         perfect = mask & self.perfect_mask == self.perfect_mask and answer == key
         if self.tracks_items:
@@ -363,30 +379,47 @@ class FieldRule:
     def _fuzzy(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
         # Normalized agreement is similarity 1; otherwise the Levenshtein similarity decides.
         mask, answer = self._agreement(gold_value, gold_key, value)
-        if mask & NORMALIZED or (
-            answer is not None and similarity_at_least(answer, gold_key, self._threshold)  # type: ignore[arg-type]
-        ):
-            mask |= FUZZY
-        return mask, answer
+        if answer is None:
+            return mask, answer
+        if len(answer) > MAX_FUZZY_TEXT:  # type: ignore[arg-type]
+            raise ChartscoreError(ErrorCode.MATCH_TEXT_TOO_LONG)
+        if not mask & NORMALIZED:
+            similar = self._similar
+            if similar is None:
+                similar = self._similar = SimilarityTest(self._threshold)  # type: ignore[arg-type]
+            if not similar(answer, gold_key):  # type: ignore[arg-type]
+                return mask, answer
+        return mask | FUZZY, answer
 
     def _pattern(self, gold_value: object, gold_key: Key, value: object) -> tuple[int, Key | None]:
-        # The gold value is a pattern; the whole normalized answer must match it.
+        # The gold value is a pattern; the whole normalized answer must match it. Rules and
+        # answers repeat (codes), so each (pattern, answer) pair is matched once.
         mask, answer = self._agreement(gold_value, gold_key, value)
-        if answer is not None:
+        if answer is None:
+            return mask, answer
+        pair = (gold_value, answer)
+        matched = self._matches.get(pair)
+        if matched is None:
+            if len(answer) > MAX_REGEX_ANSWER:  # type: ignore[arg-type]
+                raise ChartscoreError(ErrorCode.MATCH_TEXT_TOO_LONG)
             pattern = self._compiled(gold_value)  # type: ignore[arg-type]
-            if pattern is not None and pattern.fullmatch(answer):  # type: ignore[arg-type]
-                mask |= PATTERN
-        return mask, answer
+            matched = pattern is not None and pattern.fullmatch(answer)  # type: ignore[arg-type]
+            if len(answer) <= _REMEMBERED_ANSWER:  # type: ignore[arg-type]
+                if len(self._matches) >= _MATCH_CACHE_LIMIT:
+                    self._matches.clear()
+                self._matches[pair] = matched
+        return (mask | PATTERN if matched else mask), answer
 
     def _compiled(self, text: str) -> Pattern | None:
-        # Gold patterns repeat (one coding rule, many rows): compiled once, cache bounded.
+        # Gold patterns repeat (one coding rule, many rows): compiled once. The cache is
+        # small, since each pattern may hold RE2's memory budget; the oldest goes first.
         found = self._patterns.get(text)
         if found is None:
             found = compile_pattern(text)
             if found is None:
                 return None
-            if len(self._patterns) >= _CACHE_LIMIT:
-                self._patterns.clear()
+            if len(self._patterns) >= _PATTERN_CACHE_LIMIT:
+                del self._patterns[next(iter(self._patterns))]
             self._patterns[text] = found
         return found
 

@@ -24,6 +24,7 @@ from chartscore.errors import (
     flag_option,
     word_option,
 )
+from chartscore.records.match_engines import require_match_engines
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
@@ -140,6 +141,7 @@ class Scorer:
             raise ChartscoreError(ErrorCode.STRATA_NOT_DECLARED, input=InputKind.SCHEMA)
         self._strata = strata
         self._schema = schema
+        require_match_engines(schema)  # missing_dependency before anything is read
         self._plugins = PluginSet(schema)  # loads every plugin the schema names, once
         self._rules = RuleBook(self._plugins)
         self._coding = RowCoding(self._plugins.layout)
@@ -513,7 +515,10 @@ def score(
         ChartscoreError: ``empty_gold``, ``duplicate_gold_key``,
             ``duplicate_prediction_key``, ``unknown_prediction_key``,
             ``inconsistent_field_type``, ``invalid_collection``,
-            ``invalid_record``, ``schema_field_unused``, a schema code, or
+            ``invalid_record``, ``schema_field_unused``, a schema code,
+            ``invalid_gold_pattern`` or ``match_text_too_long`` (match modes),
+            ``missing_dependency`` for a schema that declares a match mode
+            without ``chartscore[match]``, or
             ``usage`` for an option that is not exactly one of its documented
             values (``extra_predictions`` a ``str``, ``strict_schema`` a
             ``bool``, ``confidence`` one of the three levels, a ``float``).
