@@ -28,7 +28,7 @@ from chartscore.cli._options import (
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.io.document_files import load_gates
-from chartscore.io.ledger_file import load_ledger_key
+from chartscore.io.ledger_file import ledger_key_file, load_ledger_key
 from chartscore.io.output import write_output
 from chartscore.workflows.batch import batch_files
 
@@ -49,7 +49,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("batch reads every input from a file, not standard input", NAME)
     gold = input_argument(args.gold)
     schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
-    key = load_ledger_key(args.ledger_key)
+    key_file = ledger_key_file(args.ledger_key)  # never a run, even when the pattern names it
+    key = load_ledger_key(key_file)
     gates = () if gates_path is None else load_gates(gates_path)
     jobs = _available_cpus() if args.jobs is None else int(args.jobs)
     batch = batch_files(
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         schema=schema_path,
         jobs=jobs,
         extra_predictions=extra_predictions(args),
-        inputs=(gates_path,),
+        inputs=(gates_path, key_file),
         confidence=confidence(args),
     )
     write_output(batch.summary().encode("utf-8"), None, inputs=(), stdout=streams.out)

@@ -81,16 +81,7 @@ def load_ledger_key(
             8 distinct bytes.
     """
     source = InputKind.LEDGER_KEY
-    if path is None:
-        if environ is None:
-            environ = os.environ
-        elif type(environ) is not dict:  # a caller's mapping is never asked anything
-            raise ChartscoreError(ErrorCode.USAGE)
-        named = environ.get(KEY_FILE_VARIABLE)
-        if type(named) is not str or not named:
-            raise ChartscoreError(ErrorCode.LEDGER_KEY_MISSING, input=source)
-        path = named
-    where = input_path(path, source)
+    where = input_path(ledger_key_file(path, environ=environ), source)
     if isinstance(where, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=source)
     code: ErrorCode | None = None
@@ -118,6 +109,29 @@ def load_ledger_key(
     ):
         raise ChartscoreError(ErrorCode.LEDGER_KEY_INVALID, input=source)
     return LedgerKey(secret)
+
+
+def ledger_key_file(
+    path: InputPath | None = None, *, environ: Mapping[str, str] | None = None
+) -> InputPath:
+    """The ledger key file: ``path``, or else the file :data:`KEY_FILE_VARIABLE` names.
+
+    A command skips it among its inputs (``batch`` never reads it as a run).
+
+    Raises:
+        ChartscoreError: ``ledger_key_missing`` when neither names a file; ``usage``
+            for an ``environ`` that is not a ``dict`` (or None: ``os.environ``).
+    """
+    if path is not None:
+        return path
+    if environ is None:
+        environ = os.environ
+    elif type(environ) is not dict:  # a caller's mapping is never asked anything
+        raise ChartscoreError(ErrorCode.USAGE)
+    named = environ.get(KEY_FILE_VARIABLE)
+    if type(named) is not str or not named:
+        raise ChartscoreError(ErrorCode.LEDGER_KEY_MISSING, input=InputKind.LEDGER_KEY)
+    return named
 
 
 def key_bytes(data: bytes) -> bytes:

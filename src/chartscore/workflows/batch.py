@@ -5,7 +5,7 @@
 1. takes the prediction files (a glob pattern, expanded here, or a list), sorted by
    path; each is a run labelled by its file name's stem (``runs/model-v2.jsonl.gz``
    is ``model-v2``); a file that is an input of the batch itself (the gold file, the
-   schema, the gates or the ledger) is skipped;
+   schema, the gates, the ledger or its key file) is skipped;
 2. reads the gold set once, checking it as ``score`` does and computing its keyed
    identity in the same pass: a gold problem stops the batch before any run;
 3. scores every run, ``jobs`` at a time in forked processes
@@ -157,7 +157,8 @@ def batch_files(
         jobs: How many runs are scored at once, each in a forked process
             (1: one after another, in this process).
         extra_predictions: As for :func:`chartscore.score_files`.
-        inputs: Other files of the command (a gates file): never runs, never the ledger.
+        inputs: Other files of the command (a gates file, the ledger key file): never
+            runs, never the ledger.
         time: The ledger lines' time (default: when each is written).
         confidence: The level of every interval, as for :func:`chartscore.score`.
 
@@ -405,7 +406,7 @@ def _summary(batch: Batch) -> str:
     if batch.skipped:
         lines.append(
             f"{batch.skipped:,} matched file{'s' if batch.skipped != 1 else ''} skipped: "
-            "an input of the batch (gold, schema, gates or ledger), not a run"
+            "an input of the batch (gold, schema, gates, ledger or its key), not a run"
         )
     if scored:
         lines += ["", *_scored_table(batch)]
