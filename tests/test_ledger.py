@@ -545,6 +545,46 @@ def test_ledger_options_are_checked_before_any_work(demo: Demo) -> None:
     assert not demo.ledger.exists()
 
 
+@pytest.mark.parametrize("command", ["score", "score --partial-out", "compare", "share"])
+def test_a_ledger_that_is_also_an_output_is_refused_before_any_work(
+    demo: Demo, command: str
+) -> None:
+    # It was written as the report (or partial), and then refused as a ledger: file_exposed.
+    name, *flag = command.split()
+    flag = flag or ["--out"]
+    inputs = ["--gold", str(demo.gold), "--schema", str(demo.schema)]
+    if name == "compare":
+        inputs += [
+            "--baseline",
+            str(demo.run("model-v1")),
+            "--candidate",
+            str(demo.run("model-v2")),
+        ]
+    else:
+        inputs += ["--predictions", str(demo.run("model-v1"))]
+    other = demo.root / "other" / ".." / demo.ledger.name  # another spelling of the same file
+    (demo.root / "other").mkdir()
+    expected = (
+        f"chartscore: error: usage: --ledger and {flag[0]} must name different files; "
+        f"see chartscore {name} --help\n"
+    )
+    for out in (demo.ledger, other):
+        status, stdout, err = run(
+            [name, *inputs, "--ledger", str(demo.ledger), *flag, str(out)], demo.key
+        )
+        assert (status, stdout, err) == (2, "", expected), out
+        assert not demo.ledger.exists()
+    record(demo)  # an existing ledger, and a hard link to it
+    before = demo.ledger.read_bytes()
+    link = demo.root / "link.jsonl"
+    os.link(demo.ledger, link)
+    status, stdout, err = run(
+        [name, *inputs, "--ledger", str(demo.ledger), *flag, str(link)], demo.key
+    )
+    assert (status, stdout, err) == (2, "", expected)
+    assert demo.ledger.read_bytes() == before
+
+
 def test_key_and_ledger_paths_are_never_shown(demo: Demo, tmp_path: Path) -> None:
     secret_dir = tmp_path / "MRN-ZQ12345"
     secret_dir.mkdir()
