@@ -29,6 +29,7 @@ import pytest
 
 import chartscore
 from chartscore.errors import ErrorCode, describe
+from ledger_data import make_demo
 
 from helpers import write_jsonl
 
@@ -518,6 +519,46 @@ def test_a_full_disk_is_unwritable_output_and_leaves_nothing(
     assert result.stdout == b"1 1 1\n"  # three failures, and an empty listing
     assert result.stderr == UNWRITABLE.encode() * 3
     assert list(disk.iterdir()) == []
+
+
+def test_a_full_disk_leaves_the_ledger_as_it_was(tmp_path: Path) -> None:
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare")
+    demo = make_demo(tmp_path / "demo")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    copy = tmp_path / "ledger-copy.jsonl"
+    # A 64 KiB file system holds one ledger line of the demo (42 kB), not two: the second
+    # append, and a first one to a new ledger, meet a full disk part way.
+    script = (
+        'd="$1"; py="$2"; copy="$3"; shift 3; mount -t tmpfs -o size=64k tmpfs "$d" || exit 99; '
+        '"$py" -m chartscore "$@" --ledger "$d/l.jsonl" > /dev/null; a=$?; '
+        '"$py" -m chartscore "$@" --ledger "$d/l.jsonl" > /dev/null; b=$?; '
+        '"$py" -m chartscore "$@" --ledger "$d/new.jsonl" > /dev/null; c=$?; '
+        'cat "$d/l.jsonl" > "$copy"; echo "$a $b $c"; wc -c < "$d/new.jsonl"'
+    )
+    command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
+    args = ["score", "--gold", str(demo.gold), "--predictions", str(demo.run("model-v1")),
+            "--schema", str(demo.schema), "--ledger-key", str(demo.key)]  # fmt: skip
+    result = subprocess.run(
+        [*command, str(disk), sys.executable, str(copy), *args],
+        capture_output=True,
+        env=ENV,
+        timeout=LIMIT,
+        check=False,
+    )
+    if result.returncode == 99 or b"unshare" in result.stderr:
+        pytest.skip("cannot mount a small file system here")
+    assert result.stdout == b"0 1 1\n0\n"  # the new ledger is left empty
+    unwritable = (
+        f"chartscore: error: ledger_unwritable (ledger): {describe(ErrorCode.LEDGER_UNWRITABLE)}\n"
+    )
+    assert (
+        result.stderr
+        == ("chartscore: ledger: score run model-v1 recorded\n" + unwritable * 2).encode()
+    )
+    (line,) = copy.read_bytes().splitlines(keepends=True)  # one whole line, nothing cut
+    assert line.endswith(b"\n")
 
 
 def test_a_closed_stderr_never_stops_the_work(large_run: list[str], tmp_path: Path) -> None:

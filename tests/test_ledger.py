@@ -29,6 +29,7 @@ from chartscore import (
 )
 from chartscore.canonical_json import canonical_json
 from chartscore.cli import main
+from chartscore.errors import describe
 from chartscore.io.ledger_file import append_line, read_ledger
 from chartscore.ledger import LINE_PREFIX, LedgerEntry, code_hash, ledger_table
 from chartscore.ledger.scoring_code import EXCLUDED, code_hash_of
@@ -271,6 +272,58 @@ def test_a_line_cut_short_is_closed_skipped_and_reported(demo: Demo) -> None:
     assert "damaged lines skipped: 2" in ledger_table(ledger)
     status, _, err = run(["ledger", "show", "--ledger", str(demo.ledger)])
     assert status == 0 and "1 damaged ledger line skipped" in err
+
+
+def _disk_full_after(limit: int, monkeypatch: pytest.MonkeyPatch, ledger: Path) -> None:
+    """Writes to ``ledger`` fail with ENOSPC once ``limit`` more bytes are written."""
+    import errno
+
+    real_write, room = os.write, [limit]
+
+    def write(descriptor: int, data: bytes) -> int:
+        if os.path.samestat(os.fstat(descriptor), os.stat(ledger)):
+            if room[0] <= 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            written = real_write(descriptor, bytes(data)[: room[0]])
+            room[0] -= written
+            return written
+        return real_write(descriptor, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.parametrize("truncation", ["works", "fails"])
+def test_a_full_disk_leaves_the_ledger_as_it_was_or_says_it_is_cut(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch, truncation: str
+) -> None:
+    # It left a cut line and said "output_unwritable (ledger): the report could not be
+    # written; nothing partial was left": both false.
+    record(demo)
+    before = demo.ledger.read_bytes()
+    line = record(demo, "model-v2").to_line()
+    demo.ledger.write_bytes(before)
+    with monkeypatch.context() as patched:
+        _disk_full_after(len(line) // 2, patched, demo.ledger)
+        if truncation == "fails":
+
+            def no_truncate(descriptor: int, size: int) -> None:
+                raise OSError(5, "Input/output error")
+
+            patched.setattr(os, "ftruncate", no_truncate)
+        with pytest.raises(ChartscoreError) as raised:
+            append_line(demo.ledger, line)
+    error = raised.value
+    assert error.__context__ is None and error.__cause__ is None
+    if truncation == "works":
+        assert str(error) == "ledger_unwritable (ledger)"
+        assert demo.ledger.read_bytes() == before  # as it was
+        assert "left as it was" in describe(error.code)
+    else:
+        assert str(error) == "ledger_cut_short (ledger)"
+        assert demo.ledger.read_bytes() == before + line[: len(line) // 2]
+        assert "cut line" in describe(error.code)
+        append_line(demo.ledger, line)  # the next append closes the cut line
+        assert [run.line for run in read_ledger(demo.ledger).runs] == [1, 3]
 
 
 def _append_many(path: str, line: bytes, count: int) -> None:

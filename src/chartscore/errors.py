@@ -144,6 +144,8 @@ class ErrorCode(enum.StrEnum):
     LEDGER_KEY_INVALID = "ledger_key_invalid"
     FILE_EXPOSED = "file_exposed"
     NOT_A_LEDGER = "not_a_ledger"
+    LEDGER_UNWRITABLE = "ledger_unwritable"
+    LEDGER_CUT_SHORT = "ledger_cut_short"
     LEDGER_GOLD_CHANGED = "ledger_gold_changed"
     INVALID_RUN_LABEL = "invalid_run_label"
     DUPLICATE_RUN_LABEL = "duplicate_run_label"
@@ -277,6 +279,12 @@ _DESCRIPTIONS: dict[str, str] = {
     "ledger_key_invalid": "the ledger key file must hold 32 to 4096 bytes of secret",
     "file_exposed": "group or others may read or write this inside-only file: chmod 600 it",
     "not_a_ledger": "the file is not a chartscore ledger (JSON Lines of scored runs)",
+    "ledger_unwritable": (
+        "no line could be appended to the ledger; it was left as it was (a new one: empty)"
+    ),
+    "ledger_cut_short": (
+        "the ledger could not be written and ends with a cut line: ledger show skips it"
+    ),
     "not_a_release_ledger": (
         "the releases folder holds a file share --releases did not write, or one that was edited"
     ),
