@@ -324,7 +324,7 @@ def append_lines(
     try:
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
         descriptor = os.open(where, flags | os.O_CLOEXEC, LEDGER_MODE)
-        code = _append_locked(descriptor, data)
+        code = _append_locked(descriptor, data, appended, len(listed))
     except FileNotFoundError:
         code, hint = ErrorCode.LEDGER_UNWRITABLE, ErrorHint.OUTPUT_FOLDER_MISSING
     except (OSError, ValueError):
@@ -333,8 +333,6 @@ def append_lines(
         if descriptor >= 0:
             with contextlib.suppress(OSError):
                 os.close(descriptor)  # closing releases the lock
-    if code is None and appended is not None:
-        appended.lines = len(listed)
     if code is not None:
         raise ChartscoreError(code, input=InputKind.LEDGER, hint=hint)
     _sync_folder(os.path.dirname(os.path.abspath(where)))
@@ -349,7 +347,9 @@ def _is_line(line: object) -> bool:
     )
 
 
-def _append_locked(descriptor: int, data: bytes) -> ErrorCode | None:
+def _append_locked(
+    descriptor: int, data: bytes, appended: Appended | None, count: int
+) -> ErrorCode | None:
     """The checks and the write, under the lock; an error code or None. Raises OSError."""
     status = os.fstat(descriptor)
     if not stat.S_ISREG(status.st_mode):
@@ -371,6 +371,8 @@ def _append_locked(descriptor: int, data: bytes) -> ErrorCode | None:
             os.fsync(descriptor)
         except OSError:
             return _cut_back(descriptor, size)
+        if appended is not None:  # before a signal held back meanwhile can stop the caller
+            appended.lines = count
     return None
 
 
