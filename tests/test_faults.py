@@ -164,8 +164,14 @@ def pipes(pid: int) -> dict[int, tuple[str, int]]:
 
 
 def reader_pipe(main: int, reader: int) -> tuple[int, str] | None:
-    """The main process's descriptor of the pipe it shares with the reader (not stdin)."""
-    theirs = {link for fd, (link, _) in pipes(reader).items() if fd > 2}
+    """The main process's descriptor of the pipe it shares with the reader.
+
+    Not one of the run's standard streams (this process holds their other ends): the
+    main process writes through copies of stdout and stderr, which a reader just
+    forked holds until it closes every descriptor it inherited.
+    """
+    ours = {link for link, _ in pipes(os.getpid()).values()}
+    theirs = {link for fd, (link, _) in pipes(reader).items() if fd > 2} - ours
     for fd, (link, _) in pipes(main).items():
         if fd > 2 and link in theirs:
             return fd, link
