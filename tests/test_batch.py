@@ -235,3 +235,47 @@ def test_an_interrupted_batch_leaves_no_process_behind() -> None:
         signal.signal(signal.SIGALRM, previous)
     with pytest.raises(ChildProcessError):
         os.waitpid(-1, os.WNOHANG)  # both children were killed and reaped
+
+
+def test_a_failed_run_with_a_hint_keeps_its_label_on_one_line(demo: Demo) -> None:
+    # A CSV file among the runs fails with a hint, a long error: the table wraps the error, never
+    # the label (it was printed one character per line).
+    (demo.runs / "table.csv").write_text("case_id,field_id,value\nc1,dx.onset,1\n", "utf-8")
+    summary = batch(demo, "*").summary()
+    lines = summary.splitlines()
+    assert max(map(len, lines)) <= 100
+    failed = lines[lines.index("Failed runs") :]
+    rows = [line for line in failed if line.startswith(("broken ", "table "))]
+    assert [row.split()[:2] for row in rows] == [["broken", "scoring"], ["table", "scoring"]]
+    error = " ".join(failed[failed.index(rows[1]) :][:3]).split()
+    assert " ".join(error[:20]) == (
+        "table scoring invalid_json (predictions line 1; JSON Lines expected: one JSON object per "
+        "line, not CSV or a JSON array)"
+    )
+    assert not any(len(line.strip()) == 1 for line in failed)  # no label cut into characters
+
+
+@pytest.mark.parametrize("given_by", ["--ledger-key", "CHARTSCORE_LEDGER_KEY_FILE"])
+def test_a_ledger_key_among_the_run_files_is_skipped_never_read_as_a_run(
+    demo: Demo, given_by: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = demo.runs / "secret.key"
+    shutil.move(demo.key, key)
+    option = ["--ledger-key", str(key)]
+    if given_by != "--ledger-key":
+        monkeypatch.setenv(given_by, str(key))
+        option = []
+    status, out, err = run(
+        ["batch", "--gold", str(demo.gold), "--predictions", str(demo.runs / "*"),
+         "--schema", str(demo.schema), "--ledger", str(demo.ledger), *option]
+    )  # fmt: skip
+    assert (status, err) == (1, "")  # broken failed
+    assert out.startswith("chartscore batch: 3 runs, 2 scored, 1 failed\n")
+    assert "secret" not in out
+    assert (
+        "1 matched file skipped: an input of the batch (gold, schema, gates, ledger or its key)"
+        in out
+    )
+    assert [run.entry.run_id for run in read_ledger(demo.ledger).runs] == [
+        "broken", "model-v1", "model-v2",
+    ]  # fmt: skip

@@ -303,6 +303,7 @@ _CLOSED = re.compile(
             r"unknown kind( \(did you mean (redcap|labelstudio|csv|show)\?\))?",
             r"--(ledger-key|system|run-id|baseline-system) needs --ledger",
             r"--ledger must name a file",
+            r"--ledger and --(out|partial-out) must name different files",
             r"--(system|run-id|baseline-system) must be a plain name such as model-v2",
             r"--ledger applies to --engine local only",
             r"--ledger needs --(gold|schema) from a file: it is read again",

@@ -29,6 +29,8 @@ import pytest
 
 import chartscore
 from chartscore.errors import ErrorCode, describe
+from chartscore.ledger import LedgerEntry
+from ledger_data import Demo, make_demo
 
 from helpers import write_jsonl
 
@@ -162,8 +164,14 @@ def pipes(pid: int) -> dict[int, tuple[str, int]]:
 
 
 def reader_pipe(main: int, reader: int) -> tuple[int, str] | None:
-    """The main process's descriptor of the pipe it shares with the reader (not stdin)."""
-    theirs = {link for fd, (link, _) in pipes(reader).items() if fd > 2}
+    """The main process's descriptor of the pipe it shares with the reader.
+
+    Not one of the run's standard streams (this process holds their other ends): the
+    main process writes through copies of stdout and stderr, which a reader just
+    forked holds until it closes every descriptor it inherited.
+    """
+    ours = {link for link, _ in pipes(os.getpid()).values()}
+    theirs = {link for fd, (link, _) in pipes(reader).items() if fd > 2} - ours
     for fd, (link, _) in pipes(main).items():
         if fd > 2 and link in theirs:
             return fd, link
@@ -520,6 +528,46 @@ def test_a_full_disk_is_unwritable_output_and_leaves_nothing(
     assert list(disk.iterdir()) == []
 
 
+def test_a_full_disk_leaves_the_ledger_as_it_was(tmp_path: Path) -> None:
+    if shutil.which("unshare") is None:
+        pytest.skip("needs unshare")
+    demo = make_demo(tmp_path / "demo")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    copy = tmp_path / "ledger-copy.jsonl"
+    # A 64 KiB file system holds one ledger line of the demo (42 kB), not two: the second
+    # append, and a first one to a new ledger, meet a full disk part way.
+    script = (
+        'd="$1"; py="$2"; copy="$3"; shift 3; mount -t tmpfs -o size=64k tmpfs "$d" || exit 99; '
+        '"$py" -m chartscore "$@" --ledger "$d/l.jsonl" > /dev/null; a=$?; '
+        '"$py" -m chartscore "$@" --ledger "$d/l.jsonl" > /dev/null; b=$?; '
+        '"$py" -m chartscore "$@" --ledger "$d/new.jsonl" > /dev/null; c=$?; '
+        'cat "$d/l.jsonl" > "$copy"; echo "$a $b $c"; wc -c < "$d/new.jsonl"'
+    )
+    command = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
+    args = ["score", "--gold", str(demo.gold), "--predictions", str(demo.run("model-v1")),
+            "--schema", str(demo.schema), "--ledger-key", str(demo.key)]  # fmt: skip
+    result = subprocess.run(
+        [*command, str(disk), sys.executable, str(copy), *args],
+        capture_output=True,
+        env=ENV,
+        timeout=LIMIT,
+        check=False,
+    )
+    if result.returncode == 99 or b"unshare" in result.stderr:
+        pytest.skip("cannot mount a small file system here")
+    assert result.stdout == b"0 1 1\n0\n"  # the new ledger is left empty
+    unwritable = (
+        f"chartscore: error: ledger_unwritable (ledger): {describe(ErrorCode.LEDGER_UNWRITABLE)}\n"
+    )
+    assert (
+        result.stderr
+        == ("chartscore: ledger: score run model-v1 recorded\n" + unwritable * 2).encode()
+    )
+    (line,) = copy.read_bytes().splitlines(keepends=True)  # one whole line, nothing cut
+    assert line.endswith(b"\n")
+
+
 def test_a_closed_stderr_never_stops_the_work(large_run: list[str], tmp_path: Path) -> None:
     expected = run_chartscore(large_run)
     assert expected[0] == 0
@@ -640,6 +688,89 @@ def test_a_signal_during_the_atomic_write_removes_the_temporary_file(
     assert finish(process) == (status, b"", INTERRUPTED.encode())
     assert sorted(p.name for p in out_dir.iterdir()) == ["report.json"]
     assert target.read_bytes() == b"previous report\n"
+
+
+# --- the ledger and batch ------------------------------------------------------------------
+
+
+def _batch_process(demo: Demo, script: str = "") -> subprocess.Popen[bytes]:
+    """``chartscore batch`` on the demo's three runs, one process, after ``script`` runs."""
+    args = ["batch", "--gold", str(demo.gold), "--predictions", str(demo.runs / "*.jsonl"),
+            "--schema", str(demo.schema), "--ledger", str(demo.ledger), "--ledger-key",
+            str(demo.key), "--baseline", "model-v1", "--jobs", "1"]  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-c", f"{script}\nfrom chartscore.cli import run\nrun()\n", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
+        preexec_fn=_default_signals,  # noqa: PLW1509 - signal dispositions only
+    )
+
+
+def _waiting_for_lock(pid: int) -> bool:
+    """Whether ``pid`` waits for a lock (a blocked waiter is listed with ``->``)."""
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and fields[fields.index("->") + 4] == str(pid):
+            return True
+    return False
+
+
+@pytest.mark.parametrize(("how", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_batch_stopped_while_it_appends_records_every_run_and_says_so(
+    tmp_path: Path, how: signal.Signals, status: int
+) -> None:
+    # It appended line by line: a signal between two lines left 41-44 of 399 recorded, and
+    # said nothing of it. The lines now go in one locked write, the signal held back until
+    # they are synced.
+    demo = make_demo(tmp_path / "demo")
+    ready, go = tmp_path / "syncing", tmp_path / "go"
+    script = (
+        "import os, pathlib, time\n"
+        "real_fsync, calls = os.fsync, []\n"
+        "def held_fsync(descriptor):\n"
+        "    calls.append(descriptor)\n"
+        "    if len(calls) == 1:\n"
+        f"        pathlib.Path({str(ready)!r}).touch()\n"
+        f"        while not pathlib.Path({str(go)!r}).exists():\n"
+        "            time.sleep(0.01)\n"
+        "    real_fsync(descriptor)\n"
+        "os.fsync = held_fsync\n"
+    )
+    process = _batch_process(demo, script)
+    wait_for(ready.exists, "the batch to sync its first ledger line", alive=process)
+    os.killpg(process.pid, how)
+    go.touch()
+    code, out, err = finish(process)
+    assert (code, out) == (status, b"")
+    assert err.decode() == (
+        "chartscore: batch stopped after appending its 4 ledger lines: every run was recorded\n"
+        + INTERRUPTED
+    )
+    recorded = [
+        LedgerEntry.from_line(line).run_id for line in demo.ledger.read_bytes().splitlines()
+    ]
+    assert recorded == ["broken", "model-v1", "model-v2", "model-v2.vs.model-v1"]
+
+
+def test_a_batch_stopped_before_it_appends_records_nothing_and_says_so(tmp_path: Path) -> None:
+    demo = make_demo(tmp_path / "demo")
+    demo.ledger.touch(mode=0o600)
+    with demo.ledger.open("rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # another process appending, for ever
+        process = _batch_process(demo)
+        wait_for(
+            lambda: _waiting_for_lock(process.pid), "the batch to wait for the lock", alive=process
+        )
+        os.killpg(process.pid, signal.SIGINT)
+        code, out, err = finish(process)
+    assert (code, out) == (130, b"")
+    assert err.decode() == (
+        "chartscore: batch stopped before appending its ledger lines: no run was recorded\n"
+        + INTERRUPTED
+    )
+    assert demo.ledger.read_bytes() == b""
 
 
 def test_the_fault_page_names_tests_that_exist() -> None:

@@ -29,6 +29,7 @@ from chartscore import (
 )
 from chartscore.canonical_json import canonical_json
 from chartscore.cli import main
+from chartscore.errors import describe
 from chartscore.io.ledger_file import append_line, read_ledger
 from chartscore.ledger import LINE_PREFIX, LedgerEntry, code_hash, ledger_table
 from chartscore.ledger.scoring_code import EXCLUDED, code_hash_of
@@ -271,6 +272,58 @@ def test_a_line_cut_short_is_closed_skipped_and_reported(demo: Demo) -> None:
     assert "damaged lines skipped: 2" in ledger_table(ledger)
     status, _, err = run(["ledger", "show", "--ledger", str(demo.ledger)])
     assert status == 0 and "1 damaged ledger line skipped" in err
+
+
+def _disk_full_after(limit: int, monkeypatch: pytest.MonkeyPatch, ledger: Path) -> None:
+    """Writes to ``ledger`` fail with ENOSPC once ``limit`` more bytes are written."""
+    import errno
+
+    real_write, room = os.write, [limit]
+
+    def write(descriptor: int, data: bytes) -> int:
+        if os.path.samestat(os.fstat(descriptor), os.stat(ledger)):
+            if room[0] <= 0:
+                raise OSError(errno.ENOSPC, "No space left on device")
+            written = real_write(descriptor, bytes(data)[: room[0]])
+            room[0] -= written
+            return written
+        return real_write(descriptor, data)
+
+    monkeypatch.setattr(os, "write", write)
+
+
+@pytest.mark.parametrize("truncation", ["works", "fails"])
+def test_a_full_disk_leaves_the_ledger_as_it_was_or_says_it_is_cut(
+    demo: Demo, monkeypatch: pytest.MonkeyPatch, truncation: str
+) -> None:
+    # It left a cut line and said "output_unwritable (ledger): the report could not be
+    # written; nothing partial was left": both false.
+    record(demo)
+    before = demo.ledger.read_bytes()
+    line = record(demo, "model-v2").to_line()
+    demo.ledger.write_bytes(before)
+    with monkeypatch.context() as patched:
+        _disk_full_after(len(line) // 2, patched, demo.ledger)
+        if truncation == "fails":
+
+            def no_truncate(descriptor: int, size: int) -> None:
+                raise OSError(5, "Input/output error")
+
+            patched.setattr(os, "ftruncate", no_truncate)
+        with pytest.raises(ChartscoreError) as raised:
+            append_line(demo.ledger, line)
+    error = raised.value
+    assert error.__context__ is None and error.__cause__ is None
+    if truncation == "works":
+        assert str(error) == "ledger_unwritable (ledger)"
+        assert demo.ledger.read_bytes() == before  # as it was
+        assert "left as it was" in describe(error.code)
+    else:
+        assert str(error) == "ledger_cut_short (ledger)"
+        assert demo.ledger.read_bytes() == before + line[: len(line) // 2]
+        assert "cut line" in describe(error.code)
+        append_line(demo.ledger, line)  # the next append closes the cut line
+        assert [run.line for run in read_ledger(demo.ledger).runs] == [1, 3]
 
 
 def _append_many(path: str, line: bytes, count: int) -> None:
@@ -543,6 +596,46 @@ def test_ledger_options_are_checked_before_any_work(demo: Demo) -> None:
     )  # fmt: skip
     assert status == 1 and "invalid_run_label (predictions)" in err and "v3" not in err
     assert not demo.ledger.exists()
+
+
+@pytest.mark.parametrize("command", ["score", "score --partial-out", "compare", "share"])
+def test_a_ledger_that_is_also_an_output_is_refused_before_any_work(
+    demo: Demo, command: str
+) -> None:
+    # It was written as the report (or partial), and then refused as a ledger: file_exposed.
+    name, *flag = command.split()
+    flag = flag or ["--out"]
+    inputs = ["--gold", str(demo.gold), "--schema", str(demo.schema)]
+    if name == "compare":
+        inputs += [
+            "--baseline",
+            str(demo.run("model-v1")),
+            "--candidate",
+            str(demo.run("model-v2")),
+        ]
+    else:
+        inputs += ["--predictions", str(demo.run("model-v1"))]
+    other = demo.root / "other" / ".." / demo.ledger.name  # another spelling of the same file
+    (demo.root / "other").mkdir()
+    expected = (
+        f"chartscore: error: usage: --ledger and {flag[0]} must name different files; "
+        f"see chartscore {name} --help\n"
+    )
+    for out in (demo.ledger, other):
+        status, stdout, err = run(
+            [name, *inputs, "--ledger", str(demo.ledger), *flag, str(out)], demo.key
+        )
+        assert (status, stdout, err) == (2, "", expected), out
+        assert not demo.ledger.exists()
+    record(demo)  # an existing ledger, and a hard link to it
+    before = demo.ledger.read_bytes()
+    link = demo.root / "link.jsonl"
+    os.link(demo.ledger, link)
+    status, stdout, err = run(
+        [name, *inputs, "--ledger", str(demo.ledger), *flag, str(link)], demo.key
+    )
+    assert (status, stdout, err) == (2, "", expected)
+    assert demo.ledger.read_bytes() == before
 
 
 def test_key_and_ledger_paths_are_never_shown(demo: Demo, tmp_path: Path) -> None:

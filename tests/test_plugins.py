@@ -11,13 +11,18 @@ one that raises leaks nothing (canary test).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import io
 import json
+import os
 import random
+import signal
+import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +32,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import chartscore
 from chartscore import (
     ChartscoreError,
     ErrorCode,
@@ -41,6 +47,7 @@ from chartscore import (
 from chartscore.cli import main as cli_main
 from chartscore.comparison import Comparison
 from chartscore.disclosure import SharedReport, audit
+from chartscore.errors import describe
 from chartscore.gates import evaluate, parse_gates
 from chartscore.render import render
 from chartscore.report import Report
@@ -98,6 +105,42 @@ misnamed = MetricPlugin("other_name", "1.0", ("a", "b"), lambda gold, answer: "a
 
 def not_a_plugin(gold, answer):
     return "success"
+
+
+def _exits(gold, answer):
+    raise SystemExit(f"the plugin saw {gold!r}")
+
+
+def _interrupts(gold, answer):
+    raise KeyboardInterrupt(f"the plugin saw {gold!r}")
+
+
+def _chatty(gold, answer):
+    import os
+    import sys
+
+    print("ZQPRINT", gold, answer)
+    sys.stdout.write(f"ZQWRITE {gold}\\n")
+    os.write(1, f"ZQFD1 {gold}\\n".encode())
+    print("ZQSTDERR", gold, file=sys.stderr)
+    os.write(2, f"ZQFD2 {answer}\\n".encode())
+    return "success"
+
+
+def _slow(gold, answer):
+    import os
+    import pathlib
+    import time
+
+    pathlib.Path(os.environ["CHARTSCORE_TEST_JUDGING"]).touch()
+    time.sleep(600)
+    return "success"
+
+
+exits = MetricPlugin("exits", "1.0", ("success", "failure"), _exits)
+interrupts = MetricPlugin("interrupts", "1.0", ("success", "failure"), _interrupts)
+chatty = MetricPlugin("chatty", "1.0", ("success", "failure"), _chatty)
+slow = MetricPlugin("slow", "1.0", ("success", "failure"), _slow)
 '''
 
 ENTRY_POINTS = """
@@ -110,6 +153,10 @@ liar = chartscore_test_plugins:liar
 misnamed = chartscore_test_plugins:misnamed
 not_a_plugin = chartscore_test_plugins:not_a_plugin
 broken = chartscore_test_plugins_broken:plugin
+exits = chartscore_test_plugins:exits
+interrupts = chartscore_test_plugins:interrupts
+chatty = chartscore_test_plugins:chatty
+slow = chartscore_test_plugins:slow
 """
 
 
@@ -449,6 +496,110 @@ def test_a_plugins_exception_leaks_nothing(tmp_path: Path, canary: Canary) -> No
     assert err.getvalue().startswith("chartscore: error: plugin_failed (gold line 1")
     assert err.getvalue().count("\n") == 1
     assert_clean_text(err.getvalue(), canary, "stderr")
+
+
+def _files(where: Path, plugin: str, gold: str = "heart failure") -> list[str]:
+    """A one-row gold file, its answer and a schema naming ``plugin``: ``score``'s arguments."""
+    paths = {name: where / f"{name}.jsonl" for name in ("gold", "predictions")}
+    row = {"case_id": "c1", "field_id": "dx.summary", "field_type": "text", "value": gold}
+    paths["gold"].write_text(json.dumps(row) + "\n", encoding="utf-8")
+    answer = {"case_id": "c1", "field_id": "dx.summary", "value": "HF"}
+    paths["predictions"].write_text(json.dumps(answer) + "\n", encoding="utf-8")
+    schema = where / "schema.json"
+    schema.write_text(json.dumps(_schema("text", plugin)), encoding="utf-8")
+    return ["score", "--gold", str(paths["gold"]), "--predictions", str(paths["predictions"]),
+            "--schema", str(schema)]  # fmt: skip
+
+
+@pytest.mark.parametrize("plugin", ["exits", "interrupts", "leaky", "liar"])
+def test_whatever_a_judge_raises_is_a_plugin_failure_that_names_the_plugin(
+    tmp_path: Path, plugin: str
+) -> None:
+    # SystemExit was internal_error (exit 70); KeyboardInterrupt was Ctrl-C (exit 130).
+    out, err = io.StringIO(), io.StringIO()
+    status = cli_main(_files(tmp_path, plugin, "ZQ canary gold"), stdout=out, stderr=err)
+    where = f"gold line 1 plugin {plugin}"  # the stand-in check meets it first
+    expected = f"chartscore: error: plugin_failed ({where}): {describe(ErrorCode.PLUGIN_FAILED)}\n"
+    assert (status, out.getvalue(), err.getvalue()) == (1, "", expected)
+    # The library: the same error, nothing chained, the plugin's message nowhere.
+    # As in batch's forked processes, where SIGINT is ignored: no Ctrl-C can raise it.
+    with signal_ignored(), pytest.raises(ChartscoreError) as raised:
+        score(*_rows([("ZQ canary gold", "hf")]), schema=_schema("text", plugin))
+    error = raised.value
+    assert (error.code, error.plugin) == (ErrorCode.PLUGIN_FAILED, plugin)
+    assert f"plugin {plugin}" in str(error) and "ZQ" not in str(error) + repr(vars(error))
+    assert error.__cause__ is None and error.__context__ is None
+
+
+@contextlib.contextmanager
+def signal_ignored() -> Iterator[None]:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_a_keyboard_interrupt_under_python_s_own_handler_is_left_as_ctrl_c() -> None:
+    # Under Python's default SIGINT handler (a notebook, a script) a KeyboardInterrupt from
+    # a judge cannot be told from Ctrl-C, which must still stop the caller.
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        score(*_rows([("heart failure", "hf")]), schema=_schema("text", "interrupts"))
+
+
+def _plugin_process(
+    installed: Path, argv: list[str], env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    source = str(Path(chartscore.__file__).resolve().parents[1])
+    return subprocess.Popen(
+        [sys.executable, "-m", "chartscore", *argv],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {}), "PYTHONPATH": os.pathsep.join([source, str(installed)])},
+        start_new_session=True,
+    )
+
+
+def test_ctrl_c_while_a_judge_runs_is_still_ctrl_c(installed: Path, tmp_path: Path) -> None:
+    judging = tmp_path / "judging"
+    process = _plugin_process(
+        installed, _files(tmp_path, "slow"), {"CHARTSCORE_TEST_JUDGING": str(judging)}
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not judging.exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert judging.exists(), process.communicate()
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    interrupted = f"chartscore: error: interrupted: {describe(ErrorCode.INTERRUPTED)}\n"
+    assert (process.returncode, out, err.decode()) == (130, b"", interrupted)
+
+
+def test_what_a_judge_prints_is_discarded(installed: Path, tmp_path: Path) -> None:
+    # print, sys.stdout, file descriptor 1 (and stderr): it landed in front of the report, so
+    # `chartscore share > shared.json` wrote patient values and exited 0.
+    process = _plugin_process(installed, _files(tmp_path, "chatty", "ZQ canary gold"))
+    out, err = process.communicate(timeout=120)
+    assert (process.returncode, err) == (0, b"")
+    assert b"ZQ" not in out
+    report = Report.from_json(out.decode())
+    assert report.by_field["dx.summary"].metric("chatty:success").success_count == 1
+
+
+def test_what_a_judge_prints_through_python_is_discarded_by_the_library(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    print("before")
+    report = score(*_rows([("ZQ gold", "ZQ answer")]), schema=_schema("text", "chatty"))
+    print("after")
+    assert report.by_field["dx.summary"].metric("chatty:success").success_count == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("before\nafter\n", "")  # print and sys.stdout, sys.stderr: a sink
 
 
 @pytest.mark.parametrize(

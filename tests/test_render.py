@@ -396,6 +396,36 @@ def test_a_table_too_wide_splits_into_panels_that_repeat_the_label() -> None:
     assert sum(line.count("123456/987654") for line in rows) == 6
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    st.lists(st.from_regex(r"[a-z][a-z0-9_.+-]{0,31}", fullmatch=True), min_size=1, max_size=4),
+    st.lists(st.from_regex(r"[A-Za-z0-9_();:,.-]{1,30}", fullmatch=True), max_size=40),
+    st.integers(0, 2),
+)
+def test_a_wide_text_column_wraps_and_the_labels_keep_their_width(
+    labels: list[str], words: list[str], short_columns: int
+) -> None:
+    # A long error message (a code, its place and a hint) is free text: it wraps at its spaces.
+    # The label column keeps its width (it was squeezed to one character a line).
+    from chartscore.render.table import table_lines
+
+    text = " ".join(words)
+    columns = (*(Column(f"c{i}") for i in range(short_columns)), Column("error"))
+    rows = tuple(
+        Row("field", label, (*(f"s{i}" for i in range(short_columns)), text))
+        for label in dict.fromkeys(labels)
+    )
+    lines = table_lines(Table("t", "", "", "run", columns, rows))
+    assert max(map(len, lines)) <= WIDTH
+    width = max(len("run"), *map(len, rows and [row.name for row in rows]))
+    body = lines[lines.index(next(line for line in lines if line.startswith("-"))) + 1 :]
+    starts = [line[:width].rstrip() for line in body if line[:width].strip()]
+    assert starts == [row.name for row in rows]  # each label whole, on its row's first line
+    first = body[: len(body) // len(rows)]
+    tail = "".join(line[width + 2 + 4 * short_columns :] for line in first)
+    assert "".join(tail.split()) == "".join(text.split())  # no character of the text is lost
+
+
 # --- type rows ------------------------------------------------------------------------------
 
 

@@ -11,6 +11,8 @@ from typing import Final
 
 FIELD_ID_PATTERN: Final = r"[a-z][a-z0-9_]{0,63}(?:\.[a-z][a-z0-9_]{0,63}){0,7}"
 DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
+PLUGIN_NAME_PATTERN: Final = r"[a-z][a-z0-9_]{0,39}"
+"""A plugin's name and each of its labels: a lowercase identifier of 1 to 40 characters."""
 MAX_CASE_ID_LENGTH: Final = 128
 MAX_OFFSET: Final = (1 << 63) - 1
 

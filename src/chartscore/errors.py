@@ -13,12 +13,13 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Final, NoReturn
 
-from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS
+from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS, PLUGIN_NAME_PATTERN
 
 # Compiled here, not taken from chartscore.records._rules, so that the value-free modules
 # (report, comparison, gates, ...) can raise coded errors without importing _rules,
 # whose caches hold input digests.
 _FIELD_ID: Final = re.compile(FIELD_ID_PATTERN)
+_PLUGIN_NAME: Final = re.compile(PLUGIN_NAME_PATTERN)
 
 
 class ErrorCode(enum.StrEnum):
@@ -145,6 +146,8 @@ class ErrorCode(enum.StrEnum):
     LEDGER_KEY_INVALID = "ledger_key_invalid"
     FILE_EXPOSED = "file_exposed"
     NOT_A_LEDGER = "not_a_ledger"
+    LEDGER_UNWRITABLE = "ledger_unwritable"
+    LEDGER_CUT_SHORT = "ledger_cut_short"
     LEDGER_GOLD_CHANGED = "ledger_gold_changed"
     INVALID_RUN_LABEL = "invalid_run_label"
     DUPLICATE_RUN_LABEL = "duplicate_run_label"
@@ -281,6 +284,12 @@ _DESCRIPTIONS: dict[str, str] = {
     "ledger_key_invalid": "the ledger key file must hold 32 to 4096 bytes of secret",
     "file_exposed": "group or others may read or write this inside-only file: chmod 600 it",
     "not_a_ledger": "the file is not a chartscore ledger (JSON Lines of scored runs)",
+    "ledger_unwritable": (
+        "no line could be appended to the ledger; it was left as it was (a new one: empty)"
+    ),
+    "ledger_cut_short": (
+        "the ledger could not be written and ends with a cut line: ledger show skips it"
+    ),
     "not_a_release_ledger": (
         "the releases folder holds a file share --releases did not write, or one that was edited"
     ),
@@ -409,6 +418,8 @@ class ChartscoreError(ValueError):
             when it is a plain word.
         valid_range: For a gate's threshold, the range its rule allows.
         hint: An :class:`ErrorHint`: the likely cause, when chartscore can tell.
+        plugin: The name of the plugin metric whose judge failed
+            (``plugin_failed``): a developer-chosen lowercase identifier.
 
     The constructor takes no free text, so a message can never carry data:
     each location argument is kept only when it is of the expected kind
@@ -432,6 +443,7 @@ class ChartscoreError(ValueError):
     given: str | None
     valid_range: tuple[float, float] | None
     hint: ErrorHint | None
+    plugin: str | None
 
     def __init__(
         self,
@@ -449,6 +461,7 @@ class ChartscoreError(ValueError):
         valid_range: tuple[float, float] | None = None,
         hint: ErrorHint | None = None,
         column: int | None = None,
+        plugin: str | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
@@ -470,6 +483,10 @@ class ChartscoreError(ValueError):
         self.given = _plain_word(given) if self.setting is not None else None
         self.valid_range = _valid_range(valid_range) if self.setting is not None else None
         self.hint = hint if type(hint) is ErrorHint else None
+        # A plugin's name is a lowercase identifier from the schema; anything else is dropped.
+        self.plugin = (
+            plugin if type(plugin) is str and _PLUGIN_NAME.fullmatch(plugin) is not None else None
+        )
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -489,6 +506,8 @@ class ChartscoreError(ValueError):
             where.append(f"gate {self.gate}{on_line}")
         if self.field_id is not None:
             where.append(f"field {self.field_id}")
+        if self.plugin is not None:
+            where.append(f"plugin {self.plugin}")
         text = " ".join(where)
         if self.key is not None:
             text = f"{text}, key {self.key}" if text else f"key {self.key}"
@@ -524,6 +543,7 @@ class ChartscoreError(ValueError):
             self.valid_range,
             self.hint,
             self.column,
+            self.plugin,
         )
 
 
@@ -540,13 +560,14 @@ _Location = tuple[
     tuple[float, float] | None,
     ErrorHint | None,
     int | None,
+    str | None,
 ]
 
 
 def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
     (
         input_kind, line, field_id, key, item, gate, part, setting, given, valid_range, hint,
-        column,
+        column, plugin,
     ) = location  # fmt: skip
     return ChartscoreError(
         code,
@@ -562,13 +583,14 @@ def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
         valid_range=valid_range,
         hint=hint,
         column=column,
+        plugin=plugin,
     )
 
 
 def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     """A new error like ``error`` with ``hint`` added (raise it outside any handler)."""
     location = error._location()
-    return _rebuild(error.code, (*location[:10], hint, location[11]))
+    return _rebuild(error.code, (*location[:10], hint, *location[11:]))
 
 
 def fail(

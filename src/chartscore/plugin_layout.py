@@ -22,9 +22,10 @@ from typing import Final
 import attrs
 
 from chartscore import _strict_json
+from chartscore._format import PLUGIN_NAME_PATTERN
 from chartscore.errors import ChartscoreError, ErrorCode
 
-NAME_PATTERN: Final = r"[a-z][a-z0-9_]{0,39}"
+NAME_PATTERN: Final = PLUGIN_NAME_PATTERN
 """A plugin's name and each of its labels: a lowercase identifier of 1 to 40 characters."""
 
 VERSION_PATTERN: Final = r"[0-9A-Za-z][0-9A-Za-z.+!_-]{0,39}"

@@ -36,7 +36,7 @@ from chartscore.cli._command import (
 )
 from chartscore.cli._parser import COMMANDS, ShowText, build_parser, command_of, parse_arguments
 from chartscore.cli._signals import Terminated, termination_as_exception
-from chartscore.cli._streams import Streams, binary, say, settle_standard_streams
+from chartscore.cli._streams import Streams, command_streams, say, settle_standard_streams
 from chartscore.errors import ChartscoreError, ErrorCode, describe
 from chartscore.io.output import write_output
 
@@ -68,18 +68,23 @@ def main(
 
     Args:
         argv: The arguments (default: ``sys.argv[1:]``).
-        stdout: Where reports go (default ``sys.stdout``); written as UTF-8
+        stdout: Where reports go (default: standard output); written as UTF-8
             bytes to its binary buffer when it has one.
-        stderr: Where the one error line goes (default ``sys.stderr``); writing
+        stderr: Where the one error line goes (default: standard error); writing
             it is best effort and never stops the work.
+
+    While it runs, file descriptors 1 and 2 point at ``/dev/null`` and
+    chartscore writes through copies of them (or the streams given): whatever
+    else the process writes to standard output or error (a plugin's ``print``,
+    C code, a child process) is discarded.
     """
-    text_out = sys.stdout if stdout is None else stdout
-    err = sys.stderr if stderr is None else stderr
-    streams = Streams(out=binary(text_out), err=err)
     arguments = sys.argv[1:] if argv is None else list(argv)
     with termination_as_exception():
         try:
-            return _run(arguments, streams)
+            # Descriptors 1 and 2 point at /dev/null meanwhile: only chartscore's own
+            # writes get out, never a plugin's print (it could hold a value).
+            with command_streams(stdout, stderr) as streams:
+                return _run(arguments, streams)
         except Terminated as terminated:  # a signal while reporting another failure
             return 128 + terminated.number
         except KeyboardInterrupt:

@@ -8,6 +8,7 @@ is written, and appends the run's line (docs/ledger.md).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -76,7 +77,8 @@ def ledger_request(
 
     Raises:
         UsageError: a ledger option without ``--ledger``, ``--ledger -``, gold or
-            schema from standard input, or a label option that is not a plain name.
+            schema from standard input, a label option that is not a plain name, or
+            a ledger that is also an output (``--out``, ``--partial-out``) by any name.
         ChartscoreError: the key's codes (``ledger_key_missing``, ...), the
             ledger's checks, ``invalid_run_label (predictions)`` when a file's name
             cannot be the label (give ``--system``).
@@ -97,6 +99,10 @@ def ledger_request(
         value = getattr(args, option.dest, None)
         if value is not None and not pattern.fullmatch(value):
             raise UsageError(f"{option.flag} must be {_PLAIN}", command)
+    for flag, dest in (("--out", "out"), ("--partial-out", "partial_out")):
+        output = getattr(args, dest, None)
+        if output not in (None, STANDARD_STREAM) and _same_file(output, given):
+            raise UsageError(f"--ledger and {flag} must name different files", command)
     system = args.system or _label_of(predictions, InputKind.PREDICTIONS, command)
     versus = None
     if baseline is not None:
@@ -106,6 +112,19 @@ def ledger_request(
     key = load_ledger_key(args.ledger_key)
     check_ledger(given, inputs=(gold, predictions, schema, baseline, *inputs))
     return LedgerRequest(given, key, system, args.run_id, versus, gold_state(gold))
+
+
+def _same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file: by any spelling, or (existing) by any link."""
+    same = False
+    try:
+        same = os.path.realpath(one) == os.path.realpath(other)
+        if not same:
+            status, other_status = os.stat(one), os.stat(other)
+            same = (status.st_dev, status.st_ino) == (other_status.st_dev, other_status.st_ino)
+    except (OSError, ValueError):
+        pass
+    return same
 
 
 def _label_of(path: InputPath, source: InputKind, command: str) -> str:

@@ -1,4 +1,9 @@
-"""SIGTERM and SIGHUP as an exception, so that a command unwinds and cleans up."""
+"""SIGTERM and SIGHUP as an exception, so that a command unwinds and cleans up; Ctrl-C counted.
+
+SIGINT keeps Python's behaviour (``KeyboardInterrupt``) under a handler that also
+counts it, so that a plugin's own ``KeyboardInterrupt`` is told from Ctrl-C
+(:mod:`chartscore.scoring.plugin_guard`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,8 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+
+from chartscore.scoring.plugin_guard import counting_ctrl_c
 
 
 class Terminated(BaseException):
@@ -23,7 +30,11 @@ def _raise_terminated(number: int, frame: object) -> None:
 
 @contextlib.contextmanager
 def termination_as_exception() -> Iterator[None]:
-    """Turn SIGTERM and SIGHUP into an exception while a command runs (main thread only)."""
+    """Turn SIGTERM and SIGHUP into an exception while a command runs, and count Ctrl-C.
+
+    Only in the main thread, and only where the handler is the default one (a
+    signal the caller ignores stays ignored).
+    """
     installed: dict[int, object] = {}
     if threading.current_thread() is threading.main_thread():
         for name in ("SIGTERM", "SIGHUP"):
@@ -31,6 +42,9 @@ def termination_as_exception() -> Iterator[None]:
             with contextlib.suppress(ValueError, OSError, TypeError):
                 if number is not None and signal.getsignal(number) == signal.SIG_DFL:
                     installed[number] = signal.signal(number, _raise_terminated)
+        with contextlib.suppress(ValueError, OSError, TypeError):
+            if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                installed[signal.SIGINT] = signal.signal(signal.SIGINT, counting_ctrl_c)
     try:
         yield
     finally:

@@ -1,12 +1,23 @@
-"""The command line's streams: stdout as bytes, stderr as text, both best effort."""
+"""The command line's streams: stdout as bytes, stderr as text, both best effort.
+
+While a command runs (:func:`command_streams`), file descriptors 1 and 2 point at
+``/dev/null``, and chartscore writes its documents and messages through copies of
+them. So nothing else in the process reaches standard output or error: not a
+plugin's ``print`` or ``os.write``, not C code, not a child process. What they write
+may hold patient values (a report piped to a file must be the report alone), and it
+is discarded, never kept or logged.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import signal
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TextIO
+from typing import BinaryIO, Final, TextIO, TypeVar
 
 from chartscore.io.output import BinaryOutput
 
@@ -64,6 +75,134 @@ def binary(stream: TextIO | None) -> BinaryOutput | None:
     with contextlib.suppress(Exception):
         stream.flush()  # text written earlier goes first
     return buffer
+
+
+_HELD_SIGNALS: Final = frozenset(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+_DESCRIPTORS: Final = (1, 2)
+
+
+@contextlib.contextmanager
+def command_streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[Streams]:
+    """The command's streams; meanwhile descriptors 1 and 2 point at ``/dev/null``.
+
+    Args:
+        stdout: Where documents go (None: ``sys.stdout``); a stream on descriptor 1
+            (Python's own) is replaced by a copy of it, made before it is pointed away.
+        stderr: Where messages go (None: ``sys.stderr``); the same for descriptor 2.
+
+    A descriptor that is closed is left closed (its stream is then None, as
+    Python's is). Both are restored when the block ends; Ctrl-C and termination
+    signals are held back while they are switched, so no signal leaves them away.
+    """
+    reserved: _Reserved | None = None
+    try:
+        with _signals_held():
+            reserved = _Reserved(stdout, stderr)
+        yield reserved.streams
+    finally:
+        if reserved is not None:
+            with _signals_held():
+                reserved.release()
+
+
+class _Reserved:
+    """Descriptors 1 and 2 pointed at /dev/null, and the command's own copies of them."""
+
+    def __init__(self, stdout: TextIO | None, stderr: TextIO | None) -> None:
+        _flush_standard_streams()  # what was written before goes where it was going
+        # Copies above 2, so that a closed descriptor is never taken by one of them.
+        self._copies: dict[int, int | None] = {}
+        for descriptor in _DESCRIPTORS:
+            self._copies[descriptor] = _copy(descriptor)  # None: it is closed
+        self._own: list[BinaryIO | TextIO] = []
+        stdout = sys.stdout if stdout is None else stdout
+        stdout_copy = _copy(self._copies[1]) if _on(stdout, 1) else None
+        out: BinaryOutput | None = binary(stdout)
+        if stdout_copy is not None:
+            out = self._own_stream(os.fdopen(stdout_copy, "wb"))
+        err = sys.stderr if stderr is None else stderr
+        stderr_copy = _copy(self._copies[2]) if _on(err, 2) else None
+        if stderr_copy is not None:
+            encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
+            err = self._own_stream(
+                os.fdopen(
+                    stderr_copy, "w", encoding=encoding, errors="backslashreplace", buffering=1
+                )
+            )
+        self.streams = Streams(out=out, err=err)
+        null = -1
+        with contextlib.suppress(OSError):
+            null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+        if null < 0:  # no null device: the descriptors stay as they are
+            return
+        for descriptor in _DESCRIPTORS:  # a closed one too: nothing may open in its place
+            with contextlib.suppress(OSError):
+                os.dup2(null, descriptor)
+        os.close(null)
+
+    def _own_stream(self, stream: _Stream) -> _Stream:
+        self._own.append(stream)
+        return stream
+
+    def release(self) -> None:
+        """Put the descriptors back (a closed one closed); close the command's own streams."""
+        _flush_standard_streams()  # what went astray goes to /dev/null
+        for descriptor, copy in self._copies.items():
+            with contextlib.suppress(OSError):
+                if copy is None:
+                    os.close(descriptor)
+                else:
+                    os.dup2(copy, descriptor)
+                    os.close(copy)
+        self._copies = {}
+        for stream in self._own:
+            with contextlib.suppress(Exception):  # a full disk or a closed pipe: said already
+                stream.close()
+
+
+def _copy(descriptor: int | None) -> int | None:
+    """A copy of ``descriptor`` numbered above 2, closed on exec; None if it is closed."""
+    if descriptor is None:
+        return None
+    try:
+        return fcntl.fcntl(descriptor, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:
+        return None
+
+
+_Stream = TypeVar("_Stream", BinaryIO, TextIO)
+
+
+def _flush_standard_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+
+
+def _on(stream: TextIO | None, descriptor: int) -> bool:
+    """Whether ``stream`` writes to ``descriptor`` itself (Python's standard stream does)."""
+    if stream is None:
+        return False
+    number: object = None
+    with contextlib.suppress(Exception):
+        number = stream.fileno()
+    return number == descriptor
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    mask = getattr(signal, "pthread_sigmask", None)
+    if mask is None:  # pragma: no cover - platforms without it
+        yield
+        return
+    previous = mask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        mask(signal.SIG_SETMASK, previous)
 
 
 def settle_standard_streams() -> None:

@@ -26,9 +26,10 @@ from chartscore.cli._options import (
     confidence,
     extra_predictions,
 )
+from chartscore.cli._signals import Terminated
 from chartscore.cli._streams import Streams, say
 from chartscore.io.document_files import load_gates
-from chartscore.io.ledger_file import load_ledger_key
+from chartscore.io.ledger_file import Appended, ledger_key_file, load_ledger_key
 from chartscore.io.output import write_output
 from chartscore.workflows.batch import batch_files
 
@@ -38,7 +39,24 @@ _JOBS: Final = re.compile(r"[1-9][0-9]?")
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
-    """Run the batch; print its summary; the failing gates' tables go to stderr."""
+    """Run the batch; print its summary; the failing gates' tables go to stderr.
+
+    Stopped by Ctrl-C or a termination signal, it says whether its runs were
+    recorded: its ledger lines go in one locked write, so all of them or none.
+    """
+    appended = Appended()
+    try:
+        return _batch(args, streams, appended)
+    except (KeyboardInterrupt, Terminated):
+        if appended.lines:
+            stopped = f"after appending its {appended.lines:,} ledger lines: every run was recorded"
+        else:
+            stopped = "before appending its ledger lines: no run was recorded"
+        say(streams.err, f"{PROGRAM}: batch stopped {stopped}\n")
+        raise
+
+
+def _batch(args: argparse.Namespace, streams: Streams, appended: Appended) -> int:
     if args.predictions == STANDARD_STREAM:
         raise UsageError("--predictions is a pattern of files, not standard input", NAME)
     if args.ledger == STANDARD_STREAM:
@@ -49,7 +67,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("batch reads every input from a file, not standard input", NAME)
     gold = input_argument(args.gold)
     schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
-    key = load_ledger_key(args.ledger_key)
+    key_file = ledger_key_file(args.ledger_key)  # never a run, even when the pattern names it
+    key = load_ledger_key(key_file)
     gates = () if gates_path is None else load_gates(gates_path)
     jobs = _available_cpus() if args.jobs is None else int(args.jobs)
     batch = batch_files(
@@ -62,8 +81,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         schema=schema_path,
         jobs=jobs,
         extra_predictions=extra_predictions(args),
-        inputs=(gates_path,),
+        inputs=(gates_path, key_file),
         confidence=confidence(args),
+        appended=appended,
     )
     write_output(batch.summary().encode("utf-8"), None, inputs=(), stdout=streams.out)
     for run_ in batch.runs:

@@ -79,6 +79,7 @@ class Failure(NamedTuple):
     part: int | None
     line: int | None
     field_id: str | None
+    plugin: str | None = None
 
     @classmethod
     def at(
@@ -92,9 +93,13 @@ class Failure(NamedTuple):
         """
         order = (_STAGES[source], part, 0 if line is None else line, tie)
         if error.input not in (None, source):
-            return cls(order, error.code.value, error.input, None, error.line, error.field_id)
+            return cls(
+                order, error.code.value, error.input, None, error.line, error.field_id, error.plugin
+            )
         shown_line = error.line if error.line is not None else line
-        return cls(order, error.code.value, source.value, part, shown_line, error.field_id)
+        return cls(
+            order, error.code.value, source.value, part, shown_line, error.field_id, error.plugin
+        )
 
     @classmethod
     def internal(cls) -> Failure:
@@ -103,7 +108,7 @@ class Failure(NamedTuple):
             (Stage.INTERNAL, 0, 0, 0), ErrorCode.INTERNAL_ERROR.value, None, None, None, None
         )
 
-    def rank(self) -> tuple[tuple[int, int, int, int], str, str, int, int, str]:
+    def rank(self) -> tuple[tuple[int, int, int, int], str, str, int, int, str, str]:
         """The sort key: ``order`` first, then the shown fields (a total order)."""
         return (
             self.order,
@@ -112,6 +117,7 @@ class Failure(NamedTuple):
             self.part or 0,
             self.line or 0,
             self.field_id or "",
+            self.plugin or "",
         )
 
     def error(self) -> ChartscoreError:
@@ -122,6 +128,7 @@ class Failure(NamedTuple):
             line=self.line,
             field_id=self.field_id,
             part=self.part,
+            plugin=self.plugin,
         )
 
 

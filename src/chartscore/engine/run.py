@@ -53,6 +53,7 @@ from chartscore.records.match_engines import require_match_engines
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
+from chartscore.scoring.plugin_guard import counting_ctrl_c
 from chartscore.scoring.scorer import ExtraPredictions, check_options
 
 IN_PROCESS_SCHEDULERS: Final = ("synchronous", "threads")
@@ -424,10 +425,9 @@ def _start_out_of_reach(start: Callable[[], None]) -> BaseException | None:
 def _ctrl_c_recorded() -> Iterator[list[int]]:
     """Inside, Ctrl-C is noted in the list instead of raising (main thread, default handler)."""
     came: list[int] = []
-    if (
-        threading.current_thread() is not threading.main_thread()
-        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
-    ):
+    # Python's own handler, or the command line's, which only counts Ctrl-C besides.
+    default = signal.getsignal(signal.SIGINT) in (signal.default_int_handler, counting_ctrl_c)
+    if threading.current_thread() is not threading.main_thread() or not default:
         yield came  # another thread, or the caller's own handler: left as it is
         return
     previous = signal.signal(signal.SIGINT, lambda number, frame: came.append(number))

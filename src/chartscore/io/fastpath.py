@@ -327,7 +327,13 @@ def located(error: ChartscoreError, source: InputKind, line: int) -> ChartscoreE
             field_id=error.field_id,
             key=error.key,
             item=error.item,
+            plugin=error.plugin,
         )
     return ChartscoreError(
-        error.code, input=source, line=line, field_id=error.field_id, key=error.key
+        error.code,
+        input=source,
+        line=line,
+        field_id=error.field_id,
+        key=error.key,
+        plugin=error.plugin,
     )

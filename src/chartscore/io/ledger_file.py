@@ -2,9 +2,15 @@
 
 **Appending is safe** (docs/ledger.md#appending):
 
-- one ``write`` of the whole line to a descriptor opened ``O_APPEND``, under an
-  exclusive ``flock`` held from the checks to ``fsync``: two processes appending at
-  once never interleave, and a reader sees whole lines;
+- one ``write`` of the whole line (or of all of a batch's lines) to a descriptor
+  opened ``O_APPEND``, under an exclusive ``flock`` held from the checks to
+  ``fsync``, with Ctrl-C and termination signals held back from the write to the
+  ``fsync``: two processes appending at once never interleave, and a reader sees
+  whole lines;
+- a write or ``fsync`` that fails (a full disk) is undone under the lock (the file
+  is cut back to its length), so an append adds every line or none
+  (``ledger_unwritable``); only if that fails too is a cut line left
+  (``ledger_cut_short``);
 - a line that a crash cut short (the file does not end with ``\\n``) is closed with
   a ``\\n`` written in the same ``write`` as the next line, so the next line is whole
   and the damaged one is skipped, counted and reported by the reader;
@@ -81,16 +87,7 @@ def load_ledger_key(
             8 distinct bytes.
     """
     source = InputKind.LEDGER_KEY
-    if path is None:
-        if environ is None:
-            environ = os.environ
-        elif type(environ) is not dict:  # a caller's mapping is never asked anything
-            raise ChartscoreError(ErrorCode.USAGE)
-        named = environ.get(KEY_FILE_VARIABLE)
-        if type(named) is not str or not named:
-            raise ChartscoreError(ErrorCode.LEDGER_KEY_MISSING, input=source)
-        path = named
-    where = input_path(path, source)
+    where = input_path(ledger_key_file(path, environ=environ), source)
     if isinstance(where, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=source)
     code: ErrorCode | None = None
@@ -118,6 +115,29 @@ def load_ledger_key(
     ):
         raise ChartscoreError(ErrorCode.LEDGER_KEY_INVALID, input=source)
     return LedgerKey(secret)
+
+
+def ledger_key_file(
+    path: InputPath | None = None, *, environ: Mapping[str, str] | None = None
+) -> InputPath:
+    """The ledger key file: ``path``, or else the file :data:`KEY_FILE_VARIABLE` names.
+
+    A command skips it among its inputs (``batch`` never reads it as a run).
+
+    Raises:
+        ChartscoreError: ``ledger_key_missing`` when neither names a file; ``usage``
+            for an ``environ`` that is not a ``dict`` (or None: ``os.environ``).
+    """
+    if path is not None:
+        return path
+    if environ is None:
+        environ = os.environ
+    elif type(environ) is not dict:  # a caller's mapping is never asked anything
+        raise ChartscoreError(ErrorCode.USAGE)
+    named = environ.get(KEY_FILE_VARIABLE)
+    if type(named) is not str or not named:
+        raise ChartscoreError(ErrorCode.LEDGER_KEY_MISSING, input=InputKind.LEDGER_KEY)
+    return named
 
 
 def key_bytes(data: bytes) -> bytes:
@@ -236,29 +256,67 @@ def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) 
     return where
 
 
+class Appended:
+    """What :func:`append_lines` has written: its caller's record of a stopped append.
+
+    ``lines`` is set once every line is written and synced, while Ctrl-C and
+    termination signals are still held back: a caller stopped by one right
+    after the append can tell that its lines were recorded (``batch`` says so).
+    """
+
+    __slots__ = ("lines",)
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+
 def append_line(ledger: InputPath, line: bytes, *, inputs: Sequence[InputPath | None] = ()) -> None:
     """Append one whole line to the ledger: locked, one ``write``, ``fsync``; mode 0600.
 
+    As :func:`append_lines` with one line.
+    """
+    append_lines(ledger, (line,), inputs=inputs)
+
+
+def append_lines(
+    ledger: InputPath,
+    lines: Sequence[bytes],
+    *,
+    inputs: Sequence[InputPath | None] = (),
+    appended: Appended | None = None,
+) -> None:
+    """Append whole lines to the ledger, all or none: locked, one ``write``, ``fsync``.
+
+    The lines go in one ``write`` under the lock, with Ctrl-C and termination
+    signals held back until they are synced; if writing or syncing fails (a
+    full disk), the file is cut back to its length before the append, still
+    under the lock. So the ledger gains every line or none, and nothing cut.
+
     Args:
-        ledger: The ledger file; created if it does not exist.
-        line: One ledger line, ending with ``\\n`` (:meth:`LedgerEntry.to_line`).
+        ledger: The ledger file; created (mode 0600) if it does not exist.
+        lines: Ledger lines, each ending with ``\\n`` (:meth:`LedgerEntry.to_line`).
         inputs: The command's inputs: the ledger is never one of them.
+        appended: Set to the number of lines once they are synced (see :class:`Appended`).
 
     Raises:
         ChartscoreError: as :func:`check_ledger`; ``file_exposed (ledger)`` when
             group or others may read or write it; ``not_a_ledger (ledger)`` when
-            the file holds something else; ``output_unwritable (ledger)`` when
-            writing fails (a full disk: the line may be cut short, and is then
-            closed and skipped as above); ``usage`` for a ``line`` that is not
-            bytes starting with the ledger's prefix and ending with one ``\\n``.
+            the file holds something else; ``ledger_unwritable (ledger)`` when
+            it cannot be opened, written or synced (the file is as it was; a
+            new one is empty); ``ledger_cut_short (ledger)`` when it could not
+            be cut back either (its last line is then cut, and skipped by
+            readers); ``usage`` for ``lines`` that are not bytes starting with
+            the ledger's prefix and ending with one ``\\n``, or for ``appended``
+            that is not an :class:`Appended`.
     """
+    listed = caller_items(lines)
     if (
-        type(line) is not bytes
-        or not line.startswith(LINE_PREFIX)
-        or not line.endswith(b"\n")
-        or b"\n" in line[:-1]
+        not listed
+        or any(not _is_line(line) for line in listed)
+        or (appended is not None and type(appended) is not Appended)
     ):
         raise ChartscoreError(ErrorCode.USAGE)
+    data = b"".join(listed)  # type: ignore[arg-type]
     where = check_ledger(ledger, inputs=inputs)
     code: ErrorCode | None = None
     hint: ErrorHint | None = None
@@ -266,11 +324,11 @@ def append_line(ledger: InputPath, line: bytes, *, inputs: Sequence[InputPath | 
     try:
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
         descriptor = os.open(where, flags | os.O_CLOEXEC, LEDGER_MODE)
-        code = _append_locked(descriptor, line)
+        code = _append_locked(descriptor, data, appended, len(listed))
     except FileNotFoundError:
-        code, hint = ErrorCode.OUTPUT_UNWRITABLE, ErrorHint.OUTPUT_FOLDER_MISSING
+        code, hint = ErrorCode.LEDGER_UNWRITABLE, ErrorHint.OUTPUT_FOLDER_MISSING
     except (OSError, ValueError):
-        code = ErrorCode.OUTPUT_UNWRITABLE
+        code = ErrorCode.LEDGER_UNWRITABLE
     finally:
         if descriptor >= 0:
             with contextlib.suppress(OSError):
@@ -280,7 +338,18 @@ def append_line(ledger: InputPath, line: bytes, *, inputs: Sequence[InputPath | 
     _sync_folder(os.path.dirname(os.path.abspath(where)))
 
 
-def _append_locked(descriptor: int, line: bytes) -> ErrorCode | None:
+def _is_line(line: object) -> bool:
+    return (
+        type(line) is bytes
+        and line.startswith(LINE_PREFIX)
+        and line.endswith(b"\n")
+        and b"\n" not in line[:-1]
+    )
+
+
+def _append_locked(
+    descriptor: int, data: bytes, appended: Appended | None, count: int
+) -> ErrorCode | None:
     """The checks and the write, under the lock; an error code or None. Raises OSError."""
     status = os.fstat(descriptor)
     if not stat.S_ISREG(status.st_mode):
@@ -290,22 +359,41 @@ def _append_locked(descriptor: int, line: bytes) -> ErrorCode | None:
     os.set_blocking(descriptor, True)
     fcntl.flock(descriptor, fcntl.LOCK_EX)
     size = os.fstat(descriptor).st_size  # after the lock: every earlier line is whole
-    data = line
     if size:
         head = os.pread(descriptor, len(LINE_PREFIX), 0)
         if not (head == LINE_PREFIX or (size < len(LINE_PREFIX) and LINE_PREFIX.startswith(head))):
             return ErrorCode.NOT_A_LEDGER
         if os.pread(descriptor, 1, size - 1) != b"\n":
-            data = b"\n" + line  # a line a crash cut short: close it, keep this one whole
+            data = b"\n" + data  # a line a crash cut short: close it, keep these whole
     with _signals_held():
-        view = memoryview(data)
-        while view:
-            written = os.write(descriptor, view)
-            if written <= 0:
-                return ErrorCode.OUTPUT_UNWRITABLE
-            view = view[written:]
-        os.fsync(descriptor)
+        try:
+            _write_all(descriptor, data)
+            os.fsync(descriptor)
+        except OSError:
+            return _cut_back(descriptor, size)
+        if appended is not None:  # before a signal held back meanwhile can stop the caller
+            appended.lines = count
     return None
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        if written <= 0:
+            raise OSError("nothing written")
+        view = view[written:]
+
+
+def _cut_back(descriptor: int, size: int) -> ErrorCode:
+    """Undo a failed append (the file back to ``size`` bytes); the code that says how it ended."""
+    try:
+        os.ftruncate(descriptor, size)
+    except OSError:
+        return ErrorCode.LEDGER_CUT_SHORT
+    with contextlib.suppress(OSError):
+        os.fsync(descriptor)
+    return ErrorCode.LEDGER_UNWRITABLE
 
 
 def _sync_folder(folder: str) -> None:

@@ -5,6 +5,8 @@ reads at a glance. A table too wide for 100 columns is split into panels that
 repeat the slice label (and the columns the table marks as part of a row's name,
 such as the metric); a label too long for its column (field ids may be 64
 characters a segment) wraps after a ``.`` or ``_``, never losing a character.
+A column of free text too wide for the room (an error with its hint) wraps at
+its spaces, so the row's label keeps its width.
 Output is plain ASCII: no colour codes, so it can be piped, logged or pasted.
 """
 
@@ -25,6 +27,8 @@ LABEL_MIN: Final = 16
 """Labels narrower than this wrap only when a single column would not fit otherwise."""
 LABEL_CAP: Final = 32
 """The widest label column when a table must be split into panels."""
+TEXT_MIN: Final = 24
+"""A text column is wrapped to keep a table in one panel only if it keeps this width."""
 
 
 def _wrap_words(text: str, width: int) -> list[str]:
@@ -56,10 +60,23 @@ class _Column:
 
     def __init__(self, heading: str, cells: Sequence[Cell]) -> None:
         self.texts = self._align(cells)
-        longest_word = max((len(word) for word in heading.split()), default=0)
-        self.width = max([longest_word, *map(len, self.texts)])
+        self.lines = [[text] for text in self.texts]  # each cell's lines: one unless wrapped
+        self._heading = heading
+        self._longest_word = max((len(word) for word in heading.split()), default=0)
+        self.width = max([self._longest_word, *map(len, self.texts)])
         self.heading = _wrap_words(heading, self.width)
         self.right = all(isinstance(cell, int) or cell is None for cell in cells)
+        self.text = all(type(cell) is str for cell in cells)  # free text: may wrap at spaces
+
+    def wrap(self, width: int) -> None:
+        """Wrap each cell to ``width`` characters (at least the heading's longest word).
+
+        Lines break at spaces, and inside a word only when it alone is wider.
+        """
+        width = max(width, self._longest_word, 1)
+        self.lines = [_wrap_words(text, width) for text in self.texts]
+        self.width = max(self._longest_word, *(len(line) for cell in self.lines for line in cell))
+        self.heading = _wrap_words(self._heading, self.width)
 
     @staticmethod
     def _align(cells: Sequence[Cell]) -> list[str]:
@@ -83,8 +100,9 @@ class _Column:
     def pad(self, text: str) -> str:
         return text.rjust(self.width) if self.right else text.ljust(self.width)
 
-    def cell(self, index: int) -> str:
-        return self.pad(self.texts[index])
+    def cell(self, index: int, line: int = 0) -> str:
+        lines = self.lines[index]
+        return self.pad(lines[line] if line < len(lines) else "")
 
 
 def _parts(estimate: Estimate) -> tuple[str, str, str, str]:
@@ -108,6 +126,27 @@ def _panels(label_width: int, columns: list[_Column], repeat: int) -> list[list[
         panels[-1].append(index)
         used += GAP + column.width
     return panels
+
+
+def _fit_text(labels: list[str], columns: list[_Column], repeat: int) -> None:
+    """Wrap free-text columns too wide for the room, so that no label is squeezed.
+
+    The widest text column is wrapped to keep the table in one panel when it
+    can keep :data:`TEXT_MIN` characters; any column still wider than a panel
+    with the label (up to :data:`LABEL_CAP`) leaves is wrapped to that.
+    """
+    label = min(max(map(len, labels)), LABEL_CAP)
+    texts = [column for column in columns[repeat:] if column.text]
+    if not texts or label + sum(GAP + column.width for column in columns) <= WIDTH:
+        return
+    widest = max(texts, key=lambda column: column.width)
+    others = sum(GAP + column.width for column in columns if column is not widest)
+    if WIDTH - label - others - GAP >= TEXT_MIN:
+        widest.wrap(WIDTH - label - others - GAP)
+    fixed = sum(GAP + column.width for column in columns[:repeat])
+    for column in texts:
+        if label + fixed + GAP + column.width > WIDTH:
+            column.wrap(WIDTH - label - fixed - GAP)
 
 
 def _label_width(labels: list[str], columns: list[_Column], repeat: int) -> int:
@@ -143,6 +182,7 @@ def table_lines(table: Table) -> list[str]:
         _Column(column.heading, [row.cells[i] for row in table.rows])
         for i, column in enumerate(table.columns)
     ]
+    _fit_text([table.label_heading, *labels], columns, table.repeat)
     label_width = _label_width([table.label_heading, *labels], columns, table.repeat)
     lines: list[str] = []
     for number, panel in enumerate(_panels(label_width, columns, table.repeat)):
@@ -152,9 +192,12 @@ def table_lines(table: Table) -> list[str]:
         for index, row in enumerate(table.rows):
             if index and row.slice != table.rows[index - 1].slice:
                 lines.append("")
-            first, *more = wrap_label(labels[index], label_width)
-            lines.append(_join(first.ljust(label_width), [c.cell(index) for c in shown]))
-            lines += more
+            label = wrap_label(labels[index], label_width)
+            height = max(len(label), *(len(column.lines[index]) for column in shown))
+            for line in range(height):
+                text = label[line] if line < len(label) else ""
+                cells = [column.cell(index, line) for column in shown]
+                lines.append(_join(text.ljust(label_width), cells))
     return lines
 
 

@@ -7,8 +7,10 @@ bit mask (:class:`~chartscore.plugin_layout.PluginLayout`). :meth:`PluginSet.jud
 gives a field's judges: each takes the normalized gold and answer of one row
 and returns the mask bits of the label the plugin gave.
 
-A plugin is the caller's code: whatever it raises, or a label it did not
-declare, becomes ``plugin_failed`` with no message of the plugin's and no
+A plugin is the caller's code: it is called through
+:func:`~chartscore.scoring.plugin_guard.call_judge`, which discards what it
+prints; whatever it raises (but Ctrl-C), or a label it did not declare, becomes
+``plugin_failed`` naming the plugin, with no message of the plugin's and no
 chained exception (the message may hold a value). Holds values while judging;
 keeps only a bounded cache of text pairs.
 """
@@ -22,12 +24,12 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.plugin_layout import PluginLayout
 from chartscore.records.plugins import MetricPlugin, load_plugin, stamp_of
 from chartscore.records.schema import FieldSpec, Schema
+from chartscore.scoring.plugin_guard import call_judge
 
 Judge = Callable[[object, object], int]
 """A field's judge: (gold key, answer key) -> the mask bits of the plugin's label."""
 
 _CACHE_LIMIT: Final = 1 << 16
-_FAILED: Final = object()
 
 
 class PluginSet:
@@ -84,7 +86,7 @@ class PluginSet:
 
 def _judge(plugin: MetricPlugin, layout: PluginLayout) -> Judge:
     bits = {label: layout.bits(plugin.name, index) for index, label in enumerate(plugin.outcomes)}
-    call = plugin.judge
+    call, name = plugin.judge, plugin.name
     cache: dict[tuple[str, str], int] = {}
 
     def judge(gold: object, answer: object) -> int:
@@ -95,14 +97,10 @@ def _judge(plugin: MetricPlugin, layout: PluginLayout) -> Judge:
             found = cache.get((gold, answer))  # type: ignore[arg-type]
             if found is not None:
                 return found
-        label: object = _FAILED
-        try:
-            label = call(gold, answer)
-        except Exception:  # noqa: BLE001 - the plugin's exception may hold a value
-            label = _FAILED
+        label = call_judge(call, gold, answer)
         found = bits.get(label) if type(label) is str else None
-        if found is None:
-            raise ChartscoreError(ErrorCode.PLUGIN_FAILED)  # outside the handler: no context
+        if found is None:  # FAILED, or a label it did not declare
+            raise ChartscoreError(ErrorCode.PLUGIN_FAILED, plugin=name)  # no context
         if text:
             if len(cache) >= _CACHE_LIMIT:
                 cache.clear()

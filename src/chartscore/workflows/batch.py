@@ -5,7 +5,7 @@
 1. takes the prediction files (a glob pattern, expanded here, or a list), sorted by
    path; each is a run labelled by its file name's stem (``runs/model-v2.jsonl.gz``
    is ``model-v2``); a file that is an input of the batch itself (the gold file, the
-   schema, the gates or the ledger) is skipped;
+   schema, the gates, the ledger or its key file) is skipped;
 2. reads the gold set once, checking it as ``score`` does and computing its keyed
    identity in the same pass: a gold problem stops the batch before any run;
 3. scores every run, ``jobs`` at a time in forked processes
@@ -14,7 +14,9 @@
 4. compares every other scored run with the ``baseline`` run, paired, as
    ``compare`` does, and checks the gates against each comparison (against each
    report when there is no baseline);
-5. appends one ledger line per run (in label order), then one per comparison.
+5. appends one ledger line per run (in label order), then one per comparison, all
+   in one locked write (:func:`chartscore.io.ledger_file.append_lines`): the ledger
+   gains every line of the batch or none, whatever stops it.
 
 The runs' labels are developer-chosen file names, shown in the summary and written
 in the ledger; a path is never shown, and a file whose stem is not a plain label
@@ -36,7 +38,13 @@ from chartscore.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
 from chartscore.gates import Gate, GateResults, evaluate
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
-from chartscore.io.ledger_file import append_line, check_ledger, file_state, gold_file_identity
+from chartscore.io.ledger_file import (
+    Appended,
+    append_lines,
+    check_ledger,
+    file_state,
+    gold_file_identity,
+)
 from chartscore.ledger.entry import LedgerEntry
 from chartscore.ledger.table import COMPARED_METRIC, difference_estimate, overall_rate
 from chartscore.records.gold_identity import LedgerKey
@@ -142,6 +150,7 @@ def batch_files(
     inputs: Sequence[InputPath | None] = (),
     time: datetime.datetime | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
+    appended: Appended | None = None,
 ) -> Batch:
     """Score many prediction files against one gold file; record every run in the ledger.
 
@@ -157,9 +166,13 @@ def batch_files(
         jobs: How many runs are scored at once, each in a forked process
             (1: one after another, in this process).
         extra_predictions: As for :func:`chartscore.score_files`.
-        inputs: Other files of the command (a gates file): never runs, never the ledger.
+        inputs: Other files of the command (a gates file, the ledger key file): never
+            runs, never the ledger.
         time: The ledger lines' time (default: when each is written).
         confidence: The level of every interval, as for :func:`chartscore.score`.
+        appended: Set once the batch's lines are in the ledger (all of them: one
+            locked write), before a Ctrl-C held back meanwhile can stop this
+            function: a caller it stops can tell whether the runs were recorded.
 
     Returns:
         The :class:`Batch`; its ``exit_status`` is 0, 1 (a run failed) or 3 (a
@@ -171,7 +184,8 @@ def batch_files(
             naming a file by its position in sorted order; ``unknown_baseline``;
             ``gate_needs_comparison`` for a difference rule without a baseline;
             every gold and schema code (before any run is scored); the ledger's
-            codes (:func:`chartscore.workflows.ledger.record_run`).
+            codes (:func:`chartscore.io.ledger_file.append_lines`: nothing of the
+            batch is recorded when appending fails).
     """
     check_options(extra_predictions, False)
     confidence_option(confidence)
@@ -267,8 +281,9 @@ def batch_files(
         time=time,
         confidence=confidence,
     )
-    for entry in entries:
-        append_line(ledger, entry.to_line(), inputs=(gold, schema_path, *paths, *inputs))
+    lines = [entry.to_line() for entry in entries]
+    every = (gold, schema_path, *paths, *inputs)
+    append_lines(ledger, lines, inputs=every, appended=appended)
     return Batch(tuple(runs), baseline, tuple(entries), skipped, gated=bool(gates))
 
 
@@ -405,7 +420,7 @@ def _summary(batch: Batch) -> str:
     if batch.skipped:
         lines.append(
             f"{batch.skipped:,} matched file{'s' if batch.skipped != 1 else ''} skipped: "
-            "an input of the batch (gold, schema, gates or ledger), not a run"
+            "an input of the batch (gold, schema, gates, ledger or its key), not a run"
         )
     if scored:
         lines += ["", *_scored_table(batch)]

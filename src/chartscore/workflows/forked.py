@@ -69,8 +69,14 @@ def _run_here(task: Callable[[], T]) -> Outcome[T]:
 
 
 def _fresh(error: ChartscoreError) -> ChartscoreError:
-    """The same error without its traceback (whose frames hold values) or context."""
-    return cast(ChartscoreError, pickle.loads(pickle.dumps(error)))
+    """The same error without its traceback (whose frames hold values) or context.
+
+    A copy by pickle, with its traceback and chain cleared as well: a library that
+    makes exceptions pickle their tracebacks (distributed installs tblib's) keeps them.
+    """
+    fresh = cast(ChartscoreError, pickle.loads(pickle.dumps(error)))
+    fresh.__traceback__ = fresh.__context__ = fresh.__cause__ = None
+    return fresh
 
 
 class _Children(Generic[T]):
