@@ -35,6 +35,8 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+import attrs
+
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath, input_path, open_input
 from chartscore.io.jsonl import MAX_LINE_BYTES, iter_text
@@ -55,6 +57,7 @@ Row = tuple[int, tuple[str, ...]]
 """A row: the line it starts on, and its cells."""
 
 
+@attrs.frozen(repr=False)
 class Table:
     """An open delimited file: its header, and its rows as they are read. Private: holds cells.
 
@@ -63,15 +66,10 @@ class Table:
         delimiter: The delimiter found.
     """
 
-    __slots__ = ("_records", "_source", "delimiter", "header")
-
-    def __init__(
-        self, header: tuple[str, ...], delimiter: str, records: Iterator[Row], source: InputKind
-    ) -> None:
-        self.header = header
-        self.delimiter = delimiter
-        self._records = records
-        self._source = source
+    header: tuple[str, ...] = attrs.field(repr=False)
+    delimiter: str = attrs.field(repr=False)
+    _records: Iterator[Row] = attrs.field(repr=False)
+    _source: InputKind = attrs.field(repr=False)
 
     def __repr__(self) -> str:
         return f"Table(<{len(self.header)} columns, rows hidden>)"
