@@ -176,6 +176,32 @@ def test_the_library_writes_all_outputs_or_none(
     assert json.loads(schema.read_text())["fields"]
 
 
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, SystemExit])
+def test_ctrl_c_while_the_outputs_are_written_leaves_no_new_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interruption: type[BaseException]
+) -> None:
+    for name in OUTPUTS:
+        (tmp_path / name).write_bytes(b"old\n")
+    real_fsync = os.fsync
+    synced: list[int] = []
+
+    def interrupted_on_the_second(descriptor: int) -> None:
+        synced.append(descriptor)
+        if len(synced) == 2:
+            raise interruption
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(output_module.os, "fsync", interrupted_on_the_second)
+    imported = import_labelstudio(COLD, gold_annotator=6, annotator=3)
+    targets = {
+        part: tmp_path / name
+        for part, name in zip(("gold", "predictions", "schema"), OUTPUTS, strict=True)
+    }
+    with pytest.raises(interruption):
+        write_imported(imported, **targets, inputs=[COLD])  # type: ignore[arg-type]
+    assert contents(tmp_path) == dict.fromkeys(OUTPUTS, b"old\n")  # no temporary file either
+
+
 def test_a_rename_that_fails_part_way_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
