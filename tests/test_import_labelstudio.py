@@ -23,12 +23,18 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
-from chartscore import ChartscoreError, ErrorCode, score
+from chartscore import ChartscoreError, ErrorCode, InputKind, score
 from chartscore.cli import main
-from chartscore.importers import import_labelstudio
-from chartscore.importers.labelstudio import label_segment
+from chartscore.importers import import_labelstudio, json_array
+from chartscore.importers.json_array import iter_elements
+from chartscore.importers.labelstudio import NoteIds, label_segment
+from chartscore.io.jsonl import decode_document
+
+from helpers import examples
 
 DATA = Path(__file__).resolve().parent / "data" / "importers"
 COLD = DATA / "labelstudio_cold.json"
@@ -281,3 +287,167 @@ def test_cli_usage_problems(extra: list[str], problem: str) -> None:
     argv = ["import", "labelstudio", "--export", str(COLD), "--gold-annotator", "jill"]
     assert main([*argv, "--gold-out", "g"], stdout=io.StringIO(), stderr=err) == 2
     assert "--gold-annotator must be a whole number" in err.getvalue()
+
+
+# --- reading the export one task at a time ---------------------------------------------------
+
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.decimals(
+        allow_nan=False, allow_infinity=False, places=3, min_value=-(10**6), max_value=10**6
+    )
+    | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12)
+    | st.sampled_from(['"', "\\", '\\"', "]", "[", "{", "}", ",", ":", "é", "\u2028", "𝄞"])
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _dumped(values: list[object], indent: int | None, ascii_only: bool) -> bytes:
+    def default(value: object) -> object:
+        return float(value)  # type: ignore[arg-type]  # Decimal: written as a JSON number
+
+    text = json.dumps(values, indent=indent, ensure_ascii=ascii_only, default=default)
+    return text.encode("utf-8")
+
+
+def _elements(path: Path) -> list[object]:
+    return [value for _, value in iter_elements(path, InputKind.EXPORT, 1 << 30)]
+
+
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(json_values, max_size=6),
+    st.sampled_from([None, 0, 1, 2]),
+    st.booleans(),
+    st.integers(1, 40),
+)
+def test_the_array_is_cut_into_the_elements_a_whole_decode_gives(
+    tmp_path: Path, values: list[object], indent: int | None, ascii_only: bool, block: int
+) -> None:
+    data = _dumped(values, indent, ascii_only)
+    path = tmp_path / "export.json"
+    path.write_bytes(data)
+    whole = decode_document(data.decode("utf-8"), InputKind.EXPORT)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json_array, "_BLOCK_BYTES", block)  # blocks that cut every token somewhere
+        assert _elements(path) == whole
+
+
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(json_values, max_size=4), st.data(), st.integers(1, 40))
+def test_a_damaged_array_is_a_coded_error_or_what_a_whole_decode_gives(
+    tmp_path: Path, values: list[object], data: st.DataObject, block: int
+) -> None:
+    text = bytearray(_dumped(values, None, False))
+    for _ in range(data.draw(st.integers(1, 3))):  # insert, delete or replace a few bytes
+        at = data.draw(st.integers(0, len(text)))
+        byte = data.draw(st.sampled_from(b'[]{}",:\\ \n0a-.e\xff\xc3'))
+        action = data.draw(st.sampled_from(["insert", "delete", "replace"]))
+        if action == "insert" or at == len(text):
+            text[at:at] = bytes([byte])
+        elif action == "delete":
+            del text[at]
+        else:
+            text[at] = byte
+    path = tmp_path / "export.json"
+    path.write_bytes(bytes(text))
+    expected: object = None
+    try:
+        expected = decode_document(bytes(text).decode("utf-8-sig"), InputKind.EXPORT)
+    except (ChartscoreError, UnicodeDecodeError):
+        expected = None
+    found: list[object] = []
+    error: ChartscoreError | None = None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(json_array, "_BLOCK_BYTES", block)
+        try:
+            for _, value in iter_elements(path, InputKind.EXPORT, 1 << 30):
+                found.append(value)
+        except ChartscoreError as raised:  # any other exception fails the test
+            error = raised
+    if type(expected) is list:
+        assert (found, error) == (expected, None)
+    else:  # not an array, or not JSON: refused, with a code
+        assert error is not None
+        assert error.__context__ is None and error.__cause__ is None
+        if expected is not None:
+            assert error.code is ErrorCode.INVALID_EXPORT
+
+
+def test_a_syntax_error_in_a_later_task_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "export.json"
+    path.write_text('[\n{"id": 1},\n\n{"id": 2,\n "x": }\n]', encoding="utf-8")
+    with pytest.raises(ChartscoreError) as caught:
+        _elements(path)
+    assert str(caught.value) == "invalid_json (export line 5)"
+    for text, message in (
+        ("", "invalid_json (export line 1)"),
+        ("\n\n", "invalid_json (export line 3)"),
+        ('[{"id": 1}\n{"id": 2}]', "invalid_json (export line 2)"),
+        ('[{"id": 1}] x', "invalid_json (export line 1)"),
+        ('[{"id": 1},\n\n', "invalid_json (export line 3)"),
+        ('[{"id": 1},]', "invalid_json (export line 1)"),
+        ('{"tasks": []}', "invalid_export (export)"),
+        ("\ufeff[]", None),
+    ):
+        path.write_text(text, encoding="utf-8")
+        if message is None:
+            assert _elements(path) == []
+            continue
+        with pytest.raises(ChartscoreError) as caught:
+            _elements(path)
+        assert str(caught.value) == message, text
+
+
+@settings(max_examples=examples(100))
+@given(
+    st.lists(
+        st.one_of(st.integers(0, 60), st.tuples(st.integers(0, 60), st.integers(0, 20))), max_size=6
+    )
+)
+def test_notes_given_as_ids_and_ranges_are_those_ids(items: list[int | tuple[int, int]]) -> None:
+    given_notes = [
+        item if type(item) is int else range(item[0], item[0] + item[1]) for item in items
+    ]  # type: ignore[index]
+    expected = set()
+    for item in given_notes:
+        expected |= {item} if type(item) is int else set(item)  # type: ignore[arg-type]
+    notes = NoteIds(
+        [i for i in given_notes if type(i) is int], [r for r in given_notes if type(r) is range]
+    )  # type: ignore[misc]
+    assert {note for note in range(-2, 90) if note in notes} == expected
+    assert "3" not in notes and 3.0 not in notes
+
+
+def test_notes_as_a_range_read_only_those_notes() -> None:
+    every = import_labelstudio(COLD, gold_annotator=JILL)
+    assert import_labelstudio(COLD, gold_annotator=JILL, notes=range(1, 10**12)).gold == every.gold
+    two = import_labelstudio(COLD, gold_annotator=JILL, notes=[range(1, 2), 4])
+    assert sorted({row.case_id for row in two.gold}) == ["1", "4"]
+    for wrong in (range(1, 9, 2), [range(1, 3), "4"], [True], {1: 1}):
+        with pytest.raises(ChartscoreError) as caught:
+            import_labelstudio(COLD, gold_annotator=JILL, notes=wrong)  # type: ignore[arg-type]
+        assert caught.value.code is ErrorCode.USAGE
+
+
+def test_the_values_limit_counts_what_decoding_keeps_not_a_notes_commas(tmp_path: Path) -> None:
+    one = annotation(1, "Cough")
+    commas = {"id": 1, "data": {"text": ", :" * 600_000}, "annotations": [one]}  # 1.2 M in text
+    imported = import_labelstudio(export([commas], tmp_path), gold_annotator=1)
+    assert [sorted(row.value) for row in imported.gold] == [["Cough"]]  # type: ignore[arg-type]
+    values = {"id": 1, "data": [0] * 500_000, "annotations": [one]}
+    with pytest.raises(ChartscoreError) as caught:
+        import_labelstudio(export([values], tmp_path), gold_annotator=1)
+    assert str(caught.value) == "task_too_large (export item 0)"
+    nested = {"id": 1, "data": [[[[]]]] * 125_001, "annotations": [one]}  # opened, no commas
+    with pytest.raises(ChartscoreError) as caught:
+        import_labelstudio(export([task(7, one), nested], tmp_path), gold_annotator=1)
+    assert str(caught.value) == "task_too_large (export item 1)"

@@ -12,14 +12,25 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 
+import chartscore.io.output as output_module
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, worklist
 from chartscore.cli import main
-from chartscore.importers import import_csv, import_labelstudio, import_redcap
+from chartscore.importers import (
+    import_csv,
+    import_labelstudio,
+    import_redcap,
+    json_array,
+    labelstudio,
+)
+from chartscore.importers import table as table_module
 from chartscore.importers.imported import Imported
 from test_privacy import NO_SHRINK, Canary, assert_clean_error, assert_clean_text, canaries
 
@@ -197,6 +208,113 @@ def test_label_studio_and_csv_leak_nothing(tmp_path: Path, c: Canary) -> None:
     table.write_text(f"chart,{c.marker}\n{c.long_case_id},x\n", encoding="utf-8")
     error = _raised(lambda: import_csv(table, column_map, role="predictions"))
     assert_clean_error(error, c, ErrorCode.INVALID_CASE_ID)
+
+
+@CANARY_SETTINGS
+@given(canaries)
+def test_streaming_limits_and_outputs_leak_nothing(tmp_path: Path, c: Canary) -> None:
+    """The codes of streamed reading, empty exports and all-or-none writing (issue 34)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:  # undone after each example
+        _check_streaming_and_outputs(tmp_path, c, monkeypatch)
+
+
+def _check_streaming_and_outputs(
+    tmp_path: Path, c: Canary, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base = tmp_path / c.marker
+    base.mkdir(exist_ok=True)
+
+    def path(name: str, data: str | bytes) -> Path:
+        target = base / f"{c.marker}-{name}"
+        target.write_bytes(data if type(data) is bytes else str(data).encode("utf-8"))
+        return target
+
+    note = {"text": f"{c.marker} {c.wide} {c.number}"}
+    task = {"id": 1, "data": note, "annotations": [{"completed_by": 1, "result": []}]}
+    other = {"id": 2, "data": note, "annotations": [{"completed_by": 2, "result": []}]}
+    export_cases: list[tuple[str, str | bytes, ErrorCode]] = [
+        ("apart.json", json.dumps([task, other]), ErrorCode.EMPTY_EXPORT),
+        (
+            "later.json",
+            f'[{json.dumps(task)},\n{{"id": 2, "{c.marker}": }}]',
+            ErrorCode.INVALID_JSON,
+        ),
+        (
+            "nested.json",
+            f'[{{"id": 1, "data": {"[" * 600}"{c.marker}"{"]" * 600}}}]',
+            ErrorCode.NESTING_TOO_DEEP,
+        ),
+        (
+            "latin.json",
+            f'[{{"id": 1, "data": "{c.marker}\xe9"}}]'.encode("latin-1"),
+            ErrorCode.NOT_UTF8,
+        ),
+        ("object.json", json.dumps({c.marker: [task]}), ErrorCode.INVALID_EXPORT),
+    ]
+    for name, data, code in export_cases:
+        export = path(name, data)
+        error = _raised(lambda: import_labelstudio(export, gold_annotator=1, annotator=2))  # noqa: B023
+        assert_clean_error(error, c, code)
+    monkeypatch.setattr(json_array, "MAX_ELEMENT_BYTES", 64)
+    export = path("large.json", json.dumps([task]))
+    assert_clean_error(_raised(lambda: import_labelstudio(export, gold_annotator=1)), c,
+                       ErrorCode.TASK_TOO_LARGE)  # fmt: skip
+    monkeypatch.setattr(labelstudio, "MAX_EXPORT_BYTES", 64)
+    monkeypatch.setattr(json_array, "MAX_ELEMENT_BYTES", 1 << 20)
+    assert_clean_error(_raised(lambda: import_labelstudio(export, gold_annotator=1)), c,
+                       ErrorCode.FILE_TOO_LARGE)  # fmt: skip
+    # Tables: a header alone, and a table past the (lowered) limit.
+    header = "record_id,arrival,sex,hpi,nihss,symptoms___1"
+    records = path("records.csv", f"{header}\n")
+    assert_clean_error(_raised(lambda: import_redcap(UI, records)), c, ErrorCode.EMPTY_EXPORT)
+    table = path("table.csv", f"chart,{c.marker}\n")
+    column_map = {"case_id": "chart", "fields": {"hx.note": c.marker}}
+    assert_clean_error(_raised(lambda: import_csv(table, column_map, role="predictions")), c,
+                       ErrorCode.EMPTY_EXPORT)  # fmt: skip
+    monkeypatch.setattr(table_module, "MAX_TABLE_BYTES", 128)
+    table = path("table.csv", f"chart,{c.marker}\n" + f"{c.case_id(0)},{c.wide}\n" * 20)
+    assert_clean_error(_raised(lambda: import_csv(table, column_map, role="predictions")), c,
+                       ErrorCode.FILE_TOO_LARGE)  # fmt: skip
+    records = path("records.csv", f"{header}\n{c.case_id(0)},,,{c.marker},,\n" * 20)
+    for argv in (
+        ["--gold-out", str(base / f"{c.marker}.jsonl")],
+        ["--gold-out", str(base / f"{c.marker}"), "--schema-out", str(base / f"{c.marker}")],
+    ):
+        status, out, err = run(
+            ["import", "redcap", "--dictionary", str(UI), "--records", str(records), *argv]
+        )
+        assert (status, out) == (1, "")
+        assert err.startswith("chartscore: error: ") and err.count("\n") == 1
+        assert_clean_text(err, c, "stderr")
+    # Writing: a full disk on the second output, and a rename that fails part way.
+    monkeypatch.undo()  # the real limits again
+    export = path("export.json", json.dumps([task]))
+    argv = ["import", "labelstudio", "--export", str(export), "--gold-annotator", "1"]
+    argv += ["--gold-out", str(base / f"gold-{c.marker}")]
+    argv += ["--schema-out", str(base / f"schema-{c.marker}")]
+    real_chmod, real_replace = os.chmod, os.replace
+    for name, replacement in (
+        ("chmod", _failing_on_second(real_chmod)),
+        ("replace", _failing_on_second(real_replace)),
+    ):
+        with pytest.MonkeyPatch.context() as failing:
+            failing.setattr(output_module.os, name, replacement)
+            status, out, err = run(argv)
+        assert (status, out) == (1, "")
+        assert err.startswith("chartscore: error: output_unwritable (output")
+        assert_clean_text(err, c, f"stderr ({name})")
+
+
+def _failing_on_second(real: Callable[..., None]) -> Callable[..., None]:
+    calls: list[object] = []
+
+    def call(*args: object) -> None:
+        calls.append(args)
+        if len(calls) == 2:
+            raise OSError(28, "No space left on device")
+        real(*args)
+
+    return call
 
 
 @CANARY_SETTINGS

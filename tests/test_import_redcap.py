@@ -16,18 +16,20 @@ import gzip
 import io
 import json
 import stat
+from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, InputKind, score_files
 from chartscore.cli import main
 from chartscore.importers import import_redcap, write_imported
 from chartscore.importers.redcap_dictionary import checkbox_column, parse_choices
-from chartscore.importers.table import DELIMITERS, read_table, sniff_delimiter
+from chartscore.importers.table import DELIMITERS, open_table, sniff_delimiter
+from chartscore.io import jsonl
 
 from helpers import examples
 
@@ -120,7 +122,8 @@ def test_both_dictionary_headers_give_the_expected_schema() -> None:
         "skipped_descriptive": 1,
         "skipped_file": 1,
     }
-    assert read_table(UI, InputKind.DICTIONARY).delimiter == ","
+    with open_table(UI, InputKind.DICTIONARY) as table:
+        assert table.delimiter == ","
     assert ui.loaded_schema() is not None  # the written schema loads
 
 
@@ -388,9 +391,83 @@ def test_any_table_reads_back_cell_for_cell(
     writer.writerows(written)
     data = ("\ufeff" if bom else "") + buffer.getvalue()
     path = _write_bytes(data.encode("utf-8"))
-    table = read_table(path, InputKind.RECORDS)
-    assert table.delimiter == delimiter
-    assert [list(cells) for _, cells in table.rows] == written
+    with open_table(path, InputKind.RECORDS) as table:
+        assert table.delimiter == delimiter
+        assert [list(cells) for _, cells in table.rows()] == written
+
+
+def _reference_rows(text: str, delimiter: str) -> list[tuple[int, list[str]]] | None:
+    """The rows as csv reads the text's lines one by one, each with the line it starts on
+    (None: csv refuses the text)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    if lines[-1] == "\n":
+        lines.pop()
+    source = iter(lines)
+    taken = 0
+
+    def counted() -> Iterator[str]:
+        nonlocal taken
+        for line in source:
+            taken += 1
+            yield line
+
+    reader = csv.reader(counted(), delimiter=delimiter, strict=True)
+    rows = []
+    while True:
+        start = taken + 1
+        try:
+            cells = next(reader, None)
+        except csv.Error:
+            return None
+        if cells is None:
+            return rows
+        if cells:
+            rows.append((start, cells))
+
+
+@settings(max_examples=examples(100), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.sampled_from(DELIMITERS),
+    st.lists(st.lists(cells, min_size=2, max_size=2), max_size=5),
+    st.lists(
+        st.sampled_from(["", "\n", "\r\n", "\n\n\n", "\r\r\n", "\r", "\n" * 5000]), min_size=7
+    ),
+    st.integers(1, 64) | st.sampled_from([5000, 1 << 18]),
+)
+@example(",", [["x", "y"]] * 2, ["\n" * 5000] * 7, 5000)  # whole blocks of blank lines
+@example(",", [["x", "y"]] * 2, ["\n" * 5000, "", "\r", "", "", "", ""], 1 << 18)
+def test_blank_lines_and_block_edges_change_no_row_and_no_line(
+    delimiter: str, rows: list[list[str]], blanks: list[str], block: int
+) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    parts = [blanks[0]]
+    for index, row in enumerate(
+        [["record_id", "b", "c"], *([f"id{i}", *r] for i, r in enumerate(rows))]
+    ):
+        buffer.seek(0)
+        buffer.truncate()
+        writer.writerow(row)
+        parts += [buffer.getvalue(), blanks[index + 1]]
+    text = "".join(parts)
+    path = _write_bytes(text.encode("utf-8"))
+    expected = _reference_rows(text, delimiter)
+    found: list[tuple[int, list[str]]] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(jsonl, "_BLOCK_BYTES", block)  # blocks that cut lines and runs anywhere
+        if expected is None:  # csv refuses a lone "\r" before a row
+            with (
+                pytest.raises(ChartscoreError) as caught,
+                open_table(path, InputKind.RECORDS) as table,
+            ):
+                list(table.rows())
+            assert caught.value.code is ErrorCode.INVALID_TABLE
+            return
+        with open_table(path, InputKind.RECORDS) as table:
+            found = [(0, list(table.header))]
+            found += [(line, list(cells)) for line, cells in table.rows()]
+    assert found[1:] == expected[1:]
+    assert found[0][1] == expected[0][1]
 
 
 @settings(max_examples=examples(20))

@@ -134,6 +134,9 @@ class ErrorCode(enum.StrEnum):
     INVALID_COLUMN_MAP = "invalid_column_map"
     COLUMN_NOT_FOUND = "column_not_found"
     FIELD_UNDECLARED = "field_undeclared"
+    EMPTY_EXPORT = "empty_export"
+    TASK_TOO_LARGE = "task_too_large"
+    DUPLICATE_OUTPUT = "duplicate_output"
     # The adjudication worklist.
     INSIDE_ONLY_WORKLIST = "inside_only_worklist"
     # Partial tallies of several sites.
@@ -165,7 +168,9 @@ class ErrorCode(enum.StrEnum):
 _DESCRIPTIONS: dict[str, str] = {
     "file_unreadable": "the file could not be opened or read, or is not a regular file",
     "invalid_path": "a path must be a str or os.PathLike naming a file, or chartscore.io.STDIN",
-    "file_too_large": "larger than chartscore reads (schema 16 MiB, gates 1 MiB, report 16 MiB)",
+    "file_too_large": (
+        "larger than chartscore reads (schema 16 MiB, gates 1 MiB, report 16 MiB, export 1 GiB)"
+    ),
     "not_utf8": "the line is not valid UTF-8",
     "line_too_long": "a line is longer than 1 MiB (is this a JSON Lines file?)",
     "invalid_json": "the line is not valid JSON",
@@ -241,7 +246,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_sensitivity": "the case counts do not match the report: a bug in the caller",
     "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
     "usage": "the arguments are not valid; run chartscore --help",
-    "output_unwritable": "the report could not be written; nothing partial was left",
+    "output_unwritable": "an output could not be written; nothing partial was left",
     "output_is_input": "the output names an input file; choose another output path",
     "interrupted": "stopped by Ctrl-C or a termination signal",
     "internal_error": "a bug in chartscore; no details are shown, they could hold data",
@@ -271,6 +276,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_column_map": "the column map is not {case_id, fields, ...} as docs/import.md says",
     "column_not_found": "the column map names a column the table does not have",
     "field_undeclared": "a gold field of the column map is not declared in the schema",
+    "empty_export": "the export has no row, or no gold value: it would write an empty gold file",
+    "task_too_large": "a Label Studio task is over 8 MiB or 500,000 JSON values",
+    "duplicate_output": "two outputs name the same file; give each output its own path",
     "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
     "invalid_partial": "not a partial file as chartscore score --partial-out writes it",
     "partial_needs_declared_labels": (
@@ -318,6 +326,7 @@ class ErrorHint(enum.StrEnum):
     INPUTS_SWAPPED = "gold and predictions may be swapped"
     SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
+    OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
 
 
 GATE_KEYS: Final = (

@@ -15,7 +15,7 @@ from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
 from chartscore.cli._streams import Streams, say
 from chartscore.importers import Imported, write_imported
 from chartscore.io.inputs import InputPath
-from chartscore.io.output import check_output
+from chartscore.io.output import check_outputs as check_output_paths
 
 GOLD_OUT: Final = Option("--gold-out", "write the gold JSON Lines file here (mode 0600)", "FILE")
 PREDICTIONS_OUT: Final = Option(
@@ -49,18 +49,23 @@ def tolerance_list(value: str | None, command: str) -> dict[str, str]:
     return found
 
 
-def note_ranges(value: str | None, command: str) -> frozenset[int] | None:
-    """``--notes 1,3-4`` as the note ids it names (chart-review's ``ranges``)."""
+def note_ranges(value: str | None, command: str) -> tuple[range, ...] | None:
+    """``--notes 1,3-4`` as the ranges of note ids it names (chart-review's ``ranges``).
+
+    Kept as ranges, never as every id: ``1-9999998`` takes a few bytes.
+    """
     if value is None:
         return None
-    notes: set[int] = set()
+    ranges: list[range] = []
+    named = 0
     for item in comma_list(value, "--notes", command):
         match = _RANGE.fullmatch(item)
         first, last = (int(match[1]), int(match[2] or match[1])) if match else (1, 0)
-        if match is None or last < first or len(notes) + last - first >= MAX_NOTES:
+        named += last - first + 1
+        if match is None or last < first or named > MAX_NOTES:
             raise UsageError("--notes must be note ids or ranges such as 1,3-4", command)
-        notes.update(range(first, last + 1))
-    return frozenset(notes)
+        ranges.append(range(first, last + 1))
+    return tuple(ranges)
 
 
 def whole_number(value: str | None, flag: str, command: str) -> int | None:
@@ -90,10 +95,10 @@ def outputs(args: argparse.Namespace, command: str) -> dict[str, str | None]:
 def check_outputs(
     args: argparse.Namespace, command: str, inputs: Sequence[InputPath | None]
 ) -> None:
-    """Check every output before any work: a file, never an input (``output_is_input``)."""
-    for target in outputs(args, command).values():
-        if target is not None:
-            check_output(target, inputs=inputs)
+    """Check every output before any input is read: a file, never an input
+    (``output_is_input``), never another output's file (``duplicate_output``)."""
+    asked = [target for target in outputs(args, command).values() if target is not None]
+    check_output_paths(asked, inputs=inputs)
 
 
 def write_and_tell(

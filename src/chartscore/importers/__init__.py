@@ -1,8 +1,9 @@
 """Importers: REDCap, Label Studio and CSV exports to chartscore's gold, predictions and schema.
 
-Each importer reads an export inside the protected environment and returns an
-:class:`Imported` (validated records and a schema document); :func:`write_imported`
-writes the chosen parts atomically, never over an input. They hold patient values,
+Each importer reads an export inside the protected environment, as a stream in
+bounded memory, and returns an :class:`Imported` (validated records and a schema
+document); :func:`write_imported` writes the chosen parts all or none, never over an
+input. They hold patient values,
 as the readers of :mod:`chartscore.io` do, and sit in the same layer. Every error is
 a code with the input's line, column or item, never a cell. See docs/import.md.
 """

@@ -17,11 +17,13 @@ holds the case id and which holds each field; the schema says each field's type:
   normalization (default ``true``/``yes``/``1`` and ``false``/``no``/``0``).
 
 An empty cell writes no row, as for REDCap. Columns the map does not name are
-ignored; a column it names that the table lacks is ``column_not_found``. Gold
-needs every mapped field declared in the schema (``field_undeclared``); a
-predictions table may be read without a schema, every cell then a text answer.
-The table is read by :mod:`chartscore.importers.table` (UTF-8 with or without a
-byte order mark, the delimiter found from the header, every cell a string).
+ignored; a column it names that the table lacks is ``column_not_found``, decided
+from the header before any row is read. Gold needs every mapped field declared
+in the schema (``field_undeclared``); a predictions table may be read without a
+schema, every cell then a text answer. A table with no row (a header alone), or
+gold with no value, is ``empty_export``. The table is read as a stream by
+:mod:`chartscore.importers.table` (UTF-8 with or without a byte order mark, the
+delimiter found from the header, every cell a string).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from chartscore.importers.fields import (
 )
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
 from chartscore.importers.redcap import ROLES, Role
-from chartscore.importers.table import Table, read_table
+from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
 from chartscore.io.schema_file import read_document
 from chartscore.records.model import GoldField, Prediction
@@ -73,8 +75,9 @@ def import_csv(
         ChartscoreError: a reading code (table or columns), ``invalid_column_map``,
             ``column_not_found``, ``duplicate_column``, ``field_undeclared`` (a
             gold field not in the schema, or no schema), ``invalid_case_id``,
-            ``duplicate_case`` and ``invalid_cell`` (table line and column);
-            ``usage`` for an option that is not one of its values.
+            ``duplicate_case`` and ``invalid_cell`` (table line and column),
+            ``empty_export`` (no row, or gold with no value); ``usage`` for an
+            option that is not one of its values.
     """
     gold = word_option(role, ROLES) == "gold"
     if schema is not None and type(schema) is not Schema:
@@ -86,8 +89,10 @@ def import_csv(
         field_id: _field(field_id, None if schema is None else schema.get(field_id), gold)
         for field_id in column_map.fields
     }
-    read = read_table(table, _SOURCE, unique_header=False)
-    values = _read(read, column_map, fields, gold)
+    with open_table(table, _SOURCE, unique_header=False) as read:
+        cases, values = _read(read, column_map, fields, gold)
+    if not cases or (gold and not values):
+        raise ChartscoreError(ErrorCode.EMPTY_EXPORT, input=_SOURCE)
     counts = {"cases": len({case for case, _, _ in values}), "rows": len(values)}
     counts["unanswerable"] = sum(1 for _, _, value in values if value is None)
     if gold:
@@ -200,7 +205,8 @@ def _column(table: Table, name: str, *, field_id: str | None = None, key: str | 
 
 def _read(
     table: Table, column_map: ColumnMap, fields: Mapping[str, ImportedField], gold: bool
-) -> list[tuple[str, ImportedField, object]]:
+) -> tuple[int, list[tuple[str, ImportedField, object]]]:
+    """(the number of rows, the values): the columns from the header, then the rows."""
     case_column = _column(table, column_map.case_id, key="case_id")
     placed = [
         (_column(table, name, field_id=field_id), fields[field_id])
@@ -208,7 +214,7 @@ def _read(
     ]
     values: list[tuple[str, ImportedField, object]] = []
     seen: set[str] = set()
-    for line, cells in table.rows:
+    for line, cells in table.rows():
         case_id = cells[case_column]
         if not case_id.strip() or len(case_id) > MAX_CASE_ID_LENGTH:
             raise ChartscoreError(
@@ -234,4 +240,4 @@ def _read(
                     ErrorCode.INVALID_CELL, input=_SOURCE, line=line, column=index + 1
                 )
             values.append((case_id, field, value))
-    return values
+    return len(seen), values

@@ -157,10 +157,19 @@ def exact_items(values: object, kind: type[_T]) -> tuple[_T, ...]:
         ChartscoreError: ``usage`` for any other collection or item (a ``str``
             subclass, a ``bool`` for an ``int``): a caller's object never runs code here.
     """
-    kind_of_values = type(values)
-    if not any(kind_of_values is collection for collection in _COLLECTIONS):  # identity: no __eq__
-        raise ChartscoreError(ErrorCode.USAGE)
-    items = tuple(cast(Iterable[object], values))
+    items = exact_collection(values)
     if not all(type(item) is kind for item in items):
         raise ChartscoreError(ErrorCode.USAGE)
     return cast(tuple[_T, ...], items)
+
+
+def exact_collection(values: object) -> tuple[object, ...]:
+    """The items of a caller's list, tuple, set or range, read by exact type.
+
+    Raises:
+        ChartscoreError: ``usage`` for any other collection.
+    """
+    kind_of_values = type(values)
+    if not any(kind_of_values is collection for collection in _COLLECTIONS):  # identity: no __eq__
+        raise ChartscoreError(ErrorCode.USAGE)
+    return tuple(cast(Iterable[object], values))

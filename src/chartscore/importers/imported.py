@@ -6,10 +6,12 @@ formats of docs/formats.md: JSON Lines in the documented key order and layout (t
 fastest to read back), sorted by case id and field id so that the same export in
 any row order gives the same bytes; the schema as canonical JSON.
 
-:func:`write_imported` checks every output before writing any (never an input, never
-two outputs on one file) and writes each atomically. Gold and predictions files
-hold patient data and are written with mode ``0o600``; a schema is developer-authored
-configuration and gets the usual mode.
+:func:`write_imported` checks every output before writing any (never an input:
+``output_is_input``; never two outputs on one file: ``duplicate_output``) and
+writes them all or none: each to a temporary file, all renamed once every one is
+complete, so a failure (a full disk on the second) leaves no new file beside old
+ones. Gold and predictions files hold patient data and are written with mode
+``0o600``; a schema is developer-authored configuration and gets the usual mode.
 
 Room for more outputs: a case-level file (the strata of issue 24) would be one more
 member built from the same cases, and one more target in :func:`write_imported`.
@@ -18,16 +20,15 @@ member built from the same cases, and one more target in :func:`write_imported`.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
 import attrs
 
 from chartscore.canonical_json import canonical_json
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.inputs import InputPath, identity
-from chartscore.io.output import check_output, write_atomic
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.io.inputs import InputPath
+from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema
 
@@ -136,7 +137,7 @@ def write_imported(
     schema: InputPath | None = None,
     inputs: Sequence[InputPath | None] = (),
 ) -> None:
-    """Write the asked parts of ``imported``, each atomically, after checking every target.
+    """Write the asked parts of ``imported``, all or none, after checking every target.
 
     Args:
         imported: What an importer produced.
@@ -146,8 +147,10 @@ def write_imported(
         inputs: Every input the import read; no output may be one of them.
 
     Raises:
-        ChartscoreError: ``output_is_input`` (an output names an input, or two
-            outputs name one file), ``output_unwritable``, ``invalid_path``;
+        ChartscoreError: ``output_is_input`` (an output names an input),
+            ``duplicate_output`` (two outputs name one file), ``output_unwritable``
+            (nothing new was written, unless the error says that some outputs
+            were replaced), ``invalid_path``;
             ``invalid_schema`` when a schema is asked for but there is none;
             ``usage`` when ``imported`` is not an :class:`Imported`.
     """
@@ -159,19 +162,11 @@ def write_imported(
         (schema, imported.schema_text, None),
     )
     targets = [(where, produce, mode) for where, produce, mode in asked if where is not None]
-    checked: list[str] = []
-    for where, _, _ in targets:
-        path = check_output(where, inputs=inputs)
-        if any(_same_target(path, other) for other in checked):
-            raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
-        checked.append(path)
+    checked = check_outputs([where for where, _, _ in targets], inputs=inputs)
     contents = [produce() for _, produce, _ in targets]  # all built before any is written
-    for (_, _, mode), path, data in zip(targets, checked, contents, strict=True):
-        write_atomic(path, data, mode=mode)
-
-
-def _same_target(first: str, second: str) -> bool:
-    """Whether two output paths name one file (by spelling, or an existing file's identity)."""
-    if os.path.realpath(first) == os.path.realpath(second):
-        return True
-    return identity(first) is not None and identity(first) == identity(second)
+    write_atomic_all(
+        [
+            (path, data, mode)
+            for path, data, (_, _, mode) in zip(checked, contents, targets, strict=True)
+        ]
+    )

@@ -25,27 +25,33 @@ lower-cased with every run of other characters than a-z and 0-9 made ``_``). Wit
 booleans, each (note, label) row is chart-review's TP, FN, FP or TN.
 
 An annotator who has two annotations of one note is refused
-(``duplicate_annotation``): which would be theirs? Errors name the task by its
-0-based position in the export (``item``), never its content.
+(``duplicate_annotation``): which would be theirs? Annotators with no note in
+common give no gold row: ``empty_export``. Errors name the task by its 0-based
+position in the export (``item``), never its content.
+
+The export is read one task at a time (:mod:`chartscore.importers.json_array`):
+at most :data:`MAX_EXPORT_BYTES` after decompression, a task at most 8 MiB and
+500,000 values; only each annotator's labels per note are kept.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Final
 
 from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option, valid_field_id
-from chartscore.importers.fields import ImportedField, exact_items
+from chartscore.importers.fields import ImportedField, exact_collection, exact_items
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
-from chartscore.io.inputs import InputPath, read_whole
-from chartscore.io.jsonl import decode_document
+from chartscore.importers.json_array import iter_elements
+from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import normalize_text
 
-MAX_EXPORT_BYTES: Final = 1 << 30
-"""The largest export read, 1 GiB (a task holds its note's text)."""
+MAX_EXPORT_BYTES = 1 << 30
+"""The largest export read, 1 GiB after decompression (read when an export is imported)."""
 
 DEFAULT_FIELD: Final = "labels"
 _SOURCE: Final = InputKind.EXPORT
@@ -64,7 +70,7 @@ def import_labelstudio(
     labels: Iterable[str] | None = None,
     field: str = DEFAULT_FIELD,
     per_label: bool = False,
-    notes: Collection[int] | None = None,
+    notes: Collection[int | range] | range | None = None,
 ) -> Imported:
     """Read a Label Studio JSON export: gold from one annotator, predictions from another.
 
@@ -77,7 +83,9 @@ def import_labelstudio(
         field: The field id of the multi-select field, or the prefix of the
             per-label boolean fields.
         per_label: One boolean field per label instead of one multi-select field.
-        notes: Only these note (task) ids; None: every note.
+        notes: Only these note (task) ids: a list, tuple or set of ids and
+            ``range`` objects (``[1, range(3, 5)]``, kept as ranges), or one
+            ``range``; None: every note.
 
     Returns:
         Gold, predictions (when ``annotator`` is given) and the schema.
@@ -85,7 +93,8 @@ def import_labelstudio(
     Raises:
         ChartscoreError: a reading code (``invalid_json (export line 3)``, ...),
             ``invalid_export`` and ``duplicate_annotation`` (the task's 0-based
-            item), ``duplicate_case`` (two tasks with one id), ``annotator_not_found``,
+            item), ``duplicate_case`` (two tasks with one id), ``task_too_large``,
+            ``annotator_not_found``, ``empty_export`` (no note both annotated),
             ``label_collision``, ``invalid_field_id``; ``usage`` for an option of the
             wrong type or the same annotator twice.
     """
@@ -95,7 +104,7 @@ def import_labelstudio(
     if not valid_field_id(field):
         raise ChartscoreError(ErrorCode.INVALID_FIELD_ID)
     per_label = flag_option(per_label)
-    tasks = _read_export(export)
+    tasks = iter_elements(export, _SOURCE, MAX_EXPORT_BYTES)
     annotations, found_labels = _annotations(tasks, wanted)
     declared = chosen_labels if chosen_labels is not None else tuple(sorted(found_labels))
     fields = _fields(field, declared, per_label)
@@ -104,6 +113,8 @@ def import_labelstudio(
         if not annotations.get(person):
             raise ChartscoreError(ErrorCode.ANNOTATOR_NOT_FOUND, input=_SOURCE)
         compared &= set(annotations[person])
+    if not compared:
+        raise ChartscoreError(ErrorCode.EMPTY_EXPORT, input=_SOURCE)
     counts = {
         "cases": len(compared),
         "notes_left_out": len(set().union(*(annotations[p] for p in people)) - compared),
@@ -134,8 +145,39 @@ def _annotators(gold_annotator: object, annotator: object) -> tuple[int, ...]:
     return (gold_annotator,) if annotator is None else (gold_annotator, annotator)
 
 
-def _note_ids(notes: object) -> frozenset[int]:
-    return frozenset(exact_items(notes, int))
+class NoteIds:
+    """Note ids as ids and ranges (a range is never expanded): ``3 in NoteIds(...)``."""
+
+    __slots__ = ("_ids", "_starts", "_stops")
+
+    def __init__(self, ids: Iterable[int], ranges: Iterable[range]) -> None:
+        self._ids = frozenset(ids)
+        merged: list[list[int]] = []
+        for span in sorted((span.start, span.stop) for span in ranges if span):
+            if merged and span[0] <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], span[1])
+            else:
+                merged.append(list(span))
+        self._starts = [start for start, _ in merged]
+        self._stops = [stop for _, stop in merged]
+
+    def __contains__(self, note: object) -> bool:
+        if type(note) is not int:
+            return False
+        if note in self._ids:
+            return True
+        index = bisect.bisect_right(self._starts, note) - 1
+        return index >= 0 and note < self._stops[index]
+
+
+def _note_ids(notes: object) -> NoteIds:
+    """The caller's notes: ids and ranges of step 1, read by exact type (``usage`` otherwise)."""
+    items = exact_collection([notes] if type(notes) is range else notes)
+    ids = [item for item in items if type(item) is int]
+    ranges = [item for item in items if type(item) is range]
+    if len(ids) + len(ranges) != len(items) or any(span.step != 1 for span in ranges):
+        raise ChartscoreError(ErrorCode.USAGE)
+    return NoteIds(ids, ranges)
 
 
 def _labels(labels: object) -> tuple[str, ...]:
@@ -147,30 +189,14 @@ def _labels(labels: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(found))
 
 
-def _read_export(export: InputPath) -> list[object]:
-    data = read_whole(export, _SOURCE, MAX_EXPORT_BYTES)
-    text = ""
-    failed = False
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.NOT_UTF8, input=_SOURCE)
-    tasks = decode_document(text, _SOURCE)
-    if type(tasks) is not list:
-        raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE)
-    return tasks
-
-
 def _annotations(
-    tasks: list[object], wanted: frozenset[int] | None
+    tasks: Iterator[tuple[int, object]], wanted: NoteIds | None
 ) -> tuple[Annotations, set[str]]:
     """Every annotator's labels per note, and every label seen (chart-review's reading)."""
     annotations: Annotations = {}
     found: set[str] = set()
     notes: set[int] = set()
-    for item, task in enumerate(tasks):
+    for item, task in tasks:
         note = _member(task, "id", item)
         entries = task.get("annotations", [])  # type: ignore[attr-defined]
         if type(note) is not int or type(entries) is not list:

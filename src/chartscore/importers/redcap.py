@@ -24,6 +24,11 @@ Repeating instruments and events (rows with ``redcap_repeat_instance``, or a rec
 on several rows, one per event) are refused with ``repeating_rows`` unless
 ``repeating="rows"``: then each row is a case of its own, with the case id
 ``record/event/instrument/instance`` (the parts the row has).
+
+The export is read as a stream: its columns are matched to the dictionary from the
+header alone, before any row is read, and each row is read into values as it
+comes. An export with no row (a header alone), or gold with no value, is refused
+with ``empty_export``: it would write an empty gold file, which ``score`` refuses.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from chartscore.importers.fields import (
 )
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
 from chartscore.importers.redcap_dictionary import Dictionary, RedcapField, read_dictionary
-from chartscore.importers.table import Table, read_table
+from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 
@@ -96,7 +101,8 @@ def import_redcap(
         ChartscoreError: any code of :func:`read_dictionary`, a reading code,
             ``record_id_column``, ``unknown_column``, ``repeating_rows``,
             ``duplicate_case``, ``invalid_case_id`` or ``invalid_cell`` (records
-            line and column); ``usage`` for an option that is not one of its values.
+            line and column), ``empty_export`` (no row, or gold with no value);
+            ``usage`` for an option that is not one of its values.
     """
     chosen_role = word_option(role, ROLES)
     chosen_repeating = word_option(repeating, REPEATING)
@@ -110,10 +116,12 @@ def import_redcap(
     }
     if records is None:
         return Imported(schema=parsed.schema_document(), counts=counts)
-    table = read_table(records, _SOURCE)
-    reader = _RecordsReader(parsed, table, codes, gold=chosen_role == "gold")
-    reader.read(rows_are_cases=chosen_repeating == "rows")
+    with open_table(records, _SOURCE) as table:
+        reader = _RecordsReader(parsed, table, codes, gold=chosen_role == "gold")
+        reader.read(rows_are_cases=chosen_repeating == "rows")
     counts.update(reader.counts)
+    if not reader.counts["cases"] or (chosen_role == "gold" and not reader.values):
+        raise ChartscoreError(ErrorCode.EMPTY_EXPORT, input=_SOURCE)
     if chosen_role == "gold":
         gold = sorted_records(
             [
@@ -184,7 +192,7 @@ class _RecordsReader:
 
     def read(self, *, rows_are_cases: bool) -> None:
         seen: set[str] = set()
-        for line, cells in self.table.rows:
+        for line, cells in self.table.rows():
             record = cells[0]
             if not record.strip():
                 raise ChartscoreError(ErrorCode.INVALID_CASE_ID, input=_SOURCE, line=line, column=1)

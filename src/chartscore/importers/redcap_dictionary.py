@@ -37,7 +37,7 @@ import attrs
 from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.importers.fields import ImportedField
-from chartscore.importers.table import Table, read_table
+from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
 from chartscore.records.normalize import normalize_text, parse_number_literal
 from chartscore.records.schema import Schema
@@ -155,44 +155,46 @@ def read_dictionary(
             dictionary order) as the levels.
 
     Raises:
-        ChartscoreError: a reading code (:func:`~chartscore.importers.table.read_table`),
+        ChartscoreError: a reading code (:func:`~chartscore.importers.table.open_table`),
             ``unknown_dictionary_header``, ``invalid_field_name``,
             ``unknown_redcap_type``, ``invalid_choices`` (dictionary line and
             column), ``not_applicable_option`` or ``schema_invalid_tolerance``
             (the field).
     """
     declared = _tolerances(tolerances)
-    table = read_table(path, _SOURCE)
-    columns = _columns(table)
-    wanted_ordinal = set(ordinal)
-    record_id: str | None = None
-    names: set[str] = set()
-    fields: list[RedcapField] = []
-    other: set[str] = set()
-    forms: set[str] = set()
-    skipped = dict.fromkeys(SKIPPED_TYPES, 0)
-    for line, cells in table.rows:
-        name = cells[columns["field_name"]].strip()
-        if not valid_field_id(name) or "." in name or name in names:
-            raise ChartscoreError(
-                ErrorCode.INVALID_FIELD_NAME,
-                input=_SOURCE,
-                line=line,
-                column=columns["field_name"] + 1,
+    with open_table(path, _SOURCE) as table:
+        columns = _columns(table)
+        wanted_ordinal = set(ordinal)
+        record_id: str | None = None
+        names: set[str] = set()
+        fields: list[RedcapField] = []
+        other: set[str] = set()
+        forms: set[str] = set()
+        skipped = dict.fromkeys(SKIPPED_TYPES, 0)
+        for line, cells in table.rows():
+            name = cells[columns["field_name"]].strip()
+            if not valid_field_id(name) or "." in name or name in names:
+                raise ChartscoreError(
+                    ErrorCode.INVALID_FIELD_NAME,
+                    input=_SOURCE,
+                    line=line,
+                    column=columns["field_name"] + 1,
+                )
+            names.add(name)
+            forms.add(cells[columns["form_name"]].strip())
+            if record_id is None:
+                record_id = name
+                continue
+            kind = cells[columns["field_type"]].strip().lower()
+            if kind in SKIPPED_TYPES:
+                skipped[kind] += 1
+                other.add(name)
+                continue
+            field = _field(name, kind, cells, columns, line=line, ordinal=wanted_ordinal)
+            field = _with_tolerance(field, declared.pop(name, None))
+            fields.append(
+                _columns_of(field, cells[columns["form_name"]].strip(), line, missing_codes)
             )
-        names.add(name)
-        forms.add(cells[columns["form_name"]].strip())
-        if record_id is None:
-            record_id = name
-            continue
-        kind = cells[columns["field_type"]].strip().lower()
-        if kind in SKIPPED_TYPES:
-            skipped[kind] += 1
-            other.add(name)
-            continue
-        field = _field(name, kind, cells, columns, line=line, ordinal=wanted_ordinal)
-        field = _with_tolerance(field, declared.pop(name, None))
-        fields.append(_columns_of(field, cells[columns["form_name"]].strip(), line, missing_codes))
     if record_id is None:
         raise ChartscoreError(ErrorCode.INVALID_TABLE, input=_SOURCE, line=2)
     _refuse_unused(declared, wanted_ordinal, fields)

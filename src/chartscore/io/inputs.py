@@ -16,7 +16,9 @@ Every input (gold, predictions, schema) is opened here, with the same rules:
   ``1f 8b`` is decompressed while it is read, whatever its name. The
   decompressed stream is read in blocks, so memory stays bounded: a gzip
   bomb meets the readers' limits (1 MiB per line, 16 MiB per schema) after
-  decompressing little more than that.
+  decompressing little more than that. An input opened with a ``limit``
+  (the importers' exports) is refused with ``file_too_large`` as soon as
+  more than ``limit`` bytes have been read, counted after decompression.
 """
 
 from __future__ import annotations
@@ -78,11 +80,19 @@ def input_path(path: object, source: InputKind) -> str | StandardInput:
     return text
 
 
-def open_input(path: str | StandardInput, source: InputKind) -> InputStream:
+def open_input(
+    path: str | StandardInput, source: InputKind, *, limit: int | None = None
+) -> InputStream:
     """Open an input checked by :func:`input_path` for reading, refusing non-regular files.
 
+    Args:
+        path: The input.
+        source: Its name in errors.
+        limit: The most bytes it may give, counted after decompression (None: no limit).
+
     Raises:
-        ChartscoreError: ``file_unreadable``.
+        ChartscoreError: ``file_unreadable``; ``file_too_large`` from a read
+            that goes past ``limit``.
     """
     descriptor = _open_descriptor(path)
     if descriptor is None:
@@ -95,7 +105,7 @@ def open_input(path: str | StandardInput, source: InputKind) -> InputStream:
     if raw is None:
         _close_quietly(descriptor)
         raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
-    return InputStream(raw)
+    return InputStream(raw, source=source, limit=limit)
 
 
 def _open_descriptor(path: str | StandardInput) -> int | None:
@@ -198,28 +208,46 @@ class InputStream:
     ``b""`` at the end. The format is decided by the first read, so opening
     never waits for a stream's first bytes. A damaged or truncated gzip
     stream raises ``OSError`` like any other read failure, without the
-    decompressor's message.
+    decompressor's message. With a ``limit``, no read asks for more than one
+    byte past it, and a read that goes past it raises ``file_too_large``.
     """
 
-    def __init__(self, raw: BinaryIO) -> None:
+    def __init__(
+        self, raw: BinaryIO, *, source: InputKind | None = None, limit: int | None = None
+    ) -> None:
         self._raw = raw
         self._plain: _Prefixed | None = None
         self._decompressed: gzip.GzipFile | None = None
+        self._source = source
+        self._left = limit  # bytes still allowed; None: no limit
 
     def fileno(self) -> int:
         """The descriptor of the underlying file (for the reader process)."""
         return self._raw.fileno()
 
     def read(self, size: int = -1, /) -> bytes:
-        """Read up to ``size`` bytes (all of the rest if negative)."""
+        """Read up to ``size`` bytes (all of the rest if negative).
+
+        Raises:
+            OSError: the input cannot be read, or is damaged gzip.
+            ChartscoreError: ``file_too_large`` past the limit.
+        """
         if self._plain is None:
             prefix = self._raw.read(len(GZIP_MAGIC))
             self._plain = _Prefixed(prefix, self._raw)
             if prefix == GZIP_MAGIC:
                 self._decompressed = gzip.GzipFile(fileobj=self._plain, mode="rb")
+        if self._left is not None and not 0 <= size <= self._left:
+            size = self._left + 1  # enough to tell that the limit is passed, never more
         if self._decompressed is not None:
-            return _read_gzip(self._decompressed, size)
-        return self._plain.read(size)
+            data = _read_gzip(self._decompressed, size)
+        else:
+            data = self._plain.read(size)
+        if self._left is not None:
+            self._left -= len(data)
+            if self._left < 0:
+                raise ChartscoreError(ErrorCode.FILE_TOO_LARGE, input=self._source)
+        return data
 
     def close(self) -> None:
         """Close the input (idempotent)."""

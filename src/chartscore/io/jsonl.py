@@ -91,13 +91,21 @@ def _parse(text: str) -> tuple[object, ErrorCode | None]:
         return None, ErrorCode.INVALID_JSON
 
 
-def decode_document(text: str, source: InputKind) -> object:
-    """Decode one whole JSON text strictly (used for schema files).
+def decode_document(
+    text: str, source: InputKind, *, first_line: int = 1, item: int | None = None
+) -> object:
+    """Decode one whole JSON text strictly (a schema file; one task of an export).
+
+    Args:
+        text: The JSON text.
+        source: Which input it is, for error locations.
+        first_line: The input's line that ``text`` starts on (for a part of an input).
+        item: The 0-based item of the input that ``text`` is, if it is one.
 
     Raises:
         ChartscoreError: ``invalid_json`` naming the line of the syntax error,
             or ``nonfinite_number``, ``number_out_of_range``,
-            ``nesting_too_deep`` or ``duplicate_key`` (the whole input).
+            ``nesting_too_deep`` or ``duplicate_key`` (the whole input, or the item).
     """
     line: int | None = None
     try:
@@ -107,10 +115,11 @@ def decode_document(text: str, source: InputKind) -> object:
     except RecursionError:
         code = ErrorCode.NESTING_TOO_DEEP
     except json.JSONDecodeError as error:
-        code, line = ErrorCode.INVALID_JSON, error.lineno
+        code, line = ErrorCode.INVALID_JSON, error.lineno + first_line - 1
     except ValueError:  # pragma: no cover - integers are bounded before int() sees them
         code = ErrorCode.INVALID_JSON
-    raise ChartscoreError(code, input=source, line=line)  # outside the handlers: no context
+    located = item if line is None else None
+    raise ChartscoreError(code, input=source, line=line, item=located)  # outside the handlers
 
 
 def decimal_literal(text: str) -> Decimal:
@@ -149,11 +158,8 @@ def iter_batches(
 ) -> Iterator[tuple[int, list[str]]]:
     """Yield ``(first_line_number, lines)``: the stream's lines in batches, blank ones included.
 
-    Reads blocks of :data:`_BLOCK_BYTES` and splits and decodes them in C, so
-    the per-line cost is one list item; memory stays under about two blocks
-    plus one line. Checks what can be checked before parsing: readability,
-    the line length limit (detected after reading at most the limit plus one
-    block) and UTF-8. A byte order mark at the start of the file is dropped.
+    The blocks of :func:`iter_text`, split in C, so the per-line cost is one
+    list item; memory stays under about two blocks plus one line.
 
     Args:
         stream: A file opened in binary mode.
@@ -161,12 +167,34 @@ def iter_batches(
         on_line: Called with each multiple of 16,384 lines reached (progress).
 
     Raises:
+        ChartscoreError: any code of :func:`iter_text`.
+    """
+    mark = _PROGRESS_LINES
+    for first, text in iter_text(stream, source):
+        lines = text.split("\n")
+        lines.pop()  # the empty string after the last line end
+        yield first, lines
+        line = first - 1 + len(lines)
+        while on_line is not None and mark <= line:
+            on_line(mark)
+            mark += _PROGRESS_LINES
+
+
+def iter_text(stream: ByteReader, source: InputKind) -> Iterator[tuple[int, str]]:
+    """Yield ``(first_line_number, text)``: the stream's text in blocks of whole lines.
+
+    Every block ends with a line end (one is added after a last line without
+    one). Reads blocks of :data:`_BLOCK_BYTES` and checks what can be checked
+    before parsing: readability, the line length limit (detected after
+    reading at most the limit plus one block) and UTF-8. A byte order mark at
+    the start of the file is dropped.
+
+    Raises:
         ChartscoreError: ``file_unreadable``, ``line_too_long`` or ``not_utf8``;
             ``inside_only_worklist`` (line 1) for an adjudication worklist.
     """
     carry = b""
     line = 0  # lines yielded so far
-    mark = _PROGRESS_LINES
     at_start = True
     while True:
         block = b""
@@ -208,16 +236,11 @@ def iter_batches(
         if bad_byte >= 0:
             bad_line = line + complete.count(b"\n", 0, bad_byte) + 1
             raise ChartscoreError(ErrorCode.NOT_UTF8, input=source, line=bad_line)
-        lines = text.split("\n")
-        lines.pop()  # the empty string after the last line end
-        if line == 0 and lines and lines[0].startswith(WORKLIST_SIGNATURE):
+        if line == 0 and text.startswith(WORKLIST_SIGNATURE):
             # Patient-level case ids, never an input to score or share: said so, not parsed.
             raise ChartscoreError(ErrorCode.INSIDE_ONLY_WORKLIST, input=source, line=1)
-        yield line + 1, lines
-        line += len(lines)
-        while on_line is not None and mark <= line:
-            on_line(mark)
-            mark += _PROGRESS_LINES
+        yield line + 1, text
+        line += complete.count(b"\n")
 
 
 def _check_line_lengths(complete: bytes, source: InputKind, before: int) -> None:

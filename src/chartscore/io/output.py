@@ -21,6 +21,12 @@ reports, audits, comparisons and renderings later) goes through
   away (``| head -c1``) gives ``output_unwritable``, never a silent
   truncation. Bytes go to the binary stream unchanged: the terminal's or
   ``PYTHONIOENCODING``'s encoding does not apply.
+
+A command with several outputs (an import's gold, predictions and schema)
+checks them together with :func:`check_outputs` (no two on one file:
+``duplicate_output``) and writes them together with :func:`write_atomic_all`:
+every one to a temporary file first, then all renamed, so a failure leaves
+no new output beside old ones.
 """
 
 from __future__ import annotations
@@ -228,38 +234,103 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
         ChartscoreError: ``output_unwritable``, or ``invalid_path`` for a path
             that is not a ``str`` or ``os.PathLike``.
     """
-    target = input_path(path, InputKind.OUTPUT)
-    if isinstance(target, StandardInput):
-        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
-    directory = os.path.dirname(target) or os.curdir
-    temporary: str | None = None
+    write_atomic_all([(path, data, mode)])
+
+
+def check_outputs(outs: Sequence[object], *, inputs: Sequence[InputPath | None]) -> list[str]:
+    """Check every output of one command before anything is computed; return the paths.
+
+    Each is checked as :func:`check_output` checks one, and no two may name one
+    file: the same path by any spelling, or an existing file by any link.
+
+    Raises:
+        ChartscoreError: any code of :func:`check_output`; ``duplicate_output``
+            when two outputs name one file.
+    """
+    checked: list[str] = []
+    for out in outs:
+        path = check_output(out, inputs=inputs)
+        if any(_same_file(path, other) for other in checked):
+            raise ChartscoreError(ErrorCode.DUPLICATE_OUTPUT, input=InputKind.OUTPUT)
+        checked.append(path)
+    return checked
+
+
+def _same_file(first: str, second: str) -> bool:
+    """Whether two output paths name one file (by spelling, or an existing file's identity)."""
+    if os.path.realpath(first) == os.path.realpath(second):
+        return True
+    found = identity(first)
+    return found is not None and found == identity(second)
+
+
+def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | None]]) -> None:
+    """Write several files as one: no target is replaced until every one is ready.
+
+    Each ``(path, data, mode)`` is written as :func:`write_atomic` writes one, to
+    a temporary file beside its target, flushed to disk and given its mode.
+    Only when all of them are complete are they renamed over their targets, one
+    after the other, with Ctrl-C and termination signals held back meanwhile.
+    A failure before that (a full disk on any of them, an exception such as
+    KeyboardInterrupt) leaves every target as it was and removes every
+    temporary file. A rename needs no space; if one still fails after others
+    were done, the error says so (``some outputs were replaced, the others
+    not``) and the temporary files left are removed. The targets are not
+    checked: :func:`check_outputs` does that, before any work.
+
+    Raises:
+        ChartscoreError: ``output_unwritable``, or ``invalid_path`` for a path
+            that is not a ``str`` or ``os.PathLike``.
+    """
+    targets: list[str] = []
+    for path, _, _ in files:
+        target = input_path(path, InputKind.OUTPUT)
+        if isinstance(target, StandardInput):
+            raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
+        targets.append(target)
+    folders = list(dict.fromkeys(os.path.dirname(target) or os.curdir for target in targets))
+    staged: list[str] = []  # the temporary files made so far, in the targets' order
+    renamed = 0
     failed = False
     try:
-        with _signals_held():
-            handle, temporary = tempfile.mkstemp(
-                dir=directory, prefix=_TEMPORARY_PREFIX, suffix=_TEMPORARY_SUFFIX
-            )
-            stream = os.fdopen(handle, "wb")
-        with stream:
-            write_all(stream, data)
-            os.fsync(stream.fileno())
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(temporary, mode)
-        with _signals_held():
-            os.replace(temporary, target)
-            temporary = None
-        _sync_directory(directory)
+        for target, (_, data, mode) in zip(targets, files, strict=True):
+            _stage(target, data, mode, staged)
+        with _signals_held():  # never stopped between two renames
+            for temporary, target in zip(staged, targets, strict=True):
+                os.replace(temporary, target)
+                renamed += 1
+        for folder in folders:
+            _sync_directory(folder)
     except (OSError, ValueError, TypeError, ChartscoreError):
         failed = True
     finally:
-        if temporary is not None:
+        for temporary in staged[renamed:]:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
     if failed:
-        raise _unwritable() if os.path.isdir(directory) else _no_folder()
+        if renamed:
+            raise _unwritable(ErrorHint.OUTPUTS_PARTLY_REPLACED)
+        raise _unwritable() if all(os.path.isdir(folder) for folder in folders) else _no_folder()
+
+
+def _stage(target: str, data: bytes, mode: int | None, staged: list[str]) -> None:
+    """Write ``data`` to a new temporary file beside ``target`` (added to ``staged``)."""
+    with _signals_held():  # the temporary file is remembered as soon as it exists
+        handle, temporary = tempfile.mkstemp(
+            dir=os.path.dirname(target) or os.curdir,
+            prefix=_TEMPORARY_PREFIX,
+            suffix=_TEMPORARY_SUFFIX,
+        )
+        staged.append(temporary)
+        stream = os.fdopen(handle, "wb")
+    with stream:
+        write_all(stream, data)
+        os.fsync(stream.fileno())
+    if mode is None:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(temporary, mode)
 
 
 def _sync_directory(directory: str) -> None:
