@@ -19,6 +19,11 @@ at 5%, and how often Newcombe's interval and the clustered one cover the true di
     python benchmarks/coverage.py                    # 2,000 runs a setting, seed 2026
     python benchmarks/coverage.py --runs 500 --seed 7
     python benchmarks/coverage.py --rho 0 0.3 --fields 40
+    python benchmarks/coverage.py --grid             # every family of coverage_grid.py
+
+``--grid`` runs ``benchmarks/coverage_grid.py``: the 324-cell grid of the clustered interval
+(charts, fields, rates, correlations) and the paired, weighted, bias, AUROC and coefficient
+cells, each beside the rule before issue 33 (docs/metrics.md quotes it).
 
 Needs numpy (installed with scipy, the test extra). Nothing here is a test: docs/metrics.md
 quotes a run of it.
@@ -27,6 +32,7 @@ quotes a run of it.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -60,11 +66,18 @@ def one_rate(
     """(Wilson covers p, clustered covers p) for one simulated overall slice."""
     y = rng.binomial(fields, case_rates(rng, p, rho, cases))
     k, n = int(y.sum()), cases * fields
-    sums = ClusterSums(cases, int((y * y).sum()), int((y * fields).sum()), cases * fields * fields)
+    sums = ClusterSums(
+        cases,
+        int((y * y).sum()),
+        int((y * fields).sum()),
+        cases * fields * fields,
+        int((y > 0).sum()),
+        int((y < fields).sum()),
+    )
     plain = wilson_interval(k, n)
     shown = published_design_effect(design_effect(k, n, sums))
     assert plain is not None and shown is not None
-    clustered = clustered_wilson(k, n, shown, Z95)
+    clustered = clustered_wilson(k, n, shown, Z95, cases=cases)
     assert clustered is not None
     return plain[0] <= p <= plain[1], clustered[0] <= p <= clustered[1]
 
@@ -89,7 +102,9 @@ def one_pair(
     plain = newcombe_difference(a_total, c_total, b_total, neither)
     shown = published_design_effect(difference_design_effect(b_total, c_total, n, sums))
     assert plain is not None and shown is not None
-    wide = clustered_newcombe(a_total, c_total, b_total, neither, design_effect_shown=shown, z=Z95)
+    wide = clustered_newcombe(
+        a_total, c_total, b_total, neither, design_effect_shown=shown, z=Z95, cases=cases
+    )
     assert wide is not None
     return (
         mid_p < 0.05,
@@ -100,6 +115,11 @@ def one_pair(
 
 
 def main() -> None:
+    if "--grid" in sys.argv[1:]:
+        from coverage_grid import main as grid
+
+        grid([arg for arg in sys.argv[1:] if arg != "--grid"])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=2000, help="runs per setting")
     parser.add_argument("--seed", type=int, default=2026)

@@ -57,6 +57,7 @@ from pathlib import Path
 
 import krippendorff
 import numpy as np
+from scipy.stats import t as student
 from sklearn.metrics import (
     brier_score_loss,
     cohen_kappa_score,
@@ -68,7 +69,6 @@ from sklearn.metrics import (
 )
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
-from scipy.stats import t as student
 from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, score

@@ -308,6 +308,8 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "tally",
                 "clustered",
                 "stats",  # the widest Wilson interval over a shared report's ranges
+                "clopper_pearson",  # --gate-interval exact
+                "reliability",  # the pairs below which a coefficient's interval is not read
                 "errors",
                 "plugin_layout",
                 "disclosure",  # a shared comparison: its reader and its difference bound

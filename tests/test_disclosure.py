@@ -823,3 +823,35 @@ def test_shared_bytes_do_not_depend_on_the_hash_seed() -> None:
         outputs.append(completed.stdout)
     assert outputs[0] == outputs[1]
     assert b"chartscore.shared_report" in outputs[0]
+
+
+@settings(
+    max_examples=examples(20),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(cohorts(max_cases=40), st.sampled_from([2, 5, 11]))
+def test_a_shared_clustered_interval_never_counts_more_cases_than_there_are(
+    cohort: Cohort, min_cell: int
+) -> None:
+    # The case floor (docs/disclosure.md, "Clustered intervals") comes from published numbers
+    # only; it must never exceed the report's case_count, or the shared interval would be
+    # narrower than the report's. The rule's min_cell cases behind a shown count and one
+    # trial per field per case are the two facts it rests on.
+    report, sensitivity, _ = scored(cohort)
+    shared = share(report, sensitivity, min_cell)
+    document = json.loads(shared.to_json())
+    full = json.loads(report.core().to_json())
+    checked = 0
+    for kind, name, part in shared.slices():
+        if kind == "field":
+            continue
+        for metric, result in part.metrics.items():
+            if result.clustered_cases is None:
+                continue
+            whole = report.overall if kind == "overall" else report.by_field_type[name]
+            true_cases = whole.metrics[metric].clustered_cases
+            assert true_cases is not None and result.clustered_cases <= true_cases
+            checked += 1
+    assert_never_narrower(pop_clustered(document), pop_clustered(full))
+    assert checked or shared.disclosure.suppressed_count or not report.overall.metrics

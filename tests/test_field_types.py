@@ -379,8 +379,9 @@ def test_type_metrics_appear_only_in_their_slices(tmp_path: Path) -> None:
     # The number type slice pools tolerance over the fields that declare one.
     pooled = dict(report["by_field_type"]["number"]["tolerance_agreement"])
     clustered = pooled.pop("design_effect"), pooled.pop("clustered_interval")
+    assert pooled.pop("case_count") == 1
     assert pooled == report["by_field"]["vitals.weight"]["tolerance_agreement"]
-    # One case: no spread between cases to estimate, so the worst case (its one row) is used.
+    # One case with one trial: the rows are the cases, so the Wilson interval itself.
     assert clustered == (1, pooled["interval"])
     assert report["by_field_type"]["number"]["field_count"] == 2
     assert (

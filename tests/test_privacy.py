@@ -243,7 +243,7 @@ METRIC_NAMES = frozenset(
     }
 )
 METRIC_KEYS = frozenset({"success_count", "total_count", "interval"})
-POOLED_METRIC_KEYS = METRIC_KEYS | {"design_effect", "clustered_interval"}
+POOLED_METRIC_KEYS = METRIC_KEYS | {"design_effect", "clustered_interval", "case_count"}
 KAPPA_KEYS = frozenset({"value", "interval", "pairs"})
 LABEL_METRIC_NAMES = frozenset({"sensitivity", "specificity", "ppv", "npv"})
 COEFFICIENT_KEYS = frozenset({"ac1", "ac2", "alpha"})
@@ -272,6 +272,7 @@ MAGNITUDE_KEYS = frozenset(
         "ranked_twice",
         "auroc",
         "auroc_interval",
+        "auroc_standard_error",
         "brier_score",
         "risk_coverage",
     }
@@ -357,7 +358,7 @@ def assert_report_vocabulary(
     document = json.loads(text, parse_constant=_no_constants)
     assert type(document) is dict and set(document) == TOP_KEYS
     assert document["format"] == "chartscore.report"
-    assert document["format_version"] == 2
+    assert document["format_version"] == 3
     assert document["confidence"] == 0.95
     assert document["scorer"] == {"name": "chartscore", "version": chartscore.__version__}
     _check_slice(document["overall"], pooled=True)

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from scipy.stats import t as student
 from statsmodels.stats.proportion import proportion_confint
 
 import chartscore
@@ -275,6 +276,7 @@ def finish(tally: dict[str, int], cases: Mapping[str, dict[str, int]] | None = N
         if cases is not None:  # a pooled slice: the clustered figures (metrics.md)
             per_case = [(case[name], case[DENOMINATORS[name]]) for case in cases.values()]
             result[name]["design_effect"] = design_effect(k, n, per_case)
+            result[name]["case_count"] = sum(1 for _, m in per_case if m)
     return result
 
 
@@ -293,7 +295,9 @@ def design_effect(k: int, n: int, per_case: Sequence[tuple[int, int]]) -> float 
     c = len(used)
     v_case = c / (c - 1) * sum((y - p * m) ** 2 for y, m in used) / n**2
     v_row = n / (n - 1) * p * (1 - p) / n
-    return v_case / v_row
+    # Fewer than 10 charts hold the less common outcome: at least the worst case.
+    minority = min(sum(1 for y, _ in used if y), sum(1 for y, m in used if y < m))
+    return max(v_case / v_row, worst) if minority < 10 else v_case / v_row
 
 
 def round_up_two_digits(value: float) -> float:
@@ -392,15 +396,25 @@ def assert_clustered_matches(
         exact,
     )
     k, n = metric["success_count"], metric["total_count"]
-    plain, wide = wilson(k, n), wilson(k, n, Z * math.sqrt(shown))
-    assert plain is not None and wide is not None
-    expected = [min(plain[0], wide[0]), max(plain[1], wide[1])]
-    assert_interval_close(metric["clustered_interval"], expected, where)
+    cases = want["case_count"]
+    assert metric["case_count"] == cases, where
+    plain = wilson(k, n)
+    assert plain is not None
+    if cases == n:  # one trial a chart: the Wilson interval
+        expected = plain
+    elif cases < 2:  # one chart: nothing to estimate a spread from
+        expected = [0.0, 1.0]
+    else:  # Student's t over the charts, scipy's quantile
+        wide = wilson(k, n, float(student.ppf(0.975, cases - 1)) * math.sqrt(shown))
+        assert wide is not None
+        expected = [min(plain[0], wide[0]), max(plain[1], wide[1])]
+    # scipy's t quantile is a few ulp from chartscore's (which solves its equation exactly).
+    assert_interval_close(metric["clustered_interval"], expected, where, tolerance=1e-12)
 
 
 def assert_report_matches(report: Mapping[str, Any], expected: Mapping[str, Any]) -> None:
     assert report["format"] == "chartscore.report"
-    assert report["format_version"] == 2
+    assert report["format_version"] == 3
     assert report["confidence"] == 0.95
     assert report["scorer"]["name"] == "chartscore"
     assert_slice_matches(report["overall"], expected["overall"], "overall")

@@ -557,9 +557,9 @@ def test_every_interval_note_names_the_report_level(confidence: float) -> None:
     level = f"{round(confidence * 100)}%"
     for fmt in ("markdown", "table", "html"):
         text = render(report, fmt)
-        for stale in ("95% interval", "95% Wilson", "95% Hanley", "95% upper", "1.96 SD"):
+        for stale in ("95% interval", "95% Wilson", "95% DeLong", "95% upper", "1.96 SD"):
             assert stale not in text, (fmt, stale)
-        assert f"{level} interval" in text and f"{level} Hanley-McNeil" in text, fmt
+        assert f"{level} interval" in text and f"{level} DeLong" in text, fmt
 
 
 def test_a_blank_cell_keeps_an_estimate_column_aligned() -> None:

@@ -54,7 +54,8 @@ read through its published ranges (``newcombe bound``: the widest Newcombe
 interval over every paired table they allow); a pooled one fails.
 
 Value-free: imports only ``comparison``, ``documents``, ``report``, ``tally``,
-``clustered``, ``stats``, ``errors`` and the shared comparison's reader.
+``clustered``, ``stats``, ``clopper_pearson``, ``reliability``, ``errors`` and the shared
+comparison's reader.
 """
 
 from __future__ import annotations

@@ -121,7 +121,8 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "Cohen's kappa",
         "Chance-corrected agreement between gold and answers over the pairs (answerable rows "
         "answered with a value of the field's type); quadratic weights for ordinal fields. "
-        "Interval: Fleiss-Cohen-Everitt.",
+        "Interval: Fleiss-Cohen-Everitt; from fewer than 100 pairs it is marked too few pairs "
+        "(not reliable).",
         _KAPPA,
     ),
     "sensitivity": (
@@ -158,7 +159,8 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
     "ac1": (
         "Gwet's AC1",
         "Agreement corrected for chance from the spread of the pooled categories: robust at "
-        "high prevalence, where kappa can fall to 0. Interval: Gwet's linearized variance.",
+        "high prevalence, where kappa can fall to 0. Interval: Gwet's linearized variance "
+        "(from fewer than 100 pairs: too few pairs).",
         _GWET,
     ),
     "ac2": (
@@ -181,7 +183,7 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
     "mean_signed_error": (
         "mean signed error",
         "Mean (answer - gold), the bias: positive when answers run above gold. Interval: "
-        "large-sample normal.",
+        "Student's t over pairs - 1 degrees of freedom.",
         _MAGNITUDE,
     ),
     "limits_of_agreement": (
@@ -199,7 +201,8 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
     "uncertainty_auroc": (
         "uncertainty AUROC",
         "Probability that a random agreeing answer declared less uncertainty than a random "
-        "disagreeing one (ties half): 0.5 is chance, 1 perfect. Interval: Hanley-McNeil.",
+        "disagreeing one (ties half): 0.5 is chance, 1 perfect. Interval: DeLong's variance "
+        "on the logit scale (a format 2 report: Hanley-McNeil).",
         _UNCERTAINTY,
     ),
     "brier_score": (

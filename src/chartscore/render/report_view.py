@@ -451,7 +451,7 @@ def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
         "uncertainty",
         "Declared uncertainty (does it separate right answers from wrong ones?)",
         "Over answered answerable rows with an uncertainty (rows; without: rows that declared "
-        f"none): AUROC of 1 - uncertainty for normalized agreement [{level} Hanley-McNeil] (0.5 is "
+        f"none): AUROC of 1 - uncertainty for normalized agreement [{level} DeLong] (0.5 is "
         "no better than chance), Brier score of 1 - uncertainty (lower is better), and "
         "agreement among the most certain rows when the others abstain.",
         "field",
