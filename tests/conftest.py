@@ -21,6 +21,11 @@ settings.load_profile("chartscore")
 # started in the background of a script (SIGINT ignored) or under nohup (SIGHUP ignored) passes
 # those dispositions on, and chartscore rightly keeps an ignored signal ignored; so the suite
 # gives its runs the terminal's defaults.
-for _number in (signal.SIGINT, signal.SIGHUP):
+# SIGINT gets Python's own handler (KeyboardInterrupt), as an interactive interpreter has it;
+# a child process started with exec gets the default disposition either way.
+for _number, _disposition in (
+    (signal.SIGINT, signal.default_int_handler),
+    (signal.SIGHUP, signal.SIG_DFL),
+):
     if signal.getsignal(_number) == signal.SIG_IGN:
-        signal.signal(_number, signal.SIG_DFL)
+        signal.signal(_number, _disposition)

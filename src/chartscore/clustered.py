@@ -66,7 +66,8 @@ DESIGN_EFFECT_DIGITS: Final = 2
 """Published design effects are rounded up to this many significant digits."""
 
 MINORITY_CASES: Final = 10
-"""Below this many charts holding the less common outcome, the worst-case design effect is used.
+"""Below this many charts holding the less common outcome, the design effect is at least the
+worst case.
 
 A sample that misses the few charts where failures sit has a high rate *and* a
 small estimated design effect; with fewer than 10 such charts the spread over
@@ -114,7 +115,7 @@ class ClusterSums:
     figure such as a pooled ``majority_baseline``): then only the worst case,
     every row of a case agreeing, can be used. The two case counts alone are
     None in sums read from a format 1 partial, which did not record them: the
-    worst case then stands in too.
+    design effect is then at least the worst case.
     """
 
     cases: int
@@ -489,9 +490,6 @@ def clustered_mcnemar_p(
 # --------------------------------------------------------------------------- chi-square
 
 
-_PI_60: Final = PI
-
-
 def chi_square_1_survival(statistic: Fraction) -> float:
     """``P(X > x)`` for ``X`` chi-square with 1 degree of freedom: ``erfc(sqrt(x / 2))``.
 
@@ -529,7 +527,7 @@ def _erf_series(t: Decimal, context: Context) -> Decimal:
         total += part
         if abs(part) < Decimal(10) ** -70:
             break
-    return 2 * total / _PI_60.sqrt(context)
+    return 2 * total / PI.sqrt(context)
 
 
 def _erfc_fraction(t: Decimal, context: Context) -> Decimal:
@@ -539,4 +537,4 @@ def _erfc_fraction(t: Decimal, context: Context) -> Decimal:
     tail = t
     for k in range(terms, 0, -1):
         tail = t + Decimal(k) / 2 / tail
-    return (-(t * t)).exp(context) / _PI_60.sqrt(context) / tail
+    return (-(t * t)).exp(context) / PI.sqrt(context) / tail

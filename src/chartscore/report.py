@@ -1492,29 +1492,16 @@ class Report:
             _strict_json.invalid()
         if not all(name in FIELD_TYPE_NAMES for name in by_field_type):
             _strict_json.invalid()
-        overall = SliceReport.from_dict(
-            members["overall"], kind="overall", z=z, format_version=format_version
-        )
-        fields = {
-            name: SliceReport.from_dict(
-                part,
-                kind="field",
-                z=z,
-                plugin_metrics=plugin_metrics,
-                format_version=format_version,
+
+        def read(part: object, kind: str) -> SliceReport:
+            plugged = () if kind == "overall" else plugin_metrics
+            return SliceReport.from_dict(
+                part, kind=kind, z=z, plugin_metrics=plugged, format_version=format_version
             )
-            for name, part in by_field.items()
-        }
-        types = {
-            name: SliceReport.from_dict(
-                part,
-                kind="field_type",
-                z=z,
-                plugin_metrics=plugin_metrics,
-                format_version=format_version,
-            )
-            for name, part in by_field_type.items()
-        }
+
+        overall = read(members["overall"], "overall")
+        fields = {name: read(part, "field") for name, part in by_field.items()}
+        types = {name: read(part, "field_type") for name, part in by_field_type.items()}
         check_plugin_metrics(
             plugins,
             [("overall", overall.metrics)]
