@@ -790,3 +790,17 @@ def test_the_dask_engine_and_partials_give_the_same_match_figures(
 
 def _site(line: str, site_of: dict[str, int]) -> int:
     return site_of[json.loads(line)["case_id"]]
+
+
+def test_the_demo_runs_without_the_match_extra(tmp_path: Path) -> None:
+    # README's first command installs chartscore alone: `chartscore demo` must still run. Its
+    # fuzzy and regex fields are then scored as plain text, and the summary says so.
+    code = "from chartscore.cli import main\nimport sys\nsys.exit(main(['demo']))\n"
+    result = _without(_RE2 + _RAPIDFUZZ, code, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "fuzzy and regex fields were scored as plain text" in result.stdout
+    assert "pip install 'chartscore[match]'" in result.stdout
+    assert "fuzzy agreement" not in result.stdout and result.stderr == ""
+    with_extra = _without((), code, tmp_path)
+    assert with_extra.returncode == 0 and "plain text" not in with_extra.stdout
+    assert "fuzzy agreement" in with_extra.stdout

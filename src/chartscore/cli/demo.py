@@ -8,13 +8,14 @@ from typing import Final
 from chartscore.cli._command import EXIT_OK, Command, Option
 from chartscore.cli._streams import Streams
 from chartscore.io.output import write_output
-from chartscore.workflows.demo import demo_summary, run_demo
+from chartscore.workflows.demo import demo_schema, demo_summary, run_demo
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Score the demo data; print the summary table, or the JSON report with ``--json``."""
     report = run_demo()
-    text = report.to_json() if args.json else demo_summary(report)
+    _, without = demo_schema()
+    text = report.to_json() if args.json else demo_summary(report, without)
     write_output((text + "\n").encode("utf-8"), None, inputs=(), stdout=streams.out)
     return EXIT_OK
 

@@ -7,9 +7,12 @@ establish how the scorer behaves, nothing about any real system.
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 
-from chartscore.io.schema_file import load_schema
+from chartscore.errors import ChartscoreError
+from chartscore.records.match_engines import match_engine
+from chartscore.records.schema import Schema
 from chartscore.render import render
 from chartscore.report import Report
 from chartscore.workflows.score import score_files
@@ -17,18 +20,46 @@ from chartscore.workflows.score import score_files
 _DATA = resources.files("chartscore") / "data"
 
 
+def demo_schema() -> tuple[Schema, tuple[str, ...]]:
+    """The demo's schema, and the match modes left out of it for want of their engines.
+
+    The demo runs on the base install (``pip install .``): a ``fuzzy`` or ``regex``
+    field whose engine (``chartscore[match]``) is not installed is scored as plain
+    text, and the summary says so, rather than the demo failing.
+    """
+    document = json.loads((_DATA / "demo_schema.json").read_text(encoding="utf-8"))
+    missing: set[str] = set()
+    for field in document["fields"].values():
+        match = field.get("match")
+        if match is None:
+            continue
+        mode = "regex" if match == "regex" else "fuzzy"
+        available = True
+        try:
+            match_engine(mode)
+        except ChartscoreError:
+            available = False
+        if not available:
+            del field["match"]
+            missing.add(mode)
+    return Schema.from_dict(document), tuple(sorted(missing))
+
+
 def run_demo() -> Report:
     """Score the bundled synthetic gold, predictions and schema through the file path."""
+    schema, _ = demo_schema()
     with (
         resources.as_file(_DATA / "demo_gold.jsonl") as gold,
         resources.as_file(_DATA / "demo_predictions.jsonl") as predictions,
-        resources.as_file(_DATA / "demo_schema.json") as schema,
     ):
-        return score_files(gold, predictions, schema=load_schema(schema))
+        return score_files(gold, predictions, schema=schema)
 
 
-def demo_summary(report: Report) -> str:
-    """The demo's terminal table (``chartscore render --format table``) with a short guide."""
+def demo_summary(report: Report, without: tuple[str, ...] = ()) -> str:
+    """The demo's terminal table (``chartscore render --format table``) with a short guide.
+
+    ``without``: the match modes :func:`demo_schema` left out, named in a last line.
+    """
     lines = [
         "chartscore demo: synthetic data bundled with chartscore (no patient data)",
         "",
@@ -38,4 +69,8 @@ def demo_summary(report: Report) -> str:
         "under-triage. Full report: chartscore demo --json; save it and try",
         "chartscore render REPORT.json --format html --out report.html.",
     ]
+    if without:
+        modes = " and ".join(without)
+        lines.append(f"The demo's {modes} fields were scored as plain text: their engines")
+        lines.append("are the optional extra (pip install 'chartscore[match]').")
     return "\n".join(lines)
