@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from fractions import Fraction
 
 import pytest
 from hypothesis import given, settings
@@ -94,9 +95,11 @@ def expected_clustering(cases: dict[str, list[int]], b: int, c: int, n: int):
         v_case = k / (k - 1) * sum((d - theta * m) ** 2 for m, d in used) / n**2
         v_row = n / (n - 1) * row_spread / n
         difference = v_case / v_row
-    weights = [d / m for m, d in used]
+    # Exact weights: in floats, 1 - 1/3 - 1/3 - 1/3 is 1.1e-16, a statistic the scorer
+    # rightly sees as 0 (cancelling weights), which once failed this test on a random draw.
+    weights = [Fraction(d, m) for m, d in used]
     squares = sum(w * w for w in weights)
-    statistic = None if squares == 0 else sum(weights) ** 2 / squares
+    statistic = None if squares == 0 else float(sum(weights) ** 2 / squares)
     return difference, statistic
 
 
@@ -237,6 +240,13 @@ def test_every_paired_number_equals_an_independent_computation(data, through_jso
             assert abs(result["mcnemar"]["mid_p"] - float(mid)) <= 1e-12
             checked += 1
     assert checked > 0
+
+
+def test_the_oracle_sees_cancelling_case_weights_as_no_evidence() -> None:
+    # One case with the candidate's only win, three with one baseline-only row in three:
+    # the weights 1 - 1/3 - 1/3 - 1/3 cancel, so Durkalski's statistic is 0 (no design effect).
+    cases = {"a": [1, 0, 1], "b": [3, 1, 0], "c": [3, 1, 0], "d": [3, 1, 0]}
+    assert expected_clustering(cases, 3, 1, 10)[1] == 0
 
 
 def check_clustering(result, cases, b: int, c: int, n: int, where) -> None:
