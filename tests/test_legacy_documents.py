@@ -105,3 +105,30 @@ def test_an_edited_older_document_is_refused(name: str) -> None:
     with pytest.raises(ChartscoreError) as caught:
         load_document(json.dumps(document))
     assert caught.value.code is ErrorCode.INVALID_REPORT
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTS))
+@pytest.mark.parametrize(
+    ("version", "accepted"),
+    [
+        ("0.1.0", True),
+        ("1.2.3rc4.post5.dev6+local.7", True),
+        ("1." + "0." * 24 + "1", True),  # 51 characters: a report accepted it, a share did not
+        ("abc", False),  # a shared report accepted these two, a report did not
+        ("!!!", False),
+        ("1.0.0+LOCAL", False),
+        ("1" + ".0" * 32, False),  # 65 characters
+    ],
+)
+def test_every_document_reads_its_scorer_version_by_one_rule(
+    name: str, version: str, accepted: bool
+) -> None:
+    document = json.loads((LEGACY / name).read_text(encoding="utf-8"))
+    document["scorer"]["version"] = version
+    text = json.dumps(document)
+    if accepted:
+        assert json.loads(load_document(text).to_json())["scorer"]["version"] == version
+        return
+    with pytest.raises(ChartscoreError) as caught:
+        load_document(text)
+    assert caught.value.code is ErrorCode.INVALID_REPORT

@@ -121,6 +121,7 @@ from chartscore.report import (
     is_fraction_text,
     read_confidence,
     read_design_effect,
+    read_scorer,
 )
 from chartscore.stats import Z95
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
@@ -132,7 +133,6 @@ Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
 _MAX_MIN_CELL: Final = 1_000_000
-_VERSION = re.compile(r"[0-9A-Za-z.+!-]{1,40}").fullmatch
 _FIELD_ID = re.compile(FIELD_ID_PATTERN).fullmatch
 _TOP_KEYS: Final = frozenset(
     {
@@ -599,13 +599,7 @@ class SharedReport:
             invalid()
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
-        scorer = document["scorer"]
-        if type(scorer) is not dict or set(scorer) != {"name", "version"}:
-            invalid()
-        if scorer["name"] != "chartscore" or type(scorer["version"]) is not str:
-            invalid()
-        if not _VERSION(scorer["version"]):
-            invalid()
+        scorer_version = read_scorer(document["scorer"])  # the one version rule, a report's
         disclosure = _disclosure(document["disclosure"])
         confidence = read_confidence(document["confidence"])
         z = z_for(confidence)
@@ -673,7 +667,7 @@ class SharedReport:
             by_field=by_field,
             by_field_type=by_type,
             disclosure=disclosure,
-            scorer_version=scorer["version"],
+            scorer_version=scorer_version,
             confidence=confidence,
             plugins=plugins,
             by_stratum=strata,
