@@ -136,16 +136,19 @@ def datasets(draw: st.DrawFn) -> tuple[list[GoldField], list[Prediction]]:
     return gold, predictions
 
 
-def examples(thorough: int) -> int:
+def examples(thorough: int, least: int = 3) -> int:
     """A property test's example count: as written under ``--hypothesis-profile thorough``.
 
-    The default profile (tests/conftest.py) runs a quarter of them, at least five, so the
-    suite stays fast enough to run before every change; CI runs the thorough profile too.
+    The default profile (tests/conftest.py) runs a quarter of them, at least ``least`` (a
+    test whose every example starts processes asks for fewer), so the suite stays fast
+    enough to run before every change; CI runs the thorough profile too.
     """
     from hypothesis import settings
 
     scale = settings.default.max_examples  # 100 when thorough, 25 by default
-    return max(min(thorough, 5), thorough * scale // 100)
+    if scale >= 100:
+        return thorough * scale // 100
+    return max(min(thorough, least), thorough * scale // 100)
 
 
 def with_clustered_figures(document: dict) -> dict:  # type: ignore[type-arg]

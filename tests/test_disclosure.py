@@ -767,7 +767,7 @@ def test_not_json_is_invalid_report(text: str | bytes) -> None:
 
 
 @settings(
-    max_examples=examples(6),
+    max_examples=examples(6, least=2),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

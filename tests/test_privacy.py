@@ -1459,7 +1459,7 @@ def _check_cli_result(run: Run, result: tuple[int, str, str], c: Canary, base: P
 
 
 @settings(
-    max_examples=examples(6),
+    max_examples=examples(6, least=2),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=NO_SHRINK,
@@ -1479,7 +1479,7 @@ def test_failing_scoring_leaks_nothing_in_process(c: Canary) -> None:
 
 
 @settings(
-    max_examples=examples(3),
+    max_examples=examples(3, least=1),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=NO_SHRINK,
@@ -1532,7 +1532,7 @@ def _failing_input(run: Run) -> tuple[str, Path]:
 
 
 @settings(
-    max_examples=examples(2),
+    max_examples=examples(2, least=1),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
     phases=NO_SHRINK,
