@@ -30,7 +30,13 @@ from rapidfuzz.distance import Levenshtein
 from chartscore import ChartscoreError, ErrorCode, FieldSpec, GoldField, Prediction, Schema, score
 from chartscore.cli import main
 from chartscore.comparison import Comparison
-from chartscore.records.match_engines import MAX_FUZZY_TEXT, MAX_REGEX_ANSWER
+from chartscore.records.match_engines import (
+    FUZZY_WORK,
+    LONGEST_FUZZY_TEXT,
+    MAX_FUZZY_TEXT,
+    MAX_REGEX_ANSWER,
+    fuzzy_text_limit,
+)
 from chartscore.records.pattern import MAX_PATTERN_LENGTH, compile_pattern, translate_pattern
 from chartscore.records.similarity import similarity_at_least
 from chartscore.report import Report
@@ -558,17 +564,61 @@ def test_a_regex_answer_may_have_5000_normalized_characters() -> None:
     assert _one_row(REGEX, "f+", 5).by_field["dx.icd10"].metric("pattern_agreement").total_count
 
 
-def test_fuzzy_answers_and_gold_may_have_50000_normalized_characters() -> None:
-    limit = MAX_FUZZY_TEXT
-    assert limit == 50_000
-    near = "secret " * 7142 + "x"  # 49,995 characters
+def test_fuzzy_answers_and_gold_may_have_their_limit_of_normalized_characters() -> None:
+    assert MAX_FUZZY_TEXT == 50_000
+    limit = fuzzy_text_limit(Decimal("0.85"))  # FUZZY's threshold
+    assert limit == 129_099
+    near = ("secret " * (limit // 7 + 1))[: limit - 6] + "x"  # limit - 5 characters
     field = _one_row(FUZZY, near + "abcde", near + "abcdf").by_field["dx.summary"]
     assert field.metric("fuzzy_agreement").success_count == 1
-    _refused(FUZZY, near, near + "abcdef")  # the answer, 50,001
+    _refused(FUZZY, near, near + "abcdef")  # the answer, limit + 1
     with pytest.raises(ChartscoreError) as caught:
         _one_row(FUZZY, near + "abcdef", near)  # the gold value, before any answer is read
     assert str(caught.value) == "match_text_too_long (gold field dx.summary)"
     assert caught.value.__context__ is None
+
+
+@pytest.mark.parametrize(
+    ("threshold", "limit"),
+    # Hand-computed: n * floor((1 - t) * n) <= 50,000**2 at n and not at n + 1.
+    [("0.0001", 50_003), ("0.5", 70_711), ("0.85", 129_099), ("0.9", 158_117)],
+)
+def test_the_fuzzy_length_limit_is_the_largest_length_within_the_work(
+    threshold: str, limit: int
+) -> None:
+    p, q = Decimal(threshold).as_integer_ratio()
+
+    def work(n: int) -> int:
+        return n * ((q - p) * n // q)
+
+    assert work(limit) <= FUZZY_WORK < work(limit + 1)
+    assert fuzzy_text_limit(Decimal(threshold)) == limit
+
+
+@settings(max_examples=examples(200))
+@given(st.decimals(min_value=0, max_value=1, places=4))
+def test_the_fuzzy_length_limit_holds_its_definition(threshold: Decimal) -> None:
+    p, q = threshold.as_integer_ratio()
+    limit = fuzzy_text_limit(threshold)
+    assert MAX_FUZZY_TEXT <= limit <= LONGEST_FUZZY_TEXT
+    assert limit == MAX_FUZZY_TEXT or limit * ((q - p) * limit // q) <= FUZZY_WORK
+    nxt = limit + 1
+    assert limit == LONGEST_FUZZY_TEXT or nxt * ((q - p) * nxt // q) > FUZZY_WORK
+
+
+def test_two_200000_character_texts_are_compared_at_a_high_threshold() -> None:
+    high = {"fields": {"dx.summary": {"type": "text", "match": {"fuzzy": 0.95}}}}
+    text = "secret " * 28_571 + "abc"  # 200,000 characters
+    field = _one_row(high, text, text[:-3] + "abd").by_field["dx.summary"]  # one substitution
+    assert field.metric("fuzzy_agreement").success_count == 1
+    field = _one_row(high, text, "x" * 200_000).by_field["dx.summary"]
+    assert field.metric("fuzzy_agreement").success_count == 0
+    _refused(high, text, text + "d")  # 200,001 characters
+    # The same texts are refused at 0.85 (limit 129,099): the gold value, before any answer.
+    with pytest.raises(ChartscoreError) as caught:
+        _one_row(FUZZY, text, text)
+    assert caught.value.code is ErrorCode.MATCH_TEXT_TOO_LONG
+    assert caught.value.__context__ is None and "secret" not in str(caught.value)
 
 
 def test_the_command_line_names_the_line_of_a_long_answer(tmp_path: Path) -> None:

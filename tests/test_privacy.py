@@ -54,7 +54,7 @@ from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
 from chartscore.magnitude import parse_exact_decimal
-from chartscore.records.match_engines import MAX_FUZZY_TEXT, MAX_REGEX_ANSWER
+from chartscore.records.match_engines import MAX_REGEX_ANSWER, fuzzy_text_limit
 from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec
 
@@ -1112,7 +1112,8 @@ def _gold_cases(c: Canary) -> list[tuple[str, bytes, ErrorCode, str, bool]]:
     case("pattern_nested_repeats", row(**code, value=nested), E.INVALID_GOLD_PATTERN, where, True)
     budget = f"{m}\\w{{1000}}{w}"
     case("pattern_over_budget", row(**code, value=budget), E.INVALID_GOLD_PATTERN, where, True)
-    long_text = f"{m} {w} " * (MAX_FUZZY_TEXT // (len(m) + len(w) + 2) + 1)
+    longest = fuzzy_text_limit(Decimal("0.8"))  # the FUZZY field's threshold
+    long_text = f"{m} {w} " * (longest // (len(m) + len(w) + 2) + 1)
     summary = {"field_id": FUZZY, "field_type": "text", "value": long_text}
     where = f"(gold line 2 field {FUZZY})"
     case("fuzzy_gold_too_long", row(**summary), E.MATCH_TEXT_TOO_LONG, where, True)

@@ -227,7 +227,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_type_mismatch": "a gold field_type differs from the schema's type",
     "gold_outside_schema": "a gold value is not a declared level or choice",
     "invalid_gold_pattern": "a regex field's gold pattern is outside chartscore's pattern subset",
-    "match_text_too_long": "a regex answer over 5,000 or a fuzzy text over 50,000 characters",
+    "match_text_too_long": (
+        "a regex answer over 5,000 or a fuzzy text over its limit (50,000 to 200,000 characters)"
+    ),
     "schema_field_unused": "the schema declares a field id that no gold row uses (a typo?)",
     "standin_not_perfect": "gold scored against itself is not perfect: broken gold or a bug",
     "unknown_report_format": "not a chartscore document of a known format and format_version",

@@ -9,13 +9,14 @@ else imports them.
 
 Both engines are linear in the longer text at best and quadratic (rapidfuzz) or
 linear times the pattern's size (RE2) at worst, so the texts they see are
-bounded (:data:`MAX_REGEX_ANSWER`, :data:`MAX_FUZZY_TEXT`), so that no row can take
+bounded (:data:`MAX_REGEX_ANSWER`, :func:`fuzzy_text_limit`), so that no row can take
 more than a second or 64 MB.
 """
 
 from __future__ import annotations
 
 import importlib
+from decimal import Decimal
 from types import ModuleType
 from typing import TYPE_CHECKING, Final
 
@@ -33,12 +34,45 @@ about 75 microseconds a character, so under 0.4 s at this length.
 """
 
 MAX_FUZZY_TEXT: Final = 50_000
-"""The longest normalized answer or gold value (in code points) a ``fuzzy`` field compares.
+"""The longest normalized text (in code points) a ``fuzzy`` field compares at any threshold.
 
-rapidfuzz's time grows with the product of the two lengths when the threshold
-allows a large distance: two unrelated texts of this length, of an alphabet
-beyond Latin-1, with a threshold near 0, take about 0.5 s (docs/performance.md).
+rapidfuzz's time grows with the longer length times the largest distance the
+threshold allows: two unrelated texts of this length, of an alphabet beyond
+Latin-1, with a threshold near 0, take about 0.5 s (docs/performance.md).
 """
+
+LONGEST_FUZZY_TEXT: Final = 200_000
+"""The longest normalized text a ``fuzzy`` field compares at a high enough threshold."""
+
+FUZZY_WORK: Final = MAX_FUZZY_TEXT * MAX_FUZZY_TEXT
+"""The most work one fuzzy row may take: its length times the distance its threshold allows.
+
+That is the work of two 50,000-character texts at a threshold near 0; a longer
+text is compared when its threshold allows proportionally less (see
+:func:`fuzzy_text_limit`).
+"""
+
+
+def fuzzy_text_limit(threshold: Decimal) -> int:
+    """The longest normalized text a ``fuzzy`` field with this threshold compares.
+
+    At least :data:`MAX_FUZZY_TEXT`; above it, the largest ``n`` up to
+    :data:`LONGEST_FUZZY_TEXT` with ``n * d(n) <= FUZZY_WORK``, where ``d(n)`` is the
+    largest distance that still agrees at length ``n``: ``(q - p) * n // q`` for the
+    threshold ``p / q``. rapidfuzz works in a band of that width, so its time is
+    bounded by the same product whatever the length (docs/metrics.md, "Length
+    limit"). Exact in integers: 200,000 characters from a threshold of 0.9375.
+    """
+    p, q = threshold.as_integer_ratio()
+    low, high = MAX_FUZZY_TEXT, LONGEST_FUZZY_TEXT  # low always allowed; find the last allowed
+    while low < high:
+        middle = (low + high + 1) // 2
+        if middle * ((q - p) * middle // q) <= FUZZY_WORK:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
 
 _ENGINES: Final = {"regex": "re2._re2", "fuzzy": "rapidfuzz.distance.Levenshtein"}
 

@@ -16,7 +16,7 @@ from typing import Final
 
 from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.records.match_engines import MAX_FUZZY_TEXT, MAX_REGEX_ANSWER
+from chartscore.records.match_engines import MAX_REGEX_ANSWER, fuzzy_text_limit
 from chartscore.records.normalize import (
     DateKey,
     boolean_key,
@@ -175,6 +175,7 @@ class FieldRule:
         "_proven",
         "_regex",
         "_similar",
+        "_text_limit",
         "_threshold",
         "_tolerance",
         "_tolerance_days",
@@ -205,6 +206,7 @@ class FieldRule:
         self._tolerance_days = spec.tolerance_days if spec is not None else None
         match = spec.match if spec is not None else None
         self._threshold = spec.threshold if spec is not None else None
+        self._text_limit = None if self._threshold is None else fuzzy_text_limit(self._threshold)
         self._patterns: dict[str, Pattern] = {}
         self._matches: dict[tuple[object, Key], bool] = {}
         self._similar: SimilarityTest | None = None  # rapidfuzz's, loaded on first use
@@ -319,7 +321,7 @@ class FieldRule:
             raise ChartscoreError(
                 ErrorCode.INVALID_GOLD_PATTERN, input=InputKind.GOLD, field_id=field_id
             )
-        if self._threshold is not None and len(key) > MAX_FUZZY_TEXT:  # type: ignore[arg-type]
+        if self._text_limit is not None and len(key) > self._text_limit:  # type: ignore[arg-type]
             raise ChartscoreError(
                 ErrorCode.MATCH_TEXT_TOO_LONG, input=InputKind.GOLD, field_id=field_id
             )
@@ -381,7 +383,7 @@ class FieldRule:
         mask, answer = self._agreement(gold_value, gold_key, value)
         if answer is None:
             return mask, answer
-        if len(answer) > MAX_FUZZY_TEXT:  # type: ignore[arg-type]
+        if len(answer) > self._text_limit:  # type: ignore[arg-type,operator]
             raise ChartscoreError(ErrorCode.MATCH_TEXT_TOO_LONG)
         if not mask & NORMALIZED:
             similar = self._similar
