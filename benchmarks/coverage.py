@@ -5,7 +5,7 @@ A simulated validation: ``cases`` charts with ``fields`` rows each. Chart ``i`` 
 success rate ``p_i``, drawn from a beta distribution with mean ``p`` (0.9) and intraclass
 correlation ``rho`` (``p_i = p`` when ``rho = 0``); its successes are ``Binomial(fields, p_i)``.
 For each run the overall slice's 95% Wilson interval and its case-clustered interval are
-computed with chartscore's own functions (``chartscore.clustered``, as ``Report.from_tally``
+computed with chartscore's own functions (``chartscore.stats.clustered``, as ``Report.from_tally``
 does), and the benchmark counts how often each contains ``p``.
 
 Paired: two systems that are equally good on average. Each row is discordant with probability
@@ -37,7 +37,8 @@ import time
 
 import numpy as np
 
-from chartscore.clustered import (
+from chartscore.stats.binomial import Z95, wilson_interval
+from chartscore.stats.clustered import (
     ClusterSums,
     PairedClusterSums,
     clustered_mcnemar_p,
@@ -48,8 +49,7 @@ from chartscore.clustered import (
     mcnemar_design_effect,
     published_design_effect,
 )
-from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.stats import Z95, wilson_interval
+from chartscore.stats.paired import mcnemar, newcombe_difference
 
 
 def case_rates(rng: np.random.Generator, mean: float, rho: float, cases: int) -> np.ndarray:

@@ -40,7 +40,9 @@ from typing import Final
 import numpy as np
 from scipy.stats import norm
 
-from chartscore.clustered import (
+from chartscore.report import CoefficientResult, KappaResult, WeightedMetric
+from chartscore.stats.binomial import Z95
+from chartscore.stats.clustered import (
     ClusterSums,
     PairedClusterSums,
     clustered_newcombe,
@@ -49,17 +51,15 @@ from chartscore.clustered import (
     difference_design_effect,
     published_design_effect,
 )
-from chartscore.magnitude import ErrorSums, bias_interval
-from chartscore.report import CoefficientResult, KappaResult, WeightedMetric
-from chartscore.stats import Z95
-from chartscore.tally import KappaTable
-from chartscore.uncertainty import (
+from chartscore.stats.magnitude import ErrorSums, bias_interval
+from chartscore.stats.uncertainty import (
     UncertaintySums,
     delong_interval,
     hanley_mcneil_interval,
     published_standard_error,
 )
-from chartscore.weighting import weighted_design_effect, weighted_rate
+from chartscore.stats.weighting import weighted_design_effect, weighted_rate
+from chartscore.tally import KappaTable
 
 CHARTS = (10, 20, 30, 50, 100, 300)
 LAYOUTS = ("5", "13", "40", "unbalanced", "sparse 13", "sparse 40")

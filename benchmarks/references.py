@@ -73,11 +73,11 @@ from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, score
 from chartscore.importers import import_labelstudio
-from chartscore.reliability import gwet_ac, krippendorff_alpha
 from chartscore.report import MetricResult, SliceReport
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.reliability import gwet_ac, krippendorff_alpha
+from chartscore.stats.uncertainty import UncertaintySums, auroc, hanley_mcneil_interval
 from chartscore.tally import LABEL_METRICS
-from chartscore.uncertainty import UncertaintySums, auroc, hanley_mcneil_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"

@@ -23,7 +23,12 @@ from scipy.stats import t as student
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, compare, score
-from chartscore.clustered import (
+from chartscore.comparison import Comparison
+from chartscore.gates import evaluate, parse_gates
+from chartscore.report import Report
+from chartscore.scoring.scorer import Scorer
+from chartscore.stats.binomial import Z95, wilson_interval
+from chartscore.stats.clustered import (
     CONFIDENCE_LEVELS,
     MINORITY_CASES,
     Z_BY_CONFIDENCE,
@@ -41,12 +46,7 @@ from chartscore.clustered import (
     published_design_effect,
     worst_case_design_effect,
 )
-from chartscore.comparison import Comparison
-from chartscore.gates import evaluate, parse_gates
-from chartscore.paired import mcnemar
-from chartscore.report import Report
-from chartscore.scoring.scorer import Scorer
-from chartscore.stats import Z95, wilson_interval
+from chartscore.stats.paired import mcnemar
 
 from helpers import SCHEMA, datasets, examples
 

@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode
-from chartscore.clustered import z_for
 from chartscore.disclosure import SharedReport, audit
 from chartscore.disclosure.shared_metric import rate_bound
 from chartscore.gates import evaluate, parse_gates
 from chartscore.render import render
-from chartscore.stats import rate_range, widest_wilson
+from chartscore.stats.binomial import rate_range, widest_wilson
+from chartscore.stats.clustered import z_for
 from shared_data import full_and_shared
 
 from helpers import examples, without_ranges

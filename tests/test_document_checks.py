@@ -32,7 +32,7 @@ from chartscore.documents import load_document
 from chartscore.gates import evaluate, parse_gates
 from chartscore.io import inputs
 from chartscore.io.document_files import load_document_file
-from chartscore.stats import wilson_interval
+from chartscore.stats.binomial import wilson_interval
 from chartscore.tally import COUNT_NAMES
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports

@@ -18,10 +18,10 @@ from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import GoldField, Prediction, score
-from chartscore.clopper_pearson import clopper_pearson, widest_clopper_pearson
-from chartscore.clustered import CONFIDENCE_LEVELS, Z_BY_CONFIDENCE
 from chartscore.gates import evaluate, parse_gates
-from chartscore.stats import wilson_interval
+from chartscore.stats.binomial import wilson_interval
+from chartscore.stats.clopper_pearson import clopper_pearson, widest_clopper_pearson
+from chartscore.stats.clustered import CONFIDENCE_LEVELS, Z_BY_CONFIDENCE
 
 COMPARE = Path(__file__).resolve().parent.parent / "docs" / "compare.md"
 THRESHOLDS = (0.5, 0.8, 0.9, 0.95, 0.98, 0.99)

@@ -30,7 +30,7 @@ from chartscore.gates import (
 )
 from chartscore.io import load_gates
 from chartscore.report import Report
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
 from test_comparison import categorical_rows, compare, datasets
 
 from helpers import examples

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from chartscore.clustered import clustered_wilson
 from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
 from chartscore.disclosure.shared_comparison import SharedComparison
@@ -24,7 +23,8 @@ from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.gates import evaluate, parse_gates
 from chartscore.render import render
 from chartscore.report import Report
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.clustered import clustered_wilson
 
 LEGACY = Path(__file__).resolve().parent / "data" / "legacy"
 DOCUMENTS = {

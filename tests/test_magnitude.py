@@ -25,11 +25,11 @@ from sklearn.metrics import mean_absolute_error
 from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, Report, score
-from chartscore.magnitude import ErrorSums, exact_decimal, median, parse_exact_decimal
 from chartscore.records.schema import Schema
 from chartscore.scoring.partial import merge_all
 from chartscore.scoring.scorer import Scorer
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.magnitude import ErrorSums, exact_decimal, median, parse_exact_decimal
 
 from helpers import examples
 

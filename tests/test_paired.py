@@ -1,4 +1,4 @@
-"""chartscore.paired checked against published vectors and independent oracles.
+"""chartscore.stats.paired checked against published vectors and independent oracles.
 
 McNemar's exact test is checked against statsmodels; the mid-p value against an
 independent computation in exact fractions; Newcombe's interval against the
@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.contingency_tables import mcnemar as statsmodels_mcnemar
 
-from chartscore import paired
-from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.stats import Z95
+from chartscore.stats import paired
+from chartscore.stats.binomial import Z95
+from chartscore.stats.paired import mcnemar, newcombe_difference
 
 from helpers import examples
 

@@ -53,10 +53,10 @@ from chartscore.cli import main as cli_main
 from chartscore.disclosure.shared import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
-from chartscore.magnitude import parse_exact_decimal
 from chartscore.records.match_engines import MAX_REGEX_ANSWER, fuzzy_text_limit
 from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec
+from chartscore.stats.magnitude import parse_exact_decimal
 
 from helpers import examples
 

@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import GoldField, Prediction, score
-from chartscore.reliability import gwet_ac, krippendorff_alpha
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.reliability import gwet_ac, krippendorff_alpha
 
 from helpers import examples
 

@@ -31,7 +31,7 @@ from chartscore.disclosure.figures import (
     shared_steps,
     shared_uncertainty,
 )
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
 
 DIGEST = "sha256:" + "ab" * 32
 FIELD = "lab.value"

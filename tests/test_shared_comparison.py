@@ -29,9 +29,9 @@ from chartscore.disclosure.shared_comparison import (
     difference_bound,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.paired import newcombe_difference
 from chartscore.scoring.comparison_cases import comparison_case_counts
-from chartscore.stats import wilson_interval
+from chartscore.stats.binomial import wilson_interval
+from chartscore.stats.paired import newcombe_difference
 from chartscore.workflows.compare import paired_scorer
 
 from helpers import examples, write_jsonl

@@ -1,4 +1,4 @@
-"""chartscore.stats checked against independent oracles and published values.
+"""chartscore.stats.binomial checked against independent oracles and published values.
 
 The oracles (statsmodels, scipy, scikit-learn) are test-only dependencies; chartscore
 itself never imports them.
@@ -23,7 +23,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from chartscore.stats import Z95, cohen_kappa, wilson_interval
+from chartscore.stats.binomial import Z95, cohen_kappa, wilson_interval
 
 from helpers import examples
 

@@ -1,4 +1,4 @@
-"""Student's t quantiles (chartscore.student_t), against scipy and closed forms."""
+"""Student's t quantiles (chartscore.stats.student_t), against scipy and closed forms."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 from scipy.stats import t as student
 
-from chartscore.clustered import CONFIDENCE_LEVELS, Z_BY_CONFIDENCE
-from chartscore.student_t import (
+from chartscore.stats.clustered import CONFIDENCE_LEVELS, Z_BY_CONFIDENCE
+from chartscore.stats.student_t import (
     SERIES_MAX_DF,
     normal_quantile,
     t_quantile,
@@ -82,7 +82,7 @@ def test_invalid_arguments_are_refused() -> None:
 def test_the_bits_do_not_depend_on_the_process() -> None:
     # Decimal arithmetic only: another interpreter with another hash seed gives the same bits.
     code = (
-        "from chartscore.student_t import t_quantile;"
+        "from chartscore.stats.student_t import t_quantile;"
         "print([t_quantile(c, d).hex() for c in (0.9, 0.95, 0.99) for d in (1, 9, 99, 9999)])"
     )
     runs = {

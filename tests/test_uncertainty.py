@@ -32,7 +32,7 @@ from chartscore import (
     score,
     score_files,
 )
-from chartscore.uncertainty import UncertaintySums, auroc, hanley_mcneil_interval
+from chartscore.stats.uncertainty import UncertaintySums, auroc, hanley_mcneil_interval
 
 from helpers import examples
 

@@ -16,7 +16,7 @@ from chartscore import (
     score,
 )
 from chartscore.gates import evaluate, parse_gates
-from chartscore.stats import wilson_interval
+from chartscore.stats.binomial import wilson_interval
 
 DIGEST = "sha256:" + "cd" * 32
 SCHEMA = {"fields": {"hx.smoking": {"type": "categorical", "choices": ["current", "never"]}}}

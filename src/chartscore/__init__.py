@@ -13,6 +13,7 @@ only. See docs/privacy.md.
 """
 
 import sys as _sys
+from importlib import import_module as _import_module
 
 from chartscore._types import FieldType
 from chartscore._version import __version__
@@ -41,15 +42,31 @@ from chartscore.workflows.score import score_files
 from chartscore.workflows.share import share, share_files
 from chartscore.workflows.worklist import Worklist, worklist, worklist_files, write_worklist
 
-# Records pickled before the layout name their classes by the old flat module paths.
-# Those paths are kept as aliases so that such pickles keep loading; nothing else uses them.
-_MOVED_RECORD_MODULES = {
+# Modules that moved into folders keep their old flat paths as aliases of the same module
+# objects, so that old imports, docs and pickles (which name classes by module path) keep
+# working; nothing inside chartscore uses the old paths.
+_MOVED_MODULES = {
     "chartscore.model": "chartscore.records.model",
     "chartscore.evidence": "chartscore.records.evidence",
     "chartscore.schema": "chartscore.records.schema",
+    **{
+        f"chartscore.{name}": f"chartscore.stats.{name}"
+        for name in (
+            "clopper_pearson",
+            "clustered",
+            "confusion",
+            "magnitude",
+            "paired",
+            "reliability",
+            "student_t",
+            "uncertainty",
+            "weighting",
+        )
+    },
 }
-for _old, _new in _MOVED_RECORD_MODULES.items():
-    _sys.modules.setdefault(_old, _sys.modules[_new])
+for _old, _new in _MOVED_MODULES.items():
+    _sys.modules.setdefault(_old, _import_module(_new))
+    globals().setdefault(_old.rpartition(".")[2], _sys.modules[_old])
 del _old, _new
 
 __all__ = [

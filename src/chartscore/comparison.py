@@ -10,7 +10,7 @@ are reported side by side, unpaired. ``to_json`` is RFC 8785 canonical JSON;
 :meth:`Comparison.from_json` reads it back, strictly.
 
 Pooled slices (overall, each field type) also carry case-clustered figures
-(:mod:`chartscore.clustered`): each system's clustered interval, the clustered
+(:mod:`chartscore.stats.clustered`): each system's clustered interval, the clustered
 difference and Durkalski's clustered McNemar test.
 
 Value-free: this module imports only ``tally``, ``stats``, ``report``,
@@ -28,18 +28,7 @@ import attrs
 from chartscore import _strict_json
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import (
-    DEFAULT_CONFIDENCE,
-    PairedClusterSums,
-    clustered_mcnemar_p,
-    clustered_newcombe,
-    difference_design_effect,
-    mcnemar_design_effect,
-    published_design_effect,
-    z_for,
-)
 from chartscore.errors import valid_field_id
-from chartscore.paired import mcnemar, newcombe_difference
 from chartscore.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
@@ -57,7 +46,18 @@ from chartscore.report import (
     read_design_effect,
     read_scorer,
 )
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.clustered import (
+    DEFAULT_CONFIDENCE,
+    PairedClusterSums,
+    clustered_mcnemar_p,
+    clustered_newcombe,
+    difference_design_effect,
+    mcnemar_design_effect,
+    published_design_effect,
+    z_for,
+)
+from chartscore.stats.paired import mcnemar, newcombe_difference
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 
 COMPARISON_FORMAT: Final = "chartscore.comparison"

@@ -68,8 +68,6 @@ from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
-from chartscore.clopper_pearson import clopper_pearson, widest_clopper_pearson
-from chartscore.clustered import CONFIDENCE_LEVELS, clustered_newcombe, clustered_wilson, z_for
 from chartscore.comparison import (
     FIELD_TYPE_NAMES,
     PAIRED_METRICS,
@@ -93,9 +91,16 @@ from chartscore.errors import (
     valid_field_id,
 )
 from chartscore.plugin_layout import is_plugin_metric
-from chartscore.reliability import MIN_COEFFICIENT_PAIRS, too_few_pairs
 from chartscore.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
-from chartscore.stats import widest_wilson
+from chartscore.stats.binomial import widest_wilson
+from chartscore.stats.clopper_pearson import clopper_pearson, widest_clopper_pearson
+from chartscore.stats.clustered import (
+    CONFIDENCE_LEVELS,
+    clustered_newcombe,
+    clustered_wilson,
+    z_for,
+)
+from chartscore.stats.reliability import MIN_COEFFICIENT_PAIRS, too_few_pairs
 from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS, Binomial
 
 EXIT_GATES_PASSED: Final = 0

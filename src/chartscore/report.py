@@ -20,7 +20,17 @@ import attrs
 from chartscore import _strict_json
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import (
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import valid_field_id as is_valid_field_id
+from chartscore.plugin_layout import (
+    PluginStamp,
+    check_plugin_metrics,
+    split_metric,
+    stamps_from_dict,
+    stamps_to_dict,
+)
+from chartscore.stats.binomial import Z95, cohen_kappa, wilson_interval
+from chartscore.stats.clustered import (
     CONFIDENCE_LEVELS,
     DEFAULT_CONFIDENCE,
     ClusterSums,
@@ -30,11 +40,9 @@ from chartscore.clustered import (
     published_design_effect,
     z_for,
 )
-from chartscore.confusion import f1_score, macro_f1
-from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.errors import valid_field_id as is_valid_field_id
-from chartscore.magnitude import UNITS as MAGNITUDE_UNITS
-from chartscore.magnitude import (
+from chartscore.stats.confusion import f1_score, macro_f1
+from chartscore.stats.magnitude import UNITS as MAGNITUDE_UNITS
+from chartscore.stats.magnitude import (
     ErrorSums,
     bias_interval,
     chance_level,
@@ -44,14 +52,7 @@ from chartscore.magnitude import (
     mean_signed_error,
     parse_exact_decimal,
 )
-from chartscore.plugin_layout import (
-    PluginStamp,
-    check_plugin_metrics,
-    split_metric,
-    stamps_from_dict,
-    stamps_to_dict,
-)
-from chartscore.reliability import (
+from chartscore.stats.reliability import (
     ALPHA_METRICS,
     LOWEST,
     alpha_interval,
@@ -59,7 +60,22 @@ from chartscore.reliability import (
     krippendorff_alpha,
     too_few_pairs,
 )
-from chartscore.stats import Z95, cohen_kappa, wilson_interval
+from chartscore.stats.uncertainty import (
+    DECILES,
+    UncertaintySums,
+    auroc,
+    brier_score,
+    delong_interval,
+    hanley_mcneil_interval,
+    is_published_standard_error,
+    published_standard_error,
+)
+from chartscore.stats.weighting import (
+    weighted_design_effect,
+    weighted_quantile,
+    weighted_rate,
+    weighted_wilson,
+)
 from chartscore.tally import (
     CORE_METRICS,
     COUNT_NAMES,
@@ -70,22 +86,6 @@ from chartscore.tally import (
     KappaTable,
     SliceTally,
     Tally,
-)
-from chartscore.uncertainty import (
-    DECILES,
-    UncertaintySums,
-    auroc,
-    brier_score,
-    delong_interval,
-    hanley_mcneil_interval,
-    is_published_standard_error,
-    published_standard_error,
-)
-from chartscore.weighting import (
-    weighted_design_effect,
-    weighted_quantile,
-    weighted_rate,
-    weighted_wilson,
 )
 
 REPORT_FORMAT: Final = "chartscore.report"
@@ -628,7 +628,7 @@ def _pair_or_none(value: Interval | None) -> list[float] | None:
 class MagnitudeResult:
     """A number or date field's error magnitude (docs/metrics.md, "Error magnitude").
 
-    Every figure is computed from the exact sums (:class:`~chartscore.magnitude.ErrorSums`),
+    Every figure is computed from the exact sums (:class:`~chartscore.stats.magnitude.ErrorSums`),
     which the document holds as exact decimals, at the document's ``z``.
 
     Attributes:
@@ -784,7 +784,7 @@ class UncertaintyResult:
     """A field's declared uncertainty as a predictor of agreement (docs/metrics.md).
 
     Attributes:
-        sums: The sufficient statistics (:class:`~chartscore.uncertainty.UncertaintySums`).
+        sums: The sufficient statistics (:class:`~chartscore.stats.uncertainty.UncertaintySums`).
         z: The normal quantile of the intervals.
         standard_error: DeLong's standard error of the AUROC, rounded up to two
             significant digits; None with fewer than 2 rows in a class. By

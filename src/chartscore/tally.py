@@ -15,10 +15,10 @@ from typing import Final
 
 import attrs
 
-from chartscore.clustered import ClusterSums
-from chartscore.magnitude import ErrorSums
 from chartscore.plugin_layout import PluginStamp, is_plugin_metric
-from chartscore.uncertainty import UncertaintySums
+from chartscore.stats.clustered import ClusterSums
+from chartscore.stats.magnitude import ErrorSums
+from chartscore.stats.uncertainty import UncertaintySums
 
 COUNT_NAMES: Final = (
     "field_count",
@@ -143,7 +143,7 @@ class SliceTally:
     """Counts and binomials for one slice (overall, a field, or a field type).
 
     ``clusters`` holds, for a pooled slice (overall, a field type), each
-    metric's per-case sums (:class:`~chartscore.clustered.ClusterSums`) for its
+    metric's per-case sums (:class:`~chartscore.stats.clustered.ClusterSums`) for its
     clustered interval; None for a field slice, whose rows are one per case.
     ``labels`` holds, for a field slice with declared labels, each label's
     :data:`LABEL_METRICS` (by the label's name in the schema, normalized), in

@@ -35,7 +35,6 @@ from typing import Final
 import attrs
 import numpy as np
 
-from chartscore.clustered import z_for
 from chartscore.disclosure import split
 from chartscore.disclosure.figures import (
     AGREED_Q,
@@ -62,7 +61,8 @@ from chartscore.disclosure.rule import (
 from chartscore.disclosure.shared import Key, SharedReport, SharedSlice
 from chartscore.disclosure.shared_labels import label_failures
 from chartscore.disclosure.shared_metric import Range, RateBound, SharedMetric, rate_bound
-from chartscore.stats import wilson_interval
+from chartscore.stats.binomial import wilson_interval
+from chartscore.stats.clustered import z_for
 
 PROTECTED: Final = "protected"
 """A hidden number whose range does not prove it small (it may be 0 or large)."""

@@ -19,7 +19,6 @@ import contextlib
 from collections.abc import Mapping
 from typing import Final
 
-from chartscore.clustered import z_for
 from chartscore.disclosure.attack import (
     BOUND_NARROW,
     BOUND_WIDE,
@@ -40,6 +39,7 @@ from chartscore.disclosure.rule import RANGE_SUFFIX
 from chartscore.disclosure.shared import Key
 from chartscore.disclosure.shared_comparison import SharedComparison, difference_bound
 from chartscore.disclosure.shared_metric import Range, RateBound, rate_bound
+from chartscore.stats.clustered import z_for
 
 _WHOLE: Final = "published_numbers"
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})

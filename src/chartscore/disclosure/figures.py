@@ -38,10 +38,10 @@ from typing import Final
 import attrs
 
 from chartscore import _strict_json
-from chartscore.magnitude import UNITS
-from chartscore.stats import CountRange, wilson_interval
-from chartscore.student_t import t_for
-from chartscore.uncertainty import (
+from chartscore.stats.binomial import CountRange, wilson_interval
+from chartscore.stats.magnitude import UNITS
+from chartscore.stats.student_t import t_for
+from chartscore.stats.uncertainty import (
     DECILES,
     delong_interval,
     hanley_mcneil,

@@ -36,7 +36,6 @@ from chartscore._format import FIELD_ID_PATTERN
 from chartscore._strict_json import require_plain
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.disclosure.figures import (
     MAGNITUDE,
     UNCERTAINTY,
@@ -123,7 +122,8 @@ from chartscore.report import (
     read_design_effect,
     read_scorer,
 )
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 
 if TYPE_CHECKING:  # the readers need no pricing: only share records a choice

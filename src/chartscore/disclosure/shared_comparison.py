@@ -26,7 +26,6 @@ import attrs
 from chartscore import _strict_json
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.comparison import (
     Comparison,
     ComparisonSlice,
@@ -65,9 +64,10 @@ from chartscore.disclosure.shared_metric import (
     rate_bound,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
-from chartscore.paired import newcombe_difference
 from chartscore.report import MetricResult, read_confidence, read_design_effect, read_scorer
-from chartscore.stats import Z95, widest_wilson, wilson_interval
+from chartscore.stats.binomial import Z95, widest_wilson, wilson_interval
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
+from chartscore.stats.paired import newcombe_difference
 from chartscore.tally import Binomial
 
 SHARED_COMPARISON_FORMAT: Final = "chartscore.shared_comparison"

@@ -28,7 +28,6 @@ from typing import Final
 
 import attrs
 
-from chartscore.confusion import f1_score, macro_f1
 from chartscore.disclosure.figures import FIGURE_PUBLISHED
 from chartscore.disclosure.label_model import label_metric
 from chartscore.disclosure.rule import KAPPA_PUBLISHED, SUCCESS, TOTAL, metric_quantity
@@ -43,9 +42,10 @@ from chartscore.disclosure.shared_metric import (
     read_metric,
     read_number,
 )
-from chartscore.reliability import ALPHA_METRICS, LOWEST
 from chartscore.report import MAX_LABEL_NAME
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
+from chartscore.stats.confusion import f1_score, macro_f1
+from chartscore.stats.reliability import ALPHA_METRICS, LOWEST
 from chartscore.tally import LABEL_METRICS
 
 SCORES: Final = ("macro_f1",)

@@ -59,7 +59,6 @@ from typing import Final, Protocol
 import attrs
 import numpy as np
 
-from chartscore.clustered import z_for
 from chartscore.disclosure import split
 from chartscore.disclosure.attack import (
     DERIVABLE,
@@ -113,6 +112,7 @@ from chartscore.disclosure.shared import (
 from chartscore.disclosure.shared_metric import Range
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.report import Report
+from chartscore.stats.clustered import z_for
 
 _TRIALS: Final = 4
 """How many candidate numbers to try for one failing cell before hiding the cheapest."""

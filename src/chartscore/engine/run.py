@@ -41,7 +41,6 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.engine.partition import combine, finish, first_result, score_partition
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
@@ -55,6 +54,7 @@ from chartscore.records.strata import CaseStrata
 from chartscore.report import Report
 from chartscore.scoring.plugin_guard import counting_ctrl_c
 from chartscore.scoring.scorer import ExtraPredictions, check_options
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 
 IN_PROCESS_SCHEDULERS: Final = ("synchronous", "threads")
 """Scheduler names that run in the caller's process (no cluster)."""

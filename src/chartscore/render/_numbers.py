@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Final
 
-from chartscore.reliability import too_few_pairs
 from chartscore.render.view import Cell, Estimate, Kind, LabelText
+from chartscore.stats.reliability import too_few_pairs
 
 SUPPRESSED = "suppressed"
 """How a withheld count or estimate is shown: never as 0."""

@@ -7,8 +7,8 @@ above the mask, and for a row of a field with declared labels its label counts
 above those (:meth:`RowCoding.with_labels`). The rows of
 one case add up, per pooled slice (overall, each field type) and per metric, to
 the case's successes ``y_i`` and trials ``m_i``; :func:`pooled_sums` turns
-every case's totals into the exact sums of :class:`~chartscore.clustered.ClusterSums`
-(and :func:`paired_pooled_sums` into :class:`~chartscore.clustered.PairedClusterSums`).
+every case's totals into the exact sums of :class:`~chartscore.stats.clustered.ClusterSums`
+(and :func:`paired_pooled_sums` into :class:`~chartscore.stats.clustered.PairedClusterSums`).
 
 How: every (field group, row class) has a packed contribution, one fixed-width
 bit field per (metric, y or m), so a case's totals are one integer addition per
@@ -28,10 +28,10 @@ from itertools import compress, repeat
 from operator import add, and_, mul, rshift, sub
 from typing import Final
 
-from chartscore.clustered import ClusterSums, PairedClusterSums
 from chartscore.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
 from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
+from chartscore.stats.clustered import ClusterSums, PairedClusterSums
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 ITEM_BITS: Final = 32

@@ -21,12 +21,6 @@ from collections.abc import Iterable, Mapping
 from typing import Final, Literal, cast
 
 from chartscore._types import Value
-from chartscore.clustered import (
-    DEFAULT_CONFIDENCE,
-    ClusterSums,
-    PairedClusterSums,
-    confidence_option,
-)
 from chartscore.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -57,6 +51,12 @@ from chartscore.scoring.scorer import (
     judge,
 )
 from chartscore.scoring.strata import class_slice, slice_metric_names, split_fields
+from chartscore.stats.clustered import (
+    DEFAULT_CONFIDENCE,
+    ClusterSums,
+    PairedClusterSums,
+    confidence_option,
+)
 from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
 Side = Literal["baseline", "candidate", "pair"]

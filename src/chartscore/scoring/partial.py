@@ -24,12 +24,9 @@ from fractions import Fraction
 from typing import Final, TypeVar
 
 from chartscore._types import FieldType
-from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.magnitude import ErrorSums, median
 from chartscore.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
 from chartscore.records.schema import FieldSpec
-from chartscore.reliability import interval_alpha
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
@@ -50,6 +47,10 @@ from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL, Group, RowCoding, merge_sums
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.scoring.strata import StrataParts, stratum_slices
+from chartscore.stats.clustered import ClusterSums
+from chartscore.stats.magnitude import ErrorSums, median
+from chartscore.stats.reliability import interval_alpha
+from chartscore.stats.uncertainty import UncertaintySums
 from chartscore.tally import (
     COUNT_NAMES,
     LABEL_METRICS,
@@ -60,7 +61,6 @@ from chartscore.tally import (
     Tally,
     pool,
 )
-from chartscore.uncertainty import UncertaintySums
 
 
 def _add_counts(mine: dict[_K, int], other: Mapping[_K, int]) -> None:

@@ -39,9 +39,7 @@ from chartscore import _strict_json
 from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.canonical_json import canonical_json
-from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
-from chartscore.magnitude import exact_decimal, parse_exact_decimal
 from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.strata import stratum_name
@@ -52,6 +50,8 @@ from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTall
 from chartscore.scoring.partial_identities import check_identities
 from chartscore.scoring.scorer import EXTRA_PREDICTIONS
 from chartscore.scoring.strata import StrataParts
+from chartscore.stats.clustered import ClusterSums
+from chartscore.stats.magnitude import exact_decimal, parse_exact_decimal
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 PARTIAL_FORMAT: Final = "chartscore.partial"

@@ -25,7 +25,6 @@ from itertools import product
 from typing import Any, Final, NoReturn
 
 from chartscore._types import FieldType
-from chartscore.clustered import ClusterSums
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.records.strata import stratum_name
@@ -55,6 +54,7 @@ from chartscore.scoring.clusters import ITEM_BITS, OVERALL, Group, RowCoding, sl
 from chartscore.scoring.outcomes import RowTest, row_tests
 from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally, RuleBook
 from chartscore.scoring.strata import StrataParts
+from chartscore.stats.clustered import ClusterSums
 from chartscore.tally import CORE_METRICS, LABEL_METRICS, SliceTally, Tally
 
 __all__ = ["check_identities"]

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 from chartscore._types import FieldType, Value
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.errors import (
     ChartscoreError,
     ErrorCode,
@@ -43,6 +42,7 @@ from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_s
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.scoring.strata import strata_parts
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None

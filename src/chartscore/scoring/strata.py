@@ -22,7 +22,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
-from chartscore.clustered import ClusterSums
 from chartscore.records.schema import Strata
 from chartscore.records.strata import CaseStrata, stratum_name
 from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING
@@ -35,6 +34,7 @@ from chartscore.scoring.clusters import (
     pooled_sums,
     slice_metrics,
 )
+from chartscore.stats.clustered import ClusterSums
 from chartscore.tally import CORE_METRICS, COUNT_NAMES, Binomial, SliceTally, empty_sums
 
 UNREPORTED: Final = frozenset({"majority_baseline"})

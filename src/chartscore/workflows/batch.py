@@ -33,7 +33,6 @@ from typing import Final, cast
 
 import attrs
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
 from chartscore.gates import Gate, GateResults, evaluate
@@ -53,6 +52,7 @@ from chartscore.render.table import WIDTH, table_lines
 from chartscore.render.view import Cell, Column, Row, Table
 from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions, Scorer, check_options
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import compare_files
 from chartscore.workflows.forked import run_tasks
 from chartscore.workflows.ledger import failed_entry, gold_state, ledger_entry, run_label

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option
 from chartscore.io.fastpath import fast_prediction
@@ -14,6 +13,7 @@ from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import ExtraPredictions, collector_paused
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.score import feed_gold, resolve_schema, resolve_strata
 
 __all__ = ["compare_files", "paired_scorer"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import glob
 from collections.abc import Sequence
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath
@@ -23,6 +22,7 @@ from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.partial import PartialTally, merge_all
 from chartscore.scoring.partial_document import SitePartial, partial_json, read_partial
 from chartscore.scoring.scorer import ExtraPredictions, collector_paused
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.score import (
     Progress,
     check_file_options,

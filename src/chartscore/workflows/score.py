@@ -10,7 +10,6 @@ schema files are read by :mod:`chartscore.io.schema_file`, rows are added by
 
 from __future__ import annotations
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option, flag_option
 from chartscore.io.fastpath import fast_gold, fast_prediction
 from chartscore.io.feed import Progress, add_rows, feed_rows
@@ -37,6 +36,7 @@ from chartscore.scoring.scorer import (
     collector_paused,
     refuse_unused_schema_fields,
 )
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 
 __all__ = [
     "Progress",

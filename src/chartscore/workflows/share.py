@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.disclosure.figures import Contributions, FieldFigures
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
@@ -39,6 +38,7 @@ from chartscore.scoring.scorer import (
     collector_paused,
     feed_records,
 )
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
 from chartscore.workflows.releases import Ledger
 from chartscore.workflows.score import (

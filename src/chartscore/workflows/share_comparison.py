@@ -9,7 +9,6 @@ dropped. Only the shared comparison comes out.
 
 from __future__ import annotations
 
-from chartscore.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.comparison import Comparison
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import check_min_cell
@@ -21,6 +20,7 @@ from chartscore.io.inputs import InputPath
 from chartscore.records.schema import Schema
 from chartscore.scoring.comparison_cases import comparison_case_counts
 from chartscore.scoring.scorer import ExtraPredictions, check_options
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import paired_scorer
 
 __all__ = ["share_comparison_files"]

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Final
 
-from chartscore.stats import Z95
+from chartscore.stats.binomial import Z95
 
 Cell = tuple[int, int, int]
 """(gold category, answer category, count) of a sparse square table."""

@@ -37,8 +37,8 @@ from typing import Final
 
 import attrs
 
-from chartscore.stats import wilson_rate_interval
-from chartscore.student_t import t_for
+from chartscore.stats.binomial import wilson_rate_interval
+from chartscore.stats.student_t import t_for
 
 DECILES: Final = 10
 """Risk-coverage steps: the most certain tenth of the rows, two tenths, ..., all of them."""

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 
-from chartscore.clustered import CONFIDENCE_BY_Z, MINORITY_CASES, ClusterSums
-from chartscore.stats import wilson_rate_interval
-from chartscore.student_t import t_quantile
+from chartscore.stats.binomial import wilson_rate_interval
+from chartscore.stats.clustered import CONFIDENCE_BY_Z, MINORITY_CASES, ClusterSums
+from chartscore.stats.student_t import t_quantile
 
 Interval = tuple[float, float]
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import Final, NamedTuple
 
-from chartscore.stats import Z95, wilson_interval
+from chartscore.stats.binomial import Z95, wilson_interval
 
 # Below this much work (min(b, c) * (b + c)), the binomial sums are summed exactly
 # in integers; above it they are bounded in fixed point (see _bounded_sums).

@@ -32,7 +32,7 @@ import math
 from decimal import Decimal, localcontext
 from typing import Final
 
-from chartscore.student_t import PI, level_of
+from chartscore.stats.student_t import PI, level_of
 
 PRECISION: Final = 50
 _TINY: Final = Decimal(10) ** -200

@@ -28,7 +28,7 @@ from typing import Final
 
 import attrs
 
-from chartscore.student_t import t_for
+from chartscore.stats.student_t import t_for
 
 UNITS: Final = ("field", "days")
 """A number field's errors are in its own unit; a date field's in days."""

@@ -39,9 +39,9 @@ from typing import Final
 import attrs
 
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.paired import mcnemar, newcombe_difference
-from chartscore.stats import wilson_interval
-from chartscore.student_t import PI, t_quantile
+from chartscore.stats.binomial import wilson_interval
+from chartscore.stats.paired import mcnemar, newcombe_difference
+from chartscore.stats.student_t import PI, t_quantile
 
 Interval = tuple[float, float]
 
@@ -398,7 +398,7 @@ def clustered_newcombe(
 ) -> Interval | None:
     """Newcombe's paired interval with its quantile's square times the published design effect.
 
-    Arguments are :func:`chartscore.paired.newcombe_difference`'s; the
+    Arguments are :func:`chartscore.stats.paired.newcombe_difference`'s; the
     quantile is :func:`cluster_quantile`'s over ``cases`` charts (with fewer
     than 2, the interval is [-1, 1]; with one trial a case, the plain Newcombe
     interval). The result contains the plain Newcombe interval. None with no
