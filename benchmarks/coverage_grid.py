@@ -40,7 +40,8 @@ from typing import Final
 import numpy as np
 from scipy.stats import norm
 
-from chartscore.report import CoefficientResult, KappaResult, WeightedMetric
+from chartscore.documents.report import CoefficientResult, KappaResult, WeightedMetric
+from chartscore.documents.tally import KappaTable
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
     ClusterSums,
@@ -59,7 +60,6 @@ from chartscore.stats.uncertainty import (
     published_standard_error,
 )
 from chartscore.stats.weighting import weighted_design_effect, weighted_rate
-from chartscore.tally import KappaTable
 
 CHARTS = (10, 20, 30, 50, 100, 300)
 LAYOUTS = ("5", "13", "40", "unbalanced", "sparse 13", "sparse 40")

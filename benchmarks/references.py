@@ -72,12 +72,12 @@ from statsmodels.stats.proportion import proportion_confint
 from statsmodels.stats.weightstats import DescrStatsW
 
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, score
+from chartscore.documents.report import MetricResult, SliceReport
+from chartscore.documents.tally import LABEL_METRICS
 from chartscore.importers import import_labelstudio
-from chartscore.report import MetricResult, SliceReport
 from chartscore.stats.binomial import Z95
 from chartscore.stats.reliability import gwet_ac, krippendorff_alpha
 from chartscore.stats.uncertainty import UncertaintySums, auroc, hanley_mcneil_interval
-from chartscore.tally import LABEL_METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"

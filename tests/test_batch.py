@@ -14,7 +14,7 @@ import pytest
 
 from chartscore import ChartscoreError, ErrorCode, compare_files, load_schema, score_files
 from chartscore.cli import main
-from chartscore.gates import parse_gates
+from chartscore.documents.gates import parse_gates
 from chartscore.io.ledger_file import read_ledger
 from chartscore.ledger import LedgerEntry
 from chartscore.records.gold_identity import LedgerKey

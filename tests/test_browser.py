@@ -333,7 +333,7 @@ _READ_MARGINS = """
 def test_a_declared_margin_is_drawn_on_its_row_and_a_2_point_margin_is_visible(
     browser: Any, tmp_path: Path
 ) -> None:
-    from chartscore.gates import parse_gates
+    from chartscore.documents.gates import parse_gates
 
     comparison = _study_comparison()
     gates = parse_gates(

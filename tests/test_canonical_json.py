@@ -1,4 +1,4 @@
-"""chartscore.canonical_json against RFC 8785 (JSON Canonicalization Scheme).
+"""chartscore.documents.canonical_json against RFC 8785 (JSON Canonicalization Scheme).
 
 Vectors are from RFC 8785 (A. Rundgren, B. Jordan, S. Erdtman, June 2020): section
 3.2.2 (the serialization example), section 3.2.3 (the sorting example) and Appendix B
@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from chartscore.canonical_json import canonical_json, format_number
+from chartscore.documents.canonical_json import canonical_json, format_number
 
 from helpers import examples
 

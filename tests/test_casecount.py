@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import GoldField, Prediction, score
+from chartscore.documents.tally import COUNT_NAMES
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import merge_all
-from chartscore.tally import COUNT_NAMES
 
 from helpers import SCHEMA, datasets, examples
 

@@ -424,7 +424,7 @@ def test_render_and_compare_draw_difference_gates_as_margins(
     expected = chartscore.render.render(
         Comparison.from_json(comparison.read_text()),
         "html",
-        gates=chartscore.gates.parse_gates(gates.read_text()),
+        gates=chartscore.documents.gates.parse_gates(gates.read_text()),
     )
     assert page == expected
     status, compared, _ = run(compare_argv(data, "--format", "html", "--gates", gates))

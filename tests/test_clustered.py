@@ -23,9 +23,9 @@ from scipy.stats import t as student
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, compare, score
-from chartscore.comparison import Comparison
-from chartscore.gates import evaluate, parse_gates
-from chartscore.report import Report
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.report import Report
 from chartscore.scoring.scorer import Scorer
 from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.clustered import (

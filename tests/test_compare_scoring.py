@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
-from chartscore.comparison import PairedBinomial, PairedSliceTally, PairedTally
+from chartscore.documents.comparison import PairedBinomial, PairedSliceTally, PairedTally
+from chartscore.documents.report import SliceReport
 from chartscore.errors import InputKind
-from chartscore.report import SliceReport
 from chartscore.scoring.paired_scorer import PAIRED_METRICS, PairedScorer
 from test_paired import decimal_newcombe, fraction_p_values
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
 from chartscore._types import FieldType
-from chartscore.comparison import (
+from chartscore.documents.comparison import (
     COMPARISON_FORMAT,
     FIELD_TYPE_NAMES,
     GOLD_ONLY_METRICS,
@@ -44,10 +44,10 @@ from chartscore.comparison import (
     comparison_warnings,
     missing_counts_differ,
 )
+from chartscore.documents.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
 from chartscore.scoring.scorer import Scorer
 from chartscore.stats.clustered import PairedClusterSums
 from chartscore.stats.paired import mcnemar, newcombe_difference
-from chartscore.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
 
 from helpers import chain, digest, examples
 

@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, score
-from chartscore.canonical_json import canonical_json
 from chartscore.disclosure import Sensitivity, SharedReport, audit, share
 from chartscore.disclosure.shared import case_floors, floor_key
+from chartscore.documents.canonical_json import canonical_json
 from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.clustered import clustered_wilson
 from disclosure_reference import Cohort, Tally, build_cohort

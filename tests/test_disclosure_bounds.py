@@ -21,7 +21,7 @@ from statsmodels.stats.proportion import proportion_confint
 from chartscore import ChartscoreError, ErrorCode
 from chartscore.disclosure import SharedReport, audit
 from chartscore.disclosure.shared_metric import rate_bound
-from chartscore.gates import evaluate, parse_gates
+from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.render import render
 from chartscore.stats.binomial import rate_range, widest_wilson
 from chartscore.stats.clustered import z_for

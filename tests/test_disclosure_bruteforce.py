@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import chartscore.disclosure.ranges as ranges_module
-from chartscore.canonical_json import canonical_json
 from chartscore.disclosure import SharedReport, audit
+from chartscore.documents.canonical_json import canonical_json
 from chartscore.stats.binomial import wilson_interval
 
 from helpers import examples, with_clustered_figures

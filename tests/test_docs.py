@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chartscore import ErrorCode, load_schema, score_files
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
+from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -106,7 +106,7 @@ def test_readme_table_example_is_true(tmp_path: Path) -> None:
 
 
 def test_readme_gates_example_parses() -> None:
-    from chartscore.gates import parse_gates
+    from chartscore.documents.gates import parse_gates
 
     match = re.search(r"<!-- example: gates.toml -->\n```toml\n(.*?)```", README, re.S)
     assert match is not None
@@ -161,11 +161,11 @@ def documentation() -> list[Path]:
 
 @pytest.mark.parametrize("page", documentation(), ids=lambda path: path.name)
 def test_every_python_path_in_the_docs_exists(page: Path) -> None:
-    from chartscore.comparison import COMPARISON_FORMAT
     from chartscore.disclosure.rule import SHARED_FORMAT
     from chartscore.disclosure.shared_comparison import SHARED_COMPARISON_FORMAT
+    from chartscore.documents.comparison import COMPARISON_FORMAT
+    from chartscore.documents.report import REPORT_FORMAT
     from chartscore.records.plugins import ENTRY_POINT_GROUP
-    from chartscore.report import REPORT_FORMAT
     from chartscore.scoring.partial_document import PARTIAL_FORMAT
 
     # Document names and the plugins' entry point group: dotted, but not modules.
@@ -180,5 +180,5 @@ def test_every_python_path_in_the_docs_exists(page: Path) -> None:
 
 def test_the_path_check_can_fail() -> None:
     assert resolves("chartscore.io.load_gates")
-    assert not resolves("chartscore.gates.load_gates")
+    assert not resolves("chartscore.documents.gates.load_gates")
     assert not resolves("chartscore.model_that_never_was")

@@ -24,16 +24,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, Report
-from chartscore.canonical_json import canonical_json
 from chartscore.cli import main
-from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import load_document
-from chartscore.gates import evaluate, parse_gates
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.tally import COUNT_NAMES
 from chartscore.io import inputs
 from chartscore.io.document_files import load_document_file
 from chartscore.stats.binomial import wilson_interval
-from chartscore.tally import COUNT_NAMES
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 from shared_data import full_and_shared
@@ -438,7 +438,7 @@ SCANNED: dict[bytes, ErrorCode | None] = {
 def test_the_scanner_gives_the_same_verdict_whatever_the_chunks(
     document: bytes, data: st.DataObject
 ) -> None:
-    from chartscore._strict_json import DocumentScanner  # new in this change
+    from chartscore.documents._strict_json import DocumentScanner  # new in this change
 
     cuts = sorted(data.draw(st.lists(st.integers(0, len(document)), max_size=12)))
     pieces = [document[a:b] for a, b in zip([0, *cuts], [*cuts, len(document)], strict=True)]

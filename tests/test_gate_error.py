@@ -18,7 +18,7 @@ from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import GoldField, Prediction, score
-from chartscore.gates import evaluate, parse_gates
+from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.stats.binomial import wilson_interval
 from chartscore.stats.clopper_pearson import clopper_pearson, widest_clopper_pearson
 from chartscore.stats.clustered import CONFIDENCE_LEVELS, Z_BY_CONFIDENCE

@@ -16,10 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
-from chartscore.comparison import Comparison
 from chartscore.disclosure.rule import SHARED_FORMAT_VERSION
 from chartscore.documents import load_document
-from chartscore.gates import (
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import (
     EXIT_GATES_PASSED,
     EXIT_REQUIRED_GATE_FAILED,
     MAX_GATES,
@@ -28,8 +28,8 @@ from chartscore.gates import (
     evaluate,
     parse_gates,
 )
+from chartscore.documents.report import Report
 from chartscore.io import load_gates
-from chartscore.report import Report
 from chartscore.stats.binomial import Z95
 from test_comparison import categorical_rows, compare, datasets
 
@@ -1056,8 +1056,8 @@ def test_damaged_documents_give_a_document_or_a_coded_error(
 
 
 def test_the_error_vocabulary_knows_every_gate_key() -> None:
+    from chartscore.documents.gates import LEVELS, RULES
     from chartscore.errors import GATE_KEYS
-    from chartscore.gates import LEVELS, RULES
 
     assert ("slice", "metric", "label", "level", *RULES) == GATE_KEYS
     assert LEVELS == ("required", "warning")

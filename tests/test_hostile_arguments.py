@@ -48,10 +48,10 @@ from chartscore import (
     worklist_files,
     write_worklist,
 )
-from chartscore.comparison import Comparison
 from chartscore.disclosure import SharedReport, audit
 from chartscore.documents import load_document
-from chartscore.gates import evaluate, parse_gates, parse_gates_bytes
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import evaluate, parse_gates, parse_gates_bytes
 from chartscore.importers import import_csv, import_labelstudio, import_redcap, write_imported
 from chartscore.io import check_output, load_document_file, load_gates, write_atomic, write_output
 from chartscore.io.ledger_file import append_line

@@ -21,12 +21,12 @@ from hypothesis import strategies as st
 from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
+from chartscore.documents.tally import LABEL_METRICS
 from chartscore.importers import import_labelstudio
 from chartscore.records.schema import Schema
 from chartscore.scoring.scorer import Scorer
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.confusion import f1_score as chartscore_f1
-from chartscore.tally import LABEL_METRICS
 
 from helpers import examples
 

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from chartscore import load_schema, score_files
-from chartscore.gates import parse_gates
+from chartscore.documents.gates import parse_gates
 from chartscore.io.ledger_file import read_ledger
 from chartscore.ledger import ledger_table
 from chartscore.records.gold_identity import LedgerKey

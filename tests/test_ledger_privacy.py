@@ -18,7 +18,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from chartscore.canonical_json import canonical_json
+from chartscore.documents.canonical_json import canonical_json
 from ledger_data import write_key
 from test_privacy import (
     FIELD_TYPES,

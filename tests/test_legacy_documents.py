@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
 from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.documents import load_document
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.gates import evaluate, parse_gates
 from chartscore.render import render
-from chartscore.report import Report
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import clustered_wilson
 

@@ -29,7 +29,8 @@ from rapidfuzz.distance import Levenshtein
 
 from chartscore import ChartscoreError, ErrorCode, FieldSpec, GoldField, Prediction, Schema, score
 from chartscore.cli import main
-from chartscore.comparison import Comparison
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.report import Report
 from chartscore.records.match_engines import (
     FUZZY_WORK,
     LONGEST_FUZZY_TEXT,
@@ -39,7 +40,6 @@ from chartscore.records.match_engines import (
 )
 from chartscore.records.pattern import MAX_PATTERN_LENGTH, compile_pattern, translate_pattern
 from chartscore.records.similarity import similarity_at_least
-from chartscore.report import Report
 from chartscore.scoring.paired_scorer import compare
 from chartscore.workflows.partials import score_with_partial
 from disclosure_reference import build_cohort

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, FieldType, GoldField, Prediction, score
-from chartscore.report import Report
+from chartscore.documents.report import Report
 from chartscore.scoring.partial import PartialTally, merge_all
 from chartscore.scoring.scorer import Scorer
 

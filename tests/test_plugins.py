@@ -45,12 +45,12 @@ from chartscore import (
     score,
 )
 from chartscore.cli import main as cli_main
-from chartscore.comparison import Comparison
 from chartscore.disclosure import SharedReport, audit
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.report import Report
 from chartscore.errors import describe
-from chartscore.gates import evaluate, parse_gates
 from chartscore.render import render
-from chartscore.report import Report
 from chartscore.scoring.partial import merge_all
 from chartscore.scoring.scorer import Scorer, feed_records
 from chartscore.workflows.share import share

@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
+from chartscore.documents.tally import CORE_METRICS, ERROR_METRICS
 from chartscore.render import FORMATS, SORTS, render, render_view, report_view
 from chartscore.render._numbers import estimate_text, kappa_number, percent
 from chartscore.render.markdown import escape
 from chartscore.render.table import WIDTH, wrap_label
 from chartscore.render.view import Column, Estimate, Kind, Row, Table, View
-from chartscore.tally import CORE_METRICS, ERROR_METRICS
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import chartscore
 from chartscore import Comparison, GoldField, Prediction
-from chartscore.canonical_json import format_number
-from chartscore.gates import parse_gates
+from chartscore.documents.canonical_json import format_number
+from chartscore.documents.gates import parse_gates
 from chartscore.render import FORMATS, render
 from chartscore.render.comparison_view import DIFFERENCE_SCALES, comparison_view, difference_scale
 from chartscore.render.forest import PLOT_WIDTH, forest_svg

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 
 from chartscore import Report
+from chartscore.documents.tally import ERROR_METRICS
 from chartscore.render import render, render_view, report_view
 from chartscore.render.definitions import LEGEND_ORDER, definition
 from chartscore.render.forest import PLOT_WIDTH
 from chartscore.render.view import Column, Estimate, Kind, Plot, PlotRow, Row, Table, View
-from chartscore.tally import ERROR_METRICS
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 

@@ -27,16 +27,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, Report
-from chartscore.canonical_json import format_number
 from chartscore.cli import main
 from chartscore.disclosure.rule import SHARED_FORMAT_VERSION
 from chartscore.disclosure.shared import SharedReport, SharedSlice, shared_from_report
 from chartscore.disclosure.shared_labels import SharedLabel
 from chartscore.disclosure.shared_metric import SharedMetric
 from chartscore.documents import load_document
+from chartscore.documents.canonical_json import format_number
+from chartscore.documents.tally import LABEL_METRICS
 from chartscore.render import FORMATS, SORTS, render, report_view
 from chartscore.render._numbers import kappa_number, percent
-from chartscore.tally import LABEL_METRICS
 from report_data import FIELD_TYPES, scored_reports
 from shared_data import full_and_shared
 from test_render_html import Page, assert_self_contained

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 
 from chartscore import ChartscoreError, ErrorCode, Report
-from chartscore.report import FIELD_TYPE_NAMES, KappaResult, MetricResult
+from chartscore.documents.report import FIELD_TYPE_NAMES, KappaResult, MetricResult
+from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 from chartscore.stats.binomial import wilson_interval
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 from chartscore.workflows.demo import run_demo
 from report_data import scored_reports
 

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 pytest.importorskip("scipy")
 
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, share
-from chartscore.canonical_json import canonical_json
 from chartscore.cli import main
 from chartscore.disclosure import audit
 from chartscore.disclosure.figures import (
@@ -31,6 +30,7 @@ from chartscore.disclosure.figures import (
     shared_steps,
     shared_uncertainty,
 )
+from chartscore.documents.canonical_json import canonical_json
 from chartscore.stats.binomial import Z95
 
 DIGEST = "sha256:" + "ab" * 32

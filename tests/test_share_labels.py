@@ -23,15 +23,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore import score
-from chartscore.canonical_json import canonical_json
 from chartscore.disclosure import audit
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.label_model import ClassSums, LabelLayout, label_metric
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import RangeSolver
 from chartscore.disclosure.shared import SharedReport, shared_from_report
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.errors import ChartscoreError
-from chartscore.gates import evaluate, parse_gates
 from chartscore.workflows.share import share
 from disclosure_reference import build_cohort
 from shared_data import SCHEMA, cohort

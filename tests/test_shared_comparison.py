@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore.cli import main
-from chartscore.comparison import Comparison
 from chartscore.disclosure.comparison_audit import audit_comparison, published_values
 from chartscore.disclosure.comparison_model import ComparisonModel
 from chartscore.disclosure.ranges import RangeSolver
@@ -28,6 +27,7 @@ from chartscore.disclosure.shared_comparison import (
     SharedComparison,
     difference_bound,
 )
+from chartscore.documents.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.scoring.comparison_cases import comparison_case_counts
 from chartscore.stats.binomial import wilson_interval

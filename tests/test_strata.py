@@ -17,9 +17,9 @@ from scipy.stats import t as student
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
 from chartscore.cli import main
+from chartscore.documents.report import Report
 from chartscore.io import load_strata
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.partial import merge_all
 from chartscore.workflows.partials import merge_partials, score_with_partial
@@ -367,7 +367,7 @@ def demo_report(tmp_path: Path) -> Report:
 
 
 def test_gates_read_a_stratum_slice_s_clustered_interval(tmp_path: Path) -> None:
-    from chartscore.gates import evaluate, parse_gates
+    from chartscore.documents.gates import evaluate, parse_gates
 
     report = demo_report(tmp_path)
     part = report.by_stratum["site=C"].metric("normalized_agreement")
@@ -405,7 +405,7 @@ min_lower = {typed.clustered_interval[0] + 1e-9}
     ["stratum:site", "stratum:=A", "stratum:site=A/date", "stratum:site=A/type:x", "stratum:"],
 )
 def test_a_malformed_stratum_slice_is_an_invalid_gate(where: str) -> None:
-    from chartscore.gates import parse_gates
+    from chartscore.documents.gates import parse_gates
 
     with pytest.raises(ChartscoreError) as caught:
         parse_gates(f'[[gate]]\nslice = "{where}"\nmetric = "exact_agreement"\nmin_lower = 0.1\n')
@@ -436,7 +436,7 @@ def test_a_paired_stratum_slice_is_the_comparison_of_its_cases_alone(
     dataset: tuple[list[GoldField], list[Prediction]], seed: int
 ) -> None:
     from chartscore import compare
-    from chartscore.comparison import Comparison
+    from chartscore.documents.comparison import Comparison
 
     gold, baseline = dataset
     rng = random.Random(seed)

@@ -15,7 +15,7 @@ from chartscore import (
     SourceLocation,
     score,
 )
-from chartscore.gates import evaluate, parse_gates
+from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.stats.binomial import wilson_interval
 
 DIGEST = "sha256:" + "cd" * 32

@@ -17,7 +17,8 @@ from importlib import import_module as _import_module
 
 from chartscore._types import FieldType
 from chartscore._version import __version__
-from chartscore.comparison import Comparison
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io import STDIN, load_schema
@@ -32,7 +33,6 @@ from chartscore.records.evidence import (
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.plugins import MetricPlugin
 from chartscore.records.schema import FieldSpec, Schema
-from chartscore.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.scoring.paired_scorer import compare
 from chartscore.scoring.scorer import score
 from chartscore.workflows.batch import Batch, BatchRun, batch_files
@@ -61,6 +61,18 @@ _MOVED_MODULES = {
             "student_t",
             "uncertainty",
             "weighting",
+        )
+    },
+    **{
+        f"chartscore.{name}": f"chartscore.documents.{name}"
+        for name in (
+            "_strict_json",
+            "canonical_json",
+            "comparison",
+            "gates",
+            "plugin_layout",
+            "report",
+            "tally",
         )
     },
 }

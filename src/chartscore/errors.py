@@ -341,7 +341,7 @@ GATE_KEYS: Final = (
     "min_difference_lower",
     "max_difference_upper",
 )
-"""The keys of a gate in a gates file (:mod:`chartscore.gates`), in documented order."""
+"""The keys of a gate in a gates file (:mod:`chartscore.documents.gates`), in documented order."""
 
 # A name from a gates file (developer-authored, no patient data) is shown only
 # when it is a plain word: no spaces, quotes or control characters to mislead a terminal.

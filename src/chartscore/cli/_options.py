@@ -11,7 +11,7 @@ from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
-from chartscore.gates import Gate, evaluate
+from chartscore.documents.gates import Gate, evaluate
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, write_output
 from chartscore.io.schema_file import load_schema

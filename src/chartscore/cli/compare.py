@@ -38,7 +38,7 @@ from chartscore.cli._options import (
     strata_input,
 )
 from chartscore.cli._streams import Streams, say
-from chartscore.comparison import (
+from chartscore.documents.comparison import (
     MISSING_COUNTS_DIFFER,
     MISSING_GAP_POINTS,
     Comparison,

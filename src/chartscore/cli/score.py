@@ -39,6 +39,7 @@ from chartscore.cli._options import (
     strata_input,
 )
 from chartscore.cli._streams import Streams, say
+from chartscore.documents.report import Report
 from chartscore.engine import score_dask
 from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
@@ -46,7 +47,6 @@ from chartscore.io.output import write_output
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.render import render
-from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions
 from chartscore.workflows.partials import score_with_partial
 from chartscore.workflows.score import score_files

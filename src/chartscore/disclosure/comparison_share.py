@@ -1,6 +1,6 @@
 """Cell suppression for a comparison: primary by distinct cases, complementary until it audits.
 
-:func:`share_comparison` turns a full :class:`~chartscore.comparison.Comparison`
+:func:`share_comparison` turns a full :class:`~chartscore.documents.comparison.Comparison`
 into a :class:`~chartscore.disclosure.shared_comparison.SharedComparison`
 under the cell-size rule, as :mod:`chartscore.disclosure.suppress` does for a
 report, on the paired model
@@ -34,7 +34,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from chartscore.comparison import Comparison
 from chartscore.disclosure.attack import DERIVABLE, AuditResult
 from chartscore.disclosure.comparison_audit import (
     audit_comparison,
@@ -55,6 +54,7 @@ from chartscore.disclosure.shared_comparison import (
     build_shared_comparison,
     with_ranges,
 )
+from chartscore.documents.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode
 
 _PEOPLE_NEED = ("exact_agreement", "normalized_agreement")

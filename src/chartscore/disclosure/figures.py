@@ -37,7 +37,7 @@ from typing import Final
 
 import attrs
 
-from chartscore import _strict_json
+from chartscore.documents import _strict_json
 from chartscore.stats.binomial import CountRange, wilson_interval
 from chartscore.stats.magnitude import UNITS
 from chartscore.stats.student_t import t_for

@@ -45,7 +45,7 @@ import attrs
 
 from chartscore.disclosure.forms import Form, add, equal, variable
 from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL, metric_quantity
-from chartscore.tally import LABEL_METRICS
+from chartscore.documents.tally import LABEL_METRICS
 
 SINGLE_PARTS: Final = ("agreed", "gold", "answered", "unpaired")
 """A single-label field's unknowns per label."""

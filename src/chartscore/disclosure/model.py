@@ -48,8 +48,8 @@ from chartscore.disclosure.rule import (
     metric_quantity,
 )
 from chartscore.disclosure.shared import SharedReport
-from chartscore.plugin_layout import metric_name, split_metric
-from chartscore.tally import CORE_METRICS, COUNT_NAMES
+from chartscore.documents.plugin_layout import metric_name, split_metric
+from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES
 
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""

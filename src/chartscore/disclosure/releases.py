@@ -44,8 +44,8 @@ from chartscore.disclosure.model import (
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import IGNORED_COUNT
 from chartscore.disclosure.shared import SharedReport, shared_from_report
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.report import Report
 
 if TYPE_CHECKING:
     from chartscore.disclosure.suppress import Sensitivity, SuppressionState

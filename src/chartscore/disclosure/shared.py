@@ -31,11 +31,8 @@ from typing import TYPE_CHECKING, Final
 
 import attrs
 
-from chartscore import _strict_json
 from chartscore._format import FIELD_ID_PATTERN
-from chartscore._strict_json import require_plain
 from chartscore._version import __version__
-from chartscore.canonical_json import canonical_json
 from chartscore.disclosure.figures import (
     MAGNITUDE,
     UNCERTAINTY,
@@ -104,15 +101,17 @@ from chartscore.disclosure.shared_metric import (
     read_range,
     rows_per_case,
 )
-from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.plugin_layout import (
+from chartscore.documents import _strict_json
+from chartscore.documents._strict_json import require_plain
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
     is_plugin_metric,
     stamps_from_dict,
     stamps_to_dict,
 )
-from chartscore.report import (
+from chartscore.documents.report import (
     CORE_TOTALS,
     STRATUM_NAME,
     WeightedEstimate,
@@ -122,9 +121,10 @@ from chartscore.report import (
     read_design_effect,
     read_scorer,
 )
+from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
+from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 
 if TYPE_CHECKING:  # the readers need no pricing: only share records a choice
     from chartscore.disclosure.cost import ComplementCost

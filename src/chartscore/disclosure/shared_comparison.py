@@ -23,16 +23,7 @@ from typing import Final, NoReturn
 
 import attrs
 
-from chartscore import _strict_json
 from chartscore._version import __version__
-from chartscore.canonical_json import canonical_json
-from chartscore.comparison import (
-    Comparison,
-    ComparisonSlice,
-    PairedBinomial,
-    PairedClustering,
-    PairedMetricResult,
-)
 from chartscore.disclosure.comparison_model import (
     BASELINE_ONLY,
     CANDIDATE_ONLY,
@@ -63,12 +54,26 @@ from chartscore.disclosure.shared_metric import (
     SharedMetric,
     rate_bound,
 )
+from chartscore.documents import _strict_json
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.comparison import (
+    Comparison,
+    ComparisonSlice,
+    PairedBinomial,
+    PairedClustering,
+    PairedMetricResult,
+)
+from chartscore.documents.report import (
+    MetricResult,
+    read_confidence,
+    read_design_effect,
+    read_scorer,
+)
+from chartscore.documents.tally import Binomial
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
-from chartscore.report import MetricResult, read_confidence, read_design_effect, read_scorer
 from chartscore.stats.binomial import Z95, widest_wilson, wilson_interval
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.stats.paired import newcombe_difference
-from chartscore.tally import Binomial
 
 SHARED_COMPARISON_FORMAT: Final = "chartscore.shared_comparison"
 SHARED_COMPARISON_FORMAT_VERSION: Final = 2

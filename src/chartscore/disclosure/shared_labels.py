@@ -42,11 +42,11 @@ from chartscore.disclosure.shared_metric import (
     read_metric,
     read_number,
 )
-from chartscore.report import MAX_LABEL_NAME
+from chartscore.documents.report import MAX_LABEL_NAME
+from chartscore.documents.tally import LABEL_METRICS
 from chartscore.stats.binomial import Z95
 from chartscore.stats.confusion import f1_score, macro_f1
 from chartscore.stats.reliability import ALPHA_METRICS, LOWEST
-from chartscore.tally import LABEL_METRICS
 
 SCORES: Final = ("macro_f1",)
 """A field slice's F1 figure beside its labels (the labels' pooled counts are not shared)."""

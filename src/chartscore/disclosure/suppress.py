@@ -1,6 +1,6 @@
 """Cell suppression: primary by distinct cases, complementary until the audit passes.
 
-:func:`share` turns a full :class:`~chartscore.report.Report` into a
+:func:`share` turns a full :class:`~chartscore.documents.report.Report` into a
 :class:`~chartscore.disclosure.shared.SharedReport` under the cell-size rule:
 
 1. **Primary.** A protected quantity is *sensitive* when the distinct cases
@@ -110,8 +110,8 @@ from chartscore.disclosure.shared import (
     shown_weighted,
 )
 from chartscore.disclosure.shared_metric import Range
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.report import Report
 from chartscore.stats.clustered import z_for
 
 _TRIALS: Final = 4

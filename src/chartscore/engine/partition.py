@@ -29,12 +29,12 @@ import pickle
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Final
 
+from chartscore.documents.report import Report
 from chartscore.engine.parts import Bucket, Failure, PartSummary, Stage
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.feed import first_add_failure
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.partial import PartialTally, merge_all
 from chartscore.scoring.scorer import ExtraPredictions, Scorer, collector_paused
 

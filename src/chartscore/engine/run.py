@@ -41,6 +41,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
+from chartscore.documents.report import Report
 from chartscore.engine.partition import combine, finish, first_result, score_partition
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
@@ -51,7 +52,6 @@ from chartscore.io.strata_file import load_strata
 from chartscore.records.match_engines import require_match_engines
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.plugin_guard import counting_ctrl_c
 from chartscore.scoring.scorer import ExtraPredictions, check_options
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option

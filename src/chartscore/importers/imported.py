@@ -25,7 +25,7 @@ from decimal import Decimal
 
 import attrs
 
-from chartscore.canonical_json import canonical_json
+from chartscore.documents.canonical_json import canonical_json
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import check_outputs, write_atomic_all

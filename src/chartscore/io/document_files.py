@@ -6,10 +6,9 @@ named by path in an error.
 
 from __future__ import annotations
 
-from chartscore import _strict_json
-from chartscore.documents import Document, load_document
+from chartscore.documents import Document, _strict_json, load_document
+from chartscore.documents.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.io.inputs import InputPath, input_path, open_input, read_whole
 
 __all__ = ["load_document_file", "load_gates", "read_document_bytes"]
@@ -21,7 +20,7 @@ def load_gates(path: InputPath) -> tuple[Gate, ...]:
     Raises:
         ChartscoreError: ``invalid_path``, ``file_unreadable``,
             ``file_too_large`` or ``not_utf8`` (gates), or any code of
-            :func:`chartscore.gates.parse_gates`. Never names the path.
+            :func:`chartscore.documents.gates.parse_gates`. Never names the path.
     """
     return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
 
@@ -30,7 +29,7 @@ def read_document_bytes(path: InputPath, source: InputKind = InputKind.REPORT) -
     """A saved document's bytes (at most 16 MiB), for a reader that checks its shape.
 
     Read like every input (a path or standard input, regular files only, gzip
-    decompressed), in chunks that a :class:`~chartscore._strict_json.DocumentScanner`
+    decompressed), in chunks that a :class:`~chartscore.documents._strict_json.DocumentScanner`
     checks as they come: reading stops at the first chunk that is not UTF-8,
     does not open an object, nests too deep or passes the size limit, so a
     gzip bomb costs little more than that chunk.

@@ -19,14 +19,13 @@ from typing import Final
 
 import attrs
 
-from chartscore import _strict_json
 from chartscore._format import DIGEST_PATTERN, FORMAT_KEYS
-from chartscore.canonical_json import canonical_json
-from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
-from chartscore.documents import Document, load_document
+from chartscore.documents import Document, _strict_json, load_document
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
-from chartscore.report import Report
 from chartscore.stats.clustered import CONFIDENCE_LEVELS
 
 LEDGER_FORMAT: Final = "chartscore.ledger"

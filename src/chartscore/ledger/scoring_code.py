@@ -10,8 +10,8 @@ cannot change a report's, shared report's or comparison's numbers:
   ``ledger/`` (this package: it records documents, it makes none).
 
 Definition (docs/ledger.md#the-code-hash): the files are taken in the order of
-their POSIX paths relative to the package (``canonical_json.py``, ``scoring/scorer.py``,
-...); each contributes its path (UTF-8), a zero byte, its length in bytes in
+their POSIX paths relative to the package (``documents/canonical_json.py``,
+``scoring/scorer.py``, ...); each contributes its path (UTF-8), a zero byte, its length in bytes in
 decimal, a zero byte and its bytes; the hash is ``sha256:`` and the SHA-256 of all
 of that, in hex. A test recomputes it from this definition.
 """

@@ -24,16 +24,16 @@ from typing import Final
 
 import attrs
 
-from chartscore.comparison import Comparison, PairedMetricResult
 from chartscore.disclosure.shared import SharedReport
+from chartscore.documents.comparison import Comparison, PairedMetricResult
+from chartscore.documents.report import Report
+from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, flag_option
 from chartscore.ledger.entry import FAILED, Setup
 from chartscore.ledger.runs import GoldSet, Ledger, LedgerRun, gold_sets, setups
 from chartscore.render.report_view import rate_estimate
 from chartscore.render.table import WIDTH, table_lines
 from chartscore.render.view import Cell, Column, Estimate, Kind, Row, Table
-from chartscore.report import Report
-from chartscore.tally import ERROR_METRICS
 
 HEADLINE_METRICS: Final = ("normalized_agreement", "abstention_correctness", "unanswerable_answer")
 """The overall figures a row of scored or shared runs shows."""

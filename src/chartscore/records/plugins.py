@@ -28,8 +28,8 @@ from typing import Final
 
 import attrs
 
+from chartscore.documents.plugin_layout import PluginStamp, valid_name
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.plugin_layout import PluginStamp, valid_name
 
 ENTRY_POINT_GROUP: Final = "chartscore.metrics"
 """The entry point group plugins register in."""

@@ -27,7 +27,7 @@ from typing import Final
 
 import attrs
 
-from chartscore.canonical_json import canonical_json
+from chartscore.documents.canonical_json import canonical_json
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.records.gold_identity import IDENTITY_PREFIX, LedgerKey
 from chartscore.records.schema import FieldSpec, Schema

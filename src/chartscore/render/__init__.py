@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from chartscore.comparison import Comparison
 from chartscore.disclosure.shared import SharedReport
 from chartscore.disclosure.shared_comparison import SharedComparison
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import Gate
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.gates import Gate
 from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
 from chartscore.render.html import render_html
@@ -24,7 +25,6 @@ from chartscore.render.report_view import SORTS, report_view
 from chartscore.render.shared_comparison_view import shared_comparison_view
 from chartscore.render.table import render_table
 from chartscore.render.view import View
-from chartscore.report import Report
 
 RENDERERS: Final[dict[str, Callable[[View], str]]] = {
     "table": render_table,
@@ -60,13 +60,13 @@ def render(
     """Render a report for people (or, as CSV, for spreadsheets).
 
     Args:
-        report: A value-free :class:`~chartscore.report.Report` (from
+        report: A value-free :class:`~chartscore.documents.report.Report` (from
             ``chartscore.score`` or ``Report.from_json``),
             :class:`~chartscore.disclosure.shared.SharedReport` (from
             ``chartscore.workflows.share.share`` or ``SharedReport.from_json``: a
             suppressed number reads ``suppressed``, a metric with a suppressed
             part has no rate or interval, and the disclosure rule is stated) or
-            :class:`~chartscore.comparison.Comparison` (its paired differences
+            :class:`~chartscore.documents.comparison.Comparison` (its paired differences
             are drawn around 0, on a ±5 to ±50 point axis) or
             :class:`~chartscore.disclosure.shared_comparison.SharedComparison`
             (the same, with suppressed numbers and the bounds their ranges prove).

@@ -1,4 +1,4 @@
-"""The adapter from a :class:`~chartscore.comparison.Comparison` to a :class:`View`.
+"""The adapter from a :class:`~chartscore.documents.comparison.Comparison` to a :class:`View`.
 
 A comparison is read for its paired differences: the first plots show, per
 paired metric, the candidate's rate minus the baseline's with Newcombe's
@@ -19,7 +19,7 @@ from typing import Final
 
 import attrs
 
-from chartscore.comparison import (
+from chartscore.documents.comparison import (
     COMPARISON_FORMAT,
     COMPARISON_FORMAT_VERSION,
     MISSING_GAP_POINTS,
@@ -29,9 +29,10 @@ from chartscore.comparison import (
     PairedMetricResult,
     missing_counts_differ,
 )
+from chartscore.documents.gates import Gate
+from chartscore.documents.plugin_layout import is_plugin_metric
+from chartscore.documents.tally import ERROR_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.gates import Gate
-from chartscore.plugin_layout import is_plugin_metric
 from chartscore.render.definitions import definition, interval_note, plugin_definitions, title
 from chartscore.render.report_view import (
     SORT_METRIC,
@@ -53,7 +54,6 @@ from chartscore.render.view import (
     level_text,
     slice_label,
 )
-from chartscore.tally import ERROR_METRICS, TYPE_METRICS
 
 _CORE_PAIRED: Final = tuple(m for m in PAIRED_METRICS if m not in TYPE_METRICS)
 _SYSTEMS: Final = ("baseline", "candidate")

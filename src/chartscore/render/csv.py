@@ -43,7 +43,7 @@ import csv
 import io
 from typing import Final
 
-from chartscore.canonical_json import format_number
+from chartscore.documents.canonical_json import format_number
 from chartscore.render.view import Estimate, Kind, View
 
 COLUMNS: Final = (

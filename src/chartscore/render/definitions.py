@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
-from chartscore.plugin_layout import PluginStamp, split_metric
+from chartscore.documents.plugin_layout import PluginStamp, split_metric
+from chartscore.documents.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.render.view import Definition
-from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
 _CORE = "docs/metrics.md#core-metrics-every-slice"
 _TYPE = "docs/metrics.md#type-specific-metrics"

@@ -28,8 +28,18 @@ from chartscore.disclosure.figures import SharedMagnitude, SharedUncertainty
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT
 from chartscore.disclosure.shared import SharedReport, SharedSlice
 from chartscore.disclosure.shared_labels import SharedCoefficient, SharedLabel
+from chartscore.documents.plugin_layout import PluginStamp
+from chartscore.documents.report import (
+    REPORT_FORMAT,
+    REPORT_FORMAT_VERSION,
+    CoefficientResult,
+    MagnitudeResult,
+    Report,
+    SliceReport,
+    UncertaintyResult,
+)
+from chartscore.documents.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.plugin_layout import PluginStamp
 from chartscore.render._numbers import count_text, interval_text
 from chartscore.render.definitions import (
     COEFFICIENTS,
@@ -54,16 +64,6 @@ from chartscore.render.view import (
     level_text,
     slice_label,
 )
-from chartscore.report import (
-    REPORT_FORMAT,
-    REPORT_FORMAT_VERSION,
-    CoefficientResult,
-    MagnitudeResult,
-    Report,
-    SliceReport,
-    UncertaintyResult,
-)
-from chartscore.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 
 SORTS: Final = ("name", "rate")
 """Row orders: by name, or by normalized agreement rate (lowest first)."""

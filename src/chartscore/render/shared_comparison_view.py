@@ -22,8 +22,9 @@ from chartscore.disclosure.shared_comparison import (
     SharedComparisonSlice,
     SharedPaired,
 )
+from chartscore.documents.gates import Gate
+from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.gates import Gate
 from chartscore.render.comparison_view import difference_scale, gate_margins
 from chartscore.render.definitions import definition, interval_note, title
 from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
@@ -39,7 +40,6 @@ from chartscore.render.view import (
     level_text,
     slice_label,
 )
-from chartscore.tally import ERROR_METRICS
 
 Slice = tuple[str, str, SharedComparisonSlice]
 _COUNTS = ("answered_count", "abstained_count", "missing_count")

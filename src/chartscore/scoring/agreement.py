@@ -15,6 +15,7 @@ from datetime import date
 from typing import Final
 
 from chartscore._types import FieldType
+from chartscore.documents.tally import LABEL_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.match_engines import MAX_REGEX_ANSWER, fuzzy_text_limit
 from chartscore.records.normalize import (
@@ -29,7 +30,6 @@ from chartscore.records.normalize import (
 from chartscore.records.pattern import Pattern, compile_pattern
 from chartscore.records.schema import FieldSpec
 from chartscore.records.similarity import SimilarityTest
-from chartscore.tally import LABEL_METRICS
 
 # Outcome bits of one prediction.
 ANSWERED: Final = 1

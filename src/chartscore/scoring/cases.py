@@ -23,7 +23,14 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from chartscore._types import FieldType, Value
-from chartscore.plugin_layout import PluginLayout
+from chartscore.documents.plugin_layout import PluginLayout
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    COUNT_NAMES,
+    SHARE_WITHHELD_METRICS,
+    SliceTally,
+    Tally,
+)
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.agreement import (
@@ -37,7 +44,6 @@ from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, SHARE_WITHHELD_METRICS, SliceTally, Tally
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field``,

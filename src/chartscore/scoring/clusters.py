@@ -28,11 +28,11 @@ from itertools import compress, repeat
 from operator import add, and_, mul, rshift, sub
 from typing import Final
 
-from chartscore.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
+from chartscore.documents.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
+from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
 from chartscore.stats.clustered import ClusterSums, PairedClusterSums
-from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 ITEM_BITS: Final = 32
 """Bits for each of a row's item and label counts in its class."""
@@ -53,7 +53,7 @@ class RowCoding:
     """How one run packs a row class into an int: the outcome mask, then item counts.
 
     The mask holds chartscore's outcome bits and, from
-    :data:`~chartscore.plugin_layout.FIRST_BIT` up, the run's plugin labels;
+    :data:`~chartscore.documents.plugin_layout.FIRST_BIT` up, the run's plugin labels;
     a multi-select row's gold, answered and matched item counts sit above
     the highest of them (``item_shift``), and a labelled field's four label
     counts above those (``label_shift``). A paired row is ``baseline |

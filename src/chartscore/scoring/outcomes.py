@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from chartscore.plugin_layout import PluginLayout
+from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,

@@ -11,7 +11,7 @@ neither) is read off those pair counts with the row tests of
 unpaired metrics and kappa.
 
 Like :mod:`chartscore.scoring.scorer`, this module holds values and case ids; what it
-returns (:class:`~chartscore.comparison.PairedTally`) holds counts only.
+returns (:class:`~chartscore.documents.comparison.PairedTally`) holds counts only.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Final, Literal, cast
 
 from chartscore._types import Value
-from chartscore.comparison import (
+from chartscore.documents.comparison import (
     PAIRED_METRICS,
     Comparison,
     IgnoredPredictions,
@@ -29,8 +29,9 @@ from chartscore.comparison import (
     PairedSliceTally,
     PairedTally,
 )
+from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
+from chartscore.documents.tally import TYPE_METRICS, SliceTally, pool
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
@@ -57,7 +58,6 @@ from chartscore.stats.clustered import (
     PairedClusterSums,
     confidence_option,
 )
-from chartscore.tally import TYPE_METRICS, SliceTally, pool
 
 Side = Literal["baseline", "candidate", "pair"]
 
@@ -428,7 +428,7 @@ def compare(
             comparison gains each stratum's pooled paired slice (``by_stratum``).
 
     Returns:
-        The value-free :class:`~chartscore.comparison.Comparison`.
+        The value-free :class:`~chartscore.documents.comparison.Comparison`.
 
     Raises:
         ChartscoreError: as :func:`chartscore.score`, with the input named

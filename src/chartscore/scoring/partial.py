@@ -11,7 +11,7 @@ A partial tally is **private**: kappa's counters are keyed by normalized
 category values, and a partial built for disclosure control also holds case
 ids (:mod:`chartscore.scoring.cases`). It lives in memory only; its repr shows the
 number of fields and nothing else. :meth:`PartialTally.tally` is the boundary:
-it reduces everything to the value-free :class:`~chartscore.tally.Tally`.
+it reduces everything to the value-free :class:`~chartscore.documents.tally.Tally`.
 """
 
 from __future__ import annotations
@@ -24,8 +24,18 @@ from fractions import Fraction
 from typing import Final, TypeVar
 
 from chartscore._types import FieldType
+from chartscore.documents.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
+from chartscore.documents.tally import (
+    COUNT_NAMES,
+    LABEL_METRICS,
+    Binomial,
+    KappaTable,
+    MagnitudeTally,
+    SliceTally,
+    Tally,
+    pool,
+)
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
 from chartscore.records.schema import FieldSpec
 from chartscore.scoring.agreement import (
     ANSWERABLE,
@@ -51,16 +61,6 @@ from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import ErrorSums, median
 from chartscore.stats.reliability import interval_alpha
 from chartscore.stats.uncertainty import UncertaintySums
-from chartscore.tally import (
-    COUNT_NAMES,
-    LABEL_METRICS,
-    Binomial,
-    KappaTable,
-    MagnitudeTally,
-    SliceTally,
-    Tally,
-    pool,
-)
 
 
 def _add_counts(mine: dict[_K, int], other: Mapping[_K, int]) -> None:

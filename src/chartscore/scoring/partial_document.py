@@ -35,15 +35,16 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final, NoReturn
 
-from chartscore import _strict_json
 from chartscore._types import FieldType
 from chartscore._version import __version__
-from chartscore.canonical_json import canonical_json
+from chartscore.documents import _strict_json
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
+from chartscore.documents.report import FIELD_TYPE_NAMES, read_scorer
+from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
-from chartscore.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.strata import stratum_name
-from chartscore.report import FIELD_TYPE_NAMES, read_scorer
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL
 from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally
@@ -52,7 +53,6 @@ from chartscore.scoring.scorer import EXTRA_PREDICTIONS
 from chartscore.scoring.strata import StrataParts
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import exact_decimal, parse_exact_decimal
-from chartscore.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
 PARTIAL_FORMAT_VERSION: Final = 2

@@ -25,8 +25,9 @@ from itertools import product
 from typing import Any, Final, NoReturn
 
 from chartscore._types import FieldType
+from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
+from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, SliceTally, Tally
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.records.strata import stratum_name
 from chartscore.scoring.agreement import (
     ANSWERABLE,
@@ -55,7 +56,6 @@ from chartscore.scoring.outcomes import RowTest, row_tests
 from chartscore.scoring.partial import LABEL_ROW_KINDS, FieldCounts, PartialTally, RuleBook
 from chartscore.scoring.strata import StrataParts
 from chartscore.stats.clustered import ClusterSums
-from chartscore.tally import CORE_METRICS, LABEL_METRICS, SliceTally, Tally
 
 __all__ = ["check_identities"]
 

@@ -3,7 +3,7 @@
 :class:`PluginSet` loads every plugin a schema names (entry point or
 ``module:attribute``, :func:`~chartscore.records.plugins.load_plugin`), stamps
 it (name, version, code digest, labels) and lays its label out in the outcome
-bit mask (:class:`~chartscore.plugin_layout.PluginLayout`). :meth:`PluginSet.judges`
+bit mask (:class:`~chartscore.documents.plugin_layout.PluginLayout`). :meth:`PluginSet.judges`
 gives a field's judges: each takes the normalized gold and answer of one row
 and returns the mask bits of the label the plugin gave.
 
@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
+from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.plugin_layout import PluginLayout
 from chartscore.records.plugins import MetricPlugin, load_plugin, stamp_of
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.scoring.plugin_guard import call_judge

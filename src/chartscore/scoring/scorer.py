@@ -15,6 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 from chartscore._types import FieldType, Value
+from chartscore.documents.report import Report
+from chartscore.documents.tally import Tally
 from chartscore.errors import (
     ChartscoreError,
     ErrorCode,
@@ -27,7 +29,6 @@ from chartscore.records.match_engines import require_match_engines
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,
@@ -43,7 +44,6 @@ from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.scoring.strata import strata_parts
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
-from chartscore.tally import Tally
 
 UNANSWERABLE: Final = object()  # a gold row with value None
 _ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
+from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, Binomial, SliceTally, empty_sums
 from chartscore.records.schema import Strata
 from chartscore.records.strata import CaseStrata, stratum_name
 from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING
@@ -35,7 +36,6 @@ from chartscore.scoring.clusters import (
     slice_metrics,
 )
 from chartscore.stats.clustered import ClusterSums
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, Binomial, SliceTally, empty_sums
 
 UNREPORTED: Final = frozenset({"majority_baseline"})
 """Metrics of pooled slices that stratum slices leave out (not a sum over rows)."""

@@ -33,9 +33,10 @@ from typing import Final, cast
 
 import attrs
 
-from chartscore.comparison import Comparison
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.gates import Gate, GateResults, evaluate
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
-from chartscore.gates import Gate, GateResults, evaluate
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
 from chartscore.io.ledger_file import (
     Appended,
@@ -50,7 +51,6 @@ from chartscore.records.gold_identity import LedgerKey
 from chartscore.records.schema import Schema
 from chartscore.render.table import WIDTH, table_lines
 from chartscore.render.view import Cell, Column, Row, Table
-from chartscore.report import Report
 from chartscore.scoring.scorer import ExtraPredictions, Scorer, check_options
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import compare_files

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chartscore.comparison import Comparison
+from chartscore.documents.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option
 from chartscore.io.fastpath import fast_prediction
 from chartscore.io.feed import Progress, feed_rows

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError
 from chartscore.records.match_engines import match_engine
 from chartscore.records.schema import Schema
 from chartscore.render import render
-from chartscore.report import Report
 from chartscore.workflows.score import score_files
 
 _DATA = resources.files("chartscore") / "data"

@@ -12,12 +12,12 @@ from __future__ import annotations
 import glob
 from collections.abc import Sequence
 
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.partial import PartialTally, merge_all
 from chartscore.scoring.partial_document import SitePartial, partial_json, read_partial

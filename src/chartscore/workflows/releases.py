@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chartscore.disclosure.shared import SharedReport
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
 from chartscore.io.release_ledger import Release, read_releases, record_release, release_folder
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.cases import case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.release_atoms import AtomScorer

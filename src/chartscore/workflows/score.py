@@ -10,6 +10,7 @@ schema files are read by :mod:`chartscore.io.schema_file`, rows are added by
 
 from __future__ import annotations
 
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, callback_option, flag_option
 from chartscore.io.fastpath import fast_gold, fast_prediction
 from chartscore.io.feed import Progress, add_rows, feed_rows
@@ -28,7 +29,6 @@ from chartscore.io.strata_file import load_strata
 from chartscore.records.rows import gold_row, prediction_row
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.scorer import (
     ExtraPredictions,
     Scorer,

@@ -22,12 +22,12 @@ from chartscore.disclosure.figures import Contributions, FieldFigures
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
+from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, callback_option
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
-from chartscore.report import Report
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.partial_document import read_partial

@@ -1,6 +1,6 @@
 """The value-free report: counts, Wilson intervals, kappa, and version stamps.
 
-Built from a :class:`~chartscore.tally.Tally` only. It holds field ids
+Built from a :class:`~chartscore.documents.tally.Tally` only. It holds field ids
 (developer-authored schema names), closed type and metric names and numbers:
 no values, case ids, digests, offsets, paths or per-case decisions.
 ``to_json`` is RFC 8785 canonical JSON, byte-identical for the same counts.
@@ -17,18 +17,29 @@ from typing import Final
 
 import attrs
 
-from chartscore import _strict_json
 from chartscore._version import __version__
-from chartscore.canonical_json import canonical_json
-from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.errors import valid_field_id as is_valid_field_id
-from chartscore.plugin_layout import (
+from chartscore.documents import _strict_json
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
     split_metric,
     stamps_from_dict,
     stamps_to_dict,
 )
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    COUNT_NAMES,
+    LABEL_METRICS,
+    SHARE_WITHHELD_METRICS,
+    TYPE_METRICS,
+    Binomial,
+    KappaTable,
+    SliceTally,
+    Tally,
+)
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import valid_field_id as is_valid_field_id
 from chartscore.stats.binomial import Z95, cohen_kappa, wilson_interval
 from chartscore.stats.clustered import (
     CONFIDENCE_LEVELS,
@@ -75,17 +86,6 @@ from chartscore.stats.weighting import (
     weighted_quantile,
     weighted_rate,
     weighted_wilson,
-)
-from chartscore.tally import (
-    CORE_METRICS,
-    COUNT_NAMES,
-    LABEL_METRICS,
-    SHARE_WITHHELD_METRICS,
-    TYPE_METRICS,
-    Binomial,
-    KappaTable,
-    SliceTally,
-    Tally,
 )
 
 REPORT_FORMAT: Final = "chartscore.report"

@@ -15,7 +15,7 @@ from typing import Final
 
 import attrs
 
-from chartscore.plugin_layout import PluginStamp, is_plugin_metric
+from chartscore.documents.plugin_layout import PluginStamp, is_plugin_metric
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import ErrorSums
 from chartscore.stats.uncertainty import UncertaintySums

@@ -25,18 +25,17 @@ from typing import Final, TypeVar
 
 import attrs
 
-from chartscore import _strict_json
 from chartscore._version import __version__
-from chartscore.canonical_json import canonical_json
-from chartscore.errors import valid_field_id
-from chartscore.plugin_layout import (
+from chartscore.documents import _strict_json
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
     is_plugin_metric,
     stamps_from_dict,
     stamps_to_dict,
 )
-from chartscore.report import (
+from chartscore.documents.report import (
     SCORER_NAME,
     STRATUM_NAME,
     KappaResult,
@@ -46,6 +45,8 @@ from chartscore.report import (
     read_design_effect,
     read_scorer,
 )
+from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
+from chartscore.errors import valid_field_id
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
     DEFAULT_CONFIDENCE,
@@ -58,7 +59,6 @@ from chartscore.stats.clustered import (
     z_for,
 )
 from chartscore.stats.paired import mcnemar, newcombe_difference
-from chartscore.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 
 COMPARISON_FORMAT: Final = "chartscore.comparison"
 COMPARISON_FORMAT_VERSION: Final = 3

@@ -68,13 +68,6 @@ from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
-from chartscore.comparison import (
-    FIELD_TYPE_NAMES,
-    PAIRED_METRICS,
-    Comparison,
-    ComparisonSlice,
-    PairedMetricResult,
-)
 from chartscore.disclosure.shared_comparison import (
     SharedComparison,
     SharedComparisonSlice,
@@ -82,6 +75,22 @@ from chartscore.disclosure.shared_comparison import (
     difference_bound,
 )
 from chartscore.documents import is_document
+from chartscore.documents.comparison import (
+    FIELD_TYPE_NAMES,
+    PAIRED_METRICS,
+    Comparison,
+    ComparisonSlice,
+    PairedMetricResult,
+)
+from chartscore.documents.plugin_layout import is_plugin_metric
+from chartscore.documents.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    ERROR_METRICS,
+    LABEL_METRICS,
+    TYPE_METRICS,
+    Binomial,
+)
 from chartscore.errors import (
     GATE_KEYS,
     ChartscoreError,
@@ -90,8 +99,6 @@ from chartscore.errors import (
     caller_items,
     valid_field_id,
 )
-from chartscore.plugin_layout import is_plugin_metric
-from chartscore.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
 from chartscore.stats.binomial import widest_wilson
 from chartscore.stats.clopper_pearson import clopper_pearson, widest_clopper_pearson
 from chartscore.stats.clustered import (
@@ -101,7 +108,6 @@ from chartscore.stats.clustered import (
     z_for,
 )
 from chartscore.stats.reliability import MIN_COEFFICIENT_PAIRS, too_few_pairs
-from chartscore.tally import CORE_METRICS, ERROR_METRICS, LABEL_METRICS, TYPE_METRICS, Binomial
 
 EXIT_GATES_PASSED: Final = 0
 EXIT_REQUIRED_GATE_FAILED: Final = 3
@@ -400,7 +406,7 @@ class _Counts(Protocol):
 
 
 class ReportSlice(Protocol):
-    """What a gate reads in a report slice (a :class:`~chartscore.report.SliceReport`)."""
+    """What a gate reads in a report slice (a :class:`~chartscore.documents.report.SliceReport`)."""
 
     @property
     def metrics(self) -> Mapping[str, _Counts]: ...
@@ -410,7 +416,7 @@ class ReportSlice(Protocol):
 
 
 class ReportLike(Protocol):
-    """A report-shaped document: :class:`~chartscore.report.Report`, or a shared report."""
+    """A report-shaped document: :class:`~chartscore.documents.report.Report` or a shared report."""
 
     @property
     def overall(self) -> ReportSlice: ...
@@ -571,8 +577,8 @@ def evaluate(
     """Check every gate against a report or a comparison.
 
     Args:
-        document: A :class:`~chartscore.report.Report`, shared report or
-            :class:`~chartscore.comparison.Comparison` (exactly: checked by type).
+        document: A :class:`~chartscore.documents.report.Report`, shared report or
+            :class:`~chartscore.documents.comparison.Comparison` (exactly: checked by type).
         gates: The :class:`Gate` objects of :func:`parse_gates`, as a list, a
             tuple or any iterable (read once, inside a guard).
         confidence: The level of the intervals the gates read (0.9, 0.95 or

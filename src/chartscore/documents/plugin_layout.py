@@ -21,8 +21,8 @@ from typing import Final
 
 import attrs
 
-from chartscore import _strict_json
 from chartscore._format import PLUGIN_NAME_PATTERN
+from chartscore.documents import _strict_json
 from chartscore.errors import ChartscoreError, ErrorCode
 
 NAME_PATTERN: Final = PLUGIN_NAME_PATTERN

@@ -1,0 +1,96 @@
+"""Saved documents read back: a report, a comparison or a shared one, by its ``format``.
+
+``chartscore render`` and ``chartscore gate`` take any of them; each class's
+``from_json`` checks its own shape strictly and recomputes every derived
+figure from the counts. Everything here is value-free.
+
+The folder holds the value-free documents and what they are made of: ``tally`` (the
+counts), ``report`` and ``comparison``, ``canonical_json`` (the bytes written) and
+``_strict_json`` (the one reader), ``plugin_layout`` and the release ``gates``
+(docs/architecture.md). The shared documents still live in ``disclosure/``, which
+imports this folder's modules, so the readers are imported here only when called: a
+module of this folder imported first never runs ``disclosure/`` half-loaded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from chartscore.documents import _strict_json
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from chartscore.disclosure.shared import SharedReport
+    from chartscore.disclosure.shared_comparison import SharedComparison
+    from chartscore.documents.comparison import Comparison
+    from chartscore.documents.report import Report
+
+    Document: TypeAlias = Report | SharedReport | Comparison | SharedComparison
+    """Any document chartscore writes and reads back."""
+
+MAX_DOCUMENT_BYTES: Final = _strict_json.MAX_DOCUMENT_BYTES
+"""The largest saved document read back, 16 MiB (after decompression; see ``_document``)."""
+
+
+if not TYPE_CHECKING:  # for mypy, ``Document`` is the alias above and nothing else is lazy
+
+    def __getattr__(name: str) -> object:
+        # ``Document`` at run time (``from chartscore.documents import Document``), built on
+        # first use so that importing this package does not import disclosure/.
+        if name == "Document":
+            from chartscore.disclosure.shared import SharedReport
+            from chartscore.disclosure.shared_comparison import SharedComparison
+            from chartscore.documents.comparison import Comparison
+            from chartscore.documents.report import Report
+
+            document = Report | SharedReport | Comparison | SharedComparison
+            globals()["Document"] = document
+            return document
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def is_document(value: object) -> bool:
+    """Whether ``value`` is exactly a Report, SharedReport, Comparison or SharedComparison.
+
+    By identity of its type: ``isinstance`` would run a proxy's ``__class__``,
+    and ``type(value) in (...)`` its metaclass's ``__eq__``.
+    """
+    from chartscore.disclosure.shared import SharedReport
+    from chartscore.disclosure.shared_comparison import SharedComparison
+    from chartscore.documents.comparison import Comparison
+    from chartscore.documents.report import Report
+
+    kind = type(value)
+    return kind is Report or kind is SharedReport or kind is Comparison or kind is SharedComparison
+
+
+def load_document(text: str | bytes) -> Document:
+    """Read a saved report, shared report or comparison, choosing the reader by its ``format``.
+
+    Raises:
+        ChartscoreError: ``unknown_report_format`` or ``invalid_report``; the
+            message never quotes the document.
+    """
+    from chartscore.disclosure.rule import SHARED_FORMAT
+    from chartscore.disclosure.shared import SharedReport
+    from chartscore.disclosure.shared_comparison import SHARED_COMPARISON_FORMAT, SharedComparison
+    from chartscore.documents.comparison import Comparison
+    from chartscore.documents.report import REPORT_FORMAT, Report
+
+    format_name = _format_of(text)
+    if format_name == REPORT_FORMAT:
+        return Report.from_json(text)
+    if format_name == SHARED_FORMAT:
+        return SharedReport.from_json(text)
+    if format_name == SHARED_COMPARISON_FORMAT:
+        return SharedComparison.from_json(text)
+    return Comparison.from_json(text)
+
+
+def _format_of(text: str | bytes) -> object:
+    # Only the format name is read here; the chosen reader checks everything.
+    document = _strict_json.parse(text)
+    if type(document) is not dict:
+        _strict_json.invalid()
+    return document.get("format")
