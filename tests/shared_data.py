@@ -15,7 +15,7 @@ from unittest import mock
 
 import chartscore.disclosure.suppress as suppress_module
 from chartscore import GoldField, Prediction, Report, score
-from chartscore.disclosure.shared import SharedReport
+from chartscore.documents.shared_report import SharedReport
 from chartscore.workflows.share import share
 
 SCHEMA: dict[str, object] = {

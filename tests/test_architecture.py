@@ -23,9 +23,11 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("vocabulary", ("_version", "errors", "_format", "_types")),
     ("statistics", ("stats",)),
     # The value-free documents and what they are made of: tally, canonical_json, _strict_json,
-    # plugin_layout, report and comparison (see BUILDING_BLOCKS below).
+    # plugin_layout, report and comparison (see BUILDING_BLOCKS below), the shared report and
+    # the shared comparison with their parts (shared_rule, shared_metric, shared_labels,
+    # shared_figures), load_document and the release gates.
     ("documents", ("documents",)),
-    # Gates, load_document and the ledger read every kind of document, the shared report included.
+    # The disclosure engine (share and audit) and the ledger read every kind of document.
     ("disclosure/render", ("disclosure", "render", "ledger")),
     ("records", ("records",)),
     ("scoring", ("scoring",)),
@@ -34,14 +36,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workflows/engine", ("workflows", "engine")),
     ("cli", ("cli", "__main__", "__init__")),
 )
-# Transitional (issue 35): the shared report and the shared comparison still live in
-# disclosure/, so the two modules of documents/ that read them, load_document (the package's
-# __init__) and the release gates, sit in the disclosure/render layer by name until those
-# documents move into documents/ too. Every other module of documents/ is placed by its folder.
-PLACED_BY_NAME: dict[str, str] = {
-    "chartscore.documents": "disclosure/render",
-    "chartscore.documents.gates": "disclosure/render",
-}
 # What the documents are made of, which import no document: the layer below the documents
 # before they shared the documents/ folder.
 BUILDING_BLOCKS = ("tally", "canonical_json", "_strict_json", "plugin_layout")
@@ -61,8 +55,6 @@ def modules() -> dict[str, Path]:
 
 
 def layer_of(module: str) -> int:
-    if module in PLACED_BY_NAME:
-        return [name for name, _ in LAYERS].index(PLACED_BY_NAME[module])
     parts = module.split(".")
     head = parts[1] if len(parts) > 1 else "__init__"
     for index, (_, members) in enumerate(LAYERS):
@@ -320,7 +312,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "stats",
                 "errors",
                 "plugin_layout",
-                "disclosure",  # a shared comparison: its reader and its difference bound
+                "shared_comparison",  # a shared comparison: its reader and its difference bound
             },
         ),
     ],
@@ -334,3 +326,30 @@ def short_name(module: str) -> str:
     """A module's folder, or its own name inside documents/ ("documents" for the package)."""
     parts = module.split(".")
     return parts[2] if parts[1] == "documents" and len(parts) > 2 else parts[1]
+
+
+def test_moved_modules_keep_their_old_paths() -> None:
+    # Old imports, docs and pickles name modules by their old paths: each is the same module
+    # object as the new one, an attribute of its old parent package, and no file of its own.
+    import importlib
+    import subprocess
+    import sys
+
+    import chartscore
+
+    moved = chartscore._MOVED_MODULES
+    assert moved["chartscore.disclosure.shared"] == "chartscore.documents.shared_report"
+    for old, new in moved.items():
+        module = importlib.import_module(new)
+        assert importlib.import_module(old) is module, old
+        parent, _, leaf = old.rpartition(".")
+        assert getattr(importlib.import_module(parent), leaf) is module, old
+        assert not (SRC.parent / f"{old.replace('.', '/')}.py").exists(), old
+    code = (
+        "import chartscore.disclosure.shared as m, chartscore.disclosure\n"
+        "from chartscore.disclosure.figures import FieldFigures\n"
+        "from chartscore.documents.shared_report import SharedReport\n"
+        "assert m.SharedReport is SharedReport is chartscore.disclosure.shared.SharedReport\n"
+        "assert chartscore.disclosure.figures.FieldFigures is FieldFigures\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=SRC.parent)

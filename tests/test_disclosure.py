@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, score
 from chartscore.disclosure import Sensitivity, SharedReport, audit, share
-from chartscore.disclosure.shared import case_floors, floor_key
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_report import case_floors, floor_key
 from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.clustered import clustered_wilson
 from disclosure_reference import Cohort, Tally, build_cohort
@@ -430,13 +430,13 @@ def _primary_key(key: tuple[str, str, str]) -> tuple[str, str, str]:
 
 
 def share_nothing(report: Any, sensitivity: Sensitivity) -> SharedReport:
-    from chartscore.disclosure.shared import shared_from_report
+    from chartscore.documents.shared_report import shared_from_report
 
     return shared_from_report(report.core().to_dict(), sensitivity.field_types, 11, set(), set())
 
 
 def refill_none(report: Any, sensitivity: Sensitivity, hidden: set[tuple[str, str, str]]) -> str:
-    from chartscore.disclosure.shared import shared_from_report
+    from chartscore.documents.shared_report import shared_from_report
 
     return shared_from_report(
         report.core().to_dict(), sensitivity.field_types, 11, hidden, set(sensitivity.field_types)

@@ -20,8 +20,8 @@ from statsmodels.stats.proportion import proportion_confint
 
 from chartscore import ChartscoreError, ErrorCode
 from chartscore.disclosure import SharedReport, audit
-from chartscore.disclosure.shared_metric import rate_bound
 from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.shared_metric import rate_bound
 from chartscore.render import render
 from chartscore.stats.binomial import rate_range, widest_wilson
 from chartscore.stats.clustered import z_for

@@ -23,7 +23,7 @@ from chartscore.disclosure.attack import _published_values, audit_with_hints
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
-from chartscore.disclosure.shared import SharedReport, shared_from_report
+from chartscore.documents.shared_report import SharedReport, shared_from_report
 from chartscore.workflows.share import share
 from disclosure_reference import build_cohort
 

@@ -30,7 +30,7 @@ from chartscore.disclosure.optimal import (
     _failing,
     _Master,
 )
-from chartscore.disclosure.shared import shared_from_report
+from chartscore.documents.shared_report import shared_from_report
 from disclosure_reference import build_cohort
 from test_disclosure import TYPES, scored, worked_example
 

@@ -21,7 +21,7 @@ from chartscore.cli import main
 from chartscore.disclosure.model import field_classes, model_of
 from chartscore.disclosure.ranges import RangeSolver
 from chartscore.disclosure.releases import JointModel, atom_key, release_key
-from chartscore.disclosure.shared import SharedReport
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError
 from chartscore.io.release_ledger import read_releases
 from chartscore.workflows.share import share

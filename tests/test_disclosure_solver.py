@@ -20,8 +20,8 @@ from chartscore.disclosure import audit
 from chartscore.disclosure.attack import _published_values
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
-from chartscore.disclosure.shared import SharedReport, shared_from_report
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_report import SharedReport, shared_from_report
 from disclosure_reference import build_cohort
 
 from helpers import examples, with_clustered_figures

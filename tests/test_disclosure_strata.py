@@ -20,7 +20,7 @@ from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.disclosure import SharedReport, audit, share
 from chartscore.disclosure.attack import DERIVABLE, DISCLOSED
 from chartscore.disclosure.model import model_of
-from chartscore.disclosure.shared import shared_from_report
+from chartscore.documents.shared_report import shared_from_report
 from chartscore.records.schema import to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts

@@ -162,9 +162,9 @@ def documentation() -> list[Path]:
 @pytest.mark.parametrize("page", documentation(), ids=lambda path: path.name)
 def test_every_python_path_in_the_docs_exists(page: Path) -> None:
     from chartscore.disclosure.rule import SHARED_FORMAT
-    from chartscore.disclosure.shared_comparison import SHARED_COMPARISON_FORMAT
     from chartscore.documents.comparison import COMPARISON_FORMAT
     from chartscore.documents.report import REPORT_FORMAT
+    from chartscore.documents.shared_comparison import SHARED_COMPARISON_FORMAT
     from chartscore.records.plugins import ENTRY_POINT_GROUP
     from chartscore.scoring.partial_document import PARTIAL_FORMAT
 

@@ -25,11 +25,11 @@ from hypothesis import strategies as st
 
 from chartscore import ChartscoreError, ErrorCode, Report
 from chartscore.cli import main
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import load_document
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.shared_report import SharedReport
 from chartscore.documents.tally import COUNT_NAMES
 from chartscore.io import inputs
 from chartscore.io.document_files import load_document_file

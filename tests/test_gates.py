@@ -818,7 +818,7 @@ def test_a_gate_on_a_suppressed_figure_of_a_shared_report_fails(tmp_path: Path) 
     import io
 
     from chartscore.cli import main
-    from chartscore.disclosure.shared import SharedReport
+    from chartscore.documents.shared_report import SharedReport
     from shared_data import full_and_shared
 
     _, shared = full_and_shared()

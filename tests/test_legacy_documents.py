@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from chartscore.disclosure.shared import SharedReport
-from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.documents import load_document
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.documents.report import Report
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.render import render
 from chartscore.stats.binomial import Z95

@@ -50,7 +50,7 @@ from chartscore import (
     score_files,
 )
 from chartscore.cli import main as cli_main
-from chartscore.disclosure.shared import SharedReport
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ErrorHint, describe
 from chartscore.io import MAX_LINE_BYTES
 from chartscore.records.match_engines import MAX_REGEX_ANSWER, fuzzy_text_limit

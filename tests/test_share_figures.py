@@ -19,7 +19,8 @@ pytest.importorskip("scipy")
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation, share
 from chartscore.cli import main
 from chartscore.disclosure import audit
-from chartscore.disclosure.figures import (
+from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_figures import (
     COUNT_RULE,
     COUNT_SUPPRESSED,
     DOMINANCE,
@@ -30,7 +31,6 @@ from chartscore.disclosure.figures import (
     shared_steps,
     shared_uncertainty,
 )
-from chartscore.documents.canonical_json import canonical_json
 from chartscore.stats.binomial import Z95
 
 DIGEST = "sha256:" + "ab" * 32

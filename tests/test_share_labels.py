@@ -25,12 +25,13 @@ from hypothesis import strategies as st
 from chartscore import score
 from chartscore.disclosure import audit
 from chartscore.disclosure.forms import Form
-from chartscore.disclosure.label_model import ClassSums, LabelLayout, label_metric
+from chartscore.disclosure.label_model import ClassSums, LabelLayout
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import RangeSolver
-from chartscore.disclosure.shared import SharedReport, shared_from_report
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.shared_labels import label_metric
+from chartscore.documents.shared_report import SharedReport, shared_from_report
 from chartscore.errors import ChartscoreError
 from chartscore.workflows.share import share
 from disclosure_reference import build_cohort
@@ -322,7 +323,7 @@ def test_gates_read_a_shared_label_or_its_bound() -> None:
 
 
 def test_label_metric_names_read_from_the_right() -> None:
-    from chartscore.disclosure.label_model import split_label_metric
+    from chartscore.documents.shared_labels import split_label_metric
 
     for label in ("never", "a.b", "x.sensitivity", "labels.y", "ppv"):
         for metric in ("sensitivity", "specificity", "ppv", "npv"):

@@ -22,12 +22,12 @@ from chartscore.cli import main
 from chartscore.disclosure.comparison_audit import audit_comparison, published_values
 from chartscore.disclosure.comparison_model import ComparisonModel
 from chartscore.disclosure.ranges import RangeSolver
-from chartscore.disclosure.shared_comparison import (
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.shared_comparison import (
     NEWCOMBE_BOUND,
     SharedComparison,
     difference_bound,
 )
-from chartscore.documents.comparison import Comparison
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.scoring.comparison_cases import comparison_case_counts
 from chartscore.stats.binomial import wilson_interval

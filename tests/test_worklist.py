@@ -29,9 +29,9 @@ from chartscore import (
     write_worklist,
 )
 from chartscore.cli import main
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import load_document
 from chartscore.documents.comparison import Comparison
+from chartscore.documents.shared_report import SharedReport
 from chartscore.scoring.agreement import (
     ANSWERABLE,
     ANSWERED,

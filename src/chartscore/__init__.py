@@ -75,11 +75,24 @@ _MOVED_MODULES = {
             "tally",
         )
     },
+    **{
+        f"chartscore.disclosure.{old}": f"chartscore.documents.{new}"
+        for old, new in (
+            ("figures", "shared_figures"),
+            ("shared", "shared_report"),
+            ("shared_comparison", "shared_comparison"),
+            ("shared_labels", "shared_labels"),
+            ("shared_metric", "shared_metric"),
+        )
+    },
 }
 for _old, _new in _MOVED_MODULES.items():
     _sys.modules.setdefault(_old, _import_module(_new))
-    globals().setdefault(_old.rpartition(".")[2], _sys.modules[_old])
-del _old, _new
+    # The alias is an attribute of its old parent package (``chartscore`` itself, or
+    # ``chartscore.disclosure``), as an imported submodule would be.
+    _parent, _, _name = _old.rpartition(".")
+    vars(_import_module(_parent)).setdefault(_name, _sys.modules[_old])
+del _old, _new, _parent, _name
 
 __all__ = [
     "STDIN",

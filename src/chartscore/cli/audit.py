@@ -7,9 +7,9 @@ from typing import Final
 
 from chartscore.cli._command import Command, Option, input_argument
 from chartscore.cli._streams import Streams
-from chartscore.disclosure.shared import SharedReport
-from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.disclosure.solver import require_solver
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.output import write_output

@@ -15,9 +15,9 @@ from chartscore.cli._command import (
 )
 from chartscore.cli._options import DOCUMENT, OUT, output_target
 from chartscore.cli._streams import Streams
-from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import evaluate
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.io.document_files import load_document_file, load_gates
 from chartscore.io.output import write_output
 from chartscore.render import FORMATS, SORTS, render

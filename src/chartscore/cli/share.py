@@ -38,10 +38,14 @@ from chartscore.cli._options import (
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
-from chartscore.disclosure.cost import ComplementCost
 from chartscore.disclosure.progress import reporting
-from chartscore.disclosure.shared import LABEL_RATES, STRATUM_RATES, SharedReport
-from chartscore.disclosure.shared_comparison import SharedComparison
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_report import (
+    LABEL_RATES,
+    STRATUM_RATES,
+    ComplementCost,
+    SharedReport,
+)
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema

@@ -7,6 +7,10 @@
 - :class:`Sensitivity` carries the distinct-case counts computed inside the
   boundary; it is never shared.
 
+The shared documents themselves (:class:`SharedReport`, the shared
+comparison) live in :mod:`chartscore.documents`; this package is the engine
+that makes and attacks them, and re-exports the shared report's classes.
+
 See docs/disclosure.md. Value-free: this package never imports the modules
 that hold values.
 """
@@ -17,9 +21,9 @@ import importlib
 from typing import TYPE_CHECKING
 
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL, RULE, SHARED_FORMAT, UNIT
-from chartscore.disclosure.shared import Disclosure, SharedKappa, SharedReport, SharedSlice
-from chartscore.disclosure.shared_metric import SharedMetric
 from chartscore.disclosure.solver import require_solver
+from chartscore.documents.shared_metric import SharedMetric
+from chartscore.documents.shared_report import Disclosure, SharedKappa, SharedReport, SharedSlice
 
 if TYPE_CHECKING:
     from chartscore.disclosure.attack import AuditResult, AuditRow, audit

@@ -36,14 +36,6 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure import split
-from chartscore.disclosure.figures import (
-    AGREED_Q,
-    DISAGREED_Q,
-    FIGURE_PUBLISHED,
-    ROWS_Q,
-    figure_failures,
-)
-from chartscore.disclosure.label_model import label_metric
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
@@ -58,9 +50,16 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
-from chartscore.disclosure.shared import Key, SharedReport, SharedSlice
-from chartscore.disclosure.shared_labels import label_failures
-from chartscore.disclosure.shared_metric import Range, RateBound, SharedMetric, rate_bound
+from chartscore.documents.shared_figures import (
+    AGREED_Q,
+    DISAGREED_Q,
+    FIGURE_PUBLISHED,
+    ROWS_Q,
+    figure_failures,
+)
+from chartscore.documents.shared_labels import label_failures, label_metric
+from chartscore.documents.shared_metric import Range, RateBound, SharedMetric, rate_bound
+from chartscore.documents.shared_report import Key, SharedReport, SharedSlice
 from chartscore.stats.binomial import wilson_interval
 from chartscore.stats.clustered import z_for
 

@@ -36,9 +36,9 @@ from chartscore.disclosure.attack import (
 from chartscore.disclosure.comparison_model import ComparisonModel, derived_terms
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import RANGE_SUFFIX
-from chartscore.disclosure.shared import Key
-from chartscore.disclosure.shared_comparison import SharedComparison, difference_bound
-from chartscore.disclosure.shared_metric import Range, RateBound, rate_bound
+from chartscore.documents.shared_comparison import SharedComparison, difference_bound
+from chartscore.documents.shared_metric import Range, RateBound, rate_bound
+from chartscore.documents.shared_report import Key
 from chartscore.stats.clustered import z_for
 
 _WHOLE: Final = "published_numbers"

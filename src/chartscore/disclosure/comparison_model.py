@@ -36,25 +36,21 @@ import attrs
 
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import FieldLayout, Key, Quantity, ReportModel
-from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL
-
-SHARED_PAIRED_METRICS: Final = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
+from chartscore.disclosure.rule import FAILURES, SUCCESS
+from chartscore.documents.shared_comparison import (
+    BASELINE_ONLY,
+    BOTH,
+    CANDIDATE_ONLY,
+    GOLD_COUNTS,
+    NEITHER,
+    SHARED_PAIRED_METRICS,
+    SYSTEM_COUNTS,
+    SYSTEMS,
+    paired_quantity,
+    side_quantity,
+    system_count,
+    total_quantity,
 )
-"""The paired metrics a shared comparison publishes (the core ones, in every slice)."""
-
-GOLD_COUNTS: Final = ("field_count", "answerable_count", "unanswerable_count")
-SYSTEM_COUNTS: Final = ("missing_count", "answered_count", "abstained_count")
-SYSTEMS: Final = ("baseline", "candidate")
-
-BASELINE_ONLY: Final = "baseline_only"
-CANDIDATE_ONLY: Final = "candidate_only"
-BOTH: Final = "both"
-NEITHER: Final = "neither"
 
 # One system's state of a row (see the module docstring).
 MISSING: Final = "missing"
@@ -95,26 +91,6 @@ class Cell:
             if wanted is not None and hit(self.test, row) != wanted:
                 return False
         return True
-
-
-def side_quantity(metric: str, system: str, part: str) -> str:
-    """``exact_agreement.baseline.success_count`` (or ``.failures``)."""
-    return f"{metric}.{system}.{part}"
-
-
-def paired_quantity(metric: str, cell: str) -> str:
-    """``exact_agreement.baseline_only``, ``.candidate_only``, ``.both``, ``.neither``."""
-    return f"{metric}.{cell}"
-
-
-def total_quantity(metric: str) -> str:
-    """``exact_agreement.total_count``: the trials, the same for both systems."""
-    return f"{metric}.{TOTAL}"
-
-
-def system_count(system: str, count: str) -> str:
-    """``baseline.missing_count``."""
-    return f"{system}.{count}"
 
 
 def quantity_cells() -> dict[str, tuple[Cell, bool]]:

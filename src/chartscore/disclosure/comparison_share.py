@@ -1,7 +1,7 @@
 """Cell suppression for a comparison: primary by distinct cases, complementary until it audits.
 
 :func:`share_comparison` turns a full :class:`~chartscore.documents.comparison.Comparison`
-into a :class:`~chartscore.disclosure.shared_comparison.SharedComparison`
+into a :class:`~chartscore.documents.shared_comparison.SharedComparison`
 under the cell-size rule, as :mod:`chartscore.disclosure.suppress` does for a
 report, on the paired model
 (:class:`~chartscore.disclosure.comparison_model.ComparisonModel`):
@@ -42,19 +42,19 @@ from chartscore.disclosure.comparison_audit import (
     range_failures,
 )
 from chartscore.disclosure.comparison_model import (
-    GOLD_COUNTS,
     ComparisonModel,
     derived_terms,
 )
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import SUCCESS, TOTAL
-from chartscore.disclosure.shared import Key, check_min_cell
-from chartscore.disclosure.shared_comparison import (
+from chartscore.documents.comparison import Comparison
+from chartscore.documents.shared_comparison import (
+    GOLD_COUNTS,
     SharedComparison,
     build_shared_comparison,
     with_ranges,
 )
-from chartscore.documents.comparison import Comparison
+from chartscore.documents.shared_report import Key, check_min_cell
 from chartscore.errors import ChartscoreError, ErrorCode
 
 _PEOPLE_NEED = ("exact_agreement", "normalized_agreement")

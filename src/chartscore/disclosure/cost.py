@@ -28,9 +28,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-import attrs
-
-from chartscore.disclosure.figures import FIGURE_QUANTITIES, MAGNITUDE, UNCERTAINTY
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
     PAIRS,
@@ -39,6 +36,8 @@ from chartscore.disclosure.rule import (
     SUCCESS,
     TOTAL,
 )
+from chartscore.documents.shared_figures import FIGURE_QUANTITIES, MAGNITUDE, UNCERTAINTY
+from chartscore.documents.shared_report import ComplementCost as ComplementCost  # noqa: PLC0414 (old pickles)
 
 Key = tuple[str, str, str]
 
@@ -137,31 +136,3 @@ def slice_family(kind: str) -> str:
     if kind == "field":
         return "field"
     return "strata" if kind in (STRATUM, STRATUM_FIELD_TYPE) else "pooled"
-
-
-@attrs.frozen
-class ComplementCost:
-    """How the complementary cells were chosen, and at what declared cost (inside only).
-
-    Attributes:
-        method: ``exact`` (the minimum-cost pattern) or ``greedy``.
-        cost: The chosen pattern's price (:func:`pattern_price`).
-        greedy_cost: The greedy pattern's price (equal to ``cost`` for ``greedy``).
-        lower_bound: A proven lower bound on any passing pattern's price (``cost``
-            for ``exact``); None when none was computed.
-        labels: With per-label metrics, what their (greedy) step added to the
-            core's price, after the core was chosen as above; None without labels.
-    """
-
-    method: str
-    cost: int
-    greedy_cost: int
-    lower_bound: int | None
-    labels: int | None = None
-
-    @property
-    def gap(self) -> float | None:
-        """``(cost - lower_bound) / cost``: how far the pattern may be from the optimum."""
-        if self.lower_bound is None or self.cost == 0:
-            return None
-        return (self.cost - self.lower_bound) / self.cost

@@ -45,31 +45,13 @@ import attrs
 
 from chartscore.disclosure.forms import Form, add, equal, variable
 from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL, metric_quantity
+from chartscore.documents.shared_labels import LABEL_PREFIX
 from chartscore.documents.tally import LABEL_METRICS
 
 SINGLE_PARTS: Final = ("agreed", "gold", "answered", "unpaired")
 """A single-label field's unknowns per label."""
 MULTI_PARTS: Final = ("agreed", "both", "gold", "answered", "unpaired")
 """A multi-select field's unknowns per label."""
-LABEL_PREFIX: Final = "labels."
-
-
-def label_metric(label: str, metric: str) -> str:
-    """A label's metric as the model and the audit name it: ``labels.current.sensitivity``.
-
-    Read from the right (the metric is one of four fixed names), so any label text works.
-    """
-    return f"{LABEL_PREFIX}{label}.{metric}"
-
-
-def split_label_metric(name: str) -> tuple[str, str] | None:
-    """(label, metric) of :func:`label_metric`'s name; None for any other name."""
-    if not name.startswith(LABEL_PREFIX):
-        return None
-    label, dot, metric = name[len(LABEL_PREFIX) :].rpartition(".")
-    if not dot or metric not in LABEL_METRICS:
-        return None
-    return label, metric
 
 
 @attrs.frozen

@@ -29,14 +29,6 @@ from typing import Final
 
 import attrs
 
-from chartscore.disclosure.figures import (
-    AGREED_Q,
-    DISAGREED_Q,
-    GOLD_ROWS_Q,
-    PAIRS_Q,
-    ROWS_Q,
-    WITHOUT_Q,
-)
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.label_model import ClassSums, LabelLayout
 from chartscore.disclosure.rule import (
@@ -47,8 +39,16 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents.plugin_layout import metric_name, split_metric
+from chartscore.documents.shared_figures import (
+    AGREED_Q,
+    DISAGREED_Q,
+    GOLD_ROWS_Q,
+    PAIRS_Q,
+    ROWS_Q,
+    WITHOUT_Q,
+)
+from chartscore.documents.shared_report import SharedReport
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES
 
 Key = tuple[str, str, str]

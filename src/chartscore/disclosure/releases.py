@@ -43,8 +43,8 @@ from chartscore.disclosure.model import (
 )
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import IGNORED_COUNT
-from chartscore.disclosure.shared import SharedReport, shared_from_report
 from chartscore.documents.report import Report
+from chartscore.documents.shared_report import SharedReport, shared_from_report
 from chartscore.errors import ChartscoreError, ErrorCode
 
 if TYPE_CHECKING:

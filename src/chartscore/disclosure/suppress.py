@@ -1,7 +1,7 @@
 """Cell suppression: primary by distinct cases, complementary until the audit passes.
 
 :func:`share` turns a full :class:`~chartscore.documents.report.Report` into a
-:class:`~chartscore.disclosure.shared.SharedReport` under the cell-size rule:
+:class:`~chartscore.documents.shared_report.SharedReport` under the cell-size rule:
 
 1. **Primary.** A protected quantity is *sensitive* when the distinct cases
    behind it (:class:`Sensitivity`, counted inside the boundary while
@@ -76,16 +76,7 @@ from chartscore.disclosure.cost import (
     rate_of,
     rate_price,
 )
-from chartscore.disclosure.figures import (
-    DISAGREED_Q,
-    FIGURE_QUANTITIES,
-    MAGNITUDE,
-    ROWS_Q,
-    UNCERTAINTY,
-    FieldFigures,
-)
 from chartscore.disclosure.forms import Form
-from chartscore.disclosure.label_model import LABEL_PREFIX, label_metric
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
@@ -101,7 +92,18 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
-from chartscore.disclosure.shared import (
+from chartscore.documents.report import Report
+from chartscore.documents.shared_figures import (
+    DISAGREED_Q,
+    FIGURE_QUANTITIES,
+    MAGNITUDE,
+    ROWS_Q,
+    UNCERTAINTY,
+    FieldFigures,
+)
+from chartscore.documents.shared_labels import LABEL_PREFIX, label_metric
+from chartscore.documents.shared_metric import Range
+from chartscore.documents.shared_report import (
     Key,
     SharedReport,
     SharedSlice,
@@ -109,8 +111,6 @@ from chartscore.disclosure.shared import (
     shared_from_report,
     shown_weighted,
 )
-from chartscore.disclosure.shared_metric import Range
-from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.clustered import z_for
 
@@ -151,7 +151,7 @@ class Sensitivity:
             answer category count among its pairs.
         field_types: Every field id's type name (schema knowledge; published).
         figures: Per field id, the per-case contributions the dominance rule
-            needs (:class:`~chartscore.disclosure.figures.FieldFigures`); None
+            needs (:class:`~chartscore.documents.shared_figures.FieldFigures`); None
             to withhold the validation figures (error magnitude, declared
             uncertainty) altogether. Their counts are field-slice rows, one per
             case, so ``case_counts`` need not hold them.

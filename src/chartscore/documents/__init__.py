@@ -7,9 +7,10 @@ figure from the counts. Everything here is value-free.
 The folder holds the value-free documents and what they are made of: ``tally`` (the
 counts), ``report`` and ``comparison``, ``canonical_json`` (the bytes written) and
 ``_strict_json`` (the one reader), ``plugin_layout`` and the release ``gates``
-(docs/architecture.md). The shared documents still live in ``disclosure/``, which
-imports this folder's modules, so the readers are imported here only when called: a
-module of this folder imported first never runs ``disclosure/`` half-loaded.
+(docs/architecture.md), and the shared documents: ``shared_report`` and
+``shared_comparison``, with what they are made of (``shared_rule``, ``shared_metric``,
+``shared_labels``, ``shared_figures``). The readers are imported here only when called, so
+that importing one module of this folder (``tally``, say) does not import every document.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from chartscore.documents import _strict_json
 if TYPE_CHECKING:
     from typing import TypeAlias
 
-    from chartscore.disclosure.shared import SharedReport
-    from chartscore.disclosure.shared_comparison import SharedComparison
     from chartscore.documents.comparison import Comparison
     from chartscore.documents.report import Report
+    from chartscore.documents.shared_comparison import SharedComparison
+    from chartscore.documents.shared_report import SharedReport
 
     Document: TypeAlias = Report | SharedReport | Comparison | SharedComparison
     """Any document chartscore writes and reads back."""
@@ -37,12 +38,12 @@ if not TYPE_CHECKING:  # for mypy, ``Document`` is the alias above and nothing e
 
     def __getattr__(name: str) -> object:
         # ``Document`` at run time (``from chartscore.documents import Document``), built on
-        # first use so that importing this package does not import disclosure/.
+        # first use so that importing this package does not import every reader.
         if name == "Document":
-            from chartscore.disclosure.shared import SharedReport
-            from chartscore.disclosure.shared_comparison import SharedComparison
             from chartscore.documents.comparison import Comparison
             from chartscore.documents.report import Report
+            from chartscore.documents.shared_comparison import SharedComparison
+            from chartscore.documents.shared_report import SharedReport
 
             document = Report | SharedReport | Comparison | SharedComparison
             globals()["Document"] = document
@@ -56,10 +57,10 @@ def is_document(value: object) -> bool:
     By identity of its type: ``isinstance`` would run a proxy's ``__class__``,
     and ``type(value) in (...)`` its metaclass's ``__eq__``.
     """
-    from chartscore.disclosure.shared import SharedReport
-    from chartscore.disclosure.shared_comparison import SharedComparison
     from chartscore.documents.comparison import Comparison
     from chartscore.documents.report import Report
+    from chartscore.documents.shared_comparison import SharedComparison
+    from chartscore.documents.shared_report import SharedReport
 
     kind = type(value)
     return kind is Report or kind is SharedReport or kind is Comparison or kind is SharedComparison
@@ -72,11 +73,11 @@ def load_document(text: str | bytes) -> Document:
         ChartscoreError: ``unknown_report_format`` or ``invalid_report``; the
             message never quotes the document.
     """
-    from chartscore.disclosure.rule import SHARED_FORMAT
-    from chartscore.disclosure.shared import SharedReport
-    from chartscore.disclosure.shared_comparison import SHARED_COMPARISON_FORMAT, SharedComparison
     from chartscore.documents.comparison import Comparison
     from chartscore.documents.report import REPORT_FORMAT, Report
+    from chartscore.documents.shared_comparison import SHARED_COMPARISON_FORMAT, SharedComparison
+    from chartscore.documents.shared_report import SharedReport
+    from chartscore.documents.shared_rule import SHARED_FORMAT
 
     format_name = _format_of(text)
     if format_name == REPORT_FORMAT:

@@ -68,12 +68,6 @@ from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
-from chartscore.disclosure.shared_comparison import (
-    SharedComparison,
-    SharedComparisonSlice,
-    SharedPaired,
-    difference_bound,
-)
 from chartscore.documents import is_document
 from chartscore.documents.comparison import (
     FIELD_TYPE_NAMES,
@@ -84,6 +78,12 @@ from chartscore.documents.comparison import (
 )
 from chartscore.documents.plugin_layout import is_plugin_metric
 from chartscore.documents.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
+from chartscore.documents.shared_comparison import (
+    SharedComparison,
+    SharedComparisonSlice,
+    SharedPaired,
+    difference_bound,
+)
 from chartscore.documents.tally import (
     CORE_METRICS,
     ERROR_METRICS,

@@ -29,9 +29,9 @@ from typing import Final
 
 import attrs
 
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import _strict_json
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, input_path
 from chartscore.io.output import write_atomic

@@ -20,11 +20,11 @@ from typing import Final
 import attrs
 
 from chartscore._format import DIGEST_PATTERN, FORMAT_KEYS
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents import Document, _strict_json, load_document
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.report import Report
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.stats.clustered import CONFIDENCE_LEVELS
 

@@ -24,9 +24,9 @@ from typing import Final
 
 import attrs
 
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents.comparison import Comparison, PairedMetricResult
 from chartscore.documents.report import Report
+from chartscore.documents.shared_report import SharedReport
 from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, flag_option
 from chartscore.ledger.entry import FAILED, Setup

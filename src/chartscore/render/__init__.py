@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from chartscore.disclosure.shared import SharedReport
-from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate
 from chartscore.documents.report import Report
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
@@ -62,13 +62,13 @@ def render(
     Args:
         report: A value-free :class:`~chartscore.documents.report.Report` (from
             ``chartscore.score`` or ``Report.from_json``),
-            :class:`~chartscore.disclosure.shared.SharedReport` (from
+            :class:`~chartscore.documents.shared_report.SharedReport` (from
             ``chartscore.workflows.share.share`` or ``SharedReport.from_json``: a
             suppressed number reads ``suppressed``, a metric with a suppressed
             part has no rate or interval, and the disclosure rule is stated) or
             :class:`~chartscore.documents.comparison.Comparison` (its paired differences
             are drawn around 0, on a ±5 to ±50 point axis) or
-            :class:`~chartscore.disclosure.shared_comparison.SharedComparison`
+            :class:`~chartscore.documents.shared_comparison.SharedComparison`
             (the same, with suppressed numbers and the bounds their ranges prove).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
             ``"csv"`` or ``"html"`` (one self-contained file).

@@ -5,7 +5,7 @@ out. Rows run fields, then field types, then all fields. Fields (and types)
 are ordered by name, or by normalized agreement rate, lowest first, so the
 fields that need attention come first.
 
-A :class:`~chartscore.disclosure.shared.SharedReport` has the same shape with
+A :class:`~chartscore.documents.shared_report.SharedReport` has the same shape with
 ``None`` for every suppressed number, so the same adapter lays it out: a
 metric with a suppressed part is a suppressed estimate (no rate, no
 interval), a suppressed count is a ``None`` cell, a withheld kappa is a
@@ -24,10 +24,7 @@ from typing import Final, Protocol
 
 import attrs
 
-from chartscore.disclosure.figures import SharedMagnitude, SharedUncertainty
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT
-from chartscore.disclosure.shared import SharedReport, SharedSlice
-from chartscore.disclosure.shared_labels import SharedCoefficient, SharedLabel
 from chartscore.documents.plugin_layout import PluginStamp
 from chartscore.documents.report import (
     REPORT_FORMAT,
@@ -38,6 +35,9 @@ from chartscore.documents.report import (
     SliceReport,
     UncertaintyResult,
 )
+from chartscore.documents.shared_figures import SharedMagnitude, SharedUncertainty
+from chartscore.documents.shared_labels import SharedCoefficient, SharedLabel
+from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.documents.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render._numbers import count_text, interval_text

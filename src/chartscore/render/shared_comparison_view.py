@@ -14,15 +14,16 @@ from collections.abc import Sequence
 
 import attrs
 
-from chartscore.disclosure.comparison_model import SHARED_PAIRED_METRICS, system_count
-from chartscore.disclosure.shared_comparison import (
+from chartscore.documents.gates import Gate
+from chartscore.documents.shared_comparison import (
     SHARED_COMPARISON_FORMAT,
     SHARED_COMPARISON_FORMAT_VERSION,
+    SHARED_PAIRED_METRICS,
     SharedComparison,
     SharedComparisonSlice,
     SharedPaired,
+    system_count,
 )
-from chartscore.documents.gates import Gate
 from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.comparison_view import difference_scale, gate_margins

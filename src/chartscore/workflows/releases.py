@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from chartscore.disclosure.shared import SharedReport
 from chartscore.documents.report import Report
+from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
 from chartscore.io.release_ledger import Release, read_releases, record_release, release_folder

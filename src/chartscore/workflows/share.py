@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from chartscore.disclosure.figures import Contributions, FieldFigures
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
-from chartscore.disclosure.shared import SharedReport, check_min_cell
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.report import Report
+from chartscore.documents.shared_figures import Contributions, FieldFigures
+from chartscore.documents.shared_report import SharedReport, check_min_cell
 from chartscore.errors import ChartscoreError, ErrorCode, callback_option
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction

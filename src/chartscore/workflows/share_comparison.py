@@ -10,10 +10,10 @@ dropped. Only the shared comparison comes out.
 from __future__ import annotations
 
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
-from chartscore.disclosure.shared import check_min_cell
-from chartscore.disclosure.shared_comparison import SharedComparison
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.comparison import Comparison
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_report import check_min_cell
 from chartscore.errors import callback_option
 from chartscore.io.feed import Progress
 from chartscore.io.inputs import InputPath

@@ -3,12 +3,12 @@
 The document (format ``chartscore.shared_comparison``, docs/formats.md) has
 the comparison's shape for what it publishes: per slice the gold counts,
 each system's missing, answered and abstained counts, and the paired metrics
-of :data:`~chartscore.disclosure.comparison_model.SHARED_PAIRED_METRICS`
+of :data:`SHARED_PAIRED_METRICS`
 (each system's counts, the discordant counts, the difference and McNemar's
 tests). A suppressed number is ``null`` with its proven range beside it
 (``<name>_range``); a side with a suppressed part carries a rate bound as a
 shared report does, and a difference with a suppressed part a
-:class:`~chartscore.disclosure.shared.RateBound` of its own
+:class:`~chartscore.documents.shared_metric.RateBound` of its own
 (:func:`difference_bound`). docs/disclosure.md, "Sharing a comparison".
 
 Reading (:meth:`SharedComparison.from_json`) is strict: every figure shown
@@ -24,36 +24,6 @@ from typing import Final, NoReturn
 import attrs
 
 from chartscore._version import __version__
-from chartscore.disclosure.comparison_model import (
-    BASELINE_ONLY,
-    CANDIDATE_ONLY,
-    GOLD_COUNTS,
-    SHARED_PAIRED_METRICS,
-    SYSTEM_COUNTS,
-    SYSTEMS,
-    paired_quantity,
-    side_quantity,
-    system_count,
-    total_quantity,
-)
-from chartscore.disclosure.rule import (
-    FIELD_TYPE_NAMES,
-    RANGE_SUFFIX,
-    RATE_RANGE,
-    RULE,
-    SUCCESS,
-    TOTAL,
-    UNIT,
-    WILSON_BOUND,
-)
-from chartscore.disclosure.shared import Disclosure, Key
-from chartscore.disclosure.shared_metric import (
-    CaseFloor,
-    Range,
-    RateBound,
-    SharedMetric,
-    rate_bound,
-)
 from chartscore.documents import _strict_json
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.comparison import (
@@ -69,11 +39,68 @@ from chartscore.documents.report import (
     read_design_effect,
     read_scorer,
 )
+from chartscore.documents.shared_metric import (
+    CaseFloor,
+    Range,
+    RateBound,
+    SharedMetric,
+    rate_bound,
+)
+from chartscore.documents.shared_report import Disclosure, Key
+from chartscore.documents.shared_rule import (
+    FIELD_TYPE_NAMES,
+    RANGE_SUFFIX,
+    RATE_RANGE,
+    RULE,
+    SUCCESS,
+    TOTAL,
+    UNIT,
+    WILSON_BOUND,
+)
 from chartscore.documents.tally import Binomial
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
 from chartscore.stats.binomial import Z95, widest_wilson, wilson_interval
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.stats.paired import newcombe_difference
+
+SHARED_PAIRED_METRICS: Final = (
+    "exact_agreement",
+    "normalized_agreement",
+    "abstention_correctness",
+    "answerable_abstention",
+    "unanswerable_answer",
+)
+"""The paired metrics a shared comparison publishes (the core ones, in every slice)."""
+
+GOLD_COUNTS: Final = ("field_count", "answerable_count", "unanswerable_count")
+SYSTEM_COUNTS: Final = ("missing_count", "answered_count", "abstained_count")
+SYSTEMS: Final = ("baseline", "candidate")
+
+BASELINE_ONLY: Final = "baseline_only"
+CANDIDATE_ONLY: Final = "candidate_only"
+BOTH: Final = "both"
+NEITHER: Final = "neither"
+
+
+def side_quantity(metric: str, system: str, part: str) -> str:
+    """``exact_agreement.baseline.success_count`` (or ``.failures``)."""
+    return f"{metric}.{system}.{part}"
+
+
+def paired_quantity(metric: str, cell: str) -> str:
+    """``exact_agreement.baseline_only``, ``.candidate_only``, ``.both``, ``.neither``."""
+    return f"{metric}.{cell}"
+
+
+def total_quantity(metric: str) -> str:
+    """``exact_agreement.total_count``: the trials, the same for both systems."""
+    return f"{metric}.{TOTAL}"
+
+
+def system_count(system: str, count: str) -> str:
+    """``baseline.missing_count``."""
+    return f"{system}.{count}"
+
 
 SHARED_COMPARISON_FORMAT: Final = "chartscore.shared_comparison"
 SHARED_COMPARISON_FORMAT_VERSION: Final = 2

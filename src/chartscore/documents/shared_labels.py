@@ -16,7 +16,7 @@
   shown exactly where kappa's value is, under kappa's rule. A number or date
   field's interval alpha is a magnitude of the values themselves: shown only
   where the error magnitude's limits are, and when the pooled values' spread
-  passes the dominance rule (:class:`~chartscore.disclosure.figures.FieldFigures`).
+  passes the dominance rule (:class:`~chartscore.documents.shared_figures.FieldFigures`).
 
 Value-free: the declared labels are schema knowledge; no case, no value.
 """
@@ -28,10 +28,9 @@ from typing import Final
 
 import attrs
 
-from chartscore.disclosure.figures import FIGURE_PUBLISHED
-from chartscore.disclosure.label_model import label_metric
-from chartscore.disclosure.rule import KAPPA_PUBLISHED, SUCCESS, TOTAL, metric_quantity
-from chartscore.disclosure.shared_metric import (
+from chartscore.documents.report import MAX_LABEL_NAME
+from chartscore.documents.shared_figures import FIGURE_PUBLISHED
+from chartscore.documents.shared_metric import (
     Interval,
     Range,
     SharedMetric,
@@ -42,11 +41,32 @@ from chartscore.disclosure.shared_metric import (
     read_metric,
     read_number,
 )
-from chartscore.documents.report import MAX_LABEL_NAME
+from chartscore.documents.shared_rule import KAPPA_PUBLISHED, SUCCESS, TOTAL, metric_quantity
 from chartscore.documents.tally import LABEL_METRICS
 from chartscore.stats.binomial import Z95
 from chartscore.stats.confusion import f1_score, macro_f1
 from chartscore.stats.reliability import ALPHA_METRICS, LOWEST
+
+LABEL_PREFIX: Final = "labels."
+
+
+def label_metric(label: str, metric: str) -> str:
+    """A label's metric as the model and the audit name it: ``labels.current.sensitivity``.
+
+    Read from the right (the metric is one of four fixed names), so any label text works.
+    """
+    return f"{LABEL_PREFIX}{label}.{metric}"
+
+
+def split_label_metric(name: str) -> tuple[str, str] | None:
+    """(label, metric) of :func:`label_metric`'s name; None for any other name."""
+    if not name.startswith(LABEL_PREFIX):
+        return None
+    label, dot, metric = name[len(LABEL_PREFIX) :].rpartition(".")
+    if not dot or metric not in LABEL_METRICS:
+        return None
+    return label, metric
+
 
 SCORES: Final = ("macro_f1",)
 """A field slice's F1 figure beside its labels (the labels' pooled counts are not shared)."""

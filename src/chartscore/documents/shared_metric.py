@@ -16,9 +16,9 @@ from typing import Final, NoReturn
 
 import attrs
 
-from chartscore.disclosure.rule import RANGE_SUFFIX, RATE_RANGE, SUCCESS, TOTAL, WILSON_BOUND
 from chartscore.documents import _strict_json
 from chartscore.documents.report import read_design_effect
+from chartscore.documents.shared_rule import RANGE_SUFFIX, RATE_RANGE, SUCCESS, TOTAL, WILSON_BOUND
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95, CountRange, rate_range, widest_wilson, wilson_interval
 from chartscore.stats.clustered import clustered_wilson

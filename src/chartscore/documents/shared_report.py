@@ -27,80 +27,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import attrs
 
 from chartscore._format import FIELD_ID_PATTERN
 from chartscore._version import __version__
-from chartscore.disclosure.figures import (
-    MAGNITUDE,
-    UNCERTAINTY,
-    FieldFigures,
-    SharedMagnitude,
-    SharedUncertainty,
-    figure_counts,
-    read_magnitude,
-    read_uncertainty,
-    shared_magnitude,
-    shared_uncertainty,
-)
-from chartscore.disclosure.label_model import label_metric
-from chartscore.disclosure.rule import (
-    CASE_FLOOR_VERSION,
-    FIELD_TYPE_NAMES,
-    IGNORED_COUNT,
-    KAPPA_TYPES,
-    LABELS_VERSION,
-    PAIRS,
-    RANGE_SUFFIX,
-    READABLE_VERSIONS,
-    REQUIRED_TYPE_METRICS_OF,
-    RULE,
-    SHARED_FORMAT,
-    SHARED_FORMAT_VERSION,
-    STRATUM,
-    STRATUM_FIELD_TYPE,
-    SUCCESS,
-    TOTAL,
-    TYPE_METRICS_OF,
-    UNIT,
-    metric_quantity,
-)
-from chartscore.disclosure.shared_labels import (
-    COEFFICIENTS,
-    LABELLED_TYPES,
-    SCORES,
-    SharedCoefficient,
-    SharedLabel,
-    alpha_metric,
-    check_label_sums,
-    coefficient_names,
-    f1_of,
-    label_numbers,
-    label_ranges,
-    read_coefficient,
-    read_labels,
-    read_score,
-    shared_coefficient,
-    shown_macro,
-)
-from chartscore.disclosure.shared_metric import (
-    CaseFloor,
-    Interval,
-    Range,
-    SharedMetric,
-    beside,
-    invalid,
-    range_list,
-    rate_bound,
-    read_count,
-    read_interval,
-    read_metric,
-    read_number,
-    read_range,
-    rows_per_case,
-)
 from chartscore.documents import _strict_json
 from chartscore.documents._strict_json import require_plain
 from chartscore.documents.canonical_json import canonical_json
@@ -121,13 +53,78 @@ from chartscore.documents.report import (
     read_design_effect,
     read_scorer,
 )
+from chartscore.documents.shared_figures import (
+    MAGNITUDE,
+    UNCERTAINTY,
+    FieldFigures,
+    SharedMagnitude,
+    SharedUncertainty,
+    figure_counts,
+    read_magnitude,
+    read_uncertainty,
+    shared_magnitude,
+    shared_uncertainty,
+)
+from chartscore.documents.shared_labels import (
+    COEFFICIENTS,
+    LABELLED_TYPES,
+    SCORES,
+    SharedCoefficient,
+    SharedLabel,
+    alpha_metric,
+    check_label_sums,
+    coefficient_names,
+    f1_of,
+    label_metric,
+    label_numbers,
+    label_ranges,
+    read_coefficient,
+    read_labels,
+    read_score,
+    shared_coefficient,
+    shown_macro,
+)
+from chartscore.documents.shared_metric import (
+    CaseFloor,
+    Interval,
+    Range,
+    SharedMetric,
+    beside,
+    invalid,
+    range_list,
+    rate_bound,
+    read_count,
+    read_interval,
+    read_metric,
+    read_number,
+    read_range,
+    rows_per_case,
+)
+from chartscore.documents.shared_rule import (
+    CASE_FLOOR_VERSION,
+    FIELD_TYPE_NAMES,
+    IGNORED_COUNT,
+    KAPPA_TYPES,
+    LABELS_VERSION,
+    PAIRS,
+    RANGE_SUFFIX,
+    READABLE_VERSIONS,
+    REQUIRED_TYPE_METRICS_OF,
+    RULE,
+    SHARED_FORMAT,
+    SHARED_FORMAT_VERSION,
+    STRATUM,
+    STRATUM_FIELD_TYPE,
+    SUCCESS,
+    TOTAL,
+    TYPE_METRICS_OF,
+    UNIT,
+    metric_quantity,
+)
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
-
-if TYPE_CHECKING:  # the readers need no pricing: only share records a choice
-    from chartscore.disclosure.cost import ComplementCost
 
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
@@ -382,6 +379,34 @@ class Disclosure:
         if self.earlier_releases is not None:
             out["earlier_releases"] = self.earlier_releases
         return out
+
+
+@attrs.frozen
+class ComplementCost:
+    """How the complementary cells were chosen, and at what declared cost (inside only).
+
+    Attributes:
+        method: ``exact`` (the minimum-cost pattern) or ``greedy``.
+        cost: The chosen pattern's price (:func:`~chartscore.disclosure.cost.pattern_price`).
+        greedy_cost: The greedy pattern's price (equal to ``cost`` for ``greedy``).
+        lower_bound: A proven lower bound on any passing pattern's price (``cost``
+            for ``exact``); None when none was computed.
+        labels: With per-label metrics, what their (greedy) step added to the
+            core's price, after the core was chosen as above; None without labels.
+    """
+
+    method: str
+    cost: int
+    greedy_cost: int
+    lower_bound: int | None
+    labels: int | None = None
+
+    @property
+    def gap(self) -> float | None:
+        """``(cost - lower_bound) / cost``: how far the pattern may be from the optimum."""
+        if self.lower_bound is None or self.cost == 0:
+            return None
+        return (self.cost - self.lower_bound) / self.cost
 
 
 @attrs.frozen
@@ -1116,7 +1141,7 @@ def _with_shown_labels(
     withheld_kappa: Collection[str],
 ) -> SharedSlice:
     # A slice's labels and F1 figures, and a field's coefficients, under their rules
-    # (chartscore.disclosure.shared_labels): F1 where its counts are shown; AC1/AC2 and
+    # (chartscore.documents.shared_labels): F1 where its counts are shown; AC1/AC2 and
     # alpha where kappa is; interval alpha where the limits are and the spread may show.
     labels = None
     raw_labels = raw.get("labels")
@@ -1175,7 +1200,7 @@ def shared_from_report(
     Returns:
         The shared report; metrics with a hidden part lose their interval, and
         a pooled metric's clustered interval counts the cases its published
-        numbers prove (:class:`~chartscore.disclosure.shared_metric.CaseFloor`).
+        numbers prove (:class:`~chartscore.documents.shared_metric.CaseFloor`).
     """
     hidden_set = set(hidden)
     z = z_for(document.get("confidence", DEFAULT_CONFIDENCE))  # type: ignore[arg-type]
