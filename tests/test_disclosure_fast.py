@@ -1,8 +1,8 @@
 """The solver's fast paths give exactly what the plain path gives.
 
-``ranges.FAST_PATHS`` off: every LP is solved afresh by ``milp``, the local check tries every
-area in order with no seed shortcut and no cache. On: warm HiGHS solves, the widest area first,
-the seed shortcut, the cache (docs/performance.md). Ranges, local certificates and the shared
+``integer_program.FAST_PATHS`` off: every LP is solved afresh by ``milp``, the local check tries
+every area in order with no seed shortcut and no cache. On: warm HiGHS solves, the widest area
+first, the seed shortcut, the cache (docs/performance.md). Ranges, local certificates and the shared
 bytes must not depend on which is used. Small random cohorts, so the test stays fast.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import chartscore.disclosure.ranges as ranges_module
+import chartscore.disclosure.integer_program as program_module
 from chartscore.disclosure import audit
 from chartscore.disclosure.attack import _published_values, audit_with_hints
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
@@ -40,7 +40,7 @@ def cohort(seed: int, fields: int, cases: int):  # type: ignore[no-untyped-def]
 @contextlib.contextmanager
 def plain() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ranges_module, "FAST_PATHS", False)
+        patch.setattr(program_module, "FAST_PATHS", False)
         yield
 
 
@@ -140,9 +140,9 @@ def test_a_repaired_lp_vertex_is_an_optimum_exactly_when_it_reaches_the_rounded_
     drawn: tuple[int, list[dict[int, int]], list[int], np.ndarray],
 ) -> None:
     width, rows, values, c = drawn
-    problem = ranges_module._Problem(width, rows, values, values)
+    problem = program_module.IntegerProgram(width, rows, values, values)
     repairs: list[bool] = []
-    original = ranges_module._Problem._repair
+    original = program_module.IntegerProgram._repair
 
     def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]
         point = original(self, *args, **kwargs)
@@ -150,12 +150,12 @@ def test_a_repaired_lp_vertex_is_an_optimum_exactly_when_it_reaches_the_rounded_
         return point
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ranges_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
-        patch.setattr(ranges_module, "_REPAIR_ROW", 4)  # the long row couples, never frees
-        patch.setattr(ranges_module._Problem, "_repair", spied)
+        patch.setattr(program_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
+        patch.setattr(program_module, "_REPAIR_ROW", 4)  # the long row couples, never frees
+        patch.setattr(program_module.IntegerProgram, "_repair", spied)
         fast = problem.solve(c, [0, 0])
     with plain():
-        slow = ranges_module._Problem(width, rows, values, values).solve(c, [0, 0])
+        slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
     assert problem.check(fast)
     assert float(c @ fast) == float(c @ slow)
 
@@ -165,13 +165,13 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
     # x0 at 1.5 (bound -1.5, rounded up -1): the repair frees x0, x1, x2 and finds x0 = 1
     # with x1 + x2 = 1, which reaches -1, so it is optimal with no branch and bound.
     rows = [{0: 2, 1: 1, 2: 1}, {3: 1, 4: 1}, {5: 1, 6: 1}]
-    problem = ranges_module._Problem(7, rows, [3, 5, 2], [3, 5, 2])
+    problem = program_module.IntegerProgram(7, rows, [3, 5, 2], [3, 5, 2])
     if not problem._warm_lp():
         pytest.skip("this scipy has no HiGHS binding the warm path can use")
     c = np.zeros(7)
     c[0] = -1.0
     freed: list[list[int]] = []
-    original = ranges_module._Problem._repair
+    original = program_module.IntegerProgram._repair
 
     def spied(self, c, base, free, target):  # type: ignore[no-untyped-def]
         freed.append([int(i) for i in np.flatnonzero(free)])
@@ -179,8 +179,8 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
 
     counts = [0, 0]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ranges_module, "_REPAIR_WIDTH", 0)
-        patch.setattr(ranges_module._Problem, "_repair", spied)
+        patch.setattr(program_module, "_REPAIR_WIDTH", 0)
+        patch.setattr(program_module.IntegerProgram, "_repair", spied)
         point = problem.solve(c, counts)
     assert freed[0] == [0, 1, 2]
     assert int(point[0]) == 1 and int(point[1] + point[2]) == 1
@@ -190,7 +190,7 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
 def test_a_repair_returns_a_point_only_when_it_reaches_the_rounded_bound() -> None:
     # x0 + x1 = 2 with x1 fixed at 0 leaves x0 = 2: the objective x0 is 2 there, which
     # proves nothing when the bound is 0 (x0 = 0, x1 = 2 is better) and everything at 2.
-    problem = ranges_module._Problem(2, [{0: 1, 1: 1}], [2], [2])
+    problem = program_module.IntegerProgram(2, [{0: 1, 1: 1}], [2], [2])
     c = np.array([1.0, 0.0])
     base = np.array([2, 0], dtype=np.int64)
     free = np.array([True, False])

@@ -43,352 +43,49 @@ bound runs with a zero gap; anything the solver cannot settle raises
 
 :class:`LocalCheck` is the suppression loop's cheap certificate: a
 restriction that can prove a quantity protected, never the opposite.
+
+This module holds the range solver: preparing the problem, splitting it and answering
+questions. Each integer program it solves is a
+:class:`~chartscore.disclosure.integer_program.IntegerProgram` (with :class:`Unresolved`
+and :class:`Inconsistent`); :class:`LocalCheck` is in :mod:`chartscore.disclosure.local_check`.
+All are re-exported here.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 import numpy as np
 
 from chartscore.disclosure.forms import Form
-from chartscore.disclosure.lp import (
-    INFEASIBLE,
-    OPTIMAL,
-    UNBOUNDED,
-    WarmLP,
-    rowwise,
-    solve_afresh,
+from chartscore.disclosure.integer_program import (
+    FAST_PATHS,
+    Inconsistent,
+    IntegerProgram,
+    Row,
+    Unresolved,
 )
+from chartscore.disclosure.local_check import PARTNERS, LocalCheck
 from chartscore.disclosure.model import Key, ReportModel
-from chartscore.disclosure.native_output import stdout_closed
+
+__all__ = [
+    "FAST_PATHS",
+    "Inconsistent",
+    "LocalCheck",
+    "RangeSolver",
+    "Row",
+    "Unresolved",
+]
+# FAST_PATHS is re-exported for reading only: tests switch the fast paths off on
+# chartscore.disclosure.integer_program, where they are read.
 
 _MAX_WITNESSES: Final = 64
 """Feasible points kept per component (each one can settle a question without a solve)."""
 _NEIGHBOURHOOD: Final = 12
 """The most blocks a sandwich may span before the whole component is solved instead."""
-_PARTNERS: Final = 2
-"""How many partner blocks a sandwich adds, one at a time, before solving the whole."""
 _SANDWICH_WIDTH: Final = 400
 """Components narrower than this are solved whole: cheaper than any sandwich."""
-_REPAIR_WIDTH: Final = 64
-"""Problems narrower than this go straight to branch and bound (a repair would not pay)."""
-_REPAIR_HOPS: Final = 2
-"""How many times the repair widens its free columns (rows away from the fractional ones)."""
-_REPAIR_ROW: Final = 40
-"""Rows longer than this (pooled slices) do not widen a repair: they would free everything."""
-
-Row = dict[int, int]
-
-FAST_PATHS = True
-"""Whether the fast paths are on: warm LPs (:mod:`chartscore.disclosure.lp`), the local
-check's widest area first, its seed shortcut and its cache. Off (tests only), every
-question is solved the plain way, by ``milp`` afresh; the answers must be the same."""
-
-
-class Unresolved(Exception):  # noqa: N818 - a state, not a programming error
-    """The solver could not settle a question exactly (numerics, limits)."""
-
-
-class Inconsistent(Exception):  # noqa: N818
-    """The published numbers admit no integer table at all: a damaged or edited report."""
-
-
-# --- small helpers ------------------------------------------------------------------------
-
-
-class _Result:
-    """One solve from scratch: scipy's status code (0 optimal, 2 infeasible), the point,
-    its value and, for integer programs, the proven bound (as ``milp`` returns them)."""
-
-    def __init__(
-        self, status: int, x: np.ndarray | None, fun: float | None, bound: float | None
-    ) -> None:
-        self.status, self.x, self.fun, self.bound = status, x, fun, bound
-
-
-def _milp(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
-    # scipy's own milp: the fallback when its HiGHS binding cannot be used directly.
-    from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415
-    from scipy.sparse import csr_array  # noqa: PLC0415
-
-    indptr, indices, data = problem.sparse
-    matrix = csr_array(
-        (data.astype(np.float64), indices, indptr), shape=(len(problem.rows), problem.width)
-    )
-    constraints = [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.rows else []
-    with stdout_closed():
-        result = milp(
-            c,
-            integrality=np.ones(problem.width, dtype=np.int64) if integer else None,
-            bounds=Bounds(0, np.inf),
-            constraints=constraints,
-            options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
-        )
-    x = None if result.x is None else np.asarray(result.x)
-    return _Result(result.status, x, result.fun, result.get("mip_dual_bound"))
-
-
-def _afresh(problem: _Problem, c: np.ndarray, *, integer: bool) -> _Result:
-    """``min c x`` from scratch, as ``milp`` solves it (by its binding when loadable)."""
-    solved = solve_afresh(
-        problem.width, problem.sparse, problem.lower, problem.upper, c, integer=integer
-    )
-    if solved is None:
-        return _milp(problem, c, integer=integer)
-    status, x, fun, bound = solved
-    code = 0 if status == OPTIMAL else 2 if status == INFEASIBLE else 4
-    return _Result(code, x, fun if status == OPTIMAL else None, bound)
-
-
-class _Problem:
-    """One integer program over some columns: rows ``lower <= A x <= upper``, ``x >= 0``.
-
-    Infinite bounds are ``None``. Built once, solved for many objectives: its LP
-    relaxation stays loaded in HiGHS (:class:`~chartscore.disclosure.lp.WarmLP`)
-    and each objective starts from the last optimal basis.
-    """
-
-    def __init__(
-        self,
-        width: int,
-        rows: Sequence[Row],
-        lower: Sequence[int | None],
-        upper: Sequence[int | None],
-    ) -> None:
-        self.width = width
-        self.rows = list(rows)
-        self.lower = np.array([-np.inf if v is None else v for v in lower], dtype=float)
-        self.upper = np.array([np.inf if v is None else v for v in upper], dtype=float)
-        self.sparse = rowwise(self.rows)
-        # Exact integer bounds for checking points; the sentinels stand for no bound.
-        self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
-        self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
-        self._warm: WarmLP | None = None
-        self._rows_of_entries: np.ndarray | None = None
-
-    def check(self, x: np.ndarray) -> bool:
-        """Whether the integer point ``x`` satisfies every row exactly."""
-        if (x < 0).any():
-            return False
-        if not self.rows:
-            return True
-        values = self.values(x)
-        return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
-
-    def values(self, x: np.ndarray) -> np.ndarray:
-        """Each row's value at the integer point ``x``, exactly."""
-        indptr, indices, data = self.sparse
-        running = np.zeros(len(indices) + 1, dtype=np.int64)
-        np.cumsum(data * x.astype(np.int64)[indices], out=running[1:])
-        result: np.ndarray = running[indptr[1:]] - running[indptr[:-1]]
-        return result
-
-    def solve(
-        self,
-        c: np.ndarray,
-        counter: list[int],
-        *,
-        warm: bool = True,
-        incumbent: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """An optimal integer point for ``min c x``.
-
-        ``warm``: try the loaded LP relaxation first (fast); without it, the LP is
-        solved afresh by ``milp``, whose vertex is the reproducible first witness
-        a suppression run is seeded with. ``incumbent``: a known integer point of
-        this problem (a witness); when the LP's bound, rounded up (the objective
-        is integral), already reaches its value, it is optimal and no branch and
-        bound is needed.
-
-        Raises:
-            Inconsistent: no integer point satisfies the rows.
-            Unresolved: the solver stopped short of a proven optimum.
-        """
-        counter[0] += 1
-        bound: float | None = None
-        vertex: np.ndarray | None = None
-        if warm and FAST_PATHS:
-            point, bound, vertex = self._warm_relaxed(c)
-        else:
-            point = self._relaxed(c)
-        if point is not None:
-            return point
-        if bound is not None:
-            target = math.ceil(bound - 1e-6 * (1 + abs(bound)))
-            if incumbent is not None and self._reaches(c, incumbent, target):
-                return incumbent.copy()
-            if vertex is not None:
-                repaired = self._repaired(c, vertex, target)
-                if repaired is not None:
-                    return repaired
-        counter[1] += 1
-        result = _afresh(self, c, integer=True)
-        if result.status == 2:
-            raise Inconsistent
-        if result.status != 0 or result.x is None:
-            raise Unresolved
-        found: np.ndarray = np.rint(result.x).astype(np.int64)
-        if not self.check(found):
-            raise Unresolved
-        dual_bound = result.bound
-        if (
-            dual_bound is not None
-            and np.isfinite(dual_bound)
-            and dual_bound < float(c @ found) - 0.5
-        ):
-            raise Unresolved
-        return found
-
-    def lp_minimum(self, c: np.ndarray) -> float | None:
-        """The LP relaxation's optimal value (None: unbounded or not settled).
-
-        Raises:
-            Inconsistent: the relaxation, hence the integer program, is infeasible.
-        """
-        warm = self._warm_lp() if FAST_PATHS else None
-        if warm is not None:
-            status, _, value = warm.minimize(c)
-            if status == INFEASIBLE:
-                raise Inconsistent
-            if status == OPTIMAL:
-                return value
-            if status == UNBOUNDED:
-                return None
-        result = _afresh(self, c, integer=False)
-        if result.status == 2:
-            raise Inconsistent
-        if result.status != 0 or result.fun is None:
-            return None
-        return float(result.fun)
-
-    def _warm_lp(self) -> WarmLP | None:
-        if self._warm is None:
-            self._warm = WarmLP(self.width, self.sparse, self.lower, self.upper)
-        return self._warm if self._warm.available else None
-
-    def _integral(self, c: np.ndarray, x: np.ndarray, value: float) -> np.ndarray | None:
-        # An LP optimum that is an integer point is optimal for the integer program too
-        # (it reaches a bound no integer point can beat).
-        point: np.ndarray = np.rint(x).astype(np.int64)
-        if np.abs(x - point).max(initial=0.0) > 1e-9 or not self.check(point):
-            return None
-        if float(c @ point) > value + 1e-6 * (1 + abs(value)):
-            return None
-        return point
-
-    def _warm_relaxed(
-        self, c: np.ndarray
-    ) -> tuple[np.ndarray | None, float | None, np.ndarray | None]:
-        # The loaded LP, warm (``milp``'s LP when HiGHS cannot be used directly): its
-        # optimum when integral, its optimal value (a lower bound) and its vertex.
-        warm = self._warm_lp()
-        if warm is None:
-            return self._relaxed(c), None, None
-        status, x, value = warm.minimize(c)
-        if status == INFEASIBLE:
-            raise Inconsistent
-        if status == UNBOUNDED:
-            raise Unresolved  # feasible (or not) with no finite optimum: nothing to settle
-        if status != OPTIMAL or x is None:
-            return self._relaxed(c), None, None
-        return self._integral(c, x, value), value, x
-
-    def _reaches(self, c: np.ndarray, point: np.ndarray, target: int) -> bool:
-        # Whether the integer point satisfies every row and its value is at most ``target``.
-        return int(np.rint(c @ point)) <= target and self.check(point)
-
-    def _repaired(self, c: np.ndarray, vertex: np.ndarray, target: int) -> np.ndarray | None:
-        """An integer point at the rounded LP bound, found near the LP's vertex, or None.
-
-        The LP vertex of a large problem is usually fractional in a handful of
-        columns only. Those columns, and every column sharing a short row with
-        them (a field's own rows, not the pooled slices' long ones; then their
-        neighbours too), are freed; every other column stays at its
-        integral LP value; the small integer program left is solved. A point it
-        finds that satisfies every row and reaches ``target`` (the LP bound
-        rounded up: no integer point does better) is optimal for the whole
-        problem, with no branch and bound over it. Anything else: None.
-        """
-        rounded = np.rint(vertex)
-        fractional = np.abs(vertex - rounded) > 1e-9
-        if not fractional.any() or not self.rows or self.width < _REPAIR_WIDTH:
-            return None
-        indptr, indices, _ = self.sparse
-        base = rounded.astype(np.int64)
-        free = fractional
-        row_of = self._row_of()
-        short = np.diff(indptr) <= _REPAIR_ROW
-        for _ in range(_REPAIR_HOPS):
-            touched = np.zeros(len(self.rows), dtype=bool)
-            touched[row_of[free[indices]]] = True
-            touched &= short
-            grown = np.zeros(self.width, dtype=bool)
-            grown[indices[touched[row_of]]] = True
-            free = free | grown
-            if free.sum() * 2 > self.width:
-                return None  # not a small repair: branch and bound on the whole instead
-            point = self._repair(c, base, free, target)
-            if point is not None:
-                return point
-        return None
-
-    def _row_of(self) -> np.ndarray:
-        # The row of every stored coefficient (built once).
-        if self._rows_of_entries is None:
-            indptr = self.sparse[0]
-            self._rows_of_entries = np.repeat(np.arange(len(self.rows)), np.diff(indptr))
-        return self._rows_of_entries
-
-    def _repair(
-        self, c: np.ndarray, base: np.ndarray, free: np.ndarray, target: int
-    ) -> np.ndarray | None:
-        # The integer program over the ``free`` columns, every other one fixed at ``base``.
-        indptr, indices, data = self.sparse
-        row_of = self._row_of()
-        columns = np.flatnonzero(free)
-        where = np.full(self.width, -1, dtype=np.int64)
-        where[columns] = np.arange(len(columns))
-        fixed_part = np.where(free[indices], 0, data * base[indices])
-        outside = np.bincount(row_of, weights=fixed_part, minlength=len(self.rows))
-        inside = free[indices]
-        kept_rows = np.unique(row_of[inside])
-        rows: list[Row] = []
-        for row in kept_rows:
-            start, stop = indptr[row], indptr[row + 1]
-            rows.append(
-                {int(where[indices[k]]): int(data[k]) for k in range(start, stop) if inside[k]}
-            )
-        shift = np.rint(outside[kept_rows])
-        sub = _Problem(
-            len(columns),
-            rows,
-            [
-                None if self.exact_lower[r] == -(2**62) else int(self.exact_lower[r] - s)
-                for r, s in zip(kept_rows, shift, strict=True)
-            ],
-            [
-                None if self.exact_upper[r] == 2**62 else int(self.exact_upper[r] - s)
-                for r, s in zip(kept_rows, shift, strict=True)
-            ],
-        )
-        solved = solve_afresh(sub.width, sub.sparse, sub.lower, sub.upper, c[columns], integer=True)
-        if solved is None or solved[0] != OPTIMAL or solved[1] is None:
-            return None
-        point = base.copy()
-        point[columns] = np.rint(solved[1]).astype(np.int64)
-        return point if self._reaches(c, point, target) else None
-
-    def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
-        # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
-        result = _afresh(self, c, integer=False)
-        if result.status == 2:
-            raise Inconsistent
-        if result.status != 0 or result.x is None or result.fun is None:
-            return None
-        return self._integral(c, result.x, result.fun)
 
 
 class _Component:
@@ -411,7 +108,7 @@ class _Component:
         ]
         self.lower: list[int | None] = [value for _, value in [*eq_rows, *ge_rows]]
         self.upper: list[int | None] = [value for _, value in eq_rows] + [None] * len(ge_rows)
-        self.problem = _Problem(width, self.rows, self.lower, self.upper)
+        self.problem = IntegerProgram(width, self.rows, self.lower, self.upper)
         self.witnesses: list[np.ndarray] = []
         self._stacked: np.ndarray | None = None
         self.bounded = self._bounded()
@@ -451,7 +148,7 @@ class _Component:
         for index in self.coupling_rows:
             for block in sorted({self.block_of[c] for c in self.rows[index]}):
                 self.coupling_of_block.setdefault(block, []).append(index)
-        self._block_problems: dict[int, _Problem] = {}
+        self._block_problems: dict[int, IntegerProgram] = {}
 
     def _bounded(self) -> np.ndarray:
         # A column is bounded above when an equality with only non-negative coefficients
@@ -480,13 +177,13 @@ class _Component:
             self._stacked = np.stack(self.witnesses)
         return self._stacked
 
-    def block_problem(self, block: int) -> tuple[list[int], _Problem]:
+    def block_problem(self, block: int) -> tuple[list[int], IntegerProgram]:
         """The block's own columns and rows, as a problem (built once)."""
         columns = self.blocks[block]
         if block not in self._block_problems:
             where = {c: i for i, c in enumerate(columns)}
             indices = self.rows_of_block.get(block, [])
-            self._block_problems[block] = _Problem(
+            self._block_problems[block] = IntegerProgram(
                 len(columns),
                 [{where[c]: a for c, a in self.rows[i].items()} for i in indices],
                 [self.lower[i] for i in indices],
@@ -544,7 +241,9 @@ class RangeSolver:
         self._cache: dict[tuple[int, tuple[tuple[int, int], ...], bool], int | None] = {}
         self._block_cache: dict[tuple[int, int, tuple[tuple[int, int], ...], bool], int | None] = {}
         self._parts: dict[tuple[int, int, bool], dict[int, tuple[Row, int | None, int | None]]] = {}
-        self._areas: dict[tuple[int, frozenset[int], str, int], tuple[list[int], _Problem]] = {}
+        self._areas: dict[
+            tuple[int, frozenset[int], str, int], tuple[list[int], IntegerProgram]
+        ] = {}
         self._around: dict[tuple[int, frozenset[int]], list[frozenset[int]]] = {}
         owner = self._owners()
         self._owner = owner
@@ -740,7 +439,7 @@ class RangeSolver:
             return []
         if all(known):
             return list(range(len(rule)))
-        problem = _Problem(
+        problem = IntegerProgram(
             self.model.size,
             [row for row, _ in [*rows, *inequalities]],
             [value for _, value in [*rows, *inequalities]],
@@ -1090,7 +789,7 @@ class RangeSolver:
             areas.append(touched)
             # Then grow by partners: the outside blocks sharing the most rows with it.
             area = set(touched)
-            for _ in range(_PARTNERS):
+            for _ in range(PARTNERS):
                 shared: dict[int, int] = {}
                 for block in sorted(area):
                     for row in component.coupling_of_block.get(block, []):
@@ -1191,7 +890,7 @@ class RangeSolver:
 
     def _area_problem(
         self, index: int, area: frozenset[int], kind: str, base: int = 0
-    ) -> tuple[list[int], _Problem]:
+    ) -> tuple[list[int], IntegerProgram]:
         """The problem over an area's columns (built once per area and kind).
 
         Its own rows are kept; a row it shares with blocks outside keeps its part
@@ -1240,7 +939,7 @@ class RangeSolver:
             rows.append(inner)
             lower.append(low)
             upper.append(high)
-        result = columns, _Problem(len(columns), rows, lower, upper)
+        result = columns, IntegerProgram(len(columns), rows, lower, upper)
         self._areas[key] = result
         return result
 
@@ -1281,7 +980,7 @@ class RangeSolver:
     def _solve_area(
         self,
         columns: list[int],
-        problem: _Problem,
+        problem: IntegerProgram,
         objective: Mapping[int, int],
         known: np.ndarray | None,
     ) -> tuple[int, np.ndarray]:
@@ -1293,291 +992,3 @@ class RangeSolver:
         point = problem.solve(c, self.counts, incumbent=known)
         value = sum(weight * int(point[where[col]]) for col, weight in objective.items())
         return value, point
-
-
-class LocalCheck:
-    """Cheap certificates that a quantity is protected, for many candidate hidden sets.
-
-    A *restriction* of the attack: the fields a quantity touches are free, every
-    other field is fixed at ``seed`` (a point consistent with every number the
-    report could publish). Any table it finds is consistent with what is
-    published, so if one puts the quantity at 0 or at ``min_cell`` or more (or
-    anywhere but its true value), an outsider cannot pin it down. It proves
-    protection, never its absence: a quantity it cannot certify goes to the
-    exact :class:`RangeSolver`.
-
-    Args:
-        model: The report's linear model.
-        seed: A feasible point of the model (every published number satisfied).
-        max_width: Areas with more variables than this are not tried.
-    """
-
-    def __init__(self, model: ReportModel, seed: np.ndarray, max_width: int = 2000) -> None:
-        self.model = model
-        self.seed = seed
-        self.max_width = max_width
-        owner = np.full(model.size, -1, dtype=np.int64)
-        self.variables: dict[int, list[int]] = {}
-        for index, layout in enumerate(model.layouts.values()):
-            owner[layout.offset : layout.offset + layout.size] = index
-            self.variables[index] = list(range(layout.offset, layout.offset + layout.size))
-        extra = -1
-        for variable in range(model.size):
-            if owner[variable] == -1:
-                owner[variable] = extra
-                self.variables[extra] = [variable]
-                extra -= 1
-        self.owner = owner
-        self.touching: dict[int, list[Key]] = {}
-        for key, quantity in model.quantities.items():
-            if quantity.derived:
-                continue
-            for field in sorted({int(owner[v]) for v, _ in quantity.form}):
-                self.touching.setdefault(field, []).append(key)
-        self.inequalities: dict[int, list[Form]] = {}
-        for row in model.inequalities:
-            self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
-        self.field_ids = list(model.layouts)
-        self._split: dict[Form, tuple[dict[int, Row], dict[int, int], int]] = {}
-        self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
-        self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
-        self._rules: dict[tuple[int, frozenset[tuple[Key, int]]], list[tuple[Form, int]]] = {}
-        self._last_rules: tuple[Mapping[Key, int], int, list[tuple[Form, int]]] | None = None
-        self._partners_for: Mapping[Key, int] | None = None
-        self._partners_of: dict[tuple[int, ...], list[int]] = {}
-        # A pooled number's member fields (those whose variables it sums).
-        self.members: dict[Key, list[int]] = {
-            key: sorted({int(owner[v]) for v, _ in quantity.form})
-            for key, quantity in model.quantities.items()
-            if key[0] != "field" and not quantity.derived
-        }
-
-    def _partners(self, area: list[int], published: Mapping[Key, int]) -> list[int]:
-        """Fields that can absorb a change of the area through a published pooled number.
-
-        A field can when its own part of that pooled number is hidden; the fields
-        that can through the most pooled numbers come first (then by position).
-        """
-        if self._partners_for is not published:  # a new mapping: earlier answers are stale
-            self._partners_for = published
-            self._partners_of.clear()
-        cached = self._partners_of.get(tuple(area))
-        if cached is not None:
-            return cached
-        inside = set(area)
-        score: dict[int, int] = {}
-        for field in area:
-            for key in self.touching.get(field, []):
-                if key not in published or key not in self.members:
-                    continue
-                for other in self.members[key]:
-                    if other in inside or other < 0:
-                        continue
-                    part = ("field", self.field_ids[other], key[2])
-                    if part not in published:
-                        score[other] = score.get(other, 0) + 1
-        found = sorted(score, key=lambda f: (-score[f], f))
-        self._partners_of[tuple(area)] = found
-        return found
-
-    def protected(
-        self, form: Form, value: int, min_cell: int, published: Mapping[Key, int]
-    ) -> bool:
-        """Whether a restriction around ``form``'s fields certifies it protected.
-
-        Tried with the form's own fields free, then with one and two partner
-        fields (:meth:`_partners`) free as well: certified when any of these
-        areas certifies it. Each area holds the one before (its restriction
-        fixes fewer variables, so its feasible tables include the smaller
-        area's), so the widest area decides alone whenever its two solves
-        settle: its minimum is at most, its maximum at least, the smaller
-        areas'. Only when it cannot settle a direction (no finite optimum) are
-        the smaller areas tried, in order.
-        """
-        fields = sorted({int(self.owner[v]) for v, _ in form})
-        areas = [fields]
-        for partner in self._partners(fields, published)[:_PARTNERS]:
-            areas.append(sorted({*areas[-1], partner}))
-        knowledge = self._knowledge(published, min_cell)
-        if not FAST_PATHS:
-            return any(
-                self._certified(
-                    area, form, value, min_cell, published, knowledge=knowledge, fast=False
-                )[0]
-                for area in areas
-            )
-        certified, settled = self._certified(
-            areas[-1], form, value, min_cell, published, knowledge=knowledge
-        )
-        if certified or settled:
-            return certified
-        return any(
-            self._certified(area, form, value, min_cell, published, knowledge=knowledge)[0]
-            for area in areas[:-1]
-        )
-
-    def _knowledge(self, published: Mapping[Key, int], min_cell: int) -> Sequence[tuple[Form, int]]:
-        # The rule's rows for these published numbers (the same numbers recur: cached; the
-        # same mapping, passed again for check after check of one round, without a key).
-        last = self._last_rules
-        if last is not None and last[0] is published and last[1] == min_cell:
-            return last[2]
-        key = (min_cell, frozenset(published.items()))
-        if key not in self._rules:
-            self._rules[key] = self.model.knowledge(published, min_cell)
-        self._last_rules = (published, min_cell, self._rules[key])
-        return self._rules[key]
-
-    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:
-        # A form split by field: each field's part, the seed's value of each part, and
-        # the seed's value of the whole form.
-        if form not in self._split:
-            parts: dict[int, Row] = {}
-            values: dict[int, int] = {}
-            for variable, coefficient in form:
-                field = int(self.owner[variable])
-                parts.setdefault(field, {})[variable] = coefficient
-                values[field] = values.get(field, 0) + coefficient * int(self.seed[variable])
-            self._split[form] = (parts, values, sum(values.values()))
-        return self._split[form]
-
-    def _area_rows(self, fields: tuple[int, ...]) -> list[tuple[Key, dict[int, Row], int, int]]:
-        """Every number touching the area, once, in order: its key, its parts by field,
-        the seed's value outside the area, and the seed's value of the whole."""
-        if fields not in self._touching_area:
-            seen: set[Key] = set()
-            out: list[tuple[Key, dict[int, Row], int, int]] = []
-            for field in fields:
-                for key in self.touching.get(field, []):
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    parts, values, total = self._part(self.model.quantities[key].form)
-                    inside = sum(values.get(f, 0) for f in fields)
-                    out.append((key, parts, total - inside, total))
-            self._touching_area[fields] = out
-        return self._touching_area[fields]
-
-    def _certified(
-        self,
-        fields: list[int],
-        form: Form,
-        value: int,
-        min_cell: int,
-        published: Mapping[Key, int],
-        *,
-        knowledge: Sequence[tuple[Form, int]],
-        fast: bool = True,
-    ) -> tuple[bool, bool]:
-        """Whether the restriction to ``fields`` certifies the quantity, and whether that
-        answer is settled (both directions solved, or certified): a False that is not
-        settled says nothing about smaller areas."""
-        columns = [v for f in fields for v in self.variables[f]]
-        if not columns or len(columns) > self.max_width:
-            return False, False
-        area = tuple(fields)
-        # The published rows touching the area, and the rule's rows: each one's part
-        # inside the area, and its bound less the seed's part outside.
-        names: list[object] = []  # what identifies each row (a key, or a rule's form)
-        rows: list[tuple[dict[int, Row], int, bool]] = []
-        seed_feasible = True  # whether the seed is a table of this restriction
-        for key, parts, outside, total in self._area_rows(area):
-            shown = published.get(key)
-            if shown is None:
-                continue
-            names.append(key)
-            rows.append((parts, shown - outside, True))
-            if total != shown:
-                seed_feasible = False
-        for knowledge_row, bound in knowledge:
-            parts, values, total = self._part(knowledge_row)
-            inside = [values[f] for f in fields if f in parts]
-            outside = total - sum(inside)
-            if not inside:
-                if outside < bound:
-                    return False, True  # no table of this restriction fits the rule
-                continue
-            names.append(knowledge_row)
-            rows.append((parts, bound - outside, False))
-            if total < bound:
-                seed_feasible = False
-        small = 1 <= value < min_cell
-        seed_feasible = seed_feasible and all(
-            sum(c * int(self.seed[v]) for v, c in inequality) >= 0
-            for field in fields
-            for inequality in self.inequalities.get(field, [])
-        )
-        if fast and seed_feasible and all(c >= 0 for _, c in form):
-            # The seed is a table of this restriction: its value bounds the minimum.
-            at_seed = self._part(form)[2]
-            if (small and at_seed == 0) or (not small and at_seed < value):
-                return True, True
-        if not fast:
-            return self._solve_area(fields, columns, rows, form, value=value, min_cell=min_cell)
-        signature = (
-            area,
-            form,
-            value,
-            min_cell,
-            tuple(names),
-            tuple((bound, equality) for _, bound, equality in rows),
-        )
-        if signature not in self._results:
-            self._results[signature] = self._solve_area(
-                fields, columns, rows, form, value=value, min_cell=min_cell
-            )
-        return self._results[signature]
-
-    def _solve_area(
-        self,
-        fields: list[int],
-        columns: list[int],
-        rows: list[tuple[dict[int, Row], int, bool]],
-        form: Form,
-        *,
-        value: int,
-        min_cell: int,
-    ) -> tuple[bool, bool]:
-        # The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
-        where = {v: i for i, v in enumerate(columns)}
-        area = set(fields)
-        matrix: list[Row] = []
-        lower: list[int | None] = []
-        upper: list[int | None] = []
-        for parts, bound, equality in rows:
-            inside: Row = {}
-            for field in sorted(area & parts.keys()):
-                for variable, coefficient in parts[field].items():
-                    inside[where[variable]] = coefficient
-            matrix.append(inside)
-            lower.append(bound)
-            upper.append(bound if equality else None)
-        for field in fields:
-            for inequality in self.inequalities.get(field, []):
-                matrix.append({where[v]: c for v, c in inequality})
-                lower.append(0)
-                upper.append(None)
-        problem = _Problem(len(columns), matrix, lower, upper)
-        known = self.seed[columns]  # a table of this restriction when the seed fits the rule
-        small = 1 <= value < min_cell
-        counts = [0, 0]
-        settled = True
-        for sign in (1, -1):
-            c = np.zeros(len(columns))
-            for variable, coefficient in form:
-                c[where[variable]] = sign * coefficient
-            failed = False
-            point: np.ndarray | None = None
-            try:
-                point = problem.solve(c, counts, incumbent=known)
-            except (Unresolved, Inconsistent):
-                failed = True
-            if failed or point is None:
-                settled = False
-                continue
-            reached = sum(coefficient * int(point[where[v]]) for v, coefficient in form)
-            if small and (reached == 0 or reached >= min_cell):
-                return True, True
-            if not small and reached != value:
-                return True, True
-        return False, settled

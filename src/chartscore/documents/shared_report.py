@@ -24,14 +24,12 @@ Value-free: field ids, closed names and numbers only.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from decimal import Decimal
 from typing import Final
 
 import attrs
 
-from chartscore._format import FIELD_ID_PATTERN
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
 from chartscore.documents._strict_json import require_plain
@@ -52,6 +50,17 @@ from chartscore.documents.report import (
     read_confidence,
     read_design_effect,
     read_scorer,
+)
+from chartscore.documents.shared_disclosure import (
+    LABEL_RATES,
+    OPTIONAL_FAMILIES,
+    STRATUM_RATES,
+    SURVIVAL_FAMILIES,
+    ComplementCost,
+    Disclosure,
+    Survival,
+    check_min_cell,
+    read_disclosure,
 )
 from chartscore.documents.shared_figures import (
     MAGNITUDE,
@@ -102,7 +111,6 @@ from chartscore.documents.shared_metric import (
 )
 from chartscore.documents.shared_rule import (
     CASE_FLOOR_VERSION,
-    FIELD_TYPE_NAMES,
     IGNORED_COUNT,
     KAPPA_TYPES,
     LABELS_VERSION,
@@ -110,7 +118,6 @@ from chartscore.documents.shared_rule import (
     RANGE_SUFFIX,
     READABLE_VERSIONS,
     REQUIRED_TYPE_METRICS_OF,
-    RULE,
     SHARED_FORMAT,
     SHARED_FORMAT_VERSION,
     STRATUM,
@@ -118,7 +125,6 @@ from chartscore.documents.shared_rule import (
     SUCCESS,
     TOTAL,
     TYPE_METRICS_OF,
-    UNIT,
     metric_quantity,
 )
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
@@ -126,11 +132,28 @@ from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 
+__all__ = [
+    "LABEL_RATES",
+    "OPTIONAL_FAMILIES",
+    "STRATUM_RATES",
+    "SURVIVAL_FAMILIES",
+    "ComplementCost",
+    "Disclosure",
+    "Key",
+    "SharedKappa",
+    "SharedReport",
+    "SharedSlice",
+    "Survival",
+    "case_floors",
+    "check_min_cell",
+    "floor_key",
+    "shared_from_report",
+    "shown_weighted",
+]
+
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
-_MAX_MIN_CELL: Final = 1_000_000
-_FIELD_ID = re.compile(FIELD_ID_PATTERN).fullmatch
 _TOP_KEYS: Final = frozenset(
     {
         "format",
@@ -145,16 +168,7 @@ _TOP_KEYS: Final = frozenset(
 )
 _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
 _WEIGHTED: Final = "overall_weighted"
-_MAX_RELEASES: Final = 9999
-_DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
-
-
-def check_min_cell(min_cell: object) -> int:
-    """``min_cell`` as an int from 2 to 1,000,000, or ``invalid_min_cell``."""
-    if type(min_cell) is not int or not 2 <= min_cell <= _MAX_MIN_CELL:
-        raise ChartscoreError(ErrorCode.INVALID_MIN_CELL)
-    return min_cell
 
 
 @attrs.frozen
@@ -308,105 +322,6 @@ def _ranged(name: str, metric: SharedMetric, found: Mapping[str, Range], z: floa
         bound = rate_bound(*both, pooled=metric.pooled, z=z)
         ranged = attrs.evolve(ranged, rate_bound=bound)
     return ranged
-
-
-@attrs.frozen
-class Survival:
-    """How many of one family's rates survive sharing: shown, bounded, or neither.
-
-    Counted from the shared report itself (so it publishes nothing new).
-
-    Attributes:
-        rates: The family's binomial metrics.
-        shown: Those with both counts (and so their interval) published.
-        bounded: Those with a suppressed part that carry a rate bound.
-    """
-
-    rates: int
-    shown: int
-    bounded: int
-
-    def to_dict(self) -> dict[str, int]:
-        """``{"rates", "shown", "bounded"}``."""
-        return {"rates": self.rates, "shown": self.shown, "bounded": self.bounded}
-
-
-SURVIVAL_FAMILIES: Final = ("field_rates", "pooled_rates")
-"""Field slices' rates, and the pooled slices' (field types and overall)."""
-STRATUM_RATES: Final = "stratum_rates"
-"""The stratum slices' rates (and their type slices'): a family only with strata."""
-LABEL_RATES: Final = "label_rates"
-"""Each declared label's four rates: a family only with labels."""
-OPTIONAL_FAMILIES: Final = (STRATUM_RATES, LABEL_RATES)
-
-
-@attrs.frozen
-class Disclosure:
-    """The rule a shared report was made under, and the schema knowledge it assumes.
-
-    Attributes:
-        min_cell: The smallest nonzero number of cases that may be shown.
-        suppressed_count: How many protected numbers of the report are null.
-        field_types: Every field id's type (the attacker is assumed to know it).
-        rule: Always ``"cell_size"``.
-        unit: Always ``"cases"``.
-        survival: What survives per family (:data:`SURVIVAL_FAMILIES`), as
-            ``share`` records it; None in a document without it.
-        earlier_releases: How many earlier releases ``share --releases``
-            audited this one with (docs/disclosure.md, successive releases);
-            None when differencing between releases was not covered.
-    """
-
-    min_cell: int
-    suppressed_count: int
-    field_types: Mapping[str, str]
-    rule: str = RULE
-    unit: str = UNIT
-    survival: Mapping[str, Survival] | None = None
-    earlier_releases: int | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        """The ``disclosure`` object of the shared report's JSON."""
-        out: dict[str, object] = {
-            "rule": self.rule,
-            "min_cell": self.min_cell,
-            "unit": self.unit,
-            "suppressed_count": self.suppressed_count,
-            "field_types": dict(self.field_types),
-        }
-        if self.survival is not None:
-            out["survival"] = {name: value.to_dict() for name, value in self.survival.items()}
-        if self.earlier_releases is not None:
-            out["earlier_releases"] = self.earlier_releases
-        return out
-
-
-@attrs.frozen
-class ComplementCost:
-    """How the complementary cells were chosen, and at what declared cost (inside only).
-
-    Attributes:
-        method: ``exact`` (the minimum-cost pattern) or ``greedy``.
-        cost: The chosen pattern's price (:func:`~chartscore.disclosure.cost.pattern_price`).
-        greedy_cost: The greedy pattern's price (equal to ``cost`` for ``greedy``).
-        lower_bound: A proven lower bound on any passing pattern's price (``cost``
-            for ``exact``); None when none was computed.
-        labels: With per-label metrics, what their (greedy) step added to the
-            core's price, after the core was chosen as above; None without labels.
-    """
-
-    method: str
-    cost: int
-    greedy_cost: int
-    lower_bound: int | None
-    labels: int | None = None
-
-    @property
-    def gap(self) -> float | None:
-        """``(cost - lower_bound) / cost``: how far the pattern may be from the optimum."""
-        if self.lower_bound is None or self.cost == 0:
-            return None
-        return (self.cost - self.lower_bound) / self.cost
 
 
 @attrs.frozen
@@ -625,7 +540,7 @@ class SharedReport:
         plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
         plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
         scorer_version = read_scorer(document["scorer"])  # the one version rule, a report's
-        disclosure = _disclosure(document["disclosure"])
+        disclosure = read_disclosure(document["disclosure"])
         confidence = read_confidence(document["confidence"])
         z = z_for(confidence)
         field_types = disclosure.field_types
@@ -1072,57 +987,6 @@ def _check_coefficients(part: SharedSlice, field_type: str) -> None:
             invalid()
         if coefficient.name == "alpha" and coefficient.metric != alpha_metric(field_type):
             invalid()
-
-
-def _disclosure(value: object) -> Disclosure:
-    if type(value) is not dict:
-        invalid()
-    if set(value) - {"survival", "earlier_releases"} != _DISCLOSURE_KEYS:
-        invalid()
-    if value["rule"] != RULE or value["unit"] != UNIT:
-        invalid()
-    min_cell = value["min_cell"]
-    if type(min_cell) is not int or not 2 <= min_cell <= _MAX_MIN_CELL:
-        invalid()
-    suppressed = read_count(value["suppressed_count"], nullable=False)
-    types = value["field_types"]
-    if type(types) is not dict or not types:
-        invalid()
-    for field_id, type_name in types.items():
-        if not _FIELD_ID(field_id) or type_name not in FIELD_TYPE_NAMES:
-            invalid()
-    assert suppressed is not None
-    return Disclosure(
-        min_cell=min_cell,
-        suppressed_count=suppressed,
-        field_types={k: types[k] for k in sorted(types)},
-        survival=_survival(value["survival"]) if "survival" in value else None,
-        earlier_releases=_earlier(value.get("earlier_releases")),
-    )
-
-
-def _earlier(value: object) -> int | None:
-    # The number of earlier releases audited jointly: absent, or a whole number.
-    if value is None:
-        return None
-    if type(value) is not int or not 0 <= value <= _MAX_RELEASES:
-        invalid()
-    return value
-
-
-def _survival(value: object) -> dict[str, Survival]:
-    if type(value) is not dict or set(value) - set(OPTIONAL_FAMILIES) != set(SURVIVAL_FAMILIES):
-        invalid()
-    out = {}
-    for name in (*SURVIVAL_FAMILIES, *OPTIONAL_FAMILIES):
-        if name not in value:
-            continue
-        family = value[name]
-        if type(family) is not dict or set(family) != {"rates", "shown", "bounded"}:
-            invalid()
-        numbers = [read_count(family[key], nullable=False) for key in ("rates", "shown", "bounded")]
-        out[name] = Survival(*numbers)  # type: ignore[arg-type]
-    return out
 
 
 def _pair(interval: object) -> Interval:

@@ -1,0 +1,337 @@
+"""One integer program, solved exactly: rows ``lower <= A x <= upper`` over ``x >= 0``.
+
+:class:`IntegerProgram` is the unit every question of the attack ends in: the range
+solver's components and blocks (:mod:`chartscore.disclosure.ranges`) and the local
+check's restrictions (:mod:`chartscore.disclosure.local_check`) each build one and
+minimize objectives over it. It tries the LP relaxation first (warm, in HiGHS), repairs
+a fractional vertex locally, and only then runs branch and bound afresh; every point is
+checked against every row in exact integer arithmetic. What it cannot settle raises
+:class:`Unresolved`; rows no integer point satisfies raise :class:`Inconsistent`.
+
+:data:`FAST_PATHS` switches the fast paths off for tests: set it on this module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Final
+
+import numpy as np
+
+from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise, solve_afresh
+from chartscore.disclosure.native_output import stdout_closed
+
+_REPAIR_WIDTH: Final = 64
+"""Problems narrower than this go straight to branch and bound (a repair would not pay)."""
+_REPAIR_HOPS: Final = 2
+"""How many times the repair widens its free columns (rows away from the fractional ones)."""
+_REPAIR_ROW: Final = 40
+"""Rows longer than this (pooled slices) do not widen a repair: they would free everything."""
+
+Row = dict[int, int]
+
+FAST_PATHS = True
+"""Whether the fast paths are on: warm LPs (:mod:`chartscore.disclosure.lp`), the local
+check's widest area first, its seed shortcut and its cache. Off (tests only), every
+question is solved the plain way, by ``milp`` afresh; the answers must be the same."""
+
+
+class Unresolved(Exception):  # noqa: N818 - a state, not a programming error
+    """The solver could not settle a question exactly (numerics, limits)."""
+
+
+class Inconsistent(Exception):  # noqa: N818
+    """The published numbers admit no integer table at all: a damaged or edited report."""
+
+
+class _Result:
+    """One solve from scratch: scipy's status code (0 optimal, 2 infeasible), the point,
+    its value and, for integer programs, the proven bound (as ``milp`` returns them)."""
+
+    def __init__(
+        self, status: int, x: np.ndarray | None, fun: float | None, bound: float | None
+    ) -> None:
+        self.status, self.x, self.fun, self.bound = status, x, fun, bound
+
+
+def _milp(problem: IntegerProgram, c: np.ndarray, *, integer: bool) -> _Result:
+    # scipy's own milp: the fallback when its HiGHS binding cannot be used directly.
+    from scipy.optimize import Bounds, LinearConstraint, milp  # noqa: PLC0415
+    from scipy.sparse import csr_array  # noqa: PLC0415
+
+    indptr, indices, data = problem.sparse
+    matrix = csr_array(
+        (data.astype(np.float64), indices, indptr), shape=(len(problem.rows), problem.width)
+    )
+    constraints = [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.rows else []
+    with stdout_closed():
+        result = milp(
+            c,
+            integrality=np.ones(problem.width, dtype=np.int64) if integer else None,
+            bounds=Bounds(0, np.inf),
+            constraints=constraints,
+            options={"mip_rel_gap": 0.0, "presolve": True} if integer else {"presolve": True},
+        )
+    x = None if result.x is None else np.asarray(result.x)
+    return _Result(result.status, x, result.fun, result.get("mip_dual_bound"))
+
+
+def _afresh(problem: IntegerProgram, c: np.ndarray, *, integer: bool) -> _Result:
+    """``min c x`` from scratch, as ``milp`` solves it (by its binding when loadable)."""
+    solved = solve_afresh(
+        problem.width, problem.sparse, problem.lower, problem.upper, c, integer=integer
+    )
+    if solved is None:
+        return _milp(problem, c, integer=integer)
+    status, x, fun, bound = solved
+    code = 0 if status == OPTIMAL else 2 if status == INFEASIBLE else 4
+    return _Result(code, x, fun if status == OPTIMAL else None, bound)
+
+
+class IntegerProgram:
+    """One integer program over some columns: rows ``lower <= A x <= upper``, ``x >= 0``.
+
+    Infinite bounds are ``None``. Built once, solved for many objectives: its LP
+    relaxation stays loaded in HiGHS (:class:`~chartscore.disclosure.lp.WarmLP`)
+    and each objective starts from the last optimal basis.
+    """
+
+    def __init__(
+        self,
+        width: int,
+        rows: Sequence[Row],
+        lower: Sequence[int | None],
+        upper: Sequence[int | None],
+    ) -> None:
+        self.width = width
+        self.rows = list(rows)
+        self.lower = np.array([-np.inf if v is None else v for v in lower], dtype=float)
+        self.upper = np.array([np.inf if v is None else v for v in upper], dtype=float)
+        self.sparse = rowwise(self.rows)
+        # Exact integer bounds for checking points; the sentinels stand for no bound.
+        self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
+        self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
+        self._warm: WarmLP | None = None
+        self._rows_of_entries: np.ndarray | None = None
+
+    def check(self, x: np.ndarray) -> bool:
+        """Whether the integer point ``x`` satisfies every row exactly."""
+        if (x < 0).any():
+            return False
+        if not self.rows:
+            return True
+        values = self.values(x)
+        return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
+
+    def values(self, x: np.ndarray) -> np.ndarray:
+        """Each row's value at the integer point ``x``, exactly."""
+        indptr, indices, data = self.sparse
+        running = np.zeros(len(indices) + 1, dtype=np.int64)
+        np.cumsum(data * x.astype(np.int64)[indices], out=running[1:])
+        result: np.ndarray = running[indptr[1:]] - running[indptr[:-1]]
+        return result
+
+    def solve(
+        self,
+        c: np.ndarray,
+        counter: list[int],
+        *,
+        warm: bool = True,
+        incumbent: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """An optimal integer point for ``min c x``.
+
+        ``warm``: try the loaded LP relaxation first (fast); without it, the LP is
+        solved afresh by ``milp``, whose vertex is the reproducible first witness
+        a suppression run is seeded with. ``incumbent``: a known integer point of
+        this problem (a witness); when the LP's bound, rounded up (the objective
+        is integral), already reaches its value, it is optimal and no branch and
+        bound is needed.
+
+        Raises:
+            Inconsistent: no integer point satisfies the rows.
+            Unresolved: the solver stopped short of a proven optimum.
+        """
+        counter[0] += 1
+        bound: float | None = None
+        vertex: np.ndarray | None = None
+        if warm and FAST_PATHS:
+            point, bound, vertex = self._warm_relaxed(c)
+        else:
+            point = self._relaxed(c)
+        if point is not None:
+            return point
+        if bound is not None:
+            target = math.ceil(bound - 1e-6 * (1 + abs(bound)))
+            if incumbent is not None and self._reaches(c, incumbent, target):
+                return incumbent.copy()
+            if vertex is not None:
+                repaired = self._repaired(c, vertex, target)
+                if repaired is not None:
+                    return repaired
+        counter[1] += 1
+        result = _afresh(self, c, integer=True)
+        if result.status == 2:
+            raise Inconsistent
+        if result.status != 0 or result.x is None:
+            raise Unresolved
+        found: np.ndarray = np.rint(result.x).astype(np.int64)
+        if not self.check(found):
+            raise Unresolved
+        dual_bound = result.bound
+        if (
+            dual_bound is not None
+            and np.isfinite(dual_bound)
+            and dual_bound < float(c @ found) - 0.5
+        ):
+            raise Unresolved
+        return found
+
+    def lp_minimum(self, c: np.ndarray) -> float | None:
+        """The LP relaxation's optimal value (None: unbounded or not settled).
+
+        Raises:
+            Inconsistent: the relaxation, hence the integer program, is infeasible.
+        """
+        warm = self._warm_lp() if FAST_PATHS else None
+        if warm is not None:
+            status, _, value = warm.minimize(c)
+            if status == INFEASIBLE:
+                raise Inconsistent
+            if status == OPTIMAL:
+                return value
+            if status == UNBOUNDED:
+                return None
+        result = _afresh(self, c, integer=False)
+        if result.status == 2:
+            raise Inconsistent
+        if result.status != 0 or result.fun is None:
+            return None
+        return float(result.fun)
+
+    def _warm_lp(self) -> WarmLP | None:
+        if self._warm is None:
+            self._warm = WarmLP(self.width, self.sparse, self.lower, self.upper)
+        return self._warm if self._warm.available else None
+
+    def _integral(self, c: np.ndarray, x: np.ndarray, value: float) -> np.ndarray | None:
+        # An LP optimum that is an integer point is optimal for the integer program too
+        # (it reaches a bound no integer point can beat).
+        point: np.ndarray = np.rint(x).astype(np.int64)
+        if np.abs(x - point).max(initial=0.0) > 1e-9 or not self.check(point):
+            return None
+        if float(c @ point) > value + 1e-6 * (1 + abs(value)):
+            return None
+        return point
+
+    def _warm_relaxed(
+        self, c: np.ndarray
+    ) -> tuple[np.ndarray | None, float | None, np.ndarray | None]:
+        # The loaded LP, warm (``milp``'s LP when HiGHS cannot be used directly): its
+        # optimum when integral, its optimal value (a lower bound) and its vertex.
+        warm = self._warm_lp()
+        if warm is None:
+            return self._relaxed(c), None, None
+        status, x, value = warm.minimize(c)
+        if status == INFEASIBLE:
+            raise Inconsistent
+        if status == UNBOUNDED:
+            raise Unresolved  # feasible (or not) with no finite optimum: nothing to settle
+        if status != OPTIMAL or x is None:
+            return self._relaxed(c), None, None
+        return self._integral(c, x, value), value, x
+
+    def _reaches(self, c: np.ndarray, point: np.ndarray, target: int) -> bool:
+        # Whether the integer point satisfies every row and its value is at most ``target``.
+        return int(np.rint(c @ point)) <= target and self.check(point)
+
+    def _repaired(self, c: np.ndarray, vertex: np.ndarray, target: int) -> np.ndarray | None:
+        """An integer point at the rounded LP bound, found near the LP's vertex, or None.
+
+        The LP vertex of a large problem is usually fractional in a handful of
+        columns only. Those columns, and every column sharing a short row with
+        them (a field's own rows, not the pooled slices' long ones; then their
+        neighbours too), are freed; every other column stays at its
+        integral LP value; the small integer program left is solved. A point it
+        finds that satisfies every row and reaches ``target`` (the LP bound
+        rounded up: no integer point does better) is optimal for the whole
+        problem, with no branch and bound over it. Anything else: None.
+        """
+        rounded = np.rint(vertex)
+        fractional = np.abs(vertex - rounded) > 1e-9
+        if not fractional.any() or not self.rows or self.width < _REPAIR_WIDTH:
+            return None
+        indptr, indices, _ = self.sparse
+        base = rounded.astype(np.int64)
+        free = fractional
+        row_of = self._row_of()
+        short = np.diff(indptr) <= _REPAIR_ROW
+        for _ in range(_REPAIR_HOPS):
+            touched = np.zeros(len(self.rows), dtype=bool)
+            touched[row_of[free[indices]]] = True
+            touched &= short
+            grown = np.zeros(self.width, dtype=bool)
+            grown[indices[touched[row_of]]] = True
+            free = free | grown
+            if free.sum() * 2 > self.width:
+                return None  # not a small repair: branch and bound on the whole instead
+            point = self._repair(c, base, free, target)
+            if point is not None:
+                return point
+        return None
+
+    def _row_of(self) -> np.ndarray:
+        # The row of every stored coefficient (built once).
+        if self._rows_of_entries is None:
+            indptr = self.sparse[0]
+            self._rows_of_entries = np.repeat(np.arange(len(self.rows)), np.diff(indptr))
+        return self._rows_of_entries
+
+    def _repair(
+        self, c: np.ndarray, base: np.ndarray, free: np.ndarray, target: int
+    ) -> np.ndarray | None:
+        # The integer program over the ``free`` columns, every other one fixed at ``base``.
+        indptr, indices, data = self.sparse
+        row_of = self._row_of()
+        columns = np.flatnonzero(free)
+        where = np.full(self.width, -1, dtype=np.int64)
+        where[columns] = np.arange(len(columns))
+        fixed_part = np.where(free[indices], 0, data * base[indices])
+        outside = np.bincount(row_of, weights=fixed_part, minlength=len(self.rows))
+        inside = free[indices]
+        kept_rows = np.unique(row_of[inside])
+        rows: list[Row] = []
+        for row in kept_rows:
+            start, stop = indptr[row], indptr[row + 1]
+            rows.append(
+                {int(where[indices[k]]): int(data[k]) for k in range(start, stop) if inside[k]}
+            )
+        shift = np.rint(outside[kept_rows])
+        sub = IntegerProgram(
+            len(columns),
+            rows,
+            [
+                None if self.exact_lower[r] == -(2**62) else int(self.exact_lower[r] - s)
+                for r, s in zip(kept_rows, shift, strict=True)
+            ],
+            [
+                None if self.exact_upper[r] == 2**62 else int(self.exact_upper[r] - s)
+                for r, s in zip(kept_rows, shift, strict=True)
+            ],
+        )
+        solved = solve_afresh(sub.width, sub.sparse, sub.lower, sub.upper, c[columns], integer=True)
+        if solved is None or solved[0] != OPTIMAL or solved[1] is None:
+            return None
+        point = base.copy()
+        point[columns] = np.rint(solved[1]).astype(np.int64)
+        return point if self._reaches(c, point, target) else None
+
+    def _relaxed(self, c: np.ndarray) -> np.ndarray | None:
+        # The LP relaxation's optimum by ``milp`` (solved afresh), when it is an integer point.
+        result = _afresh(self, c, integer=False)
+        if result.status == 2:
+            raise Inconsistent
+        if result.status != 0 or result.x is None or result.fun is None:
+            return None
+        return self._integral(c, result.x, result.fun)

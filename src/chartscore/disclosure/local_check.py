@@ -1,0 +1,312 @@
+"""The suppression loop's cheap certificate that a quantity is protected.
+
+:class:`LocalCheck` is a restriction of the attack: the fields a quantity touches are
+free, every other field is fixed at a seed table. Any table it finds is consistent with
+what is published, so it can prove a quantity protected, never the opposite; what it
+cannot certify goes to the exact :class:`~chartscore.disclosure.ranges.RangeSolver`,
+which re-exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import numpy as np
+
+from chartscore.disclosure import integer_program
+from chartscore.disclosure.forms import Form
+from chartscore.disclosure.integer_program import Inconsistent, IntegerProgram, Row, Unresolved
+from chartscore.disclosure.model import Key, ReportModel
+
+PARTNERS: Final = 2
+"""How many partner blocks a sandwich adds, one at a time, before solving the whole (the
+range solver), and how many partner fields a local check frees beside a quantity's own."""
+
+
+class LocalCheck:
+    """Cheap certificates that a quantity is protected, for many candidate hidden sets.
+
+    A *restriction* of the attack: the fields a quantity touches are free, every
+    other field is fixed at ``seed`` (a point consistent with every number the
+    report could publish). Any table it finds is consistent with what is
+    published, so if one puts the quantity at 0 or at ``min_cell`` or more (or
+    anywhere but its true value), an outsider cannot pin it down. It proves
+    protection, never its absence: a quantity it cannot certify goes to the
+    exact :class:`~chartscore.disclosure.ranges.RangeSolver`.
+
+    Args:
+        model: The report's linear model.
+        seed: A feasible point of the model (every published number satisfied).
+        max_width: Areas with more variables than this are not tried.
+    """
+
+    def __init__(self, model: ReportModel, seed: np.ndarray, max_width: int = 2000) -> None:
+        self.model = model
+        self.seed = seed
+        self.max_width = max_width
+        owner = np.full(model.size, -1, dtype=np.int64)
+        self.variables: dict[int, list[int]] = {}
+        for index, layout in enumerate(model.layouts.values()):
+            owner[layout.offset : layout.offset + layout.size] = index
+            self.variables[index] = list(range(layout.offset, layout.offset + layout.size))
+        extra = -1
+        for variable in range(model.size):
+            if owner[variable] == -1:
+                owner[variable] = extra
+                self.variables[extra] = [variable]
+                extra -= 1
+        self.owner = owner
+        self.touching: dict[int, list[Key]] = {}
+        for key, quantity in model.quantities.items():
+            if quantity.derived:
+                continue
+            for field in sorted({int(owner[v]) for v, _ in quantity.form}):
+                self.touching.setdefault(field, []).append(key)
+        self.inequalities: dict[int, list[Form]] = {}
+        for row in model.inequalities:
+            self.inequalities.setdefault(int(owner[row[0][0]]), []).append(row)
+        self.field_ids = list(model.layouts)
+        self._split: dict[Form, tuple[dict[int, Row], dict[int, int], int]] = {}
+        self._touching_area: dict[tuple[int, ...], list[tuple[Key, dict[int, Row], int, int]]] = {}
+        self._results: dict[tuple[object, ...], tuple[bool, bool]] = {}
+        self._rules: dict[tuple[int, frozenset[tuple[Key, int]]], list[tuple[Form, int]]] = {}
+        self._last_rules: tuple[Mapping[Key, int], int, list[tuple[Form, int]]] | None = None
+        self._partners_for: Mapping[Key, int] | None = None
+        self._partners_of: dict[tuple[int, ...], list[int]] = {}
+        # A pooled number's member fields (those whose variables it sums).
+        self.members: dict[Key, list[int]] = {
+            key: sorted({int(owner[v]) for v, _ in quantity.form})
+            for key, quantity in model.quantities.items()
+            if key[0] != "field" and not quantity.derived
+        }
+
+    def _partners(self, area: list[int], published: Mapping[Key, int]) -> list[int]:
+        """Fields that can absorb a change of the area through a published pooled number.
+
+        A field can when its own part of that pooled number is hidden; the fields
+        that can through the most pooled numbers come first (then by position).
+        """
+        if self._partners_for is not published:  # a new mapping: earlier answers are stale
+            self._partners_for = published
+            self._partners_of.clear()
+        cached = self._partners_of.get(tuple(area))
+        if cached is not None:
+            return cached
+        inside = set(area)
+        score: dict[int, int] = {}
+        for field in area:
+            for key in self.touching.get(field, []):
+                if key not in published or key not in self.members:
+                    continue
+                for other in self.members[key]:
+                    if other in inside or other < 0:
+                        continue
+                    part = ("field", self.field_ids[other], key[2])
+                    if part not in published:
+                        score[other] = score.get(other, 0) + 1
+        found = sorted(score, key=lambda f: (-score[f], f))
+        self._partners_of[tuple(area)] = found
+        return found
+
+    def protected(
+        self, form: Form, value: int, min_cell: int, published: Mapping[Key, int]
+    ) -> bool:
+        """Whether a restriction around ``form``'s fields certifies it protected.
+
+        Tried with the form's own fields free, then with one and two partner
+        fields (:meth:`_partners`) free as well: certified when any of these
+        areas certifies it. Each area holds the one before (its restriction
+        fixes fewer variables, so its feasible tables include the smaller
+        area's), so the widest area decides alone whenever its two solves
+        settle: its minimum is at most, its maximum at least, the smaller
+        areas'. Only when it cannot settle a direction (no finite optimum) are
+        the smaller areas tried, in order.
+        """
+        fields = sorted({int(self.owner[v]) for v, _ in form})
+        areas = [fields]
+        for partner in self._partners(fields, published)[:PARTNERS]:
+            areas.append(sorted({*areas[-1], partner}))
+        knowledge = self._knowledge(published, min_cell)
+        if not integer_program.FAST_PATHS:
+            return any(
+                self._certified(
+                    area, form, value, min_cell, published, knowledge=knowledge, fast=False
+                )[0]
+                for area in areas
+            )
+        certified, settled = self._certified(
+            areas[-1], form, value, min_cell, published, knowledge=knowledge
+        )
+        if certified or settled:
+            return certified
+        return any(
+            self._certified(area, form, value, min_cell, published, knowledge=knowledge)[0]
+            for area in areas[:-1]
+        )
+
+    def _knowledge(self, published: Mapping[Key, int], min_cell: int) -> Sequence[tuple[Form, int]]:
+        # The rule's rows for these published numbers (the same numbers recur: cached; the
+        # same mapping, passed again for check after check of one round, without a key).
+        last = self._last_rules
+        if last is not None and last[0] is published and last[1] == min_cell:
+            return last[2]
+        key = (min_cell, frozenset(published.items()))
+        if key not in self._rules:
+            self._rules[key] = self.model.knowledge(published, min_cell)
+        self._last_rules = (published, min_cell, self._rules[key])
+        return self._rules[key]
+
+    def _part(self, form: Form) -> tuple[dict[int, Row], dict[int, int], int]:
+        # A form split by field: each field's part, the seed's value of each part, and
+        # the seed's value of the whole form.
+        if form not in self._split:
+            parts: dict[int, Row] = {}
+            values: dict[int, int] = {}
+            for variable, coefficient in form:
+                field = int(self.owner[variable])
+                parts.setdefault(field, {})[variable] = coefficient
+                values[field] = values.get(field, 0) + coefficient * int(self.seed[variable])
+            self._split[form] = (parts, values, sum(values.values()))
+        return self._split[form]
+
+    def _area_rows(self, fields: tuple[int, ...]) -> list[tuple[Key, dict[int, Row], int, int]]:
+        """Every number touching the area, once, in order: its key, its parts by field,
+        the seed's value outside the area, and the seed's value of the whole."""
+        if fields not in self._touching_area:
+            seen: set[Key] = set()
+            out: list[tuple[Key, dict[int, Row], int, int]] = []
+            for field in fields:
+                for key in self.touching.get(field, []):
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    parts, values, total = self._part(self.model.quantities[key].form)
+                    inside = sum(values.get(f, 0) for f in fields)
+                    out.append((key, parts, total - inside, total))
+            self._touching_area[fields] = out
+        return self._touching_area[fields]
+
+    def _certified(
+        self,
+        fields: list[int],
+        form: Form,
+        value: int,
+        min_cell: int,
+        published: Mapping[Key, int],
+        *,
+        knowledge: Sequence[tuple[Form, int]],
+        fast: bool = True,
+    ) -> tuple[bool, bool]:
+        """Whether the restriction to ``fields`` certifies the quantity, and whether that
+        answer is settled (both directions solved, or certified): a False that is not
+        settled says nothing about smaller areas."""
+        columns = [v for f in fields for v in self.variables[f]]
+        if not columns or len(columns) > self.max_width:
+            return False, False
+        area = tuple(fields)
+        # The published rows touching the area, and the rule's rows: each one's part
+        # inside the area, and its bound less the seed's part outside.
+        names: list[object] = []  # what identifies each row (a key, or a rule's form)
+        rows: list[tuple[dict[int, Row], int, bool]] = []
+        seed_feasible = True  # whether the seed is a table of this restriction
+        for key, parts, outside, total in self._area_rows(area):
+            shown = published.get(key)
+            if shown is None:
+                continue
+            names.append(key)
+            rows.append((parts, shown - outside, True))
+            if total != shown:
+                seed_feasible = False
+        for knowledge_row, bound in knowledge:
+            parts, values, total = self._part(knowledge_row)
+            inside = [values[f] for f in fields if f in parts]
+            outside = total - sum(inside)
+            if not inside:
+                if outside < bound:
+                    return False, True  # no table of this restriction fits the rule
+                continue
+            names.append(knowledge_row)
+            rows.append((parts, bound - outside, False))
+            if total < bound:
+                seed_feasible = False
+        small = 1 <= value < min_cell
+        seed_feasible = seed_feasible and all(
+            sum(c * int(self.seed[v]) for v, c in inequality) >= 0
+            for field in fields
+            for inequality in self.inequalities.get(field, [])
+        )
+        if fast and seed_feasible and all(c >= 0 for _, c in form):
+            # The seed is a table of this restriction: its value bounds the minimum.
+            at_seed = self._part(form)[2]
+            if (small and at_seed == 0) or (not small and at_seed < value):
+                return True, True
+        if not fast:
+            return self._solve_area(fields, columns, rows, form, value=value, min_cell=min_cell)
+        signature = (
+            area,
+            form,
+            value,
+            min_cell,
+            tuple(names),
+            tuple((bound, equality) for _, bound, equality in rows),
+        )
+        if signature not in self._results:
+            self._results[signature] = self._solve_area(
+                fields, columns, rows, form, value=value, min_cell=min_cell
+            )
+        return self._results[signature]
+
+    def _solve_area(
+        self,
+        fields: list[int],
+        columns: list[int],
+        rows: list[tuple[dict[int, Row], int, bool]],
+        form: Form,
+        *,
+        value: int,
+        min_cell: int,
+    ) -> tuple[bool, bool]:
+        # The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
+        where = {v: i for i, v in enumerate(columns)}
+        area = set(fields)
+        matrix: list[Row] = []
+        lower: list[int | None] = []
+        upper: list[int | None] = []
+        for parts, bound, equality in rows:
+            inside: Row = {}
+            for field in sorted(area & parts.keys()):
+                for variable, coefficient in parts[field].items():
+                    inside[where[variable]] = coefficient
+            matrix.append(inside)
+            lower.append(bound)
+            upper.append(bound if equality else None)
+        for field in fields:
+            for inequality in self.inequalities.get(field, []):
+                matrix.append({where[v]: c for v, c in inequality})
+                lower.append(0)
+                upper.append(None)
+        problem = IntegerProgram(len(columns), matrix, lower, upper)
+        known = self.seed[columns]  # a table of this restriction when the seed fits the rule
+        small = 1 <= value < min_cell
+        counts = [0, 0]
+        settled = True
+        for sign in (1, -1):
+            c = np.zeros(len(columns))
+            for variable, coefficient in form:
+                c[where[variable]] = sign * coefficient
+            failed = False
+            point: np.ndarray | None = None
+            try:
+                point = problem.solve(c, counts, incumbent=known)
+            except (Unresolved, Inconsistent):
+                failed = True
+            if failed or point is None:
+                settled = False
+                continue
+            reached = sum(coefficient * int(point[where[v]]) for v, coefficient in form)
+            if small and (reached == 0 or reached >= min_cell):
+                return True, True
+            if not small and reached != value:
+                return True, True
+        return False, settled
