@@ -36,8 +36,8 @@ from chartscore.disclosure.rule import (
     SUCCESS,
     TOTAL,
 )
+from chartscore.documents.shared_disclosure import ComplementCost as ComplementCost  # noqa: PLC0414 (old pickles)
 from chartscore.documents.shared_figures import FIGURE_QUANTITIES, MAGNITUDE, UNCERTAINTY
-from chartscore.documents.shared_report import ComplementCost as ComplementCost  # noqa: PLC0414 (old pickles)
 
 Key = tuple[str, str, str]
 

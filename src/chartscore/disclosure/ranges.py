@@ -60,7 +60,6 @@ import numpy as np
 
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.integer_program import (
-    FAST_PATHS,
     Inconsistent,
     IntegerProgram,
     Row,
@@ -70,15 +69,14 @@ from chartscore.disclosure.local_check import PARTNERS, LocalCheck
 from chartscore.disclosure.model import Key, ReportModel
 
 __all__ = [
-    "FAST_PATHS",
     "Inconsistent",
     "LocalCheck",
     "RangeSolver",
     "Row",
     "Unresolved",
 ]
-# FAST_PATHS is re-exported for reading only: tests switch the fast paths off on
-# chartscore.disclosure.integer_program, where they are read.
+# The fast paths' switch (FAST_PATHS) is not re-exported: a copy here could be set to no
+# effect. Tests switch it on chartscore.disclosure.integer_program, where it is read.
 
 _MAX_WITNESSES: Final = 64
 """Feasible points kept per component (each one can settle a question without a solve)."""
