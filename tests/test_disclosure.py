@@ -380,25 +380,25 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert result.passed
     hidden = {key for key, value in shared.numbers() if value is None}
     assert hidden > small
-    # The exact minimum-cost choice (docs/disclosure.md, cost order): it hides the cohort's
-    # size (field_count) rather than the answerable count, which six rates need.
+    # The exact minimum-cost choice (docs/disclosure.md, cost order). The cohort's size is
+    # known to the outsider (the composition is public), so it stays shown and the answerable
+    # count, which six rates need, is hidden instead.
     assert shared.complement is not None and shared.complement.method == "exact"
     assert shared.complement.cost < shared.complement.greedy_cost
-    assert (shared.complement.cost, shared.complement.greedy_cost) == (226, 308)
+    assert (shared.complement.cost, shared.complement.greedy_cost) == (271, 296)
     core = {key for key in hidden if not key[2].startswith("labels.")}
-    assert (len(core), len(hidden), len(list(shared.numbers()))) == (33, 47, 81)
+    assert (len(core), len(hidden), len(list(shared.numbers()))) == (41, 53, 81)
     kept = shared.by_field["dx.hiv_status"]
-    assert kept.counts["field_count"] is None
-    assert (kept.counts["answerable_count"], kept.counts["answered_count"]) == (37, 36)
+    assert kept.counts["field_count"] == 40
+    assert (kept.counts["answerable_count"], kept.counts["answered_count"]) == (None, 36)
     assert kept.metrics["evidence_support"].success_count == 18
     assert kept.metrics["answerable_abstention"].success_count == 0
-    assert kept.metrics["exact_agreement"].total_count == 37
+    assert kept.metrics["abstention_correctness"].total_count == 40
     rows = {(r.slice_kind, r.name): (r.lo, r.hi) for r in result.rows}
-    assert rows["field", "unanswerable_count"] == (0, None)
-    # The labels' two shown totals narrow it from [0, 36] (docs/disclosure.md).
-    assert rows["field", "unanswerable_answer.success_count"] == (0, 13)
+    assert rows["field", "unanswerable_count"] == (0, 12)
+    assert rows["field", "unanswerable_answer.success_count"] == (0, 12)
     assert result.table().splitlines()[-1] == (
-        "audit PASS: min_cell 11, 69 hidden numbers checked, 0 failing"
+        "audit PASS: min_cell 11, 78 hidden numbers checked, 0 failing"
     )
 
 

@@ -320,10 +320,10 @@ def test_many_new_cases_keep_most_numbers(tmp_path: Path) -> None:
     assert second.ledger_cost is not None
     shown = sum(v is not None for _, v in second.numbers())
     shown_alone = shown + second.ledger_cost  # without the ledger (checked below)
-    # 72 of the 103 a single release shows (the rate-priced choice shows more alone, and
-    # more than the 63 of 70 of the tier order with the ledger too).
+    # 58 numbers, as many as the second release shows alone (the ledger costs none here);
+    # 72 before the cohort's composition was public (docs/disclosure.md): it costs 14.
     assert shown >= 0.65 * shown_alone > 0
-    assert shown >= 63
+    assert shown >= 55
     assert second.disclosure.earlier_releases == 1
 
 

@@ -202,6 +202,24 @@ def test_the_auroc_needs_min_cell_cases_in_both_classes() -> None:
     assert COUNT_RULE not in hidden.withheld.values()
 
 
+def test_contributions_count_their_contributors_and_find_their_common_step() -> None:
+    # 3 cases of 1/2 and 2 of 3/4 contribute (5 cases); zeros do not. Common step: 1/4.
+    found = Contributions.of([(Fraction(0), 5), (Fraction(1, 2), 3), (Fraction(3, 4), 2)])
+    assert (found.contributors, found.unit) == (5, Fraction(1, 4))
+    assert found.total == Fraction(3)
+    days = Contributions.of([(Fraction(6), 1), (Fraction(4), 2), (Fraction(0), 9)])
+    assert (days.contributors, days.unit) == (3, Fraction(2))
+    assert Contributions.of([(Fraction(0), 4)]).contributors == 0
+
+
+def test_the_threshold_rule_needs_min_cell_contributors() -> None:
+    # Ten equal contributions pass the (2, 85%) rule (20%) but are fewer than 11 cases.
+    ten = Contributions.of([(Fraction(1), 10), (Fraction(0), 20)])
+    assert not ten.dominated() and ten.sensitive(11) and not ten.sensitive(10)
+    eleven = Contributions.of([(Fraction(1), 11), (Fraction(0), 20)])
+    assert not eleven.sensitive(11)
+
+
 # --- end to end: share, audit, edits ----------------------------------------------------------
 
 
@@ -281,7 +299,7 @@ def test_a_hand_edited_figure_is_flagged_by_the_audit() -> None:
     # Limits whose width does not match the bias interval's times sqrt(pairs): inconsistent.
     low, high = magnitude["limits_of_agreement"]
     magnitude["limits_of_agreement"] = [low * 2, high * 2]
-    assert _audit_statuses(document) == {"inconsistent"}
+    assert "inconsistent" in _audit_statuses(document)
     # A bias larger than the mean absolute error: inconsistent.
     document = _document(_even())
     document["by_field"][FIELD]["error_magnitude"]["mean_signed_error"]["estimate"] = 0.5
@@ -382,6 +400,7 @@ def test_shared_figures_obey_their_rules_judged_from_the_raw_rows(
         assert magnitude["pairs"] == len(rows) >= 11
         top = sorted(absolute, reverse=True)[:2]
         assert sum(absolute) > 0 and sum(top) <= Fraction(85, 100) * sum(absolute)
+        assert sum(1 for a in absolute if a) >= 11  # the threshold rule
         assert magnitude["mean_absolute_error"] == pytest.approx(float(sum(absolute) / len(rows)))
     block = part["declared_uncertainty"]
     agreed = sum(1 for e, u in rows if u is not None and e == 0)
@@ -391,3 +410,89 @@ def test_shared_figures_obey_their_rules_judged_from_the_raw_rows(
         assert (block["agreed"], block["rows"]) == (agreed, agreed + disagreed)
     for value in (block["agreed"], block["rows"], block["without_uncertainty"]):
         assert value is None or value == 0 or value >= 11
+
+
+# --- magnitudes that cannot be worked back (docs/disclosure.md) -------------------------------
+
+DATE_FIELD = "dx.onset"
+DATE_SCHEMA = {"fields": {DATE_FIELD: {"type": "date"}}}
+
+
+def _date_records(errors: list[int]) -> tuple[list[GoldField], list[Prediction]]:
+    # One date field; case i has gold 2020-01-01 + i days and answer gold + errors[i] days.
+    import datetime  # noqa: PLC0415
+
+    start = datetime.date(2020, 1, 1)
+    gold, predictions = [], []
+    for i, error in enumerate(errors):
+        day = start + datetime.timedelta(days=i)
+        answer = day + datetime.timedelta(days=error)
+        gold.append(GoldField(f"c{i:03d}", DATE_FIELD, "date", day.isoformat()))
+        predictions.append(Prediction(f"c{i:03d}", DATE_FIELD, answer.isoformat(), DIGEST))
+    return gold, predictions
+
+
+def _date_magnitude(errors: list[int]) -> dict[str, Any]:
+    gold, predictions = _date_records(errors)
+    shared = share(gold, predictions, schema=DATE_SCHEMA)
+    assert audit(shared.to_json()).passed
+    return dict(json.loads(shared.to_json())["by_field"][DATE_FIELD]["error_magnitude"])
+
+
+def test_the_reviews_three_wrong_dates_are_no_longer_published() -> None:
+    # 40 cases, 3 wrong dates {+2, +3, +3}: the two largest are 6 of 8 days (75%), so the
+    # dominance rule alone showed them; the sums then allowed only those three errors.
+    magnitude = _date_magnitude([0] * 37 + [2, 3, 3])
+    assert magnitude["mean_absolute_error"] is None
+    assert magnitude["withheld"]["mean_absolute_error"] == DOMINANCE
+    # Eleven wrong dates, evenly spread: shown, and their sum (22 days) bounds them above 11.
+    shown = _date_magnitude([0] * 29 + [2, -2] * 5 + [2])
+    assert shown["mean_absolute_error"] == pytest.approx(22 / 40)
+
+
+def test_the_audit_refuses_a_magnitude_whose_sum_leaves_too_few_wrong_dates() -> None:
+    gold, predictions = _date_records([0] * 29 + [2, -2] * 5 + [2])
+    document = json.loads(share(gold, predictions, schema=DATE_SCHEMA).to_json())
+    assert not _audit_statuses(document)
+    # Hand-edited: 40 pairs, |d| summing to 8 days, so at most 8 wrong dates (1..10).
+    magnitude = document["by_field"][DATE_FIELD]["error_magnitude"]
+    magnitude["mean_absolute_error"] = 8 / 40
+    magnitude["mean_signed_error"]["estimate"] = 8 / 40
+    for key in ("interval",):
+        magnitude["mean_signed_error"][key] = None
+    magnitude["limits_of_agreement"] = None
+    magnitude["withheld"] = {"limits_of_agreement": DOMINANCE}
+    document["by_field"][DATE_FIELD].pop("alpha", None)  # interval alpha goes with the limits
+    rows = {(row.name, row.status) for row in audit(canonical_json(document)).failures}
+    # The threshold rule, read from the figures; the model (at least 11 nonzero errors, at
+    # most 8) has no solution either.
+    assert ("error_magnitude.mean_absolute_error", FIGURE_PUBLISHED) in rows
+    assert rows <= {
+        ("error_magnitude.mean_absolute_error", FIGURE_PUBLISHED),
+        ("published_numbers", "inconsistent"),
+    }
+
+
+small_date_cohorts = st.tuples(
+    st.integers(min_value=40, max_value=80),
+    st.lists(st.sampled_from([-30, -3, -2, -1, 1, 2, 3, 7, 365]), min_size=0, max_size=30),
+)
+
+
+@settings(max_examples=10, deadline=None)
+@given(small_date_cohorts)
+def test_no_shown_date_magnitude_pins_the_wrong_dates_below_min_cell(
+    cohort: tuple[int, list[int]],
+) -> None:
+    cases, wrong = cohort
+    errors = [0] * (cases - len(wrong)) + wrong
+    gold, predictions = _date_records(errors)
+    shared = share(gold, predictions, schema=DATE_SCHEMA)
+    assert audit(shared.to_json()).passed
+    magnitude = json.loads(shared.to_json())["by_field"][DATE_FIELD]["error_magnitude"]
+    if magnitude["mean_absolute_error"] is None:
+        return
+    # Shown: at least min_cell wrong dates, so no bound from the sums can pin them below;
+    # and the outsider's own upper bound (sum |d| in days) reaches min_cell.
+    assert len(wrong) >= 11
+    assert magnitude["mean_absolute_error"] * magnitude["pairs"] >= 11 - 1e-6

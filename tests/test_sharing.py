@@ -256,21 +256,21 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     files = ["--gold", str(gold), "--predictions", str(predictions), "--schema", str(schema)]
     status, out, err = run(["share", *files, "--out", str(target), "--jobs", "1"])
     assert (status, out) == (0, "")
-    # Then what survives: the exact minimum-cost choice hides field_count rather than
-    # answerable_count, so of the field's 8 rates 3 are shown (answerable_abstention 0/37,
-    # wrong_type_answer 0/36, evidence_support 18/36) and 5 bounded; of the 15 pooled rates
-    # (7 overall, 8 boolean) 6 shown and 9 ranged (the greedy choice kept 1 and 2).
+    # Then what survives: the cohort's size (field_count, 40) is public, so the exact
+    # minimum-cost choice hides answerable_count and what it is the total of: of the field's
+    # 8 rates 2 are shown (wrong_type_answer 0/36, evidence_support 18/36) and 6 bounded; of
+    # the 15 pooled rates (7 overall, 8 boolean) 4 shown and 11 ranged.
     # Primary: 9 numbers in the field and type slices (unanswerable, missing, abstained counts,
     # unanswerable_answer's two counts, and the successes of exact, normalized, majority and
     # abstention_correctness, whose failures are small), 8 overall (no majority baseline); and
     # the field's two declared-uncertainty counts (17 rows, 15 agreeing: 2 disagree). Then
-    # the two labels' 16 numbers, 14 hidden: 10 primary, 4 more at a cost of 62.
+    # the two labels' 16 numbers, 12 hidden.
     assert err == (
-        "chartscore: 49 numbers suppressed (min cell 11); the audit passed\n"
-        "chartscore: rates shown 3/8 field-level, bounded 5; pooled 6/15, range 9; "
-        "labels 0/8, bounded 8; primary 38, complementary 11 (inside only)\n"
-        "chartscore: complementary cells: exact, the minimum declared cost 234; then the "
-        "labels, greedy, 62 more (inside only)\n"
+        "chartscore: 55 numbers suppressed (min cell 11); the audit passed\n"
+        "chartscore: rates shown 2/8 field-level, bounded 6; pooled 4/15, range 11; "
+        "labels 0/8, bounded 8; primary 38, complementary 17 (inside only)\n"
+        "chartscore: complementary cells: exact, the minimum declared cost 279; then the "
+        "labels, greedy, 60 more (inside only)\n"
         "chartscore: differencing against earlier or later releases of overlapping cohorts is "
         "not covered (--releases DIR; docs/disclosure.md)\n"
     )
@@ -279,7 +279,7 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
     status, table, err = run(["audit", str(target)])
     assert (status, err) == (0, "")
-    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 72 hidden numbers checked, 0 failing"
+    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 81 hidden numbers checked, 0 failing"
     # Fill one complementary cell of the field slice back in: the audit must fail (exit 4).
     shared = SharedReport.from_json(text)
     report = score(*cohort.records(), schema=cohort.schema_document())

@@ -36,6 +36,7 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure import split
+from chartscore.disclosure.error_counts import error_count_failures
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
@@ -267,6 +268,8 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
     min_cell = report.disclosure.min_cell
     for kind, name, part in report.slices():
         for label, status in figure_failures(part.magnitude, part.uncertainty, min_cell, z):
+            yield AuditRow(kind, name, label, None, None, status)
+        for label, status in error_count_failures(part.magnitude, min_cell, z):
             yield AuditRow(kind, name, label, None, None, status)
         kappa_shown = None
         if part.kappa is not None:

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Final
 
 import attrs
 
+from chartscore.disclosure.error_counts import nonzero_bounds, public_unit
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.label_model import ClassSums, LabelLayout
 from chartscore.disclosure.rule import (
@@ -50,6 +52,10 @@ from chartscore.documents.shared_figures import (
 )
 from chartscore.documents.shared_report import SharedReport
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES
+from chartscore.stats.clustered import z_for
+
+MIN_NONZERO_ERRORS: Final = 3
+"""A positive magnitude whose two largest parts are at most 85% of it has three nonzero parts."""
 
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
@@ -108,8 +114,10 @@ class FieldShape:
         magnitude: ``"number"`` or ``"date"`` when its slice publishes an error
             magnitude (its pairs and gold rows are quantities), else ``""``.
         uncertainty: Its slice publishes declared-uncertainty counts.
-        nonzero_errors: Its mean absolute error (or limits) is shown: the
-            dominance rule then says that at least three pairs disagree.
+        nonzero_errors: Its mean absolute error is shown: the pairs with a
+            nonzero error are an unknown of the model, at least ``min_cell`` by
+            the threshold rule and bounded by the published moments
+            (:mod:`chartscore.disclosure.error_counts`).
         labels: Its declared labels, in report order, when its slice publishes
             per-label confusion metrics (:mod:`chartscore.disclosure.label_model`).
     """
@@ -173,14 +181,17 @@ class FieldShape:
 
         A date field's pairs and gold rows with a distance (a number always has
         one: its pairs are its answered answerable rows of the type, its gold
-        rows its answerable rows), and the answered answerable rows with an
-        uncertainty that agree and that do not.
+        rows its answerable rows), the answered answerable rows with an
+        uncertainty that agree and that do not, and the pairs with a nonzero
+        error when the mean absolute error is shown.
         """
         names: tuple[str, ...] = ()
         if self.magnitude == "date":
             names += ("distance_pairs", "distance_gold")
         if self.uncertainty:
             names += ("uncertain_agreed", "uncertain_disagreed")
+        if self.nonzero_errors:
+            names += ("nonzero_errors",)
         return names
 
     def metric_names(self) -> tuple[str, ...]:
@@ -588,6 +599,16 @@ class FieldLayout:
             out.append(add((self.where(_pairs), 1), (pairs, -1)))
             out.append(add((gold, 1), (pairs, -1)))
             out.append(add((self.where(_COUNTS["answerable_count"]), 1), (gold, -1)))
+        if shape.nonzero_errors:  # a nonzero error is a pair, and a disagreement
+            nonzero: Form = ((self.figure_variable("nonzero_errors"), 1),)
+            with_distance: Form = (
+                ((self.figure_variable("distance_pairs"), 1),)
+                if shape.magnitude == "date"
+                else self.where(_pairs)
+            )
+            disagreeing = self.where(lambda c: c.answerable and c.agreement == DISAGREE)
+            out.append(add((with_distance, 1), (nonzero, -1)))
+            out.append(add((disagreeing, 1), (nonzero, -1)))
         if shape.uncertainty:  # each kind of row with an uncertainty within its classes
             agreed = ((self.figure_variable("uncertain_agreed"), 1),)
             disagreed = ((self.figure_variable("uncertain_disagreed"), 1),)
@@ -600,17 +621,26 @@ class FieldLayout:
             out += labels.rows(majority=majority)
         return out
 
-    def figure_knowledge(self) -> list[tuple[Form, int]]:
+    def figure_knowledge(
+        self, least: int, bounds: tuple[int, int | None] | None
+    ) -> list[tuple[Form, int]]:
         """What a shown mean absolute error says beyond its counts, as ``form >= bound``.
 
-        The dominance rule shows it only with a positive total whose two largest
-        contributions are at most 85% of it: at least three pairs have a nonzero
-        error, and a nonzero error is a disagreement.
+        At least ``least`` pairs have a nonzero error (the threshold rule's
+        ``min_cell``; three by the dominance rule alone, which every format
+        kept); the moments bound their number (``bounds``, from
+        :func:`chartscore.disclosure.error_counts.nonzero_bounds`).
         """
         if not self.shape.nonzero_errors:
             return []
-        disagreeing = self.where(lambda c: c.answerable and c.agreement == DISAGREE)
-        return [(disagreeing, 3)]
+        nonzero = ((self.figure_variable("nonzero_errors"), 1),)
+        rows: list[tuple[Form, int]] = [(nonzero, least)]
+        if bounds is not None:
+            lower, upper = bounds
+            rows.append((nonzero, lower))
+            if upper is not None:
+                rows.append((((nonzero[0][0], -1),), -upper))
+        return rows
 
 
 @attrs.frozen
@@ -687,6 +717,12 @@ class ReportModel:
             False only to compare with the attacker that does not.
         strata: The declared strata: every field's variables split into one
             copy per stratum cell (:func:`stratum_cells`); none, one cell.
+        error_counts: Per field whose mean absolute error is shown, the bounds
+            ``(lower, upper)`` its moments put on its nonzero errors
+            (:func:`chartscore.disclosure.error_counts.nonzero_bounds`).
+        threshold: The attacker knows that a shown magnitude has at least
+            ``min_cell`` nonzero errors (``share``'s own model); else at least
+            three, which holds for documents of every format (the audit's).
 
     Attributes:
         layouts: Each field's variables.
@@ -706,9 +742,17 @@ class ReportModel:
         *,
         knows_rule: bool = True,
         strata: Strata = (),
+        error_counts: Mapping[str, tuple[int, int | None]] | None = None,
+        threshold: bool = False,
     ) -> None:
         self.knows_rule = knows_rule
+        self.threshold = threshold
+        self.composition: dict[Key, int] = {}
+        """Quantities the attacker knows whatever is published, with their values: each
+        field's ``field_count`` (every case of an abstraction form has every field), set
+        by ``share`` inside; the outside audit knows only what the document shows."""
         self.strata = strata
+        self.error_counts = dict(error_counts or {})
         cell_count = len(stratum_cells(strata))
         offset = 0
         self.layouts: dict[str, FieldLayout] = {}
@@ -808,12 +852,20 @@ class ReportModel:
         at most its items (a stratum slice's: cell by cell). A number from 1
         to ``min_cell - 1`` breaks the rule (the audit fails it as it stands)
         and adds nothing. docs/disclosure.md states each row.
+
+        Before the rule: the cohort's composition (:attr:`composition`), which
+        the attacker knows whatever is published.
         """
-        if not self.knows_rule:
-            return []
         rows: dict[tuple[Form, int], None] = {}  # in a fixed order, without repeats
-        for layout in self.layouts.values():
-            for row in layout.figure_knowledge():
+        for key, value in sorted(self.composition.items()):
+            form = self.quantities[key].form
+            rows[form, value] = None
+            rows[tuple((v, -c) for v, c in form), -value] = None
+        if not self.knows_rule:
+            return list(rows)
+        for field_id, layout in self.layouts.items():
+            least = min_cell if self.threshold else MIN_NONZERO_ERRORS
+            for row in layout.figure_knowledge(least, self.error_counts.get(field_id)):
                 rows[row] = None
         for key, behind in self._behind.items():
             if not self._shown(key, published, min_cell):
@@ -948,8 +1000,36 @@ def strata_of(stratum_names: Iterable[str]) -> Strata:
     return tuple((key, tuple(found)) for key, found in sorted(labels.items()))
 
 
-def model_of(report: SharedReport, *, knows_rule: bool = True) -> ReportModel:
-    """The attacker's model of a shared report: built from its shape, never its values."""
+def model_of(
+    report: SharedReport,
+    *,
+    knows_rule: bool = True,
+    units: Mapping[str, Fraction] | None = None,
+    threshold: bool = False,
+) -> ReportModel:
+    """The attacker's model of a shared report: built from its shape and its shown moments.
+
+    ``units``: per number field, the step its errors lie on, and ``threshold``:
+    the threshold rule's ``min_cell`` nonzero errors; both known inside only
+    (``share`` passes them; the outside audit assumes what every format kept).
+    """
     fields, pooled = shape_of(report)
     strata = strata_of(report.by_stratum)
-    return ReportModel(fields, pooled, knows_rule=knows_rule, strata=strata)
+    z = z_for(report.confidence)
+    error_counts: dict[str, tuple[int, int | None]] = {}
+    for field_id, part in report.by_field.items():
+        magnitude = part.magnitude
+        if magnitude is None or not fields[field_id].nonzero_errors:
+            continue
+        unit = public_unit(magnitude) or (units or {}).get(field_id)
+        bounds = nonzero_bounds(magnitude, z, unit)
+        if bounds is not None:
+            error_counts[field_id] = bounds
+    return ReportModel(
+        fields,
+        pooled,
+        knows_rule=knows_rule,
+        strata=strata,
+        error_counts=error_counts,
+        threshold=threshold,
+    )

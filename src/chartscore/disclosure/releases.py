@@ -184,6 +184,9 @@ class JointModel(ReportModel):
         for own in self.atom_layouts:
             for layout in own.values():
                 self.inequalities += _atom_facts(layout)
+        self.error_counts = {}
+        self.threshold = False
+        self.composition = {}
         self.cases = {}
         self.carriers = {}
         self._behind = {}

@@ -54,6 +54,7 @@ import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from fractions import Fraction
 from typing import Final, Protocol
 
 import attrs
@@ -260,6 +261,8 @@ class _Suppressor:
         # Numbers hidden only when nothing else protects a cell (labels: the core's).
         self.frozen = frozen
         self.numbers = [key for key, q in model.quantities.items() if not q.derived]
+        # The composition, known whatever is published: hiding it would protect nothing.
+        self.public = _public_keys(model, self.numbers)
         kind_rank = {kind: i for i, kind in enumerate(SLICE_KINDS)}
         position = {key: i for i, key in enumerate(model.quantities)}
         self.cost = {
@@ -306,6 +309,11 @@ class _Suppressor:
             reach = {v for v, _ in (*model.quantities[key].form, *model.carriers.get(key, ()))}
             for variable in sorted(reach):
                 self.by_variable.setdefault(variable, []).append(key)
+        # Each field's variables: with the composition known, a cell's linked numbers may all
+        # be hidden while numbers elsewhere in its field still pin it.
+        self.field_variables = [
+            range(layout.offset, layout.offset + layout.size) for layout in model.layouts.values()
+        ]
 
     def _identities(self) -> list[tuple[Key, ...]]:
         # Identities among published numbers that a one-line subtraction solves.
@@ -507,7 +515,7 @@ class _Suppressor:
         In the labels' step (frozen numbers), the free ones first and only the first few:
         each candidate's closure is priced, and there are hundreds.
         """
-        shown = [k for k in self.numbers if k not in self.hidden]
+        shown = [k for k in self.numbers if k not in self.hidden and k not in self.public]
         if not self.frozen:
             return sorted(shown, key=self.cost.__getitem__)
         order = sorted(shown, key=lambda k: (k in self.frozen, self.cost[k]))
@@ -522,8 +530,18 @@ class _Suppressor:
             key
             for variable, _ in quantity.form
             for key in self.by_variable.get(variable, ())
-            if key not in self.hidden
+            if key not in self.hidden and key not in self.public
         }
+        if not linked and self.public:  # its field's other numbers, then the fallback's
+            touched = {v for v, _ in quantity.form}
+            linked = {
+                key
+                for variables in self.field_variables
+                if not touched.isdisjoint(variables)
+                for variable in variables
+                for key in self.by_variable.get(variable, ())
+                if key not in self.hidden and key not in self.public
+            }
         free = linked - self.frozen
         width = _LABEL_CANDIDATES if self.frozen else _CANDIDATES
         return sorted(free or linked, key=self.cost.__getitem__)[:width]
@@ -583,6 +601,46 @@ def _figures(report: Report, sensitivity: Sensitivity) -> Mapping[str, FieldFigu
     if not all(isinstance(value, FieldFigures) for value in figures.values()):
         raise _invalid_sensitivity()
     return figures
+
+
+def _public_keys(model: ReportModel, keys: Iterable[Key]) -> frozenset[Key]:
+    # The composition is known whatever is published, so hiding it protects nothing: of
+    # ``keys``, a field's field_count in the composition, and a field type's and the overall
+    # field_count when every field's is (their sums).
+    known = model.composition
+    every = bool(known) and all(
+        ("field", field_id, "field_count") in known for field_id in model.layouts
+    )
+    return frozenset(
+        key
+        for key in keys
+        if key in known
+        or (every and key[2] == "field_count" and key[0] in ("field_type", "overall"))
+    )
+
+
+def _composition(model: ReportModel, values: Mapping[Key, int], min_cell: int) -> dict[Key, int]:
+    # What an outsider knows of the cohort's shape: how many cases have each field (every
+    # chart of an abstraction form has every field, so one field's count gives another's).
+    # A field of 1..min_cell-1 cases stays a protected cell: it is left out.
+    return {
+        key: values[key]
+        for key in model.quantities
+        if key[0] == "field" and key[2] == "field_count" and not 1 <= values[key] < min_cell
+    }
+
+
+def _error_units(
+    figures: Mapping[str, FieldFigures] | None, field_types: Mapping[str, str]
+) -> dict[str, Fraction]:
+    # Each number field's error step, known inside only: the suppression's attacker knows
+    # it too, so the moments' bound on the nonzero errors is as tight as it can be.
+    out: dict[str, Fraction] = {}
+    for field_id, inside in (figures or {}).items():
+        absolute = inside.absolute
+        if field_types.get(field_id) == "number" and absolute is not None and absolute.unit:
+            out[field_id] = absolute.unit
+    return out
 
 
 def _with_figures(document: dict[str, object], report: Report) -> dict[str, object]:
@@ -691,8 +749,10 @@ def share(
     if figures is not None:
         document = _with_figures(document, report)
     full = shared_from_report(document, field_types, min_cell, set(), set(), figures=figures)
-    model = model_of(full)
+    units = _error_units(figures, field_types)
+    model = model_of(full, units=units, threshold=True)
     values = _values(model, full)
+    model.composition = _composition(model, values, min_cell)
     if not isinstance(sensitivity.case_counts, Mapping):
         raise _invalid_sensitivity()
     counts = dict(sensitivity.case_counts)
@@ -708,7 +768,8 @@ def share(
         # The core first, as without labels; then the labels, hiding core numbers only
         # where nothing else protects a label's cell (docs/disclosure.md).
         core = _without_labels(full)
-        core_model = model_of(core)
+        core_model = model_of(core, units=units, threshold=True)
+        core_model.composition = _composition(core_model, values, min_cell)
         core_values = {key: values[key] for key in core_model.quantities}
         core_counts = {key: counts[key] for key in core_model.quantities}
         first, _, _, complement = _suppress(
@@ -730,12 +791,22 @@ def share(
     alone: int | None = None
     if joint is not None:
         alone = shared_from_report(
-            document, field_types, min_cell, state.hidden, withheld, figures=figures
+            document,
+            field_types,
+            min_cell,
+            state.hidden - _public_keys(model, state.hidden),
+            withheld,
+            figures=figures,
         ).disclosure.suppressed_count
         withheld |= joint(state)
         withheld |= _withheld_kappa(full, sensitivity, state.hidden, min_cell)
     shared = shared_from_report(
-        document, field_types, min_cell, state.hidden, withheld, figures=figures
+        document,
+        field_types,
+        min_cell,
+        state.hidden - _public_keys(model, state.hidden),
+        withheld,
+        figures=figures,
     )
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
@@ -791,6 +862,7 @@ def _suppress(
             state.proxies[parts[0]] = parts[1]
     state.hide([*sorted(start or ()), *primary])
     _complement(state, sensitive)
+    state.hidden -= state.public  # forced by a closure, maybe: known anyway, so shown
     complement = None
     if exact:  # with releases the greedy's: their patterns then differ less
         complement = _exact(state, frozenset(primary), sensitive)
@@ -839,6 +911,7 @@ def _exact(
         else:
             solution = solve(problem)
             bound, exact = solution.lower_bound, solution.hidden
+            exact = None if exact is None else exact - state.public
     if exact is None or pattern_price(exact) > greedy:
         return ComplementCost("greedy", greedy, greedy, bound)
     state.hidden = set(exact)

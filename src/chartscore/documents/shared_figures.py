@@ -14,7 +14,10 @@ beside their counts, which are numbers of the audit's model (its
 - **dominance rule**, the (n, k) rule with n = 2, k = 85%: a magnitude is
   shown only when its total is positive and its two largest per-case
   contributions make up at most 85% of it (:class:`Contributions`, computed
-  inside and never published);
+  inside and never published); and the **threshold rule**: at least
+  ``min_cell`` cases contribute a nonzero amount, so the published moments
+  cannot pin how many errors are nonzero below ``min_cell``
+  (:mod:`chartscore.disclosure.error_counts`);
 - **risk-coverage steps** are counts: a step is shown only when its counts
   and its differences from every other shown step are 0 or at least
   ``min_cell``.
@@ -71,7 +74,7 @@ DOMINANCE_K: Final = Fraction(85, 100)
 COUNT_SUPPRESSED: Final = "count_suppressed"
 """The figure's count is suppressed (or, for the AUROC, a class has fewer than min_cell)."""
 DOMINANCE: Final = "dominance"
-"""Two cases contribute more than 85% of the magnitude (or it is 0)."""
+"""Two cases hold over 85% of the magnitude, fewer than min_cell contribute, or it is 0."""
 COUNT_RULE: Final = "count_rule"
 """Some risk-coverage steps would show a count, or a difference of two, from 1 to min_cell - 1."""
 REASONS: Final = (COUNT_SUPPRESSED, DOMINANCE, COUNT_RULE)
@@ -94,10 +97,16 @@ class Contributions:
     Attributes:
         largest: The two largest contributions, largest first (zeros if fewer).
         total: The sum of all contributions.
+        contributors: How many cases contribute a positive amount.
+        unit: The largest step every positive contribution is a whole multiple
+            of (their greatest common divisor; 0 without one): the finest
+            lattice an outsider could know the values lie on.
     """
 
     largest: tuple[Fraction, Fraction]
     total: Fraction
+    contributors: int
+    unit: Fraction
 
     def __repr__(self) -> str:
         return "Contributions(<hidden>)"
@@ -107,15 +116,43 @@ class Contributions:
         """From ``(contribution >= 0, cases)``; each case of a field slice is one row."""
         top: list[Fraction] = []
         total = Fraction(0)
+        contributors = 0
+        unit = Fraction(0)
         for value, cases in values:
             total += value * cases
             top = sorted([*top, *[value] * min(cases, DOMINANCE_N)], reverse=True)[:DOMINANCE_N]
+            if value > 0 and cases > 0:
+                contributors += cases
+                unit = _gcd(unit, value)
         top += [Fraction(0)] * (DOMINANCE_N - len(top))
-        return cls((top[0], top[1]), total)
+        return cls((top[0], top[1]), total, contributors, unit)
 
     def dominated(self) -> bool:
         """Whether the (2, 85%) rule withholds the magnitude (a zero total too)."""
         return self.total <= 0 or sum(self.largest) > DOMINANCE_K * self.total
+
+    def sensitive(self, min_cell: int) -> bool:
+        """Whether the magnitude is withheld: the threshold rule or the dominance rule.
+
+        Threshold: fewer than ``min_cell`` cases contribute (a positive amount).
+        Those cases are then a count an outsider could bound from the published
+        moments (docs/disclosure.md, "Magnitudes that cannot be worked back").
+        """
+        return self.contributors < min_cell or self.dominated()
+
+
+def _gcd(first: Fraction, second: Fraction) -> Fraction:
+    # Of two non-negative fractions: gcd of the numerators over lcm of the denominators.
+    if first == 0:
+        return second
+    denominator = math.lcm(first.denominator, second.denominator)
+    return Fraction(
+        math.gcd(
+            first.numerator * (denominator // first.denominator),
+            second.numerator * (denominator // second.denominator),
+        ),
+        denominator,
+    )
 
 
 @attrs.frozen(repr=False)
@@ -332,7 +369,7 @@ def shared_magnitude(
     def verdict(count: int | None, parts: Contributions | None) -> str | None:
         if count is None or count < min_cell:
             return COUNT_SUPPRESSED
-        return DOMINANCE if parts is None or parts.dominated() else None
+        return DOMINANCE if parts is None or parts.sensitive(min_cell) else None
 
     mae = raw["mean_absolute_error"]
     errors = verdict(pairs, None if figures is None else figures.absolute)
@@ -401,7 +438,7 @@ def shared_uncertainty(
     if brier is not None:
         if counts is None or counts[1] < min_cell:
             withheld["brier_score"] = COUNT_SUPPRESSED
-        elif figures is None or figures.brier is None or figures.brier.dominated():
+        elif figures is None or figures.brier is None or figures.brier.sensitive(min_cell):
             withheld["brier_score"] = DOMINANCE
     raw_steps = raw["risk_coverage"]
     assert isinstance(raw_steps, list)

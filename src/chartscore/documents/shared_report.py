@@ -1003,6 +1003,7 @@ def _with_shown_labels(
     metric: Callable[[str, str, str, object], SharedMetric],
     figures: Mapping[str, FieldFigures] | None,
     withheld_kappa: Collection[str],
+    min_cell: int,
 ) -> SharedSlice:
     # A slice's labels and F1 figures, and a field's coefficients, under their rules
     # (chartscore.documents.shared_labels): F1 where its counts are shown; AC1/AC2 and
@@ -1032,7 +1033,11 @@ def _with_shown_labels(
             spread = None if inside is None else inside.spread
             if magnitude is None:
                 continue  # withheld with the error magnitude
-            withheld = magnitude.limits_of_agreement is None or spread is None or spread.dominated()
+            withheld = (
+                magnitude.limits_of_agreement is None
+                or spread is None
+                or spread.sensitive(min_cell)
+            )
             pairs = magnitude.pairs
         coefficients[coefficient] = shared_coefficient(coefficient, value, pairs, not withheld)
     return attrs.evolve(part, labels=labels, scores=scores, coefficients=coefficients)
@@ -1117,7 +1122,14 @@ def shared_from_report(
             uncertainty=uncertainty,
         )
         return _with_shown_labels(
-            part, kind, name, raw, metric=metric, figures=figures, withheld_kappa=withheld_kappa
+            part,
+            kind,
+            name,
+            raw,
+            metric=metric,
+            figures=figures,
+            withheld_kappa=withheld_kappa,
+            min_cell=min_cell,
         )
 
     def metric(kind: str, name: str, key: str, value: object) -> SharedMetric:
