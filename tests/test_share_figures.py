@@ -420,7 +420,7 @@ DATE_SCHEMA = {"fields": {DATE_FIELD: {"type": "date"}}}
 
 def _date_records(errors: list[int]) -> tuple[list[GoldField], list[Prediction]]:
     # One date field; case i has gold 2020-01-01 + i days and answer gold + errors[i] days.
-    import datetime  # noqa: PLC0415
+    import datetime
 
     start = datetime.date(2020, 1, 1)
     gold, predictions = [], []
