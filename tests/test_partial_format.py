@@ -58,9 +58,12 @@ def widest_pattern(schema: Schema, gold: Path, answers: Path) -> int:
 
 
 def assert_round_trip(text: str) -> None:
-    """A partial read back and written again is the same bytes (a file ends in a newline)."""
+    """A partial read back and written again, with its ids, is the same bytes (a file ends in a
+    newline)."""
     site = read_partial(text)
-    again = partial_json(site.partial, site.schema, extra_predictions=site.extra_predictions)
+    again = partial_json(
+        site.partial, site.schema, extra_predictions=site.extra_predictions, ids=site.ids
+    )
     assert again == text.removesuffix("\n")
 
 
@@ -76,7 +79,7 @@ def test_the_demo_partial_is_written_and_merges_to_the_pooled_report(tmp_path: P
     assert main([*args, "--partial-out", str(partial)], stdout=io.StringIO(), stderr=err) == 0
     assert err.getvalue() == ""
     text = partial.read_text(encoding="utf-8")
-    assert json.loads(text)["format_version"] == 2
+    assert json.loads(text)["format_version"] == 3
     assert_round_trip(text)
     merged = io.StringIO()
     assert main(["merge", "--partials", str(partial)], stdout=merged, stderr=err) == 0
@@ -275,14 +278,14 @@ def test_a_format_1_partial_is_still_read(tmp_path: Path) -> None:
     drop_design_effects(merged.pop("overall_weighted"))
     drop_design_effects(whole.pop("overall_weighted"))
     assert merged == whole
-    # Read back, a format 1 partial is written as format 2.
+    # Read back, a format 1 partial is written as format 3 (with a new id).
     site = read_partial(saved)
     again = partial_json(site.partial, site.schema, extra_predictions=site.extra_predictions)
-    assert json.loads(again)["format_version"] == 2
+    assert json.loads(again)["format_version"] == 3
     assert merge_partials([again]).to_json() == merge_partials([saved]).to_json()
 
 
-@pytest.mark.parametrize("version", [0, 3, "2", True])
+@pytest.mark.parametrize("version", [0, 4, "3", True])
 def test_other_format_versions_are_refused(tmp_path: Path, version: object) -> None:
     study = wide_study(3, 4, seed=1)
     (g, p), *_ = split_by_case(tmp_path, study[1], study[2], 1, seed=1)

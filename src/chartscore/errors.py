@@ -143,6 +143,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_PARTIAL = "invalid_partial"
     PARTIAL_NEEDS_DECLARED_LABELS = "partial_needs_declared_labels"
     PARTIALS_DIFFER = "partials_differ"
+    DUPLICATE_PARTIAL = "duplicate_partial"
     NO_PARTIALS = "no_partials"
     # The ledger of scored runs, and batches.
     LEDGER_KEY_MISSING = "ledger_key_missing"
@@ -287,6 +288,7 @@ _DESCRIPTIONS: dict[str, str] = {
         "a partial keeps kappa over declared labels only: declare this field's choices"
     ),
     "partials_differ": "the partials were made with another schema, option, plugin or version",
+    "duplicate_partial": "the same partial was given twice (or within a merged partial)",
     "no_partials": "the pattern names no partial file",
     "ledger_key_missing": (
         "the ledger needs its key: --ledger-key FILE or CHARTSCORE_LEDGER_KEY_FILE"

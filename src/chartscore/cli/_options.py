@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
-from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option
+from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
 from chartscore.documents.gates import Gate, evaluate
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_disclosure import check_min_cell
+from chartscore.documents.shared_report import SharedReport
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, write_output
 from chartscore.io.schema_file import load_schema
@@ -217,3 +221,34 @@ def gate_status(
 DOCUMENT: Final = Option(
     "report", "a report, shared report or comparison (JSON)", "REPORT", True, reads_input=True
 )
+
+
+MIN_CELL_DIGITS: Final = re.compile(r"[0-9]{1,9}")
+"""What ``--min-cell N`` may be before it is a number (share, audit, gate)."""
+
+REQUIRED_MIN_CELL: Final = Option(
+    "--min-cell",
+    "fail a document shared at a smaller min cell than N (the reader's own rule)",
+    "N",
+)
+
+
+def required_min_cell(value: str | None, command: str) -> int | None:
+    """``--min-cell N`` of ``audit`` and ``gate``, checked as ``share --min-cell`` is.
+
+    Raises:
+        UsageError: N is not a whole number.
+        ChartscoreError: ``invalid_min_cell`` for N outside 2 to 1,000,000.
+    """
+    if value is None:
+        return None
+    if not MIN_CELL_DIGITS.fullmatch(value):
+        raise UsageError("--min-cell must be a whole number", command)
+    return check_min_cell(int(value))
+
+
+def declared_min_cell(document: Document) -> int | None:
+    """The min cell a shared document declares (``disclosure.min_cell``); None if not shared."""
+    if isinstance(document, SharedReport | SharedComparison):
+        return document.disclosure.min_cell
+    return None

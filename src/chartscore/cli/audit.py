@@ -6,6 +6,7 @@ import argparse
 from typing import Final
 
 from chartscore.cli._command import Command, Option, input_argument
+from chartscore.cli._options import REQUIRED_MIN_CELL, declared_min_cell, required_min_cell
 from chartscore.cli._streams import Streams
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.shared_comparison import SharedComparison
@@ -14,9 +15,16 @@ from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.output import write_output
 
+EXIT_AUDIT_FAILED: Final = 4
+
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
-    """Attack the shared report; print the table and the verdict."""
+    """Attack the shared report; print the table and the verdict.
+
+    With ``--min-cell N``, a document shared at a smaller min cell fails without
+    an attack: the reader's rule is broken whatever the attack would find.
+    """
+    required = required_min_cell(args.min_cell, "audit")
     # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
     require_solver()
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
@@ -42,8 +50,17 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if wrong_format is not None or shared is None:  # a report, say: raised outside the handler
         assert wrong_format is not None
         raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+    declared = declared_min_cell(shared)
+    assert declared is not None
+    if required is not None and declared < required:
+        verdict = f"audit FAIL: min_cell {declared}, below the required {required} (--min-cell)\n"
+        write_output(verdict.encode("utf-8"), None, inputs=(), stdout=streams.out)
+        return EXIT_AUDIT_FAILED
     result = audit(shared) if isinstance(shared, SharedReport) else audit_comparison(shared)
-    write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
+    table = result.table()
+    if required is not None:
+        table += f"min_cell {declared}: at least the required {required} (--min-cell)\n"
+    write_output(table.encode("utf-8"), None, inputs=(), stdout=streams.out)
     return result.exit_status
 
 
@@ -52,7 +69,8 @@ COMMAND: Final = Command(
     help="attack a shared report: can any suppressed small cell be worked out?",
     description="Compute, by integer programming, the range an outsider can prove for "
     "every suppressed number of a shared report, from the report alone. Prints a table "
-    "and a verdict; exit 0 when it passes, 4 when it fails.",
+    "and a verdict; exit 0 when it passes, 4 when it fails. With --min-cell N, a document "
+    "shared at a min cell below N fails as well.",
     options=(
         Option(
             "shared",
@@ -61,6 +79,7 @@ COMMAND: Final = Command(
             True,
             reads_input=True,
         ),
+        REQUIRED_MIN_CELL,
     ),
     run=run,
 )

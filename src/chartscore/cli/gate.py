@@ -6,27 +6,55 @@ import argparse
 from typing import Final
 
 from chartscore.cli._command import Command, Option, input_argument
-from chartscore.cli._options import DOCUMENT, GATE_INTERVAL, gate_status
+from chartscore.cli._options import (
+    DOCUMENT,
+    GATE_INTERVAL,
+    REQUIRED_MIN_CELL,
+    declared_min_cell,
+    gate_status,
+    required_min_cell,
+)
 from chartscore.cli._streams import Streams
+from chartscore.documents.gates import EXIT_REQUIRED_GATE_FAILED
 from chartscore.io.document_files import load_document_file, load_gates
+from chartscore.io.output import write_output
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
-    """Check every gate; print their table on stdout; exit 3 if a required one fails."""
+    """Check every gate; print their table on stdout; exit 3 if a required one fails.
+
+    With ``--min-cell N``, one more line after the table: the document must be a
+    shared one with a min cell of at least N, or the gate fails (exit 3). A full
+    report or comparison fails it too: it is not suppressed at all.
+    """
+    required = required_min_cell(args.min_cell, "gate")
     document_path, gates_path = input_argument(args.report), input_argument(args.gates)
     gates = load_gates(gates_path)
     document = load_document_file(document_path)
     level = None if args.confidence is None else float(args.confidence)
-    return gate_status(
+    status = gate_status(
         document, gates, streams, on_stderr=False, level=level, interval=args.gate_interval
     )
+    if required is None:
+        return status
+    declared = declared_min_cell(document)
+    met = declared is not None and declared >= required
+    if declared is None:
+        line = f"min cell FAILED: not a shared document, so below the required {required}\n"
+    else:
+        verdict = "passed" if met else "FAILED"
+        relation = "at least" if met else "below"
+        line = f"min cell {verdict}: min_cell {declared}, {relation} the required {required}\n"
+    write_output(line.encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return status if met else EXIT_REQUIRED_GATE_FAILED
 
 
 COMMAND: Final = Command(
     name="gate",
     help="check a saved report or comparison against release gates",
     description="Check a report or comparison (JSON) against a gates file (TOML). Prints "
-    "a table of every gate; exit 0 when every required gate passes, 3 when one fails.",
+    "a table of every gate; exit 0 when every required gate passes, 3 when one fails. "
+    "With --min-cell N, the document must also be shared at a min cell of at least N.",
     options=(
         DOCUMENT,
         Option("--gates", "the gates file (TOML)", "FILE", required=True, reads_input=True),
@@ -37,6 +65,7 @@ COMMAND: Final = Command(
             choices=("0.90", "0.95", "0.99"),
         ),
         GATE_INTERVAL,
+        REQUIRED_MIN_CELL,
     ),
     run=run,
 )

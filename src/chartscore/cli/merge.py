@@ -6,7 +6,14 @@ import argparse
 import glob
 from typing import Final
 
-from chartscore.cli._command import EXIT_OK, Command, Option, optional_input
+from chartscore.cli._command import (
+    EXIT_OK,
+    STANDARD_STREAM,
+    Command,
+    Option,
+    UsageError,
+    optional_input,
+)
 from chartscore.cli._options import (
     CONFIDENCE,
     GATE_INTERVAL,
@@ -21,7 +28,7 @@ from chartscore.cli._streams import Streams
 from chartscore.io.document_files import load_gates
 from chartscore.io.output import write_output
 from chartscore.render import render
-from chartscore.workflows.partials import merge_partial_files
+from chartscore.workflows.partials import merge_partial_files_with_partial
 
 PARTIALS: Final = Option(
     "--partials",
@@ -32,15 +39,26 @@ PARTIALS: Final = Option(
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
-    """Merge the partials; print or write the report; check gates if given."""
+    """Merge the partials; print or write the report (and the merged partial); check gates."""
     gates_path = optional_input(args.gates)
     inputs = (*sorted(glob.glob(args.partials)), gates_path)
     out = output_target(args.out, inputs)
+    if args.partial_out == STANDARD_STREAM:
+        raise UsageError("--partial-out must name a file", "merge")
+    partial_out = output_target(args.partial_out, inputs)
+    if partial_out is not None and partial_out == out:
+        raise UsageError("--partial-out and --out must name different files", "merge")
     gates = None if gates_path is None else load_gates(gates_path)
-    report = merge_partial_files(args.partials, confidence=confidence(args))
+    report, partial = merge_partial_files_with_partial(
+        args.partials, confidence=confidence(args), partial=partial_out is not None
+    )
     fmt = args.format or "json"
     text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
-    write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
+    if partial_out is not None:  # inside the consortium only, as every partial
+        assert partial is not None
+        data = (partial + "\n").encode("utf-8")
+        write_output(data, partial_out, inputs=(*inputs, out), mode=0o600)
+    write_output(text.encode("utf-8"), out, inputs=(*inputs, partial_out), stdout=streams.out)
     return (
         EXIT_OK
         if gates is None
@@ -54,7 +72,21 @@ COMMAND: Final = Command(
     description="Add the partial tallies that each site wrote with chartscore score "
     "--partial-out: the report equals, byte for byte, one process scoring the pooled data "
     "(when case ids do not collide across sites). A partial is not suppressed: it travels "
-    "only under the consortium's agreement.",
-    options=(PARTIALS, OUT, format_option("the report's form"), CONFIDENCE, GATES, GATE_INTERVAL),
+    "only under the consortium's agreement. The same partial given twice, under any name, "
+    "is refused (duplicate_partial).",
+    options=(
+        PARTIALS,
+        OUT,
+        format_option("the report's form"),
+        CONFIDENCE,
+        GATES,
+        GATE_INTERVAL,
+        Option(
+            "--partial-out",
+            "also write the merged partial here (mode 0600; it carries every merged partial's "
+            "id, so merging it again with one of them is refused)",
+            "FILE",
+        ),
+    ),
     run=run,
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import re
 from dataclasses import replace
 from typing import Final
 
@@ -23,6 +22,7 @@ from chartscore.cli._options import (
     EXTRA_PREDICTIONS,
     GOLD,
     JOBS,
+    MIN_CELL_DIGITS,
     OUT,
     PREDICTIONS,
     QUIET,
@@ -52,9 +52,6 @@ from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
 
-_MIN_CELL: Final = re.compile(r"[0-9]{1,9}")
-
-
 # --partials replaces the scoring inputs and their options: the sites scored already.
 _SCORING_ONLY: Final = (
     "gold",
@@ -76,7 +73,7 @@ _SCORING_ONLY: Final = (
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Share; print or write the shared report; say how many numbers were suppressed."""
-    if args.min_cell is not None and not _MIN_CELL.fullmatch(args.min_cell):
+    if args.min_cell is not None and not MIN_CELL_DIGITS.fullmatch(args.min_cell):
         raise UsageError("--min-cell must be a whole number", "share")
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     if args.partials is not None:

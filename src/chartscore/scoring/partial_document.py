@@ -20,6 +20,13 @@ that some case earned, so it grows with the schema, and JSON holds integers
 exactly only below 2**53. Format 1 wrote them as JSON integers (the strata's row
 classes as decimal text); it is still read.
 
+Format 3 adds an identity: a random id made when the partial is written (for a
+partial merged from others, the ids of its constituents) and the site's case
+count. ``merge`` and ``share --partials`` refuse two partials whose ids overlap,
+so no site is counted twice, whatever the files are called. An older partial has
+no id: it is known by its bytes, so only a byte-identical copy is refused. The
+id is inside-only: it stays in the partial and reaches no report or message.
+
 A partial is not suppressed: it travels only between the sites of a consortium,
 under their agreement (docs/privacy.md). Reading one back is strict (the same
 JSON rules as every saved document), and every identity its counts satisfy is
@@ -28,9 +35,11 @@ checked (:mod:`chartscore.scoring.partial_identities`).
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final, NoReturn
@@ -55,9 +64,10 @@ from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import exact_decimal, parse_exact_decimal
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
-PARTIAL_FORMAT_VERSION: Final = 2
-"""Format 2 writes every bit set as hexadecimal text (format 1: JSON integers)."""
-PARTIAL_READABLE_VERSIONS: Final = (1, 2)
+PARTIAL_FORMAT_VERSION: Final = 3
+"""Format 3 adds the partial's identity; format 2 wrote every bit set as hexadecimal text
+(format 1: JSON integers)."""
+PARTIAL_READABLE_VERSIONS: Final = (1, 2, 3)
 
 _TOP_KEYS: Final = (
     "format",
@@ -69,7 +79,9 @@ _TOP_KEYS: Final = (
     "clusters",
     "cases",
 )
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "plugins", "strata")
+_OPTIONAL_TOP_KEYS: Final = ("identity", "ignored_prediction_count", "plugins", "strata")
+_IDENTITY_KEYS: Final = ("ids", "cases")
+_ID: Final = re.compile(r"[0-9a-f]{32}")  # a partial's random id: 128 bits as hexadecimal text
 _BITS: Final = re.compile(r"0|[1-9a-f][0-9a-f]*")  # a bit set, as hexadecimal text
 _DECIMAL_BITS: Final = re.compile(r"0|[1-9][0-9]{0,299}")  # format 1: a stratum's row class
 _FIELD_KEYS: Final = (
@@ -167,19 +179,38 @@ def _multi_labels(counts: FieldCounts) -> dict[str, object]:
 # --------------------------------------------------------------------------- writing
 
 
+def new_partial_id() -> str:
+    """A fresh random id for a partial: 128 bits, so two partials never share one by chance."""
+    return secrets.token_hex(16)
+
+
 def partial_document(
-    partial: PartialTally, schema: Schema | None, *, extra_predictions: str
+    partial: PartialTally,
+    schema: Schema | None,
+    *,
+    extra_predictions: str,
+    ids: Collection[str] | None = None,
 ) -> dict[str, object]:
     """The value-free document of a site's partial tally (see the module docstring).
+
+    ``ids`` is the partial's identity: None for a new partial (a fresh random
+    id); a merged partial passes the ids of every partial it adds up, so that
+    merging it again with one of them is refused.
 
     Raises:
         ChartscoreError: ``partial_needs_declared_labels`` (a categorical
             field with kappa but no declared choices); ``usage`` when the
             partial does not track cases (a partial of
             :class:`~chartscore.scoring.cases.CaseTrackingScorer` is needed, so
-            that the merged partials can be shared).
+            that the merged partials can be shared), or ``ids`` that are not
+            distinct ids of :func:`new_partial_id`'s form.
     """
     if partial.cases is None:
+        raise ChartscoreError(ErrorCode.USAGE)
+    written_ids = [new_partial_id()] if ids is None else sorted(ids)
+    if not written_ids or len(set(written_ids)) != len(written_ids):
+        raise ChartscoreError(ErrorCode.USAGE)
+    if not all(type(i) is str and _ID.fullmatch(i) for i in written_ids):
         raise ChartscoreError(ErrorCode.USAGE)
     fields: dict[str, object] = {}
     for field_id in sorted(partial.fields):
@@ -212,6 +243,7 @@ def partial_document(
     document: dict[str, object] = {
         "format": PARTIAL_FORMAT,
         "format_version": PARTIAL_FORMAT_VERSION,
+        "identity": {"ids": written_ids, "cases": sum(cases.patterns().values())},
         "scorer": {"name": "chartscore", "version": __version__},
         "schema": None if schema is None else schema.to_dict(),
         "extra_predictions": extra_predictions,
@@ -274,18 +306,30 @@ def _strata_document(strata: StrataParts) -> dict[str, object]:
     }
 
 
-def partial_json(partial: PartialTally, schema: Schema | None, *, extra_predictions: str) -> str:
+def partial_json(
+    partial: PartialTally,
+    schema: Schema | None,
+    *,
+    extra_predictions: str,
+    ids: Collection[str] | None = None,
+) -> str:
     """:func:`partial_document` as RFC 8785 canonical JSON (the bytes ``--partial-out`` writes)."""
-    return canonical_json(partial_document(partial, schema, extra_predictions=extra_predictions))
+    document = partial_document(partial, schema, extra_predictions=extra_predictions, ids=ids)
+    return canonical_json(document)
 
 
 # --------------------------------------------------------------------------- reading
 
 
 class SitePartial:
-    """A partial read back: its tally, schema and scoring option. Private: holds counts only."""
+    """A partial read back: its tally, schema, scoring option and identity. Private.
 
-    __slots__ = ("extra_predictions", "partial", "schema", "scorer_version")
+    ``ids`` are the random ids the partial carries (None for a partial older than
+    format 3); ``keys`` is what tells it from another partial: its ids, or for an
+    older partial a key made from its bytes, held in memory only.
+    """
+
+    __slots__ = ("extra_predictions", "ids", "keys", "partial", "schema", "scorer_version")
 
     def __init__(
         self,
@@ -293,11 +337,14 @@ class SitePartial:
         schema: Schema | None,
         extra_predictions: str,
         scorer_version: str,
+        ids: frozenset[str] | None = None,
     ) -> None:
         self.partial = partial
         self.schema = schema
         self.extra_predictions = extra_predictions
         self.scorer_version = scorer_version
+        self.ids = ids
+        self.keys: frozenset[str] = frozenset() if ids is None else ids
 
     def __repr__(self) -> str:
         return f"SitePartial(<{len(self.partial.fields)} fields; counts hidden>)"
@@ -328,7 +375,11 @@ def read_partial(text: str | bytes) -> SitePartial:
         if failure.code is ErrorCode.UNKNOWN_REPORT_FORMAT:
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT, input=InputKind.PARTIAL)
         raise ChartscoreError(failure.code, input=InputKind.PARTIAL)
-    return _read(document, version)
+    site = _read(document, version)
+    if site.ids is None:  # older than format 3: known by its bytes, so a copy is refused
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        site.keys = frozenset({"bytes:" + hashlib.sha256(data).hexdigest()})
+    return site
 
 
 def _read(document: Mapping[str, object], version: int) -> SitePartial:
@@ -435,7 +486,25 @@ def _read_document(document: Mapping[str, object], version: int) -> SitePartial:
         fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
     )
     check_identities(partial)
-    return SitePartial(partial, schema, extra, scorer_version)
+    if ("identity" in data) != (version >= 3):
+        _refuse()
+    ids = _identity(data["identity"], cases) if version >= 3 else None
+    return SitePartial(partial, schema, extra, scorer_version, ids)
+
+
+def _identity(value: object, cases: CaseClasses) -> frozenset[str]:
+    # {"ids": [id, ...] strictly increasing, at least one], "cases": the partial's cases}.
+    data = _strict_json.members(value, _IDENTITY_KEYS)
+    ids = data["ids"]
+    if type(ids) is not list or not ids:
+        _refuse()
+    if not all(type(i) is str and _ID.fullmatch(i) for i in ids):
+        _refuse()
+    if ids != sorted(set(ids)):
+        _refuse()
+    if _count(data["cases"]) != sum(cases.patterns().values()):
+        _refuse()
+    return frozenset(ids)
 
 
 def _read_strata(

@@ -31,7 +31,13 @@ from chartscore.workflows.score import (
     resolve_strata,
 )
 
-__all__ = ["merge_partial_files", "merge_partials", "partial_paths", "score_with_partial"]
+__all__ = [
+    "merge_partial_files",
+    "merge_partials",
+    "merged_partial_text",
+    "partial_paths",
+    "score_with_partial",
+]
 
 
 def score_with_partial(
@@ -94,10 +100,13 @@ def merged_partial(sites: Sequence[SitePartial]) -> tuple[PartialTally, SitePart
     Raises:
         ChartscoreError: ``partials_differ`` when the sites' schemas,
             ``extra_predictions`` options or chartscore versions differ (plugins:
-            ``plugin_mismatch``); ``no_partials`` with none.
+            ``plugin_mismatch``); ``duplicate_partial`` when two partials share
+            an id (the same partial twice, under any name, or a merged partial
+            and one it holds); ``no_partials`` with none.
     """
     if not sites:
         raise ChartscoreError(ErrorCode.NO_PARTIALS, input=InputKind.PARTIAL)
+    _check_distinct(sites)
     first = sites[0]
     for site in sites:
         same = (
@@ -108,6 +117,47 @@ def merged_partial(sites: Sequence[SitePartial]) -> tuple[PartialTally, SitePart
         if not same:
             raise ChartscoreError(ErrorCode.PARTIALS_DIFFER, input=InputKind.PARTIAL)
     return merge_all(site.partial for site in sites), first
+
+
+def _check_distinct(sites: Sequence[SitePartial]) -> None:
+    """Refuse a site counted twice: two partials whose identities overlap.
+
+    The message names neither the files nor the ids (inside-only identifiers).
+    """
+    seen: set[str] = set()
+    for site in sites:
+        if not seen.isdisjoint(site.keys):
+            raise ChartscoreError(ErrorCode.DUPLICATE_PARTIAL, input=InputKind.PARTIAL)
+        seen.update(site.keys)
+
+
+def merged_partial_text(texts: Sequence[str | bytes]) -> str:
+    """The partial of several sites' partials (the text of each) added up.
+
+    It carries every constituent's id, so that merging it again with one of
+    them is refused (``duplicate_partial``), as the same partial twice is.
+
+    Raises:
+        ChartscoreError: any code of :func:`read_partial` and
+            :func:`merged_partial`; ``partials_differ`` when a partial is older
+            than format 3 (it has no id to pass on); ``usage`` for ``texts``
+            that is not a list or tuple.
+    """
+    if type(texts) is not list and type(texts) is not tuple:
+        raise ChartscoreError(ErrorCode.USAGE)
+    sites = [read_partial(text) for text in texts]
+    return _merged_text(sites, *merged_partial(sites))
+
+
+def _merged_text(sites: Sequence[SitePartial], merged: PartialTally, first: SitePartial) -> str:
+    # An older partial has no id: a merged partial holding it could be merged with it again.
+    if any(site.ids is None for site in sites):
+        raise ChartscoreError(ErrorCode.PARTIALS_DIFFER, input=InputKind.PARTIAL)
+    ids = frozenset().union(*(site.keys for site in sites))
+    with collector_paused():
+        return partial_json(
+            merged, first.schema, extra_predictions=first.extra_predictions, ids=ids
+        )
 
 
 def merge_partials(
@@ -150,7 +200,20 @@ def merge_partial_files(pattern: str, *, confidence: float = DEFAULT_CONFIDENCE)
         ChartscoreError: as :func:`merge_partials`, and the reading codes
             (``file_unreadable``, ``file_too_large``, ...) located as ``partial``.
     """
+    return merge_partial_files_with_partial(pattern, confidence=confidence, partial=False)[0]
+
+
+def merge_partial_files_with_partial(
+    pattern: str, *, confidence: float = DEFAULT_CONFIDENCE, partial: bool = True
+) -> tuple[Report, str | None]:
+    """:func:`merge_partial_files`, and the merged partial's text (``merge --partial-out``).
+
+    Raises:
+        ChartscoreError: as :func:`merge_partial_files`, and with ``partial``
+            as :func:`merged_partial_text`.
+    """
     confidence_option(confidence)
     sites = [read_partial_file(path) for path in partial_paths(pattern)]
-    partial, _ = merged_partial(sites)
-    return Report.from_tally(partial.tally(), confidence)
+    merged, first = merged_partial(sites)
+    text = _merged_text(sites, merged, first) if partial else None
+    return Report.from_tally(merged.tally(), confidence), text
