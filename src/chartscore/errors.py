@@ -329,6 +329,7 @@ class ErrorHint(enum.StrEnum):
     SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
+    OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
 
 
 GATE_KEYS: Final = (

@@ -7,6 +7,9 @@ scores the new cohort with every atom (membership pattern) apart
 reports and case counts to the value-free joint step
 (:class:`~chartscore.disclosure.releases.ReleaseStep`) and records the new
 release in the folder. Case ids never leave this module but into that folder.
+
+The folder is locked (exclusively) from reading the earlier releases to
+recording the new one: :class:`Ledger` holds the lock until it is closed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from chartscore.documents.report import Report
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
-from chartscore.io.release_ledger import Release, read_releases, record_release, release_folder
+from chartscore.io.release_ledger import Release, open_releases
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import case_counts, kappa_smallest_margins
@@ -27,14 +30,22 @@ from chartscore.scoring.scorer import ExtraPredictions
 
 
 class Ledger:
-    """An open ledger folder: its earlier releases and the scorer that knows their atoms."""
+    """An open ledger folder, locked until :meth:`close`: its earlier releases, and a scorer.
+
+    Raises:
+        ChartscoreError: as :func:`~chartscore.io.release_ledger.open_releases`.
+    """
 
     def __init__(self, folder: InputPath) -> None:
-        self.folder = release_folder(folder)
-        self.earlier: list[Release] = read_releases(self.folder)
+        self._folder = open_releases(folder, exclusive=True)
+        self.earlier: list[Release] = list(self._folder.releases)
 
     def __repr__(self) -> str:
         return f"Ledger({len(self.earlier)} earlier releases)"
+
+    def close(self) -> None:
+        """Release the folder's lock (closing twice is harmless)."""
+        self._folder.close()
 
     def scorer(
         self,
@@ -48,7 +59,18 @@ class Ledger:
         for position, release in enumerate(self.earlier):
             for case_id in release.case_ids:
                 membership[case_id] = (*membership.get(case_id, ()), position)
-        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
+        latest = self._latest()
+        return AtomScorer(
+            schema,
+            membership,
+            extra_predictions=extra_predictions,
+            strata=strata,
+            old_fields=frozenset() if latest is None else frozenset(latest.shared.by_field),
+        )
+
+    def _latest(self) -> Release | None:
+        # The last release with case digests (files of format 1 have none).
+        return next((r for r in reversed(self.earlier) if r.digests is not None), None)
 
     def share(
         self,
@@ -66,8 +88,8 @@ class Ledger:
         Raises:
             ChartscoreError: ``release_mismatch`` when a case of an earlier
                 release is not in this gold set (or scores otherwise than it
-                did), or the earlier release's rule or fields differ; as
-                :func:`~chartscore.io.release_ledger.record_release`.
+                did: any of its rows changed), or the earlier release's rule or
+                fields differ; as :meth:`~chartscore.io.release_ledger.ReleaseFolder.record`.
         """
         from chartscore.disclosure.releases import Atom, ReleaseStep  # noqa: PLC0415
         from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
@@ -76,6 +98,12 @@ class Ledger:
         cases = scorer.case_ids()
         if any(not release.case_ids <= cases for release in self.earlier):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        latest = self._latest()
+        if latest is not None:  # an old case whose rows changed, whatever the sums say
+            old = scorer.old_digests()
+            assert latest.digests is not None
+            if any(old.get(case_id) != digest for case_id, digest in latest.digests.items()):
+                raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
         atoms = []
         partial = scorer.partial()
         majority = _majority_keys(partial)
@@ -98,7 +126,7 @@ class Ledger:
         )
         report = Report.from_tally(tally, confidence)
         shared = share_report(report, sensitivity, min_cell, joint=step)
-        record_release(self.folder, len(self.earlier) + 1, shared, cases)
+        self._folder.record(shared, scorer.case_digests())
         return shared
 
 
