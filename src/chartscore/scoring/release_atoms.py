@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Set
+from collections.abc import Mapping
 from typing import Final
 
 from chartscore._types import FieldType, Value
@@ -37,9 +37,6 @@ class AtomScorer(CaseTrackingScorer):
             it; a case not in it is new (pattern ``()``).
         extra_predictions: As for the scorer.
         strata: As for the scorer.
-        old_fields: The fields of the latest earlier release: each case's
-            digest over its rows of these fields alone is kept as well
-            (:meth:`old_digests`), to compare with that release's.
     """
 
     def __init__(
@@ -49,12 +46,9 @@ class AtomScorer(CaseTrackingScorer):
         *,
         extra_predictions: ExtraPredictions = "error",
         strata: CaseStrata | None = None,
-        old_fields: Set[str] = frozenset(),
     ) -> None:
         super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
-        self._old_fields = frozenset(old_fields)
         self._digests: dict[str, int] = {}
-        self._old: dict[str, int] = {}
         self._schema_for_atoms = schema
         self._extra = extra_predictions
         self._membership = membership
@@ -109,16 +103,10 @@ class AtomScorer(CaseTrackingScorer):
         text = "\x1f".join(_text(part) for part in (field_id, *row))
         digest = int.from_bytes(hashlib.sha256(text.encode("ascii")).digest(), "big")
         self._digests[case_id] = (self._digests.get(case_id, 0) + digest) % _MODULUS
-        if field_id in self._old_fields:
-            self._old[case_id] = (self._old.get(case_id, 0) + digest) % _MODULUS
 
     def case_digests(self) -> dict[str, str]:
         """Per gold case, a digest of its gold rows and joined predictions (private)."""
         return {case_id: _final(total) for case_id, total in self._digests.items()}
-
-    def old_digests(self) -> dict[str, str]:
-        """:meth:`case_digests` over the rows of ``old_fields`` alone (private)."""
-        return {case_id: _final(total) for case_id, total in self._old.items()}
 
     def atoms(self) -> dict[tuple[int, ...], tuple[CaseTrackingScorer, int]]:
         """Each atom's scorer and case count, by pattern (sorted): only atoms with cases."""

@@ -15,10 +15,11 @@ recording the new one: :class:`Ledger` holds the lock until it is closed.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
 from chartscore.documents.shared_report import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath
 from chartscore.io.release_ledger import Release, open_releases
 from chartscore.records.schema import Schema
@@ -27,6 +28,36 @@ from chartscore.scoring.cases import case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import ExtraPredictions
+
+if TYPE_CHECKING:
+    from chartscore.disclosure.releases import ReleaseAudit
+
+
+def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
+    """Re-run the joint audit of every release in the folder against all earlier ones.
+
+    The folder is read under a shared lock and checked as ``share`` checks it
+    (names, checks, the chain and the head); then each release is audited on
+    its own and jointly with every earlier one
+    (:func:`~chartscore.disclosure.releases.audit_releases`). Case ids stay
+    here: only the releases' membership patterns go on.
+
+    Raises:
+        ChartscoreError: as :func:`~chartscore.io.release_ledger.open_releases`
+            (an absent folder: ``not_a_release_ledger``); ``missing_dependency``
+            without scipy.
+    """
+    from chartscore.disclosure.releases import audit_releases  # noqa: PLC0415
+
+    with open_releases(folder, exclusive=False) as opened:
+        releases = opened.releases
+    if not releases:
+        raise ChartscoreError(ErrorCode.NOT_A_RELEASE_LEDGER, input=InputKind.RELEASES)
+    membership: dict[str, tuple[int, ...]] = {}
+    for position, release in enumerate(releases):
+        for case_id in release.case_ids:
+            membership[case_id] = (*membership.get(case_id, ()), position)
+    return audit_releases([r.shared for r in releases], list(set(membership.values())))
 
 
 class Ledger:
@@ -59,18 +90,7 @@ class Ledger:
         for position, release in enumerate(self.earlier):
             for case_id in release.case_ids:
                 membership[case_id] = (*membership.get(case_id, ()), position)
-        latest = self._latest()
-        return AtomScorer(
-            schema,
-            membership,
-            extra_predictions=extra_predictions,
-            strata=strata,
-            old_fields=frozenset() if latest is None else frozenset(latest.shared.by_field),
-        )
-
-    def _latest(self) -> Release | None:
-        # The last release with case digests (files of format 1 have none).
-        return next((r for r in reversed(self.earlier) if r.digests is not None), None)
+        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
 
     def share(
         self,
@@ -98,11 +118,10 @@ class Ledger:
         cases = scorer.case_ids()
         if any(not release.case_ids <= cases for release in self.earlier):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
-        latest = self._latest()
-        if latest is not None:  # an old case whose rows changed, whatever the sums say
-            old = scorer.old_digests()
-            assert latest.digests is not None
-            if any(old.get(case_id) != digest for case_id, digest in latest.digests.items()):
+        digests = scorer.case_digests()
+        for release in self.earlier:  # an old case whose rows changed, whatever the sums say
+            known = release.digests or {}  # files of format 1 have none
+            if any(digests.get(case_id) != digest for case_id, digest in known.items()):
                 raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
         atoms = []
         partial = scorer.partial()
@@ -126,7 +145,7 @@ class Ledger:
         )
         report = Report.from_tally(tally, confidence)
         shared = share_report(report, sensitivity, min_cell, joint=step)
-        self._folder.record(shared, scorer.case_digests())
+        self._folder.record(shared, digests)
         return shared
 
 
