@@ -14,7 +14,6 @@ import hashlib
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -365,16 +364,15 @@ def test_audit_releases_finds_releases_shared_apart(tmp_path: Path) -> None:
     assert audit_ledger(ledger)[1].pinned > 0
 
 
-def test_audit_needs_one_of_shared_or_releases(tmp_path: Path) -> None:
-    ledger = _ledger(tmp_path, 15)
-    status, _, err = _run(["audit"])
-    assert status == 2 and "--releases" in err
-    shutil.copy(tmp_path / "ledger" / "release-0001.json", tmp_path / "x.json")
-    status, _, err = _run(["audit", str(tmp_path / "x.json"), "--releases", str(ledger)])
+def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
+    status, _, err = _run(["audit", "--releases"])
     assert status == 2
-    status, _, err = _run(["audit", "--releases", str(tmp_path / "absent")])
-    assert status == 1 and "not_a_release_ledger (releases)" in err
-    assert str(tmp_path) not in err
+    status, _, err = _run(["audit", "--releases", "-"])
+    assert status == 2 and "--releases needs a folder" in err
+    for absent in (tmp_path / "absent", tmp_path):  # no folder; a folder with no release
+        status, out, err = _run(["audit", "--releases", str(absent)])
+        assert status == 1 and "not_a_release_ledger (releases)" in err
+        assert out == "" and str(tmp_path) not in err
 
 
 def test_released_shared_reports_parse(tmp_path: Path) -> None:

@@ -301,7 +301,7 @@ _DESCRIPTIONS: dict[str, str] = {
         "the ledger could not be written and ends with a cut line: ledger show skips it"
     ),
     "not_a_release_ledger": (
-        "the releases folder holds a file share --releases did not write, or one that was edited"
+        "the releases folder holds a file share --releases did not write, or lost or changed one"
     ),
     "release_mismatch": "an earlier release does not fit this one: cases dropped or changed",
     "ledger_gold_changed": "the gold file changed while it was scored; nothing was recorded",

@@ -22,11 +22,11 @@ from chartscore.io.output import write_output
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Attack the shared report; print the table and the verdict."""
     # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
-    if (args.shared is None) == (args.releases is None):
-        raise UsageError("audit needs a shared report (SHARED) or --releases DIR", "audit")
+    if args.releases and args.shared == "-":
+        raise UsageError("--releases needs a folder, not standard input", "audit")
     require_solver()
-    if args.releases is not None:
-        return _audit_releases(args.releases, streams)
+    if args.releases:  # SHARED names the ledger folder
+        return _audit_releases(args.shared, streams)
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
     from chartscore.disclosure.comparison_audit import audit_comparison  # noqa: PLC0415
 
@@ -75,21 +75,21 @@ COMMAND: Final = Command(
     help="attack a shared report: can any suppressed small cell be worked out?",
     description="Compute, by integer programming, the range an outsider can prove for "
     "every suppressed number of a shared report, from the report alone. Prints a table "
-    "and a verdict; exit 0 when it passes, 4 when it fails. With --releases DIR instead, "
-    "re-check the ledger of successive releases and attack each release jointly with "
-    "every earlier one, one line per release.",
+    "and a verdict; exit 0 when it passes, 4 when it fails. With --releases, SHARED is "
+    "the ledger folder of successive releases: re-check it and attack each release "
+    "jointly with every earlier one, one line per release.",
     options=(
         Option(
             "shared",
-            "a shared report or shared comparison (JSON)",
+            "a shared report or shared comparison (JSON); with --releases, the folder",
             "SHARED",
+            True,
             reads_input=True,
         ),
         Option(
             "--releases",
-            "instead of SHARED: the inside-only ledger folder of share --releases; "
-            "re-audit every release against all earlier ones (docs/disclosure.md)",
-            "DIR",
+            "SHARED is the inside-only ledger folder of share --releases: re-audit every "
+            "release jointly with all earlier ones (docs/disclosure.md)",
         ),
     ),
     run=run,
