@@ -147,7 +147,8 @@ def share_files(
             control does not model them yet; docs/disclosure.md).
         releases: The ledger folder of successive releases (inside only): the
             new release is audited jointly with every earlier one in it, and
-            recorded there (docs/disclosure.md#successive-releases).
+            recorded there, the folder locked from reading it to recording
+            (docs/disclosure.md#successive-releases).
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
