@@ -197,7 +197,7 @@ def test_ledger_files_are_inside_only(one_added: dict[str, object]) -> None:
     assert isinstance(ledger, Path)
     assert stat.S_IMODE(os.stat(ledger).st_mode) == 0o700
     names = sorted(os.listdir(ledger))
-    assert names == ["release-0001.json", "release-0002.json"]
+    assert names == ["ledger.json", "release-0001.json", "release-0002.json"]
     for name in names:
         assert stat.S_IMODE(os.stat(ledger / name).st_mode) == 0o600
     releases = read_releases(ledger)

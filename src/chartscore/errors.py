@@ -303,7 +303,7 @@ _DESCRIPTIONS: dict[str, str] = {
         "the ledger could not be written and ends with a cut line: ledger show skips it"
     ),
     "not_a_release_ledger": (
-        "the releases folder holds a file share --releases did not write, or one that was edited"
+        "the releases folder holds a file share --releases did not write, or lost or changed one"
     ),
     "release_mismatch": "an earlier release does not fit this one: cases dropped or changed",
     "ledger_gold_changed": "the gold file changed while it was scored; nothing was recorded",
@@ -331,6 +331,7 @@ class ErrorHint(enum.StrEnum):
     SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
+    OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
 
 
 GATE_KEYS: Final = (

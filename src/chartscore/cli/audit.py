@@ -1,11 +1,15 @@
-"""``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails."""
+"""``chartscore audit``: an outsider's attack on a shared report; exit 4 if it fails.
+
+With ``--releases DIR`` instead (inside only), the attack on every release of
+the ledger, each jointly with all earlier ones.
+"""
 
 from __future__ import annotations
 
 import argparse
 from typing import Final
 
-from chartscore.cli._command import Command, Option, input_argument
+from chartscore.cli._command import Command, Option, UsageError, input_argument
 from chartscore.cli._options import REQUIRED_MIN_CELL, declared_min_cell, required_min_cell
 from chartscore.cli._streams import Streams
 from chartscore.disclosure.solver import require_solver
@@ -26,7 +30,13 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     """
     required = required_min_cell(args.min_cell, "audit")
     # scipy (the solver, the extra chartscore[share]) loads here, for this command only.
+    if args.releases and args.shared == "-":
+        raise UsageError("--releases needs a folder, not standard input", "audit")
+    if args.releases and required is not None:  # the ledger never leaves: no reader's rule
+        raise UsageError("--min-cell checks one shared document, not --releases", "audit")
     require_solver()
+    if args.releases:  # SHARED names the ledger folder
+        return _audit_releases(args.shared, streams)
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
     from chartscore.disclosure.comparison_audit import audit_comparison  # noqa: PLC0415
 
@@ -64,22 +74,44 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     return result.exit_status
 
 
+def _audit_releases(folder: str, streams: Streams) -> int:
+    # One line per release (counts and verdicts only), then the verdict; exit 4 on a failure.
+    from chartscore.workflows.releases import audit_ledger  # noqa: PLC0415
+
+    results = audit_ledger(folder)
+    failed = sum(not result.passed for result in results)
+    text = "".join(result.line() for result in results)
+    text += (
+        f"audit {'FAIL' if failed else 'PASS'}: {len(results)} releases, {failed} failing "
+        "(each jointly with every earlier one)\n"
+    )
+    write_output(text.encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return 4 if failed else 0
+
+
 COMMAND: Final = Command(
     name="audit",
     help="attack a shared report: can any suppressed small cell be worked out?",
     description="Compute, by integer programming, the range an outsider can prove for "
     "every suppressed number of a shared report, from the report alone. Prints a table "
     "and a verdict; exit 0 when it passes, 4 when it fails. With --min-cell N, a document "
-    "shared at a min cell below N fails as well.",
+    "shared at a min cell below N fails as well. With --releases, SHARED is the ledger "
+    "folder of successive releases: re-check it and attack each release jointly with "
+    "every earlier one, one line per release.",
     options=(
         Option(
             "shared",
-            "a shared report or shared comparison (JSON)",
+            "a shared report or shared comparison (JSON); with --releases, the folder",
             "SHARED",
             True,
             reads_input=True,
         ),
         REQUIRED_MIN_CELL,
+        Option(
+            "--releases",
+            "SHARED is the inside-only ledger folder of share --releases: re-audit every "
+            "release jointly with all earlier ones (docs/disclosure.md)",
+        ),
     ),
     run=run,
 )

@@ -46,8 +46,10 @@ from chartscore.documents.shared_report import (
     ComplementCost,
     SharedReport,
 )
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
+from chartscore.io.release_ledger import is_inside
 from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
@@ -86,6 +88,11 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     schema_path = optional_input(args.schema)
     inputs = (gold, predictions, schema_path, strata_input(args))
     out = output_target(args.out, inputs)
+    if out is not None and args.releases is not None and is_inside(out, args.releases):
+        # Never onto a release record, the head, or beside them: share writes that folder alone.
+        raise ChartscoreError(
+            ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT, hint=ErrorHint.OUTPUT_IN_RELEASES
+        )
     request = ledger_request(
         args, "share", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
     )

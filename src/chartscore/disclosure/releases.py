@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
+from chartscore.disclosure.attack import audit
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
     FieldLayout,
@@ -615,4 +616,160 @@ class ReleaseStep:
         return withheld
 
 
-__all__ = ["Atom", "JointModel", "ReleaseStep", "atom_key", "release_key"]
+@attrs.frozen
+class ReleaseAudit:
+    """The re-audit of one release of a ledger (``chartscore audit --releases``).
+
+    Attributes:
+        number: The release's number, from 1.
+        own: Whether its own audit (:func:`chartscore.disclosure.audit`) passed.
+        atoms: The membership patterns of the cases of it and every earlier release.
+        checked: The atom quantities the joint attack bounded.
+        pinned: Of those, the ones proven from 1 to ``min_cell - 1``.
+        problem: ``inconsistent``, ``unresolved`` or ``mismatch`` (the releases
+            cannot be one growing cohort under one rule) when the joint attack
+            could not run to the end; None otherwise.
+
+    Value-free: counts and closed words only.
+    """
+
+    number: int
+    own: bool
+    atoms: int
+    checked: int
+    pinned: int
+    problem: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Its own audit passed and the joint attack pinned nothing."""
+        return self.own and self.pinned == 0 and self.problem is None
+
+    def line(self) -> str:
+        """One line for the table: the verdict and its counts."""
+        verdict = "PASS" if self.passed else "FAIL"
+        own = "passed" if self.own else "failed"
+        text = f"release {self.number}: {verdict}: own audit {own}"
+        if self.number == 1:
+            return text + "\n"
+        earlier = self.number - 1
+        text += (
+            f"; jointly with {earlier} earlier release{'' if earlier == 1 else 's'}: "
+            f"{self.atoms} atoms, {self.checked} atom numbers checked, {self.pinned} pinned"
+        )
+        if self.problem is not None:
+            text += f", {self.problem}"
+        return text + "\n"
+
+
+def audit_releases(
+    releases: Sequence[SharedReport], memberships: Sequence[tuple[int, ...]]
+) -> list[ReleaseAudit]:
+    """Re-run the audit of every release against all earlier ones, as an outsider holding them.
+
+    Release ``j`` is attacked with releases ``1..j`` published: its own audit,
+    then the joint model of their atoms (:class:`JointModel`), every number of
+    every release an equality with the rule's knowledge, and every atom
+    quantity bounded (but the composition's, ``field_count`` and numbers of its
+    definition, which are public). Weaker than the audit ``share`` runs:
+    without the data, the atoms' composition is not given (only what the
+    releases' own numbers say of it), and when an earlier release's majority
+    category moved its majority numbers are left out.
+
+    Args:
+        releases: Every release's shared report, in the ledger's order.
+        memberships: Per case (in any order, repeats allowed), the positions
+            of the releases holding it.
+    """
+    patterns = set(memberships)
+    models = [model_of(shared) for shared in releases]
+    out: list[ReleaseAudit] = []
+    for last, shared in enumerate(releases):
+        own = audit(shared).passed
+        atoms = sorted({tuple(p for p in m if p <= last) for m in patterns} - {()})
+        if last == 0:
+            out.append(ReleaseAudit(1, own, len(atoms), 0, 0))
+            continue
+        checked, pinned, problem = _joint_attack(releases[: last + 1], models[: last + 1], atoms)
+        out.append(ReleaseAudit(last + 1, own, len(atoms), checked, pinned, problem))
+    return out
+
+
+def _joint_attack(
+    releases: Sequence[SharedReport], models: Sequence[ReportModel], atoms: list[tuple[int, ...]]
+) -> tuple[int, int, str | None]:
+    # (atom quantities bounded, pinned from 1 to min_cell - 1, the problem that stopped it)
+    last = len(releases) - 1
+    min_cell = releases[-1].disclosure.min_cell
+    if any(r.disclosure.min_cell != min_cell for r in releases) or any(
+        last not in atom for atom in atoms
+    ):
+        return 0, 0, "mismatch"
+    joint: JointModel | None = None
+    solver: RangeSolver | None = None
+    for moved in (frozenset(), frozenset(models[-1].layouts)):
+        by_release = [
+            {
+                key: value
+                for key, value in shared.numbers()
+                if value is not None and not (position < last and _majority_part(key, moved))
+            }
+            for position, shared in enumerate(releases)
+        ]
+        problem: str | None = None
+        try:
+            joint = JointModel(list(models), atoms, moved)
+            published = {
+                release_key(position, key): value
+                for position, numbers in enumerate(by_release)
+                for key, value in numbers.items()
+            }
+            knowledge = joint.joint_knowledge(by_release, min_cell)
+            solver = RangeSolver(joint, published, eager=False, knowledge=knowledge)
+            solver.point()
+        except ChartscoreError:
+            problem = "mismatch"
+        except Inconsistent:
+            problem = "inconsistent"  # perhaps a majority category that moved: try without
+        except Unresolved:
+            problem = "unresolved"
+        if problem is None:
+            break
+    if problem is not None or joint is None or solver is None:
+        return 0, 0, problem
+    composition = {
+        (key[0], key[1]): quantity.form
+        for key, quantity in models[-1].quantities.items()
+        if key[2] == FIELD_COUNT
+    }
+    checked = pinned = 0
+    for index in range(len(atoms)):
+        for key, quantity in models[-1].quantities.items():
+            joint_key = atom_key(index, key)
+            if joint_key not in joint.quantities or quantity.form == composition.get(key[:2]):
+                continue
+            try:
+                low, high = solver.range_of(joint.quantities[joint_key].form)
+            except (Inconsistent, Unresolved):
+                return checked, pinned, "unresolved"
+            checked += 1
+            pinned += low >= 1 and high is not None and high < min_cell
+    return checked, pinned, None
+
+
+def _majority_part(key: Key, fields: frozenset[str]) -> bool:
+    # A majority count (not its total) of a slice holding one of ``fields``.
+    if not fields or not key[2].startswith("majority_baseline."):
+        return False
+    return not key[2].endswith(".total_count") and (key[0] != "field" or key[1] in fields)
+
+
+__all__ = [
+    "Atom",
+    "JointModel",
+    "ReleaseAudit",
+    "ReleaseStep",
+    "atom_key",
+    "audit_releases",
+    "release_key",
+]

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import stat
@@ -46,6 +47,7 @@ from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
 
 _TEMPORARY_PREFIX: Final = ".chartscore-"
 _TEMPORARY_SUFFIX: Final = ".tmp"
+_TEMPORARY: Final = re.compile(r"\.chartscore-[A-Za-z0-9_]+\.tmp")
 # Signals that the command line turns into exceptions; held back for the few
 # statements that create or rename the temporary file.
 _HELD_SIGNALS: Final = frozenset(
@@ -235,6 +237,56 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, *, mode: int | None 
             that is not a ``str`` or ``os.PathLike``.
     """
     write_atomic_all([(path, data, mode)])
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether a file name is one of this module's temporary files (``.chartscore-*.tmp``).
+
+    A SIGKILL during a write can leave one behind; a folder that chartscore
+    alone writes (the releases ledger) ignores them rather than take them for
+    a foreign file.
+    """
+    return _TEMPORARY.fullmatch(name) is not None
+
+
+def write_new(path: str | os.PathLike[str], data: bytes, *, mode: int | None = None) -> bool:
+    """Write ``data`` to a new file ``path`` all at once, never replacing one.
+
+    As :func:`write_atomic`, but the complete temporary file gets its name by a
+    hard link, which fails when the name exists (a rename would replace it):
+    two writers of one name cannot both succeed.
+
+    Returns:
+        True when written; False when ``path`` exists (nothing is written).
+
+    Raises:
+        ChartscoreError: ``output_unwritable`` (a file system without hard
+            links included), or ``invalid_path``.
+    """
+    target = input_path(path, InputKind.OUTPUT)
+    if isinstance(target, StandardInput):
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
+    folder = os.path.dirname(target) or os.curdir
+    staged: list[str] = []
+    exists = failed = False
+    try:
+        _stage(target, data, mode, staged)
+        with _signals_held():
+            try:
+                os.link(staged[0], target)
+            except FileExistsError:
+                exists = True
+        if not exists:
+            _sync_directory(folder)
+    except (OSError, ValueError, TypeError, ChartscoreError):
+        failed = True
+    finally:
+        for temporary in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    if failed:
+        raise _unwritable() if os.path.isdir(folder) else _no_folder()
+    return not exists
 
 
 def check_outputs(outs: Sequence[object], *, inputs: Sequence[InputPath | None]) -> list[str]:

@@ -7,18 +7,25 @@ the numbers of every *atom*: the cases that exactly the same releases hold.
 does and, row by row, every atom's cases apart as well.
 
 It holds case ids: private, in memory only. Only the atoms' reports and
-distinct-case counts leave it.
+distinct-case counts leave it, and, for the inside-only ledger folder, a
+digest of each case's rows (so that an old case whose rows changed is
+refused, not silently published anew).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping
+from typing import Final
 
 from chartscore._types import FieldType, Value
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.scorer import ExtraPredictions
+
+_MODULUS: Final = 1 << 256
 
 
 class AtomScorer(CaseTrackingScorer):
@@ -41,6 +48,7 @@ class AtomScorer(CaseTrackingScorer):
         strata: CaseStrata | None = None,
     ) -> None:
         super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
+        self._digests: dict[str, int] = {}
         self._schema_for_atoms = schema
         self._extra = extra_predictions
         self._membership = membership
@@ -65,6 +73,7 @@ class AtomScorer(CaseTrackingScorer):
             self._atom_cases[pattern] = set()
         scorer.add_gold(case_id, field_id, field_type, value)
         self._atom_cases[pattern].add(case_id)
+        self._digest(case_id, field_id, "gold", field_type, value)
 
     def close_gold(self) -> None:
         """Close the cohort's gold set and every atom's."""
@@ -86,7 +95,18 @@ class AtomScorer(CaseTrackingScorer):
             self._atoms[self._atom(case_id)].add_prediction(
                 case_id, field_id, value, supported, uncertainty
             )
+            self._digest(case_id, field_id, "prediction", value, supported, uncertainty)
         return mask
+
+    def _digest(self, case_id: str, field_id: str, *row: object) -> None:
+        # Rows arrive in any order: a case's digest is the sum of its rows' (mod 2**256).
+        text = "\x1f".join(_text(part) for part in (field_id, *row))
+        digest = int.from_bytes(hashlib.sha256(text.encode("ascii")).digest(), "big")
+        self._digests[case_id] = (self._digests.get(case_id, 0) + digest) % _MODULUS
+
+    def case_digests(self) -> dict[str, str]:
+        """Per gold case, a digest of its gold rows and joined predictions (private)."""
+        return {case_id: _final(total) for case_id, total in self._digests.items()}
 
     def atoms(self) -> dict[tuple[int, ...], tuple[CaseTrackingScorer, int]]:
         """Each atom's scorer and case count, by pattern (sorted): only atoms with cases."""
@@ -98,3 +118,16 @@ class AtomScorer(CaseTrackingScorer):
     def case_ids(self) -> set[str]:
         """Every gold case id of the cohort (for the ledger; private)."""
         return set().union(*self._atom_cases.values())
+
+
+def _text(value: object) -> str:
+    # A part's type and exact text, ASCII: the same row gives the same text anywhere.
+    if isinstance(value, frozenset):
+        return "set:" + json.dumps(sorted(value))
+    if isinstance(value, str):
+        return "str:" + json.dumps(str(value))
+    return f"{type(value).__name__}:{value!r}"
+
+
+def _final(total: int) -> str:
+    return "sha256:" + hashlib.sha256(total.to_bytes(32, "big")).hexdigest()

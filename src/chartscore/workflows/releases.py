@@ -7,17 +7,21 @@ scores the new cohort with every atom (membership pattern) apart
 reports and case counts to the value-free joint step
 (:class:`~chartscore.disclosure.releases.ReleaseStep`) and records the new
 release in the folder. Case ids never leave this module but into that folder.
+
+The folder is locked (exclusively) from reading the earlier releases to
+recording the new one: :class:`Ledger` holds the lock until it is closed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
 from chartscore.documents.shared_report import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath
-from chartscore.io.release_ledger import Release, read_releases, record_release, release_folder
+from chartscore.io.release_ledger import Release, open_releases
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import case_counts, kappa_smallest_margins
@@ -25,16 +29,54 @@ from chartscore.scoring.partial import PartialTally
 from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
+if TYPE_CHECKING:
+    from chartscore.disclosure.releases import ReleaseAudit
+
+
+def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
+    """Re-run the joint audit of every release in the folder against all earlier ones.
+
+    The folder is read under a shared lock and checked as ``share`` checks it
+    (names, checks, the chain and the head); then each release is audited on
+    its own and jointly with every earlier one
+    (:func:`~chartscore.disclosure.releases.audit_releases`). Case ids stay
+    here: only the releases' membership patterns go on.
+
+    Raises:
+        ChartscoreError: as :func:`~chartscore.io.release_ledger.open_releases`
+            (an absent folder: ``not_a_release_ledger``); ``missing_dependency``
+            without scipy.
+    """
+    from chartscore.disclosure.releases import audit_releases  # noqa: PLC0415
+
+    with open_releases(folder, exclusive=False) as opened:
+        releases = opened.releases
+    if not releases:
+        raise ChartscoreError(ErrorCode.NOT_A_RELEASE_LEDGER, input=InputKind.RELEASES)
+    membership: dict[str, tuple[int, ...]] = {}
+    for position, release in enumerate(releases):
+        for case_id in release.case_ids:
+            membership[case_id] = (*membership.get(case_id, ()), position)
+    return audit_releases([r.shared for r in releases], list(set(membership.values())))
+
 
 class Ledger:
-    """An open ledger folder: its earlier releases and the scorer that knows their atoms."""
+    """An open ledger folder, locked until :meth:`close`: its earlier releases, and a scorer.
+
+    Raises:
+        ChartscoreError: as :func:`~chartscore.io.release_ledger.open_releases`.
+    """
 
     def __init__(self, folder: InputPath) -> None:
-        self.folder = release_folder(folder)
-        self.earlier: list[Release] = read_releases(self.folder)
+        self._folder = open_releases(folder, exclusive=True)
+        self.earlier: list[Release] = list(self._folder.releases)
 
     def __repr__(self) -> str:
         return f"Ledger({len(self.earlier)} earlier releases)"
+
+    def close(self) -> None:
+        """Release the folder's lock (closing twice is harmless)."""
+        self._folder.close()
 
     def scorer(
         self,
@@ -66,8 +108,8 @@ class Ledger:
         Raises:
             ChartscoreError: ``release_mismatch`` when a case of an earlier
                 release is not in this gold set (or scores otherwise than it
-                did), or the earlier release's rule or fields differ; as
-                :func:`~chartscore.io.release_ledger.record_release`.
+                did: any of its rows changed), or the earlier release's rule or
+                fields differ; as :meth:`~chartscore.io.release_ledger.ReleaseFolder.record`.
         """
         from chartscore.disclosure.releases import Atom, ReleaseStep  # noqa: PLC0415
         from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
@@ -76,6 +118,11 @@ class Ledger:
         cases = scorer.case_ids()
         if any(not release.case_ids <= cases for release in self.earlier):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        digests = scorer.case_digests()
+        for release in self.earlier:  # an old case whose rows changed, whatever the sums say
+            known = release.digests or {}  # files of format 1 have none
+            if any(digests.get(case_id) != digest for case_id, digest in known.items()):
+                raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
         atoms = []
         partial = scorer.partial()
         majority = _majority_keys(partial)
@@ -98,7 +145,7 @@ class Ledger:
         )
         report = Report.from_tally(tally, confidence)
         shared = share_report(report, sensitivity, min_cell, joint=step)
-        record_release(self.folder, len(self.earlier) + 1, shared, cases)
+        self._folder.record(shared, digests)
         return shared
 
 

@@ -96,19 +96,20 @@ def share(
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
-    ledger = None if releases is None else Ledger(releases)
     resolved = None if schema is None else to_schema(schema)
-    scorer = (
-        CaseTrackingScorer(resolved, extra_predictions=extra_predictions)
-        if ledger is None
-        else ledger.scorer(resolved, extra_predictions=extra_predictions)
-    )
-    with collector_paused():
-        feed_records(scorer, gold, predictions, strict_schema=strict_schema)
-    if ledger is not None:
-        assert isinstance(scorer, AtomScorer)
-        return ledger.share(scorer, min_cell, confidence, _field_types)
-    return _shared(scorer, min_cell, confidence)
+    if releases is None:
+        scorer = CaseTrackingScorer(resolved, extra_predictions=extra_predictions)
+        with collector_paused():
+            feed_records(scorer, gold, predictions, strict_schema=strict_schema)
+        return _shared(scorer, min_cell, confidence)
+    ledger = Ledger(releases)  # locked from reading the earlier releases to recording this one
+    try:
+        atoms = ledger.scorer(resolved, extra_predictions=extra_predictions)
+        with collector_paused():
+            feed_records(atoms, gold, predictions, strict_schema=strict_schema)
+        return ledger.share(atoms, min_cell, confidence, _field_types)
+    finally:
+        ledger.close()
 
 
 def share_files(
@@ -146,7 +147,8 @@ def share_files(
             control does not model them yet; docs/disclosure.md).
         releases: The ledger folder of successive releases (inside only): the
             new release is audited jointly with every earlier one in it, and
-            recorded there (docs/disclosure.md#successive-releases).
+            recorded there, the folder locked from reading it to recording
+            (docs/disclosure.md#successive-releases).
 
     Raises:
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
@@ -159,28 +161,33 @@ def share_files(
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
-    ledger = None if releases is None else Ledger(releases)  # checked before any scoring
-    resolved = resolve_schema(schema)
-    case_strata = resolve_strata(strata, resolved)
-    scorer = (
-        CaseTrackingScorer(resolved, extra_predictions=extra_predictions, strata=case_strata)
-        if ledger is None
-        else ledger.scorer(resolved, extra_predictions=extra_predictions, strata=case_strata)
-    )
-    feed_files(
-        scorer,
-        gold,
-        predictions,
-        progress=progress,
-        parallel=parallel,
-        strict_schema=strict_schema,
-    )
-    if suppressing is not None:
-        suppressing()
-    if ledger is not None:
-        assert isinstance(scorer, AtomScorer)
-        return ledger.share(scorer, min_cell, confidence, _field_types)
-    return _shared(scorer, min_cell, confidence)
+    # Checked (and locked) before any scoring; held until this release is recorded.
+    ledger = None if releases is None else Ledger(releases)
+    try:
+        resolved = resolve_schema(schema)
+        case_strata = resolve_strata(strata, resolved)
+        scorer = (
+            CaseTrackingScorer(resolved, extra_predictions=extra_predictions, strata=case_strata)
+            if ledger is None
+            else ledger.scorer(resolved, extra_predictions=extra_predictions, strata=case_strata)
+        )
+        feed_files(
+            scorer,
+            gold,
+            predictions,
+            progress=progress,
+            parallel=parallel,
+            strict_schema=strict_schema,
+        )
+        if suppressing is not None:
+            suppressing()
+        if ledger is not None:
+            assert isinstance(scorer, AtomScorer)
+            return ledger.share(scorer, min_cell, confidence, _field_types)
+        return _shared(scorer, min_cell, confidence)
+    finally:
+        if ledger is not None:
+            ledger.close()
 
 
 def share_partials(
