@@ -605,18 +605,20 @@ def _figures(report: Report, sensitivity: Sensitivity) -> Mapping[str, FieldFigu
 
 def _public_keys(model: ReportModel, keys: Iterable[Key]) -> frozenset[Key]:
     # The composition is known whatever is published, so hiding it protects nothing: of
-    # ``keys``, a field's field_count in the composition, and a field type's and the overall
-    # field_count when every field's is (their sums).
+    # ``keys``, each whose form is a field's field_count in the composition (a metric whose
+    # total is the field's rows too), or a field type's or the overall field_count when every
+    # field's is known (their sums).
     known = model.composition
-    every = bool(known) and all(
-        ("field", field_id, "field_count") in known for field_id in model.layouts
-    )
-    return frozenset(
-        key
-        for key in keys
-        if key in known
-        or (every and key[2] == "field_count" and key[0] in ("field_type", "overall"))
-    )
+    if not known:
+        return frozenset()
+    forms = {model.quantities[key].form for key in known}
+    if all(("field", field_id, "field_count") in known for field_id in model.layouts):
+        forms |= {
+            quantity.form
+            for key, quantity in model.quantities.items()
+            if key[2] == "field_count" and key[0] in ("field_type", "overall")
+        }
+    return frozenset(key for key in keys if model.quantities[key].form in forms)
 
 
 def _composition(model: ReportModel, values: Mapping[Key, int], min_cell: int) -> dict[Key, int]:
