@@ -272,7 +272,8 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
         "chartscore: complementary cells: exact, the minimum declared cost 279; then the "
         "labels, greedy, 60 more (inside only)\n"
         "chartscore: differencing against earlier or later releases of overlapping cohorts is "
-        "not covered (--releases DIR; docs/disclosure.md)\n"
+        "not covered (--releases DIR), nor combining this report with other systems' products "
+        "of the cohort (docs/disclosure.md)\n"
     )
     text = target.read_text(encoding="utf-8")
     # The file is what the library shares, byte for byte.

@@ -170,14 +170,16 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
         say(
             streams.err,
             f"{PROGRAM}: differencing against earlier or later releases of overlapping cohorts "
-            "is not covered (--releases DIR; docs/disclosure.md)\n",
+            "is not covered (--releases DIR), nor combining this report with other systems' "
+            "products of the cohort (docs/disclosure.md)\n",
         )
         return
     if earlier == 0:
         say(
             streams.err,
             f"{PROGRAM}: recorded as the first release in the releases folder: later "
-            "releases are audited jointly with it\n",
+            "releases are audited jointly with it (other systems' products of the cohort "
+            "are not: docs/disclosure.md)\n",
         )
         return
     cost = shared.ledger_cost or 0
@@ -185,7 +187,8 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
         streams.err,
         f"{PROGRAM}: audited jointly with {earlier:,} earlier release"
         f"{'' if earlier == 1 else 's'}; the ledger cost {cost:,} more numbers suppressed "
-        "(inside only); recorded in the releases folder\n",
+        "(inside only); recorded in the releases folder (other systems' products of the "
+        "cohort are not audited with it: docs/disclosure.md)\n",
     )
 
 
@@ -242,7 +245,8 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
     say(
         streams.err,
         f"{PROGRAM}: differencing against other shared comparisons of overlapping cohorts "
-        "is not covered (docs/disclosure.md)\n",
+        "is not covered, nor combining this comparison with either system's shared report "
+        "(docs/disclosure.md)\n",
     )
     return EXIT_OK
 
