@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import chartscore.disclosure.integer_program as program_module
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import _published_values, audit_with_hints
+from chartscore.disclosure.attack import published_values, audit_with_hints
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
@@ -78,7 +78,7 @@ def test_local_certificates_are_the_same_with_and_without_the_fast_paths(
     text = shared_from_report(report.core().to_dict(), types, min_cell, hidden, set(types))
     shared = SharedReport.from_json(text.to_json())
     model = model_of(shared)
-    published = {k: v for k, v in _published_values(shared).items() if v is not None}
+    published = {k: v for k, v in published_values(shared).items() if v is not None}
     seed_point = RangeSolver(model, published).point()
     numbers = {k: v for k, v in shared.numbers() if v is not None}
     fast_check = LocalCheck(model, seed_point)
@@ -210,7 +210,7 @@ def test_the_self_audit_s_hints_change_no_row(seed: int, fields: int, cases: int
     text = shared.to_json()
     report = SharedReport.from_json(text)
     model = model_of(report)
-    full = {k: v for k, v in _published_values(report).items() if v is not None}
+    full = {k: v for k, v in published_values(report).items() if v is not None}
     solver = RangeSolver(model, full)
     true_like = solver.points()
     junk = []  # the fixed classes kept (else a hint is dropped at once), the others moved

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import chartscore.disclosure.ranges as ranges_module
 from chartscore import score
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import _published_values
+from chartscore.disclosure.attack import published_values
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
 from chartscore.documents.canonical_json import canonical_json
@@ -70,7 +70,7 @@ def test_local_certificates_are_confirmed_by_the_exact_solver(
 
     shared = SharedReport.from_json(text)
     model = model_of(shared)
-    published = {k: v for k, v in _published_values(shared).items() if v is not None}
+    published = {k: v for k, v in published_values(shared).items() if v is not None}
     solver = RangeSolver(model, published)
     local = LocalCheck(model, solver.point())
     numbers = {k: v for k, v in shared.numbers() if v is not None}

@@ -7,6 +7,7 @@ the ledger, each jointly with all earlier ones.
 from __future__ import annotations
 
 import argparse
+import glob
 from typing import Final
 
 from chartscore.cli._command import Command, Option, UsageError, input_argument
@@ -17,6 +18,7 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
+from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 
 EXIT_AUDIT_FAILED: Final = 4
@@ -34,9 +36,15 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("--releases needs a folder, not standard input", "audit")
     if args.releases and required is not None:  # the ledger never leaves: no reader's rule
         raise UsageError("--min-cell checks one shared document, not --releases", "audit")
+    together = args.others is not None or args.variants is not None
+    if together and (args.releases or required is not None):
+        flag = "--releases" if args.releases else "--min-cell"
+        raise UsageError(f"--others and --variants cannot be combined with {flag}", "audit")
     require_solver()
     if args.releases:  # SHARED names the ledger folder
         return _audit_releases(args.shared, streams)
+    if together:
+        return _audit_publication(args, streams)
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
     from chartscore.disclosure.comparison_audit import audit_comparison  # noqa: PLC0415
 
@@ -74,6 +82,44 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     return result.exit_status
 
 
+def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
+    # SHARED with the other products of its cohort: each alone, then all together.
+    from chartscore.disclosure.publication import audit_publication  # noqa: PLC0415
+
+    paths = [input_argument(args.shared)]
+    systems = ["0"]
+    for label, pattern in (("0", args.variants), (None, args.others)):
+        if pattern is None:
+            continue
+        found = sorted(glob.glob(pattern))
+        if not found:
+            raise UsageError("--others or --variants names no file", "audit")
+        for path in found:
+            paths.append(path)
+            systems.append(label or str(len(systems)))
+    reports = [_shared_report(path) for path in paths]
+    result = audit_publication(reports, systems)
+    write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
+    return 0 if result.passed else EXIT_AUDIT_FAILED
+
+
+def _shared_report(path: InputPath) -> SharedReport:
+    # A publication's product: a shared report (a shared comparison is not modelled yet).
+    data = read_document_bytes(path)
+    wrong_format: ChartscoreError | None = None
+    shared: SharedReport | None = None
+    try:
+        shared = SharedReport.from_json(data)
+    except ChartscoreError as error:
+        if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
+            raise
+        wrong_format = error
+    if shared is None:  # raised outside the handler
+        assert wrong_format is not None
+        raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+    return shared
+
+
 def _audit_releases(folder: str, streams: Streams) -> int:
     # One line per release (counts and verdicts only), then the verdict; exit 4 on a failure.
     from chartscore.workflows.releases import audit_ledger  # noqa: PLC0415
@@ -107,6 +153,18 @@ COMMAND: Final = Command(
             reads_input=True,
         ),
         REQUIRED_MIN_CELL,
+        Option(
+            "--others",
+            "a glob pattern of other systems' shared reports of the same cohort: audit them "
+            "all together with SHARED (one publication; docs/disclosure.md)",
+            "PATTERN",
+        ),
+        Option(
+            "--variants",
+            "a glob pattern of the same system's other shared reports of the cohort (with "
+            "or without strata, at another min cell), audited together with SHARED",
+            "PATTERN",
+        ),
         Option(
             "--releases",
             "SHARED is the inside-only ledger folder of share --releases: re-audit every "

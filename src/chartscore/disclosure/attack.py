@@ -213,9 +213,11 @@ class AuditResult:
         return "\n".join(out) + "\n"
 
 
-def _published_values(report: SharedReport) -> dict[Key, int | None]:
-    # Every protected quantity's published value: JSON numbers, and failures when both
-    # parts of their metric are published.
+def published_values(report: SharedReport) -> dict[Key, int | None]:
+    """Every protected quantity's published value (None: hidden).
+
+    The JSON numbers, and failures when both parts of their metric are published.
+    """
     values: dict[Key, int | None] = dict(report.numbers())
     for kind, name, part in report.slices():
         for metric, result in _binomials(part):
@@ -451,7 +453,7 @@ def audit_with_hints(
     report = document if isinstance(document, SharedReport) else SharedReport.from_json(document)
     min_cell = report.disclosure.min_cell
     model = model_of(report)
-    values = _published_values(report)
+    values = published_values(report)
     rows: list[AuditRow] = []
     for quantity in _order(model):
         kind, name, label = quantity.key

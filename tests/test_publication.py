@@ -1,0 +1,139 @@
+"""One publication, one audit: several shared reports of one cohort held together.
+
+docs/disclosure.md, "One publication". The joint model ties products of one system class by
+class, and products of different systems by their gold; the ranges it proves must hold the
+true values (checked against the full reports), and it must find what the products leak
+together that neither leaks alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("scipy")
+
+from chartscore import GoldField, Prediction, score, share
+from chartscore.disclosure.attack import published_values
+from chartscore.disclosure.publication import audit_publication
+from chartscore.disclosure.suppress import _with_figures
+from chartscore.documents.shared_report import SharedReport, shared_from_report
+
+from helpers import examples
+
+DIGEST = "sha256:" + "ef" * 32
+SCHEMA = {
+    "fields": {
+        "dx.flag": {"type": "boolean"},
+        "hx.smoking": {"type": "categorical"},
+        "triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]},
+    }
+}
+_VALUES: dict[str, list[Any]] = {
+    "dx.flag": [True, False],
+    "hx.smoking": ["current", "former", "never"],
+    "triage.acuity": ["1", "2", "3", "4", "5"],
+}
+
+
+def _cohort(cases: int, seed: int) -> tuple[list[GoldField], list[Prediction], list[Prediction]]:
+    # One gold, two systems: each answer is right, wrong, missing or an abstention at random.
+    rng = random.Random(seed)
+    gold: list[GoldField] = []
+    systems: list[list[Prediction]] = [[], []]
+    for i in range(cases):
+        case = f"c{i:03d}"
+        for field_id, values in _VALUES.items():
+            field_type = SCHEMA["fields"][field_id]["type"]
+            value = None if rng.random() < 0.15 else rng.choice(values)
+            gold.append(GoldField(case, field_id, field_type, value))
+            for rows in systems:
+                draw = rng.random()
+                if draw < 0.08:
+                    continue  # missing
+                if draw < 0.12:
+                    answer: Any = None  # abstained
+                elif draw < 0.3 or value is None:
+                    answer = rng.choice(values)
+                else:
+                    answer = value
+                rows.append(Prediction(case, field_id, answer, DIGEST))
+    return gold, systems[0], systems[1]
+
+
+def _truth(gold: list[GoldField], predictions: list[Prediction]) -> dict[Any, int | None]:
+    # Every protected quantity's true value: the full report, nothing hidden.
+    report = score(gold, predictions, schema=SCHEMA)
+    types = {field_id: spec["type"] for field_id, spec in SCHEMA["fields"].items()}
+    document = _with_figures(report.core().to_dict(), report)
+    full = shared_from_report(document, types, 11, set(), set(), figures={})
+    return published_values(full)
+
+
+@functools.cache
+def _shared(cases: int, seed: int, system: int, min_cell: int = 11) -> SharedReport:
+    # share() on a small cohort takes seconds (the exact choice): each is made once.
+    gold, *systems = _cohort(cases, seed)
+    return share(gold, systems[system], schema=SCHEMA, min_cell=min_cell)
+
+
+@settings(max_examples=examples(8, least=1), deadline=None)
+@given(st.integers(min_value=30, max_value=40), st.integers(min_value=0, max_value=10**6))
+def test_every_joint_range_holds_the_true_value(cases: int, seed: int) -> None:
+    gold, first, second = _cohort(cases, seed)
+    products = [_shared(cases, seed, 0), _shared(cases, seed, 0, 13), _shared(cases, seed, 1)]
+    truths = [_truth(gold, first), _truth(gold, first), _truth(gold, second)]
+    result = audit_publication(products, ["A", "A", "B"])
+    assert result.rows, "something is hidden"
+    for row in result.rows:
+        true = truths[row.product][row.key]
+        assert true is not None and row.low is not None
+        assert row.low <= true and (row.high is None or true <= row.high)
+    # The same products apart: each passes alone.
+    assert all(result.own)
+
+
+def test_a_min_cell_variant_gives_back_what_the_stricter_one_hides() -> None:
+    # The report shared at 11 shows counts of 11 and 12 that the one at 13 hides; held
+    # together, the publication fails the stricter rule, while each passes alone.
+    eleven, thirteen = _shared(40, 3, 0), _shared(40, 3, 0, 13)
+    alone = audit_publication([thirteen], ["A"])
+    assert alone.passed
+    together = audit_publication([eleven, thirteen], ["A", "A"])
+    assert all(together.own)
+    assert not together.passed
+    failing = [row for row in together.rows if not row.passed]
+    assert all(row.status == "disclosed" for row in failing)
+    assert all(row.high is not None and row.high < 13 for row in failing)
+
+
+def test_a_products_system_matters() -> None:
+    # Two systems tied only by their gold prove no more than each alone when nothing of the
+    # gold is hidden differently; labelled as one system, identical reports are one product.
+    a, b = _shared(40, 3, 0), _shared(40, 3, 1)
+    same = audit_publication([a, a], ["A", "A"])
+    alone = audit_publication([a], ["A"])
+    ranges = {(row.key, row.low, row.high) for row in alone.rows}
+    assert {(row.key, row.low, row.high) for row in same.rows if row.product == 0} == ranges
+    both = audit_publication([a, b], ["A", "B"])
+    for row in both.rows:
+        if row.product == 0:  # A's ranges can only narrow with B beside it
+            own = next(r for r in alone.rows if r.key == row.key)
+            assert row.low >= own.low  # type: ignore[operator]
+            assert own.high is None or (row.high is not None and row.high <= own.high)
+
+
+def test_the_table_shows_counts_and_statuses_only() -> None:
+    shared = _shared(40, 3, 0)
+    table = audit_publication([shared], ["A"]).table()
+    assert table.endswith("failing\n")
+    assert "c0" not in table and "sha256" not in table
+    assert json.loads(SharedReport.from_json(shared.to_json()).to_json()) == json.loads(
+        shared.to_json()
+    )
