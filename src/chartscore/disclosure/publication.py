@@ -233,6 +233,50 @@ def _gold_groups(left: FieldLayout, right: FieldLayout) -> list[tuple[list[int],
     return [(mine[key], theirs.get(key, [])) for key in sorted(mine)]
 
 
+def gold_only_keys(model: ReportModel) -> frozenset[Key]:
+    """The quantities of a report that count gold alone: the same in every system's report.
+
+    A form is gold-only when it holds, of each gold part of each cell it touches (the
+    classes of one answerable and majority value), every class with one coefficient, and
+    no other unknown but a gold figure or gold item count: ``field_count``,
+    ``answerable_count``, a total over the answerable rows, the majority baseline's
+    success count, a chance level's gold rows.
+    """
+    group_of: dict[int, tuple[str, int, tuple[bool, bool]]] = {}
+    sizes: dict[tuple[str, int, tuple[bool, bool]], int] = {}
+    gold: set[int] = set()
+    for field_id, layout in model.layouts.items():
+        names = layout.shape.figure_variables()
+        gold.update(layout.figure_variable(n) for n in GOLD_FIGURES if n in names)
+        for cell in range(layout.cells):
+            if layout.shape.items:
+                gold.update(_item(layout, name, cell) for name in GOLD_ITEMS)
+            for index, c in enumerate(layout.classes):
+                group = (field_id, cell, (c.answerable, c.majority))
+                group_of[_class(layout, cell, index)] = group
+                sizes[group] = sizes.get(group, 0) + 1
+    out: set[Key] = set()
+    for key, quantity in model.quantities.items():
+        touched: dict[tuple[str, int, tuple[bool, bool]], list[int]] = {}
+        plain = True
+        for variable, coefficient in quantity.form:
+            part = group_of.get(variable)
+            if part is None:
+                plain = plain and variable in gold
+            else:
+                touched.setdefault(part, []).append(coefficient)
+        if (
+            plain
+            and quantity.form
+            and all(
+                len(found) == sizes[group] and len(set(found)) == 1
+                for group, found in touched.items()
+            )
+        ):
+            out.add(key)
+    return frozenset(out)
+
+
 @attrs.frozen
 class PublicationRow:
     """One hidden number of one product, as the whole publication proves it."""
@@ -350,5 +394,6 @@ __all__ = [
     "PublicationModel",
     "PublicationRow",
     "audit_publication",
+    "gold_only_keys",
     "product_key",
 ]

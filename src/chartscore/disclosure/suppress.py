@@ -52,7 +52,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from fractions import Fraction
 from typing import Final, Protocol
@@ -621,6 +621,16 @@ def _public_keys(model: ReportModel, keys: Iterable[Key]) -> frozenset[Key]:
     return frozenset(key for key in keys if model.quantities[key].form in forms)
 
 
+def _known(
+    model: ReportModel, values: Mapping[Key, int], known: Mapping[Key, int] | None
+) -> dict[Key, int]:
+    # Another product's shown gold-only numbers: this report's must be the same.
+    out = {key: value for key, value in (known or {}).items() if key in model.quantities}
+    if any(values[key] != value for key, value in out.items()):
+        raise _invalid_sensitivity()  # not the same gold
+    return out
+
+
 def _composition(model: ReportModel, values: Mapping[Key, int], min_cell: int) -> dict[Key, int]:
     # What an outsider knows of the cohort's shape: how many cases have each field (every
     # chart of an abstraction form has every field, so one field's count gives another's).
@@ -716,6 +726,8 @@ def share(
     min_cell: int = DEFAULT_MIN_CELL,
     *,
     joint: JointStep | None = None,
+    hidden: Collection[Key] = (),
+    known: Mapping[Key, int] | None = None,
 ) -> SharedReport:
     """Suppress small cells (primary and complementary) so the report may be shared.
 
@@ -728,6 +740,12 @@ def share(
         joint: The joint audit with earlier releases (``share --releases``),
             run after the single-release suppression; the result then records
             ``ledger_cost`` (inside only) and ``disclosure.earlier_releases``.
+        hidden: Numbers hidden whatever else is (primary cells as far as the
+            choice goes): the ones another product of the publication hides
+            (:func:`chartscore.workflows.publication.share_publication`).
+        known: Gold-only numbers another product of the publication shows, with
+            their values: known to the outsider, so treated like the cohort's
+            composition (shown, and never a complementary cell).
 
     Returns:
         The :class:`SharedReport`: published numbers equal the report's; it
@@ -755,6 +773,7 @@ def share(
     model = model_of(full, units=units, threshold=True)
     values = _values(model, full)
     model.composition = _composition(model, values, min_cell)
+    model.composition.update(_known(model, values, known))
     if not isinstance(sensitivity.case_counts, Mapping):
         raise _invalid_sensitivity()
     counts = dict(sensitivity.case_counts)
@@ -763,6 +782,9 @@ def share(
     if figures is not None:  # the figures' counts are field-slice rows: one case each
         counts.update({key: values[key] for key in model.quantities if key[2] in FIGURE_QUANTITIES})
     _check_sensitivity(counts, model, values)
+    forced = frozenset(
+        k for k in hidden if k in model.quantities and not model.quantities[k].derived
+    )
     start: set[Key] = set()
     frozen: frozenset[Key] = frozenset()
     complement = None
@@ -772,10 +794,16 @@ def share(
         core = _without_labels(full)
         core_model = model_of(core, units=units, threshold=True)
         core_model.composition = _composition(core_model, values, min_cell)
+        core_model.composition.update(_known(core_model, values, known))
         core_values = {key: values[key] for key in core_model.quantities}
         core_counts = {key: counts[key] for key in core_model.quantities}
         first, _, _, complement = _suppress(
-            core_model, core_values, core_counts, min_cell, exact=joint is None
+            core_model,
+            core_values,
+            core_counts,
+            min_cell,
+            exact=joint is None,
+            forced=forced,
         )
         start = first.hidden
         frozen = frozenset(first.numbers) - start
@@ -787,6 +815,7 @@ def share(
         exact=joint is None and not frozen,
         start=start,
         frozen=frozen,
+        forced=forced,
     )
     complement = found if complement is None else _labelled(complement, state)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
@@ -843,8 +872,12 @@ def _suppress(
     exact: bool,
     start: set[Key] | None = None,
     frozen: frozenset[Key] = frozenset(),
+    forced: frozenset[Key] = frozenset(),
 ) -> tuple[_Suppressor, list[Quantity], list[Key], ComplementCost | None]:
     """Primary and complementary suppression of one model (``start``: hidden already).
+
+    ``forced``: numbers hidden as if primary (another product of the publication hides
+    them: :mod:`chartscore.workflows.publication`).
 
     Returns the state, the sensitive quantities, the primary cells and, with
     ``exact``, how the complementary cells were chosen.
@@ -862,6 +895,7 @@ def _suppress(
             primary.append((*quantity.key[:2], ROWS_Q))
         if parts is not None and parts[0] not in sensitive_keys:
             state.proxies[parts[0]] = parts[1]
+    primary += sorted(k for k in forced if k in model.quantities and k not in primary)
     state.hide([*sorted(start or ()), *primary])
     _complement(state, sensitive)
     state.hidden -= state.public  # forced by a closure, maybe: known anyway, so shown

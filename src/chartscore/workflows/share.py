@@ -15,6 +15,7 @@ when a report is shared, not when chartscore is. scipy is the optional extra
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -41,6 +42,10 @@ from chartscore.scoring.scorer import (
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
 from chartscore.workflows.releases import Ledger
+
+if TYPE_CHECKING:
+    from chartscore.disclosure.suppress import Sensitivity
+
 from chartscore.workflows.score import (
     Progress,
     check_file_options,
@@ -242,8 +247,17 @@ def _shared_partial(
     partial: PartialTally, min_cell: int, confidence: float, strata: CaseStrata | None = None
 ) -> SharedReport:
     # scipy (the audit's solver) loads here, when a report is shared, not with chartscore.
-    from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
+
+    report, sensitivity = sensitivity_of(partial, confidence, strata)
+    return share_report(report, sensitivity, min_cell)
+
+
+def sensitivity_of(
+    partial: PartialTally, confidence: float, strata: CaseStrata | None = None
+) -> tuple[Report, Sensitivity]:
+    """The full report of a partial tally and its distinct-case counts (inside only)."""
+    from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
 
     tally = partial.tally()
     report = Report.from_tally(tally, confidence)
@@ -258,7 +272,7 @@ def _shared_partial(
         _field_types(partial),
         _figures(partial),
     )
-    return share_report(report, sensitivity, min_cell)
+    return report, sensitivity
 
 
 def _figures(partial: PartialTally) -> dict[str, FieldFigures]:
