@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 from dataclasses import replace
 from typing import Final
 
@@ -48,9 +49,10 @@ from chartscore.documents.shared_report import (
 )
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath
-from chartscore.io.output import write_output
+from chartscore.io.output import check_outputs, write_atomic_all, write_output
 from chartscore.io.release_ledger import is_inside
 from chartscore.io.schema_file import load_schema
+from chartscore.workflows.publication import share_publication_files
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
 
@@ -80,6 +82,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
+    if args.publication is not None or args.out_dir is not None:
+        return _share_publication(args, streams, min_cell)
     if args.baseline is not None or args.candidate is not None:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
@@ -190,6 +194,61 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
         "(inside only); recorded in the releases folder (other systems' products of the "
         "cohort are not audited with it: docs/disclosure.md)\n",
     )
+
+
+# A publication takes gold, the systems' pattern and these options only.
+_PUBLICATION_TAKES: Final = (
+    "gold",
+    "schema",
+    "min_cell",
+    "confidence",
+    "quiet",
+    "publication",
+    "out_dir",
+)
+
+
+def _share_publication(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
+    # Each system's shared report, chosen so that they are safe held together.
+    given = [
+        option.dest
+        for option in COMMAND.options
+        if option.dest not in _PUBLICATION_TAKES
+        and getattr(args, option.dest, None) not in (None, False)
+    ]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"--publication cannot be combined with {flag}", "share")
+    if args.gold is None or args.publication is None or args.out_dir is None:
+        raise UsageError("a publication needs --gold, --publication and --out-dir", "share")
+    gold = input_argument(args.gold)
+    schema_path = optional_input(args.schema)
+    systems = sorted(glob.glob(args.publication))
+    if not systems:
+        raise UsageError("--publication names no file", "share")
+    outs = [os.path.join(args.out_dir, _shared_name(path)) for path in systems]
+    inputs = (gold, schema_path, *systems)
+    check_outputs(outs, inputs=inputs)
+    products = share_publication_files(
+        gold, systems, schema=schema_path, min_cell=min_cell, confidence=confidence(args)
+    )
+    write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
+                      zip(outs, products, strict=True)])  # fmt: skip
+    hidden = sum(product.disclosure.suppressed_count for product in products)
+    say(
+        streams.err,
+        f"{PROGRAM}: {len(products):,} shared reports written, {hidden:,} numbers suppressed "
+        f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
+    )
+    return EXIT_OK
+
+
+def _shared_name(path: str) -> str:
+    # pred_system_a.jsonl -> pred_system_a.shared.json
+    name = os.path.basename(path)
+    for suffix in (".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return f"{name}.shared.json"
 
 
 # A shared comparison takes gold, both systems and these options only.
@@ -358,6 +417,19 @@ COMMAND: Final = Command(
         STRATA,
         STRICT_SCHEMA,
         CONFIDENCE,
+        Option(
+            "--publication",
+            "instead of --predictions: a glob pattern of several systems' predictions on the "
+            "same gold; each system's shared report is written to --out-dir, chosen so that "
+            "they are safe held together (docs/disclosure.md)",
+            "PATTERN",
+        ),
+        Option(
+            "--out-dir",
+            "with --publication: the existing folder for the shared reports "
+            "(NAME.shared.json per predictions file NAME.jsonl)",
+            "DIR",
+        ),
         Option(
             "--releases",
             "an inside-only folder of earlier releases: audit jointly with them against "
