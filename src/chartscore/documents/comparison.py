@@ -36,14 +36,15 @@ from chartscore.documents.plugin_layout import (
     stamps_to_dict,
 )
 from chartscore.documents.report import (
-    SCORER_NAME,
-    STRATUM_NAME,
     KappaResult,
     MetricResult,
+    pooled_z,
     read_case_count,
     read_confidence,
     read_design_effect,
     read_scorer,
+    scored_members,
+    strata_by_key,
 )
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 from chartscore.errors import valid_field_id
@@ -588,11 +589,7 @@ class Comparison:
             ValueError: a pooled slice without its per-case sums (a scorer
                 bug), or a confidence level that is not 0.9, 0.95 or 0.99.
         """
-        z = z_for(confidence)
-        if tally.overall.clusters is None or any(
-            part.clusters is None for part in tally.by_field_type.values()
-        ):
-            raise ValueError("pooled slices need their per-case sums")
+        z = pooled_z(confidence, [tally.overall, *tally.by_field_type.values()])
         overall = ComparisonSlice.from_tally(tally.overall, z)
         return cls(
             overall=overall,
@@ -609,15 +606,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, object]:
         """The comparison as plain JSON-ready data."""
-        out: dict[str, object] = {
-            "format": COMPARISON_FORMAT,
-            "format_version": self.format_version,
-            "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
-            "confidence": self.confidence,
-            "overall": self.overall.to_dict(),
-            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
-            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
-        }
+        out = scored_members(COMPARISON_FORMAT, self)
         if self.ignored_prediction_count is not None:
             out["ignored_prediction_count"] = self.ignored_prediction_count.to_dict()
         if self.warnings:
@@ -796,12 +785,7 @@ def _read_strata(
     listed = _strict_json.mapping(data["by_stratum"])
     if not listed:
         _strict_json.invalid()
-    by_key: dict[str, list[str]] = {}
-    for name in listed:
-        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
-        if found is None:
-            _strict_json.invalid()
-        by_key.setdefault(found.group(1), []).append(name)
+    by_key = strata_by_key(listed)
     strata = {name: _read_slice(listed[name], "overall", (), reading) for name in sorted(listed)}
     for names in by_key.values():
         parts = [_quantities(strata[name]) for name in names]
