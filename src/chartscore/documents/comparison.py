@@ -809,6 +809,42 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
     return out
 
 
+def read_clustering(
+    cells: PairedBinomial,
+    difference: Mapping[str, object],
+    clustered: Mapping[str, object],
+    z: float,
+    *,
+    cases: int | None,
+) -> PairedClustering:
+    """A pooled difference's case-clustered figures, recomputed from its cells and published
+    design effects; what ``difference`` and ``clustered`` (``clustered_mcnemar``) list must match.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` for a listed figure the recomputed ones differ from.
+    """
+    n = cells.total_count
+    test = clustered["design_effect"]
+    clustering = PairedClustering.from_design_effects(
+        cells,
+        read_design_effect(difference["design_effect"], n),
+        None if test is None else read_design_effect(test, n),
+        z,
+        cases=cases,
+    )
+    listed = difference["clustered_interval"]
+    shown = PairedClustering(
+        None if n == 0 else read_design_effect(difference["design_effect"], n),
+        None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
+        None if test is None else read_design_effect(test, n),
+        None if clustered["p"] is None else _strict_json.number(clustered["p"], 0.0, 1.0),
+        cases,
+    )
+    if shown != clustering:
+        _strict_json.invalid()
+    return clustering
+
+
 def _read_slice(
     value: object, kind: str, plugin_metrics: tuple[str, ...], reading: _Reading
 ) -> ComparisonSlice:
@@ -884,25 +920,8 @@ def _read_paired(
     clustering = None
     if pooled:
         clustered = _strict_json.members(data["clustered_mcnemar"], ("design_effect", "p"))
-        test = clustered["design_effect"]
         cases = read_case_count(difference["case_count"], n) if case_counts else None
-        clustering = PairedClustering.from_design_effects(
-            cells,
-            read_design_effect(difference["design_effect"], n),
-            None if test is None else read_design_effect(test, n),
-            z,
-            cases=cases,
-        )
-        listed = difference["clustered_interval"]
-        shown_clustering = PairedClustering(
-            None if n == 0 else read_design_effect(difference["design_effect"], n),
-            None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
-            None if test is None else read_design_effect(test, n),
-            None if clustered["p"] is None else _strict_json.number(clustered["p"], 0.0, 1.0),
-            cases,
-        )
-        if shown_clustering != clustering:
-            _strict_json.invalid()
+        clustering = read_clustering(cells, difference, clustered, z, cases=cases)
     figures = (difference["estimate"], difference["interval"], tests["exact_p"], tests["mid_p"])
     if n == 0:
         if any(figure is not None for figure in figures):

@@ -32,6 +32,7 @@ from chartscore.documents.comparison import (
     PairedBinomial,
     PairedClustering,
     PairedMetricResult,
+    read_clustering,
 )
 from chartscore.documents.report import (
     MetricResult,
@@ -875,26 +876,7 @@ def _read_result(
     )
     clustering = None
     if clustered_tests:
-        test = clustered_tests["design_effect"]
-        clustering = PairedClustering.from_design_effects(
-            cells,
-            read_design_effect(difference["design_effect"], n),
-            None if test is None else read_design_effect(test, n),
-            z,
-            cases=cases,
-        )
-        listed = difference["clustered_interval"]
-        shown = PairedClustering(
-            None if n == 0 else read_design_effect(difference["design_effect"], n),
-            None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
-            None if test is None else read_design_effect(test, n),
-            None
-            if clustered_tests["p"] is None
-            else _strict_json.number(clustered_tests["p"], 0.0, 1.0),
-            cases,
-        )
-        if shown != clustering:
-            _invalid()
+        clustering = read_clustering(cells, difference, clustered_tests, z, cases=cases)
     expected = PairedMetricResult.from_parts(cells, z, None, sides, clustering)
     listed_interval = difference["interval"]
     found = (
