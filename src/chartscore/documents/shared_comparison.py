@@ -19,6 +19,7 @@ Value-free.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
+from functools import partial
 from typing import Final, NoReturn
 
 import attrs
@@ -738,6 +739,32 @@ def _bound(value: object, kinds: Collection[str], low: float) -> RateBound:
     )
 
 
+def _proven_bound(
+    prove: Callable[[], RateBound | None] | None,
+    data: Mapping[str, object],
+    key: str,
+    kind: str,
+    low: float,
+) -> RateBound | None:
+    # What the published ranges prove (``prove``; None when nothing is hidden): the
+    # document lists it under ``key`` exactly when there is one, and as it is.
+    bound = None
+    if prove is not None:
+        possible = True
+        try:
+            bound = prove()
+        except ValueError:
+            possible = False
+        if not possible:
+            _invalid()
+    if key in data:
+        if bound is None or _bound(data[key], (kind,), low) != bound:
+            _invalid()
+    elif bound is not None:
+        _invalid()
+    return bound
+
+
 def _read_side(
     value: object, z: float, *, pooled: bool, floor: Callable[[int], int] | None
 ) -> SharedMetric:
@@ -772,22 +799,9 @@ def _read_side(
         total_range=_beside(data, TOTAL, total),
     )
     known = side.ranges()
-    bound = None
-    if known is not None and not both:
-        possible = True
-        try:
-            bound = rate_bound(*known, pooled=pooled, z=z)
-        except ValueError:
-            possible = False
-        if not possible:
-            _invalid()
-    if "rate_bound" in data:
-        shown = _bound(data["rate_bound"], (RATE_RANGE if pooled else WILSON_BOUND,), 0.0)
-        if bound is None or shown != bound:
-            _invalid()
-    elif bound is not None:
-        _invalid()
-    return attrs.evolve(side, rate_bound=bound)
+    prove = None if known is None or both else partial(rate_bound, *known, pooled=pooled, z=z)
+    kind = RATE_RANGE if pooled else WILSON_BOUND
+    return attrs.evolve(side, rate_bound=_proven_bound(prove, data, "rate_bound", kind, 0.0))
 
 
 def _read_paired(
@@ -841,21 +855,11 @@ def _read_paired(
         found = _read_result(cells, difference, tests, clustered_tests, z, cases=cases)
         item = attrs.evolve(item, result=found)
     everything = item.all_ranges()
-    bound = None
+    prove = None
     if not shown and everything is not None:
-        possible = True
-        try:
-            bound = difference_bound(*everything, pooled=pooled, z=z)
-        except ValueError:
-            possible = False
-        if not possible:
-            _invalid()
-    if "bound" in difference:
-        kind = DIFFERENCE_RANGE if pooled else NEWCOMBE_BOUND
-        if bound is None or _bound(difference["bound"], (kind,), -1.0) != bound:
-            _invalid()
-    elif bound is not None:
-        _invalid()
+        prove = partial(difference_bound, *everything, pooled=pooled, z=z)
+    kind = DIFFERENCE_RANGE if pooled else NEWCOMBE_BOUND
+    bound = _proven_bound(prove, difference, "bound", kind, -1.0)
     return attrs.evolve(item, difference_bound=bound)
 
 
