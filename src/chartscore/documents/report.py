@@ -108,7 +108,7 @@ SCORER_NAME: Final = "chartscore"
 FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 """The field types a ``by_field_type`` slice may be named after (``chartscore.FieldType``)."""
 
-_TOP_KEYS: Final = (
+TOP_KEYS: Final = (
     "format",
     "format_version",
     "scorer",
@@ -117,6 +117,7 @@ _TOP_KEYS: Final = (
     "by_field",
     "by_field_type",
 )
+"""The members every report has (a shared report adds its ``disclosure``)."""
 MAX_LABEL_NAME: Final = 256
 """The longest label name a document may hold (a normalized schema choice)."""
 _SCORER_VERSION = re.compile(
@@ -712,7 +713,7 @@ class Report:
         assert type(format_version) is int
         members = _strict_json.members(
             document,
-            _TOP_KEYS,
+            TOP_KEYS,
             ("ignored_prediction_count", "plugins", *_STRATA_KEYS, "overall_weighted"),
         )
         version = read_scorer(members["scorer"])

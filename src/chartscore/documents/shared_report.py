@@ -44,6 +44,7 @@ from chartscore.documents.plugin_layout import (
 from chartscore.documents.report import (
     CORE_TOTALS,
     STRATUM_NAME,
+    TOP_KEYS,
     WeightedEstimate,
     WeightedMetric,
     is_fraction_text,
@@ -154,18 +155,7 @@ __all__ = [
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
-_TOP_KEYS: Final = frozenset(
-    {
-        "format",
-        "format_version",
-        "scorer",
-        "confidence",
-        "overall",
-        "by_field",
-        "by_field_type",
-        "disclosure",
-    }
-)
+_TOP_KEYS: Final = frozenset({*TOP_KEYS, "disclosure"})
 _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
 _WEIGHTED: Final = "overall_weighted"
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
