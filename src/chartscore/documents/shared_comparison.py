@@ -38,7 +38,6 @@ from chartscore.documents.comparison import (
 from chartscore.documents.report import (
     MetricResult,
     read_confidence,
-    read_design_effect,
     read_scorer,
 )
 from chartscore.documents.shared_metric import (
@@ -46,7 +45,10 @@ from chartscore.documents.shared_metric import (
     Range,
     RateBound,
     SharedMetric,
+    beside,
+    plain_metric,
     rate_bound,
+    read_count,
 )
 from chartscore.documents.shared_report import Disclosure, Key
 from chartscore.documents.shared_rule import (
@@ -61,7 +63,7 @@ from chartscore.documents.shared_rule import (
 )
 from chartscore.documents.tally import Binomial
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
-from chartscore.stats.binomial import Z95, widest_wilson, wilson_interval
+from chartscore.stats.binomial import Z95, widest_wilson
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.stats.paired import newcombe_difference
 
@@ -700,29 +702,6 @@ def with_ranges(shared: SharedComparison, found: Mapping[Key, Range]) -> SharedC
 # --------------------------------------------------------------------------- reading
 
 
-def _count(value: object) -> int | None:
-    return None if value is None else _strict_json.count(value)
-
-
-def _range(value: object) -> Range:
-    if type(value) is not list or len(value) != 2:
-        _invalid()
-    low = _strict_json.count(value[0])
-    high = _count(value[1])
-    if high is not None and high < low:
-        _invalid()
-    return low, high
-
-
-def _beside(data: Mapping[str, object], name: str, number: int | None) -> Range | None:
-    key = name + RANGE_SUFFIX
-    if key not in data:
-        return None
-    if number is not None:
-        _invalid()  # a range stands only beside a suppressed number
-    return _range(data[key])
-
-
 def _interval(value: object, low: float, high: float) -> tuple[float, float] | None:
     return None if value is None else _strict_json.interval(value, low, high)
 
@@ -769,34 +748,13 @@ def _read_side(
     value: object, z: float, *, pooled: bool, floor: Callable[[int], int] | None
 ) -> SharedMetric:
     data = _strict_json.members(value, _POOLED_SIDE_KEYS if pooled else _SIDE_KEYS, _SIDE_EXTRAS)
-    success, total = _count(data[SUCCESS]), _count(data[TOTAL])
-    if success is not None and total is not None and success > total:
-        _invalid()
+    success, total = read_count(data[SUCCESS]), read_count(data[TOTAL])
+    side = plain_metric(data, success, total, z, pooled=pooled, cases=floor)
     both = success is not None and total is not None
-    expected = wilson_interval(success, total, z) if both else None  # type: ignore[arg-type]
-    if _interval(data["interval"], 0.0, 1.0) != expected:
-        _invalid()
-    side = SharedMetric(success, total, expected)
-    if pooled:
-        design_effect = None
-        clustered = None
-        cases = None
-        if both and total:
-            design_effect = read_design_effect(data["design_effect"], total)
-            assert design_effect is not None and success is not None
-            cases = None if floor is None else floor(total)
-            clustered = clustered_wilson(success, total, design_effect, z, cases=cases)
-        elif data["design_effect"] is not None:
-            _invalid()
-        if _interval(data["clustered_interval"], 0.0, 1.0) != clustered:
-            _invalid()
-        side = SharedMetric(
-            success, total, expected, design_effect, clustered, pooled=True, clustered_cases=cases
-        )
     side = attrs.evolve(
         side,
-        success_range=_beside(data, SUCCESS, success),
-        total_range=_beside(data, TOTAL, total),
+        success_range=beside(data, SUCCESS, success),
+        total_range=beside(data, TOTAL, total),
     )
     known = side.ranges()
     prove = None if known is None or both else partial(rate_bound, *known, pooled=pooled, z=z)
@@ -817,14 +775,14 @@ def _read_paired(
         candidate.total_range,
     ):
         _invalid()  # the same trials for both systems
-    b, c = _count(data[BASELINE_ONLY]), _count(data[CANDIDATE_ONLY])
+    b, c = read_count(data[BASELINE_ONLY]), read_count(data[CANDIDATE_ONLY])
     item = SharedPaired(
         baseline,
         candidate,
         b,
         c,
-        baseline_only_range=_beside(data, BASELINE_ONLY, b),
-        candidate_only_range=_beside(data, CANDIDATE_ONLY, c),
+        baseline_only_range=beside(data, BASELINE_ONLY, b),
+        candidate_only_range=beside(data, CANDIDATE_ONLY, c),
     )
     n, sb, sc = baseline.total_count, baseline.success_count, candidate.success_count
     for part, whole in ((b, sb), (c, sc)):
@@ -905,8 +863,8 @@ def _read_slice(
     counts: dict[str, int | None] = {}
     count_ranges: dict[str, Range] = {}
     for name in GOLD_COUNTS:
-        counts[name] = _count(data[name])
-        found = _beside(data, name, counts[name])
+        counts[name] = read_count(data[name])
+        found = beside(data, name, counts[name])
         if found is not None:
             count_ranges[name] = found
     for system in SYSTEMS:
@@ -915,8 +873,8 @@ def _read_slice(
         )
         for name in SYSTEM_COUNTS:
             key = system_count(system, name)
-            counts[key] = _count(own[name])
-            found = _beside(own, name, counts[key])
+            counts[key] = read_count(own[name])
+            found = beside(own, name, counts[key])
             if found is not None:
                 count_ranges[key] = found
     paired = {
