@@ -364,8 +364,9 @@ def proven_ranges(report: SharedReport, rows: tuple[AuditRow, ...]) -> dict[Key,
     return out
 
 
-def _wider(shown: Range, proven: Range) -> str | None:
-    # None when equal; RANGE_NARROW when ``shown`` leaves out a provable value.
+def range_status(shown: Range, proven: Range) -> str | None:
+    """A published range against the proven one: None when equal; ``range_narrow`` when it
+    leaves out a provable value, else ``range_wide``."""
     if shown == proven:
         return None
     (low, high), (proven_low, proven_high) = shown, proven
@@ -374,7 +375,9 @@ def _wider(shown: Range, proven: Range) -> str | None:
     return RANGE_WIDE
 
 
-def _bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
+def bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
+    """A published bound against the proven one: None when equal; ``bound_narrow`` when it
+    leaves out a provable rate (or none is proven), else ``bound_wide``."""
     if shown == proven:
         return None
     if proven is None or shown.lower > proven.lower or shown.upper < proven.upper:
@@ -399,7 +402,7 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
         expected = proven.get(key)
         if expected is None:
             continue  # unresolved: its own row fails the audit
-        status = _wider(shown, expected)
+        status = range_status(shown, expected)
         if status is not None:
             kind, name, label = key
             rows.append(AuditRow(kind, name, label + RANGE_SUFFIX, *expected, status))
@@ -413,10 +416,10 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
             if success is None or total is None:
                 continue
             expected_bound = rate_bound(success, total, pooled=result.pooled, z=z)
-            bound_status = _bound_status(result.rate_bound, expected_bound)
-            if bound_status is not None:
+            status = bound_status(result.rate_bound, expected_bound)
+            if status is not None:
                 label = f"{metric}.rate_bound"
-                rows.append(AuditRow(kind, name, label, None, None, bound_status))
+                rows.append(AuditRow(kind, name, label, None, None, status))
     return rows
 
 

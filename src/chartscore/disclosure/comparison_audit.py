@@ -20,24 +20,22 @@ from collections.abc import Mapping
 from typing import Final
 
 from chartscore.disclosure.attack import (
-    BOUND_NARROW,
-    BOUND_WIDE,
     DERIVABLE,
     DISCLOSED,
     INCONSISTENT,
     PROTECTED,
-    RANGE_NARROW,
-    RANGE_WIDE,
     SMALL_PUBLISHED,
     UNRESOLVED,
     AuditResult,
     AuditRow,
+    bound_status,
+    range_status,
 )
 from chartscore.disclosure.comparison_model import ComparisonModel, derived_terms
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import RANGE_SUFFIX
 from chartscore.documents.shared_comparison import SharedComparison, difference_bound
-from chartscore.documents.shared_metric import Range, RateBound, rate_bound
+from chartscore.documents.shared_metric import Range, rate_bound
 from chartscore.documents.shared_report import Key
 from chartscore.stats.clustered import z_for
 
@@ -102,23 +100,6 @@ def _status(low: int, high: int | None, min_cell: int) -> str:
     return DERIVABLE if low == high else PROTECTED
 
 
-def _range_status(shown: Range, proven: Range) -> str | None:
-    if shown == proven:
-        return None
-    (low, high), (proven_low, proven_high) = shown, proven
-    if low > proven_low or (high is not None and (proven_high is None or high < proven_high)):
-        return RANGE_NARROW
-    return RANGE_WIDE
-
-
-def _bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
-    if shown == proven:
-        return None
-    if proven is None or shown.lower > proven.lower or shown.upper < proven.upper:
-        return BOUND_NARROW
-    return BOUND_WIDE
-
-
 def proven_ranges(shared: SharedComparison, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
     """Each protected JSON number's proven range: ``(v, v)`` when shown (unsettled left out)."""
     found = {
@@ -144,7 +125,7 @@ def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> lis
         expected = proven.get(key)
         if expected is None:
             continue  # unresolved: its own row fails
-        status = _range_status(shown, expected)
+        status = range_status(shown, expected)
         if status is not None:
             rows.append(AuditRow(key[0], key[1], key[2] + RANGE_SUFFIX, *expected, status))
     z = z_for(shared.confidence)
@@ -162,7 +143,7 @@ def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> lis
                 if side.rate_bound is None:
                     continue
                 expected_bound = rate_bound(success, total, pooled=side.pooled, z=z)
-                status = _bound_status(side.rate_bound, expected_bound)
+                status = bound_status(side.rate_bound, expected_bound)
                 if status is not None:
                     rows.append(
                         AuditRow(kind, name, f"{metric}.{system}.rate_bound", None, None, status)
@@ -171,7 +152,7 @@ def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> lis
                 expected_bound = difference_bound(
                     total, baseline, candidate, b, c, pooled=item.pooled, z=z
                 )
-                status = _bound_status(item.difference_bound, expected_bound)
+                status = bound_status(item.difference_bound, expected_bound)
                 if status is not None:
                     rows.append(
                         AuditRow(kind, name, f"{metric}.difference.bound", None, None, status)
