@@ -29,8 +29,8 @@ Value-free: the result holds field ids, closed names and integers.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Final, Protocol
 
 import attrs
 import numpy as np
@@ -337,11 +337,30 @@ def _range(
     return solver.range_of(quantity.form)
 
 
-def proven_ranges(report: SharedReport, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
+def published_solver(build: Callable[[], RangeSolver]) -> RangeSolver | AuditRow:
+    """The solver ``build`` makes of the published numbers, or, when they admit none
+    (inconsistent or unresolved), the row that fails the audit as a whole."""
+    problem = ""
+    try:
+        return build()
+    except Inconsistent:
+        problem = INCONSISTENT
+    except Unresolved:
+        problem = UNRESOLVED
+    return AuditRow("overall", "", _WHOLE, None, None, problem)
+
+
+class Published(Protocol):
+    """A shared document as the audit reads it: every protected number, keyed (None: hidden)."""
+
+    def numbers(self) -> Iterable[tuple[Key, int | None]]: ...
+
+
+def proven_ranges(report: Published, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
     """What the attack proves about every protected JSON number: ``(v, v)`` when published.
 
     Args:
-        report: The audited report.
+        report: The audited shared report (or shared comparison).
         rows: Its audit rows (:attr:`AuditResult.rows`).
 
     Returns:
@@ -463,18 +482,13 @@ def audit_with_hints(
             rows.append(AuditRow(kind, name, label, value, value, SMALL_PUBLISHED))
     rows += _presentation_failures(report)
     published = {key: value for key, value in values.items() if value is not None}
-    solver: RangeSolver | None = None
-    problem = ""
-    try:
-        solver = RangeSolver(
+    solver = published_solver(
+        lambda: RangeSolver(
             model, published, hints=hints, knowledge=model.knowledge(published, min_cell)
         )
-    except Inconsistent:
-        problem = INCONSISTENT
-    except Unresolved:
-        problem = UNRESOLVED
-    if solver is None:
-        rows.append(AuditRow("overall", "", _WHOLE, None, None, problem))
+    )
+    if isinstance(solver, AuditRow):
+        rows.append(solver)
         return AuditResult(False, min_cell, _sorted_rows(model, rows))
     hidden = [q for q in _order(model) if q.key not in published]
     with contextlib.suppress(Unresolved, Inconsistent):

@@ -17,18 +17,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import Final
 
 from chartscore.disclosure.attack import (
     DERIVABLE,
     DISCLOSED,
-    INCONSISTENT,
     PROTECTED,
     SMALL_PUBLISHED,
     UNRESOLVED,
     AuditResult,
     AuditRow,
     bound_status,
+    proven_ranges,
+    published_solver,
     range_status,
 )
 from chartscore.disclosure.comparison_model import ComparisonModel, derived_terms
@@ -38,9 +38,6 @@ from chartscore.documents.shared_comparison import SharedComparison, difference_
 from chartscore.documents.shared_metric import Range, rate_bound
 from chartscore.documents.shared_report import Key
 from chartscore.stats.clustered import z_for
-
-_WHOLE: Final = "published_numbers"
-_RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 
 
 def published_values(shared: SharedComparison, model: ComparisonModel) -> dict[Key, int | None]:
@@ -98,24 +95,6 @@ def _status(low: int, high: int | None, min_cell: int) -> str:
     if low >= 1 and high is not None and high < min_cell:
         return DISCLOSED
     return DERIVABLE if low == high else PROTECTED
-
-
-def proven_ranges(shared: SharedComparison, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
-    """Each protected JSON number's proven range: ``(v, v)`` when shown (unsettled left out)."""
-    found = {
-        (row.slice_kind, row.slice_name, row.name): (row.lo, row.hi)
-        for row in rows
-        if row.status in _RANGED and row.lo is not None
-    }
-    out: dict[Key, Range] = {}
-    for key, value in shared.numbers():
-        if value is not None:
-            out[key] = (value, value)
-        elif key in found:
-            low, high = found[key]
-            assert low is not None
-            out[key] = (low, high)
-    return out
 
 
 def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> list[AuditRow]:
@@ -184,16 +163,9 @@ def audit_comparison(document: SharedComparison | str | bytes) -> AuditResult:
         for key, value in values.items()
         if value is not None and not model.quantities[key].derived
     }
-    solver: RangeSolver | None = None
-    problem = ""
-    try:
-        solver = RangeSolver(model, published)
-    except Inconsistent:
-        problem = INCONSISTENT
-    except Unresolved:
-        problem = UNRESOLVED
-    if solver is None:
-        rows.append(AuditRow("overall", "", _WHOLE, None, None, problem))
+    solver = published_solver(lambda: RangeSolver(model, published))
+    if isinstance(solver, AuditRow):
+        rows.append(solver)
         return AuditResult(False, min_cell, tuple(rows))
     hidden = [model.quantities[key] for key in order if values.get(key) is None]
     with contextlib.suppress(Unresolved, Inconsistent):
