@@ -50,7 +50,7 @@ from chartscore.documents.shared_metric import (
     rate_bound,
     read_count,
 )
-from chartscore.documents.shared_report import Disclosure, Key
+from chartscore.documents.shared_report import Disclosure, Key, KeyedNumbers
 from chartscore.documents.shared_rule import (
     FIELD_TYPE_NAMES,
     RANGE_SUFFIX,
@@ -431,7 +431,7 @@ class SharedComparisonSlice:
 
 
 @attrs.frozen
-class SharedComparison:
+class SharedComparison(KeyedNumbers):
     """A comparison that passed disclosure control (docs/disclosure.md).
 
     Attributes:
@@ -460,18 +460,6 @@ class SharedComparison:
             yield "field", field_id, self.by_field[field_id]
         for type_name in sorted(self.by_field_type):
             yield "field_type", type_name, self.by_field_type[type_name]
-
-    def numbers(self) -> Iterator[tuple[Key, int | None]]:
-        """Every protected JSON number, keyed; ``None`` when suppressed."""
-        for kind, name, part in self.slices():
-            for quantity, value in part.numbers():
-                yield (kind, name, quantity), value
-
-    def ranges(self) -> Iterator[tuple[Key, Range]]:
-        """Every published range of a suppressed number, keyed as :meth:`numbers`."""
-        for kind, name, part in self.slices():
-            for quantity, proven in part.ranges():
-                yield (kind, name, quantity), proven
 
     def to_dict(self) -> dict[str, object]:
         """The shared comparison as JSON-ready data."""
