@@ -68,21 +68,6 @@ READABLE_COMPARISON_VERSIONS: Final = (2, 3)
 """Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
 """Format 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 
-PAIRED_METRICS: Final[tuple[str, ...]] = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "tolerance_agreement",
-    "fuzzy_agreement",
-    "pattern_agreement",
-    "ordinal_later",
-    "ordinal_earlier",
-    "ordinal_within_one",
-)
-"""Metrics whose trials are gold rows, the same rows for both systems: compared paired."""
-
 UNPAIRED_METRICS: Final[tuple[str, ...]] = (
     "wrong_type_answer",
     "evidence_support",
@@ -93,6 +78,14 @@ UNPAIRED_METRICS: Final[tuple[str, ...]] = (
 
 GOLD_ONLY_METRICS: Final[tuple[str, ...]] = ("majority_baseline",)
 """Metrics of the gold set alone, the same for both systems: left out of a comparison."""
+
+PAIRED_METRICS: Final[tuple[str, ...]] = tuple(
+    metric
+    for metric in (*CORE_METRICS, *TYPE_METRICS)
+    if metric not in UNPAIRED_METRICS and metric not in GOLD_ONLY_METRICS
+)
+"""Metrics whose trials are gold rows, the same rows for both systems: compared paired
+(every core and type-specific metric that is neither unpaired nor of the gold alone)."""
 
 GOLD_COUNT_NAMES: Final = COUNT_NAMES[:3]
 """``field_count``, ``answerable_count``, ``unanswerable_count``: shared by both systems."""
