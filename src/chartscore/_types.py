@@ -32,8 +32,19 @@ class FieldType(enum.StrEnum):
 
 def to_field_type(value: object) -> FieldType:
     """A :class:`FieldType` from a member or its exact string value."""
+    found = field_type_or_none(value)
+    if found is None:
+        raise ChartscoreError(ErrorCode.INVALID_FIELD_TYPE)
+    return found
+
+
+def field_type_or_none(value: object) -> FieldType | None:
+    """The :class:`FieldType` a member or its exact string value names; else None.
+
+    Checked by ``type()`` first, so a caller's object is never asked anything.
+    """
     if type(value) is FieldType:
         return value
     if type(value) is str and value in FieldType._value2member_map_:
         return FieldType(value)
-    raise ChartscoreError(ErrorCode.INVALID_FIELD_TYPE)
+    return None

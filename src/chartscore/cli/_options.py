@@ -91,6 +91,24 @@ def output_target(value: str | None, inputs: Sequence[InputPath | None]) -> str 
     return out
 
 
+def output_targets(
+    args: argparse.Namespace, inputs: Sequence[InputPath | None], command: str
+) -> tuple[str | None, str | None]:
+    """``--out`` and ``--partial-out``'s targets (as :func:`output_target`): the partial goes
+    to a file of its own, never stdout nor the report's file.
+
+    Raises:
+        UsageError: ``--partial-out -``, or the same file as ``--out``.
+    """
+    out = output_target(args.out, inputs)
+    if args.partial_out == STANDARD_STREAM:
+        raise UsageError("--partial-out must name a file", command)
+    partial_out = output_target(args.partial_out, inputs)
+    if partial_out is not None and partial_out == out:
+        raise UsageError("--partial-out and --out must name different files", command)
+    return out, partial_out
+
+
 def progress_line(args: argparse.Namespace, streams: Streams) -> TerminalProgress | None:
     """A progress line on a terminal's stderr, unless ``--quiet``."""
     if not args.quiet and streams.err is not None and is_terminal(streams.err):

@@ -13,13 +13,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Final, TextIO, TypeVar
 
 from chartscore.io.output import BinaryOutput
+from chartscore.io.signals import signals_held
 
 
 @dataclass(frozen=True)
@@ -77,9 +77,6 @@ def binary(stream: TextIO | None) -> BinaryOutput | None:
     return buffer
 
 
-_HELD_SIGNALS: Final = frozenset(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
 _DESCRIPTORS: Final = (1, 2)
 
 
@@ -98,12 +95,12 @@ def command_streams(stdout: TextIO | None, stderr: TextIO | None) -> Iterator[St
     """
     reserved: _Reserved | None = None
     try:
-        with _signals_held():
+        with signals_held():
             reserved = _Reserved(stdout, stderr)
         yield reserved.streams
     finally:
         if reserved is not None:
-            with _signals_held():
+            with signals_held():
                 reserved.release()
 
 
@@ -190,19 +187,6 @@ def _on(stream: TextIO | None, descriptor: int) -> bool:
     with contextlib.suppress(Exception):
         number = stream.fileno()
     return number == descriptor
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None:  # pragma: no cover - platforms without it
-        yield
-        return
-    previous = mask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        mask(signal.SIG_SETMASK, previous)
 
 
 def settle_standard_streams() -> None:

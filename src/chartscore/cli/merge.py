@@ -8,10 +8,8 @@ from typing import Final
 
 from chartscore.cli._command import (
     EXIT_OK,
-    STANDARD_STREAM,
     Command,
     Option,
-    UsageError,
     optional_input,
 )
 from chartscore.cli._options import (
@@ -22,7 +20,7 @@ from chartscore.cli._options import (
     confidence,
     format_option,
     gate_status,
-    output_target,
+    output_targets,
 )
 from chartscore.cli._streams import Streams
 from chartscore.io.document_files import load_gates
@@ -42,12 +40,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     """Merge the partials; print or write the report (and the merged partial); check gates."""
     gates_path = optional_input(args.gates)
     inputs = (*sorted(glob.glob(args.partials)), gates_path)
-    out = output_target(args.out, inputs)
-    if args.partial_out == STANDARD_STREAM:
-        raise UsageError("--partial-out must name a file", "merge")
-    partial_out = output_target(args.partial_out, inputs)
-    if partial_out is not None and partial_out == out:
-        raise UsageError("--partial-out and --out must name different files", "merge")
+    out, partial_out = output_targets(args, inputs, "merge")
     gates = None if gates_path is None else load_gates(gates_path)
     report, partial = merge_partial_files_with_partial(
         args.partials, confidence=confidence(args), partial=partial_out is not None

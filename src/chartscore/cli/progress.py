@@ -37,23 +37,27 @@ class TerminalProgress:
 
     def __call__(self, source: InputKind, lines: int) -> None:
         self._lines[source] = lines
-        if self._broken:
+        now = self._due()
+        if now is None:
             return
-        now = self._clock()
-        if now < self._next:
-            return
-        self._next = now + _EVERY_SECONDS
         parts = [f"{kind} {count:,} lines" for kind, count in self._lines.items()]
         self._status(f"chartscore: {', '.join(parts)}, {now - self._started:.0f} s elapsed")
 
-    def stage(self, name: str, done: int, total: int) -> None:
-        """Show a bar: ``done`` of ``total`` in stage ``name`` (a disclosure progress sink)."""
+    def _due(self) -> float | None:
+        # The time, when a new status line is due (at most one a second); else None.
         if self._broken:
-            return
+            return None
         now = self._clock()
         if now < self._next:
-            return
+            return None
         self._next = now + _EVERY_SECONDS
+        return now
+
+    def stage(self, name: str, done: int, total: int) -> None:
+        """Show a bar: ``done`` of ``total`` in stage ``name`` (a disclosure progress sink)."""
+        now = self._due()
+        if now is None:
+            return
         filled = _BAR * done // total if total > 0 else 0
         bar = "#" * filled + "." * (_BAR - filled)
         self._status(

@@ -34,7 +34,7 @@ from chartscore.cli._options import (
     STRICT_SCHEMA,
     format_option,
     gate_status,
-    output_target,
+    output_targets,
     score_inputs,
     strata_input,
 )
@@ -64,12 +64,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if on_dask:  # part files: every file a pattern names is an input
         data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))
     inputs = (*data, schema_path, gates_path, strata_input(args))
-    out = output_target(args.out, inputs)
-    if args.partial_out == STANDARD_STREAM:
-        raise UsageError("--partial-out must name a file", "score")
-    partial_out = output_target(args.partial_out, inputs)
-    if partial_out is not None and partial_out == out:
-        raise UsageError("--partial-out and --out must name different files", "score")
+    out, partial_out = output_targets(args, inputs, "score")
     written: list[str] = []
     if on_dask and args.ledger is not None:
         raise UsageError("--ledger applies to --engine local only", "score")

@@ -251,18 +251,9 @@ def _shared_name(path: str) -> str:
     return f"{name}.shared.json"
 
 
-# A shared comparison takes gold, both systems and these options only.
-_NOT_FOR_COMPARISON: Final = (
-    "predictions",
-    "strata",
-    "jobs",
-    "strict_schema",
-    "ledger",
-    "ledger_key",
-    "system",
-    "run_id",
-    "releases",
-)
+# Of the scoring inputs and options, a shared comparison takes these only.
+_FOR_COMPARISON: Final = ("gold", "baseline", "candidate", "schema", "extra_predictions")
+_NOT_FOR_COMPARISON: Final = tuple(n for n in _SCORING_ONLY if n not in _FOR_COMPARISON)
 
 
 def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:

@@ -29,8 +29,8 @@ Value-free: the result holds field ids, closed names and integers.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Final, Protocol
 
 import attrs
 import numpy as np
@@ -339,11 +339,30 @@ def _range(
     return solver.range_of(quantity.form)
 
 
-def proven_ranges(report: SharedReport, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
+def published_solver(build: Callable[[], RangeSolver]) -> RangeSolver | AuditRow:
+    """The solver ``build`` makes of the published numbers, or, when they admit none
+    (inconsistent or unresolved), the row that fails the audit as a whole."""
+    problem = ""
+    try:
+        return build()
+    except Inconsistent:
+        problem = INCONSISTENT
+    except Unresolved:
+        problem = UNRESOLVED
+    return AuditRow("overall", "", _WHOLE, None, None, problem)
+
+
+class Published(Protocol):
+    """A shared document as the audit reads it: every protected number, keyed (None: hidden)."""
+
+    def numbers(self) -> Iterable[tuple[Key, int | None]]: ...
+
+
+def proven_ranges(report: Published, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
     """What the attack proves about every protected JSON number: ``(v, v)`` when published.
 
     Args:
-        report: The audited report.
+        report: The audited shared report (or shared comparison).
         rows: Its audit rows (:attr:`AuditResult.rows`).
 
     Returns:
@@ -366,8 +385,9 @@ def proven_ranges(report: SharedReport, rows: tuple[AuditRow, ...]) -> dict[Key,
     return out
 
 
-def _wider(shown: Range, proven: Range) -> str | None:
-    # None when equal; RANGE_NARROW when ``shown`` leaves out a provable value.
+def range_status(shown: Range, proven: Range) -> str | None:
+    """A published range against the proven one: None when equal; ``range_narrow`` when it
+    leaves out a provable value, else ``range_wide``."""
     if shown == proven:
         return None
     (low, high), (proven_low, proven_high) = shown, proven
@@ -376,7 +396,9 @@ def _wider(shown: Range, proven: Range) -> str | None:
     return RANGE_WIDE
 
 
-def _bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
+def bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
+    """A published bound against the proven one: None when equal; ``bound_narrow`` when it
+    leaves out a provable rate (or none is proven), else ``bound_wide``."""
     if shown == proven:
         return None
     if proven is None or shown.lower > proven.lower or shown.upper < proven.upper:
@@ -401,7 +423,7 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
         expected = proven.get(key)
         if expected is None:
             continue  # unresolved: its own row fails the audit
-        status = _wider(shown, expected)
+        status = range_status(shown, expected)
         if status is not None:
             kind, name, label = key
             rows.append(AuditRow(kind, name, label + RANGE_SUFFIX, *expected, status))
@@ -415,10 +437,10 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
             if success is None or total is None:
                 continue
             expected_bound = rate_bound(success, total, pooled=result.pooled, z=z)
-            bound_status = _bound_status(result.rate_bound, expected_bound)
-            if bound_status is not None:
+            status = bound_status(result.rate_bound, expected_bound)
+            if status is not None:
                 label = f"{metric}.rate_bound"
-                rows.append(AuditRow(kind, name, label, None, None, bound_status))
+                rows.append(AuditRow(kind, name, label, None, None, status))
     return rows
 
 
@@ -462,18 +484,13 @@ def audit_with_hints(
             rows.append(AuditRow(kind, name, label, value, value, SMALL_PUBLISHED))
     rows += _presentation_failures(report)
     published = {key: value for key, value in values.items() if value is not None}
-    solver: RangeSolver | None = None
-    problem = ""
-    try:
-        solver = RangeSolver(
+    solver = published_solver(
+        lambda: RangeSolver(
             model, published, hints=hints, knowledge=model.knowledge(published, min_cell)
         )
-    except Inconsistent:
-        problem = INCONSISTENT
-    except Unresolved:
-        problem = UNRESOLVED
-    if solver is None:
-        rows.append(AuditRow("overall", "", _WHOLE, None, None, problem))
+    )
+    if isinstance(solver, AuditRow):
+        rows.append(solver)
         return AuditResult(False, min_cell, _sorted_rows(model, rows))
     hidden = [q for q in _order(model) if q.key not in published]
     with contextlib.suppress(Unresolved, Inconsistent):

@@ -17,32 +17,27 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
-from typing import Final
 
 from chartscore.disclosure.attack import (
-    BOUND_NARROW,
-    BOUND_WIDE,
     DERIVABLE,
     DISCLOSED,
-    INCONSISTENT,
     PROTECTED,
-    RANGE_NARROW,
-    RANGE_WIDE,
     SMALL_PUBLISHED,
     UNRESOLVED,
     AuditResult,
     AuditRow,
+    bound_status,
+    proven_ranges,
+    published_solver,
+    range_status,
 )
 from chartscore.disclosure.comparison_model import ComparisonModel, derived_terms
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import RANGE_SUFFIX
 from chartscore.documents.shared_comparison import SharedComparison, difference_bound
-from chartscore.documents.shared_metric import Range, RateBound, rate_bound
+from chartscore.documents.shared_metric import Range, rate_bound
 from chartscore.documents.shared_report import Key
 from chartscore.stats.clustered import z_for
-
-_WHOLE: Final = "published_numbers"
-_RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
 
 
 def published_values(shared: SharedComparison, model: ComparisonModel) -> dict[Key, int | None]:
@@ -102,41 +97,6 @@ def _status(low: int, high: int | None, min_cell: int) -> str:
     return DERIVABLE if low == high else PROTECTED
 
 
-def _range_status(shown: Range, proven: Range) -> str | None:
-    if shown == proven:
-        return None
-    (low, high), (proven_low, proven_high) = shown, proven
-    if low > proven_low or (high is not None and (proven_high is None or high < proven_high)):
-        return RANGE_NARROW
-    return RANGE_WIDE
-
-
-def _bound_status(shown: RateBound, proven: RateBound | None) -> str | None:
-    if shown == proven:
-        return None
-    if proven is None or shown.lower > proven.lower or shown.upper < proven.upper:
-        return BOUND_NARROW
-    return BOUND_WIDE
-
-
-def proven_ranges(shared: SharedComparison, rows: tuple[AuditRow, ...]) -> dict[Key, Range]:
-    """Each protected JSON number's proven range: ``(v, v)`` when shown (unsettled left out)."""
-    found = {
-        (row.slice_kind, row.slice_name, row.name): (row.lo, row.hi)
-        for row in rows
-        if row.status in _RANGED and row.lo is not None
-    }
-    out: dict[Key, Range] = {}
-    for key, value in shared.numbers():
-        if value is not None:
-            out[key] = (value, value)
-        elif key in found:
-            low, high = found[key]
-            assert low is not None
-            out[key] = (low, high)
-    return out
-
-
 def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> list[AuditRow]:
     """A row for every published range, rate bound or difference bound that is not proven."""
     rows: list[AuditRow] = []
@@ -144,7 +104,7 @@ def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> lis
         expected = proven.get(key)
         if expected is None:
             continue  # unresolved: its own row fails
-        status = _range_status(shown, expected)
+        status = range_status(shown, expected)
         if status is not None:
             rows.append(AuditRow(key[0], key[1], key[2] + RANGE_SUFFIX, *expected, status))
     z = z_for(shared.confidence)
@@ -162,7 +122,7 @@ def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> lis
                 if side.rate_bound is None:
                     continue
                 expected_bound = rate_bound(success, total, pooled=side.pooled, z=z)
-                status = _bound_status(side.rate_bound, expected_bound)
+                status = bound_status(side.rate_bound, expected_bound)
                 if status is not None:
                     rows.append(
                         AuditRow(kind, name, f"{metric}.{system}.rate_bound", None, None, status)
@@ -171,7 +131,7 @@ def range_failures(shared: SharedComparison, proven: Mapping[Key, Range]) -> lis
                 expected_bound = difference_bound(
                     total, baseline, candidate, b, c, pooled=item.pooled, z=z
                 )
-                status = _bound_status(item.difference_bound, expected_bound)
+                status = bound_status(item.difference_bound, expected_bound)
                 if status is not None:
                     rows.append(
                         AuditRow(kind, name, f"{metric}.difference.bound", None, None, status)
@@ -203,16 +163,9 @@ def audit_comparison(document: SharedComparison | str | bytes) -> AuditResult:
         for key, value in values.items()
         if value is not None and not model.quantities[key].derived
     }
-    solver: RangeSolver | None = None
-    problem = ""
-    try:
-        solver = RangeSolver(model, published)
-    except Inconsistent:
-        problem = INCONSISTENT
-    except Unresolved:
-        problem = UNRESOLVED
-    if solver is None:
-        rows.append(AuditRow("overall", "", _WHOLE, None, None, problem))
+    solver = published_solver(lambda: RangeSolver(model, published))
+    if isinstance(solver, AuditRow):
+        rows.append(solver)
         return AuditResult(False, min_cell, tuple(rows))
     hidden = [model.quantities[key] for key in order if values.get(key) is None]
     with contextlib.suppress(Unresolved, Inconsistent):

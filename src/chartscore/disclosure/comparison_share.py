@@ -34,10 +34,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from chartscore.disclosure.attack import DERIVABLE, AuditResult
+from chartscore.disclosure.attack import DERIVABLE, AuditResult, proven_ranges
 from chartscore.disclosure.comparison_audit import (
     audit_comparison,
-    proven_ranges,
     published_values,
     range_failures,
 )

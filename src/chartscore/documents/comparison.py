@@ -36,14 +36,15 @@ from chartscore.documents.plugin_layout import (
     stamps_to_dict,
 )
 from chartscore.documents.report import (
-    SCORER_NAME,
-    STRATUM_NAME,
     KappaResult,
     MetricResult,
+    pooled_z,
     read_case_count,
     read_confidence,
     read_design_effect,
     read_scorer,
+    scored_members,
+    strata_by_key,
 )
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 from chartscore.errors import valid_field_id
@@ -67,21 +68,6 @@ READABLE_COMPARISON_VERSIONS: Final = (2, 3)
 """Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
 """Format 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 
-PAIRED_METRICS: Final[tuple[str, ...]] = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "tolerance_agreement",
-    "fuzzy_agreement",
-    "pattern_agreement",
-    "ordinal_later",
-    "ordinal_earlier",
-    "ordinal_within_one",
-)
-"""Metrics whose trials are gold rows, the same rows for both systems: compared paired."""
-
 UNPAIRED_METRICS: Final[tuple[str, ...]] = (
     "wrong_type_answer",
     "evidence_support",
@@ -92,6 +78,14 @@ UNPAIRED_METRICS: Final[tuple[str, ...]] = (
 
 GOLD_ONLY_METRICS: Final[tuple[str, ...]] = ("majority_baseline",)
 """Metrics of the gold set alone, the same for both systems: left out of a comparison."""
+
+PAIRED_METRICS: Final[tuple[str, ...]] = tuple(
+    metric
+    for metric in (*CORE_METRICS, *TYPE_METRICS)
+    if metric not in UNPAIRED_METRICS and metric not in GOLD_ONLY_METRICS
+)
+"""Metrics whose trials are gold rows, the same rows for both systems: compared paired
+(every core and type-specific metric that is neither unpaired nor of the gold alone)."""
 
 GOLD_COUNT_NAMES: Final = COUNT_NAMES[:3]
 """``field_count``, ``answerable_count``, ``unanswerable_count``: shared by both systems."""
@@ -588,11 +582,7 @@ class Comparison:
             ValueError: a pooled slice without its per-case sums (a scorer
                 bug), or a confidence level that is not 0.9, 0.95 or 0.99.
         """
-        z = z_for(confidence)
-        if tally.overall.clusters is None or any(
-            part.clusters is None for part in tally.by_field_type.values()
-        ):
-            raise ValueError("pooled slices need their per-case sums")
+        z = pooled_z(confidence, [tally.overall, *tally.by_field_type.values()])
         overall = ComparisonSlice.from_tally(tally.overall, z)
         return cls(
             overall=overall,
@@ -609,15 +599,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, object]:
         """The comparison as plain JSON-ready data."""
-        out: dict[str, object] = {
-            "format": COMPARISON_FORMAT,
-            "format_version": self.format_version,
-            "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
-            "confidence": self.confidence,
-            "overall": self.overall.to_dict(),
-            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
-            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
-        }
+        out = scored_members(COMPARISON_FORMAT, self)
         if self.ignored_prediction_count is not None:
             out["ignored_prediction_count"] = self.ignored_prediction_count.to_dict()
         if self.warnings:
@@ -796,12 +778,7 @@ def _read_strata(
     listed = _strict_json.mapping(data["by_stratum"])
     if not listed:
         _strict_json.invalid()
-    by_key: dict[str, list[str]] = {}
-    for name in listed:
-        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
-        if found is None:
-            _strict_json.invalid()
-        by_key.setdefault(found.group(1), []).append(name)
+    by_key = strata_by_key(listed)
     strata = {name: _read_slice(listed[name], "overall", (), reading) for name in sorted(listed)}
     for names in by_key.values():
         parts = [_quantities(strata[name]) for name in names]
@@ -823,6 +800,42 @@ def _quantities(part: ComparisonSlice) -> dict[str, int]:
         out.update(baseline.quantities(f"{name}.baseline"))
         out.update(candidate.quantities(f"{name}.candidate"))
     return out
+
+
+def read_clustering(
+    cells: PairedBinomial,
+    difference: Mapping[str, object],
+    clustered: Mapping[str, object],
+    z: float,
+    *,
+    cases: int | None,
+) -> PairedClustering:
+    """A pooled difference's case-clustered figures, recomputed from its cells and published
+    design effects; what ``difference`` and ``clustered`` (``clustered_mcnemar``) list must match.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` for a listed figure the recomputed ones differ from.
+    """
+    n = cells.total_count
+    test = clustered["design_effect"]
+    clustering = PairedClustering.from_design_effects(
+        cells,
+        read_design_effect(difference["design_effect"], n),
+        None if test is None else read_design_effect(test, n),
+        z,
+        cases=cases,
+    )
+    listed = difference["clustered_interval"]
+    shown = PairedClustering(
+        None if n == 0 else read_design_effect(difference["design_effect"], n),
+        None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
+        None if test is None else read_design_effect(test, n),
+        None if clustered["p"] is None else _strict_json.number(clustered["p"], 0.0, 1.0),
+        cases,
+    )
+    if shown != clustering:
+        _strict_json.invalid()
+    return clustering
 
 
 def _read_slice(
@@ -900,25 +913,8 @@ def _read_paired(
     clustering = None
     if pooled:
         clustered = _strict_json.members(data["clustered_mcnemar"], ("design_effect", "p"))
-        test = clustered["design_effect"]
         cases = read_case_count(difference["case_count"], n) if case_counts else None
-        clustering = PairedClustering.from_design_effects(
-            cells,
-            read_design_effect(difference["design_effect"], n),
-            None if test is None else read_design_effect(test, n),
-            z,
-            cases=cases,
-        )
-        listed = difference["clustered_interval"]
-        shown_clustering = PairedClustering(
-            None if n == 0 else read_design_effect(difference["design_effect"], n),
-            None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
-            None if test is None else read_design_effect(test, n),
-            None if clustered["p"] is None else _strict_json.number(clustered["p"], 0.0, 1.0),
-            cases,
-        )
-        if shown_clustering != clustering:
-            _strict_json.invalid()
+        clustering = read_clustering(cells, difference, clustered, z, cases=cases)
     figures = (difference["estimate"], difference["interval"], tests["exact_p"], tests["mid_p"])
     if n == 0:
         if any(figure is not None for figure in figures):

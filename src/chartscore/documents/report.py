@@ -14,9 +14,9 @@ are read back; the per-metric records a slice is made of are in
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Final
+from typing import Final, Protocol
 
 import attrs
 
@@ -108,7 +108,7 @@ SCORER_NAME: Final = "chartscore"
 FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 """The field types a ``by_field_type`` slice may be named after (``chartscore.FieldType``)."""
 
-_TOP_KEYS: Final = (
+TOP_KEYS: Final = (
     "format",
     "format_version",
     "scorer",
@@ -117,6 +117,7 @@ _TOP_KEYS: Final = (
     "by_field",
     "by_field_type",
 )
+"""The members every report has (a shared report adds its ``disclosure``)."""
 MAX_LABEL_NAME: Final = 256
 """The longest label name a document may hold (a normalized schema choice)."""
 _SCORER_VERSION = re.compile(
@@ -130,6 +131,73 @@ _SLICE_KINDS: Final = ("overall", "field_type", "field")
 
 STRATUM_NAME: Final = re.compile(r"([a-z][a-z0-9_]{0,31})=([A-Za-z0-9][A-Za-z0-9_.-]{0,63})")
 """A stratum slice's name in a report: ``key=label`` (declared names, docs/formats.md)."""
+
+
+def strata_by_key(names: Iterable[object]) -> dict[str, list[str]]:
+    """Stratum slices' names by their key (``site`` of ``site=A``), for the sums per key.
+
+    Raises:
+        ChartscoreError: a name that is not ``key=label`` (the document's reader's code).
+    """
+    by_key: dict[str, list[str]] = {}
+    for name in names:
+        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
+        if found is None:
+            _strict_json.invalid()
+        by_key.setdefault(found.group(1), []).append(found.group(0))
+    return by_key
+
+
+class _Part(Protocol):
+    def to_dict(self) -> dict[str, object]: ...
+
+
+class _Scored(Protocol):
+    # What a report and a comparison both are: a format version and scored slices.
+    @property
+    def format_version(self) -> int: ...
+    @property
+    def scorer_version(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def overall(self) -> _Part: ...
+    @property
+    def by_field(self) -> Mapping[str, _Part]: ...
+    @property
+    def by_field_type(self) -> Mapping[str, _Part]: ...
+
+
+def scored_members(format_name: str, document: _Scored) -> dict[str, object]:
+    """The JSON members a report and a comparison open with: format, scorer, slices."""
+    return {
+        "format": format_name,
+        "format_version": document.format_version,
+        "scorer": {"name": SCORER_NAME, "version": document.scorer_version},
+        "confidence": document.confidence,
+        "overall": document.overall.to_dict(),
+        "by_field": {k: v.to_dict() for k, v in document.by_field.items()},
+        "by_field_type": {k: v.to_dict() for k, v in document.by_field_type.items()},
+    }
+
+
+class _Pooled(Protocol):
+    @property
+    def clusters(self) -> object: ...
+
+
+def pooled_z(confidence: float, pooled: Iterable[_Pooled]) -> float:
+    """The quantile of ``confidence`` for a new document, whose pooled slices need per-case sums.
+
+    Raises:
+        ValueError: a pooled slice without its per-case sums (a scorer bug), or a
+            confidence level that is not 0.9, 0.95 or 0.99.
+    """
+    z = z_for(confidence)
+    if any(part.clusters is None for part in pooled):
+        raise ValueError("pooled slices need their per-case sums")
+    return z
+
 
 _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
 
@@ -585,11 +653,7 @@ class Report:
             ValueError: a pooled slice without its per-case sums (a scorer
                 bug), or a confidence level that is not 0.9, 0.95 or 0.99.
         """
-        z = z_for(confidence)
-        if tally.overall.clusters is None or any(
-            part.clusters is None for part in tally.by_field_type.values()
-        ):
-            raise ValueError("pooled slices need their per-case sums")
+        z = pooled_z(confidence, [tally.overall, *tally.by_field_type.values()])
         return cls(
             overall=SliceReport.from_tally(tally.overall, z),
             by_field={k: SliceReport.from_tally(v, z) for k, v in tally.by_field.items()},
@@ -649,7 +713,7 @@ class Report:
         assert type(format_version) is int
         members = _strict_json.members(
             document,
-            _TOP_KEYS,
+            TOP_KEYS,
             ("ignored_prediction_count", "plugins", *_STRATA_KEYS, "overall_weighted"),
         )
         version = read_scorer(members["scorer"])
@@ -776,15 +840,7 @@ class Report:
 
     def to_dict(self) -> dict[str, object]:
         """The report as plain JSON-ready data."""
-        out: dict[str, object] = {
-            "format": REPORT_FORMAT,
-            "format_version": self.format_version,
-            "scorer": {"name": SCORER_NAME, "version": self.scorer_version},
-            "confidence": self.confidence,
-            "overall": self.overall.to_dict(),
-            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
-            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
-        }
+        out = scored_members(REPORT_FORMAT, self)
         if self.ignored_prediction_count is not None:
             out["ignored_prediction_count"] = self.ignored_prediction_count
         if self.plugins:
@@ -825,12 +881,7 @@ def _read_strata(
     listed_types = _strict_json.mapping(members["by_stratum_field_type"])
     if not listed or set(listed) != set(listed_types):
         _strict_json.invalid()
-    by_key: dict[str, list[str]] = {}
-    for name in listed:
-        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
-        if found is None:
-            _strict_json.invalid()
-        by_key.setdefault(found.group(1), []).append(name)
+    by_key = strata_by_key(listed)
     strata = {
         name: SliceReport.from_dict(
             listed[name], kind="overall", z=z, format_version=format_version

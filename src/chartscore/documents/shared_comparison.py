@@ -19,6 +19,7 @@ Value-free.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
+from functools import partial
 from typing import Final, NoReturn
 
 import attrs
@@ -32,11 +33,11 @@ from chartscore.documents.comparison import (
     PairedBinomial,
     PairedClustering,
     PairedMetricResult,
+    read_clustering,
 )
 from chartscore.documents.report import (
     MetricResult,
     read_confidence,
-    read_design_effect,
     read_scorer,
 )
 from chartscore.documents.shared_metric import (
@@ -44,9 +45,12 @@ from chartscore.documents.shared_metric import (
     Range,
     RateBound,
     SharedMetric,
+    beside,
+    plain_metric,
     rate_bound,
+    read_count,
 )
-from chartscore.documents.shared_report import Disclosure, Key
+from chartscore.documents.shared_report import Disclosure, Key, KeyedNumbers
 from chartscore.documents.shared_rule import (
     FIELD_TYPE_NAMES,
     RANGE_SUFFIX,
@@ -59,7 +63,7 @@ from chartscore.documents.shared_rule import (
 )
 from chartscore.documents.tally import Binomial
 from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
-from chartscore.stats.binomial import Z95, widest_wilson, wilson_interval
+from chartscore.stats.binomial import Z95, widest_wilson
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.stats.paired import newcombe_difference
 
@@ -427,7 +431,7 @@ class SharedComparisonSlice:
 
 
 @attrs.frozen
-class SharedComparison:
+class SharedComparison(KeyedNumbers):
     """A comparison that passed disclosure control (docs/disclosure.md).
 
     Attributes:
@@ -456,18 +460,6 @@ class SharedComparison:
             yield "field", field_id, self.by_field[field_id]
         for type_name in sorted(self.by_field_type):
             yield "field_type", type_name, self.by_field_type[type_name]
-
-    def numbers(self) -> Iterator[tuple[Key, int | None]]:
-        """Every protected JSON number, keyed; ``None`` when suppressed."""
-        for kind, name, part in self.slices():
-            for quantity, value in part.numbers():
-                yield (kind, name, quantity), value
-
-    def ranges(self) -> Iterator[tuple[Key, Range]]:
-        """Every published range of a suppressed number, keyed as :meth:`numbers`."""
-        for kind, name, part in self.slices():
-            for quantity, proven in part.ranges():
-                yield (kind, name, quantity), proven
 
     def to_dict(self) -> dict[str, object]:
         """The shared comparison as JSON-ready data."""
@@ -698,29 +690,6 @@ def with_ranges(shared: SharedComparison, found: Mapping[Key, Range]) -> SharedC
 # --------------------------------------------------------------------------- reading
 
 
-def _count(value: object) -> int | None:
-    return None if value is None else _strict_json.count(value)
-
-
-def _range(value: object) -> Range:
-    if type(value) is not list or len(value) != 2:
-        _invalid()
-    low = _strict_json.count(value[0])
-    high = _count(value[1])
-    if high is not None and high < low:
-        _invalid()
-    return low, high
-
-
-def _beside(data: Mapping[str, object], name: str, number: int | None) -> Range | None:
-    key = name + RANGE_SUFFIX
-    if key not in data:
-        return None
-    if number is not None:
-        _invalid()  # a range stands only beside a suppressed number
-    return _range(data[key])
-
-
 def _interval(value: object, low: float, high: float) -> tuple[float, float] | None:
     return None if value is None else _strict_json.interval(value, low, high)
 
@@ -737,56 +706,48 @@ def _bound(value: object, kinds: Collection[str], low: float) -> RateBound:
     )
 
 
-def _read_side(
-    value: object, z: float, *, pooled: bool, floor: Callable[[int], int] | None
-) -> SharedMetric:
-    data = _strict_json.members(value, _POOLED_SIDE_KEYS if pooled else _SIDE_KEYS, _SIDE_EXTRAS)
-    success, total = _count(data[SUCCESS]), _count(data[TOTAL])
-    if success is not None and total is not None and success > total:
-        _invalid()
-    both = success is not None and total is not None
-    expected = wilson_interval(success, total, z) if both else None  # type: ignore[arg-type]
-    if _interval(data["interval"], 0.0, 1.0) != expected:
-        _invalid()
-    side = SharedMetric(success, total, expected)
-    if pooled:
-        design_effect = None
-        clustered = None
-        cases = None
-        if both and total:
-            design_effect = read_design_effect(data["design_effect"], total)
-            assert design_effect is not None and success is not None
-            cases = None if floor is None else floor(total)
-            clustered = clustered_wilson(success, total, design_effect, z, cases=cases)
-        elif data["design_effect"] is not None:
-            _invalid()
-        if _interval(data["clustered_interval"], 0.0, 1.0) != clustered:
-            _invalid()
-        side = SharedMetric(
-            success, total, expected, design_effect, clustered, pooled=True, clustered_cases=cases
-        )
-    side = attrs.evolve(
-        side,
-        success_range=_beside(data, SUCCESS, success),
-        total_range=_beside(data, TOTAL, total),
-    )
-    known = side.ranges()
+def _proven_bound(
+    prove: Callable[[], RateBound | None] | None,
+    data: Mapping[str, object],
+    key: str,
+    kind: str,
+    low: float,
+) -> RateBound | None:
+    # What the published ranges prove (``prove``; None when nothing is hidden): the
+    # document lists it under ``key`` exactly when there is one, and as it is.
     bound = None
-    if known is not None and not both:
+    if prove is not None:
         possible = True
         try:
-            bound = rate_bound(*known, pooled=pooled, z=z)
+            bound = prove()
         except ValueError:
             possible = False
         if not possible:
             _invalid()
-    if "rate_bound" in data:
-        shown = _bound(data["rate_bound"], (RATE_RANGE if pooled else WILSON_BOUND,), 0.0)
-        if bound is None or shown != bound:
+    if key in data:
+        if bound is None or _bound(data[key], (kind,), low) != bound:
             _invalid()
     elif bound is not None:
         _invalid()
-    return attrs.evolve(side, rate_bound=bound)
+    return bound
+
+
+def _read_side(
+    value: object, z: float, *, pooled: bool, floor: Callable[[int], int] | None
+) -> SharedMetric:
+    data = _strict_json.members(value, _POOLED_SIDE_KEYS if pooled else _SIDE_KEYS, _SIDE_EXTRAS)
+    success, total = read_count(data[SUCCESS]), read_count(data[TOTAL])
+    side = plain_metric(data, success, total, z, pooled=pooled, cases=floor)
+    both = success is not None and total is not None
+    side = attrs.evolve(
+        side,
+        success_range=beside(data, SUCCESS, success),
+        total_range=beside(data, TOTAL, total),
+    )
+    known = side.ranges()
+    prove = None if known is None or both else partial(rate_bound, *known, pooled=pooled, z=z)
+    kind = RATE_RANGE if pooled else WILSON_BOUND
+    return attrs.evolve(side, rate_bound=_proven_bound(prove, data, "rate_bound", kind, 0.0))
 
 
 def _read_paired(
@@ -802,14 +763,14 @@ def _read_paired(
         candidate.total_range,
     ):
         _invalid()  # the same trials for both systems
-    b, c = _count(data[BASELINE_ONLY]), _count(data[CANDIDATE_ONLY])
+    b, c = read_count(data[BASELINE_ONLY]), read_count(data[CANDIDATE_ONLY])
     item = SharedPaired(
         baseline,
         candidate,
         b,
         c,
-        baseline_only_range=_beside(data, BASELINE_ONLY, b),
-        candidate_only_range=_beside(data, CANDIDATE_ONLY, c),
+        baseline_only_range=beside(data, BASELINE_ONLY, b),
+        candidate_only_range=beside(data, CANDIDATE_ONLY, c),
     )
     n, sb, sc = baseline.total_count, baseline.success_count, candidate.success_count
     for part, whole in ((b, sb), (c, sc)):
@@ -840,21 +801,11 @@ def _read_paired(
         found = _read_result(cells, difference, tests, clustered_tests, z, cases=cases)
         item = attrs.evolve(item, result=found)
     everything = item.all_ranges()
-    bound = None
+    prove = None
     if not shown and everything is not None:
-        possible = True
-        try:
-            bound = difference_bound(*everything, pooled=pooled, z=z)
-        except ValueError:
-            possible = False
-        if not possible:
-            _invalid()
-    if "bound" in difference:
-        kind = DIFFERENCE_RANGE if pooled else NEWCOMBE_BOUND
-        if bound is None or _bound(difference["bound"], (kind,), -1.0) != bound:
-            _invalid()
-    elif bound is not None:
-        _invalid()
+        prove = partial(difference_bound, *everything, pooled=pooled, z=z)
+    kind = DIFFERENCE_RANGE if pooled else NEWCOMBE_BOUND
+    bound = _proven_bound(prove, difference, "bound", kind, -1.0)
     return attrs.evolve(item, difference_bound=bound)
 
 
@@ -875,26 +826,7 @@ def _read_result(
     )
     clustering = None
     if clustered_tests:
-        test = clustered_tests["design_effect"]
-        clustering = PairedClustering.from_design_effects(
-            cells,
-            read_design_effect(difference["design_effect"], n),
-            None if test is None else read_design_effect(test, n),
-            z,
-            cases=cases,
-        )
-        listed = difference["clustered_interval"]
-        shown = PairedClustering(
-            None if n == 0 else read_design_effect(difference["design_effect"], n),
-            None if listed is None else _strict_json.interval(listed, -1.0, 1.0),
-            None if test is None else read_design_effect(test, n),
-            None
-            if clustered_tests["p"] is None
-            else _strict_json.number(clustered_tests["p"], 0.0, 1.0),
-            cases,
-        )
-        if shown != clustering:
-            _invalid()
+        clustering = read_clustering(cells, difference, clustered_tests, z, cases=cases)
     expected = PairedMetricResult.from_parts(cells, z, None, sides, clustering)
     listed_interval = difference["interval"]
     found = (
@@ -919,8 +851,8 @@ def _read_slice(
     counts: dict[str, int | None] = {}
     count_ranges: dict[str, Range] = {}
     for name in GOLD_COUNTS:
-        counts[name] = _count(data[name])
-        found = _beside(data, name, counts[name])
+        counts[name] = read_count(data[name])
+        found = beside(data, name, counts[name])
         if found is not None:
             count_ranges[name] = found
     for system in SYSTEMS:
@@ -929,8 +861,8 @@ def _read_slice(
         )
         for name in SYSTEM_COUNTS:
             key = system_count(system, name)
-            counts[key] = _count(own[name])
-            found = _beside(own, name, counts[key])
+            counts[key] = read_count(own[name])
+            found = beside(own, name, counts[key])
             if found is not None:
                 count_ranges[key] = found
     paired = {

@@ -265,7 +265,7 @@ def read_metric(
     success, total = read_count(value[SUCCESS]), read_count(value[TOTAL])
     success_range = beside(value, SUCCESS, success)
     total_range = beside(value, TOTAL, total)
-    metric = _plain_metric(value, success, total, z, pooled=pooled, cases=cases)
+    metric = plain_metric(value, success, total, z, pooled=pooled, cases=cases)
     metric = attrs.evolve(metric, success_range=success_range, total_range=total_range)
     both = metric.ranges()
     expected = None
@@ -295,7 +295,7 @@ def _bound(value: object) -> RateBound:
     return RateBound(value["kind"], lower, upper)
 
 
-def _plain_metric(
+def plain_metric(
     value: Mapping[str, object],
     success: int | None,
     total: int | None,
@@ -304,6 +304,11 @@ def _plain_metric(
     pooled: bool,
     cases: Callable[[int], int] | None,
 ) -> SharedMetric:
+    """A metric's counts with the intervals ``value`` lists, checked: no ranges, no bound yet.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` for an interval its counts do not give.
+    """
     if success is not None and total is not None and success > total:
         invalid()
     shown = read_interval(value["interval"], 0.0, 1.0)

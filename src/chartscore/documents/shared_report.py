@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from decimal import Decimal
-from typing import Final
+from typing import Final, Protocol
 
 import attrs
 
@@ -44,6 +44,7 @@ from chartscore.documents.plugin_layout import (
 from chartscore.documents.report import (
     CORE_TOTALS,
     STRATUM_NAME,
+    TOP_KEYS,
     WeightedEstimate,
     WeightedMetric,
     is_fraction_text,
@@ -154,18 +155,7 @@ __all__ = [
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
-_TOP_KEYS: Final = frozenset(
-    {
-        "format",
-        "format_version",
-        "scorer",
-        "confidence",
-        "overall",
-        "by_field",
-        "by_field_type",
-        "disclosure",
-    }
-)
+_TOP_KEYS: Final = frozenset({*TOP_KEYS, "disclosure"})
 _STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
 _WEIGHTED: Final = "overall_weighted"
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
@@ -324,8 +314,39 @@ def _ranged(name: str, metric: SharedMetric, found: Mapping[str, Range], z: floa
     return ranged
 
 
+class _Part(Protocol):
+    def numbers(self) -> Iterable[tuple[str, int | None]]: ...
+    def ranges(self) -> Iterable[tuple[str, Range]]: ...
+
+
+class KeyedNumbers:
+    """A shared document's protected numbers and published ranges, keyed through its slices.
+
+    The base of :class:`SharedReport` and the shared comparison: each gives its
+    :meth:`slices`, and the audits read both the same way.
+    """
+
+    __slots__ = ()
+
+    def slices(self) -> Iterator[tuple[str, str, _Part]]:
+        """Every slice as (kind, name, slice)."""
+        raise NotImplementedError
+
+    def numbers(self) -> Iterator[tuple[Key, int | None]]:
+        """Every protected JSON number, keyed; ``None`` when suppressed."""
+        for kind, name, part in self.slices():
+            for quantity, value in part.numbers():
+                yield (kind, name, quantity), value
+
+    def ranges(self) -> Iterator[tuple[Key, Range]]:
+        """Every published range of a suppressed number, keyed as :meth:`numbers`."""
+        for kind, name, part in self.slices():
+            for quantity, proven in part.ranges():
+                yield (kind, name, quantity), proven
+
+
 @attrs.frozen
-class SharedReport:
+class SharedReport(KeyedNumbers):
     """A report that passed disclosure control: small cells are ``None``.
 
     Attributes:
@@ -387,18 +408,6 @@ class SharedReport:
             parts = self.by_stratum_field_type[stratum]
             for type_name in sorted(parts):
                 yield STRATUM_FIELD_TYPE, f"{stratum}/{type_name}", parts[type_name]
-
-    def numbers(self) -> Iterator[tuple[Key, int | None]]:
-        """Every protected JSON number of the report, keyed, ``None`` when suppressed."""
-        for kind, name, part in self.slices():
-            for quantity, value in part.numbers():
-                yield (kind, name, quantity), value
-
-    def ranges(self) -> Iterator[tuple[Key, Range]]:
-        """Every published range of a suppressed number, keyed as :meth:`numbers`."""
-        for kind, name, part in self.slices():
-            for quantity, proven in part.ranges():
-                yield (kind, name, quantity), proven
 
     def survival(self) -> dict[str, Survival]:
         """What survives per family: rates shown, bounded, of all (docs/disclosure.md)."""

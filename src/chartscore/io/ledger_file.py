@@ -33,7 +33,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 import stat
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final
@@ -42,6 +41,8 @@ from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, 
 from chartscore.io.fastpath import fast_gold
 from chartscore.io.feed import feed_rows
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path, open_input
+from chartscore.io.output import sync_directory
+from chartscore.io.signals import signals_held
 from chartscore.ledger.entry import LINE_PREFIX, MAX_LINE_BYTES, LedgerEntry
 from chartscore.ledger.runs import Ledger, LedgerRun
 from chartscore.records.gold_identity import (
@@ -61,9 +62,6 @@ MIN_DISTINCT_KEY_BYTES: Final = 8
 
 _EXPOSED_BITS: Final = 0o077
 _READ_CHUNK: Final = 1 << 20
-_HELD_SIGNALS: Final = frozenset(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
 
 FileState = tuple[int, int, int, int]
 """A regular file's (device, inode, size, modification time in ns): has it changed?"""
@@ -335,7 +333,7 @@ def append_lines(
                 os.close(descriptor)  # closing releases the lock
     if code is not None:
         raise ChartscoreError(code, input=InputKind.LEDGER, hint=hint)
-    _sync_folder(os.path.dirname(os.path.abspath(where)))
+    sync_directory(os.path.dirname(os.path.abspath(where)))
 
 
 def _is_line(line: object) -> bool:
@@ -365,7 +363,7 @@ def _append_locked(
             return ErrorCode.NOT_A_LEDGER
         if os.pread(descriptor, 1, size - 1) != b"\n":
             data = b"\n" + data  # a line a crash cut short: close it, keep these whole
-    with _signals_held():
+    with signals_held():
         try:
             _write_all(descriptor, data)
             os.fsync(descriptor)
@@ -394,30 +392,6 @@ def _cut_back(descriptor: int, size: int) -> ErrorCode:
     with contextlib.suppress(OSError):
         os.fsync(descriptor)
     return ErrorCode.LEDGER_UNWRITABLE
-
-
-def _sync_folder(folder: str) -> None:
-    """Make a new ledger's directory entry durable (best effort)."""
-    with contextlib.suppress(OSError):
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and termination signals back while a line is written and synced."""
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None or not _HELD_SIGNALS:  # pragma: no cover - platforms without it
-        yield
-        return
-    previous = mask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        mask(signal.SIG_SETMASK, previous)
 
 
 # --- reading --------------------------------------------------------------------------

@@ -35,24 +35,19 @@ import contextlib
 import os
 import re
 import select
-import signal
 import stat
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Final, Protocol
 
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
 from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
+from chartscore.io.signals import signals_held
 
 _TEMPORARY_PREFIX: Final = ".chartscore-"
 _TEMPORARY_SUFFIX: Final = ".tmp"
 _TEMPORARY: Final = re.compile(r"\.chartscore-[A-Za-z0-9_]+\.tmp")
-# Signals that the command line turns into exceptions; held back for the few
-# statements that create or rename the temporary file.
-_HELD_SIGNALS: Final = frozenset(
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-)
 
 
 class BinaryOutput(Protocol):
@@ -271,13 +266,13 @@ def write_new(path: str | os.PathLike[str], data: bytes, *, mode: int | None = N
     exists = failed = False
     try:
         _stage(target, data, mode, staged)
-        with _signals_held():
+        with signals_held():
             try:
                 os.link(staged[0], target)
             except FileExistsError:
                 exists = True
         if not exists:
-            _sync_directory(folder)
+            sync_directory(folder)
     except (OSError, ValueError, TypeError, ChartscoreError):
         failed = True
     finally:
@@ -347,12 +342,12 @@ def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | 
     try:
         for target, (_, data, mode) in zip(targets, files, strict=True):
             _stage(target, data, mode, staged)
-        with _signals_held():  # never stopped between two renames
+        with signals_held():  # never stopped between two renames
             for temporary, target in zip(staged, targets, strict=True):
                 os.replace(temporary, target)
                 renamed += 1
         for folder in folders:
-            _sync_directory(folder)
+            sync_directory(folder)
     except (OSError, ValueError, TypeError, ChartscoreError):
         failed = True
     finally:
@@ -367,7 +362,7 @@ def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | 
 
 def _stage(target: str, data: bytes, mode: int | None, staged: list[str]) -> None:
     """Write ``data`` to a new temporary file beside ``target`` (added to ``staged``)."""
-    with _signals_held():  # the temporary file is remembered as soon as it exists
+    with signals_held():  # the temporary file is remembered as soon as it exists
         handle, temporary = tempfile.mkstemp(
             dir=os.path.dirname(target) or os.curdir,
             prefix=_TEMPORARY_PREFIX,
@@ -385,30 +380,11 @@ def _stage(target: str, data: bytes, mode: int | None, staged: list[str]) -> Non
     os.chmod(temporary, mode)
 
 
-def _sync_directory(directory: str) -> None:
-    """Make the rename durable where the platform allows it (best effort)."""
+def sync_directory(directory: str) -> None:
+    """Make a rename or a new file in ``directory`` durable where the platform can (best effort)."""
     with contextlib.suppress(OSError, AttributeError):
         descriptor = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold back Ctrl-C and termination signals for a few statements.
-
-    A signal that arrives meanwhile is delivered when the block ends, so it can
-    never fall between creating the temporary file and remembering its name,
-    or between the rename and forgetting it.
-    """
-    mask = getattr(signal, "pthread_sigmask", None)
-    if mask is None or not _HELD_SIGNALS:  # pragma: no cover - platforms without it
-        yield
-        return
-    previous = mask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        mask(signal.SIG_SETMASK, previous)

@@ -15,7 +15,7 @@ from typing import Final
 
 import attrs
 
-from chartscore._format import MAX_OFFSET
+from chartscore._format import CHAIN_KEY_ORDER, MAX_OFFSET, SOURCE_KEY_ORDER
 from chartscore.errors import ErrorCode, fail
 from chartscore.records import _rules
 from chartscore.records._frozen import slot_setters
@@ -121,7 +121,7 @@ class SourceLocation:
         return "SourceLocation(<kind, digest and offsets hidden>)"
 
 
-_SOURCE_FIELDS: Final = ("source_digest", "start_offset", "end_offset", "kind")
+_SOURCE_FIELDS: Final = SOURCE_KEY_ORDER  # a record's slots are its format's keys
 (
     _set_source_digest,
     _set_start_offset,
@@ -272,15 +272,7 @@ class EvidenceChain:
         return f"EvidenceChain(field_id={self.field_id!r}, <sources and digests hidden>)"
 
 
-_CHAIN_FIELDS: Final = (
-    "field_id",
-    "source_locations",
-    "normalized_fact_digest",
-    "transformation_kind",
-    "transformation_digest",
-    "uncertainty",
-    "reviewer_state",
-)
+_CHAIN_FIELDS: Final = CHAIN_KEY_ORDER  # a record's slots are its format's keys
 (
     _set_chain_field_id,
     _set_chain_sources,

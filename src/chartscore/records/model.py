@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import attrs
 
-from chartscore._format import MAX_CASE_ID_LENGTH
+from chartscore._format import GOLD_KEY_ORDER, MAX_CASE_ID_LENGTH, PREDICTION_KEY_ORDER
 
 # Scalar, Value and to_field_type stay importable here, where they lived before _types.
 from chartscore._types import FieldType, Scalar, Value, to_field_type  # noqa: F401
@@ -360,14 +360,9 @@ class Prediction:
         return f"Prediction(field_id={self.field_id!r}, <case id, value and evidence hidden>)"
 
 
-_GOLD_FIELDS: Final = ("case_id", "field_id", "field_type", "value")
-_PREDICTION_FIELDS: Final = (
-    "case_id",
-    "field_id",
-    "value",
-    "normalized_fact_digest",
-    "evidence_chain",
-)
+# A record's slots are its format's keys, in the documented order.
+_GOLD_FIELDS: Final = GOLD_KEY_ORDER
+_PREDICTION_FIELDS: Final = PREDICTION_KEY_ORDER
 (
     _set_gold_case_id,
     _set_gold_field_id,

@@ -25,7 +25,7 @@ from typing import Final
 
 import attrs
 
-from chartscore._types import FieldType
+from chartscore._types import FieldType, field_type_or_none
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records import _rules
 from chartscore.records.normalize import normalize_text, number_key
@@ -81,13 +81,10 @@ def _schema_error(code: ErrorCode, field_id: object = None) -> ChartscoreError:
 
 
 def _spec_type(value: object) -> FieldType:
-    # A member or its exact string value; checked by type() first, so a caller's
-    # object is never asked anything.
-    if type(value) is FieldType:
-        return value
-    if type(value) is str and value in FieldType._value2member_map_:
-        return FieldType(value)
-    raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_TYPE)
+    found = field_type_or_none(value)
+    if found is None:
+        raise _schema_error(ErrorCode.SCHEMA_UNKNOWN_TYPE)
+    return found
 
 
 def _levels(raw: object) -> tuple[Level, ...]:

@@ -14,7 +14,7 @@ Machine-readable rows (CSV) name a comparison's numbers ``<metric>.baseline``,
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -79,6 +79,16 @@ def _slices(comparison: Comparison, sort: str) -> list[Slice]:
 
 
 def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -> Estimate:
+    return paired_difference(kind, name, metric, paired, paired.baseline.total_count)
+
+
+def paired_difference(
+    kind: str, name: str, metric: str, paired: PairedMetricResult, total_count: int | None
+) -> Estimate:
+    """A paired difference as an estimate (of a comparison, or a shared one's shown difference).
+
+    ``total_count``: the rows both systems were scored on, as the document states it.
+    """
     interval = paired.interval
     low, high = interval if interval is not None else (None, None)
     clustering = paired.clustering
@@ -89,7 +99,7 @@ def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -
         metric=metric,
         kind=Kind.DIFFERENCE,
         success_count=None,
-        total_count=paired.baseline.total_count,
+        total_count=total_count,
         value=paired.estimate,
         lower=low,
         upper=high,
@@ -108,8 +118,8 @@ def _p_value(value: float | None) -> str:
     return f"{value:.3f}"
 
 
-def _renamed(estimate: Estimate, suffix: str) -> Estimate:
-    # For machine-readable rows: one metric column names the system or the difference.
+def renamed(estimate: Estimate, suffix: str) -> Estimate:
+    """For machine-readable rows: one metric column names the system or the difference."""
     return attrs.evolve(estimate, metric=f"{estimate.metric}.{suffix}")
 
 
@@ -135,16 +145,16 @@ def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:
     out: list[Estimate] = []
     for kind, name, part in slices:
         for metric, paired in part.paired.items():
-            out.append(_renamed(rate_estimate(kind, name, metric, paired.baseline), "baseline"))
-            out.append(_renamed(rate_estimate(kind, name, metric, paired.candidate), "candidate"))
-            out.append(_renamed(_difference(kind, name, metric, paired), "difference"))
+            out.append(renamed(rate_estimate(kind, name, metric, paired.baseline), "baseline"))
+            out.append(renamed(rate_estimate(kind, name, metric, paired.candidate), "candidate"))
+            out.append(renamed(_difference(kind, name, metric, paired), "difference"))
         for metric, unpaired in part.unpaired.items():
-            out.append(_renamed(rate_estimate(kind, name, metric, unpaired.baseline), "baseline"))
-            out.append(_renamed(rate_estimate(kind, name, metric, unpaired.candidate), "candidate"))
+            out.append(renamed(rate_estimate(kind, name, metric, unpaired.baseline), "baseline"))
+            out.append(renamed(rate_estimate(kind, name, metric, unpaired.candidate), "candidate"))
         for system in _SYSTEMS:
             kappa = _kappa(name, part, system) if kind == "field" else None
             if kappa is not None:
-                out.append(_renamed(kappa, system))
+                out.append(renamed(kappa, system))
     return out
 
 
@@ -202,31 +212,26 @@ def _difference_plots(slices: list[Slice], gates: Sequence[Gate], level: str) ->
         )
         better = " (for this error metric, left of 0 is better)" if metric in ERROR_METRICS else ""
         panels.append((f"difference-{metric}", title(metric), note.format(better), metric, rows))
-    typed = tuple(
-        PlotRow(
-            f"{slice_label(kind, name)}: {title(metric)}",
-            _difference(kind, name, metric, paired),
-            f"{kind} {name}",
-            margins.get((kind, name, metric), ()),
+
+    def mixed_rows(wanted: Callable[[str], bool]) -> tuple[PlotRow, ...]:
+        # One panel of several metrics: each row names its slice and its metric.
+        return tuple(
+            PlotRow(
+                f"{slice_label(kind, name)}: {title(metric)}",
+                _difference(kind, name, metric, paired),
+                f"{kind} {name}",
+                margins.get((kind, name, metric), ()),
+            )
+            for kind, name, part in slices
+            for metric, paired in part.paired.items()
+            if wanted(metric)
         )
-        for kind, name, part in slices
-        for metric, paired in part.paired.items()
-        if metric in TYPE_METRICS
-    )
+
+    typed = mixed_rows(lambda metric: metric in TYPE_METRICS)
     if typed:
         typed_note = note.format("; squares are errors, where left of 0 is better")
         panels.append(("difference-type_metrics", "Type-specific metrics", typed_note, "", typed))
-    labelled = tuple(
-        PlotRow(
-            f"{slice_label(kind, name)}: {title(metric)}",
-            _difference(kind, name, metric, paired),
-            f"{kind} {name}",
-            margins.get((kind, name, metric), ()),
-        )
-        for kind, name, part in slices
-        for metric, paired in part.paired.items()
-        if is_plugin_metric(metric)
-    )
+    labelled = mixed_rows(is_plugin_metric)
     if labelled:
         plugin_note = note.format("; the plugin, not chartscore, defines each label")
         panels.append(("difference-plugin_metrics", "Plugin metrics", plugin_note, "", labelled))
@@ -246,8 +251,8 @@ def _difference_plots(slices: list[Slice], gates: Sequence[Gate], level: str) ->
     return plots
 
 
-def _p(kind: str, paired: PairedMetricResult) -> str:
-    # Pooled rows: Durkalski's case-clustered test; field rows: McNemar's mid-p.
+def p_text(kind: str, paired: PairedMetricResult) -> str:
+    """The McNemar p shown: pooled rows, Durkalski's case-clustered test; field rows, mid-p."""
     clustering = paired.clustering
     return _p_value(paired.mid_p if clustering is None or kind == "field" else clustering.p)
 
@@ -264,7 +269,7 @@ def _paired_table(slices: list[Slice], level: str) -> Table:
                 paired.baseline_only,
                 paired.candidate_only,
                 _difference(kind, name, metric, paired),
-                _p(kind, paired),
+                p_text(kind, paired),
             ),
         )
         for kind, name, part in slices

@@ -377,18 +377,45 @@ def uncertainty_estimates(name: str, uncertainty: UncertaintyResult) -> list[Est
     """AUROC (``total_count``: rows with an uncertainty), Brier score, rows without one,
     and agreement among the most certain 10%, ..., 100% of the rows (``label``)."""
     sums = uncertainty.sums
-    low, high = uncertainty.auroc_interval or (None, None)
-    out = [
+    out = _uncertainty_figures(
+        name,
+        rows=sums.rows,
+        auroc=uncertainty.auroc,
+        auroc_interval=uncertainty.auroc_interval,
+        brier_score=uncertainty.brier_score,
+        without=sums.without,
+    )
+    for label, step in zip(RISK_COVERAGE_LABELS, uncertainty.risk_coverage, strict=True):
+        estimate = rate_estimate("field", name, "risk_coverage", step)
+        out.append(attrs.evolve(estimate, label=label))
+    return out
+
+
+def _uncertainty_figures(
+    name: str,
+    *,
+    rows: int | None,
+    auroc: float | None,
+    auroc_interval: tuple[float, float] | None,
+    brier_score: float | None,
+    without: int | None,
+    auroc_hidden: bool = False,
+    brier_hidden: bool = False,
+) -> list[Estimate]:
+    # AUROC, Brier score and the rows without an uncertainty; a withheld count is suppressed.
+    low, high = auroc_interval or (None, None)
+    return [
         Estimate(
             "field",
             name,
             "uncertainty_auroc",
             Kind.KAPPA,
             None,
-            sums.rows,
-            uncertainty.auroc,
+            rows,
+            auroc,
             low,
             high,
+            suppressed=auroc_hidden,
         ),
         Estimate(
             "field",
@@ -396,20 +423,26 @@ def uncertainty_estimates(name: str, uncertainty: UncertaintyResult) -> list[Est
             "brier_score",
             Kind.SCORE,
             None,
-            sums.rows,
-            uncertainty.brier_score,
+            rows,
+            brier_score,
             None,
             None,
             True,
+            brier_hidden,
         ),
         Estimate(
-            "field", name, "without_uncertainty", Kind.SCORE, None, sums.without, None, None, None
+            "field",
+            name,
+            "without_uncertainty",
+            Kind.SCORE,
+            None,
+            without,
+            None,
+            None,
+            None,
+            suppressed=without is None,
         ),
     ]
-    for label, step in zip(RISK_COVERAGE_LABELS, uncertainty.risk_coverage, strict=True):
-        estimate = rate_estimate("field", name, "risk_coverage", step)
-        out.append(attrs.evolve(estimate, label=label))
-    return out
 
 
 def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
@@ -535,47 +568,17 @@ def shared_magnitude_estimates(name: str, magnitude: SharedMagnitude) -> list[Es
 def shared_uncertainty_estimates(name: str, uncertainty: SharedUncertainty) -> list[Estimate]:
     """:func:`uncertainty_estimates` of a shared report: withheld figures are suppressed."""
     withheld = uncertainty.withheld
-    low, high = uncertainty.auroc_interval or (None, None)
     rows = uncertainty.rows
-    out = [
-        Estimate(
-            "field",
-            name,
-            "uncertainty_auroc",
-            Kind.KAPPA,
-            None,
-            rows,
-            uncertainty.auroc,
-            low,
-            high,
-            suppressed="auroc" in withheld or rows is None,
-        ),
-        Estimate(
-            "field",
-            name,
-            "brier_score",
-            Kind.SCORE,
-            None,
-            rows,
-            uncertainty.brier_score,
-            None,
-            None,
-            True,
-            "brier_score" in withheld or rows is None,
-        ),
-        Estimate(
-            "field",
-            name,
-            "without_uncertainty",
-            Kind.SCORE,
-            None,
-            uncertainty.without,
-            None,
-            None,
-            None,
-            suppressed=uncertainty.without is None,
-        ),
-    ]
+    out = _uncertainty_figures(
+        name,
+        rows=rows,
+        auroc=uncertainty.auroc,
+        auroc_interval=uncertainty.auroc_interval,
+        brier_score=uncertainty.brier_score,
+        without=uncertainty.without,
+        auroc_hidden="auroc" in withheld or rows is None,
+        brier_hidden="brier_score" in withheld or rows is None,
+    )
     for label, step in zip(RISK_COVERAGE_LABELS, uncertainty.risk_coverage, strict=True):
         if step is None:
             estimate = Estimate(

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import attrs
-
 from chartscore.documents.gates import Gate
 from chartscore.documents.shared_comparison import (
     SHARED_COMPARISON_FORMAT,
@@ -26,7 +24,13 @@ from chartscore.documents.shared_comparison import (
 )
 from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.render.comparison_view import difference_scale, gate_margins
+from chartscore.render.comparison_view import (
+    difference_scale,
+    gate_margins,
+    p_text,
+    paired_difference,
+    renamed,
+)
 from chartscore.render.definitions import definition, interval_note, title
 from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
 from chartscore.render.view import (
@@ -83,35 +87,12 @@ def _difference(kind: str, name: str, metric: str, paired: SharedPaired, level: 
             bound_kind="" if bound is None else bound.kind,
             bound_level=level,
         )
-    low, high = result.interval if result.interval is not None else (None, None)
-    clustering = result.clustering
-    clustered = None if clustering is None else clustering.interval
-    return Estimate(
-        slice=kind,
-        name=name,
-        metric=metric,
-        kind=Kind.DIFFERENCE,
-        success_count=None,
-        total_count=paired.total_count,
-        value=result.estimate,
-        lower=low,
-        upper=high,
-        error=metric in ERROR_METRICS,
-        design_effect=None if clustering is None else clustering.design_effect,
-        clustered_lower=None if clustered is None else clustered[0],
-        clustered_upper=None if clustered is None else clustered[1],
-    )
+    return paired_difference(kind, name, metric, result, paired.total_count)
 
 
 def _p(kind: str, paired: SharedPaired) -> str:
     result = paired.result
-    if result is None:
-        return "suppressed"
-    clustering = result.clustering
-    value = result.mid_p if clustering is None or kind == "field" else clustering.p
-    if value is None:
-        return "no trials"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+    return "suppressed" if result is None else p_text(kind, result)
 
 
 def _plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> tuple[Plot, ...]:
@@ -265,8 +246,8 @@ def shared_comparison_view(
         for metric, paired in part.paired.items():
             for system, side in (("baseline", paired.baseline), ("candidate", paired.candidate)):
                 estimate = rate_estimate(kind, name, metric, side, level)
-                estimates.append(_renamed(estimate, system))
-            estimates.append(_renamed(_difference(kind, name, metric, paired, level), "difference"))
+                estimates.append(renamed(estimate, system))
+            estimates.append(renamed(_difference(kind, name, metric, paired, level), "difference"))
     return View(
         title="chartscore shared comparison",
         facts=facts,
@@ -283,7 +264,3 @@ def shared_comparison_view(
         shared=True,
         confidence=shared.confidence,
     )
-
-
-def _renamed(estimate: Estimate, suffix: str) -> Estimate:
-    return attrs.evolve(estimate, metric=f"{estimate.metric}.{suffix}")
