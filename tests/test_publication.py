@@ -137,3 +137,36 @@ def test_the_table_shows_counts_and_statuses_only() -> None:
     assert json.loads(SharedReport.from_json(shared.to_json()).to_json()) == json.loads(
         shared.to_json()
     )
+
+
+# --- sharing one publication --------------------------------------------------------------
+
+
+@functools.cache
+def _publication(cases: int, seed: int) -> tuple[SharedReport, ...]:
+    from chartscore.workflows.publication import share_publication
+
+    gold, first, second = _cohort(cases, seed)
+    return tuple(share_publication(gold, [first, second], schema=SCHEMA))
+
+
+def test_a_shared_publication_passes_its_joint_audit_and_each_audit_alone() -> None:
+    from chartscore.disclosure import audit
+    from chartscore.disclosure.model import model_of
+    from chartscore.disclosure.publication import gold_only_keys
+
+    products = _publication(40, 3)
+    assert audit_publication(list(products), ["A", "B"]).passed
+    assert all(audit(product.to_json()).passed for product in products)
+    # One decision for every gold-only number: shown in both with one value, or in neither.
+    gold_keys = gold_only_keys(model_of(products[0]))
+    first, second = (dict(product.numbers()) for product in products)
+    assert gold_keys and all(first[key] == second[key] for key in gold_keys)
+
+
+def test_the_publication_keeps_each_products_published_numbers_true() -> None:
+    gold, first, second = _cohort(40, 3)
+    truths = [_truth(gold, first), _truth(gold, second)]
+    for product, truth in zip(_publication(40, 3), truths, strict=True):
+        for key, value in product.numbers():
+            assert value is None or value == truth[key]
