@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,3 +171,32 @@ def test_the_publication_keeps_each_products_published_numbers_true() -> None:
     for product, truth in zip(_publication(40, 3), truths, strict=True):
         for key, value in product.numbers():
             assert value is None or value == truth[key]
+
+
+def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_path: Path) -> None:
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 40, 5)
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    for path in (baseline, candidate):
+        path.rename(systems / f"{CANARY_CASE}{path.name}")
+    out = tmp_path / "out"
+    out.mkdir()
+    pattern = str(systems / "*.jsonl")
+    argv = ["share", "--gold", str(gold), "--publication", pattern, "--out-dir", str(out)]
+    status, stdout, stderr = run(argv)
+    assert (status, stdout) == (0, "")
+    written = sorted(out.iterdir())
+    assert [p.name for p in written] == [
+        f"{CANARY_CASE}baseline.shared.json",
+        f"{CANARY_CASE}candidate.shared.json",
+    ]
+    products = [SharedReport.from_json(p.read_bytes()) for p in written]
+    assert audit_publication(products, ["A", "B"]).passed
+    assert f"{len(products)} shared reports written" in stderr
+    for text in (stderr, *(p.read_text(encoding="utf-8") for p in written)):
+        assert CANARY_CASE not in text and str(tmp_path) not in text
+    # Any scoring option but the schema is refused, before any work.
+    status, _, stderr = run([*argv, "--strata", str(gold)])
+    assert status == 2 and "--publication cannot be combined with --strata" in stderr
