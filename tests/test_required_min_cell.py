@@ -16,7 +16,10 @@ from helpers import examples
 
 pytest.importorskip("scipy")  # share and audit need the solver
 
-GATES = '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.0\n'
+# A gate that passes at both min cells: a rate both shared reports show (the overall exact
+# agreement's total, the answerable rows, is hidden at min cell 11 since the cohort's
+# composition is public).
+GATES = '[[gate]]\nslice = "overall"\nmetric = "evidence_support"\nmin_lower = 0.0\n'
 # A comparison's gate that passes at both min cells (a field's difference, or its bound).
 COMPARISON_GATES = (
     '[[gate]]\nslice = "field:dx.flag"\nmetric = "exact_agreement"\nmin_difference_lower = -1.0\n'

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import os
 from dataclasses import replace
 from typing import Final
 
@@ -37,6 +36,7 @@ from chartscore.cli._options import (
     score_inputs,
     strata_input,
 )
+from chartscore.cli._publication import share_publication
 from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.progress import reporting
@@ -49,10 +49,9 @@ from chartscore.documents.shared_report import (
 )
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath
-from chartscore.io.output import check_outputs, write_atomic_all, write_output
+from chartscore.io.output import write_output
 from chartscore.io.release_ledger import is_inside
 from chartscore.io.schema_file import load_schema
-from chartscore.workflows.publication import share_publication_files
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
 
@@ -83,7 +82,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
     if args.publication is not None or args.out_dir is not None:
-        return _share_publication(args, streams, min_cell)
+        options = [option.dest for option in COMMAND.options]
+        return share_publication(args, streams, min_cell, options)
     if args.baseline is not None or args.candidate is not None:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
@@ -194,61 +194,6 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
         "(inside only); recorded in the releases folder (other systems' products of the "
         "cohort are not audited with it: docs/disclosure.md)\n",
     )
-
-
-# A publication takes gold, the systems' pattern and these options only.
-_PUBLICATION_TAKES: Final = (
-    "gold",
-    "schema",
-    "min_cell",
-    "confidence",
-    "quiet",
-    "publication",
-    "out_dir",
-)
-
-
-def _share_publication(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
-    # Each system's shared report, chosen so that they are safe held together.
-    given = [
-        option.dest
-        for option in COMMAND.options
-        if option.dest not in _PUBLICATION_TAKES
-        and getattr(args, option.dest, None) not in (None, False)
-    ]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UsageError(f"--publication cannot be combined with {flag}", "share")
-    if args.gold is None or args.publication is None or args.out_dir is None:
-        raise UsageError("a publication needs --gold, --publication and --out-dir", "share")
-    gold = input_argument(args.gold)
-    schema_path = optional_input(args.schema)
-    systems = sorted(glob.glob(args.publication))
-    if not systems:
-        raise UsageError("--publication names no file", "share")
-    outs = [os.path.join(args.out_dir, _shared_name(path)) for path in systems]
-    inputs = (gold, schema_path, *systems)
-    check_outputs(outs, inputs=inputs)
-    products = share_publication_files(
-        gold, systems, schema=schema_path, min_cell=min_cell, confidence=confidence(args)
-    )
-    write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
-                      zip(outs, products, strict=True)])  # fmt: skip
-    hidden = sum(product.disclosure.suppressed_count for product in products)
-    say(
-        streams.err,
-        f"{PROGRAM}: {len(products):,} shared reports written, {hidden:,} numbers suppressed "
-        f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
-    )
-    return EXIT_OK
-
-
-def _shared_name(path: str) -> str:
-    # pred_system_a.jsonl -> pred_system_a.shared.json
-    name = os.path.basename(path)
-    for suffix in (".jsonl", ".json"):
-        name = name.removesuffix(suffix)
-    return f"{name}.shared.json"
 
 
 # Of the scoring inputs and options, a shared comparison takes these only.

@@ -1,0 +1,70 @@
+"""``chartscore share --publication``: several systems' shared reports, safe together."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+from collections.abc import Sequence
+from typing import Final
+
+from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
+from chartscore.cli._options import confidence
+from chartscore.cli._streams import Streams, say
+from chartscore.io.output import check_outputs, write_atomic_all
+from chartscore.workflows.publication import share_publication_files
+
+# A publication takes gold, the systems' pattern and these options only.
+_PUBLICATION_TAKES: Final = (
+    "gold",
+    "schema",
+    "min_cell",
+    "confidence",
+    "quiet",
+    "publication",
+    "out_dir",
+)
+
+
+def share_publication(
+    args: argparse.Namespace, streams: Streams, min_cell: int, options: Sequence[str]
+) -> int:
+    """Write each system's shared report of one publication (``options``: share's dests)."""
+    given = [
+        name
+        for name in options
+        if name not in _PUBLICATION_TAKES and getattr(args, name, None) not in (None, False)
+    ]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"--publication cannot be combined with {flag}", "share")
+    if args.gold is None or args.publication is None or args.out_dir is None:
+        raise UsageError("a publication needs --gold, --publication and --out-dir", "share")
+    gold = input_argument(args.gold)
+    schema_path = optional_input(args.schema)
+    systems = sorted(glob.glob(args.publication))
+    if not systems:
+        raise UsageError("--publication names no file", "share")
+    outs = [os.path.join(args.out_dir, _shared_name(path)) for path in systems]
+    inputs = (gold, schema_path, *systems)
+    check_outputs(outs, inputs=inputs)
+    products = share_publication_files(
+        gold, systems, schema=schema_path, min_cell=min_cell, confidence=confidence(args)
+    )
+    write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
+                      zip(outs, products, strict=True)])  # fmt: skip
+    hidden = sum(product.disclosure.suppressed_count for product in products)
+    say(
+        streams.err,
+        f"{PROGRAM}: {len(products):,} shared reports written, {hidden:,} numbers suppressed "
+        f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
+    )
+    return EXIT_OK
+
+
+def _shared_name(path: str) -> str:
+    # pred_system_a.jsonl -> pred_system_a.shared.json
+    name = os.path.basename(path)
+    for suffix in (".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return f"{name}.shared.json"
