@@ -385,6 +385,15 @@ def proven_ranges(report: Published, rows: tuple[AuditRow, ...]) -> dict[Key, Ra
     return out
 
 
+def hidden_status(low: int, high: int | None, min_cell: int) -> str:
+    """A hidden number's status from its proven range: small, exact, or protected."""
+    if low >= 1 and high is not None and high < min_cell:
+        return DISCLOSED
+    if low == high:
+        return DERIVABLE
+    return PROTECTED
+
+
 def range_status(shown: Range, proven: Range) -> str | None:
     """A published range against the proven one: None when equal; ``range_narrow`` when it
     leaves out a provable value, else ``range_wide``."""
@@ -516,13 +525,7 @@ def audit_with_hints(
             rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
             continue
         low, high = answer
-        if low >= 1 and high is not None and high < min_cell:
-            status = DISCLOSED
-        elif low == high:
-            status = DERIVABLE
-        else:
-            status = PROTECTED
-        rows.append(AuditRow(kind, name, label, low, high, status))
+        rows.append(AuditRow(kind, name, label, low, high, hidden_status(low, high, min_cell)))
     rows += range_failures(report, proven_ranges(report, tuple(rows)))
     passed = all(row.passed for row in rows)
     return AuditResult(passed, min_cell, _sorted_rows(model, rows), solver.solves)

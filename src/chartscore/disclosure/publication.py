@@ -32,10 +32,10 @@ import attrs
 
 from chartscore.disclosure.attack import (
     DERIVABLE,
-    DISCLOSED,
     PROTECTED,
     UNRESOLVED,
     audit,
+    hidden_status,
     published_values,
 )
 from chartscore.disclosure.forms import Form, add
@@ -379,13 +379,7 @@ def audit_publication(reports: Sequence[SharedReport], systems: Sequence[str]) -
         except (Unresolved, Inconsistent):
             rows.append(PublicationRow(index, key, None, None, UNRESOLVED))
             continue
-        if low >= 1 and high is not None and high < min_cell:
-            status = DISCLOSED
-        elif low == high:
-            status = DERIVABLE
-        else:
-            status = PROTECTED
-        rows.append(PublicationRow(index, key, low, high, status))
+        rows.append(PublicationRow(index, key, low, high, hidden_status(low, high, min_cell)))
     return PublicationAudit(own, tuple(rows), min_cell)
 
 

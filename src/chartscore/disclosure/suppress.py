@@ -819,26 +819,20 @@ def share(
     )
     complement = found if complement is None else _labelled(complement, state)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+
+    def shared_now() -> SharedReport:
+        # The public numbers (the composition) are shown whatever was chosen.
+        hidden = state.hidden - _public_keys(model, state.hidden)
+        return shared_from_report(
+            document, field_types, min_cell, hidden, withheld, figures=figures
+        )
+
     alone: int | None = None
     if joint is not None:
-        alone = shared_from_report(
-            document,
-            field_types,
-            min_cell,
-            state.hidden - _public_keys(model, state.hidden),
-            withheld,
-            figures=figures,
-        ).disclosure.suppressed_count
+        alone = shared_now().disclosure.suppressed_count
         withheld |= joint(state)
         withheld |= _withheld_kappa(full, sensitivity, state.hidden, min_cell)
-    shared = shared_from_report(
-        document,
-        field_types,
-        min_cell,
-        state.hidden - _public_keys(model, state.hidden),
-        withheld,
-        figures=figures,
-    )
+    shared = shared_now()
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
         shared = attrs.evolve(shared, disclosure=disclosure)
