@@ -20,6 +20,8 @@ pytest.importorskip("scipy")
 from chartscore import GoldField, Prediction, share
 from chartscore.disclosure import audit
 
+from helpers import examples
+
 DIGEST = "sha256:" + "cd" * 32
 SCHEMA = {
     "fields": {
@@ -60,7 +62,7 @@ def _cohort(
     return gold, predictions
 
 
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=examples(6, least=2), deadline=None)
 @given(
     st.integers(min_value=40, max_value=70),
     st.integers(min_value=1, max_value=14),
