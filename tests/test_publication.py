@@ -154,6 +154,14 @@ def _publication(cases: int, seed: int) -> tuple[SharedReport, ...]:
         return tuple(publication.share_publication(gold, [first, second], schema=SCHEMA))
 
 
+_THOROUGH_ONLY = pytest.mark.skipif(
+    settings.default.max_examples < 100,
+    reason="thorough profile only (.ci/run runs it): a publication of two systems takes "
+    "seconds per order, and the command-line test below covers one by default",
+)
+
+
+@_THOROUGH_ONLY
 def test_a_shared_publication_passes_its_joint_audit_and_each_audit_alone() -> None:
     from chartscore.disclosure import audit
     from chartscore.disclosure.model import model_of
@@ -168,6 +176,7 @@ def test_a_shared_publication_passes_its_joint_audit_and_each_audit_alone() -> N
     assert gold_keys and all(first[key] == second[key] for key in gold_keys)
 
 
+@_THOROUGH_ONLY
 def test_the_publication_keeps_each_products_published_numbers_true() -> None:
     gold, first, second = _cohort(40, 3)
     truths = [_truth(gold, first), _truth(gold, second)]
