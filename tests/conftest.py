@@ -10,10 +10,10 @@ from hypothesis import settings
 # never by tests): hypothesis's per-example deadline would fail a correct test on a
 # loaded machine, so it is off for every property test.
 #
-# Two profiles. The default runs 15 in every 100 of a property test's examples (see
+# Two profiles. The default runs 10 in every 100 of a property test's examples (see
 # helpers.examples), so that a contributor runs the suite before every change;
 # `python -m pytest --hypothesis-profile thorough` runs them all, as .ci/run does.
-settings.register_profile("chartscore", deadline=None, max_examples=15)
+settings.register_profile("chartscore", deadline=None, max_examples=10)
 settings.register_profile("thorough", deadline=None, max_examples=100)
 settings.load_profile("chartscore")
 

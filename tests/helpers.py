@@ -139,13 +139,13 @@ def datasets(draw: st.DrawFn) -> tuple[list[GoldField], list[Prediction]]:
 def examples(thorough: int, least: int = 3) -> int:
     """A property test's example count: as written under ``--hypothesis-profile thorough``.
 
-    The default profile (tests/conftest.py) runs 15 in 100 of them, at least ``least`` (a
+    The default profile (tests/conftest.py) runs 10 in 100 of them, at least ``least`` (a
     test whose every example starts processes asks for fewer), so the suite stays fast
     enough to run before every change; CI runs the thorough profile too.
     """
     from hypothesis import settings
 
-    scale = settings.default.max_examples  # 100 when thorough, 15 by default
+    scale = settings.default.max_examples  # 100 when thorough, 10 by default
     if scale >= 100:
         return thorough * scale // 100
     return max(min(thorough, least), thorough * scale // 100)

@@ -29,6 +29,12 @@ from chartscore.documents.shared_report import SharedReport, shared_from_report
 
 from helpers import examples
 
+_THOROUGH_ONLY = pytest.mark.skipif(
+    settings.default.max_examples < 100,
+    reason="thorough profile only (.ci/run runs it): each share of a small cohort takes "
+    "seconds (the exact choice); the command-line test covers a publication by default",
+)
+
 DIGEST = "sha256:" + "ef" * 32
 SCHEMA = {
     "fields": {
@@ -85,6 +91,7 @@ def _shared(cases: int, seed: int, system: int, min_cell: int = 11) -> SharedRep
     return share(gold, systems[system], schema=SCHEMA, min_cell=min_cell)
 
 
+@_THOROUGH_ONLY
 @settings(max_examples=examples(8, least=1), deadline=None)
 @given(st.integers(min_value=30, max_value=40), st.integers(min_value=0, max_value=10**6))
 def test_every_joint_range_holds_the_true_value(cases: int, seed: int) -> None:
@@ -115,6 +122,7 @@ def test_a_min_cell_variant_gives_back_what_the_stricter_one_hides() -> None:
     assert all(row.high is not None and row.high < 13 for row in failing)
 
 
+@_THOROUGH_ONLY
 def test_a_products_system_matters() -> None:
     # Two systems tied only by their gold prove no more than each alone when nothing of the
     # gold is hidden differently; labelled as one system, identical reports are one product.
@@ -152,13 +160,6 @@ def _publication(cases: int, seed: int) -> tuple[SharedReport, ...]:
     gold, first, second = _cohort(cases, seed)
     with mock.patch.object(publication, "FIRSTS", 1):
         return tuple(publication.share_publication(gold, [first, second], schema=SCHEMA))
-
-
-_THOROUGH_ONLY = pytest.mark.skipif(
-    settings.default.max_examples < 100,
-    reason="thorough profile only (.ci/run runs it): a publication of two systems takes "
-    "seconds per order, and the command-line test below covers one by default",
-)
 
 
 @_THOROUGH_ONLY
