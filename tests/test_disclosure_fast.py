@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import chartscore.disclosure.integer_program as program_module
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import published_values, audit_with_hints
+from chartscore.disclosure.attack import audit_with_hints, published_values
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
