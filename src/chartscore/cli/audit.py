@@ -48,26 +48,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     from chartscore.disclosure.attack import audit  # noqa: PLC0415
     from chartscore.disclosure.comparison_audit import audit_comparison  # noqa: PLC0415
 
-    document_path = input_argument(args.shared)
-    data = read_document_bytes(document_path)
-    wrong_format: ChartscoreError | None = None
-    shared: SharedReport | SharedComparison | None = None
-    try:
-        shared = SharedReport.from_json(data)
-    except ChartscoreError as error:
-        if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
-            raise
-        wrong_format = error
-    if shared is None:
-        try:
-            shared = SharedComparison.from_json(data)
-            wrong_format = None
-        except ChartscoreError as error:
-            if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
-                raise
-    if wrong_format is not None or shared is None:  # a report, say: raised outside the handler
-        assert wrong_format is not None
-        raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+    shared = _read_shared(input_argument(args.shared), comparison=True)
     declared = declared_min_cell(shared)
     assert declared is not None
     if required is not None and declared < required:
@@ -105,19 +86,28 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
 
 def _shared_report(path: InputPath) -> SharedReport:
     # A publication's product: a shared report (a shared comparison is not modelled yet).
+    shared = _read_shared(path, comparison=False)
+    assert isinstance(shared, SharedReport)
+    return shared
+
+
+def _read_shared(path: InputPath, *, comparison: bool) -> SharedReport | SharedComparison:
+    # A shared report (or, with ``comparison``, a shared comparison); any other document is
+    # refused with the hint that audit needs a shared one, raised outside the handler.
     data = read_document_bytes(path)
     wrong_format: ChartscoreError | None = None
-    shared: SharedReport | None = None
-    try:
-        shared = SharedReport.from_json(data)
-    except ChartscoreError as error:
-        if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
-            raise
-        wrong_format = error
-    if shared is None:  # raised outside the handler
-        assert wrong_format is not None
-        raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
-    return shared
+    kinds: tuple[type[SharedReport] | type[SharedComparison], ...] = (
+        (SharedReport, SharedComparison) if comparison else (SharedReport,)
+    )
+    for kind in kinds:
+        try:
+            return kind.from_json(data)
+        except ChartscoreError as error:
+            if error.code is not ErrorCode.UNKNOWN_REPORT_FORMAT:
+                raise
+            wrong_format = wrong_format or error  # the report's refusal, as it always was
+    assert wrong_format is not None
+    raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
 
 
 def _audit_releases(folder: str, streams: Streams) -> int:
