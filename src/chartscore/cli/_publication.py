@@ -1,9 +1,11 @@
-"""``chartscore share --publication``: several systems' shared reports, safe together."""
+"""``chartscore share --publication``: several systems' shared reports (and with ``--compare``
+their comparisons), safe together."""
 
 from __future__ import annotations
 
 import argparse
 import glob
+import itertools
 import os
 from collections.abc import Sequence
 from typing import Final
@@ -23,6 +25,7 @@ _PUBLICATION_TAKES: Final = (
     "quiet",
     "publication",
     "out_dir",
+    "compare",
 )
 
 
@@ -45,26 +48,42 @@ def share_publication(
     systems = sorted(glob.glob(args.publication))
     if not systems:
         raise UsageError("--publication names no file", "share")
-    outs = [os.path.join(args.out_dir, _shared_name(path)) for path in systems]
+    names = [_stem(path) for path in systems]
+    if len(set(names)) != len(names):
+        raise UsageError("--publication names two files with one name", "share")
+    pairs = list(itertools.combinations(range(len(systems)), 2)) if args.compare else []
+    outs = [os.path.join(args.out_dir, f"{name}.shared.json") for name in names]
+    outs += [
+        os.path.join(args.out_dir, f"{names[b]}_vs_{names[c]}.shared-comparison.json")
+        for b, c in pairs
+    ]
     inputs = (gold, schema_path, *systems)
     check_outputs(outs, inputs=inputs)
     products = share_publication_files(
-        gold, systems, schema=schema_path, min_cell=min_cell, confidence=confidence(args)
+        gold,
+        systems,
+        schema=schema_path,
+        min_cell=min_cell,
+        confidence=confidence(args),
+        comparisons=pairs,
     )
     write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
                       zip(outs, products, strict=True)])  # fmt: skip
     hidden = sum(product.disclosure.suppressed_count for product in products)
+    written = f"{len(systems):,} shared reports"
+    if pairs:
+        written += f" and {len(pairs):,} shared comparisons"
     say(
         streams.err,
-        f"{PROGRAM}: {len(products):,} shared reports written, {hidden:,} numbers suppressed "
+        f"{PROGRAM}: {written} written, {hidden:,} numbers suppressed "
         f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
     )
     return EXIT_OK
 
 
-def _shared_name(path: str) -> str:
-    # pred_system_a.jsonl -> pred_system_a.shared.json
+def _stem(path: str) -> str:
+    # pred_system_a.jsonl -> pred_system_a
     name = os.path.basename(path)
     for suffix in (".jsonl", ".json"):
         name = name.removesuffix(suffix)
-    return f"{name}.shared.json"
+    return name

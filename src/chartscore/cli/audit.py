@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import glob
-from typing import Final
+import itertools
+from typing import TYPE_CHECKING, Final
 
 from chartscore.cli._command import Command, Option, UsageError, input_argument
 from chartscore.cli._options import REQUIRED_MIN_CELL, declared_min_cell, required_min_cell
@@ -21,7 +22,12 @@ from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 
+if TYPE_CHECKING:
+    from chartscore.disclosure.publication import PublicationAudit
+
 EXIT_AUDIT_FAILED: Final = 4
+MAX_ORIENTATIONS: Final = 16
+"""The most readings of which systems the --comparisons compare that audit tries."""
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
@@ -36,10 +42,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("--releases needs a folder, not standard input", "audit")
     if args.releases and required is not None:  # the ledger never leaves: no reader's rule
         raise UsageError("--min-cell checks one shared document, not --releases", "audit")
-    together = args.others is not None or args.variants is not None
+    together = any(p is not None for p in (args.others, args.variants, args.comparisons))
     if together and (args.releases or required is not None):
         flag = "--releases" if args.releases else "--min-cell"
-        raise UsageError(f"--others and --variants cannot be combined with {flag}", "audit")
+        raise UsageError(
+            f"--others, --variants and --comparisons cannot be combined with {flag}", "audit"
+        )
     require_solver()
     if args.releases:  # SHARED names the ledger folder
         return _audit_releases(args.shared, streams)
@@ -72,16 +80,62 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     for label, pattern in (("0", args.variants), (None, args.others)):
         if pattern is None:
             continue
-        found = sorted(glob.glob(pattern))
-        if not found:
-            raise UsageError("--others or --variants names no file", "audit")
-        for path in found:
+        for path in _matched(pattern, "--others or --variants"):
             paths.append(path)
             systems.append(label or str(len(systems)))
-    reports = [_shared_report(path) for path in paths]
-    result = audit_publication(reports, systems)
+    reports: list[SharedReport | SharedComparison] = [_shared_report(path) for path in paths]
+    comparisons: list[SharedComparison] = []
+    if args.comparisons is not None:
+        for path in _matched(args.comparisons, "--comparisons"):
+            shared = _read_shared(path, comparison=True)
+            if not isinstance(shared, SharedComparison):
+                raise UsageError("--comparisons names a shared report", "audit")
+            comparisons.append(shared)
+    results = [
+        audit_publication([*reports, *comparisons], [*systems, *sides])
+        for sides in _orientations(reports, systems, comparisons)
+    ]
+    result = min(results, key=lambda r: (r.passed, -len(r.rows)))  # a failing one, if any
     write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
     return 0 if result.passed else EXIT_AUDIT_FAILED
+
+
+def _matched(pattern: str, flag: str) -> list[str]:
+    found = sorted(glob.glob(pattern))
+    if not found:
+        raise UsageError(f"{flag} names no file", "audit")
+    return found
+
+
+def _orientations(
+    reports: list[SharedReport | SharedComparison],
+    systems: list[str],
+    comparisons: list[SharedComparison],
+) -> list[list[tuple[str, str]]]:
+    # Which two systems each comparison compares, as baseline and candidate: every ordered
+    # pair of the reports' systems its numbers agree with (held with the reports alone).
+    # Each combination is audited; the publication passes only if every one does.
+    from chartscore.disclosure.publication import audit_publication  # noqa: PLC0415
+
+    labels = sorted(set(systems), key=int)
+    choices: list[list[tuple[str, str]]] = []
+    for comparison in comparisons:
+        fits = [
+            pair
+            for pair in itertools.permutations(labels, 2)
+            if not _inconsistent(audit_publication([*reports, comparison], [*systems, pair]))
+        ]
+        if not fits:
+            raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+        choices.append(fits)
+    combinations = list(itertools.product(*choices))
+    if len(combinations) > MAX_ORIENTATIONS:
+        raise UsageError("--comparisons: too many ways to read the comparisons' systems", "audit")
+    return [list(combination) for combination in combinations]
+
+
+def _inconsistent(result: PublicationAudit) -> bool:
+    return any(row.status == "inconsistent" for row in result.rows)
 
 
 def _shared_report(path: InputPath) -> SharedReport:
@@ -153,6 +207,13 @@ COMMAND: Final = Command(
             "--variants",
             "a glob pattern of the same system's other shared reports of the cohort (with "
             "or without strata, at another min cell), audited together with SHARED",
+            "PATTERN",
+        ),
+        Option(
+            "--comparisons",
+            "a glob pattern of shared comparisons of the same cohort between SHARED's "
+            "system and the --others systems, audited together with them; which two systems "
+            "each compares is read from its numbers (every reading that fits is audited)",
             "PATTERN",
         ),
         Option(

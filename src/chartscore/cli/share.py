@@ -84,6 +84,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.publication is not None or args.out_dir is not None:
         options = [option.dest for option in COMMAND.options]
         return share_publication(args, streams, min_cell, options)
+    if args.compare:
+        raise UsageError("--compare needs --publication", "share")
     if args.baseline is not None or args.candidate is not None:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
@@ -365,6 +367,12 @@ COMMAND: Final = Command(
             "with --publication: the existing folder for the shared reports "
             "(NAME.shared.json per predictions file NAME.jsonl)",
             "DIR",
+        ),
+        Option(
+            "--compare",
+            "with --publication: also share the comparison of every pair of systems (the "
+            "earlier file in sorted order is the baseline) into --out-dir, as "
+            "A_vs_B.shared-comparison.json, safe held together with the reports",
         ),
         Option(
             "--releases",

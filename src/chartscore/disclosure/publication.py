@@ -38,6 +38,9 @@ from chartscore.disclosure.attack import (
     hidden_status,
     published_values,
 )
+from chartscore.disclosure.comparison_audit import audit_comparison
+from chartscore.disclosure.comparison_audit import published_values as comparison_values
+from chartscore.disclosure.comparison_model import ComparisonModel
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
     ITEM_ROWS,
@@ -47,8 +50,11 @@ from chartscore.disclosure.model import (
     Quantity,
     ReportModel,
     model_of,
+    stratum_cells,
 )
+from chartscore.disclosure.paired_block import PairedBlock, state_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.errors import ChartscoreError, ErrorCode
 
@@ -67,6 +73,74 @@ def _shift(form: Form, offset: int) -> Form:
     return tuple((variable + offset, coefficient) for variable, coefficient in form)
 
 
+System = str | tuple[str, str]
+"""A product's system: a report's label, or a comparison's (baseline, candidate) labels."""
+
+
+def _systems(system: System) -> tuple[str, ...]:
+    return (system,) if isinstance(system, str) else system
+
+
+@attrs.frozen
+class _Descriptors:
+    # One field's variables of one product, described for a tie: (variable, stratum cell,
+    # answerable, in the majority, the states of the tied systems); its cell count; whether
+    # it splits answerable rows by the majority bit.
+    rows: list[tuple[int, int, bool, bool, tuple[str, ...]]]
+    cells: int
+    split: bool
+
+
+def _descriptors(
+    model: ReportModel, system: System, field_id: str, common: tuple[str, ...]
+) -> _Descriptors:
+    if isinstance(model, PairedBlock):
+        assert not isinstance(system, str)
+        sides = [system.index(name) + 1 for name in common]
+        start = model.layouts[field_id].offset
+        rows = [
+            (start + i, v.cell, v.paired[0], v.majority, tuple(str(v.paired[s]) for s in sides))
+            for i, v in enumerate(model.variables[field_id])
+        ]
+        cells = 1 + max(v.cell for v in model.variables[field_id])
+        return _Descriptors(rows, cells, field_id in model.majority)
+    layout = model.layouts[field_id]
+    rows = [
+        (_class(layout, k, j), k, c.answerable, c.majority, (state_of(c),) * len(common))
+        for k in range(layout.cells)
+        for j, c in enumerate(layout.classes)
+    ]
+    return _Descriptors(rows, layout.cells, layout.shape.majority)
+
+
+def _block(
+    comparison: ComparisonModel,
+    system: System,
+    products: Sequence[ReportModel],
+    systems: Sequence[System],
+) -> PairedBlock:
+    # The comparison's block, split by the cells of its systems' report with the most cells
+    # (the first such) and by the majority bit where any of their reports splits it.
+    tied = [
+        model
+        for model, label in zip(products, systems, strict=True)
+        if isinstance(label, str)
+        and label in _systems(system)
+        and not isinstance(model, ComparisonModel)
+    ]
+    reference = max(tied, key=lambda m: len(stratum_cells(m.strata)), default=None)
+    if reference is None:
+        return PairedBlock(comparison, (), {}, frozenset())
+    cells = {field_id: layout.cells for field_id, layout in reference.layouts.items()}
+    majority = frozenset(
+        field_id
+        for model in tied
+        for field_id, layout in model.layouts.items()
+        if layout.shape.majority
+    )
+    return PairedBlock(comparison, reference.strata, cells, majority)
+
+
 class PublicationModel(ReportModel):
     """The attacker's model of several shared reports of one cohort (see the module).
 
@@ -78,7 +152,10 @@ class PublicationModel(ReportModel):
     """
 
     def __init__(
-        self, products: Sequence[ReportModel], systems: Sequence[str], rules: Sequence[int]
+        self,
+        products: Sequence[ReportModel],
+        systems: Sequence[System],
+        rules: Sequence[int],
     ) -> None:
         if not products or not len(products) == len(systems) == len(rules):
             raise ChartscoreError(ErrorCode.USAGE)
@@ -88,8 +165,13 @@ class PublicationModel(ReportModel):
         self.composition = {}
         self.error_counts = {}
         self.strata = ()
-        self.products = list(products)
         self.systems = list(systems)
+        self.products = [
+            _block(model, system, products, systems)
+            if isinstance(model, ComparisonModel)
+            else model
+            for model, system in zip(products, systems, strict=True)
+        ]
         self.offsets: list[int] = []
         self.layouts: dict[str, FieldLayout] = {}
         self.quantities: dict[Key, Quantity] = {}
@@ -109,9 +191,10 @@ class PublicationModel(ReportModel):
             self.inequalities += [_shift(row, offset) for row in model.inequalities]
             offset += model.size
         self.size = offset
-        for index in range(1, len(self.products)):
-            for row in self._ties(0, index):
-                self.inequalities += [row, tuple((v, -c) for v, c in row)]
+        for second in range(1, len(self.products)):
+            for first in range(second):
+                for row in self._tie(first, second):
+                    self.inequalities += [row, tuple((v, -c) for v, c in row)]
         self.cases = {}
         self.carriers = {}
         self._behind = {}
@@ -129,7 +212,40 @@ class PublicationModel(ReportModel):
                 rows[_shift(form, self.offsets[index]), bound] = None
         return list(rows)
 
-    # --- ties --------------------------------------------------------------------------
+    # --- ties ---------------------------------------------------------------------------
+
+    def _tie(self, first: int, second: int) -> list[Form]:
+        # Rows ``form == 0`` that tie two products' shared counts.
+        one, other = self.products[first], self.products[second]
+        if isinstance(one, PairedBlock) or isinstance(other, PairedBlock):
+            return self._block_ties(first, second)
+        return self._ties(first, second)
+
+    def _block_ties(self, first: int, second: int) -> list[Form]:
+        # A comparison and another product: per cell (under the same strata), gold part and
+        # the states of the systems both count, the same rows (see paired_block).
+        one, other = self.products[first], self.products[second]
+        common = tuple(
+            sorted(set(_systems(self.systems[first])) & set(_systems(self.systems[second])))
+        )
+        same_cells = one.strata == other.strata
+        out: list[Form] = []
+        for field_id in one.layouts:
+            if field_id not in other.layouts:
+                continue
+            left = _descriptors(one, self.systems[first], field_id, common)
+            right = _descriptors(other, self.systems[second], field_id, common)
+            split = left.split and right.split
+            cells = same_cells and left.cells == right.cells
+            groups: dict[tuple[int, bool, bool, tuple[str, ...]], tuple[list[int], list[int]]] = {}
+            for side, found in ((0, left), (1, right)):
+                for variable, cell, answerable, bit, states in found.rows:
+                    key = (cell if cells else 0, answerable, bit and split, states)
+                    groups.setdefault(key, ([], []))[side].append(variable)
+            for key in sorted(groups, key=repr):
+                mine, theirs = groups[key]
+                out.append(self._difference(first, second, mine, theirs))
+        return [row for row in out if row]
 
     def _ties(self, first: int, second: int) -> list[Form]:
         # Rows ``form == 0`` that tie two products' shared counts.
@@ -181,6 +297,12 @@ class PublicationModel(ReportModel):
         one = tuple((v + self.offsets[first], 1) for v in left)
         other = tuple((v + self.offsets[second], 1) for v in right)
         return add((one, 1), (other, -1))
+
+
+def _own_audit(product: SharedReport | SharedComparison) -> bool:
+    if isinstance(product, SharedReport):
+        return audit(product).passed
+    return audit_comparison(product).passed
 
 
 def _without_labels(report: SharedReport) -> SharedReport:
@@ -329,36 +451,57 @@ class PublicationAudit:
         return "".join(lines)
 
 
-def audit_publication(reports: Sequence[SharedReport], systems: Sequence[str]) -> PublicationAudit:
-    """The outsider's attack on several shared reports of one cohort held together.
+Product = SharedReport | SharedComparison
+"""A product of a publication: a shared report or a shared comparison."""
 
-    ``systems``: each report's system label (equal labels: the same predictions).
-    A number is judged under the largest min cell of the publication: a count one
-    product shows under a smaller rule is then a failure of the others' rule.
+
+def audit_publication(products: Sequence[Product], systems: Sequence[System]) -> PublicationAudit:
+    """The outsider's attack on several shared documents of one cohort held together.
+
+    ``systems``: each product's system: a report's label (equal labels: the same
+    predictions), a comparison's (baseline, candidate) labels. A number is judged
+    under the largest min cell of the publication: a count one product shows under
+    a smaller rule is then a failure of the others' rule.
 
     Labels are not modelled jointly yet: each report is read without its labels
     (each product's own audit, which models them, still runs).
 
     Raises:
-        ChartscoreError: ``usage`` for no reports or a label count that differs.
+        ChartscoreError: ``usage`` for no products, a system count that differs, or a
+            report given a comparison's systems (or the other way round).
     """
-    if not reports or len(reports) != len(systems):
+    if not products or len(products) != len(systems):
         raise ChartscoreError(ErrorCode.USAGE)
-    own = tuple(audit(report).passed for report in reports)
-    reports = [_without_labels(report) for report in reports]
-    models = [model_of(report) for report in reports]
-    rules = [report.disclosure.min_cell for report in reports]
+    if any(
+        isinstance(p, SharedReport) != isinstance(s, str)
+        for p, s in zip(products, systems, strict=True)
+    ):
+        raise ChartscoreError(ErrorCode.USAGE)
+    own = tuple(_own_audit(product) for product in products)
+    models: list[ReportModel] = []
+    values: list[Mapping[Key, int | None]] = []
+    for product in products:
+        if isinstance(product, SharedReport):
+            report = _without_labels(product)
+            models.append(model_of(report))
+            values.append(published_values(report))
+        else:
+            paired = ComparisonModel(product.disclosure.field_types)
+            models.append(paired)
+            values.append(comparison_values(product, paired))
+    rules = [product.disclosure.min_cell for product in products]
     model = PublicationModel(models, systems, rules)
     min_cell = max(rules)
     published: dict[Key, int] = {}
     hidden: list[tuple[int, Key]] = []
-    for index, report in enumerate(reports):
-        for key, value in published_values(report).items():
-            if key not in models[index].quantities:
+    for index, found in enumerate(values):
+        for key, value in found.items():
+            quantity = models[index].quantities.get(key)
+            if quantity is None:
                 continue
             if value is None:
                 hidden.append((index, key))
-            else:
+            elif not quantity.derived:
                 published[product_key(index, key)] = value
     rows: list[PublicationRow] = []
     solver: RangeSolver | None = None
@@ -384,9 +527,11 @@ def audit_publication(reports: Sequence[SharedReport], systems: Sequence[str]) -
 
 
 __all__ = [
+    "Product",
     "PublicationAudit",
     "PublicationModel",
     "PublicationRow",
+    "System",
     "audit_publication",
     "gold_only_keys",
     "product_key",

@@ -26,9 +26,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+import attrs
+
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.solver import require_solver
+from chartscore.documents.comparison import Comparison
 from chartscore.documents.report import Report
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import Key, SharedReport, check_min_cell
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
@@ -38,6 +42,7 @@ from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.scorer import collector_paused, feed_records
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.score import feed_files, resolve_schema
+from chartscore.workflows.share_comparison import compared_inputs
 
 ROUNDS: Final = 12
 """The most suppressions of the whole publication before it gives up."""
@@ -72,7 +77,7 @@ def share_publication(
     require_solver()
     resolved = None if schema is None else to_schema(schema)
     inputs = [_scored(gold, predictions, resolved, confidence) for predictions in systems]
-    return _publication(inputs, min_cell)
+    return [p for p in _publication(inputs, min_cell, ()) if isinstance(p, SharedReport)]
 
 
 def share_publication_files(
@@ -82,12 +87,17 @@ def share_publication_files(
     schema: Schema | InputPath | None = None,
     min_cell: int = DEFAULT_MIN_CELL,
     confidence: float = DEFAULT_CONFIDENCE,
-) -> list[SharedReport]:
+    comparisons: Sequence[tuple[int, int]] = (),
+) -> list[SharedReport | SharedComparison]:
     """:func:`share_publication` of a gold file and each system's predictions file.
+
+    ``comparisons``: pairs of system indices (baseline, candidate) whose shared
+    comparison joins the publication: returned after the reports, in this order.
 
     Raises:
         ChartscoreError: as :func:`chartscore.workflows.share.share_files` and
-            :func:`share_publication`.
+            :func:`share_publication`; ``usage`` for a pair that does not name two
+            different given systems.
     """
     from chartscore.workflows.share import sensitivity_of  # noqa: PLC0415
 
@@ -96,69 +106,100 @@ def share_publication_files(
     if not systems:
         raise ChartscoreError(ErrorCode.USAGE)
     require_solver()
+    pairs = [(int(b), int(c)) for b, c in comparisons]
+    if any(b == c or not (0 <= b < len(systems) and 0 <= c < len(systems)) for b, c in pairs):
+        raise ChartscoreError(ErrorCode.USAGE)
     resolved = resolve_schema(schema)
     inputs = []
     for predictions in systems:
         scorer = CaseTrackingScorer(resolved)
         feed_files(scorer, gold, predictions)
         inputs.append(sensitivity_of(scorer.partial(), confidence))
-    return _publication(inputs, min_cell)
+    compared = [
+        _Compared(
+            b,
+            c,
+            *compared_inputs(gold, systems[b], systems[c], schema=resolved, confidence=confidence),
+        )
+        for b, c in pairs
+    ]
+    return [*_publication(inputs, min_cell, compared)]
 
 
-def _publication(inputs: Sequence[tuple[Report, object]], min_cell: int) -> list[SharedReport]:
+@attrs.frozen
+class _Compared:
+    # A comparison of the publication: its systems' indices, the full comparison, its
+    # distinct-case counts and field types (inside only).
+    baseline: int
+    candidate: int
+    comparison: Comparison
+    cases: Mapping[Key, int]
+    field_types: Mapping[str, str]
+
+
+Product = SharedReport | SharedComparison
+
+
+def _publication(
+    inputs: Sequence[tuple[Report, object]], min_cell: int, compared: Sequence[_Compared]
+) -> list[Product]:
     # Each system first in turn (up to FIRSTS of them): the choice that hides the fewest
-    # numbers in all, the earliest on a tie; the products back in the given order.
-    best: list[SharedReport] | None = None
+    # numbers in all, the earliest on a tie; the reports back in the given order, then the
+    # comparisons.
+    best: list[Product] | None = None
     for first in range(min(len(inputs), FIRSTS)):
         order = [*range(first, len(inputs)), *range(first)]
-        found = _in_order([inputs[i] for i in order], min_cell)
+        found = _in_order([inputs[i] for i in order], order, compared, min_cell)
         products = [found[order.index(i)] for i in range(len(inputs))]
+        products += found[len(inputs) :]
         if best is None or _hidden(products) < _hidden(best):
             best = products
     assert best is not None
     return best
 
 
-def _hidden(products: Sequence[SharedReport]) -> int:
+def _hidden(products: Sequence[Product]) -> int:
     return sum(product.disclosure.suppressed_count for product in products)
 
 
-def _in_order(inputs: Sequence[tuple[Report, object]], min_cell: int) -> list[SharedReport]:
-    # The loop of the module's docstring, on each system's report and case counts.
+def _in_order(
+    inputs: Sequence[tuple[Report, object]],
+    order: Sequence[int],
+    compared: Sequence[_Compared],
+    min_cell: int,
+) -> list[Product]:
+    # The loop of the module's docstring: the reports in this order, then the comparisons.
     from chartscore.disclosure.model import model_of  # noqa: PLC0415
     from chartscore.disclosure.publication import (  # noqa: PLC0415
+        System,
         audit_publication,
         gold_only_keys,
     )
 
-    labels = [str(index) for index in range(len(inputs))]
-    forced: list[set[Key]] = [set() for _ in inputs]
+    systems: list[System] = [str(index) for index in order]
+    systems += [(str(c.baseline), str(c.candidate)) for c in compared]
+    forced: list[set[Key]] = [set() for _ in systems]
     level: dict[tuple[str, str], int] = {}
     for _ in range(ROUNDS):
-        shared: list[SharedReport] = []
-        for (report, counts), hide in zip(inputs, forced, strict=True):
+        shared: list[Product] = []
+        gold_keys: frozenset[Key] = frozenset()
+        for index, hide in enumerate(forced):
             # In order: an earlier product's gold-only choice is this one's (shown: known;
             # hidden: hidden too).
-            gold_keys = gold_only_keys(model_of(shared[0])) if shared else frozenset()
-            known = {
-                key: value
-                for product in shared
-                for key, value in product.numbers()
-                if value is not None and key in gold_keys and key not in hide
-            }
-            hidden = {
-                key
-                for product in shared
-                for key, value in product.numbers()
-                if value is None and key in gold_keys
-            }
-            for key in hidden:
-                known.pop(key, None)
-            shared.append(_suppressed(report, counts, min_cell, hide | hidden, known))
-        result = audit_publication(shared, labels)
+            known, hidden = _gold_decisions(shared, gold_keys, hide)
+            if index < len(inputs):
+                report, counts = inputs[index]
+                shared.append(_suppressed(report, counts, min_cell, hide | hidden, known))
+            else:
+                shared.append(
+                    _compared(compared[index - len(inputs)], min_cell, hide | hidden, known)
+                )
+            if index == 0:
+                assert isinstance(shared[0], SharedReport)
+                gold_keys = gold_only_keys(model_of(shared[0]))
+        result = audit_publication(shared, systems)
         if result.passed:
             return shared
-        gold_keys = gold_only_keys(model_of(shared[0]))
         failing = {row.key[:2] for row in result.rows if not row.passed}
         for where in failing:
             level[where] = level.get(where, 0) + 1
@@ -173,7 +214,26 @@ def _in_order(inputs: Sequence[tuple[Report, object]], min_cell: int) -> list[Sh
     raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
 
 
-def _force(forced: list[set[Key]], shared: Sequence[SharedReport], keys: set[Key]) -> bool:
+def _gold_decisions(
+    shared: Sequence[Product], gold_keys: frozenset[Key], hide: set[Key]
+) -> tuple[dict[Key, int], set[Key]]:
+    # The gold-only numbers earlier products show (known, with their values) and hide.
+    known: dict[Key, int] = {}
+    hidden: set[Key] = set()
+    for product in shared:
+        for key, value in product.numbers():
+            if key not in gold_keys:
+                continue
+            if value is None:
+                hidden.add(key)
+            elif key not in hide:
+                known[key] = value
+    for key in hidden:
+        known.pop(key, None)
+    return known, hidden
+
+
+def _force(forced: list[set[Key]], shared: Sequence[Product], keys: set[Key]) -> bool:
     # Add to every product's forced set those of ``keys`` it shows; whether any was.
     changed = False
     for index, product in enumerate(shared):
@@ -182,6 +242,21 @@ def _force(forced: list[set[Key]], shared: Sequence[SharedReport], keys: set[Key
                 forced[index].add(key)
                 changed = True
     return changed
+
+
+def _compared(
+    compared: _Compared, min_cell: int, hidden: set[Key], known: dict[Key, int]
+) -> SharedComparison:
+    from chartscore.disclosure.comparison_share import share_comparison  # noqa: PLC0415
+
+    return share_comparison(
+        compared.comparison,
+        compared.cases,
+        compared.field_types,
+        min_cell,
+        hidden=frozenset(hidden),
+        known=known,
+    )
 
 
 def _scored(

@@ -13,7 +13,7 @@ from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.shared_comparison import SharedComparison
-from chartscore.documents.shared_report import check_min_cell
+from chartscore.documents.shared_report import Key, check_min_cell
 from chartscore.errors import callback_option
 from chartscore.io.feed import Progress
 from chartscore.io.inputs import InputPath
@@ -23,7 +23,7 @@ from chartscore.scoring.scorer import ExtraPredictions, check_options
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import paired_scorer
 
-__all__ = ["share_comparison_files"]
+__all__ = ["compared_inputs", "share_comparison_files"]
 
 
 def share_comparison_files(
@@ -55,6 +55,36 @@ def share_comparison_files(
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
+    comparison, cases, field_types = compared_inputs(
+        gold,
+        baseline,
+        candidate,
+        schema=schema,
+        progress=progress,
+        extra_predictions=extra_predictions,
+        confidence=confidence,
+    )
+    # scipy (the audit's solver) loads here, when a comparison is shared.
+    from chartscore.disclosure.comparison_share import share_comparison  # noqa: PLC0415
+
+    return share_comparison(comparison, cases, field_types, min_cell)
+
+
+def compared_inputs(
+    gold: InputPath,
+    baseline: InputPath,
+    candidate: InputPath,
+    *,
+    schema: Schema | InputPath | None = None,
+    progress: Progress | None = None,
+    extra_predictions: ExtraPredictions = "error",
+    confidence: float = DEFAULT_CONFIDENCE,
+) -> tuple[Comparison, dict[Key, int], dict[str, str]]:
+    """The full comparison, its distinct-case counts and field types (inside only).
+
+    The case counts are what :func:`share_comparison` needs and must never leave
+    the boundary; the paired scorer and its case ids end here.
+    """
     scorer = paired_scorer(
         gold,
         baseline,
@@ -68,7 +98,4 @@ def share_comparison_files(
     field_types = {field_id: field_type for field_id, (field_type, _) in rows.items()}
     cases = comparison_case_counts(rows)
     del rows, scorer  # case ids end here
-    # scipy (the audit's solver) loads here, when a comparison is shared.
-    from chartscore.disclosure.comparison_share import share_comparison  # noqa: PLC0415
-
-    return share_comparison(comparison, cases, field_types, min_cell)
+    return comparison, cases, field_types

@@ -1,0 +1,132 @@
+"""A shared comparison in one publication with its systems' shared reports.
+
+docs/disclosure.md, "One publication". The comparison's paired classes are split by stratum
+cell and majority bit and tied to each system's report by the system's state of a row
+(chartscore.disclosure.paired_block). Every joint range must hold the true value (the model
+admits the true cohort), and the joint attack must find what the comparison gives back that
+a report hides.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("scipy")
+
+from chartscore import compare, score
+from chartscore.disclosure.attack import published_values
+from chartscore.disclosure.comparison_audit import published_values as comparison_values
+from chartscore.disclosure.comparison_model import ComparisonModel
+from chartscore.disclosure.paired_block import state_of
+from chartscore.disclosure.publication import audit_publication
+from chartscore.disclosure.suppress import _with_figures
+from chartscore.documents.shared_comparison import SharedComparison, build_shared_comparison
+from chartscore.documents.shared_report import Key, SharedReport, shared_from_report
+
+from helpers import examples
+from test_publication import SCHEMA, _cohort
+
+MIN_CELL = 2  # the constructed products below publish any count: the rule must hold for them
+TYPES = {field_id: spec["type"] for field_id, spec in SCHEMA["fields"].items()}
+
+
+def _products(
+    cases: int, seed: int, hide: float
+) -> tuple[list[SharedReport | SharedComparison], list[dict[Key, int | None]]]:
+    # A's and B's shared reports and the comparison A vs B with a random share of their
+    # numbers hidden, and each product's true values (nothing hidden).
+    gold, first, second = _cohort(cases, seed)
+    rng = random.Random(seed)
+    products: list[SharedReport | SharedComparison] = []
+    truths: list[dict[Key, int | None]] = []
+    for predictions in (first, second):
+        report = score(gold, predictions, schema=SCHEMA)
+        document = _with_figures(report.core().to_dict(), report)
+        full = shared_from_report(document, TYPES, MIN_CELL, set(), set(), figures={})
+        hidden = {key for key, _ in full.numbers() if rng.random() < hide}
+        products.append(shared_from_report(document, TYPES, MIN_CELL, hidden, set(), figures={}))
+        truths.append(published_values(full))
+    comparison = compare(gold, first, second, schema=SCHEMA)
+    full_comparison = build_shared_comparison(comparison, TYPES, MIN_CELL, set())
+    hidden = {key for key, _ in full_comparison.numbers() if rng.random() < hide}
+    products.append(build_shared_comparison(comparison, TYPES, MIN_CELL, hidden))
+    truths.append(comparison_values(full_comparison, ComparisonModel(TYPES)))
+    return products, truths
+
+
+SYSTEMS: list[Any] = ["A", "B", ("A", "B")]
+
+
+@settings(max_examples=examples(30, least=2), deadline=None)
+@given(
+    st.integers(min_value=12, max_value=30),
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from([0.3, 0.6, 0.9]),
+)
+def test_every_joint_range_holds_the_true_value(cases: int, seed: int, hide: float) -> None:
+    products, truths = _products(cases, seed, hide)
+    result = audit_publication(products, SYSTEMS)
+    assert result.rows, "something is hidden"
+    for row in result.rows:
+        assert row.status not in ("inconsistent", "unresolved")
+        true = truths[row.product][row.key]
+        assert true is not None and row.low is not None
+        assert row.low <= true and (row.high is None or true <= row.high)
+
+
+def _pinned(result: Any, product: int, key: Key) -> tuple[int | None, int | None]:
+    row = next(r for r in result.rows if r.product == product and r.key == key)
+    return row.low, row.high
+
+
+def test_the_comparison_gives_back_what_a_report_hides() -> None:
+    # A hides every number of a field (and where it pools),
+    # B its gold counts; the comparison shows both systems' missing counts and the gold
+    # counts: held together, both are exact.
+    products, truths = _products(30, 7, 0.0)
+    a, b, paired = products
+    assert isinstance(a, SharedReport) and isinstance(b, SharedReport)
+    assert isinstance(paired, SharedComparison)
+    gold, first, second = _cohort(30, 7)
+    missing = ("field", "hx.smoking", "missing_count")
+    unanswerable = ("field", "hx.smoking", "unanswerable_count")
+    slices = [("field", "hx.smoking"), ("field_type", "categorical"), ("overall", "")]
+    a = _hidden_report(first, gold, {key for key, _ in a.numbers() if key[:2] in slices})
+    gold_counts = ("unanswerable_count", "answerable_count")
+    b = _hidden_report(second, gold, {(*where, c) for where in slices for c in gold_counts})
+    alone = audit_publication([a, b], ["A", "B"])
+    assert _pinned(alone, 0, missing)[0] != _pinned(alone, 0, missing)[1]
+    together = audit_publication([a, b, paired], SYSTEMS)
+    assert _pinned(together, 0, missing) == (truths[0][missing],) * 2
+    assert _pinned(together, 1, unanswerable) == (truths[1][unanswerable],) * 2
+    # Read the other way round (B as the baseline), the same numbers contradict the reports
+    # whenever the systems' missing counts differ.
+    if truths[0][missing] != truths[1][missing]:
+        swapped = audit_publication([a, b, paired], ["A", "B", ("B", "A")])
+        assert any(row.status == "inconsistent" for row in swapped.rows)
+
+
+def _hidden_report(predictions: Any, gold: Any, hidden: set[Key]) -> SharedReport:
+    report = score(gold, predictions, schema=SCHEMA)
+    document = _with_figures(report.core().to_dict(), report)
+    return shared_from_report(document, TYPES, MIN_CELL, hidden, set(), figures={})
+
+
+def test_a_report_class_has_one_system_state() -> None:
+    # The map the ties read: every answerable class of the right type by its agreement,
+    # a wrong type or a disagreement as "other", unanswered rows by their status.
+    from chartscore.disclosure.model import OutcomeClass
+
+    assert state_of(OutcomeClass(True, "missing")) == "missing"
+    assert state_of(OutcomeClass(True, "abstained")) == "abstained"
+    assert state_of(OutcomeClass(True, "answered", agreement="exact")) == "exact"
+    assert state_of(OutcomeClass(True, "answered", agreement="normalized")) == "normalized"
+    assert state_of(OutcomeClass(True, "answered", agreement="disagree")) == "other"
+    assert state_of(OutcomeClass(True, "answered", wrong_type=True)) == "other"
+    assert state_of(OutcomeClass(False, "answered", wrong_type=True)) == "answered"
+    assert state_of(OutcomeClass(False, "abstained")) == "abstained"
