@@ -27,6 +27,8 @@ from chartscore.disclosure.publication import audit_publication
 from chartscore.disclosure.suppress import _with_figures
 from chartscore.documents.shared_comparison import SharedComparison, build_shared_comparison
 from chartscore.documents.shared_report import Key, SharedReport, shared_from_report
+from chartscore.records.schema import to_schema
+from chartscore.records.strata import CaseStrata
 
 from helpers import examples
 from test_publication import SCHEMA, _cohort
@@ -36,16 +38,22 @@ TYPES = {field_id: spec["type"] for field_id, spec in SCHEMA["fields"].items()}
 
 
 def _products(
-    cases: int, seed: int, hide: float
+    cases: int, seed: int, hide: float, stratified: tuple[bool, bool] = (False, False)
 ) -> tuple[list[SharedReport | SharedComparison], list[dict[Key, int | None]]]:
-    # A's and B's shared reports and the comparison A vs B with a random share of their
-    # numbers hidden, and each product's true values (nothing hidden).
+    # A's and B's shared reports (each with site strata or not) and the comparison A vs B
+    # with a random share of their numbers hidden, and each product's true values.
     gold, first, second = _cohort(cases, seed)
     rng = random.Random(seed)
     products: list[SharedReport | SharedComparison] = []
     truths: list[dict[Key, int | None]] = []
-    for predictions in (first, second):
-        report = score(gold, predictions, schema=SCHEMA)
+    schema = {**SCHEMA, "strata": {"site": ["A", "B", "C"]}}
+    sites = {g.case_id: {"site": rng.choice("ABC")} for g in gold}
+    strata = CaseStrata.from_mapping(to_schema(schema), sites)
+    for predictions, split in zip((first, second), stratified, strict=True):
+        if split:
+            report = score(gold, predictions, schema=schema, strata=strata)
+        else:
+            report = score(gold, predictions, schema=SCHEMA)
         document = _with_figures(report.core().to_dict(), report)
         full = shared_from_report(document, TYPES, MIN_CELL, set(), set(), figures={})
         hidden = {key for key, _ in full.numbers() if rng.random() < hide}
@@ -62,14 +70,17 @@ def _products(
 SYSTEMS: list[Any] = ["A", "B", ("A", "B")]
 
 
-@settings(max_examples=examples(30, least=2), deadline=None)
+@settings(max_examples=examples(12, least=2), deadline=None)
 @given(
     st.integers(min_value=12, max_value=30),
     st.integers(min_value=0, max_value=10**6),
     st.sampled_from([0.3, 0.6, 0.9]),
+    st.sampled_from([(False, False), (True, False), (True, True)]),
 )
-def test_every_joint_range_holds_the_true_value(cases: int, seed: int, hide: float) -> None:
-    products, truths = _products(cases, seed, hide)
+def test_every_joint_range_holds_the_true_value(
+    cases: int, seed: int, hide: float, stratified: tuple[bool, bool]
+) -> None:
+    products, truths = _products(cases, seed, hide, stratified)
     result = audit_publication(products, SYSTEMS)
     assert result.rows, "something is hidden"
     for row in result.rows:
