@@ -211,5 +211,5 @@ def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_pat
     for text in (stderr, *(p.read_text(encoding="utf-8") for p in written)):
         assert CANARY_CASE not in text and str(tmp_path) not in text
     # Any scoring option but the schema is refused, before any work.
-    status, _, stderr = run([*argv, "--strata", str(gold)])
-    assert status == 2 and "--publication cannot be combined with --strata" in stderr
+    status, _, stderr = run([*argv, "--strict-schema"])
+    assert status == 2 and "--publication cannot be combined with --strict-schema" in stderr

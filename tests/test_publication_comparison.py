@@ -9,7 +9,9 @@ a report hides.
 
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -30,7 +32,7 @@ from chartscore.documents.shared_report import Key, SharedReport, shared_from_re
 from chartscore.records.schema import to_schema
 from chartscore.records.strata import CaseStrata
 
-from helpers import examples
+from helpers import examples, write_jsonl
 from test_publication import SCHEMA, _cohort
 
 MIN_CELL = 2  # the constructed products below publish any count: the rule must hold for them
@@ -141,3 +143,47 @@ def test_a_report_class_has_one_system_state() -> None:
     assert state_of(OutcomeClass(True, "answered", wrong_type=True)) == "other"
     assert state_of(OutcomeClass(False, "answered", wrong_type=True)) == "answered"
     assert state_of(OutcomeClass(False, "abstained")) == "abstained"
+
+
+# --- sharing a publication with variants and comparisons ----------------------------------
+
+
+def _write_publication_inputs(tmp_path: Path, cases: int, seed: int) -> tuple[Path, ...]:
+    # Gold, two systems, a schema declaring three sites, and each case's site.
+    from test_shared_comparison import _FIELDS, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, cases, seed)
+    schema = {
+        "fields": {field_id: {"type": field_type} for field_id, field_type, _ in _FIELDS},
+        "strata": {"site": ["A", "B", "C"]},
+    }
+    schema_path = tmp_path / "schema.json"
+    schema_path.write_text(json.dumps(schema), encoding="utf-8")
+    rng = random.Random(seed)
+    case_ids = sorted({json.loads(line)["case_id"] for line in gold.read_text().splitlines()})
+    rows = [{"case_id": case, "strata": {"site": rng.choice("ABC")}} for case in case_ids]
+    strata = write_jsonl(tmp_path / "strata.jsonl", rows)
+    return gold, baseline, candidate, schema_path, strata
+
+
+def test_a_publication_with_strata_and_another_min_cell_is_safe_together(tmp_path: Path) -> None:
+    # One system shared four ways: without and with strata, at 11 and at 13. Held together
+    # they pass the joint audit, and a variant at the smaller min cell hides all the
+    # stricter one hides (the rule that makes min-cell variants consistent).
+    from chartscore.workflows.publication import share_publication_files
+
+    gold, baseline, _, schema, strata = _write_publication_inputs(tmp_path, 40, 3)
+    products = share_publication_files(
+        gold, [baseline], schema=schema, strata=strata, also_min_cell=13
+    )
+    assert [p.disclosure.min_cell for p in products] == [11, 13, 11, 13]
+    reports = [p for p in products if isinstance(p, SharedReport)]
+    assert len(reports) == 4 and bool(reports[2].by_stratum) and not reports[0].by_stratum
+    assert audit_publication(reports, ["A"] * 4).passed
+    for loose, strict in ((reports[0], reports[1]), (reports[2], reports[3])):
+        shown = dict(loose.numbers())
+        hidden_strict = {key for key, value in strict.numbers() if value is None}
+        assert all(shown[key] is None for key in hidden_strict)
+    for plain, split in ((reports[0], reports[2]), (reports[1], reports[3])):
+        hidden_plain = {key for key, value in plain.numbers() if value is None}
+        assert all(dict(split.numbers())[key] is None for key in hidden_plain)

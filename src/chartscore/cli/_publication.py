@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
-from chartscore.cli._options import confidence
+from chartscore.cli._options import MIN_CELL_DIGITS, confidence, strata_input
 from chartscore.cli._streams import Streams, say
 from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.workflows.publication import share_publication_files
@@ -26,6 +26,8 @@ _PUBLICATION_TAKES: Final = (
     "publication",
     "out_dir",
     "compare",
+    "strata",
+    "also_min_cell",
 )
 
 
@@ -52,13 +54,22 @@ def share_publication(
     if len(set(names)) != len(names):
         raise UsageError("--publication names two files with one name", "share")
     pairs = list(itertools.combinations(range(len(systems)), 2)) if args.compare else []
-    outs = [os.path.join(args.out_dir, f"{name}.shared.json") for name in names]
+    strata = strata_input(args)
+    also = _also_min_cell(args.also_min_cell)
+    variants = [""] + ([".strata"] if strata is not None else [])
+    rules = [""] + ([f".min-{also}"] if also is not None else [])
+    outs = [
+        os.path.join(args.out_dir, f"{name}{variant}{rule}.shared.json")
+        for name in names
+        for variant in variants
+        for rule in rules
+    ]
     outs += [
         os.path.join(args.out_dir, f"{names[b]}_vs_{names[c]}.shared-comparison.json")
         for b, c in pairs
     ]
-    inputs = (gold, schema_path, *systems)
-    check_outputs(outs, inputs=inputs)
+    inputs = (gold, schema_path, strata, *systems)
+    check_outputs(outs, inputs=[i for i in inputs if i is not None])
     products = share_publication_files(
         gold,
         systems,
@@ -66,11 +77,13 @@ def share_publication(
         min_cell=min_cell,
         confidence=confidence(args),
         comparisons=pairs,
+        strata=strata,
+        also_min_cell=also,
     )
     write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
                       zip(outs, products, strict=True)])  # fmt: skip
     hidden = sum(product.disclosure.suppressed_count for product in products)
-    written = f"{len(systems):,} shared reports"
+    written = f"{len(outs) - len(pairs):,} shared reports"
     if pairs:
         written += f" and {len(pairs):,} shared comparisons"
     say(
@@ -79,6 +92,14 @@ def share_publication(
         f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
     )
     return EXIT_OK
+
+
+def _also_min_cell(given: str | None) -> int | None:
+    if given is None:
+        return None
+    if not MIN_CELL_DIGITS.fullmatch(given):
+        raise UsageError("--also-min-cell must be a whole number", "share")
+    return int(given)
 
 
 def _stem(path: str) -> str:

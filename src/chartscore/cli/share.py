@@ -84,8 +84,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.publication is not None or args.out_dir is not None:
         options = [option.dest for option in COMMAND.options]
         return share_publication(args, streams, min_cell, options)
-    if args.compare:
-        raise UsageError("--compare needs --publication", "share")
+    if args.compare or args.also_min_cell is not None:
+        flag = "--compare" if args.compare else "--also-min-cell"
+        raise UsageError(f"{flag} needs --publication", "share")
     if args.baseline is not None or args.candidate is not None:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
@@ -367,6 +368,13 @@ COMMAND: Final = Command(
             "with --publication: the existing folder for the shared reports "
             "(NAME.shared.json per predictions file NAME.jsonl)",
             "DIR",
+        ),
+        Option(
+            "--also-min-cell",
+            "with --publication: also share each report at this min cell "
+            "(NAME.min-N.shared.json), safe held together with the others; with --strata, "
+            "each report is also shared with stratum slices (NAME.strata.shared.json)",
+            "N",
         ),
         Option(
             "--compare",

@@ -32,6 +32,7 @@ import attrs
 
 from chartscore.disclosure.attack import (
     DERIVABLE,
+    DISCLOSED,
     PROTECTED,
     UNRESOLVED,
     audit,
@@ -470,53 +471,16 @@ def audit_publication(products: Sequence[Product], systems: Sequence[System]) ->
         ChartscoreError: ``usage`` for no products, a system count that differs, or a
             report given a comparison's systems (or the other way round).
     """
-    if not products or len(products) != len(systems):
-        raise ChartscoreError(ErrorCode.USAGE)
-    if any(
-        isinstance(p, SharedReport) != isinstance(s, str)
-        for p, s in zip(products, systems, strict=True)
-    ):
-        raise ChartscoreError(ErrorCode.USAGE)
+    joint = _Joint(products, systems)
     own = tuple(_own_audit(product) for product in products)
-    models: list[ReportModel] = []
-    values: list[Mapping[Key, int | None]] = []
-    for product in products:
-        if isinstance(product, SharedReport):
-            report = _without_labels(product)
-            models.append(model_of(report))
-            values.append(published_values(report))
-        else:
-            paired = ComparisonModel(product.disclosure.field_types)
-            models.append(paired)
-            values.append(comparison_values(product, paired))
-    rules = [product.disclosure.min_cell for product in products]
-    model = PublicationModel(models, systems, rules)
-    min_cell = max(rules)
-    published: dict[Key, int] = {}
-    hidden: list[tuple[int, Key]] = []
-    for index, found in enumerate(values):
-        for key, value in found.items():
-            quantity = models[index].quantities.get(key)
-            if quantity is None:
-                continue
-            if value is None:
-                hidden.append((index, key))
-            elif not quantity.derived:
-                published[product_key(index, key)] = value
-    rows: list[PublicationRow] = []
-    solver: RangeSolver | None = None
-    problem = ""
-    try:
-        solver = RangeSolver(model, published, knowledge=model.knowledge(published, min_cell))
-    except Inconsistent:
-        problem = "inconsistent"
-    except Unresolved:
-        problem = UNRESOLVED
+    min_cell = joint.min_cell
+    solver, problem = joint.solver()
     if solver is None:
         row = PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)
         return PublicationAudit(own, (row,), min_cell)
-    for index, key in hidden:
-        form = model.quantities[product_key(index, key)].form
+    rows: list[PublicationRow] = []
+    for index, key in joint.hidden:
+        form = joint.model.quantities[product_key(index, key)].form
         try:
             low, high = solver.range_of(form)
         except (Unresolved, Inconsistent):
@@ -524,6 +488,87 @@ def audit_publication(products: Sequence[Product], systems: Sequence[System]) ->
             continue
         rows.append(PublicationRow(index, key, low, high, hidden_status(low, high, min_cell)))
     return PublicationAudit(own, tuple(rows), min_cell)
+
+
+def publication_leaks(
+    products: Sequence[Product],
+    systems: Sequence[System],
+    values: Sequence[Mapping[Key, int]],
+) -> list[PublicationRow]:
+    """Inside only: the hidden numbers the publication pins into 1..min_cell-1.
+
+    ``values``: each product's true values. Only a hidden number whose true value
+    is from 1 to ``min_cell - 1`` can be pinned there (a range holds the truth), so
+    only those are checked, each by a consistent table at 0 or at ``min_cell`` or
+    more (:meth:`~chartscore.disclosure.ranges.RangeSolver.protected`): what
+    :func:`audit_publication` would fail, found without a range for every hidden
+    number. An inconsistent or unresolved publication is one failing row.
+    """
+    joint = _Joint(products, systems)
+    min_cell = joint.min_cell
+    solver, problem = joint.solver()
+    if solver is None:
+        return [PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)]
+    rows: list[PublicationRow] = []
+    for index, key in joint.hidden:
+        value = values[index].get(key)
+        if value is None or not 1 <= value < min_cell:
+            continue
+        form = joint.model.quantities[product_key(index, key)].form
+        failed = False
+        try:
+            safe = solver.protected(form, value, min_cell)
+        except (Unresolved, Inconsistent):
+            failed = True
+        if failed or not safe:
+            rows.append(PublicationRow(index, key, None, None, UNRESOLVED if failed else DISCLOSED))
+    return rows
+
+
+class _Joint:
+    # The joint model of a publication, its published numbers and its hidden ones.
+
+    def __init__(self, products: Sequence[Product], systems: Sequence[System]) -> None:
+        if not products or len(products) != len(systems):
+            raise ChartscoreError(ErrorCode.USAGE)
+        pairs = zip(products, systems, strict=True)
+        if any(isinstance(p, SharedReport) != isinstance(s, str) for p, s in pairs):
+            raise ChartscoreError(ErrorCode.USAGE)
+        models: list[ReportModel] = []
+        values: list[Mapping[Key, int | None]] = []
+        for product in products:
+            if isinstance(product, SharedReport):
+                report = _without_labels(product)
+                models.append(model_of(report))
+                values.append(published_values(report))
+            else:
+                paired = ComparisonModel(product.disclosure.field_types)
+                models.append(paired)
+                values.append(comparison_values(product, paired))
+        rules = [product.disclosure.min_cell for product in products]
+        self.model = PublicationModel(models, systems, rules)
+        self.min_cell = max(rules)
+        self.published: dict[Key, int] = {}
+        self.hidden: list[tuple[int, Key]] = []
+        for index, found in enumerate(values):
+            for key, value in found.items():
+                quantity = models[index].quantities.get(key)
+                if quantity is None:
+                    continue
+                if value is None:
+                    self.hidden.append((index, key))
+                elif not quantity.derived:
+                    self.published[product_key(index, key)] = value
+
+    def solver(self) -> tuple[RangeSolver | None, str]:
+        # The solver of the published numbers, or None and why (inconsistent, unresolved).
+        knowledge = self.model.knowledge(self.published, self.min_cell)
+        try:
+            return RangeSolver(self.model, self.published, knowledge=knowledge), ""
+        except Inconsistent:
+            return None, "inconsistent"
+        except Unresolved:
+            return None, UNRESOLVED
 
 
 __all__ = [
@@ -535,4 +580,5 @@ __all__ = [
     "audit_publication",
     "gold_only_keys",
     "product_key",
+    "publication_leaks",
 ]

@@ -857,6 +857,23 @@ def share(
     )
 
 
+def true_values(report: Report, sensitivity: Sensitivity) -> dict[Key, int]:
+    """Every protected number of the report's shared form, with its true value (inside only).
+
+    What :func:`share` reads before it hides anything: the publication's joint check
+    (:func:`chartscore.disclosure.publication.publication_leaks`) needs it.
+    """
+    field_types = _field_types(report, sensitivity)
+    document = report.core().to_dict()
+    figures = _figures(report, sensitivity)
+    if figures is not None:
+        document = _with_figures(document, report)
+    full = shared_from_report(
+        document, field_types, DEFAULT_MIN_CELL, set(), set(), figures=figures
+    )
+    return _values(model_of(full), full)
+
+
 def _suppress(
     model: ReportModel,
     values: Mapping[Key, int],

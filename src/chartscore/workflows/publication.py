@@ -32,16 +32,17 @@ from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.report import Report
-from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_comparison import SharedComparison, build_shared_comparison
 from chartscore.documents.shared_report import Key, SharedReport, check_min_cell
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
+from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.scorer import collector_paused, feed_records
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
-from chartscore.workflows.score import feed_files, resolve_schema
+from chartscore.workflows.score import feed_files, resolve_schema, resolve_strata
 from chartscore.workflows.share_comparison import compared_inputs
 
 ROUNDS: Final = 12
@@ -76,7 +77,10 @@ def share_publication(
         raise ChartscoreError(ErrorCode.USAGE)
     require_solver()
     resolved = None if schema is None else to_schema(schema)
-    inputs = [_scored(gold, predictions, resolved, confidence) for predictions in systems]
+    inputs = [
+        _Input(*_scored(gold, predictions, resolved, confidence), index, min_cell)
+        for index, predictions in enumerate(systems)
+    ]
     return [p for p in _publication(inputs, min_cell, ()) if isinstance(p, SharedReport)]
 
 
@@ -88,11 +92,19 @@ def share_publication_files(
     min_cell: int = DEFAULT_MIN_CELL,
     confidence: float = DEFAULT_CONFIDENCE,
     comparisons: Sequence[tuple[int, int]] = (),
+    strata: CaseStrata | InputPath | None = None,
+    also_min_cell: int | None = None,
 ) -> list[SharedReport | SharedComparison]:
     """:func:`share_publication` of a gold file and each system's predictions file.
 
+    Variants join the publication: with ``strata``, each system's report is also
+    shared with stratum slices; with ``also_min_cell``, each report (and variant)
+    is also shared at that min cell. The result holds, for each system in order,
+    its report, then its stratified one, then each again at ``also_min_cell``;
+    then the comparisons.
+
     ``comparisons``: pairs of system indices (baseline, candidate) whose shared
-    comparison joins the publication: returned after the reports, in this order.
+    comparison joins the publication (at ``min_cell``), in this order.
 
     Raises:
         ChartscoreError: as :func:`chartscore.workflows.share.share_files` and
@@ -109,12 +121,19 @@ def share_publication_files(
     pairs = [(int(b), int(c)) for b, c in comparisons]
     if any(b == c or not (0 <= b < len(systems) and 0 <= c < len(systems)) for b, c in pairs):
         raise ChartscoreError(ErrorCode.USAGE)
+    if also_min_cell is not None:
+        check_min_cell(also_min_cell)
     resolved = resolve_schema(schema)
-    inputs = []
-    for predictions in systems:
-        scorer = CaseTrackingScorer(resolved)
-        feed_files(scorer, gold, predictions)
-        inputs.append(sensitivity_of(scorer.partial(), confidence))
+    case_strata = None if strata is None else resolve_strata(strata, resolved)
+    inputs: list[_Input] = []
+    for index, predictions in enumerate(systems):
+        for split in (None, case_strata) if case_strata is not None else (None,):
+            scorer = CaseTrackingScorer(resolved, strata=split)
+            feed_files(scorer, gold, predictions)
+            report, counts = sensitivity_of(scorer.partial(), confidence, split)
+            for rule in (min_cell, also_min_cell):
+                if rule is not None:
+                    inputs.append(_Input(report, counts, index, rule))
     compared = [
         _Compared(
             b,
@@ -127,6 +146,16 @@ def share_publication_files(
 
 
 @attrs.frozen
+class _Input:
+    # A report of the publication: the full report, its case counts (inside only), its
+    # system's index and its min cell.
+    report: Report
+    counts: object
+    system: int
+    min_cell: int
+
+
+@attrs.frozen
 class _Compared:
     # A comparison of the publication: its systems' indices, the full comparison, its
     # distinct-case counts and field types (inside only).
@@ -136,20 +165,35 @@ class _Compared:
     cases: Mapping[Key, int]
     field_types: Mapping[str, str]
 
+    def values(self, min_cell: int) -> dict[Key, int]:
+        """Every protected quantity's true value (derived ones too)."""
+        from chartscore.disclosure.comparison_audit import published_values  # noqa: PLC0415
+        from chartscore.disclosure.comparison_model import ComparisonModel  # noqa: PLC0415
+
+        full = build_shared_comparison(self.comparison, self.field_types, min_cell, set())
+        found = published_values(full, ComparisonModel(self.field_types))
+        return {key: value for key, value in found.items() if value is not None}
+
 
 Product = SharedReport | SharedComparison
 
 
 def _publication(
-    inputs: Sequence[tuple[Report, object]], min_cell: int, compared: Sequence[_Compared]
+    inputs: Sequence[_Input], min_cell: int, compared: Sequence[_Compared]
 ) -> list[Product]:
     # Each system first in turn (up to FIRSTS of them): the choice that hides the fewest
     # numbers in all, the earliest on a tie; the reports back in the given order, then the
-    # comparisons.
+    # comparisons. Within a system, the strictest min cell goes first (a variant at a smaller
+    # one then hides all the stricter hides), then the unstratified report.
     best: list[Product] | None = None
-    for first in range(min(len(inputs), FIRSTS)):
-        order = [*range(first, len(inputs)), *range(first)]
-        found = _in_order([inputs[i] for i in order], order, compared, min_cell)
+    count = 1 + max(i.system for i in inputs)
+    for first in range(min(count, FIRSTS)):
+        rank = {system: (system - first) % count for system in range(count)}
+        order = sorted(
+            range(len(inputs)),
+            key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, i),
+        )
+        found = _in_order([inputs[i] for i in order], compared, min_cell)
         products = [found[order.index(i)] for i in range(len(inputs))]
         products += found[len(inputs) :]
         if best is None or _hidden(products) < _hidden(best):
@@ -163,33 +207,39 @@ def _hidden(products: Sequence[Product]) -> int:
 
 
 def _in_order(
-    inputs: Sequence[tuple[Report, object]],
-    order: Sequence[int],
-    compared: Sequence[_Compared],
-    min_cell: int,
+    inputs: Sequence[_Input], compared: Sequence[_Compared], min_cell: int
 ) -> list[Product]:
     # The loop of the module's docstring: the reports in this order, then the comparisons.
     from chartscore.disclosure.model import model_of  # noqa: PLC0415
     from chartscore.disclosure.publication import (  # noqa: PLC0415
         System,
-        audit_publication,
         gold_only_keys,
+        publication_leaks,
     )
 
-    systems: list[System] = [str(index) for index in order]
+    systems: list[System] = [str(i.system) for i in inputs]
     systems += [(str(c.baseline), str(c.candidate)) for c in compared]
+    values = [_true_values(i) for i in inputs] + [c.values(min_cell) for c in compared]
     forced: list[set[Key]] = [set() for _ in systems]
     level: dict[tuple[str, str], int] = {}
     for _ in range(ROUNDS):
         shared: list[Product] = []
         gold_keys: frozenset[Key] = frozenset()
         for index, hide in enumerate(forced):
-            # In order: an earlier product's gold-only choice is this one's (shown: known;
-            # hidden: hidden too).
-            known, hidden = _gold_decisions(shared, gold_keys, hide)
+            # In order: an earlier product's choice is this one's (shown: known; hidden:
+            # hidden too), for every number of the same system, for gold-only ones of others.
+            earlier = [
+                (product, None if systems[k] == systems[index] else gold_keys)
+                for k, product in enumerate(shared)
+            ]
+            known, hidden = _decisions(earlier, hide)
             if index < len(inputs):
-                report, counts = inputs[index]
-                shared.append(_suppressed(report, counts, min_cell, hide | hidden, known))
+                product = inputs[index]
+                shared.append(
+                    _suppressed(
+                        product.report, product.counts, product.min_cell, hide | hidden, known
+                    )
+                )
             else:
                 shared.append(
                     _compared(compared[index - len(inputs)], min_cell, hide | hidden, known)
@@ -197,10 +247,10 @@ def _in_order(
             if index == 0:
                 assert isinstance(shared[0], SharedReport)
                 gold_keys = gold_only_keys(model_of(shared[0]))
-        result = audit_publication(shared, systems)
-        if result.passed:
+        leaks = publication_leaks(shared, systems, values)
+        if not leaks:
             return shared
-        failing = {row.key[:2] for row in result.rows if not row.passed}
+        failing = {row.key[:2] for row in leaks}
         for where in failing:
             level[where] = level.get(where, 0) + 1
         more = {
@@ -214,15 +264,16 @@ def _in_order(
     raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
 
 
-def _gold_decisions(
-    shared: Sequence[Product], gold_keys: frozenset[Key], hide: set[Key]
+def _decisions(
+    earlier: Sequence[tuple[Product, frozenset[Key] | None]], hide: set[Key]
 ) -> tuple[dict[Key, int], set[Key]]:
-    # The gold-only numbers earlier products show (known, with their values) and hide.
+    # The numbers earlier products show (known, with their values) and hide: of each, those
+    # of its key set (None: all of them).
     known: dict[Key, int] = {}
     hidden: set[Key] = set()
-    for product in shared:
+    for product, keys in earlier:
         for key, value in product.numbers():
-            if key not in gold_keys:
+            if keys is not None and key not in keys:
                 continue
             if value is None:
                 hidden.add(key)
@@ -242,6 +293,13 @@ def _force(forced: list[set[Key]], shared: Sequence[Product], keys: set[Key]) ->
                 forced[index].add(key)
                 changed = True
     return changed
+
+
+def _true_values(product: _Input) -> dict[Key, int]:
+    from chartscore.disclosure.suppress import Sensitivity, true_values  # noqa: PLC0415
+
+    assert isinstance(product.counts, Sensitivity)
+    return true_values(product.report, product.counts)
 
 
 def _compared(
