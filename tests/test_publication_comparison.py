@@ -31,9 +31,9 @@ from chartscore.documents.shared_comparison import SharedComparison, build_share
 from chartscore.documents.shared_report import Key, SharedReport, shared_from_report
 from chartscore.records.schema import to_schema
 from chartscore.records.strata import CaseStrata
+from test_publication import SCHEMA, _cohort
 
 from helpers import examples, write_jsonl
-from test_publication import SCHEMA, _cohort
 
 MIN_CELL = 2  # the constructed products below publish any count: the rule must hold for them
 TYPES = {field_id: spec["type"] for field_id, spec in SCHEMA["fields"].items()}
