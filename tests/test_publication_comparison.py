@@ -187,3 +187,35 @@ def test_a_publication_with_strata_and_another_min_cell_is_safe_together(tmp_pat
     for plain, split in ((reports[0], reports[2]), (reports[1], reports[3])):
         hidden_plain = {key for key, value in plain.numbers() if value is None}
         assert all(dict(split.numbers())[key] is None for key in hidden_plain)
+
+
+def test_audit_comparisons_reads_which_systems_and_finds_the_joint_leak(tmp_path: Path) -> None:
+    # The command line: SHARED, --others and --comparisons; the comparison's systems are read
+    # from its numbers (either file order), and the pinned missing count is a failing row.
+    from test_shared_comparison import run
+
+    gold, first, second = _cohort(30, 7)
+    _, truths = _products(30, 7, 0.0)
+    slices = [("field", "hx.smoking"), ("field_type", "categorical"), ("overall", "")]
+    full = _hidden_report(first, gold, set())
+    a = _hidden_report(first, gold, {key for key, _ in full.numbers() if key[:2] in slices})
+    b = _hidden_report(second, gold, set())
+    comparison = compare(gold, first, second, schema=SCHEMA)
+    paired = build_shared_comparison(comparison, TYPES, MIN_CELL, set())
+    paths = {}
+    for name, product in (("a", a), ("b", b), ("a_vs_b", paired)):
+        paths[name] = tmp_path / f"{name}.json"
+        paths[name].write_text(product.to_json(), encoding="utf-8")
+    missing = truths[0][("field", "hx.smoking", "missing_count")]
+    assert missing == 1  # the cohort's: a count the rule (min cell 2) forbids pinning
+    for shared, other in (("a", "b"), ("b", "a")):
+        argv = ["audit", str(paths[shared]), "--others", str(paths[other])]
+        product = 1 if shared == "a" else 2
+        line = f"product {product}: field hx.smoking missing_count 1..1 disclosed\n"
+        status, stdout, stderr = run(argv)
+        assert (status, stderr) == (4, "") and line not in stdout  # own audits fail: no ranges
+        status, stdout, stderr = run([*argv, "--comparisons", str(paths["a_vs_b"])])
+        assert (status, stderr) == (4, "") and line in stdout
+        assert "audit FAIL: 3 products together" in stdout
+    status, _, stderr = run(["audit", str(paths["a"]), "--comparisons", str(paths["a"])])
+    assert status == 2 and "--comparisons names a shared report" in stderr
