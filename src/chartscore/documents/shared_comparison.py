@@ -699,15 +699,7 @@ def _proven_bound(
 ) -> RateBound | None:
     # What the published ranges prove (``prove``; None when nothing is hidden): the
     # document lists it under ``key`` exactly when there is one, and as it is.
-    bound = None
-    if prove is not None:
-        possible = True
-        try:
-            bound = prove()
-        except ValueError:
-            possible = False
-        if not possible:
-            _invalid()
+    bound = None if prove is None else _strict_json.built(prove)
     if key in data:
         if bound is None or _bound(data[key], (kind,), low) != bound:
             _invalid()
