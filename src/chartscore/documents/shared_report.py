@@ -525,7 +525,7 @@ class SharedReport(KeyedNumbers):
 
         Raises:
             ChartscoreError: ``unknown_report_format`` when ``format`` is not
-                ``chartscore.shared_report`` or ``format_version`` is not 3;
+                ``chartscore.shared_report`` or ``format_version`` is not 3, 4 or 5;
                 ``invalid_report`` for anything malformed (not strict JSON,
                 unknown or missing keys, counts that are not non-negative
                 integers, metrics a field of that type cannot have, a
@@ -549,10 +549,10 @@ class SharedReport(KeyedNumbers):
     @classmethod
     def _read(cls, document: object) -> SharedReport:
         shell = read_shell(document, SHARED_FORMAT, READABLE_VERSIONS, _TOP_KEYS, _OPTIONAL_KEYS)
-        members, format_version, z = shell.members, shell.format_version, shell.z
+        members, z = shell.members, shell.z
         disclosure = read_disclosure(members["disclosure"])
         field_types = disclosure.field_types
-        floors = format_version >= CASE_FLOOR_VERSION
+        floors = shell.format_version >= CASE_FLOOR_VERSION
         by_field_raw = _strict_json.mapping(members["by_field"])
         by_type_raw = _strict_json.mapping(members["by_field_type"])
         if set(by_field_raw) != set(field_types):
@@ -610,12 +610,12 @@ class SharedReport(KeyedNumbers):
             by_stratum=strata,
             by_stratum_field_type=strata_types,
             overall_weighted=weighted,
-            format_version=format_version,
+            format_version=shell.format_version,
         )
         check_plugin_metrics(
             shell.plugins, [(kind, part.metrics) for kind, _, part in report.slices()]
         )
-        if format_version < LABELS_VERSION and any(
+        if shell.format_version < LABELS_VERSION and any(
             part.labels is not None or part.coefficients for part in by_field.values()
         ):
             invalid()  # labels and coefficients are shared from format 4 on
