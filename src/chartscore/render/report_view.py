@@ -19,8 +19,8 @@ undefined, where the shared report could not have shown it. It has no pooled
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Final, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Final, Protocol, TypeVar
 
 import attrs
 
@@ -141,6 +141,9 @@ ReportLike = Report | SharedReport
 Slice = tuple[str, str, SliceLike]
 """(slice kind, name, slice)."""
 
+_S = TypeVar("_S")
+_S_co = TypeVar("_S_co", covariant=True)
+
 
 def binomial_rate(result: Binomial) -> float | None:
     """``success_count / total_count``; None with no trials or a suppressed part."""
@@ -220,20 +223,47 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
     )
 
 
-def _ordered(slices: Mapping[str, SliceLike], sort: str) -> list[tuple[str, SliceLike]]:
-    def by_rate(item: tuple[str, SliceLike]) -> tuple[bool, float, str]:
-        # No rate (no trials, or suppressed) sorts last.
-        rate = binomial_rate(item[1].metrics[SORT_METRIC])
-        return (rate is None, 0.0 if rate is None else rate, item[0])
+class _Sliced(Protocol[_S_co]):
+    # A document's three kinds of slices (a report, a comparison, or a shared one).
+    @property
+    def overall(self) -> _S_co: ...
 
-    items = sorted(slices.items())  # by name: code point order, the same everywhere
-    return sorted(items, key=by_rate) if sort == "rate" else items
+    @property
+    def by_field(self) -> Mapping[str, _S_co]: ...
+
+    @property
+    def by_field_type(self) -> Mapping[str, _S_co]: ...
+
+
+def ordered_slices(
+    document: _Sliced[_S], sort: str, rate: Callable[[_S], float | None]
+) -> list[tuple[str, str, _S]]:
+    """A document's field slices, then its type slices, then its overall slice.
+
+    Fields and types by name (code point order, the same everywhere), or with ``sort``
+    ``"rate"`` by ``rate``, lowest first; a slice with no rate (no trials, or suppressed)
+    sorts last, and equal rates by name.
+    """
+
+    def by_rate(item: tuple[str, _S]) -> tuple[bool, float, str]:
+        found = rate(item[1])
+        return (found is None, 0.0 if found is None else found, item[0])
+
+    def ordered(slices: Mapping[str, _S]) -> list[tuple[str, _S]]:
+        items = sorted(slices.items())
+        return sorted(items, key=by_rate) if sort == "rate" else items
+
+    fields = [("field", name, part) for name, part in ordered(document.by_field)]
+    types = [("field_type", name, part) for name, part in ordered(document.by_field_type)]
+    return [*fields, *types, ("overall", "", document.overall)]
 
 
 def _slices(report: ReportLike, sort: str) -> list[Slice]:
-    fields = [("field", name, part) for name, part in _ordered(report.by_field, sort)]
-    types = [("field_type", name, part) for name, part in _ordered(report.by_field_type, sort)]
-    return [*fields, *types, ("overall", "", report.overall), *_stratum_slices(report)]
+    def rate(part: SliceLike) -> float | None:
+        return binomial_rate(part.metrics[SORT_METRIC])
+
+    sliced: _Sliced[SliceLike] = report  # either kind of report: slices alike
+    return [*ordered_slices(sliced, sort, rate), *_stratum_slices(report)]
 
 
 def _stratum_slices(report: ReportLike) -> list[Slice]:
@@ -896,6 +926,14 @@ def _risk_coverage_plot(estimates: list[Estimate], level: str) -> Plot | None:
     )
 
 
+_TYPE_METRICS_NOTE: Final = (
+    "Each field's type-specific metrics; squares are errors (lower is better)."
+)
+_PLUGIN_METRICS_NOTE: Final = (
+    "Each plugin label's share of the answerable rows (the plugin defines the label)."
+)
+
+
 def _plots(
     estimates: list[Estimate],
     plugins: tuple[str, ...] = (),
@@ -912,20 +950,15 @@ def _plots(
         )
         rows = tuple(_plot_row(e) for e in estimates if e.metric == metric)
         plots.append(Plot(metric, title(metric), note, metric, (0.0, 1.0), rows))
-    typed = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in TYPE_METRICS)
-    if typed:
-        note = (
-            "Each field's type-specific metrics; squares are errors (lower is better). "
-            f"Point = rate, {line}"
-        )
-        plots.append(Plot("type_metrics", "Type-specific metrics", note, "", (0.0, 1.0), typed))
-    labelled = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in plugins)
-    if labelled:
-        note = (
-            "Each plugin label's share of the answerable rows (the plugin defines the label). "
-            f"Point = rate, {line}"
-        )
-        plots.append(Plot("plugin_metrics", "Plugin metrics", note, "", (0.0, 1.0), labelled))
+    grouped = (
+        ("type_metrics", "Type-specific metrics", TYPE_METRICS, _TYPE_METRICS_NOTE),
+        ("plugin_metrics", "Plugin metrics", plugins, _PLUGIN_METRICS_NOTE),
+    )
+    for key, heading, names, what in grouped:
+        rows = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in names)
+        if rows:
+            note = f"{what} Point = rate, {line}"
+            plots.append(Plot(key, heading, note, "", (0.0, 1.0), rows))
     for metric in LABEL_METRICS:
         rows = tuple(_label_plot_row(e) for e in estimates if e.metric == metric)
         if rows:

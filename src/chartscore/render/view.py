@@ -12,6 +12,7 @@ renderer shows it as "suppressed", never as 0.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from typing import Final
 
 import attrs
@@ -264,19 +265,28 @@ def level_text(confidence: float) -> str:
     return f"{round(100 * confidence)}%"
 
 
-def slice_label(slice_kind: str, name: str) -> str:
-    """The row label of a slice: the field id, ``type <name>`` or ``all fields``.
+def slice_label(
+    slice_kind: str,
+    name: str,
+    *,
+    code: Callable[[str], str] = str,
+    text: Callable[[str], str] = str,
+    everything: str = "all fields",
+) -> str:
+    """The row label of a slice: the field id, ``type <name>``, a stratum or ``all fields``.
 
     Field ids cannot contain a space, so neither other label can be mistaken
-    for a field (a field may be called ``overall``).
+    for a field (a field may be called ``overall``). A renderer marks names up with
+    ``code`` (a field or type name) and ``text`` (a stratum's label), and may say
+    ``all fields`` its own way (``everything``).
     """
     if slice_kind == "field":
-        return name
+        return code(name)
     if slice_kind == "field_type":
-        return f"type {name}"
+        return f"type {code(name)}"
     if slice_kind == "stratum":
-        return stratum_label(name)
-    return "all fields"
+        return text(stratum_label(name))
+    return everything
 
 
 def stratum_label(name: str) -> str:
