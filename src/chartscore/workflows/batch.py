@@ -37,7 +37,13 @@ from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate, GateResults, evaluate
 from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
-from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
+from chartscore.io.inputs import (
+    InputPath,
+    StandardInput,
+    identity,
+    input_path,
+    input_path_or_none,
+)
 from chartscore.io.ledger_file import (
     Appended,
     append_lines,
@@ -321,11 +327,7 @@ def _paths(items: Sequence[InputPath | None]) -> list[str]:
     for item in items:
         if item is None:
             continue
-        where: str | StandardInput | None = None
-        try:
-            where = input_path(item, InputKind.PREDICTIONS)
-        except ChartscoreError:
-            where = None
+        where = input_path_or_none(item, InputKind.PREDICTIONS)
         if where is not None and not isinstance(where, StandardInput):
             found.append(where)
     return found
