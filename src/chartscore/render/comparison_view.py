@@ -277,6 +277,18 @@ def p_text(kind: str, paired: PairedMetricResult) -> str:
     return _p_value(paired.mid_p if clustering is None or kind == "field" else clustering.p)
 
 
+PAIRED_COLUMNS: Final = (
+    Column("metric"),
+    Column("baseline"),
+    Column("candidate"),
+    Column("baseline only"),
+    Column("candidate only"),
+    Column("difference"),
+    Column("McNemar p"),
+)
+"""The paired table's columns, in a comparison and in a shared one."""
+
+
 def _paired_table(slices: list[Slice], level: str) -> Table:
     rows = tuple(
         Row(
@@ -293,15 +305,6 @@ def _paired_table(slices: list[Slice], level: str) -> Table:
         for kind, name, part in slices
         for metric, paired in part.paired.items()
     )
-    columns = (
-        Column("metric"),
-        Column("baseline"),
-        Column("candidate"),
-        Column("baseline only"),
-        Column("candidate only"),
-        Column("difference"),
-        Column("McNemar p"),
-    )
     return Table(
         "paired",
         "Paired metrics (the same gold rows for both systems)",
@@ -311,7 +314,7 @@ def _paired_table(slices: list[Slice], level: str) -> Table:
         "the mid-p in field rows; in rows that pool fields, Durkalski's case-clustered test "
         "(and the case-clustered intervals).",
         "slice",
-        columns,
+        PAIRED_COLUMNS,
         rows,
         repeat=1,
     )

@@ -25,6 +25,7 @@ from chartscore.documents.shared_comparison import (
 from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.comparison_view import (
+    PAIRED_COLUMNS,
     candidate_rate,
     difference_scale,
     gate_margins,
@@ -186,15 +187,7 @@ def shared_comparison_view(
         "the bound its published ranges prove instead. 'baseline only' and 'candidate only' "
         "count the rows just one system got right (errors, for an error metric).",
         "slice",
-        (
-            Column("metric"),
-            Column("baseline"),
-            Column("candidate"),
-            Column("baseline only"),
-            Column("candidate only"),
-            Column("difference"),
-            Column("McNemar p"),
-        ),
+        PAIRED_COLUMNS,
         paired_rows,
         repeat=1,
     )
