@@ -39,7 +39,6 @@ from chartscore.render.report_view import (
     SORTS,
     Binomial,
     binomial_rate,
-    ordered_slices,
     plugin_facts,
     rate_estimate,
 )
@@ -54,6 +53,7 @@ from chartscore.render.view import (
     Table,
     View,
     level_text,
+    ordered_slices,
     slice_label,
 )
 
@@ -95,7 +95,10 @@ def candidate_rate(part: _PairedSlice) -> float | None:
 
 def _slices(comparison: Comparison, sort: str) -> list[Slice]:
     strata = [("stratum", name, part) for name, part in sorted(comparison.by_stratum.items())]
-    return [*ordered_slices(comparison, sort, candidate_rate), *strata]
+    pooled = ordered_slices(
+        comparison.overall, comparison.by_field, comparison.by_field_type, sort, candidate_rate
+    )
+    return [*pooled, *strata]
 
 
 def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -> Estimate:

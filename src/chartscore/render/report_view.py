@@ -20,7 +20,7 @@ undefined, where the shared report could not have shown it. It has no pooled
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Final, Protocol, TypeVar
+from typing import Final, Protocol
 
 import attrs
 
@@ -52,6 +52,7 @@ from chartscore.render.definitions import (
     title,
 )
 from chartscore.render.view import (
+    Cell,
     Column,
     Estimate,
     Kind,
@@ -62,6 +63,7 @@ from chartscore.render.view import (
     Table,
     View,
     level_text,
+    ordered_slices,
     slice_label,
 )
 
@@ -140,9 +142,6 @@ ReportLike = Report | SharedReport
 
 Slice = tuple[str, str, SliceLike]
 """(slice kind, name, slice)."""
-
-_S = TypeVar("_S")
-_S_co = TypeVar("_S_co", covariant=True)
 
 
 def binomial_rate(result: Binomial) -> float | None:
@@ -223,47 +222,12 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
     )
 
 
-class _Sliced(Protocol[_S_co]):
-    # A document's three kinds of slices (a report, a comparison, or a shared one).
-    @property
-    def overall(self) -> _S_co: ...
-
-    @property
-    def by_field(self) -> Mapping[str, _S_co]: ...
-
-    @property
-    def by_field_type(self) -> Mapping[str, _S_co]: ...
-
-
-def ordered_slices(
-    document: _Sliced[_S], sort: str, rate: Callable[[_S], float | None]
-) -> list[tuple[str, str, _S]]:
-    """A document's field slices, then its type slices, then its overall slice.
-
-    Fields and types by name (code point order, the same everywhere), or with ``sort``
-    ``"rate"`` by ``rate``, lowest first; a slice with no rate (no trials, or suppressed)
-    sorts last, and equal rates by name.
-    """
-
-    def by_rate(item: tuple[str, _S]) -> tuple[bool, float, str]:
-        found = rate(item[1])
-        return (found is None, 0.0 if found is None else found, item[0])
-
-    def ordered(slices: Mapping[str, _S]) -> list[tuple[str, _S]]:
-        items = sorted(slices.items())
-        return sorted(items, key=by_rate) if sort == "rate" else items
-
-    fields = [("field", name, part) for name, part in ordered(document.by_field)]
-    types = [("field_type", name, part) for name, part in ordered(document.by_field_type)]
-    return [*fields, *types, ("overall", "", document.overall)]
-
-
 def _slices(report: ReportLike, sort: str) -> list[Slice]:
     def rate(part: SliceLike) -> float | None:
         return binomial_rate(part.metrics[SORT_METRIC])
 
-    sliced: _Sliced[SliceLike] = report  # either kind of report: slices alike
-    return [*ordered_slices(sliced, sort, rate), *_stratum_slices(report)]
+    pooled = ordered_slices(report.overall, report.by_field, report.by_field_type, sort, rate)
+    return [*pooled, *_stratum_slices(report)]
 
 
 def _stratum_slices(report: ReportLike) -> list[Slice]:
@@ -475,32 +439,59 @@ def _uncertainty_figures(
     ]
 
 
-def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
+FieldCells = Mapping[str, Estimate]
+"""One field's figures in a per-field table, by the table's own name for each."""
+
+
+def _by_field(
+    estimates: Iterable[Estimate], name_of: Callable[[Estimate], str | None]
+) -> dict[str, dict[str, Estimate]]:
+    # Each field's estimates that a per-field table shows (``name_of``: its name in the
+    # table, None for one it does not show), in the estimates' order.
     rows: dict[str, dict[str, Estimate]] = {}
     for e in estimates:
-        if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
-            rows.setdefault(e.name, {})[e.metric] = e
-        elif e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
-            rows.setdefault(e.name, {})[e.label] = e
-    rows = {n: cells for n, cells in rows.items() if cells["uncertainty_auroc"].total_count != 0}
+        name = name_of(e)
+        if name is not None:
+            rows.setdefault(e.name, {})[name] = e
+    return rows
+
+
+def _field_rows(
+    rows: Mapping[str, FieldCells], cells: Callable[[str, FieldCells], tuple[Cell, ...]]
+) -> tuple[Row, ...]:
+    # A per-field table's rows: ``cells`` lays out one field's figures (field id, figures).
+    return tuple(Row("field", name, cells(name, found)) for name, found in rows.items())
+
+
+def _uncertainty_name(e: Estimate) -> str | None:
+    if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
+        return e.metric
+    if e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
+        return e.label
+    return None
+
+
+def _uncertainty_cells(_: str, cells: FieldCells) -> tuple[Cell, ...]:
+    return (
+        cells["uncertainty_auroc"].total_count,
+        cells["without_uncertainty"].total_count,
+        cells["uncertainty_auroc"],
+        cells["brier_score"],
+        cells["10%"],
+        cells["50%"],
+        cells["100%"],
+    )
+
+
+def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
+    rows = {
+        name: cells
+        for name, cells in _by_field(estimates, _uncertainty_name).items()
+        if cells["uncertainty_auroc"].total_count != 0
+    }
     if not rows:
         return None
-    table_rows = tuple(
-        Row(
-            "field",
-            name,
-            (
-                cells["uncertainty_auroc"].total_count,
-                cells["without_uncertainty"].total_count,
-                cells["uncertainty_auroc"],
-                cells["brier_score"],
-                cells["10%"],
-                cells["50%"],
-                cells["100%"],
-            ),
-        )
-        for name, cells in rows.items()
-    )
+    table_rows = _field_rows(rows, _uncertainty_cells)
     columns = (
         Column("rows"),
         Column("without"),
@@ -632,28 +623,21 @@ def shared_uncertainty_estimates(name: str, uncertainty: SharedUncertainty) -> l
 def _magnitude_table(
     estimates: list[Estimate], units: Mapping[str, str], level: str
 ) -> Table | None:
-    rows: dict[str, dict[str, Estimate]] = {}
-    for e in estimates:
-        if e.kind is Kind.MAGNITUDE:
-            rows.setdefault(e.name, {})[e.metric] = e
+    def magnitude_cells(name: str, cells: FieldCells) -> tuple[Cell, ...]:
+        return (
+            "days" if units.get(name) == "days" else "field's unit",
+            cells["mean_absolute_error"].total_count,
+            cells["mean_absolute_error"],
+            cells["mean_signed_error"],
+            _limits(cells["limits_of_agreement"]),
+            cells["chance_level"],
+            cells["chance_level"].total_count,
+        )
+
+    rows = _by_field(estimates, lambda e: e.metric if e.kind is Kind.MAGNITUDE else None)
     if not rows:
         return None
-    table_rows = tuple(
-        Row(
-            "field",
-            name,
-            (
-                "days" if units.get(name) == "days" else "field's unit",
-                cells["mean_absolute_error"].total_count,
-                cells["mean_absolute_error"],
-                cells["mean_signed_error"],
-                _limits(cells["limits_of_agreement"]),
-                cells["chance_level"],
-                cells["chance_level"].total_count,
-            ),
-        )
-        for name, cells in rows.items()
-    )
+    table_rows = _field_rows(rows, magnitude_cells)
     columns = (
         Column("unit"),
         Column("pairs"),
@@ -771,25 +755,26 @@ def _units(report: ReportLike) -> dict[str, str]:
     }
 
 
+def _coefficient_name(e: Estimate) -> str | None:
+    # AC1 or AC2 (a field has one of them) and alpha, beside kappa.
+    if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
+        return "ac" if e.metric != "alpha" else "alpha"
+    return None
+
+
+def _coefficient_cells(_: str, cells: FieldCells) -> tuple[Cell, ...]:
+    return (
+        cells.get("ac") or "not applicable",
+        cells.get("alpha") or "not applicable",
+        (cells.get("alpha") or cells["ac"]).total_count,
+    )
+
+
 def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows: dict[str, dict[str, Estimate]] = {}
-    for e in estimates:
-        if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
-            rows.setdefault(e.name, {})["ac" if e.metric != "alpha" else "alpha"] = e
+    rows = _by_field(estimates, _coefficient_name)
     if not rows:
         return None
-    table_rows = tuple(
-        Row(
-            "field",
-            name,
-            (
-                cells.get("ac") or "not applicable",
-                cells.get("alpha") or "not applicable",
-                (cells.get("alpha") or cells["ac"]).total_count,
-            ),
-        )
-        for name, cells in rows.items()
-    )
+    table_rows = _field_rows(rows, _coefficient_cells)
     return Table(
         "coefficients",
         "Prevalence-robust agreement (higher is better)",

@@ -35,7 +35,7 @@ from chartscore.render.comparison_view import (
     side_cells,
 )
 from chartscore.render.definitions import definition, interval_note, title
-from chartscore.render.report_view import SORTS, ordered_slices, rate_estimate
+from chartscore.render.report_view import SORTS, rate_estimate
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -46,6 +46,7 @@ from chartscore.render.view import (
     Table,
     View,
     level_text,
+    ordered_slices,
     slice_label,
 )
 
@@ -54,7 +55,9 @@ _COUNTS = ("answered_count", "abstained_count", "missing_count")
 
 
 def _slices(shared: SharedComparison, sort: str) -> list[Slice]:
-    return ordered_slices(shared, sort, candidate_rate)
+    return ordered_slices(
+        shared.overall, shared.by_field, shared.by_field_type, sort, candidate_rate
+    )
 
 
 def _difference(kind: str, name: str, metric: str, paired: SharedPaired, level: str) -> Estimate:
