@@ -295,6 +295,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "errors",
                 "_version",
                 "_strict_json",
+                "_shell",  # the one reader of a document's shell
                 "plugin_layout",
             },
         ),

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import enum
 import re
-from collections.abc import Iterator, Mapping
-from typing import Final, NoReturn
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final, NoReturn, TypeVar
 
 from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS, PLUGIN_NAME_PATTERN
+
+_T = TypeVar("_T")
 
 # Compiled here, not taken from chartscore.records._rules, so that the value-free modules
 # (report, comparison, gates, ...) can raise coded errors without importing _rules,
@@ -655,13 +657,7 @@ def caller_items(value: object) -> tuple[object, ...] | None:
     """
     if type(value) is list or type(value) is tuple:
         return tuple(value)
-    items: tuple[object, ...] | None = None
-    try:
-        if not isinstance(value, str | bytes | Mapping):
-            items = tuple(value)  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - the caller's exception must not survive
-        items = None
-    return items
+    return _guarded(tuple, value)
 
 
 def caller_iterator(value: object) -> Iterator[object] | None:
@@ -670,13 +666,19 @@ def caller_iterator(value: object) -> Iterator[object] | None:
     Made inside a guard whose exception is dropped (even ``isinstance`` runs a
     lazy proxy's ``__class__``); the caller reads the items under its own guard.
     """
-    iterator: Iterator[object] | None = None
+    return _guarded(iter, value)
+
+
+def _guarded(read: Callable[[Any], _T], value: object) -> _T | None:
+    # ``read(value)`` for a collection that is not a string, bytes or a mapping; None for
+    # one of those, or when reading it raises (the caller's exception must not survive).
+    result: _T | None = None
     try:
         if not isinstance(value, str | bytes | Mapping):
-            iterator = iter(value)  # type: ignore[call-overload]
+            result = read(value)
     except Exception:  # noqa: BLE001 - the caller's exception must not survive
-        iterator = None
-    return iterator
+        result = None
+    return result
 
 
 def callback_option(value: object) -> None:

@@ -91,6 +91,22 @@ class UsageError(Exception):
         return f"{PROGRAM}: error: {ErrorCode.USAGE}: {self.problem}; see {help_command}\n"
 
 
+def command_group(
+    name: str, help: str, description: str, subcommands: tuple[Command, ...]
+) -> Command:
+    """A command that only groups others (``import``: ``import redcap``, ``import csv``...).
+
+    The parser requires one of its subcommands; its own ``run`` says so if it is ever
+    reached without one.
+    """
+    kinds = ", ".join(command.word for command in subcommands)
+
+    def run(args: argparse.Namespace, streams: Streams) -> int:
+        raise UsageError(f"a kind of {name} is required ({kinds})", name)
+
+    return Command(name, help, description, (), run, subcommands)
+
+
 def input_argument(value: str) -> InputPath:
     """An input argument as a path, or :data:`~chartscore.io.STDIN` for ``-``."""
     return STDIN if value == STANDARD_STREAM else value

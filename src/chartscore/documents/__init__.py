@@ -5,9 +5,10 @@
 figure from the counts. Everything here is value-free.
 
 The folder holds the value-free documents and what they are made of: ``tally`` (the
-counts), ``report`` and ``comparison``, ``canonical_json`` (the bytes written) and
-``_strict_json`` (the one reader), ``plugin_layout`` and the release ``gates``
-(docs/architecture.md), and the shared documents: ``shared_report`` and
+counts), ``report`` and ``comparison``, ``canonical_json`` (the bytes written),
+``_strict_json`` (the one reader) and ``_shell`` (the one reader of what every document
+opens with: format, version, scorer, confidence, plugins, strata), ``plugin_layout`` and the
+release ``gates`` (docs/architecture.md), and the shared documents: ``shared_report`` and
 ``shared_comparison``, with what they are made of (``shared_rule``, ``shared_metric``,
 ``shared_labels``, ``shared_figures``). The readers are imported here only when called, so
 that importing one module of this folder (``tally``, say) does not import every document.

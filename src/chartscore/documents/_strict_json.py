@@ -21,9 +21,9 @@ import codecs
 import json
 import math
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from itertools import accumulate
-from typing import Final, NoReturn
+from typing import Final, NoReturn, ParamSpec, TypeVar
 
 from chartscore._format import WORKLIST_SIGNATURE
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
@@ -66,9 +66,30 @@ _NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
 _STEP: Final = tuple(1 if byte in b"[{" else -1 if byte in b"]}" else 0 for byte in range(256))
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
 def invalid() -> NoReturn:
     """Refuse a malformed document with ``invalid_report``."""
     raise ChartscoreError(ErrorCode.INVALID_REPORT)
+
+
+def built(make: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """``make(*args, **kwargs)``, or ``invalid_report`` when it raises ``ValueError``.
+
+    For figures a document's numbers must allow (sums a constructor checks, ranges that
+    admit a count): the refusal is raised outside the handler, so nothing is chained.
+    """
+    result: _T | None = None
+    failed = False
+    try:
+        result = make(*args, **kwargs)
+    except ValueError:
+        failed = True
+    if failed:
+        invalid()
+    return result  # type: ignore[return-value]
 
 
 class _RefusedError(ValueError):

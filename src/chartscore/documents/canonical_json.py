@@ -57,13 +57,25 @@ def _encode(value: object) -> str:
     return _encode_any(value)
 
 
-def _encode_any(value: object) -> str:
+def json_constant(value: object) -> str | None:
+    """``null``, ``true`` or ``false`` for None, True and False (by identity), else None.
+
+    The three JSON constants, as every writer of JSON text here spells them (``1`` and
+    ``1.0`` are numbers, not ``true``).
+    """
     if value is None:
         return "null"
     if value is True:
         return "true"
     if value is False:
         return "false"
+    return None
+
+
+def _encode_any(value: object) -> str:
+    constant = json_constant(value)
+    if constant is not None:
+        return constant
     if isinstance(value, int):
         if abs(value) > _MAX_SAFE_INTEGER:
             raise ValueError("integer outside the IEEE 754 exact range")

@@ -14,25 +14,32 @@ Pooled slices (overall, each field type) also carry case-clustered figures
 difference and Durkalski's clustered McNemar test.
 
 Value-free: this module imports only ``tally``, ``stats``, ``report``,
-``canonical_json``, ``paired``, ``clustered``, ``plugin_layout``, ``errors``
-and ``_version`` (a test checks the import graph).
+``canonical_json``, ``_strict_json`` and ``_shell`` (the readers every document shares),
+``plugin_layout`` and ``_version`` (a test checks the import graph).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Final, TypeVar
+from collections.abc import Mapping
+from typing import Final
 
 import attrs
 
 from chartscore._version import __version__
-from chartscore.documents import _strict_json
+from chartscore.documents import _shell, _strict_json
+from chartscore.documents._shell import (
+    check_slices,
+    check_strata,
+    read_shell,
+    read_slices,
+    read_strata,
+    shell_members,
+)
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
     is_plugin_metric,
-    stamps_from_dict,
     stamps_to_dict,
 )
 from chartscore.documents.report import (
@@ -40,14 +47,9 @@ from chartscore.documents.report import (
     MetricResult,
     pooled_z,
     read_case_count,
-    read_confidence,
     read_design_effect,
-    read_scorer,
-    scored_members,
-    strata_by_key,
 )
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
-from chartscore.errors import valid_field_id
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
     DEFAULT_CONFIDENCE,
@@ -57,7 +59,6 @@ from chartscore.stats.clustered import (
     difference_design_effect,
     mcnemar_design_effect,
     published_design_effect,
-    z_for,
 )
 from chartscore.stats.paired import mcnemar, newcombe_difference
 
@@ -93,15 +94,7 @@ GOLD_COUNT_NAMES: Final = COUNT_NAMES[:3]
 SYSTEM_COUNT_NAMES: Final = COUNT_NAMES[3:]
 """``missing_count``, ``answered_count``, ``abstained_count``: one set per system."""
 
-FIELD_TYPE_NAMES: Final[tuple[str, ...]] = (
-    "text",
-    "categorical",
-    "number",
-    "boolean",
-    "date",
-    "ordinal",
-    "multi",
-)
+FIELD_TYPE_NAMES: Final = _shell.FIELD_TYPE_NAMES
 """The seven field types, the only names a ``by_field_type`` slice may have."""
 
 MISSING_GAP_POINTS: Final = 2
@@ -114,7 +107,6 @@ WARNINGS: Final[tuple[str, ...]] = (MISSING_COUNTS_DIFFER,)
 """The closed vocabulary of a comparison's ``warnings``."""
 
 Interval = tuple[float, float]
-_Slice = TypeVar("_Slice")
 
 
 # The count each core metric's trials equal, in every slice (a consistency check
@@ -506,6 +498,26 @@ class ComparisonSlice:
             kappa=kappa,
         )
 
+    def quantities(self) -> dict[str, int]:
+        """The slice's integers by name, for the checks that pooled slices are sums."""
+        out: dict[str, int] = dict(self.counts)
+        for side, counts in (
+            ("baseline", self.baseline_counts),
+            ("candidate", self.candidate_counts),
+        ):
+            out.update({f"{side}.{name}": value for name, value in counts.items()})
+        for name, paired in self.paired.items():
+            out[f"{name}.baseline_only"] = paired.baseline_only
+            out[f"{name}.candidate_only"] = paired.candidate_only
+        sides = [(name, metric.baseline, metric.candidate) for name, metric in self.paired.items()]
+        sides += [
+            (name, metric.baseline, metric.candidate) for name, metric in self.unpaired.items()
+        ]
+        for name, baseline, candidate in sides:
+            out.update(baseline.quantities(f"{name}.baseline"))
+            out.update(candidate.quantities(f"{name}.candidate"))
+        return out
+
     def to_dict(self) -> dict[str, object]:
         """The slice as comparison JSON (CSLICE in docs/formats.md)."""
         out: dict[str, object] = {name: self.counts[name] for name in GOLD_COUNT_NAMES}
@@ -599,7 +611,7 @@ class Comparison:
 
     def to_dict(self) -> dict[str, object]:
         """The comparison as plain JSON-ready data."""
-        out = scored_members(COMPARISON_FORMAT, self)
+        out = shell_members(COMPARISON_FORMAT, self)
         if self.ignored_prediction_count is not None:
             out["ignored_prediction_count"] = self.ignored_prediction_count.to_dict()
         if self.warnings:
@@ -638,11 +650,7 @@ class Comparison:
                 (including JSON that is not strict: duplicate keys, NaN).
                 Never echoes the document.
         """
-        document = _strict_json.parse(text)
-        checked = _strict_json.check_format(
-            document, COMPARISON_FORMAT, READABLE_COMPARISON_VERSIONS
-        )
-        return _read_comparison(checked)
+        return _read_comparison(_strict_json.parse(text))
 
     @classmethod
     def from_dict(cls, document: Mapping[str, object]) -> Comparison:
@@ -654,37 +662,12 @@ class Comparison:
                 ``str`` subclass, a tuple, a Decimal, ...).
         """
         _strict_json.require_plain(document)
-        checked = _strict_json.check_format(
-            document, COMPARISON_FORMAT, READABLE_COMPARISON_VERSIONS
-        )
-        return _read_comparison(checked)
+        return _read_comparison(document)
 
 
 # --------------------------------------------------------------------------- reading
 
 
-def read_slices(
-    document: Mapping[str, object], read_slice: Callable[[object, str], _Slice]
-) -> tuple[_Slice, dict[str, _Slice], dict[str, _Slice]]:
-    """The overall, by-field and by-type slices, with field ids and type names checked."""
-    by_field = document["by_field"]
-    by_type = document["by_field_type"]
-    if not isinstance(by_field, dict) or not isinstance(by_type, dict):
-        _strict_json.invalid()
-    if not all(valid_field_id(name) for name in by_field):
-        _strict_json.invalid()
-    if not all(name in FIELD_TYPE_NAMES for name in by_type):
-        _strict_json.invalid()
-    return (
-        read_slice(document["overall"], "overall"),
-        {name: read_slice(part, "field") for name, part in by_field.items()},
-        {name: read_slice(part, "field_type") for name, part in by_type.items()},
-    )
-
-
-_TOP_KEYS: Final = frozenset(
-    {"format", "format_version", "scorer", "confidence", "overall", "by_field", "by_field_type"}
-)
 _SYSTEM_COUNT_KEYS: Final = frozenset(SYSTEM_COUNT_NAMES)
 _PAIRED_KEYS: Final = frozenset(
     {"baseline", "candidate", "baseline_only", "candidate_only", "difference", "mcnemar"}
@@ -710,21 +693,18 @@ _OPTIONAL_KEYS: Final = frozenset(
 _OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins", "by_stratum")
 
 
-def _read_comparison(document: Mapping[str, object]) -> Comparison:
-    data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
-    version = read_scorer(data["scorer"])
-    confidence = read_confidence(data["confidence"])
-    z = z_for(confidence)
-    format_version = data["format_version"]
-    assert type(format_version) is int
-    reading = _Reading(z, format_version >= 3)
-    plugins = stamps_from_dict(data["plugins"]) if "plugins" in data else ()
-    plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
+def _read_comparison(document: object) -> Comparison:
+    shell = read_shell(
+        document, COMPARISON_FORMAT, READABLE_COMPARISON_VERSIONS, optional=_OPTIONAL_TOP_KEYS
+    )
+    data = shell.members
+    reading = _Reading(shell.z, shell.format_version >= 3)
+    plugin_metrics = shell.plugin_metrics
     overall, by_field, by_type = read_slices(
         data, lambda value, kind: _read_slice(value, kind, plugin_metrics, reading)
     )
     check_plugin_metrics(
-        plugins,
+        shell.plugins,
         [("overall", overall.paired)]
         + [("field", part.paired) for part in by_field.values()]
         + [("field_type", part.paired) for part in by_type.values()],
@@ -743,23 +723,20 @@ def _read_comparison(document: Mapping[str, object]) -> Comparison:
         if not isinstance(listed, list) or not expected or tuple(listed) != expected:
             _strict_json.invalid()
         warnings = expected
-    _strict_json.check_pooled(
-        _quantities(overall),
-        [_quantities(part) for part in by_field.values()],
-        [_quantities(part) for part in by_type.values()],
-    )
-    strata = _read_strata(data, overall, reading) if "by_stratum" in data else {}
+    check_slices(overall, by_field.values(), by_type.values())
+    strata, _ = read_strata(data, lambda value: _read_slice(value, "overall", (), reading))
+    check_strata(overall, {}, strata, {})
     return Comparison(
         overall,
         by_field,
         by_type,
-        scorer_version=version,
+        scorer_version=shell.scorer_version,
         ignored_prediction_count=ignored,
         warnings=warnings,
-        confidence=confidence,
-        plugins=plugins,
+        confidence=shell.confidence,
+        plugins=shell.plugins,
         by_stratum=strata,
-        format_version=format_version,
+        format_version=shell.format_version,
     )
 
 
@@ -769,37 +746,6 @@ class _Reading:
     # metrics carry case counts (format 3; a format 2 document's clustered intervals used z).
     z: float
     case_counts: bool
-
-
-def _read_strata(
-    data: Mapping[str, object], overall: ComparisonSlice, reading: _Reading
-) -> dict[str, ComparisonSlice]:
-    # Stratum slices: for every key, its strata add up to the overall slice.
-    listed = _strict_json.mapping(data["by_stratum"])
-    if not listed:
-        _strict_json.invalid()
-    by_key = strata_by_key(listed)
-    strata = {name: _read_slice(listed[name], "overall", (), reading) for name in sorted(listed)}
-    for names in by_key.values():
-        parts = [_quantities(strata[name]) for name in names]
-        _strict_json.check_pooled(_quantities(overall), parts, parts)
-    return strata
-
-
-def _quantities(part: ComparisonSlice) -> dict[str, int]:
-    """A slice's integers by name, for the checks that pooled slices are sums."""
-    out: dict[str, int] = dict(part.counts)
-    for side, counts in (("baseline", part.baseline_counts), ("candidate", part.candidate_counts)):
-        out.update({f"{side}.{name}": value for name, value in counts.items()})
-    for name, paired in part.paired.items():
-        out[f"{name}.baseline_only"] = paired.baseline_only
-        out[f"{name}.candidate_only"] = paired.candidate_only
-    sides = [(name, metric.baseline, metric.candidate) for name, metric in part.paired.items()]
-    sides += [(name, metric.baseline, metric.candidate) for name, metric in part.unpaired.items()]
-    for name, baseline, candidate in sides:
-        out.update(baseline.quantities(f"{name}.baseline"))
-        out.update(candidate.quantities(f"{name}.candidate"))
-    return out
 
 
 def read_clustering(

@@ -543,21 +543,16 @@ class MagnitudeResult:
         absolute, total, squares, deviation = sums
         pairs = _strict_json.count(members["pairs"])
         gold_rows = _strict_json.count(chance["gold_rows"])
-        exact: ErrorSums | None
-        try:
-            exact = ErrorSums(
-                unit,
-                pairs,
-                absolute,  # type: ignore[arg-type]
-                total,  # type: ignore[arg-type]
-                squares,  # type: ignore[arg-type]
-                gold_rows,
-                deviation,  # type: ignore[arg-type]
-            )
-        except ValueError:
-            exact = None  # raised below, outside the handler: no chained context
-        if exact is None:
-            _strict_json.invalid()
+        exact = _strict_json.built(
+            ErrorSums,
+            unit,
+            pairs,
+            absolute,  # type: ignore[arg-type]
+            total,  # type: ignore[arg-type]
+            squares,  # type: ignore[arg-type]
+            gold_rows,
+            deviation,  # type: ignore[arg-type]
+        )
         result = cls(exact, z, student)
         for figure in (members["mean_absolute_error"], signed["estimate"]):
             if figure is not None:
@@ -689,20 +684,15 @@ class UncertaintyResult:
             _strict_json.invalid()
         ranked_twice = _strict_json.count(members["ranked_twice"])
         without = _strict_json.count(members["without_uncertainty"])
-        sums: UncertaintySums | None
-        try:
-            sums = UncertaintySums(
-                agreed,
-                rows - agreed,
-                ranked_twice,
-                brier,
-                tuple((step.success_count, step.total_count) for step in kept),
-                without,
-            )
-        except ValueError:
-            sums = None  # raised below, outside the handler: no chained context
-        if sums is None:
-            _strict_json.invalid()
+        sums = _strict_json.built(
+            UncertaintySums,
+            agreed,
+            rows - agreed,
+            ranked_twice,
+            brier,
+            tuple((step.success_count, step.total_count) for step in kept),
+            without,
+        )
         standard_error = None
         if delong:
             standard_error = _read_standard_error(members["auroc_standard_error"], sums)

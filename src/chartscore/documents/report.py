@@ -13,7 +13,6 @@ are read back; the per-metric records a slice is made of are in
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Final, Protocol
@@ -22,6 +21,23 @@ import attrs
 
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
+from chartscore.documents._shell import (
+    COUNT_SUMS,
+    FIELD_TYPE_NAMES,
+    SCORER_NAME,
+    STRATA_KEYS,
+    STRATUM_NAME,
+    check_slices,
+    check_strata,
+    check_sums,
+    check_trials,
+    read_confidence,
+    read_scorer,
+    read_shell,
+    read_slices,
+    read_strata,
+    shell_members,
+)
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.metric_results import (
     Clustering,
@@ -41,8 +57,8 @@ from chartscore.documents.metric_results import (
 from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
+    is_plugin_metric,
     split_metric,
-    stamps_from_dict,
     stamps_to_dict,
 )
 from chartscore.documents.tally import (
@@ -62,9 +78,8 @@ from chartscore.documents.weighted import (
     weighted_of_tally,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.errors import valid_field_id as is_valid_field_id
 from chartscore.stats.binomial import Z95
-from chartscore.stats.clustered import CONFIDENCE_LEVELS, DEFAULT_CONFIDENCE, z_for
+from chartscore.stats.clustered import DEFAULT_CONFIDENCE, z_for
 from chartscore.stats.confusion import macro_f1
 from chartscore.stats.reliability import alpha_interval
 
@@ -96,6 +111,7 @@ __all__ = [
     "read_confidence",
     "read_design_effect",
     "read_scorer",
+    "trials_of",
 ]
 
 REPORT_FORMAT: Final = "chartscore.report"
@@ -104,81 +120,12 @@ REPORT_FORMAT_VERSION: Final = 3
 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 READABLE_REPORT_VERSIONS: Final = (2, 3)
 """Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
-SCORER_NAME: Final = "chartscore"
-FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
-"""The field types a ``by_field_type`` slice may be named after (``chartscore.FieldType``)."""
 
-TOP_KEYS: Final = (
-    "format",
-    "format_version",
-    "scorer",
-    "confidence",
-    "overall",
-    "by_field",
-    "by_field_type",
-)
-"""The members every report has (a shared report adds its ``disclosure``)."""
 MAX_LABEL_NAME: Final = 256
 """The longest label name a document may hold (a normalized schema choice)."""
-_SCORER_VERSION = re.compile(
-    r"(?=.{1,64}$)[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?"
-    r"(\+[a-z0-9]+(\.[a-z0-9]+)*)?"
-)
-"""A PEP 440 version as chartscore writes it (lowercase local label), at most 64 characters."""
 
 
 _SLICE_KINDS: Final = ("overall", "field_type", "field")
-
-STRATUM_NAME: Final = re.compile(r"([a-z][a-z0-9_]{0,31})=([A-Za-z0-9][A-Za-z0-9_.-]{0,63})")
-"""A stratum slice's name in a report: ``key=label`` (declared names, docs/formats.md)."""
-
-
-def strata_by_key(names: Iterable[object]) -> dict[str, list[str]]:
-    """Stratum slices' names by their key (``site`` of ``site=A``), for the sums per key.
-
-    Raises:
-        ChartscoreError: a name that is not ``key=label`` (the document's reader's code).
-    """
-    by_key: dict[str, list[str]] = {}
-    for name in names:
-        found = STRATUM_NAME.fullmatch(name) if type(name) is str else None
-        if found is None:
-            _strict_json.invalid()
-        by_key.setdefault(found.group(1), []).append(found.group(0))
-    return by_key
-
-
-class _Part(Protocol):
-    def to_dict(self) -> dict[str, object]: ...
-
-
-class _Scored(Protocol):
-    # What a report and a comparison both are: a format version and scored slices.
-    @property
-    def format_version(self) -> int: ...
-    @property
-    def scorer_version(self) -> str: ...
-    @property
-    def confidence(self) -> float: ...
-    @property
-    def overall(self) -> _Part: ...
-    @property
-    def by_field(self) -> Mapping[str, _Part]: ...
-    @property
-    def by_field_type(self) -> Mapping[str, _Part]: ...
-
-
-def scored_members(format_name: str, document: _Scored) -> dict[str, object]:
-    """The JSON members a report and a comparison open with: format, scorer, slices."""
-    return {
-        "format": format_name,
-        "format_version": document.format_version,
-        "scorer": {"name": SCORER_NAME, "version": document.scorer_version},
-        "confidence": document.confidence,
-        "overall": document.overall.to_dict(),
-        "by_field": {k: v.to_dict() for k, v in document.by_field.items()},
-        "by_field_type": {k: v.to_dict() for k, v in document.by_field_type.items()},
-    }
 
 
 class _Pooled(Protocol):
@@ -197,36 +144,6 @@ def pooled_z(confidence: float, pooled: Iterable[_Pooled]) -> float:
     if any(part.clusters is None for part in pooled):
         raise ValueError("pooled slices need their per-case sums")
     return z
-
-
-_STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
-
-
-def read_scorer(value: object) -> str:
-    """The version from a document's ``{"name": "chartscore", "version": ...}``.
-
-    Raises:
-        ChartscoreError: ``invalid_report`` for another name, or a version that
-            is not a version string as chartscore writes it.
-    """
-    scorer = _strict_json.members(value, ("name", "version"))
-    version = scorer["version"]
-    if scorer["name"] != SCORER_NAME or type(version) is not str:
-        _strict_json.invalid()
-    if _SCORER_VERSION.fullmatch(version) is None:
-        _strict_json.invalid()
-    return version
-
-
-def read_confidence(value: object) -> float:
-    """A document's confidence level: exactly one of 0.9, 0.95 and 0.99.
-
-    Raises:
-        ChartscoreError: ``invalid_report`` otherwise.
-    """
-    if type(value) is not float or value not in CONFIDENCE_LEVELS:
-        _strict_json.invalid()
-    return value
 
 
 @attrs.frozen
@@ -578,31 +495,33 @@ CORE_TOTALS: Final = {
 """The count each metric's ``total_count`` equals (docs/metrics.md); item metrics count items."""
 
 
+def trials_of(name: str, kind: str) -> str | None:
+    """The count a metric's trials equal in a slice of ``kind``, or None if not checked.
+
+    :data:`CORE_TOTALS`; a plugin label's trials are the answerable rows. A pooled
+    slice pools a type metric over only the fields that report it, so there only
+    the core metrics are checked.
+    """
+    if kind != "field" and name not in CORE_METRICS:
+        return None
+    if is_plugin_metric(name):
+        return "answerable_count"
+    return CORE_TOTALS.get(name)
+
+
 def _check_identities(
     counts: Mapping[str, int], metrics: Mapping[str, MetricResult], kind: str
 ) -> None:
     # A report's counts obey the identities of docs/metrics.md; an edited one may not.
-    # (A type slice pools a type metric over the fields that report it, so only
-    # core metrics are checked there.)
-    field_count = counts["field_count"]
-    if field_count != counts["answerable_count"] + counts["unanswerable_count"] or (
-        field_count
-        != counts["missing_count"] + counts["answered_count"] + counts["abstained_count"]
-    ):
-        _strict_json.invalid()
-    labelled: dict[str, int] = {}
-    for name, metric in metrics.items():
-        count = CORE_TOTALS.get(name)
-        if kind != "field" and name not in CORE_METRICS:
-            continue
-        parts = split_metric(name)
-        if parts is not None:  # a plugin label's trials are the answerable rows
-            count = "answerable_count"
-            labelled[parts[0]] = labelled.get(parts[0], 0) + metric.success_count
-        if count is not None and metric.total_count != counts[count]:
-            _strict_json.invalid()
+    check_sums(counts, COUNT_SUMS)
+    check_trials(counts, ((trials_of(name, kind), m.total_count) for name, m in metrics.items()))
     # A plugin labels each answered answerable row of the type once: its labels add up to
     # at most the answered rows.
+    labelled: dict[str, int] = {}
+    for name, metric in metrics.items():
+        parts = split_metric(name) if kind == "field" else None
+        if parts is not None:
+            labelled[parts[0]] = labelled.get(parts[0], 0) + metric.success_count
     if any(total > counts["answered_count"] for total in labelled.values()):
         _strict_json.invalid()
 
@@ -706,27 +625,14 @@ class Report:
                 with no byte order mark.
                 The message never contains the document's text.
         """
-        document = _strict_json.check_format(
-            _strict_json.parse(text), REPORT_FORMAT, READABLE_REPORT_VERSIONS
+        shell = read_shell(
+            _strict_json.parse(text),
+            REPORT_FORMAT,
+            READABLE_REPORT_VERSIONS,
+            optional=("ignored_prediction_count", "plugins", *STRATA_KEYS, "overall_weighted"),
         )
-        format_version = document["format_version"]
-        assert type(format_version) is int
-        members = _strict_json.members(
-            document,
-            TOP_KEYS,
-            ("ignored_prediction_count", "plugins", *_STRATA_KEYS, "overall_weighted"),
-        )
-        version = read_scorer(members["scorer"])
-        confidence = read_confidence(members["confidence"])
-        z = z_for(confidence)
-        plugins = stamps_from_dict(members["plugins"]) if "plugins" in members else ()
-        plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
-        by_field = _strict_json.mapping(members["by_field"])
-        by_field_type = _strict_json.mapping(members["by_field_type"])
-        if not all(is_valid_field_id(name) for name in by_field):
-            _strict_json.invalid()
-        if not all(name in FIELD_TYPE_NAMES for name in by_field_type):
-            _strict_json.invalid()
+        members, format_version, z = shell.members, shell.format_version, shell.z
+        plugin_metrics = shell.plugin_metrics
 
         def read(part: object, kind: str) -> SliceReport:
             plugged = () if kind == "overall" else plugin_metrics
@@ -734,23 +640,21 @@ class Report:
                 part, kind=kind, z=z, plugin_metrics=plugged, format_version=format_version
             )
 
-        overall = read(members["overall"], "overall")
-        fields = {name: read(part, "field") for name, part in by_field.items()}
-        types = {name: read(part, "field_type") for name, part in by_field_type.items()}
+        overall, fields, types = read_slices(members, read)
         check_plugin_metrics(
-            plugins,
+            shell.plugins,
             [("overall", overall.metrics)]
             + [("field", part.metrics) for part in fields.values()]
             + [("field_type", part.metrics) for part in types.values()],
         )
-        _strict_json.check_pooled(
-            overall.quantities(),
-            [part.quantities() for part in fields.values()],
-            [part.quantities() for part in types.values()],
+        check_slices(overall, fields.values(), types.values())
+        strata, strata_types = read_strata(
+            members,
+            lambda part: read(part, "overall"),
+            lambda _, part: _stratum_type(read(part, "field_type")),
+            types,
         )
-        strata, strata_types = _read_strata(
-            members, overall, types, z, plugin_metrics, format_version=format_version
-        )
+        check_strata(overall, types, strata, strata_types)
         weighted = None
         if "overall_weighted" in members:
             weighted = _read_weighted(members["overall_weighted"], overall, strata, z)
@@ -758,14 +662,14 @@ class Report:
             overall=overall,
             by_field=fields,
             by_field_type=types,
-            scorer_version=version,
+            scorer_version=shell.scorer_version,
             ignored_prediction_count=(
                 _strict_json.count(members["ignored_prediction_count"])
                 if "ignored_prediction_count" in members
                 else None
             ),
-            confidence=confidence,
-            plugins=plugins,
+            confidence=shell.confidence,
+            plugins=shell.plugins,
             by_stratum=strata,
             by_stratum_field_type=strata_types,
             overall_weighted=weighted,
@@ -840,7 +744,7 @@ class Report:
 
     def to_dict(self) -> dict[str, object]:
         """The report as plain JSON-ready data."""
-        out = scored_members(REPORT_FORMAT, self)
+        out = shell_members(REPORT_FORMAT, self)
         if self.ignored_prediction_count is not None:
             out["ignored_prediction_count"] = self.ignored_prediction_count
         if self.plugins:
@@ -860,61 +764,11 @@ class Report:
         return canonical_json(self.to_dict())
 
 
-def _read_strata(
-    members: Mapping[str, object],
-    overall: SliceReport,
-    types: Mapping[str, SliceReport],
-    z: float,
-    plugin_metrics: tuple[str, ...],
-    *,
-    format_version: int,
-) -> tuple[dict[str, SliceReport], dict[str, dict[str, SliceReport]]]:
-    # Stratum slices, if any: the strata of each key partition the cases, so for every key
-    # its slices add up to the overall slice, and its type slices to the type slices
-    # (without majority_baseline, which stratum slices do not report).
-    present = [name in members for name in _STRATA_KEYS]
-    if not any(present):
-        return {}, {}
-    if not all(present):
+def _stratum_type(part: SliceReport) -> SliceReport:
+    # A stratum's slice of a field type: a type slice without majority_baseline.
+    if "majority_baseline" in part.metrics:
         _strict_json.invalid()
-    listed = _strict_json.mapping(members["by_stratum"])
-    listed_types = _strict_json.mapping(members["by_stratum_field_type"])
-    if not listed or set(listed) != set(listed_types):
-        _strict_json.invalid()
-    by_key = strata_by_key(listed)
-    strata = {
-        name: SliceReport.from_dict(
-            listed[name], kind="overall", z=z, format_version=format_version
-        )
-        for name in sorted(listed)
-    }
-    strata_types: dict[str, dict[str, SliceReport]] = {}
-    for name in sorted(listed):
-        parts = _strict_json.mapping(listed_types[name])
-        if set(parts) != set(types):
-            _strict_json.invalid()
-        strata_types[name] = {
-            type_name: SliceReport.from_dict(
-                parts[type_name],
-                kind="field_type",
-                z=z,
-                plugin_metrics=plugin_metrics,
-                format_version=format_version,
-            )
-            for type_name in sorted(parts)
-        }
-        if any("majority_baseline" in part.metrics for part in strata_types[name].values()):
-            _strict_json.invalid()
-    for names in by_key.values():
-        slices = [strata[name].quantities() for name in names]
-        _strict_json.check_pooled(overall.quantities(), slices, slices)
-        for type_name, whole in types.items():
-            quantities = {
-                k: v for k, v in whole.quantities().items() if not k.startswith("majority_baseline")
-            }
-            parts_of = [strata_types[name][type_name].quantities() for name in names]
-            _strict_json.check_pooled(quantities, parts_of, parts_of)
-    return strata, strata_types
+    return part
 
 
 def _read_weighted(

@@ -26,6 +26,14 @@ import attrs
 
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
+from chartscore.documents._shell import (
+    COUNT_SUMS,
+    TOP_KEYS,
+    check_slices,
+    check_sums,
+    check_trials,
+    read_shell,
+)
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.comparison import (
     Comparison,
@@ -35,11 +43,8 @@ from chartscore.documents.comparison import (
     PairedMetricResult,
     read_clustering,
 )
-from chartscore.documents.report import (
-    MetricResult,
-    read_confidence,
-    read_scorer,
-)
+from chartscore.documents.report import CORE_TOTALS, MetricResult
+from chartscore.documents.shared_disclosure import read_disclosure
 from chartscore.documents.shared_metric import (
     CaseFloor,
     Range,
@@ -52,17 +57,14 @@ from chartscore.documents.shared_metric import (
 )
 from chartscore.documents.shared_report import Disclosure, Key, KeyedNumbers
 from chartscore.documents.shared_rule import (
-    FIELD_TYPE_NAMES,
     RANGE_SUFFIX,
     RATE_RANGE,
-    RULE,
     SUCCESS,
     TOTAL,
-    UNIT,
     WILSON_BOUND,
 )
 from chartscore.documents.tally import Binomial
-from chartscore.errors import ChartscoreError, ErrorCode, valid_field_id
+from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95, widest_wilson
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 from chartscore.stats.paired import newcombe_difference
@@ -120,17 +122,7 @@ DIFFERENCE_RANGE: Final = "difference_range"
 TABLE_LIMIT: Final = 5000
 """Above this many paired tables, a field slice's bound is the outer bound (never narrower)."""
 
-_TOP_KEYS: Final = (
-    "format",
-    "format_version",
-    "scorer",
-    "confidence",
-    "disclosure",
-    "overall",
-    "by_field",
-    "by_field_type",
-)
-_DISCLOSURE_KEYS: Final = ("rule", "min_cell", "unit", "suppressed_count", "field_types")
+_TOP_KEYS: Final = (*TOP_KEYS, "disclosure")
 _SIDE_KEYS: Final = (SUCCESS, TOTAL, "interval")
 _POOLED_SIDE_KEYS: Final = (*_SIDE_KEYS, "design_effect", "clustered_interval")
 _SIDE_EXTRAS: Final = (SUCCESS + RANGE_SUFFIX, TOTAL + RANGE_SUFFIX, "rate_bound")
@@ -146,14 +138,6 @@ _PAIRED_EXTRAS: Final = (BASELINE_ONLY + RANGE_SUFFIX, CANDIDATE_ONLY + RANGE_SU
 _DIFFERENCE_KEYS: Final = ("estimate", "interval")
 _POOLED_DIFFERENCE_KEYS: Final = (*_DIFFERENCE_KEYS, "design_effect", "clustered_interval")
 _BOUND_KEYS: Final = ("kind", "lower", "upper")
-# Each core metric's trials: the gold count they equal.
-_TRIALS_OF: Final = {
-    "exact_agreement": "answerable_count",
-    "normalized_agreement": "answerable_count",
-    "abstention_correctness": "field_count",
-    "answerable_abstention": "answerable_count",
-    "unanswerable_answer": "unanswerable_count",
-}
 
 
 def _invalid() -> NoReturn:
@@ -404,6 +388,10 @@ class SharedComparisonSlice:
         for metric, paired in self.paired.items():
             yield from paired.numbers(metric)
 
+    def quantities(self) -> dict[str, int | None]:
+        """Every protected number by quantity, for the checks that pooled slices are sums."""
+        return dict(self.numbers())
+
     def ranges(self) -> Iterator[tuple[str, Range]]:
         """Every published range as (quantity, range)."""
         yield from self.count_ranges.items()
@@ -490,11 +478,7 @@ class SharedComparison(KeyedNumbers):
                 broken identities among shown numbers, a ``suppressed_count``
                 that does not match the nulls. Never quotes the document.
         """
-        document = _strict_json.parse(text)
-        checked = _strict_json.check_format(
-            document, SHARED_COMPARISON_FORMAT, READABLE_SHARED_COMPARISON_VERSIONS
-        )
-        return _read(checked)
+        return _read(_strict_json.parse(text))
 
 
 # --------------------------------------------------------------------------- building
@@ -715,15 +699,7 @@ def _proven_bound(
 ) -> RateBound | None:
     # What the published ranges prove (``prove``; None when nothing is hidden): the
     # document lists it under ``key`` exactly when there is one, and as it is.
-    bound = None
-    if prove is not None:
-        possible = True
-        try:
-            bound = prove()
-        except ValueError:
-            possible = False
-        if not possible:
-            _invalid()
+    bound = None if prove is None else _strict_json.built(prove)
     if key in data:
         if bound is None or _bound(data[key], (kind,), low) != bound:
             _invalid()
@@ -878,58 +854,22 @@ def _read_slice(
 
 def _check_identities(part: SharedComparisonSlice) -> None:
     # The comparison's identities, wherever every number in them is shown.
-    counts = part.counts
-    sums: list[tuple[str, tuple[str, ...]]] = [
-        ("field_count", ("answerable_count", "unanswerable_count"))
-    ]
-    sums += [("field_count", tuple(system_count(s, n) for n in SYSTEM_COUNTS)) for s in SYSTEMS]
-    for total, terms in sums:
-        values = [counts[total], *(counts[name] for name in terms)]
-        if None not in values and values[0] != sum(values[1:]):  # type: ignore[arg-type]
-            _invalid()
-    for metric, item in part.paired.items():
-        trials = counts[_TRIALS_OF[metric]]
-        if trials is not None and item.total_count is not None and trials != item.total_count:
-            _invalid()
+    systems = [("field_count", [system_count(s, n) for n in SYSTEM_COUNTS]) for s in SYSTEMS]
+    check_sums(part.counts, [COUNT_SUMS[0], *systems])
+    check_trials(part.counts, ((CORE_TOTALS[m], p.total_count) for m, p in part.paired.items()))
 
 
-def _quantities(part: SharedComparisonSlice) -> dict[str, int | None]:
-    return dict(part.numbers())
-
-
-def _read_disclosure(value: object) -> Disclosure:
-    data = _strict_json.members(value, _DISCLOSURE_KEYS)
-    if data["rule"] != RULE or data["unit"] != UNIT:
-        _invalid()
-    min_cell = data["min_cell"]
-    if type(min_cell) is not int or not 2 <= min_cell <= 1_000_000:
-        _invalid()
-    types = _strict_json.mapping(data["field_types"])
-    if not types:
-        _invalid()
-    for field_id, type_name in types.items():
-        if not valid_field_id(field_id) or type_name not in FIELD_TYPE_NAMES:
-            _invalid()
-    return Disclosure(
-        min_cell=min_cell,
-        suppressed_count=_strict_json.count(data["suppressed_count"]),
-        field_types={k: str(types[k]) for k in sorted(types)},
+def _read(document: object) -> SharedComparison:
+    shell = read_shell(
+        document, SHARED_COMPARISON_FORMAT, READABLE_SHARED_COMPARISON_VERSIONS, _TOP_KEYS
     )
-
-
-def _read(document: Mapping[str, object]) -> SharedComparison:
-    data = _strict_json.members(document, _TOP_KEYS)
-    version = read_scorer(data["scorer"])
-    confidence = read_confidence(data["confidence"])
-    z = z_for(confidence)
-    disclosure = _read_disclosure(data["disclosure"])
+    data, z, format_version = shell.members, shell.z, shell.format_version
+    disclosure = read_disclosure(data["disclosure"], recorded=False)
     field_types = disclosure.field_types
     by_field_raw = _strict_json.mapping(data["by_field"])
     by_type_raw = _strict_json.mapping(data["by_field_type"])
     if set(by_field_raw) != set(field_types) or set(by_type_raw) != set(field_types.values()):
         _invalid()
-    format_version = document["format_version"]
-    assert type(format_version) is int
 
     def floor(kind: str, name: str) -> CaseFloor | None:
         if format_version < SHARED_COMPARISON_FORMAT_VERSION:
@@ -947,15 +887,11 @@ def _read(document: Mapping[str, object]) -> SharedComparison:
             for k in sorted(by_type_raw)
         },
         disclosure=disclosure,
-        scorer_version=version,
-        confidence=confidence,
+        scorer_version=shell.scorer_version,
+        confidence=shell.confidence,
         format_version=format_version,
     )
     if sum(1 for _, value in shared.numbers() if value is None) != disclosure.suppressed_count:
         _invalid()
-    _strict_json.check_pooled(
-        _quantities(shared.overall),
-        [_quantities(part) for part in shared.by_field.values()],
-        [_quantities(part) for part in shared.by_field_type.values()],
-    )
+    check_slices(shared.overall, shared.by_field.values(), shared.by_field_type.values())
     return shared

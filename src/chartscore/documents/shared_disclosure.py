@@ -26,6 +26,7 @@ _MAX_MIN_CELL: Final = 1_000_000
 _FIELD_ID = re.compile(FIELD_ID_PATTERN).fullmatch
 _MAX_RELEASES: Final = 9999
 _DISCLOSURE_KEYS: Final = frozenset({"rule", "min_cell", "unit", "suppressed_count", "field_types"})
+_RECORDED: Final = frozenset({"survival", "earlier_releases"})
 
 
 def check_min_cell(min_cell: object) -> int:
@@ -134,11 +135,17 @@ class ComplementCost:
         return (self.cost - self.lower_bound) / self.cost
 
 
-def read_disclosure(value: object) -> Disclosure:
-    """A shared report's ``disclosure`` object, checked strictly (``invalid_report`` otherwise)."""
+def read_disclosure(value: object, *, recorded: bool = True) -> Disclosure:
+    """A shared document's ``disclosure`` object, checked strictly (``invalid_report`` otherwise).
+
+    Args:
+        value: The decoded object.
+        recorded: Whether it may record ``survival`` and ``earlier_releases`` (a shared
+            report's may; a shared comparison's holds only the rule and the field types).
+    """
     if type(value) is not dict:
         invalid()
-    if set(value) - {"survival", "earlier_releases"} != _DISCLOSURE_KEYS:
+    if set(value) - (_RECORDED if recorded else set()) != _DISCLOSURE_KEYS:
         invalid()
     if value["rule"] != RULE or value["unit"] != UNIT:
         invalid()

@@ -270,13 +270,8 @@ def read_metric(
     both = metric.ranges()
     expected = None
     if both is not None and (success is None or total is None):
-        possible = True
-        try:
-            expected = rate_bound(*both, pooled=pooled, z=z)
-        except ValueError:
-            possible = False
-        if not possible:
-            invalid()  # ranges that allow no count pair (raised here: no chained exception)
+        # Ranges that allow no count pair are refused.
+        expected = _strict_json.built(rate_bound, *both, pooled=pooled, z=z)
     if "rate_bound" in value:
         if expected is None or _bound(value["rate_bound"]) != expected:
             invalid()  # a bound stands exactly where its ranges give one, and is theirs

@@ -32,6 +32,18 @@ import attrs
 
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
+from chartscore.documents._shell import (
+    COUNT_SUMS,
+    STRATA_KEYS,
+    TOP_KEYS,
+    check_slices,
+    check_strata,
+    check_sums,
+    check_trials,
+    read_shell,
+    read_strata,
+    shell_members,
+)
 from chartscore.documents._strict_json import require_plain
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.plugin_layout import (
@@ -42,15 +54,11 @@ from chartscore.documents.plugin_layout import (
     stamps_to_dict,
 )
 from chartscore.documents.report import (
-    CORE_TOTALS,
-    STRATUM_NAME,
-    TOP_KEYS,
     WeightedEstimate,
     WeightedMetric,
     is_fraction_text,
-    read_confidence,
     read_design_effect,
-    read_scorer,
+    trials_of,
 )
 from chartscore.documents.shared_disclosure import (
     LABEL_RATES,
@@ -129,7 +137,6 @@ from chartscore.documents.shared_rule import (
     metric_quantity,
 )
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
-from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 
@@ -155,9 +162,15 @@ __all__ = [
 Key = tuple[str, str, str]
 """A protected quantity: (slice kind, slice name, quantity name)."""
 
-_TOP_KEYS: Final = frozenset({*TOP_KEYS, "disclosure"})
-_STRATA_KEYS: Final = ("by_stratum", "by_stratum_field_type")
 _WEIGHTED: Final = "overall_weighted"
+_TOP_KEYS: Final = (*TOP_KEYS, "disclosure")
+_OPTIONAL_KEYS: Final = (
+    IGNORED_COUNT,
+    IGNORED_COUNT + RANGE_SUFFIX,
+    "plugins",
+    *STRATA_KEYS,
+    _WEIGHTED,
+)
 _KAPPA_KEYS: Final = frozenset({"value", "interval", "pairs"})
 
 
@@ -239,9 +252,7 @@ class SharedSlice:
         (derived) nor intervals and kappa values.
         """
         yield from self.counts.items()
-        for name, metric in self.metrics.items():
-            yield metric_quantity(name, SUCCESS), metric.success_count
-            yield metric_quantity(name, TOTAL), metric.total_count
+        yield from _metric_numbers(self.metrics)
         if self.kappa is not None:
             yield PAIRS, self.kappa.pairs
         for figures in (self.magnitude, self.uncertainty):
@@ -249,6 +260,12 @@ class SharedSlice:
                 yield from figures.numbers()
         if self.labels is not None:
             yield from label_numbers(self.labels)
+
+    def quantities(self) -> dict[str, int | None]:
+        """The six counts and each metric's two counts, for the checks that slices add up."""
+        out = {name: self.counts[name] for name in COUNT_NAMES}
+        out.update(_metric_numbers(self.metrics))
+        return out
 
     def ranges(self) -> Iterator[tuple[str, Range]]:
         """Every published range, as (quantity, range), in :meth:`numbers` order."""
@@ -300,6 +317,13 @@ class SharedSlice:
             magnitude=None if self.magnitude is None else self.magnitude.with_ranges(found),
             uncertainty=None if self.uncertainty is None else self.uncertainty.with_ranges(found),
         )
+
+
+def _metric_numbers(metrics: Mapping[str, SharedMetric]) -> Iterator[tuple[str, int | None]]:
+    # Each metric's success_count and total_count, as (quantity, value).
+    for name, metric in metrics.items():
+        yield metric_quantity(name, SUCCESS), metric.success_count
+        yield metric_quantity(name, TOTAL), metric.total_count
 
 
 def _ranged(name: str, metric: SharedMetric, found: Mapping[str, Range], z: float) -> SharedMetric:
@@ -466,21 +490,13 @@ class SharedReport(KeyedNumbers):
         The overall slice's ``ignored_prediction_count`` (present when the
         report had one) is written at the top level, where the report has it.
         """
-        overall = self.overall.to_dict()
-        out: dict[str, object] = {
-            "format": SHARED_FORMAT,
-            "format_version": self.format_version,
-            "scorer": {"name": "chartscore", "version": self.scorer_version},
-            "confidence": self.confidence,
-            "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
-            "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
-            "disclosure": self.disclosure.to_dict(),
-        }
-        if IGNORED_COUNT in overall:
-            out[IGNORED_COUNT] = overall.pop(IGNORED_COUNT)
-        if IGNORED_COUNT + RANGE_SUFFIX in overall:
-            out[IGNORED_COUNT + RANGE_SUFFIX] = overall.pop(IGNORED_COUNT + RANGE_SUFFIX)
-        out["overall"] = overall
+        out = shell_members(SHARED_FORMAT, self)
+        out["disclosure"] = self.disclosure.to_dict()
+        overall = out["overall"]
+        assert isinstance(overall, dict)
+        for name in (IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX):
+            if name in overall:
+                out[name] = overall.pop(name)
         if self.plugins:
             out["plugins"] = stamps_to_dict(self.plugins)
         if self.overall_weighted is not None:
@@ -509,7 +525,7 @@ class SharedReport(KeyedNumbers):
 
         Raises:
             ChartscoreError: ``unknown_report_format`` when ``format`` is not
-                ``chartscore.shared_report`` or ``format_version`` is not 3;
+                ``chartscore.shared_report`` or ``format_version`` is not 3, 4 or 5;
                 ``invalid_report`` for anything malformed (not strict JSON,
                 unknown or missing keys, counts that are not non-negative
                 integers, metrics a field of that type cannot have, a
@@ -532,32 +548,13 @@ class SharedReport(KeyedNumbers):
 
     @classmethod
     def _read(cls, document: object) -> SharedReport:
-        if type(document) is not dict:
-            invalid()
-        if (
-            document.get("format") != SHARED_FORMAT
-            or type(document.get("format_version")) is not int
-            or document["format_version"] not in READABLE_VERSIONS
-        ):
-            raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT)
-        if (
-            set(document)
-            - {IGNORED_COUNT, IGNORED_COUNT + RANGE_SUFFIX, "plugins", *_STRATA_KEYS, _WEIGHTED}
-            != _TOP_KEYS
-        ):
-            invalid()
-        plugins = stamps_from_dict(document["plugins"]) if "plugins" in document else ()
-        plugin_metrics = tuple(name for stamp in plugins for name in stamp.metric_names())
-        scorer_version = read_scorer(document["scorer"])  # the one version rule, a report's
-        disclosure = read_disclosure(document["disclosure"])
-        confidence = read_confidence(document["confidence"])
-        z = z_for(confidence)
+        shell = read_shell(document, SHARED_FORMAT, READABLE_VERSIONS, _TOP_KEYS, _OPTIONAL_KEYS)
+        members, z = shell.members, shell.z
+        disclosure = read_disclosure(members["disclosure"])
         field_types = disclosure.field_types
-        floors = document["format_version"] >= CASE_FLOOR_VERSION
-        by_field_raw = document["by_field"]
-        by_type_raw = document["by_field_type"]
-        if type(by_field_raw) is not dict or type(by_type_raw) is not dict:
-            invalid()
+        floors = shell.format_version >= CASE_FLOOR_VERSION
+        by_field_raw = _strict_json.mapping(members["by_field"])
+        by_type_raw = _strict_json.mapping(members["by_field_type"])
         if set(by_field_raw) != set(field_types):
             invalid()
         if set(by_type_raw) != set(field_types.values()):
@@ -565,7 +562,7 @@ class SharedReport(KeyedNumbers):
         by_field = {
             field_id: _slice(
                 raw,
-                _field_metrics(field_types[field_id], raw, plugin_metrics),
+                _field_metrics(field_types[field_id], raw, shell.plugin_metrics),
                 kappa=True,
                 z=z,
                 measured=field_types[field_id] in ("number", "date"),
@@ -579,53 +576,46 @@ class SharedReport(KeyedNumbers):
             if (part.kappa is not None) != has_kappa:
                 invalid()
         pooled_floors = case_floors(disclosure.min_cell, field_types, by_field) if floors else {}
-        by_type: dict[str, SharedSlice] = {}
-        for type_name, raw in sorted(by_type_raw.items()):
-            members = [by_field[f] for f, t in field_types.items() if t == type_name]
-            allowed = {name for part in members for name in part.metrics}
-            by_type[type_name] = _slice(
-                raw, allowed, kappa=False, z=z, pooled=True, floor=pooled_floors.get(type_name)
-            )
-        overall = _slice(
-            document["overall"],
-            CORE_METRICS,
-            kappa=False,
-            z=z,
-            pooled=True,
-            floor=pooled_floors.get(""),
-        )
-        if IGNORED_COUNT in document:
-            ignored = read_count(document[IGNORED_COUNT])
-            overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
-        ignored_range = document.get(IGNORED_COUNT + RANGE_SUFFIX)
-        if ignored_range is not None or IGNORED_COUNT + RANGE_SUFFIX in document:
-            if overall.counts.get(IGNORED_COUNT, 0) is not None:
-                invalid()  # a range stands only beside a suppressed number
-            proven = {**overall.count_ranges, IGNORED_COUNT: read_range(ignored_range)}
-            overall = attrs.evolve(overall, count_ranges=proven)
-        strata, strata_types = _read_strata(
-            document, by_field, by_type, field_types, z, floors=pooled_floors
+
+        def pooled(raw: object, type_name: str, exclude: Collection[str] = ()) -> SharedSlice:
+            # A pooled slice: the overall slice's metrics (""), or its type's fields'.
+            allowed: Collection[str] = CORE_METRICS
+            if type_name:
+                parts = [by_field[f] for f, t in field_types.items() if t == type_name]
+                allowed = {name for part in parts for name in part.metrics} - set(exclude)
+            floor = pooled_floors.get(type_name)
+            return _slice(raw, allowed, kappa=False, z=z, pooled=True, floor=floor)
+
+        by_type = {name: pooled(raw, name) for name, raw in sorted(by_type_raw.items())}
+        overall = _with_ignored(pooled(members["overall"], ""), members)
+        strata, strata_types = read_strata(
+            members,
+            lambda raw: pooled(raw, ""),
+            lambda name, raw: pooled(raw, name, ("majority_baseline",)),
+            by_type,
         )
         weighted = None
-        if _WEIGHTED in document:
+        if _WEIGHTED in members:
             if not strata:
                 invalid()
-            weighted = _read_weighted(document[_WEIGHTED], overall, strata, z, floors=floors)
+            weighted = _read_weighted(members[_WEIGHTED], overall, strata, z, floors=floors)
         report = cls(
             overall=overall,
             by_field=by_field,
             by_field_type=by_type,
             disclosure=disclosure,
-            scorer_version=scorer_version,
-            confidence=confidence,
-            plugins=plugins,
+            scorer_version=shell.scorer_version,
+            confidence=shell.confidence,
+            plugins=shell.plugins,
             by_stratum=strata,
             by_stratum_field_type=strata_types,
             overall_weighted=weighted,
-            format_version=document["format_version"],
+            format_version=shell.format_version,
         )
-        check_plugin_metrics(plugins, [(kind, part.metrics) for kind, _, part in report.slices()])
-        if document["format_version"] < LABELS_VERSION and any(
+        check_plugin_metrics(
+            shell.plugins, [(kind, part.metrics) for kind, _, part in report.slices()]
+        )
+        if shell.format_version < LABELS_VERSION and any(
             part.labels is not None or part.coefficients for part in by_field.values()
         ):
             invalid()  # labels and coefficients are shared from format 4 on
@@ -636,59 +626,24 @@ class SharedReport(KeyedNumbers):
             invalid()
         for kind, _, part in report.slices():
             _check_identities(part, kind)
-        _strict_json.check_pooled(
-            _quantities(overall),
-            [_quantities(part) for part in by_field.values()],
-            [_quantities(part) for part in by_type.values()],
-        )
-        _check_strata(report)
+        check_slices(overall, by_field.values(), by_type.values())
+        check_strata(overall, by_type, strata, strata_types)
         return report
 
 
-def _read_strata(
-    document: Mapping[str, object],
-    by_field: Mapping[str, SharedSlice],
-    by_type: Mapping[str, SharedSlice],
-    field_types: Mapping[str, str],
-    z: float,
-    *,
-    floors: Mapping[str, CaseFloor],
-) -> tuple[dict[str, SharedSlice], dict[str, dict[str, SharedSlice]]]:
-    # Both stratum keys or neither; declared names; every stratum with every field type,
-    # a stratum slice with the overall slice's metrics, a stratum-and-type slice with its
-    # type's (without majority_baseline, which stratum slices do not report).
-    present = [name in document for name in _STRATA_KEYS]
-    if not any(present):
-        return {}, {}
-    listed, listed_types = document["by_stratum"], document["by_stratum_field_type"]
-    if not all(present) or type(listed) is not dict or type(listed_types) is not dict:
-        invalid()
-    if not listed or set(listed) != set(listed_types):
-        invalid()
-    strata: dict[str, SharedSlice] = {}
-    strata_types: dict[str, dict[str, SharedSlice]] = {}
-    for name in sorted(listed):
-        if STRATUM_NAME.fullmatch(name) is None:
-            invalid()
-        strata[name] = _slice(
-            listed[name], CORE_METRICS, kappa=False, z=z, pooled=True, floor=floors.get("")
-        )
-        parts = listed_types[name]
-        if type(parts) is not dict or set(parts) != set(by_type):
-            invalid()
-        strata_types[name] = {}
-        for type_name in sorted(parts):
-            members = [by_field[f] for f, t in field_types.items() if t == type_name]
-            allowed = {m for part in members for m in part.metrics} - {"majority_baseline"}
-            strata_types[name][type_name] = _slice(
-                parts[type_name],
-                allowed,
-                kappa=False,
-                z=z,
-                pooled=True,
-                floor=floors.get(type_name),
-            )
-    return strata, strata_types
+def _with_ignored(overall: SharedSlice, members: Mapping[str, object]) -> SharedSlice:
+    # The top-level ignored_prediction_count, modelled with the overall slice (and the
+    # range beside it when it is suppressed).
+    if IGNORED_COUNT in members:
+        ignored = read_count(members[IGNORED_COUNT])
+        overall = attrs.evolve(overall, counts={**overall.counts, IGNORED_COUNT: ignored})
+    ignored_range = members.get(IGNORED_COUNT + RANGE_SUFFIX)
+    if ignored_range is not None or IGNORED_COUNT + RANGE_SUFFIX in members:
+        if overall.counts.get(IGNORED_COUNT, 0) is not None:
+            invalid()  # a range stands only beside a suppressed number
+        proven = {**overall.count_ranges, IGNORED_COUNT: read_range(ignored_range)}
+        overall = attrs.evolve(overall, count_ranges=proven)
+    return overall
 
 
 def shown_weighted(
@@ -825,58 +780,12 @@ def case_floors(
     return out
 
 
-def _check_strata(report: SharedReport) -> None:
-    # Every stratum slice's identities; for each key, its strata add up to the overall
-    # slice and to each type slice, and each stratum's type slices to the stratum slice.
-    by_key: dict[str, list[str]] = {}
-    for name in report.by_stratum:
-        by_key.setdefault(name.partition("=")[0], []).append(name)
-    for kind, _, part in report.slices():
-        if kind in (STRATUM, STRATUM_FIELD_TYPE):
-            _check_identities(part, kind)
-    for name, part in report.by_stratum.items():
-        types = [_quantities(p) for p in report.by_stratum_field_type[name].values()]
-        _strict_json.check_pooled(_quantities(part), types, types)
-    for names in by_key.values():
-        slices = [_quantities(report.by_stratum[name]) for name in names]
-        _strict_json.check_pooled(_quantities(report.overall), slices, slices)
-        for type_name, whole in report.by_field_type.items():
-            quantities = {
-                k: v for k, v in _quantities(whole).items() if not k.startswith("majority_baseline")
-            }
-            parts = [_quantities(report.by_stratum_field_type[n][type_name]) for n in names]
-            _strict_json.check_pooled(quantities, parts, parts)
-
-
-_SUMS: Final = (
-    ("field_count", ("answerable_count", "unanswerable_count")),
-    ("field_count", ("missing_count", "answered_count", "abstained_count")),
-)
-
-
 def _check_identities(part: SharedSlice, kind: str) -> None:
     # The full report's identities, wherever every number in them is published.
-    for total, terms in _SUMS:
-        values = [part.counts[total], *(part.counts[name] for name in terms)]
-        if None not in values and values[0] != sum(values[1:]):  # type: ignore[arg-type]
-            invalid()
-    for name, metric in part.metrics.items():
-        count = CORE_TOTALS.get(name)
-        if count is None and is_plugin_metric(name):
-            count = "answerable_count"  # a plugin label's trials are the answerable rows
-        if count is None or (kind != "field" and name not in CORE_METRICS):
-            continue  # a type slice pools type metrics over only the fields that have them
-        shown = part.counts[count]
-        if None not in (shown, metric.total_count) and shown != metric.total_count:
-            invalid()
-
-
-def _quantities(part: SharedSlice) -> dict[str, int | None]:
-    out = {name: part.counts[name] for name in COUNT_NAMES}
-    for name, metric in part.metrics.items():
-        out[metric_quantity(name, SUCCESS)] = metric.success_count
-        out[metric_quantity(name, TOTAL)] = metric.total_count
-    return out
+    check_sums(part.counts, COUNT_SUMS)
+    check_trials(
+        part.counts, ((trials_of(name, kind), m.total_count) for name, m in part.metrics.items())
+    )
 
 
 def _field_metrics(field_type: str, raw: object, plugin_metrics: Collection[str]) -> set[str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from chartscore.documents import _shell
+
 RULE: Final = "cell_size"
 """The name of the rule recorded in a shared report."""
 
@@ -51,12 +53,13 @@ STRATUM: Final = "stratum"
 STRATUM_FIELD_TYPE: Final = "stratum_field_type"
 """A stratum-and-type slice's kind (``site=A/date``)."""
 
-FIELD_TYPE_NAMES: Final = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
-
 
 SUCCESS: Final = "success_count"
 TOTAL: Final = "total_count"
 PAIRS: Final = "kappa.pairs"
+
+FIELD_TYPE_NAMES: Final = _shell.FIELD_TYPE_NAMES
+"""The field types (:data:`chartscore.documents._shell.FIELD_TYPE_NAMES`)."""
 
 KAPPA_TYPES: Final = frozenset({"categorical", "boolean", "ordinal"})
 """Field types whose field slices carry kappa and a majority baseline."""

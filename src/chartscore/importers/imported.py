@@ -25,7 +25,7 @@ from decimal import Decimal
 
 import attrs
 
-from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.canonical_json import canonical_json, json_constant
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import check_outputs, write_atomic_all
@@ -98,12 +98,9 @@ def _text(value: str) -> str:
 
 
 def _value(value: object) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
+    constant = json_constant(value)
+    if constant is not None:
+        return constant
     if type(value) is str:
         return _text(value)
     if type(value) is int:

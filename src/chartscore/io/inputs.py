@@ -80,6 +80,20 @@ def input_path(path: object, source: InputKind) -> str | StandardInput:
     return text
 
 
+def input_path_or_none(path: object, source: InputKind) -> str | StandardInput | None:
+    """:func:`input_path`, or None where it would refuse ``path`` (nothing is raised).
+
+    For a path that is only compared or named (an output's inputs, a run's label): one
+    that is not a path is then no file at all.
+    """
+    where: str | StandardInput | None = None
+    try:
+        where = input_path(path, source)
+    except ChartscoreError:
+        where = None
+    return where
+
+
 def open_input(
     path: str | StandardInput, source: InputKind, *, limit: int | None = None
 ) -> InputStream:

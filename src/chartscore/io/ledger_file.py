@@ -40,8 +40,14 @@ from typing import Final
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
 from chartscore.io.fastpath import fast_gold
 from chartscore.io.feed import feed_rows
-from chartscore.io.inputs import InputPath, StandardInput, identity, input_path, open_input
-from chartscore.io.output import sync_directory
+from chartscore.io.inputs import (
+    InputPath,
+    StandardInput,
+    input_path,
+    input_path_or_none,
+    open_input,
+)
+from chartscore.io.output import check_target, sync_directory
 from chartscore.io.signals import signals_held
 from chartscore.ledger.entry import LINE_PREFIX, MAX_LINE_BYTES, LedgerEntry
 from chartscore.ledger.runs import Ledger, LedgerRun
@@ -158,11 +164,7 @@ def key_bytes(data: bytes) -> bytes:
 
 def file_state(path: InputPath) -> FileState | None:
     """A regular file's state (see :data:`FileState`), or None (standard input, no file)."""
-    where: str | StandardInput | None = None
-    try:
-        where = input_path(path, InputKind.GOLD)
-    except ChartscoreError:
-        where = None
+    where = input_path_or_none(path, InputKind.GOLD)
     if where is None or isinstance(where, StandardInput):
         return None
     try:
@@ -209,10 +211,6 @@ def gold_file_identity(
 # --- appending ------------------------------------------------------------------------
 
 
-def _unwritable(hint: ErrorHint | None = None) -> ChartscoreError:
-    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.LEDGER, hint=hint)
-
-
 def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) -> str:
     """Check a ledger path before any work: never an input, never standard output.
 
@@ -228,29 +226,7 @@ def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) 
     listed = caller_items(inputs)
     if listed is None:
         raise ChartscoreError(ErrorCode.USAGE)
-    followed = identity(where)
-    for item in listed:
-        if item is None or followed is None:
-            continue
-        other: str | StandardInput | None = None
-        try:
-            other = input_path(item, InputKind.LEDGER)
-        except ChartscoreError:
-            other = None
-        if other is not None and identity(other) == followed:
-            raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.LEDGER)
-    status: os.stat_result | None = None
-    problem = False
-    try:
-        status = os.lstat(where)
-    except (FileNotFoundError, NotADirectoryError):
-        status = None
-    except (OSError, ValueError):
-        problem = True
-    if problem or (status is not None and not stat.S_ISREG(status.st_mode)):
-        raise _unwritable()
-    if not os.path.isdir(os.path.dirname(os.path.abspath(where))):
-        raise _unwritable(ErrorHint.OUTPUT_FOLDER_MISSING)
+    check_target(where, listed, InputKind.LEDGER)
     return where
 
 

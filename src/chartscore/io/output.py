@@ -38,11 +38,17 @@ import select
 import stat
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Final, Protocol
 
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
-from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
+from chartscore.io.inputs import (
+    InputPath,
+    StandardInput,
+    identity,
+    input_path,
+    input_path_or_none,
+)
 from chartscore.io.signals import signals_held
 
 _TEMPORARY_PREFIX: Final = ".chartscore-"
@@ -58,13 +64,15 @@ class BinaryOutput(Protocol):
     def flush(self) -> None: ...
 
 
-def _unwritable(hint: ErrorHint | None = None) -> ChartscoreError:
-    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT, hint=hint)
+def _unwritable(
+    hint: ErrorHint | None = None, *, kind: InputKind = InputKind.OUTPUT
+) -> ChartscoreError:
+    return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=kind, hint=hint)
 
 
-def _no_folder() -> ChartscoreError:
+def _no_folder(kind: InputKind = InputKind.OUTPUT) -> ChartscoreError:
     """The target's folder does not exist (or is not a folder): said, the path never shown."""
-    return _unwritable(ErrorHint.OUTPUT_FOLDER_MISSING)
+    return _unwritable(ErrorHint.OUTPUT_FOLDER_MISSING, kind=kind)
 
 
 def write_output(
@@ -130,22 +138,34 @@ def check_output(out: object, *, inputs: Sequence[InputPath | None]) -> str:
     separators = tuple(filter(None, (os.sep, os.altsep)))
     if not text or text.endswith(separators) or os.path.basename(text) in (".", ".."):
         raise _unwritable()
-    followed = identity(text)  # through any links: the file a write would replace
-    if followed is not None and any(_identity(item) == followed for item in listed):
-        raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT)
+    check_target(text, listed, InputKind.OUTPUT)
+    return text
+
+
+def check_target(where: str, inputs: Iterable[object], kind: InputKind) -> None:
+    """Refuse to write ``where`` (an output, or the ledger: ``kind``) over what it must not.
+
+    Raises:
+        ChartscoreError: ``output_is_input`` when it is one of ``inputs`` (by any name,
+            link or hard link); ``output_unwritable`` when it exists but is not a regular
+            file (a symbolic link, a device, a directory, a FIFO), or its folder does not
+            exist (the error's hint says so). Each names ``kind``.
+    """
+    followed = identity(where)  # through any links: the file a write would replace
+    if followed is not None and any(_identity(item) == followed for item in inputs):
+        raise ChartscoreError(ErrorCode.OUTPUT_IS_INPUT, input=kind)
     status: os.stat_result | None = None
     problem = False
     try:
-        status = os.lstat(text)  # the name itself: a link is not a regular file
+        status = os.lstat(where)  # the name itself: a link is not a regular file
     except (FileNotFoundError, NotADirectoryError):  # no such file, or no such folder
         status = None
     except (OSError, ValueError):
         problem = True
     if problem or (status is not None and not stat.S_ISREG(status.st_mode)):
-        raise _unwritable()
-    if not os.path.isdir(os.path.dirname(os.path.abspath(text))):
-        raise _no_folder()
-    return text
+        raise _unwritable(kind=kind)
+    if not os.path.isdir(os.path.dirname(os.path.abspath(where))):
+        raise _no_folder(kind)
 
 
 def _listed(inputs: object) -> tuple[object, ...]:
@@ -160,11 +180,7 @@ def _listed(inputs: object) -> tuple[object, ...]:
 def _identity(item: object) -> tuple[int, int] | None:
     if item is None:
         return None
-    path: str | StandardInput | None = None
-    try:
-        path = input_path(item, InputKind.OUTPUT)
-    except ChartscoreError:
-        path = None  # not a path, so not a file the output could be
+    path = input_path_or_none(item, InputKind.OUTPUT)  # None: no file the output could be
     return None if path is None else identity(path)
 
 

@@ -40,6 +40,7 @@ from json.encoder import encode_basestring_ascii
 from typing import Final
 
 from chartscore._types import Value
+from chartscore.documents.canonical_json import json_constant
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_iterator
 from chartscore.records.model import GoldField
 
@@ -115,13 +116,10 @@ def row_text(case_id: str, field_id: str, field_type: str, value: Value) -> byte
 
 
 def _value_text(value: Value) -> str:
+    constant = json_constant(value)
+    if constant is not None:
+        return constant
     kind = type(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
     if kind is str:
         return encode_basestring_ascii(value)  # type: ignore[arg-type]
     if kind is int or kind is Decimal:

@@ -15,7 +15,7 @@ Machine-readable rows (CSV) name a comparison's numbers ``<metric>.baseline``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final
+from typing import Final, Protocol
 
 import attrs
 
@@ -37,6 +37,7 @@ from chartscore.render.definitions import definition, interval_note, plugin_defi
 from chartscore.render.report_view import (
     SORT_METRIC,
     SORTS,
+    Binomial,
     binomial_rate,
     plugin_facts,
     rate_estimate,
@@ -52,6 +53,7 @@ from chartscore.render.view import (
     Table,
     View,
     level_text,
+    ordered_slices,
     slice_label,
 )
 
@@ -61,21 +63,42 @@ _SYSTEMS: Final = ("baseline", "candidate")
 Slice = tuple[str, str, ComparisonSlice]
 
 
-def _ordered(slices: Mapping[str, ComparisonSlice], sort: str) -> list[tuple[str, ComparisonSlice]]:
-    def by_rate(item: tuple[str, ComparisonSlice]) -> tuple[bool, float, str]:
-        # The candidate's normalized agreement, lowest first; no trials last.
-        rate = binomial_rate(item[1].paired[SORT_METRIC].candidate)
-        return (rate is None, 0.0 if rate is None else rate, item[0])
+class _Sides(Protocol):
+    # A metric of both systems: a paired or unpaired one, of a comparison or a shared one.
+    @property
+    def baseline(self) -> Binomial: ...
 
-    items = sorted(slices.items())  # by name: code point order, the same everywhere
-    return sorted(items, key=by_rate) if sort == "rate" else items
+    @property
+    def candidate(self) -> Binomial: ...
+
+
+class _PairedSlice(Protocol):
+    @property
+    def paired(self) -> Mapping[str, _Sides]: ...
+
+
+def side_cells(
+    kind: str, name: str, metric: str, sides: _Sides, level: str = "95%"
+) -> tuple[str, Estimate, Estimate]:
+    """A two-system metric's first cells: its title and each system's rate."""
+    return (
+        title(metric),
+        rate_estimate(kind, name, metric, sides.baseline, level),
+        rate_estimate(kind, name, metric, sides.candidate, level),
+    )
+
+
+def candidate_rate(part: _PairedSlice) -> float | None:
+    """The rate a comparison's slices sort by: the candidate's normalized agreement."""
+    return binomial_rate(part.paired[SORT_METRIC].candidate)
 
 
 def _slices(comparison: Comparison, sort: str) -> list[Slice]:
-    fields = [("field", name, part) for name, part in _ordered(comparison.by_field, sort)]
-    types = [("field_type", name, part) for name, part in _ordered(comparison.by_field_type, sort)]
     strata = [("stratum", name, part) for name, part in sorted(comparison.by_stratum.items())]
-    return [*fields, *types, ("overall", "", comparison.overall), *strata]
+    pooled = ordered_slices(
+        comparison.overall, comparison.by_field, comparison.by_field_type, sort, candidate_rate
+    )
+    return [*pooled, *strata]
 
 
 def _difference(kind: str, name: str, metric: str, paired: PairedMetricResult) -> Estimate:
@@ -257,15 +280,25 @@ def p_text(kind: str, paired: PairedMetricResult) -> str:
     return _p_value(paired.mid_p if clustering is None or kind == "field" else clustering.p)
 
 
+PAIRED_COLUMNS: Final = (
+    Column("metric"),
+    Column("baseline"),
+    Column("candidate"),
+    Column("baseline only"),
+    Column("candidate only"),
+    Column("difference"),
+    Column("McNemar p"),
+)
+"""The paired table's columns, in a comparison and in a shared one."""
+
+
 def _paired_table(slices: list[Slice], level: str) -> Table:
     rows = tuple(
         Row(
             kind,
             name,
             (
-                title(metric),
-                rate_estimate(kind, name, metric, paired.baseline),
-                rate_estimate(kind, name, metric, paired.candidate),
+                *side_cells(kind, name, metric, paired),
                 paired.baseline_only,
                 paired.candidate_only,
                 _difference(kind, name, metric, paired),
@@ -274,15 +307,6 @@ def _paired_table(slices: list[Slice], level: str) -> Table:
         )
         for kind, name, part in slices
         for metric, paired in part.paired.items()
-    )
-    columns = (
-        Column("metric"),
-        Column("baseline"),
-        Column("candidate"),
-        Column("baseline only"),
-        Column("candidate only"),
-        Column("difference"),
-        Column("McNemar p"),
     )
     return Table(
         "paired",
@@ -293,7 +317,7 @@ def _paired_table(slices: list[Slice], level: str) -> Table:
         "the mid-p in field rows; in rows that pool fields, Durkalski's case-clustered test "
         "(and the case-clustered intervals).",
         "slice",
-        columns,
+        PAIRED_COLUMNS,
         rows,
         repeat=1,
     )
@@ -304,11 +328,7 @@ def _unpaired_table(slices: list[Slice]) -> Table | None:
         Row(
             kind,
             name,
-            (
-                title(metric),
-                rate_estimate(kind, name, metric, unpaired.baseline),
-                rate_estimate(kind, name, metric, unpaired.candidate),
-            ),
+            side_cells(kind, name, metric, unpaired),
         )
         for kind, name, part in slices
         for metric, unpaired in part.unpaired.items()

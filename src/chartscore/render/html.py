@@ -22,7 +22,7 @@ from chartscore.render._numbers import (
     withheld_rate,
 )
 from chartscore.render.forest import Geometry, forest_svg
-from chartscore.render.view import Cell, Estimate, Kind, LabelText, Table, View, stratum_label
+from chartscore.render.view import Cell, Estimate, Kind, LabelText, Table, View, slice_label
 
 _POLICY: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
@@ -118,14 +118,12 @@ def _breakable(name: str) -> str:
     return escape(name).replace(".", ".<wbr>").replace("_", "_<wbr>")
 
 
+def _code(name: str) -> str:
+    return f"<code>{_breakable(name)}</code>"
+
+
 def _label(slice_kind: str, name: str) -> str:
-    if slice_kind == "field":
-        return f"<code>{_breakable(name)}</code>"
-    if slice_kind == "field_type":
-        return f"type <code>{_breakable(name)}</code>"
-    if slice_kind == "stratum":
-        return escape(stratum_label(name))
-    return "all fields"
+    return slice_label(slice_kind, name, code=_code, text=escape)
 
 
 def _estimate_cell(estimate: Estimate) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from chartscore.render._numbers import cell_text
-from chartscore.render.view import Cell, LabelText, Table, View, stratum_label
+from chartscore.render.view import Cell, LabelText, Table, View, slice_label
 
 _CODE_SAFE = re.compile(r"[A-Za-z0-9_.\-]+")
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
@@ -38,13 +38,7 @@ def _name(name: str) -> str:
 
 def label(slice_kind: str, name: str) -> str:
     """A row label: a field id as code, ``type `name```, or bold ``all fields``."""
-    if slice_kind == "field":
-        return _name(name)
-    if slice_kind == "field_type":
-        return f"type {_name(name)}"
-    if slice_kind == "stratum":
-        return escape(stratum_label(name))
-    return "**all fields**"
+    return slice_label(slice_kind, name, code=_name, text=escape, everything="**all fields**")
 
 
 def _cell(cell: Cell) -> str:

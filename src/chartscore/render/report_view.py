@@ -19,7 +19,7 @@ undefined, where the shared report could not have shown it. It has no pooled
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final, Protocol
 
 import attrs
@@ -52,6 +52,7 @@ from chartscore.render.definitions import (
     title,
 )
 from chartscore.render.view import (
+    Cell,
     Column,
     Estimate,
     Kind,
@@ -62,6 +63,7 @@ from chartscore.render.view import (
     Table,
     View,
     level_text,
+    ordered_slices,
     slice_label,
 )
 
@@ -220,20 +222,12 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
     )
 
 
-def _ordered(slices: Mapping[str, SliceLike], sort: str) -> list[tuple[str, SliceLike]]:
-    def by_rate(item: tuple[str, SliceLike]) -> tuple[bool, float, str]:
-        # No rate (no trials, or suppressed) sorts last.
-        rate = binomial_rate(item[1].metrics[SORT_METRIC])
-        return (rate is None, 0.0 if rate is None else rate, item[0])
-
-    items = sorted(slices.items())  # by name: code point order, the same everywhere
-    return sorted(items, key=by_rate) if sort == "rate" else items
-
-
 def _slices(report: ReportLike, sort: str) -> list[Slice]:
-    fields = [("field", name, part) for name, part in _ordered(report.by_field, sort)]
-    types = [("field_type", name, part) for name, part in _ordered(report.by_field_type, sort)]
-    return [*fields, *types, ("overall", "", report.overall), *_stratum_slices(report)]
+    def rate(part: SliceLike) -> float | None:
+        return binomial_rate(part.metrics[SORT_METRIC])
+
+    pooled = ordered_slices(report.overall, report.by_field, report.by_field_type, sort, rate)
+    return [*pooled, *_stratum_slices(report)]
 
 
 def _stratum_slices(report: ReportLike) -> list[Slice]:
@@ -445,32 +439,59 @@ def _uncertainty_figures(
     ]
 
 
-def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
+FieldCells = Mapping[str, Estimate]
+"""One field's figures in a per-field table, by the table's own name for each."""
+
+
+def _by_field(
+    estimates: Iterable[Estimate], name_of: Callable[[Estimate], str | None]
+) -> dict[str, dict[str, Estimate]]:
+    # Each field's estimates that a per-field table shows (``name_of``: its name in the
+    # table, None for one it does not show), in the estimates' order.
     rows: dict[str, dict[str, Estimate]] = {}
     for e in estimates:
-        if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
-            rows.setdefault(e.name, {})[e.metric] = e
-        elif e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
-            rows.setdefault(e.name, {})[e.label] = e
-    rows = {n: cells for n, cells in rows.items() if cells["uncertainty_auroc"].total_count != 0}
+        name = name_of(e)
+        if name is not None:
+            rows.setdefault(e.name, {})[name] = e
+    return rows
+
+
+def _field_rows(
+    rows: Mapping[str, FieldCells], cells: Callable[[str, FieldCells], tuple[Cell, ...]]
+) -> tuple[Row, ...]:
+    # A per-field table's rows: ``cells`` lays out one field's figures (field id, figures).
+    return tuple(Row("field", name, cells(name, found)) for name, found in rows.items())
+
+
+def _uncertainty_name(e: Estimate) -> str | None:
+    if e.metric in ("uncertainty_auroc", "brier_score", "without_uncertainty"):
+        return e.metric
+    if e.metric == "risk_coverage" and e.label in ("10%", "50%", "100%"):
+        return e.label
+    return None
+
+
+def _uncertainty_cells(_: str, cells: FieldCells) -> tuple[Cell, ...]:
+    return (
+        cells["uncertainty_auroc"].total_count,
+        cells["without_uncertainty"].total_count,
+        cells["uncertainty_auroc"],
+        cells["brier_score"],
+        cells["10%"],
+        cells["50%"],
+        cells["100%"],
+    )
+
+
+def _uncertainty_table(estimates: list[Estimate], level: str) -> Table | None:
+    rows = {
+        name: cells
+        for name, cells in _by_field(estimates, _uncertainty_name).items()
+        if cells["uncertainty_auroc"].total_count != 0
+    }
     if not rows:
         return None
-    table_rows = tuple(
-        Row(
-            "field",
-            name,
-            (
-                cells["uncertainty_auroc"].total_count,
-                cells["without_uncertainty"].total_count,
-                cells["uncertainty_auroc"],
-                cells["brier_score"],
-                cells["10%"],
-                cells["50%"],
-                cells["100%"],
-            ),
-        )
-        for name, cells in rows.items()
-    )
+    table_rows = _field_rows(rows, _uncertainty_cells)
     columns = (
         Column("rows"),
         Column("without"),
@@ -602,28 +623,21 @@ def shared_uncertainty_estimates(name: str, uncertainty: SharedUncertainty) -> l
 def _magnitude_table(
     estimates: list[Estimate], units: Mapping[str, str], level: str
 ) -> Table | None:
-    rows: dict[str, dict[str, Estimate]] = {}
-    for e in estimates:
-        if e.kind is Kind.MAGNITUDE:
-            rows.setdefault(e.name, {})[e.metric] = e
+    def magnitude_cells(name: str, cells: FieldCells) -> tuple[Cell, ...]:
+        return (
+            "days" if units.get(name) == "days" else "field's unit",
+            cells["mean_absolute_error"].total_count,
+            cells["mean_absolute_error"],
+            cells["mean_signed_error"],
+            _limits(cells["limits_of_agreement"]),
+            cells["chance_level"],
+            cells["chance_level"].total_count,
+        )
+
+    rows = _by_field(estimates, lambda e: e.metric if e.kind is Kind.MAGNITUDE else None)
     if not rows:
         return None
-    table_rows = tuple(
-        Row(
-            "field",
-            name,
-            (
-                "days" if units.get(name) == "days" else "field's unit",
-                cells["mean_absolute_error"].total_count,
-                cells["mean_absolute_error"],
-                cells["mean_signed_error"],
-                _limits(cells["limits_of_agreement"]),
-                cells["chance_level"],
-                cells["chance_level"].total_count,
-            ),
-        )
-        for name, cells in rows.items()
-    )
+    table_rows = _field_rows(rows, magnitude_cells)
     columns = (
         Column("unit"),
         Column("pairs"),
@@ -741,25 +755,26 @@ def _units(report: ReportLike) -> dict[str, str]:
     }
 
 
+def _coefficient_name(e: Estimate) -> str | None:
+    # AC1 or AC2 (a field has one of them) and alpha, beside kappa.
+    if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
+        return "ac" if e.metric != "alpha" else "alpha"
+    return None
+
+
+def _coefficient_cells(_: str, cells: FieldCells) -> tuple[Cell, ...]:
+    return (
+        cells.get("ac") or "not applicable",
+        cells.get("alpha") or "not applicable",
+        (cells.get("alpha") or cells["ac"]).total_count,
+    )
+
+
 def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows: dict[str, dict[str, Estimate]] = {}
-    for e in estimates:
-        if e.kind is Kind.KAPPA and e.metric in COEFFICIENTS and e.metric != "kappa":
-            rows.setdefault(e.name, {})["ac" if e.metric != "alpha" else "alpha"] = e
+    rows = _by_field(estimates, _coefficient_name)
     if not rows:
         return None
-    table_rows = tuple(
-        Row(
-            "field",
-            name,
-            (
-                cells.get("ac") or "not applicable",
-                cells.get("alpha") or "not applicable",
-                (cells.get("alpha") or cells["ac"]).total_count,
-            ),
-        )
-        for name, cells in rows.items()
-    )
+    table_rows = _field_rows(rows, _coefficient_cells)
     return Table(
         "coefficients",
         "Prevalence-robust agreement (higher is better)",
@@ -896,6 +911,14 @@ def _risk_coverage_plot(estimates: list[Estimate], level: str) -> Plot | None:
     )
 
 
+_TYPE_METRICS_NOTE: Final = (
+    "Each field's type-specific metrics; squares are errors (lower is better)."
+)
+_PLUGIN_METRICS_NOTE: Final = (
+    "Each plugin label's share of the answerable rows (the plugin defines the label)."
+)
+
+
 def _plots(
     estimates: list[Estimate],
     plugins: tuple[str, ...] = (),
@@ -912,20 +935,15 @@ def _plots(
         )
         rows = tuple(_plot_row(e) for e in estimates if e.metric == metric)
         plots.append(Plot(metric, title(metric), note, metric, (0.0, 1.0), rows))
-    typed = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in TYPE_METRICS)
-    if typed:
-        note = (
-            "Each field's type-specific metrics; squares are errors (lower is better). "
-            f"Point = rate, {line}"
-        )
-        plots.append(Plot("type_metrics", "Type-specific metrics", note, "", (0.0, 1.0), typed))
-    labelled = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in plugins)
-    if labelled:
-        note = (
-            "Each plugin label's share of the answerable rows (the plugin defines the label). "
-            f"Point = rate, {line}"
-        )
-        plots.append(Plot("plugin_metrics", "Plugin metrics", note, "", (0.0, 1.0), labelled))
+    grouped = (
+        ("type_metrics", "Type-specific metrics", TYPE_METRICS, _TYPE_METRICS_NOTE),
+        ("plugin_metrics", "Plugin metrics", plugins, _PLUGIN_METRICS_NOTE),
+    )
+    for key, heading, names, what in grouped:
+        rows = tuple(_plot_row(e, with_metric=True) for e in estimates if e.metric in names)
+        if rows:
+            note = f"{what} Point = rate, {line}"
+            plots.append(Plot(key, heading, note, "", (0.0, 1.0), rows))
     for metric in LABEL_METRICS:
         rows = tuple(_label_plot_row(e) for e in estimates if e.metric == metric)
         if rows:

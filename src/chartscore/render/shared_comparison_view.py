@@ -25,14 +25,17 @@ from chartscore.documents.shared_comparison import (
 from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.comparison_view import (
+    PAIRED_COLUMNS,
+    candidate_rate,
     difference_scale,
     gate_margins,
     p_text,
     paired_difference,
     renamed,
+    side_cells,
 )
 from chartscore.render.definitions import definition, interval_note, title
-from chartscore.render.report_view import SORT_METRIC, SORTS, binomial_rate, rate_estimate
+from chartscore.render.report_view import SORTS, rate_estimate
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -43,6 +46,7 @@ from chartscore.render.view import (
     Table,
     View,
     level_text,
+    ordered_slices,
     slice_label,
 )
 
@@ -51,20 +55,9 @@ _COUNTS = ("answered_count", "abstained_count", "missing_count")
 
 
 def _slices(shared: SharedComparison, sort: str) -> list[Slice]:
-    def ordered(parts: dict[str, SharedComparisonSlice]) -> list[tuple[str, SharedComparisonSlice]]:
-        items = sorted(parts.items())
-        if sort != "rate":
-            return items
-
-        def by_rate(item: tuple[str, SharedComparisonSlice]) -> tuple[bool, float, str]:
-            rate = binomial_rate(item[1].paired[SORT_METRIC].candidate)
-            return (rate is None, 0.0 if rate is None else rate, item[0])
-
-        return sorted(items, key=by_rate)
-
-    fields = [("field", k, v) for k, v in ordered(dict(shared.by_field))]
-    types = [("field_type", k, v) for k, v in ordered(dict(shared.by_field_type))]
-    return [*fields, *types, ("overall", "", shared.overall)]
+    return ordered_slices(
+        shared.overall, shared.by_field, shared.by_field_type, sort, candidate_rate
+    )
 
 
 def _difference(kind: str, name: str, metric: str, paired: SharedPaired, level: str) -> Estimate:
@@ -179,9 +172,7 @@ def shared_comparison_view(
             kind,
             name,
             (
-                title(metric),
-                rate_estimate(kind, name, metric, paired.baseline, level),
-                rate_estimate(kind, name, metric, paired.candidate, level),
+                *side_cells(kind, name, metric, paired, level),
                 paired.baseline_only,
                 paired.candidate_only,
                 _difference(kind, name, metric, paired, level),
@@ -199,15 +190,7 @@ def shared_comparison_view(
         "the bound its published ranges prove instead. 'baseline only' and 'candidate only' "
         "count the rows just one system got right (errors, for an error metric).",
         "slice",
-        (
-            Column("metric"),
-            Column("baseline"),
-            Column("candidate"),
-            Column("baseline only"),
-            Column("candidate only"),
-            Column("difference"),
-            Column("McNemar p"),
-        ),
+        PAIRED_COLUMNS,
         paired_rows,
         repeat=1,
     )

@@ -12,7 +12,8 @@ renderer shows it as "suppressed", never as 0.
 from __future__ import annotations
 
 import enum
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar
 
 import attrs
 
@@ -264,22 +265,61 @@ def level_text(confidence: float) -> str:
     return f"{round(100 * confidence)}%"
 
 
-def slice_label(slice_kind: str, name: str) -> str:
-    """The row label of a slice: the field id, ``type <name>`` or ``all fields``.
+def slice_label(
+    slice_kind: str,
+    name: str,
+    *,
+    code: Callable[[str], str] = str,
+    text: Callable[[str], str] = str,
+    everything: str = "all fields",
+) -> str:
+    """The row label of a slice: the field id, ``type <name>``, a stratum or ``all fields``.
 
     Field ids cannot contain a space, so neither other label can be mistaken
-    for a field (a field may be called ``overall``).
+    for a field (a field may be called ``overall``). A renderer marks names up with
+    ``code`` (a field or type name) and ``text`` (a stratum's label), and may say
+    ``all fields`` its own way (``everything``).
     """
     if slice_kind == "field":
-        return name
+        return code(name)
     if slice_kind == "field_type":
-        return f"type {name}"
+        return f"type {code(name)}"
     if slice_kind == "stratum":
-        return stratum_label(name)
-    return "all fields"
+        return text(stratum_label(name))
+    return everything
 
 
 def stratum_label(name: str) -> str:
     """``site=A`` or ``site=A, type date`` (declared names; a field id never holds ``=``)."""
     stratum, _, type_slice = name.partition("/type:")
     return stratum + (f", type {type_slice}" if type_slice else "")
+
+
+_S = TypeVar("_S")
+
+
+def ordered_slices(
+    overall: _S,
+    by_field: Mapping[str, _S],
+    by_field_type: Mapping[str, _S],
+    sort: str,
+    rate: Callable[[_S], float | None],
+) -> list[tuple[str, str, _S]]:
+    """A document's field slices, then its type slices, then its overall slice.
+
+    Fields and types by name (code point order, the same everywhere), or with ``sort``
+    ``"rate"`` by ``rate``, lowest first; a slice with no rate (no trials, or suppressed)
+    sorts last, and equal rates by name.
+    """
+
+    def by_rate(item: tuple[str, _S]) -> tuple[bool, float, str]:
+        found = rate(item[1])
+        return (found is None, 0.0 if found is None else found, item[0])
+
+    def ordered(slices: Mapping[str, _S]) -> list[tuple[str, _S]]:
+        items = sorted(slices.items())
+        return sorted(items, key=by_rate) if sort == "rate" else items
+
+    fields = [("field", name, part) for name, part in ordered(by_field)]
+    types = [("field_type", name, part) for name, part in ordered(by_field_type)]
+    return [*fields, *types, ("overall", "", overall)]

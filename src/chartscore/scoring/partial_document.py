@@ -47,9 +47,9 @@ from typing import Any, Final, NoReturn
 from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
+from chartscore.documents._shell import FIELD_TYPE_NAMES, read_opening
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
-from chartscore.documents.report import FIELD_TYPE_NAMES, read_scorer
 from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.records.schema import FieldSpec, Schema
@@ -363,30 +363,27 @@ def read_partial(text: str | bytes) -> SitePartial:
     """
     failure: ChartscoreError | None = None
     try:
-        parsed = _strict_json.parse(text)
-        found = parsed.get("format_version") if type(parsed) is dict else None
-        version = PARTIAL_FORMAT_VERSION  # any other version is refused by check_format
-        if type(found) is int and found in PARTIAL_READABLE_VERSIONS:
-            version = found
-        document = _strict_json.check_format(parsed, PARTIAL_FORMAT, version)
+        document = _strict_json.check_format(
+            _strict_json.parse(text), PARTIAL_FORMAT, PARTIAL_READABLE_VERSIONS
+        )
     except ChartscoreError as error:
         failure = error
     if failure is not None:
         if failure.code is ErrorCode.UNKNOWN_REPORT_FORMAT:
             raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT, input=InputKind.PARTIAL)
         raise ChartscoreError(failure.code, input=InputKind.PARTIAL)
-    site = _read(document, version)
+    site = _read(document)
     if site.ids is None:  # older than format 3: known by its bytes, so a copy is refused
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         site.keys = frozenset({"bytes:" + hashlib.sha256(data).hexdigest()})
     return site
 
 
-def _read(document: Mapping[str, object], version: int) -> SitePartial:
+def _read(document: Mapping[str, object]) -> SitePartial:
     bad = False
     result: SitePartial | None = None
     try:
-        result = _read_document(document, version)
+        result = _read_document(document)
     except ChartscoreError as error:
         if error.code is not ErrorCode.INVALID_REPORT:
             raise  # already one of ours: a partial's own code
@@ -456,9 +453,10 @@ def _counted(value: object, version: int, *, row_classes: bool = False) -> dict[
     return out
 
 
-def _read_document(document: Mapping[str, object], version: int) -> SitePartial:
-    data = _strict_json.members(document, _TOP_KEYS, _OPTIONAL_TOP_KEYS)
-    scorer_version = read_scorer(data["scorer"])
+def _read_document(document: Mapping[str, object]) -> SitePartial:
+    data, version, scorer_version = read_opening(
+        document, PARTIAL_FORMAT, PARTIAL_READABLE_VERSIONS, _TOP_KEYS, _OPTIONAL_TOP_KEYS
+    )
     schema = None if data["schema"] is None else _schema(data["schema"])
     extra = data["extra_predictions"]
     if type(extra) is not str or extra not in EXTRA_PREDICTIONS:

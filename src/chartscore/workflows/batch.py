@@ -37,7 +37,13 @@ from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate, GateResults, evaluate
 from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
-from chartscore.io.inputs import InputPath, StandardInput, identity, input_path
+from chartscore.io.inputs import (
+    InputPath,
+    StandardInput,
+    identity,
+    input_path,
+    input_path_or_none,
+)
 from chartscore.io.ledger_file import (
     Appended,
     append_lines,
@@ -321,11 +327,7 @@ def _paths(items: Sequence[InputPath | None]) -> list[str]:
     for item in items:
         if item is None:
             continue
-        where: str | StandardInput | None = None
-        try:
-            where = input_path(item, InputKind.PREDICTIONS)
-        except ChartscoreError:
-            where = None
+        where = input_path_or_none(item, InputKind.PREDICTIONS)
         if where is not None and not isinstance(where, StandardInput):
             found.append(where)
     return found
@@ -372,35 +374,27 @@ def _entries(
 ) -> list[LedgerEntry]:
     common = {"gold_identity": gold_identity, "key": key, "schema": schema, "time": time}
     entries = []
-    for run in runs:
-        if run.report is not None:
-            entries.append(ledger_entry(run.report, system=run.label, **common))  # type: ignore[arg-type]
-        elif run.failure is not None:
-            entries.append(
-                failed_entry(
-                    run.failure,
-                    kind="score",
-                    system=run.label,
-                    confidence=confidence,
-                    **common,  # type: ignore[arg-type]
+    # Every run's report (or why scoring failed), then every run's comparison (or why it
+    # failed) with the baseline it was compared with.
+    for kind, versus in (("score", None), ("compare", baseline)):
+        for run in runs:
+            document = run.report if kind == "score" else run.comparison
+            failure = run.failure if kind == "score" else run.comparison_failure
+            if document is not None:
+                entries.append(
+                    ledger_entry(document, system=run.label, versus=versus, **common)  # type: ignore[arg-type]
                 )
-            )
-    for run in runs:
-        if run.comparison is not None:
-            entries.append(
-                ledger_entry(run.comparison, system=run.label, versus=baseline, **common)  # type: ignore[arg-type]
-            )
-        elif run.comparison_failure is not None:
-            entries.append(
-                failed_entry(
-                    run.comparison_failure,
-                    kind="compare",
-                    system=run.label,
-                    versus=baseline,
-                    confidence=confidence,
-                    **common,  # type: ignore[arg-type]
+            elif failure is not None:
+                entries.append(
+                    failed_entry(
+                        failure,
+                        kind=kind,
+                        system=run.label,
+                        versus=versus,
+                        confidence=confidence,
+                        **common,  # type: ignore[arg-type]
+                    )
                 )
-            )
     return entries
 
 

@@ -20,7 +20,7 @@ from typing import Final, cast
 from chartscore._version import __version__
 from chartscore.documents import Document, is_document
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
-from chartscore.io.inputs import InputPath, StandardInput, input_path
+from chartscore.io.inputs import InputPath, StandardInput, input_path_or_none
 from chartscore.io.ledger_file import (
     FileState,
     append_line,
@@ -52,11 +52,7 @@ def run_label(path: InputPath) -> str | None:
 
     None when that is not a plain label (:data:`~chartscore.ledger.entry.LABEL_PATTERN`).
     """
-    where: str | StandardInput | None = None
-    try:
-        where = input_path(path, InputKind.PREDICTIONS)
-    except ChartscoreError:
-        where = None
+    where = input_path_or_none(path, InputKind.PREDICTIONS)
     if where is None or isinstance(where, StandardInput):
         return None
     name = os.path.basename(where).removesuffix(_GZIP_SUFFIX)
