@@ -168,8 +168,9 @@ def _write_publication_inputs(tmp_path: Path, cases: int, seed: int) -> tuple[Pa
 
 def test_a_publication_with_strata_and_another_min_cell_is_safe_together(tmp_path: Path) -> None:
     # One system shared four ways: without and with strata, at 11 and at 13. Held together
-    # they pass the joint audit, and a variant at the smaller min cell hides all the
-    # stricter one hides (the rule that makes min-cell variants consistent).
+    # they pass the joint audit; a variant at the smaller min cell hides all the stricter one
+    # hides, and the plain report all its stratified one hides (the rules that make the
+    # variants consistent: the stricter, and the one with more numbers, choose first).
     from chartscore.workflows.publication import share_publication_files
 
     gold, baseline, _, schema, strata = _write_publication_inputs(tmp_path, 40, 3)
@@ -185,8 +186,9 @@ def test_a_publication_with_strata_and_another_min_cell_is_safe_together(tmp_pat
         hidden_strict = {key for key, value in strict.numbers() if value is None}
         assert all(shown[key] is None for key in hidden_strict)
     for plain, split in ((reports[0], reports[2]), (reports[1], reports[3])):
-        hidden_plain = {key for key, value in plain.numbers() if value is None}
-        assert all(dict(split.numbers())[key] is None for key in hidden_plain)
+        shown = dict(plain.numbers())
+        hidden_split = {key for key, value in split.numbers() if value is None and key in shown}
+        assert hidden_split and all(shown[key] is None for key in hidden_split)
 
 
 def test_audit_comparisons_reads_which_systems_and_finds_the_joint_leak(tmp_path: Path) -> None:

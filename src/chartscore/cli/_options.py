@@ -270,3 +270,11 @@ def declared_min_cell(document: Document) -> int | None:
     if isinstance(document, SharedReport | SharedComparison):
         return document.disclosure.min_cell
     return None
+
+
+def refuse_combined(args: argparse.Namespace, names: Sequence[str], what: str) -> None:
+    """A usage error naming the first of ``names`` given (a mode that takes none of them)."""
+    given = [name for name in names if getattr(args, name, None) not in (None, False)]
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        raise UsageError(f"{what} cannot be combined with {flag}", "share")

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
-from chartscore.cli._options import MIN_CELL_DIGITS, confidence, strata_input
+from chartscore.cli._options import MIN_CELL_DIGITS, confidence, refuse_combined, strata_input
 from chartscore.cli._streams import Streams, say
 from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.workflows.publication import share_publication_files
@@ -35,14 +35,7 @@ def share_publication(
     args: argparse.Namespace, streams: Streams, min_cell: int, options: Sequence[str]
 ) -> int:
     """Write each system's shared report of one publication (``options``: share's dests)."""
-    given = [
-        name
-        for name in options
-        if name not in _PUBLICATION_TAKES and getattr(args, name, None) not in (None, False)
-    ]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UsageError(f"--publication cannot be combined with {flag}", "share")
+    refuse_combined(args, [n for n in options if n not in _PUBLICATION_TAKES], "--publication")
     if args.gold is None or args.publication is None or args.out_dir is None:
         raise UsageError("a publication needs --gold, --publication and --out-dir", "share")
     gold = input_argument(args.gold)

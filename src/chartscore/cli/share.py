@@ -33,6 +33,7 @@ from chartscore.cli._options import (
     extra_predictions,
     output_target,
     progress_line,
+    refuse_combined,
     score_inputs,
     strata_input,
 )
@@ -157,10 +158,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 
 def _share_partials(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
     # The sites' partials, merged, suppressed and audited once on the pooled counts.
-    given = [name for name in _SCORING_ONLY if getattr(args, name, None) not in (None, False)]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UsageError(f"--partials cannot be combined with {flag}", "share")
+    refuse_combined(args, _SCORING_ONLY, "--partials")
     inputs = tuple(sorted(glob.glob(args.partials)))
     out = output_target(args.out, inputs)
     shared = share_partial_files(args.partials, min_cell=min_cell, confidence=confidence(args))
@@ -206,10 +204,7 @@ _NOT_FOR_COMPARISON: Final = tuple(n for n in _SCORING_ONLY if n not in _FOR_COM
 
 def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int) -> int:
     # Both systems on one gold file, compared and shared (docs/disclosure.md).
-    given = [n for n in _NOT_FOR_COMPARISON if getattr(args, n, None) not in (None, False)]
-    if given:
-        flag = "--" + given[0].replace("_", "-")
-        raise UsageError(f"--baseline and --candidate cannot be combined with {flag}", "share")
+    refuse_combined(args, _NOT_FOR_COMPARISON, "--baseline and --candidate")
     if args.gold is None or args.baseline is None or args.candidate is None:
         raise UsageError("sharing a comparison needs --gold, --baseline and --candidate", "share")
     gold = input_argument(args.gold)

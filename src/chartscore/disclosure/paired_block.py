@@ -41,7 +41,6 @@ from chartscore.disclosure.model import (
     Key,
     OutcomeClass,
     Quantity,
-    ReportModel,
     Strata,
 )
 
@@ -72,8 +71,11 @@ class BlockVariable:
     majority: bool
 
 
-class PairedBlock(ReportModel):
+class PairedBlock(ComparisonModel):
     """A shared comparison's model split by stratum cell and majority bit (see the module).
+
+    A comparison model in all the solver reads (its knowledge: none); built from the
+    comparison's own, whose forms it expands.
 
     Args:
         comparison: The comparison's own model.
@@ -126,14 +128,6 @@ class PairedBlock(ReportModel):
         self.inequalities: list[Form] = []
         self.cases: dict[Key, Form] = {}
         self.carriers: dict[Key, Form] = {}
-
-    def knowledge(self, published: Mapping[Key, int], min_cell: int) -> list[tuple[Form, int]]:
-        """Nothing beyond the equalities (as for a comparison alone)."""
-        return []
-
-    def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:
-        """No rows-with-items unknowns in a comparison."""
-        return {}
 
     def side(
         self,

@@ -154,6 +154,11 @@ class _Input:
     system: int
     min_cell: int
 
+    @property
+    def stratified(self) -> bool:
+        """Whether the report has stratum slices."""
+        return bool(self.report.by_stratum)
+
 
 @attrs.frozen
 class _Compared:
@@ -184,14 +189,15 @@ def _publication(
     # Each system first in turn (up to FIRSTS of them): the choice that hides the fewest
     # numbers in all, the earliest on a tie; the reports back in the given order, then the
     # comparisons. Within a system, the strictest min cell goes first (a variant at a smaller
-    # one then hides all the stricter hides), then the unstratified report.
+    # one then hides all the stricter hides), and the stratified report before the plain one
+    # (whose numbers it also holds: the plain one follows its choice, an easier problem).
     best: list[Product] | None = None
     count = 1 + max(i.system for i in inputs)
     for first in range(min(count, FIRSTS)):
         rank = {system: (system - first) % count for system in range(count)}
         order = sorted(
             range(len(inputs)),
-            key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, i),
+            key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, -inputs[i].stratified, i),
         )
         found = _in_order([inputs[i] for i in order], compared, min_cell)
         products = [found[order.index(i)] for i in range(len(inputs))]

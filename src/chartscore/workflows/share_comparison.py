@@ -56,14 +56,9 @@ def share_comparison_files(
     check_min_cell(min_cell)
     require_solver()
     comparison, cases, field_types = compared_inputs(
-        gold,
-        baseline,
-        candidate,
-        schema=schema,
-        progress=progress,
-        extra_predictions=extra_predictions,
-        confidence=confidence,
-    )
+        gold, baseline, candidate, schema=schema, progress=progress,
+        extra_predictions=extra_predictions, confidence=confidence,
+    )  # fmt: skip
     # scipy (the audit's solver) loads here, when a comparison is shared.
     from chartscore.disclosure.comparison_share import share_comparison  # noqa: PLC0415
 
