@@ -117,24 +117,54 @@ def test_a_hidden_number_stays_hidden(small: Inside) -> None:
     assert (rows[key].lo, rows[key].hi) == (cases[key], cases[key])
 
 
-def test_a_known_gold_count_is_shown_and_never_complementary(small: Inside) -> None:
-    cases = small[1]
-    plain = share_comparison(*small, MIN_CELL)
-    # A gold count the comparison hides by default though it is not small: complementary.
-    key: Key = ("field", "hx.kind", "field_count")
-    assert key in _hidden(plain)
-    assert cases[key] >= MIN_CELL
-    value = cases[key]  # a field slice's count: one row per case
-    shared = share_comparison(*small, MIN_CELL, known={key: value})
-    numbers = dict(shared.numbers())
-    assert numbers[key] == value
-    # Its twin (the same rows): abstention correctness's trials, shown too.
-    assert numbers["field", "hx.kind", "abstention_correctness.total_count"] == value
-    _check(shared, cases)
-    # Hidden wins over known.
-    both = share_comparison(*small, MIN_CELL, hidden=[key], known={key: value})
-    assert key in _hidden(both)
-    _check(both, cases)
+@pytest.fixture(scope="module")
+def wider(tmp_path_factory: pytest.TempPathFactory) -> Inside:
+    """30 charts whose overall answerable rows (39) are hidden as a complementary cell."""
+    return _inside(tmp_path_factory.mktemp("wider"), 30, 9)
+
+
+def test_a_known_gold_count_is_shown_and_never_complementary(
+    wider: Inside, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = wider[1]
+    key: Key = ("overall", "", "answerable_count")
+    value = 39
+    assert cases[key] >= MIN_CELL  # not small: hidden only to protect others
+    with monkeypatch.context() as patch:
+        patch.setattr(comparison_share, "EXACT_LIMIT", -1)  # the greedy's, fast
+        assert key in _hidden(share_comparison(*wider, MIN_CELL))
+        greedy = share_comparison(*wider, MIN_CELL, known={key: value})
+        # Hidden wins over known.
+        both = share_comparison(*wider, MIN_CELL, hidden=[key], known={key: value})
+        assert key in _hidden(both)
+        _check(both, cases)
+    exact = share_comparison(*wider, MIN_CELL, known={key: value})  # about 4 s
+    for shared in (greedy, exact):
+        numbers = dict(shared.numbers())
+        assert numbers[key] == value
+        # Its twins (the same rows): the answerable metrics' trials, shown too.
+        assert numbers["overall", "", "exact_agreement.total_count"] == value
+        assert numbers["overall", "", "answerable_abstention.total_count"] == value
+        _check(shared, cases)
+
+
+def test_the_composition_is_public(small: Inside) -> None:
+    # Every chart has every field: each field's field_count (12) is known to an outsider, so
+    # it is shown, with the field types' and the overall one (before, hx.kind's was hidden).
+    numbers = dict(share_comparison(*small, MIN_CELL).numbers())
+    for key in [("field", "dx.flag"), ("field", "hx.kind"), ("field_type", "boolean")]:
+        assert numbers[(*key, "field_count")] == 12
+    assert numbers["field_type", "categorical", "field_count"] == 12
+    assert numbers["overall", "", "field_count"] == 24
+
+
+def test_known_numbers_that_pin_a_small_cell_cannot_be_shared(small: Inside) -> None:
+    # The overall answerable rows (18) beside the public field counts (24 rows) give the
+    # 6 unanswerable rows of 3 charts: no suppression of this comparison can protect them.
+    key: Key = ("overall", "", "answerable_count")
+    with pytest.raises(ChartscoreError) as caught:
+        share_comparison(*small, MIN_CELL, known={key: 18})
+    assert caught.value.code is ErrorCode.DISCLOSURE_AUDIT_FAILED
 
 
 def test_a_known_value_must_be_the_comparisons_own(small: Inside) -> None:

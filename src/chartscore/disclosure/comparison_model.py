@@ -252,15 +252,17 @@ class ComparisonModel(ReportModel):
         self.carriers: dict[Key, Form] = {}
         self.composition: dict[Key, int] = {}
         """Numbers the attacker knows whatever the comparison publishes, with their values:
-        the gold-only numbers another product of the publication shows (set by
-        ``share_comparison`` inside); the outside audit knows only what the document shows."""
+        each field's ``field_count`` (every chart has every field) and the gold-only numbers
+        another product of the publication shows (set by ``share_comparison`` inside); the
+        outside audit knows only what the document shows."""
 
     def knowledge(self, published: Mapping[Key, int], min_cell: int) -> list[tuple[Form, int]]:
         """What the outsider knows beyond the published numbers, as rows ``form >= bound``.
 
         The rule adds nothing: every shown number's cases are bounded by its own
-        equality (module doc). What another product shows (:attr:`composition`) is
-        known as an equality, whatever this comparison publishes.
+        equality (module doc). The composition and what another product shows
+        (:attr:`composition`) are known as equalities, whatever this comparison
+        publishes.
         """
         rows: list[tuple[Form, int]] = []
         for key, value in sorted(self.composition.items()):

@@ -68,11 +68,16 @@ same cost on the eighth: plain field counts are cheap and rarely protect
 anything. So a large comparison's bytes are as before, and the declared cost
 decides the exact choice and whether it replaces the greedy's.
 
-``known`` numbers (another product of the publication shows them) are known to
-the outsider: the attack holds them at their values
-(:attr:`~chartscore.disclosure.comparison_model.ComparisonModel.composition`),
-and they and their same-definition twins are shown and never complementary
-cells.
+**The cohort's composition is public** (docs/disclosure.md): every chart has
+every field, so each field's ``field_count`` is known to the outsider whatever is
+published. The attack holds them at their values
+(:attr:`~chartscore.disclosure.comparison_model.ComparisonModel.composition`;
+a field of 1 to ``min_cell - 1`` charts stays a protected cell), and they, their
+same-definition twins and (with every field's known) the pooled ``field_count``
+are shown and never complementary cells. ``known`` numbers (another product of
+the publication shows them) join the composition in the same way. A sensitive
+quantity that these known numbers pin by themselves cannot be protected by any
+suppression: ``disclosure_audit_failed`` at once.
 """
 
 from __future__ import annotations
@@ -193,8 +198,10 @@ def share_comparison(
             ``unanswerable_count`` of any slice), with their values: known to
             the outsider, so held at their values by the attack, shown, and
             never complementary cells (nor are numbers of the same definition:
-            a metric's trials beside ``answerable_count``). A key also in
-            ``hidden`` is hidden (and not taken as known); keys that are not
+            a metric's trials beside ``answerable_count``), like each field's
+            ``field_count`` (the composition, known anyway). A key also in
+            ``hidden`` is hidden (and not taken as known; a field's
+            ``field_count`` stays known to the attack); keys that are not
             numbers of the comparison are ignored.
 
     Returns:
@@ -207,8 +214,9 @@ def share_comparison(
             the case counts do not cover the quantities exactly or contradict
             the numbers, or a ``known`` value is not the comparison's own;
             ``disclosure_audit_failed`` when a ``known`` number is itself
-            sensitive here (it would be shown), or if the result would fail
-            its own audit (a bug: nothing is returned).
+            sensitive here (it would be shown) or the known numbers alone pin
+            a sensitive quantity, or if the result would fail its own audit (a
+            bug: nothing is returned).
     """
     min_cell = check_min_cell(min_cell)
     if set(field_types) != set(comparison.by_field):
@@ -224,7 +232,8 @@ def share_comparison(
             raise _invalid()
     numbers = [key for key, q in model.quantities.items() if not q.derived]
     forced = frozenset(_keys(hidden)) & frozenset(numbers)
-    model.composition = _known(model, values, known, forced)
+    model.composition = _composition(values, field_types, min_cell)
+    model.composition.update(_known(model, values, known, forced))
     public = _public(model, numbers, forced)
     sensitive = [q for key, q in model.quantities.items() if 1 <= case_counts[key] < min_cell]
     sensitive_keys = {q.key for q in sensitive}
@@ -232,6 +241,10 @@ def share_comparison(
         raise _failed()  # another product shows a number this rule must hide
     primary = forced | {q.key for q in sensitive if not q.derived}
     chooser = _Greedy(model, values, min_cell, numbers, public)
+    if public:  # what the outsider knows alone must not pin a sensitive quantity
+        solver = _solver(model, {k: values[k] for k in public}, chooser.seed, min_cell)
+        if not all(_safe(solver, q, values, min_cell) for q in sensitive):
+            raise _failed()  # no suppression can protect it
     finish = functools.partial(
         _finish, comparison, field_types, min_cell, sensitive=sensitive_keys, forced=forced
     )
@@ -290,9 +303,31 @@ def _known(
     return out
 
 
+def _composition(
+    values: Mapping[Key, int], field_types: Mapping[str, str], min_cell: int
+) -> dict[Key, int]:
+    # The cohort's composition, known whatever is published (every chart has every field:
+    # docs/disclosure.md): each field's field_count, but one of 1..min_cell-1 charts (a
+    # protected cell). One hidden for another product stays known to the attack.
+    return {
+        key: values[key]
+        for key in (("field", field_id, "field_count") for field_id in sorted(field_types))
+        if not 1 <= values[key] < min_cell
+    }
+
+
 def _public(model: ComparisonModel, numbers: list[Key], forced: frozenset[Key]) -> frozenset[Key]:
-    # The known numbers and their twins (same form): hiding one protects nothing.
-    forms = {model.quantities[key].form for key in model.composition}
+    # The known numbers and their twins (same form), and a field type's and the overall
+    # field_count when every field's is known (their sums): hiding one protects nothing.
+    known = model.composition
+    forms = {model.quantities[key].form for key in known}
+    fields = {key[1] for key in numbers if key[0] == "field"}
+    if all(("field", field_id, "field_count") in known for field_id in fields):
+        forms |= {
+            model.quantities[key].form
+            for key in numbers
+            if key[2] == "field_count" and key[0] in ("field_type", "overall")
+        }
     return frozenset(k for k in numbers if model.quantities[k].form in forms and k not in forced)
 
 
@@ -359,8 +394,29 @@ class _Greedy:
                     same = quantity.key[:2]
                     hidden.add(min(linked, key=lambda k: (k[:2] != same, self.cost[k])))
             if pending and len(hidden) == before:
+                # Every linked number is hidden, yet the known composition still pins one:
+                # its fields' other numbers, else any.
+                for quantity in pending:
+                    wider = self.around(quantity, hidden) or [
+                        k for k in self.numbers if k not in hidden and k not in self.public
+                    ]
+                    if wider:
+                        same = quantity.key[:2]
+                        hidden.add(min(wider, key=lambda k: (k[:2] != same, self.cost[k])))
+            if pending and len(hidden) == before:
                 raise _failed()  # nothing left to hide, yet not protected: cannot happen
         return hidden
+
+    def around(self, quantity: Quantity, hidden: set[Key]) -> list[Key]:
+        """The published numbers (not known) touching the fields ``quantity`` touches."""
+        touched = {variable for variable, _ in quantity.form}
+        out: set[Key] = set()
+        for layout in self.model.layouts.values():
+            variables = range(layout.offset, layout.offset + layout.size)
+            if not touched.isdisjoint(variables):
+                for variable in variables:
+                    out.update(self.by_variable.get(variable, ()))
+        return sorted(k for k in out if k not in hidden and k not in self.public)
 
 
 def _identities(
