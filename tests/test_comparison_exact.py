@@ -184,6 +184,10 @@ def test_a_known_value_must_be_the_comparisons_own(small: Inside) -> None:
     with pytest.raises(ChartscoreError) as caught:
         share_comparison(*small, MIN_CELL, known={key: True})  # not an integer count
     assert caught.value.code is ErrorCode.INVALID_SENSITIVITY
+    for wrong_shape in ({"hidden": "field_count"}, {"known": [key]}):
+        with pytest.raises(ChartscoreError) as caught:
+            share_comparison(*small, MIN_CELL, **wrong_shape)  # type: ignore[arg-type]
+        assert caught.value.code is ErrorCode.INVALID_SENSITIVITY
 
 
 def test_a_known_small_number_cannot_be_shared(small: Inside) -> None:

@@ -212,7 +212,8 @@ def share_comparison(
     Raises:
         ChartscoreError: ``invalid_min_cell``; ``invalid_sensitivity`` when
             the case counts do not cover the quantities exactly or contradict
-            the numbers, or a ``known`` value is not the comparison's own;
+            the numbers, a ``known`` value is not the comparison's own, or
+            ``hidden`` is a string or ``known`` not a mapping;
             ``disclosure_audit_failed`` when a ``known`` number is itself
             sensitive here (it would be shown) or the known numbers alone pin
             a sensitive quantity, or if the result would fail its own audit (a

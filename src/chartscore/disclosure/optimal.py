@@ -128,7 +128,7 @@ class _Master:
                 self.rows.append(({len(self.candidates) + j: 1.0, i: -1.0}, 0.0))
         self._identities(problem)
         for keys in problem.cuts:
-            if primary.isdisjoint(keys) and all(key in self.column for key in keys):
+            if keys and primary.isdisjoint(keys) and all(key in self.column for key in keys):
                 self.cut(keys)
         self.integrality = np.zeros(width, dtype=np.int64)
         self.integrality[: len(self.candidates)] = 1
