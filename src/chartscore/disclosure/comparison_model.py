@@ -250,10 +250,25 @@ class ComparisonModel(ReportModel):
         self.inequalities: list[Form] = []
         self.cases: dict[Key, Form] = {}
         self.carriers: dict[Key, Form] = {}
+        self.composition: dict[Key, int] = {}
+        """Numbers the attacker knows whatever the comparison publishes, with their values:
+        each field's ``field_count`` (every chart has every field) and the gold-only numbers
+        another product of the publication shows (set by ``share_comparison`` inside); the
+        outside audit knows only what the document shows."""
 
     def knowledge(self, published: Mapping[Key, int], min_cell: int) -> list[tuple[Form, int]]:
-        """Nothing: every shown number's cases are bounded by its own equality (module doc)."""
-        return []
+        """What the outsider knows beyond the published numbers, as rows ``form >= bound``.
+
+        The rule adds nothing: every shown number's cases are bounded by its own
+        equality (module doc). The composition and what another product shows
+        (:attr:`composition`) are known as equalities, whatever this comparison
+        publishes.
+        """
+        rows: list[tuple[Form, int]] = []
+        for key, value in sorted(self.composition.items()):
+            form = self.quantities[key].form
+            rows += [(form, value), (add((form, -1)), -value)]
+        return rows
 
     def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:
         """No rows-with-items unknowns in a comparison."""

@@ -25,8 +25,10 @@ identities that force them hidden with it. Value-free: names and integers.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Final
+
+import attrs
 
 from chartscore.disclosure.rule import (
     AGREEMENT_METRICS,
@@ -129,6 +131,40 @@ def marginal_price(keys: Iterable[Key], hidden: set[Key], destroyed: Mapping[Rat
     added = {key for key in keys if key not in hidden}
     rates = {rate for rate in map(rate_of, added) if rate is not None and rate not in destroyed}
     return sum(map(cell_price, added)) + sum(map(rate_price, rates))
+
+
+@attrs.frozen
+class Pricing:
+    """A declared cost: each hidden cell, and each rate with a hidden part once.
+
+    The report's is :data:`REPORT_PRICING`; a shared comparison, whose numbers can
+    be parts of several rates (a metric's trials are both systems' and their
+    difference's), brings its own (:mod:`chartscore.disclosure.comparison_share`).
+
+    Attributes:
+        rates: The rates a number is a part of (none for a plain count).
+        cell: The price of one hidden cell.
+        rate: The price of destroying one rate.
+    """
+
+    rates: Callable[[Key], tuple[Rate, ...]]
+    cell: Callable[[Key], int]
+    rate: Callable[[Rate], int]
+
+    def pattern(self, hidden: Iterable[Key]) -> int:
+        """The price of a hidden set: its cells, and each rate it destroys once."""
+        keys = set(hidden)
+        destroyed = {rate for key in keys for rate in self.rates(key)}
+        return sum(map(self.cell, keys)) + sum(map(self.rate, destroyed))
+
+
+def _report_rates(key: Key) -> tuple[Rate, ...]:
+    rate = rate_of(key)
+    return () if rate is None else (rate,)
+
+
+REPORT_PRICING: Final = Pricing(_report_rates, cell_price, rate_price)
+"""The shared report's declared cost (:func:`pattern_price`)."""
 
 
 def slice_family(kind: str) -> str:

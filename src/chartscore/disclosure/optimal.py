@@ -35,7 +35,7 @@ from typing import Final
 import attrs
 import numpy as np
 
-from chartscore.disclosure.cost import Rate, cell_price, rate_of, rate_price
+from chartscore.disclosure.cost import REPORT_PRICING, Pricing, Rate
 from chartscore.disclosure.lp import OPTIMAL, solve_afresh
 from chartscore.disclosure.model import Quantity, ReportModel
 from chartscore.disclosure.native_output import stdout_closed
@@ -68,6 +68,10 @@ class Problem:
         primary: The primary cells (hidden whatever the master chooses).
         sensitive: The quantities the pattern must protect.
         seed: A feasible point of the report with only the primary cells hidden.
+        pricing: The declared cost the master minimises (default: the report's).
+        cuts: Sets of numbers of which every passing pattern hides one, known before
+            the loop (a derived sensitive quantity's terms): the master starts with
+            them, as with the cuts it finds.
     """
 
     model: ReportModel
@@ -79,6 +83,8 @@ class Problem:
     primary: frozenset[Key]
     sensitive: Sequence[Quantity]
     seed: np.ndarray | None = None
+    pricing: Pricing = REPORT_PRICING
+    cuts: Sequence[tuple[Key, ...]] = ()
 
 
 @attrs.frozen
@@ -95,31 +101,35 @@ class _Master:
 
     def __init__(self, problem: Problem) -> None:
         primary = problem.primary
+        pricing = problem.pricing
         self.candidates = [key for key in problem.numbers if key not in primary]
         self.column = {key: i for i, key in enumerate(self.candidates)}
-        destroyed = {rate_of(key) for key in primary} - {None}
+        destroyed = {rate for key in primary for rate in pricing.rates(key)}
         rates: dict[Rate, list[int]] = {}
         for key in self.candidates:
-            rate = rate_of(key)
-            if rate is not None and rate not in destroyed:
-                rates.setdefault(rate, []).append(self.column[key])
+            for rate in pricing.rates(key):
+                if rate not in destroyed:
+                    rates.setdefault(rate, []).append(self.column[key])
         self.rates = sorted(rates)
         width = len(self.candidates) + len(self.rates)
         self.width = width
-        self.constant = sum(cell_price(k) for k in primary) + sum(
-            rate_price(r) for r in destroyed if r is not None
+        self.constant = sum(pricing.cell(k) for k in primary) + sum(
+            pricing.rate(r) for r in destroyed
         )
         c = np.zeros(width)
         for key, i in self.column.items():
-            c[i] = cell_price(key)
+            c[i] = pricing.cell(key)
         for j, rate in enumerate(self.rates):
-            c[len(self.candidates) + j] = rate_price(rate)
+            c[len(self.candidates) + j] = pricing.rate(rate)
         self.c = c
         self.rows: list[tuple[dict[int, float], float]] = []  # sum(a x) >= lower
         for j, rate in enumerate(self.rates):
             for i in rates[rate]:  # d_r >= h_k
                 self.rows.append(({len(self.candidates) + j: 1.0, i: -1.0}, 0.0))
         self._identities(problem)
+        for keys in problem.cuts:
+            if keys and primary.isdisjoint(keys) and all(key in self.column for key in keys):
+                self.cut(keys)
         self.integrality = np.zeros(width, dtype=np.int64)
         self.integrality[: len(self.candidates)] = 1
 
