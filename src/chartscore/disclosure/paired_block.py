@@ -96,6 +96,7 @@ class PairedBlock(ComparisonModel):
         majority: frozenset[str],
     ) -> None:
         self.knows_rule = True
+        self.composition: dict[Key, int] = {}  # what the outside knows: only what is shown
         self.strata = strata
         self.majority = majority
         self.variables: dict[str, tuple[BlockVariable, ...]] = {}
