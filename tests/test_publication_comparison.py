@@ -31,7 +31,7 @@ from chartscore.documents.shared_comparison import SharedComparison, build_share
 from chartscore.documents.shared_report import Key, SharedReport, shared_from_report
 from chartscore.records.schema import to_schema
 from chartscore.records.strata import CaseStrata
-from test_publication import SCHEMA, _cohort
+from test_publication import _THOROUGH_ONLY, SCHEMA, _cohort
 
 from helpers import examples, write_jsonl
 
@@ -221,3 +221,43 @@ def test_audit_comparisons_reads_which_systems_and_finds_the_joint_leak(tmp_path
         assert "audit FAIL: 3 products together" in stdout
     status, _, stderr = run(["audit", str(paths["a"]), "--comparisons", str(paths["a"])])
     assert status == 2 and "--comparisons names a shared report" in stderr
+
+
+@_THOROUGH_ONLY
+def test_share_publication_compare_writes_reports_and_comparison_safe_together(
+    tmp_path: Path,
+) -> None:
+    # share --publication --compare: both reports and the comparison, chosen in one loop;
+    # the outsider's audit of all three passes, and no name or value is said.
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    for path in (baseline, candidate):
+        path.rename(systems / f"{path.stem}.jsonl")
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["share", "--gold", str(gold), "--publication", str(systems / "*.jsonl")]
+    status, stdout, stderr = run([*argv, "--out-dir", str(out), "--compare"])
+    assert (status, stdout) == (0, ""), stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [
+        "baseline.shared.json",
+        "baseline_vs_candidate.shared-comparison.json",
+        "candidate.shared.json",
+    ]
+    assert "2 shared reports and 1 shared comparisons written" in stderr
+    texts = [(out / name).read_text(encoding="utf-8") for name in names]
+    assert all(CANARY_CASE not in text for text in (stderr, *texts))
+    reports = [SharedReport.from_json(texts[0]), SharedReport.from_json(texts[2])]
+    paired = SharedComparison.from_json(texts[1])
+    assert audit_publication([*reports, paired], ["A", "B", ("A", "B")]).passed
+    # The gold counts get one decision: equal where both show them.
+    report_numbers, paired_numbers = dict(reports[0].numbers()), dict(paired.numbers())
+    gold_keys = [k for k in paired_numbers if k[2] in ("answerable_count", "unanswerable_count")]
+    for key in gold_keys:
+        if paired_numbers[key] is not None and report_numbers.get(key) is not None:
+            assert paired_numbers[key] == report_numbers[key]
+    status, _, stderr = run([*argv[:3], "--predictions", str(gold), "--compare"])
+    assert status == 2 and "--compare needs --publication" in stderr

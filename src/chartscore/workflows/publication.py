@@ -192,6 +192,7 @@ def _publication(
     # one then hides all the stricter hides), and the stratified report before the plain one
     # (whose numbers it also holds: the plain one follows its choice, an easier problem).
     best: list[Product] | None = None
+    made: dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product] = {}
     count = 1 + max(i.system for i in inputs)
     for first in range(min(count, FIRSTS)):
         rank = {system: (system - first) % count for system in range(count)}
@@ -199,7 +200,7 @@ def _publication(
             range(len(inputs)),
             key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, -inputs[i].stratified, i),
         )
-        found = _in_order([inputs[i] for i in order], compared, min_cell)
+        found = _in_order([inputs[i] for i in order], compared, min_cell, made)
         products = [found[order.index(i)] for i in range(len(inputs))]
         products += found[len(inputs) :]
         if best is None or _hidden(products) < _hidden(best):
@@ -213,9 +214,14 @@ def _hidden(products: Sequence[Product]) -> int:
 
 
 def _in_order(
-    inputs: Sequence[_Input], compared: Sequence[_Compared], min_cell: int
+    inputs: Sequence[_Input],
+    compared: Sequence[_Compared],
+    min_cell: int,
+    made: dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product],
 ) -> list[Product]:
     # The loop of the module's docstring: the reports in this order, then the comparisons.
+    # ``made``: each product already suppressed under the same hidden and known numbers (in
+    # another order or round): the same choice, made once.
     from chartscore.disclosure.model import model_of  # noqa: PLC0415
     from chartscore.disclosure.publication import (  # noqa: PLC0415
         System,
@@ -239,17 +245,16 @@ def _in_order(
                 for k, product in enumerate(shared)
             ]
             known, hidden = _decisions(earlier, hide)
-            if index < len(inputs):
-                product = inputs[index]
-                shared.append(
-                    _suppressed(
-                        product.report, product.counts, product.min_cell, hide | hidden, known
+            source = inputs[index] if index < len(inputs) else compared[index - len(inputs)]
+            memo = (id(source), frozenset(hide | hidden), frozenset(known.items()))
+            if memo not in made:
+                if isinstance(source, _Input):
+                    made[memo] = _suppressed(
+                        source.report, source.counts, source.min_cell, hide | hidden, known
                     )
-                )
-            else:
-                shared.append(
-                    _compared(compared[index - len(inputs)], min_cell, hide | hidden, known)
-                )
+                else:
+                    made[memo] = _compared(source, min_cell, hide | hidden, known)
+            shared.append(made[memo])
             if index == 0:
                 assert isinstance(shared[0], SharedReport)
                 gold_keys = gold_only_keys(model_of(shared[0]))
