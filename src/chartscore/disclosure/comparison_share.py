@@ -180,6 +180,7 @@ def share_comparison(
     *,
     hidden: Collection[Key] = (),
     known: Mapping[Key, int] | None = None,
+    exact: bool = True,
 ) -> SharedComparison:
     """Suppress small cells of a comparison so it may be shared; audited before it returns.
 
@@ -203,6 +204,9 @@ def share_comparison(
             ``hidden`` is hidden (and not taken as known; a field's
             ``field_count`` stays known to the attack); keys that are not
             numbers of the comparison are ignored.
+        exact: Try the exact choice on a small problem (seconds to minutes);
+            False keeps the greedy's (a publication, which suppresses the
+            comparison again in every round and order).
 
     Returns:
         The shared comparison: its published numbers equal the comparison's, it
@@ -251,11 +255,11 @@ def share_comparison(
     )
     result = finish(chooser.choose(primary, sensitive))
     candidates = len(numbers) - len(public) - len(primary)
-    if candidates <= EXACT_LIMIT:
-        exact = _exact(chooser, primary, sensitive, forced, field_types)
+    if exact and candidates <= EXACT_LIMIT:
+        choice = _exact(chooser, primary, sensitive, forced, field_types)
         greedy_price = COMPARISON_PRICING.pattern(result[1])
-        if exact is not None and COMPARISON_PRICING.pattern(exact) < greedy_price:
-            result = _attempt(finish, exact) or result
+        if choice is not None and COMPARISON_PRICING.pattern(choice) < greedy_price:
+            result = _attempt(finish, choice) or result
     return result[0]
 
 

@@ -325,6 +325,7 @@ def _compared(
         min_cell,
         hidden=frozenset(hidden),
         known=known,
+        exact=False,  # the greedy's: suppressed again in every round and order
     )
 
 
