@@ -14,7 +14,7 @@ checked against every row in exact integer arithmetic. What it cannot settle rai
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 import numpy as np
@@ -35,6 +35,11 @@ FAST_PATHS = True
 """Whether the fast paths are on: warm LPs (:mod:`chartscore.disclosure.lp`), the local
 check's widest area first, its seed shortcut and its cache. Off (tests only), every
 question is solved the plain way, by ``milp`` afresh; the answers must be the same."""
+
+
+def _rounded_up(bound: float) -> int:
+    # An LP bound rounded up to the integer no integer point's (integral) value is below.
+    return math.ceil(bound - 1e-6 * (1 + abs(bound)))
 
 
 class Unresolved(Exception):  # noqa: N818 - a state, not a programming error
@@ -163,13 +168,71 @@ class IntegerProgram:
         if point is not None:
             return point
         if bound is not None:
-            target = math.ceil(bound - 1e-6 * (1 + abs(bound)))
+            target = _rounded_up(bound)
             if incumbent is not None and self._reaches(c, incumbent, target):
                 return incumbent.copy()
-            if vertex is not None:
-                repaired = self._repaired(c, vertex, target)
-                if repaired is not None:
-                    return repaired
+        return self._finish(c, counter, bound, vertex)
+
+    def solve_unless(
+        self,
+        c: np.ndarray,
+        counter: list[int],
+        *,
+        incumbent: np.ndarray,
+        enough: Callable[[int, int], bool],
+    ) -> np.ndarray | None:
+        """:meth:`solve` (warm), or None when bounds on the optimum are all the caller needs.
+
+        ``incumbent`` must be a point of this problem. When the LP relaxation's optimum is
+        fractional, its value rounded up (no integer point does better) and the
+        incumbent's value bracket the integer optimum; ``enough(low, high)`` says whether
+        that bracket settles the caller's question, and then no integer program is solved
+        (the repair and branch and bound are the costly steps). Otherwise as :meth:`solve`.
+
+        Raises:
+            Inconsistent: no integer point satisfies the rows.
+            Unresolved: the solver stopped short of a proven optimum.
+        """
+        if not FAST_PATHS:
+            return self.solve(c, counter, incumbent=incumbent)
+        counter[0] += 1
+        point, bound, vertex = self._warm_relaxed(c)
+        if point is not None:
+            return point
+        if bound is not None:
+            target = _rounded_up(bound)
+            if self._reaches(c, incumbent, target):
+                return incumbent.copy()
+            if enough(target, int(np.rint(c @ incumbent))):
+                return None
+        return self._finish(c, counter, bound, vertex)
+
+    def feasible(self, points: np.ndarray) -> np.ndarray:
+        """Which rows of ``points`` (integer points, one per row) satisfy every row exactly."""
+        points = np.asarray(points, dtype=np.int64)
+        ok = np.all(points >= 0, axis=1)
+        if not self.rows or not ok.any():
+            return np.asarray(ok, dtype=bool)
+        indptr, indices, data = self.sparse
+        running = np.zeros((len(points), len(indices) + 1), dtype=np.int64)
+        np.cumsum(points[:, indices] * data, axis=1, out=running[:, 1:])
+        values = running[:, indptr[1:]] - running[:, indptr[:-1]]
+        ok &= np.all(values >= self.exact_lower, axis=1)
+        ok &= np.all(values <= self.exact_upper, axis=1)
+        return np.asarray(ok, dtype=bool)
+
+    def _finish(
+        self,
+        c: np.ndarray,
+        counter: list[int],
+        bound: float | None,
+        vertex: np.ndarray | None,
+    ) -> np.ndarray:
+        # After a fractional (or failed) relaxation: repair its vertex, else branch and bound.
+        if bound is not None and vertex is not None:
+            repaired = self._repaired(c, vertex, _rounded_up(bound))
+            if repaired is not None:
+                return repaired
         counter[1] += 1
         result = _afresh(self, c, integer=True)
         if result.status == 2:

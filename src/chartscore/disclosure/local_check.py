@@ -22,6 +22,8 @@ from chartscore.disclosure.model import Key, ReportModel
 PARTNERS: Final = 2
 """How many partner blocks a sandwich adds, one at a time, before solving the whole (the
 range solver), and how many partner fields a local check frees beside a quantity's own."""
+_POOL: Final = 128
+"""How many integer points a local check keeps per area, to bracket later extremes."""
 
 
 class LocalCheck:
@@ -74,6 +76,8 @@ class LocalCheck:
         self._last_rules: tuple[Mapping[Key, int], int, list[tuple[Form, int]]] | None = None
         self._partners_for: Mapping[Key, int] | None = None
         self._partners_of: dict[tuple[int, ...], list[int]] = {}
+        # Integer points of earlier restrictions, per area (see _solve_area).
+        self._pool: dict[tuple[int, ...], list[np.ndarray]] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -242,7 +246,9 @@ class LocalCheck:
             if (small and at_seed == 0) or (not small and at_seed < value):
                 return True, True
         if not fast:
-            return self._solve_area(fields, columns, rows, form, value=value, min_cell=min_cell)
+            return self._solve_area(
+                fields, columns, rows, form, value=value, min_cell=min_cell, fast=False
+            )
         signature = (
             area,
             form,
@@ -266,8 +272,18 @@ class LocalCheck:
         *,
         value: int,
         min_cell: int,
+        fast: bool = True,
     ) -> tuple[bool, bool]:
-        # The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
+        """The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
+
+        Certified when either extreme, read as the quantity's value, is one the rule
+        allows an outsider to believe: 0 or at least ``min_cell`` for a small value,
+        anything but the true value otherwise. With ``fast``, the points found earlier
+        in the same area (:meth:`_pool`) that satisfy this restriction's rows bound each
+        extreme from one side and the LP relaxation from the other; where that bracket
+        already decides the question, no integer program is solved. Either way the
+        answer is the one the exact extremes give.
+        """
         where = {v: i for i, v in enumerate(columns)}
         area = set(fields)
         matrix: list[Row] = []
@@ -289,22 +305,64 @@ class LocalCheck:
         problem = IntegerProgram(len(columns), matrix, lower, upper)
         known = self.seed[columns]  # a table of this restriction when the seed fits the rule
         small = 1 <= value < min_cell
+        weights = np.zeros(len(columns), dtype=np.int64)
+        for variable, coefficient in form:
+            weights[where[variable]] = coefficient
+
+        def certifies(low: int, high: int) -> bool | None:
+            # Whether every value from low to high certifies (True), none does (False).
+            if small:
+                if low >= min_cell or low == high == 0:
+                    return True
+                if high < min_cell and not low <= 0 <= high:
+                    return False
+                return None
+            if high < value or low > value:
+                return True
+            return False if low == high == value else None
+
+        pool = self._pool.setdefault(tuple(fields), [])
+        points = np.empty((0, len(columns)), dtype=np.int64)
+        if fast:  # the seed's restriction and the area's earlier points that fit these rows
+            stacked = np.stack([known, *pool]).astype(np.int64, copy=False)
+            points = stacked[problem.feasible(stacked)]
         counts = [0, 0]
         settled = True
         for sign in (1, -1):
-            c = np.zeros(len(columns))
-            for variable, coefficient in form:
-                c[where[variable]] = sign * coefficient
+            c = sign * weights
             failed = False
             point: np.ndarray | None = None
+            decided: list[bool | None] = [None]
+
+            def enough(
+                low: int, high: int, sign: int = sign, decided: list[bool | None] = decided
+            ) -> bool:
+                # ``low..high`` bounds the minimum of sign * form: the form's range is
+                # that, or its negation for the maximum.
+                decided[0] = certifies(low, high) if sign == 1 else certifies(-high, -low)
+                return decided[0] is not None
+
             try:
-                point = problem.solve(c, counts, incumbent=known)
+                if len(points):
+                    best = points[int(np.argmin(points @ c))]
+                    point = problem.solve_unless(
+                        c.astype(np.float64), counts, incumbent=best, enough=enough
+                    )
+                else:
+                    point = problem.solve(c.astype(np.float64), counts, incumbent=known)
             except (Unresolved, Inconsistent):
                 failed = True
-            if failed or point is None:
+            if failed:
                 settled = False
                 continue
-            reached = sum(coefficient * int(point[where[v]]) for v, coefficient in form)
+            if point is None:  # the bracket decided it
+                if decided[0]:
+                    return True, True
+                continue
+            if fast and len(pool) < _POOL and not (points == point).all(axis=1).any():
+                pool.append(point)
+                points = np.vstack([points, point[None, :]])
+            reached = int(point @ weights)
             if small and (reached == 0 or reached >= min_cell):
                 return True, True
             if not small and reached != value:

@@ -410,35 +410,62 @@ class _Suppressor:
         additions together: a candidate's closure costs its additions, not the
         whole hidden set (thousands of numbers on a wide report).
         """
+        base = self.hidden if hidden is None else hidden
         new: set[Key] = set()
-        hidden = _Overlay(self.hidden if hidden is None else hidden, new)
+        by_term = self.by_term
         todo: list[int] = []
         for key in keys:
-            if key not in hidden:
+            if key not in base and key not in new:
                 new.add(key)
-                todo += self.by_term.get(key, [])
+                todo += by_term.get(key, ())
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
+        # Each candidate term is priced by what hiding it adds to ``base`` and ``new`` (one
+        # set, looked up in both): its cell, its equal-definition twins' (the other terms
+        # of two-term identities, hidden with it at once) and each rate they destroy, once.
+        frozen, partners, cost = self.frozen, self.partners, self.cost
+        cell, rate_of_key, partner, rate_price = self.cell, self.rate, self.partner, self.rate_price
         while todo:
             index = todo.pop()
             alone: Key | None = None
             count = 0
             for key in identities[index]:
-                if key in hidden:
+                if key in base or key in new:
                     count += 1
                     if count > 1:
                         break
                     alone = key
             if count != 1:
                 continue
-            if alone in proxies and proxies[alone] in hidden:
-                continue  # hidden only for its failures, which its hidden total protects
+            if alone in proxies:
+                proxy = proxies[alone]
+                if proxy in base or proxy in new:
+                    continue  # hidden only for its failures, which its hidden total protects
             cheapest: Key | None = None
             lowest: tuple[bool, int, tuple[object, ...]] | None = None
             tried = 0
             for key in by_cost[index]:
-                if key in hidden:
+                if key in base or key in new:
                     continue
-                price = self._step_price(key, hidden)
+                # What hiding ``key`` adds, with the twins it forces: cells and rates.
+                total = cell[key]
+                rates: set[Rate] = set()
+                rate = rate_of_key[key]
+                if rate is not None:
+                    other = partner.get(key)
+                    if other not in base and other not in new:
+                        rates.add(rate)
+                for twin in partners.get(key, ()):
+                    if twin in base or twin in new:
+                        continue
+                    total += cell[twin]
+                    rate = rate_of_key[twin]
+                    if rate is not None:
+                        other = partner.get(twin)
+                        if other not in base and other not in new:
+                            rates.add(rate)
+                for rate in rates:
+                    total += rate_price[rate]
+                price = (key in frozen, total, cost[key])
                 if lowest is None or price < lowest:
                     cheapest, lowest = key, price
                 tried += 1
@@ -446,29 +473,8 @@ class _Suppressor:
                     break
             assert cheapest is not None  # an identity with one hidden term has others
             new.add(cheapest)
-            todo += self.by_term.get(cheapest, [])
+            todo += by_term.get(cheapest, ())
         return new
-
-    def _step_price(
-        self, key: Key, hidden: AbstractSet[Key]
-    ) -> tuple[bool, int, tuple[object, ...]]:
-        # What hiding ``key`` adds to ``hidden`` with the numbers it forces at once: its
-        # equal-definition twins (the other terms of two-term identities).
-        forced = [key, *(k for k in self.partners.get(key, ()) if k not in hidden)]
-        return key in self.frozen, self.added_price(forced, hidden), self.cost[key]
-
-    def added_price(self, keys: Iterable[Key], hidden: AbstractSet[Key]) -> int:
-        """What hiding ``keys`` adds to ``hidden``: their cells and the rates they destroy."""
-        total = 0
-        rates: set[Rate] = set()
-        for key in keys:
-            if key in hidden:
-                continue
-            total += self.cell[key]
-            rate = self.rate[key]
-            if rate is not None and self.partner.get(key) not in hidden:
-                rates.add(rate)
-        return total + sum(self.rate_price[r] for r in rates)
 
     def destroyed(self) -> dict[Rate, int]:
         """Each rate with a hidden part, with how many parts are hidden."""
@@ -1052,7 +1058,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                 if state.local_safe(local, quantity, state.published(hidden)):
                     chosen = key
                     break
-            state.hide([chosen])
+            state.hidden = state.hidden | forced[chosen]  # its closure, found above
 
 
 def _unsettled(
