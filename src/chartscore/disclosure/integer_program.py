@@ -13,6 +13,7 @@ checked against every row in exact integer arithmetic. What it cannot settle rai
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Final
@@ -35,6 +36,12 @@ FAST_PATHS = True
 """Whether the fast paths are on: warm LPs (:mod:`chartscore.disclosure.lp`), the local
 check's widest area first, its seed shortcut and its cache. Off (tests only), every
 question is solved the plain way, by ``milp`` afresh; the answers must be the same."""
+
+
+NO_LOWER: Final = -(2**62)
+"""An exact lower bound that stands for none."""
+NO_UPPER: Final = 2**62
+"""An exact upper bound that stands for none."""
 
 
 def _rounded_up(bound: float) -> int:
@@ -69,7 +76,9 @@ def _milp(problem: IntegerProgram, c: np.ndarray, *, integer: bool) -> _Result:
     matrix = csr_array(
         (data.astype(np.float64), indices, indptr), shape=(len(problem.rows), problem.width)
     )
-    constraints = [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.rows else []
+    constraints = (
+        [LinearConstraint(matrix, problem.lower, problem.upper)] if problem.row_count else []
+    )
     with stdout_closed():
         result = milp(
             c,
@@ -109,22 +118,67 @@ class IntegerProgram:
         lower: Sequence[int | None],
         upper: Sequence[int | None],
     ) -> None:
+        listed = list(rows)
+        self._set(
+            width,
+            rowwise(listed),
+            np.array([NO_LOWER if v is None else v for v in lower], dtype=np.int64),
+            np.array([NO_UPPER if v is None else v for v in upper], dtype=np.int64),
+        )
+        self._rows: list[Row] | None = listed
+
+    @classmethod
+    def from_sparse(
+        cls,
+        width: int,
+        matrix: tuple[np.ndarray, np.ndarray, np.ndarray],
+        lower: np.ndarray,
+        upper: np.ndarray,
+    ) -> IntegerProgram:
+        """The same problem from its rows in compressed sparse row form (:func:`rowwise`'s,
+        columns sorted within each row) and its exact bounds as integer arrays, with
+        :data:`NO_LOWER` and :data:`NO_UPPER` for none: no dictionaries built."""
+        problem = cls.__new__(cls)
+        problem._set(width, matrix, lower, upper)
+        problem._rows = None
+        return problem
+
+    def _set(
+        self,
+        width: int,
+        matrix: tuple[np.ndarray, np.ndarray, np.ndarray],
+        lower: np.ndarray,
+        upper: np.ndarray,
+    ) -> None:
         self.width = width
-        self.rows = list(rows)
-        self.lower = np.array([-np.inf if v is None else v for v in lower], dtype=float)
-        self.upper = np.array([np.inf if v is None else v for v in upper], dtype=float)
-        self.sparse = rowwise(self.rows)
+        self.sparse = matrix
+        self.row_count = len(matrix[0]) - 1
         # Exact integer bounds for checking points; the sentinels stand for no bound.
-        self.exact_lower = np.array([-(2**62) if v is None else v for v in lower], dtype=np.int64)
-        self.exact_upper = np.array([2**62 if v is None else v for v in upper], dtype=np.int64)
+        self.exact_lower = np.asarray(lower, dtype=np.int64)
+        self.exact_upper = np.asarray(upper, dtype=np.int64)
+        self.lower = np.where(self.exact_lower == NO_LOWER, -np.inf, self.exact_lower)
+        self.upper = np.where(self.exact_upper == NO_UPPER, np.inf, self.exact_upper)
         self._warm: WarmLP | None = None
         self._rows_of_entries: np.ndarray | None = None
+        self._bounded: np.ndarray | None = None
+
+    @property
+    def rows(self) -> list[Row]:
+        """The rows, each as column -> coefficient."""
+        if self._rows is None:
+            indptr, indices, data = self.sparse
+            columns, values = indices.tolist(), data.tolist()
+            self._rows = [
+                dict(zip(columns[a:b], values[a:b], strict=True))
+                for a, b in itertools.pairwise(indptr.tolist())
+            ]
+        return self._rows
 
     def check(self, x: np.ndarray) -> bool:
         """Whether the integer point ``x`` satisfies every row exactly."""
         if (x < 0).any():
             return False
-        if not self.rows:
+        if not self.row_count:
             return True
         values = self.values(x)
         return bool((values >= self.exact_lower).all() and (values <= self.exact_upper).all())
@@ -211,7 +265,7 @@ class IntegerProgram:
         """Which rows of ``points`` (integer points, one per row) satisfy every row exactly."""
         points = np.asarray(points, dtype=np.int64)
         ok = np.all(points >= 0, axis=1)
-        if not self.rows or not ok.any():
+        if not self.row_count or not ok.any():
             return np.asarray(ok, dtype=bool)
         indptr, indices, data = self.sparse
         running = np.zeros((len(points), len(indices) + 1), dtype=np.int64)
@@ -220,6 +274,40 @@ class IntegerProgram:
         ok &= np.all(values >= self.exact_lower, axis=1)
         ok &= np.all(values <= self.exact_upper, axis=1)
         return np.asarray(ok, dtype=bool)
+
+    def bounded(self) -> np.ndarray:
+        """Which columns every point of this problem bounds above (computed once).
+
+        A column is bounded when a row with an upper bound and only positive
+        coefficients holds it (every published number is one), or a row without an
+        upper bound (``form >= low``) bounds its negative columns by its positive ones,
+        all bounded. Sufficient, not necessary: a column left out may be bounded too.
+        """
+        if self._bounded is None:
+            indptr, indices, data = self.sparse
+            bounded = np.zeros(self.width, dtype=bool)
+            if len(indices):
+                rows = self.row_count
+                row_of = self._row_of()
+                capped = (self.exact_upper != NO_UPPER)[row_of]  # each entry's row has one
+                # Capped rows with only positive coefficients (and some) bound their columns.
+                not_positive = np.bincount(row_of, weights=data <= 0, minlength=rows)
+                held = (not_positive == 0) & (np.diff(indptr) > 0)
+                bounded[indices[capped & held[row_of]]] = True
+                # An uncapped row whose positive columns are all bounded bounds its
+                # negative ones; repeated until nothing changes.
+                positive = ~capped & (data > 0)
+                negative = ~capped & (data < 0)
+                while True:
+                    loose = np.bincount(
+                        row_of, weights=positive & ~bounded[indices], minlength=rows
+                    )
+                    grown = negative & (loose == 0)[row_of] & ~bounded[indices]
+                    if not grown.any():
+                        break
+                    bounded[indices[grown]] = True
+            self._bounded = bounded
+        return self._bounded
 
     def _finish(
         self,
@@ -323,7 +411,7 @@ class IntegerProgram:
         """
         rounded = np.rint(vertex)
         fractional = np.abs(vertex - rounded) > 1e-9
-        if not fractional.any() or not self.rows or self.width < _REPAIR_WIDTH:
+        if not fractional.any() or not self.row_count or self.width < _REPAIR_WIDTH:
             return None
         indptr, indices, _ = self.sparse
         base = rounded.astype(np.int64)
@@ -331,7 +419,7 @@ class IntegerProgram:
         row_of = self._row_of()
         short = np.diff(indptr) <= _REPAIR_ROW
         for _ in range(_REPAIR_HOPS):
-            touched = np.zeros(len(self.rows), dtype=bool)
+            touched = np.zeros(self.row_count, dtype=bool)
             touched[row_of[free[indices]]] = True
             touched &= short
             grown = np.zeros(self.width, dtype=bool)
@@ -348,7 +436,7 @@ class IntegerProgram:
         # The row of every stored coefficient (built once).
         if self._rows_of_entries is None:
             indptr = self.sparse[0]
-            self._rows_of_entries = np.repeat(np.arange(len(self.rows)), np.diff(indptr))
+            self._rows_of_entries = np.repeat(np.arange(self.row_count), np.diff(indptr))
         return self._rows_of_entries
 
     def _repair(
@@ -361,7 +449,7 @@ class IntegerProgram:
         where = np.full(self.width, -1, dtype=np.int64)
         where[columns] = np.arange(len(columns))
         fixed_part = np.where(free[indices], 0, data * base[indices])
-        outside = np.bincount(row_of, weights=fixed_part, minlength=len(self.rows))
+        outside = np.bincount(row_of, weights=fixed_part, minlength=self.row_count)
         inside = free[indices]
         kept_rows = np.unique(row_of[inside])
         rows: list[Row] = []
@@ -375,18 +463,30 @@ class IntegerProgram:
             len(columns),
             rows,
             [
-                None if self.exact_lower[r] == -(2**62) else int(self.exact_lower[r] - s)
+                None if self.exact_lower[r] == NO_LOWER else int(self.exact_lower[r] - s)
                 for r, s in zip(kept_rows, shift, strict=True)
             ],
             [
-                None if self.exact_upper[r] == 2**62 else int(self.exact_upper[r] - s)
+                None if self.exact_upper[r] == NO_UPPER else int(self.exact_upper[r] - s)
                 for r, s in zip(kept_rows, shift, strict=True)
             ],
         )
+        point = base.copy()
+        # The small problem's LP first (primal simplex, warm-loaded: a millisecond): its
+        # vertex is often integral, and then, when it reaches the target, no integer program
+        # is needed. Otherwise the small integer program, as before.
+        relaxed = sub._warm_lp()
+        if relaxed is not None:
+            status, x, _ = relaxed.minimize(c[columns])
+            if status == OPTIMAL and x is not None:
+                vertex = np.rint(x)
+                if np.abs(x - vertex).max(initial=0.0) <= 1e-9:
+                    point[columns] = vertex.astype(np.int64)
+                    if self._reaches(c, point, target):
+                        return point
         solved = solve_afresh(sub.width, sub.sparse, sub.lower, sub.upper, c[columns], integer=True)
         if solved is None or solved[0] != OPTIMAL or solved[1] is None:
             return None
-        point = base.copy()
         point[columns] = np.rint(solved[1]).astype(np.int64)
         return point if self._reaches(c, point, target) else None
 

@@ -16,7 +16,13 @@ import numpy as np
 
 from chartscore.disclosure import integer_program
 from chartscore.disclosure.forms import Form
-from chartscore.disclosure.integer_program import Inconsistent, IntegerProgram, Row, Unresolved
+from chartscore.disclosure.integer_program import (
+    NO_UPPER,
+    Inconsistent,
+    IntegerProgram,
+    Row,
+    Unresolved,
+)
 from chartscore.disclosure.model import Key, ReportModel
 
 PARTNERS: Final = 2
@@ -78,6 +84,12 @@ class LocalCheck:
         self._partners_of: dict[tuple[int, ...], list[int]] = {}
         # Integer points of earlier restrictions, per area (see _solve_area).
         self._pool: dict[tuple[int, ...], list[np.ndarray]] = {}
+        # Per area: its columns' positions, its rows' parts inside it, its own rows, and
+        # whether the seed satisfies those (each built once: see _solve_area).
+        self._wheres: dict[tuple[int, ...], dict[int, int]] = {}
+        self._insides: dict[tuple[tuple[int, ...], Form], tuple[np.ndarray, np.ndarray]] = {}
+        self._inequality_rows: dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._seed_fit: dict[tuple[int, ...], bool] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -174,6 +186,63 @@ class LocalCheck:
             self._split[form] = (parts, values, sum(values.values()))
         return self._split[form]
 
+    def _where(self, area: tuple[int, ...], columns: list[int]) -> dict[int, int]:
+        # Each of the area's variables' column in its restrictions (built once per area).
+        found = self._wheres.get(area)
+        if found is None:
+            found = self._wheres[area] = {v: i for i, v in enumerate(columns)}
+        return found
+
+    def _inside(
+        self, area: tuple[int, ...], form: Form, parts: dict[int, Row], where: dict[int, int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        # A row's part inside the area: its columns (sorted) and coefficients (built once).
+        cache_key = (area, form)
+        found = self._insides.get(cache_key)
+        if found is None:
+            entries = sorted(
+                (where[variable], coefficient)
+                for field in area
+                if field in parts
+                for variable, coefficient in parts[field].items()
+            )
+            found = (
+                np.fromiter((c for c, _ in entries), dtype=np.int64, count=len(entries)),
+                np.fromiter((a for _, a in entries), dtype=np.int64, count=len(entries)),
+            )
+            self._insides[cache_key] = found
+        return found
+
+    def _area_inequalities(
+        self, area: tuple[int, ...], where: dict[int, int]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        # The area's fields' own rows ``form >= 0``, as :meth:`_inside` gives rows.
+        found = self._inequality_rows.get(area)
+        if found is None:
+            found = []
+            for field in area:
+                for inequality in self.inequalities.get(field, []):
+                    entries = sorted((where[v], c) for v, c in inequality)
+                    found.append(
+                        (
+                            np.array([c for c, _ in entries], dtype=np.int64),
+                            np.array([a for _, a in entries], dtype=np.int64),
+                        )
+                    )
+            self._inequality_rows[area] = found
+        return found
+
+    def _seed_fits(self, area: tuple[int, ...]) -> bool:
+        # Whether the seed satisfies the area's fields' own rows (computed once per area).
+        found = self._seed_fit.get(area)
+        if found is None:
+            found = self._seed_fit[area] = all(
+                sum(c * int(self.seed[v]) for v, c in inequality) >= 0
+                for field in area
+                for inequality in self.inequalities.get(field, [])
+            )
+        return found
+
     def _area_rows(self, fields: tuple[int, ...]) -> list[tuple[Key, dict[int, Row], int, int]]:
         """Every number touching the area, once, in order: its key, its parts by field,
         the seed's value outside the area, and the seed's value of the whole."""
@@ -212,14 +281,15 @@ class LocalCheck:
         # The published rows touching the area, and the rule's rows: each one's part
         # inside the area, and its bound less the seed's part outside.
         names: list[object] = []  # what identifies each row (a key, or a rule's form)
-        rows: list[tuple[dict[int, Row], int, bool]] = []
+        rows: list[tuple[Form, dict[int, Row], int, bool]] = []
         seed_feasible = True  # whether the seed is a table of this restriction
+        quantities = self.model.quantities
         for key, parts, outside, total in self._area_rows(area):
             shown = published.get(key)
             if shown is None:
                 continue
             names.append(key)
-            rows.append((parts, shown - outside, True))
+            rows.append((quantities[key].form, parts, shown - outside, True))
             if total != shown:
                 seed_feasible = False
         for knowledge_row, bound in knowledge:
@@ -231,15 +301,11 @@ class LocalCheck:
                     return False, True  # no table of this restriction fits the rule
                 continue
             names.append(knowledge_row)
-            rows.append((parts, bound - outside, False))
+            rows.append((knowledge_row, parts, bound - outside, False))
             if total < bound:
                 seed_feasible = False
         small = 1 <= value < min_cell
-        seed_feasible = seed_feasible and all(
-            sum(c * int(self.seed[v]) for v, c in inequality) >= 0
-            for field in fields
-            for inequality in self.inequalities.get(field, [])
-        )
+        seed_feasible = seed_feasible and self._seed_fits(area)
         if fast and seed_feasible and all(c >= 0 for _, c in form):
             # The seed is a table of this restriction: its value bounds the minimum.
             at_seed = self._part(form)[2]
@@ -255,7 +321,7 @@ class LocalCheck:
             value,
             min_cell,
             tuple(names),
-            tuple((bound, equality) for _, bound, equality in rows),
+            tuple((bound, equality) for _, _, bound, equality in rows),
         )
         if signature not in self._results:
             self._results[signature] = self._solve_area(
@@ -267,7 +333,7 @@ class LocalCheck:
         self,
         fields: list[int],
         columns: list[int],
-        rows: list[tuple[dict[int, Row], int, bool]],
+        rows: list[tuple[Form, dict[int, Row], int, bool]],
         form: Form,
         *,
         value: int,
@@ -284,25 +350,23 @@ class LocalCheck:
         already decides the question, no integer program is solved. Either way the
         answer is the one the exact extremes give.
         """
-        where = {v: i for i, v in enumerate(columns)}
-        area = set(fields)
-        matrix: list[Row] = []
-        lower: list[int | None] = []
-        upper: list[int | None] = []
-        for parts, bound, equality in rows:
-            inside: Row = {}
-            for field in sorted(area & parts.keys()):
-                for variable, coefficient in parts[field].items():
-                    inside[where[variable]] = coefficient
-            matrix.append(inside)
-            lower.append(bound)
-            upper.append(bound if equality else None)
-        for field in fields:
-            for inequality in self.inequalities.get(field, []):
-                matrix.append({where[v]: c for v, c in inequality})
-                lower.append(0)
-                upper.append(None)
-        problem = IntegerProgram(len(columns), matrix, lower, upper)
+        area = tuple(fields)
+        where = self._where(area, columns)
+        pieces = [self._inside(area, row_form, parts, where) for row_form, parts, _, _ in rows]
+        pieces += self._area_inequalities(area, where)
+        count = len(pieces)
+        indptr = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum([len(piece[0]) for piece in pieces], out=indptr[1:])
+        empty = np.zeros(0, dtype=np.int64)
+        indices = np.concatenate([piece[0] for piece in pieces]) if pieces else empty
+        data = np.concatenate([piece[1] for piece in pieces]) if pieces else empty
+        lower = np.zeros(count, dtype=np.int64)  # the inequalities' 0 after the rows' bounds
+        upper = np.full(count, NO_UPPER, dtype=np.int64)
+        for at, (_, _, bound, equality) in enumerate(rows):
+            lower[at] = bound
+            if equality:
+                upper[at] = bound
+        problem = IntegerProgram.from_sparse(len(columns), (indptr, indices, data), lower, upper)
         known = self.seed[columns]  # a table of this restriction when the seed fits the rule
         small = 1 <= value < min_cell
         weights = np.zeros(len(columns), dtype=np.int64)
@@ -326,6 +390,21 @@ class LocalCheck:
         if fast:  # the seed's restriction and the area's earlier points that fit these rows
             stacked = np.stack([known, *pool]).astype(np.int64, copy=False)
             points = stacked[problem.feasible(stacked)]
+        if len(points):
+            # A point of the restriction bounds each extreme from one side: where that
+            # alone certifies, and the extreme is finite (its columns bounded, so the
+            # solve below would have reached it), the answer is the exact extremes' one.
+            values = points @ weights
+            bounded = problem.bounded()
+            below = bool(bounded[weights < 0].all())  # the minimum is finite
+            above = bool(bounded[weights > 0].all())  # the maximum is finite
+            low, high = int(values.min()), int(values.max())
+            if below and (
+                (small and low == 0 and (weights >= 0).all()) or (not small and low < value)
+            ):
+                return True, True
+            if above and ((small and high >= min_cell) or (not small and high > value)):
+                return True, True
         counts = [0, 0]
         settled = True
         for sign in (1, -1):

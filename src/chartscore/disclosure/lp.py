@@ -35,6 +35,8 @@ OTHER: Final = "other"
 
 
 _CORE_NAME: Final = "scipy.optimize._highspy._core"
+_PRIMAL: Final = 4
+"""HiGHS's ``simplex_strategy`` value for the primal simplex method."""
 
 
 def _load() -> Any:
@@ -118,6 +120,11 @@ class WarmLP:
             highs.setOptionValue("output_flag", False)
             highs.setOptionValue("log_to_console", False)
             highs.setOptionValue("presolve", "off")  # small problems: presolve costs more
+            # Primal simplex: a new objective leaves the last basis primal feasible, so the
+            # primal method resumes from it where the dual one starts over. On the 200-case
+            # study's questions it re-solves about 2x faster, and more of its optimal
+            # vertices are integral (fewer integer programs after it).
+            highs.setOptionValue("simplex_strategy", _PRIMAL)
             rows = len(lower)
             lp = core.HighsLp()
             lp.num_col_ = width
