@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -101,6 +101,28 @@ def _afresh(problem: IntegerProgram, c: np.ndarray, *, integer: bool) -> _Result
     status, x, fun, bound = solved
     code = 0 if status == OPTIMAL else 2 if status == INFEASIBLE else 4
     return _Result(code, x, fun if status == OPTIMAL else None, bound)
+
+
+class Relaxation:
+    """What :meth:`IntegerProgram.relax` learnt of one objective's integer optimum.
+
+    Attributes:
+        point: The optimum, when the relaxation settled it (else None).
+        low, high: Otherwise, when the LP solved: the integer optimum's bounds (the LP's
+            value rounded up, and a known point's value); None when nothing is known.
+    """
+
+    __slots__ = ("bound", "high", "low", "point", "vertex")
+
+    def __init__(
+        self,
+        point: np.ndarray | None,
+        low: int | None,
+        high: int | None,
+        bound: float | None,
+        vertex: np.ndarray | None,
+    ) -> None:
+        self.point, self.low, self.high, self.bound, self.vertex = point, low, high, bound, vertex
 
 
 class IntegerProgram:
@@ -227,39 +249,42 @@ class IntegerProgram:
                 return incumbent.copy()
         return self._finish(c, counter, bound, vertex)
 
-    def solve_unless(
-        self,
-        c: np.ndarray,
-        counter: list[int],
-        *,
-        incumbent: np.ndarray,
-        enough: Callable[[int, int], bool],
-    ) -> np.ndarray | None:
-        """:meth:`solve` (warm), or None when bounds on the optimum are all the caller needs.
+    def relax(self, c: np.ndarray, counter: list[int], *, incumbent: np.ndarray) -> Relaxation:
+        """The first, cheap half of :meth:`solve` (warm): the optimum when the LP settles it.
 
         ``incumbent`` must be a point of this problem. When the LP relaxation's optimum is
-        fractional, its value rounded up (no integer point does better) and the
-        incumbent's value bracket the integer optimum; ``enough(low, high)`` says whether
-        that bracket settles the caller's question, and then no integer program is solved
-        (the repair and branch and bound are the costly steps). Otherwise as :meth:`solve`.
+        an integer point, or the incumbent reaches its bound, that is the optimum;
+        otherwise the integer optimum lies between the bound rounded up (no integer point
+        does better) and the incumbent's value, which may already answer the caller's
+        question: :meth:`complete` finds it only when asked (the repair, or branch and
+        bound, is the costly half).
+
+        Raises:
+            Inconsistent: the relaxation, hence the integer program, has no point.
+            Unresolved: the relaxation has no finite optimum.
+        """
+        counter[0] += 1
+        if not FAST_PATHS:
+            return Relaxation(self._relaxed(c), None, None, None, None)
+        point, bound, vertex = self._warm_relaxed(c)
+        if point is not None or bound is None:
+            return Relaxation(point, None, None, None, None)
+        target = _rounded_up(bound)
+        if self._reaches(c, incumbent, target):
+            return Relaxation(incumbent.copy(), None, None, None, None)
+        return Relaxation(None, target, int(np.rint(c @ incumbent)), bound, vertex)
+
+    def complete(self, c: np.ndarray, counter: list[int], relaxation: Relaxation) -> np.ndarray:
+        """The optimum :meth:`relax` left open (the same objective ``c``), as :meth:`solve`
+        finds it.
 
         Raises:
             Inconsistent: no integer point satisfies the rows.
             Unresolved: the solver stopped short of a proven optimum.
         """
-        if not FAST_PATHS:
-            return self.solve(c, counter, incumbent=incumbent)
-        counter[0] += 1
-        point, bound, vertex = self._warm_relaxed(c)
-        if point is not None:
-            return point
-        if bound is not None:
-            target = _rounded_up(bound)
-            if self._reaches(c, incumbent, target):
-                return incumbent.copy()
-            if enough(target, int(np.rint(c @ incumbent))):
-                return None
-        return self._finish(c, counter, bound, vertex)
+        if relaxation.point is not None:
+            return relaxation.point
+        return self._finish(c, counter, relaxation.bound, relaxation.vertex)
 
     def feasible(self, points: np.ndarray) -> np.ndarray:
         """Which rows of ``points`` (integer points, one per row) satisfy every row exactly."""

@@ -20,6 +20,7 @@ from chartscore.disclosure.integer_program import (
     NO_UPPER,
     Inconsistent,
     IntegerProgram,
+    Relaxation,
     Row,
     Unresolved,
 )
@@ -407,43 +408,72 @@ class LocalCheck:
                 return True, True
         counts = [0, 0]
         settled = True
-        for sign in (1, -1):
-            c = sign * weights
-            failed = False
-            point: np.ndarray | None = None
-            decided: list[bool | None] = [None]
-
-            def enough(
-                low: int, high: int, sign: int = sign, decided: list[bool | None] = decided
-            ) -> bool:
-                # ``low..high`` bounds the minimum of sign * form: the form's range is
-                # that, or its negation for the maximum.
-                decided[0] = certifies(low, high) if sign == 1 else certifies(-high, -low)
-                return decided[0] is not None
-
-            try:
-                if len(points):
-                    best = points[int(np.argmin(points @ c))]
-                    point = problem.solve_unless(
-                        c.astype(np.float64), counts, incumbent=best, enough=enough
+        if not len(points):  # nothing to bracket with: each extreme solved in turn
+            for sign in (1, -1):
+                failed = False
+                point: np.ndarray | None = None
+                try:
+                    point = problem.solve(
+                        (sign * weights).astype(np.float64), counts, incumbent=known
                     )
-                else:
-                    point = problem.solve(c.astype(np.float64), counts, incumbent=known)
+                except (Unresolved, Inconsistent):
+                    failed = True
+                if failed or point is None:
+                    settled = False
+                    continue
+                if fast and len(pool) < _POOL:
+                    pool.append(point)
+                reached = int(point @ weights)
+                if certifies(reached, reached):
+                    return True, True
+            return False, settled
+        # Both extremes' LPs first (cheap); each settles its extreme, or brackets it between
+        # its bound and the best known point. Certified as soon as one extreme is known or
+        # bracketed to certify; the costly integer programs only for the extremes still
+        # open after that. Either extreme certifying is what certifies, so the order of the
+        # solves changes no answer.
+        open_: list[tuple[int, np.ndarray, Relaxation]] = []
+        for sign in (1, -1):
+            c = (sign * weights).astype(np.float64)
+            best = points[int(np.argmin(points @ (sign * weights)))]
+            failed = False
+            relaxation: Relaxation | None = None
+            try:
+                relaxation = problem.relax(c, counts, incumbent=best)
             except (Unresolved, Inconsistent):
                 failed = True
-            if failed:
+            if failed or relaxation is None:
                 settled = False
                 continue
-            if point is None:  # the bracket decided it
-                if decided[0]:
+            if relaxation.point is not None:
+                reached = int(relaxation.point @ weights)
+                if certifies(reached, reached):
                     return True, True
                 continue
-            if fast and len(pool) < _POOL and not (points == point).all(axis=1).any():
+            least, most = relaxation.low, relaxation.high
+            if least is not None and most is not None:
+                # ``least..most`` bounds the minimum of sign * form; the form's range is
+                # that, or its negation for the maximum.
+                verdict = certifies(least, most) if sign == 1 else certifies(-most, -least)
+                if verdict is not None:
+                    if verdict:
+                        return True, True
+                    continue
+            open_.append((sign, c, relaxation))
+        for _, c, relaxation in open_:
+            failed = False
+            point = None
+            try:
+                point = problem.complete(c, counts, relaxation)
+            except (Unresolved, Inconsistent):
+                failed = True
+            if failed or point is None:
+                settled = False
+                continue
+            if len(pool) < _POOL and not (points == point).all(axis=1).any():
                 pool.append(point)
                 points = np.vstack([points, point[None, :]])
             reached = int(point @ weights)
-            if small and (reached == 0 or reached >= min_cell):
-                return True, True
-            if not small and reached != value:
+            if certifies(reached, reached):
                 return True, True
         return False, settled

@@ -309,6 +309,7 @@ class _Suppressor:
             reach = {v for v, _ in (*model.quantities[key].form, *model.carriers.get(key, ()))}
             for variable in sorted(reach):
                 self.by_variable.setdefault(variable, []).append(key)
+        self._readers: dict[Key, list[int]] | None = None  # see readers()
         # Each field's variables: with the composition known, a cell's linked numbers may all
         # be hidden while numbers elsewhere in its field still pin it.
         self.field_variables = [
@@ -403,12 +404,24 @@ class _Suppressor:
         base = self.hidden if hidden is None else hidden
         return base | self.added(keys, base)
 
-    def added(self, keys: Iterable[Key], hidden: AbstractSet[Key] | None = None) -> set[Key]:
+    def added(
+        self,
+        keys: Iterable[Key],
+        hidden: AbstractSet[Key] | None = None,
+        *,
+        visited: set[int] | None = None,
+    ) -> set[Key]:
         """What :meth:`closure` adds to ``hidden`` (default: the current set), without copying it.
 
         The same choices as :meth:`closure`, found over the hidden set and the
         additions together: a candidate's closure costs its additions, not the
         whole hidden set (thousands of numbers on a wide report).
+
+        ``visited``: filled with the identities where the closure found one hidden
+        term (an identity with two or more keeps them whatever else is hidden, and
+        is passed over). The result depends on ``hidden`` only through the numbers
+        :meth:`readers` lists for those identities (and ``keys``): while hiding
+        adds none of them, it stands.
         """
         base = self.hidden if hidden is None else hidden
         new: set[Key] = set()
@@ -435,7 +448,9 @@ class _Suppressor:
                         break
                     alone = key
             if count != 1:
-                continue
+                continue  # and so whatever else is hidden: the step does not depend on it
+            if visited is not None:
+                visited.add(index)
             if alone in proxies:
                 proxy = proxies[alone]
                 if proxy in base or proxy in new:
@@ -475,6 +490,27 @@ class _Suppressor:
             new.add(cheapest)
             todo += by_term.get(cheapest, ())
         return new
+
+    def readers(self) -> dict[Key, list[int]]:
+        """Per number, the identities whose closure step reads whether it is hidden.
+
+        A step at an identity reads its terms, a term's proxy (hidden only for its
+        failures), and, pricing a term, its twins and the rates' other parts of both.
+        Built once (after the proxies are set: the suppression's first closure).
+        """
+        if self._readers is None:
+            readers: dict[Key, list[int]] = {}
+            for index, identity in enumerate(self.identities):
+                read: set[Key | None] = set()
+                for term in identity:
+                    twins = self.partners.get(term, ())
+                    read.update((term, self.proxies.get(term), self.partner.get(term), *twins))
+                    read.update(self.partner.get(twin) for twin in twins)
+                for key in read:
+                    if key is not None:
+                        readers.setdefault(key, []).append(index)
+            self._readers = readers
+        return self._readers
 
     def destroyed(self) -> dict[Rate, int]:
         """Each rate with a hidden part, with how many parts are hidden."""
@@ -1023,6 +1059,10 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     local = LocalCheck(state.model, _seed(state))
     pending = list(sensitive)
     total = len(sensitive)
+    # Each candidate's closure, with the identities it looked at: kept while no number
+    # those identities read is hidden (hidden numbers only ever join here), since it is
+    # then the closure computed afresh (_Suppressor.added).
+    closures: dict[Key, tuple[set[Key], set[int]]] = {}
     while pending:
         published = state.published()
         locally = functools.partial(_local_safe, state, local, published)
@@ -1047,7 +1087,11 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             # Price each candidate by everything its hiding forces; try the cheapest first
             # (by what it adds to the pattern's price: the same order as the whole price).
             # A candidate that forces a frozen number goes last (labels: docs/disclosure.md).
-            forced = {key: state.added([key]) for key in linked}
+            for key in linked:
+                if key not in closures:
+                    visited: set[int] = set()
+                    closures[key] = (state.added([key], visited=visited), visited)
+            forced = {key: closures[key][0] for key in linked}
             destroyed = state.destroyed()
             added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in linked}
             frozen = {key: not forced[key].isdisjoint(state.frozen) for key in linked}
@@ -1059,6 +1103,26 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                     chosen = key
                     break
             state.hidden = state.hidden | forced[chosen]  # its closure, found above
+            _forget(closures, forced[chosen], state.readers())
+
+
+def _forget(
+    closures: dict[Key, tuple[set[Key], set[int]]],
+    newly: set[Key],
+    readers: Mapping[Key, list[int]],
+) -> None:
+    """Drop the closures that ``newly`` hidden numbers may change: those of a number now
+    hidden, and those that stepped at an identity reading one of them."""
+    touched: set[int] = set()
+    for key in newly:
+        touched.update(readers.get(key, ()))
+    stale = [
+        key
+        for key, (_, visited) in closures.items()
+        if key in newly or not visited.isdisjoint(touched)
+    ]
+    for key in stale:
+        del closures[key]
 
 
 def _unsettled(
