@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import chartscore.disclosure.attack as attack_module
 import chartscore.disclosure.integer_program as program_module
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import audit_with_hints, published_values
+from chartscore.disclosure.attack import audit_with_hints, published_values, remembering_attacks
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
@@ -252,3 +253,38 @@ def test_rule_rows_known_to_bind_give_the_problem_the_lp_checks_give() -> None:
             (c.rows, c.lower, c.upper) for c in checked.components
         ]
     assert bound_somewhere > 0
+
+
+def test_a_remembered_attack_gives_the_rows_an_audit_afresh_gives() -> None:
+    # Inside remembering_attacks, a document audited again (the same published numbers, so
+    # the same integer programs) reuses the ranges: the same rows, with no solver built; a
+    # document that publishes something else is attacked afresh. Outside, nothing is kept.
+    _, made = cohort(11, 3, 30)
+    gold, predictions = made.records()
+    shared = share(gold, predictions, schema=made.schema_document(), min_cell=11)
+    text = shared.to_json()
+    _, other = cohort(12, 3, 30)
+    other_gold, other_predictions = other.records()
+    elsewhere = share(
+        other_gold, other_predictions, schema=other.schema_document(), min_cell=11
+    ).to_json()
+    fresh = audit(text)
+    built: list[int] = []
+    real = attack_module.RangeSolver
+
+    def counted(*args: object, **kwargs: object) -> RangeSolver:
+        built.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(attack_module, "RangeSolver", counted)
+        with remembering_attacks():
+            first = audit(text)
+            again = audit(shared)  # the same document as an object: the same problem
+            assert len(built) == 1
+            assert first.rows == again.rows == fresh.rows
+            assert first.passed == again.passed == fresh.passed
+            audit(elsewhere)  # other published numbers: attacked afresh
+            assert len(built) == 2
+        assert audit(text).rows == fresh.rows  # outside the block: solved afresh
+        assert len(built) == 3

@@ -82,8 +82,14 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
     if args.publication is not None or args.out_dir is not None:
+        # Deferred: the solver's modules load only when sharing runs.
+        from chartscore.disclosure.attack import remembering_attacks  # noqa: PLC0415
+
         options = [option.dest for option in COMMAND.options]
-        return share_publication(args, streams, min_cell, options)
+        # Each product is audited by share and again in the joint audit: the second time
+        # with the first's answers (the same published numbers: the same integer programs).
+        with remembering_attacks():
+            return share_publication(args, streams, min_cell, options)
     if args.baseline is not None or args.candidate is not None:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
