@@ -91,6 +91,9 @@ class LocalCheck:
         self._insides: dict[tuple[tuple[int, ...], Form], tuple[np.ndarray, np.ndarray]] = {}
         self._inequality_rows: dict[tuple[int, ...], list[tuple[np.ndarray, np.ndarray]]] = {}
         self._seed_fit: dict[tuple[int, ...], bool] = {}
+        self._area_rule_rows: dict[
+            tuple[int, ...], dict[Form, tuple[dict[int, Row], bool, int, int]]
+        ] = {}
         # A pooled number's member fields (those whose variables it sums).
         self.members: dict[Key, list[int]] = {
             key: sorted({int(owner[v]) for v, _ in quantity.form})
@@ -293,11 +296,20 @@ class LocalCheck:
             rows.append((quantities[key].form, parts, shown - outside, True))
             if total != shown:
                 seed_feasible = False
+        split_rows = self._area_rule_rows.setdefault(area, {})
         for knowledge_row, bound in knowledge:
-            parts, values, total = self._part(knowledge_row)
-            inside = [values[f] for f in fields if f in parts]
-            outside = total - sum(inside)
-            if not inside:
+            found = split_rows.get(knowledge_row)
+            if found is None:  # its parts, whether one is inside, the seed's value outside
+                parts, values, total = self._part(knowledge_row)
+                inside = [values[f] for f in fields if f in parts]
+                found = split_rows[knowledge_row] = (
+                    parts,
+                    bool(inside),
+                    total - sum(inside),
+                    total,
+                )
+            parts, touches, outside, total = found
+            if not touches:
                 if outside < bound:
                     return False, True  # no table of this restriction fits the rule
                 continue

@@ -280,7 +280,7 @@ class _Suppressor:
                     if other != key and other in self.cost:
                         self.partner[key] = other
         self.rate_price = {r: rate_price(r) for r in set(self.rate.values()) if r is not None}
-        self.hidden: set[Key] = set()
+        self.hidden: set[Key] = set()  # replaced when it grows, never changed in place
         self.seed: np.ndarray | None = None  # a feasible point of the full report
         self.points: list[np.ndarray] = []  # the last exact solver's witnesses
         self.binding: set[tuple[Form, int]] = set()  # the rule's rows found to bind the LP
@@ -310,6 +310,8 @@ class _Suppressor:
             for variable in sorted(reach):
                 self.by_variable.setdefault(variable, []).append(key)
         self._readers: dict[Key, list[int]] | None = None  # see readers()
+        self._counts: list[int] = []  # see _base_counts()
+        self._counted: set[Key] | None = None
         # Each field's variables: with the composition known, a cell's linked numbers may all
         # be hidden while numbers elsewhere in its field still pin it.
         self.field_variables = [
@@ -427,10 +429,16 @@ class _Suppressor:
         new: set[Key] = set()
         by_term = self.by_term
         todo: list[int] = []
+        # Each identity's hidden terms in ``base`` (when it is the current set: counted
+        # once per set) and among ``new``: an identity with two is passed over unscanned.
+        counted = self._base_counts() if base is self.hidden else None
+        fresh: dict[int, int] = {}
         for key in keys:
             if key not in base and key not in new:
                 new.add(key)
-                todo += by_term.get(key, ())
+                for index in by_term.get(key, ()):
+                    fresh[index] = fresh.get(index, 0) + 1
+                    todo.append(index)
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
         # Each candidate term is priced by what hiding it adds to ``base`` and ``new`` (one
         # set, looked up in both): its cell, its equal-definition twins' (the other terms
@@ -439,6 +447,8 @@ class _Suppressor:
         cell, rate_of_key, partner, rate_price = self.cell, self.rate, self.partner, self.rate_price
         while todo:
             index = todo.pop()
+            if counted is not None and counted[index] + fresh[index] > 1:
+                continue  # two hidden terms or more: whatever else is hidden, passed over
             alone: Key | None = None
             count = 0
             for key in identities[index]:
@@ -488,8 +498,22 @@ class _Suppressor:
                     break
             assert cheapest is not None  # an identity with one hidden term has others
             new.add(cheapest)
-            todo += by_term.get(cheapest, ())
+            for following in by_term.get(cheapest, ()):
+                fresh[following] = fresh.get(following, 0) + 1
+                todo.append(following)
         return new
+
+    def _base_counts(self) -> list[int]:
+        """Each identity's terms in the current hidden set (counted once per set: the
+        hidden set is replaced when it changes, never changed in place)."""
+        if self._counted is not self.hidden:
+            counts = [0] * len(self.identities)
+            by_term = self.by_term
+            for key in self.hidden:
+                for index in by_term.get(key, ()):
+                    counts[index] += 1
+            self._counts, self._counted = counts, self.hidden
+        return self._counts
 
     def readers(self) -> dict[Key, list[int]]:
         """Per number, the identities whose closure step reads whether it is hidden.
@@ -934,7 +958,7 @@ def _suppress(
     primary += sorted(k for k in forced if k in model.quantities and k not in primary)
     state.hide([*sorted(start or ()), *primary])
     _complement(state, sensitive)
-    state.hidden -= state.public  # forced by a closure, maybe: known anyway, so shown
+    state.hidden = state.hidden - state.public  # forced by a closure, maybe: known, so shown
     complement = None
     if exact:  # with releases the greedy's: their patterns then differ less
         complement = _exact(state, frozenset(primary), sensitive)
