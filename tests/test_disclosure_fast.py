@@ -288,3 +288,31 @@ def test_a_remembered_attack_gives_the_rows_an_audit_afresh_gives() -> None:
             assert len(built) == 2
         assert audit(text).rows == fresh.rows  # outside the block: solved afresh
         assert len(built) == 3
+
+
+def test_a_dive_down_the_optimal_face_finds_the_integer_optimum_without_branching() -> None:
+    # x0 + x1 <= 1, x1 + x2 <= 1, x0 + x2 <= 1; maximize x0 + x1 + x2 (minimize the
+    # negation). The LP vertex is (1/2, 1/2, 1/2) at -3/2, rounded up -1. The dive keeps
+    # -x0 - x1 - x2 <= -1, fixes x0 at 0 (nearest integer, first of equals) and the next
+    # vertex is integral at -1: optimal, with no repair and no branch and bound.
+    rows = [{0: 1, 1: 1}, {1: 1, 2: 1}, {0: 1, 2: 1}]
+    problem = program_module.IntegerProgram(3, rows, [None] * 3, [1, 1, 1])
+    if not problem._warm_lp():
+        pytest.skip("this scipy has no HiGHS binding the warm path can use")
+    c = np.array([-1.0, -1.0, -1.0])
+    repairs: list[int] = []
+    original = program_module.IntegerProgram._repaired
+
+    def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        repairs.append(1)
+        return original(self, *args, **kwargs)
+
+    counts = [0, 0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(program_module.IntegerProgram, "_repaired", spied)
+        point = problem.solve(c, counts)
+    assert problem.check(point) and float(c @ point) == -1.0
+    assert int(point[0]) == 0
+    assert repairs == [] and counts == [1, 0]
+    # A target below the optimum is out of the dive's reach: no point, never a wrong one.
+    assert problem._dive(c, -2) is None

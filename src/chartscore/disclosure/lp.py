@@ -189,6 +189,31 @@ class WarmLP:
             return OTHER, None, 0.0
         return status, x, value
 
+    def cap_objective(self, c: np.ndarray, most: float) -> bool:
+        """Add the row ``c x <= most`` (a dive stays on the optimal face); whether it took."""
+        columns = np.flatnonzero(c)
+        try:
+            status = self._highs.addRow(
+                -np.inf,
+                float(most),
+                len(columns),
+                columns.astype(np.int32),
+                np.asarray(c, dtype=np.float64)[columns],
+            )
+        except Exception:  # noqa: BLE001 - an unexpected binding: no dive
+            self.available = False
+            return False
+        return bool(status != self._core.HighsStatus.kError)
+
+    def fix(self, column: int, value: float) -> bool:
+        """Fix one column at ``value`` (its bounds both set to it); whether it took."""
+        try:
+            status = self._highs.changeColBounds(column, value, value)
+        except Exception:  # noqa: BLE001 - an unexpected binding: no dive
+            self.available = False
+            return False
+        return bool(status != self._core.HighsStatus.kError)
+
 
 def rowwise(rows: Sequence[Mapping[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``rows`` (column -> coefficient) as compressed sparse row arrays, columns sorted."""
