@@ -441,7 +441,11 @@ class IntegerProgram:
         suppression's local checks. A point it returns satisfies every row exactly.
         """
         relaxation = WarmLP(self.width, self.sparse, self.lower, self.upper)
-        if not relaxation.available or not relaxation.cap_objective(c, target):
+        if not relaxation.available:
+            return None
+        if self._warm is not None and self._warm.available:
+            relaxation.start_from(self._warm)  # its last basis: optimal for ``c``
+        if not relaxation.cap_objective(c, target):
             return None
         for _ in range(_DIVE_DEPTH):
             status, x, _ = relaxation.minimize(c)
