@@ -29,6 +29,8 @@ from chartscore.disclosure.model import Key, ReportModel
 PARTNERS: Final = 2
 """How many partner blocks a sandwich adds, one at a time, before solving the whole (the
 range solver), and how many partner fields a local check frees beside a quantity's own."""
+_PROBLEMS: Final = 64
+"""How many restrictions' problems a local check keeps loaded (the most recent)."""
 _POOL: Final = 128
 """How many integer points a local check keeps per area, to bracket later extremes."""
 
@@ -85,6 +87,8 @@ class LocalCheck:
         self._partners_of: dict[tuple[int, ...], list[int]] = {}
         # Integer points of earlier restrictions, per area (see _solve_area).
         self._pool: dict[tuple[int, ...], list[np.ndarray]] = {}
+        # The last restrictions' problems, by their rows (see _solve_area).
+        self._problems: dict[tuple[object, ...], IntegerProgram] = {}
         # Per area: its columns' positions, its rows' parts inside it, its own rows, and
         # whether the seed satisfies those (each built once: see _solve_area).
         self._wheres: dict[tuple[int, ...], dict[int, int]] = {}
@@ -328,42 +332,32 @@ class LocalCheck:
             return self._solve_area(
                 fields, columns, rows, form, value=value, min_cell=min_cell, fast=False
             )
-        signature = (
+        restriction = (
             area,
-            form,
-            value,
-            min_cell,
             tuple(names),
             tuple((bound, equality) for _, _, bound, equality in rows),
         )
+        signature = (restriction, form, value, min_cell)
         if signature not in self._results:
             self._results[signature] = self._solve_area(
-                fields, columns, rows, form, value=value, min_cell=min_cell
+                fields,
+                columns,
+                rows,
+                form,
+                value=value,
+                min_cell=min_cell,
+                restriction=restriction,
             )
         return self._results[signature]
 
-    def _solve_area(
+    def _restriction_problem(
         self,
-        fields: list[int],
+        area: tuple[int, ...],
         columns: list[int],
         rows: list[tuple[Form, dict[int, Row], int, bool]],
-        form: Form,
-        *,
-        value: int,
-        min_cell: int,
-        fast: bool = True,
-    ) -> tuple[bool, bool]:
-        """The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
-
-        Certified when either extreme, read as the quantity's value, is one the rule
-        allows an outsider to believe: 0 or at least ``min_cell`` for a small value,
-        anything but the true value otherwise. With ``fast``, the points found earlier
-        in the same area (:meth:`_pool`) that satisfy this restriction's rows bound each
-        extreme from one side and the LP relaxation from the other; where that bracket
-        already decides the question, no integer program is solved. Either way the
-        answer is the one the exact extremes give.
-        """
-        area = tuple(fields)
+    ) -> IntegerProgram:
+        # The restriction as an integer program: each row's part inside the area with its
+        # bound, then the area's own rows ``form >= 0``; assembled from cached arrays.
         where = self._where(area, columns)
         pieces = [self._inside(area, row_form, parts, where) for row_form, parts, _, _ in rows]
         pieces += self._area_inequalities(area, where)
@@ -379,7 +373,44 @@ class LocalCheck:
             lower[at] = bound
             if equality:
                 upper[at] = bound
-        problem = IntegerProgram.from_sparse(len(columns), (indptr, indices, data), lower, upper)
+        return IntegerProgram.from_sparse(len(columns), (indptr, indices, data), lower, upper)
+
+    def _solve_area(
+        self,
+        fields: list[int],
+        columns: list[int],
+        rows: list[tuple[Form, dict[int, Row], int, bool]],
+        form: Form,
+        *,
+        value: int,
+        min_cell: int,
+        fast: bool = True,
+        restriction: tuple[object, ...] | None = None,
+    ) -> tuple[bool, bool]:
+        """The restriction's minimum and maximum of ``form`` (warm, on one loaded problem).
+
+        Certified when either extreme, read as the quantity's value, is one the rule
+        allows an outsider to believe: 0 or at least ``min_cell`` for a small value,
+        anything but the true value otherwise. With ``fast``, the points found earlier
+        in the same area (:meth:`_pool`) that satisfy this restriction's rows bound each
+        extreme from one side and the LP relaxation from the other; where that bracket
+        already decides the question, no integer program is solved. Either way the
+        answer is the one the exact extremes give.
+
+        ``restriction``: what identifies the restriction's rows (the area, the rows and
+        their bounds). The problem built for it is kept for the next quantities of the
+        same area under the same published numbers (a round's checks): only the objective
+        changes, and its LP resumes from the last basis.
+        """
+        area = tuple(fields)
+        problem = None if restriction is None else self._problems.get(restriction)
+        if problem is None:
+            problem = self._restriction_problem(area, columns, rows)
+            if restriction is not None:
+                while len(self._problems) >= _PROBLEMS:
+                    del self._problems[next(iter(self._problems))]
+                self._problems[restriction] = problem
+        where = self._where(area, columns)
         known = self.seed[columns]  # a table of this restriction when the seed fits the rule
         small = 1 <= value < min_cell
         weights = np.zeros(len(columns), dtype=np.int64)
