@@ -72,7 +72,6 @@ from chartscore.disclosure.cost import (
     Rate,
     cell_price,
     key_price,
-    marginal_price,
     pattern_price,
     rate_of,
     rate_price,
@@ -127,6 +126,9 @@ CHOOSING: Final = "choosing complementary cells"
 """The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
+_PRICES: Final = 10**12
+"""More than any closure step's price (a few cells and rates): frozen numbers rank after
+every price."""
 _WIDE: Final = 1000
 """The widest component (columns) from which a round's exact checks use two processes."""
 
@@ -280,6 +282,10 @@ class _Suppressor:
                     if other != key and other in self.cost:
                         self.partner[key] = other
         self.rate_price = {r: rate_price(r) for r in set(self.rate.values()) if r is not None}
+        # Each number's place in the cost order (costs differ: each holds the position).
+        self.rank = {
+            key: i for i, key in enumerate(sorted(self.numbers, key=self.cost.__getitem__))
+        }
         self.hidden: set[Key] = set()  # replaced when it grows, never changed in place
         self.seed: np.ndarray | None = None  # a feasible point of the full report
         self.points: list[np.ndarray] = []  # the last exact solver's witnesses
@@ -443,7 +449,7 @@ class _Suppressor:
         # Each candidate term is priced by what hiding it adds to ``base`` and ``new`` (one
         # set, looked up in both): its cell, its equal-definition twins' (the other terms
         # of two-term identities, hidden with it at once) and each rate they destroy, once.
-        frozen, partners, cost = self.frozen, self.partners, self.cost
+        frozen, partners, rank = self.frozen, self.partners, self.rank
         cell, rate_of_key, partner, rate_price = self.cell, self.rate, self.partner, self.rate_price
         while todo:
             index = todo.pop()
@@ -466,7 +472,7 @@ class _Suppressor:
                 if proxy in base or proxy in new:
                     continue  # hidden only for its failures, which its hidden total protects
             cheapest: Key | None = None
-            lowest: tuple[bool, int, tuple[object, ...]] | None = None
+            lowest = -1
             tried = 0
             for key in by_cost[index]:
                 if key in base or key in new:
@@ -490,8 +496,9 @@ class _Suppressor:
                             rates.add(rate)
                 for rate in rates:
                     total += rate_price[rate]
-                price = (key in frozen, total, cost[key])
-                if lowest is None or price < lowest:
+                # (frozen, price, cost) in that order, as one integer: the cost by its rank
+                price = ((key in frozen) * _PRICES + total) * len(rank) + rank[key]
+                if lowest < 0 or price < lowest:
                     cheapest, lowest = key, price
                 tried += 1
                 if tried == _LOOKAHEAD:
@@ -535,6 +542,21 @@ class _Suppressor:
                         readers.setdefault(key, []).append(index)
             self._readers = readers
         return self._readers
+
+    def marginal(self, keys: Iterable[Key], destroyed: Mapping[Rate, int]) -> int:
+        """:func:`~chartscore.disclosure.cost.marginal_price` of ``keys`` against the current
+        hidden set, from the prices and rates computed once per number."""
+        hidden, cell, rate_of_key = self.hidden, self.cell, self.rate
+        total = 0
+        rates: set[Rate] = set()
+        for key in keys:
+            if key in hidden:
+                continue
+            total += cell[key]
+            rate = rate_of_key[key]
+            if rate is not None and rate not in destroyed:
+                rates.add(rate)
+        return total + sum(self.rate_price[rate] for rate in rates)
 
     def destroyed(self) -> dict[Rate, int]:
         """Each rate with a hidden part, with how many parts are hidden."""
@@ -1117,7 +1139,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                     closures[key] = (state.added([key], visited=visited), visited)
             forced = {key: closures[key][0] for key in linked}
             destroyed = state.destroyed()
-            added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in linked}
+            added = {key: state.marginal(forced[key], destroyed) for key in linked}
             frozen = {key: not forced[key].isdisjoint(state.frozen) for key in linked}
             ranked = sorted(linked, key=lambda k: (frozen[k], added[k], state.cost[k]))
             chosen = ranked[0]
