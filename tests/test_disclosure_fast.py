@@ -154,6 +154,33 @@ def test_a_repaired_lp_vertex_is_an_optimum_exactly_when_it_reaches_the_rounded_
         patch.setattr(program_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
         patch.setattr(program_module, "_REPAIR_ROW", 4)  # the long row couples, never frees
         patch.setattr(program_module.IntegerProgram, "_repair", spied)
+        patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
+        fast = problem.solve(c, [0, 0])
+    with plain():
+        slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
+    assert problem.check(fast)
+    assert float(c @ fast) == float(c @ slow)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(integer_programs())
+def test_a_dive_s_point_is_an_optimum_of_the_integer_program(
+    drawn: tuple[int, list[dict[int, int]], list[int], np.ndarray],
+) -> None:
+    # The dive (tried first on a fractional LP vertex) returns a point only at the LP bound
+    # rounded up: the optimum, the value branch and bound on the plain path finds.
+    width, rows, values, c = drawn
+    problem = program_module.IntegerProgram(width, rows, values, values)
+    dived: list[bool] = []
+    original = program_module.IntegerProgram._dive
+
+    def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        point = original(self, *args, **kwargs)
+        dived.append(point is not None)
+        return point
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(program_module.IntegerProgram, "_dive", spied)
         fast = problem.solve(c, [0, 0])
     with plain():
         slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
@@ -182,6 +209,7 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(program_module, "_REPAIR_WIDTH", 0)
         patch.setattr(program_module.IntegerProgram, "_repair", spied)
+        patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
         point = problem.solve(c, counts)
     assert freed[0] == [0, 1, 2]
     assert int(point[0]) == 1 and int(point[1] + point[2]) == 1

@@ -435,7 +435,8 @@ class IntegerProgram:
         The LP relaxation with the row ``c x <= target`` (its optimal face, when the
         target is reachable), solved again and again, each time with one more fractional
         column fixed at its nearest integer (the nearest first), until the vertex is
-        integral or the face has no point left. Each step is a warm LP, a fraction of a
+        integral or the face has no point left (then the last column goes to its other
+        side, once). Each step is a warm LP, a fraction of a
         millisecond; the repair and branch and bound it spares take ten or more. On the
         200-case study it finds the optimum for 28 of the 29 integer programs of the
         suppression's local checks. A point it returns satisfies every row exactly.
@@ -447,17 +448,26 @@ class IntegerProgram:
             relaxation.start_from(self._warm)  # its last basis: optimal for ``c``
         if not relaxation.cap_objective(c, target):
             return None
+        other: tuple[int, float] | None = None  # the last fixing's other side, untried
         for _ in range(_DIVE_DEPTH):
             status, x, _ = relaxation.minimize(c)
             if status != OPTIMAL or x is None:
-                return None
+                if other is None or not relaxation.fix(*other):
+                    return None
+                other = None  # the last fixing emptied the face: its other side, once
+                continue
             rounded = np.rint(x)
             gap = np.abs(x - rounded)
             if gap.max(initial=0.0) <= 1e-9:
                 point = rounded.astype(np.int64)
                 return point if self._reaches(c, point, target) else None
             column = int(np.argmin(np.where(gap > 1e-9, gap, np.inf)))
-            if not relaxation.fix(column, float(rounded[column])):
+            side = float(rounded[column])
+            other = (
+                column,
+                float(math.floor(x[column]) if side > x[column] else math.ceil(x[column])),
+            )
+            if not relaxation.fix(column, side):
                 return None
         return None
 
