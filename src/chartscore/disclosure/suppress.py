@@ -72,6 +72,7 @@ from chartscore.disclosure.cost import (
     Rate,
     cell_price,
     key_price,
+    marginal_price,
     pattern_price,
     rate_of,
     rate_price,
@@ -542,21 +543,6 @@ class _Suppressor:
                         readers.setdefault(key, []).append(index)
             self._readers = readers
         return self._readers
-
-    def marginal(self, keys: Iterable[Key], destroyed: Mapping[Rate, int]) -> int:
-        """:func:`~chartscore.disclosure.cost.marginal_price` of ``keys`` against the current
-        hidden set, from the prices and rates computed once per number."""
-        hidden, cell, rate_of_key = self.hidden, self.cell, self.rate
-        total = 0
-        rates: set[Rate] = set()
-        for key in keys:
-            if key in hidden:
-                continue
-            total += cell[key]
-            rate = rate_of_key[key]
-            if rate is not None and rate not in destroyed:
-                rates.add(rate)
-        return total + sum(self.rate_price[rate] for rate in rates)
 
     def destroyed(self) -> dict[Rate, int]:
         """Each rate with a hidden part, with how many parts are hidden."""
@@ -1139,7 +1125,7 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                     closures[key] = (state.added([key], visited=visited), visited)
             forced = {key: closures[key][0] for key in linked}
             destroyed = state.destroyed()
-            added = {key: state.marginal(forced[key], destroyed) for key in linked}
+            added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in linked}
             frozen = {key: not forced[key].isdisjoint(state.frozen) for key in linked}
             ranked = sorted(linked, key=lambda k: (frozen[k], added[k], state.cost[k]))
             chosen = ranked[0]
