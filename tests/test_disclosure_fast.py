@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import chartscore.disclosure.attack as attack_module
 import chartscore.disclosure.integer_program as program_module
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import audit_with_hints, published_values
+from chartscore.disclosure.attack import audit_with_hints, published_values, remembering_attacks
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
@@ -153,6 +154,33 @@ def test_a_repaired_lp_vertex_is_an_optimum_exactly_when_it_reaches_the_rounded_
         patch.setattr(program_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
         patch.setattr(program_module, "_REPAIR_ROW", 4)  # the long row couples, never frees
         patch.setattr(program_module.IntegerProgram, "_repair", spied)
+        patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
+        fast = problem.solve(c, [0, 0])
+    with plain():
+        slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
+    assert problem.check(fast)
+    assert float(c @ fast) == float(c @ slow)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(integer_programs())
+def test_a_dive_s_point_is_an_optimum_of_the_integer_program(
+    drawn: tuple[int, list[dict[int, int]], list[int], np.ndarray],
+) -> None:
+    # The dive (tried first on a fractional LP vertex) returns a point only at the LP bound
+    # rounded up: the optimum, the value branch and bound on the plain path finds.
+    width, rows, values, c = drawn
+    problem = program_module.IntegerProgram(width, rows, values, values)
+    dived: list[bool] = []
+    original = program_module.IntegerProgram._dive
+
+    def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        point = original(self, *args, **kwargs)
+        dived.append(point is not None)
+        return point
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(program_module.IntegerProgram, "_dive", spied)
         fast = problem.solve(c, [0, 0])
     with plain():
         slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
@@ -181,6 +209,7 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(program_module, "_REPAIR_WIDTH", 0)
         patch.setattr(program_module.IntegerProgram, "_repair", spied)
+        patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
         point = problem.solve(c, counts)
     assert freed[0] == [0, 1, 2]
     assert int(point[0]) == 1 and int(point[1] + point[2]) == 1
@@ -252,3 +281,66 @@ def test_rule_rows_known_to_bind_give_the_problem_the_lp_checks_give() -> None:
             (c.rows, c.lower, c.upper) for c in checked.components
         ]
     assert bound_somewhere > 0
+
+
+def test_a_remembered_attack_gives_the_rows_an_audit_afresh_gives() -> None:
+    # Inside remembering_attacks, a document audited again (the same published numbers, so
+    # the same integer programs) reuses the ranges: the same rows, with no solver built; a
+    # document that publishes something else is attacked afresh. Outside, nothing is kept.
+    _, made = cohort(11, 3, 30)
+    gold, predictions = made.records()
+    shared = share(gold, predictions, schema=made.schema_document(), min_cell=11)
+    text = shared.to_json()
+    _, other = cohort(12, 3, 30)
+    other_gold, other_predictions = other.records()
+    elsewhere = share(
+        other_gold, other_predictions, schema=other.schema_document(), min_cell=11
+    ).to_json()
+    fresh = audit(text)
+    built: list[int] = []
+    real = attack_module.RangeSolver
+
+    def counted(*args: object, **kwargs: object) -> RangeSolver:
+        built.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(attack_module, "RangeSolver", counted)
+        with remembering_attacks():
+            first = audit(text)
+            again = audit(shared)  # the same document as an object: the same problem
+            assert len(built) == 1
+            assert first.rows == again.rows == fresh.rows
+            assert first.passed == again.passed == fresh.passed
+            audit(elsewhere)  # other published numbers: attacked afresh
+            assert len(built) == 2
+        assert audit(text).rows == fresh.rows  # outside the block: solved afresh
+        assert len(built) == 3
+
+
+def test_a_dive_down_the_optimal_face_finds_the_integer_optimum_without_branching() -> None:
+    # x0 + x1 <= 1, x1 + x2 <= 1, x0 + x2 <= 1; maximize x0 + x1 + x2 (minimize the
+    # negation). The LP vertex is (1/2, 1/2, 1/2) at -3/2, rounded up -1. The dive keeps
+    # -x0 - x1 - x2 <= -1, fixes x0 at 0 (nearest integer, first of equals) and the next
+    # vertex is integral at -1: optimal, with no repair and no branch and bound.
+    rows = [{0: 1, 1: 1}, {1: 1, 2: 1}, {0: 1, 2: 1}]
+    problem = program_module.IntegerProgram(3, rows, [None] * 3, [1, 1, 1])
+    if not problem._warm_lp():
+        pytest.skip("this scipy has no HiGHS binding the warm path can use")
+    c = np.array([-1.0, -1.0, -1.0])
+    repairs: list[int] = []
+    original = program_module.IntegerProgram._repaired
+
+    def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        repairs.append(1)
+        return original(self, *args, **kwargs)
+
+    counts = [0, 0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(program_module.IntegerProgram, "_repaired", spied)
+        point = problem.solve(c, counts)
+    assert problem.check(point) and float(c @ point) == -1.0
+    assert int(point[0]) == 0
+    assert repairs == [] and counts == [1, 0]
+    # A target below the optimum is out of the dive's reach: no point, never a wrong one.
+    assert problem._dive(c, -2) is None

@@ -83,8 +83,14 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
     if args.publication is not None or args.out_dir is not None:
+        # Deferred: the solver's modules load only when sharing runs.
+        from chartscore.disclosure.attack import remembering_attacks  # noqa: PLC0415
+
         options = [option.dest for option in COMMAND.options]
-        return share_publication(args, streams, min_cell, options)
+        # A product's own audit after share's self-audit reuses its answers (the same
+        # published numbers: the same integer programs).
+        with remembering_attacks():
+            return share_publication(args, streams, min_cell, options)
     if args.compare or args.also_min_cell is not None:
         flag = "--compare" if args.compare else "--also-min-cell"
         raise UsageError(f"{flag} needs --publication", "share")

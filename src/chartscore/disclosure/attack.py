@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Final, Protocol
 
 import attrs
@@ -37,6 +38,7 @@ import numpy as np
 
 from chartscore.disclosure import split
 from chartscore.disclosure.error_counts import error_count_failures
+from chartscore.disclosure.forms import Form
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
@@ -493,15 +495,102 @@ def audit_with_hints(
             rows.append(AuditRow(kind, name, label, value, value, SMALL_PUBLISHED))
     rows += _presentation_failures(report)
     published = {key: value for key, value in values.items() if value is not None}
-    solver = published_solver(
-        lambda: RangeSolver(
-            model, published, hints=hints, knowledge=model.knowledge(published, min_cell)
-        )
-    )
-    if isinstance(solver, AuditRow):
-        rows.append(solver)
-        return AuditResult(False, min_cell, _sorted_rows(model, rows))
+    knowledge = model.knowledge(published, min_cell)
     hidden = [q for q in _order(model) if q.key not in published]
+    memory = _MEMORY.get()
+    memo = None if memory is None else _attack_key(model, published, knowledge, min_cell)
+    remembered = None if memory is None or memo is None else memory.get(memo)
+    if remembered is None:
+        solver = published_solver(
+            lambda: RangeSolver(model, published, hints=hints, knowledge=knowledge)
+        )
+        if isinstance(solver, AuditRow):
+            rows.append(solver)
+            return AuditResult(False, min_cell, _sorted_rows(model, rows))
+        remembered = (_attacked(solver, hidden, published), solver.solves)
+        if memory is not None and memo is not None:
+            _remember(memory, memo, remembered)
+    answers, solves = remembered
+    for quantity, answer in zip(hidden, answers, strict=True):
+        kind, name, label = quantity.key
+        if answer is None:
+            rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
+            continue
+        low, high = answer
+        rows.append(AuditRow(kind, name, label, low, high, hidden_status(low, high, min_cell)))
+    rows += range_failures(report, proven_ranges(report, tuple(rows)))
+    passed = all(row.passed for row in rows)
+    return AuditResult(passed, min_cell, _sorted_rows(model, rows), solves)
+
+
+_Answers = tuple[tuple[tuple[int, int | None] | None, ...], int]
+"""The attack's answers to one problem (each hidden number's range, or None: unresolved)
+and how many optima it solved."""
+
+_MEMORY: Final[ContextVar[dict[tuple[object, ...], _Answers] | None]] = ContextVar(
+    "chartscore_disclosure_attacks", default=None
+)
+_REMEMBERED: Final = 8
+"""How many problems' answers :func:`remembering_attacks` keeps (the oldest go first)."""
+
+
+@contextlib.contextmanager
+def remembering_attacks() -> Iterator[None]:
+    """Inside the block, an audit of a problem already attacked reuses the answers.
+
+    A problem is the model, the published numbers, the rule's rows and the min cell:
+    the answers (each hidden number's exact range) are a function of them alone, so a
+    document audited again with the same published numbers (``share``'s final report,
+    audited again by ``share --publication``) takes them instead of solving the same
+    integer programs again. Every other check of the audit (published small numbers,
+    intervals, ranges and bounds against the answers) runs on the document as given.
+    Outside any block, every audit solves afresh.
+    """
+    token = _MEMORY.set({})
+    try:
+        yield
+    finally:
+        _MEMORY.reset(token)
+
+
+def _attack_key(
+    model: ReportModel,
+    published: Mapping[Key, int],
+    knowledge: Sequence[tuple[Form, int]],
+    min_cell: int,
+) -> tuple[object, ...]:
+    # Everything the range solver and the audit's questions read: the model's variables,
+    # quantities and facts, the published numbers, the rule's rows and the min cell.
+    layouts = tuple(
+        (field_id, layout.offset, layout.size) for field_id, layout in model.layouts.items()
+    )
+    quantities = tuple(
+        (key, quantity.form, quantity.derived, quantity.parts)
+        for key, quantity in model.quantities.items()
+    )
+    return (
+        model.size,
+        layouts,
+        quantities,
+        tuple(model.inequalities),
+        tuple(sorted(published.items())),
+        tuple(knowledge),
+        min_cell,
+    )
+
+
+def _remember(
+    memory: dict[tuple[object, ...], _Answers], memo: tuple[object, ...], answers: _Answers
+) -> None:
+    while len(memory) >= _REMEMBERED:
+        del memory[next(iter(memory))]
+    memory[memo] = answers
+
+
+def _attacked(
+    solver: RangeSolver, hidden: Sequence[Quantity], published: Mapping[Key, int]
+) -> tuple[tuple[int, int | None] | None, ...]:
+    """Each hidden number's exact range under the solver (None: unresolved)."""
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
     found: dict[Key, tuple[int, int | None]] = {}
@@ -519,13 +608,4 @@ def audit_with_hints(
         return found[quantity.key]
 
     worth = solver.widest >= _WIDE
-    for quantity, answer in zip(hidden, split.answers(ranged, hidden, worth=worth), strict=True):
-        kind, name, label = quantity.key
-        if answer is None:
-            rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
-            continue
-        low, high = answer
-        rows.append(AuditRow(kind, name, label, low, high, hidden_status(low, high, min_cell)))
-    rows += range_failures(report, proven_ranges(report, tuple(rows)))
-    passed = all(row.passed for row in rows)
-    return AuditResult(passed, min_cell, _sorted_rows(model, rows), solver.solves)
+    return tuple(split.answers(ranged, hidden, worth=worth))

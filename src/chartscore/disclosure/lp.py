@@ -35,6 +35,8 @@ OTHER: Final = "other"
 
 
 _CORE_NAME: Final = "scipy.optimize._highspy._core"
+_PRIMAL: Final = 4
+"""HiGHS's ``simplex_strategy`` value for the primal simplex method."""
 
 
 def _load() -> Any:
@@ -84,6 +86,20 @@ def _load_file() -> Any:
 _CORE: Final = _load()
 
 
+def _floats(values: object) -> list[float]:
+    # An array as the binding's vector of doubles. The binding copies a list element by
+    # element in C, a NumPy array through Python-level item access (three times slower):
+    # the same values either way.
+    floats: list[float] = np.asarray(values, dtype=np.float64).tolist()
+    return floats
+
+
+def _ints(values: object) -> list[int]:
+    # An array as the binding's vector of 32-bit integers (see _floats).
+    ints: list[int] = np.asarray(values, dtype=np.int32).tolist()
+    return ints
+
+
 class WarmLP:
     """``min c x`` subject to ``lower <= A x <= upper`` and ``x >= 0``, for many ``c``.
 
@@ -118,22 +134,27 @@ class WarmLP:
             highs.setOptionValue("output_flag", False)
             highs.setOptionValue("log_to_console", False)
             highs.setOptionValue("presolve", "off")  # small problems: presolve costs more
+            # Primal simplex: a new objective leaves the last basis primal feasible, so the
+            # primal method resumes from it where the dual one starts over. On the 200-case
+            # study's questions it re-solves about 2x faster, and more of its optimal
+            # vertices are integral (fewer integer programs after it).
+            highs.setOptionValue("simplex_strategy", _PRIMAL)
             rows = len(lower)
             lp = core.HighsLp()
             lp.num_col_ = width
             lp.num_row_ = rows
-            lp.col_cost_ = np.zeros(width)
-            lp.col_lower_ = np.zeros(width)
-            lp.col_upper_ = np.full(width, np.inf)
-            lp.row_lower_ = np.asarray(lower, dtype=np.float64)
-            lp.row_upper_ = np.asarray(upper, dtype=np.float64)
+            lp.col_cost_ = _floats(np.zeros(width))
+            lp.col_lower_ = _floats(np.zeros(width))
+            lp.col_upper_ = _floats(np.full(width, np.inf))
+            lp.row_lower_ = _floats(lower)
+            lp.row_upper_ = _floats(upper)
             a_matrix = lp.a_matrix_
             a_matrix.format_ = core.MatrixFormat.kRowwise
             a_matrix.num_col_ = width
             a_matrix.num_row_ = rows
-            a_matrix.start_ = np.asarray(indptr, dtype=np.int32)
-            a_matrix.index_ = np.asarray(indices, dtype=np.int32)
-            a_matrix.value_ = np.asarray(data, dtype=np.float64)
+            a_matrix.start_ = _ints(indptr)
+            a_matrix.index_ = _ints(indices)
+            a_matrix.value_ = _floats(data)
             status = highs.passModel(lp)
             failed = status == core.HighsStatus.kError
         except Exception:  # noqa: BLE001 - an unexpected binding: fall back to milp
@@ -181,6 +202,36 @@ class WarmLP:
             self.available = False  # do not trust this instance again
             return OTHER, None, 0.0
         return status, x, value
+
+    def start_from(self, other: WarmLP) -> None:
+        """Start the next solve from ``other``'s last basis (the same rows and columns)."""
+        with contextlib.suppress(Exception):  # a speed-up only: a cold start otherwise
+            self._highs.setBasis(other._highs.getBasis())
+
+    def cap_objective(self, c: np.ndarray, most: float) -> bool:
+        """Add the row ``c x <= most`` (a dive stays on the optimal face); whether it took."""
+        columns = np.flatnonzero(c)
+        try:
+            status = self._highs.addRow(
+                -np.inf,
+                float(most),
+                len(columns),
+                columns.astype(np.int32),
+                np.asarray(c, dtype=np.float64)[columns],
+            )
+        except Exception:  # noqa: BLE001 - an unexpected binding: no dive
+            self.available = False
+            return False
+        return bool(status != self._core.HighsStatus.kError)
+
+    def fix(self, column: int, value: float) -> bool:
+        """Fix one column at ``value`` (its bounds both set to it); whether it took."""
+        try:
+            status = self._highs.changeColBounds(column, value, value)
+        except Exception:  # noqa: BLE001 - an unexpected binding: no dive
+            self.available = False
+            return False
+        return bool(status != self._core.HighsStatus.kError)
 
 
 def rowwise(rows: Sequence[Mapping[int, int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -236,14 +287,14 @@ def solve_afresh(
         a_matrix.num_col_ = width
         a_matrix.num_row_ = rows
         a_matrix.format_ = core.MatrixFormat.kColwise
-        lp.col_cost_ = np.asarray(c, dtype=np.float64)
-        lp.col_lower_ = np.zeros(width)
-        lp.col_upper_ = np.full(width, np.inf)
-        lp.row_lower_ = np.asarray(lower, dtype=np.float64)
-        lp.row_upper_ = np.asarray(upper, dtype=np.float64)
-        a_matrix.start_ = starts.astype(np.int32)
-        a_matrix.index_ = row_of[order].astype(np.int32)
-        a_matrix.value_ = data[order].astype(np.float64)
+        lp.col_cost_ = _floats(c)
+        lp.col_lower_ = _floats(np.zeros(width))
+        lp.col_upper_ = _floats(np.full(width, np.inf))
+        lp.row_lower_ = _floats(lower)
+        lp.row_upper_ = _floats(upper)
+        a_matrix.start_ = _ints(starts)
+        a_matrix.index_ = _ints(row_of[order])
+        a_matrix.value_ = _floats(data[order])
         kind = core.HighsVarType(1 if integer else 0)
         lp.integrality_ = [kind] * width
         highs = core._Highs()

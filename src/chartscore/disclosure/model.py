@@ -751,6 +751,7 @@ class ReportModel:
         """Quantities the attacker knows whatever is published, with their values: each
         field's ``field_count`` (every case of an abstraction form has every field), set
         by ``share`` inside; the outside audit knows only what the document shows."""
+        self._fixed_rows: dict[tuple[object, ...], dict[tuple[Form, int], None]] = {}
         self.strata = strata
         self.error_counts = dict(error_counts or {})
         cell_count = len(stratum_cells(strata))
@@ -856,17 +857,9 @@ class ReportModel:
         Before the rule: the cohort's composition (:attr:`composition`), which
         the attacker knows whatever is published.
         """
-        rows: dict[tuple[Form, int], None] = {}  # in a fixed order, without repeats
-        for key, value in sorted(self.composition.items()):
-            form = self.quantities[key].form
-            rows[form, value] = None
-            rows[tuple((v, -c) for v, c in form), -value] = None
+        rows = dict(self._fixed_knowledge(min_cell))  # in a fixed order, without repeats
         if not self.knows_rule:
             return list(rows)
-        for field_id, layout in self.layouts.items():
-            least = min_cell if self.threshold else MIN_NONZERO_ERRORS
-            for row in layout.figure_knowledge(least, self.error_counts.get(field_id)):
-                rows[row] = None
         for key, behind in self._behind.items():
             if not self._shown(key, published, min_cell):
                 continue
@@ -888,6 +881,28 @@ class ReportModel:
                     rows[add((cell_carrier, 1), (cell_rows, -1)), 0] = None
                     rows[add((cell_items, 1), (cell_rows, -1)), 0] = None
         return list(rows)
+
+    def _fixed_knowledge(self, min_cell: int) -> dict[tuple[Form, int], None]:
+        """The rows of :meth:`knowledge` that no published number changes: the composition
+        (both ways) and, with the rule, the figures' rows; built once per composition and
+        min cell (``composition`` may be set after the model is built)."""
+        composition = tuple(sorted(self.composition.items()))
+        errors = tuple(sorted(self.error_counts.items()))
+        cache_key = (composition, min_cell, self.knows_rule, self.threshold, errors)
+        found = self._fixed_rows.get(cache_key)
+        if found is None:
+            found = {}
+            for key, value in composition:
+                form = self.quantities[key].form
+                found[form, value] = None
+                found[tuple((v, -c) for v, c in form), -value] = None
+            if self.knows_rule:
+                least = min_cell if self.threshold else MIN_NONZERO_ERRORS
+                for field_id, layout in self.layouts.items():
+                    for row in layout.figure_knowledge(least, self.error_counts.get(field_id)):
+                        found[row] = None
+            self._fixed_rows[cache_key] = found
+        return found
 
     def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:
         """Every rows-with-items unknown at its largest value given a point's other values.

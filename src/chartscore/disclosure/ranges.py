@@ -78,8 +78,14 @@ __all__ = [
 # The fast paths' switch (FAST_PATHS) is not re-exported: a copy here could be set to no
 # effect. Tests switch it on chartscore.disclosure.integer_program, where it is read.
 
-_MAX_WITNESSES: Final = 64
-"""Feasible points kept per component (each one can settle a question without a solve)."""
+_MAX_WITNESSES: Final = 1024
+"""Feasible points kept per component (each one can settle a question without a solve): an
+exact range's optimum is kept as a witness, and later questions about the component (the
+audit asks two per hidden number) are often settled by one, with no branch and bound."""
+_WITNESS_ENTRIES: Final = 1 << 21
+"""The most witness entries (points times columns) kept per component: wide components keep
+fewer points (at least :data:`_MIN_WITNESSES`), so memory stays bounded."""
+_MIN_WITNESSES: Final = 64
 _NEIGHBOURHOOD: Final = 12
 """The most blocks a sandwich may span before the whole component is solved instead."""
 _SANDWICH_WIDTH: Final = 400
@@ -108,7 +114,9 @@ class _Component:
         self.upper: list[int | None] = [value for _, value in eq_rows] + [None] * len(ge_rows)
         self.problem = IntegerProgram(width, self.rows, self.lower, self.upper)
         self.witnesses: list[np.ndarray] = []
-        self._stacked: np.ndarray | None = None
+        self._stacked: np.ndarray | None = None  # the witnesses' rows, with room to grow
+        self._filled = 0  # how many of its rows hold witnesses
+        self.capacity = max(_MIN_WITNESSES, min(_MAX_WITNESSES, _WITNESS_ENTRIES // max(width, 1)))
         self.bounded = self._bounded()
         # Blocks: columns linked by rows whose columns all belong to one field.
         owner = [owners[c] for c in columns]
@@ -169,11 +177,27 @@ class _Component:
                             changed = True
         return bounded
 
+    def room(self) -> bool:
+        """Whether another witness may be kept (:attr:`capacity`)."""
+        return len(self.witnesses) < self.capacity
+
     def stacked(self) -> np.ndarray:
-        """The witnesses as the rows of one matrix (witnesses are only ever appended)."""
-        if self._stacked is None or len(self._stacked) != len(self.witnesses):
-            self._stacked = np.stack(self.witnesses)
-        return self._stacked
+        """The witnesses as the rows of one matrix (witnesses are only ever appended).
+
+        Kept in one buffer that doubles when full, so a new witness costs one row
+        copied, not the whole matrix again.
+        """
+        count = len(self.witnesses)
+        buffer = self._stacked
+        if buffer is None or len(buffer) < count:
+            grown = np.empty((max(8, 2 * count), self.width), dtype=np.int64)
+            if buffer is not None:
+                grown[: self._filled] = buffer[: self._filled]
+            buffer = self._stacked = grown
+        for at in range(self._filled, count):
+            buffer[at] = self.witnesses[at]
+        self._filled = count
+        return buffer[:count]
 
     def block_problem(self, block: int) -> tuple[list[int], IntegerProgram]:
         """The block's own columns and rows, as a problem (built once)."""
@@ -243,6 +267,8 @@ class RangeSolver:
             tuple[int, frozenset[int], str, int], tuple[list[int], IntegerProgram]
         ] = {}
         self._around: dict[tuple[int, frozenset[int]], list[frozenset[int]]] = {}
+        self._gathered: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._fixed_cache: tuple[np.ndarray, np.ndarray] | None = None
         owner = self._owners()
         self._owner = owner
         rows = self._reduced_rows(published, owner)
@@ -272,16 +298,40 @@ class RangeSolver:
 
     def _seed(self, seed: np.ndarray) -> None:
         # A point feasible for more published numbers is feasible for these: reuse it.
-        for variable, value in self.fixed.items():
-            if seed[variable] != value:
-                return
-        for component in self.components:
-            point = np.zeros(component.width, dtype=np.int64)
-            for position, group in enumerate(component.columns):
-                point[position] = int(seed[self.members[group]].sum())
-            full = len(component.witnesses) >= _MAX_WITNESSES
-            if not full and component.problem.check(point):
+        fixed_variables, fixed_values = self._fixed_arrays()
+        if (np.asarray(seed)[fixed_variables] != fixed_values).any():
+            return
+        for index, component in enumerate(self.components):
+            if not component.room():
+                continue
+            flat, starts, _ = self._gather(index)
+            point = np.add.reduceat(np.asarray(seed, dtype=np.int64)[flat], starts)
+            if component.problem.check(point):
                 component.witnesses.append(point)
+
+    def _fixed_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        # The fixed variables and their values, as arrays (built once).
+        if self._fixed_cache is None:
+            self._fixed_cache = (
+                np.fromiter(self.fixed.keys(), dtype=np.int64, count=len(self.fixed)),
+                np.fromiter(self.fixed.values(), dtype=np.int64, count=len(self.fixed)),
+            )
+        return self._fixed_cache
+
+    def _gather(self, index: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A component's columns as model variables (built once): every member of each
+        group in column order, where each group starts among them, and each group's first
+        member (the variable a point in the model's own variables carries the group in)."""
+        if index not in self._gathered:
+            groups = [self.members[group] for group in self.components[index].columns]
+            sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
+            starts = np.zeros(len(groups), dtype=np.int64)
+            np.cumsum(sizes[:-1], out=starts[1:])
+            flat = np.fromiter(
+                (v for g in groups for v in g), dtype=np.int64, count=int(sizes.sum())
+            )
+            self._gathered[index] = (flat, starts, flat[starts])
+        return self._gathered[index]
 
     @property
     def widest(self) -> int:
@@ -661,7 +711,7 @@ class RangeSolver:
                 c = np.zeros(component.width)
                 for column, weight in objective.items():
                     c[column] = weight
-                if len(component.witnesses) < _MAX_WITNESSES:
+                if component.room():
                     known = component.witnesses[self._best_index(component, objective)]
                     point = component.problem.solve(c, self.counts, incumbent=known)
                     component.witnesses.append(point)
@@ -669,12 +719,11 @@ class RangeSolver:
     def point(self) -> np.ndarray:
         """A feasible point in the model's own variables (a seed for a wider solver)."""
         x = np.zeros(self.model.size, dtype=np.int64)
-        for variable, value in self.fixed.items():
-            x[variable] = value
-        for index, component in enumerate(self.components):
+        fixed_variables, fixed_values = self._fixed_arrays()
+        x[fixed_variables] = fixed_values
+        for index in range(len(self.components)):
             witness = self._witness(index)
-            for position, group in enumerate(component.columns):
-                x[self.members[group][0]] = witness[position]
+            x[self._gather(index)[2]] = witness
         return x
 
     def points(self) -> list[np.ndarray]:
@@ -682,16 +731,15 @@ class RangeSolver:
         component (hints for a solver of fewer published numbers: :class:`RangeSolver`)."""
         out: list[np.ndarray] = []
         most = max((len(c.witnesses) for c in self.components), default=0)
+        fixed_variables, fixed_values = self._fixed_arrays()
         for at in range(most):
             x = np.zeros(self.model.size, dtype=np.int64)
-            for variable, value in self.fixed.items():
-                x[variable] = value
-            for component in self.components:
+            x[fixed_variables] = fixed_values
+            for index, component in enumerate(self.components):
                 if not component.witnesses:
                     continue
                 witness = component.witnesses[min(at, len(component.witnesses) - 1)]
-                for position, group in enumerate(component.columns):
-                    x[self.members[group][0]] = witness[position]
+                x[self._gather(index)[2]] = witness
             out.append(x)
         return out
 
@@ -757,7 +805,7 @@ class RangeSolver:
             value, point = self._restricted_minimum(
                 index, objective, area, self._best_index(component, objective)
             )
-            if len(component.witnesses) < _MAX_WITNESSES:
+            if component.room():
                 component.witnesses.append(point)
             best = min(best, value)
             if bound is not None and bound == best:
@@ -770,7 +818,7 @@ class RangeSolver:
             c[column] = weight
         known = component.witnesses[self._best_index(component, objective)]
         point = component.problem.solve(c, self.counts, incumbent=known)
-        if len(component.witnesses) < _MAX_WITNESSES:
+        if component.room():
             component.witnesses.append(point)
         return int(sum(a * int(point[col]) for col, a in objective.items()))
 
@@ -805,7 +853,7 @@ class RangeSolver:
         component = self.components[index]
         for area in self._areas_around(index, objective):
             _, point = self._restricted_minimum(index, objective, area)
-            if len(component.witnesses) < _MAX_WITNESSES:
+            if component.room():
                 component.witnesses.append(point)
 
     def _known(

@@ -127,6 +127,9 @@ CHOOSING: Final = "choosing complementary cells"
 """The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
+_PRICES: Final = 10**12
+"""More than any closure step's price (a few cells and rates): frozen numbers rank after
+every price."""
 _WIDE: Final = 1000
 """The widest component (columns) from which a round's exact checks use two processes."""
 
@@ -280,7 +283,11 @@ class _Suppressor:
                     if other != key and other in self.cost:
                         self.partner[key] = other
         self.rate_price = {r: rate_price(r) for r in set(self.rate.values()) if r is not None}
-        self.hidden: set[Key] = set()
+        # Each number's place in the cost order (costs differ: each holds the position).
+        self.rank = {
+            key: i for i, key in enumerate(sorted(self.numbers, key=self.cost.__getitem__))
+        }
+        self.hidden: set[Key] = set()  # replaced when it grows, never changed in place
         self.seed: np.ndarray | None = None  # a feasible point of the full report
         self.points: list[np.ndarray] = []  # the last exact solver's witnesses
         self.binding: set[tuple[Form, int]] = set()  # the rule's rows found to bind the LP
@@ -309,6 +316,9 @@ class _Suppressor:
             reach = {v for v, _ in (*model.quantities[key].form, *model.carriers.get(key, ()))}
             for variable in sorted(reach):
                 self.by_variable.setdefault(variable, []).append(key)
+        self._readers: dict[Key, list[int]] | None = None  # see readers()
+        self._counts: list[int] = []  # see _base_counts()
+        self._counted: set[Key] | None = None
         # Each field's variables: with the composition known, a cell's linked numbers may all
         # be hidden while numbers elsewhere in its field still pin it.
         self.field_variables = [
@@ -403,72 +413,136 @@ class _Suppressor:
         base = self.hidden if hidden is None else hidden
         return base | self.added(keys, base)
 
-    def added(self, keys: Iterable[Key], hidden: AbstractSet[Key] | None = None) -> set[Key]:
+    def added(
+        self,
+        keys: Iterable[Key],
+        hidden: AbstractSet[Key] | None = None,
+        *,
+        visited: set[int] | None = None,
+    ) -> set[Key]:
         """What :meth:`closure` adds to ``hidden`` (default: the current set), without copying it.
 
         The same choices as :meth:`closure`, found over the hidden set and the
         additions together: a candidate's closure costs its additions, not the
         whole hidden set (thousands of numbers on a wide report).
+
+        ``visited``: filled with the identities where the closure found one hidden
+        term (an identity with two or more keeps them whatever else is hidden, and
+        is passed over). The result depends on ``hidden`` only through the numbers
+        :meth:`readers` lists for those identities (and ``keys``): while hiding
+        adds none of them, it stands.
         """
+        base = self.hidden if hidden is None else hidden
         new: set[Key] = set()
-        hidden = _Overlay(self.hidden if hidden is None else hidden, new)
+        by_term = self.by_term
         todo: list[int] = []
+        # Each identity's hidden terms in ``base`` (when it is the current set: counted
+        # once per set) and among ``new``: an identity with two is passed over unscanned.
+        counted = self._base_counts() if base is self.hidden else None
+        fresh: dict[int, int] = {}
         for key in keys:
-            if key not in hidden:
+            if key not in base and key not in new:
                 new.add(key)
-                todo += self.by_term.get(key, [])
+                for index in by_term.get(key, ()):
+                    fresh[index] = fresh.get(index, 0) + 1
+                    todo.append(index)
         identities, by_cost, proxies = self.identities, self.by_cost, self.proxies
+        # Each candidate term is priced by what hiding it adds to ``base`` and ``new`` (one
+        # set, looked up in both): its cell, its equal-definition twins' (the other terms
+        # of two-term identities, hidden with it at once) and each rate they destroy, once.
+        frozen, partners, rank = self.frozen, self.partners, self.rank
+        cell, rate_of_key, partner, rate_price = self.cell, self.rate, self.partner, self.rate_price
         while todo:
             index = todo.pop()
+            if counted is not None and counted[index] + fresh[index] > 1:
+                continue  # two hidden terms or more: whatever else is hidden, passed over
             alone: Key | None = None
             count = 0
             for key in identities[index]:
-                if key in hidden:
+                if key in base or key in new:
                     count += 1
                     if count > 1:
                         break
                     alone = key
             if count != 1:
-                continue
-            if alone in proxies and proxies[alone] in hidden:
-                continue  # hidden only for its failures, which its hidden total protects
+                continue  # and so whatever else is hidden: the step does not depend on it
+            if visited is not None:
+                visited.add(index)
+            if alone in proxies:
+                proxy = proxies[alone]
+                if proxy in base or proxy in new:
+                    continue  # hidden only for its failures, which its hidden total protects
             cheapest: Key | None = None
-            lowest: tuple[bool, int, tuple[object, ...]] | None = None
+            lowest = -1
             tried = 0
             for key in by_cost[index]:
-                if key in hidden:
+                if key in base or key in new:
                     continue
-                price = self._step_price(key, hidden)
-                if lowest is None or price < lowest:
+                # What hiding ``key`` adds, with the twins it forces: cells and rates.
+                total = cell[key]
+                rates: set[Rate] = set()
+                rate = rate_of_key[key]
+                if rate is not None:
+                    other = partner.get(key)
+                    if other not in base and other not in new:
+                        rates.add(rate)
+                for twin in partners.get(key, ()):
+                    if twin in base or twin in new:
+                        continue
+                    total += cell[twin]
+                    rate = rate_of_key[twin]
+                    if rate is not None:
+                        other = partner.get(twin)
+                        if other not in base and other not in new:
+                            rates.add(rate)
+                for rate in rates:
+                    total += rate_price[rate]
+                # (frozen, price, cost) in that order, as one integer: the cost by its rank
+                price = ((key in frozen) * _PRICES + total) * len(rank) + rank[key]
+                if lowest < 0 or price < lowest:
                     cheapest, lowest = key, price
                 tried += 1
                 if tried == _LOOKAHEAD:
                     break
             assert cheapest is not None  # an identity with one hidden term has others
             new.add(cheapest)
-            todo += self.by_term.get(cheapest, [])
+            for following in by_term.get(cheapest, ()):
+                fresh[following] = fresh.get(following, 0) + 1
+                todo.append(following)
         return new
 
-    def _step_price(
-        self, key: Key, hidden: AbstractSet[Key]
-    ) -> tuple[bool, int, tuple[object, ...]]:
-        # What hiding ``key`` adds to ``hidden`` with the numbers it forces at once: its
-        # equal-definition twins (the other terms of two-term identities).
-        forced = [key, *(k for k in self.partners.get(key, ()) if k not in hidden)]
-        return key in self.frozen, self.added_price(forced, hidden), self.cost[key]
+    def _base_counts(self) -> list[int]:
+        """Each identity's terms in the current hidden set (counted once per set: the
+        hidden set is replaced when it changes, never changed in place)."""
+        if self._counted is not self.hidden:
+            counts = [0] * len(self.identities)
+            by_term = self.by_term
+            for key in self.hidden:
+                for index in by_term.get(key, ()):
+                    counts[index] += 1
+            self._counts, self._counted = counts, self.hidden
+        return self._counts
 
-    def added_price(self, keys: Iterable[Key], hidden: AbstractSet[Key]) -> int:
-        """What hiding ``keys`` adds to ``hidden``: their cells and the rates they destroy."""
-        total = 0
-        rates: set[Rate] = set()
-        for key in keys:
-            if key in hidden:
-                continue
-            total += self.cell[key]
-            rate = self.rate[key]
-            if rate is not None and self.partner.get(key) not in hidden:
-                rates.add(rate)
-        return total + sum(self.rate_price[r] for r in rates)
+    def readers(self) -> dict[Key, list[int]]:
+        """Per number, the identities whose closure step reads whether it is hidden.
+
+        A step at an identity reads its terms, a term's proxy (hidden only for its
+        failures), and, pricing a term, its twins and the rates' other parts of both.
+        Built once (after the proxies are set: the suppression's first closure).
+        """
+        if self._readers is None:
+            readers: dict[Key, list[int]] = {}
+            for index, identity in enumerate(self.identities):
+                read: set[Key | None] = set()
+                for term in identity:
+                    twins = self.partners.get(term, ())
+                    read.update((term, self.proxies.get(term), self.partner.get(term), *twins))
+                    read.update(self.partner.get(twin) for twin in twins)
+                for key in read:
+                    if key is not None:
+                        readers.setdefault(key, []).append(index)
+            self._readers = readers
+        return self._readers
 
     def destroyed(self) -> dict[Rate, int]:
         """Each rate with a hidden part, with how many parts are hidden."""
@@ -909,7 +983,7 @@ def _suppress(
     primary += sorted(k for k in forced if k in model.quantities and k not in primary)
     state.hide([*sorted(start or ()), *primary])
     _complement(state, sensitive)
-    state.hidden -= state.public  # forced by a closure, maybe: known anyway, so shown
+    state.hidden = state.hidden - state.public  # forced by a closure, maybe: known, so shown
     complement = None
     if exact:  # with releases the greedy's: their patterns then differ less
         complement = _exact(state, frozenset(primary), sensitive)
@@ -1034,6 +1108,10 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     local = LocalCheck(state.model, _seed(state))
     pending = list(sensitive)
     total = len(sensitive)
+    # Each candidate's closure, with the identities it looked at: kept while no number
+    # those identities read is hidden (hidden numbers only ever join here), since it is
+    # then the closure computed afresh (_Suppressor.added).
+    closures: dict[Key, tuple[set[Key], set[int]]] = {}
     while pending:
         published = state.published()
         locally = functools.partial(_local_safe, state, local, published)
@@ -1058,7 +1136,11 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
             # Price each candidate by everything its hiding forces; try the cheapest first
             # (by what it adds to the pattern's price: the same order as the whole price).
             # A candidate that forces a frozen number goes last (labels: docs/disclosure.md).
-            forced = {key: state.added([key]) for key in linked}
+            for key in linked:
+                if key not in closures:
+                    visited: set[int] = set()
+                    closures[key] = (state.added([key], visited=visited), visited)
+            forced = {key: closures[key][0] for key in linked}
             destroyed = state.destroyed()
             added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in linked}
             frozen = {key: not forced[key].isdisjoint(state.frozen) for key in linked}
@@ -1069,7 +1151,27 @@ def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
                 if state.local_safe(local, quantity, state.published(hidden)):
                     chosen = key
                     break
-            state.hide([chosen])
+            state.hidden = state.hidden | forced[chosen]  # its closure, found above
+            _forget(closures, forced[chosen], state.readers())
+
+
+def _forget(
+    closures: dict[Key, tuple[set[Key], set[int]]],
+    newly: set[Key],
+    readers: Mapping[Key, list[int]],
+) -> None:
+    """Drop the closures that ``newly`` hidden numbers may change: those of a number now
+    hidden, and those that stepped at an identity reading one of them."""
+    touched: set[int] = set()
+    for key in newly:
+        touched.update(readers.get(key, ()))
+    stale = [
+        key
+        for key, (_, visited) in closures.items()
+        if key in newly or not visited.isdisjoint(touched)
+    ]
+    for key in stale:
+        del closures[key]
 
 
 def _unsettled(
