@@ -221,6 +221,14 @@ def test_audit_comparisons_reads_which_systems_and_finds_the_joint_leak(tmp_path
         assert "audit FAIL: 3 products together" in stdout
     status, _, stderr = run(["audit", str(paths["a"]), "--comparisons", str(paths["a"])])
     assert status == 2 and "--comparisons names a shared report" in stderr
+    # A comparison of another cohort fits no reading of these reports' systems.
+    other_gold, other_first, other_second = _cohort(30, 8)
+    stranger = compare(other_gold, other_first, other_second, schema=SCHEMA)
+    paths["x"] = tmp_path / "x.json"
+    paths["x"].write_text(build_shared_comparison(stranger, TYPES, MIN_CELL, set()).to_json())
+    argv = ["audit", str(paths["a"]), "--others", str(paths["b"]), "--comparisons", str(paths["x"])]
+    status, _, stderr = run(argv)
+    assert status == 2 and "fits no two of the reports' systems" in stderr
 
 
 @_THOROUGH_ONLY

@@ -126,7 +126,11 @@ def _orientations(
             if not _inconsistent(audit_publication([*reports, comparison], [*systems, pair]))
         ]
         if not fits:
-            raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+            raise UsageError(
+                "--comparisons: a shared comparison fits no two of the reports' systems "
+                "(is it of this cohort?)",
+                "audit",
+            )
         choices.append(fits)
     combinations = list(itertools.product(*choices))
     if len(combinations) > MAX_ORIENTATIONS:

@@ -145,7 +145,7 @@ def share_publication_files(
     return [*_publication(inputs, min_cell, compared)]
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)  # inside only: no field in a repr
 class _Input:
     # A report of the publication: the full report, its case counts (inside only), its
     # system's index and its min cell.
@@ -160,7 +160,7 @@ class _Input:
         return bool(self.report.by_stratum)
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)  # inside only: no field in a repr
 class _Compared:
     # A comparison of the publication: its systems' indices, the full comparison, its
     # distinct-case counts and field types (inside only).
