@@ -61,6 +61,8 @@ def share_publication(
         os.path.join(args.out_dir, f"{names[b]}_vs_{names[c]}.shared-comparison.json")
         for b, c in pairs
     ]
+    if len(set(outs)) != len(outs):  # x.jsonl's stratified variant and x.strata.jsonl's report
+        raise UsageError("--publication would write two documents to one name", "share")
     inputs = (gold, schema_path, strata, *systems)
     check_outputs(outs, inputs=[i for i in inputs if i is not None])
     products = share_publication_files(
