@@ -166,6 +166,7 @@ def _write_publication_inputs(tmp_path: Path, cases: int, seed: int) -> tuple[Pa
     return gold, baseline, candidate, schema_path, strata
 
 
+@_THOROUGH_ONLY
 def test_a_publication_with_strata_and_another_min_cell_is_safe_together(tmp_path: Path) -> None:
     # One system shared four ways: without and with strata, at 11 and at 13. Held together
     # they pass the joint audit; a variant at the smaller min cell hides all the stricter one
