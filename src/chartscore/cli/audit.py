@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import glob
 import itertools
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from chartscore.cli._command import Command, Option, UsageError, input_argument
 from chartscore.cli._options import REQUIRED_MIN_CELL, declared_min_cell, required_min_cell
@@ -21,9 +21,6 @@ from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
-
-if TYPE_CHECKING:
-    from chartscore.disclosure.publication import PublicationAudit
 
 EXIT_AUDIT_FAILED: Final = 4
 MAX_ORIENTATIONS: Final = 16
@@ -115,7 +112,7 @@ def _orientations(
     # Which two systems each comparison compares, as baseline and candidate: every ordered
     # pair of the reports' systems its numbers agree with (held with the reports alone).
     # Each combination is audited; the publication passes only if every one does.
-    from chartscore.disclosure.publication import audit_publication  # noqa: PLC0415
+    from chartscore.disclosure.publication import publication_consistent  # noqa: PLC0415
 
     labels = sorted(set(systems), key=int)
     choices: list[list[tuple[str, str]]] = []
@@ -123,7 +120,7 @@ def _orientations(
         fits = [
             pair
             for pair in itertools.permutations(labels, 2)
-            if not _inconsistent(audit_publication([*reports, comparison], [*systems, pair]))
+            if publication_consistent([*reports, comparison], [*systems, pair])
         ]
         if not fits:
             raise UsageError(
@@ -136,10 +133,6 @@ def _orientations(
     if len(combinations) > MAX_ORIENTATIONS:
         raise UsageError("--comparisons: too many ways to read the comparisons' systems", "audit")
     return [list(combination) for combination in combinations]
-
-
-def _inconsistent(result: PublicationAudit) -> bool:
-    return any(row.status == "inconsistent" for row in result.rows)
 
 
 def _shared_report(path: InputPath) -> SharedReport:

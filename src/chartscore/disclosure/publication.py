@@ -525,6 +525,15 @@ def publication_leaks(
     return rows
 
 
+def publication_consistent(products: Sequence[Product], systems: Sequence[System]) -> bool:
+    """Whether some cohort could give all these products' published numbers at once.
+
+    A cheap test (the solver's set-up only, no range): ``audit --comparisons`` uses it
+    to read which two systems a shared comparison compares.
+    """
+    return _Joint(products, systems).solver()[1] != "inconsistent"
+
+
 class _Joint:
     # The joint model of a publication, its published numbers and its hidden ones.
 
@@ -580,5 +589,6 @@ __all__ = [
     "audit_publication",
     "gold_only_keys",
     "product_key",
+    "publication_consistent",
     "publication_leaks",
 ]

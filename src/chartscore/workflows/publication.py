@@ -193,6 +193,8 @@ def _publication(
     # (whose numbers it also holds: the plain one follows its choice, an easier problem).
     best: list[Product] | None = None
     made: dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product] = {}
+    truths = [_true_values(i) for i in inputs]  # once, whatever the order
+    truths_compared = [c.values(min_cell) for c in compared]
     count = 1 + max(i.system for i in inputs)
     for first in range(min(count, FIRSTS)):
         rank = {system: (system - first) % count for system in range(count)}
@@ -200,7 +202,8 @@ def _publication(
             range(len(inputs)),
             key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, -inputs[i].stratified, i),
         )
-        found = _in_order([inputs[i] for i in order], compared, min_cell, made)
+        values = [truths[i] for i in order] + truths_compared
+        found = _in_order([inputs[i] for i in order], compared, min_cell, made, values)
         products = [found[order.index(i)] for i in range(len(inputs))]
         products += found[len(inputs) :]
         if best is None or _hidden(products) < _hidden(best):
@@ -218,10 +221,12 @@ def _in_order(
     compared: Sequence[_Compared],
     min_cell: int,
     made: dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product],
+    values: Sequence[Mapping[Key, int]],
 ) -> list[Product]:
     # The loop of the module's docstring: the reports in this order, then the comparisons.
     # ``made``: each product already suppressed under the same hidden and known numbers (in
-    # another order or round): the same choice, made once.
+    # another order or round): the same choice, made once. ``values``: each product's true
+    # values, in this order.
     from chartscore.disclosure.model import model_of  # noqa: PLC0415
     from chartscore.disclosure.publication import (  # noqa: PLC0415
         System,
@@ -231,7 +236,6 @@ def _in_order(
 
     systems: list[System] = [str(i.system) for i in inputs]
     systems += [(str(c.baseline), str(c.candidate)) for c in compared]
-    values = [_true_values(i) for i in inputs] + [c.values(min_cell) for c in compared]
     forced: list[set[Key]] = [set() for _ in systems]
     level: dict[tuple[str, str], int] = {}
     for _ in range(ROUNDS):
