@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
+from typing import TypeVar
 from pathlib import Path
 
+import pytest
+from hypothesis import settings
 from hypothesis import strategies as st
 
 from chartscore import EvidenceChain, GoldField, Prediction, Schema, SourceLocation
@@ -136,6 +139,31 @@ def datasets(draw: st.DrawFn) -> tuple[list[GoldField], list[Prediction]]:
     return gold, predictions
 
 
+_Test = TypeVar("_Test")
+
+THOROUGH = settings.default.max_examples >= 100
+"""Whether this run is the thorough profile's (``--hypothesis-profile thorough``)."""
+
+
+PROFILE_DEPENDENT = pytest.mark.profile_dependent
+"""A test that is not a property test but runs more (or at all) under the thorough profile.
+
+.ci/run's second pass (thorough profile) runs only the tests that the profile changes: the
+property tests (hypothesis marks them ``hypothesis``) and these. A test that runs alike under
+both profiles runs once, in the first pass.
+"""
+
+
+def thorough_only(reason: str) -> Callable[[_Test], _Test]:
+    """Skip a test outside the thorough profile (and mark it ``profile_dependent``)."""
+    skip = pytest.mark.skipif(not THOROUGH, reason=f"thorough profile only (.ci/run runs it): {reason}")
+
+    def mark(test: _Test) -> _Test:
+        return PROFILE_DEPENDENT(skip(test))
+
+    return mark
+
+
 def examples(thorough: int, least: int = 3) -> int:
     """A property test's example count: as written under ``--hypothesis-profile thorough``.
 
@@ -143,8 +171,6 @@ def examples(thorough: int, least: int = 3) -> int:
     test whose every example starts processes asks for fewer), so the suite stays fast
     enough to run before every change; CI runs the thorough profile too.
     """
-    from hypothesis import settings
-
     scale = settings.default.max_examples  # 100 when thorough, 10 by default
     if scale >= 100:
         return thorough * scale // 100

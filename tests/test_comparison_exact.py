@@ -24,15 +24,12 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.errors import ChartscoreError, ErrorCode
 from test_shared_comparison import CANARY_CASE, CANARY_VALUE, MIN_CELL, inside, write_cohort
 
-from helpers import examples
+from helpers import examples, thorough_only
 
 Key = tuple[str, str, str]
 Inside = tuple[Comparison, dict[Key, int], dict[str, str]]
 
-_THOROUGH_ONLY = pytest.mark.skipif(
-    settings.default.max_examples < 100,
-    reason="thorough profile only (.ci/run runs it): each exact choice takes seconds",
-)
+_THOROUGH_ONLY = thorough_only("each exact choice takes seconds")
 
 
 def _inside(where: Path, cases: int, seed: int) -> Inside:

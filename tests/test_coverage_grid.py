@@ -15,13 +15,15 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from hypothesis import settings
+
+from helpers import PROFILE_DEPENDENT, THOROUGH
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 
-pytestmark = pytest.mark.skipif(
-    settings.default.max_examples < 100, reason="thorough profile only (.ci/run runs it)"
-)
+pytestmark = [
+    PROFILE_DEPENDENT,
+    pytest.mark.skipif(not THOROUGH, reason="thorough profile only (.ci/run runs it)"),
+]
 
 
 def _grid() -> ModuleType:

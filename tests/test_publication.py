@@ -27,12 +27,11 @@ from chartscore.disclosure.publication import audit_publication
 from chartscore.disclosure.suppress import _with_figures
 from chartscore.documents.shared_report import SharedReport, shared_from_report
 
-from helpers import examples
+from helpers import examples, thorough_only
 
-_THOROUGH_ONLY = pytest.mark.skipif(
-    settings.default.max_examples < 100,
-    reason="thorough profile only (.ci/run runs it): each share of a small cohort takes "
-    "seconds (the exact choice); the command-line test covers a publication by default",
+_THOROUGH_ONLY = thorough_only(
+    "each share of a small cohort takes seconds (the exact choice); the command-line test "
+    "covers a publication by default"
 )
 
 DIGEST = "sha256:" + "ef" * 32

@@ -273,7 +273,7 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
         "labels, greedy, 60 more (inside only)\n"
         "chartscore: differencing against earlier or later releases of overlapping cohorts is "
         "not covered (--releases DIR), nor combining this report with other systems' products "
-        "of the cohort (docs/disclosure.md)\n"
+        "of the cohort unless shared with them (--publication; docs/disclosure.md)\n"
     )
     text = target.read_text(encoding="utf-8")
     # The file is what the library shares, byte for byte.

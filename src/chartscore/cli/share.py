@@ -182,7 +182,8 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
             streams.err,
             f"{PROGRAM}: differencing against earlier or later releases of overlapping cohorts "
             "is not covered (--releases DIR), nor combining this report with other systems' "
-            "products of the cohort (docs/disclosure.md)\n",
+            "products of the cohort unless shared with them (--publication; "
+            "docs/disclosure.md)\n",
         )
         return
     if earlier == 0:
@@ -190,7 +191,7 @@ def _say_releases(shared: SharedReport, streams: Streams) -> None:
             streams.err,
             f"{PROGRAM}: recorded as the first release in the releases folder: later "
             "releases are audited jointly with it (other systems' products of the cohort "
-            "are not: docs/disclosure.md)\n",
+            "are not: --publication shares them together; docs/disclosure.md)\n",
         )
         return
     cost = shared.ledger_cost or 0
@@ -245,7 +246,7 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
         streams.err,
         f"{PROGRAM}: differencing against other shared comparisons of overlapping cohorts "
         "is not covered, nor combining this comparison with either system's shared report "
-        "(docs/disclosure.md)\n",
+        "unless shared with it (--publication --compare; docs/disclosure.md)\n",
     )
     return EXIT_OK
 
