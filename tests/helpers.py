@@ -6,8 +6,8 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
-from typing import TypeVar
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from hypothesis import settings
@@ -156,7 +156,9 @@ both profiles runs once, in the first pass.
 
 def thorough_only(reason: str) -> Callable[[_Test], _Test]:
     """Skip a test outside the thorough profile (and mark it ``profile_dependent``)."""
-    skip = pytest.mark.skipif(not THOROUGH, reason=f"thorough profile only (.ci/run runs it): {reason}")
+    skip = pytest.mark.skipif(
+        not THOROUGH, reason=f"thorough profile only (.ci/run runs it): {reason}"
+    )
 
     def mark(test: _Test) -> _Test:
         return PROFILE_DEPENDENT(skip(test))
