@@ -36,6 +36,7 @@ from chartscore.cli._options import (
     output_target,
     progress_line,
     strata_input,
+    warn_same_inputs,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.documents.comparison import (
@@ -60,6 +61,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     strata_path = strata_input(args)
     inputs = (gold, baseline, candidate, schema_path, gates_path, strata_path)
     out = output_target(args.out, inputs)
+    warn_same_inputs(
+        streams,
+        ("--baseline", baseline, "--gold", gold),
+        ("--candidate", candidate, "--gold", gold),
+        ("--candidate", candidate, "--baseline", baseline),
+    )
     request = ledger_request(
         args,
         "compare",
