@@ -72,7 +72,15 @@ def test_worklist_warns_too(tmp_path: Path) -> None:
     predictions = write_jsonl(tmp_path / "pred.jsonl", PREDICTIONS)
     out = tmp_path / "worklist.csv"
     _, _, err = run(
-        ["worklist", "--gold", str(predictions), "--predictions", str(predictions), "--out", str(out)]
+        [
+            "worklist",
+            "--gold",
+            str(predictions),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(out),
+        ]
     )
     assert f"chartscore: warning: --predictions and --gold {SAME}\n" in err
 
