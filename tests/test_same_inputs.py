@@ -97,3 +97,31 @@ def test_same_content_is_byte_equality(first: bytes, second: bytes) -> None:
         assert same_content(one, one)
         assert not same_content(one, Path(folder) / "missing")
         assert not same_content(STDIN, one)
+
+
+def test_worklist_counts_what_extra_predictions_ignore_left_out(tmp_path: Path) -> None:
+    gold = write_jsonl(tmp_path / "gold.jsonl", GOLD)
+    extra = {"case_id": "c9-private", "field_id": "hx.smoking", "value": "never"}
+    predictions = write_jsonl(
+        tmp_path / "pred.jsonl", [*PREDICTIONS, extra, extra | {"case_id": "c8"}]
+    )
+    for jobs in ("1", "2"):
+        out = tmp_path / f"worklist-{jobs}.csv"
+        argv = [
+            "worklist",
+            "--gold",
+            str(gold),
+            "--predictions",
+            str(predictions),
+            "--out",
+            str(out),
+        ]
+        status, _, err = run([*argv, "--extra-predictions", "ignore", "--jobs", jobs])
+        assert status == 0
+        assert err.endswith(
+            "chartscore: worklist: 2 predictions whose key is not in gold were ignored and are "
+            "in no row (--extra-predictions ignore)\n"
+        )
+        assert "c9-private" not in err and "c9-private" not in out.read_text(encoding="utf-8")
+    status, _, err = run([*argv[:-2], "--out", str(tmp_path / "plain.csv")])
+    assert status != 0 and "ignored" not in err

@@ -55,6 +55,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         + (f" ({by_class})" if by_class else "")
         + "; patient-level, inside only: never share it\n",
     )
+    if found.ignored_prediction_count:
+        say(
+            streams.err,
+            f"{PROGRAM}: worklist: {found.ignored_prediction_count:,} predictions whose key is "
+            "not in gold were ignored and are in no row (--extra-predictions ignore)\n",
+        )
     return EXIT_OK
 
 

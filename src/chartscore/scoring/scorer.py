@@ -249,6 +249,11 @@ class Scorer:
         """The run's field rules (to reduce this scorer's partial tally: ``partial.tally``)."""
         return self._rules
 
+    @property
+    def ignored_prediction_count(self) -> int | None:
+        """Predictions skipped for a key not in gold; None unless ``extra_predictions="ignore"``."""
+        return self._ignored if self._ignore_extra else None
+
     def unused_schema_fields(self) -> list[str]:
         """Schema field ids that no gold row uses, sorted (a typo drops a tolerance)."""
         if self._schema is None:
@@ -273,7 +278,7 @@ class Scorer:
             strata = strata_parts(self._strata, rows, self._coding)
         return PartialTally(
             {field_id: state.counts for field_id, state in self._fields.items()},
-            self._ignored if self._ignore_extra else None,
+            self.ignored_prediction_count,
             clusters=pooled_sums(self.field_classes(), self._coding),
             plugins=self._plugins.layout,
             strata=strata,

@@ -54,9 +54,12 @@ class Worklist:
 
     Attributes:
         rows: ``(case id, field id, outcome class)`` per disagreeing gold row.
+        ignored_prediction_count: With ``extra_predictions="ignore"``, how many predictions
+            were skipped for a key not in gold (they are in no row); None otherwise.
     """
 
     rows: tuple[Disagreement, ...] = attrs.field(repr=False)
+    ignored_prediction_count: int | None = None
 
     def __repr__(self) -> str:
         return f"Worklist(<{len(self.rows)} rows hidden>)"
@@ -94,7 +97,7 @@ def worklist(
     )
     with collector_paused():
         feed_records(scorer, gold, predictions)
-    return Worklist(tuple(scorer.disagreements()))
+    return Worklist(tuple(scorer.disagreements()), scorer.ignored_prediction_count)
 
 
 def worklist_files(
@@ -113,7 +116,7 @@ def worklist_files(
     check_file_options(None, parallel, extra_predictions, False)
     scorer = DisagreementScorer(resolve_schema(schema), extra_predictions=extra_predictions)
     feed_files(scorer, gold, predictions, parallel=parallel)
-    return Worklist(tuple(scorer.disagreements()))
+    return Worklist(tuple(scorer.disagreements()), scorer.ignored_prediction_count)
 
 
 def write_worklist(
