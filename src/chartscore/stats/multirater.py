@@ -165,7 +165,7 @@ def chance_corrected(
         if r >= 2:
             total = sum(
                 (
-                    count * (sum((weight(k, l) * m for l, m in pattern), Fraction(0)) - 1)
+                    count * (sum((weight(k, other) * m for other, m in pattern), Fraction(0)) - 1)
                     for k, count in pattern
                 ),
                 Fraction(0),
@@ -179,7 +179,7 @@ def chance_corrected(
     p_a = sum((a * many for a, (_, many) in zip(agreement, table, strict=True)), Fraction(0)) / n2
     factor = total_weight / (q * (q - 1)) if q >= 2 else Fraction(0)
     if chance == "fleiss":
-        pibar = {k: sum((weight(k, l) * p for l, p in pi.items()), Fraction(0)) for k in pi}
+        pibar = {k: sum((weight(k, other) * p for other, p in pi.items()), Fraction(0)) for k in pi}
         p_e = sum((pi[k] * pibar[k] for k in pi), Fraction(0))
     else:
         p_e = factor * sum((p * (1 - p) for p in pi.values()), Fraction(0))
@@ -235,7 +235,7 @@ def _rank_scores(totals: Mapping[int, int]) -> dict[int, Fraction]:
 class _Sums:
     """What alpha is made of, kept so that one unit can be taken out and put back."""
 
-    __slots__ = ("expected_parts", "metric", "observed", "values", "total")
+    __slots__ = ("expected_parts", "metric", "observed", "total", "values")
 
     def __init__(self, metric: str, values: Sequence[Fraction]) -> None:
         self.metric = metric
@@ -243,10 +243,14 @@ class _Sums:
         self.total = 0  # N, the pairable ratings
         self.observed = Fraction(0)  # sum over units of their disagreement / (r_u - 1)
         # nominal: {category: n_c}; interval: [S1, S2] of the values
-        self.expected_parts: dict[int, int] | list[Fraction] = {} if metric == "nominal" else [
-            Fraction(0),
-            Fraction(0),
-        ]
+        self.expected_parts: dict[int, int] | list[Fraction] = (
+            {}
+            if metric == "nominal"
+            else [
+                Fraction(0),
+                Fraction(0),
+            ]
+        )
 
     def unit_observed(self, pattern: Pattern) -> Fraction:
         r = _raters(pattern)
@@ -372,7 +376,9 @@ def krippendorff_alpha(
                 for key, step in _coincidences([(pattern, 1)], -1).items():
                     reduced[key] += step
                 leave_out.append(_ordinal_alpha({k: v for k, v in reduced.items() if v}))
-        return _with_jackknife(alpha, leave_out, table, n, pairs, confidence)
+        return _with_jackknife(
+            alpha, leave_out=leave_out, table=table, n=n, pairs=pairs, confidence=confidence
+        )
     sums = _Sums(metric, list(values) if values is not None else [])
     for pattern, many in table:
         sums.add(pattern, many)
@@ -385,11 +391,14 @@ def krippendorff_alpha(
             sums.add(pattern, -1)
             leave_out.append(sums.alpha())
             sums.add(pattern, 1)
-    return _with_jackknife(alpha, leave_out, table, n, pairs, confidence)
+    return _with_jackknife(
+        alpha, leave_out=leave_out, table=table, n=n, pairs=pairs, confidence=confidence
+    )
 
 
 def _with_jackknife(
     alpha: Fraction,
+    *,
     leave_out: list[Fraction | None],
     table: Sequence[tuple[Pattern, int]],
     n: int,
