@@ -162,6 +162,7 @@ def documentation() -> list[Path]:
 @pytest.mark.parametrize("page", documentation(), ids=lambda path: path.name)
 def test_every_python_path_in_the_docs_exists(page: Path) -> None:
     from chartscore.disclosure.rule import SHARED_FORMAT
+    from chartscore.documents.agreement import AGREEMENT_FORMAT
     from chartscore.documents.comparison import COMPARISON_FORMAT
     from chartscore.documents.report import REPORT_FORMAT
     from chartscore.documents.shared_comparison import SHARED_COMPARISON_FORMAT
@@ -171,6 +172,7 @@ def test_every_python_path_in_the_docs_exists(page: Path) -> None:
     # Document names and the plugins' entry point group: dotted, but not modules.
     formats = {REPORT_FORMAT, COMPARISON_FORMAT, SHARED_FORMAT, PARTIAL_FORMAT, ENTRY_POINT_GROUP}
     formats.add(SHARED_COMPARISON_FORMAT)
+    formats.add(AGREEMENT_FORMAT)
     text = page.read_text(encoding="utf-8")
     named = {name.rstrip(".") for name in DOTTED_NAME.findall(text)} - formats
     assert {name for name in named if not resolves(name)} == set()

@@ -45,15 +45,23 @@ def test_score_warns_when_the_predictions_are_the_gold_file(tmp_path: Path) -> N
 
 def test_a_copy_with_the_same_bytes_is_warned_about_too(tmp_path: Path) -> None:
     predictions = write_jsonl(tmp_path / "a.jsonl", PREDICTIONS)
-    copy = tmp_path / "b.jsonl"
-    shutil.copyfile(predictions, copy)
-    gold = write_jsonl(tmp_path / "gold.jsonl", GOLD)
-    status, _, err = run(
-        ["compare", "--gold", str(gold), "--baseline", str(predictions), "--candidate", str(copy)]
+    gold = tmp_path / "b.jsonl"
+    shutil.copyfile(predictions, gold)
+    _, _, err = run(
+        ["compare", "--gold", str(gold), "--baseline", str(predictions), "--candidate", str(gold)]
     )
-    assert status == 0
-    assert err.count("warning:") == 1
-    assert f"chartscore: warning: --candidate and --baseline {SAME}\n" in err
+    assert err.count("warning:") == 2
+    assert f"chartscore: warning: --baseline and --gold {SAME}\n" in err
+    assert f"chartscore: warning: --candidate and --gold {SAME}\n" in err
+
+
+def test_one_system_compared_with_itself_is_not_warned_about(tmp_path: Path) -> None:
+    # A deliberate check (the comparison of a system with itself shows no difference).
+    predictions = write_jsonl(tmp_path / "a.jsonl", PREDICTIONS)
+    gold = write_jsonl(tmp_path / "gold.jsonl", GOLD)
+    argv = ["--gold", str(gold), "--baseline", str(predictions), "--candidate", str(predictions)]
+    status, _, err = run(["compare", *argv])
+    assert (status, err) == (0, "")
 
 
 def test_distinct_inputs_are_not_warned_about(tmp_path: Path) -> None:

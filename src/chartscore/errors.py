@@ -158,6 +158,8 @@ class ErrorCode(enum.StrEnum):
     INVALID_RUN_LABEL = "invalid_run_label"
     DUPLICATE_RUN_LABEL = "duplicate_run_label"
     UNKNOWN_BASELINE = "unknown_baseline"
+    # Several raters (agree).
+    UNDECLARED_RATER_FIELD = "undeclared_rater_field"
     # Case strata (site, abstractor).
     # The ledger of successive releases (share --releases).
     NOT_A_RELEASE_LEDGER = "not_a_release_ledger"
@@ -312,6 +314,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_run_label": "a system label or run id must be a plain name such as model-v2",
     "duplicate_run_label": "two prediction files give the same run label (file name stem)",
     "unknown_baseline": "the baseline names no run of the batch (a file name stem)",
+    "undeclared_rater_field": "a rater file names a field id the schema does not declare",
     "strata_not_declared": "a strata file needs a schema that declares strata (--schema)",
     "stratum_undeclared": "a strata line names a key or label the schema does not declare",
     "stratum_missing": "a strata line lacks one of the schema's stratum keys",
@@ -396,6 +399,7 @@ class InputKind(enum.StrEnum):
     LEDGER_KEY = "ledger_key"
     STRATA = "strata"
     RELEASES = "releases"
+    RATERS = "raters"
 
 
 def valid_field_id(value: object) -> bool:

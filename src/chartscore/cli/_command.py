@@ -35,6 +35,8 @@ class Option:
         choices: The only values allowed (checked after parsing, with a fixed message).
         reads_input: The value names an input file, which may be ``-`` (standard
             input); at most one input of a command may be ``-``.
+        many: The option takes one or more values (``--raters A B C``), and may be
+            repeated; the values are gathered in order into one list.
     """
 
     flag: str
@@ -43,6 +45,7 @@ class Option:
     required: bool = False
     choices: tuple[str, ...] = ()
     reads_input: bool = False
+    many: bool = False
 
     @property
     def dest(self) -> str:

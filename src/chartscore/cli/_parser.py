@@ -17,6 +17,7 @@ from typing import Final, NoReturn
 
 from chartscore._version import __version__
 from chartscore.cli import (
+    agree,
     audit,
     batch,
     compare,
@@ -45,6 +46,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     worklist.COMMAND,
     ledger.COMMAND,
     batch.COMMAND,
+    agree.COMMAND,
 )
 BY_NAME: Final = {command.name: command for command in COMMANDS}
 LEAVES: Final = tuple(leaf for command in COMMANDS for leaf in (command.subcommands or (command,)))
@@ -117,6 +119,20 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, True if self.nargs == 0 else values)
 
 
+class _Gather(argparse.Action):
+    """Gather an option's values (one or more each time it is given) into one list."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        gathered = getattr(namespace, self.dest, None) or []
+        setattr(namespace, self.dest, [*gathered, *(values if isinstance(values, list) else [])])
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The parser for every command, built from :data:`COMMANDS`."""
     parser = _Parser(
@@ -157,6 +173,11 @@ def _add_command(commands: argparse._SubParsersAction[_Parser], command: Command
             sub.add_argument(
                 option.dest, metavar=option.metavar, nargs="?", default=None, help=option.help
             )
+        elif option.many:
+            sub.add_argument(
+                option.flag, action=_Gather, dest=option.dest, metavar=option.metavar,
+                nargs="+", default=None, help=option.help,
+            )  # fmt: skip
         elif option.metavar is None:  # a flag: present or not
             sub.add_argument(
                 option.flag, action=_Once, dest=option.dest, nargs=0, default=False,
@@ -180,6 +201,8 @@ def _usage(command: Command) -> str:
             parts.append(option.metavar or option.flag)
             continue
         text = option.flag if option.metavar is None else f"{option.flag} {option.metavar}"
+        if option.many:
+            text += f" [{option.metavar} ...]"
         parts.append(text if option.required else f"[{text}]")
     return " ".join(parts)
 
@@ -237,8 +260,10 @@ def _check_options(command: Command, args: argparse.Namespace) -> None:
                 else "one of " + ", ".join(option.choices)
             )
             raise UsageError(f"{option.flag} must be {allowed}", command.name)
-        if option.reads_input and value == STANDARD_STREAM:
-            standard_inputs += 1
+        if option.reads_input:
+            standard_inputs += (
+                value.count(STANDARD_STREAM) if type(value) is list else value == STANDARD_STREAM
+            )
     if standard_inputs > 1:
         raise UsageError("standard input (-) can feed one input only", command.name)
 

@@ -65,7 +65,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         streams,
         ("--baseline", baseline, "--gold", gold),
         ("--candidate", candidate, "--gold", gold),
-        ("--candidate", candidate, "--baseline", baseline),
     )
     request = ledger_request(
         args,
