@@ -13,8 +13,10 @@ versus filled cells; missing-data codes ``UNK`` and ``NA`` are cells and a check
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
+import os
 import stat
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +24,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+import chartscore.io.output as output_module
 from chartscore import ChartscoreError, ErrorCode
 from chartscore.cli import main
 from chartscore.errors import ErrorHint
@@ -265,6 +268,33 @@ def test_rater_outputs_are_checked_like_every_output(tmp_path: Path) -> None:
     status, _, err = run(over)
     assert status == 1 and "output_is_input" in err
     assert not list(tmp_path.iterdir())  # nothing written by either
+
+
+def test_a_full_disk_on_the_third_output_leaves_no_new_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = dde_argv(tmp_path, "--schema-out", str(tmp_path / "schema.json"))
+    names = ("gold.jsonl", "rater1.jsonl", "rater2.jsonl", "schema.json")
+    for name in names:  # an earlier import's files: never new raters beside old gold
+        (tmp_path / name).write_bytes(f"old {name}\n".encode())
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    real_fsync = os.fsync
+    synced: list[int] = []
+
+    def full_disk_on_the_third_file(descriptor: int) -> None:
+        if stat.S_ISREG(os.fstat(descriptor).st_mode):
+            synced.append(descriptor)
+            if len(synced) == 3:
+                raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(output_module.os, "fsync", full_disk_on_the_third_file)
+    status, out, err = run(argv)
+    assert (status, out) == (1, "") and "output_unwritable (output)" in err
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    monkeypatch.setattr(output_module.os, "fsync", real_fsync)
+    assert run(argv)[0] == 0
+    assert all((tmp_path / name).read_bytes()[:4] != b"old " for name in names)
 
 
 # --- hints: missing-data codes, spaces, excluded fields ---------------------------------

@@ -229,7 +229,7 @@ def import_redcap_dde(
     if merged_gold:
         written.append(("gold", merged))
     else:
-        counts["dde_merged_left_out"] = reader.merged_left_out
+        counts["dde_merged_left_out"] = len(reader.merged_left_out)
     for name, part in written:
         counts[f"{name}_cases"] = len(part.cases)
         counts[f"{name}_unanswerable"] = part.unanswerable()
@@ -285,7 +285,9 @@ class _Part:
     def __init__(self, *, gold: bool) -> None:
         self.gold = gold
         self.values: list[tuple[str, ImportedField, object]] = []
-        self.cases: dict[str, tuple[int, int]] = {}  # case id -> (blank cells, code cells)
+        # Case id -> (blank cells, undeclared code cells): the cases read, and their tallies
+        # until a DDE entry's partner is known.
+        self.cases: dict[str, tuple[int, int]] = {}
 
     def __repr__(self) -> str:
         return f"_Part(<{len(self.cases)} cases>)"
@@ -344,7 +346,7 @@ class _RecordsReader:
         self.parts = {_MERGED: _Part(gold=merged_gold)}
         if dde:
             self.parts.update({_FIRST: _Part(gold=False), _SECOND: _Part(gold=False)})
-        self.merged_left_out = 0
+        self.merged_left_out: set[str] = set()  # DDE: merged records not read (no gold)
         self.row_keys: dict[str, int] = {}
         self.plain: list[tuple[int, RedcapField]] = []
         self.checkboxes: dict[str, tuple[RedcapField, list[tuple[int, str]], list[int]]] = {}
@@ -394,32 +396,32 @@ class _RecordsReader:
         )
 
     def read(self, *, rows_are_cases: bool) -> None:
-        seen: set[tuple[str, str]] = set()
         for line, cells in self.table.rows():
             if not cells[0].strip():
                 raise ChartscoreError(ErrorCode.INVALID_CASE_ID, input=_SOURCE, line=line, column=1)
             part, record = self._entry(cells[0], line)
-            parts = [cells[self.row_keys[key]] for key in _ROW_KEYS if key in self.row_keys]
+            read = part != _MERGED or self.read_merged
+            seen = self.parts[part].cases if read else self.merged_left_out
+            pieces = [cells[self.row_keys[key]] for key in _ROW_KEYS if key in self.row_keys]
             if rows_are_cases:
-                case_id = "/".join([record, *(part for part in parts if part)])
+                case_id = "/".join([record, *(piece for piece in pieces if piece)])
             else:
                 repeated = any(
                     cells[self.row_keys[key]]
                     for key in (_INSTRUMENT, _INSTANCE)
                     if key in self.row_keys
                 )
-                if repeated or (part, record) in seen:
+                if repeated or record in seen:
                     raise ChartscoreError(ErrorCode.REPEATING_ROWS, input=_SOURCE, line=line)
                 case_id = record
-            if (part, case_id) in seen:
+            if case_id in seen:
                 raise ChartscoreError(ErrorCode.DUPLICATE_CASE, input=_SOURCE, line=line)
             if len(case_id) > MAX_CASE_ID_LENGTH:
                 raise ChartscoreError(ErrorCode.INVALID_CASE_ID, input=_SOURCE, line=line, column=1)
-            seen.add((part, case_id))
-            if part == _MERGED and not self.read_merged:
-                self.merged_left_out += 1
-                continue
-            self._read_row(self.parts[part], case_id, line, cells)
+            if read:
+                self._read_row(self.parts[part], case_id, line, cells)
+            else:
+                self.merged_left_out.add(case_id)
 
     def _entry(self, record: str, line: int) -> tuple[str, str]:
         """The part a record id belongs to, and the case's record id (DDE: without ``--N``)."""
