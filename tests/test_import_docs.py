@@ -49,6 +49,13 @@ def test_the_redcap_example(tmp_path: Path) -> None:
     assert written["gold.jsonl"] == example("redcap gold.jsonl")
 
 
+def test_the_redcap_double_data_entry_example(tmp_path: Path) -> None:
+    inputs = {"dictionary.csv": "redcap dictionary.csv", "dde.csv": "redcap dde records.csv"}
+    written = run_documented("redcap dde", inputs, tmp_path)
+    for name in ("rater1.jsonl", "rater2.jsonl", "gold.jsonl"):
+        assert written[name] == example(f"redcap dde {name}"), name
+
+
 def test_the_label_studio_example(tmp_path: Path) -> None:
     written = run_documented("labelstudio", {"export.json": "labelstudio export.json"}, tmp_path)
     assert written["gold.jsonl"] == example("labelstudio gold.jsonl")

@@ -316,7 +316,12 @@ def test_dictionary_errors_name_a_line_and_column(
         ("study_id,sex\n1,0\n", "record_id_column (records column 1)"),
         ("record_id,sexx\n1,0\n", "unknown_column (records column 2)"),
         ("record_id,symptoms\n1,1\n", "unknown_column (records column 2)"),  # combined checkbox
-        ("record_id,symptoms___oth\n1,1\n", "unknown_column (records column 2)"),  # undeclared
+        ("record_id,symptoms___xyz\n1,1\n", "unknown_column (records column 2)"),  # undeclared
+        (  # a standard code's column, undeclared: the hint says so
+            "record_id,symptoms___oth\n1,1\n",
+            "unknown_column (records column 2; "
+            "a REDCap missing-data code may be missing from --missing-codes)",
+        ),
         ("record_id,sex,sex\n1,0,0\n", "duplicate_column (records column 3)"),
         ("record_id,sex\n1,2\n", "invalid_cell (records line 2 column 2)"),
         ("record_id,tpa\n1,Yes\n", "invalid_cell (records line 2 column 2)"),  # a labels export

@@ -137,6 +137,8 @@ class ErrorCode(enum.StrEnum):
     COLUMN_NOT_FOUND = "column_not_found"
     FIELD_UNDECLARED = "field_undeclared"
     EMPTY_EXPORT = "empty_export"
+    DDE_RECORDS = "dde_records"
+    INVALID_DDE_RECORD = "invalid_dde_record"
     TASK_TOO_LARGE = "task_too_large"
     DUPLICATE_OUTPUT = "duplicate_output"
     # The adjudication worklist.
@@ -284,6 +286,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "column_not_found": "the column map names a column the table does not have",
     "field_undeclared": "a gold field of the column map is not declared in the schema",
     "empty_export": "the export has no row, or no gold value: it would write an empty gold file",
+    "dde_records": (
+        "Double Data Entry records (ID--1, ID--2): import it with --dde (import_redcap_dde)"
+    ),
+    "invalid_dde_record": "with --dde, a record id must be ID--1, ID--2 or a merged ID",
     "task_too_large": "a Label Studio task is over 8 MiB or 500,000 JSON values",
     "duplicate_output": "two outputs name the same file; give each output its own path",
     "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
@@ -337,6 +343,7 @@ class ErrorHint(enum.StrEnum):
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
+    MISSING_CODES_UNDECLARED = "a REDCap missing-data code may be missing from --missing-codes"
 
 
 GATE_KEYS: Final = (

@@ -22,6 +22,16 @@ PREDICTIONS_OUT: Final = Option(
     "--predictions-out", "write the predictions JSON Lines file here (mode 0600)", "FILE"
 )
 SCHEMA_OUT: Final = Option("--schema-out", "write the field schema (JSON) here", "FILE")
+RATER_OUTS: Final = tuple(
+    Option(
+        f"--rater-{number}-out",
+        f"write rater {number}'s records (predictions format) here (mode 0600)",
+        "FILE",
+    )
+    for number in (1, 2)
+)
+PARTS: Final = ("gold", "predictions", "rater_1", "rater_2", "schema")
+"""The outputs an import may write, by part; each is the option ``--<part>-out``."""
 
 _RANGE: Final = re.compile(r"([0-9]{1,15})(?:-([0-9]{1,15}))?")
 MAX_NOTES: Final = 10_000_000
@@ -85,10 +95,13 @@ def output_file(value: str | None, flag: str, command: str) -> str | None:
 
 
 def outputs(args: argparse.Namespace, command: str) -> dict[str, str | None]:
-    """The asked outputs by part (``gold``, ``predictions``, ``schema``); None when not asked."""
+    """The asked outputs by part (``gold``, ``predictions``, ``rater_1``, ``rater_2``,
+    ``schema``); None when not asked (or not an option of the command)."""
     return {
-        part: output_file(getattr(args, f"{part}_out", None), f"--{part}-out", command)
-        for part in ("gold", "predictions", "schema")
+        part: output_file(
+            getattr(args, f"{part}_out", None), f"--{part.replace('_', '-')}-out", command
+        )
+        for part in PARTS
     }
 
 
@@ -112,39 +125,59 @@ def write_and_tell(
     """Write the asked outputs, then one summary line per output on stderr (counts only)."""
     targets = outputs(args, command)
     gold, predictions, schema = targets["gold"], targets["predictions"], targets["schema"]
-    write_imported(imported, gold=gold, predictions=predictions, schema=schema, inputs=inputs)
-    for line in summary(imported, gold=gold is not None, predictions=predictions is not None):
+    raters = [targets["rater_1"], targets["rater_2"]][: len(imported.raters)]
+    write_imported(
+        imported, gold=gold, predictions=predictions, schema=schema, raters=raters, inputs=inputs
+    )
+    written = {part for part, target in targets.items() if target is not None}
+    for line in summary(imported, gold="gold" in written, predictions="predictions" in written):
         say(streams.err, f"{PROGRAM}: {line}\n")
 
 
 def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
-    """Closed sentences of counts: what was written and what was left out."""
+    """Closed sentences of counts: what was written and what was left out.
+
+    Raters (REDCap Double Data Entry) are told when the import has them; their
+    counts, and gold's beside them, are named ``rater_1_cases``, ``gold_cases`` ...
+    """
     counts = imported.counts
     lines: list[str] = []
     if imported.schema is not None:
         fields = imported.schema["fields"]
         skipped = [
             f"{counts[name]:,} {name.removeprefix('skipped_')}"
-            for name in ("skipped_calc", "skipped_descriptive", "skipped_file")
+            for name in ("skipped_calc", "skipped_descriptive", "skipped_file", "skipped_excluded")
             if counts.get(name)
         ]
         left = f" (skipped: {', '.join(skipped)})" if skipped else ""
         lines.append(f"fields: {len(fields):,}{left}")  # type: ignore[arg-type]
-    for wanted, name, rows in (
-        (gold, "gold", len(imported.gold)),
-        (predictions, "predictions", len(imported.predictions)),
-    ):
+    parts = [
+        *((f"rater_{index + 1}", True, len(rows)) for index, rows in enumerate(imported.raters)),
+        ("gold", gold, len(imported.gold)),
+        ("predictions", predictions, len(imported.predictions)),
+    ]
+    for name, wanted, rows in parts:
         if wanted:
-            line = f"{name}: {_many(rows, 'row')} for {_many(counts.get('cases', 0), 'case')}"
-            if counts.get("unanswerable"):
-                line += f", {counts['unanswerable']:,} null (declared missing-data codes)"
+            prefix = f"{name}_" if f"{name}_cases" in counts else ""
+            cases, nulls = counts.get(f"{prefix}cases", 0), counts.get(f"{prefix}unanswerable")
+            line = f"{name.replace('_', ' ')}: {_many(rows, 'row')} for {_many(cases, 'case')}"
+            if nulls:
+                line += f", {nulls:,} null (declared missing-data codes)"
             lines.append(line)
     extras = [
         ("blank_cells", "blank cells (no row written)"),
         ("labels_dropped", "labels outside the declared labels (dropped)"),
         ("notes_left_out", "notes only one of the two annotators annotated (left out)"),
+        ("dde_unpaired", "double data entries without their partner (left out)"),
+        ("dde_merged_left_out", "merged records (no --gold-out: not written)"),
     ]
     lines += [f"{what}: {counts[name]:,}" for name, what in extras if counts.get(name)]
+    if counts.get("undeclared_missing_codes"):
+        cells = counts["undeclared_missing_codes"]
+        lines.append(
+            f"warning: {_many(cells, 'cell')} {'holds' if cells == 1 else 'hold'} REDCap "
+            "missing-data codes, read as values, not null: did you forget --missing-codes?"
+        )
     return lines
 
 

@@ -11,6 +11,13 @@ a code with the input's line, column or item, never a cell. See docs/import.md.
 from chartscore.importers.csv_table import import_csv
 from chartscore.importers.imported import Imported, write_imported
 from chartscore.importers.labelstudio import import_labelstudio
-from chartscore.importers.redcap import import_redcap
+from chartscore.importers.redcap import import_redcap, import_redcap_dde
 
-__all__ = ["Imported", "import_csv", "import_labelstudio", "import_redcap", "write_imported"]
+__all__ = [
+    "Imported",
+    "import_csv",
+    "import_labelstudio",
+    "import_redcap",
+    "import_redcap_dde",
+    "write_imported",
+]

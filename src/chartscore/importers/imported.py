@@ -19,14 +19,16 @@ member built from the same cases, and one more target in :func:`write_imported`.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 
 import attrs
 
 from chartscore.documents.canonical_json import canonical_json, json_constant
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.importers.fields import exact_collection
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.records.model import GoldField, Prediction
@@ -46,18 +48,22 @@ class Imported:
         schema: The schema document (``{"fields": {...}}``), or None.
         counts: What was read and what was left out, by closed names (see
             docs/import.md): counts only.
+        raters: Several raters' records on the same cases (REDCap Double Data
+            Entry's two entries), each in the predictions format, sorted the same way.
     """
 
     gold: tuple[GoldField, ...] = attrs.field(default=(), repr=False)
     predictions: tuple[Prediction, ...] = attrs.field(default=(), repr=False)
     schema: Mapping[str, object] | None = attrs.field(default=None, repr=False)
     counts: Mapping[str, int] = attrs.field(factory=dict, repr=False)
+    raters: tuple[tuple[Prediction, ...], ...] = attrs.field(default=(), repr=False)
 
     def __repr__(self) -> str:
         fields = 0 if self.schema is None else len(self.schema["fields"])  # type: ignore[arg-type]
+        raters = f", {len(self.raters)} raters" if self.raters else ""
         return (
-            f"Imported(<{len(self.gold)} gold rows, {len(self.predictions)} predictions, "
-            f"{fields} schema fields>)"
+            f"Imported(<{len(self.gold)} gold rows, {len(self.predictions)} predictions"
+            f"{raters}, {fields} schema fields>)"
         )
 
     def gold_lines(self) -> bytes:
@@ -67,6 +73,16 @@ class Imported:
     def prediction_lines(self) -> bytes:
         """The predictions as a predictions JSON Lines file."""
         return b"".join(_prediction_line(row) for row in self.predictions)
+
+    def rater_lines(self, rater: int) -> bytes:
+        """One rater's records (0-based: ``raters[rater]``) as a predictions JSON Lines file.
+
+        Raises:
+            ChartscoreError: ``usage`` when there is no such rater.
+        """
+        if type(rater) is not int or not 0 <= rater < len(self.raters):
+            raise ChartscoreError(ErrorCode.USAGE)
+        return b"".join(_prediction_line(row) for row in self.raters[rater])
 
     def schema_text(self) -> bytes:
         """The schema document as canonical JSON, with a line end.
@@ -133,6 +149,7 @@ def write_imported(
     predictions: InputPath | None = None,
     schema: InputPath | None = None,
     inputs: Sequence[InputPath | None] = (),
+    raters: Sequence[InputPath | None] = (),
 ) -> None:
     """Write the asked parts of ``imported``, all or none, after checking every target.
 
@@ -142,6 +159,8 @@ def write_imported(
         predictions: Where to write the predictions file (mode ``0o600``), or None.
         schema: Where to write the schema (canonical JSON), or None.
         inputs: Every input the import read; no output may be one of them.
+        raters: Where to write each rater's file (mode ``0o600``), in the order of
+            ``imported.raters``; None (or a shorter sequence) leaves a rater out.
 
     Raises:
         ChartscoreError: ``output_is_input`` (an output names an input),
@@ -149,15 +168,23 @@ def write_imported(
             (nothing new was written, unless the error says that some outputs
             were replaced), ``invalid_path``;
             ``invalid_schema`` when a schema is asked for but there is none;
-            ``usage`` when ``imported`` is not an :class:`Imported`.
+            ``usage`` when ``imported`` is not an :class:`Imported`, or ``raters``
+            names more raters than it holds.
     """
     if type(imported) is not Imported:
         raise ChartscoreError(ErrorCode.USAGE)
-    asked = (
+    rater_targets = tuple(exact_collection(raters))
+    if len(rater_targets) > len(imported.raters):
+        raise ChartscoreError(ErrorCode.USAGE)
+    asked: list[tuple[object, Callable[[], bytes], int | None]] = [
         (gold, imported.gold_lines, PRIVATE_MODE),
         (predictions, imported.prediction_lines, PRIVATE_MODE),
+        *(
+            (where, functools.partial(imported.rater_lines, index), PRIVATE_MODE)
+            for index, where in enumerate(rater_targets)
+        ),
         (schema, imported.schema_text, None),
-    )
+    ]
     targets = [(where, produce, mode) for where, produce, mode in asked if where is not None]
     checked = check_outputs([where for where, _, _ in targets], inputs=inputs)
     contents = [produce() for _, produce, _ in targets]  # all built before any is written

@@ -21,6 +21,9 @@ Field types (docs/import.md has the full table):
   ``notes`` and ``sql``: text;
 - ``calc``, ``descriptive`` and ``file``: skipped, and counted.
 
+Fields the caller excludes (free-text notes, say) are read as any other, then left
+out like a skipped field: not in the schema, their export columns known and left out.
+
 The dictionary is developer-authored (field names, codes), but errors still name
 only the line and column, and a field id where the error is about that field.
 """
@@ -119,7 +122,8 @@ class Dictionary:
         other_fields: Names of the skipped fields (calc, descriptive, file): their
             columns in an export are known, and left out.
         forms: Every instrument's unique name (for ``<form>_complete`` columns).
-        skipped: How many fields of each skipped type (``calc``, ``descriptive``, ``file``).
+        skipped: How many fields of each skipped type (``calc``, ``descriptive``, ``file``),
+            and how many the caller excluded (``excluded``, when any).
     """
 
     record_id: str
@@ -142,6 +146,7 @@ def read_dictionary(
     missing_codes: Collection[str] = (),
     tolerances: Mapping[str, str | int | Decimal] | None = None,
     ordinal: Collection[str] = (),
+    exclude: Collection[str] = (),
 ) -> Dictionary:
     """Read a REDCap data dictionary (CSV, UI or API header) for import.
 
@@ -153,15 +158,19 @@ def read_dictionary(
             field's as whole days.
         ordinal: Radio and dropdown fields to score as ordinal, their codes (in
             dictionary order) as the levels.
+        exclude: Fields to leave out of the schema and the records (their columns
+            in an export are known, and left out).
 
     Raises:
         ChartscoreError: a reading code (:func:`~chartscore.importers.table.open_table`),
             ``unknown_dictionary_header``, ``invalid_field_name``,
             ``unknown_redcap_type``, ``invalid_choices`` (dictionary line and
             column), ``not_applicable_option`` or ``schema_invalid_tolerance``
-            (the field).
+            (the field): also for an excluded field that is not in the dictionary,
+            or is its record-ID field.
     """
     declared = _tolerances(tolerances)
+    excluded = set(exclude)
     with open_table(path, _SOURCE) as table:
         columns = _columns(table)
         wanted_ordinal = set(ordinal)
@@ -171,6 +180,7 @@ def read_dictionary(
         other: set[str] = set()
         forms: set[str] = set()
         skipped = dict.fromkeys(SKIPPED_TYPES, 0)
+        left_out = 0
         for line, cells in table.rows():
             name = cells[columns["field_name"]].strip()
             if not valid_field_id(name) or "." in name or name in names:
@@ -189,15 +199,24 @@ def read_dictionary(
             if kind in SKIPPED_TYPES:
                 skipped[kind] += 1
                 other.add(name)
+                excluded.discard(name)  # left out already
                 continue
             field = _field(name, kind, cells, columns, line=line, ordinal=wanted_ordinal)
             field = _with_tolerance(field, declared.pop(name, None))
-            fields.append(
-                _columns_of(field, cells[columns["form_name"]].strip(), line, missing_codes)
-            )
+            item = _columns_of(field, cells[columns["form_name"]].strip(), line, missing_codes)
+            if name in excluded:
+                excluded.discard(name)
+                left_out += 1
+                other.update({name, *item.option_columns, *item.missing_columns})
+                continue
+            fields.append(item)
     if record_id is None:
         raise ChartscoreError(ErrorCode.INVALID_TABLE, input=_SOURCE, line=2)
     _refuse_unused(declared, wanted_ordinal, fields)
+    for name in sorted(excluded):  # not a field of the dictionary (or its record id): a typo?
+        raise ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name)
+    if left_out:
+        skipped["excluded"] = left_out
     dictionary = Dictionary(record_id, tuple(fields), frozenset(other), frozenset(forms), skipped)
     _check_schema(dictionary)
     return dictionary
