@@ -15,10 +15,11 @@ from chartscore.cli._command import (
 )
 from chartscore.cli._options import DOCUMENT, OUT, output_target
 from chartscore.cli._streams import Streams
+from chartscore.documents import load_rendered_document
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import evaluate
 from chartscore.documents.shared_comparison import SharedComparison
-from chartscore.io.document_files import load_document_file, load_gates
+from chartscore.io.document_files import load_gates, read_document_bytes
 from chartscore.io.output import write_output
 from chartscore.render import FORMATS, SORTS, render
 
@@ -29,7 +30,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     inputs = (document_path, gates_path)
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
-    document = load_document_file(document_path)
+    document = load_rendered_document(read_document_bytes(document_path))
     if gates is not None:
         if not isinstance(document, Comparison | SharedComparison):
             raise UsageError("--gates draws a comparison's margins; this is a report", "render")

@@ -23,6 +23,7 @@ from chartscore.documents import _strict_json
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from chartscore.documents.agreement import Agreement
     from chartscore.documents.comparison import Comparison
     from chartscore.documents.report import Report
     from chartscore.documents.shared_comparison import SharedComparison
@@ -88,6 +89,19 @@ def load_document(text: str | bytes) -> Document:
     if format_name == SHARED_COMPARISON_FORMAT:
         return SharedComparison.from_json(text)
     return Comparison.from_json(text)
+
+
+def load_rendered_document(text: str | bytes) -> Document | Agreement:
+    """:func:`load_document`, or an agreement document (``render`` takes it; ``gate`` does not).
+
+    Raises:
+        ChartscoreError: as :func:`load_document`.
+    """
+    from chartscore.documents.agreement import AGREEMENT_FORMAT, Agreement
+
+    if _format_of(text) == AGREEMENT_FORMAT:
+        return Agreement.from_json(text)
+    return load_document(text)
 
 
 def _format_of(text: str | bytes) -> object:

@@ -249,8 +249,8 @@ def ceiling_of(results: Mapping[str, CountResult]) -> dict[str, object]:
     """The best and the median rater: raters ranked by rate (highest first, then by label).
 
     The median is the rater at rank ``ceil(k / 2)`` of ``k`` ranked raters (with an even
-    number, the better of the two middle ones: the stricter bar for a model). A rater with no trials is not ranked;
-    with none ranked, both are None.
+    number, the better of the two middle ones: the stricter bar for a model). A rater with
+    no trials is not ranked; with none ranked, both are None.
     """
     ranked = sorted(
         ((result.success_count, result.total_count, name) for name, result in results.items()

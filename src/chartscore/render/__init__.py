@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate
 from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
+from chartscore.render.agreement_view import agreement_view
 from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
 from chartscore.render.html import render_html
@@ -51,7 +53,7 @@ def render_view(view: View, fmt: str) -> str:
 
 
 def render(
-    report: Report | SharedReport | Comparison | SharedComparison,
+    report: Report | SharedReport | Comparison | SharedComparison | Agreement,
     fmt: str,
     *,
     sort: str = "name",
@@ -69,7 +71,10 @@ def render(
             :class:`~chartscore.documents.comparison.Comparison` (its paired differences
             are drawn around 0, on a ±5 to ±50 point axis) or
             :class:`~chartscore.documents.shared_comparison.SharedComparison`
-            (the same, with suppressed numbers and the bounds their ranges prove).
+            (the same, with suppressed numbers and the bounds their ranges prove) or
+            :class:`~chartscore.documents.agreement.Agreement` (``chartscore agree``: the
+            raters' pairs, their all-rater coefficients and each rater against gold;
+            ``sort`` and ``gates`` do not apply to it).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
             ``"csv"`` or ``"html"`` (one self-contained file).
         sort: Row order of a report: ``"name"`` (field ids in code point
@@ -95,6 +100,8 @@ def render(
         type(gate) is not Gate for gate in gates
     ):
         raise ChartscoreError(ErrorCode.USAGE)
+    if type(report) is Agreement:
+        return RENDERERS[fmt](agreement_view(report))
     if type(report) is Comparison:
         return RENDERERS[fmt](comparison_view(report, sort=sort, gates=gates))
     if type(report) is SharedComparison:

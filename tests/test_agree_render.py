@@ -1,0 +1,89 @@
+"""``chartscore render`` of an agreement document: every format, the figures as the document's.
+
+The CSV's rows are the machine-readable view: each must carry the document's own counts and
+coefficients, exactly. The rendering holds no case id, value or path (they are not in the
+document to begin with; the canary proves nothing leaks through the labels either).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from chartscore.documents.agreement import Agreement
+from chartscore.documents.canonical_json import format_number
+from chartscore.render import FORMATS, render
+from test_agree import CANARY, run, write_study
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> str:
+    files, gold, schema = write_study(tmp_path_factory.mktemp(CANARY) / f"{CANARY}-study")
+    argv = ["agree", "--raters", *map(str, files), "--schema", str(schema), "--gold", str(gold)]
+    status, out, err = run(argv)
+    assert (status, err) == (0, "")
+    return out
+
+
+def _rows(text: str) -> dict[tuple[str, str, str, str], dict[str, str]]:
+    rows = csv.DictReader(io.StringIO(text))
+    return {(r["slice"], r["name"], r["metric"], r["label"]): r for r in rows}
+
+
+def test_the_csv_holds_the_documents_figures_exactly(document: str) -> None:
+    saved = json.loads(document)
+    rows = _rows(render(Agreement.from_json(document), "csv"))
+    for field_id, part in saved["by_field"].items():
+        for pair in part["pairs"]:
+            label = "~".join(pair["raters"])
+            row = rows[("field", field_id, "pair_agreement", label)]
+            found = pair["agreement"]
+            assert (int(row["success_count"]), int(row["total_count"])) == (
+                found["success_count"],
+                found["total_count"],
+            )
+            assert [row["lower"], row["upper"]] == [format_number(x) for x in found["interval"]]
+        for metric in ("fleiss_kappa", "ac1", "ac2", "alpha"):
+            coefficient, row = part.get(metric), rows.get(("field", field_id, metric, ""))
+            if coefficient is None or coefficient["value"] is None:
+                assert row is None or row["rate"] == ""
+                continue
+            assert row is not None
+            assert row["rate"] == format_number(coefficient["value"])
+            assert int(row["total_count"]) == coefficient["pairs"]
+    for rater, results in saved["gold"]["raters"].items():
+        row = rows[("overall", "", "gold_normalized_agreement", rater)]
+        found = results["normalized_agreement"]
+        assert (int(row["success_count"]), int(row["total_count"])) == (
+            found["success_count"],
+            found["total_count"],
+        )
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_renders_from_the_command_line(
+    document: str, fmt: str, tmp_path: Path
+) -> None:
+    saved = tmp_path / "agreement.json"
+    saved.write_text(document, encoding="utf-8")
+    status, out, err = run(["render", str(saved), "--format", fmt])
+    assert (status, err) == (0, "")
+    assert out == render(Agreement.from_json(document), fmt)
+    assert CANARY not in out and "abstractor-1" in out
+    if fmt != "csv":
+        best = json.loads(document)["gold"]["ceiling"]["best"]
+        assert f"{best['success_count']} of {best['total_count']}" in out
+
+
+def test_gate_does_not_take_an_agreement_document(document: str, tmp_path: Path) -> None:
+    saved = tmp_path / "agreement.json"
+    saved.write_text(document, encoding="utf-8")
+    gates = tmp_path / "gates.toml"
+    gates.write_text('[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5\n')
+    status, out, err = run(["gate", str(saved), "--gates", str(gates)])
+    assert status != 0 and out == ""
+    assert err.count("\n") == 1 and "unknown_report_format" in err and "Traceback" not in err
