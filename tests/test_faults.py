@@ -348,6 +348,43 @@ def test_a_forked_child_dies_with_its_killed_parent(site: str, watch: str) -> No
         process.communicate(timeout=LIMIT)
 
 
+def test_a_child_whose_parent_died_before_it_asked_the_kernel_exits() -> None:
+    # The kernel's parent-death signal covers only a death after the request: a parent
+    # killed between fork and the request leaves the child to init. The child here makes
+    # its request only once its parent is gone (its pipe's write end closed), so only the
+    # re-check of its parent's id can end it.
+    script = (
+        "import os\n"
+        "from chartscore._lifeline import before_fork, die_with_parent\n"
+        "read, write = os.pipe()\n"
+        "parent = before_fork()\n"
+        "if os.fork() == 0:\n"
+        "    os.close(write)\n"
+        "    os.read(read, 1)  # end of file: the parent is gone\n"
+        "    die_with_parent(parent)\n"
+        "    while True:\n"
+        "        pass\n"
+        "os.close(read)\n"
+        "while True:\n"
+        "    pass\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
+    )
+    try:
+        child = wait_for(lambda: children(process.pid), "the forked child", alive=process)[0]
+        os.kill(process.pid, signal.SIGKILL)
+        wait_for(lambda: is_dead(child), "the orphaned child to exit", limit=20.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=LIMIT)
+
+
 @pytest.mark.parametrize(
     ("how", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)]
 )
