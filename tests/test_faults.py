@@ -54,7 +54,9 @@ UNWRITABLE = (
 _F_GETPIPE_SZ = 1032  # from <linux/fcntl.h>
 # A system where the kernel cannot be asked to kill a child with its parent (simulated):
 # each forked child then watches its parent itself.
-_NO_KERNEL = "from chartscore import _lifeline\n_lifeline._parent_death_signal = lambda: False\n"
+_NO_KERNEL = (
+    "from chartscore.processes import lifeline\nlifeline._parent_death_signal = lambda: False\n"
+)
 
 T = TypeVar("T")
 
@@ -355,7 +357,7 @@ def test_a_child_whose_parent_died_before_it_asked_the_kernel_exits() -> None:
     # re-check of its parent's id can end it.
     script = (
         "import os\n"
-        "from chartscore._lifeline import before_fork, die_with_parent\n"
+        "from chartscore.processes.lifeline import before_fork, die_with_parent\n"
         "read, write = os.pipe()\n"
         "parent = before_fork()\n"
         "if os.fork() == 0:\n"

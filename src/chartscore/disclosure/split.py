@@ -15,7 +15,7 @@ then answers that half itself (and raises what there is to raise, as the one
 process would). Where ``fork`` is not available, or the work is small, one
 process answers everything.
 
-The child dies with this process (:mod:`chartscore._lifeline`): if this process
+The child dies with this process (:mod:`chartscore.processes.lifeline`): if this process
 is killed (SIGKILL, which it cannot catch to stop the child), the kernel kills
 the child too, or elsewhere the child notices its new parent and exits.
 """
@@ -29,8 +29,8 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
-from chartscore._lifeline import before_fork, die_with_parent
 from chartscore.disclosure import progress
+from chartscore.processes.lifeline import before_fork, die_with_parent
 
 T = TypeVar("T")
 R = TypeVar("R")

@@ -41,7 +41,7 @@ How it is built, so that faults end cleanly (docs/faults.md lists the cases):
   gold loaded.
 - The reader ignores Ctrl-C (the main process handles it and stops the
   reader), dies on SIGTERM, and dies with the main process
-  (:mod:`chartscore._lifeline`): on Linux the kernel kills it
+  (:mod:`chartscore.processes.lifeline`): on Linux the kernel kills it
   (``PR_SET_PDEATHSIG``) even if the main process is killed with SIGKILL;
   elsewhere a watchdog thread notices the new parent. It closes
   every inherited file descriptor it does not need and writes nothing on
@@ -66,12 +66,12 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NoReturn
 
-from chartscore._lifeline import before_fork, die_with_parent
 from chartscore._types import Value
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_prediction
 from chartscore.io.inputs import InputStream
 from chartscore.io.jsonl import iter_batches
+from chartscore.processes.lifeline import before_fork, die_with_parent
 from chartscore.records.rows import prediction_row
 
 MAX_BYTES_AHEAD: Final = 128 << 20

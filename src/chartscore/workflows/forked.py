@@ -10,7 +10,7 @@ others.
 The children are built like the prediction reader's (:mod:`chartscore.io.parallel`):
 Ctrl-C, SIGTERM and SIGHUP are held across ``fork``; a child ignores Ctrl-C (the
 parent handles it), dies on SIGTERM, dies with the parent however the parent dies,
-SIGKILL included (:mod:`chartscore._lifeline`: Linux's ``PR_SET_PDEATHSIG``), points
+SIGKILL included (:mod:`chartscore.processes.lifeline`: Linux's ``PR_SET_PDEATHSIG``), points
 stdout and stderr at ``/dev/null`` and closes every other inherited descriptor, so
 nothing it might print reaches a terminal or a log. Whatever stops the parent (an
 error, Ctrl-C, SIGTERM) kills and reaps every child still running. Without ``fork``
@@ -28,8 +28,8 @@ import signal
 from collections.abc import Callable, Sequence
 from typing import Final, Generic, TypeVar, cast
 
-from chartscore._lifeline import before_fork, die_with_parent
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.processes.lifeline import before_fork, die_with_parent
 
 T = TypeVar("T")
 Outcome = tuple[T | None, ChartscoreError | None]
