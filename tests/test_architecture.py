@@ -20,7 +20,8 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
 # Lowest first. A package's name covers every module inside it, so a new file is covered
 # without editing this table; a new top-level module must be placed here by name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("vocabulary", ("_version", "errors", "_format", "_types")),
+    # processes/: how a forked child dies with its parent, for every layer that forks.
+    ("vocabulary", ("_version", "errors", "_format", "_types", "processes")),
     ("statistics", ("stats",)),
     # The value-free documents and what they are made of: tally, canonical_json, _strict_json,
     # plugin_layout, report and comparison (see BUILDING_BLOCKS below), the shared report and

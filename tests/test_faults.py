@@ -52,6 +52,11 @@ UNWRITABLE = (
     f"chartscore: error: output_unwritable (output): {describe(ErrorCode.OUTPUT_UNWRITABLE)}\n"
 )
 _F_GETPIPE_SZ = 1032  # from <linux/fcntl.h>
+# A system where the kernel cannot be asked to kill a child with its parent (simulated):
+# each forked child then watches its parent itself.
+_NO_KERNEL = (
+    "from chartscore.processes import lifeline\nlifeline._parent_death_signal = lambda: False\n"
+)
 
 T = TypeVar("T")
 
@@ -285,7 +290,7 @@ def test_a_reader_waiting_for_input_dies_with_the_main_process(tmp_path: Path, w
     # The reader is blocked reading standard input, which never ends: only the
     # kernel's parent-death signal (Linux) or the watchdog thread (elsewhere) can end it.
     gold = write_jsonl(tmp_path / "g.jsonl", gold_rows(2))
-    setup = "" if watch == "kernel" else "parallel._parent_death_signal = lambda: False\n"
+    setup = "" if watch == "kernel" else _NO_KERNEL
     script = f"from chartscore.io import parallel\n{setup}from chartscore.cli import run\nrun()\n"
     args = ["score", "--gold", str(gold), "--predictions", "-", "--jobs", "2", "--quiet"]
     process = subprocess.Popen(
@@ -301,6 +306,81 @@ def test_a_reader_waiting_for_input_dies_with_the_main_process(tmp_path: Path, w
         wait_for(lambda: state(reader) == "S", "the reader to wait for input", alive=process)
         os.kill(process.pid, signal.SIGKILL)
         wait_for(lambda: is_dead(reader), "the reader to die with its parent")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=LIMIT)
+
+
+# Every place chartscore forks, each made to spin for ever in the child (and the parent):
+# the smallest code path to each fork, with a question or task that never ends.
+_SPIN = "def spin(*_):\n    while True:\n        pass\n"
+_FORK_SITES = {
+    "split": (  # the disclosure engine's second core: a solver child mid-solve
+        "from chartscore.disclosure import split\n"
+        "split.answers(spin, list(range(split.MIN_QUESTIONS)), worth=True)\n"
+    ),
+    "batch": "from chartscore.workflows import forked\nforked.run_tasks([spin, spin], 2)\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("site", "watch"), [("split", "kernel"), ("split", "watchdog"), ("batch", "kernel")]
+)
+def test_a_forked_child_dies_with_its_killed_parent(site: str, watch: str) -> None:
+    # A stratified share killed by a scheduler's time limit (SIGKILL) left its solver child
+    # spinning at 99% CPU for ever. "watchdog" simulates a system where the kernel cannot be
+    # asked, so the child's own check of its parent must end it.
+    setup = "" if watch == "kernel" else _NO_KERNEL
+    process = subprocess.Popen(
+        [sys.executable, "-c", _SPIN + setup + _FORK_SITES[site]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
+    )
+    try:
+        child = wait_for(lambda: children(process.pid), "the forked child", alive=process)[0]
+        os.kill(process.pid, signal.SIGKILL)
+        assert process.wait(timeout=LIMIT) == -signal.SIGKILL
+        wait_for(lambda: is_dead(child), "the child to die with its parent", limit=20.0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # what a failing run left spinning
+        process.communicate(timeout=LIMIT)
+
+
+def test_a_child_whose_parent_died_before_it_asked_the_kernel_exits() -> None:
+    # The kernel's parent-death signal covers only a death after the request: a parent
+    # killed between fork and the request leaves the child to init. The child here makes
+    # its request only once its parent is gone (its pipe's write end closed), so only the
+    # re-check of its parent's id can end it.
+    script = (
+        "import os\n"
+        "from chartscore.processes.lifeline import before_fork, die_with_parent\n"
+        "read, write = os.pipe()\n"
+        "parent = before_fork()\n"
+        "if os.fork() == 0:\n"
+        "    os.close(write)\n"
+        "    os.read(read, 1)  # end of file: the parent is gone\n"
+        "    die_with_parent(parent)\n"
+        "    while True:\n"
+        "        pass\n"
+        "os.close(read)\n"
+        "while True:\n"
+        "    pass\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        start_new_session=True,
+    )
+    try:
+        child = wait_for(lambda: children(process.pid), "the forked child", alive=process)[0]
+        os.kill(process.pid, signal.SIGKILL)
+        wait_for(lambda: is_dead(child), "the orphaned child to exit", limit=20.0)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)

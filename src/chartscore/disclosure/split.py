@@ -14,6 +14,10 @@ is caught and replaced by one fixed word, with no message, and this process
 then answers that half itself (and raises what there is to raise, as the one
 process would). Where ``fork`` is not available, or the work is small, one
 process answers everything.
+
+The child dies with this process (:mod:`chartscore.processes.lifeline`): if this process
+is killed (SIGKILL, which it cannot catch to stop the child), the kernel kills
+the child too, or elsewhere the child notices its new parent and exits.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, TypeVar
 
 from chartscore.disclosure import progress
+from chartscore.processes.lifeline import before_fork, die_with_parent
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -70,6 +75,7 @@ def answers(question: Callable[[T], R], items: Sequence[T], *, worth: bool) -> l
 def _fork(question: Callable[[T], R], items: Sequence[T]) -> tuple[int, int] | None:
     # A child answering ``items``: its pid and the pipe's read end (None: no fork).
     read, write = os.pipe()
+    parent = before_fork()
     pid = -1
     with contextlib.suppress(OSError):
         pid = os.fork()
@@ -81,6 +87,7 @@ def _fork(question: Callable[[T], R], items: Sequence[T]) -> tuple[int, int] | N
         os.close(read)
         payload = _FAILED
         try:
+            die_with_parent(parent)  # a parent killed mid-solve (SIGKILL) takes the child along
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent answers for both
             progress.silence()
             payload = pickle.dumps([question(item) for item in items])

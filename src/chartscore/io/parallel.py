@@ -40,9 +40,10 @@ How it is built, so that faults end cleanly (docs/faults.md lists the cases):
   earlier bound of 512 batches (a third of a 10^6-row file) it sat idle while
   gold loaded.
 - The reader ignores Ctrl-C (the main process handles it and stops the
-  reader), dies on SIGTERM, and dies with the main process: on Linux the
-  kernel kills it (``PR_SET_PDEATHSIG``) even if the main process is killed
-  with SIGKILL; elsewhere a watchdog thread notices the new parent. It closes
+  reader), dies on SIGTERM, and dies with the main process
+  (:mod:`chartscore.processes.lifeline`): on Linux the kernel kills it
+  (``PR_SET_PDEATHSIG``) even if the main process is killed with SIGKILL;
+  elsewhere a watchdog thread notices the new parent. It closes
   every inherited file descriptor it does not need and writes nothing on
   stdout or stderr (both point to ``/dev/null``).
 - If the reader cannot start (no ``fork``, no process or pipe left), the main
@@ -62,9 +63,6 @@ import pickle
 import select
 import signal
 import struct
-import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NoReturn
 
@@ -73,6 +71,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_prediction
 from chartscore.io.inputs import InputStream
 from chartscore.io.jsonl import iter_batches
+from chartscore.processes.lifeline import before_fork, die_with_parent
 from chartscore.records.rows import prediction_row
 
 MAX_BYTES_AHEAD: Final = 128 << 20
@@ -86,8 +85,6 @@ _LINES_PER_SLICE: Final = 64
 _NO_BOUND: Final = 1 << 62
 _HEADER: Final = struct.Struct("<Q")  # the byte length of the pickle that follows
 _MAX_MESSAGE_BYTES: Final = 1 << 30
-_PR_SET_PDEATHSIG: Final = 1  # from <linux/prctl.h>
-_WATCHDOG_SECONDS: Final = 0.5
 _SIGNALS: Final = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
@@ -131,8 +128,8 @@ class PredictionReader:
             os.close(read_end)
             os.close(write_end)
             return None
-        parent = os.getpid()
         previous = _hold_signals()
+        parent = before_fork()
         pid = -1
         try:
             pid = os.fork()
@@ -283,7 +280,7 @@ def _reader_process(
             signal.signal(number, signal.SIG_DFL)
         gc.disable()  # no cycles are made; and collections would copy the parent's pages
         os.close(read_end)
-        _die_with_parent(parent)
+        die_with_parent(parent)
         _restore_signals(previous)
         _keep_only_descriptors({stream.fileno(), write_end})
         _send_rows(stream, _Channel(write_end, waiting))
@@ -407,35 +404,6 @@ class _Channel:
                 pending[0] = rest
             else:
                 pending.popleft()
-
-
-def _die_with_parent(parent: int) -> None:
-    """Make sure the reader does not outlive the main process."""
-    if os.getppid() != parent:
-        os._exit(1)
-    if sys.platform.startswith("linux") and _parent_death_signal():
-        if os.getppid() != parent:  # the parent died before the request took effect
-            os._exit(1)
-        return
-    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-
-
-def _parent_death_signal() -> bool:
-    """Ask Linux to SIGKILL this process when its parent dies; False if that failed."""
-    try:
-        import ctypes  # noqa: PLC0415 - only the reader needs it, only on Linux
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) == 0)
-    except (ImportError, OSError, AttributeError):
-        return False
-
-
-def _watch_parent(parent: int) -> None:
-    """Where the kernel cannot do it: exit as soon as the parent is gone."""
-    while os.getppid() == parent:
-        time.sleep(_WATCHDOG_SECONDS)
-    os._exit(1)
 
 
 def _keep_only_descriptors(keep: set[int]) -> None:

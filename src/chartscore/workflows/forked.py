@@ -9,12 +9,13 @@ others.
 
 The children are built like the prediction reader's (:mod:`chartscore.io.parallel`):
 Ctrl-C, SIGTERM and SIGHUP are held across ``fork``; a child ignores Ctrl-C (the
-parent handles it), dies on SIGTERM, is killed by the kernel when the parent dies
-(Linux's ``PR_SET_PDEATHSIG``), points stdout and stderr at ``/dev/null`` and closes
-every other inherited descriptor, so nothing it might print reaches a terminal or
-a log. Whatever stops the parent (an error, Ctrl-C, SIGTERM) kills and reaps every
-child still running. Without ``fork`` (or with ``jobs=1``) the tasks run in this
-process, one after another, with the same results.
+parent handles it), dies on SIGTERM, dies with the parent however the parent dies,
+SIGKILL included (:mod:`chartscore.processes.lifeline`: Linux's ``PR_SET_PDEATHSIG``), points
+stdout and stderr at ``/dev/null`` and closes every other inherited descriptor, so
+nothing it might print reaches a terminal or a log. Whatever stops the parent (an
+error, Ctrl-C, SIGTERM) kills and reaps every child still running. Without ``fork``
+(or with ``jobs=1``) the tasks run in this process, one after another, with the same
+results.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ import os
 import pickle
 import select
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from typing import Final, Generic, TypeVar, cast
 
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.processes.lifeline import before_fork, die_with_parent
 
 T = TypeVar("T")
 Outcome = tuple[T | None, ChartscoreError | None]
@@ -37,7 +38,6 @@ Outcome = tuple[T | None, ChartscoreError | None]
 _SIGNALS: Final = tuple(
     getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
 )
-_PR_SET_PDEATHSIG: Final = 1
 _READ_BYTES: Final = 1 << 20
 
 
@@ -108,6 +108,7 @@ class _Children(Generic[T]):
         except OSError:
             return False
         previous = _hold_signals()
+        parent = before_fork()
         try:
             pid = os.fork()
         except OSError:
@@ -117,7 +118,7 @@ class _Children(Generic[T]):
             return False
         if pid == 0:  # the child: never returns
             os.close(read_end)
-            _child(self._tasks[index], write_end, previous)
+            _child(self._tasks[index], write_end, previous, parent)
         _restore_signals(previous)
         os.close(write_end)
         self._running[read_end] = (pid, index, bytearray())
@@ -179,14 +180,14 @@ def _restore_signals(previous: set[int | signal.Signals] | None) -> None:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def _child(task: Callable[[], object], write_end: int, previous: object) -> None:
+def _child(task: Callable[[], object], write_end: int, previous: object, parent: int) -> None:
     """The forked child: run the task, send its outcome, exit; never returns or prints."""
     status = 1
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
         for number in _SIGNALS[1:]:
             signal.signal(number, signal.SIG_DFL)
-        _die_with_parent()
+        die_with_parent(parent)
         _restore_signals(previous)  # type: ignore[arg-type]
         _keep_only(write_end)
         data = pickle.dumps(_run_here(task))
@@ -198,17 +199,6 @@ def _child(task: Callable[[], object], write_end: int, previous: object) -> None
         pass
     finally:
         os._exit(status)
-
-
-def _die_with_parent() -> None:
-    """On Linux, ask the kernel to kill this child when its parent dies."""
-    if not sys.platform.startswith("linux"):
-        return
-    with contextlib.suppress(ImportError, OSError, AttributeError):
-        import ctypes  # noqa: PLC0415 - only a child needs it, only on Linux
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
 
 
 def _keep_only(write_end: int) -> None:
