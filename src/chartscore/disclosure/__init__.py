@@ -27,7 +27,8 @@ from chartscore.documents.shared_report import Disclosure, SharedKappa, SharedRe
 
 if TYPE_CHECKING:
     from chartscore.disclosure.attack import AuditResult, AuditRow, audit
-    from chartscore.disclosure.suppress import Sensitivity, protected_keys, share
+    from chartscore.disclosure.sensitivity import Sensitivity
+    from chartscore.disclosure.suppress import protected_keys, share
 
 # The audit and suppression import scipy (about a second): loaded on first use,
 # so that reading or rendering a shared report does not pay for the solver.
@@ -35,7 +36,7 @@ _SOLVER_MODULES = {
     "AuditResult": "chartscore.disclosure.attack",
     "AuditRow": "chartscore.disclosure.attack",
     "audit": "chartscore.disclosure.attack",
-    "Sensitivity": "chartscore.disclosure.suppress",
+    "Sensitivity": "chartscore.disclosure.sensitivity",
     "protected_keys": "chartscore.disclosure.suppress",
     "share": "chartscore.disclosure.suppress",
 }

@@ -39,13 +39,16 @@ Value-free: label names are the schema's declared choices; no count.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from typing import Final
 
 import attrs
 
 from chartscore.disclosure.forms import Form, add, equal, variable
-from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL, metric_quantity
-from chartscore.documents.shared_labels import LABEL_PREFIX
+from chartscore.disclosure.rule import FAILURES, PAIRS, SUCCESS, TOTAL, metric_quantity
+from chartscore.documents.shared_labels import LABEL_PREFIX, label_metric
+from chartscore.documents.shared_report import Key
 from chartscore.documents.tally import LABEL_METRICS
 
 SINGLE_PARTS: Final = ("agreed", "gold", "answered", "unpaired")
@@ -207,3 +210,60 @@ class LabelLayout:
         out += equal(sums.gold_items, add(*((table[1], 1) for table in tables)))
         out.append(add((sums.answered_items, 1), *((table[2], -1) for table in tables)))
         return out
+
+
+def label_identities(
+    fields: Iterable[tuple[str, tuple[str, ...], bool, str]],
+) -> list[tuple[Key, ...]]:
+    """A labelled field's identities among its label numbers (and its counts).
+
+    Each label's gold positives and negatives add up to the answerable rows;
+    its answered positives and negatives to the pairs (kappa's, or, without
+    kappa, every other label's two); the labels' true and gold positives to
+    the agreeing and answerable rows (multi-select: the matched and gold
+    items); and a boolean field's two labels mirror each other. ``fields``: each
+    field's id, declared labels, whether it has kappa, and its type name.
+    """
+    out: list[tuple[Key, ...]] = []
+    for field_id, labels, kappa, field_type in fields:
+        if not labels:
+            continue
+
+        def part(label: str, metric: str, which: str, field_id: str = field_id) -> Key:
+            return ("field", field_id, metric_quantity(label_metric(label, metric), which))
+
+        answerable = ("field", field_id, "answerable_count")
+        for label in labels:
+            out.append(
+                (answerable, part(label, "sensitivity", TOTAL), part(label, "specificity", TOTAL))
+            )
+        answered = [(part(label, "ppv", TOTAL), part(label, "npv", TOTAL)) for label in labels]
+        if kappa:
+            out += [(("field", field_id, PAIRS), *pair) for pair in answered]
+        else:
+            out += [(*first, *second) for first, second in itertools.pairwise(answered)]
+        # The labels' true and gold positives add up to a core number: in a single-label
+        # field the agreeing and the answerable rows, in a multi-select one the matched and
+        # the gold items.
+        multi = field_type == "multi"
+        sums = (
+            (metric_quantity("item_precision", SUCCESS), "sensitivity", SUCCESS),
+            (metric_quantity("item_recall", TOTAL), "sensitivity", TOTAL),
+        )
+        if not multi:
+            sums = (
+                (metric_quantity("normalized_agreement", SUCCESS), "sensitivity", SUCCESS),
+                ("answerable_count", "sensitivity", TOTAL),
+            )
+        for whole, metric, which in sums:
+            terms = [part(label, metric, which) for label in labels]
+            out.append((("field", field_id, whole), *terms))
+        if field_type == "boolean" and len(labels) == 2:
+            # One label's negatives are the other's positives: true negatives of `false`
+            # are true positives of `true`, and so on.
+            first, second = labels
+            for one, two in ((first, second), (second, first)):
+                out.append((part(one, "specificity", SUCCESS), part(two, "sensitivity", SUCCESS)))
+                out.append((part(one, "specificity", TOTAL), part(two, "sensitivity", TOTAL)))
+                out.append((part(one, "npv", TOTAL), part(two, "ppv", TOTAL)))
+    return out

@@ -49,7 +49,8 @@ from chartscore.documents.shared_report import SharedReport, shared_from_report
 from chartscore.errors import ChartscoreError, ErrorCode
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.suppress import Sensitivity, SuppressionState
+    from chartscore.disclosure.sensitivity import Sensitivity
+    from chartscore.disclosure.suppress import SuppressionState
 
 FIELD_COUNT: Final = "field_count"
 _MAJORITY: Final = "majority_baseline.success_count"

@@ -78,6 +78,7 @@ from chartscore.disclosure.cost import (
     rate_price,
 )
 from chartscore.disclosure.forms import Form
+from chartscore.disclosure.label_model import label_identities
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
@@ -93,6 +94,7 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
+from chartscore.disclosure.sensitivity import Sensitivity
 from chartscore.documents.report import Report
 from chartscore.documents.shared_figures import (
     DISAGREED_Q,
@@ -102,7 +104,7 @@ from chartscore.documents.shared_figures import (
     UNCERTAINTY,
     FieldFigures,
 )
-from chartscore.documents.shared_labels import LABEL_PREFIX, label_metric
+from chartscore.documents.shared_labels import LABEL_PREFIX
 from chartscore.documents.shared_metric import Range
 from chartscore.documents.shared_report import (
     Key,
@@ -132,97 +134,6 @@ _PRICES: Final = 10**12
 every price."""
 _WIDE: Final = 1000
 """The widest component (columns) from which a round's exact checks use two processes."""
-
-
-@attrs.frozen(repr=False)
-class Sensitivity:
-    """Distinct-case counts behind every protected quantity: computed inside, never shared.
-
-    The scorer fills this inside the protected environment; it must never be
-    written out, so its repr shows no number.
-
-    Attributes:
-        case_counts: For every protected quantity ``(slice_kind, slice_name,
-            quantity)`` (``slice_kind`` in ``overall``, ``field``,
-            ``field_type``; ``slice_name`` the field id, the type name or
-            ``""``; ``quantity`` a count name, ``<metric>.success_count``,
-            ``<metric>.total_count``, ``<metric>.failures``, ``kappa.pairs``
-            or ``ignored_prediction_count``), the number of distinct cases
-            behind it. In a field slice each row is one case, except item
-            metrics (the rows with at least one such item); in a pooled slice
-            one case can be behind many rows.
-        kappa_smallest_margin: Per kappa field id: the smallest nonzero gold or
-            answer category count among its pairs.
-        field_types: Every field id's type name (schema knowledge; published).
-        figures: Per field id, the per-case contributions the dominance rule
-            needs (:class:`~chartscore.documents.shared_figures.FieldFigures`); None
-            to withhold the validation figures (error magnitude, declared
-            uncertainty) altogether. Their counts are field-slice rows, one per
-            case, so ``case_counts`` need not hold them.
-    """
-
-    case_counts: Mapping[Key, int]
-    kappa_smallest_margin: Mapping[str, int]
-    field_types: Mapping[str, str]
-    figures: Mapping[str, FieldFigures] | None = None
-
-    def __repr__(self) -> str:
-        return f"Sensitivity({len(self.case_counts)} case counts, {len(self.field_types)} fields)"
-
-
-def _label_identities(model: ReportModel) -> list[tuple[Key, ...]]:
-    """A labelled field's identities among its label numbers (and its counts).
-
-    Each label's gold positives and negatives add up to the answerable rows;
-    its answered positives and negatives to the pairs (kappa's, or, without
-    kappa, every other label's two); the labels' true and gold positives to
-    the agreeing and answerable rows (multi-select: the matched and gold
-    items); and a boolean field's two labels mirror each other.
-    """
-    out: list[tuple[Key, ...]] = []
-    for field_id, layout in model.layouts.items():
-        labels = layout.shape.labels
-        if not labels:
-            continue
-
-        def part(label: str, metric: str, which: str, field_id: str = field_id) -> Key:
-            return ("field", field_id, metric_quantity(label_metric(label, metric), which))
-
-        answerable = ("field", field_id, "answerable_count")
-        for label in labels:
-            out.append(
-                (answerable, part(label, "sensitivity", TOTAL), part(label, "specificity", TOTAL))
-            )
-        answered = [(part(label, "ppv", TOTAL), part(label, "npv", TOTAL)) for label in labels]
-        if layout.shape.kappa:
-            out += [(("field", field_id, PAIRS), *pair) for pair in answered]
-        else:
-            out += [(*first, *second) for first, second in itertools.pairwise(answered)]
-        # The labels' true and gold positives add up to a core number: in a single-label
-        # field the agreeing and the answerable rows, in a multi-select one the matched and
-        # the gold items.
-        multi = layout.shape.field_type == "multi"
-        sums = (
-            (metric_quantity("item_precision", SUCCESS), "sensitivity", SUCCESS),
-            (metric_quantity("item_recall", TOTAL), "sensitivity", TOTAL),
-        )
-        if not multi:
-            sums = (
-                (metric_quantity("normalized_agreement", SUCCESS), "sensitivity", SUCCESS),
-                ("answerable_count", "sensitivity", TOTAL),
-            )
-        for whole, metric, which in sums:
-            terms = [part(label, metric, which) for label in labels]
-            out.append((("field", field_id, whole), *terms))
-        if layout.shape.field_type == "boolean" and len(labels) == 2:
-            # One label's negatives are the other's positives: true negatives of `false`
-            # are true positives of `true`, and so on.
-            first, second = labels
-            for one, two in ((first, second), (second, first)):
-                out.append((part(one, "specificity", SUCCESS), part(two, "sensitivity", SUCCESS)))
-                out.append((part(one, "specificity", TOTAL), part(two, "sensitivity", TOTAL)))
-                out.append((part(one, "npv", TOTAL), part(two, "ppv", TOTAL)))
-    return out
 
 
 def _invalid_sensitivity() -> ChartscoreError:
@@ -352,7 +263,10 @@ class _Suppressor:
             by_form.setdefault(model.quantities[key].form, []).append(key)
         for keys in by_form.values():
             out += [(a, b) for a, b in itertools.pairwise(keys)]
-        out += _label_identities(model)
+        out += label_identities(
+            (field_id, layout.shape.labels, layout.shape.kappa, layout.shape.field_type)
+            for field_id, layout in model.layouts.items()
+        )
         field_types = {
             field_id: layout.shape.field_type for field_id, layout in model.layouts.items()
         }

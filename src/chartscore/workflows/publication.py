@@ -311,7 +311,8 @@ def _force(forced: list[set[Key]], shared: Sequence[Product], keys: set[Key]) ->
 
 
 def _true_values(product: _Input) -> dict[Key, int]:
-    from chartscore.disclosure.suppress import Sensitivity, true_values  # noqa: PLC0415
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+    from chartscore.disclosure.suppress import true_values  # noqa: PLC0415
 
     assert isinstance(product.counts, Sensitivity)
     return true_values(product.report, product.counts)
@@ -351,7 +352,7 @@ def _scored(
 def _suppressed(
     report: Report, counts: object, min_cell: int, hidden: set[Key], known: dict[Key, int]
 ) -> SharedReport:
-    from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
     assert isinstance(counts, Sensitivity)

@@ -112,7 +112,7 @@ class Ledger:
                 fields differ; as :meth:`~chartscore.io.release_ledger.ReleaseFolder.record`.
         """
         from chartscore.disclosure.releases import Atom, ReleaseStep  # noqa: PLC0415
-        from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
+        from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
         from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
         cases = scorer.case_ids()

@@ -44,7 +44,7 @@ from chartscore.workflows.partials import merged_partial, partial_paths, read_pa
 from chartscore.workflows.releases import Ledger
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.suppress import Sensitivity
+    from chartscore.disclosure.sensitivity import Sensitivity
 
 from chartscore.workflows.score import (
     Progress,
@@ -257,7 +257,7 @@ def sensitivity_of(
     partial: PartialTally, confidence: float, strata: CaseStrata | None = None
 ) -> tuple[Report, Sensitivity]:
     """The full report of a partial tally and its distinct-case counts (inside only)."""
-    from chartscore.disclosure.suppress import Sensitivity  # noqa: PLC0415
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
 
     tally = partial.tally()
     report = Report.from_tally(tally, confidence)
