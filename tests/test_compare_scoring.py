@@ -191,8 +191,8 @@ def test_errors_name_the_system() -> None:
     with pytest.raises(ChartscoreError) as caught:
         scorer.add_candidate(PredictionRow("c1", "t.note", "a", False))
     assert caught.value.code is ErrorCode.DUPLICATE_PREDICTION_KEY
-    with pytest.raises(ValueError):
-        scorer.add_baseline(PredictionRow("c1", "t.note", "a", False))  # the baseline stream is over
+    with pytest.raises(ValueError):  # the baseline stream is over
+        scorer.add_baseline(PredictionRow("c1", "t.note", "a", False))
 
 
 # --- every paired number against an independent implementation (issue: compare, done when) ---

@@ -598,7 +598,16 @@ def feed_records(
         refuse_unused_schema_fields(scorer)
     add_row = scorer.add_row
     for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
-        add_row(row_of(answer))
+        # row_of(answer), written out: one call less per row.
+        chain = answer.evidence_chain
+        fields: tuple[str, str, Value, bool, object]
+        if chain is None:
+            fields = (answer.case_id, answer.field_id, answer.value, False, None)
+        else:
+            field_id = answer.field_id
+            supported = chain.supports(field_id, answer.normalized_fact_digest)
+            fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty)
+        add_row(new_row(PredictionRow, fields))
 
 
 def row_of(answer: Prediction) -> PredictionRow:
