@@ -15,6 +15,7 @@ from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, score
 from chartscore.documents.comparison import PairedBinomial, PairedSliceTally, PairedTally
 from chartscore.documents.report import SliceReport
 from chartscore.errors import InputKind
+from chartscore.records.prediction_row import PredictionRow
 from chartscore.scoring.paired_scorer import PAIRED_METRICS, PairedScorer
 from test_paired import decimal_newcombe, fraction_p_values
 
@@ -29,9 +30,9 @@ def paired_tally(
         scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
     scorer.close_gold()
     for p in baseline:
-        scorer.add_baseline(p.case_id, p.field_id, p.value, p.is_supported)
+        scorer.add_baseline(PredictionRow(p.case_id, p.field_id, p.value, p.is_supported))
     for p in candidate:
-        scorer.add_candidate(p.case_id, p.field_id, p.value, p.is_supported)
+        scorer.add_candidate(PredictionRow(p.case_id, p.field_id, p.value, p.is_supported))
     return scorer.paired_tally()
 
 
@@ -173,25 +174,25 @@ def test_errors_name_the_system() -> None:
     scorer = PairedScorer()
     scorer.add_gold("c1", "t.note", gold[0].field_type, "a")
     scorer.close_gold()
-    scorer.add_baseline("c1", "t.note", "a", False)
+    scorer.add_baseline(PredictionRow("c1", "t.note", "a", False))
     with pytest.raises(ChartscoreError) as caught:
-        scorer.add_baseline("c1", "t.note", "b", False)
+        scorer.add_baseline(PredictionRow("c1", "t.note", "b", False))
     assert (caught.value.code, caught.value.input) == (
         ErrorCode.DUPLICATE_PREDICTION_KEY,
         InputKind.BASELINE,
     )
     with pytest.raises(ChartscoreError) as caught:
-        scorer.add_candidate("c2", "t.note", "b", False)
+        scorer.add_candidate(PredictionRow("c2", "t.note", "b", False))
     assert (caught.value.code, caught.value.input) == (
         ErrorCode.UNKNOWN_PREDICTION_KEY,
         InputKind.CANDIDATE,
     )
-    scorer.add_candidate("c1", "t.note", "a", False)
+    scorer.add_candidate(PredictionRow("c1", "t.note", "a", False))
     with pytest.raises(ChartscoreError) as caught:
-        scorer.add_candidate("c1", "t.note", "a", False)
+        scorer.add_candidate(PredictionRow("c1", "t.note", "a", False))
     assert caught.value.code is ErrorCode.DUPLICATE_PREDICTION_KEY
-    with pytest.raises(ValueError):
-        scorer.add_baseline("c1", "t.note", "a", False)  # the baseline stream is over
+    with pytest.raises(ValueError):  # the baseline stream is over
+        scorer.add_baseline(PredictionRow("c1", "t.note", "a", False))
 
 
 # --- every paired number against an independent implementation (issue: compare, done when) ---

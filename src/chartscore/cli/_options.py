@@ -16,7 +16,7 @@ from chartscore.documents.gates import Gate, evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
 from chartscore.documents.shared_report import SharedReport
-from chartscore.io.inputs import STDIN, InputPath, same_content
+from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
@@ -139,21 +139,6 @@ class Scored(Protocol):
 _T = TypeVar("_T", bound=Scored)
 
 
-def warn_same_inputs(streams: Streams, *pairs: tuple[str, InputPath, str, InputPath]) -> None:
-    """Warn when two inputs that should differ are one file or hold the same bytes.
-
-    Each pair is (option, input, option, input). Gold given again as predictions agrees with
-    itself, so its scores would measure nothing; the warning names the options only.
-    """
-    for first_option, first, second_option, second in pairs:
-        if same_content(first, second):
-            say(
-                streams.err,
-                f"{PROGRAM}: warning: {first_option} and {second_option} are the same file or "
-                "hold the same bytes: they agree by construction\n",
-            )
-
-
 def score_inputs(
     args: argparse.Namespace,
     streams: Streams,
@@ -170,7 +155,6 @@ def score_inputs(
     calls ``scorer`` (``score_files``, ``share_files`` or the same signature), then warns
     of schema fields that no gold row used.
     """
-    warn_same_inputs(streams, ("--predictions", predictions, "--gold", gold))
     progress = progress_line(args, streams) if shown else None
     strata_path = strata_input(args)
     try:

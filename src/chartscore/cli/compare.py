@@ -36,7 +36,6 @@ from chartscore.cli._options import (
     output_target,
     progress_line,
     strata_input,
-    warn_same_inputs,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.documents.comparison import (
@@ -61,11 +60,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     strata_path = strata_input(args)
     inputs = (gold, baseline, candidate, schema_path, gates_path, strata_path)
     out = output_target(args.out, inputs)
-    warn_same_inputs(
-        streams,
-        ("--baseline", baseline, "--gold", gold),
-        ("--candidate", candidate, "--gold", gold),
-    )
     request = ledger_request(
         args,
         "compare",

@@ -90,6 +90,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             f"{PROGRAM}: {report.ignored_prediction_count:,} predictions whose key is not in "
             "gold were ignored (--extra-predictions ignore)\n",
         )
+    _warn_if_gold_mirrored(report, streams)
     fmt = args.format or "json"
     text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
     if partial_out is not None:  # inside the consortium only: not for other users of the machine
@@ -102,6 +103,33 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         if gates is None
         else gate_status(report, gates, streams, on_stderr=True, interval=args.gate_interval)
     )
+
+
+def mirrors_gold(report: Report) -> bool:
+    """Whether every gold row got gold's own answer: answered exactly, abstained where unanswerable.
+
+    Gold imported twice (once as gold, once as predictions: a Double Data Entry export, or a
+    slip in a pipeline) scores 100% by construction; no system does that on a real cohort.
+    """
+    overall = report.overall
+    exact = overall.metric("exact_agreement")
+    answerable = overall.count("answerable_count")
+    return (
+        overall.count("field_count") > 0
+        and overall.count("missing_count") == 0
+        and overall.count("answered_count") == answerable
+        and exact.success_count == exact.total_count == answerable
+    )
+
+
+def _warn_if_gold_mirrored(report: Report, streams: Streams) -> None:
+    if mirrors_gold(report):
+        say(
+            streams.err,
+            f"{PROGRAM}: warning: every prediction is gold's own answer "
+            f"({report.overall.count('field_count'):,} gold rows): were the predictions made "
+            "from the gold file?\n",
+        )
 
 
 def _partial_scorer(written: list[str]) -> Callable[..., Report]:

@@ -22,7 +22,6 @@ from chartscore.cli._options import (
     SCHEMA,
     extra_predictions,
     parallel,
-    warn_same_inputs,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.io.output import check_output
@@ -39,7 +38,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     schema = optional_input(args.schema)
     inputs = (gold, predictions, schema)
     check_output(args.out, inputs=inputs)
-    warn_same_inputs(streams, ("--predictions", predictions, "--gold", gold))
     found = worklist_files(
         gold,
         predictions,

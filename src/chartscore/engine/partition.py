@@ -56,11 +56,15 @@ class PartitionResult:
 def _feed(
     add: Callable[..., object], buckets: Sequence[Bucket], source: InputKind
 ) -> Failure | None:
-    """Add the rows of every part's bucket, in (part, line) order; the first failure."""
+    """Add the rows of every part's bucket, in (part, line) order; the first failure.
+
+    A prediction row is added whole (a ``PredictionRow``), a gold row's fields as arguments.
+    """
+    whole = source is not InputKind.GOLD
     for part, chunks in enumerate(buckets, 1):
         for chunk in chunks:
             lines, rows = pickle.loads(chunk)
-            found = first_add_failure(add, lines, rows)
+            found = first_add_failure(add, lines, rows, whole=whole)
             if found is not None:
                 return Failure.at(found[0], source, part, found[1])
     return None
@@ -76,7 +80,7 @@ def _score(
     scorer = Scorer(schema, extra_predictions=extra_predictions, strata=strata)
     failure = _feed(scorer.add_gold, gold, InputKind.GOLD)
     if failure is None:
-        failure = _feed(scorer.add_prediction, predictions, InputKind.PREDICTIONS)
+        failure = _feed(scorer.add_row, predictions, InputKind.PREDICTIONS)
     if failure is not None:
         return PartitionResult(None, failure)
     code: ErrorCode | None = None

@@ -33,6 +33,7 @@ from chartscore.errors import ChartscoreError, InputKind
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
 from chartscore.records import _rules
+from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.rows import CHAIN_KEYS
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
@@ -156,7 +157,7 @@ def scanned_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
     return case_id, field_id, field_type, value  # type: ignore[return-value]
 
 
-def fast_prediction(text: str) -> tuple[str, str, Value, bool, object] | None:
+def fast_prediction(text: str) -> PredictionRow | None:
     """The prediction row of a well-formed line, or None to take the strict route.
 
     As :func:`fast_gold`: the layout's pattern first, then the scanner.
@@ -167,7 +168,7 @@ def fast_prediction(text: str) -> tuple[str, str, Value, bool, object] | None:
     return scanned_prediction(text)
 
 
-def scanned_prediction(text: str) -> tuple[str, str, Value, bool, object] | None:
+def scanned_prediction(text: str) -> PredictionRow | None:
     """:func:`fast_prediction` for a line in any layout: scanned, then checked."""
     # Written out flat, like scanned_gold.
     try:
@@ -212,7 +213,7 @@ def scanned_prediction(text: str) -> tuple[str, str, Value, bool, object] | None
         colons += 1
     if not _no_duplicate_keys(text, keys, colons):
         return None
-    return case_id, field_id, value[0], supported, uncertainty
+    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty))
 
 
 def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:

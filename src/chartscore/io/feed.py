@@ -1,7 +1,9 @@
 """Adding checked rows to a scorer, batch by batch: the one loop that gives an add error its line.
 
-The adder is any callable (a scorer's ``add_gold``, ``add_prediction``, ``add_baseline``...),
-so reading never imports scoring.
+The adder is any callable (a scorer's ``add_gold``, ``add_row``, ``add_baseline``...), so
+reading never imports scoring. A prediction row (a
+:class:`~chartscore.records.prediction_row.PredictionRow`) is passed whole (``whole=True``);
+a gold row's four fields are passed as ``add_gold``'s arguments.
 """
 
 from __future__ import annotations
@@ -18,24 +20,36 @@ Progress = Callable[[InputKind, int], None]
 
 
 def first_add_failure(
-    add: Callable[..., object], numbers: list[int], rows: list[Any]
+    add: Callable[..., object], numbers: list[int], rows: list[Any], *, whole: bool = False
 ) -> tuple[ChartscoreError, int] | None:
-    """Add checked rows in order; the first row's error with its line number, or None."""
+    """Add checked rows in order (each ``whole``, or spread into arguments); the first error.
+
+    Returns the first row's error with its line number, or None.
+    """
     line = 0
     failure: ChartscoreError | None = None
     try:
-        for line, row in zip(numbers, rows, strict=True):  # noqa: B007 - read below
-            add(*row)
+        if whole:
+            for line, row in zip(numbers, rows, strict=True):  # noqa: B007 - read below
+                add(row)
+        else:
+            for line, row in zip(numbers, rows, strict=True):  # noqa: B007 - read below
+                add(*row)
     except ChartscoreError as error:
         failure = error
     return None if failure is None else (failure, line)
 
 
 def add_rows(
-    add: Callable[..., object], numbers: list[int], rows: list[Any], source: InputKind
+    add: Callable[..., object],
+    numbers: list[int],
+    rows: list[Any],
+    source: InputKind,
+    *,
+    whole: bool = False,
 ) -> None:
-    """Add checked rows; a join error names its row's line."""
-    found = first_add_failure(add, numbers, rows)
+    """Add checked rows (each ``whole``, or spread into arguments); a join error names its line."""
+    found = first_add_failure(add, numbers, rows, whole=whole)
     if found is not None:
         raise located(found[0], source, found[1])  # a fresh error: no context
 
@@ -48,11 +62,12 @@ def feed_rows(
     checked: Callable[[dict[str, object]], Any],
     add: Callable[..., object],
     progress: Progress | None,
+    whole: bool = False,
 ) -> None:
-    """Read, check and add every row of a JSON Lines stream, in line order."""
+    """Read, check and add every row of a JSON Lines stream, in line order (see add_rows)."""
     tick = None if progress is None else (lambda line: progress(source, line))
     for first, lines in iter_batches(stream, source, tick):
         numbers, rows, failure = check_batch(first, lines, source, fast, checked)
-        add_rows(add, numbers, rows, source)
+        add_rows(add, numbers, rows, source, whole=whole)
         if failure is not None:
             raise failure

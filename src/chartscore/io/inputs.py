@@ -168,37 +168,6 @@ def identity(path: str | StandardInput) -> tuple[int, int] | None:
     return status.st_dev, status.st_ino
 
 
-_COMPARED_CHUNK: Final = 1 << 20
-
-
-def same_content(first: InputPath, second: InputPath) -> bool:
-    """Whether two inputs are one file, or two regular files holding the same bytes.
-
-    A hint only (gold given again as predictions scores 100% by construction), so it never
-    raises: standard input, a missing or unreadable file, or any error answers False and
-    leaves the real read to report it. Costs one extra read only when the sizes are equal.
-    """
-    if isinstance(first, StandardInput) or isinstance(second, StandardInput):
-        return False
-    try:
-        one, other = os.stat(first), os.stat(second)
-        if (one.st_dev, one.st_ino) == (other.st_dev, other.st_ino):
-            return True
-        if not (stat.S_ISREG(one.st_mode) and stat.S_ISREG(other.st_mode)):
-            return False
-        if one.st_size != other.st_size:
-            return False
-        with open(first, "rb") as left, open(second, "rb") as right:
-            while True:
-                chunk = left.read(_COMPARED_CHUNK)
-                if chunk != right.read(_COMPARED_CHUNK):
-                    return False
-                if not chunk:
-                    return True
-    except (OSError, ValueError):
-        return False
-
-
 def is_gzip(path: str) -> bool:
     """Whether ``path`` is a regular file that starts with the gzip magic bytes.
 

@@ -31,6 +31,7 @@ from chartscore._types import FieldType, Value
 from chartscore.io.jsonl import MAX_NUMBER_CHARS
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.records.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
+from chartscore.records.prediction_row import PredictionRow, new_row
 
 # Numbers with a fraction or exponent become exact Decimals in C. The context
 # traps anything outside chartscore's range (more than 100 digits, or beyond
@@ -173,7 +174,7 @@ def gold(match: re.Match[str]) -> tuple[str, str, FieldType, Value] | None:
     return case_id, field_id, _FIELD_TYPES[field_type], value
 
 
-def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool, object] | None:
+def prediction(match: re.Match[str]) -> PredictionRow | None:
     """The row of a line :func:`prediction_line` matched, or None for the strict route."""
     (
         case_id,
@@ -204,7 +205,7 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool, object] | N
         except ArithmeticError:
             return None
     if chain_field is None:
-        return case_id, field_id, value, False, None
+        return new_row(PredictionRow, (case_id, field_id, value, False, None))
     start, end = int(first_start), int(first_end)
     if not start < end <= _MAX_OFFSET:
         return None
@@ -218,7 +219,7 @@ def prediction(match: re.Match[str]) -> tuple[str, str, Value, bool, object] | N
             return None  # a duplicate source
         clinical = clinical or second_kind != _GENERATED
     supported = clinical and chain_field == field_id and fact == digest
-    return case_id, field_id, value, supported, _uncertainty(uncertainty)
+    return new_row(PredictionRow, (case_id, field_id, value, supported, _uncertainty(uncertainty)))
 
 
 def _uncertainty(text: str) -> int | decimal.Decimal:

@@ -66,18 +66,17 @@ import struct
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NoReturn
 
-from chartscore._types import Value
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_prediction
 from chartscore.io.inputs import InputStream
 from chartscore.io.jsonl import iter_batches
 from chartscore.processes.lifeline import before_fork, die_with_parent
+from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.rows import prediction_row
 
 MAX_BYTES_AHEAD: Final = 128 << 20
 """Bytes of pickled rows the reader may hold while the main process is busy (about 48 a row)."""
 
-PredictionRow = tuple[str, str, Value, bool, object]
 Message = tuple[Any, ...]
 _Mask = set[int | signal.Signals]
 

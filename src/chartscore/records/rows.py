@@ -19,6 +19,7 @@ from chartscore._types import FieldType, Value
 from chartscore.errors import ErrorCode, fail
 from chartscore.records import _rules
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
+from chartscore.records.prediction_row import PredictionRow
 
 GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
@@ -160,8 +161,8 @@ def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
     return case_id, field_id, _FIELD_TYPES[field_type], _value(row["value"])
 
 
-def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool, object]:
-    """``(case_id, field_id, value, supported, uncertainty)`` from a prediction object.
+def prediction_row(row: dict[str, object]) -> PredictionRow:
+    """The :class:`PredictionRow` of a prediction object.
 
     Checked check by check; ``uncertainty`` is the chain's (None without a chain).
 
@@ -186,12 +187,12 @@ def prediction_row(row: dict[str, object]) -> tuple[str, str, Value, bool, objec
     if facts is None:
         if chain is not None:
             fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
-        return case_id, field_id, value, False, None
+        return PredictionRow(case_id, field_id, value)
     chain_field, fact_digest, clinical = facts
     supported = (
         clinical and chain_field == field_id and digest is not None and fact_digest == digest
     )
-    return case_id, field_id, value, supported, chain["uncertainty"]  # type: ignore[index]
+    return PredictionRow(case_id, field_id, value, supported, chain["uncertainty"])  # type: ignore[index]
 
 
 def _source_kinds(raw: object) -> list[SourceKind]:

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from chartscore._types import FieldType, Value
+from chartscore._types import FieldType
 from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.documents.tally import (
     CORE_METRICS,
@@ -31,6 +31,7 @@ from chartscore.documents.tally import (
     SliceTally,
     Tally,
 )
+from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.agreement import (
@@ -70,36 +71,24 @@ class CaseTrackingScorer(Scorer):
         self._cases = CaseClasses()
         self._group_of: dict[str, Group] = {}
 
-    @property
-    def case_strata(self) -> CaseStrata | None:
-        """The strata file's cases (private: case ids), for the stratum slices' case counts."""
-        return self._strata
-
     def _group(self, field_id: str) -> Group:
         group = self._group_of.get(field_id)
         if group is None:
             field_type = self.field_type(field_id)
             rule = self.field_rule(field_id)
-            layout = self._plugins.layout
+            layout = self.plugin_layout
             spec = rule.spec
             plugins = () if layout is None or spec is None else layout.metric_names_of(spec.plugins)
             group = self._group_of[field_id] = (field_type.value, rule.extra_metrics + plugins)
         return group
 
-    def add_prediction(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
+    def add_row(self, row: PredictionRow) -> int:
         """Join and count one prediction (see :class:`Scorer`) and record its row class."""
-        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
+        mask = super().add_row(row)
         if mask < 0:
-            self._cases.ignored.add(case_id)
+            self._cases.ignored.add(row.case_id)
         else:
-            self._cases.record(case_id, field_id, self._group(field_id), mask)
+            self._cases.record(row.case_id, row.field_id, self._group(row.field_id), mask)
         return mask
 
     def partial(self) -> PartialTally:

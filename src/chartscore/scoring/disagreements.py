@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from chartscore._types import Value
+from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.scoring.agreement import (
     ANSWERABLE,
@@ -87,19 +87,12 @@ class DisagreementScorer(Scorer):
         super().__init__(schema, extra_predictions=extra_predictions)
         self._disagreements: list[Disagreement] = []
 
-    def add_prediction(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
+    def add_row(self, row: PredictionRow) -> int:
         """Join and count one prediction (see :class:`Scorer`); keep it if it disagrees."""
-        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
+        mask = super().add_row(row)
         found = outcome_class(mask) if mask >= 0 else None
         if found is not None:
-            self._disagreements.append((case_id, field_id, found))
+            self._disagreements.append((row.case_id, row.field_id, found))
         return mask
 
     def disagreements(self) -> list[Disagreement]:

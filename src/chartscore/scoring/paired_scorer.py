@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Final, Literal, cast
 
-from chartscore._types import Value
+from chartscore._types import FieldType, Value
 from chartscore.documents.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -33,6 +33,7 @@ from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.documents.tally import TYPE_METRICS, SliceTally, pool
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.model import GoldField, Prediction
+from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.clusters import (
@@ -50,6 +51,7 @@ from chartscore.scoring.scorer import (
     count_uncertainty,
     guarded,
     judge,
+    row_of,
 )
 from chartscore.scoring.strata import class_slice, slice_metric_names, split_fields
 from chartscore.stats.clustered import (
@@ -90,16 +92,19 @@ def _gold_only_copy(gold: FieldCounts) -> FieldCounts:
     return counts
 
 
-class PairedScorer(Scorer):
+class PairedScorer:
     """Gold once, then the baseline's predictions, then the candidate's.
 
     Add gold with :meth:`add_gold` and :meth:`close_gold`, every baseline
-    prediction with :meth:`add_baseline`, then every candidate prediction with
+    prediction row with :meth:`add_baseline`, then every candidate row with
     :meth:`add_candidate`; :meth:`paired_tally` gives the value-free counts.
     Errors name the input (``baseline`` or ``candidate``) but no line; callers
     reading files add it. ``extra_predictions`` is :class:`Scorer`'s, applied to
     each system: with ``"ignore"`` each system's skipped predictions are counted
     apart.
+
+    It holds a :class:`Scorer` for the gold set and its rules (composition: a
+    paired scorer has no single prediction stream, so it is not a scorer).
     """
 
     def __init__(
@@ -109,38 +114,39 @@ class PairedScorer(Scorer):
         extra_predictions: ExtraPredictions = "error",
         strata: CaseStrata | None = None,
     ) -> None:
-        super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
+        self._gold = Scorer(schema, extra_predictions=extra_predictions, strata=strata)
+        # The gold scorer's parts, read once per row: one attribute away.
+        self._fields = self._gold.fields  # grows as gold is added
+        self._coding = self._gold.coding
+        self._layout = self._gold.plugin_layout
+        self._strata = self._gold.case_strata
+        self._ignore_extra = self._gold.ignores_extra
         self._pairs: dict[str, _Pair] = {}
+        self._classes: dict[int, int] = {}  # one object per distinct pair of classes
         self._candidate_started = False
         self._ignored_by_system = {InputKind.BASELINE: 0, InputKind.CANDIDATE: 0}
 
+    def __repr__(self) -> str:
+        return f"PairedScorer(<{len(self._fields)} fields; values hidden>)"
+
+    def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
+        """Add one validated gold row (see :meth:`Scorer.add_gold`)."""
+        self._gold.add_gold(case_id, field_id, field_type, value)
+
     def close_gold(self) -> None:
         """Mark the gold set complete (an empty one is refused)."""
-        super().close_gold()
+        self._gold.close_gold()
         self._pairs = {field_id: _Pair(state.counts) for field_id, state in self._fields.items()}
 
-    def add_prediction(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
-        """Not used: a paired scorer takes :meth:`add_baseline` and :meth:`add_candidate`."""
-        raise TypeError("use add_baseline and add_candidate")
+    def unused_schema_fields(self) -> list[str]:
+        """Schema field ids that no gold row uses, sorted (see :class:`Scorer`)."""
+        return self._gold.unused_schema_fields()
 
-    def add_baseline(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
-        """Count one baseline prediction; returns its outcome mask."""
+    def add_baseline(self, row: PredictionRow) -> int:
+        """Count one baseline prediction row; returns its outcome mask."""
         if self._candidate_started:
             raise ValueError("every baseline prediction comes before the candidate's")
+        case_id, field_id, value, supported, uncertainty = row
         source = InputKind.BASELINE
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
@@ -149,21 +155,15 @@ class PairedScorer(Scorer):
         pair = self._pairs[field_id]
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
-        row = judge(state, entry, value, supported, pair.baseline)
-        count_uncertainty(pair.baseline, row, uncertainty)
-        pair.baseline_masks[case_id] = row
-        return row & self._coding.row_bits
+        row_class = judge(state, entry, value, supported, pair.baseline)
+        count_uncertainty(pair.baseline, row_class, uncertainty)
+        pair.baseline_masks[case_id] = row_class
+        return row_class & self._coding.row_bits
 
-    def add_candidate(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
-        """Count one candidate prediction and its pair with the baseline; returns its mask."""
+    def add_candidate(self, row: PredictionRow) -> int:
+        """Count one candidate prediction row and its pair with the baseline; returns its mask."""
         self._candidate_started = True
+        case_id, field_id, value, supported, uncertainty = row
         source = InputKind.CANDIDATE
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
@@ -172,16 +172,16 @@ class PairedScorer(Scorer):
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         pair = self._pairs[field_id]
-        row = judge(state, entry, value, supported, pair.candidate)
-        count_uncertainty(pair.candidate, row, uncertainty)
+        row_class = judge(state, entry, value, supported, pair.candidate)
+        count_uncertainty(pair.candidate, row_class, uncertainty)
         baseline = pair.baseline_masks.pop(case_id, None)
         coding = self._coding
         if baseline is None:
             baseline = state.missing(entry)
-        both = baseline | row << coding.pair_shift  # the row's pair of classes (scoring.clusters)
+        both = baseline | row_class << coding.pair_shift  # the pair of classes (scoring.clusters)
         state.cases[case_id] = self._classes.setdefault(both, both)
-        pair.pairs[baseline & coding.row_bits, row & coding.row_bits] += 1
-        return row & coding.row_bits
+        pair.pairs[baseline & coding.row_bits, row_class & coding.row_bits] += 1
+        return row_class & coding.row_bits
 
     def _extra(self, source: InputKind) -> int:
         # A prediction whose key is not in gold: refused, or skipped and counted (-1).
@@ -203,10 +203,10 @@ class PairedScorer(Scorer):
                     missing = state.missing(entry)
                     waiting = pair.baseline_masks.get(case_id, missing)
                     pairs[waiting & self._coding.row_bits, missing & self._coding.row_bits] += 1
-            baseline = pair.baseline.slice_tally(state.rule, self._plugins.layout)
-            candidate = pair.candidate.slice_tally(state.rule, self._plugins.layout)
+            baseline = pair.baseline.slice_tally(state.rule, self._layout)
+            candidate = pair.candidate.slice_tally(state.rule, self._layout)
             paired = {
-                name: _paired_binomial(pairs, name, self._plugins.layout)
+                name: _paired_binomial(pairs, name, self._layout)
                 for name in (*PAIRED_METRICS, *filter(is_plugin_metric, baseline.metrics))
                 if name in baseline.metrics
             }
@@ -241,7 +241,7 @@ class PairedScorer(Scorer):
             by_field=by_field,
             by_field_type=by_type,
             ignored_prediction_count=ignored,
-            plugins=self.counts_partial(with_strata=False).plugin_stamps(),  # one plugin set
+            plugins=self._gold.counts_partial(with_strata=False).plugin_stamps(),  # one plugin set
             by_stratum=self._stratum_slices(),
         )
 
@@ -252,7 +252,7 @@ class PairedScorer(Scorer):
         coding = self._coding
         shift, bits = coding.pair_shift, coding.row_bits
         low = (1 << shift) - 1
-        layout = self._plugins.layout
+        layout = self._layout
         groups = {field_id: state.group for field_id, state in sorted(self._fields.items())}
         metrics = slice_metric_names(groups.values(), overall=True)
         fields = [
@@ -454,26 +454,8 @@ def compare(
             scorer.add_gold(row.case_id, row.field_id, row.field_type, row.value)
         scorer.close_gold()
         for answer in guarded(baseline, Prediction, InputKind.BASELINE):
-            scorer.add_baseline(
-                answer.case_id,
-                answer.field_id,
-                answer.value,
-                answer.is_supported,
-                _declared(answer),
-            )
+            scorer.add_baseline(row_of(answer))
         for answer in guarded(candidate, Prediction, InputKind.CANDIDATE):
-            scorer.add_candidate(
-                answer.case_id,
-                answer.field_id,
-                answer.value,
-                answer.is_supported,
-                _declared(answer),
-            )
+            scorer.add_candidate(row_of(answer))
         tally = scorer.paired_tally()
     return Comparison.from_tally(tally, confidence)
-
-
-def _declared(answer: Prediction) -> object:
-    # The declared uncertainty of a prediction's evidence chain, or None without one.
-    chain = answer.evidence_chain
-    return None if chain is None else chain.uncertainty

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from chartscore._types import FieldType, Value
+from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer
@@ -81,20 +82,12 @@ class AtomScorer(CaseTrackingScorer):
         for scorer in self._atoms.values():
             scorer.close_gold()
 
-    def add_prediction(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
+    def add_row(self, row: PredictionRow) -> int:
         """Join one prediction in the cohort and, when it has a gold row, in its atom."""
-        mask = super().add_prediction(case_id, field_id, value, supported, uncertainty)
+        mask = super().add_row(row)
         if mask >= 0:
-            self._atoms[self._atom(case_id)].add_prediction(
-                case_id, field_id, value, supported, uncertainty
-            )
+            case_id, field_id, value, supported, uncertainty = row
+            self._atoms[self._atom(case_id)].add_row(row)
             self._digest(case_id, field_id, "prediction", value, supported, uncertainty)
         return mask
 

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
 from chartscore._types import FieldType, Value
+from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.documents.report import Report
 from chartscore.documents.tally import Tally
 from chartscore.errors import (
@@ -27,6 +28,7 @@ from chartscore.errors import (
 )
 from chartscore.records.match_engines import require_match_engines
 from chartscore.records.model import GoldField, Prediction
+from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.agreement import (
@@ -49,15 +51,15 @@ UNANSWERABLE: Final = object()  # a gold row with value None
 _ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
 # A gold row whose prediction has been counted holds its row class, an int
 # (scoring.clusters): the clustered intervals of pooled slices are read off them.
-_IGNORED: Final = -1  # add_prediction's answer for a skipped extra prediction
+_IGNORED: Final = -1  # add_row's answer for a skipped extra prediction
 
 ExtraPredictions = Literal["error", "ignore"]
 EXTRA_PREDICTIONS: Final = ("error", "ignore")
 """The values of the ``extra_predictions`` option."""
 
 
-class _Field:
-    """What the scorer keeps for one field id: its rule, its gold rows and its counts."""
+class FieldState:
+    """What a scorer keeps for one field id: its rule, its gold rows and its counts (private)."""
 
     __slots__ = (
         "answer_key",
@@ -146,7 +148,7 @@ class Scorer:
         self._rules = RuleBook(self._plugins)
         self._coding = RowCoding(self._plugins.layout)
         self._row_bits = self._coding.row_bits
-        self._fields: dict[str, _Field] = {}
+        self._fields: dict[str, FieldState] = {}
         self._gold_closed = False
         self._ignore_extra = ignore_extra
         self._ignored = 0
@@ -181,7 +183,7 @@ class Scorer:
             if counts.label_gold is not None:
                 counts.label_gold.update(key)  # type: ignore[call-overload]
 
-    def _field(self, field_id: str, field_type: FieldType) -> _Field:
+    def _field(self, field_id: str, field_type: FieldType) -> FieldState:
         # A field seen for the first time, or a second type for a known one.
         if field_id in self._fields:
             raise ChartscoreError(ErrorCode.INCONSISTENT_FIELD_TYPE, input=InputKind.GOLD)
@@ -200,7 +202,7 @@ class Scorer:
         plugin_metrics: tuple[str, ...] = ()
         if layout is not None and spec is not None and spec.plugins:
             plugin_metrics = layout.metric_names_of(spec.plugins)
-        state = self._fields[field_id] = _Field(rule, counts, self._coding, plugin_metrics)
+        state = self._fields[field_id] = FieldState(rule, counts, self._coding, plugin_metrics)
         return state
 
     def close_gold(self) -> None:
@@ -209,21 +211,13 @@ class Scorer:
             raise ChartscoreError(ErrorCode.EMPTY_GOLD, input=InputKind.GOLD)
         self._gold_closed = True
 
-    def add_prediction(
-        self,
-        case_id: str,
-        field_id: str,
-        value: Value,
-        supported: bool,
-        uncertainty: object = None,
-    ) -> int:
-        """Join and count one validated prediction; returns its outcome bit mask.
+    def add_row(self, row: PredictionRow) -> int:
+        """Join and count one validated prediction row; returns its outcome bit mask.
 
-        ``supported`` is whether its evidence chain supports it (see
-        :meth:`chartscore.Prediction.is_supported`); it only counts for answers.
-        ``uncertainty`` is its chain's declared uncertainty (a number in [0, 1]),
-        or None without a chain. A skipped extra prediction returns -1.
+        The row's ``supported`` only counts for answers; its ``uncertainty`` is
+        counted for answered answerable rows. A skipped extra prediction returns -1.
         """
+        case_id, field_id, value, supported, uncertainty = row
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if entry is None:
@@ -234,15 +228,55 @@ class Scorer:
         assert state is not None
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        row = judge(state, entry, value, supported, state.counts)
-        if uncertainty is not None and row & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
+        row_class = judge(state, entry, value, supported, state.counts)
+        if uncertainty is not None and row_class & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
             uncertain = state.counts.uncertain
-            key = (uncertainty, row & NORMALIZED != 0)
+            key = (uncertainty, row_class & NORMALIZED != 0)
             uncertain[key] = uncertain.get(key, 0) + 1
-        if row > 256:  # one object per distinct class, not per row (small ints are shared)
-            row = self._classes.setdefault(row, row)
-        state.cases[case_id] = row
-        return row & self._row_bits
+        if row_class > 256:  # one object per distinct class, not per row (small ints are shared)
+            row_class = self._classes.setdefault(row_class, row_class)
+        state.cases[case_id] = row_class
+        return row_class & self._row_bits
+
+    def add_prediction(
+        self,
+        case_id: str,
+        field_id: str,
+        value: Value,
+        supported: bool,
+        uncertainty: object = None,
+    ) -> int:
+        """:meth:`add_row` of ``PredictionRow(case_id, field_id, value, supported, uncertainty)``.
+
+        Kept for callers written before the row; new code passes a
+        :class:`~chartscore.records.prediction_row.PredictionRow`.
+        """
+        return self.add_row(PredictionRow(case_id, field_id, value, supported, uncertainty))
+
+    @property
+    def fields(self) -> Mapping[str, FieldState]:
+        """Each gold field id's state (private: gold values and case ids), as it grows."""
+        return self._fields
+
+    @property
+    def coding(self) -> RowCoding:
+        """How this run's row classes are laid out (:mod:`chartscore.scoring.clusters`)."""
+        return self._coding
+
+    @property
+    def plugin_layout(self) -> PluginLayout | None:
+        """Where the schema's plugin metrics sit in a row's outcome mask, or None."""
+        return self._plugins.layout
+
+    @property
+    def case_strata(self) -> CaseStrata | None:
+        """The strata file's cases (private: case ids), for the stratum slices."""
+        return self._strata
+
+    @property
+    def ignores_extra(self) -> bool:
+        """Whether a prediction whose key is not in gold is skipped (``"ignore"``)."""
+        return self._ignore_extra
 
     @property
     def rule_book(self) -> RuleBook:
@@ -313,7 +347,9 @@ class Scorer:
         return self._fields[field_id].rule
 
 
-def judge(state: _Field, entry: object, value: Value, supported: bool, counts: FieldCounts) -> int:
+def judge(
+    state: FieldState, entry: object, value: Value, supported: bool, counts: FieldCounts
+) -> int:
     """Count one prediction against its gold row ``entry`` into ``counts``; return its class.
 
     The class is the outcome mask (``class & coding.row_bits``), with a multi-select
@@ -386,7 +422,7 @@ def count_uncertainty(counts: FieldCounts, row: int, uncertainty: object) -> Non
 
 
 def _label_bits(
-    state: _Field,
+    state: FieldState,
     entry: object,
     value: Value,
     mask: int,
@@ -565,17 +601,29 @@ def feed_records(
     scorer.close_gold()
     if flag_option(strict_schema):
         refuse_unused_schema_fields(scorer)
-    add_prediction = scorer.add_prediction
+    add_row = scorer.add_row
     for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
+        # row_of(answer), written out: one call less per row.
         chain = answer.evidence_chain
-        field_id = answer.field_id
-        add_prediction(
-            answer.case_id,
-            field_id,
-            answer.value,
-            chain is not None and chain.supports(field_id, answer.normalized_fact_digest),
-            None if chain is None else chain.uncertainty,
-        )
+        fields: tuple[str, str, Value, bool, object]
+        if chain is None:
+            fields = (answer.case_id, answer.field_id, answer.value, False, None)
+        else:
+            field_id = answer.field_id
+            supported = chain.supports(field_id, answer.normalized_fact_digest)
+            fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty)
+        add_row(new_row(PredictionRow, fields))
+
+
+def row_of(answer: Prediction) -> PredictionRow:
+    """The row a scorer takes for a :class:`~chartscore.Prediction` record: its chain reduced."""
+    chain = answer.evidence_chain
+    if chain is None:
+        return new_row(PredictionRow, (answer.case_id, answer.field_id, answer.value, False, None))
+    field_id = answer.field_id
+    supported = chain.supports(field_id, answer.normalized_fact_digest)
+    fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty)
+    return new_row(PredictionRow, fields)
 
 
 def check_options(extra_predictions: object, strict_schema: object) -> None:

@@ -133,4 +133,5 @@ def _compare_streams(
                     checked=prediction_row,
                     add=add,
                     progress=progress,
+                    whole=True,
                 )

@@ -29,6 +29,7 @@ from chartscore.io.strata_file import load_strata
 from chartscore.records.rows import gold_row, prediction_row
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
+from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import (
     ExtraPredictions,
     Scorer,
@@ -50,7 +51,9 @@ __all__ = [
 ]
 
 
-def feed_gold(scorer: Scorer, stream: ByteReader, progress: Progress | None = None) -> None:
+def feed_gold(
+    scorer: Scorer | PairedScorer, stream: ByteReader, progress: Progress | None = None
+) -> None:
     """Add every gold row of a JSON Lines stream to ``scorer``."""
     feed_rows(
         stream,
@@ -69,8 +72,9 @@ def feed_predictions(scorer: Scorer, stream: ByteReader, progress: Progress | No
         InputKind.PREDICTIONS,
         fast=fast_prediction,
         checked=prediction_row,
-        add=scorer.add_prediction,
+        add=scorer.add_row,
         progress=progress,
+        whole=True,
     )
 
 
@@ -271,4 +275,4 @@ def _add_read_predictions(
     source = InputKind.PREDICTIONS
     tick = None if progress is None else (lambda line: progress(source, line))
     for numbers, rows in reader.batches(tick):
-        add_rows(scorer.add_prediction, numbers, rows, source)
+        add_rows(scorer.add_row, numbers, rows, source, whole=True)
