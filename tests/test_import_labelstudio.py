@@ -155,9 +155,9 @@ def annotation(who: object, *labels: str, origin: str | None = "manual") -> dict
     return {"completed_by": who, "result": [result]}
 
 
-def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
-    tmp_path: Path,
-) -> None:
+def test_labels_of_every_origin_count_and_unknown_annotators_do_not(tmp_path: Path) -> None:
+    # A pre-annotation the annotator accepted ("prediction") or edited ("prediction-changed")
+    # is theirs: chart-review has no filter on origin.
     tasks = [
         task(
             7,
@@ -165,13 +165,17 @@ def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
             annotation({"id": 2, "email": "x@example.org"}, "B", origin="prediction"),
             annotation(None, "C"),
         ),
-        task(8, annotation(1), annotation({"id": 2}, "A", origin=None)),
+        task(
+            8,
+            annotation(1, "B", origin="prediction-changed"),
+            annotation({"id": 2}, "A", origin=None),
+        ),
     ]
     imported = import_labelstudio(export(tasks, tmp_path), gold_annotator=1, annotator=2)
     gold = {row.case_id: sorted(row.value) for row in imported.gold}  # type: ignore[arg-type]
     answers = {row.case_id: sorted(row.value) for row in imported.predictions}  # type: ignore[arg-type]
-    assert gold == {"7": ["A"], "8": []}
-    assert answers == {"7": [], "8": ["A"]}
+    assert gold == {"7": ["A"], "8": ["B"]}
+    assert answers == {"7": ["B"], "8": ["A"]}
 
 
 @pytest.mark.parametrize(

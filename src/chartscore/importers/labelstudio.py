@@ -6,9 +6,10 @@ Read as chart-review (smart-on-fhir/chart-review) reads a Label Studio JSON expo
   case id (``"17"``). Its ``annotations`` each have a ``completed_by`` (the Label
   Studio user id, an integer, or an object with an integer ``id``) and a
   ``result`` list.
-- An annotation's labels are the union of ``value.labels`` over its results whose
-  ``origin`` is absent or ``manual`` (results made from model predictions are not
-  a person's annotation); other result kinds (choices, text areas) are ignored.
+- An annotation's labels are the union of ``value.labels`` over its results, of
+  every ``origin`` (``manual``, and ``prediction`` or ``prediction-changed``: a
+  pre-annotation the annotator accepted or edited is theirs, as chart-review
+  counts it); other result kinds (choices, text areas) are ignored.
   Annotations without ``completed_by`` are skipped.
 - A note counts for an annotator when the annotator has an annotation of it, even
   one with no labels (that annotator found nothing). Notes are compared where both
@@ -55,7 +56,6 @@ MAX_EXPORT_BYTES = 1 << 30
 
 DEFAULT_FIELD: Final = "labels"
 _SOURCE: Final = InputKind.EXPORT
-_MANUAL: Final = (None, "manual")
 _NOT_ALPHANUMERIC: Final = re.compile(r"[^a-z0-9]+")
 
 Annotations = dict[int, dict[int, frozenset[str]]]
@@ -234,9 +234,8 @@ def _annotation(entry: object, item: int) -> tuple[int | None, frozenset[str]]:
         raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
     labels: set[str] = set()
     for result in results:
-        origin = _member(result, "origin", item)
-        value = result.get("value", {})  # a dict: _member checked it
-        if origin not in _MANUAL:
+        value = _member(result, "value", item)
+        if value is None:
             continue
         found = _member(value, "labels", item)
         if found is None:
