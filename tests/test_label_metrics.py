@@ -20,7 +20,7 @@ e9e04b7; also its docs/accuracy.md):
     0.667  0.5   1.0    1.0  0.5   0.4    1   1   1   0   Cough
     1.0    1.0   1.0    1.0  1.0   1.0    2   0   1   0   Fatigue
     -      -     0.333  0.0  1.0   0.0    0   0   1   2   Headache
-"""
+"""  # noqa: RUF002 (chart-review prints an en dash in "3–4")
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
 from chartscore.documents.tally import LABEL_METRICS
