@@ -20,7 +20,7 @@ e9e04b7; also its docs/accuracy.md):
     0.667  0.5   1.0    1.0  0.5   0.4    1   1   1   0   Cough
     1.0    1.0   1.0    1.0  1.0   1.0    2   0   1   0   Fatigue
     -      -     0.333  0.0  1.0   0.0    0   0   1   2   Headache
-"""  # noqa: RUF002 (chart-review prints an en dash in "3–4")
+"""  # noqa: RUF002 (chart-review prints an en dash between note ids)
 
 from __future__ import annotations
 
