@@ -268,7 +268,10 @@ def test_cli_writes_gold_predictions_and_schema(tmp_path: Path) -> None:
     [
         (["--gold-out", "g", "--annotator", "3"], "--annotator needs --predictions-out"),
         (["--predictions-out", "p"], "--predictions-out needs --annotator"),
-        ([], "nothing to write: give --gold-out, --predictions-out or --schema-out"),
+        ([], "nothing to write: give --gold-out, --predictions-out, --rater-out or --schema-out"),
+        (["--rater-out", "3"], "--rater-out takes ANNOTATOR=FILE"),
+        (["--rater-out", "jane=j"], "--rater-out must be a whole number (or a name from --config)"),
+        (["--rater-out", "3=a", "--rater-out", "3=b"], "--rater-out names an annotator twice"),
         (["--gold-out", "g", "--notes", "4-1"], "--notes must be note ids or ranges such as 1,3-4"),
         (
             ["--gold-out", "g", "--notes", "1-99999999"],

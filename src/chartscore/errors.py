@@ -133,6 +133,7 @@ class ErrorCode(enum.StrEnum):
     DUPLICATE_ANNOTATION = "duplicate_annotation"
     ANNOTATOR_NOT_FOUND = "annotator_not_found"
     LABEL_COLLISION = "label_collision"
+    INVALID_CONFIG = "invalid_config"
     INVALID_COLUMN_MAP = "invalid_column_map"
     COLUMN_NOT_FOUND = "column_not_found"
     FIELD_UNDECLARED = "field_undeclared"
@@ -407,6 +408,7 @@ class InputKind(enum.StrEnum):
     STRATA = "strata"
     RELEASES = "releases"
     RATERS = "raters"
+    CONFIG = "config"
 
 
 def valid_field_id(value: object) -> bool:
