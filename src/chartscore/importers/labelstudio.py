@@ -219,7 +219,7 @@ def _people(
         raise ChartscoreError(ErrorCode.USAGE)
     if gold_annotator is None and (annotator is not None or not raters):
         raise ChartscoreError(ErrorCode.USAGE)
-    given = [p for p in (gold_annotator, annotator) if p is not None] + list(raters)  # type: ignore[call-overload]
+    given = [p for p in (gold_annotator, annotator) if p is not None] + list(raters)
     people = tuple(project.user(person) for person in given)
     pair = people[: 2 if annotator is not None else 1] if gold_annotator is not None else ()
     if len(set(pair)) != len(pair) or len(set(people[len(pair) :])) != len(people) - len(pair):
@@ -229,7 +229,7 @@ def _people(
 
 def _exports(export: object) -> tuple[InputPath, ...]:
     if type(export) is list or type(export) is tuple:
-        exports: tuple[InputPath, ...] = tuple(export)  # type: ignore[arg-type]
+        exports: tuple[InputPath, ...] = tuple(export)
         if not exports:
             raise ChartscoreError(ErrorCode.USAGE)
         return exports
