@@ -544,3 +544,32 @@ def test_config_as_json_and_yaml_agree(tmp_path: Path) -> None:
     with pytest.raises(ChartscoreError) as caught:
         import_labelstudio(COLD, gold_annotator="nobody", config=json_file)
     assert str(caught.value) == "annotator_not_found (config)"
+
+
+def test_canaries_in_config_free_text_and_ids_reach_no_output(tmp_path: Path) -> None:
+    canary = "Zq9canary"
+    region = {"id": "r", "type": "labels", "value": {"labels": ["Dx"]}}
+    typed = {"id": "r", "type": "textarea", "from_name": "When", "value": {"text": [canary]}}
+    tasks = [
+        {
+            "id": 1,
+            "data": {"encounter_id": canary, "text": canary},
+            "annotations": [{"completed_by": 1, "result": [region, typed]}],
+        },
+        {"id": 2, "annotations": [{"completed_by": 1, "result": [region]}]},
+    ]
+    config = tmp_path / "config.yaml"
+    config.write_text(f"annotators:\n  {canary}: 1\nignore: [Encounter/{canary}]\n", "utf-8")
+    path = export(tasks, tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["import", "labelstudio", "--export", str(path), "--config", str(config)]
+    argv += ["--gold-annotator", canary, "--gold-out", str(tmp_path / "g.jsonl")]
+    argv += ["--schema-out", str(tmp_path / "s.json")]
+    assert main(argv, stdout=out, stderr=err) == 0
+    written = (tmp_path / "g.jsonl").read_text() + (tmp_path / "s.json").read_text()
+    assert canary not in out.getvalue() + err.getvalue() + written
+    assert "notes on the config's ignore list (left out): 1" in err.getvalue()
+    config.write_text(f"annotators:\n  {canary}: [x]\n", "utf-8")
+    err = io.StringIO()
+    assert main(argv, stdout=io.StringIO(), stderr=err) != 0
+    assert canary not in err.getvalue() and "invalid_config" in err.getvalue()

@@ -283,6 +283,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "duplicate_annotation": "one annotator has two annotations of the same task",
     "annotator_not_found": "the annotator has no annotation in the export (or in the notes)",
     "label_collision": "two labels give the same field id",
+    "invalid_config": "the chart-review config is not the subset chartscore reads (docs/import.md)",
     "invalid_column_map": "the column map is not {case_id, fields, ...} as docs/import.md says",
     "column_not_found": "the column map names a column the table does not have",
     "field_undeclared": "a gold field of the column map is not declared in the schema",
