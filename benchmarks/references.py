@@ -7,7 +7,9 @@ chartscore does not share code with:
 
 - per-label sensitivity, PPV and F1, macro and micro F1: scikit-learn's
   ``precision_recall_fscore_support`` and ``f1_score`` with missing, abstained and wrong-type
-  answers mapped to an extra "no answer" class; specificity and NPV: the true negatives of
+  answers mapped to an extra "no answer" class (F1 only where scikit-learn's precision and
+  recall are both defined: chartscore's F1, like chart-review's, is undefined elsewhere, and
+  the macro F1 is the mean of the defined ones); specificity and NPV: the true negatives of
   scikit-learn's ``multilabel_confusion_matrix`` over the answered rows, over gold negatives
   (all answerable rows) and answered negatives (docs/metrics.md: a row without an answer is
   not a negative);
@@ -293,12 +295,18 @@ def check_labels(
             precision, recall, f1, _ = precision_recall_fscore_support(
                 y_true, y_pred, labels=list(labels), zero_division=np.nan
             )
-            macro = f1_score(
-                y_true, y_pred, labels=list(labels), average="macro", zero_division=np.nan
-            )
             micro = f1_score(
                 y_true, y_pred, labels=list(labels), average="micro", zero_division=np.nan
             )
+            # F1 is undefined where precision or recall is (chart-review's definition,
+            # docs/metrics.md); scikit-learn's F1 elsewhere, and the mean of those.
+            f1 = np.where(np.isnan(precision) | np.isnan(recall), np.nan, f1)
+            macro = float(np.nanmean(f1)) if not np.isnan(f1).all() else np.nan
+            micro_p, micro_r, _, _ = precision_recall_fscore_support(
+                y_true, y_pred, labels=list(labels), average="micro", zero_division=np.nan
+            )
+            if np.isnan(micro_p) or np.isnan(micro_r):
+                micro = np.nan
         else:
             precision = recall = f1 = np.full(len(labels), np.nan)
             macro = micro = np.nan
@@ -633,11 +641,13 @@ def check_cohort(table: Table, rng: random.Random) -> None:
 # --------------------------------------------------------------------------- published values
 
 COLD = TESTS / "data" / "importers" / "labelstudio_cold.json"
-# chart-review's published rows (tests/test_label_metrics.py): F1, Sens, Spec, PPV, NPV.
+# chart-review's published rows (tests/test_label_metrics.py): F1, Sens, Spec, PPV, NPV;
+# None is its "-".
 CHART_REVIEW = {
     "*": (0.667, 0.75, 0.6, 0.6, 0.75),
     "cough": (0.667, 0.5, 1.0, 1.0, 0.5),
     "fatigue": (1.0, 1.0, 1.0, 1.0, 1.0),
+    "headache": (None, None, 0.333, 0.0, 1.0),
 }
 ABSTRACTORS = [[13, 0, 0], [0, 20, 7], [0, 4, 56]]
 HANLEY_NORMAL = [33, 6, 6, 11, 2]  # ratings 1 (definitely normal) .. 5 of 58 normal cases

@@ -137,11 +137,6 @@ def usage_line(problem: str, command: str | None = "score") -> str:
             "--repeating must be refuse or rows",
             "import redcap",
         ),
-        (
-            ["import", "labelstudio", "--export", "e"],
-            "--gold-annotator is required",
-            "import labelstudio",
-        ),
         (["--dictionary", "d", "import"], "--dictionary goes after the command", None),
         (["worklist", *FILES], "--out is required", "worklist"),
         # The ledger and batch.

@@ -384,6 +384,8 @@ def _entries(tmp: Path) -> dict[str, tuple[Callable[..., object], dict[str, Any]
                 "field": "symptom",
                 "per_label": True,
                 "notes": [1, 3, 4],
+                "raters": [5],
+                "config": None,
             },
         ),
         "import_csv": (
@@ -520,7 +522,17 @@ _SLOTS = [
     ),
     (
         "import_labelstudio",
-        ["export", "gold_annotator", "annotator", "labels", "field", "per_label", "notes"],
+        [
+            "export",
+            "gold_annotator",
+            "annotator",
+            "raters",
+            "labels",
+            "field",
+            "per_label",
+            "notes",
+            "config",
+        ],
     ),
     ("import_csv", ["table", "columns", "role", "schema"]),
     ("write_imported", ["imported", "predictions", "inputs"]),

@@ -4,16 +4,21 @@ tests/data/importers/labelstudio_cold.json is an export written for these tests 
 shape of chart-review's "cold" test project (smart-on-fhir/chart-review,
 tests/data/cold: four notes; annotators jane = 3, john = 5, jill = 6; labels Cough,
 Fatigue and Headache; jane's notes restricted to 1, 3 and 4 by the project's ``ranges``),
-with the members a real export carries. chart-review's published result for it
-(tests/test_accuracy.py, ``chart-review accuracy jill jane``) is:
+with the members a real export carries. chart-review's published result for it, quoted
+exactly from its tests/test_accuracy.py (``test_default_output``, ``chart-review accuracy
+jill jane``, commit e9e04b7), is:
 
-    Comparing 3 charts (1, 3-4)
-    F1     Sens  Spec  PPV  NPV   Kappa  TP  FN  TN  FP  Label
-    0.667  0.75  0.6   0.6  0.75  0.341  3   1   3   2   *
-    0.667  0.5   1.0   1.0  0.5   0.4    1   1   1   0   Cough
-    1.0    1.0   1.0   1.0  1.0   1.0    2   0   1   0   Fatigue
-    0      0     0     0    0     0      0   0   1   2   Headache
-"""
+    Comparing 3 charts (1, 3–4)
+    Truth: jill
+    Annotator: jane
+    Macro F1: 0.833
+
+    F1     Sens  Spec   PPV  NPV   Kappa  TP  FN  TN  FP  Label
+    0.667  0.75  0.6    0.6  0.75  0.341  3   1   3   2   *
+    0.667  0.5   1.0    1.0  0.5   0.4    1   1   1   0   Cough
+    1.0    1.0   1.0    1.0  1.0   1.0    2   0   1   0   Fatigue
+    -      -     0.333  0.0  1.0   0.0    0   0   1   2   Headache
+"""  # noqa: RUF002 (chart-review prints an en dash between note ids)
 
 from __future__ import annotations
 
@@ -25,13 +30,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import cohen_kappa_score
 
 from chartscore import ChartscoreError, ErrorCode, InputKind, score
 from chartscore.cli import main
 from chartscore.importers import import_labelstudio, json_array
 from chartscore.importers.json_array import iter_elements
 from chartscore.importers.labelstudio import NoteIds, label_segment
+from chartscore.importers.labelstudio_config import read_config, yaml_subset
 from chartscore.io.jsonl import decode_document
 
 from helpers import examples
@@ -96,7 +101,13 @@ def test_per_label_booleans_give_chart_reviews_published_table() -> None:
         pooled_answers += answers  # type: ignore[arg-type]
     *counts, kappa = PUBLISHED_POOLED
     assert confusion(pooled_gold, pooled_answers) == tuple(counts)
-    assert round(cohen_kappa_score(pooled_gold, pooled_answers), 3) == kappa
+    # The pooled kappa, computed by chartscore: the multi-select field's label cells.
+    multi = import_labelstudio(
+        COLD, gold_annotator=JILL, annotator=JANE, labels=LABELS, notes=[1, 3, 4]
+    )
+    labels = score(list(multi.gold), list(multi.predictions), schema=multi.schema)
+    pooled_kappa = labels.by_field["labels"].pooled_kappa
+    assert pooled_kappa is not None and round(pooled_kappa, 3) == kappa
     pooled = report.by_field_type["boolean"]
     assert pooled.metric("normalized_agreement").success_count == counts[0] + counts[2]
     assert imported.counts["labels_dropped"] == 1  # "Label Not In Study" on note 1
@@ -155,9 +166,9 @@ def annotation(who: object, *labels: str, origin: str | None = "manual") -> dict
     return {"completed_by": who, "result": [result]}
 
 
-def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
-    tmp_path: Path,
-) -> None:
+def test_labels_of_every_origin_count_and_unknown_annotators_do_not(tmp_path: Path) -> None:
+    # A pre-annotation the annotator accepted ("prediction") or edited ("prediction-changed")
+    # is theirs: chart-review has no filter on origin.
     tasks = [
         task(
             7,
@@ -165,13 +176,17 @@ def test_prediction_results_and_unknown_annotators_are_not_a_persons_labels(
             annotation({"id": 2, "email": "x@example.org"}, "B", origin="prediction"),
             annotation(None, "C"),
         ),
-        task(8, annotation(1), annotation({"id": 2}, "A", origin=None)),
+        task(
+            8,
+            annotation(1, "B", origin="prediction-changed"),
+            annotation({"id": 2}, "A", origin=None),
+        ),
     ]
     imported = import_labelstudio(export(tasks, tmp_path), gold_annotator=1, annotator=2)
     gold = {row.case_id: sorted(row.value) for row in imported.gold}  # type: ignore[arg-type]
     answers = {row.case_id: sorted(row.value) for row in imported.predictions}  # type: ignore[arg-type]
-    assert gold == {"7": ["A"], "8": []}
-    assert answers == {"7": [], "8": ["A"]}
+    assert gold == {"7": ["A"], "8": ["B"]}
+    assert answers == {"7": ["B"], "8": ["A"]}
 
 
 @pytest.mark.parametrize(
@@ -264,7 +279,10 @@ def test_cli_writes_gold_predictions_and_schema(tmp_path: Path) -> None:
     [
         (["--gold-out", "g", "--annotator", "3"], "--annotator needs --predictions-out"),
         (["--predictions-out", "p"], "--predictions-out needs --annotator"),
-        ([], "nothing to write: give --gold-out, --predictions-out or --schema-out"),
+        ([], "nothing to write: give --gold-out, --predictions-out, --rater-out or --schema-out"),
+        (["--rater-out", "3"], "--rater-out takes ANNOTATOR=FILE"),
+        (["--rater-out", "jane=j"], "--rater-out must be a whole number (or a name from --config)"),
+        (["--rater-out", "3=a", "--rater-out", "3=b"], "--rater-out names an annotator twice"),
         (["--gold-out", "g", "--notes", "4-1"], "--notes must be note ids or ranges such as 1,3-4"),
         (
             ["--gold-out", "g", "--notes", "1-99999999"],
@@ -451,3 +469,107 @@ def test_the_values_limit_counts_what_decoding_keeps_not_a_notes_commas(tmp_path
     with pytest.raises(ChartscoreError) as caught:
         import_labelstudio(export([task(7, one), nested], tmp_path), gold_annotator=1)
     assert str(caught.value) == "task_too_large (export item 1)"
+
+
+# --- chart-review's config.yaml, several exports ---------------------------------------------
+
+
+def test_config_ignore_implied_grouped_and_merged_exports(tmp_path: Path) -> None:
+    first = [
+        {"id": 1, "data": {"encounter_id": "E-secret"}, "annotations": [annotation(1, "cat")]},
+        {"id": 2, "data": {}, "annotations": [annotation(1, "dog"), annotation(2, "dog")]},
+        {"id": 3, "annotations": [annotation(1, "lion"), annotation(2, "cat")]},
+    ]
+    second = [{"id": 2, "annotations": [annotation(1, "fox")]}]
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "annotators:\n  bob: 1\n  alice: 2  # a comment\n"
+        "ignore:\n  - Encounter/E-secret\n"
+        "implied-labels:\n  lion: cat\n"
+        "grouped-labels:\n  animal: [cat, 'dog']\n",
+        encoding="utf-8",
+    )
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(first), encoding="utf-8")
+    b.write_text(json.dumps(second), encoding="utf-8")
+    imported = import_labelstudio([a, b], gold_annotator="bob", annotator="alice", config=config)
+    gold = {row.case_id: sorted(row.value) for row in imported.gold}  # type: ignore[arg-type]
+    answers = {row.case_id: sorted(row.value) for row in imported.predictions}  # type: ignore[arg-type]
+    # Note 1 is ignored by its encounter; bob's "fox" of the second export joins note 2;
+    # lion implies cat, and cat and dog are the group "animal".
+    assert gold == {"2": ["animal", "fox"], "3": ["animal", "lion"]}
+    assert answers == {"2": ["animal"], "3": ["animal"]}
+    assert imported.counts["notes_ignored"] == 1
+    text = repr(imported) + repr(read_config(config))
+    assert "secret" not in text and "bob" not in text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("annotators:\n  bob: one\n", "invalid_config (config)"),
+        ("annotators:\n  ext:\n    filename: x.csv\n", "invalid_config (config)"),
+        ("colours: [red]\n", "invalid_config (config)"),
+        ("labels:\n  - A\n   - B\n", "invalid_config (config line 3)"),
+        ("labels: {a: b}\n", "invalid_config (config line 1)"),
+        ("labels:\n\t- A\n", "invalid_config (config line 2)"),
+        ("labels: &anchor [A]\n", "invalid_config (config line 1)"),
+        ("labels:\n  - 'A\n", "invalid_config (config line 2)"),
+        ("ranges:\n  a: b\n  b: a\nannotators:\n  a: 1\n", "invalid_config (config)"),
+        ("labels: [A|B]\n", "invalid_config (config)"),
+    ],
+)
+def test_config_outside_the_subset_is_refused(text: str, message: str, tmp_path: Path) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ChartscoreError) as caught:
+        read_config(path)
+    assert str(caught.value) == message
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+def test_config_as_json_and_yaml_agree(tmp_path: Path) -> None:
+    yaml_file = Path(__file__).resolve().parent / "data" / "importers" / "chart_review_cold.yaml"
+    document = {
+        "labels": ["Cough", "Fatigue", "Headache"],
+        "annotators": {"jane": 3, "john": 5, "jill": 6},
+        "ranges": {"jane": [1, 3, 4]},
+    }
+    assert yaml_subset(yaml_file.read_text(encoding="utf-8")) == document
+    json_file = tmp_path / "config.json"
+    json_file.write_text(json.dumps(document), encoding="utf-8")
+    from_yaml = import_labelstudio(COLD, gold_annotator="jill", annotator="jane", config=yaml_file)
+    from_json = import_labelstudio(COLD, gold_annotator="jill", annotator="jane", config=json_file)
+    assert from_yaml.gold == from_json.gold and from_yaml.predictions == from_json.predictions
+    with pytest.raises(ChartscoreError) as caught:
+        import_labelstudio(COLD, gold_annotator="nobody", config=json_file)
+    assert str(caught.value) == "annotator_not_found (config)"
+
+
+def test_canaries_in_config_free_text_and_ids_reach_no_output(tmp_path: Path) -> None:
+    canary = "Zq9canary"
+    region = {"id": "r", "type": "labels", "value": {"labels": ["Dx"]}}
+    typed = {"id": "r", "type": "textarea", "from_name": "When", "value": {"text": [canary]}}
+    tasks = [
+        {
+            "id": 1,
+            "data": {"encounter_id": canary, "text": canary},
+            "annotations": [{"completed_by": 1, "result": [region, typed]}],
+        },
+        {"id": 2, "annotations": [{"completed_by": 1, "result": [region]}]},
+    ]
+    config = tmp_path / "config.yaml"
+    config.write_text(f"annotators:\n  {canary}: 1\nignore: [Encounter/{canary}]\n", "utf-8")
+    path = export(tasks, tmp_path)
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["import", "labelstudio", "--export", str(path), "--config", str(config)]
+    argv += ["--gold-annotator", canary, "--gold-out", str(tmp_path / "g.jsonl")]
+    argv += ["--schema-out", str(tmp_path / "s.json")]
+    assert main(argv, stdout=out, stderr=err) == 0
+    written = (tmp_path / "g.jsonl").read_text() + (tmp_path / "s.json").read_text()
+    assert canary not in out.getvalue() + err.getvalue() + written
+    assert "notes on the config's ignore list (left out): 1" in err.getvalue()
+    config.write_text(f"annotators:\n  {canary}: [x]\n", "utf-8")
+    err = io.StringIO()
+    assert main(argv, stdout=io.StringIO(), stderr=err) != 0
+    assert canary not in err.getvalue() and "invalid_config" in err.getvalue()

@@ -1,11 +1,26 @@
 """Per-label confusion metrics (docs/metrics.md, "Per-label confusion metrics").
 
-Checked against chart-review's published "cold" table (smart-on-fhir/chart-review,
-tests/test_accuracy.py: ``chart-review accuracy jill jane``), against scikit-learn's
-confusion_matrix / precision_recall_fscore_support / f1_score on generated data, against
-per-case sums computed here row by row (the clustered figures), and against the stand-in
-baselines.
-"""
+Checked against chart-review's published "cold" table, against scikit-learn's
+confusion_matrix / precision_recall_fscore_support / f1_score on generated data (F1 where
+scikit-learn's precision and recall are both defined: chartscore's F1, like chart-review's, is
+undefined where either is), against per-case sums computed here row by row (the clustered
+figures), and against the stand-in baselines.
+
+chart-review's table, quoted exactly from smart-on-fhir/chart-review, tests/test_accuracy.py
+(``test_default_output``: ``chart-review accuracy jill jane`` on tests/data/cold, commit
+e9e04b7; also its docs/accuracy.md):
+
+    Comparing 3 charts (1, 3–4)
+    Truth: jill
+    Annotator: jane
+    Macro F1: 0.833
+
+    F1     Sens  Spec   PPV  NPV   Kappa  TP  FN  TN  FP  Label
+    0.667  0.75  0.6    0.6  0.75  0.341  3   1   3   2   *
+    0.667  0.5   1.0    1.0  0.5   0.4    1   1   1   0   Cough
+    1.0    1.0   1.0    1.0  1.0   1.0    2   0   1   0   Fatigue
+    -      -     0.333  0.0  1.0   0.0    0   0   1   2   Headache
+"""  # noqa: RUF002 (chart-review prints an en dash between note ids)
 
 from __future__ import annotations
 
@@ -18,7 +33,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import confusion_matrix, f1_score, precision_recall_fscore_support
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
 from chartscore.documents.tally import LABEL_METRICS
@@ -32,23 +47,28 @@ from helpers import examples
 
 COLD = Path(__file__).resolve().parent / "data" / "importers" / "labelstudio_cold.json"
 LABELS = ["Cough", "Fatigue", "Headache"]
-# chart-review's published rows: label -> (F1, Sens, Spec, PPV, NPV, TP, FN, TN, FP).
+# chart-review's published rows (the module docstring): label -> (F1, Sens, Spec, PPV, NPV,
+# Kappa, TP, FN, TN, FP); None is its "-" (undefined).
 PUBLISHED = {
-    "*": (0.667, 0.75, 0.6, 0.6, 0.75, 3, 1, 3, 2),
-    "cough": (0.667, 0.5, 1.0, 1.0, 0.5, 1, 1, 1, 0),
-    "fatigue": (1.0, 1.0, 1.0, 1.0, 1.0, 2, 0, 1, 0),
-    # chart-review prints every rate as 0 when TP or TN is 0 (agree.score_matrix); chartscore
-    # keeps the definitions: Spec 1/3, NPV 1/1 (only the counts are compared for this row).
-    "headache": (0, 0, 0, 0, 0, 0, 0, 1, 2),
+    "*": (0.667, 0.75, 0.6, 0.6, 0.75, 0.341, 3, 1, 3, 2),
+    "cough": (0.667, 0.5, 1.0, 1.0, 0.5, 0.4, 1, 1, 1, 0),
+    "fatigue": (1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2, 0, 1, 0),
+    "headache": (None, None, 0.333, 0.0, 1.0, 0.0, 0, 0, 1, 2),
 }
+PUBLISHED_MACRO_F1 = 0.833
 CHOICES = ["current", "former", "never"]
 SCHEMA = {"fields": {"hx.smoking": {"type": "categorical", "choices": CHOICES}}}
 NO_ANSWER = "(none)"  # the extra class for missing, abstained and wrong-type answers
 
 
-def _rate(metric: object) -> float:
+def _rate(metric: object) -> float | None:
     k, n = metric.success_count, metric.total_count  # type: ignore[attr-defined]
-    return k / n if n else 0.0
+    return k / n if n else None
+
+
+def _shown(value: float | None) -> float | None:
+    """A figure as chart-review prints it: 3 decimals, None for "-"."""
+    return None if value is None else round(value, 3)
 
 
 def test_chart_reviews_published_cold_table() -> None:
@@ -57,16 +77,21 @@ def test_chart_reviews_published_cold_table() -> None:
     )
     report = score(list(imported.gold), list(imported.predictions), schema=imported.schema)
     part = report.by_field["labels"]
-    rows = {"*": (part.metrics, part.micro_f1)}
+    rows = {"*": (part.metrics, part.micro_f1, part.pooled_kappa)}
     assert part.labels is not None
-    rows |= {name: (label.metrics, label.f1) for name, label in part.labels.items()}
+    booleans = import_labelstudio(
+        COLD, gold_annotator=6, annotator=3, labels=LABELS, notes=[1, 3, 4], per_label=True
+    )
+    per_label = score(list(booleans.gold), list(booleans.predictions), schema=booleans.schema)
+    for name, label in part.labels.items():
+        field = per_label.by_field[f"labels.{name}"]
+        assert field.kappa is not None
+        rows[name] = (label.metrics, label.f1, field.kappa.value)
     assert set(rows) == set(PUBLISHED)
-    for name, (f1, sens, spec, ppv, npv, tp, fn, tn, fp) in PUBLISHED.items():
-        metrics, found_f1 = rows[name]
-        assert round(found_f1 or 0.0, 3) == f1, name
-        shown = [round(_rate(metrics[m]), 3) for m in LABEL_METRICS]
-        if tp and tn:
-            assert shown == [sens, spec, ppv, npv], name
+    for name, (f1, sens, spec, ppv, npv, kappa, tp, fn, tn, fp) in PUBLISHED.items():
+        metrics, found_f1, found_kappa = rows[name]
+        found = [found_f1, *(_rate(metrics[m]) for m in LABEL_METRICS), found_kappa]
+        assert [_shown(v) for v in found] == [f1, sens, spec, ppv, npv, kappa], name
         assert (metrics["sensitivity"].success_count, metrics["sensitivity"].total_count) == (
             tp,
             tp + fn,
@@ -76,23 +101,20 @@ def test_chart_reviews_published_cold_table() -> None:
             tn + fp,
         )
         assert metrics["ppv"].total_count == tp + fp and metrics["npv"].total_count == tn + fn
+    assert _shown(part.macro_f1) == PUBLISHED_MACRO_F1
+    assert part.macro_f1 == 5 / 6  # (2/3 + 1) / 2: Headache, with no F1, is left out
     # One field: the overall slice pools the same labels, with the clustered figures.
     assert report.overall.metric("sensitivity").total_count == 4
     assert report.overall.micro_f1 == part.micro_f1
     assert report.overall.metric("sensitivity").design_effect is not None
-    assert math.isclose(part.macro_f1 or 0.0, (2 / 3 + 1 + 0) / 3)
     # Per-label booleans: the label "true" of each field is chart-review's label row.
-    booleans = import_labelstudio(
-        COLD, gold_annotator=6, annotator=3, labels=LABELS, notes=[1, 3, 4], per_label=True
-    )
-    report = score(list(booleans.gold), list(booleans.predictions), schema=booleans.schema)
     for name in ("cough", "fatigue", "headache"):
-        label = report.by_field[f"labels.{name}"].label("true")
-        shown = [round(_rate(label.metrics[m]), 3) for m in LABEL_METRICS]
-        assert shown == list(PUBLISHED[name][1:5]) or name == "headache", name
+        label = per_label.by_field[f"labels.{name}"].label("true")
+        shown = [_shown(_rate(label.metrics[m])) for m in LABEL_METRICS]
+        assert shown == list(PUBLISHED[name][1:5]), name
         counts = [label.metrics[m].success_count for m in ("sensitivity", "specificity")]
-        assert counts == [PUBLISHED[name][5], PUBLISHED[name][7]]
-        assert round(label.f1 or 0.0, 3) == PUBLISHED[name][0]
+        assert counts == [PUBLISHED[name][6], PUBLISHED[name][8]]
+        assert _shown(label.f1) == PUBLISHED[name][0]
 
 
 answers = st.sampled_from([*CHOICES, "Former ", "something else", 7, None, NO_ANSWER])
@@ -153,9 +175,13 @@ def test_categorical_labels_equal_scikit_learn(data: list[tuple[str | None, obje
             assert ppv.success_count / ppv.total_count == precision[index]
         else:
             assert math.isnan(precision[index])
-        if result.f1 is None:
-            assert math.isnan(f1[index])
+        # F1 is undefined where precision or recall is (chart-review's definition); elsewhere
+        # it is scikit-learn's.
+        if math.isnan(precision[index]) or math.isnan(recall[index]):
+            assert result.f1 is None
+            f1[index] = np.nan
         else:
+            assert result.f1 is not None
             assert math.isclose(result.f1, f1[index], rel_tol=1e-15, abs_tol=0)
         # sklearn's true negatives count the "no answer" rows as negatives; chartscore does not.
         j = classes.index(label)
@@ -164,16 +190,18 @@ def test_categorical_labels_equal_scikit_learn(data: list[tuple[str | None, obje
         assert spec.total_count == len(y_true) - support[index]
         assert npv.success_count == spec.success_count
         assert npv.total_count == sum(1 for p in y_pred if p not in (label, NO_ANSWER))
-    reference = f1_score(y_true, y_pred, labels=CHOICES, average="macro", zero_division=np.nan)
+    defined = [value for value in f1 if not math.isnan(value)]  # the labels with an F1
     if part.macro_f1 is None:
-        assert math.isnan(reference)
+        assert not defined
     else:
-        assert math.isclose(part.macro_f1, reference, rel_tol=1e-14)
+        assert math.isclose(part.macro_f1, sum(defined) / len(defined), rel_tol=1e-14)
     # The field's own figures pool its labels (micro-average), as sklearn's "micro" F1 does
-    # over the declared labels.
-    micro = f1_score(y_true, y_pred, labels=CHOICES, average="micro", zero_division=np.nan)
+    # over the declared labels (where its micro precision and recall are defined).
+    micro_p, micro_r, micro, _ = precision_recall_fscore_support(
+        y_true, y_pred, labels=CHOICES, average="micro", zero_division=np.nan
+    )
     if part.micro_f1 is None:
-        assert math.isnan(micro)
+        assert math.isnan(micro_p) or math.isnan(micro_r)
     else:
         assert math.isclose(part.micro_f1, micro, rel_tol=1e-14)
 
@@ -355,7 +383,7 @@ def _edited(report: Report, edit: object) -> str:
     "edit",
     [
         lambda part: part.update(micro_f1=0.5),
-        lambda part: part.update(macro_f1=0.75),
+        lambda part: part.update(macro_f1=0.7),
         lambda part: part["labels"]["never"].update(f1=0.25),
         lambda part: part["labels"].pop("never"),
         lambda part: part.pop("labels"),

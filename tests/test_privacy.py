@@ -737,6 +737,7 @@ _PRIVATE_RECORDS = (
     "Worklist",
     "Imported",
     "Table",
+    "ProjectConfig",
 )
 _NOT_PRIVATE = {
     "FieldSpec": "developer-authored schema configuration",
@@ -776,6 +777,7 @@ _VALUE_MODULES = (
     "importers.redcap_dictionary",
     "importers.redcap",
     "importers.labelstudio",
+    "importers.labelstudio_config",
     "importers.csv_table",
     "records.plugins",
     "scoring.plugin_judges",

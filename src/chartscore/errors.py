@@ -133,6 +133,7 @@ class ErrorCode(enum.StrEnum):
     DUPLICATE_ANNOTATION = "duplicate_annotation"
     ANNOTATOR_NOT_FOUND = "annotator_not_found"
     LABEL_COLLISION = "label_collision"
+    INVALID_CONFIG = "invalid_config"
     INVALID_COLUMN_MAP = "invalid_column_map"
     COLUMN_NOT_FOUND = "column_not_found"
     FIELD_UNDECLARED = "field_undeclared"
@@ -282,6 +283,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "duplicate_annotation": "one annotator has two annotations of the same task",
     "annotator_not_found": "the annotator has no annotation in the export (or in the notes)",
     "label_collision": "two labels give the same field id",
+    "invalid_config": "the chart-review config is not the subset chartscore reads (docs/import.md)",
     "invalid_column_map": "the column map is not {case_id, fields, ...} as docs/import.md says",
     "column_not_found": "the column map names a column the table does not have",
     "field_undeclared": "a gold field of the column map is not declared in the schema",
@@ -407,6 +409,7 @@ class InputKind(enum.StrEnum):
     STRATA = "strata"
     RELEASES = "releases"
     RATERS = "raters"
+    CONFIG = "config"
 
 
 def valid_field_id(value: object) -> bool:

@@ -751,7 +751,7 @@ class LabelResult:
         metrics: ``sensitivity``, ``specificity``, ``ppv`` and ``npv`` as
             :class:`MetricResult` (Wilson intervals).
         f1: ``2 TP / (gold positives + answered positives)``; None when the
-            label is neither in gold nor in any answer.
+            label is in no gold or in no answer (sensitivity or PPV undefined).
     """
 
     metrics: Mapping[str, MetricResult]

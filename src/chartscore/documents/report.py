@@ -80,7 +80,7 @@ from chartscore.documents.weighted import (
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, z_for
-from chartscore.stats.confusion import macro_f1
+from chartscore.stats.confusion import macro_f1, pooled_kappa
 from chartscore.stats.reliability import alpha_interval
 
 __all__ = [
@@ -195,6 +195,20 @@ class SliceReport:
             )
             for label in self.labels.values()
         )
+
+    @property
+    def pooled_kappa(self) -> float | None:
+        """Cohen's kappa of the label cells pooled into one two-by-two table; None without labels.
+
+        chart-review's pooled (``*``) kappa: TP and FN are the pooled
+        sensitivity's successes and failures, TN and FP the pooled
+        specificity's (:func:`chartscore.stats.confusion.pooled_kappa`).
+        """
+        if "sensitivity" not in self.metrics:
+            return None
+        sensitivity, specificity = self.metrics["sensitivity"], self.metrics["specificity"]
+        tp, tn = sensitivity.success_count, specificity.success_count
+        return pooled_kappa(tp, sensitivity.total_count - tp, tn, specificity.total_count - tn)
 
     def label(self, name: str) -> LabelResult:
         """One declared label's metrics, e.g. ``"current"``.

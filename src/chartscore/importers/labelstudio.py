@@ -6,9 +6,10 @@ Read as chart-review (smart-on-fhir/chart-review) reads a Label Studio JSON expo
   case id (``"17"``). Its ``annotations`` each have a ``completed_by`` (the Label
   Studio user id, an integer, or an object with an integer ``id``) and a
   ``result`` list.
-- An annotation's labels are the union of ``value.labels`` over its results whose
-  ``origin`` is absent or ``manual`` (results made from model predictions are not
-  a person's annotation); other result kinds (choices, text areas) are ignored.
+- An annotation's labels are the union of ``value.labels`` over its results, of
+  every ``origin`` (``manual``, and ``prediction`` or ``prediction-changed``: a
+  pre-annotation the annotator accepted or edited is theirs, as chart-review
+  counts it); other result kinds (choices, text areas) are ignored.
   Annotations without ``completed_by`` are skipped.
 - A note counts for an annotator when the annotator has an annotation of it, even
   one with no labels (that annotator found nothing). Notes are compared where both
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
 from chartscore._types import FieldType
@@ -46,6 +47,12 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option
 from chartscore.importers.fields import ImportedField, exact_collection, exact_items
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
 from chartscore.importers.json_array import iter_elements
+from chartscore.importers.labelstudio_config import (
+    ProjectConfig,
+    label_parts,
+    make_label,
+    read_config,
+)
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import normalize_text
@@ -55,7 +62,6 @@ MAX_EXPORT_BYTES = 1 << 30
 
 DEFAULT_FIELD: Final = "labels"
 _SOURCE: Final = InputKind.EXPORT
-_MANUAL: Final = (None, "manual")
 _NOT_ALPHANUMERIC: Final = re.compile(r"[^a-z0-9]+")
 
 Annotations = dict[int, dict[int, frozenset[str]]]
@@ -63,86 +69,189 @@ Annotations = dict[int, dict[int, frozenset[str]]]
 
 
 def import_labelstudio(
-    export: InputPath,
+    export: InputPath | Sequence[InputPath],
     *,
-    gold_annotator: int,
-    annotator: int | None = None,
+    gold_annotator: int | str | None = None,
+    annotator: int | str | None = None,
+    raters: Sequence[int | str] = (),
     labels: Iterable[str] | None = None,
     field: str = DEFAULT_FIELD,
     per_label: bool = False,
     notes: Collection[int | range] | range | None = None,
+    config: InputPath | ProjectConfig | None = None,
 ) -> Imported:
-    """Read a Label Studio JSON export: gold from one annotator, predictions from another.
+    """Read Label Studio JSON exports: gold from one annotator, predictions from another.
 
     Args:
-        export: The JSON export (``[{"id": ..., "annotations": [...]}, ...]``).
-        gold_annotator: The Label Studio user id whose labels are gold.
-        annotator: The user id whose labels are the predictions, or None for gold only.
-        labels: The labels to score (chart-review's ``labels``); None: every label
-            found in the export.
+        export: The JSON export (``[{"id": ..., "annotations": [...]}, ...]``), or a
+            list of exports, merged (a note in several is one note: each
+            annotator's labels on it are the union of theirs).
+        gold_annotator: The Label Studio user id (or ``annotators`` name of the
+            config) whose labels are gold; None with ``raters`` only.
+        annotator: The user id (or name) whose labels are the predictions, or None.
+        raters: User ids (or names) each written as one rater file
+            (``Imported.raters``, the predictions format, in this order) over
+            the notes they annotated, for ``chartscore agree``.
+        labels: The labels to score (chart-review's ``labels``; ``A|B|C`` names
+            a sublabel); None: the config's, else every label found.
         field: The field id of the multi-select field, or the prefix of the
             per-label boolean fields.
         per_label: One boolean field per label instead of one multi-select field.
         notes: Only these note (task) ids: a list, tuple or set of ids and
             ``range`` objects (``[1, range(3, 5)]``, kept as ranges), or one
             ``range``; None: every note.
+        config: chart-review's project configuration (a file, see
+            :mod:`chartscore.importers.labelstudio_config`, or one read).
 
     Returns:
-        Gold, predictions (when ``annotator`` is given) and the schema.
+        Gold, predictions (when ``annotator`` is given), raters and the schema.
 
     Raises:
         ChartscoreError: a reading code (``invalid_json (export line 3)``, ...),
             ``invalid_export`` and ``duplicate_annotation`` (the task's 0-based
-            item), ``duplicate_case`` (two tasks with one id), ``task_too_large``,
-            ``annotator_not_found``, ``empty_export`` (no note both annotated),
-            ``label_collision``, ``invalid_field_id``; ``usage`` for an option of the
-            wrong type or the same annotator twice.
+            item), ``duplicate_case`` (two tasks with one id in one export),
+            ``task_too_large``, ``annotator_not_found``, ``empty_export`` (no
+            note both annotated), ``label_collision``, ``invalid_field_id``,
+            ``invalid_config``; ``usage`` for an option of the wrong type or the
+            same annotator twice.
     """
-    people = _annotators(gold_annotator, annotator)
+    project = _project(config)
+    people = _people(project, gold_annotator, annotator, raters)
     wanted = None if notes is None else _note_ids(notes)
     chosen_labels = None if labels is None else _labels(labels)
     if not valid_field_id(field):
         raise ChartscoreError(ErrorCode.INVALID_FIELD_ID)
     per_label = flag_option(per_label)
-    tasks = iter_elements(export, _SOURCE, MAX_EXPORT_BYTES)
-    annotations, found_labels = _annotations(tasks, wanted)
-    declared = chosen_labels if chosen_labels is not None else tuple(sorted(found_labels))
-    fields = _fields(field, declared, per_label)
-    compared = set(annotations.get(gold_annotator, {}))
+    exports = _exports(export)
+    reading = _Reading(project, wanted)
+    for part, path in enumerate(exports, start=1):
+        reading.read(iter_elements(path, _SOURCE, MAX_EXPORT_BYTES), part)
+    annotations = reading.annotations
+    ranges = {
+        person: (set(project.ranges[person]) & reading.notes) - reading.ignored
+        for person in people
+        if person in project.ranges
+    }
     for person in people:
+        if person in ranges:
+            mine = annotations.setdefault(person, {})
+            for note in ranges[person]:
+                mine.setdefault(note, frozenset())
+            for note in set(mine) - ranges[person]:
+                del mine[note]
         if not annotations.get(person):
             raise ChartscoreError(ErrorCode.ANNOTATOR_NOT_FOUND, input=_SOURCE)
-        compared &= set(annotations[person])
-    if not compared:
+    declared = _declared(chosen_labels, project, reading.found)
+    if len(people) > 1 or raters:  # chart-review: only labels the compared annotators used
+        used = set().union(*(labels for p in people for labels in annotations[p].values()))
+        scored = tuple(label for label in declared if label in used)
+    else:
+        scored = declared
+    fields = _fields(field, scored, per_label)
+    pair = [p for p in (gold_annotator, annotator) if p is not None]
+    compared: set[int] = set()
+    if pair:
+        compared = set(annotations[people[0]])
+        for person in people[1 : len(pair)]:
+            compared &= set(annotations[person])
+    rater_notes = [set(annotations[p]) for p in people[len(pair) :]]
+    if (pair and not compared) or (not pair and not any(rater_notes)):
         raise ChartscoreError(ErrorCode.EMPTY_EXPORT, input=_SOURCE)
+    written = compared.union(*rater_notes)
+    pair_people = people[: len(pair)]
     counts = {
-        "cases": len(compared),
-        "notes_left_out": len(set().union(*(annotations[p] for p in people)) - compared),
-        "labels_dropped": _dropped(annotations, people, compared, set(declared)),
+        "cases": len(compared) if pair else len(written),
+        "notes_left_out": len(set().union(*(annotations[p] for p in pair_people)) - compared),
+        "labels_dropped": _dropped(annotations, pair_people, compared, set(scored))
+        + sum(
+            _dropped(annotations, (p,), set(annotations[p]), set(scored))
+            for p in people[len(pair) :]
+        ),
+        "notes_ignored": len(reading.ignored),
+        "labels_unused": len(declared) - len(scored),
     }
-    gold = [
-        GoldField(str(note), field_id, field_type, value)
-        for note in compared
-        for field_id, field_type, value in _values(annotations[gold_annotator][note], fields)
-    ]
+    gold = []
+    if gold_annotator is not None:
+        gold = [
+            GoldField(str(note), field_id, field_type, value)
+            for note in compared
+            for field_id, field_type, value in _values(annotations[people[0]][note], fields)
+        ]
     predictions = []
     if annotator is not None:
         predictions = [
             Prediction(str(note), field_id, value)
             for note in compared
-            for field_id, _, value in _values(annotations[annotator][note], fields)
+            for field_id, _, value in _values(annotations[people[1]][note], fields)
         ]
+    rater_rows = tuple(
+        sorted_predictions(
+            [
+                Prediction(str(note), field_id, value)
+                for note, found in annotations[person].items()
+                for field_id, _, value in _values(found, fields)
+            ]
+        )
+        for person in people[len(pair) :]
+    )
     schema = {"fields": {item.field_id: item.schema_entry() for item in fields.values()}}
     counts["rows"] = len(gold)
-    return Imported(sorted_records(gold), sorted_predictions(predictions), schema, counts)
+    for index, person in enumerate(people[len(pair) :], start=1):
+        counts[f"rater_{index}_cases"] = len(annotations[person])
+    return Imported(
+        sorted_records(gold), sorted_predictions(predictions), schema, counts, rater_rows
+    )
 
 
-def _annotators(gold_annotator: object, annotator: object) -> tuple[int, ...]:
-    if type(gold_annotator) is not int or (annotator is not None and type(annotator) is not int):
+def _project(config: object) -> ProjectConfig:
+    if config is None:
+        return ProjectConfig()
+    if type(config) is ProjectConfig:
+        return config
+    return read_config(config)  # type: ignore[arg-type]
+
+
+def _people(
+    project: ProjectConfig, gold_annotator: object, annotator: object, raters: object
+) -> tuple[int, ...]:
+    """The user ids read: gold, the annotator, then the raters (names through the config)."""
+    if type(raters) is not list and type(raters) is not tuple:
         raise ChartscoreError(ErrorCode.USAGE)
-    if annotator == gold_annotator:
+    if gold_annotator is None and (annotator is not None or not raters):
         raise ChartscoreError(ErrorCode.USAGE)
-    return (gold_annotator,) if annotator is None else (gold_annotator, annotator)
+    given = [p for p in (gold_annotator, annotator) if p is not None] + list(raters)
+    people = tuple(project.user(person) for person in given)
+    pair = people[: 2 if annotator is not None else 1] if gold_annotator is not None else ()
+    if len(set(pair)) != len(pair) or len(set(people[len(pair) :])) != len(people) - len(pair):
+        raise ChartscoreError(ErrorCode.USAGE)
+    return people
+
+
+def _exports(export: object) -> tuple[InputPath, ...]:
+    if type(export) is list or type(export) is tuple:
+        exports: tuple[InputPath, ...] = tuple(export)
+        if not exports:
+            raise ChartscoreError(ErrorCode.USAGE)
+        return exports
+    return (export,)  # type: ignore[return-value]
+
+
+def _declared(
+    chosen: tuple[str, ...] | None, project: ProjectConfig, found: set[str]
+) -> tuple[str, ...]:
+    """The labels to score: the caller's; the config's (wildcards against those found, and
+    its groups in place of their members); or every label found, with the groups."""
+    if chosen is not None:
+        return chosen
+    if project.labels is not None:
+        declared = set(project.label_list) | {
+            label for label in found if project.labels.matches(label)
+        }
+    else:
+        declared = set(found)
+    for group, members in project.grouped:
+        declared = {label for label in declared if not members.matches(label)} | {group}
+    return tuple(sorted(declared))
 
 
 class NoteIds:
@@ -186,36 +295,96 @@ def _labels(labels: object) -> tuple[str, ...]:
     found = exact_items(labels, str)
     if not found or not all(found):
         raise ChartscoreError(ErrorCode.USAGE)
-    return tuple(dict.fromkeys(found))
+    return tuple(
+        dict.fromkeys(make_label(*label_parts(label)) if "|" in label else label for label in found)
+    )
 
 
-def _annotations(
-    tasks: Iterator[tuple[int, object]], wanted: NoteIds | None
-) -> tuple[Annotations, set[str]]:
-    """Every annotator's labels per note, and every label seen (chart-review's reading)."""
-    annotations: Annotations = {}
-    found: set[str] = set()
-    notes: set[int] = set()
-    for item, task in tasks:
-        note = _member(task, "id", item)
-        entries = task.get("annotations", [])  # type: ignore[attr-defined]
-        if type(note) is not int or type(entries) is not list:
-            raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
-        if note in notes:
-            raise ChartscoreError(ErrorCode.DUPLICATE_CASE, input=_SOURCE, item=item)
-        notes.add(note)
-        if wanted is not None and note not in wanted:
-            continue
-        for entry in entries:
-            person, labels = _annotation(entry, item)
-            if person is None:
+class _Reading:
+    """Every annotator's labels per note, read export by export (chart-review's reading)."""
+
+    def __init__(self, project: ProjectConfig, wanted: NoteIds | None) -> None:
+        self.project = project
+        self.wanted = wanted
+        self.annotations: Annotations = {}
+        self.found: set[str] = set()  # labels found, but never free text
+        self.notes: set[int] = set()  # every note id of every export
+        self.ignored: set[int] = set()
+        self._part: dict[tuple[int, int], int] = {}  # (annotator, note): the export read from
+        self._known = frozenset(project.annotators.values())
+
+    def read(self, tasks: Iterator[tuple[int, object]], part: int) -> None:
+        """Read one export (the ``part``-th): a note of an earlier one is merged into it."""
+        here: set[int] = set()
+        for item, task in tasks:
+            note = _member(task, "id", item)
+            entries = task.get("annotations", [])  # type: ignore[attr-defined]
+            if type(note) is not int or type(entries) is not list:
+                raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
+            if note in here:
+                raise ChartscoreError(ErrorCode.DUPLICATE_CASE, input=_SOURCE, item=item)
+            here.add(note)
+            self.notes.add(note)
+            if self._ignored(note, task, item):
+                self.ignored.add(note)
+                for mine in self.annotations.values():
+                    mine.pop(note, None)
                 continue
-            found |= labels
-            mine = annotations.setdefault(person, {})
-            if note in mine:
-                raise ChartscoreError(ErrorCode.DUPLICATE_ANNOTATION, input=_SOURCE, item=item)
-            mine[note] = labels
-    return annotations, found
+            if self.wanted is not None and note not in self.wanted:
+                continue
+            for entry in entries:
+                person, labels, free = _annotation(entry, item)
+                if person is None or (self._known and person not in self._known):
+                    continue
+                self.found |= labels - free
+                labels = self._simplified(labels)
+                mine = self.annotations.setdefault(person, {})
+                if self._part.get((person, note)) == part:
+                    raise ChartscoreError(ErrorCode.DUPLICATE_ANNOTATION, input=_SOURCE, item=item)
+                self._part[person, note] = part
+                mine[note] = labels | mine.get(note, frozenset())
+
+    def _ignored(self, note: int, task: object, item: int) -> bool:
+        project = self.project
+        if note in project.ignore_notes or note in self.ignored:
+            return True
+        if not project.ignore_ids:
+            return False
+        data = _member(task, "data", item)
+        if type(data) is not dict:
+            return False
+        ids: set[str] = set()
+        for key in ("encounter_id", "enc_id", "anon_encounter_id", "anon_id"):
+            value = data.get(key)
+            if type(value) is str and value:
+                ids.add(f"Encounter/{value}")
+        mappings = data.get("docref_mappings")
+        if type(mappings) is dict:
+            for key, value in mappings.items():
+                for ref in (key, value):
+                    if type(ref) is str and ref:
+                        ids.add(ref if "/" in ref else f"DocumentReference/{ref}")
+        return not ids.isdisjoint(project.ignore_ids)
+
+    def _simplified(self, labels: frozenset[str]) -> frozenset[str]:
+        """Implied labels expanded (recursively), then groups in place of their members."""
+        project = self.project
+        if project.implied:
+            expanded = set(labels)
+            pending = list(labels)
+            while pending:
+                label = pending.pop()
+                for matcher, implied in project.implied:
+                    if matcher.matches(label):
+                        new = implied - expanded
+                        expanded |= new
+                        pending.extend(new)
+            labels = frozenset(expanded)
+        for group, members in project.grouped:
+            matched = {label for label in labels if members.matches(label)}
+            if matched:
+                labels = (labels - matched) | {group}
+        return labels
 
 
 def _member(value: object, key: str, item: int) -> object:
@@ -224,27 +393,64 @@ def _member(value: object, key: str, item: int) -> object:
     return value.get(key)
 
 
-def _annotation(entry: object, item: int) -> tuple[int | None, frozenset[str]]:
-    """(annotator or None, labels) of one annotation."""
+_KINDS: Final = {"labels": "labels", "choices": "choices", "textarea": "text"}
+
+
+def _annotation(entry: object, item: int) -> tuple[int | None, frozenset[str], frozenset[str]]:
+    """(annotator or None, labels, the labels that are free text) of one annotation.
+
+    A ``labels``, ``choices`` or ``textarea`` result (``type``, default ``labels``)
+    names labels: its ``value.labels``, ``value.choices`` or ``value.text``. A
+    choices or text area result that shares its ``id`` with a labels result is a
+    sublabel of that region: the region's labels ``A`` become ``A|<from_name>|<value>``
+    (chart-review's reading). Other result types are ignored.
+    """
     person = _member(entry, "completed_by", item)
     if type(person) is dict:
         person = person.get("id")
     results = entry.get("result", [])  # type: ignore[attr-defined]
     if (person is not None and type(person) is not int) or type(results) is not list:
         raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
-    labels: set[str] = set()
+    read: list[tuple[str, object, object, list[str]]] = []  # (kind, id, from_name, values)
     for result in results:
-        origin = _member(result, "origin", item)
-        value = result.get("value", {})  # a dict: _member checked it
-        if origin not in _MANUAL:
+        kind = _member(result, "type", item)
+        value = result.get("value")  # a dict: _member checked
+        kind = "labels" if kind is None else kind
+        if type(kind) is not str or kind.casefold() not in _KINDS or value is None:
             continue
-        found = _member(value, "labels", item)
-        if found is None:
-            continue
-        if type(found) is not list or not all(type(label) is str for label in found):
+        kind = kind.casefold()
+        found = _member(value, _KINDS[kind], item)
+        found = [] if found is None else found
+        if type(found) is not list or not all(
+            type(label) is str and "|" not in label for label in found
+        ):
             raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
-        labels.update(found)
-    return person, frozenset(labels)
+        read.append((kind, result.get("id"), result.get("from_name"), found))
+    regions: dict[object, set[str]] = {}
+    for kind, region, _, values in read:
+        if kind == "labels" and region is not None:
+            regions.setdefault(region, set()).update(values)
+    labels: set[str] = set()
+    free: set[str] = set()
+    sublabelled: dict[object, set[str]] = {}
+    for kind, region, name, values in read:
+        if kind != "labels" and region is not None and region in regions:
+            if type(name) is not str or not name.strip() or "|" in name:
+                raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
+            mine = sublabelled.setdefault(region, set())
+            for base in regions[region]:
+                for value in values:
+                    label = make_label(base, name.strip(), value.strip())
+                    mine.add(label)
+                    if kind == "textarea":
+                        free.add(label)
+        elif kind != "labels" or region is None:
+            labels.update(values)
+            if kind == "textarea":
+                free.update(values)
+    for region, bare in regions.items():
+        labels.update(sublabelled.get(region, bare))
+    return person, frozenset(labels), frozenset(free)
 
 
 def _fields(field: str, labels: tuple[str, ...], per_label: bool) -> dict[str, ImportedField]:
