@@ -68,11 +68,11 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Final, NoReturn
 
-from chartscore._types import Value
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_prediction
 from chartscore.io.inputs import InputStream
 from chartscore.io.jsonl import iter_batches
+from chartscore.metrics import Value
 from chartscore.records.rows import prediction_row
 
 MAX_BYTES_AHEAD: Final = 128 << 20

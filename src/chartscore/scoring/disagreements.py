@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from chartscore._types import Value
-from chartscore.records.schema import Schema
-from chartscore.scoring.agreement import (
+from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
     MATCHED_ITEMS,
@@ -37,7 +35,9 @@ from chartscore.scoring.agreement import (
     NORMALIZED,
     TOLERANCE,
     WRONG_TYPE,
+    Value,
 )
+from chartscore.records.schema import Schema
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
 
 OUTCOME_CLASSES: Final = (
