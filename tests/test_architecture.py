@@ -20,7 +20,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
 # Lowest first. A package's name covers every module inside it, so a new file is covered
 # without editing this table; a new top-level module must be placed here by name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("vocabulary", ("_version", "errors", "_format", "_types")),
+    ("vocabulary", ("_version", "errors", "_format", "metrics")),
     ("statistics", ("stats",)),
     # The value-free documents and what they are made of: tally, canonical_json, _strict_json,
     # plugin_layout, report and comparison (see BUILDING_BLOCKS below), the shared report and
@@ -297,6 +297,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "_strict_json",
                 "_shell",  # the one reader of a document's shell
                 "plugin_layout",
+                "metrics",  # the metric catalog: which metrics are paired, and their trials
             },
         ),
         # documents: to take a document by its exact type (Report, SharedReport, Comparison).
@@ -314,6 +315,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "errors",
                 "plugin_layout",
                 "shared_comparison",  # a shared comparison: its reader and its difference bound
+                "metrics",  # the metric catalog: which metrics a gate may name
             },
         ),
     ],
