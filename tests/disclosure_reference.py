@@ -23,25 +23,12 @@ from rapidfuzz.distance import Levenshtein
 
 from chartscore.disclosure import Sensitivity
 
+from helpers import CORE_METRIC_NAMES, COUNT_NAMES
+
 Key = tuple[str, str, str]
 
-CORE = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "wrong_type_answer",
-    "evidence_support",
-)
-COUNTS = (
-    "field_count",
-    "answerable_count",
-    "unanswerable_count",
-    "missing_count",
-    "answered_count",
-    "abstained_count",
-)
+CORE = CORE_METRIC_NAMES
+COUNTS = COUNT_NAMES
 KAPPA_TYPES = {"categorical", "boolean", "ordinal"}
 
 

@@ -15,6 +15,38 @@ from hypothesis import strategies as st
 
 from chartscore import EvidenceChain, GoldField, Prediction, Schema, SourceLocation
 
+# The one oracle of the built-in metric and count names in the tests, written out here rather
+# than imported from chartscore.metrics, so that a catalog that loses or renames a metric fails.
+COUNT_NAMES = (
+    "field_count",
+    "answerable_count",
+    "unanswerable_count",
+    "missing_count",
+    "answered_count",
+    "abstained_count",
+)
+CORE_METRIC_NAMES = (
+    "exact_agreement",
+    "normalized_agreement",
+    "abstention_correctness",
+    "answerable_abstention",
+    "unanswerable_answer",
+    "wrong_type_answer",
+    "evidence_support",
+)
+TYPE_METRIC_NAMES = (
+    "tolerance_agreement",
+    "fuzzy_agreement",
+    "pattern_agreement",
+    "ordinal_later",
+    "ordinal_earlier",
+    "ordinal_within_one",
+    "item_precision",
+    "item_recall",
+    "majority_baseline",
+)
+LABEL_METRIC_NAMES = ("sensitivity", "specificity", "ppv", "npv")
+
 
 def digest(seed: str) -> str:
     """A valid sha256: digest derived from ``seed``."""

@@ -21,7 +21,7 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "chartscore"
 # without editing this table; a new top-level module must be placed here by name.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # processes/: how a forked child dies with its parent, for every layer that forks.
-    ("vocabulary", ("_version", "errors", "_format", "_types", "processes")),
+    ("vocabulary", ("_version", "errors", "_format", "metrics", "processes")),
     ("statistics", ("stats",)),
     # The value-free documents and what they are made of: tally, canonical_json, _strict_json,
     # plugin_layout, report and comparison (see BUILDING_BLOCKS below), the shared report and
@@ -298,6 +298,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "_strict_json",
                 "_shell",  # the one reader of a document's shell
                 "plugin_layout",
+                "metrics",  # the metric catalog: which metrics are paired, and their trials
             },
         ),
         # documents: to take a document by its exact type (Report, SharedReport, Comparison).
@@ -315,6 +316,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "errors",
                 "plugin_layout",
                 "shared_comparison",  # a shared comparison: its reader and its difference bound
+                "metrics",  # the metric catalog: which metrics a gate may name
             },
         ),
     ],

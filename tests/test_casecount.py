@@ -19,7 +19,7 @@ from chartscore.documents.tally import COUNT_NAMES
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import merge_all
 
-from helpers import SCHEMA, datasets, examples
+from helpers import CORE_METRIC_NAMES, SCHEMA, datasets, examples
 
 Quantity = tuple[str, str, str]
 
@@ -61,15 +61,7 @@ def oracle(gold: list[GoldField], predictions: list[Prediction]) -> dict[Quantit
     return {key: len(value) for key, value in behind.items()}
 
 
-CORE = {
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "wrong_type_answer",
-    "evidence_support",
-}
+CORE = set(CORE_METRIC_NAMES)
 
 
 def tracked(gold: list[GoldField], predictions: list[Prediction], parts: int, seed: int):

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
-from chartscore._types import FieldType
+from chartscore.metrics import FieldType
 from chartscore.documents.comparison import (
     COMPARISON_FORMAT,
     FIELD_TYPE_NAMES,

@@ -27,25 +27,10 @@ from chartscore.disclosure import SharedReport, audit
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.stats.binomial import wilson_interval
 
-from helpers import examples, with_clustered_figures
+from helpers import CORE_METRIC_NAMES, COUNT_NAMES, examples, with_clustered_figures
 
-CORE = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "wrong_type_answer",
-    "evidence_support",
-)
-COUNTS = (
-    "field_count",
-    "answerable_count",
-    "unanswerable_count",
-    "missing_count",
-    "answered_count",
-    "abstained_count",
-)
+CORE = CORE_METRIC_NAMES
+COUNTS = COUNT_NAMES
 
 # --- the outcome classes, enumerated from the brief's definitions -------------------------
 

@@ -21,7 +21,7 @@ from chartscore.disclosure import SharedReport, audit, share
 from chartscore.disclosure.attack import STATUSES
 from disclosure_reference import sensitivity_of
 
-from helpers import examples
+from helpers import CORE_METRIC_NAMES, TYPE_METRIC_NAMES, examples
 
 COUNT_KEYS = {
     "field_count",
@@ -31,22 +31,8 @@ COUNT_KEYS = {
     "answered_count",
     "abstained_count",
 }
-METRICS = {
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "wrong_type_answer",
-    "evidence_support",
-    "tolerance_agreement",
-    "ordinal_later",
-    "ordinal_earlier",
-    "ordinal_within_one",
-    "item_precision",
-    "item_recall",
-    "majority_baseline",
-}
+# Not fuzzy or pattern agreement: these reports have no text fields that match.
+METRICS = set(CORE_METRIC_NAMES + TYPE_METRIC_NAMES) - {"fuzzy_agreement", "pattern_agreement"}
 TYPES = {"text", "categorical", "number", "boolean", "date", "ordinal", "multi"}
 CLOSED = (
     {"format", "format_version", "scorer", "overall", "by_field", "by_field_type", "disclosure"}

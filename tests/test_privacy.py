@@ -58,7 +58,7 @@ from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec
 from chartscore.stats.magnitude import parse_exact_decimal
 
-from helpers import examples
+from helpers import CORE_METRIC_NAMES, LABEL_METRIC_NAMES, TYPE_METRIC_NAMES, examples
 
 E = ErrorCode
 
@@ -222,30 +222,11 @@ COUNT_KEYS = frozenset(
         "abstained_count",
     }
 )
-METRIC_NAMES = frozenset(
-    {
-        "exact_agreement",
-        "normalized_agreement",
-        "abstention_correctness",
-        "answerable_abstention",
-        "unanswerable_answer",
-        "wrong_type_answer",
-        "evidence_support",
-        "tolerance_agreement",
-        "fuzzy_agreement",
-        "pattern_agreement",
-        "ordinal_later",
-        "ordinal_earlier",
-        "ordinal_within_one",
-        "item_precision",
-        "item_recall",
-        "majority_baseline",
-    }
-)
+METRIC_NAMES = frozenset(CORE_METRIC_NAMES + TYPE_METRIC_NAMES)
+LABEL_METRICS = frozenset(LABEL_METRIC_NAMES)
 METRIC_KEYS = frozenset({"success_count", "total_count", "interval"})
 POOLED_METRIC_KEYS = METRIC_KEYS | {"design_effect", "clustered_interval", "case_count"}
 KAPPA_KEYS = frozenset({"value", "interval", "pairs"})
-LABEL_METRIC_NAMES = frozenset({"sensitivity", "specificity", "ppv", "npv"})
 COEFFICIENT_KEYS = frozenset({"ac1", "ac2", "alpha"})
 ALPHA_KEYS = KAPPA_KEYS | {"metric"}
 ALPHA_METRICS = frozenset({"nominal", "ordinal", "interval"})
@@ -296,7 +277,7 @@ def _check_slice(part: object, *, pooled: bool = False) -> None:
     for key, value in part.items():
         if key in COUNT_KEYS:
             assert type(value) is int and value >= 0
-        elif key in METRIC_NAMES or key in LABEL_METRIC_NAMES:
+        elif key in METRIC_NAMES or key in LABEL_METRICS:
             assert type(value) is dict
             assert set(value) == (POOLED_METRIC_KEYS if pooled else METRIC_KEYS)
             assert type(value["success_count"]) is int
@@ -325,8 +306,8 @@ def _check_slice(part: object, *, pooled: bool = False) -> None:
         elif key == "labels" and not pooled:
             assert type(value) is dict
             for table in value.values():
-                assert type(table) is dict and set(table) == LABEL_METRIC_NAMES | {"f1"}
-                for name in LABEL_METRIC_NAMES:
+                assert type(table) is dict and set(table) == LABEL_METRICS | {"f1"}
+                for name in LABEL_METRICS:
                     _check_slice({**dict.fromkeys(COUNT_KEYS, 0), name: table[name]})
                 assert table["f1"] is None or _is_number(table["f1"])
         else:
@@ -380,7 +361,7 @@ def assert_report_vocabulary(
         | TYPE_NAMES
         | {"kappa", "name", "version", "chartscore.report", "chartscore", chartscore.__version__}
         | gold_field_ids
-        | LABEL_METRIC_NAMES
+        | LABEL_METRICS
         | COEFFICIENT_KEYS
         | ALPHA_METRICS
         | {"micro_f1", "macro_f1", "labels", "f1", "metric", "false", "true"}

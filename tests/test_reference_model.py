@@ -33,7 +33,7 @@ from statsmodels.stats.proportion import proportion_confint
 import chartscore
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation
 
-from helpers import examples
+from helpers import CORE_METRIC_NAMES, examples
 
 Row = dict[str, Any]
 Slice = dict[str, Any]
@@ -51,15 +51,7 @@ COUNT_KEYS = (
     "answered_count",
     "abstained_count",
 )
-METRIC_KEYS = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "wrong_type_answer",
-    "evidence_support",
-)
+METRIC_KEYS = CORE_METRIC_NAMES
 # Each metric's denominator, as a count of the same slice (metrics.md, "Core metrics").
 DENOMINATORS = {
     "exact_agreement": "answerable_count",

@@ -15,7 +15,6 @@ only. See docs/privacy.md.
 import sys as _sys
 from importlib import import_module as _import_module
 
-from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.report import KappaResult, MetricResult, Report, SliceReport
@@ -23,6 +22,7 @@ from chartscore.engine import score_dask
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io import STDIN, load_schema
 from chartscore.io.ledger_file import load_ledger_key, read_ledger
+from chartscore.metrics import FieldType
 from chartscore.records.evidence import (
     EvidenceChain,
     ReviewerState,
@@ -46,6 +46,7 @@ from chartscore.workflows.worklist import Worklist, worklist, worklist_files, wr
 # objects, so that old imports, docs and pickles (which name classes by module path) keep
 # working; nothing inside chartscore uses the old paths.
 _MOVED_MODULES = {
+    "chartscore._types": "chartscore.metrics",
     "chartscore.model": "chartscore.records.model",
     "chartscore.evidence": "chartscore.records.evidence",
     "chartscore.schema": "chartscore.records.schema",

@@ -30,6 +30,7 @@ from typing import Final
 
 import attrs
 
+from chartscore import metrics as catalog
 from chartscore.disclosure.error_counts import nonzero_bounds, public_unit
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.label_model import ClassSums, LabelLayout
@@ -288,61 +289,45 @@ def _agrees(c: OutcomeClass) -> bool:
     return c.agreement in (EXACT, NORMALIZED)
 
 
+_AGREEMENT_BITS: Final = {EXACT: catalog.EXACT | catalog.NORMALIZED, NORMALIZED: catalog.NORMALIZED}
+_STATUS_BITS: Final = {MISSING: catalog.MISSING, ANSWERED: catalog.ANSWERED, ABSTAINED: 0}
+
+
+def class_mask(c: OutcomeClass) -> int:
+    """The outcome bits a row of class ``c`` has: the catalog's tests then apply to classes."""
+    return (
+        (catalog.ANSWERABLE if c.answerable else 0)
+        | _STATUS_BITS[c.status]
+        | (catalog.WRONG_TYPE if c.wrong_type else 0)
+        | (catalog.SUPPORTED if c.supported else 0)
+        | _AGREEMENT_BITS.get(c.agreement, 0)
+        | (catalog.TOLERANCE if c.within_tolerance else 0)
+        | (catalog.LATER if c.later else 0)
+        | (catalog.EARLIER if c.earlier else 0)
+        | (catalog.WITHIN_ONE if c.within_one else 0)
+        | (catalog.FUZZY if c.similar else 0)
+        | (catalog.PATTERN if c.matches_pattern else 0)
+    )
+
+
+def _test(test: catalog.Test) -> Predicate:
+    return lambda c: catalog.passes(test, class_mask(c))
+
+
 _COUNTS: Final[Mapping[str, Predicate]] = {
-    "field_count": lambda c: True,
-    "answerable_count": lambda c: c.answerable,
-    "unanswerable_count": lambda c: not c.answerable,
-    "missing_count": lambda c: c.status == MISSING,
-    "answered_count": _answered,
-    "abstained_count": lambda c: c.status == ABSTAINED,
+    name: _test(test) for name, test in catalog.COUNT_TESTS.items()
 }
 
-# Each row metric as (success, total) predicates (docs/metrics.md).
+
+def _majority(c: OutcomeClass) -> bool:
+    return c.answerable and c.majority
+
+
+# Each row metric as (success, total) predicates: the catalog's tests (docs/metrics.md).
 _ROW_METRICS: Final[Mapping[str, tuple[Predicate, Predicate]]] = {
-    "exact_agreement": (
-        lambda c: c.answerable and c.agreement == EXACT,
-        _COUNTS["answerable_count"],
-    ),
-    "normalized_agreement": (lambda c: c.answerable and _agrees(c), _COUNTS["answerable_count"]),
-    "abstention_correctness": (
-        lambda c: (c.answerable and _answered(c)) or (not c.answerable and c.status == ABSTAINED),
-        _COUNTS["field_count"],
-    ),
-    "answerable_abstention": (
-        lambda c: c.answerable and c.status == ABSTAINED,
-        _COUNTS["answerable_count"],
-    ),
-    "unanswerable_answer": (
-        lambda c: not c.answerable and _answered(c),
-        _COUNTS["unanswerable_count"],
-    ),
-    "wrong_type_answer": (lambda c: _answered(c) and c.wrong_type, _answered),
-    "evidence_support": (lambda c: _answered(c) and c.supported, _answered),
-    "tolerance_agreement": (
-        lambda c: c.answerable and c.agreement != "" and c.within_tolerance,
-        _COUNTS["answerable_count"],
-    ),
-    "fuzzy_agreement": (
-        lambda c: c.answerable and c.agreement != "" and c.similar,
-        _COUNTS["answerable_count"],
-    ),
-    "pattern_agreement": (
-        lambda c: c.answerable and c.agreement != "" and c.matches_pattern,
-        _COUNTS["answerable_count"],
-    ),
-    "ordinal_later": (
-        lambda c: c.answerable and c.agreement == DISAGREE and c.later,
-        _COUNTS["answerable_count"],
-    ),
-    "ordinal_earlier": (
-        lambda c: c.answerable and c.agreement == DISAGREE and c.earlier,
-        _COUNTS["answerable_count"],
-    ),
-    "ordinal_within_one": (
-        lambda c: c.answerable and c.agreement != "" and c.within_one,
-        _COUNTS["answerable_count"],
-    ),
-    "majority_baseline": (lambda c: c.answerable and c.majority, _COUNTS["answerable_count"]),
+    m.name: (_majority if m.counts == catalog.MAJORITY else _test(m.successes), _COUNTS[m.trials])
+    for m in catalog.CATALOG
+    if m.counts in (catalog.ROWS, catalog.MAJORITY)
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from chartscore import metrics as catalog
 from chartscore.documents.shared_rule import (
     CASE_FLOOR_VERSION,
     FIELD_TYPE_NAMES,
@@ -45,18 +46,7 @@ SLICE_KINDS: Final = ("overall", "field", "field_type", STRATUM, STRATUM_FIELD_T
 
 FAILURES: Final = "failures"
 
-AGREEMENT_METRICS: Final = frozenset(
-    {
-        "exact_agreement",
-        "normalized_agreement",
-        "tolerance_agreement",
-        "fuzzy_agreement",
-        "pattern_agreement",
-        "ordinal_within_one",
-        "item_precision",
-        "item_recall",
-    }
-)
+AGREEMENT_METRICS: Final = frozenset(catalog.names(lambda m: m.hidden_last))
 """The numbers people need most in a field slice: hidden last within a field."""
 
 __all__ = [

@@ -26,12 +26,12 @@ from typing import Final
 
 import attrs
 
-from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
 from chartscore.documents._shell import SCORER_NAME, read_confidence, read_scorer
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.errors import valid_field_id
+from chartscore.metrics import FieldType
 from chartscore.stats.binomial import wilson_interval
 from chartscore.stats.clustered import z_for
 

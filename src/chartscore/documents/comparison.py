@@ -25,6 +25,7 @@ from typing import Final
 
 import attrs
 
+from chartscore import metrics as catalog
 from chartscore._version import __version__
 from chartscore.documents import _shell, _strict_json
 from chartscore.documents._shell import (
@@ -69,15 +70,12 @@ READABLE_COMPARISON_VERSIONS: Final = (2, 3)
 """Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
 """Format 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 
-UNPAIRED_METRICS: Final[tuple[str, ...]] = (
-    "wrong_type_answer",
-    "evidence_support",
-    "item_precision",
-    "item_recall",
+UNPAIRED_METRICS: Final[tuple[str, ...]] = catalog.names(
+    lambda m: m.family != catalog.LABEL and m.pairing == catalog.UNPAIRED
 )
 """Metrics whose trials depend on the system (its answered rows, its items): side by side."""
 
-GOLD_ONLY_METRICS: Final[tuple[str, ...]] = ("majority_baseline",)
+GOLD_ONLY_METRICS: Final[tuple[str, ...]] = catalog.names(lambda m: m.pairing == catalog.GOLD_ONLY)
 """Metrics of the gold set alone, the same for both systems: left out of a comparison."""
 
 PAIRED_METRICS: Final[tuple[str, ...]] = tuple(
@@ -112,16 +110,12 @@ Interval = tuple[float, float]
 # The count each core metric's trials equal, in every slice (a consistency check
 # when reading a document back). Type metrics pool over the fields that report
 # them, so in a type slice their totals need not equal any count.
+_CORE_TRIALS: Final = {m.name: m for m in catalog.CATALOG if m.family == catalog.CORE}
 _GOLD_TOTALS: Final = {
-    "exact_agreement": "answerable_count",
-    "normalized_agreement": "answerable_count",
-    "abstention_correctness": "field_count",
-    "answerable_abstention": "answerable_count",
-    "unanswerable_answer": "unanswerable_count",
+    name: m.trials for name, m in _CORE_TRIALS.items() if m.pairing == catalog.PAIRED
 }
 _SYSTEM_TOTALS: Final = {
-    "wrong_type_answer": "answered_count",
-    "evidence_support": "answered_count",
+    name: m.trials for name, m in _CORE_TRIALS.items() if m.pairing == catalog.UNPAIRED
 }
 
 

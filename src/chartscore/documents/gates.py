@@ -68,6 +68,7 @@ from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
+from chartscore import metrics as catalog
 from chartscore.documents import is_document
 from chartscore.documents.comparison import (
     FIELD_TYPE_NAMES,
@@ -85,10 +86,8 @@ from chartscore.documents.shared_comparison import (
     difference_bound,
 )
 from chartscore.documents.tally import (
-    CORE_METRICS,
     ERROR_METRICS,
     LABEL_METRICS,
-    TYPE_METRICS,
     Binomial,
 )
 from chartscore.errors import (
@@ -140,9 +139,7 @@ COEFFICIENT_GATES: Final = ("kappa", "ac1", "ac2", "alpha")
 """Chance-corrected coefficients a gate may name (``min_lower``, thresholds from -1)."""
 GATEABLE_METRICS: Final = frozenset(
     [
-        *CORE_METRICS,
-        *(name for name in TYPE_METRICS if name != "majority_baseline"),
-        *LABEL_METRICS,
+        *catalog.names(lambda m: m.pairing != catalog.GOLD_ONLY),
         *COEFFICIENT_GATES,
         "uncertainty_auroc",
     ]

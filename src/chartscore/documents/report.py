@@ -19,6 +19,7 @@ from typing import Final, Protocol
 
 import attrs
 
+from chartscore import metrics as catalog
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
 from chartscore.documents._shell import (
@@ -491,20 +492,9 @@ def _check_label_figures(members: Mapping[str, object], part: SliceReport) -> No
 
 
 CORE_TOTALS: Final = {
-    "exact_agreement": "answerable_count",
-    "normalized_agreement": "answerable_count",
-    "abstention_correctness": "field_count",
-    "answerable_abstention": "answerable_count",
-    "unanswerable_answer": "unanswerable_count",
-    "wrong_type_answer": "answered_count",
-    "evidence_support": "answered_count",
-    "tolerance_agreement": "answerable_count",
-    "fuzzy_agreement": "answerable_count",
-    "pattern_agreement": "answerable_count",
-    "ordinal_later": "answerable_count",
-    "ordinal_earlier": "answerable_count",
-    "ordinal_within_one": "answerable_count",
-    "majority_baseline": "answerable_count",
+    metric.name: metric.trials
+    for metric in catalog.CATALOG
+    if metric.counts in (catalog.ROWS, catalog.MAJORITY)
 }
 """The count each metric's ``total_count`` equals (docs/metrics.md); item metrics count items."""
 

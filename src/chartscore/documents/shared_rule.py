@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
+from chartscore import metrics as catalog
 from chartscore.documents import _shell
 
 RULE: Final = "cell_size"
@@ -66,23 +67,15 @@ KAPPA_TYPES: Final = frozenset({"categorical", "boolean", "ordinal"})
 
 # Which type-specific metrics each field type may report.
 TYPE_METRICS_OF: Final = {
-    "text": frozenset({"fuzzy_agreement", "pattern_agreement"}),
-    "categorical": frozenset({"majority_baseline"}),
-    "boolean": frozenset({"majority_baseline"}),
-    "number": frozenset({"tolerance_agreement"}),
-    "date": frozenset({"tolerance_agreement"}),
-    "ordinal": frozenset(
-        {"ordinal_later", "ordinal_earlier", "ordinal_within_one", "majority_baseline"}
-    ),
-    "multi": frozenset({"item_precision", "item_recall"}),
+    field_type.value: frozenset(
+        m.name for m in catalog.CATALOG if m.family == catalog.TYPE and field_type in m.types
+    )
+    for field_type in catalog.FieldType
 }
 # The type-specific metrics a field of the type must report (the rest are optional).
 REQUIRED_TYPE_METRICS_OF: Final = {
-    **{name: frozenset[str]() for name in ("text", "number", "date")},
-    "categorical": frozenset({"majority_baseline"}),
-    "boolean": frozenset({"majority_baseline"}),
-    "ordinal": TYPE_METRICS_OF["ordinal"],
-    "multi": TYPE_METRICS_OF["multi"],
+    name: frozenset(m for m in metrics if catalog.METRICS[m].option == catalog.ALWAYS)
+    for name, metrics in TYPE_METRICS_OF.items()
 }
 
 

@@ -15,46 +15,22 @@ from typing import Final
 
 import attrs
 
+from chartscore import metrics as catalog
 from chartscore.documents.plugin_layout import PluginStamp, is_plugin_metric
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import ErrorSums
 from chartscore.stats.uncertainty import UncertaintySums
 
-COUNT_NAMES: Final = (
-    "field_count",
-    "answerable_count",
-    "unanswerable_count",
-    "missing_count",
-    "answered_count",
-    "abstained_count",
-)
+COUNT_NAMES: Final = catalog.COUNT_NAMES
 """The six counts every slice reports."""
 
-CORE_METRICS: Final = (
-    "exact_agreement",
-    "normalized_agreement",
-    "abstention_correctness",
-    "answerable_abstention",
-    "unanswerable_answer",
-    "wrong_type_answer",
-    "evidence_support",
-)
+CORE_METRICS: Final = catalog.names(lambda m: m.family == catalog.CORE)
 """The seven binomial metrics every slice reports."""
 
-TYPE_METRICS: Final = (
-    "tolerance_agreement",
-    "fuzzy_agreement",
-    "pattern_agreement",
-    "ordinal_later",
-    "ordinal_earlier",
-    "ordinal_within_one",
-    "item_precision",
-    "item_recall",
-    "majority_baseline",
-)
+TYPE_METRICS: Final = catalog.names(lambda m: m.family == catalog.TYPE)
 """Type-specific binomial metrics; they appear only in slices of their type."""
 
-LABEL_METRICS: Final = ("sensitivity", "specificity", "ppv", "npv")
+LABEL_METRICS: Final = catalog.names(lambda m: m.family == catalog.LABEL)
 """Per-label confusion metrics (docs/metrics.md, "Per-label confusion metrics").
 
 A field with declared labels reports them for each label (``SliceTally.labels``)
@@ -66,15 +42,7 @@ SHARE_WITHHELD_METRICS: Final = frozenset(LABEL_METRICS)
 """Binomial metrics ``share`` withholds: the labels pooled (micro-averaged), which are core
 numbers in another form (docs/disclosure.md, "Per-label metrics"). Each label's are shared."""
 
-ERROR_METRICS: Final = frozenset(
-    {
-        "answerable_abstention",
-        "unanswerable_answer",
-        "wrong_type_answer",
-        "ordinal_later",
-        "ordinal_earlier",
-    }
-)
+ERROR_METRICS: Final = frozenset(catalog.names(lambda m: m.error))
 """Metrics whose "successes" are errors: lower is better."""
 
 

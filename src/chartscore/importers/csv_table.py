@@ -32,7 +32,6 @@ from collections.abc import Mapping
 from typing import Final
 
 from chartscore._format import MAX_CASE_ID_LENGTH
-from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id, word_option
 from chartscore.importers.fields import (
     DEFAULT_BOOLEANS,
@@ -46,6 +45,7 @@ from chartscore.importers.redcap import ROLES, Role
 from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
 from chartscore.io.schema_file import read_document
+from chartscore.metrics import FieldType
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import normalize_text
 from chartscore.records.schema import FieldSpec, Schema

@@ -17,8 +17,8 @@ from typing import Final, TypeVar, cast
 
 import attrs
 
-from chartscore._types import FieldType, Value
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.metrics import FieldType, Value
 from chartscore.records.normalize import date_key, normalize_text, parse_number_literal
 
 INVALID: Final = object()

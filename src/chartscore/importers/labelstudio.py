@@ -42,7 +42,6 @@ import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Final
 
-from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option, valid_field_id
 from chartscore.importers.fields import ImportedField, exact_collection, exact_items
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
@@ -54,6 +53,7 @@ from chartscore.importers.labelstudio_config import (
     read_config,
 )
 from chartscore.io.inputs import InputPath
+from chartscore.metrics import FieldType
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import normalize_text
 

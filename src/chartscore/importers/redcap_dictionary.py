@@ -37,11 +37,11 @@ from typing import Final
 
 import attrs
 
-from chartscore._types import FieldType
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.importers.fields import ImportedField
 from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
+from chartscore.metrics import FieldType
 from chartscore.records.normalize import normalize_text, parse_number_literal
 from chartscore.records.schema import Schema
 

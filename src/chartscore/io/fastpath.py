@@ -28,10 +28,10 @@ from decimal import Decimal
 from typing import Final, TypeVar
 
 from chartscore import _format
-from chartscore._types import FieldType, Value
 from chartscore.errors import ChartscoreError, InputKind
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
+from chartscore.metrics import FieldType, Value
 from chartscore.records import _rules
 from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.rows import CHAIN_KEYS

@@ -27,8 +27,8 @@ import re
 from typing import Final
 
 from chartscore import _format
-from chartscore._types import FieldType, Value
 from chartscore.io.jsonl import MAX_NUMBER_CHARS
+from chartscore.metrics import FieldType, Value
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.records.normalize import NUMBER_MAX_DIGITS, NUMBER_MAX_EXPONENT
 from chartscore.records.prediction_row import PredictionRow, new_row

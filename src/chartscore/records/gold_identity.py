@@ -39,9 +39,9 @@ from decimal import Decimal
 from json.encoder import encode_basestring_ascii
 from typing import Final
 
-from chartscore._types import Value
 from chartscore.documents.canonical_json import json_constant
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_iterator
+from chartscore.metrics import Value
 from chartscore.records.model import GoldField
 
 MIN_KEY_BYTES: Final = 32

@@ -14,10 +14,10 @@ from typing import Any, Final
 import attrs
 
 from chartscore._format import GOLD_KEY_ORDER, MAX_CASE_ID_LENGTH, PREDICTION_KEY_ORDER
-
-# Scalar, Value and to_field_type stay importable here, where they lived before _types.
-from chartscore._types import FieldType, Scalar, Value, to_field_type  # noqa: F401
 from chartscore.errors import ErrorCode, fail
+
+# Scalar, Value and to_field_type stay importable here, where they lived before metrics.
+from chartscore.metrics import FieldType, Scalar, Value, to_field_type  # noqa: F401
 from chartscore.records import _rules, bulk
 from chartscore.records._frozen import slot_setters
 from chartscore.records.evidence import EvidenceChain, SourceKind, SourceLocation

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-from chartscore._types import Value
+from chartscore.metrics import Value
 
 
 class PredictionRow(NamedTuple):

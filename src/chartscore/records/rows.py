@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Final
 
 from chartscore import _format
-from chartscore._types import FieldType, Value
 from chartscore.errors import ErrorCode, fail
+from chartscore.metrics import FieldType, Value
 from chartscore.records import _rules
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.records.prediction_row import PredictionRow

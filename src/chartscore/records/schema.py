@@ -25,8 +25,8 @@ from typing import Final
 
 import attrs
 
-from chartscore._types import FieldType, field_type_or_none
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.metrics import FieldType, field_type_or_none
 from chartscore.records import _rules
 from chartscore.records.normalize import normalize_text, number_key
 from chartscore.records.plugins import valid_reference

@@ -14,9 +14,36 @@ from collections.abc import Callable
 from datetime import date
 from typing import Final
 
-from chartscore._types import FieldType
-from chartscore.documents.tally import LABEL_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+
+# The outcome bits are the catalog's; scoring sets them here. They stay importable from here
+# (their old home) for callers outside chartscore; chartscore's own modules import the catalog.
+from chartscore.metrics import (  # noqa: F401
+    ANSWERABLE,
+    ANSWERED,
+    ANSWERED_ITEMS,
+    EARLIER,
+    EXACT,
+    FUZZY,
+    FUZZY_OPTION,
+    GOLD_ITEMS,
+    LABELS_OPTION,
+    LATER,
+    MATCHED_ITEMS,
+    MISSING,
+    NORMALIZED,
+    PATTERN,
+    REGEX_OPTION,
+    SUPPORTED,
+    TOLERANCE,
+    TOLERANCE_OPTION,
+    UNMATCHED_ANSWERED,
+    UNMATCHED_GOLD,
+    WITHIN_ONE,
+    WRONG_TYPE,
+    FieldType,
+    field_metrics,
+)
 from chartscore.records.match_engines import MAX_REGEX_ANSWER, fuzzy_text_limit
 from chartscore.records.normalize import (
     DateKey,
@@ -30,27 +57,6 @@ from chartscore.records.normalize import (
 from chartscore.records.pattern import Pattern, compile_pattern
 from chartscore.records.schema import FieldSpec
 from chartscore.records.similarity import SimilarityTest
-
-# Outcome bits of one prediction.
-ANSWERED: Final = 1
-ANSWERABLE: Final = 2
-EXACT: Final = 4
-NORMALIZED: Final = 8
-SUPPORTED: Final = 16
-TOLERANCE: Final = 32
-LATER: Final = 64
-EARLIER: Final = 128
-WITHIN_ONE: Final = 256
-WRONG_TYPE: Final = 512  # an answer that is not a value of the field's type
-# Row flags used only to count the distinct cases behind a number (disclosure):
-MISSING: Final = 1024  # a gold row with no prediction (never in a prediction's mask)
-GOLD_ITEMS: Final = 2048  # multi-select: the gold set has items
-ANSWERED_ITEMS: Final = 4096  # the answer set has items
-MATCHED_ITEMS: Final = 8192  # some answered item matches gold
-UNMATCHED_ANSWERED: Final = 16384  # some answered item does not match
-UNMATCHED_GOLD: Final = 32768  # some gold item was not answered
-FUZZY: Final = 1 << 16  # a fuzzy field's answer is similar enough to gold
-PATTERN: Final = 1 << 17  # a regex field's answer matches the gold pattern
 
 
 def item_flags(gold: int, answered: int, matched: int) -> int:
@@ -214,7 +220,7 @@ class FieldRule:
         self.levels = len(spec.levels) if spec is not None else 0
         self.tracks_items = field_type is FieldType.MULTI
         choices = spec.choices if spec is not None else None
-        extras: list[str] = []
+        options: set[str] = set()  # which of the catalog's field options this field has
         perfect = EXACT | NORMALIZED
         self.kappa_weighting: str | None = None
         key: Callable[[object], Key | None]
@@ -230,34 +236,30 @@ class FieldRule:
             if spec is None or not spec.levels:
                 raise ChartscoreError(ErrorCode.SCHEMA_REQUIRED, input=InputKind.SCHEMA)
             key = _cached(_ordinal_key(spec))
-            extras += ["ordinal_later", "ordinal_earlier", "ordinal_within_one"]
             perfect |= WITHIN_ONE
             self.kappa_weighting = "quadratic"
         else:
             key = multi_key
-            extras += ["item_precision", "item_recall"]
         if field_type in (FieldType.CATEGORICAL, FieldType.BOOLEAN):
             self.kappa_weighting = "none"
-        if self.kappa_weighting is not None:
-            extras.append("majority_baseline")
         if (field_type is FieldType.NUMBER and self._tolerance is not None) or (
             field_type is FieldType.DATE and self._tolerance_days is not None
         ):
-            extras.append("tolerance_agreement")
+            options.add(TOLERANCE_OPTION)
             perfect |= TOLERANCE
         if match == "fuzzy":
-            extras.append("fuzzy_agreement")
+            options.add(FUZZY_OPTION)
             perfect |= FUZZY
         elif match == "regex":
             # A pattern need not match its own text: the stand-in check leaves it out.
-            extras.append("pattern_agreement")
+            options.add(REGEX_OPTION)
         labels: tuple[Key, ...] = ()
         if field_type is FieldType.BOOLEAN:
             labels = (False, True)
         elif choices is not None and field_type in (FieldType.CATEGORICAL, FieldType.MULTI):
             labels = tuple(sorted(choices))
         if labels:
-            extras += list(LABEL_METRICS)
+            options.add(LABELS_OPTION)
         self.labels = labels
         self.label_names = tuple(
             ("true" if label else "false") if type(label) is bool else str(label)
@@ -281,7 +283,7 @@ class FieldRule:
             self.outcome = self._pattern
         else:
             self.outcome = self._agreement
-        self.extra_metrics = tuple(extras)
+        self.extra_metrics = field_metrics(field_type, options)
         self.perfect_mask = perfect
         # Plugin metrics (docs/plugins.md): each judge adds its label's bits to a row
         # that is answerable and answered with a value of the type.

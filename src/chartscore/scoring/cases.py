@@ -22,7 +22,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Final
 
-from chartscore._types import FieldType
 from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.documents.tally import (
     CORE_METRICS,
@@ -31,16 +30,11 @@ from chartscore.documents.tally import (
     SliceTally,
     Tally,
 )
+from chartscore.metrics import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, FieldType
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.scoring.agreement import (
-    ANSWERABLE,
-    ANSWERED,
-    MISSING,
-    WRONG_TYPE,
-    item_flags,
-)
+from chartscore.scoring.agreement import item_flags
 from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally

@@ -30,7 +30,8 @@ from typing import Final
 
 from chartscore.documents.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
 from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
-from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, item_flags
+from chartscore.metrics import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE
+from chartscore.scoring.agreement import item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
 from chartscore.stats.clustered import ClusterSums, PairedClusterSums
 

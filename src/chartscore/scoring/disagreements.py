@@ -27,9 +27,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from chartscore.records.prediction_row import PredictionRow
-from chartscore.records.schema import Schema
-from chartscore.scoring.agreement import (
+from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
     MATCHED_ITEMS,
@@ -38,6 +36,8 @@ from chartscore.scoring.agreement import (
     TOLERANCE,
     WRONG_TYPE,
 )
+from chartscore.records.prediction_row import PredictionRow
+from chartscore.records.schema import Schema
 from chartscore.scoring.scorer import ExtraPredictions, Scorer
 
 OUTCOME_CLASSES: Final = (

@@ -20,7 +20,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Final, Literal, cast
 
-from chartscore._types import FieldType, Value
 from chartscore.documents.comparison import (
     PAIRED_METRICS,
     Comparison,
@@ -32,6 +31,7 @@ from chartscore.documents.comparison import (
 from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.documents.tally import TYPE_METRICS, SliceTally, pool
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.metrics import FieldType, Value
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema, to_schema

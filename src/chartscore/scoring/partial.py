@@ -23,7 +23,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Final, TypeVar
 
-from chartscore._types import FieldType
 from chartscore.documents.plugin_layout import PluginLayout, PluginStamp, check_same_plugins
 from chartscore.documents.tally import (
     COUNT_NAMES,
@@ -36,23 +35,18 @@ from chartscore.documents.tally import (
     pool,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.records.schema import FieldSpec
-from chartscore.scoring.agreement import (
+from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
-    EARLIER,
-    EXACT,
-    FUZZY,
-    LATER,
-    NORMALIZED,
-    PATTERN,
-    SUPPORTED,
-    TOLERANCE,
-    WITHIN_ONE,
-    WRONG_TYPE,
-    FieldRule,
-    Key,
+    CATALOG,
+    CORE,
+    ITEMS,
+    LABELS,
+    MAJORITY,
+    FieldType,
 )
+from chartscore.records.schema import FieldSpec
+from chartscore.scoring.agreement import FieldRule, Key
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import OVERALL, Group, RowCoding, merge_sums
 from chartscore.scoring.plugin_judges import PluginSet
@@ -111,15 +105,6 @@ _ANSWER: Final = 2
 _BOTH: Final = 3
 LABEL_ROW_KINDS: Final = {"rows": _ROWS, "gold": _GOLD, "answer": _ANSWER, "both": _BOTH}
 """The kinds of :attr:`FieldCounts.label_rows` keys by name (``rows`` is keyed by None)."""
-
-_TYPE_BITS: Mapping[str, int] = {
-    "tolerance_agreement": TOLERANCE,
-    "fuzzy_agreement": FUZZY,
-    "pattern_agreement": PATTERN,
-    "ordinal_later": LATER,
-    "ordinal_earlier": EARLIER,
-    "ordinal_within_one": WITHIN_ONE,
-}
 
 
 class RuleBook:
@@ -304,26 +289,20 @@ class FieldCounts:
             )
         )
         count = self.count
-        metrics = {
-            "exact_agreement": Binomial(count(EXACT), answerable),
-            "normalized_agreement": Binomial(count(NORMALIZED), answerable),
-            "abstention_correctness": Binomial(
-                count(ANSWERED | ANSWERABLE) + count(0, ANSWERED | ANSWERABLE), field_count
-            ),
-            "answerable_abstention": Binomial(count(ANSWERABLE, ANSWERED), answerable),
-            "unanswerable_answer": Binomial(count(ANSWERED, ANSWERABLE), self.unanswerable),
-            "wrong_type_answer": Binomial(count(ANSWERED | WRONG_TYPE), answered),
-            "evidence_support": Binomial(count(SUPPORTED), answered),
-        }
-        for name in rule.extra_metrics:
-            if name in _TYPE_BITS:
-                metrics[name] = Binomial(count(_TYPE_BITS[name]), answerable)
-            elif name == "item_precision":
-                metrics[name] = Binomial(self.matched_items, self.answered_items)
-            elif name == "item_recall":
-                metrics[name] = Binomial(self.matched_items, self.gold_items)
-            elif name == "majority_baseline":
-                metrics[name] = Binomial(self.majority(), answerable)
+        trials = {**counts, "answered_items": self.answered_items, "gold_items": self.gold_items}
+        metrics: dict[str, Binomial] = {}
+        for metric in CATALOG:
+            if metric.counts == LABELS or not (
+                metric.family == CORE or metric.name in rule.extra_metrics
+            ):
+                continue
+            if metric.counts == ITEMS:
+                successes = self.matched_items
+            elif metric.counts == MAJORITY:
+                successes = self.majority()
+            else:  # the catalog's alternatives are disjoint: their counts add up
+                successes = sum(count(*alternative) for alternative in metric.successes)
+            metrics[metric.name] = Binomial(successes, trials[metric.trials])
         labels = self.label_tables(rule)
         if labels is not None:
             for name in LABEL_METRICS:

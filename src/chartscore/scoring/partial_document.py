@@ -44,7 +44,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final, NoReturn
 
-from chartscore._types import FieldType
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
 from chartscore.documents._shell import FIELD_TYPE_NAMES, read_opening
@@ -52,6 +51,7 @@ from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
 from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.metrics import FieldType
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.strata import stratum_name
 from chartscore.scoring.case_classes import CaseClasses

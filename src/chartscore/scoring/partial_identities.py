@@ -24,12 +24,10 @@ from collections.abc import Callable, Iterable, Mapping
 from itertools import product
 from typing import Any, Final, NoReturn
 
-from chartscore._types import FieldType
 from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, SliceTally, Tally
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.records.strata import stratum_name
-from chartscore.scoring.agreement import (
+from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
     ANSWERED_ITEMS,
@@ -48,8 +46,10 @@ from chartscore.scoring.agreement import (
     UNMATCHED_GOLD,
     WITHIN_ONE,
     WRONG_TYPE,
-    item_flags,
+    FieldType,
 )
+from chartscore.records.strata import stratum_name
+from chartscore.scoring.agreement import item_flags
 from chartscore.scoring.case_classes import CaseClasses
 from chartscore.scoring.clusters import ITEM_BITS, OVERALL, Group, RowCoding, slice_metrics
 from chartscore.scoring.outcomes import RowTest, row_tests

@@ -23,7 +23,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Final
 
-from chartscore._types import FieldType
 from chartscore.documents.agreement import (
     ALPHA_METRIC_OF,
     KAPPA_TYPES,
@@ -35,6 +34,7 @@ from chartscore.documents.agreement import (
     count_result,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.metrics import FieldType
 from chartscore.records.schema import Schema
 from chartscore.scoring.agreement import FieldRule, Key
 from chartscore.stats.binomial import cohen_kappa

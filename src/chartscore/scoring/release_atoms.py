@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from chartscore._types import FieldType, Value
+from chartscore.metrics import FieldType, Value
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata

@@ -14,7 +14,6 @@ import gc
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, Literal, TypeVar
 
-from chartscore._types import FieldType, Value
 from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.documents.report import Report
 from chartscore.documents.tally import Tally
@@ -26,21 +25,21 @@ from chartscore.errors import (
     flag_option,
     word_option,
 )
-from chartscore.records.match_engines import require_match_engines
-from chartscore.records.model import GoldField, Prediction
-from chartscore.records.prediction_row import PredictionRow, new_row
-from chartscore.records.schema import Schema, to_schema
-from chartscore.records.strata import CaseStrata
-from chartscore.scoring.agreement import (
+from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
     NORMALIZED,
     SUPPORTED,
     WRONG_TYPE,
-    FieldRule,
-    Key,
-    item_flags,
+    FieldType,
+    Value,
 )
+from chartscore.records.match_engines import require_match_engines
+from chartscore.records.model import GoldField, Prediction
+from chartscore.records.prediction_row import PredictionRow, new_row
+from chartscore.records.schema import Schema, to_schema
+from chartscore.records.strata import CaseStrata
+from chartscore.scoring.agreement import FieldRule, Key, item_flags
 from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
 from chartscore.scoring.plugin_judges import PluginSet

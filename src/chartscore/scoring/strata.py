@@ -23,9 +23,9 @@ from decimal import Decimal
 from typing import Final
 
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, Binomial, SliceTally, empty_sums
+from chartscore.metrics import ANSWERABLE, ANSWERED, MISSING
 from chartscore.records.schema import Strata
 from chartscore.records.strata import CaseStrata, stratum_name
-from chartscore.scoring.agreement import ANSWERABLE, ANSWERED, MISSING
 from chartscore.scoring.clusters import (
     OVERALL,
     FieldClasses,
