@@ -241,7 +241,8 @@ def _notes(view: View, table: Table) -> list[str]:
         "n: answerable gold rows. agreement: normalized"
         + ("; difference: candidate - baseline" if "difference" in headings else "")
         + f"; {level} intervals (case-clustered for all fields).",
-        "Worst safety rate: the highest error rate, and <= its upper bound.",
+        "Worst safety rate: the highest error rate, and <= its upper bound. Full tables: "
+        "--format table.",
     ]
     if "kappa" in headings:
         notes.append(
@@ -254,7 +255,7 @@ def _notes(view: View, table: Table) -> list[str]:
             "bound its published ranges prove, where they prove one (<=, >= or a range; fields: "
             f"the widest {level} Wilson interval; all fields: the rate's own range)."
         )
-    return [*notes, "Full tables: --format table; definitions: docs/metrics.md."]
+    return notes
 
 
 def summary_lines(view: View, verdicts: GateResults | None = None) -> list[str]:
