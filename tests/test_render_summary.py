@@ -139,6 +139,13 @@ def test_a_16_field_report_fits_30_lines_and_every_figure_is_the_documents() -> 
             )
 
 
+def test_the_docs_summary_sample_is_the_demos() -> None:
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "reports.md").read_text("utf-8")
+    sample = re.search(r"<!-- summary sample -->\n```text\n(.*?)```", docs, re.S)
+    assert sample is not None
+    assert sample.group(1) == render(run_demo(), "summary")
+
+
 def test_the_summary_follows_the_requested_order() -> None:
     by_rate = list(table_rows(render(REPORT, "summary", sort="rate")))
     rates = {
