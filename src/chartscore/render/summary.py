@@ -194,13 +194,22 @@ def _comparison_table(slices: dict[Key, dict[str, Estimate]]) -> Table:
 
 def _pairs_table(view: View) -> Table:
     # An agreement document: each field's pairs of raters, then all fields pooled.
-    rows = []
     kappas = {(e.slice, e.name, e.label): e for e in view.estimates if e.metric == "pair_kappa"}
-    for e in view.estimates:
-        if e.metric == "pair_agreement":
-            kappa = kappas.get((e.slice, e.name, e.label))
-            cells = (e.label, e.total_count, rate_text(e), rate_text(kappa))
-            rows.append(Row(e.slice, e.name, cells))
+    pairs = [e for e in view.estimates if e.metric == "pair_agreement"]
+    agreement = _aligned([rate_text(e) for e in pairs])
+    rows = [
+        Row(
+            e.slice,
+            e.name,
+            (
+                e.label,
+                e.total_count,
+                agreement[i],
+                rate_text(kappas.get((e.slice, e.name, e.label))),
+            ),
+        )
+        for i, e in enumerate(pairs)
+    ]
     columns = (Column("raters"), Column("n"), Column("agreement"), Column("kappa"))
     return Table("summary", "", "", "field", columns, tuple(rows), repeat=1)
 
