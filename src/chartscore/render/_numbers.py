@@ -202,13 +202,17 @@ def bound_text(estimate: Estimate) -> str:
 def bound_range(estimate: Estimate) -> str:
     """A suppressed rate's bound in short: ``<=9.1%``, ``>=3.2%`` or ``3.2-9.1%``.
 
-    ``""`` when it has none, or when it is 0-100% (it then says nothing). The
-    bounds are rounded outward as in :func:`bound_text`, which says what kind of
-    bound it is.
+    A suppressed difference's: ``[-3.1, +5.2] pp``. ``""`` when there is none, or
+    when a rate's is 0-100% (it then says nothing). The bounds are rounded outward
+    as in :func:`bound_text`, which says what kind of bound it is.
     """
-    if estimate.bound is None or estimate.kind is not Kind.RATE:
+    if estimate.bound is None:
         return ""
     low, high = estimate.bound
+    if estimate.kind is Kind.DIFFERENCE:
+        return f"[{_outward_points(low, up=False)}, {_outward_points(high, up=True)}] pp"
+    if estimate.kind is not Kind.RATE:
+        return ""
     if low == 0.0 and high == 1.0:
         return ""
     if low == 0.0:

@@ -31,7 +31,6 @@ from chartscore.render._numbers import (
     SUPPRESSED,
     TOO_FEW_PAIRS,
     bound_range,
-    bound_text,
     interval_text,
     percent,
     value_text,
@@ -73,7 +72,7 @@ def rate_text(estimate: Estimate | None) -> str:
     if withheld_rate(estimate):
         return bound_range(estimate) or SUPPRESSED
     if estimate.suppressed and estimate.kind is Kind.DIFFERENCE:
-        return bound_text(estimate) or SUPPRESSED
+        return bound_range(estimate) or SUPPRESSED
     value, interval = value_text(estimate), interval_text(estimate)
     if estimate.value is None:
         return value
