@@ -93,7 +93,7 @@ def worst_error(estimates: Iterable[Estimate]) -> Estimate | None:
     if not errors:
         return None
     shown = [e for e in errors if e.value is not None]
-    worst = max(shown, key=lambda e: (e.value, e.upper or 0.0), default=None)
+    worst = max(shown, key=lambda e: (e.value, (e.interval or (0.0, 0.0))[1]), default=None)
     withheld = [e for e in errors if withheld_rate(e)]
     highest = -1.0 if worst is None or worst.value is None else worst.value
     could_be_worse = [e for e in withheld if e.bound is None or e.bound[1] > highest]
