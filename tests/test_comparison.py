@@ -28,7 +28,6 @@ from hypothesis import strategies as st
 
 import chartscore
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Schema, score
-from chartscore.metrics import FieldType
 from chartscore.documents.comparison import (
     COMPARISON_FORMAT,
     FIELD_TYPE_NAMES,
@@ -45,6 +44,7 @@ from chartscore.documents.comparison import (
     missing_counts_differ,
 )
 from chartscore.documents.tally import CORE_METRICS, TYPE_METRICS, Binomial, SliceTally, Tally
+from chartscore.metrics import FieldType
 from chartscore.scoring.scorer import Scorer
 from chartscore.stats.clustered import PairedClusterSums
 from chartscore.stats.paired import mcnemar, newcombe_difference

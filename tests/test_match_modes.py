@@ -845,12 +845,16 @@ def _site(line: str, site_of: dict[str, int]) -> int:
 def test_the_demo_runs_without_the_match_extra(tmp_path: Path) -> None:
     # README's first command installs chartscore alone: `chartscore demo` must still run. Its
     # fuzzy and regex fields are then scored as plain text, and the summary says so.
-    code = "from chartscore.cli import main\nimport sys\nsys.exit(main(['demo']))\n"
+    # The summary, then the JSON report (which names the type metrics the summary leaves out).
+    code = (
+        "from chartscore.cli import main\nimport sys\n"
+        "sys.exit(main(['demo']) or main(['demo', '--json']))\n"
+    )
     result = _without(_RE2 + _RAPIDFUZZ, code, tmp_path)
     assert result.returncode == 0, result.stderr
     assert "fuzzy and regex fields were scored as plain text" in result.stdout
     assert "pip install 'chartscore[match]'" in result.stdout
-    assert "fuzzy agreement" not in result.stdout and result.stderr == ""
+    assert '"fuzzy_agreement"' not in result.stdout and result.stderr == ""
     with_extra = _without((), code, tmp_path)
     assert with_extra.returncode == 0 and "plain text" not in with_extra.stdout
-    assert "fuzzy agreement" in with_extra.stdout
+    assert '"fuzzy_agreement"' in with_extra.stdout

@@ -2244,7 +2244,7 @@ def test_kappa_field_with_only_unanswerable_gold_scores(
 
 # --- rendered reports and the report loader -------------------------------------------------
 
-_RENDER_FORMATS = ("table", "markdown", "csv", "html")
+_RENDER_FORMATS = ("table", "markdown", "csv", "html", "summary")
 
 
 def _rendered(report: chartscore.Report | SharedReport) -> dict[str, str]:

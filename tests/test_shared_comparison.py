@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -433,7 +434,7 @@ def test_gates_read_the_bounded_difference(
     assert "gate_metric_missing" in stderr
 
 
-@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "html"])
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv", "html", "summary"])
 def test_a_shared_comparison_renders(cohort: tuple[Path, Path, str, str], fmt: str) -> None:
     _, out, _, _ = cohort
     status, text, stderr = run(["render", str(out), "--format", fmt])
@@ -442,3 +443,5 @@ def test_a_shared_comparison_renders(cohort: tuple[Path, Path, str, str], fmt: s
     assert CANARY_CASE not in text and CANARY_VALUE not in text
     if fmt == "table":
         assert "pp (95% bounds)" in text or "(provable range)" in text
+    if fmt == "summary":  # a withheld difference reads its bound, in short
+        assert re.search(r"  \[[-+]?[0-9.]+, [-+]?[0-9.]+\] pp  ", text)

@@ -20,7 +20,7 @@ from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
-from chartscore.render import FORMATS
+from chartscore.render import FORMATS, render
 from chartscore.scoring.scorer import ExtraPredictions
 
 GOLD: Final = Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True)
@@ -74,13 +74,46 @@ OUTPUT_FORMATS: Final = ("json", *FORMATS)
 
 
 def format_option(what: str) -> Option:
-    """``--format`` for a command that prints JSON by default."""
+    """``--format`` for a command that prints JSON by default (a summary on a terminal)."""
     return Option(
         "--format",
-        f"{what}: json (default, canonical), table, markdown, csv or html",
+        f"{what}: json (canonical; the default, but summary when stdout is a terminal), "
+        "table, markdown, csv, html or summary",
         "FORMAT",
         choices=OUTPUT_FORMATS,
     )
+
+
+def document_format(args: argparse.Namespace, streams: Streams, out: str | None) -> str:
+    """``--format``, or when not given: ``summary`` for a terminal's stdout, else ``json``.
+
+    A pipe, a redirect and ``--out FILE`` get the canonical JSON, byte for byte as ever.
+    """
+    chosen: str | None = args.format
+    if chosen is not None:
+        return chosen
+    return "summary" if out is None and streams.terminal else "json"
+
+
+def document_text(
+    document: Document,
+    fmt: str,
+    *,
+    gates: Sequence[Gate] | None = None,
+    interval: str | None = None,
+) -> str:
+    """The document in ``fmt``: canonical JSON and a line end, or rendered for people.
+
+    A summary lists the verdicts of ``gates`` (checked as :func:`gate_status` checks
+    them, ``interval`` being ``--gate-interval``); the other formats draw a
+    comparison's difference gates as margins (HTML).
+    """
+    if fmt == "json":
+        return document.to_json() + "\n"
+    verdicts = None
+    if gates is not None and fmt == "summary":
+        verdicts = evaluate(document, gates, interval=interval or "wilson")
+    return render(document, fmt, gates=gates or (), verdicts=verdicts)
 
 
 def output_target(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:

@@ -24,10 +24,15 @@ from chartscore.io.signals import signals_held
 
 @dataclass(frozen=True)
 class Streams:
-    """Where a command writes: stdout as bytes, stderr as text (best effort)."""
+    """Where a command writes: stdout as bytes, stderr as text (best effort).
+
+    ``terminal``: whether stdout is a terminal (a person reads it), checked once
+    when the command starts; a pipe, a file or a closed stdout is not.
+    """
 
     out: BinaryOutput | None
     err: TextIO | None
+    terminal: bool = False
 
 
 def say(stream: TextIO | None, line: str) -> None:
@@ -115,6 +120,7 @@ class _Reserved:
             self._copies[descriptor] = _copy(descriptor)  # None: it is closed
         self._own: list[BinaryIO | TextIO] = []
         stdout = sys.stdout if stdout is None else stdout
+        terminal = is_terminal(stdout)  # before descriptor 1 points at /dev/null
         stdout_copy = _copy(self._copies[1]) if _on(stdout, 1) else None
         out: BinaryOutput | None = binary(stdout)
         if stdout_copy is not None:
@@ -128,7 +134,7 @@ class _Reserved:
                     stderr_copy, "w", encoding=encoding, errors="backslashreplace", buffering=1
                 )
             )
-        self.streams = Streams(out=out, err=err)
+        self.streams = Streams(out=out, err=err, terminal=terminal)
         null = -1
         with contextlib.suppress(OSError):
             null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)

@@ -30,6 +30,8 @@ from chartscore.cli._options import (
     SCHEMA,
     STRATA,
     confidence,
+    document_format,
+    document_text,
     extra_predictions,
     format_option,
     gate_status,
@@ -48,7 +50,6 @@ from chartscore.io.document_files import load_gates
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
-from chartscore.render import render
 from chartscore.workflows.compare import compare_files
 
 
@@ -94,10 +95,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "predictions whose key is not in gold were ignored (--extra-predictions ignore)\n",
         )
     _warn_missing_gap(comparison, streams)
-    fmt = args.format or "json"
-    text = (
-        comparison.to_json() + "\n" if fmt == "json" else render(comparison, fmt, gates=gates or ())
-    )
+    fmt = document_format(args, streams, out)
+    text = document_text(comparison, fmt, gates=gates, interval=args.gate_interval)
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return (

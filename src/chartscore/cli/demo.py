@@ -12,7 +12,7 @@ from chartscore.workflows.demo import demo_schema, demo_summary, run_demo
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
-    """Score the demo data; print the summary table, or the JSON report with ``--json``."""
+    """Score the demo data; print the summary, or the JSON report with ``--json``."""
     report = run_demo()
     _, without = demo_schema()
     text = report.to_json() if args.json else demo_summary(report, without)

@@ -18,6 +18,8 @@ from chartscore.cli._options import (
     GATES,
     OUT,
     confidence,
+    document_format,
+    document_text,
     format_option,
     gate_status,
     output_targets,
@@ -25,7 +27,6 @@ from chartscore.cli._options import (
 from chartscore.cli._streams import Streams
 from chartscore.io.document_files import load_gates
 from chartscore.io.output import write_output
-from chartscore.render import render
 from chartscore.workflows.partials import merge_partial_files_with_partial
 
 PARTIALS: Final = Option(
@@ -45,8 +46,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     report, partial = merge_partial_files_with_partial(
         args.partials, confidence=confidence(args), partial=partial_out is not None
     )
-    fmt = args.format or "json"
-    text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
+    fmt = document_format(args, streams, out)
+    text = document_text(report, fmt, gates=gates, interval=args.gate_interval)
     if partial_out is not None:  # inside the consortium only, as every partial
         assert partial is not None
         data = (partial + "\n").encode("utf-8")

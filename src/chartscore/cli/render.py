@@ -1,4 +1,8 @@
-"""``chartscore render``: lay out a saved report, shared report or comparison for people."""
+"""``chartscore render``: lay out a saved report, shared report or comparison for people.
+
+``--format`` is required, except when stdout is a terminal: a person reading there
+gets the summary.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from typing import Final
 
 from chartscore.cli._command import (
     EXIT_OK,
+    STANDARD_STREAM,
     Command,
     Option,
     UsageError,
@@ -28,14 +33,27 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     """Render the document in the asked format; print or write it."""
     document_path, gates_path = input_argument(args.report), optional_input(args.gates)
     inputs = (document_path, gates_path)
+    target = None if args.out in (None, STANDARD_STREAM) else args.out
+    if args.format is None and (target is not None or not streams.terminal):
+        raise UsageError("--format is required", "render")  # a summary is for a terminal
+    fmt: str = args.format or "summary"
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
     document = load_rendered_document(read_document_bytes(document_path))
+    verdicts = None
     if gates is not None:
         if not isinstance(document, Comparison | SharedComparison):
             raise UsageError("--gates draws a comparison's margins; this is a report", "render")
-        evaluate(document, gates)  # a gate that does not fit the comparison is an error here too
-    text = render(document, args.format, sort=args.sort or "name", gates=gates or ())
+        # A gate that does not fit the comparison is an error here too; a summary lists
+        # the verdicts.
+        verdicts = evaluate(document, gates)
+    text = render(
+        document,
+        fmt,
+        sort=args.sort or "name",
+        gates=gates or (),
+        verdicts=verdicts if fmt == "summary" else None,
+    )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
 
@@ -43,15 +61,15 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 COMMAND: Final = Command(
     name="render",
     help="lay out a saved report or comparison for people",
-    description="Render a report or comparison (JSON) as a terminal table, Markdown, CSV "
-    "or one self-contained HTML page with a Wilson forest plot.",
+    description="Render a report or comparison (JSON) as a terminal table, Markdown, CSV, "
+    "one self-contained HTML page with a Wilson forest plot, or a summary of a line per field.",
     options=(
         DOCUMENT,
         Option(
             "--format",
-            "table, markdown, csv or html",
+            "table, markdown, csv, html or summary (required, except that a terminal's "
+            "stdout gets the summary)",
             "FORMAT",
-            required=True,
             choices=FORMATS,
         ),
         Option(

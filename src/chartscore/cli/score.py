@@ -32,6 +32,8 @@ from chartscore.cli._options import (
     SCHEMA,
     STRATA,
     STRICT_SCHEMA,
+    document_format,
+    document_text,
     format_option,
     gate_status,
     output_targets,
@@ -46,7 +48,6 @@ from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
-from chartscore.render import render
 from chartscore.scoring.scorer import ExtraPredictions
 from chartscore.workflows.partials import score_with_partial
 from chartscore.workflows.score import score_files
@@ -91,8 +92,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "gold were ignored (--extra-predictions ignore)\n",
         )
     _warn_if_gold_mirrored(report, streams)
-    fmt = args.format or "json"
-    text = report.to_json() + "\n" if fmt == "json" else render(report, fmt)
+    fmt = document_format(args, streams, out)
+    text = document_text(report, fmt, gates=gates, interval=args.gate_interval)
     if partial_out is not None:  # inside the consortium only: not for other users of the machine
         partial = (written[0] + "\n").encode("utf-8")
         write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
@@ -191,8 +192,8 @@ COMMAND: Final = Command(
     name="score",
     help="score a predictions file against a gold file",
     description="Score predictions (JSON Lines) against gold (JSON Lines). Prints the "
-    "canonical JSON report, or writes it atomically with --out. An input may be - "
-    "(standard input) or gzip-compressed.",
+    "canonical JSON report (on a terminal: its summary), or writes it atomically with "
+    "--out. An input may be - (standard input) or gzip-compressed.",
     options=(
         GOLD,
         PREDICTIONS,

@@ -13,7 +13,7 @@ from typing import Final
 
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
-from chartscore.documents.gates import Gate
+from chartscore.documents.gates import Gate, GateResults
 from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
@@ -25,6 +25,7 @@ from chartscore.render.html import render_html
 from chartscore.render.markdown import render_markdown
 from chartscore.render.report_view import SORTS, report_view
 from chartscore.render.shared_comparison_view import shared_comparison_view
+from chartscore.render.summary import render_summary
 from chartscore.render.table import render_table
 from chartscore.render.view import View
 
@@ -33,6 +34,7 @@ RENDERERS: Final[dict[str, Callable[[View], str]]] = {
     "markdown": render_markdown,
     "csv": render_csv,
     "html": render_html,
+    "summary": render_summary,
 }
 FORMATS: Final = tuple(RENDERERS)
 """The output formats, in the order ``--format`` lists them."""
@@ -58,6 +60,7 @@ def render(
     *,
     sort: str = "name",
     gates: Sequence[Gate] = (),
+    verdicts: GateResults | None = None,
 ) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
@@ -76,7 +79,9 @@ def render(
             raters' pairs, their all-rater coefficients and each rater against gold;
             ``sort`` and ``gates`` do not apply to it).
         fmt: ``"table"`` (terminal, at most 100 columns), ``"markdown"``,
-            ``"csv"`` or ``"html"`` (one self-contained file).
+            ``"csv"``, ``"html"`` (one self-contained file) or ``"summary"``
+            (a line per field: answerable rows, normalized agreement, the worst
+            safety rate and kappa; then all fields; docs/reports.md).
         sort: Row order of a report: ``"name"`` (field ids in code point
             order) or ``"rate"`` (normalized agreement rate, lowest first;
             no trials or a suppressed rate last; for a comparison, the
@@ -84,6 +89,9 @@ def render(
         gates: On a comparison, release gates whose difference rules are
             drawn as margins on the difference plots (HTML); other rules, and
             gates on a report, draw nothing. The gates are not checked here.
+        verdicts: Gates already checked on this document
+            (:func:`chartscore.documents.gates.evaluate`): the summary lists their
+            verdicts after its table; the other formats do not show them.
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -100,12 +108,18 @@ def render(
         type(gate) is not Gate for gate in gates
     ):
         raise ChartscoreError(ErrorCode.USAGE)
-    if type(report) is Agreement:
-        return RENDERERS[fmt](agreement_view(report))
-    if type(report) is Comparison:
-        return RENDERERS[fmt](comparison_view(report, sort=sort, gates=gates))
-    if type(report) is SharedComparison:
-        return RENDERERS[fmt](shared_comparison_view(report, sort=sort, gates=gates))
-    if type(report) is not Report and type(report) is not SharedReport:
+    if verdicts is not None and type(verdicts) is not GateResults:
         raise ChartscoreError(ErrorCode.USAGE)
-    return RENDERERS[fmt](report_view(report, sort=sort))
+    if type(report) is Agreement:
+        view = agreement_view(report)
+    elif type(report) is Comparison:
+        view = comparison_view(report, sort=sort, gates=gates)
+    elif type(report) is SharedComparison:
+        view = shared_comparison_view(report, sort=sort, gates=gates)
+    elif type(report) is Report or type(report) is SharedReport:
+        view = report_view(report, sort=sort)
+    else:
+        raise ChartscoreError(ErrorCode.USAGE)
+    if fmt == "summary":
+        return render_summary(view, verdicts)
+    return RENDERERS[fmt](view)

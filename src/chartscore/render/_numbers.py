@@ -199,6 +199,29 @@ def bound_text(estimate: Estimate) -> str:
     return f"{_outward(low, up=False)}-{_outward(high, up=True)}% ({level} bounds)"
 
 
+def bound_range(estimate: Estimate) -> str:
+    """A suppressed rate's bound in short: ``<=9.1%``, ``>=3.2%`` or ``3.2-9.1%``.
+
+    A suppressed difference's: ``[-3.1, +5.2] pp``. ``""`` when there is none, or
+    when a rate's is 0-100% (it then says nothing). The bounds are rounded outward
+    as in :func:`bound_text`, which says what kind of bound it is.
+    """
+    if estimate.bound is None:
+        return ""
+    low, high = estimate.bound
+    if estimate.kind is Kind.DIFFERENCE:
+        return f"[{_outward_points(low, up=False)}, {_outward_points(high, up=True)}] pp"
+    if estimate.kind is not Kind.RATE:
+        return ""
+    if low == 0.0 and high == 1.0:
+        return ""
+    if low == 0.0:
+        return f"<={_outward(high, up=True)}%"
+    if high == 1.0:
+        return f">={_outward(low, up=False)}%"
+    return f"{_outward(low, up=False)}-{_outward(high, up=True)}%"
+
+
 def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     """``(fraction, value, rest)``: the pieces of :func:`estimate_text` that line up in columns.
 

@@ -56,18 +56,18 @@ def run_demo() -> Report:
 
 
 def demo_summary(report: Report, without: tuple[str, ...] = ()) -> str:
-    """The demo's terminal table (``chartscore render --format table``) with a short guide.
+    """The demo's summary (``chartscore render --format summary``) with a short guide.
 
     ``without``: the match modes :func:`demo_schema` left out, named in a last line.
     """
     lines = [
         "chartscore demo: synthetic data bundled with chartscore (no patient data)",
         "",
-        render(report, "table").rstrip("\n"),
+        render(report, "summary").rstrip("\n"),
         "",
-        "In the demo, triage.acuity has levels 1 (most urgent) to 5: ordinal later is",
-        "under-triage. Full report: chartscore demo --json; save it and try",
-        "chartscore render REPORT.json --format html --out report.html.",
+        "In the demo, triage.acuity has levels 1 (most urgent) to 5: ordinal_later is",
+        "under-triage. Every table: chartscore demo --json > report.json, then",
+        "chartscore render report.json --format table (or --format html --out report.html).",
     ]
     if without:
         modes = " and ".join(without)
