@@ -9,9 +9,11 @@ from chartscore.cli._command import Command, Option, input_argument
 from chartscore.cli._options import (
     DOCUMENT,
     GATE_INTERVAL,
+    JUNIT,
     REQUIRED_MIN_CELL,
     declared_min_cell,
     gate_status,
+    junit_target,
     required_min_cell,
 )
 from chartscore.cli._streams import Streams
@@ -23,17 +25,29 @@ from chartscore.io.output import write_output
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Check every gate; print their table on stdout; exit 3 if a required one fails.
 
+    With ``--junit FILE``, the results also go to FILE as JUnit XML (the exit status is
+    the same).
+
     With ``--min-cell N``, one more line after the table: the document must be a
     shared one with a min cell of at least N, or the gate fails (exit 3). A full
     report or comparison fails it too: it is not suppressed at all.
     """
     required = required_min_cell(args.min_cell, "gate")
     document_path, gates_path = input_argument(args.report), input_argument(args.gates)
+    junit = junit_target(args, (document_path, gates_path), "gate")
     gates = load_gates(gates_path)
     document = load_document_file(document_path)
     level = None if args.confidence is None else float(args.confidence)
     status = gate_status(
-        document, gates, streams, on_stderr=False, level=level, interval=args.gate_interval
+        document,
+        gates,
+        streams,
+        on_stderr=False,
+        level=level,
+        interval=args.gate_interval,
+        junit=junit,
+        junit_name="chartscore gate",
+        inputs=(document_path, gates_path),
     )
     if required is None:
         return status
@@ -66,6 +80,7 @@ COMMAND: Final = Command(
         ),
         GATE_INTERVAL,
         REQUIRED_MIN_CELL,
+        JUNIT,
     ),
     run=run,
 )

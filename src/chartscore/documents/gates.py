@@ -579,6 +579,17 @@ class GateResults:
         )
 
 
+def format_threshold(value: float) -> str:
+    """A threshold as the gates table prints it: ``0.8``, ``-0.02``, ``1``."""
+    return _number(value)
+
+
+def format_observed(observed: float | None, threshold: float) -> str:
+    """A gate's figure as the table prints it: four decimals, or enough to tell it from
+    the threshold; ``null`` for none."""
+    return _observed(observed, threshold)
+
+
 def _verdict(result: GateResult) -> str:
     if result.passed:
         return "pass"
