@@ -509,3 +509,30 @@ def test_a_junit_target_in_a_missing_folder_is_refused_before_any_work(
     assert (status, out) == (1, "")  # no table: refused before the gates were checked
     assert err.startswith("chartscore: error: output_unwritable (output")
     assert str(tmp_path) not in err
+
+
+def test_the_min_cell_check_is_one_more_case(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # gate --min-cell N: a full report is not shared, so it fails the check (exit 3) even
+    # where every gate passes; the JUnit file says so in a test case of its own.
+    document, _ = files
+    gates = tmp_path / "passing.toml"
+    gates.write_text(gate_text(slice="field:note.text", metric="normalized_agreement", min_lower=0))
+    junit = tmp_path / "junit.xml"
+    argv = ["gate", str(document), "--gates", str(gates), "--min-cell", "11"]
+    plain = run(argv)
+    assert plain == run([*argv, "--junit", str(junit)])
+    assert plain[0] == 3 and plain[1].endswith(
+        "min cell FAILED: not a shared document, so below the required 11\n"
+    )
+    root = ET.parse(junit).getroot()
+    (suite,) = root.findall("testsuite")
+    assert cases(suite) == [
+        ("gate 1: field:note.text normalized_agreement min_lower >= 0", "", "", ""),
+        (
+            "min cell >= 11",
+            "failure",
+            "required",
+            "not a shared document, so below the required 11",
+        ),
+    ]
+    check_counts(root)

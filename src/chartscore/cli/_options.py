@@ -247,13 +247,15 @@ def gate_status(
     junit: str | None = None,
     junit_name: str = "chartscore",
     inputs: Sequence[InputPath | None] = (),
+    checks: Sequence[tuple[str, str]] = (),
 ) -> int:
     """Check gates, print their table (stderr when stdout holds a report), return the status.
 
     ``level``: the confidence of the intervals the gates read; None: the document's.
     ``interval``: ``--gate-interval`` (None: ``wilson``). ``junit``: :func:`junit_target`'s
     file, written (atomically, never over one of ``inputs``) with one test suite named
-    ``junit_name``; the status is the same with or without it.
+    ``junit_name``, and ``checks`` (a name, and why it failed or ``""``) as required test
+    cases after the gates'; the status is the same with or without it.
     """
     results = evaluate(document, gates, confidence=level, interval=interval or "wilson")
     table = results.table()
@@ -262,7 +264,8 @@ def gate_status(
     else:
         write_output(table.encode("utf-8"), None, inputs=(), stdout=streams.out)
     if junit is not None:
-        write_output(junit_xml([JUnitSuite(junit_name, results)]), junit, inputs=inputs)
+        suite = JUnitSuite(junit_name, results, checks=tuple(checks))
+        write_output(junit_xml([suite]), junit, inputs=inputs)
     return results.exit_status
 
 

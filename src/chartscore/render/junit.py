@@ -72,12 +72,16 @@ class JUnitSuite:
             coded errors only.
         properties: ``(name, value)`` pairs shown as the suite's ``<properties>``, after
             the results' confidence and gate interval.
+        checks: ``(name, failure)`` of required checks beside the gates (``gate
+            --min-cell N``: ``min cell >= 11``), one test case each after the gates';
+            ``failure`` is why it failed, ``""`` when it passed.
     """
 
     name: str
     results: GateResults | None = None
     errors: tuple[tuple[str, str], ...] = ()
     properties: tuple[tuple[str, str], ...] = ()
+    checks: tuple[tuple[str, str], ...] = ()
 
 
 def testcase_name(result: GateResult) -> str:
@@ -174,6 +178,12 @@ def _suite(root: ET.Element, suite: JUnitSuite) -> dict[str, int]:
             else:
                 ET.SubElement(case, "skipped", {"type": "warning", "message": message})
                 counts["skipped"] += 1
+    for name, failure in suite.checks:
+        case = ET.SubElement(element, "testcase", {"classname": suite.name, "name": name})
+        counts["tests"] += 1
+        if failure:
+            ET.SubElement(case, "failure", {"type": "required", "message": failure})
+            counts["failures"] += 1
     # Attributes in a fixed order after the name: tests, failures, errors, skipped.
     for key in _COUNTS:
         element.set(key, str(counts[key]))
