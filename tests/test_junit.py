@@ -205,7 +205,8 @@ def test_a_passing_gate_file_gives_a_passing_suite(tmp_path: Path) -> None:
     assert properties["confidence"] == "0.99"
 
 
-def test_score_writes_the_same_junit_as_gate(tmp_path: Path) -> None:
+def text_cohort(tmp_path: Path) -> tuple[Path, Path]:
+    """:func:`small_report`'s rows as files, with canary case ids and a canary value."""
     gold = tmp_path / "gold.jsonl"
     predictions = tmp_path / "predictions.jsonl"
     rows = [
@@ -228,6 +229,11 @@ def test_score_writes_the_same_junit_as_gate(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
+    return gold, predictions
+
+
+def test_score_writes_the_same_junit_as_gate(tmp_path: Path) -> None:
+    gold, predictions = text_cohort(tmp_path)
     gates = tmp_path / "gates.toml"
     gates.write_text(GATES, encoding="utf-8")
     junit = tmp_path / "junit.xml"
@@ -536,3 +542,21 @@ def test_the_min_cell_check_is_one_more_case(files: tuple[Path, Path], tmp_path:
         ),
     ]
     check_counts(root)
+
+
+def test_merge_writes_junit_too(tmp_path: Path) -> None:
+    gold, predictions = text_cohort(tmp_path)
+    partial = tmp_path / "site.partial"
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    argv += ["--out", str(tmp_path / "r.json"), "--partial-out", str(partial)]
+    assert run(argv)[0] == 0
+    gates = tmp_path / "gates.toml"
+    gates.write_text(gate_text(slice="overall", metric="exact_agreement", min_upper=0.75))
+    argv = ["merge", "--partials", str(tmp_path / "*.partial"), "--gates", str(gates)]
+    argv += ["--out", str(tmp_path / "merged.json")]
+    plain = run(argv)
+    junit = tmp_path / "junit.xml"
+    assert plain == run([*argv, "--junit", str(junit)]) and plain[0] == 0
+    (suite,) = ET.parse(junit).getroot().findall("testsuite")
+    assert suite.attrib["name"] == "chartscore merge"
+    assert cases(suite) == [("gate 1: overall exact_agreement min_upper >= 0.75", "", "", "")]
