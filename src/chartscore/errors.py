@@ -355,6 +355,8 @@ GATE_KEYS: Final = (
     "level",
     "min_lower",
     "max_upper",
+    "min_upper",
+    "max_lower",
     "min_difference_lower",
     "max_difference_upper",
 )

@@ -17,10 +17,11 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
 from chartscore.documents.shared_report import SharedReport
 from chartscore.io.inputs import STDIN, InputPath
-from chartscore.io.output import check_output, write_output
+from chartscore.io.output import check_output, check_outputs, write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
 from chartscore.render import FORMATS, render
+from chartscore.render.junit import JUnitSuite, junit_xml
 from chartscore.scoring.scorer import ExtraPredictions
 
 GOLD: Final = Option("--gold", "gold JSON Lines file", "FILE", required=True, reads_input=True)
@@ -62,6 +63,12 @@ GATE_INTERVAL: Final = Option(
     "exact (Clopper-Pearson: never passes falsely more often than the level says)",
     "KIND",
     choices=("wilson", "exact"),
+)
+JUNIT: Final = Option(
+    "--junit",
+    "also write the gates' results here as JUnit XML (atomically), for CI: one test case "
+    "per gate; a failed warning gate is skipped",
+    "FILE",
 )
 OUT: Final = Option("--out", "write here (atomically) instead of stdout", "FILE")
 CONFIDENCE: Final = Option(
@@ -254,11 +261,18 @@ def gate_status(
     on_stderr: bool,
     level: float | None = None,
     interval: str | None = None,
+    junit: str | None = None,
+    junit_name: str = "chartscore",
+    inputs: Sequence[InputPath | None] = (),
+    checks: Sequence[tuple[str, str]] = (),
 ) -> int:
     """Check gates, print their table (stderr when stdout holds a report), return the status.
 
     ``level``: the confidence of the intervals the gates read; None: the document's.
-    ``interval``: ``--gate-interval`` (None: ``wilson``).
+    ``interval``: ``--gate-interval`` (None: ``wilson``). ``junit``: :func:`junit_target`'s
+    file, written (atomically, never over one of ``inputs``) with one test suite named
+    ``junit_name``, and ``checks`` (a name, and why it failed or ``""``) as required test
+    cases after the gates'; the status is the same with or without it.
     """
     results = evaluate(document, gates, confidence=level, interval=interval or "wilson")
     table = results.table()
@@ -266,7 +280,37 @@ def gate_status(
         say(streams.err, table)
     else:
         write_output(table.encode("utf-8"), None, inputs=(), stdout=streams.out)
+    if junit is not None:
+        suite = JUnitSuite(junit_name, results, checks=tuple(checks))
+        write_output(junit_xml([suite]), junit, inputs=inputs)
     return results.exit_status
+
+
+def junit_target(
+    args: argparse.Namespace,
+    inputs: Sequence[InputPath | None],
+    command: str,
+    *,
+    outputs: Sequence[str | None] = (),
+) -> str | None:
+    """``--junit``'s file (None when not given), checked before any work.
+
+    It must name a file (not ``-``), needs ``--gates``, is never an input, and is not
+    another output of the command (``outputs``: ``--out``, ``--partial-out``, a ledger).
+
+    Raises:
+        UsageError: ``--junit -``, or ``--junit`` without ``--gates``.
+        ChartscoreError: as :func:`~chartscore.io.output.check_outputs`.
+    """
+    value: str | None = getattr(args, "junit", None)
+    if value is None:
+        return None
+    if value == STANDARD_STREAM:
+        raise UsageError("--junit must name a file", command)
+    if getattr(args, "gates", None) is None:
+        raise UsageError("--junit needs --gates", command)
+    others = [out for out in outputs if out is not None]
+    return check_outputs([*others, value], inputs=inputs)[-1]
 
 
 DOCUMENT: Final = Option(

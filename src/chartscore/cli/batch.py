@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import re
 from typing import Final
@@ -22,16 +23,19 @@ from chartscore.cli._options import (
     EXTRA_PREDICTIONS,
     GATES,
     GOLD,
+    JUNIT,
     SCHEMA,
     confidence,
     extra_predictions,
+    junit_target,
 )
 from chartscore.cli._signals import Terminated
 from chartscore.cli._streams import Streams, say
 from chartscore.io.document_files import load_gates
 from chartscore.io.ledger_file import Appended, ledger_key_file, load_ledger_key
 from chartscore.io.output import write_output
-from chartscore.workflows.batch import batch_files
+from chartscore.render.junit import JUnitSuite, junit_xml
+from chartscore.workflows.batch import Batch, batch_files
 
 NAME: Final = "batch"
 MAX_JOBS: Final = 64
@@ -69,6 +73,9 @@ def _batch(args: argparse.Namespace, streams: Streams, appended: Appended) -> in
     schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
     key_file = ledger_key_file(args.ledger_key)  # never a run, even when the pattern names it
     key = load_ledger_key(key_file)
+    # --junit is never an input: the gold, schema, gates, key file or a run the pattern names.
+    kept = (gold, schema_path, gates_path, key_file, *sorted(glob.glob(args.predictions)))
+    junit = junit_target(args, kept, NAME, outputs=(args.ledger,))
     gates = () if gates_path is None else load_gates(gates_path)
     jobs = _available_cpus() if args.jobs is None else int(args.jobs)
     batch = batch_files(
@@ -91,7 +98,36 @@ def _batch(args: argparse.Namespace, streams: Streams, appended: Appended) -> in
             versus = "" if batch.baseline is None else f" against {batch.baseline}"
             say(streams.err, f"{PROGRAM}: gates of {run_.label}{versus}:\n")
             say(streams.err, run_.gates.table())
+    if junit is not None:
+        write_output(junit_xml(junit_suites(batch)), junit, inputs=kept)
     return batch.exit_status
+
+
+def junit_suites(batch: Batch) -> list[JUnitSuite]:
+    """One JUnit test suite per run, named by its label (docs/batch.md).
+
+    A run's gates are its test cases; a run that failed (scoring, its comparison or the
+    gate check) has one case, ``run``, with an error per failed step (the coded error's
+    line); the baseline, whose gates are not checked, has none.
+    """
+    suites = []
+    for run_ in batch.runs:
+        errors = tuple(
+            (step, str(problem))
+            for step, problem in (
+                ("scoring", run_.failure),
+                ("comparison", run_.comparison_failure),
+                ("gates", run_.gate_failure),
+            )
+            if problem is not None
+        )
+        properties: tuple[tuple[str, str], ...] = ()
+        if run_.baseline:
+            properties = (("role", "baseline"),)
+        elif batch.baseline is not None:
+            properties = (("compared_with", batch.baseline),)
+        suites.append(JUnitSuite(run_.label, run_.gates, errors, properties))
+    return suites
 
 
 def _available_cpus() -> int:
@@ -126,6 +162,7 @@ COMMAND: Final = Command(
         Option("--jobs", f"runs scored at once, 1 to {MAX_JOBS} (default: the CPUs free)", "N"),
         EXTRA_PREDICTIONS,
         CONFIDENCE,
+        JUNIT,
     ),
     run=run,
 )

@@ -25,6 +25,7 @@ from chartscore.cli._options import (
     GATE_INTERVAL,
     GATES,
     GOLD,
+    JUNIT,
     OUT,
     QUIET,
     SCHEMA,
@@ -35,6 +36,7 @@ from chartscore.cli._options import (
     extra_predictions,
     format_option,
     gate_status,
+    junit_target,
     output_target,
     progress_line,
     strata_input,
@@ -47,6 +49,7 @@ from chartscore.documents.comparison import (
     comparison_warnings,
 )
 from chartscore.io.document_files import load_gates
+from chartscore.io.ledger_file import ledger_key_file
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
@@ -70,6 +73,10 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         baseline=baseline,
         inputs=inputs,
     )
+    # --junit is never an input, nor the ledger's key file, nor another output.
+    kept = (*inputs, None if request is None else ledger_key_file(args.ledger_key))
+    ledger: str | None = getattr(args, "ledger", None)
+    junit = junit_target(args, kept, "compare", outputs=(out, None if ledger == "-" else ledger))
     gates = None if gates_path is None else load_gates(gates_path)
     progress = progress_line(args, streams)
     try:
@@ -102,7 +109,16 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     return (
         EXIT_OK
         if gates is None
-        else gate_status(comparison, gates, streams, on_stderr=True, interval=args.gate_interval)
+        else gate_status(
+            comparison,
+            gates,
+            streams,
+            on_stderr=True,
+            interval=args.gate_interval,
+            junit=junit,
+            junit_name="chartscore compare",
+            inputs=kept,
+        )
     )
 
 
@@ -157,6 +173,7 @@ COMMAND: Final = Command(
         CONFIDENCE,
         GATES,
         GATE_INTERVAL,
+        JUNIT,
         STRATA,
         *LEDGER_OPTIONS,
         BASELINE_SYSTEM,

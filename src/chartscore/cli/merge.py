@@ -16,12 +16,14 @@ from chartscore.cli._options import (
     CONFIDENCE,
     GATE_INTERVAL,
     GATES,
+    JUNIT,
     OUT,
     confidence,
     document_format,
     document_text,
     format_option,
     gate_status,
+    junit_target,
     output_targets,
 )
 from chartscore.cli._streams import Streams
@@ -42,6 +44,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     gates_path = optional_input(args.gates)
     inputs = (*sorted(glob.glob(args.partials)), gates_path)
     out, partial_out = output_targets(args, inputs, "merge")
+    junit = junit_target(args, inputs, "merge", outputs=(out, partial_out))
     gates = None if gates_path is None else load_gates(gates_path)
     report, partial = merge_partial_files_with_partial(
         args.partials, confidence=confidence(args), partial=partial_out is not None
@@ -56,7 +59,16 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     return (
         EXIT_OK
         if gates is None
-        else gate_status(report, gates, streams, on_stderr=True, interval=args.gate_interval)
+        else gate_status(
+            report,
+            gates,
+            streams,
+            on_stderr=True,
+            interval=args.gate_interval,
+            junit=junit,
+            junit_name="chartscore merge",
+            inputs=inputs,
+        )
     )
 
 
@@ -75,6 +87,7 @@ COMMAND: Final = Command(
         CONFIDENCE,
         GATES,
         GATE_INTERVAL,
+        JUNIT,
         Option(
             "--partial-out",
             "also write the merged partial here (mode 0600; it carries every merged partial's "

@@ -26,6 +26,7 @@ from chartscore.cli._options import (
     GATES,
     GOLD,
     JOBS,
+    JUNIT,
     OUT,
     PREDICTIONS,
     QUIET,
@@ -36,6 +37,7 @@ from chartscore.cli._options import (
     document_text,
     format_option,
     gate_status,
+    junit_target,
     output_targets,
     score_inputs,
     strata_input,
@@ -45,6 +47,7 @@ from chartscore.documents.report import Report
 from chartscore.engine import score_dask
 from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
+from chartscore.io.ledger_file import ledger_key_file
 from chartscore.io.output import write_output
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
@@ -72,6 +75,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     request = ledger_request(
         args, "score", gold=gold, predictions=predictions, schema=schema_path, inputs=inputs
     )
+    # --junit is never an input, nor the ledger's key file, nor another output.
+    kept = (*inputs, None if request is None else ledger_key_file(args.ledger_key))
+    junit = junit_target(args, kept, "score", outputs=(out, partial_out, _ledger(args)))
     gates = None if gates_path is None else load_gates(gates_path)
     scorer = _dask_scorer(args) if on_dask else score_files
     if partial_out is not None:
@@ -102,7 +108,16 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     return (
         EXIT_OK
         if gates is None
-        else gate_status(report, gates, streams, on_stderr=True, interval=args.gate_interval)
+        else gate_status(
+            report,
+            gates,
+            streams,
+            on_stderr=True,
+            interval=args.gate_interval,
+            junit=junit,
+            junit_name="chartscore score",
+            inputs=kept,
+        )
     )
 
 
@@ -131,6 +146,12 @@ def _warn_if_gold_mirrored(report: Report, streams: Streams) -> None:
             f"({report.overall.count('field_count'):,} gold rows): were the predictions made "
             "from the gold file?\n",
         )
+
+
+def _ledger(args: argparse.Namespace) -> str | None:
+    """``--ledger``'s file, an output that ``--junit`` must not name (None: not given)."""
+    ledger: str | None = getattr(args, "ledger", None)
+    return None if ledger in (None, STANDARD_STREAM) else ledger
 
 
 def _partial_scorer(written: list[str]) -> Callable[..., Report]:
@@ -207,6 +228,7 @@ COMMAND: Final = Command(
         CONFIDENCE,
         GATES,
         GATE_INTERVAL,
+        JUNIT,
         STRATA,
         Option(
             "--engine",

@@ -24,23 +24,31 @@ Rules (exactly one per gate):
 - ``min_lower``: the metric's 95% interval lower bound is at least the
   threshold (metrics where higher is better, and kappa);
 - ``max_upper``: the upper bound is at most the threshold (error metrics);
+- ``min_upper``: the upper bound is at least the threshold (the metrics of
+  ``min_lower``): the data do not exclude a rate of the threshold, as CMS's
+  Hospital IQR chart-abstraction validation asks of the agreement rate
+  (upper 95% bound >= 0.75);
+- ``max_lower``: the lower bound is at most the threshold (error metrics);
 - ``min_difference_lower``: a comparison's paired difference (candidate -
   baseline) has a lower bound at least the threshold (paired metrics where
   higher is better), e.g. -0.02 for non-inferiority with a 2-point margin;
 - ``max_difference_upper``: the difference's upper bound is at most the
   threshold (paired error metrics), e.g. 0.02.
 
-On a comparison, ``min_lower`` and ``max_upper`` read the candidate's interval.
+On a comparison, ``min_lower``, ``max_upper``, ``min_upper`` and ``max_lower``
+read the candidate's interval.
 On a pooled slice (``overall``, ``type:...``, ``stratum:...``) every rule reads the
 case-clustered interval, whose rows of one chart are not taken as independent;
 on a field slice, the Wilson (or Newcombe) interval. The result table names the
 interval each gate read. On a shared report's field slice, a rate with a
-suppressed part is read through its published ranges: the widest Wilson
-interval over every count pair they allow (``wilson bound``), which holds
-whichever pair is the true one. A gate whose figure is null (no trials, an
-undefined kappa, a suppressed number without ranges, a suppressed rate of a
-pooled slice) fails: it cannot be shown to pass. A figure equal
-to its threshold passes. Each bound is one side of a two-sided interval at the
+suppressed part is read through its published ranges (``wilson bound``): the
+gate's worst figure over every count pair they allow, which holds whichever
+pair is the true one. For ``min_lower`` and ``max_upper`` that is the widest
+Wilson interval's bound; for ``min_upper`` the smallest upper bound, for
+``max_lower`` the largest lower bound. A gate whose figure is null (no trials,
+an undefined kappa, a suppressed number without ranges, a suppressed rate of a
+pooled slice) fails: it cannot be shown to pass. A figure equal to its
+threshold passes. Each bound is one side of a two-sided interval at the
 document's confidence level (or the one asked for), so at 0.95 a gate is a
 one-sided test at 97.5%. :func:`evaluate` returns the results; their exit
 status is 0 when every required gate passes and 3 when one fails.
@@ -98,8 +106,12 @@ from chartscore.errors import (
     caller_items,
     valid_field_id,
 )
-from chartscore.stats.binomial import widest_wilson
-from chartscore.stats.clopper_pearson import clopper_pearson, widest_clopper_pearson
+from chartscore.stats.binomial import innermost_wilson, widest_wilson
+from chartscore.stats.clopper_pearson import (
+    clopper_pearson,
+    innermost_clopper_pearson,
+    widest_clopper_pearson,
+)
 from chartscore.stats.clustered import (
     CONFIDENCE_LEVELS,
     clustered_newcombe,
@@ -118,7 +130,17 @@ MAX_GATES: Final = 1000
 """At most this many gates in one file."""
 
 LEVELS: Final = ("required", "warning")
-RULES: Final = ("min_lower", "max_upper", "min_difference_lower", "max_difference_upper")
+INNER_RULES: Final = ("min_upper", "max_lower")
+"""The rules that read an interval's inner side: the upper bound of a rate where higher is
+better, the lower bound of an error rate (docs/compare.md, CMS's validation rule)."""
+RULES: Final = (
+    "min_lower",
+    "max_upper",
+    "min_upper",
+    "max_lower",
+    "min_difference_lower",
+    "max_difference_upper",
+)
 INTERVAL_KINDS: Final = (
     "wilson",
     "wilson bound",
@@ -211,13 +233,18 @@ class Gate:
     @property
     def reads_lower(self) -> bool:
         """Whether the rule reads an interval's lower bound (else its upper bound)."""
-        return self.rule in ("min_lower", "min_difference_lower")
+        return self.rule in ("min_lower", "max_lower", "min_difference_lower")
+
+    @property
+    def at_least(self) -> bool:
+        """Whether the figure must be at least the threshold (the ``min_`` rules), else at most."""
+        return self.rule.startswith("min_")
 
     def passes(self, observed: float | None) -> bool:
         """``observed >= threshold`` for the min rules, ``<=`` for the max rules; null fails."""
         if observed is None:
             return False
-        return observed >= self.threshold if self.reads_lower else observed <= self.threshold
+        return observed >= self.threshold if self.at_least else observed <= self.threshold
 
 
 def parse_gates_bytes(data: bytes) -> tuple[Gate, ...]:
@@ -341,7 +368,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
         and 0 < len(label) <= MAX_LABEL_NAME
         and metric in LABEL_METRICS
         and where.startswith("field:")
-        and rule in ("min_lower", "max_upper")
+        and rule in ("min_lower", "max_upper", "min_upper", "max_lower")
     ):
         raise fail(ErrorCode.INVALID_GATE, setting="label", given=label)
     threshold = table[rule]
@@ -376,9 +403,9 @@ def _rule_fits(rule: str, metric: str) -> bool:
     if is_plugin_metric(metric):
         return True  # a plugin label has no built-in direction: the gate's rule gives it
     error = metric in ERROR_METRICS
-    if rule == "min_lower":
+    if rule in ("min_lower", "min_upper"):
         return not error
-    if rule == "max_upper":
+    if rule in ("max_upper", "max_lower"):
         return error and metric not in COEFFICIENT_GATES
     paired = metric in PAIRED_METRICS
     if rule == "min_difference_lower":
@@ -478,7 +505,7 @@ class GateResults:
         rows = [header]
         for result in self.results:
             gate = result.gate
-            sign = ">=" if gate.reads_lower else "<="
+            sign = ">=" if gate.at_least else "<="
             rows.append(
                 (
                     str(gate.number),
@@ -521,6 +548,13 @@ class GateResults:
         if any(result.interval == CLOPPER_PEARSON_BOUND for result in self.results):
             lines.append("clopper-pearson bound: a suppressed rate of a shared report, read")
             lines.append("through its published ranges: the widest Clopper-Pearson interval.")
+        if any(
+            result.interval in (WILSON_BOUND, CLOPPER_PEARSON_BOUND)
+            and result.gate.rule in INNER_RULES
+            for result in self.results
+        ):
+            lines.append("min_upper and max_lower read such a rate's smallest upper (largest")
+            lines.append("lower) bound over every count allowed: it holds whichever is true.")
         if any(result.reason == TOO_FEW_PAIRS for result in self.results):
             lines.append(
                 f"too few pairs: a coefficient from fewer than {MIN_COEFFICIENT_PAIRS} pairs has"
@@ -540,6 +574,17 @@ class GateResults:
             f"gates {verdict}: {passed} of {len(self.results)} passed; "
             f"failed: {failed_required} required, {failed_warning} warning"
         )
+
+
+def format_threshold(value: float) -> str:
+    """A threshold as the gates table prints it: ``0.8``, ``-0.02``, ``1``."""
+    return _number(value)
+
+
+def format_observed(observed: float | None, threshold: float) -> str:
+    """A gate's figure as the table prints it: four decimals, or enough to tell it from
+    the threshold; ``null`` for none."""
+    return _observed(observed, threshold)
 
 
 def _verdict(result: GateResult) -> str:
@@ -606,7 +651,8 @@ def evaluate(
     reading = _Reading(z_for(confidence), interval == "exact")
     results = []
     for gate in _read_gates(gates):
-        observed, kind = _figure(document, gate, reading)
+        inner = gate.rule in INNER_RULES
+        observed, kind = _figure(document, gate, attrs.evolve(reading, inner=inner))
         if kind == TOO_FEW_PAIRS:
             results.append(GateResult(gate, None, False, _COEFFICIENT_KINDS[gate.metric], kind))
         else:
@@ -616,9 +662,12 @@ def evaluate(
 
 @attrs.frozen
 class _Reading:
-    # How a gate reads its figure: the quantile, and Clopper-Pearson for field-slice rates.
+    # How a gate reads its figure: the quantile, Clopper-Pearson for field-slice rates, and
+    # whether the rule reads an interval's inner side (min_upper, max_lower): a suppressed
+    # rate's bound is then the smallest upper bound (the largest lower) over its ranges.
     z: float
     exact: bool
+    inner: bool = False
 
 
 _COEFFICIENT_KINDS: Final = {"kappa": "kappa", "ac1": "gwet", "ac2": "gwet", "alpha": "jackknife"}
@@ -825,6 +874,10 @@ def _rate_interval(
 def _bound(metric: _Counts, reading: _Reading) -> tuple[tuple[float, float] | None, str]:
     """A suppressed field rate's widest Wilson (or Clopper-Pearson) interval over its ranges.
 
+    For a rule that reads the inner side (``min_upper``, ``max_lower``), the
+    largest lower bound and the smallest upper bound over them instead: each
+    gate reads the figure that holds whichever count pair is the true one.
+
     None (the gate fails) when the document publishes no ranges for it or no
     count pair has a trial.
     """
@@ -834,8 +887,10 @@ def _bound(metric: _Counts, reading: _Reading) -> tuple[tuple[float, float] | No
         return None, CLOPPER_PEARSON if reading.exact else "wilson"
     success, total = known
     if reading.exact:
-        return widest_clopper_pearson(success, total, reading.z), CLOPPER_PEARSON_BOUND
-    return widest_wilson(success, total, reading.z), WILSON_BOUND
+        exact = innermost_clopper_pearson if reading.inner else widest_clopper_pearson
+        return exact(success, total, reading.z), CLOPPER_PEARSON_BOUND
+    bounds = innermost_wilson if reading.inner else widest_wilson
+    return bounds(success, total, reading.z), WILSON_BOUND
 
 
 def _difference(

@@ -150,6 +150,68 @@ def rate_range(successes: CountRange, trials: CountRange) -> tuple[float, float]
     return (lowest, highest)
 
 
+def innermost_wilson(
+    successes: CountRange, trials: CountRange, z: float = Z95
+) -> tuple[float, float] | None:
+    """The largest Wilson lower bound and the smallest upper bound over every pair allowed.
+
+    What a gate that reads an interval's *inner* side (``max_lower``,
+    ``min_upper``) may read when the counts are known only by ranges: a figure
+    that holds whichever ``(k, n)`` is the true one (``k`` and ``n`` in their
+    ranges, ``k <= n``, ``n >= 1``). As in :func:`widest_wilson`, both bounds
+    grow with ``k`` and fall with ``n``, so::
+
+        upper = wilson(k_lo, n_hi).upper       (0 when n_hi is unbounded)
+        lower = wilson(k*, max(n_lo, k*, 1)).lower,  k* = min(k_hi, n_hi)
+                                               (1 when both are unbounded)
+
+    (for ``k`` above ``n_lo`` the smallest ``n`` is ``k`` itself, and
+    ``wilson(k, k).lower = k / (k + z**2)`` still grows with ``k``). The two
+    are not an interval: the lower may exceed the upper; a gate reads one.
+
+    Returns:
+        ``(largest lower, smallest upper)``, or None when no pair has a trial.
+
+    Raises:
+        ValueError: as :func:`widest_wilson`.
+    """
+    corners = inner_corners(successes, trials)
+    if corners is None:
+        return None
+    lower_at, upper_at = corners
+    lower = 1.0 if lower_at is None else _wilson(*lower_at, z)[0]
+    upper = 0.0 if upper_at is None else _wilson(*upper_at, z)[1]
+    return (lower, upper)
+
+
+def inner_corners(
+    successes: CountRange, trials: CountRange
+) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
+    """The pairs where a monotone interval's lower bound is largest and its upper smallest.
+
+    For any interval whose bounds grow with ``k`` and fall with ``n`` (Wilson,
+    Clopper-Pearson): ``(k*, max(n_lo, k*, 1))`` with ``k* = min(k_hi, n_hi)``
+    (None when both are unbounded: the bound tends to 1) and ``(k_lo, n_hi)``
+    (None when ``n_hi`` is unbounded: the bound tends to 0). None when no pair
+    has a trial (``n_hi == 0``).
+
+    Raises:
+        ValueError: as :func:`widest_wilson`.
+    """
+    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
+    if n_hi == 0:
+        return None
+    if n_hi is not None and k_lo > n_hi:
+        raise ValueError("no pair of counts has successes <= trials")
+    tops = [top for top in (k_hi, n_hi) if top is not None]
+    lower_at = None
+    if tops:
+        k_star = min(tops)
+        lower_at = (k_star, max(n_lo, k_star, 1))
+    upper_at = None if n_hi is None else (k_lo, n_hi)
+    return lower_at, upper_at
+
+
 def _range(value: CountRange) -> CountRange:
     low, high = value
     if type(low) is not int or low < 0 or not (high is None or (type(high) is int and high >= low)):

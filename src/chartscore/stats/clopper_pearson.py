@@ -32,6 +32,7 @@ import math
 from decimal import Decimal, localcontext
 from typing import Final
 
+from chartscore.stats.binomial import inner_corners
 from chartscore.stats.student_t import PI, level_of
 
 PRECISION: Final = 50
@@ -226,3 +227,33 @@ def widest_clopper_pearson(
         assert found is not None
         highest = found[1]
     return (lowest, highest)
+
+
+def innermost_clopper_pearson(
+    successes: tuple[int, int | None], trials: tuple[int, int | None], z: float
+) -> tuple[float, float] | None:
+    """The largest Clopper-Pearson lower bound and the smallest upper over every pair allowed.
+
+    As :func:`chartscore.stats.binomial.innermost_wilson` (the same corners,
+    :func:`~chartscore.stats.binomial.inner_corners`): what a ``max_lower`` or
+    ``min_upper`` gate reads when the counts are known only by ranges. None when
+    no pair has a trial.
+
+    Raises:
+        ValueError: if a range is not integers with ``0 <= lo <= hi``, or no
+            pair has ``k <= n``.
+    """
+    corners = inner_corners(successes, trials)
+    if corners is None:
+        return None
+    lower_at, upper_at = corners
+    lower, upper = 1.0, 0.0
+    if lower_at is not None:
+        found = clopper_pearson(*lower_at, z)
+        assert found is not None
+        lower = found[0]
+    if upper_at is not None:
+        found = clopper_pearson(*upper_at, z)
+        assert found is not None
+        upper = found[1]
+    return (lower, upper)
