@@ -40,7 +40,7 @@ def usage_line(problem: str, command: str | None = "score") -> str:
         (
             [],
             "a command is required (score, compare, share, audit, gate, merge, render, demo, "
-            "import, worklist, ledger, batch, agree)",
+            "import, worklist, ledger, batch, agree, schema)",
             None,
         ),
         (["--quiet"], "--quiet goes after the command", None),
@@ -290,9 +290,9 @@ _CLOSED = re.compile(
     "|".join(
         [
             r"a command is required \(score, compare, share, audit, gate, merge, render, demo,"
-            r" import, worklist, ledger, batch, agree\)",
+            r" import, worklist, ledger, batch, agree, schema\)",
             r"unknown command( \(did you mean (score|compare|share|audit|gate|merge|render|demo"
-            r"|import|worklist|ledger|batch|agree)\?\))?",
+            r"|import|worklist|ledger|batch|agree|schema)\?\))?",
             r"a kind of import is required \(redcap, labelstudio, csv\)",
             r"a kind of ledger is required \(show\)",
             r"unknown kind( \(did you mean (redcap|labelstudio|csv|show)\?\))?",

@@ -27,6 +27,7 @@ from chartscore.cli import (
     ledger,
     merge,
     render,
+    schema,
     score,
     share,
     worklist,
@@ -47,6 +48,7 @@ COMMANDS: Final[tuple[Command, ...]] = (
     ledger.COMMAND,
     batch.COMMAND,
     agree.COMMAND,
+    schema.COMMAND,
 )
 BY_NAME: Final = {command.name: command for command in COMMANDS}
 LEAVES: Final = tuple(leaf for command in COMMANDS for leaf in (command.subcommands or (command,)))
