@@ -81,6 +81,13 @@ def _counts_by(value: object, names: re.Pattern[str] | frozenset[str]) -> bool:
     return True
 
 
+def _adds_up(counts: Mapping[str, int]) -> bool:
+    """Every worklist row is blank, confirmed or changed; every change of one kind."""
+    rows = counts["blank"] + counts["confirmed"] + counts["changed"]
+    changes = counts["value_changed"] + counts["now_unanswerable"] + counts["now_answerable"]
+    return rows == counts["worklist_rows"] and changes == counts["changed"]
+
+
 @attrs.frozen
 class AdjudicationEntry:
     """One adjudication as the ledger records it.
@@ -91,7 +98,8 @@ class AdjudicationEntry:
         previous_gold_identity: The old gold set's keyed identity.
         gold_identity: The new gold set's keyed identity.
         key_id: Which key made both.
-        counts: :data:`COUNT_NAMES`, each a count.
+        counts: :data:`COUNT_NAMES`, each a count; ``worklist_rows`` is ``blank +
+            confirmed + changed``, and ``changed`` the sum of its three kinds.
         changed_by_type: Changed rows per field type (types with none left out).
         changed_by_outcome: Changed rows per worklist outcome class (likewise).
     """
@@ -126,6 +134,7 @@ class AdjudicationEntry:
             and _counts_by(self.changed_by_outcome, _OUTCOME)
             and sum(self.changed_by_type.values()) == self.counts["changed"]
             and sum(self.changed_by_outcome.values()) == self.counts["changed"]
+            and _adds_up(self.counts)
         )
         if not valid:
             raise ChartscoreError(ErrorCode.USAGE)
