@@ -378,8 +378,10 @@ def _cut_back(descriptor: int, size: int) -> ErrorCode:
 def read_ledger(ledger: InputPath) -> Ledger:
     """Read a ledger: every valid line, and the numbers of the damaged ones (skipped).
 
-    A damaged line (cut short by a crash, or edited) does not stop the reading: it
-    is counted, and ``chartscore ledger show`` names its line number.
+    Run lines are :attr:`Ledger.runs`; the lines ``import adjudication`` appends,
+    which link two gold versions, are :attr:`Ledger.adjudications`. A damaged line
+    (cut short by a crash, or edited) does not stop the reading: it is counted, and
+    ``chartscore ledger show`` names its line number.
 
     Raises:
         ChartscoreError: as :func:`ledger_lines`.
