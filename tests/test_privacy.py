@@ -737,6 +737,7 @@ _PRIVATE_RECORDS = (
     "Worklist",
     "Imported",
     "Table",
+    "Adjudication",
 )
 _NOT_PRIVATE = {
     "FieldSpec": "developer-authored schema configuration",
@@ -766,6 +767,7 @@ _VALUE_MODULES = (
     "scoring.paired_scorer",
     "scoring.disagreements",
     "workflows.worklist",
+    "workflows.adjudication",
     "workflows.ledger",
     "workflows.batch",
     "records.gold_identity",
