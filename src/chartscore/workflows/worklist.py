@@ -64,7 +64,7 @@ class Worklist:
     """
 
     rows: tuple[Disagreement, ...] = attrs.field(repr=False)
-    ignored_prediction_count: int | None = None
+    ignored_prediction_count: int | None = attrs.field(default=None, repr=False)
 
     def __repr__(self) -> str:
         return f"Worklist(<{len(self.rows)} rows hidden>)"
