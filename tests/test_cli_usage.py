@@ -116,8 +116,12 @@ def usage_line(problem: str, command: str | None = "score") -> str:
         (["demo", "extra"], "unexpected argument", "demo"),
         (["demo", "--json", "--json"], "--json is given twice", "demo"),
         (["demo", "--gold", "g"], "unknown option --gold", "demo"),
-        # A group's commands: chartscore import redcap|labelstudio|csv.
-        (["import"], "a kind of import is required (redcap, labelstudio, csv)", "import"),
+        # A group's commands: chartscore import redcap|labelstudio|csv|adjudication.
+        (
+            ["import"],
+            "a kind of import is required (redcap, labelstudio, csv, adjudication)",
+            "import",
+        ),
         (["import", "redcp"], "unknown kind (did you mean redcap?)", "import"),
         (["import", "ZQsecret"], "unknown kind", "import"),  # never echoed
         (["import", "redcap"], "--dictionary is required", "import redcap"),

@@ -719,6 +719,7 @@ _PRIVATE_RECORDS = (
     "Imported",
     "Table",
     "ProjectConfig",
+    "Adjudication",
 )
 _NOT_PRIVATE = {
     "FieldSpec": "developer-authored schema configuration",
@@ -748,6 +749,7 @@ _VALUE_MODULES = (
     "scoring.paired_scorer",
     "scoring.disagreements",
     "workflows.worklist",
+    "workflows.adjudication",
     "workflows.ledger",
     "workflows.batch",
     "records.gold_identity",

@@ -52,3 +52,9 @@ WORKLIST_FIRST_LINE: Final = (
     "never share, upload or attach it."
 )
 """The worklist's first line: its format, version and a warning for whoever opens it."""
+WORKLIST_MARKER: Final = WORKLIST_SIGNATURE + " 1:"
+"""How the first line of a worklist of this version begins (a reader of one checks it)."""
+WORKLIST_COLUMNS: Final = ("case_id", "field_id", "outcome")
+"""A worklist's columns, in order."""
+WORKLIST_ADJUDICATED: Final = "adjudicated"
+"""The optional last column a worklist may have: the answer an abstractor adjudicated."""

@@ -144,6 +144,9 @@ class ErrorCode(enum.StrEnum):
     DUPLICATE_OUTPUT = "duplicate_output"
     # The adjudication worklist.
     INSIDE_ONLY_WORKLIST = "inside_only_worklist"
+    NOT_A_WORKLIST = "not_a_worklist"
+    DUPLICATE_WORKLIST_ROW = "duplicate_worklist_row"
+    WORKLIST_ROW_NOT_IN_GOLD = "worklist_row_not_in_gold"
     # Partial tallies of several sites.
     INVALID_PARTIAL = "invalid_partial"
     PARTIAL_NEEDS_DECLARED_LABELS = "partial_needs_declared_labels"
@@ -295,6 +298,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "task_too_large": "a Label Studio task is over 8 MiB or 500,000 JSON values",
     "duplicate_output": "two outputs name the same file; give each output its own path",
     "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
+    "not_a_worklist": (
+        "not a worklist with the adjudicated column (chartscore worklist --adjudication-column)"
+    ),
+    "duplicate_worklist_row": "two worklist rows give the same case id and field id",
+    "worklist_row_not_in_gold": "a worklist row's case id and field id are not in this gold",
     "invalid_partial": "not a partial file as chartscore score --partial-out writes it",
     "partial_needs_declared_labels": (
         "a partial keeps kappa over declared labels only: declare this field's choices"
@@ -412,6 +420,7 @@ class InputKind(enum.StrEnum):
     RELEASES = "releases"
     RATERS = "raters"
     CONFIG = "config"
+    WORKLIST = "worklist"
 
 
 def valid_field_id(value: object) -> bool:

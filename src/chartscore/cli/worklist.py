@@ -45,7 +45,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         extra_predictions=extra_predictions(args),
         parallel=parallel(args),
     )
-    write_worklist(found, args.out, inputs=inputs)
+    write_worklist(
+        found, args.out, inputs=inputs, adjudication_column=bool(args.adjudication_column)
+    )
     by_class = ", ".join(f"{count:,} {name}" for name, count in found.counts().items() if count)
     say(
         streams.err,
@@ -77,6 +79,11 @@ COMMAND: Final = Command(
             "--out", "the worklist file to write (required; never stdout)", "FILE", required=True
         ),
         EXTRA_PREDICTIONS,
+        Option(
+            "--adjudication-column",
+            "add an empty last column, adjudicated, for the abstractors' answers "
+            "(read back by chartscore import adjudication)",
+        ),
         Option(
             "--jobs", "processes: 2 reads predictions while gold loads", "{1,2}", choices=("1", "2")
         ),

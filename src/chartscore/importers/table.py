@@ -37,6 +37,7 @@ from typing import Final
 
 import attrs
 
+from chartscore._format import WORKLIST_MARKER
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath, input_path, open_input
 from chartscore.io.jsonl import MAX_LINE_BYTES, iter_text
@@ -132,19 +133,47 @@ def open_table(
     """
     where = input_path(path, source)
     with open_input(where, source, limit=MAX_TABLE_BYTES) as stream:
-        lines = _PhysicalLines(iter_text(stream, source))
-        lines.skip_blank()
+        yield _table(_PhysicalLines(iter_text(stream, source)), source, unique_header)
+
+
+@contextlib.contextmanager
+def open_worklist_table(path: InputPath) -> Iterator[Table]:
+    """Open an adjudication worklist (``chartscore worklist``) as a table: its header, its rows.
+
+    Its first line must begin with the worklist's marker (``# chartscore.worklist
+    1:``), as written or as a spreadsheet saves it again (quoted, or cut into cells
+    at its comma); the header and rows follow as :func:`open_table` reads them,
+    numbered from line 2.
+
+    Raises:
+        ChartscoreError: ``not_a_worklist (worklist line 1)`` without the marker;
+            every code of :func:`open_table`, located in ``worklist``.
+    """
+    source = InputKind.WORKLIST
+    where = input_path(path, source)
+    with open_input(where, source, limit=MAX_TABLE_BYTES) as stream:
+        lines = _PhysicalLines(iter_text(stream, source, worklist=True))
         first = lines.peek()
-        if first is None:
-            raise ChartscoreError(ErrorCode.INVALID_TABLE, input=source, line=1)
-        delimiter = sniff_delimiter(first)
-        records = _Records(lines, delimiter, source)
-        header_line, header = next(records, (1, ()))
-        if not any(header):
-            raise ChartscoreError(ErrorCode.INVALID_TABLE, input=source, line=header_line)
-        if unique_header:
-            _check_unique(header, source)
-        yield Table(header, delimiter, records, source)
+        if first is None or not first.lstrip('"').startswith(WORKLIST_MARKER):
+            raise ChartscoreError(ErrorCode.NOT_A_WORKLIST, input=source, line=1)
+        next(lines)
+        yield _table(lines, source, True)
+
+
+def _table(lines: _PhysicalLines, source: InputKind, unique_header: bool) -> Table:
+    start = lines.taken + 1
+    lines.skip_blank()
+    first = lines.peek()
+    if first is None:
+        raise ChartscoreError(ErrorCode.INVALID_TABLE, input=source, line=start)
+    delimiter = sniff_delimiter(first)
+    records = _Records(lines, delimiter, source)
+    header_line, header = next(records, (1, ()))
+    if not any(header):
+        raise ChartscoreError(ErrorCode.INVALID_TABLE, input=source, line=header_line)
+    if unique_header:
+        _check_unique(header, source)
+    return Table(header, delimiter, records, source)
 
 
 def _check_unique(header: tuple[str, ...], source: InputKind) -> None:

@@ -180,7 +180,9 @@ def iter_batches(
             mark += _PROGRESS_LINES
 
 
-def iter_text(stream: ByteReader, source: InputKind) -> Iterator[tuple[int, str]]:
+def iter_text(
+    stream: ByteReader, source: InputKind, *, worklist: bool = False
+) -> Iterator[tuple[int, str]]:
     """Yield ``(first_line_number, text)``: the stream's text in blocks of whole lines.
 
     Every block ends with a line end (one is added after a last line without
@@ -188,6 +190,12 @@ def iter_text(stream: ByteReader, source: InputKind) -> Iterator[tuple[int, str]
     before parsing: readability, the line length limit (detected after
     reading at most the limit plus one block) and UTF-8. A byte order mark at
     the start of the file is dropped.
+
+    Args:
+        stream: The input.
+        source: Its name in errors.
+        worklist: The one reader of an adjudication worklist (``import
+            adjudication``) reads one: it is not refused.
 
     Raises:
         ChartscoreError: ``file_unreadable``, ``line_too_long`` or ``not_utf8``;
@@ -236,7 +244,7 @@ def iter_text(stream: ByteReader, source: InputKind) -> Iterator[tuple[int, str]
         if bad_byte >= 0:
             bad_line = line + complete.count(b"\n", 0, bad_byte) + 1
             raise ChartscoreError(ErrorCode.NOT_UTF8, input=source, line=bad_line)
-        if line == 0 and text.startswith(WORKLIST_SIGNATURE):
+        if line == 0 and not worklist and text.startswith(WORKLIST_SIGNATURE):
             # Patient-level case ids, never an input to score or share: said so, not parsed.
             raise ChartscoreError(ErrorCode.INSIDE_ONLY_WORKLIST, input=source, line=1)
         yield line + 1, text

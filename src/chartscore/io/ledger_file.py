@@ -49,8 +49,9 @@ from chartscore.io.inputs import (
 )
 from chartscore.io.output import check_target, sync_directory
 from chartscore.io.signals import signals_held
+from chartscore.ledger.adjudication import ADJUDICATION, AdjudicationEntry
 from chartscore.ledger.entry import LINE_PREFIX, MAX_LINE_BYTES, LedgerEntry
-from chartscore.ledger.runs import Ledger, LedgerRun
+from chartscore.ledger.runs import Ledger, LedgerAdjudication, LedgerRun
 from chartscore.records.gold_identity import (
     MAX_KEY_BYTES,
     MIN_KEY_BYTES,
@@ -68,6 +69,7 @@ MIN_DISTINCT_KEY_BYTES: Final = 8
 
 _EXPOSED_BITS: Final = 0o077
 _READ_CHUNK: Final = 1 << 20
+_ADJUDICATION_KIND: Final = f'"kind":"{ADJUDICATION}"'.encode()
 
 FileState = tuple[int, int, int, int]
 """A regular file's (device, inode, size, modification time in ns): has it changed?"""
@@ -376,26 +378,37 @@ def _cut_back(descriptor: int, size: int) -> ErrorCode:
 def read_ledger(ledger: InputPath) -> Ledger:
     """Read a ledger: every valid line, and the numbers of the damaged ones (skipped).
 
-    A damaged line (cut short by a crash, or edited) does not stop the reading: it
-    is counted, and ``chartscore ledger show`` names its line number.
+    Run lines are :attr:`Ledger.runs`; the lines ``import adjudication`` appends,
+    which link two gold versions, are :attr:`Ledger.adjudications`. A damaged line
+    (cut short by a crash, or edited) does not stop the reading: it is counted, and
+    ``chartscore ledger show`` names its line number.
 
     Raises:
         ChartscoreError: as :func:`ledger_lines`.
     """
     runs: list[LedgerRun] = []
     damaged: list[int] = []
+    adjudications: list[LedgerAdjudication] = []
     for number, data in ledger_lines(ledger):
         entry: LedgerEntry | None = None
+        link: AdjudicationEntry | None = None
         if data is not None:
             try:
                 entry = LedgerEntry.from_line(data)
             except ChartscoreError:
                 entry = None
-        if entry is None:
-            damaged.append(number)
-        else:
+        if entry is None and data is not None and _ADJUDICATION_KIND in data:
+            try:
+                link = AdjudicationEntry.from_line(data)
+            except ChartscoreError:
+                link = None
+        if entry is not None:
             runs.append(LedgerRun(number, entry))
-    return Ledger.of(runs, damaged)
+        elif link is not None:
+            adjudications.append(LedgerAdjudication(number, link))
+        else:
+            damaged.append(number)
+    return Ledger.of(runs, damaged, adjudications)
 
 
 def ledger_lines(ledger: InputPath) -> Iterator[tuple[int, bytes | None]]:

@@ -7,6 +7,7 @@ a plain digest of an input. Appending and reading the file are in
 :func:`chartscore.workflows.ledger.record_run`.
 """
 
+from chartscore.ledger.adjudication import ADJUDICATION, AdjudicationEntry
 from chartscore.ledger.entry import (
     KINDS,
     LEDGER_FORMAT,
@@ -19,16 +20,19 @@ from chartscore.ledger.entry import (
     is_run_id,
     utc_time,
 )
-from chartscore.ledger.runs import Ledger, LedgerRun
+from chartscore.ledger.runs import Ledger, LedgerAdjudication, LedgerRun
 from chartscore.ledger.scoring_code import code_hash
 from chartscore.ledger.table import ledger_table
 
 __all__ = [
+    "ADJUDICATION",
     "KINDS",
     "LEDGER_FORMAT",
     "LEDGER_FORMAT_VERSION",
     "LINE_PREFIX",
+    "AdjudicationEntry",
     "Ledger",
+    "LedgerAdjudication",
     "LedgerEntry",
     "LedgerRun",
     "Problem",

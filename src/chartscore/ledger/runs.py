@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from chartscore.ledger.adjudication import AdjudicationEntry
 from chartscore.ledger.entry import LedgerEntry, Setup
 
 GoldSet = tuple[str, str]
@@ -38,22 +39,53 @@ class LedgerRun:
 
 
 @attrs.frozen
+class LedgerAdjudication:
+    """One adjudication line of a ledger (two gold versions linked) and where it is.
+
+    Attributes:
+        line: Its 1-based line number in the file.
+        entry: The line.
+    """
+
+    line: int
+    entry: AdjudicationEntry
+
+    @property
+    def gold_sets(self) -> tuple[GoldSet, GoldSet]:
+        """(the old gold set, the new one), each under the line's key."""
+        key_id = self.entry.key_id
+        return (key_id, self.entry.previous_gold_identity), (key_id, self.entry.gold_identity)
+
+
+@attrs.frozen
 class Ledger:
     """A ledger's lines, read back and checked.
 
     Attributes:
-        runs: Every valid line, in file order.
+        runs: Every valid run line, in file order.
         damaged: The line numbers of lines that are not valid entries (a write
             cut short by a crash, or an edit), skipped.
+        adjudications: Every valid adjudication line (``import adjudication``), in
+            file order: which gold version was made from which.
     """
 
     runs: tuple[LedgerRun, ...]
     damaged: tuple[int, ...] = ()
+    adjudications: tuple[LedgerAdjudication, ...] = ()
 
     @classmethod
-    def of(cls, runs: Iterable[LedgerRun], damaged: Iterable[int] = ()) -> Ledger:
+    def of(
+        cls,
+        runs: Iterable[LedgerRun],
+        damaged: Iterable[int] = (),
+        adjudications: Iterable[LedgerAdjudication] = (),
+    ) -> Ledger:
         """A ledger of these lines (sorted by line number)."""
-        return cls(tuple(sorted(runs, key=lambda run: run.line)), tuple(sorted(set(damaged))))
+        return cls(
+            tuple(sorted(runs, key=lambda run: run.line)),
+            tuple(sorted(set(damaged))),
+            tuple(sorted(adjudications, key=lambda link: link.line)),
+        )
 
     def latest(self) -> tuple[LedgerRun, ...]:
         """The last line of each run (kind and run id), in file order."""

@@ -30,7 +30,14 @@ from chartscore.documents.shared_report import SharedReport
 from chartscore.documents.tally import ERROR_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, flag_option
 from chartscore.ledger.entry import FAILED, Setup
-from chartscore.ledger.runs import GoldSet, Ledger, LedgerRun, gold_sets, setups
+from chartscore.ledger.runs import (
+    GoldSet,
+    Ledger,
+    LedgerAdjudication,
+    LedgerRun,
+    gold_sets,
+    setups,
+)
 from chartscore.render.report_view import rate_estimate
 from chartscore.render.table import WIDTH, table_lines
 from chartscore.render.view import Cell, Column, Estimate, Kind, Row, Table
@@ -66,16 +73,65 @@ def ledger_table(ledger: Ledger, *, mixed: bool = False, every_line: bool = Fals
     runs = ledger.runs if every_line else ledger.latest()
     groups = gold_sets(runs)
     shown = "every line" if every_line else f"{ledger.superseded():,} superseded by a later line"
+    read = len(ledger.runs) + len(ledger.adjudications)
     lines = [
         f"chartscore ledger: {_plural(len(runs), 'run')} on {_plural(len(groups), 'gold set')}"
-        f" ({_plural(len(ledger.runs), 'line')} read, {shown})",
+        f" ({_plural(read, 'line')} read, {shown})",
         *_wrapped(INSIDE_ONLY),
     ]
     if ledger.damaged:
         lines += _wrapped(f"damaged lines skipped: {_line_list(ledger.damaged)}")
+    numbers = {gold_set: number for number, (gold_set, _) in enumerate(groups, start=1)}
     for number, (gold_set, members) in enumerate(groups, start=1):
-        lines += ["", *_gold_set_lines(number, gold_set, members, mixed=mixed)]
+        block = _gold_set_lines(number, gold_set, members, mixed=mixed)
+        block[0] += _made_from(gold_set, ledger.adjudications, numbers)
+        lines += ["", *block]
+    if ledger.adjudications:
+        lines += ["", *_adjudication_lines(ledger.adjudications, numbers)]
     return "\n".join(lines) + "\n"
+
+
+def _gold_set_name(gold_set: GoldSet, numbers: dict[GoldSet, int]) -> str:
+    number = numbers.get(gold_set)
+    return f"{_short(gold_set[1])} (no runs)" if number is None else f"gold set {number}"
+
+
+def _made_from(
+    gold_set: GoldSet, links: Sequence[LedgerAdjudication], numbers: dict[GoldSet, int]
+) -> str:
+    """``, adjudicated from ...`` when a line made this gold set from another (the last such)."""
+    made = [link for link in links if link.gold_sets[1] == gold_set]
+    if not made:
+        return ""
+    return f", adjudicated from {_gold_set_name(made[-1].gold_sets[0], numbers)}"
+
+
+def _adjudication_lines(
+    links: Sequence[LedgerAdjudication], numbers: dict[GoldSet, int]
+) -> list[str]:
+    """The section of gold versions: one paragraph per adjudication line, in file order."""
+    lines = ["Gold versions (chartscore import adjudication)"]
+    for link in links:
+        entry = link.entry
+        old, new = link.gold_sets
+        counts = entry.counts
+        how = ", ".join(
+            f"{counts[name]:,} {name.replace('_', ' ')}"
+            for name in ("value_changed", "now_unanswerable", "now_answerable")
+            if counts[name]
+        )
+        by_type = ", ".join(f"{count:,} {name}" for name, count in entry.changed_by_type.items())
+        text = (
+            f"line {link.line}, {_time(entry.time)}: {_gold_set_name(new, numbers)} "
+            f"adjudicated from {_gold_set_name(old, numbers)} (key {entry.key_id}), "
+            f"chartscore {entry.scorer_version}: {_plural(counts['worklist_rows'], 'worklist row')}"
+            f", {counts['changed']:,} changed"
+            + (f" ({how}; by type: {by_type})" if how else "")
+            + f", {counts['confirmed']:,} confirmed, {counts['blank']:,} left blank; "
+            f"{_plural(counts['gold_rows'], 'gold row')}"
+        )
+        lines += _wrapped(text)
+    return lines
 
 
 def mixed_gold_sets(ledger: Ledger, *, every_line: bool = False) -> int:

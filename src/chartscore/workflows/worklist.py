@@ -14,7 +14,10 @@ the abstractors inside the protected environment, who open each chart to adjudic
 
 The format (docs/worklist.md): UTF-8 CSV, ``\\n`` line ends, that first line, the
 header ``case_id,field_id,outcome``, then one row per disagreement sorted by case
-id and field id; cells quoted as CSV needs.
+id and field id; cells quoted as CSV needs. With ``adjudication_column``, a last,
+empty column ``adjudicated`` is added for the abstractor's answer, which
+``chartscore import adjudication`` reads back into a new gold version
+(:mod:`chartscore.workflows.adjudication`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from typing import Final
 
 import attrs
 
-from chartscore._format import WORKLIST_FIRST_LINE
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore._format import WORKLIST_ADJUDICATED, WORKLIST_COLUMNS, WORKLIST_FIRST_LINE
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, flag_option
 from chartscore.io.inputs import InputPath, StandardInput, input_path
 from chartscore.io.output import write_output
 from chartscore.records.model import GoldField, Prediction
@@ -44,8 +47,10 @@ from chartscore.workflows.score import check_file_options, feed_files, resolve_s
 
 WORKLIST_MODE: Final = 0o600
 """The worklist file's mode: readable and writable by its owner only."""
-HEADER: Final = ("case_id", "field_id", "outcome")
+HEADER: Final = WORKLIST_COLUMNS
 """The worklist's column names."""
+ADJUDICATION_HEADER: Final = (*WORKLIST_COLUMNS, WORKLIST_ADJUDICATED)
+"""The column names of a worklist with the adjudication column (left empty)."""
 
 
 @attrs.frozen(repr=False)
@@ -69,13 +74,25 @@ class Worklist:
         found = Counter(outcome for _, _, outcome in self.rows)
         return {name: found[name] for name in OUTCOME_CLASSES}
 
-    def to_csv(self) -> bytes:
-        """The worklist file's bytes (see the module docstring)."""
+    def to_csv(self, *, adjudication_column: bool = False) -> bytes:
+        """The worklist file's bytes (see the module docstring).
+
+        Args:
+            adjudication_column: Add the last, empty column ``adjudicated``.
+
+        Raises:
+            ChartscoreError: ``usage`` when ``adjudication_column`` is not a ``bool``.
+        """
+        adjudication_column = flag_option(adjudication_column)
         buffer = io.StringIO()
         buffer.write(WORKLIST_FIRST_LINE + "\n")
         writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(HEADER)
-        writer.writerows(self.rows)
+        if adjudication_column:
+            writer.writerow(ADJUDICATION_HEADER)
+            writer.writerows((*row, "") for row in self.rows)
+        else:
+            writer.writerow(HEADER)
+            writer.writerows(self.rows)
         return buffer.getvalue().encode("utf-8")
 
 
@@ -120,17 +137,26 @@ def worklist_files(
 
 
 def write_worklist(
-    found: Worklist, out: InputPath, *, inputs: Sequence[InputPath | None] = ()
+    found: Worklist,
+    out: InputPath,
+    *,
+    inputs: Sequence[InputPath | None] = (),
+    adjudication_column: bool = False,
 ) -> None:
     """Write the worklist to the file ``out``: atomically, mode ``0o600``, never over an input.
+
+    With ``adjudication_column``, the file has a last, empty column ``adjudicated``
+    for the abstractors' answers (docs/worklist.md, "Adjudication back into gold").
 
     Raises:
         ChartscoreError: ``invalid_path`` (also for standard output: a worklist
             goes to a named file only), ``output_is_input``, ``output_unwritable``,
-            or ``usage`` when ``found`` is not a :class:`Worklist`.
+            or ``usage`` when ``found`` is not a :class:`Worklist` or
+            ``adjudication_column`` not a ``bool``.
     """
     if type(found) is not Worklist:
         raise ChartscoreError(ErrorCode.USAGE)
+    data = found.to_csv(adjudication_column=adjudication_column)
     if isinstance(input_path(out, InputKind.OUTPUT), StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.OUTPUT)
-    write_output(found.to_csv(), out, inputs=inputs, mode=WORKLIST_MODE)
+    write_output(data, out, inputs=inputs, mode=WORKLIST_MODE)
