@@ -116,10 +116,10 @@ def usage_line(problem: str, command: str | None = "score") -> str:
         (["demo", "extra"], "unexpected argument", "demo"),
         (["demo", "--json", "--json"], "--json is given twice", "demo"),
         (["demo", "--gold", "g"], "unknown option --gold", "demo"),
-        # A group's commands: chartscore import redcap|labelstudio|csv|adjudication.
+        # A group's commands: chartscore import redcap|labelstudio|csv|fhir|adjudication.
         (
             ["import"],
-            "a kind of import is required (redcap, labelstudio, csv, adjudication)",
+            "a kind of import is required (redcap, labelstudio, csv, fhir, adjudication)",
             "import",
         ),
         (["import", "redcp"], "unknown kind (did you mean redcap?)", "import"),
@@ -297,7 +297,7 @@ _CLOSED = re.compile(
             r" import, worklist, ledger, batch, agree, schema\)",
             r"unknown command( \(did you mean (score|compare|share|audit|gate|merge|render|demo"
             r"|import|worklist|ledger|batch|agree|schema)\?\))?",
-            r"a kind of import is required \(redcap, labelstudio, csv\)",
+            r"a kind of import is required \(redcap, labelstudio, csv, fhir, adjudication\)",
             r"a kind of ledger is required \(show\)",
             r"unknown kind( \(did you mean (redcap|labelstudio|csv|show)\?\))?",
             r"--(ledger-key|system|run-id|baseline-system) needs --ledger",
@@ -313,7 +313,7 @@ _CLOSED = re.compile(
             r"--repeating must be refuse or rows",
             r"unknown option( (?P<echo>--[a-z][a-z0-9-]{0,40})( \(did you mean --[a-z-]+\?\))?)?",
             r"unexpected argument",
-            r"--[a-z-]+ (is required|needs a value|takes no value|is given twice"
+            r"--[a-z0-9-]+ (is required|needs a value|takes no value|is given twice"
             r"|goes after the command)",
             r"(REPORT|SHARED) is required",
             r"--jobs must be 1 or 2",
@@ -334,14 +334,14 @@ _CLOSED = re.compile(
 _LINE = re.compile(
     r"chartscore: error: usage: (?P<problem>.*); "
     r"see chartscore( (score|share|audit|demo|import|worklist|ledger|batch|ledger show"
-    r"|import (redcap|labelstudio|csv)))?"
+    r"|import (redcap|labelstudio|csv|fhir)))?"
     r" --help\n"
 )
 
 tokens = st.one_of(
     st.sampled_from(["score", "share", "audit", "demo", "import", "redcap", "labelstudio"]),
     st.sampled_from(["ledger", "show", "batch"]),
-    st.sampled_from(["csv", "worklist", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
+    st.sampled_from(["csv", "fhir", "worklist", "-", "--", "-h", "1", "2", "3", *_FLAGS]),
     st.sampled_from(_FLAGS).map(lambda flag: flag + "="),
     st.text(alphabet="abcdefghijklmnopqrstuvwxyz-_=./ZQ0123456789", max_size=12).map(
         lambda text: "--" + text

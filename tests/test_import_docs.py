@@ -84,3 +84,10 @@ def test_the_worklist_example(tmp_path: Path) -> None:
     }
     written = run_documented("worklist", inputs, tmp_path)
     assert written["worklist.csv"] == example("worklist worklist.csv")
+
+
+def test_the_fhir_example(tmp_path: Path) -> None:
+    inputs = {"q.json": "fhir q.json", "responses.ndjson": "fhir responses.ndjson"}
+    written = run_documented("fhir", inputs, tmp_path)
+    assert written["schema.json"] == example("fhir schema.json")
+    assert written["gold.jsonl"] == example("fhir gold.jsonl")

@@ -142,6 +142,11 @@ class ErrorCode(enum.StrEnum):
     INVALID_DDE_RECORD = "invalid_dde_record"
     TASK_TOO_LARGE = "task_too_large"
     DUPLICATE_OUTPUT = "duplicate_output"
+    INVALID_QUESTIONNAIRE = "invalid_questionnaire"
+    INVALID_LINK_ID = "invalid_link_id"
+    INVALID_RESPONSE = "invalid_response"
+    CASE_REFERENCE_MISSING = "case_reference_missing"
+    INVALID_ANSWER = "invalid_answer"
     # The adjudication worklist.
     INSIDE_ONLY_WORKLIST = "inside_only_worklist"
     NOT_A_WORKLIST = "not_a_worklist"
@@ -297,6 +302,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_dde_record": "with --dde, a record id must be ID--1, ID--2 or a merged ID",
     "task_too_large": "a Label Studio task is over 8 MiB or 500,000 JSON values",
     "duplicate_output": "two outputs name the same file; give each output its own path",
+    "invalid_questionnaire": "not a FHIR R4 Questionnaire (JSON) as docs/import.md reads one",
+    "invalid_link_id": "a Questionnaire linkId that gives no field id, or the same one as another",
+    "invalid_response": "not a QuestionnaireResponse, a Bundle of them, or NDJSON of them",
+    "case_reference_missing": "a QuestionnaireResponse has no subject (or encounter) reference",
+    "invalid_answer": "a gold answer is not a value of its item, or an item is answered twice",
     "inside_only_worklist": "an inside-only adjudication worklist: patient-level, never a report",
     "not_a_worklist": (
         "not a worklist with the adjudicated column (chartscore worklist --adjudication-column)"
@@ -421,6 +431,8 @@ class InputKind(enum.StrEnum):
     RATERS = "raters"
     CONFIG = "config"
     WORKLIST = "worklist"
+    QUESTIONNAIRE = "questionnaire"
+    RESPONSES = "responses"
 
 
 def valid_field_id(value: object) -> bool:

@@ -33,6 +33,21 @@ RATER_OUTS: Final = tuple(
 PARTS: Final = ("gold", "predictions", "rater_1", "rater_2", "schema")
 """The outputs an import may write, by part; each is the option ``--<part>-out``."""
 
+FHIR_SKIPPED: Final = ("skipped_display", "skipped_unsupported", "skipped_repeating")
+"""The FHIR items that are not fields, counted on the ``fields`` line."""
+FHIR_EXTRAS: Final = (
+    ("choices_unresolved", "choice items whose codes the questionnaire does not hold"),
+    ("other_resources", "resources that are not QuestionnaireResponses (skipped)"),
+    ("responses_other_questionnaire", "responses to another questionnaire (skipped)"),
+    ("responses_not_completed", "responses not completed or amended (skipped)"),
+    ("not_applicable", "answers not applicable (enableWhen false), left out"),
+    ("enable_when_unevaluated", "answers whose enableWhen cannot be evaluated, left out"),
+    ("unanswered", "items enabled but unanswered (written as null)"),
+    ("answers_outside", "answers to items not in the questionnaire (left out)"),
+    ("answers_unreadable", "answers that are not a value of their item (left out)"),
+)
+"""The FHIR importer's counts told on stderr, in this order."""
+
 _RANGE: Final = re.compile(r"([0-9]{1,15})(?:-([0-9]{1,15}))?")
 MAX_NOTES: Final = 10_000_000
 """The most note ids ``--notes`` may name (a range such as ``1-999999999999`` is refused)."""
@@ -146,7 +161,13 @@ def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
         fields = imported.schema["fields"]
         skipped = [
             f"{counts[name]:,} {name.removeprefix('skipped_')}"
-            for name in ("skipped_calc", "skipped_descriptive", "skipped_file", "skipped_excluded")
+            for name in (
+                "skipped_calc",
+                "skipped_descriptive",
+                "skipped_file",
+                "skipped_excluded",
+                *FHIR_SKIPPED,
+            )
             if counts.get(name)
         ]
         left = f" (skipped: {', '.join(skipped)})" if skipped else ""
@@ -170,6 +191,7 @@ def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
         ("notes_left_out", "notes only one of the two annotators annotated (left out)"),
         ("dde_unpaired", "double data entries without their partner (left out)"),
         ("dde_merged_left_out", "merged records (no --gold-out: not written)"),
+        *FHIR_EXTRAS,
     ]
     lines += [f"{what}: {counts[name]:,}" for name, what in extras if counts.get(name)]
     if counts.get("undeclared_missing_codes"):
