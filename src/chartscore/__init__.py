@@ -16,6 +16,7 @@ import sys as _sys
 from importlib import import_module as _import_module
 
 from chartscore._version import __version__
+from chartscore.documents import display as _display
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.report import KappaResult, MetricResult, Report, SliceReport
 from chartscore.engine import score_dask
@@ -33,6 +34,8 @@ from chartscore.records.evidence import (
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.plugins import MetricPlugin
 from chartscore.records.schema import FieldSpec, Schema
+from chartscore.render.frames import to_pandas
+from chartscore.render.html import notebook_html as _notebook_html
 from chartscore.scoring.paired_scorer import compare
 from chartscore.scoring.scorer import score
 from chartscore.workflows.batch import Batch, BatchRun, batch_files
@@ -41,6 +44,10 @@ from chartscore.workflows.ledger import record_run
 from chartscore.workflows.score import score_files
 from chartscore.workflows.share import share, share_files
 from chartscore.workflows.worklist import Worklist, worklist, worklist_files, write_worklist
+
+# A document's to_pandas() and _repr_html_() are made by the render layer, which the documents
+# sit below and may not import: the public API (above every layer) fills their hooks here.
+_display.register(frame=to_pandas, html=_notebook_html)
 
 # Modules that moved into folders keep their old flat paths as aliases of the same module
 # objects, so that old imports, docs and pickles (which name classes by module path) keep
@@ -132,6 +139,7 @@ __all__ = [
     "score_files",
     "share",
     "share_files",
+    "to_pandas",
     "worklist",
     "worklist_files",
     "write_worklist",

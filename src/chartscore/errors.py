@@ -364,6 +364,7 @@ class ErrorHint(enum.StrEnum):
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     MISSING_CODES_UNDECLARED = "a REDCap missing-data code may be missing from --missing-codes"
+    PANDAS_MISSING = "data frames need pandas: pip install 'chartscore[pandas]'"
 
 
 GATE_KEYS: Final = (

@@ -18,13 +18,11 @@ from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.render.agreement_view import agreement_view
-from chartscore.render.comparison_view import comparison_view
 from chartscore.render.csv import render_csv
+from chartscore.render.document_view import document_view
 from chartscore.render.html import render_html
 from chartscore.render.markdown import render_markdown
 from chartscore.render.report_view import SORTS, report_view
-from chartscore.render.shared_comparison_view import shared_comparison_view
 from chartscore.render.summary import render_summary
 from chartscore.render.table import render_table
 from chartscore.render.view import View
@@ -110,16 +108,7 @@ def render(
         raise ChartscoreError(ErrorCode.USAGE)
     if verdicts is not None and type(verdicts) is not GateResults:
         raise ChartscoreError(ErrorCode.USAGE)
-    if type(report) is Agreement:
-        view = agreement_view(report)
-    elif type(report) is Comparison:
-        view = comparison_view(report, sort=sort, gates=gates)
-    elif type(report) is SharedComparison:
-        view = shared_comparison_view(report, sort=sort, gates=gates)
-    elif type(report) is Report or type(report) is SharedReport:
-        view = report_view(report, sort=sort)
-    else:
-        raise ChartscoreError(ErrorCode.USAGE)
+    view = document_view(report, sort=sort, gates=gates)
     if fmt == "summary":
         return render_summary(view, verdicts)
     return RENDERERS[fmt](view)

@@ -1,7 +1,9 @@
 """The HTML renderer: one self-contained page with forest plots, tables and a legend.
 
 The page is a single file with inline CSS and inline SVG: no script, no font,
-image or stylesheet to fetch, no external URL. A Content-Security-Policy that
+image or stylesheet to fetch, no external URL. :func:`render_html_fragment` lays out the
+same tables as one ``<div>`` for a notebook cell (:func:`notebook_html`, a document's
+``_repr_html_``), with its style scoped to that ``<div>``. A Content-Security-Policy that
 allows nothing but the inline style makes a browser refuse any fetch even if
 one slipped in. It prints to PDF (A4, panels and tables kept whole where they
 fit). Every string is escaped, the field ids included.
@@ -21,6 +23,7 @@ from chartscore.render._numbers import (
     value_text,
     withheld_rate,
 )
+from chartscore.render.document_view import Viewable, document_view
 from chartscore.render.forest import Geometry, forest_svg
 from chartscore.render.view import Cell, Estimate, Kind, LabelText, Table, View, slice_label
 
@@ -253,3 +256,71 @@ def render_html(view: View) -> str:
         "</html>",
     ]
     return "\n".join(out) + "\n"
+
+
+# The notebook fragment's style: the page's table rules, scoped to the fragment's <div> so
+# that a notebook's own page keeps its look.
+_FRAGMENT_CSS: Final = """
+.chartscore-doc { font-variant-numeric: tabular-nums; }
+.chartscore-doc .facts { display: grid; grid-template-columns: max-content 1fr;
+  gap: 0 1rem; margin: 0 0 .6rem; }
+.chartscore-doc .facts dt { opacity: .7; }
+.chartscore-doc .facts dd { margin: 0; }
+.chartscore-doc table { border-collapse: collapse; margin: .4rem 0 1.2rem; }
+.chartscore-doc caption { text-align: left; padding-bottom: .3rem; }
+.chartscore-doc caption .title { font-weight: 600; display: block; }
+.chartscore-doc .note { opacity: .7; font-size: .92em; }
+.chartscore-doc th, .chartscore-doc td { padding: .2rem .6rem; text-align: left;
+  vertical-align: top; border-bottom: 1px solid rgba(128, 128, 128, .35); }
+.chartscore-doc thead th { font-weight: 600; }
+.chartscore-doc th.label { font-weight: normal; }
+.chartscore-doc td span, .chartscore-doc td.count { white-space: nowrap; }
+.chartscore-doc td.count { text-align: right; }
+.chartscore-doc tbody.overall th, .chartscore-doc tbody.overall td { font-weight: 600; }
+.chartscore-doc .kn, .chartscore-doc .ci { opacity: .7; }
+.chartscore-doc .suppressed { font-style: italic; }
+"""
+
+
+def render_html_fragment(view: View) -> str:
+    """The view's title, facts, tables, legend and notes as one ``<div>`` for a notebook.
+
+    The page's tables (:func:`render_html`) without the forest plots, and no
+    ``<html>``, ``<head>``, script or external reference: a style element scoped to
+    the ``<div class="chartscore-doc">``. Every string is escaped.
+    """
+    out = [
+        '<div class="chartscore-doc">',
+        f"<style>{_FRAGMENT_CSS}</style>",
+        f"<h3>{escape(view.title)}</h3>",
+        '<dl class="facts">',
+        *(f"<dt>{escape(name)}</dt><dd>{escape(text)}</dd>" for name, text in view.facts),
+        "</dl>",
+    ]
+    for table in view.tables:
+        out += _table(table)
+    if view.definitions:
+        out += ["<details><summary>Definitions</summary>", '<dl class="legend">']
+        for definition in view.definitions:
+            out += [
+                f'<dt id="def-{escape(definition.metric)}">{escape(definition.title)} '
+                f"<code>{escape(definition.metric)}</code></dt>",
+                f"<dd>{escape(definition.text)}</dd>",
+            ]
+        out += ["</dl>", "</details>"]
+    out += [f'<p class="note">{escape(note)}</p>' for note in view.notes]
+    out.append("</div>")
+    return "\n".join(out) + "\n"
+
+
+def notebook_html(document: Viewable) -> str:
+    """A document's rich display in a notebook: :func:`render_html_fragment` of its view.
+
+    What a document's ``_repr_html_`` returns (Jupyter, VS Code, ...): the tables
+    ``chartscore render --format html`` shows, sorted by name.
+
+    Raises:
+        ChartscoreError: ``usage`` for anything that is not exactly one of the five
+            value-free documents.
+    """
+    return render_html_fragment(document_view(document))

@@ -192,6 +192,9 @@ def rate_estimate(
         bound=None if bound is None else (bound.lower, bound.upper),
         bound_kind="" if bound is None else bound.kind,
         bound_level=level,
+        # A shared report's published ranges of its suppressed counts (docs/disclosure.md).
+        success_range=getattr(result, "success_range", None) if suppressed else None,
+        total_range=getattr(result, "total_range", None) if suppressed else None,
     )
 
 

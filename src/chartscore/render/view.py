@@ -65,6 +65,9 @@ class Estimate:
             upper)`` (docs/disclosure.md, "Provable bounds"), or None.
         bound_kind: ``wilson`` (field rows) or ``rate_range`` (pooled rows).
         bound_level: The report's level as people read it (``95%``).
+        success_range: A shared report's published range ``(lo, hi)`` of a suppressed
+            success count (``hi`` None: no upper end), or None.
+        total_range: The same for a suppressed total count, or None.
     """
 
     slice: str
@@ -85,6 +88,8 @@ class Estimate:
     bound: tuple[float, float] | None = None
     bound_kind: str = ""
     bound_level: str = ""
+    success_range: tuple[int, int | None] | None = None
+    total_range: tuple[int, int | None] | None = None
 
     @property
     def interval(self) -> tuple[float, float] | None:
