@@ -299,6 +299,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "_shell",  # the one reader of a document's shell
                 "plugin_layout",
                 "metrics",  # the metric catalog: which metrics are paired, and their trials
+                "display",  # the hooks of to_pandas() and _repr_html_(), filled by render/
             },
         ),
         # documents: to take a document by its exact type (Report, SharedReport, Comparison).
