@@ -10,8 +10,10 @@ counts), ``report`` and ``comparison``, ``canonical_json`` (the bytes written),
 opens with: format, version, scorer, confidence, plugins, strata), ``plugin_layout`` and the
 release ``gates`` (docs/architecture.md), and the shared documents: ``shared_report`` and
 ``shared_comparison``, with what they are made of (``shared_rule``, ``shared_metric``,
-``shared_labels``, ``shared_figures``). The readers are imported here only when called, so
-that importing one module of this folder (``tally``, say) does not import every document.
+``shared_labels``, ``shared_figures``), and ``display`` (the hooks of a document's
+``to_pandas()`` and ``_repr_html_()``, which the public API fills from render/). The
+readers are imported here only when called, so that importing one module of this folder
+(``tally``, say) does not import every document.
 """
 
 from __future__ import annotations
