@@ -198,7 +198,9 @@ NOT_APPLICABLE = ErrorCode.NOT_APPLICABLE_OPTION
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        (["--ordinal", "NYHA"], "not_applicable_option (field nyha)"),
+        (["--ordinal", "NYHA"], "not_applicable_option (did you mean nyha?)"),
+        (["--ordinal", "NYHA_CLAS"], "not_applicable_option (did you mean nyha?)"),
+        (["--ordinal", "ZZZZ"], "not_applicable_option"),  # no field: the name is not shown
         (["--ordinal", "MRS"], "not_applicable_option (did you mean mrs?)"),
         (["--ordinal", "smokr"], "not_applicable_option (field smokr; did you mean smoker?)"),
         (["--ordinal", "arrival"], "not_applicable_option (field arrival)"),
@@ -208,8 +210,10 @@ NOT_APPLICABLE = ErrorCode.NOT_APPLICABLE_OPTION
     ],
 )
 def test_an_import_option_names_its_field(option: list[str], message: str, tmp_path: Path) -> None:
-    out = tmp_path / "schema.json"
-    argv = ["import", "redcap", "--dictionary", str(DICTIONARY), "--schema-out", str(out)]
+    out, dictionary = tmp_path / "schema.json", tmp_path / "dictionary.csv"
+    nyha = 'nyha,intake,,radio,"NYHA class","1, I | 2, II | 3, III | 4, IV"' + "," * 12 + "\n"
+    dictionary.write_bytes(DICTIONARY.read_bytes() + nyha.encode())
+    argv = ["import", "redcap", "--dictionary", str(dictionary), "--schema-out", str(out)]
     status, stdout, err = run([*argv, *option])
     assert (status, stdout, err) == (1, "", error_line(message, NOT_APPLICABLE))
     assert not out.exists()

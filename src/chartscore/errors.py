@@ -290,8 +290,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "duplicate_case": "two rows (or tasks) give the same case id",
     "invalid_cell": "a gold cell is not a valid value of its field's type",
     "not_applicable_option": (
-        "a tolerance, ordinal or exclude option names a field that is not in the dictionary "
-        "or cannot take it"
+        "an option names a field not in the dictionary, or that cannot take it"
     ),
     "invalid_export": "not a Label Studio JSON export: a list of tasks with annotations",
     "duplicate_annotation": "one annotator has two annotations of the same task",

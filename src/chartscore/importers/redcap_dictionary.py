@@ -370,18 +370,17 @@ def _not_applicable(
 
     A field of the dictionary is named (it cannot take the option). Otherwise the
     message suggests ``nyha`` for ``NYHA`` (REDCap field names are lowercase) or a
-    close suitable name; failing both, it names the lowercase name. Field names
+    close suitable name, both the dictionary's. Field names
     are the dictionary's and the options' (developer-authored, not patient data);
     a name that is not a field id is never shown.
     """
-    lower = name.lower()
     if name in known:
         return ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name)
+    lower = name.lower()
     guess = lower if lower in known else closest(lower, suitable)
-    if guess is None:
-        return ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=lower)
-    named = name if valid_field_id(name) else None
-    return ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=named, suggestion=guess)
+    # The name itself only as given, and only when it is a field id (ChartscoreError drops
+    # anything else): lowercased, a name that is no field could show what it was.
+    return ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name, suggestion=guess)
 
 
 def _check_schema(dictionary: Dictionary) -> None:
