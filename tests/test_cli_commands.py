@@ -304,8 +304,8 @@ def test_usage_of_the_new_commands(data: dict[str, Path]) -> None:
 
 def test_render_refuses_what_is_not_a_document(data: dict[str, Path]) -> None:
     status, _, err = run(["render", data["gold"], "--format", "table"])
-    assert status == 1 and "invalid_report (report)" not in err  # no line: a whole document
-    assert err.startswith("chartscore: error: invalid_report")
+    # A gold file is JSON Lines: named as such, with what to do (issue 38).
+    assert status == 1 and err.startswith("chartscore: error: json_lines_document (report; ")
     assert str(data["gold"]) not in err
 
 

@@ -113,7 +113,7 @@ def test_the_new_rules_parse() -> None:
         (
             {"slice": "overall", "metric": "exact_agreement", "min_upr": 0.75},
             E.UNKNOWN_KEY,
-            "unknown_key (gate 1 on line 1, key min_upr)",
+            "unknown_key (gate 1 on line 1, key min_upr; did you mean min_upper?)",
         ),
     ],
 )

@@ -262,7 +262,7 @@ MESSAGES = [
     (
         "unknown key named",
         '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lowr = 0.5\n',
-        "unknown_key (gate 1 on line 1, key min_lowr)",
+        "unknown_key (gate 1 on line 1, key min_lowr; did you mean min_lower?)",
     ),
     (
         "unknown metric named, second gate's line",
@@ -373,7 +373,7 @@ def test_the_command_line_names_the_gates_problem(tmp_path: Path) -> None:
     status = main(["gate", str(document), "--gates", str(gates_file)], stdout=out, stderr=err)
     assert (status, out.getvalue()) == (1, "")
     assert err.getvalue() == (
-        "chartscore: error: unknown_key (gate 2 on line 6, key min_lowr): "
+        "chartscore: error: unknown_key (gate 2 on line 6, key min_lowr; did you mean min_lower?): "
         "an object has a key the format does not define\n"
     )
 

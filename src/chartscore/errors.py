@@ -8,9 +8,10 @@ is explained in ``docs/errors.md``; a test keeps the two lists equal.
 
 from __future__ import annotations
 
+import difflib
 import enum
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, NoReturn, TypeVar
 
 from chartscore._format import FIELD_ID_PATTERN, FORMAT_KEYS, PLUGIN_NAME_PATTERN
@@ -179,6 +180,8 @@ class ErrorCode(enum.StrEnum):
     STRATUM_UNDECLARED = "stratum_undeclared"
     STRATUM_MISSING = "stratum_missing"
     STRATA_CASE_MISSING = "strata_case_missing"
+    # A file given where another kind is expected.
+    JSON_LINES_DOCUMENT = "json_lines_document"
 
 
 _DESCRIPTIONS: dict[str, str] = {
@@ -286,7 +289,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "repeating_rows": "repeating instruments or events: pass --repeating rows to import them",
     "duplicate_case": "two rows (or tasks) give the same case id",
     "invalid_cell": "a gold cell is not a valid value of its field's type",
-    "not_applicable_option": "a tolerance or ordinal option names a field that cannot take it",
+    "not_applicable_option": (
+        "an option names a field not in the dictionary, or that cannot take it"
+    ),
     "invalid_export": "not a Label Studio JSON export: a list of tasks with annotations",
     "duplicate_annotation": "one annotator has two annotations of the same task",
     "annotator_not_found": "the annotator has no annotation in the export (or in the notes)",
@@ -345,6 +350,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "stratum_undeclared": "a strata line names a key or label the schema does not declare",
     "stratum_missing": "a strata line lacks one of the schema's stratum keys",
     "strata_case_missing": "a gold case has no line in the strata file",
+    "json_lines_document": (
+        "JSON Lines where one JSON document (a report, comparison or shared report) is expected"
+    ),
 }
 
 
@@ -365,6 +373,21 @@ class ErrorHint(enum.StrEnum):
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     MISSING_CODES_UNDECLARED = "a REDCap missing-data code may be missing from --missing-codes"
     PANDAS_MISSING = "data frames need pandas: pip install 'chartscore[pandas]'"
+    GOLD_OR_PREDICTIONS_GIVEN = (
+        "this looks like a gold or predictions file: make a report with chartscore score first"
+    )
+    REDCAP_DICTIONARY_GIVEN = (
+        "this looks like a REDCap data dictionary: make a schema with "
+        "chartscore import redcap --dictionary FILE --schema-out schema.json"
+    )
+    GATES_LOOK_LIKE_DOCUMENT = (
+        "the gates file looks like a JSON document: the arguments may be swapped "
+        "(chartscore gate DOCUMENT --gates GATES.toml)"
+    )
+    DOCUMENT_LOOKS_LIKE_GATES = (
+        "this looks like a gates file (TOML), not a document: the arguments may be swapped "
+        "(chartscore gate DOCUMENT --gates GATES.toml)"
+    )
 
 
 GATE_KEYS: Final = (
@@ -474,6 +497,9 @@ class ChartscoreError(ValueError):
         hint: An :class:`ErrorHint`: the likely cause, when chartscore can tell.
         plugin: The name of the plugin metric whose judge failed
             (``plugin_failed``): a developer-chosen lowercase identifier.
+        suggestion: A close name chartscore knows, shown as "did you mean
+            ...?": a valid field id (a schema or dictionary name), or in a
+            gates error a plain word (a metric, slice, level or key).
 
     The constructor takes no free text, so a message can never carry data:
     each location argument is kept only when it is of the expected kind
@@ -498,6 +524,7 @@ class ChartscoreError(ValueError):
     valid_range: tuple[float, float] | None
     hint: ErrorHint | None
     plugin: str | None
+    suggestion: str | None
 
     def __init__(
         self,
@@ -516,6 +543,7 @@ class ChartscoreError(ValueError):
         hint: ErrorHint | None = None,
         column: int | None = None,
         plugin: str | None = None,
+        suggestion: str | None = None,
     ) -> None:
         self.code = ErrorCode(code)
         self.input = None if input is None else InputKind(input)
@@ -541,6 +569,12 @@ class ChartscoreError(ValueError):
         self.plugin = (
             plugin if type(plugin) is str and _PLUGIN_NAME.fullmatch(plugin) is not None else None
         )
+        # A close known name: a field id anywhere, or a plain word of a gates file.
+        self.suggestion = (
+            suggestion
+            if valid_field_id(suggestion) or (in_gates and _plain_word(suggestion) is not None)
+            else None
+        )
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -565,7 +599,8 @@ class ChartscoreError(ValueError):
         text = " ".join(where)
         if self.key is not None:
             text = f"{text}, key {self.key}" if text else f"key {self.key}"
-        details = [detail for detail in (self._setting_text(), self.hint) if detail]
+        guess = None if self.suggestion is None else f"did you mean {self.suggestion}?"
+        details = [detail for detail in (self._setting_text(), guess, self.hint) if detail]
         if details:
             text = "; ".join([text, *details]) if text else "; ".join(details)
         return f"{self.code}" + (f" ({text})" if text else "")
@@ -598,6 +633,7 @@ class ChartscoreError(ValueError):
             self.hint,
             self.column,
             self.plugin,
+            self.suggestion,
         )
 
 
@@ -615,13 +651,14 @@ _Location = tuple[
     ErrorHint | None,
     int | None,
     str | None,
+    str | None,
 ]
 
 
 def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
     (
         input_kind, line, field_id, key, item, gate, part, setting, given, valid_range, hint,
-        column, plugin,
+        column, plugin, suggestion,
     ) = location  # fmt: skip
     return ChartscoreError(
         code,
@@ -638,6 +675,7 @@ def _rebuild(code: ErrorCode, location: _Location) -> ChartscoreError:
         hint=hint,
         column=column,
         plugin=plugin,
+        suggestion=suggestion,
     )
 
 
@@ -645,6 +683,28 @@ def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     """A new error like ``error`` with ``hint`` added (raise it outside any handler)."""
     location = error._location()
     return _rebuild(error.code, (*location[:10], hint, *location[11:]))
+
+
+def closest(word: object, known: Iterable[str]) -> str | None:
+    """The name in ``known`` closest to ``word`` (difflib's ratio at least 0.6), or None.
+
+    For "did you mean" in a message: ``word`` is a name the caller gave (a gates
+    file's metric, an option's field name), ``known`` a closed vocabulary or a
+    schema's field ids. Ties go to the first in sorted order (not difflib's
+    last), so the answer is deterministic. Only the returned name may be shown,
+    and only when it is of a kind :class:`ChartscoreError` keeps (``suggestion``).
+    """
+    if type(word) is not str or not word:
+        return None
+    found = difflib.get_close_matches(word, sorted(set(known)), n=3)
+    if not found:
+        return None
+    matcher = difflib.SequenceMatcher(b=word)
+    scores: dict[str, float] = {}
+    for name in found:
+        matcher.set_seq1(name)
+        scores[name] = matcher.ratio()
+    return min(found, key=lambda name: (-scores[name], name))
 
 
 def fail(

@@ -71,7 +71,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar, cast
 
 import attrs
@@ -104,6 +104,7 @@ from chartscore.errors import (
     ErrorCode,
     InputKind,
     caller_items,
+    closest,
     valid_field_id,
 )
 from chartscore.stats.binomial import innermost_wilson, widest_wilson
@@ -311,6 +312,11 @@ def parse_gates(text: str) -> tuple[Gate, ...]:
     )
 
 
+def has_gate_header(text: str) -> bool:
+    """Whether ``text`` has a ``[[gate]]`` header on a line of its own (a gates file's shape)."""
+    return _GATE_HEADER.search(text) is not None
+
+
 def gate_lines(text: str, count: int) -> list[int | None]:
     """The line of each gate's ``[[gate]]`` header, so that errors can point at it.
 
@@ -331,6 +337,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
         setting: str | None = None,
         given: object = None,
         valid_range: tuple[float, float] | None = None,
+        suggestion: str | None = None,
     ) -> ChartscoreError:
         # The gates file holds no patient data: its names are shown (plain words only).
         return ChartscoreError(
@@ -341,23 +348,33 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
             setting=setting,
             given=given if type(given) is str else None,
             valid_range=valid_range,
+            suggestion=suggestion,
         )
 
     if not isinstance(table, dict):
         raise ChartscoreError(ErrorCode.INVALID_GATES, input=InputKind.GATES)
     unknown = [key for key in table if key not in _GATE_KEYS]
     if unknown:
-        raise fail(ErrorCode.UNKNOWN_KEY, key=unknown[0])
+        raise fail(ErrorCode.UNKNOWN_KEY, key=unknown[0], suggestion=closest(unknown[0], GATE_KEYS))
     for required in ("slice", "metric"):
         if required not in table:
             raise fail(ErrorCode.MISSING_KEY, key=required)
     where, metric, level = table["slice"], table["metric"], table.get("level", "required")
     if not (type(where) is str and _valid_slice(where)):
-        raise fail(ErrorCode.INVALID_GATE, setting="slice", given=where)
+        raise fail(
+            ErrorCode.INVALID_GATE, setting="slice", given=where, suggestion=_slice_guess(where)
+        )
     if not (type(metric) is str and (metric in GATEABLE_METRICS or is_plugin_metric(metric))):
-        raise fail(ErrorCode.INVALID_GATE, setting="metric", given=metric)
+        raise fail(
+            ErrorCode.INVALID_GATE,
+            setting="metric",
+            given=metric,
+            suggestion=closest(metric, GATEABLE_METRICS),
+        )
     if not (type(level) is str and level in LEVELS):
-        raise fail(ErrorCode.INVALID_GATE, setting="level", given=level)
+        raise fail(
+            ErrorCode.INVALID_GATE, setting="level", given=level, suggestion=closest(level, LEVELS)
+        )
     rules = [rule for rule in RULES if rule in table]
     if len(rules) != 1 or not _rule_fits(rules[0], metric):
         raise fail(ErrorCode.INVALID_GATE_RULE)
@@ -397,6 +414,24 @@ def _valid_slice(where: str) -> bool:
     return (kind == "field" and valid_field_id(name)) or (
         kind == "type" and name in FIELD_TYPE_NAMES
     )
+
+
+_SLICE_KINDS: Final = ("field", "type", "stratum")
+
+
+def _slice_guess(where: object) -> str | None:
+    """A valid slice close to ``where`` (``overal``, ``feild:x``, ``type:numbr``), or None."""
+    if type(where) is not str:
+        return None
+    kind, colon, name = where.partition(":")
+    if not colon:
+        return closest(where, ("overall",))
+    known_kind = kind if kind in _SLICE_KINDS else closest(kind, _SLICE_KINDS)
+    if known_kind == "type":
+        type_name = name if name in FIELD_TYPE_NAMES else closest(name, FIELD_TYPE_NAMES)
+        return None if type_name is None else f"type:{type_name}"
+    guess = None if known_kind is None else f"{known_kind}:{name}"
+    return guess if guess is not None and _valid_slice(guess) else None
 
 
 def _rule_fits(rule: str, metric: str) -> bool:
@@ -738,14 +773,26 @@ def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], g
     part = (by_field if kind == "field" else by_type).get(name)
     if part is None:
         field_id = name if kind == "field" else None  # a type name is not a field id
+        # The document's field ids are schema names, not data: a close one may be named.
+        guess = closest(name, by_field) if kind == "field" else None
         raise ChartscoreError(
-            ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line, field_id=field_id
+            ErrorCode.GATE_SLICE_MISSING,
+            gate=gate.number,
+            line=gate.line,
+            field_id=field_id,
+            suggestion=None if guess is None else f"field:{guess}",
         )
     return part
 
 
-def _missing_metric(gate: Gate) -> ChartscoreError:
-    return ChartscoreError(ErrorCode.GATE_METRIC_MISSING, gate=gate.number, line=gate.line)
+def _missing_metric(gate: Gate, present: Iterable[str] = ()) -> ChartscoreError:
+    # ``present``: the slice's metric names, for a "did you mean" (a closed vocabulary).
+    return ChartscoreError(
+        ErrorCode.GATE_METRIC_MISSING,
+        gate=gate.number,
+        line=gate.line,
+        suggestion=closest(gate.metric, present),
+    )
 
 
 def _report_interval(
@@ -762,7 +809,7 @@ def _report_interval(
         return extra
     metric = part.metrics.get(gate.metric)
     if metric is None:
-        raise _missing_metric(gate)
+        raise _missing_metric(gate, part.metrics)
     return _rate_interval(metric, reading, pooled)
 
 
@@ -838,7 +885,7 @@ def _comparison_interval(
         return _rate_interval(paired.candidate, reading, pooled)
     unpaired = part.unpaired.get(gate.metric)
     if unpaired is None:
-        raise _missing_metric(gate)
+        raise _missing_metric(gate, [*part.paired, *part.unpaired])
     return _rate_interval(unpaired.candidate, reading, pooled)  # no difference rule names these
 
 

@@ -37,7 +37,7 @@ from typing import Final
 
 import attrs
 
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, closest, valid_field_id
 from chartscore.importers.fields import ImportedField
 from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
@@ -214,7 +214,7 @@ def read_dictionary(
         raise ChartscoreError(ErrorCode.INVALID_TABLE, input=_SOURCE, line=2)
     _refuse_unused(declared, wanted_ordinal, fields)
     for name in sorted(excluded):  # not a field of the dictionary (or its record id): a typo?
-        raise ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name)
+        raise _not_applicable(name, names - {record_id}, names)
     if left_out:
         skipped["excluded"] = left_out
     dictionary = Dictionary(record_id, tuple(fields), frozenset(other), frozenset(forms), skipped)
@@ -352,15 +352,35 @@ def _refuse_unused(
     tolerances: Mapping[str, object], ordinal: Collection[str], fields: Iterable[RedcapField]
 ) -> None:
     """A tolerance or ordinal option naming no suitable field is an error: a typo drops it."""
+    kinds = {item.field.field_id: item.field.field_type for item in fields}
     categorical = {
-        item.field.field_id
-        for item in fields
-        if item.field.field_type in (FieldType.CATEGORICAL, FieldType.ORDINAL)
+        name for name, kind in kinds.items() if kind in (FieldType.CATEGORICAL, FieldType.ORDINAL)
     }
-    for name in sorted(tolerances):
-        raise ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name)
+    measured = {name for name, kind in kinds.items() if kind in (FieldType.NUMBER, FieldType.DATE)}
+    for name in sorted(tolerances):  # not a field of the dictionary
+        raise _not_applicable(name, measured, kinds)
     for name in sorted(set(ordinal) - categorical):
-        raise ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name)
+        raise _not_applicable(name, categorical, kinds)
+
+
+def _not_applicable(
+    name: str, suitable: Collection[str], known: Collection[str]
+) -> ChartscoreError:
+    """``not_applicable_option`` naming the field, or the dictionary field it may have meant.
+
+    A field of the dictionary is named (it cannot take the option). Otherwise the
+    message suggests ``nyha`` for ``NYHA`` (REDCap field names are lowercase) or a
+    close suitable name, both the dictionary's. Field names
+    are the dictionary's and the options' (developer-authored, not patient data);
+    a name that is not a field id is never shown.
+    """
+    if name in known:
+        return ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name)
+    lower = name.lower()
+    guess = lower if lower in known else closest(lower, suitable)
+    # The name itself only as given, and only when it is a field id (ChartscoreError drops
+    # anything else): lowercased, a name that is no field could show what it was.
+    return ChartscoreError(ErrorCode.NOT_APPLICABLE_OPTION, field_id=name, suggestion=guess)
 
 
 def _check_schema(dictionary: Dictionary) -> None:

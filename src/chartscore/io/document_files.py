@@ -9,6 +9,7 @@ from __future__ import annotations
 from chartscore.documents import Document, _strict_json, load_document
 from chartscore.documents.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.io.hints import document_explained, gates_explained
 from chartscore.io.inputs import InputPath, input_path, open_input, read_whole
 
 __all__ = ["load_document_file", "load_gates", "read_document_bytes"]
@@ -22,7 +23,13 @@ def load_gates(path: InputPath) -> tuple[Gate, ...]:
             ``file_too_large`` or ``not_utf8`` (gates), or any code of
             :func:`chartscore.documents.gates.parse_gates`. Never names the path.
     """
-    return parse_gates_bytes(read_whole(path, InputKind.GATES, MAX_GATES_BYTES))
+    data = read_whole(path, InputKind.GATES, MAX_GATES_BYTES)
+    refused: ChartscoreError | None = None
+    try:
+        return parse_gates_bytes(data)
+    except ChartscoreError as error:
+        refused = error
+    raise gates_explained(refused, data)  # outside the handler: nothing chained
 
 
 def read_document_bytes(path: InputPath, source: InputKind = InputKind.REPORT) -> bytes:
@@ -43,6 +50,7 @@ def read_document_bytes(path: InputPath, source: InputKind = InputKind.REPORT) -
     scanner = _strict_json.DocumentScanner()
     chunks: list[bytes] = []
     failed = False
+    refused: ChartscoreError | None = None
     with open_input(where, source) as stream:
         while True:
             try:
@@ -52,11 +60,21 @@ def read_document_bytes(path: InputPath, source: InputKind = InputKind.REPORT) -
                 break
             if not chunk:
                 break
-            scanner.feed(chunk)  # raises as soon as the bytes cannot be a document
             chunks.append(chunk)
+            try:
+                scanner.feed(chunk)  # raises as soon as the bytes cannot be a document
+            except ChartscoreError as error:
+                refused = error
+                break
     if failed:  # raised outside the handler: no chained reader message
         raise ChartscoreError(ErrorCode.FILE_UNREADABLE, input=source)
-    scanner.finish()
+    if refused is None:
+        try:
+            scanner.finish()
+        except ChartscoreError as error:
+            refused = error
+    if refused is not None:  # what the bytes look like (JSON Lines, a gates file), never them
+        raise document_explained(refused, b"".join(chunks), source)
     return b"".join(chunks)
 
 

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from typing import Final
 
+from chartscore.documents.gates import has_gate_header
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, with_hint
 from chartscore.io.inputs import StandardInput, open_input
 from chartscore.io.jsonl import iter_objects
 
-__all__ = ["explained"]
+__all__ = ["document_explained", "explained", "gates_explained", "schema_explained"]
 
 _JSON_LINES_CODES: Final = frozenset({ErrorCode.INVALID_JSON, ErrorCode.NOT_AN_OBJECT})
+_ROW_KEYS: Final = frozenset({"case_id", "field_id"})
+"""A gold or prediction line's keys: a first line with one of them is such a file."""
+_DICTIONARY_FIRST_HEADERS: Final = frozenset({"variable / field name", "field_name"})
+"""The first header cell of a REDCap data dictionary (the UI's, the API's)."""
 _LINE_INPUTS: Final = frozenset(
     {InputKind.GOLD, InputKind.PREDICTIONS, InputKind.BASELINE, InputKind.CANDIDATE}
 )
@@ -57,3 +64,61 @@ def _first_record_has_field_type(where: str | StandardInput, kind: InputKind) ->
     except ChartscoreError:
         found = False  # unreadable or not JSON Lines: no hint
     return found
+
+
+def document_explained(error: ChartscoreError, seen: bytes, source: InputKind) -> ChartscoreError:
+    """What a refused document really is, told from its shape (``seen``: the bytes read).
+
+    Nothing of ``seen`` reaches the message: only whether its first line is a JSON
+    object followed by more (JSON Lines), whether that object has a gold or
+    prediction key (``case_id``, ``field_id``), and whether a line is a ``[[gate]]``
+    header.
+
+    - ``invalid_report`` for JSON Lines becomes ``json_lines_document``; with the
+      hint ``gold_or_predictions_given`` when its first line is a gold or
+      prediction row and a report was expected.
+    - ``invalid_report`` for a gates file (TOML) gets ``document_looks_like_gates``.
+    """
+    if error.code is not ErrorCode.INVALID_REPORT or error.hint is not None:
+        return error
+    first, _, rest = seen.partition(b"\n")
+    row: object = None
+    try:
+        row = json.loads(first.decode("utf-8-sig")) if rest.strip() else None
+    except (ValueError, RecursionError):
+        row = None  # not a JSON line: not JSON Lines
+    if type(row) is dict:
+        gold_like = source is InputKind.REPORT and not _ROW_KEYS.isdisjoint(row)
+        hint = ErrorHint.GOLD_OR_PREDICTIONS_GIVEN if gold_like else None
+        return ChartscoreError(ErrorCode.JSON_LINES_DOCUMENT, input=source, hint=hint)
+    if has_gate_header(seen.decode("utf-8", "replace")):
+        return with_hint(error, ErrorHint.DOCUMENT_LOOKS_LIKE_GATES)
+    return error
+
+
+def gates_explained(error: ChartscoreError, data: bytes) -> ChartscoreError:
+    """``invalid_toml`` for a gates file that is a JSON document: the arguments swapped.
+
+    Decided from the first byte that is not white space (``{``, which no TOML file
+    starts with); nothing of ``data`` is shown.
+    """
+    if error.code is not ErrorCode.INVALID_TOML or error.hint is not None:
+        return error
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{"):
+        return with_hint(error, ErrorHint.GATES_LOOK_LIKE_DOCUMENT)
+    return error
+
+
+def schema_explained(error: ChartscoreError, text: str) -> ChartscoreError:
+    """``invalid_json`` for a schema that is a REDCap data dictionary (CSV).
+
+    Decided from the first cell of the first line (``Variable / Field Name`` or
+    ``field_name``, REDCap's own header words); nothing of ``text`` is shown.
+    """
+    if error.code is not ErrorCode.INVALID_JSON or error.hint is not None:
+        return error
+    first = text.partition("\n")[0].lstrip("\ufeff")
+    cell = first[1:].partition('"')[0] if first.startswith('"') else re.split(r"[,;\t|]", first)[0]
+    if cell.strip().lower() in _DICTIONARY_FIRST_HEADERS:
+        return with_hint(error, ErrorHint.REDCAP_DICTIONARY_GIVEN)
+    return error

@@ -15,6 +15,7 @@ import tomllib
 from typing import Final
 
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.io.hints import schema_explained
 from chartscore.io.inputs import InputPath, StandardInput, input_path, read_whole
 from chartscore.io.jsonl import decimal_literal, decode_document
 from chartscore.records.normalize import NUMBER_MAX_DIGITS
@@ -87,7 +88,13 @@ def read_document(path: InputPath, source: InputKind) -> object:
         raise ChartscoreError(code, input=source)
     if is_toml_name(where):
         return _toml_document(text, source)
-    return decode_document(text, source)
+    refused: ChartscoreError | None = None
+    try:
+        return decode_document(text, source)
+    except ChartscoreError as error:
+        refused = error
+    # Raised outside the handler: nothing chained.
+    raise schema_explained(refused, text) if source is InputKind.SCHEMA else refused
 
 
 def _toml_float(text: str) -> object:
