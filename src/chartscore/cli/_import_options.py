@@ -187,6 +187,9 @@ def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
             lines.append(line)
     extras = [
         ("blank_cells", "blank cells (no row written)"),
+        ("not_applicable", "not-applicable gold rows (branching logic false)"),
+        ("hidden_with_value", "gold cells with a value where branching logic is false (kept)"),
+        ("branching_untranslated", "fields whose branching logic was not translated"),
         ("labels_dropped", "labels outside the declared labels (dropped)"),
         ("notes_left_out", "notes only one of the two annotators annotated (left out)"),
         ("dde_unpaired", "double data entries without their partner (left out)"),
