@@ -119,7 +119,7 @@ def test_hidden_gold_fields_become_not_applicable_rows(tmp_path: Path) -> None:
     }
     assert ("r3", "packyears") not in rows  # blank, logic true: no row, as before
     assert rows["r4", "packyears"] == 5  # a value where the logic is false: kept
-    assert imported.counts["not_applicable"] == 6
+    assert imported.counts["branching_not_applicable"] == 6
     assert imported.counts["hidden_with_value"] == 1
     assert imported.counts["branching_untranslated"] == 1  # note's "[packyears] > 10"
     # Written, read back and scored: the rows are counted apart.
@@ -140,7 +140,7 @@ def test_predictions_are_imported_as_before(tmp_path: Path) -> None:
     dictionary, records = _files(tmp_path)
     imported = import_redcap(dictionary, records, role="predictions")
     assert all(row.value is not NOT_APPLICABLE for row in imported.predictions)
-    assert "not_applicable" not in imported.counts
+    assert "branching_not_applicable" not in imported.counts
     assert "branching_untranslated" not in imported.counts
 
 

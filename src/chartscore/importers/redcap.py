@@ -543,7 +543,7 @@ class _RecordsReader:
 def _branching_counts(counts: dict[str, int], reader: _RecordsReader, part: _Part) -> None:
     # docs/import.md, "Branching logic": each count only when it is not zero.
     found = {
-        "not_applicable": part.not_applicable(),
+        "branching_not_applicable": part.not_applicable(),
         "hidden_with_value": part.hidden_with_value,
         "branching_untranslated": reader.untranslated if part.gold else 0,
     }
