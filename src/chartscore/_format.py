@@ -18,6 +18,8 @@ MAX_OFFSET: Final = (1 << 63) - 1
 
 GOLD_KEY_ORDER: Final = ("case_id", "field_id", "field_type", "value")
 """The gold format's keys, in documented order (the first missing one is named)."""
+GOLD_OPTIONAL_KEYS: Final = ("not_applicable",)
+"""The gold format's optional keys: ``not_applicable`` (true with a null value, or false)."""
 PREDICTION_KEY_ORDER: Final = (
     "case_id",
     "field_id",
@@ -41,7 +43,12 @@ SOURCE_KEY_ORDER: Final = ("source_digest", "start_offset", "end_offset", "kind"
 STRATA_KEY_ORDER: Final = ("case_id", "strata")
 """A strata file line's keys, in documented order."""
 FORMAT_KEYS: Final = frozenset(
-    GOLD_KEY_ORDER + PREDICTION_KEY_ORDER + CHAIN_KEY_ORDER + SOURCE_KEY_ORDER + STRATA_KEY_ORDER
+    GOLD_KEY_ORDER
+    + GOLD_OPTIONAL_KEYS
+    + PREDICTION_KEY_ORDER
+    + CHAIN_KEY_ORDER
+    + SOURCE_KEY_ORDER
+    + STRATA_KEY_ORDER
 )
 """The closed vocabulary of format keys: the only key names an error may show."""
 

@@ -48,6 +48,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_FIELD_TYPE = "invalid_field_type"
     INVALID_VALUE = "invalid_value"
     INVALID_GOLD_VALUE = "invalid_gold_value"
+    INVALID_NOT_APPLICABLE = "invalid_not_applicable"
     INVALID_DIGEST = "invalid_digest"
     INVALID_EVIDENCE_CHAIN = "invalid_evidence_chain"
     INVALID_SOURCE_LOCATION = "invalid_source_location"
@@ -104,6 +105,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_MIN_CELL = "invalid_min_cell"
     INVALID_SENSITIVITY = "invalid_sensitivity"
     DISCLOSURE_AUDIT_FAILED = "disclosure_audit_failed"
+    NOT_APPLICABLE_UNSUPPORTED = "not_applicable_unsupported"
     # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
@@ -205,6 +207,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_field_type": "field_type is not one of the seven field types",
     "invalid_value": "value must be null, a string, a boolean, a number or a list of strings",
     "invalid_gold_value": "a gold value is not a valid value of its field type",
+    "invalid_not_applicable": "not_applicable must be true (with a null value) or false",
     "invalid_digest": "a digest must be sha256: and 64 lowercase hex digits",
     "invalid_evidence_chain": "evidence_chain is not an object, or its source_locations not a list",
     "invalid_source_location": "a source location is not an object",
@@ -266,6 +269,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_min_cell": "the minimum cell size must be an integer from 2 to 1000000",
     "invalid_sensitivity": "the case counts do not match the report: a bug in the caller",
     "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
+    "not_applicable_unsupported": (
+        "not-applicable gold rows are not yet shareable, comparable or mergeable; not written"
+    ),
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "an output could not be written; nothing partial was left",
     "output_is_input": "the output names an input file; choose another output path",

@@ -18,7 +18,7 @@ import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, final
 
 from chartscore.errors import ChartscoreError, ErrorCode
 
@@ -26,6 +26,37 @@ Scalar = str | int | float | Decimal | bool
 Value = Scalar | frozenset[str] | None
 """A field value: None (unanswerable gold / explicit abstention), a scalar, or a
 set of strings for multi-select fields."""
+
+
+@final
+class NotApplicable:
+    """The gold state of a row whose field does not apply to the chart (docs/formats.md).
+
+    A gold line ``{"...", "value": null, "not_applicable": true}`` is read as the gold value
+    :data:`NOT_APPLICABLE`, the one instance: such a row is in no count or metric denominator
+    of its slice, only in ``not_applicable_count``, and an answer there is counted apart as
+    ``not_applicable_answer`` (docs/metrics.md, "Not applicable").
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NOT_APPLICABLE"
+
+    def __reduce__(self) -> str:
+        return "NOT_APPLICABLE"  # pickled as the one instance (the Dask engine's workers)
+
+
+NOT_APPLICABLE: Final = NotApplicable()
+"""The gold value of a not-applicable row: :class:`NotApplicable`'s one instance."""
+
+GoldValue = Value | NotApplicable
+"""A gold row's value: a :data:`Value`, or :data:`NOT_APPLICABLE`."""
+
+NOT_APPLICABLE_COUNTS: Final = ("not_applicable_count", "not_applicable_answer")
+"""The counts of not-applicable gold rows a slice reports beside its six (only when it has
+such rows): the rows, and those a system answered (a non-null prediction). Neither is in any
+other count or metric's trials (docs/metrics.md, "Not applicable")."""
 
 
 class FieldType(enum.StrEnum):

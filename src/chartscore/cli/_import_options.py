@@ -40,7 +40,8 @@ FHIR_EXTRAS: Final = (
     ("other_resources", "resources that are not QuestionnaireResponses (skipped)"),
     ("responses_other_questionnaire", "responses to another questionnaire (skipped)"),
     ("responses_not_completed", "responses not completed or amended (skipped)"),
-    ("not_applicable", "answers not applicable (enableWhen false), left out"),
+    ("not_applicable", "not-applicable gold rows (enableWhen false)"),
+    ("not_applicable_left_out", "answers not applicable (enableWhen false), left out"),
     ("enable_when_unevaluated", "answers whose enableWhen cannot be evaluated, left out"),
     ("unanswered", "items enabled but unanswered (written as null)"),
     ("answers_outside", "answers to items not in the questionnaire (left out)"),
@@ -187,6 +188,9 @@ def summary(imported: Imported, *, gold: bool, predictions: bool) -> list[str]:
             lines.append(line)
     extras = [
         ("blank_cells", "blank cells (no row written)"),
+        ("branching_not_applicable", "not-applicable gold rows (branching logic false)"),
+        ("hidden_with_value", "gold cells with a value where branching logic is false (kept)"),
+        ("branching_untranslated", "fields whose branching logic was not translated"),
         ("labels_dropped", "labels outside the declared labels (dropped)"),
         ("notes_left_out", "notes only one of the two annotators annotated (left out)"),
         ("dde_unpaired", "double data entries without their partner (left out)"),

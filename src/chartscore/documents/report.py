@@ -66,10 +66,13 @@ from chartscore.documents.tally import (
     CORE_METRICS,
     COUNT_NAMES,
     LABEL_METRICS,
+    NOT_APPLICABLE_COUNTS,
     SHARE_WITHHELD_METRICS,
     TYPE_METRICS,
     SliceTally,
     Tally,
+    pool_not_applicable,
+    valid_not_applicable,
 )
 from chartscore.documents.weighted import (
     WeightedEstimate,
@@ -166,6 +169,9 @@ class SliceReport:
             (:class:`MagnitudeResult`); None otherwise.
         uncertainty: A field slice's declared-uncertainty figures
             (:class:`UncertaintyResult`); None for pooled slices.
+        not_applicable: ``not_applicable_count`` and ``not_applicable_answer`` of a slice
+            with not-applicable gold rows (docs/metrics.md, "Not applicable"); None (and
+            absent from the JSON) without such rows.
     """
 
     counts: Mapping[str, int]
@@ -175,6 +181,7 @@ class SliceReport:
     coefficients: Mapping[str, CoefficientResult] | None = None
     magnitude: MagnitudeResult | None = None
     uncertainty: UncertaintyResult | None = None
+    not_applicable: Mapping[str, int] | None = None
 
     @property
     def micro_f1(self) -> float | None:
@@ -243,6 +250,7 @@ class SliceReport:
             else {
                 name: LabelResult.from_binomials(table, z) for name, table in part.labels.items()
             },
+            not_applicable=None if part.not_applicable is None else dict(part.not_applicable),
         )
 
     @classmethod
@@ -280,7 +288,7 @@ class SliceReport:
             raise ChartscoreError(ErrorCode.USAGE)
         current = format_version >= 3
         pooled = kind != "field"
-        optional: tuple[str, ...] = (*LABEL_METRICS, "micro_f1")
+        optional: tuple[str, ...] = (*LABEL_METRICS, "micro_f1", *NOT_APPLICABLE_COUNTS)
         if kind != "overall":
             optional += TYPE_METRICS + plugin_metrics
         if kind == "field":
@@ -331,6 +339,7 @@ class SliceReport:
             _strict_json.invalid()  # every field slice has them
         _check_identities(counts, metrics, kind)
         _check_coefficients(kappa, coefficients, magnitude)
+        not_applicable = _read_not_applicable(members)
         result = cls(
             counts=counts,
             metrics=metrics,
@@ -339,6 +348,7 @@ class SliceReport:
             coefficients=coefficients or None,
             magnitude=magnitude,
             uncertainty=uncertainty,
+            not_applicable=not_applicable,
         )
         _check_label_figures(members, result)
         return result
@@ -346,6 +356,7 @@ class SliceReport:
     def quantities(self) -> dict[str, int]:
         """The slice's integers by name: counts, then each metric's two counts."""
         out: dict[str, int] = dict(self.counts)
+        out.update(self.not_applicable or {})
         for name, metric in self.metrics.items():
             out.update(metric.quantities(name))
         return out
@@ -371,6 +382,7 @@ class SliceReport:
     def to_dict(self) -> dict[str, object]:
         """The slice as report JSON: counts, then each metric, then kappa if any."""
         out: dict[str, object] = {name: self.counts[name] for name in COUNT_NAMES}
+        out.update(self.not_applicable or {})
         for name, metric in self.metrics.items():
             out[name] = metric.to_dict()
         if self.kappa is not None:
@@ -387,6 +399,40 @@ class SliceReport:
             out["macro_f1"] = self.macro_f1
             out["labels"] = {name: label.to_dict() for name, label in self.labels.items()}
         return out
+
+
+def _read_not_applicable(members: Mapping[str, object]) -> dict[str, int] | None:
+    # Both not-applicable counts or neither; at least one row, at most that many answers.
+    present = [name for name in NOT_APPLICABLE_COUNTS if name in members]
+    if not present:
+        return None
+    if len(present) != len(NOT_APPLICABLE_COUNTS):
+        _strict_json.invalid()
+    counts = {name: _strict_json.count(members[name]) for name in NOT_APPLICABLE_COUNTS}
+    if not valid_not_applicable(counts):
+        _strict_json.invalid()
+    return counts
+
+
+def check_not_applicable(
+    overall: SliceReport, fields: Iterable[SliceReport], types: Mapping[str, SliceReport]
+) -> None:
+    """The pooled slices' not-applicable counts are their fields' sums (an edited file is not).
+
+    Raises:
+        ChartscoreError: ``invalid_report`` when they are not.
+    """
+    fields = list(fields)
+    if pool_not_applicable(part.not_applicable for part in fields) != (
+        None if overall.not_applicable is None else dict(overall.not_applicable)
+    ):
+        _strict_json.invalid()
+    for part in types.values():
+        if part.not_applicable is not None and not valid_not_applicable(part.not_applicable):
+            _strict_json.invalid()
+    pooled = pool_not_applicable(part.not_applicable for part in types.values())
+    if pooled != (None if overall.not_applicable is None else dict(overall.not_applicable)):
+        _strict_json.invalid()
 
 
 COEFFICIENT_NAMES: Final[tuple[str, ...]] = ("ac1", "ac2", "alpha")
@@ -652,6 +698,7 @@ class Report:
             + [("field_type", part.metrics) for part in types.values()],
         )
         check_slices(overall, fields.values(), types.values())
+        check_not_applicable(overall, fields.values(), types)
         strata, strata_types = read_strata(
             members,
             lambda part: read(part, "overall"),

@@ -24,6 +24,9 @@ from chartscore.stats.uncertainty import UncertaintySums
 COUNT_NAMES: Final = catalog.COUNT_NAMES
 """The six counts every slice reports."""
 
+NOT_APPLICABLE_COUNTS: Final = catalog.NOT_APPLICABLE_COUNTS
+"""The two counts a slice with not-applicable gold rows reports beside its six."""
+
 CORE_METRICS: Final = catalog.names(lambda m: m.family == catalog.CORE)
 """The seven binomial metrics every slice reports."""
 
@@ -118,6 +121,9 @@ class SliceTally:
     report order; None otherwise. ``magnitude`` holds a number or date field's
     error sums (:class:`MagnitudeTally`); None otherwise. ``uncertainty`` holds a
     field slice's declared-uncertainty sums; None for pooled slices.
+    ``not_applicable`` holds :data:`NOT_APPLICABLE_COUNTS` (the slice's not-applicable gold
+    rows, at least one, and the answers on them), None when it has none: those rows are in
+    no other count (docs/metrics.md, "Not applicable").
     """
 
     counts: Mapping[str, int]
@@ -127,10 +133,13 @@ class SliceTally:
     labels: Mapping[str, Mapping[str, Binomial]] | None = None
     magnitude: MagnitudeTally | None = None
     uncertainty: UncertaintySums | None = None
+    not_applicable: Mapping[str, int] | None = None
 
     def __attrs_post_init__(self) -> None:
         if tuple(self.counts) != COUNT_NAMES:
             raise ValueError("counts must be the six core counts in order")
+        if self.not_applicable is not None and not valid_not_applicable(self.not_applicable):
+            raise ValueError("not-applicable counts: rows at least 1, answers at most rows")
         unknown = {
             name
             for name in set(self.metrics).difference(CORE_METRICS, TYPE_METRICS, LABEL_METRICS)
@@ -151,6 +160,24 @@ class SliceTally:
                     (sums.cases == 0) == (trials == 0) and sums.cases <= trials <= sums.sum_mm
                 ):
                     raise ValueError("cluster sums disagree with the metric's trials")
+
+
+def valid_not_applicable(counts: Mapping[str, int]) -> bool:
+    """Whether ``counts`` are a slice's not-applicable counts: both, in order, rows >= 1."""
+    if tuple(counts) != NOT_APPLICABLE_COUNTS:
+        return False
+    rows, answers = (counts[name] for name in NOT_APPLICABLE_COUNTS)
+    return type(rows) is int and type(answers) is int and 0 <= answers <= rows and rows > 0
+
+
+def pool_not_applicable(parts: Iterable[Mapping[str, int] | None]) -> dict[str, int] | None:
+    """The not-applicable counts of a union of slices (None when none of them has any)."""
+    total = dict.fromkeys(NOT_APPLICABLE_COUNTS, 0)
+    for part in parts:
+        if part is not None:
+            for name in NOT_APPLICABLE_COUNTS:
+                total[name] += part[name]
+    return total if total[NOT_APPLICABLE_COUNTS[0]] else None
 
 
 def empty_sums(metric: str) -> ClusterSums:
@@ -176,6 +203,7 @@ def pool(
     """
     counts = dict.fromkeys(COUNT_NAMES, 0)
     sums: dict[str, list[int]] = {}
+    slices = list(slices)
     for part in slices:
         for name in COUNT_NAMES:
             counts[name] += part.counts[name]
@@ -191,7 +219,12 @@ def pool(
     pooled = None
     if clusters is not None:
         pooled = {name: clusters.get(name) or empty_sums(name) for name in metrics}
-    return SliceTally(counts=counts, metrics=metrics, clusters=pooled)
+    return SliceTally(
+        counts=counts,
+        metrics=metrics,
+        clusters=pooled,
+        not_applicable=pool_not_applicable(part.not_applicable for part in slices),
+    )
 
 
 @attrs.frozen

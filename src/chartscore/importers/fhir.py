@@ -15,9 +15,11 @@ Each response is one case. Its case id is its ``subject.reference`` (or, by opti
 For each field and response:
 
 - **enableWhen false** (the item, or an item above it, is disabled by the response's own
-  answers): the field does not apply to the chart. No row is written, and it is counted
-  (``not_applicable``), so that an answer there is never charged as an answer to an
-  unanswerable question.
+  answers): the field does not apply to the chart. Gold gets a not-applicable row
+  (``value: null``, ``not_applicable: true``; docs/metrics.md, "Not applicable"), counted
+  (``not_applicable``), so that an answer there is counted apart and never charged as an
+  answer to an unanswerable question; predictions get no row, counted
+  (``not_applicable_left_out``).
 - **enableWhen not evaluable** (an ``enableWhenExpression`` extension, a condition on an
   item that is not a field, such as one inside a repeating group, or a comparison of
   kinds that do not compare): no row, counted (``enable_when_unevaluated``), never guessed.
@@ -50,7 +52,7 @@ from chartscore.importers.fields import INVALID
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
 from chartscore.io.inputs import InputPath, input_path, open_input
 from chartscore.io.jsonl import decode_document, iter_lines, parse_object
-from chartscore.metrics import FieldType
+from chartscore.metrics import NOT_APPLICABLE, FieldType
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import date_key
 
@@ -335,7 +337,11 @@ class _Response:
         for question in self._form.questions.values():
             enabled = _all(self._gate(gate) for gate in question.gates)
             if enabled is False:
-                _add(self._counts, "not_applicable")
+                if self._gold:  # the field does not apply: a not-applicable gold row
+                    _add(self._counts, "not_applicable")
+                    yield question, NOT_APPLICABLE
+                else:
+                    _add(self._counts, "not_applicable_left_out")
                 continue
             if enabled is None:
                 _add(self._counts, "enable_when_unevaluated")

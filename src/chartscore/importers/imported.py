@@ -129,9 +129,11 @@ def _value(value: object) -> str:
 
 
 def _gold_line(row: GoldField) -> bytes:
+    # docs/formats.md: a not-applicable row (the field does not apply to the chart)
+    value = 'null, "not_applicable": true' if row.not_applicable else _value(row.value)
     return (
         f'{{"case_id": {_text(row.case_id)}, "field_id": {_text(row.field_id)}, '
-        f'"field_type": "{row.field_type.value}", "value": {_value(row.value)}}}\n'
+        f'"field_type": "{row.field_type.value}", "value": {value}}}\n'
     ).encode()
 
 

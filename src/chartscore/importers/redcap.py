@@ -55,6 +55,7 @@ from chartscore.importers.fields import (
     exact_items,
 )
 from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
+from chartscore.importers.redcap_branching import Logic, evaluate, parse
 from chartscore.importers.redcap_dictionary import (
     Dictionary,
     RedcapField,
@@ -63,6 +64,7 @@ from chartscore.importers.redcap_dictionary import (
 )
 from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
+from chartscore.metrics import NOT_APPLICABLE
 from chartscore.records.model import GoldField, Prediction
 
 Role = Literal["gold", "predictions"]
@@ -161,6 +163,7 @@ def import_redcap(
     )
     if part.code_cells():
         counts["undeclared_missing_codes"] = part.code_cells()
+    _branching_counts(counts, reader, part)
     if not part.cases or (gold and not part.values):
         raise ChartscoreError(ErrorCode.EMPTY_EXPORT, input=_SOURCE)
     if gold:
@@ -288,6 +291,7 @@ class _Part:
         # Case id -> (blank cells, undeclared code cells): the cases read, and their tallies
         # until a DDE entry's partner is known.
         self.cases: dict[str, tuple[int, int]] = {}
+        self.hidden_with_value = 0  # gold cells with a value where the branching logic is false
 
     def __repr__(self) -> str:
         return f"_Part(<{len(self.cases)} cases>)"
@@ -299,6 +303,9 @@ class _Part:
 
     def unanswerable(self) -> int:
         return sum(1 for _, _, value in self.values if value is None)
+
+    def not_applicable(self) -> int:
+        return sum(1 for _, _, value in self.values if value is NOT_APPLICABLE)
 
     def blank_cells(self) -> int:
         return sum(blanks for blanks, _ in self.cases.values())
@@ -351,6 +358,39 @@ class _RecordsReader:
         self.plain: list[tuple[int, RedcapField]] = []
         self.checkboxes: dict[str, tuple[RedcapField, list[tuple[int, str]], list[int]]] = {}
         self._map_columns()
+        # Gold's plain fields whose branching logic is read: field id -> (logic, its columns).
+        self.logic: dict[str, tuple[Logic, dict[tuple[str, str | None], int]]] = {}
+        self.untranslated = 0  # fields whose branching logic is not in the subset, or not here
+        self._read_logic()
+
+    def _read_logic(self) -> None:
+        # Where each reference may be read: a plain field's column, a checkbox option's.
+        where: dict[tuple[str, str | None], int] = {
+            (item.field.field_id, None): index for index, item in self.plain
+        }
+        for item, options, _ in self.checkboxes.values():
+            for index, code in options:
+                where[item.field.field_id, code] = index
+        for index, item in self.plain:
+            del index
+            if not item.branching:
+                continue
+            logic = parse(item.branching)
+            references = None if logic is None else logic.references()
+            if logic is None or not references or not references <= where.keys():
+                self.untranslated += 1
+                continue
+            self.logic[item.field.field_id] = (logic, {ref: where[ref] for ref in references})
+        self.untranslated += sum(1 for item, _, _ in self.checkboxes.values() if item.branching)
+
+    def _hidden(self, field_id: str, cells: tuple[str, ...]) -> bool:
+        """Whether the field's branching logic is read and false for this row."""
+        found = self.logic.get(field_id)
+        if found is None:
+            return False
+        logic, columns = found
+        shown = evaluate(logic, {ref: cells[index].strip() for ref, index in columns.items()})
+        return shown is False
 
     def _map_columns(self) -> None:
         header = self.table.header
@@ -441,9 +481,14 @@ class _RecordsReader:
         for index, item in self.plain:
             text = cells[index]
             stripped = text.strip()
+            hidden = part.gold and self._hidden(item.field.field_id, cells)
             if not stripped:
-                blanks += 1
+                if hidden:  # docs/import.md: branching logic hid it, so it does not apply
+                    part.values.append((case_id, item.field, NOT_APPLICABLE))
+                else:
+                    blanks += 1
                 continue
+            part.hidden_with_value += hidden
             if stripped in self.codes:
                 part.values.append((case_id, item.field, None))
                 continue
@@ -493,6 +538,16 @@ class _RecordsReader:
             return False
         part.values.append((case_id, item.field, sorted(checked)))
         return False
+
+
+def _branching_counts(counts: dict[str, int], reader: _RecordsReader, part: _Part) -> None:
+    # docs/import.md, "Branching logic": each count only when it is not zero.
+    found = {
+        "branching_not_applicable": part.not_applicable(),
+        "hidden_with_value": part.hidden_with_value,
+        "branching_untranslated": reader.untranslated if part.gold else 0,
+    }
+    counts.update((name, count) for name, count in found.items() if count)
 
 
 def _is_form_status(name: str, forms: frozenset[str]) -> bool:

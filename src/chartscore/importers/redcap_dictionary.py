@@ -100,6 +100,8 @@ class RedcapField:
         line: The dictionary line it is on.
         option_columns: Checkbox fields: export column -> code, in dictionary order.
         missing_columns: Checkbox fields: export column -> missing-data code.
+        branching: Its "Branching Logic" cell, trimmed ("" for none): dictionary text,
+            read by :mod:`chartscore.importers.redcap_branching`, never shown.
     """
 
     field: ImportedField
@@ -107,6 +109,7 @@ class RedcapField:
     line: int
     option_columns: Mapping[str, str] = attrs.field(factory=dict)
     missing_columns: Mapping[str, str] = attrs.field(factory=dict)
+    branching: str = ""
 
     def __repr__(self) -> str:
         return f"RedcapField({self.field.field_id!r})"
@@ -204,6 +207,8 @@ def read_dictionary(
             field = _field(name, kind, cells, columns, line=line, ordinal=wanted_ordinal)
             field = _with_tolerance(field, declared.pop(name, None))
             item = _columns_of(field, cells[columns["form_name"]].strip(), line, missing_codes)
+            if "branching_logic" in columns:
+                item = attrs.evolve(item, branching=cells[columns["branching_logic"]].strip())
             if name in excluded:
                 excluded.discard(name)
                 left_out += 1

@@ -41,7 +41,7 @@ from typing import Final
 
 from chartscore.documents.canonical_json import json_constant
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_iterator
-from chartscore.metrics import Value
+from chartscore.metrics import NOT_APPLICABLE, GoldValue
 from chartscore.records.model import GoldField
 
 MIN_KEY_BYTES: Final = 32
@@ -103,7 +103,7 @@ class LedgerKey:
         return outer.digest()
 
 
-def row_text(case_id: str, field_id: str, field_type: str, value: Value) -> bytes:
+def row_text(case_id: str, field_id: str, field_type: str, value: GoldValue) -> bytes:
     """A gold row's text for its tag (see the module docstring); ASCII bytes.
 
     Raises:
@@ -115,7 +115,9 @@ def row_text(case_id: str, field_id: str, field_type: str, value: Value) -> byte
     ).encode("ascii")
 
 
-def _value_text(value: Value) -> str:
+def _value_text(value: GoldValue) -> str:
+    if value is NOT_APPLICABLE:  # an object: never a value's text
+        return '{"not_applicable":true}'
     constant = json_constant(value)
     if constant is not None:
         return constant
@@ -150,7 +152,7 @@ class GoldIdentity:
     def __repr__(self) -> str:
         return f"GoldIdentity(<{self._rows} rows>)"
 
-    def add(self, case_id: str, field_id: str, field_type: str, value: Value) -> None:
+    def add(self, case_id: str, field_id: str, field_type: str, value: GoldValue) -> None:
         """Add one checked gold row (the tuple :func:`chartscore.records.rows.gold_row` gives)."""
         tag = self._key.mac(_ROW_LABEL + row_text(case_id, field_id, field_type, value))
         self._sum += int.from_bytes(tag, "big")

@@ -17,7 +17,14 @@ from chartscore._format import GOLD_KEY_ORDER, MAX_CASE_ID_LENGTH, PREDICTION_KE
 from chartscore.errors import ErrorCode, fail
 
 # Scalar, Value and to_field_type stay importable here, where they lived before metrics.
-from chartscore.metrics import FieldType, Scalar, Value, to_field_type  # noqa: F401
+from chartscore.metrics import (  # noqa: F401
+    NOT_APPLICABLE,
+    FieldType,
+    GoldValue,
+    Scalar,
+    Value,
+    to_field_type,
+)
 from chartscore.records import _rules, bulk
 from chartscore.records._frozen import slot_setters
 from chartscore.records.evidence import EvidenceChain, SourceKind, SourceLocation
@@ -113,7 +120,9 @@ class GoldField:
         case_id: Private join key; 1..128 characters. Never reported.
         field_id: Developer-authored field name such as ``dx.onset``; reported.
         field_type: :class:`FieldType` (or its string value).
-        value: The gold answer, or None when the chart cannot answer the field.
+        value: The gold answer, or None when the chart cannot answer the field, or
+            :data:`~chartscore.metrics.NOT_APPLICABLE` when the field does not apply to
+            the chart (the gold line's ``"not_applicable": true``; :attr:`not_applicable`).
             Must be valid for ``field_type``. A list, tuple or set of strings
             (multi-select) is stored as a frozenset.
 
@@ -128,7 +137,7 @@ class GoldField:
     case_id: str = attrs.field(repr=False)
     field_id: str
     field_type: FieldType
-    value: Value = attrs.field(repr=False)
+    value: GoldValue = attrs.field(repr=False)
 
     def __init__(self, case_id: str, field_id: str, field_type: object, value: object) -> None:
         # Validate first, then fill the slots (see chartscore.records._frozen). Written
@@ -156,7 +165,7 @@ class GoldField:
                 fail(ErrorCode.INVALID_FIELD_TYPE)
         # The value rules (invalid_value, then invalid_gold_value); the common
         # exact types are decided here, the rest by _gold_value_code.
-        if value is not None:
+        if value is not None and value is not NOT_APPLICABLE:
             if kind is str:
                 valid = field_type in _ANY_STRING_GOLD or _valid_gold_string(field_type, value)  # type: ignore[arg-type]
             elif kind is bool:
@@ -175,7 +184,12 @@ class GoldField:
         _set_gold_field_type(self, field_type)
         _set_gold_value(self, value)
 
-    def __reduce__(self) -> tuple[type[GoldField], tuple[str, str, FieldType, Value]]:
+    @property
+    def not_applicable(self) -> bool:
+        """Whether the field does not apply to the chart (the value is ``NOT_APPLICABLE``)."""
+        return self.value is NOT_APPLICABLE
+
+    def __reduce__(self) -> tuple[type[GoldField], tuple[str, str, FieldType, GoldValue]]:
         # Pickled and copied by calling the class again: a loaded record is validated too.
         return type(self), (self.case_id, self.field_id, self.field_type, self.value)
 
@@ -185,8 +199,9 @@ class GoldField:
 
         The file reader's rules and codes, in its order: exactly the keys
         ``case_id``, ``field_id``, ``field_type`` and ``value`` (a missing key
-        is named, as in a file); JSON-like values, so a list (or tuple) of
-        strings is a multi-select value and a dict is an invalid value.
+        is named, as in a file), and optionally ``not_applicable``; JSON-like
+        values, so a list (or tuple) of strings is a multi-select value and a
+        dict is an invalid value.
 
         Raises:
             ChartscoreError: ``not_an_object``, ``missing_key``,

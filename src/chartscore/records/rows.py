@@ -16,12 +16,13 @@ from typing import Final
 
 from chartscore import _format
 from chartscore.errors import ErrorCode, fail
-from chartscore.metrics import FieldType, Value
+from chartscore.metrics import NOT_APPLICABLE, FieldType, GoldValue, Value
 from chartscore.records import _rules
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.records.prediction_row import PredictionRow
 
 GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
+GOLD_ALLOWED: Final = GOLD_KEYS | frozenset(_format.GOLD_OPTIONAL_KEYS)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
 PREDICTION_KEYS: Final = frozenset(_format.PREDICTION_KEY_ORDER)
 CHAIN_KEYS: Final = frozenset(_format.CHAIN_KEY_ORDER)
@@ -144,21 +145,44 @@ def _identity(row: dict[str, object]) -> tuple[str, str]:
     return case_id, field_id  # type: ignore[return-value]
 
 
-def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, Value]:
+def gold_row(row: dict[str, object]) -> tuple[str, str, FieldType, GoldValue]:
     """``(case_id, field_id, field_type, value)`` from a gold object, check by check.
+
+    The optional ``not_applicable`` key: ``true`` (with a null value) gives the value
+    :data:`~chartscore.metrics.NOT_APPLICABLE`; ``false`` is an ordinary row.
 
     Raises:
         ChartscoreError: ``unknown_key``, ``missing_key``, ``invalid_case_id``,
-            ``invalid_field_id``, ``invalid_field_type`` or ``invalid_value``.
+            ``invalid_field_id``, ``invalid_field_type``, ``invalid_value`` or
+            ``invalid_not_applicable`` (not a boolean, or true beside a value).
             (Whether the value suits the type is checked by the scorer.)
     """
-    if row.keys() != GOLD_KEYS:
-        _check_keys(row.keys(), _format.GOLD_KEY_ORDER, GOLD_KEYS, GOLD_KEYS)
+    keys = row.keys()
+    if keys != GOLD_KEYS:
+        _check_keys(keys, _format.GOLD_KEY_ORDER, GOLD_KEYS, GOLD_ALLOWED)
     case_id, field_id = _identity(row)
     field_type = row["field_type"]
     if type(field_type) is not str or field_type not in _FIELD_TYPES:
         fail(ErrorCode.INVALID_FIELD_TYPE)
-    return case_id, field_id, _FIELD_TYPES[field_type], _value(row["value"])
+    value = _value(row["value"])
+    if len(keys) != len(GOLD_KEYS):
+        return case_id, field_id, _FIELD_TYPES[field_type], not_applicable(row, value)
+    return case_id, field_id, _FIELD_TYPES[field_type], value
+
+
+def not_applicable(row: Mapping[str, object], value: Value) -> GoldValue:
+    """A gold row's value under its ``not_applicable`` key (present): the value, or the marker.
+
+    Raises:
+        ChartscoreError: ``invalid_not_applicable`` when the key is not a boolean, or is
+            true beside a value that is not null.
+    """
+    flag = row["not_applicable"]
+    if flag is False:
+        return value
+    if flag is not True or value is not None:
+        fail(ErrorCode.INVALID_NOT_APPLICABLE)
+    return NOT_APPLICABLE
 
 
 def prediction_row(row: dict[str, object]) -> PredictionRow:

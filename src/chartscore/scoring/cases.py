@@ -30,7 +30,16 @@ from chartscore.documents.tally import (
     SliceTally,
     Tally,
 )
-from chartscore.metrics import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE, FieldType
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.metrics import (
+    ANSWERABLE,
+    ANSWERED,
+    MISSING,
+    NOT_APPLICABLE,
+    WRONG_TYPE,
+    FieldType,
+    GoldValue,
+)
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
@@ -75,6 +84,20 @@ class CaseTrackingScorer(Scorer):
             plugins = () if layout is None or spec is None else layout.metric_names_of(spec.plugins)
             group = self._group_of[field_id] = (field_type.value, rule.extra_metrics + plugins)
         return group
+
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None:
+        """Add one validated gold row (see :meth:`Scorer.add_gold`).
+
+        Raises:
+            ChartscoreError: ``not_applicable_unsupported`` for a not-applicable gold row:
+                disclosure control does not model its counts yet (docs/disclosure.md), so
+                ``share`` and a site's partial refuse it rather than publish it unprotected.
+        """
+        if value is NOT_APPLICABLE:
+            raise ChartscoreError(ErrorCode.NOT_APPLICABLE_UNSUPPORTED, input=InputKind.GOLD)
+        super().add_gold(case_id, field_id, field_type, value)
 
     def add_row(self, row: PredictionRow) -> int:
         """Join and count one prediction (see :class:`Scorer`) and record its row class."""

@@ -31,7 +31,7 @@ from chartscore.documents.comparison import (
 from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
 from chartscore.documents.tally import TYPE_METRICS, SliceTally, pool
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.metrics import FieldType, Value
+from chartscore.metrics import NOT_APPLICABLE, FieldType, GoldValue
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema, to_schema
@@ -129,8 +129,17 @@ class PairedScorer:
     def __repr__(self) -> str:
         return f"PairedScorer(<{len(self._fields)} fields; values hidden>)"
 
-    def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
-        """Add one validated gold row (see :meth:`Scorer.add_gold`)."""
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None:
+        """Add one validated gold row (see :meth:`Scorer.add_gold`).
+
+        Raises:
+            ChartscoreError: ``not_applicable_unsupported`` for a not-applicable gold row:
+                a comparison does not pair those rows' counts yet (docs/compare.md).
+        """
+        if value is NOT_APPLICABLE:
+            raise ChartscoreError(ErrorCode.NOT_APPLICABLE_UNSUPPORTED, input=InputKind.GOLD)
         self._gold.add_gold(case_id, field_id, field_type, value)
 
     def close_gold(self) -> None:

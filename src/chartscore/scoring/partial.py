@@ -43,6 +43,7 @@ from chartscore.metrics import (
     ITEMS,
     LABELS,
     MAJORITY,
+    NOT_APPLICABLE_COUNTS,
     FieldType,
 )
 from chartscore.records.schema import FieldSpec
@@ -176,6 +177,8 @@ class FieldCounts:
         "label_gold",
         "label_rows",
         "matched_items",
+        "not_applicable",
+        "not_applicable_answer",
         "outcomes",
         "spec",
         "unanswerable",
@@ -187,6 +190,8 @@ class FieldCounts:
         self.spec = spec
         self.answerable = 0
         self.unanswerable = 0
+        self.not_applicable = 0
+        self.not_applicable_answer = 0
         self.outcomes: dict[int, int] = {}
         self.gold_items = 0
         self.answered_items = 0
@@ -227,6 +232,8 @@ class FieldCounts:
             raise ChartscoreError(ErrorCode.INCONSISTENT_FIELD_TYPE, input=InputKind.GOLD)
         self.answerable += other.answerable
         self.unanswerable += other.unanswerable
+        self.not_applicable += other.not_applicable
+        self.not_applicable_answer += other.not_applicable_answer
         outcomes = self.outcomes
         for mask, count in other.outcomes.items():
             outcomes[mask] = outcomes.get(mask, 0) + count
@@ -320,6 +327,19 @@ class FieldCounts:
             labels=labels,
             magnitude=self.magnitude(),
             uncertainty=self.uncertainty_sums(count(ANSWERED | ANSWERABLE)),
+            not_applicable=self.not_applicable_counts(),
+        )
+
+    def not_applicable_counts(self) -> dict[str, int] | None:
+        """``not_applicable_count`` and ``not_applicable_answer``; None without such rows."""
+        if not self.not_applicable:
+            return None
+        return dict(
+            zip(
+                NOT_APPLICABLE_COUNTS,
+                (self.not_applicable, self.not_applicable_answer),
+                strict=True,
+            )
         )
 
     def uncertainty_sums(self, answered_answerable: int) -> UncertaintySums:

@@ -203,10 +203,14 @@ def partial_document(
             partial does not track cases (a partial of
             :class:`~chartscore.scoring.cases.CaseTrackingScorer` is needed, so
             that the merged partials can be shared), or ``ids`` that are not
-            distinct ids of :func:`new_partial_id`'s form.
+            distinct ids of :func:`new_partial_id`'s form;
+            ``not_applicable_unsupported`` when a field has not-applicable gold rows (a
+            partial does not carry their counts yet: docs/partials.md).
     """
     if partial.cases is None:
         raise ChartscoreError(ErrorCode.USAGE)
+    if any(counts.not_applicable for counts in partial.fields.values()):
+        raise ChartscoreError(ErrorCode.NOT_APPLICABLE_UNSUPPORTED, input=InputKind.GOLD)
     written_ids = [new_partial_id()] if ids is None else sorted(ids)
     if not written_ids or len(set(written_ids)) != len(written_ids):
         raise ChartscoreError(ErrorCode.USAGE)

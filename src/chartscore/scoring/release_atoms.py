@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
-from chartscore.metrics import FieldType, Value
+from chartscore.metrics import FieldType, GoldValue
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
@@ -62,7 +62,9 @@ class AtomScorer(CaseTrackingScorer):
     def _atom(self, case_id: str) -> tuple[int, ...]:
         return self._membership.get(case_id, ())
 
-    def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None:
         """Add one gold row to the cohort and to its case's atom."""
         super().add_gold(case_id, field_id, field_type, value)
         pattern = self._atom(case_id)

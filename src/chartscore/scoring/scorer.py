@@ -29,9 +29,11 @@ from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
     NORMALIZED,
+    NOT_APPLICABLE,
     SUPPORTED,
     WRONG_TYPE,
     FieldType,
+    GoldValue,
     Value,
 )
 from chartscore.records.match_engines import require_match_engines
@@ -51,6 +53,8 @@ _ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
 # A gold row whose prediction has been counted holds its row class, an int
 # (scoring.clusters): the clustered intervals of pooled slices are read off them.
 _IGNORED: Final = -1  # add_row's answer for a skipped extra prediction
+NOT_APPLICABLE_ROW: Final = -2
+"""add_row's answer for a prediction on a not-applicable gold row: counted apart, no outcome."""
 
 ExtraPredictions = Literal["error", "ignore"]
 EXTRA_PREDICTIONS: Final = ("error", "ignore")
@@ -62,6 +66,7 @@ class FieldState:
 
     __slots__ = (
         "answer_key",
+        "apart",
         "cases",
         "check_gold",
         "coding",
@@ -99,6 +104,8 @@ class FieldState:
         self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
         self.cases: dict[str, Any] = {}
+        # case id -> whether a prediction was seen, for the not-applicable gold rows (kept apart)
+        self.apart: dict[str, bool] = {}
 
     def missing(self, entry: object) -> int:
         """The row class of a gold row (``entry``: its gold, or UNANSWERABLE) with no answer."""
@@ -153,14 +160,24 @@ class Scorer:
         self._ignored = 0
         self._classes: dict[int, int] = {}
 
-    def add_gold(self, case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
-        """Add one validated gold row."""
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None:
+        """Add one validated gold row (a not-applicable one is kept apart: docs/metrics.md)."""
         state = self._fields.get(field_id)
         if state is None or state.field_type is not field_type:
             state = self._field(field_id, field_type)
         cases = state.cases
         size = len(cases)
         counts = state.counts
+        if state.apart and case_id in state.apart:
+            raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
+        if value is NOT_APPLICABLE:
+            if case_id in cases:
+                raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
+            state.apart[case_id] = False
+            counts.not_applicable += 1
+            return
         if value is None:
             cases.setdefault(case_id, UNANSWERABLE)
             if len(cases) == size:
@@ -220,6 +237,8 @@ class Scorer:
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if entry is None:
+            if state is not None and case_id in state.apart:
+                return _not_applicable(state, case_id, value)
             if not self._ignore_extra:
                 raise ChartscoreError(ErrorCode.UNKNOWN_PREDICTION_KEY, input=InputKind.PREDICTIONS)
             self._ignored += 1
@@ -344,6 +363,17 @@ class Scorer:
     def field_rule(self, field_id: str) -> FieldRule:
         """The agreement rule of a gold field id."""
         return self._fields[field_id].rule
+
+
+def _not_applicable(state: FieldState, case_id: str, value: Value) -> int:
+    # A prediction on a not-applicable gold row: an answer is counted apart, an abstention
+    # nowhere; the row keeps no outcome.
+    if state.apart[case_id]:
+        raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
+    state.apart[case_id] = True
+    if value is not None:
+        state.counts.not_applicable_answer += 1
+    return NOT_APPLICABLE_ROW
 
 
 def judge(

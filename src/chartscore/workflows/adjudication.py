@@ -55,7 +55,7 @@ from chartscore.io.ledger_file import append_line
 from chartscore.io.output import check_outputs
 from chartscore.ledger.adjudication import COUNT_NAMES, AdjudicationEntry
 from chartscore.ledger.entry import utc_time
-from chartscore.metrics import FieldType, Value
+from chartscore.metrics import FieldType, GoldValue
 from chartscore.records.gold_identity import LedgerKey, gold_identity
 from chartscore.records.model import GoldField
 from chartscore.records.normalize import normalize_text
@@ -168,6 +168,10 @@ def adjudicate_files(
                     ErrorCode.DUPLICATE_WORKLIST_ROW, input=InputKind.WORKLIST, line=line
                 )
             seen.add(position)
+            if previous[position].not_applicable:  # never a worklist row: not scored
+                raise ChartscoreError(
+                    ErrorCode.NOT_APPLICABLE_UNSUPPORTED, input=InputKind.WORKLIST, line=line
+                )
             if not answer.strip():
                 counts["blank"] += 1
                 continue
@@ -269,7 +273,7 @@ def _read_gold(gold: InputPath, schema: Schema | None) -> list[GoldField]:
     scorer = Scorer(schema)
     rows: list[GoldField] = []
 
-    def add(case_id: str, field_id: str, field_type: FieldType, value: Value) -> None:
+    def add(case_id: str, field_id: str, field_type: FieldType, value: GoldValue) -> None:
         scorer.add_gold(case_id, field_id, field_type, value)
         rows.append(GoldField(case_id, field_id, field_type, value))
 
@@ -326,7 +330,7 @@ def _answer_value(field_type: FieldType, answer: str, spec: FieldSpec | None) ->
     return _INVALID_CELL if value is INVALID else value
 
 
-def _same(old: Value, new: Value) -> bool:
+def _same(old: GoldValue, new: GoldValue) -> bool:
     """Whether an answer is what gold held already, exactly (its written form included)."""
     if type(old) is not type(new):
         return False
@@ -335,7 +339,7 @@ def _same(old: Value, new: Value) -> bool:
     return old == new
 
 
-def _change(old: Value, new: Value) -> str:
+def _change(old: GoldValue, new: GoldValue) -> str:
     if new is None:
         return "now_unanswerable"
     if old is None:
