@@ -118,3 +118,37 @@ def test_worklist_counts_what_extra_predictions_ignore_left_out(tmp_path: Path) 
         assert "c9-private" not in err and "c9-private" not in out.read_text(encoding="utf-8")
     status, _, err = run([*argv, "--out", str(tmp_path / "plain.csv")])
     assert status != 0 and "ignored" not in err
+
+
+def test_list_ignored_lists_blank_versus_filled_rows(tmp_path: Path) -> None:
+    gold = write_jsonl(tmp_path / "gold.jsonl", GOLD)
+    extra = {"case_id": "c9-private", "field_id": "hx.smoking", "value": "never"}
+    predictions = write_jsonl(tmp_path / "pred.jsonl", [*as_predictions(GOLD), extra])
+    out = tmp_path / "worklist.csv"
+    argv = ["worklist", "--gold", str(gold), "--predictions", str(predictions), "--out", str(out)]
+    status, _, err = run([*argv, "--extra-predictions", "ignore", "--list-ignored"])
+    assert status == 0 and "c9-private" not in err
+    assert err == (
+        "chartscore: worklist: 1 disagreements (1 not_in_gold); patient-level, inside only: "
+        "never share it\n"
+    )
+    assert out.read_text(encoding="utf-8").splitlines()[1:] == [
+        "case_id,field_id,outcome",
+        "c9-private,hx.smoking,not_in_gold",
+    ]
+    status, _, err = run([*argv, "--list-ignored"])
+    assert status == 2 and "--list-ignored needs --extra-predictions ignore" in err
+
+
+def test_an_answer_on_a_not_applicable_row_is_listed(tmp_path: Path) -> None:
+    rows = [*GOLD, {"case_id": "c3", "field_id": "echo.lvef", "field_type": "number",
+                    "value": None, "not_applicable": True}]  # fmt: skip
+    gold = write_jsonl(tmp_path / "gold.jsonl", rows)
+    answered = {"case_id": "c3", "field_id": "echo.lvef", "value": 40}
+    for extra, expected in (([answered], ["c3,echo.lvef,answered_not_applicable"]), ([], [])):
+        predictions = write_jsonl(tmp_path / "pred.jsonl", [*as_predictions(GOLD), *extra])
+        out = tmp_path / "worklist.csv"
+        argv = ["worklist", "--gold", str(gold), "--predictions", str(predictions)]
+        assert run([*argv, "--out", str(out)])[0] == 0
+        assert out.read_text(encoding="utf-8").splitlines()[2:] == expected
+        out.unlink()

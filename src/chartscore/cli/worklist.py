@@ -38,12 +38,15 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     schema = optional_input(args.schema)
     inputs = (gold, predictions, schema)
     check_output(args.out, inputs=inputs)
+    if args.list_ignored and extra_predictions(args) != "ignore":
+        raise UsageError("--list-ignored needs --extra-predictions ignore", NAME)
     found = worklist_files(
         gold,
         predictions,
         schema=schema,
         extra_predictions=extra_predictions(args),
         parallel=parallel(args),
+        list_ignored=bool(args.list_ignored),
     )
     write_worklist(
         found, args.out, inputs=inputs, adjudication_column=bool(args.adjudication_column)
@@ -55,7 +58,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         + (f" ({by_class})" if by_class else "")
         + "; patient-level, inside only: never share it\n",
     )
-    if found.ignored_prediction_count:
+    if found.ignored_prediction_count and not args.list_ignored:
         say(
             streams.err,
             f"{PROGRAM}: worklist: {found.ignored_prediction_count:,} predictions whose key is "
@@ -79,6 +82,11 @@ COMMAND: Final = Command(
             "--out", "the worklist file to write (required; never stdout)", "FILE", required=True
         ),
         EXTRA_PREDICTIONS,
+        Option(
+            "--list-ignored",
+            "with --extra-predictions ignore: list each prediction whose key gold does not "
+            "hold (gold blank, system filled) as a row of class not_in_gold",
+        ),
         Option(
             "--adjudication-column",
             "add an empty last column, adjudicated, for the abstractors' answers "

@@ -38,7 +38,7 @@ from chartscore.metrics import (
 )
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
-from chartscore.scoring.scorer import ExtraPredictions, Scorer
+from chartscore.scoring.scorer import NOT_APPLICABLE_ROW, ExtraPredictions, Scorer
 
 OUTCOME_CLASSES: Final = (
     "missing",
@@ -48,8 +48,14 @@ OUTCOME_CLASSES: Final = (
     "wrong_answer",
     "partial_match",
     "within_tolerance",
+    "answered_not_applicable",
+    "not_in_gold",
 )
-"""Every class a disagreement can have (the closed vocabulary of docs/worklist.md)."""
+"""Every class a disagreement can have (the closed vocabulary of docs/worklist.md).
+
+``answered_not_applicable``: gold says the field does not apply, the system answered.
+``not_in_gold``: a prediction whose key gold does not hold (gold blank, system filled),
+listed only when asked (``list_ignored``, with ``extra_predictions="ignore"``)."""
 
 Disagreement = tuple[str, str, str]
 """(case id, field id, outcome class): private, the case id is patient-level."""
@@ -82,15 +88,25 @@ class DisagreementScorer(Scorer):
     """
 
     def __init__(
-        self, schema: Schema | None = None, *, extra_predictions: ExtraPredictions = "error"
+        self,
+        schema: Schema | None = None,
+        *,
+        extra_predictions: ExtraPredictions = "error",
+        list_ignored: bool = False,
     ) -> None:
         super().__init__(schema, extra_predictions=extra_predictions)
         self._disagreements: list[Disagreement] = []
+        self._list_ignored = list_ignored
 
     def add_row(self, row: PredictionRow) -> int:
         """Join and count one prediction (see :class:`Scorer`); keep it if it disagrees."""
         mask = super().add_row(row)
-        found = outcome_class(mask) if mask >= 0 else None
+        if mask >= 0:
+            found = outcome_class(mask)
+        elif mask == NOT_APPLICABLE_ROW:
+            found = None if row.value is None else "answered_not_applicable"
+        else:  # a prediction whose key gold does not hold, skipped
+            found = "not_in_gold" if self._list_ignored else None
         if found is not None:
             self._disagreements.append((row.case_id, row.field_id, found))
         return mask

@@ -102,15 +102,23 @@ def worklist(
     *,
     schema: Schema | Mapping[str, object] | None = None,
     extra_predictions: ExtraPredictions = "error",
+    list_ignored: bool = False,
 ) -> Worklist:
     """The disagreements of ``predictions`` with ``gold``, scored as :func:`chartscore.score`.
 
+    ``list_ignored`` (with ``extra_predictions="ignore"``) lists each prediction whose key
+    gold does not hold as a row of class ``not_in_gold``.
+
     Raises:
-        ChartscoreError: every code of :func:`chartscore.score`.
+        ChartscoreError: every code of :func:`chartscore.score`; ``usage`` for
+            ``list_ignored`` without ``extra_predictions="ignore"``.
     """
     check_options(extra_predictions, False)
+    _check_list_ignored(list_ignored, extra_predictions)
     scorer = DisagreementScorer(
-        None if schema is None else to_schema(schema), extra_predictions=extra_predictions
+        None if schema is None else to_schema(schema),
+        extra_predictions=extra_predictions,
+        list_ignored=list_ignored,
     )
     with collector_paused():
         feed_records(scorer, gold, predictions)
@@ -124,16 +132,26 @@ def worklist_files(
     schema: Schema | InputPath | None = None,
     extra_predictions: ExtraPredictions = "error",
     parallel: bool = False,
+    list_ignored: bool = False,
 ) -> Worklist:
     """The disagreements of a predictions file with a gold file (read as ``score_files`` reads).
 
     Raises:
-        ChartscoreError: every code of :func:`chartscore.score_files`.
+        ChartscoreError: every code of :func:`chartscore.score_files`; ``usage`` for
+            ``list_ignored`` without ``extra_predictions="ignore"``.
     """
     check_file_options(None, parallel, extra_predictions, False)
-    scorer = DisagreementScorer(resolve_schema(schema), extra_predictions=extra_predictions)
+    _check_list_ignored(list_ignored, extra_predictions)
+    scorer = DisagreementScorer(
+        resolve_schema(schema), extra_predictions=extra_predictions, list_ignored=list_ignored
+    )
     feed_files(scorer, gold, predictions, parallel=parallel)
     return Worklist(tuple(scorer.disagreements()), scorer.ignored_prediction_count)
+
+
+def _check_list_ignored(list_ignored: object, extra_predictions: object) -> None:
+    if type(list_ignored) is not bool or (list_ignored and extra_predictions != "ignore"):
+        raise ChartscoreError(ErrorCode.USAGE)
 
 
 def write_worklist(
