@@ -10,7 +10,6 @@ benchmark's (docs/metrics.md quotes it).
 from __future__ import annotations
 
 import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -27,8 +26,8 @@ pytestmark = [
 
 
 def _grid() -> ModuleType:
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
+    # Loaded from its file, never by putting benchmarks/ on sys.path: its dask.py would then
+    # stand for the dask package in every later test of the run.
     spec = importlib.util.spec_from_file_location("coverage_grid", BENCHMARKS / "coverage_grid.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
