@@ -22,14 +22,15 @@ import itertools
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
 from chartscore._version import __version__
-from chartscore.documents import _strict_json, display
+from chartscore.documents import _strict_json
 from chartscore.documents._shell import SCORER_NAME, read_confidence, read_scorer
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.display import Displayed
 from chartscore.errors import valid_field_id
 from chartscore.metrics import FieldType
 from chartscore.stats.binomial import wilson_interval
@@ -268,7 +269,7 @@ def ceiling_of(results: Mapping[str, CountResult]) -> dict[str, object]:
 
 
 @attrs.frozen
-class Agreement:
+class Agreement(Displayed):
     """The agreement document: raters, per-field figures, the pooled pairs, gold if given."""
 
     raters: tuple[str, ...]
@@ -290,26 +291,6 @@ class Agreement:
             "pooled": {"pairs": [pair.to_dict(pooled=True) for pair in self.pooled]},
             "gold": None if self.gold is None else self.gold.to_dict(),
         }
-
-    def to_pandas(self) -> Any:
-        """This agreement document's estimates as a tidy ``pandas.DataFrame``.
-
-        One row per slice, metric and label, as ``chartscore render --format csv`` writes
-        them, typed: counts ``Int64``, rates and intervals ``float64``; a withheld number
-        is missing, with its published range beside it (:mod:`chartscore.render.frames`
-        lists the columns; docs/reports.md, "Notebooks"). Also
-        ``chartscore.to_pandas(document)``.
-
-        Raises:
-            ChartscoreError: ``missing_dependency`` without pandas:
-                ``pip install 'chartscore[pandas]'``.
-        """
-        return display.frame(self)
-
-    def _repr_html_(self) -> str | None:
-        # A notebook's rich display: the HTML renderer's tables (no script, no external
-        # reference), made by the render layer through the hook in documents/display.py.
-        return display.html(self)
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""

@@ -21,13 +21,13 @@ Value-free: this module imports only ``tally``, ``stats``, ``report``,
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 import attrs
 
 from chartscore import metrics as catalog
 from chartscore._version import __version__
-from chartscore.documents import _shell, _strict_json, display
+from chartscore.documents import _shell, _strict_json
 from chartscore.documents._shell import (
     check_slices,
     check_strata,
@@ -37,6 +37,7 @@ from chartscore.documents._shell import (
     shell_members,
 )
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.display import Displayed
 from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
@@ -545,7 +546,7 @@ def comparison_warnings(overall: ComparisonSlice) -> tuple[str, ...]:
 
 
 @attrs.frozen
-class Comparison:
+class Comparison(Displayed):
     """A comparison of two systems on the same gold set; it may leave the environment.
 
     Holds counts, intervals, differences, p-values, field ids, closed type and
@@ -615,26 +616,6 @@ class Comparison:
         if self.by_stratum:
             out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
         return out
-
-    def to_pandas(self) -> Any:
-        """This comparison's estimates as a tidy ``pandas.DataFrame``.
-
-        One row per slice, metric and label, as ``chartscore render --format csv`` writes
-        them, typed: counts ``Int64``, rates and intervals ``float64``; a withheld number
-        is missing, with its published range beside it (:mod:`chartscore.render.frames`
-        lists the columns; docs/reports.md, "Notebooks"). Also
-        ``chartscore.to_pandas(document)``.
-
-        Raises:
-            ChartscoreError: ``missing_dependency`` without pandas:
-                ``pip install 'chartscore[pandas]'``.
-        """
-        return display.frame(self)
-
-    def _repr_html_(self) -> str | None:
-        # A notebook's rich display: the HTML renderer's tables (no script, no external
-        # reference), made by the render layer through the hook in documents/display.py.
-        return display.html(self)
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from chartscore.errors import ChartscoreError, ErrorCode
 
-__all__ = ["frame", "html", "register"]
+__all__ = ["Displayed", "frame", "html", "register"]
 
 _Hook = Callable[[Any], Any]
 _HOOKS: dict[str, _Hook] = {}
@@ -45,3 +45,29 @@ def html(document: object) -> str | None:
     """The document's notebook HTML, or None (plain ``repr``) if no renderer is registered."""
     hook = _HOOKS.get("html")
     return None if hook is None else str(hook(document))
+
+
+class Displayed:
+    """The notebook methods every document has: ``to_pandas()`` and ``_repr_html_()``."""
+
+    __slots__ = ()
+
+    def to_pandas(self) -> Any:
+        """This document's estimates as a tidy ``pandas.DataFrame``.
+
+        One row per slice, metric and label, as ``chartscore render --format csv`` writes
+        them, typed: counts ``Int64``, rates and intervals ``float64``; a withheld number
+        is missing, with its published range beside it (:mod:`chartscore.render.frames`
+        lists the columns; docs/reports.md, "Notebooks"). Also
+        ``chartscore.to_pandas(document)``.
+
+        Raises:
+            ChartscoreError: ``missing_dependency`` without pandas:
+                ``pip install 'chartscore[pandas]'``.
+        """
+        return frame(self)
+
+    def _repr_html_(self) -> str | None:
+        # A notebook's rich display: the HTML renderer's tables (no script, no external
+        # reference), made by the render layer through the hook above.
+        return html(self)

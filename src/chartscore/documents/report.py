@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 import attrs
 
 from chartscore import metrics as catalog
 from chartscore._version import __version__
-from chartscore.documents import _strict_json, display
+from chartscore.documents import _strict_json
 from chartscore.documents._shell import (
     COUNT_SUMS,
     FIELD_TYPE_NAMES,
@@ -40,6 +40,7 @@ from chartscore.documents._shell import (
     shell_members,
 )
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.display import Displayed
 from chartscore.documents.metric_results import (
     Clustering,
     CoefficientResult,
@@ -577,7 +578,7 @@ def _check_identities(
 
 
 @attrs.frozen
-class Report:
+class Report(Displayed):
     """A scoring report that may leave the protected environment.
 
     Attributes:
@@ -809,26 +810,6 @@ class Report:
         if self.overall_weighted is not None:
             out["overall_weighted"] = self.overall_weighted.to_dict()
         return out
-
-    def to_pandas(self) -> Any:
-        """This report's estimates as a tidy ``pandas.DataFrame``.
-
-        One row per slice, metric and label, as ``chartscore render --format csv`` writes
-        them, typed: counts ``Int64``, rates and intervals ``float64``; a withheld number
-        is missing, with its published range beside it (:mod:`chartscore.render.frames`
-        lists the columns; docs/reports.md, "Notebooks"). Also
-        ``chartscore.to_pandas(document)``.
-
-        Raises:
-            ChartscoreError: ``missing_dependency`` without pandas:
-                ``pip install 'chartscore[pandas]'``.
-        """
-        return display.frame(self)
-
-    def _repr_html_(self) -> str | None:
-        # A notebook's rich display: the HTML renderer's tables (no script, no external
-        # reference), made by the render layer through the hook in documents/display.py.
-        return display.html(self)
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""

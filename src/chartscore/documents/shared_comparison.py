@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import partial
-from typing import Any, Final, NoReturn
+from typing import Final, NoReturn
 
 import attrs
 
 from chartscore._version import __version__
-from chartscore.documents import _strict_json, display
+from chartscore.documents import _strict_json
 from chartscore.documents._shell import (
     COUNT_SUMS,
     TOP_KEYS,
@@ -43,6 +43,7 @@ from chartscore.documents.comparison import (
     PairedMetricResult,
     read_clustering,
 )
+from chartscore.documents.display import Displayed
 from chartscore.documents.report import CORE_TOTALS, MetricResult
 from chartscore.documents.shared_disclosure import read_disclosure
 from chartscore.documents.shared_metric import (
@@ -419,7 +420,7 @@ class SharedComparisonSlice:
 
 
 @attrs.frozen
-class SharedComparison(KeyedNumbers):
+class SharedComparison(KeyedNumbers, Displayed):
     """A comparison that passed disclosure control (docs/disclosure.md).
 
     Attributes:
@@ -461,26 +462,6 @@ class SharedComparison(KeyedNumbers):
             "by_field": {k: v.to_dict() for k, v in self.by_field.items()},
             "by_field_type": {k: v.to_dict() for k, v in self.by_field_type.items()},
         }
-
-    def to_pandas(self) -> Any:
-        """This shared comparison's estimates as a tidy ``pandas.DataFrame``.
-
-        One row per slice, metric and label, as ``chartscore render --format csv`` writes
-        them, typed: counts ``Int64``, rates and intervals ``float64``; a withheld number
-        is missing, with its published range beside it (:mod:`chartscore.render.frames`
-        lists the columns; docs/reports.md, "Notebooks"). Also
-        ``chartscore.to_pandas(document)``.
-
-        Raises:
-            ChartscoreError: ``missing_dependency`` without pandas:
-                ``pip install 'chartscore[pandas]'``.
-        """
-        return display.frame(self)
-
-    def _repr_html_(self) -> str | None:
-        # A notebook's rich display: the HTML renderer's tables (no script, no external
-        # reference), made by the render layer through the hook in documents/display.py.
-        return display.html(self)
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON."""

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from decimal import Decimal
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 import attrs
 
 from chartscore._version import __version__
-from chartscore.documents import _strict_json, display
+from chartscore.documents import _strict_json
 from chartscore.documents._shell import (
     COUNT_SUMS,
     STRATA_KEYS,
@@ -46,6 +46,7 @@ from chartscore.documents._shell import (
 )
 from chartscore.documents._strict_json import require_plain
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.display import Displayed
 from chartscore.documents.plugin_layout import (
     PluginStamp,
     check_plugin_metrics,
@@ -370,7 +371,7 @@ class KeyedNumbers:
 
 
 @attrs.frozen
-class SharedReport(KeyedNumbers):
+class SharedReport(KeyedNumbers, Displayed):
     """A report that passed disclosure control: small cells are ``None``.
 
     Attributes:
@@ -508,26 +509,6 @@ class SharedReport(KeyedNumbers):
                 for k, parts in self.by_stratum_field_type.items()
             }
         return out
-
-    def to_pandas(self) -> Any:
-        """This shared report's estimates as a tidy ``pandas.DataFrame``.
-
-        One row per slice, metric and label, as ``chartscore render --format csv`` writes
-        them, typed: counts ``Int64``, rates and intervals ``float64``; a withheld number
-        is missing, with its published range beside it (:mod:`chartscore.render.frames`
-        lists the columns; docs/reports.md, "Notebooks"). Also
-        ``chartscore.to_pandas(document)``.
-
-        Raises:
-            ChartscoreError: ``missing_dependency`` without pandas:
-                ``pip install 'chartscore[pandas]'``.
-        """
-        return display.frame(self)
-
-    def _repr_html_(self) -> str | None:
-        # A notebook's rich display: the HTML renderer's tables (no script, no external
-        # reference), made by the render layer through the hook in documents/display.py.
-        return display.html(self)
 
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same report, everywhere."""
