@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore.disclosure import comparison_share
-from chartscore.disclosure.comparison_audit import audit_comparison
+from chartscore.disclosure.attack import audit_comparison
 from chartscore.disclosure.comparison_share import COMPARISON_PRICING, share_comparison
 from chartscore.disclosure.optimal import Solution
 from chartscore.documents.comparison import Comparison

@@ -22,8 +22,7 @@ pytest.importorskip("scipy")
 
 from chartscore import compare, score
 from chartscore.disclosure.attack import published_values
-from chartscore.disclosure.comparison_audit import published_values as comparison_values
-from chartscore.disclosure.comparison_model import ComparisonModel
+from chartscore.disclosure.comparison_model import ComparisonModel, comparison_values
 from chartscore.disclosure.paired_block import state_of
 from chartscore.disclosure.publication import audit_publication
 from chartscore.disclosure.suppress import _with_figures

@@ -20,8 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chartscore.cli import main
-from chartscore.disclosure.comparison_audit import audit_comparison, published_values
+from chartscore.disclosure.attack import audit_comparison
 from chartscore.disclosure.comparison_model import ComparisonModel
+from chartscore.disclosure.comparison_model import comparison_values as published_values
 from chartscore.disclosure.ranges import RangeSolver
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.shared_comparison import (

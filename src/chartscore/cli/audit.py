@@ -50,8 +50,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         return _audit_releases(args.shared, streams)
     if together:
         return _audit_publication(args, streams)
-    from chartscore.disclosure.attack import audit  # noqa: PLC0415
-    from chartscore.disclosure.comparison_audit import audit_comparison  # noqa: PLC0415
+    from chartscore.disclosure.attack import audit, audit_comparison  # noqa: PLC0415
 
     shared = _read_shared(input_argument(args.shared), comparison=True)
     declared = declared_min_cell(shared)

@@ -1,5 +1,6 @@
-"""The independent attacker's audit of a shared report (the module is named for the attack: its
-function, :func:`audit`, is what the package exports).
+"""The independent attacker's audit of a shared document: one attack for every kind (the module
+is named for the attack: its functions, :func:`audit` for a shared report and
+:func:`audit_comparison` for a shared comparison, are what the package exports).
 
 :func:`audit` reads only the shared report (the object or its JSON), exactly
 what an outsider holds. From its field types and metric names it builds the
@@ -37,6 +38,11 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure import split
+from chartscore.disclosure.comparison_model import (
+    ComparisonModel,
+    comparison_values,
+    derived_terms,
+)
 from chartscore.disclosure.error_counts import error_count_failures
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
@@ -53,6 +59,7 @@ from chartscore.disclosure.rule import (
     TOTAL,
     metric_quantity,
 )
+from chartscore.documents.shared_comparison import SharedComparison, difference_bound
 from chartscore.documents.shared_figures import (
     AGREED_Q,
     DISAGREED_Q,
@@ -317,13 +324,10 @@ def _sorted_rows(model: ReportModel, rows: list[AuditRow]) -> tuple[AuditRow, ..
     )
 
 
-def _range(
-    solver: RangeSolver,
-    quantity: Quantity,
-    published: Mapping[Key, int],
-    found: Mapping[Key, tuple[int, int | None]],
-) -> tuple[int, int | None]:
-    """A quantity's exact range; a metric's failures from its other part when one is shown.
+def _report_shortcut(
+    quantity: Quantity, published: Mapping[Key, int], found: Mapping[Key, Range]
+) -> Range | None:
+    """A metric's failures from its other part when one is shown (None: ask the solver).
 
     Failures are total minus success on every consistent table, so with the total
     published they range over total minus the success range (and the other way round).
@@ -338,7 +342,38 @@ def _range(
         if success in published and total in found:
             low, high = found[total]
             return low - published[success], None if high is None else high - published[success]
-    return solver.range_of(quantity.form)
+    return None
+
+
+def _comparison_shortcut(
+    quantity: Quantity, values: Mapping[Key, int | None], found: Mapping[Key, Range]
+) -> Range | None:
+    """A derived quantity's range from its one hidden term's (None: ask the solver).
+
+    The identity holds on every consistent table, so its extremes are the term's, shifted.
+    """
+    kind, name, label = quantity.key
+    try:
+        terms = derived_terms(label)
+    except ValueError:
+        return None
+    constant = 0
+    hidden: list[tuple[Key, int]] = []
+    for term, sign in terms:
+        value = values[kind, name, term]
+        if value is None:
+            hidden.append(((kind, name, term), sign))
+        else:
+            constant += sign * value
+    if len(hidden) != 1 or hidden[0][0] not in found:
+        return None
+    sign = hidden[0][1]
+    low, high = found[hidden[0][0]]
+    if sign > 0:
+        return constant + low, None if high is None else constant + high
+    if high is None:
+        return None  # unbounded term subtracted: the solver knows the floor (0)
+    return constant - high, constant - low
 
 
 def published_solver(build: Callable[[], RangeSolver]) -> RangeSolver | AuditRow:
@@ -455,6 +490,51 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
     return rows
 
 
+def comparison_range_failures(
+    shared: SharedComparison, proven: Mapping[Key, Range]
+) -> list[AuditRow]:
+    """:func:`range_failures` of a shared comparison: its ranges, each system's rate bounds
+    and each paired metric's difference bound, against what the attack proves."""
+    rows: list[AuditRow] = []
+    for key, shown in shared.ranges():
+        expected = proven.get(key)
+        if expected is None:
+            continue  # unresolved: its own row fails
+        status = range_status(shown, expected)
+        if status is not None:
+            rows.append(AuditRow(key[0], key[1], key[2] + RANGE_SUFFIX, *expected, status))
+    z = z_for(shared.confidence)
+    for kind, name, part in shared.slices():
+        for metric, item in part.paired.items():
+            keys = [quantity for quantity, _ in item.numbers(metric)]
+            ranges = [proven[kind, name, q] for q in keys if (kind, name, q) in proven]
+            if len(ranges) != len(keys):
+                continue
+            total, baseline, candidate, b, c = ranges
+            for system, side, success in (
+                ("baseline", item.baseline, baseline),
+                ("candidate", item.candidate, candidate),
+            ):
+                if side.rate_bound is None:
+                    continue
+                expected_bound = rate_bound(success, total, pooled=side.pooled, z=z)
+                status = bound_status(side.rate_bound, expected_bound)
+                if status is not None:
+                    rows.append(
+                        AuditRow(kind, name, f"{metric}.{system}.rate_bound", None, None, status)
+                    )
+            if item.difference_bound is not None:
+                expected_bound = difference_bound(
+                    total, baseline, candidate, b, c, pooled=item.pooled, z=z
+                )
+                status = bound_status(item.difference_bound, expected_bound)
+                if status is not None:
+                    rows.append(
+                        AuditRow(kind, name, f"{metric}.difference.bound", None, None, status)
+                    )
+    return rows
+
+
 def audit(document: SharedReport | str | bytes) -> AuditResult:
     """Attack a shared report with everything it publishes; fail if a small cell shows.
 
@@ -472,6 +552,25 @@ def audit(document: SharedReport | str | bytes) -> AuditResult:
     return audit_with_hints(document, ())
 
 
+def audit_comparison(document: SharedComparison | str | bytes) -> AuditResult:
+    """Attack a shared comparison with everything it publishes, as :func:`audit` a report.
+
+    The model is the paired one
+    (:class:`~chartscore.disclosure.comparison_model.ComparisonModel`); the
+    protected quantities that are not published are the hidden numbers and the
+    derived ones (each system's failures, the paired table's ``both`` and
+    ``neither``). It fails exactly as a shared report does.
+
+    Raises:
+        ChartscoreError: ``unknown_report_format`` or ``invalid_report`` when
+            the JSON is not a shared comparison.
+    """
+    shared = (
+        document if isinstance(document, SharedComparison) else SharedComparison.from_json(document)
+    )
+    return _attack(_comparison_target(shared), ())
+
+
 def audit_with_hints(
     document: SharedReport | str | bytes, hints: Sequence[np.ndarray]
 ) -> AuditResult:
@@ -484,19 +583,93 @@ def audit_with_hints(
     solve count may differ).
     """
     report = document if isinstance(document, SharedReport) else SharedReport.from_json(document)
+    return _attack(_report_target(report), hints)
+
+
+@attrs.frozen
+class _Target:
+    """One shared document as the attack reads it: the same attack for every kind.
+
+    Attributes:
+        min_cell: The document's rule.
+        model: Its integer model.
+        published: The equalities the attack adds (each shown number's value).
+        hidden: The protected quantities not shown, in the order their ranges are asked.
+        rows: Failures found without a solve (small numbers shown, presentation).
+        shortcut: A quantity's range from ranges already found, where an identity
+            gives it (None: the solver answers).
+        checks: Rows for the published ranges and bounds, against the proven ranges.
+    """
+
+    min_cell: int
+    model: ReportModel
+    published: Mapping[Key, int]
+    hidden: tuple[Quantity, ...]
+    rows: tuple[AuditRow, ...]
+    shortcut: Callable[[Quantity, Mapping[Key, Range]], Range | None]
+    checks: Callable[[tuple[AuditRow, ...]], list[AuditRow]]
+
+
+def _small_published(
+    quantities: Iterable[Quantity], values: Mapping[Key, int | None], min_cell: int
+) -> list[AuditRow]:
+    # A shown number (or one following from two shown) from 1 to min_cell - 1.
+    rows: list[AuditRow] = []
+    for quantity in quantities:
+        value = values.get(quantity.key)
+        if value is not None and 1 <= value < min_cell:
+            rows.append(AuditRow(*quantity.key, value, value, SMALL_PUBLISHED))
+    return rows
+
+
+def _report_target(report: SharedReport) -> _Target:
+    # The shared report: failures derived from shown parts are published too.
     min_cell = report.disclosure.min_cell
     model = model_of(report)
     values = published_values(report)
-    rows: list[AuditRow] = []
-    for quantity in _order(model):
-        kind, name, label = quantity.key
-        value = values.get(quantity.key)
-        if value is not None and 1 <= value < min_cell:
-            rows.append(AuditRow(kind, name, label, value, value, SMALL_PUBLISHED))
-    rows += _presentation_failures(report)
+    ordered = _order(model)
+    rows = _small_published(ordered, values, min_cell) + list(_presentation_failures(report))
     published = {key: value for key, value in values.items() if value is not None}
+    return _Target(
+        min_cell,
+        model,
+        published,
+        tuple(q for q in ordered if q.key not in published),
+        tuple(rows),
+        lambda quantity, found: _report_shortcut(quantity, published, found),
+        lambda found_rows: range_failures(report, proven_ranges(report, found_rows)),
+    )
+
+
+def _comparison_target(shared: SharedComparison) -> _Target:
+    # The shared comparison: derived quantities (failures, both, neither) are never
+    # equalities of their own; each follows from its terms.
+    model = ComparisonModel(shared.disclosure.field_types)
+    values = comparison_values(shared, model)
+    quantities = list(model.quantities.values())
+    published = {
+        key: value
+        for key, value in values.items()
+        if value is not None and not model.quantities[key].derived
+    }
+    hidden = [q for q in quantities if values.get(q.key) is None]
+    return _Target(
+        shared.disclosure.min_cell,
+        model,
+        published,
+        # JSON numbers first: a derived quantity with one hidden term follows from its range.
+        tuple(sorted(hidden, key=lambda q: q.derived)),
+        tuple(_small_published(quantities, values, shared.disclosure.min_cell)),
+        lambda quantity, found: _comparison_shortcut(quantity, values, found),
+        lambda found_rows: comparison_range_failures(shared, proven_ranges(shared, found_rows)),
+    )
+
+
+def _attack(target: _Target, hints: Sequence[np.ndarray]) -> AuditResult:
+    """Every hidden number's exact range under the published numbers, and the verdict."""
+    model, published, min_cell = target.model, target.published, target.min_cell
+    rows = list(target.rows)
     knowledge = model.knowledge(published, min_cell)
-    hidden = [q for q in _order(model) if q.key not in published]
     memory = _MEMORY.get()
     memo = None if memory is None else _attack_key(model, published, knowledge, min_cell)
     remembered = None if memory is None or memo is None else memory.get(memo)
@@ -507,18 +680,18 @@ def audit_with_hints(
         if isinstance(solver, AuditRow):
             rows.append(solver)
             return AuditResult(False, min_cell, _sorted_rows(model, rows))
-        remembered = (_attacked(solver, hidden, published), solver.solves)
+        remembered = (_attacked(solver, target), solver.solves)
         if memory is not None and memo is not None:
             _remember(memory, memo, remembered)
     answers, solves = remembered
-    for quantity, answer in zip(hidden, answers, strict=True):
+    for quantity, answer in zip(target.hidden, answers, strict=True):
         kind, name, label = quantity.key
         if answer is None:
             rows.append(AuditRow(kind, name, label, None, None, UNRESOLVED))
             continue
         low, high = answer
         rows.append(AuditRow(kind, name, label, low, high, hidden_status(low, high, min_cell)))
-    rows += range_failures(report, proven_ranges(report, tuple(rows)))
+    rows += target.checks(tuple(rows))
     passed = all(row.passed for row in rows)
     return AuditResult(passed, min_cell, _sorted_rows(model, rows), solves)
 
@@ -587,22 +760,21 @@ def _remember(
     memory[memo] = answers
 
 
-def _attacked(
-    solver: RangeSolver, hidden: Sequence[Quantity], published: Mapping[Key, int]
-) -> tuple[tuple[int, int | None] | None, ...]:
+def _attacked(solver: RangeSolver, target: _Target) -> tuple[Range | None, ...]:
     """Each hidden number's exact range under the solver (None: unresolved)."""
+    hidden = target.hidden
     with contextlib.suppress(Unresolved, Inconsistent):
         solver.spread([q.form for q in hidden])  # a speed-up only: ranges are exact without it
-    found: dict[Key, tuple[int, int | None]] = {}
+    found: dict[Key, Range] = {}
     asked = [0]
 
-    def ranged(quantity: Quantity) -> tuple[int, int | None] | None:
+    def ranged(quantity: Quantity) -> Range | None:
         # One hidden number's range (None: unresolved); each one exact, so the order and
         # the split over two processes cannot change any.
         step(AUDITING, asked[0], len(hidden))
         asked[0] += 1
         try:
-            found[quantity.key] = _range(solver, quantity, published, found)
+            found[quantity.key] = target.shortcut(quantity, found) or solver.range_of(quantity.form)
         except Unresolved:
             return None
         return found[quantity.key]

@@ -46,6 +46,7 @@ from chartscore.documents.shared_comparison import (
     SHARED_PAIRED_METRICS,
     SYSTEM_COUNTS,
     SYSTEMS,
+    SharedComparison,
     paired_quantity,
     side_quantity,
     system_count,
@@ -273,3 +274,25 @@ class ComparisonModel(ReportModel):
     def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:
         """No rows-with-items unknowns in a comparison."""
         return {}
+
+
+def comparison_values(shared: SharedComparison, model: ComparisonModel) -> dict[Key, int | None]:
+    """Every protected quantity's value as an outsider reads it: JSON numbers, and derived ones.
+
+    A derived quantity is known when every number it follows from is shown.
+    """
+    values: dict[Key, int | None] = dict(shared.numbers())
+    for key, quantity in model.quantities.items():
+        if not quantity.derived:
+            continue
+        kind, name, label = key
+        total = 0
+        for term, sign in derived_terms(label):
+            value = values[kind, name, term]
+            if value is None:
+                values[key] = None
+                break
+            total += sign * value
+        else:
+            values[key] = total
+    return values

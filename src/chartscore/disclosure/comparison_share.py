@@ -90,14 +90,16 @@ from typing import Final
 
 import numpy as np
 
-from chartscore.disclosure.attack import DERIVABLE, AuditResult, proven_ranges
-from chartscore.disclosure.comparison_audit import (
+from chartscore.disclosure.attack import (
+    DERIVABLE,
+    AuditResult,
     audit_comparison,
-    published_values,
-    range_failures,
+    comparison_range_failures,
+    proven_ranges,
 )
 from chartscore.disclosure.comparison_model import (
     ComparisonModel,
+    comparison_values,
     derived_terms,
 )
 from chartscore.disclosure.cost import RATE, Pricing, Rate, cell_price, family, level
@@ -210,7 +212,7 @@ def share_comparison(
 
     Returns:
         The shared comparison: its published numbers equal the comparison's, it
-        passes :func:`~chartscore.disclosure.comparison_audit.audit_comparison`,
+        passes :func:`~chartscore.disclosure.attack.audit_comparison`,
         and no sensitive quantity can be derived exactly.
 
     Raises:
@@ -228,7 +230,7 @@ def share_comparison(
         raise _invalid()
     model = ComparisonModel(field_types)
     full = build_shared_comparison(comparison, field_types, min_cell, set())
-    values = {k: v for k, v in published_values(full, model).items() if v is not None}
+    values = {k: v for k, v in comparison_values(full, model).items() if v is not None}
     if set(case_counts) != set(model.quantities) or set(values) != set(model.quantities):
         raise _invalid()
     for key, cases in case_counts.items():
@@ -576,7 +578,7 @@ def _finish(
         hidden -= shown_again
         shared = build_shared_comparison(comparison, field_types, min_cell, hidden)
     final = SharedComparison.from_json(with_ranges(shared, proven).to_json())
-    if range_failures(final, proven) or dict(final.numbers()) != dict(shared.numbers()):
+    if comparison_range_failures(final, proven) or dict(final.numbers()) != dict(shared.numbers()):
         raise _failed()
     return final, hidden
 

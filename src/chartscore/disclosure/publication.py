@@ -36,12 +36,11 @@ from chartscore.disclosure.attack import (
     PROTECTED,
     UNRESOLVED,
     audit,
+    audit_comparison,
     hidden_status,
     published_values,
 )
-from chartscore.disclosure.comparison_audit import audit_comparison
-from chartscore.disclosure.comparison_audit import published_values as comparison_values
-from chartscore.disclosure.comparison_model import ComparisonModel
+from chartscore.disclosure.comparison_model import ComparisonModel, comparison_values
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
     ITEM_ROWS,

@@ -172,11 +172,13 @@ class _Compared:
 
     def values(self, min_cell: int) -> dict[Key, int]:
         """Every protected quantity's true value (derived ones too)."""
-        from chartscore.disclosure.comparison_audit import published_values  # noqa: PLC0415
-        from chartscore.disclosure.comparison_model import ComparisonModel  # noqa: PLC0415
+        from chartscore.disclosure.comparison_model import (  # noqa: PLC0415
+            ComparisonModel,
+            comparison_values,
+        )
 
         full = build_shared_comparison(self.comparison, self.field_types, min_cell, set())
-        found = published_values(full, ComparisonModel(self.field_types))
+        found = comparison_values(full, ComparisonModel(self.field_types))
         return {key: value for key, value in found.items() if value is not None}
 
 
