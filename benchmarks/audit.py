@@ -21,6 +21,7 @@ bound on the cost).
     python benchmarks/audit.py --save out --wide 200 --wide-cases 2000 --cases
     python benchmarks/audit.py --audit-file out/shared-200x2000.json --repeat 3
     python benchmarks/audit.py --study DIR --repeat 5   # score and share, whole processes
+    python benchmarks/audit.py --registry 1000:13:10 3000:13:30   # charts:fields:sites
 
 The share time includes scoring (``score s`` is ``chartscore.score`` alone on the same
 records, for comparison) and share()'s own audit; ``share/score`` is the ratio of the two,
@@ -28,7 +29,9 @@ each run of share paired with a run of score just before it (the median of the p
 so that drift in the machine's speed cancels). ``--study DIR`` instead times the command
 line, ``chartscore score`` and ``chartscore share`` as whole processes (start-up included), on
 DIR's ``gold.jsonl``, ``schema.json`` and every ``pred_*.jsonl``, alternately, and prints
-their medians and paired ratios.
+their medians and paired ratios. ``--registry`` shares registry-shaped cohorts (thousands of
+charts over uneven sites) with and without strata, as whole processes, and prints time, peak
+memory and survival per family (``benchmarks/registry.py``).
 
 ``--reference`` also computes the case counts with the test suite's independent reference,
 shares the scored report with them (``chartscore.disclosure.share``) and checks the bytes equal
@@ -404,7 +407,25 @@ def main() -> None:
         nargs="+",
         help="only print the survival by family (shown/bounded/hidden) of saved shared reports",
     )
+    parser.add_argument(
+        "--registry",
+        nargs="+",
+        metavar="CHARTS:FIELDS:SITES",
+        help="only share registry-shaped cohorts (uneven sites), with and without strata",
+    )
+    parser.add_argument(
+        "--sampling", action="store_true", help="with --registry: declare sampling fractions"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=1800, help="with --registry: stop a process after N s"
+    )
     args = parser.parse_args()
+    if args.registry:
+        from registry import parse_spec, report
+
+        specs = [parse_spec(text) for text in args.registry]
+        report(specs, args.seed, args.min_cell, args.timeout, args.sampling)
+        return
     if args.survival:
         time_survival(args.survival)
         return
