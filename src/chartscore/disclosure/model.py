@@ -23,6 +23,7 @@ the audit may know. It is value-free: names and integers only.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -335,10 +336,14 @@ def _pairs(c: OutcomeClass) -> bool:
     return c.answerable and c.agreement != ""
 
 
+@functools.lru_cache(maxsize=1024)
 def _both(first: Predicate, second: Predicate) -> Predicate:
+    # One predicate per pair (cached, bounded: a plugin label makes a new one per call), so
+    # that FieldLayout.where finds its classes once per predicate.
     return lambda c: first(c) and second(c)
 
 
+@functools.lru_cache(maxsize=1024)
 def _but_not(first: Predicate, second: Predicate) -> Predicate:
     return lambda c: first(c) and not second(c)
 
@@ -400,6 +405,10 @@ class FieldLayout:
     classes: tuple[OutcomeClass, ...]
     offset: int
     cells: int = 1
+    _chosen: dict[Predicate, tuple[int, ...]] = attrs.field(
+        factory=dict, init=False, eq=False, repr=False
+    )
+    """Each predicate's classes, found once: a stratified model asks for every cell's forms."""
 
     @property
     def cell_size(self) -> int:
@@ -492,7 +501,10 @@ class FieldLayout:
 
     def where(self, predicate: Predicate, cells: Sequence[int] | None = None) -> Form:
         """The form summing the classes for which ``predicate`` holds (in ``cells``: all)."""
-        chosen = [index for index, outcome in enumerate(self.classes) if predicate(outcome)]
+        chosen = self._chosen.get(predicate)
+        if chosen is None:
+            chosen = tuple(i for i, outcome in enumerate(self.classes) if predicate(outcome))
+            self._chosen[predicate] = chosen
         return tuple(
             (self._start(cell) + index, 1) for cell in self._cells(cells) for index in chosen
         )
