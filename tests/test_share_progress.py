@@ -41,6 +41,27 @@ def test_a_stage_shows_a_bar_of_counts_and_blanks_what_a_longer_line_left() -> N
     )
 
 
+def test_a_stage_that_has_run_a_while_estimates_the_time_left_at_its_rate_so_far() -> None:
+    ticks = iter([0.0, 1.0, 2.0, 4.0, 10.0, 100.0, 200.0])
+    stream = FakeTerminal()
+    progress = TerminalProgress(stream, clock=lambda: next(ticks))
+    progress.stage("auditing", 1, 10)  # 1 s: the stage's first line, nothing to go on
+    progress.stage("auditing", 2, 10)  # 2 s: 1 s into the stage, too early to say
+    progress.stage("auditing", 4, 10)  # 4 s: 3 done in 3 s, 6 to go
+    progress.stage("auditing", 5, 10)  # 10 s: 4 done in 9 s, 5 to go: 11.25 s
+    progress.stage("choosing", 1, 100)  # 100 s: a new stage starts again
+    progress.stage("choosing", 2, 100)  # 200 s: 1 done in 100 s, 98 to go
+    lines = stream.getvalue().split("\r")[1:]
+    assert [line.rstrip().rpartition("elapsed")[2] for line in lines] == [
+        "",
+        "",
+        ", about 6 s left",
+        ", about 11 s left",
+        "",
+        ", about 163 min left",
+    ]
+
+
 def test_suppression_and_the_audit_report_their_steps_as_counts() -> None:
     cohort = build_cohort(random.Random(5).choice, ["boolean", "multi", "number"], 24)
     gold, predictions = cohort.records()

@@ -17,6 +17,8 @@ from chartscore.errors import InputKind
 _FIRST_AFTER_SECONDS: Final = 1.0  # small inputs finish before any progress shows
 _EVERY_SECONDS: Final = 0.5
 _BAR: Final = 24
+_ESTIMATE_AFTER_SECONDS: Final = 2.0
+"""A stage's time left is estimated once it has run this long (earlier rates mislead)."""
 
 
 class TerminalProgress:
@@ -34,6 +36,7 @@ class TerminalProgress:
         self._shown = False
         self._broken = False
         self._width = 0  # of the last status line, to blank what a shorter one leaves
+        self._stage: tuple[str, float, int] | None = None  # name, first shown at, done then
 
     def __call__(self, source: InputKind, lines: int) -> None:
         self._lines[source] = lines
@@ -60,9 +63,20 @@ class TerminalProgress:
             return
         filled = _BAR * done // total if total > 0 else 0
         bar = "#" * filled + "." * (_BAR - filled)
-        self._status(
-            f"chartscore: {name} [{bar}] {done:,}/{total:,}, {now - self._started:.0f} s elapsed"
-        )
+        line = f"chartscore: {name} [{bar}] {done:,}/{total:,}, {now - self._started:.0f} s elapsed"
+        self._status(line + self._left(name, done, total, now))
+
+    def _left(self, name: str, done: int, total: int, now: float) -> str:
+        # ", about N s left" at the stage's rate so far, once it has run a while; else "".
+        if self._stage is None or self._stage[0] != name:
+            self._stage = (name, now, done)
+            return ""
+        _, began, done_then = self._stage
+        ran = now - began
+        if ran < _ESTIMATE_AFTER_SECONDS or done <= done_then or done >= total:
+            return ""
+        left = ran / (done - done_then) * (total - done)
+        return f", about {left:.0f} s left" if left < 90 else f", about {left / 60:.0f} min left"
 
     def _status(self, line: str) -> None:
         self._show("\r" + line + " " * max(0, self._width - len(line)))
