@@ -469,3 +469,59 @@ def test_the_weighted_estimate_is_shown_only_where_its_inputs_are(
     with pytest.raises(ChartscoreError) as caught:
         SharedReport.from_json(json.dumps(document))
     assert caught.value.code is ErrorCode.INVALID_REPORT
+
+
+# --- the size limit: refused at once, not run for hours -------------------------------------
+
+
+def test_stratum_blocks_are_fields_times_the_cross_classified_cells() -> None:
+    from chartscore.disclosure.limits import stratum_blocks
+
+    names = ["site=A", "site=B", "abstractor=r1", "abstractor=r2", "abstractor=r3"]
+    assert stratum_blocks(13, names) == 13 * 2 * 3
+    assert stratum_blocks(13, []) == 13  # without strata: one cell
+
+
+@pytest.mark.parametrize(("fields", "refused"), [(14, True), (13, False)])
+def test_share_refuses_a_stratified_report_over_the_limit_before_suppressing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fields: int, refused: bool
+) -> None:
+    import chartscore.disclosure.suppress as suppress_module
+    from chartscore.cli import main
+    from chartscore.disclosure.limits import MAX_STRATUM_BLOCKS
+
+    sites = [f"s{i:02d}" for i in range(30)]
+    assert (fields * len(sites) > MAX_STRATUM_BLOCKS) is refused  # 420 and 390 blocks
+    field_ids = [f"f{i:02d}" for i in range(fields)]
+    cases = [f"case-{i:03d}" for i in range(30)]
+    schema = {"fields": {f: {"type": "boolean"} for f in field_ids}, "strata": {"site": sites}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    lines = [{"case_id": c, "field_id": f, "value": True} for c in cases for f in field_ids]
+    for name, extra in (("gold", {"field_type": "boolean"}), ("pred", {})):
+        text = "".join(json.dumps({**line, **extra}) + "\n" for line in lines)
+        (tmp_path / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    strata = [{"case_id": c, "strata": {"site": s}} for c, s in zip(cases, sites, strict=True)]
+    (tmp_path / "strata.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in strata), encoding="utf-8"
+    )
+
+    started: list[bool] = []
+
+    def suppressing(*args: object, **kwargs: object) -> object:
+        started.append(True)  # a stand-in: the real suppression would take minutes here
+        raise RuntimeError
+
+    monkeypatch.setattr(suppress_module, "_suppress", suppressing)
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["share", "--gold", str(tmp_path / "gold.jsonl"), "--predictions"]
+    argv += [str(tmp_path / "pred.jsonl"), "--schema", str(tmp_path / "schema.json")]
+    argv += ["--strata", str(tmp_path / "strata.jsonl"), "--quiet", "--jobs", "1"]
+    status = main(argv, stdout=out, stderr=err)
+    assert out.getvalue() == ""
+    if refused:
+        assert status == 1
+        assert err.getvalue().startswith("chartscore: error: share_too_large")
+        assert started == []
+    else:  # under the limit, suppression starts (and meets the stand-in)
+        assert "share_too_large" not in err.getvalue()
+        assert started == [True]

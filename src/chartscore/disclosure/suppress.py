@@ -79,6 +79,7 @@ from chartscore.disclosure.cost import (
 )
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.label_model import label_identities
+from chartscore.disclosure.limits import check_share_size
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
@@ -743,8 +744,10 @@ def share(
     Raises:
         ChartscoreError: ``invalid_min_cell``; ``invalid_sensitivity`` when
             the case counts do not cover the report's quantities exactly or
-            contradict its numbers; ``disclosure_audit_failed`` if the result
-            would fail its own audit (a bug: nothing is returned).
+            contradict its numbers; ``share_too_large`` for a stratified report
+            beyond :data:`~chartscore.disclosure.limits.MAX_STRATUM_BLOCKS`;
+            ``disclosure_audit_failed`` if the result would fail its own audit
+            (a bug: nothing is returned).
     """
     min_cell = check_min_cell(min_cell)
     if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
@@ -752,6 +755,7 @@ def share(
     if joint is not None:  # the joint audit of releases does not model labels yet
         report = report.without_labels()
     field_types = _field_types(report, sensitivity)
+    check_share_size(len(field_types), report.by_stratum)
     document = report.core().to_dict()  # the figures share models (docs/disclosure.md)
     figures = _figures(report, sensitivity)
     if figures is not None:

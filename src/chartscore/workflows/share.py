@@ -147,9 +147,10 @@ def share_files(
             starts (which can take minutes with hundreds of fields): the
             command line says so on a terminal.
         confidence: As for :func:`chartscore.score`.
-        strata: As for :func:`chartscore.score_files`: the file is checked, but
-            the stratum slices are withheld from the shared report (disclosure
-            control does not model them yet; docs/disclosure.md).
+        strata: As for :func:`chartscore.score_files`: the stratum slices are
+            shared under the same rule (docs/disclosure.md#stratum-slices), up to
+            :data:`~chartscore.disclosure.limits.MAX_STRATUM_BLOCKS` field x
+            stratum-cell blocks (``share_too_large`` beyond it).
         releases: The ledger folder of successive releases (inside only): the
             new release is audited jointly with every earlier one in it, and
             recorded there, the folder locked from reading it to recording
