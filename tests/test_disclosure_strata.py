@@ -119,6 +119,12 @@ def test_stratified_reports_pass_their_audit_and_publish_no_small_cell(
             continue
         assert row.lo <= values[key] and (row.hi is None or values[key] <= row.hi), key
         assert key not in sensitive or row.lo != row.hi, key
+    # Every site's rate is shown or carries its provable bound, as a field slice's does
+    # (issue 39 item 6: what a registry reports back to each hospital).
+    for name, part in shared.by_stratum.items():
+        for metric, result_ in part.metrics.items():
+            shown = result_.success_count is not None and result_.total_count is not None
+            assert shown or result_.rate_bound is not None, (name, metric)
 
 
 # --- the model: one copy of each field's classes per stratum cell ---------------------------
