@@ -79,11 +79,21 @@ def test_every_format_renders_from_the_command_line(
         assert f"{best['success_count']} of {best['total_count']}" in out
 
 
-def test_gate_does_not_take_an_agreement_document(document: str, tmp_path: Path) -> None:
+def test_gate_takes_the_agreement_document_agree_wrote(document: str, tmp_path: Path) -> None:
     saved = tmp_path / "agreement.json"
     saved.write_text(document, encoding="utf-8")
     gates = tmp_path / "gates.toml"
     gates.write_text('[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5\n')
     status, out, err = run(["gate", str(saved), "--gates", str(gates)])
-    assert status != 0 and out == ""
-    assert err.count("\n") == 1 and "unknown_report_format" in err and "Traceback" not in err
+    assert status == 1 and out == ""
+    assert err.count("\n") == 1 and "gate_metric_missing" in err and "Traceback" not in err
+    assert "did you mean gold_exact_agreement" in err
+    gates.write_text(
+        '[[gate]]\nslice = "field:smoking"\nmetric = "pair_agreement"\n'
+        'label = "abstractor-1~abstractor-2"\nmin_lower = 0.2\n'
+        '[[gate]]\nslice = "overall"\nmetric = "gold_normalized_agreement"\n'
+        'label = "abstractor-3"\nmin_lower = 0.5\n'
+    )
+    status, out, err = run(["gate", str(saved), "--gates", str(gates)])
+    assert (status, err) == (0, "") and "gates passed: 2 of 2 passed" in out
+    assert CANARY not in out

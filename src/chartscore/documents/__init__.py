@@ -94,7 +94,7 @@ def load_document(text: str | bytes) -> Document:
 
 
 def load_rendered_document(text: str | bytes) -> Document | Agreement:
-    """:func:`load_document`, or an agreement document (``render`` takes it; ``gate`` does not).
+    """:func:`load_document`, or an agreement document (``render`` and ``gate`` take it).
 
     Raises:
         ChartscoreError: as :func:`load_document`.
