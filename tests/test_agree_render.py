@@ -36,7 +36,7 @@ def _rows(text: str) -> dict[tuple[str, str, str, str], dict[str, str]]:
 
 def test_the_csv_holds_the_documents_figures_exactly(document: str) -> None:
     saved = json.loads(document)
-    rows = _rows(render(Agreement.from_json(document), "csv"))
+    rows = _rows(render(Agreement.from_json(document), "csv", rater_labels=True))
     for field_id, part in saved["by_field"].items():
         for pair in part["pairs"]:
             label = "~".join(pair["raters"])
@@ -73,7 +73,16 @@ def test_every_format_renders_from_the_command_line(
     status, out, err = run(["render", str(saved), "--format", fmt])
     assert (status, err) == (0, "")
     assert out == render(Agreement.from_json(document), fmt)
-    assert CANARY not in out and "abstractor-1" in out
+    # By default the raters are named by position; --rater-labels names them.
+    assert CANARY not in out and "abstractor" not in out and "rater-3" in out
+    status, named, err = run(["render", str(saved), "--format", fmt, "--rater-labels"])
+    assert (status, err) == (0, "")
+    assert named == render(Agreement.from_json(document), fmt, rater_labels=True)
+    assert CANARY not in named and "abstractor-1" in named
+    if fmt == "csv":  # the same rows under either name: rater-i is the i-th label, sorted
+        for i, label in enumerate(json.loads(document)["raters"], start=1):
+            named = named.replace(label, f"rater-{i}")
+        assert named == out
     if fmt != "csv":
         best = json.loads(document)["gold"]["ceiling"]["best"]
         assert f"{best['success_count']} of {best['total_count']}" in out

@@ -68,6 +68,7 @@ comparison's reader.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import tomllib
@@ -383,7 +384,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
             ErrorCode.INVALID_GATE,
             setting="metric",
             given=metric,
-            suggestion=closest(metric, GATEABLE_METRICS),
+            suggestion=_metric_guess(metric),
         )
     if not (type(level) is str and level in LEVELS):
         raise fail(
@@ -425,6 +426,28 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
     if not (in_range and math.isfinite(float(threshold))):
         raise fail(ErrorCode.INVALID_GATE_THRESHOLD, setting=rule, valid_range=(low, 1.0))
     return Gate(number, where, metric, rule, float(threshold), level, line, label)
+
+
+_REPORT_GATE_METRICS: Final = GATEABLE_METRICS - frozenset(AGREEMENT_GATE_METRICS)
+_AGREEMENT_ONLY_METRICS: Final = GATEABLE_METRICS - _REPORT_GATE_METRICS
+
+
+def _metric_guess(metric: object) -> str | None:
+    """A metric close to a mistyped one: a report's, unless an agreement's own is much closer.
+
+    ``agrement`` keeps meaning ``exact_agreement`` (not ``pair_agreement``), while
+    ``fleiss_kapa`` means ``fleiss_kappa``: an agreement name is suggested only when its
+    similarity is at least 0.8 and above the closest report metric's.
+    """
+    if type(metric) is not str:
+        return None
+    report = closest(metric, _REPORT_GATE_METRICS)
+    agreement = closest(metric, _AGREEMENT_ONLY_METRICS)
+    if agreement is None:
+        return report
+    ratio = difflib.SequenceMatcher(a=agreement, b=metric).ratio()
+    below = report is None or ratio > difflib.SequenceMatcher(a=report, b=metric).ratio()
+    return agreement if ratio >= 0.8 and below else report
 
 
 def _valid_slice(where: str) -> bool:
