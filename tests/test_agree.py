@@ -328,3 +328,43 @@ def test_by_position_keeps_every_figure_and_the_ceiling() -> None:
     # Ten raters or more: zero-padded, so that sorted order (and the ceiling's ties) holds.
     many = Agreement(tuple(f"r{i:02d}" for i in range(12)), 0.95, {}, ())
     assert many.by_position().raters == tuple(f"rater-{i:02d}" for i in range(1, 13))
+
+
+def test_an_agreement_document_is_never_shared(
+    study: tuple[list[Path], Path, Path], tmp_path: Path
+) -> None:
+    # agree's document (raters named with a canary) given to every route that shares, scores
+    # or audits: refused with agreement_not_shareable, naming the input, never the raters.
+    files, gold, schema = study
+    named = [f"{CANARY}-{i}={path}" for i, path in enumerate(files)]
+    document = tmp_path / "agreement.json"
+    status, _, err = run(
+        ["agree", "--rater", *named, "--schema", str(schema), "--gold", str(gold),
+         "--out", str(document)]
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    routes = {
+        "predictions line 1": ["share", "--gold", str(gold), "--predictions", str(document)],
+        "gold line 1": ["share", "--gold", str(document), "--predictions", str(files[0])],
+        "baseline line 1": [
+            "share", "--gold", str(gold), "--baseline", str(document), "--candidate",
+            str(files[0]),
+        ],
+        "predictions line 1 ": [
+            "share", "--gold", str(gold), "--publication", str(document), "--out-dir",
+            str(shared),
+        ],
+        "predictions line 1  ": ["score", "--gold", str(gold), "--predictions", str(document)],
+        "report": ["audit", str(document)],
+    }  # fmt: skip
+    for where, argv in routes.items():
+        status, out, err = run(argv if argv[0] == "audit" else [*argv, "--schema", str(schema)])
+        assert (status, out) == (1, ""), where
+        assert err.startswith(f"chartscore: error: agreement_not_shareable ({where.strip()})")
+        assert CANARY not in err and err.count("\n") == 1
+    assert list(shared.iterdir()) == []
+    # render and gate take it inside; the rendering names no rater.
+    status, out, err = run(["render", str(document), "--format", "csv"])
+    assert (status, err) == (0, "") and CANARY not in out

@@ -106,6 +106,7 @@ class ErrorCode(enum.StrEnum):
     INVALID_SENSITIVITY = "invalid_sensitivity"
     DISCLOSURE_AUDIT_FAILED = "disclosure_audit_failed"
     NOT_APPLICABLE_UNSUPPORTED = "not_applicable_unsupported"
+    AGREEMENT_NOT_SHAREABLE = "agreement_not_shareable"
     # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
@@ -271,6 +272,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
     "not_applicable_unsupported": (
         "not-applicable gold rows are not yet shareable, comparable or mergeable; not written"
+    ),
+    "agreement_not_shareable": (
+        "an agreement document is not shareable (no disclosure rule covers its per-rater "
+        "and per-pair counts) and is not rows: render or gate it inside"
     ),
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "an output could not be written; nothing partial was left",
