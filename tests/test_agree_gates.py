@@ -286,3 +286,16 @@ def test_the_cli_gates_an_agreement_document_with_junit(tmp_path: Path) -> None:
     missing.write_text(gate_text("overall", "fleiss_kappa", "min_lower", 0.5), encoding="utf-8")
     status, out, err = run(["gate", str(path), "--gates", str(missing)])
     assert status == 1 and "gate_metric_missing" in err and err.count("\n") == 1
+
+
+def test_gate_interval_exact_reads_clopper_pearson_on_field_rates_only() -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    text = gate_text(SMOKING, "pair_agreement", "min_lower", 0.5, "a~b")
+    text += gate_text("overall", "ceiling_best", "min_lower", 0.5)
+    field, overall = evaluate(document(), parse_gates(text), interval="exact").results
+    lower, _ = proportion_confint(108, 120, alpha=0.05, method="beta")
+    assert field.interval == "clopper-pearson"
+    assert field.observed == pytest.approx(lower, abs=1e-9)
+    assert overall.interval == "pooled wilson"
+    assert overall.observed == pytest.approx(wilson_lower(210, 240), abs=1e-12)

@@ -274,8 +274,7 @@ _DESCRIPTIONS: dict[str, str] = {
         "not-applicable gold rows are not yet shareable, comparable or mergeable; not written"
     ),
     "agreement_not_shareable": (
-        "an agreement document is not shareable (no disclosure rule covers its per-rater "
-        "and per-pair counts) and is not rows: render or gate it inside"
+        "an agreement document is never shared nor read as rows: render or gate it inside"
     ),
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "an output could not be written; nothing partial was left",

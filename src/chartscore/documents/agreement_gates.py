@@ -127,7 +127,8 @@ def agreement_figure(document: Agreement, gate: GateLike, *, z: float, exact: bo
         document: The agreement document.
         gate: The gate (its slice, metric and label).
         z: The normal quantile of the intervals recomputed from counts.
-        exact: Clopper-Pearson's interval for rates (``--gate-interval exact``), else Wilson's.
+        exact: Clopper-Pearson's interval for a field slice's rates (``--gate-interval
+            exact``), else Wilson's; ``overall`` rates read Wilson's either way.
 
     Returns:
         ``(interval, kind)``; the interval is None when the figure is null (undefined, no
@@ -142,7 +143,7 @@ def agreement_figure(document: Agreement, gate: GateLike, *, z: float, exact: bo
     """
     kind, _, name = gate.slice.partition(":")
     if kind == "overall":
-        return _overall(document, gate, z, exact)
+        return _overall(document, gate, z)
     part = document.by_field.get(name) if kind == "field" else None
     if part is None:
         guess = closest(name, document.by_field) if kind == "field" else None
@@ -165,7 +166,9 @@ def _missing(gate: GateLike, present: Iterable[str] = ()) -> ChartscoreError:
     )
 
 
-def _overall(document: Agreement, gate: GateLike, z: float, exact: bool) -> Figure:
+def _overall(document: Agreement, gate: GateLike, z: float) -> Figure:
+    # Gold and the ceiling only (the pooled pairs have no interval); Wilson's interval of the
+    # pooled counts whatever --gate-interval says, as a report's pooled slice reads its one.
     present = (*GOLD_GATE_METRICS, *CEILING_GATE_METRICS) if document.gold else ()
     if document.gold is None or gate.metric not in present:
         raise _missing(gate, present)
