@@ -7,12 +7,16 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chartscore.cli import main
 from chartscore.documents.agreement import Agreement
+from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.errors import ChartscoreError
+from chartscore.records.schema import Schema
 
-from helpers import write_jsonl
+from helpers import examples, write_jsonl
 
 SCHEMA = {
     "fields": {
@@ -31,6 +35,7 @@ TYPES = {
     "dm": "boolean",
 }
 CANARY = "ZZCANARYzz"
+SCHEMA_OBJECT = Schema.from_dict(SCHEMA)
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -220,3 +225,146 @@ def test_document_read_back_is_strict(study: tuple[list[Path], Path, Path]) -> N
     refused(lambda d: d["by_field"]["smoking"]["alpha"].update(metric="interval"))
     refused(lambda d: d["by_field"]["smoking"]["fleiss_kappa"].update(value=1.5))
     refused(lambda d: d["gold"]["raters"]["abstractor-1"]["exact_agreement"].update(total_count=1))
+
+
+# --------------------------------------------------------------------------- rater labels
+# A rater's label is a file's stem or a name given with --rater: it may name a person. A
+# label outside the plain charset is refused by position, never echoed; a plain one is in the
+# (inside) document, and every rendering names raters by position unless asked.
+
+_MARKS = st.text(alphabet="QXZJKVW", min_size=8, max_size=12).map(lambda s: "ZQ" + s)
+_BAD_CHARACTERS = st.sampled_from([" ", "/", "'", '"', "é", "\n", ":", "~", "@", "\x00", "<"])
+
+
+@st.composite
+def refused_labels(draw: st.DrawFn) -> tuple[str, str]:
+    """(marker, label): a label with the marker that is not a plain label."""
+    mark = draw(_MARKS)
+    kind = draw(st.sampled_from(["character", "long", "leading"]))
+    if kind == "long":
+        return mark, mark + "x" * (65 - len(mark))
+    if kind == "leading":
+        return mark, draw(st.sampled_from(["-", ".", "_", "+"])) + mark
+    head, tail = (
+        draw(st.text(alphabet="abc", max_size=3)),
+        draw(st.text(alphabet="xyz", max_size=3)),
+    )
+    return mark, f"{head}{mark}{draw(_BAD_CHARACTERS)}{tail}"
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(refused_labels())
+def test_a_refused_rater_label_is_never_echoed(found: tuple[str, str]) -> None:
+    from chartscore.workflows.agree import agree_files
+
+    mark, label = found
+    with pytest.raises(ChartscoreError) as caught:
+        agree_files([("abstractor-1", "one.jsonl"), (label, "two.jsonl")], schema=SCHEMA_OBJECT)
+    error = caught.value
+    assert str(error) == "invalid_run_label (raters part 2)"
+    assert error.__cause__ is None and error.__context__ is None
+    shown = str(error) + repr(error) + repr(error.__dict__)
+    assert mark not in shown and mark.lower() not in shown.lower()
+    # --rater=VALUE: a label that starts with "-" is the option's value, not an option.
+    status, out, err = run(
+        ["agree", "--rater=a=x.jsonl", f"--rater={label}=y.jsonl", "--schema", "s"]
+    )
+    assert (status, out) == (1, "") and "invalid_run_label (raters part 2)" in err
+    assert mark not in err and err.count("\n") == 1
+
+
+def test_a_stem_that_is_not_a_plain_label_is_refused_by_position(tmp_path: Path) -> None:
+    first = write_jsonl(tmp_path / "abstractor-1.jsonl", [])
+    for stem in (f"{CANARY} Smith", f"{CANARY}'s", "-" + CANARY, CANARY + "x" * 60):
+        odd = write_jsonl(tmp_path / f"{stem}.jsonl", [])
+        status, out, err = run(["agree", "--raters", str(first), str(odd), "--schema", "s.json"])
+        assert (status, out) == (1, "") and "invalid_run_label (raters part 2)" in err
+        assert CANARY not in err and "Smith" not in err
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(st.lists(_MARKS, min_size=2, max_size=2, unique=True))
+def test_renderings_name_raters_by_position_by_default(marks: list[str]) -> None:
+    from chartscore.render import FORMATS, render
+    from test_agree_gates import document as hand_built
+
+    labels = sorted(f"{mark}-Smith" for mark in marks)
+    saved = hand_built().to_dict()  # two raters "a" and "b", renamed to the markers
+    text = json.dumps(saved).replace('"a"', f'"{labels[0]}"').replace('"b"', f'"{labels[1]}"')
+    text = text.replace('"a~b"', f'"{labels[0]}~{labels[1]}"')
+    document = Agreement.from_json(text)
+    assert document.raters == (labels[0], labels[1])
+    for fmt in FORMATS:
+        out = render(document, fmt)
+        assert not any(mark in out or mark.lower() in out.lower() for mark in marks), fmt
+        assert "Smith" not in out and "rater-2" in out
+        named = render(document, fmt, rater_labels=True)
+        assert labels[0] in named or fmt == "summary"
+    frame = document.to_pandas()
+    assert not frame.astype(str).apply(lambda column: column.str.contains("Smith")).any().any()
+    gates = parse_gates(
+        f'[[gate]]\nslice = "field:smoking"\nmetric = "pair_kappa"\n'
+        f'label = "{labels[0]}~{labels[1]}"\nmin_lower = 0.5\n'
+        f'[[gate]]\nslice = "overall"\nmetric = "gold_exact_agreement"\n'
+        f'label = "{labels[1]}"\nmin_lower = 0.5\n'
+    )
+    table = evaluate(document, gates).table()
+    assert "Smith" not in table and not any(mark in table for mark in marks)
+
+
+def test_by_position_keeps_every_figure_and_the_ceiling() -> None:
+    from test_agree_gates import document as hand_built
+
+    document = hand_built()
+    positional = document.by_position()
+    assert positional.raters == ("rater-1", "rater-2")
+    assert positional.gold is not None and document.gold is not None
+    assert positional.gold.ceiling()["best"] == {
+        **document.gold.ceiling()["best"],
+        "rater": "rater-1",
+    }  # type: ignore[dict-item]
+    renamed = document.to_json().replace('"a"', '"rater-1"').replace('"b"', '"rater-2"')
+    assert positional.to_json() == renamed.replace('"a~b"', '"rater-1~rater-2"')
+    # Ten raters or more: zero-padded, so that sorted order (and the ceiling's ties) holds.
+    many = Agreement(tuple(f"r{i:02d}" for i in range(12)), 0.95, {}, ())
+    assert many.by_position().raters == tuple(f"rater-{i:02d}" for i in range(1, 13))
+
+
+def test_an_agreement_document_is_never_shared(
+    study: tuple[list[Path], Path, Path], tmp_path: Path
+) -> None:
+    # agree's document (raters named with a canary) given to every route that shares, scores
+    # or audits: refused with agreement_not_shareable, naming the input, never the raters.
+    files, gold, schema = study
+    named = [f"{CANARY}-{i}={path}" for i, path in enumerate(files)]
+    document = tmp_path / "agreement.json"
+    status, _, err = run(
+        ["agree", "--rater", *named, "--schema", str(schema), "--gold", str(gold),
+         "--out", str(document)]
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    routes = {
+        "predictions line 1": ["share", "--gold", str(gold), "--predictions", str(document)],
+        "gold line 1": ["share", "--gold", str(document), "--predictions", str(files[0])],
+        "baseline line 1": [
+            "share", "--gold", str(gold), "--baseline", str(document), "--candidate",
+            str(files[0]),
+        ],
+        "predictions line 1 ": [
+            "share", "--gold", str(gold), "--publication", str(document), "--out-dir",
+            str(shared),
+        ],
+        "predictions line 1  ": ["score", "--gold", str(gold), "--predictions", str(document)],
+        "report": ["audit", str(document)],
+    }  # fmt: skip
+    for where, argv in routes.items():
+        status, out, err = run(argv if argv[0] == "audit" else [*argv, "--schema", str(schema)])
+        assert (status, out) == (1, ""), where
+        assert err.startswith(f"chartscore: error: agreement_not_shareable ({where.strip()})")
+        assert CANARY not in err and err.count("\n") == 1
+    assert list(shared.iterdir()) == []
+    # render and gate take it inside; the rendering names no rater.
+    status, out, err = run(["render", str(document), "--format", "csv"])
+    assert (status, err) == (0, "") and CANARY not in out

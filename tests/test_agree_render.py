@@ -36,7 +36,7 @@ def _rows(text: str) -> dict[tuple[str, str, str, str], dict[str, str]]:
 
 def test_the_csv_holds_the_documents_figures_exactly(document: str) -> None:
     saved = json.loads(document)
-    rows = _rows(render(Agreement.from_json(document), "csv"))
+    rows = _rows(render(Agreement.from_json(document), "csv", rater_labels=True))
     for field_id, part in saved["by_field"].items():
         for pair in part["pairs"]:
             label = "~".join(pair["raters"])
@@ -73,17 +73,36 @@ def test_every_format_renders_from_the_command_line(
     status, out, err = run(["render", str(saved), "--format", fmt])
     assert (status, err) == (0, "")
     assert out == render(Agreement.from_json(document), fmt)
-    assert CANARY not in out and "abstractor-1" in out
+    # By default the raters are named by position; --rater-labels names them.
+    assert CANARY not in out and "abstractor" not in out and "rater-3" in out
+    status, named, err = run(["render", str(saved), "--format", fmt, "--rater-labels"])
+    assert (status, err) == (0, "")
+    assert named == render(Agreement.from_json(document), fmt, rater_labels=True)
+    assert CANARY not in named and "abstractor-1" in named
+    if fmt == "csv":  # the same rows under either name: rater-i is the i-th label, sorted
+        for i, label in enumerate(json.loads(document)["raters"], start=1):
+            named = named.replace(label, f"rater-{i}")
+        assert named == out
     if fmt != "csv":
         best = json.loads(document)["gold"]["ceiling"]["best"]
         assert f"{best['success_count']} of {best['total_count']}" in out
 
 
-def test_gate_does_not_take_an_agreement_document(document: str, tmp_path: Path) -> None:
+def test_gate_takes_the_agreement_document_agree_wrote(document: str, tmp_path: Path) -> None:
     saved = tmp_path / "agreement.json"
     saved.write_text(document, encoding="utf-8")
     gates = tmp_path / "gates.toml"
     gates.write_text('[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5\n')
     status, out, err = run(["gate", str(saved), "--gates", str(gates)])
-    assert status != 0 and out == ""
-    assert err.count("\n") == 1 and "unknown_report_format" in err and "Traceback" not in err
+    assert status == 1 and out == ""
+    assert err.count("\n") == 1 and "gate_metric_missing" in err and "Traceback" not in err
+    assert "did you mean gold_exact_agreement" in err
+    gates.write_text(
+        '[[gate]]\nslice = "field:smoking"\nmetric = "pair_agreement"\n'
+        'label = "abstractor-1~abstractor-2"\nmin_lower = 0.2\n'
+        '[[gate]]\nslice = "overall"\nmetric = "gold_normalized_agreement"\n'
+        'label = "abstractor-3"\nmin_lower = 0.5\n'
+    )
+    status, out, err = run(["gate", str(saved), "--gates", str(gates)])
+    assert (status, err) == (0, "") and "gates passed: 2 of 2 passed" in out
+    assert CANARY not in out

@@ -318,7 +318,13 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "plugin_layout",
                 "shared_comparison",  # a shared comparison: its reader and its difference bound
                 "metrics",  # the metric catalog: which metrics a gate may name
+                "agreement",  # an agreement document, taken by its exact type
+                "agreement_gates",  # what a gate reads in it
             },
+        ),
+        (
+            "documents.agreement_gates",
+            {"agreement", "errors", "stats"},
         ),
     ],
 )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from chartscore import compare, score
+from chartscore import Report, compare, score
 from chartscore.cli import main
 from chartscore.importers import import_labelstudio
 from chartscore.importers.labelstudio import label_segment
@@ -152,6 +152,10 @@ def test_cold_through_chart_reviews_config() -> None:
     )  # fmt: skip
     assert _shown(labels.macro_f1) == 0.833
     assert imported.counts["labels_dropped"] == 1  # "Label Not In Study" on note 1
+    # The pooled kappa as the report JSON states it (and as a saved report reads back).
+    written = json.loads(part.to_json())["by_field"]["labels"]
+    assert written["pooled_kappa"] == 14 / 41 and _shown(written["pooled_kappa"]) == 0.341
+    assert Report.from_json(part.to_json()).by_field["labels"].pooled_kappa == 14 / 41
 
 
 def _sublabels(**options: object) -> tuple[object, object]:
@@ -170,6 +174,8 @@ def test_sublabels_accuracy_table() -> None:
     part = report.by_field["labels"]  # type: ignore[attr-defined]
     assert sorted(part.labels) == sorted(label.lower() for label in SUBLABELS_ROWS)
     assert _row(part.metrics, part.micro_f1, part.pooled_kappa) == SUBLABELS_POOLED
+    written = json.loads(report.to_json())["by_field"]["labels"]  # type: ignore[attr-defined]
+    assert _shown(written["pooled_kappa"]) == SUBLABELS_POOLED[5]  # 0.378
     assert part.macro_f1 == SUBLABELS_MACRO_F1
     _, booleans = _sublabels(labels=SUBLABELS_DECLARED, per_label=True)
     for label, published in SUBLABELS_ROWS.items():

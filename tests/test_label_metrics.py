@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+from sklearn.metrics import cohen_kappa_score, confusion_matrix, precision_recall_fscore_support
 
 from chartscore import ChartscoreError, ErrorCode, GoldField, Prediction, Report, score
 from chartscore.documents.tally import LABEL_METRICS
@@ -146,6 +146,35 @@ def _sklearn_classes(data: list[tuple[str | None, object]]) -> tuple[list[str], 
         else:
             predicted.append(NO_ANSWER)
     return gold, predicted
+
+
+@settings(max_examples=examples(120), deadline=None)
+@given(rows)
+def test_the_reports_pooled_kappa_equals_scikit_learns_over_the_label_cells(
+    data: list[tuple[str | None, object]],
+) -> None:
+    # One cell per (answerable row, declared label): gold holds the label or not; an answer of
+    # the field's type names it or not; a missing, abstained or wrong-type answer is neither,
+    # and chart-review's pooled table counts it as a disagreement (docs/metrics.md).
+    gold, predictions = _records(data)
+    written = json.loads(score(gold, predictions, schema=SCHEMA).to_json())
+    y_true, y_pred = [], []
+    for g, a in data:
+        if g is None:
+            continue
+        for label in CHOICES:
+            holds = g == label
+            y_true.append(holds)
+            if isinstance(a, str) and a != NO_ANSWER:
+                y_pred.append(" ".join(a.lower().split()) == label)
+            else:
+                y_pred.append(not holds)
+    for part in (written["by_field"]["hx.smoking"], written["overall"]):
+        found = part["pooled_kappa"]
+        if not y_true or len(set(y_true) | set(y_pred)) == 1:  # n = 0, or p_e = 1: undefined
+            assert found is None
+            continue
+        assert found == pytest.approx(cohen_kappa_score(y_true, y_pred), abs=1e-12)
 
 
 @settings(max_examples=examples(120), deadline=None)

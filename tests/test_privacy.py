@@ -294,7 +294,7 @@ def _check_slice(part: object, *, pooled: bool = False) -> None:
             assert type(value["pairs"]) is int
             _check_interval(value["interval"])
             assert key != "alpha" or value["metric"] in ALPHA_METRICS
-        elif key in ("micro_f1", "macro_f1"):
+        elif key in ("micro_f1", "macro_f1", "pooled_kappa"):
             assert value is None or _is_number(value)
         elif key in ("error_magnitude", "declared_uncertainty") and not pooled:
             assert type(value) is dict
@@ -364,7 +364,7 @@ def assert_report_vocabulary(
         | LABEL_METRICS
         | COEFFICIENT_KEYS
         | ALPHA_METRICS
-        | {"micro_f1", "macro_f1", "labels", "f1", "metric", "false", "true"}
+        | {"micro_f1", "macro_f1", "pooled_kappa", "labels", "f1", "metric", "false", "true"}
         | MAGNITUDE_KEYS
         | EXACT_SUMS
         | set(declared)

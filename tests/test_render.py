@@ -593,7 +593,7 @@ def test_each_labelled_field_has_a_macro_average_row_after_its_labels() -> None:
             assert f"| `{name}` | macro average |" not in markdown
             continue
         assert part.macro_f1 is not None
-        macro = f"| `{name}` | macro average |  |  |  |  | {kappa_number(part.macro_f1)} |"
+        macro = f"| `{name}` | macro average |  |  |  |  | {kappa_number(part.macro_f1)} |  |"
         mine = [row for row in rows if row.startswith(f"| `{name}` |")]
         assert mine[-1] == macro  # after the pooled row and every label
         assert [row.split(" | ")[1] for row in mine[1:-1]] == list(part.labels)

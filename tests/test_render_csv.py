@@ -52,7 +52,7 @@ def expected_rows(report: Report) -> dict[Key, dict[str, object]]:
                     for metric, number in table.items():
                         found = number if metric != "f1" else {"value": number}
                         out[(kind, name, metric, label)] = found
-            elif key in ("micro_f1", "macro_f1"):
+            elif key in ("micro_f1", "macro_f1", "pooled_kappa"):
                 out[(kind, name, key, "")] = {"value": value}
             elif key == "error_magnitude":
                 signed = value["mean_signed_error"]

@@ -288,11 +288,12 @@ def test_non_text_argument_is_refused(value: object) -> None:
 
 def test_slice_vocabulary_matches_the_tally() -> None:
     # The loader's closed vocabulary is the tally's: every count and core metric is required;
-    # the demo's labelled fields add the pooled label metrics and their F1.
+    # the demo's labelled fields add the pooled label metrics, their F1 and pooled kappa.
     document = _demo_document()
     part = document["overall"]
     assert isinstance(part, dict)
-    assert set(part) == set(COUNT_NAMES) | set(CORE_METRICS) | set(LABEL_METRICS) | {"micro_f1"}
+    pooled = {"micro_f1", "pooled_kappa"}
+    assert set(part) == set(COUNT_NAMES) | set(CORE_METRICS) | set(LABEL_METRICS) | pooled
     for name in (*COUNT_NAMES, *CORE_METRICS):
         broken = _demo_document()
         del broken["overall"][name]  # type: ignore[attr-defined]

@@ -52,6 +52,11 @@ FORMAT_KEYS: Final = frozenset(
 )
 """The closed vocabulary of format keys: the only key names an error may show."""
 
+AGREEMENT_OPENING: Final = '{"by_field":'
+AGREEMENT_MARKER: Final = '"format":"chartscore.agreement"'
+"""How an agreement document (canonical JSON, one line) opens, and the member that names it:
+a reader of JSON Lines refuses it (``agreement_not_shareable``), so that it is never shared."""
+
 WORKLIST_SIGNATURE: Final = "# chartscore.worklist"
 """How an adjudication worklist begins; every reader of reports or JSON Lines refuses it."""
 WORKLIST_FIRST_LINE: Final = (

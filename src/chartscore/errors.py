@@ -107,6 +107,7 @@ class ErrorCode(enum.StrEnum):
     DISCLOSURE_AUDIT_FAILED = "disclosure_audit_failed"
     SHARE_TOO_LARGE = "share_too_large"
     NOT_APPLICABLE_UNSUPPORTED = "not_applicable_unsupported"
+    AGREEMENT_NOT_SHAREABLE = "agreement_not_shareable"
     # Command line.
     USAGE = "usage"
     OUTPUT_UNWRITABLE = "output_unwritable"
@@ -276,6 +277,9 @@ _DESCRIPTIONS: dict[str, str] = {
     ),
     "not_applicable_unsupported": (
         "not-applicable gold rows are not yet shareable, comparable or mergeable; not written"
+    ),
+    "agreement_not_shareable": (
+        "an agreement document is never shared nor read as rows: render or gate it inside"
     ),
     "usage": "the arguments are not valid; run chartscore --help",
     "output_unwritable": "an output could not be written; nothing partial was left",

@@ -12,6 +12,7 @@ from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
+from chartscore.documents.agreement import Agreement
 from chartscore.documents.gates import Gate, evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
@@ -254,7 +255,7 @@ def _warn_unused_schema_fields(unused: list[str], streams: Streams) -> None:
 
 
 def gate_status(
-    document: Document,
+    document: Document | Agreement,
     gates: Sequence[Gate],
     streams: Streams,
     *,
@@ -342,7 +343,7 @@ def required_min_cell(value: str | None, command: str) -> int | None:
     return check_min_cell(int(value))
 
 
-def declared_min_cell(document: Document) -> int | None:
+def declared_min_cell(document: Document | Agreement) -> int | None:
     """The min cell a shared document declares (``disclosure.min_cell``); None if not shared."""
     if isinstance(document, SharedReport | SharedComparison):
         return document.disclosure.min_cell

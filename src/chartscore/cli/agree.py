@@ -24,6 +24,7 @@ from chartscore.cli._options import (
     progress_line,
 )
 from chartscore.cli._streams import Streams
+from chartscore.documents.agreement import RATER_LABEL
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
@@ -47,6 +48,10 @@ def _raters(args: argparse.Namespace) -> list[tuple[str, InputPath]]:
             label, equals, path = value.partition("=")
             if not equals or not path:
                 raise UsageError("--rater takes NAME=FILE", NAME)
+            if RATER_LABEL.fullmatch(label) is None:  # before any file is read; never echoed
+                raise ChartscoreError(
+                    ErrorCode.INVALID_RUN_LABEL, input=InputKind.RATERS, part=part
+                )
         else:
             path, found = value, run_label(input_argument(value))
             if found is None:  # standard input, or a stem that is not a plain label

@@ -15,6 +15,7 @@ from chartscore.cli._command import Command, Option, UsageError, input_argument
 from chartscore.cli._options import REQUIRED_MIN_CELL, declared_min_cell, required_min_cell
 from chartscore.cli._streams import Streams
 from chartscore.disclosure.solver import require_solver
+from chartscore.documents import refuse_agreement
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
@@ -157,6 +158,7 @@ def _read_shared(path: InputPath, *, comparison: bool) -> SharedReport | SharedC
                 raise
             wrong_format = wrong_format or error  # the report's refusal, as it always was
     assert wrong_format is not None
+    refuse_agreement(data)  # agree's document: never shared, so never audited as one
     raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
 
 

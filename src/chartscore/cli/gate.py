@@ -1,4 +1,4 @@
-"""``chartscore gate``: check a saved report or comparison against a gates file."""
+"""``chartscore gate``: check a saved report, comparison or agreement against a gates file."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from chartscore.cli._options import (
     required_min_cell,
 )
 from chartscore.cli._streams import Streams
+from chartscore.documents import load_rendered_document
 from chartscore.documents.gates import EXIT_REQUIRED_GATE_FAILED
-from chartscore.io.document_files import load_document_file, load_gates
+from chartscore.io.document_files import load_gates, read_document_bytes
 from chartscore.io.output import write_output
 
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     document_path, gates_path = input_argument(args.report), input_argument(args.gates)
     junit = junit_target(args, (document_path, gates_path), "gate")
     gates = load_gates(gates_path)
-    document = load_document_file(document_path)
+    document = load_rendered_document(read_document_bytes(document_path))
     level = None if args.confidence is None else float(args.confidence)
     line, met = "", True
     checks: tuple[tuple[str, str], ...] = ()
@@ -70,8 +71,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 
 COMMAND: Final = Command(
     name="gate",
-    help="check a saved report or comparison against release gates",
-    description="Check a report or comparison (JSON) against a gates file (TOML). Prints "
+    help="check a saved report, comparison or agreement against release gates",
+    description="Check a report, comparison or agreement (JSON) against a gates file (TOML). "
+    "Prints "
     "a table of every gate; exit 0 when every required gate passes, 3 when one fails. "
     "With --min-cell N, the document must also be shared at a min cell of at least N.",
     options=(

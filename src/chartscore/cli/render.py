@@ -21,6 +21,7 @@ from chartscore.cli._command import (
 from chartscore.cli._options import DOCUMENT, OUT, output_target
 from chartscore.cli._streams import Streams
 from chartscore.documents import load_rendered_document
+from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import evaluate
 from chartscore.documents.shared_comparison import SharedComparison
@@ -40,6 +41,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
     document = load_rendered_document(read_document_bytes(document_path))
+    if args.rater_labels and not isinstance(document, Agreement):
+        raise UsageError("--rater-labels names an agreement's raters; this is not one", "render")
     verdicts = None
     if gates is not None:
         if not isinstance(document, Comparison | SharedComparison):
@@ -53,6 +56,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         sort=args.sort or "name",
         gates=gates or (),
         verdicts=verdicts if fmt == "summary" else None,
+        rater_labels=args.rater_labels,
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
@@ -84,6 +88,10 @@ COMMAND: Final = Command(
             "(HTML); the gates must fit the comparison but are not checked",
             "FILE",
             reads_input=True,
+        ),
+        Option(
+            "--rater-labels",
+            "an agreement: name the raters by their labels (default: by position, rater-1, ...)",
         ),
         OUT,
     ),

@@ -94,7 +94,7 @@ def load_document(text: str | bytes) -> Document:
 
 
 def load_rendered_document(text: str | bytes) -> Document | Agreement:
-    """:func:`load_document`, or an agreement document (``render`` takes it; ``gate`` does not).
+    """:func:`load_document`, or an agreement document (``render`` and ``gate`` take it).
 
     Raises:
         ChartscoreError: as :func:`load_document`.
@@ -104,6 +104,20 @@ def load_rendered_document(text: str | bytes) -> Document | Agreement:
     if _format_of(text) == AGREEMENT_FORMAT:
         return Agreement.from_json(text)
     return load_document(text)
+
+
+def refuse_agreement(text: str | bytes) -> None:
+    """Refuse an agreement document where a shared one is expected (``audit``).
+
+    Raises:
+        ChartscoreError: ``agreement_not_shareable`` (report) when ``text`` is an
+            agreement document (by its ``format``); ``invalid_report`` when it is not JSON.
+    """
+    from chartscore.documents.agreement import AGREEMENT_FORMAT
+    from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+
+    if _format_of(text) == AGREEMENT_FORMAT:
+        raise ChartscoreError(ErrorCode.AGREEMENT_NOT_SHAREABLE, input=InputKind.REPORT)
 
 
 def _format_of(text: str | bytes) -> object:

@@ -22,7 +22,7 @@ import itertools
 import re
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Final
+from typing import Final, TypeVar
 
 import attrs
 
@@ -77,6 +77,7 @@ GOLD_METRICS: Final = ("exact_agreement", "normalized_agreement")
 CEILING_METRIC: Final = "normalized_agreement"
 """The metric raters are ranked by for the ceiling."""
 
+_V = TypeVar("_V")
 _KAPPA_NAMES: Final = frozenset(kind.value for kind in KAPPA_TYPES)
 _LOWEST: Final = -1e300
 
@@ -295,6 +296,45 @@ class Agreement(Displayed):
     def to_json(self) -> str:
         """RFC 8785 canonical JSON: the same bytes for the same counts, everywhere."""
         return canonical_json(self.to_dict())
+
+    def by_position(self) -> Agreement:
+        """The same figures with each rater named by position: ``rater-1``, ``rater-2``, ...
+
+        A rater's label is a file's stem or a name the caller gave, and may name a person:
+        renderings show these positional names unless asked for the labels (docs/raters.md).
+        The names follow the labels' sorted order (zero-padded from 10 raters on), so the
+        pairs, the ceiling and its ties are the same.
+        """
+        width = len(str(len(self.raters)))
+        names = {label: f"rater-{i:0{width}d}" for i, label in enumerate(self.raters, start=1)}
+
+        def pair(found: PairAgreement) -> PairAgreement:
+            first, second = found.raters
+            return attrs.evolve(found, raters=(names[first], names[second]))
+
+        def keyed(found: Mapping[str, _V]) -> dict[str, _V]:
+            return {names[label]: value for label, value in found.items()}
+
+        by_field = {
+            field_id: attrs.evolve(
+                part, raters=keyed(part.raters), pairs=tuple(pair(p) for p in part.pairs)
+            )
+            for field_id, part in self.by_field.items()
+        }
+        gold = None
+        if self.gold is not None:
+            gold = GoldAgreement(
+                keyed(self.gold.overall),
+                {field_id: keyed(found) for field_id, found in self.gold.by_field.items()},
+            )
+        return Agreement(
+            tuple(names[label] for label in self.raters),
+            self.confidence,
+            by_field,
+            tuple(pair(p) for p in self.pooled),
+            gold,
+            self.version,
+        )
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Agreement:

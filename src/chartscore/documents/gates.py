@@ -68,6 +68,7 @@ comparison's reader.
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import tomllib
@@ -78,6 +79,17 @@ import attrs
 
 from chartscore import metrics as catalog
 from chartscore.documents import is_document
+from chartscore.documents.agreement import Agreement
+from chartscore.documents.agreement_gates import (
+    AGREEMENT_COEFFICIENTS,
+    AGREEMENT_GATE_METRICS,
+    COEFFICIENT_KIND,
+    GOLD_GATE_METRICS,
+    PAIR_GATE_METRICS,
+    POOLED_WILSON,
+    agreement_figure,
+    valid_gate_label,
+)
 from chartscore.documents.comparison import (
     FIELD_TYPE_NAMES,
     PAIRED_METRICS,
@@ -156,6 +168,7 @@ INTERVAL_KINDS: Final = (
     "delong",
     "clopper-pearson",
     "clopper-pearson bound",
+    POOLED_WILSON,
 )
 """The intervals a gate may read: plain on field slices, case-clustered on pooled slices."""
 COEFFICIENT_GATES: Final = ("kappa", "ac1", "ac2", "alpha")
@@ -165,9 +178,11 @@ GATEABLE_METRICS: Final = frozenset(
         *catalog.names(lambda m: m.pairing != catalog.GOLD_ONLY),
         *COEFFICIENT_GATES,
         "uncertainty_auroc",
+        *AGREEMENT_GATE_METRICS,
     ]
 )
-"""Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system."""
+"""Metrics a gate may name. ``majority_baseline`` describes the gold set, not a system.
+An agreement document's (:mod:`~chartscore.documents.agreement_gates`) are among them."""
 
 WILSON_BOUND: Final = "wilson bound"
 NEWCOMBE_BOUND: Final = "newcombe bound"
@@ -369,7 +384,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
             ErrorCode.INVALID_GATE,
             setting="metric",
             given=metric,
-            suggestion=closest(metric, GATEABLE_METRICS),
+            suggestion=_metric_guess(metric),
         )
     if not (type(level) is str and level in LEVELS):
         raise fail(
@@ -380,7 +395,17 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
         raise fail(ErrorCode.INVALID_GATE_RULE)
     rule = rules[0]
     label = table.get("label", "")
-    if "label" in table and not (
+    rater_metric = metric in PAIR_GATE_METRICS or metric in GOLD_GATE_METRICS
+    if rater_metric and "label" not in table:  # which pair, which rater
+        raise fail(ErrorCode.MISSING_KEY, key="label")
+    if rater_metric:
+        # A pair (a~b) or a rater: the caller's labels, never echoed.
+        fits = valid_gate_label(metric, label) and (
+            metric in GOLD_GATE_METRICS or where.startswith("field:")
+        )
+        if not fits:
+            raise fail(ErrorCode.INVALID_GATE, setting="label")
+    elif "label" in table and not (
         type(label) is str
         and 0 < len(label) <= MAX_LABEL_NAME
         and metric in LABEL_METRICS
@@ -391,7 +416,9 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
     threshold = table[rule]
     low = (
         -1.0
-        if rule in ("min_difference_lower", "max_difference_upper") or metric in COEFFICIENT_GATES
+        if rule in ("min_difference_lower", "max_difference_upper")
+        or metric in COEFFICIENT_GATES
+        or metric in AGREEMENT_COEFFICIENTS
         else 0.0
     )
     # Compare before converting: an int too large for a float cannot be in range.
@@ -399,6 +426,28 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
     if not (in_range and math.isfinite(float(threshold))):
         raise fail(ErrorCode.INVALID_GATE_THRESHOLD, setting=rule, valid_range=(low, 1.0))
     return Gate(number, where, metric, rule, float(threshold), level, line, label)
+
+
+_REPORT_GATE_METRICS: Final = GATEABLE_METRICS - frozenset(AGREEMENT_GATE_METRICS)
+_AGREEMENT_ONLY_METRICS: Final = GATEABLE_METRICS - _REPORT_GATE_METRICS
+
+
+def _metric_guess(metric: object) -> str | None:
+    """A metric close to a mistyped one: a report's, unless an agreement's own is much closer.
+
+    ``agrement`` keeps meaning ``exact_agreement`` (not ``pair_agreement``), while
+    ``fleiss_kapa`` means ``fleiss_kappa``: an agreement name is suggested only when its
+    similarity is at least 0.8 and above the closest report metric's.
+    """
+    if type(metric) is not str:
+        return None
+    report = closest(metric, _REPORT_GATE_METRICS)
+    agreement = closest(metric, _AGREEMENT_ONLY_METRICS)
+    if agreement is None:
+        return report
+    ratio = difflib.SequenceMatcher(a=agreement, b=metric).ratio()
+    below = report is None or ratio > difflib.SequenceMatcher(a=report, b=metric).ratio()
+    return agreement if ratio >= 0.8 and below else report
 
 
 def _valid_slice(where: str) -> bool:
@@ -487,7 +536,7 @@ class ReportLike(Protocol):
     def by_field_type(self) -> Mapping[str, ReportSlice]: ...
 
 
-Document = ReportLike | Comparison | SharedComparison
+Document = ReportLike | Comparison | SharedComparison | Agreement
 
 
 @attrs.frozen
@@ -590,6 +639,10 @@ class GateResults:
         ):
             lines.append("min_upper and max_lower read such a rate's smallest upper (largest")
             lines.append("lower) bound over every count allowed: it holds whichever is true.")
+        if any(result.interval == POOLED_WILSON for result in self.results):
+            lines.append("pooled wilson: an agreement document's overall rate, its rows taken as")
+            lines.append("independent (no design effect is published): gate a rater's report for")
+            lines.append("the case-clustered bound.")
         if any(result.reason == TOO_FEW_PAIRS for result in self.results):
             lines.append(
                 f"too few pairs: a coefficient from fewer than {MIN_COEFFICIENT_PAIRS} pairs has"
@@ -675,7 +728,7 @@ def evaluate(
             ``confidence`` is not exactly one of the three levels, or
             ``interval`` not one of :data:`GATE_INTERVALS`.
     """
-    if not is_document(document):
+    if not (is_document(document) or type(document) is Agreement):
         raise ChartscoreError(ErrorCode.USAGE)
     if confidence is None:
         confidence = getattr(document, "confidence", 0.95)
@@ -705,7 +758,13 @@ class _Reading:
     inner: bool = False
 
 
-_COEFFICIENT_KINDS: Final = {"kappa": "kappa", "ac1": "gwet", "ac2": "gwet", "alpha": "jackknife"}
+_COEFFICIENT_KINDS: Final = {
+    "kappa": "kappa",
+    "ac1": "gwet",
+    "ac2": "gwet",
+    "alpha": "jackknife",
+    **COEFFICIENT_KIND,
+}
 
 
 def _reliable(coefficient: object) -> bool:
@@ -728,7 +787,11 @@ def _read_gates(gates: object) -> tuple[Gate, ...]:
 
 def _figure(document: Document, gate: Gate, reading: _Reading) -> tuple[float | None, str]:
     pooled = not gate.slice.startswith("field:")
-    if isinstance(document, SharedComparison):
+    if isinstance(document, Agreement):  # exactly one: evaluate checked the type
+        if gate.is_difference:
+            raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
+        interval, kind = agreement_figure(document, gate, z=reading.z, exact=reading.exact)
+    elif isinstance(document, SharedComparison):
         if gate.slice.startswith("stratum:"):
             raise ChartscoreError(ErrorCode.GATE_SLICE_MISSING, gate=gate.number, line=gate.line)
         shared = _slice(document.overall, document.by_field, document.by_field_type, gate)

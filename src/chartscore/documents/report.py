@@ -183,6 +183,10 @@ class SliceReport:
     magnitude: MagnitudeResult | None = None
     uncertainty: UncertaintyResult | None = None
     not_applicable: Mapping[str, int] | None = None
+    pooled_kappa_written: bool = attrs.field(default=True, eq=False, repr=False)
+    """Whether the JSON holds ``pooled_kappa`` (a slice with labels): False for a report
+    written before it was added (format 2, or format 3 before 0.1.0), which keeps its bytes
+    when read and written back."""
 
     @property
     def micro_f1(self) -> float | None:
@@ -211,7 +215,8 @@ class SliceReport:
 
         chart-review's pooled (``*``) kappa: TP and FN are the pooled
         sensitivity's successes and failures, TN and FP the pooled
-        specificity's (:func:`chartscore.stats.confusion.pooled_kappa`).
+        specificity's (:func:`chartscore.stats.confusion.pooled_kappa`). In the
+        report JSON as ``pooled_kappa`` beside ``micro_f1``, in every slice with labels.
         """
         if "sensitivity" not in self.metrics:
             return None
@@ -289,7 +294,12 @@ class SliceReport:
             raise ChartscoreError(ErrorCode.USAGE)
         current = format_version >= 3
         pooled = kind != "field"
-        optional: tuple[str, ...] = (*LABEL_METRICS, "micro_f1", *NOT_APPLICABLE_COUNTS)
+        optional: tuple[str, ...] = (
+            *LABEL_METRICS,
+            "micro_f1",
+            "pooled_kappa",
+            *NOT_APPLICABLE_COUNTS,
+        )
         if kind != "overall":
             optional += TYPE_METRICS + plugin_metrics
         if kind == "field":
@@ -350,6 +360,7 @@ class SliceReport:
             magnitude=magnitude,
             uncertainty=uncertainty,
             not_applicable=not_applicable,
+            pooled_kappa_written="pooled_kappa" in members,
         )
         _check_label_figures(members, result)
         return result
@@ -396,6 +407,8 @@ class SliceReport:
             out["declared_uncertainty"] = self.uncertainty.to_dict()
         if "sensitivity" in self.metrics:
             out["micro_f1"] = self.micro_f1
+            if self.pooled_kappa_written:
+                out["pooled_kappa"] = self.pooled_kappa
         if self.labels is not None:
             out["macro_f1"] = self.macro_f1
             out["labels"] = {name: label.to_dict() for name, label in self.labels.items()}
@@ -503,9 +516,10 @@ def _read_labels(members: Mapping[str, object], z: float) -> dict[str, LabelResu
 
 
 def _check_label_figures(members: Mapping[str, object], part: SliceReport) -> None:
-    # Label metrics come as a set, with micro F1; a field's are the sums of its labels'.
+    # Label metrics come as a set, with micro F1 (and pooled kappa, since 0.1.0: a report
+    # written before has none); a field's are the sums of its labels'.
     present = [name in members for name in (*LABEL_METRICS, "micro_f1")]
-    if any(present) != all(present):
+    if any(present) != all(present) or ("pooled_kappa" in members and not all(present)):
         _strict_json.invalid()
     if not present[0]:
         return
@@ -516,6 +530,8 @@ def _check_label_figures(members: Mapping[str, object], part: SliceReport) -> No
     ):
         _strict_json.invalid()
     check_figure(members["micro_f1"], part.micro_f1)
+    if "pooled_kappa" in members:  # absent from a report written before it was added
+        check_figure(members["pooled_kappa"], part.pooled_kappa)
     if part.labels is None:
         return
     check_figure(members["macro_f1"], part.macro_f1)

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Final, Protocol
 
-from chartscore._format import WORKLIST_SIGNATURE
+from chartscore._format import AGREEMENT_MARKER, AGREEMENT_OPENING, WORKLIST_SIGNATURE
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.records.normalize import NUMBER_MAX_DIGITS, number_in_range
 
@@ -199,7 +199,8 @@ def iter_text(
 
     Raises:
         ChartscoreError: ``file_unreadable``, ``line_too_long`` or ``not_utf8``;
-            ``inside_only_worklist`` (line 1) for an adjudication worklist.
+            ``inside_only_worklist`` (line 1) for an adjudication worklist;
+            ``agreement_not_shareable`` (line 1) for an agreement document.
     """
     carry = b""
     line = 0  # lines yielded so far
@@ -247,8 +248,19 @@ def iter_text(
         if line == 0 and not worklist and text.startswith(WORKLIST_SIGNATURE):
             # Patient-level case ids, never an input to score or share: said so, not parsed.
             raise ChartscoreError(ErrorCode.INSIDE_ONLY_WORKLIST, input=source, line=1)
+        if line == 0 and is_agreement_line(text):
+            # agree's document given as rows (to share it, most likely): no rule shares it.
+            raise ChartscoreError(ErrorCode.AGREEMENT_NOT_SHAREABLE, input=source, line=1)
         yield line + 1, text
         line += complete.count(b"\n")
+
+
+def is_agreement_line(text: str) -> bool:
+    """Whether the first line of ``text`` is an agreement document (``chartscore agree``)."""
+    if not text.startswith(AGREEMENT_OPENING):
+        return False
+    end = text.find("\n")
+    return AGREEMENT_MARKER in (text if end < 0 else text[:end])
 
 
 def _check_line_lengths(complete: bytes, source: InputKind, before: int) -> None:

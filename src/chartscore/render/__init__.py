@@ -59,6 +59,7 @@ def render(
     sort: str = "name",
     gates: Sequence[Gate] = (),
     verdicts: GateResults | None = None,
+    rater_labels: bool = False,
 ) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
@@ -90,6 +91,9 @@ def render(
         verdicts: Gates already checked on this document
             (:func:`chartscore.documents.gates.evaluate`): the summary lists their
             verdicts after its table; the other formats do not show them.
+        rater_labels: An agreement's raters named by their labels. By default they are
+            named by position (``rater-1``, ...): a label is a file's stem, which may name
+            a person, and a rendering is what gets passed around (docs/raters.md).
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -108,7 +112,9 @@ def render(
         raise ChartscoreError(ErrorCode.USAGE)
     if verdicts is not None and type(verdicts) is not GateResults:
         raise ChartscoreError(ErrorCode.USAGE)
-    view = document_view(report, sort=sort, gates=gates)
+    if type(rater_labels) is not bool:
+        raise ChartscoreError(ErrorCode.USAGE)
+    view = document_view(report, sort=sort, gates=gates, rater_labels=rater_labels)
     if fmt == "summary":
         return render_summary(view, verdicts)
     return RENDERERS[fmt](view)

@@ -137,8 +137,15 @@ def _all_raters(field_id: str, part: FieldAgreement) -> list[tuple[str, Estimate
     return [(metric, _coefficient("field", field_id, metric, "", value)) for metric, value in found]
 
 
-def agreement_view(document: Agreement) -> View:
-    """The view of an agreement document: pairs and all-rater figures, entries, gold."""
+def agreement_view(document: Agreement, *, rater_labels: bool = False) -> View:
+    """The view of an agreement document: pairs and all-rater figures, entries, gold.
+
+    Raters are named by position (``rater-1``, ...: :meth:`Agreement.by_position`) unless
+    ``rater_labels``: a label is a file's stem, which may name a person, and a rendering is
+    what gets passed around.
+    """
+    if not rater_labels:
+        document = document.by_position()
     level = level_text(document.confidence)
     estimates: list[Estimate] = []
     pair_rows: list[Row] = []
@@ -268,8 +275,16 @@ def agreement_view(document: Agreement) -> View:
         estimates=tuple(estimates),
         definitions=tuple(definitions),
         notes=(
-            "Rater labels are the names the files were given; name files by role, never by "
-            "patient (docs/metrics.md#agreement-among-raters).",
+            (
+                "Rater labels are the names the files were given; name files by role, never by "
+                "patient (docs/raters.md#rater-labels)."
+            )
+            if rater_labels
+            else (
+                "Raters are named by position: rater-1 is the first of the document's labels in "
+                "sorted order, and so on; chartscore render --rater-labels names them "
+                "(docs/raters.md#rater-labels)."
+            ),
         ),
         confidence=document.confidence,
     )

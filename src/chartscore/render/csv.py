@@ -15,7 +15,8 @@ cell equals the report's number exactly. Kappa has its own rows
 ``lower``/``upper``, the pairs in ``total_count`` and an empty
 ``success_count``; so have AC1, AC2 and alpha. F1 (``f1`` per label,
 ``micro_f1`` and ``macro_f1`` per slice) has its value in ``rate`` and every
-other cell empty. Error magnitudes (``mean_absolute_error``,
+other cell empty, and so has the labels' ``pooled_kappa`` (per slice, beside
+``micro_f1``). Error magnitudes (``mean_absolute_error``,
 ``mean_signed_error``, ``limits_of_agreement``: the bias in ``rate`` and the
 limits in ``lower``/``upper``; ``chance_level``) have their pairs (or gold
 rows) in ``total_count``. Declared uncertainty: ``uncertainty_auroc`` (its rows
@@ -33,7 +34,7 @@ pandas; a metric with a withheld count has no rate and no interval either.
 Its labels' rows (``sensitivity`` ... ``npv``, ``f1``, by ``label``), the
 macro F1 and the coefficients follow the same rules (a withheld F1 names
 ``rate lower upper``: it has no count); it has no pooled label rows and no
-``micro_f1``.
+``micro_f1`` or ``pooled_kappa``.
 RFC 4180: comma-separated, CRLF line ends, quotes only where needed.
 """
 
@@ -63,8 +64,8 @@ COLUMNS: Final = (
 SUPPRESSED_COLUMN: Final = "suppressed"
 """The last column of a shared report's CSV: the row's withheld cells."""
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-F1_FIGURES: Final = frozenset({"f1", "micro_f1", "macro_f1"})
-"""Figures with a value and no count or interval."""
+F1_FIGURES: Final = frozenset({"f1", "micro_f1", "macro_f1", "pooled_kappa"})
+"""Figures with a value and no count or interval (F1, and the labels' pooled kappa)."""
 
 
 def _text(text: str) -> str:

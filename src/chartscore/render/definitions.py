@@ -156,6 +156,13 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "PPV; micro F1 pools the labels' counts, macro F1 averages the labels' F1.",
         _LABELS,
     ),
+    "pooled_kappa": (
+        "pooled kappa",
+        "Cohen's kappa of the labels' cells pooled into one two-by-two table (TP, FN, TN, "
+        "FP summed over the labels; a missing or abstained answer is a disagreement): "
+        "chart-review's pooled kappa. No interval: a case's cells are not independent.",
+        _LABELS,
+    ),
     "ac1": (
         "Gwet's AC1",
         "Agreement corrected for chance from the spread of the pooled categories: robust at "
@@ -240,8 +247,9 @@ COEFFICIENTS: Final = ("kappa", "ac1", "ac2", "alpha")
 METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, *LABEL_METRICS, *COEFFICIENTS)
 """Every metric a report can hold, in the order chartscore shows them."""
 
-LEGEND_ORDER: Final = (*METRIC_ORDER, "f1", *MAGNITUDES, *UNCERTAINTY)
-"""The legend's entries: every metric, F1 (``f1``, ``micro_f1``, ``macro_f1``), magnitudes."""
+LEGEND_ORDER: Final = (*METRIC_ORDER, "f1", "pooled_kappa", *MAGNITUDES, *UNCERTAINTY)
+"""The legend's entries: every metric, F1 (``f1``, ``micro_f1``, ``macro_f1``), the labels'
+pooled kappa, magnitudes."""
 
 
 def title(metric: str) -> str:

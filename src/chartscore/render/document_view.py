@@ -33,6 +33,7 @@ def document_view(
     *,
     sort: str = "name",
     gates: Sequence[Gate] = (),
+    rater_labels: bool = False,
 ) -> View:
     """The :class:`View` of any value-free document, by its exact type.
 
@@ -40,13 +41,14 @@ def document_view(
         document: A report, shared report, comparison, shared comparison or agreement.
         sort: ``"name"`` or ``"rate"`` (checked by the caller); an agreement ignores it.
         gates: A comparison's gates, drawn as margins; ignored by the other documents.
+        rater_labels: An agreement's raters by their labels, not by position (the default).
 
     Raises:
         ChartscoreError: ``usage`` for anything else (checked by the exact type, so a
             caller's object never runs code here).
     """
     if type(document) is Agreement:
-        return agreement_view(document)
+        return agreement_view(document, rater_labels=rater_labels is True)
     if type(document) is Comparison:
         return comparison_view(document, sort=sort, gates=gates)
     if type(document) is SharedComparison:

@@ -350,6 +350,7 @@ def _label_estimates(kind: str, name: str, part: SliceLike, level: str = "95%") 
         return out
     if "sensitivity" in part.metrics:
         out.append(score_estimate(kind, name, "micro_f1", part.micro_f1))
+        out.append(score_estimate(kind, name, "pooled_kappa", part.pooled_kappa))
     for label, result in (part.labels or {}).items():
         for metric in LABEL_METRICS:
             estimate = rate_estimate(kind, name, metric, result.metrics[metric])
@@ -696,6 +697,8 @@ def _label_row_key(e: Estimate) -> tuple[tuple[str, str, str, str], str] | None:
     # (row key, column) of a label figure: a slice's pooled row, a label's, the macro F1's.
     if e.metric == "micro_f1":
         return (e.slice, e.name, POOLED_LABELS, ""), "f1"
+    if e.metric == "pooled_kappa":
+        return (e.slice, e.name, POOLED_LABELS, ""), "pooled_kappa"
     if e.metric == "macro_f1":
         return (e.slice, e.name, MACRO_AVERAGE, ""), "f1"
     if e.metric in _LABEL_COLUMNS:
@@ -713,13 +716,16 @@ def _label_table(estimates: list[Estimate], level: str, *, shared: bool = False)
             rows.setdefault(found[0], {})[found[1]] = e
     if not rows:
         return None
+    # A report's pooled rows add chart-review's pooled kappa; a shared report has none.
+    with_kappa = any("pooled_kappa" in cells for cells in rows.values())
+    metrics = (*_LABEL_COLUMNS, "pooled_kappa") if with_kappa else _LABEL_COLUMNS
     table_rows = tuple(
         Row(
             kind,
             name,
             (
                 LabelText(label) if which == "label" else which,
-                *(cells.get(metric, "") for metric in _LABEL_COLUMNS),
+                *(cells.get(metric, "") for metric in metrics),
             ),
         )
         for (kind, name, which, label), cells in rows.items()
@@ -728,6 +734,11 @@ def _label_table(estimates: list[Estimate], level: str, *, shared: bool = False)
     note = _RATE_CELLS.format(level=level) + " F1 = 2 TP / (gold positives + answered positives)"
     if pooled:
         note += """; "all labels" pools the labels' counts (micro-average)"""
+    if with_kappa:
+        note += (
+            "; pooled kappa is Cohen's kappa of those pooled cells (chart-review's), "
+            "with no interval"
+        )
     note += """; "macro average" is the mean F1 of the labels that have one."""
     if shared:
         note += (
@@ -738,7 +749,7 @@ def _label_table(estimates: list[Estimate], level: str, *, shared: bool = False)
         " Missing and abstained answers are not negatives: they fail sensitivity and "
         "specificity and are in neither PPV nor NPV."
     )
-    columns = (Column("label"), *(Column(title(m), m) for m in _LABEL_COLUMNS))
+    columns = (Column("label"), *(Column(title(m), m) for m in metrics))
     return Table(
         "labels",
         "Per-label confusion metrics (higher is better)",
