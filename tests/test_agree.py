@@ -368,3 +368,17 @@ def test_an_agreement_document_is_never_shared(
     # render and gate take it inside; the rendering names no rater.
     status, out, err = run(["render", str(document), "--format", "csv"])
     assert (status, err) == (0, "") and CANARY not in out
+
+
+def test_reprs_of_the_agreement_document_hold_no_rater_label() -> None:
+    from test_agree_gates import document as hand_built
+
+    labels = ("ZQcanary-Smith-1", "ZQcanary-Smith-2")
+    text = hand_built().to_json().replace('"a"', f'"{labels[0]}"').replace('"b"', f'"{labels[1]}"')
+    document = Agreement.from_json(text.replace('"a~b"', f'"{labels[0]}~{labels[1]}"'))
+    assert document.raters == labels  # the labels are in the document, not in its reprs
+    shown = repr(document) + repr(document.gold)
+    for part in document.by_field.values():
+        shown += repr(part) + "".join(repr(pair) for pair in part.pairs)
+    assert "ZQcanary" not in shown and "Smith" not in shown
+    assert repr(document) == "<Agreement: 2 raters, 2 fields, with gold>"

@@ -167,7 +167,7 @@ class RaterCounts:
 class PairAgreement:
     """Two raters: observed agreement over the units both answered, and Cohen's kappa."""
 
-    raters: tuple[str, str]
+    raters: tuple[str, str] = attrs.field(repr=False)  # labels may name people: no repr
     raters_index: tuple[int, int] = attrs.field(eq=False)
     agreement: CountResult
     kappa: Coefficient | None
@@ -192,7 +192,7 @@ class FieldAgreement:
 
     field_type: str
     unit_count: int
-    raters: Mapping[str, RaterCounts]
+    raters: Mapping[str, RaterCounts] = attrs.field(repr=False)  # keyed by label: no repr
     pairs: tuple[PairAgreement, ...]
     fleiss_kappa: Coefficient | None
     gwet: Coefficient | None
@@ -218,9 +218,15 @@ class FieldAgreement:
         return out
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class GoldAgreement:
-    """Each rater against gold (``score``'s agreement metrics), per field and overall."""
+    """Each rater against gold (``score``'s agreement metrics), per field and overall.
+
+    Keyed by the raters' labels, which may name people: its repr counts them instead.
+    """
+
+    def __repr__(self) -> str:
+        return f"<GoldAgreement: {len(self.overall)} raters, {len(self.by_field)} fields>"
 
     overall: Mapping[str, Mapping[str, CountResult]]
     by_field: Mapping[str, Mapping[str, Mapping[str, CountResult]]]
@@ -269,9 +275,17 @@ def ceiling_of(results: Mapping[str, CountResult]) -> dict[str, object]:
     }
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Agreement(Displayed):
-    """The agreement document: raters, per-field figures, the pooled pairs, gold if given."""
+    """The agreement document: raters, per-field figures, the pooled pairs, gold if given.
+
+    Its repr counts raters and fields: a rater's label is a file's stem or a caller's name,
+    and may name a person (docs/raters.md), so it never reaches a repr or a traceback.
+    """
+
+    def __repr__(self) -> str:
+        gold = "with gold" if self.gold is not None else "without gold"
+        return f"<Agreement: {len(self.raters)} raters, {len(self.by_field)} fields, {gold}>"
 
     raters: tuple[str, ...]
     confidence: float
