@@ -720,6 +720,12 @@ def share(
 ) -> SharedReport:
     """Suppress small cells (primary and complementary) so the report may be shared.
 
+    A report with stratum slices is shared in two steps, so that strata do not cost the
+    field level (docs/disclosure.md#stratum-slices): the report without them first, then
+    the stratum slices around its choice (every number it shows shown, every one it hides
+    hidden). ``hidden``, ``known`` or ``joint`` (a product of a publication, a release)
+    keep the one step.
+
     Args:
         report: The full, value-free report.
         sensitivity: Distinct-case counts behind every protected quantity,
@@ -749,6 +755,56 @@ def share(
             ``disclosure_audit_failed`` if the result would fail its own audit
             (a bug: nothing is returned).
     """
+    min_cell = check_min_cell(min_cell)
+    if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
+        raise _invalid_sensitivity()
+    if report.by_stratum and joint is None and not hidden and known is None:
+        return _stratified(report, sensitivity, min_cell)
+    return _share_alone(report, sensitivity, min_cell, joint=joint, hidden=hidden, known=known)
+
+
+def _stratified(report: Report, sensitivity: Sensitivity, min_cell: int) -> SharedReport:
+    """The stratified report, its field and pooled slices as the report without strata chose.
+
+    Should the stratum slices fail to be protected around that choice (known numbers that
+    alone pin a stratum's small cell), the stratified report chooses alone instead.
+    """
+    check_share_size(len(report.by_field), report.by_stratum)  # before the plain share too
+    plain_report = attrs.evolve(report, by_stratum={}, by_stratum_field_type={})
+    if not isinstance(sensitivity.case_counts, Mapping):
+        raise _invalid_sensitivity()
+    plain_counts = attrs.evolve(
+        sensitivity,
+        case_counts={
+            key: cases
+            for key, cases in sensitivity.case_counts.items()
+            if key[0] not in (STRATUM, STRATUM_FIELD_TYPE)
+        },
+    )
+    plain = _share_alone(plain_report, plain_counts, min_cell)
+    known = {key: value for key, value in plain.numbers() if value is not None}
+    hidden = frozenset(key for key, value in plain.numbers() if value is None)
+    failed = False
+    try:
+        return _share_alone(report, sensitivity, min_cell, hidden=hidden, known=known)
+    except ChartscoreError as error:
+        if error.code is not ErrorCode.DISCLOSURE_AUDIT_FAILED:
+            raise
+        failed = True
+    assert failed  # the one step, outside the except block: no chained context
+    return _share_alone(report, sensitivity, min_cell)
+
+
+def _share_alone(
+    report: Report,
+    sensitivity: Sensitivity,
+    min_cell: int,
+    *,
+    joint: JointStep | None = None,
+    hidden: Collection[Key] = (),
+    known: Mapping[Key, int] | None = None,
+) -> SharedReport:
+    # One suppression of the whole report (share's docstring), audited before it returns.
     min_cell = check_min_cell(min_cell)
     if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
         raise _invalid_sensitivity()
