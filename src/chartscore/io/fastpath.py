@@ -28,13 +28,14 @@ from decimal import Decimal
 from typing import Final, TypeVar
 
 from chartscore import _format
-from chartscore.errors import ChartscoreError, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
 from chartscore.metrics import FieldType, Value
 from chartscore.records import _rules
 from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.rows import CHAIN_KEYS
+from chartscore.stats.run_cost import RunHeader
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = frozenset({"clinical_record", "generated_text"})
@@ -213,7 +214,7 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         colons += 1
     if not _no_duplicate_keys(text, keys, colons):
         return None
-    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty))
+    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty, None))
 
 
 def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
@@ -293,7 +294,8 @@ def check_batch(
     """Check a batch of lines: each takes the fast route, or the strict one that names errors.
 
     Returns the line numbers and rows of the good lines before the first bad
-    one, and the error for that line (or None). The caller uses the rows before
+    one, and the error for that line (or None). A run header row (only the strict
+    route makes one) is refused with ``misplaced_run_header`` unless on line 1. The caller uses the rows before
     raising, so errors keep their line order.
     """
     numbers: list[int] = []
@@ -309,6 +311,8 @@ def check_batch(
                 if parsed is None:
                     continue  # a blank line
                 row = checked(parsed)
+                if line != 1 and type(row) is PredictionRow and type(row[5]) is RunHeader:
+                    raise ChartscoreError(ErrorCode.MISPLACED_RUN_HEADER)
             numbers.append(line)
             rows.append(row)
     except ChartscoreError as error:
