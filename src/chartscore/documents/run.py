@@ -21,8 +21,10 @@ from chartscore.stats.run_cost import (
     PERCENTILES,
     QUANTITIES,
     UNITS_PER,
+    QuantityTotal,
     RunCost,
     RunHeader,
+    latency_bucket,
     per_chart_mean,
 )
 
@@ -226,3 +228,108 @@ def _read_header(value: object) -> dict[str, object]:
     if "currency" not in header and any(key.endswith("_tokens") for key in header):
         _strict_json.invalid()
     return header
+
+
+# The partial's member (docs/partials.md): the exact integers, which a report cannot rebuild.
+# Totals, latency bounds and prices are decimal text: a long run's nanoseconds pass 2**53.
+_DECIMAL: Final = re.compile(r"0|[1-9][0-9]{0,39}").fullmatch
+PARTIAL_RUN_KEYS: Final = ("rows", "charts", "totals", "latency")
+_PARTIAL_HEADER_KEYS: Final = ("model", "model_version", "currency", "input_price", "output_price")
+
+
+def _text(number: int) -> str:
+    return str(number)
+
+
+def _read_text(value: object) -> int:
+    if type(value) is not str or _DECIMAL(value) is None:
+        _strict_json.invalid()
+    return int(value)
+
+
+def partial_member(cost: RunCost) -> dict[str, object]:
+    """A run's exact counts as a partial document holds them (mergeable, value-free)."""
+    out: dict[str, object] = {
+        "rows": cost.rows,
+        "charts": cost.charts,
+        "totals": [[total.rows, total.charts, _text(total.total)] for total in cost.totals],
+        "latency": [[_text(bound), count] for bound, count in cost.latency_buckets],
+    }
+    if cost.header is not None:
+        header = attrs.astuple(cost.header)
+        out["header"] = {
+            key: item if type(item) is str else _text(item)  # type: ignore[arg-type]
+            for key, item in zip(_PARTIAL_HEADER_KEYS, header, strict=True)
+            if item is not None
+        }
+    return out
+
+
+def read_partial_member(value: object) -> RunCost:
+    """Read a partial's run member strictly (:func:`partial_member` gives it back).
+
+    Raises:
+        ChartscoreError: ``invalid_report`` (the partial reader names it
+            ``invalid_partial``) for a key outside the vocabulary, a number that is not a
+            count or canonical decimal text, a latency bound that is not a bucket's or out
+            of order, or counts that do not fit together.
+    """
+    members = _strict_json.members(value, PARTIAL_RUN_KEYS, ("header",))
+    rows = _strict_json.count(members["rows"])
+    charts = _strict_json.count(members["charts"])
+    raw_totals = members["totals"]
+    if type(raw_totals) is not list or len(raw_totals) != len(QUANTITIES):
+        _strict_json.invalid()
+    totals = []
+    for entry in raw_totals:
+        if type(entry) is not list or len(entry) != 3:
+            _strict_json.invalid()
+        given, cases = _strict_json.count(entry[0]), _strict_json.count(entry[1])
+        total = _read_text(entry[2])
+        if not (given <= rows and cases <= charts and cases <= given):
+            _strict_json.invalid()
+        if (cases == 0) != (given == 0) or (given == 0 and total):
+            _strict_json.invalid()
+        totals.append(QuantityTotal(given, cases, total))
+    raw_latency = members["latency"]
+    if type(raw_latency) is not list:
+        _strict_json.invalid()
+    buckets = []
+    previous = -1
+    for entry in raw_latency:
+        if type(entry) is not list or len(entry) != 2:
+            _strict_json.invalid()
+        bound, count = _read_text(entry[0]), _strict_json.count(entry[1])
+        if bound <= previous or count == 0 or latency_bucket(bound) != bound:
+            _strict_json.invalid()
+        previous = bound
+        buckets.append((bound, count))
+    latency = totals[QUANTITIES.index("latency_ms")]
+    if sum(count for _, count in buckets) != latency.rows or not 0 < charts <= rows:
+        _strict_json.invalid()
+    header = None
+    if "header" in members:
+        header = _read_partial_header(members["header"])
+    return RunCost(rows, charts, tuple(totals), tuple(buckets), header)
+
+
+def _read_partial_header(value: object) -> RunHeader:
+    members = _strict_json.members(value, (), _PARTIAL_HEADER_KEYS)
+    if not members:
+        _strict_json.invalid()
+    found: list[object] = []
+    for key in _PARTIAL_HEADER_KEYS:
+        item = members.get(key)
+        if item is not None:
+            if key in ("model", "model_version"):
+                if type(item) is not str or _NAME(item) is None:
+                    _strict_json.invalid()
+            elif key == "currency":
+                if type(item) is not str or _CURRENCY(item) is None:
+                    _strict_json.invalid()
+            else:
+                item = _read_text(item)
+        found.append(item)
+    if found[2] is None and (found[3] is not None or found[4] is not None):
+        _strict_json.invalid()
+    return RunHeader(*found)  # type: ignore[arg-type]
