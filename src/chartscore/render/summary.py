@@ -44,6 +44,7 @@ AGREEMENT: Final = "normalized_agreement"
 """The agreement a summary shows."""
 SUMMARY_FACTS: Final = (
     "gold rows",
+    "run cost",
     "answers",
     "baseline",
     "candidate",
