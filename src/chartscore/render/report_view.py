@@ -41,7 +41,7 @@ from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.documents.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render._numbers import count_text, interval_text
-from chartscore.render.run_view import model_fact, run_fact, run_table
+from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.definitions import (
     COEFFICIENTS,
     LEGEND_ORDER,
@@ -1136,7 +1136,7 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     run = report.run if type(report) is Report else None
     if run is not None:  # run cost beside accuracy (docs/reports.md, "Run cost")
         tables.append(run_table(run))
-        facts = (*facts, *model_fact(run.header), run_fact(run))
+        facts = (*facts, *run_facts(run))
     facts = (*facts, ("order", _order_note(sort, shared=shared)))
     if isinstance(report, SharedReport):
         disclosure_fact, disclosure_note = _disclosure(report)

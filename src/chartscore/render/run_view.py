@@ -35,8 +35,11 @@ def magnitude_text(number: float | None) -> str:
     return text if text not in ("0", "-0") else f"{number:.2g}"
 
 
-def run_fact(section: RunSection) -> tuple[str, str]:
-    """The one-line summary: cost, mean cost per chart, latency percentiles, rows counted."""
+def run_fact(section: RunSection, system: str = "") -> tuple[str, str]:
+    """The one-line summary: cost, mean cost per chart, latency percentiles, rows counted.
+
+    ``system`` (``baseline`` or ``candidate``) prefixes the label in a comparison.
+    """
     quantities = section.quantities
     currency = section.header.get("currency")
     unit = f" {currency}" if isinstance(currency, str) else ""
@@ -61,26 +64,35 @@ def run_fact(section: RunSection) -> tuple[str, str]:
         f"usage on {section.rows} prediction row{'s' * (section.rows != 1)} of "
         f"{section.charts} chart{'s' * (section.charts != 1)}"
     )
-    return (RUN_FACT, "; ".join(parts))
+    return (_label(RUN_FACT, system), "; ".join(parts))
 
 
-def model_fact(header: Mapping[str, object]) -> tuple[tuple[str, str], ...]:
+def _label(label: str, system: str) -> str:
+    return f"{system} {label}" if system else label
+
+
+def model_fact(header: Mapping[str, object], system: str = "") -> tuple[tuple[str, str], ...]:
     """The model line, when the run header named a model or version."""
     named = [header[key] for key in ("model", "model_version") if key in header]
     if not named:
         return ()
-    return (("model", " ".join(str(name) for name in named)),)
+    return ((_label("model", system), " ".join(str(name) for name in named)),)
 
 
-def run_table(section: RunSection) -> Table:
+def run_facts(section: RunSection, system: str = "") -> tuple[tuple[str, str], ...]:
+    """The model line (if any) and the run-cost line."""
+    return (*model_fact(section.header, system), run_fact(section, system))
+
+
+def run_table(section: RunSection, system: str = "") -> Table:
     """One row per quantity: rows and charts that gave it, total, mean per chart, p50, p95."""
     rows = tuple(
         Row("quantity", _NAMES[name], _cells(name, figures))
         for name, figures in section.quantities.items()
     )
     return Table(
-        "run",
-        "Run cost and latency",
+        f"run-{system}" if system else "run",
+        f"Run cost and latency: {system}" if system else "Run cost and latency",
         "Each prediction row's usage counts once; mean per chart = total / charts that gave "
         "it. p50 and p95: nearest-rank latency percentiles truncated to 3 significant digits "
         "(docs/metrics.md, Run cost).",

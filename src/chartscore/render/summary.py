@@ -45,6 +45,8 @@ AGREEMENT: Final = "normalized_agreement"
 SUMMARY_FACTS: Final = (
     "gold rows",
     "run cost",
+    "baseline run cost",
+    "candidate run cost",
     "answers",
     "baseline",
     "candidate",
