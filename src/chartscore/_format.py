@@ -51,7 +51,7 @@ RUN_HEADER_KEY: Final = "chartscore_run"
 RUN_HEADER_KEY_ORDER: Final = ("model", "model_version", "price")
 """A run header's keys, in documented order (each optional)."""
 RUN_NAME_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._:/+-]{0,63}"
-"""A run header's model name or version: 1 to 64 of ``A-Z a-z 0-9 . _ : / + -``, alphanumeric first."""
+"""A run header's model name or version: 1 to 64 of ``A-Za-z0-9._:/+-``, alphanumeric first."""
 CURRENCY_PATTERN: Final = r"[A-Z]{3}"
 """A run header's currency: three capital letters (an ISO 4217 code such as USD)."""
 PRICE_KEY_ORDER: Final = ("currency", "input_per_million_tokens", "output_per_million_tokens")

@@ -154,7 +154,9 @@ class RunSection:
         charts = _strict_json.count(members["charts_with_usage"])
         if not 0 < charts <= rows:
             _strict_json.invalid()
-        quantities = {name: _read_quantity(members[name], name, rows, charts) for name in QUANTITIES}
+        quantities = {
+            name: _read_quantity(members[name], name, rows, charts) for name in QUANTITIES
+        }
         header: dict[str, object] = {}
         if "header" in members:
             header = _read_header(members["header"])
@@ -258,7 +260,7 @@ def partial_member(cost: RunCost) -> dict[str, object]:
     if cost.header is not None:
         header = attrs.astuple(cost.header)
         out["header"] = {
-            key: item if type(item) is str else _text(item)  # type: ignore[arg-type]
+            key: item if type(item) is str else _text(item)
             for key, item in zip(_PARTIAL_HEADER_KEYS, header, strict=True)
             if item is not None
         }

@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Final, TypeVar
 
 from chartscore import _format
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, fail
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
 from chartscore.metrics import FieldType, Value
@@ -284,6 +284,11 @@ def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
 Row = TypeVar("Row")
 
 
+def is_run_header_row(row: object) -> bool:
+    """Whether a checked row is a run header's (made only by the strict route)."""
+    return type(row) is PredictionRow and type(row.usage) is RunHeader
+
+
 def check_batch(
     first: int,
     lines: list[str],
@@ -294,9 +299,9 @@ def check_batch(
     """Check a batch of lines: each takes the fast route, or the strict one that names errors.
 
     Returns the line numbers and rows of the good lines before the first bad
-    one, and the error for that line (or None). A run header row (only the strict
-    route makes one) is refused with ``misplaced_run_header`` unless on line 1. The caller uses the rows before
-    raising, so errors keep their line order.
+    one, and the error for that line (or None). The caller uses the rows before
+    raising, so errors keep their line order. A run header row (only the strict
+    route makes one) is refused with ``misplaced_run_header`` unless on line 1.
     """
     numbers: list[int] = []
     rows: list[Row] = []
@@ -311,8 +316,8 @@ def check_batch(
                 if parsed is None:
                     continue  # a blank line
                 row = checked(parsed)
-                if line != 1 and type(row) is PredictionRow and type(row[5]) is RunHeader:
-                    raise ChartscoreError(ErrorCode.MISPLACED_RUN_HEADER)
+                if line != 1 and is_run_header_row(row):
+                    fail(ErrorCode.MISPLACED_RUN_HEADER)
             numbers.append(line)
             rows.append(row)
     except ChartscoreError as error:

@@ -219,7 +219,9 @@ def prediction(match: re.Match[str]) -> PredictionRow | None:
             return None  # a duplicate source
         clinical = clinical or second_kind != _GENERATED
     supported = clinical and chain_field == field_id and fact == digest
-    return new_row(PredictionRow, (case_id, field_id, value, supported, _uncertainty(uncertainty), None))
+    return new_row(
+        PredictionRow, (case_id, field_id, value, supported, _uncertainty(uncertainty), None)
+    )
 
 
 def _uncertainty(text: str) -> int | decimal.Decimal:

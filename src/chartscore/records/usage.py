@@ -42,21 +42,25 @@ def scaled(number: object, units: int) -> int | None:
     """``number`` times ``units`` as an exact int, or None if it is not a finite
     non-negative int or Decimal of at most :data:`MAX_MAGNITUDE` that many units resolve."""
     if type(number) is int:
-        return number * units if 0 <= number <= MAX_MAGNITUDE else None
+        whole: int = number
+        return whole * units if 0 <= whole <= MAX_MAGNITUDE else None
     if type(number) is not Decimal or not number.is_finite():
         return None
-    if not 0 <= number <= MAX_MAGNITUDE:  # exact comparisons
+    if not 0 <= number <= MAX_MAGNITUDE:  # exact comparisons (also for a Decimal)
         return None
+    result: int
     _, digits, exponent = number.as_tuple()
     coefficient = int("".join(map(str, digits)))
     places = len(str(units)) - 1  # units is a power of ten
     shift = int(exponent) + places
     if shift >= 0:
-        return coefficient * 10**shift
-    divisor = 10**-shift
+        result = coefficient * 10**shift
+        return result
+    divisor: int = 10**-shift
     if coefficient % divisor:
         return None  # finer than the unit: more decimals than the format allows
-    return coefficient // divisor
+    result = coefficient // divisor
+    return result
 
 
 def usage_of(raw: object) -> Usage:
@@ -111,9 +115,9 @@ def run_header_of(row: dict[str, object]) -> RunHeader:
     Raises:
         ChartscoreError: ``invalid_run_header`` when the line has another key beside it,
             the header or its price is not an object, a name is outside
-            ``RUN_NAME_PATTERN``, the currency outside ``CURRENCY_PATTERN`` (:mod:`chartscore._format`) (and it is
-            required in a price), or a price is not a number from 0 to 10^12 with at most
-            9 decimals; ``unknown_key`` for another key in the header or price.
+            ``RUN_NAME_PATTERN``, the currency outside ``CURRENCY_PATTERN`` (both in
+            :mod:`chartscore._format`; a price requires the currency), or a price is
+            not a number from 0 to 10^12 with at most 9 decimals; ``unknown_key`` for another key in the header or price.
     """
     header = row[_format.RUN_HEADER_KEY]
     if len(row) != 1 or type(header) is not dict:

@@ -41,7 +41,6 @@ from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.documents.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render._numbers import count_text, interval_text
-from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.definitions import (
     COEFFICIENTS,
     LEGEND_ORDER,
@@ -52,6 +51,7 @@ from chartscore.render.definitions import (
     plugin_order,
     title,
 )
+from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.view import (
     Cell,
     Column,

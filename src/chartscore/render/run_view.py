@@ -53,8 +53,7 @@ def run_fact(section: RunSection, system: str = "") -> tuple[str, str]:
     tokens = [quantities["input_tokens"], quantities["output_tokens"]]
     if any(figures.rows for figures in tokens):
         parts.append(
-            "tokens in/out "
-            + "/".join(magnitude_text(f.total) if f.rows else "-" for f in tokens)
+            "tokens in/out " + "/".join(magnitude_text(f.total) if f.rows else "-" for f in tokens)
         )
     latency = quantities["latency_ms"]
     if latency.rows:

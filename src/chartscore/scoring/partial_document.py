@@ -49,8 +49,8 @@ from chartscore.documents import _strict_json
 from chartscore.documents._shell import FIELD_TYPE_NAMES, read_opening
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
-from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.documents.run import partial_member, read_partial_member
+from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.metrics import FieldType
 from chartscore.records.schema import FieldSpec, Schema

@@ -36,11 +36,11 @@ from chartscore.documents.agreement import (
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.metrics import FieldType
 from chartscore.records.schema import Schema
-from chartscore.stats.run_cost import RunHeader
 from chartscore.scoring.agreement import FieldRule, Key
 from chartscore.stats.binomial import cohen_kappa
 from chartscore.stats.clustered import z_for
 from chartscore.stats.multirater import chance_corrected, krippendorff_alpha
+from chartscore.stats.run_cost import RunHeader
 
 __all__ = ["RaterTable"]
 

@@ -51,12 +51,13 @@ class UsageCounter:
             return True
         self._rows += 1
         self._cases.add(case_id)
-        for index, amount in enumerate(usage):  # type: ignore[call-overload]
+        amounts: tuple[int | None, ...] = usage  # type: ignore[assignment]
+        for index, amount in enumerate(amounts):
             if amount is not None:
                 self._totals[index] += amount
                 self._row_counts[index] += 1
                 self._charts[index].add(case_id)
-        latency = usage[2]  # type: ignore[index]
+        latency = amounts[2]
         if latency is not None:
             bucket = latency_bucket(latency)
             self._latencies[bucket] = self._latencies.get(bucket, 0) + 1

@@ -44,7 +44,7 @@ def latency_bucket(nanoseconds: int) -> int:
     """
     if nanoseconds < 10**SIGNIFICANT_DIGITS:
         return nanoseconds
-    scale = 10 ** (len(str(nanoseconds)) - SIGNIFICANT_DIGITS)
+    scale: int = 10 ** (len(str(nanoseconds)) - SIGNIFICANT_DIGITS)
     return nanoseconds // scale * scale
 
 
