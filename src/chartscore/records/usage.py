@@ -117,7 +117,8 @@ def run_header_of(row: dict[str, object]) -> RunHeader:
             the header or its price is not an object, a name is outside
             ``RUN_NAME_PATTERN``, the currency outside ``CURRENCY_PATTERN`` (both in
             :mod:`chartscore._format`; a price requires the currency), or a price is
-            not a number from 0 to 10^12 with at most 9 decimals; ``unknown_key`` for another key in the header or price.
+            not a number from 0 to 10^12 with at most 9 decimals; ``unknown_key`` for
+            another key in the header or price.
     """
     header = row[_format.RUN_HEADER_KEY]
     if len(row) != 1 or type(header) is not dict:
