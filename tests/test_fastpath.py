@@ -396,7 +396,7 @@ def test_every_route_reads_a_number_literal_of_120_characters(literal: str) -> N
     assert len(literal) == 120
     text = dumps({"case_id": "c1", "field_id": "f.x", "value": NumberLiteral(literal)})
     expected = strict(text, prediction_row)
-    assert expected == typed(("c1", "f.x", Decimal(literal), False, None))
+    assert expected == typed(("c1", "f.x", Decimal(literal), False, None, None))
     for route in (fast_prediction, scanned_prediction):
         assert typed(route(text)) == expected
 
