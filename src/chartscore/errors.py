@@ -223,12 +223,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_transformation_kind": "transformation_kind must be rule or model",
     "invalid_reviewer_state": "reviewer_state must be pending, approved or rejected",
     "invalid_uncertainty": "uncertainty must be a number from 0 to 1",
-    "invalid_usage": (
-        "usage must be an object of token counts (integers) and latency_ms and cost "
-        "(non-negative numbers)"
-    ),
-    "invalid_run_header": "the run header's model, model_version or price is not as documented",
-    "misplaced_run_header": "a run header may only be the first line of a predictions file",
+    "invalid_usage": "usage must hold token counts, latency_ms or cost, each 0 or more",
+    "invalid_run_header": "the run header's model, version or price is not as documented",
+    "misplaced_run_header": "a run header may only be line 1 of a predictions file",
     "run_headers_differ": "the run headers (model, version, price) of the inputs differ",
     "invalid_collection": "the argument is not iterable, or iterating it failed",
     "invalid_record": "an item (counted from 0) is not a GoldField / Prediction record",

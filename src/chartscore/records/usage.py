@@ -67,10 +67,10 @@ def usage_of(raw: object) -> Usage:
     """The checked :data:`Usage` of a prediction line's ``usage`` object.
 
     Raises:
-        ChartscoreError: ``invalid_usage`` when it is not an object, is empty, or a count is
-            not an integer from 0 to 10^12, or latency or cost is not a number from 0 to 10^12
-            with at most 6 (latency) or 9 (cost) decimals; ``unknown_key`` for another key
-            (named only when it is a format key).
+        ChartscoreError: ``invalid_usage`` when it is not an object, is empty, has a null,
+            or a count is not an integer from 0 to 10^12, or latency or cost is not a number
+            from 0 to 10^12 with at most 6 (latency) or 9 (cost) decimals; ``unknown_key``
+            for another key (named only when it is a format key).
     """
     if type(raw) is not dict:
         fail(ErrorCode.INVALID_USAGE)
@@ -78,7 +78,7 @@ def usage_of(raw: object) -> Usage:
     if not keys <= _USAGE_KEYS:
         named = sorted(key for key in keys - _USAGE_KEYS if key in _format.FORMAT_KEYS)
         fail(ErrorCode.UNKNOWN_KEY, key=named[0] if named else None)
-    if not keys:
+    if not keys or None in raw.values():  # a key says something, or is left out
         fail(ErrorCode.INVALID_USAGE)
     tokens_in = _tokens(raw.get("input_tokens"))
     tokens_out = _tokens(raw.get("output_tokens"))
@@ -124,6 +124,8 @@ def run_header_of(row: dict[str, object]) -> RunHeader:
     if len(row) != 1 or type(header) is not dict:
         fail(ErrorCode.INVALID_RUN_HEADER)
     _known_keys(header.keys(), _HEADER_KEYS)
+    if None in header.values():
+        fail(ErrorCode.INVALID_RUN_HEADER)
     model = _name(header.get("model"))
     version = _name(header.get("model_version"))
     price = header.get("price")
@@ -132,6 +134,8 @@ def run_header_of(row: dict[str, object]) -> RunHeader:
     if type(price) is not dict:
         fail(ErrorCode.INVALID_RUN_HEADER)
     _known_keys(price.keys(), _PRICE_KEYS)
+    if None in price.values():
+        fail(ErrorCode.INVALID_RUN_HEADER)
     currency = price.get("currency")
     if type(currency) is not str or _CURRENCY(currency) is None:
         fail(ErrorCode.INVALID_RUN_HEADER)
