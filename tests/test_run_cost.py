@@ -75,10 +75,16 @@ def test_usage_is_read_exactly_in_its_smallest_units() -> None:
     assert rows[0].usage == (None, None, 2_500_000, None)  # type: ignore[attr-defined]
 
 
-def test_a_line_with_usage_never_takes_the_fast_route() -> None:
-    # The fast route knows nothing of usage: it must refuse such a line, never drop the key.
-    assert fast_prediction(line({"input_tokens": 1})) is None
-    assert fast_prediction(line()) is not None  # and a line without it still takes it
+def test_the_fast_route_reads_usage_as_the_strict_one_does() -> None:
+    # The scanner reads a line with usage (the layout pattern never matches one); a usage
+    # the strict route refuses sends the line there (test_fastpath's property covers more).
+    good = line({"input_tokens": 12, "latency_ms": Decimal("1.5"), "cost": Decimal("1E-9")})
+    fast = fast_prediction(good)
+    assert fast is not None and fast.usage == (12, None, 1_500_000, 1)
+    assert fast == prediction_row(json.loads(good, parse_float=Decimal))
+    for bad in ({"input_tokens": True}, {"cost": None}, {}, {"latency_ms": Decimal("1E-7")}):
+        assert fast_prediction(line(bad)) is None
+    assert fast_prediction(line()) is not None and fast_prediction(line()).usage is None  # type: ignore[union-attr]
     assert fast_prediction(dumps({"chartscore_run": HEADER})) is None
 
 

@@ -35,6 +35,7 @@ from chartscore.metrics import FieldType, Value
 from chartscore.records import _rules
 from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.rows import CHAIN_KEYS
+from chartscore.records.usage import usage_or_none
 from chartscore.stats.run_cost import RunHeader
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
@@ -179,6 +180,7 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         value = _value(row["value"])  # type: ignore[index]
         digest = row.get("normalized_fact_digest")  # type: ignore[attr-defined]
         chain = row.get("evidence_chain")  # type: ignore[attr-defined]
+        usage = row.get("usage")  # type: ignore[attr-defined]
     except _NOT_FAST:
         return None
     size = len(row)  # type: ignore[arg-type]
@@ -186,7 +188,8 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         value is None
         or type(row) is not dict
         or (end != len(text) and text[end:].strip(_JSON_BLANK))
-        or size != 3 + ("normalized_fact_digest" in row) + ("evidence_chain" in row)
+        or size
+        != 3 + ("normalized_fact_digest" in row) + ("evidence_chain" in row) + (usage is not None)
         or type(case_id) is not str
         or not 0 < len(case_id) <= _format.MAX_CASE_ID_LENGTH
         or not _rules.is_field_id(field_id)
@@ -212,9 +215,15 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         if type(digest) is not str or _DIGEST_MATCH(digest) is None:  # names one answer
             return None
         colons += 1
+    amounts = None
+    if usage is not None:  # a line's run cost: numbers under fixed names (no colon in a string)
+        amounts = usage_or_none(usage)
+        if amounts is None:
+            return None
+        keys += len(usage)
     if not _no_duplicate_keys(text, keys, colons):
         return None
-    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty, None))
+    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty, amounts))
 
 
 def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:

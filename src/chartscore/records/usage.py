@@ -34,8 +34,11 @@ _HEADER_KEYS: Final = frozenset(_format.RUN_HEADER_KEY_ORDER)
 _PRICE_KEYS: Final = frozenset(_format.PRICE_KEY_ORDER)
 _NAME: Final = re.compile(_format.RUN_NAME_PATTERN).fullmatch
 _CURRENCY: Final = re.compile(_format.CURRENCY_PATTERN).fullmatch
-_LATENCY_UNITS: Final = UNITS_PER["latency_ms"]
 _COST_UNITS: Final = UNITS_PER["cost"]
+_UNITS: Final = tuple(
+    (key, 0 if key.endswith("_tokens") else UNITS_PER[key]) for key in _format.USAGE_KEY_ORDER
+)
+_ABSENT: Final = object()
 
 
 def scaled(number: object, units: int) -> int | None:
@@ -72,36 +75,34 @@ def usage_of(raw: object) -> Usage:
             from 0 to 10^12 with at most 6 (latency) or 9 (cost) decimals; ``unknown_key``
             for another key (named only when it is a format key).
     """
-    if type(raw) is not dict:
+    found = usage_or_none(raw)
+    if found is None:  # say why, precisely
+        if type(raw) is dict and not raw.keys() <= _USAGE_KEYS:
+            named = sorted(key for key in raw.keys() - _USAGE_KEYS if key in _format.FORMAT_KEYS)
+            fail(ErrorCode.UNKNOWN_KEY, key=named[0] if named else None)
         fail(ErrorCode.INVALID_USAGE)
-    keys = raw.keys()
-    if not keys <= _USAGE_KEYS:
-        named = sorted(key for key in keys - _USAGE_KEYS if key in _format.FORMAT_KEYS)
-        fail(ErrorCode.UNKNOWN_KEY, key=named[0] if named else None)
-    if not keys or None in raw.values():  # a key says something, or is left out
-        fail(ErrorCode.INVALID_USAGE)
-    tokens_in = _tokens(raw.get("input_tokens"))
-    tokens_out = _tokens(raw.get("output_tokens"))
-    latency = _magnitude(raw.get("latency_ms"), _LATENCY_UNITS)
-    cost = _magnitude(raw.get("cost"), _COST_UNITS)
-    return (tokens_in, tokens_out, latency, cost)
+    return found
 
 
-def _tokens(raw: object) -> int | None:
-    if raw is None:
+def usage_or_none(raw: object) -> Usage | None:
+    """:func:`usage_of`'s answer, or None where it raises: the fast route asks this, no error."""
+    if type(raw) is not dict or not raw or not raw.keys() <= _USAGE_KEYS:
         return None
-    if type(raw) is not int or not 0 <= raw <= MAX_TOKENS:
-        fail(ErrorCode.INVALID_USAGE)
-    return raw
-
-
-def _magnitude(raw: object, units: int) -> int | None:
-    if raw is None:
-        return None
-    amount = scaled(raw, units)
-    if amount is None:
-        fail(ErrorCode.INVALID_USAGE)
-    return amount
+    found: list[int | None] = []
+    for key, units in _UNITS:
+        item = raw.get(key, _ABSENT)
+        if item is _ABSENT:
+            found.append(None)
+        elif units:
+            amount = scaled(item, units)  # None for a null, a bool, a string...
+            if amount is None:
+                return None
+            found.append(amount)
+        elif type(item) is int and 0 <= item <= MAX_TOKENS:
+            found.append(item)
+        else:
+            return None
+    return (found[0], found[1], found[2], found[3])
 
 
 def is_run_header(row: dict[str, object]) -> bool:
