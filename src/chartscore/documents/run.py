@@ -121,10 +121,6 @@ class RunSection:
             )
         return cls(cost.rows, cost.charts, quantities, header_figures(cost.header))
 
-    def without_header(self) -> RunSection:
-        """The section without the operator's model name, version and price (``share``)."""
-        return attrs.evolve(self, header={})
-
     def to_dict(self) -> dict[str, object]:
         """The section as JSON-ready data."""
         out: dict[str, object] = {
@@ -239,11 +235,7 @@ PARTIAL_RUN_KEYS: Final = ("rows", "charts", "totals", "latency")
 _PARTIAL_HEADER_KEYS: Final = ("model", "model_version", "currency", "input_price", "output_price")
 
 
-def _text(number: int) -> str:
-    return str(number)
-
-
-def _read_text(value: object) -> int:
+def _read_decimal_text(value: object) -> int:
     if type(value) is not str or _DECIMAL(value) is None:
         _strict_json.invalid()
     return int(value)
@@ -254,13 +246,13 @@ def partial_member(cost: RunCost) -> dict[str, object]:
     out: dict[str, object] = {
         "rows": cost.rows,
         "charts": cost.charts,
-        "totals": [[total.rows, total.charts, _text(total.total)] for total in cost.totals],
-        "latency": [[_text(bound), count] for bound, count in cost.latency_buckets],
+        "totals": [[total.rows, total.charts, str(total.total)] for total in cost.totals],
+        "latency": [[str(bound), count] for bound, count in cost.latency_buckets],
     }
     if cost.header is not None:
         header = attrs.astuple(cost.header)
         out["header"] = {
-            key: item if type(item) is str else _text(item)
+            key: item if type(item) is str else str(item)
             for key, item in zip(_PARTIAL_HEADER_KEYS, header, strict=True)
             if item is not None
         }
@@ -287,7 +279,7 @@ def read_partial_member(value: object) -> RunCost:
         if type(entry) is not list or len(entry) != 3:
             _strict_json.invalid()
         given, cases = _strict_json.count(entry[0]), _strict_json.count(entry[1])
-        total = _read_text(entry[2])
+        total = _read_decimal_text(entry[2])
         if not (given <= rows and cases <= charts and cases <= given):
             _strict_json.invalid()
         if (cases == 0) != (given == 0) or (given == 0 and total):
@@ -301,7 +293,7 @@ def read_partial_member(value: object) -> RunCost:
     for entry in raw_latency:
         if type(entry) is not list or len(entry) != 2:
             _strict_json.invalid()
-        bound, count = _read_text(entry[0]), _strict_json.count(entry[1])
+        bound, count = _read_decimal_text(entry[0]), _strict_json.count(entry[1])
         if bound <= previous or count == 0 or latency_bucket(bound) != bound:
             _strict_json.invalid()
         previous = bound
@@ -330,7 +322,7 @@ def _read_partial_header(value: object) -> RunHeader:
                 if type(item) is not str or _CURRENCY(item) is None:
                     _strict_json.invalid()
             else:
-                item = _read_text(item)
+                item = _read_decimal_text(item)
         found.append(item)
     if found[2] is None and (found[3] is not None or found[4] is not None):
         _strict_json.invalid()
