@@ -201,6 +201,40 @@ def test_gzipped_parts_and_the_threads_scheduler(tmp_path: Path) -> None:
         assert report.to_json() == whole
 
 
+def test_run_cost_merges_across_partitions_and_each_part_may_carry_the_header(
+    tmp_path: Path,
+) -> None:
+    # A part's run header goes to every partition (engine/parts.py), so the merged run
+    # section is one process's, byte for byte; parts whose headers differ are refused.
+    gold, predictions = _fixed_dataset()
+    (tmp_path / "gold.jsonl").write_text("".join(gold_line(row) + "\n" for row in gold))
+    header = dumps({"chartscore_run": {"model": "acme-llm", "price": {"currency": "EUR"}}})
+    lines = []
+    for index, row in enumerate(predictions):
+        data = json.loads(prediction_line(row, index))
+        data["usage"] = {"input_tokens": index, "latency_ms": index * 7 + 1, "cost": 1}
+        lines.append(json.dumps(data))
+    halves = (lines[: len(lines) // 2], lines[len(lines) // 2 :])
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("\n".join([header, *lines]) + "\n")
+    for number, half in enumerate(halves, 1):
+        (tmp_path / f"pred-{number}.jsonl").write_text("\n".join([header, *half]) + "\n")
+    expected = score_files(tmp_path / "gold.jsonl", whole, schema=SCHEMA).to_json()
+    assert '"run"' in expected
+    pattern = str(tmp_path / "pred-*.jsonl")
+    for partitions in (1, 3):
+        report = score_dask(
+            str(tmp_path / "gold.jsonl"), pattern, schema=SCHEMA, scheduler=SYNC,
+            partitions=partitions,
+        )  # fmt: skip
+        assert report.to_json() == expected
+    other = dumps({"chartscore_run": {"model": "other-llm"}})
+    (tmp_path / "pred-2.jsonl").write_text("\n".join([other, *halves[1]]) + "\n")
+    with pytest.raises(ChartscoreError) as caught:
+        score_dask(str(tmp_path / "gold.jsonl"), pattern, schema=SCHEMA, scheduler=SYNC)
+    assert caught.value.code is ErrorCode.RUN_HEADERS_DIFFER
+
+
 def _fixed_dataset() -> tuple[list[GoldField], list[Prediction]]:
     gold = []
     predictions = []

@@ -131,9 +131,35 @@ def prediction_lines(draw: st.DrawFn) -> str:
                 st.sampled_from([0, 5, 10, MAX_OFFSET, MAX_OFFSET + 1, 10**19, -1])
             )
         row["evidence_chain"] = chain
+    if draw(st.booleans()):  # run cost (docs/formats.md): good and bad usage objects
+        row["usage"] = draw(usages)
     return mutate(
-        draw, dumps(row), ["case_id", "field_id", "value", "source_digest", "uncertainty"]
+        draw,
+        dumps(row),
+        ["case_id", "field_id", "value", "source_digest", "uncertainty", "input_tokens"],
     )
+
+
+_USAGE_AMOUNTS = st.one_of(
+    st.sampled_from(
+        [0, 1, 10**12, 10**12 + 1, -1, True, None, "3", Decimal("1.5"), Decimal("-0.0")]
+    ),
+    st.sampled_from([Decimal("0.000001"), Decimal("1E-9"), Decimal("1E-10"), Decimal("2.50")]),
+    st.sampled_from([Decimal("1E+12"), Decimal("1.0E+12"), Decimal("1E+13"), [], {}]),
+    number_literals(),
+)
+usages = st.one_of(
+    st.fixed_dictionaries(  # a good one, as most are
+        {"input_tokens": st.integers(0, 10**12)},
+        optional={"latency_ms": st.sampled_from([Decimal("0.5"), 3]), "cost": st.just(1)},
+    ),
+    st.dictionaries(
+        st.sampled_from(["input_tokens", "output_tokens", "latency_ms", "cost", "tokens"]),
+        _USAGE_AMOUNTS,
+        max_size=4,
+    ),
+    st.sampled_from([None, [], 3, "x"]),
+)
 
 
 def mutate(draw: st.DrawFn, text: str, keys: list[str]) -> str:
@@ -396,7 +422,7 @@ def test_every_route_reads_a_number_literal_of_120_characters(literal: str) -> N
     assert len(literal) == 120
     text = dumps({"case_id": "c1", "field_id": "f.x", "value": NumberLiteral(literal)})
     expected = strict(text, prediction_row)
-    assert expected == typed(("c1", "f.x", Decimal(literal), False, None))
+    assert expected == typed(("c1", "f.x", Decimal(literal), False, None, None))
     for route in (fast_prediction, scanned_prediction):
         assert typed(route(text)) == expected
 

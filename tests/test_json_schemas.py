@@ -14,6 +14,7 @@ import json
 import re
 import tomllib
 from collections.abc import Iterator
+from decimal import Decimal
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -249,6 +250,27 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[st
 
     compared = ["compare", "--gold", g, "--baseline", p, "--candidate", c, "--quiet"]
     add("comparison", "compare", json.loads(run([*compared, "--schema", s])))
+
+    # Run cost: a header line and usage on most lines (docs/formats.md).
+    costed = root / "costed.jsonl"
+    header = {"model": "acme-llm", "model_version": "2026-01", "price": {"currency": "USD"}}
+    usage_rows: list[dict[str, object]] = [{"chartscore_run": header}]
+    for number, row in enumerate(lines(f["predictions"])):
+        usage = {"input_tokens": 100 + number, "latency_ms": Decimal(number) / 8, "cost": 1}
+        usage_rows.append({**row, "usage": usage} if number % 3 else row)
+    write_jsonl(costed, usage_rows)
+    add_lines("prediction_line", "predictions with usage", costed)
+    cost_partial = root / "cost.partial"
+    args = ["score", "--gold", g, "--predictions", str(costed), "--schema", s, "--quiet"]
+    add("report", "score (usage)", json.loads(run([*args, "--partial-out", str(cost_partial)])))
+    add_file("partial", "score --partial-out (usage)", cost_partial)
+    add("report", "merge (usage)", json.loads(run(["merge", "--partials", str(cost_partial)])))
+    costed_compare = ["compare", "--gold", g, "--baseline", str(costed), "--candidate", c]
+    add(
+        "comparison",
+        "compare (usage)",
+        json.loads(run([*costed_compare, "--schema", s, "--quiet"])),
+    )
     args = ["compare", "--gold", g, "--baseline", str(f["extra"]), "--candidate", c, *strata]
     args += ["--extra-predictions", "ignore", "--quiet", *ledger, "--system", "model-v2"]
     add("comparison", "compare --strata --extra-predictions ignore", json.loads(run(args)))
@@ -390,7 +412,10 @@ def test_the_routes_reach_the_optional_parts(written: dict[str, list[tuple[str, 
     assert any("overall_weighted" in d and "ignored_prediction_count" in d for d in reports)
     comparisons = [document for _, document in written["comparison"]]
     assert any("by_stratum" in d and "ignored_prediction_count" in d for d in comparisons)
+    assert any("header" in d.get("run", {}) for d in reports)
+    assert any("baseline" in d.get("run", {}) for d in comparisons)
     partials = [document for _, document in written["partial"]]
+    assert any("header" in d.get("run", {}) for d in partials)
     assert any("strata" in d and "identity" in d for d in partials)
     assert any("identity" not in d for d in partials)  # format 1
     ledger = [document for _, document in written["ledger_line"]]

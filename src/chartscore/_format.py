@@ -42,6 +42,20 @@ SOURCE_KEY_ORDER: Final = ("source_digest", "start_offset", "end_offset", "kind"
 """A source location's keys, in documented order."""
 STRATA_KEY_ORDER: Final = ("case_id", "strata")
 """A strata file line's keys, in documented order."""
+USAGE_KEY: Final = "usage"
+"""A prediction line's optional run-cost object (docs/formats.md, "Run cost")."""
+USAGE_KEY_ORDER: Final = ("input_tokens", "output_tokens", "latency_ms", "cost")
+"""A ``usage`` object's keys, in documented order (each optional, at least one)."""
+RUN_HEADER_KEY: Final = "chartscore_run"
+"""The one key of a predictions file's run header line (its first line, at most one)."""
+RUN_HEADER_KEY_ORDER: Final = ("model", "model_version", "price")
+"""A run header's keys, in documented order (each optional)."""
+RUN_NAME_PATTERN: Final = r"[A-Za-z0-9][A-Za-z0-9._:/+-]{0,63}"
+"""A run header's model name or version: 1 to 64 of ``A-Za-z0-9._:/+-``, alphanumeric first."""
+CURRENCY_PATTERN: Final = r"[A-Z]{3}"
+"""A run header's currency: three capital letters (an ISO 4217 code such as USD)."""
+PRICE_KEY_ORDER: Final = ("currency", "input_per_million_tokens", "output_per_million_tokens")
+"""A run header's ``price`` keys, in documented order (``currency`` required)."""
 FORMAT_KEYS: Final = frozenset(
     GOLD_KEY_ORDER
     + GOLD_OPTIONAL_KEYS
@@ -49,6 +63,10 @@ FORMAT_KEYS: Final = frozenset(
     + CHAIN_KEY_ORDER
     + SOURCE_KEY_ORDER
     + STRATA_KEY_ORDER
+    + (USAGE_KEY, RUN_HEADER_KEY)
+    + USAGE_KEY_ORDER
+    + RUN_HEADER_KEY_ORDER
+    + PRICE_KEY_ORDER
 )
 """The closed vocabulary of format keys: the only key names an error may show."""
 

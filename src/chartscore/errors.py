@@ -59,6 +59,11 @@ class ErrorCode(enum.StrEnum):
     INVALID_TRANSFORMATION_KIND = "invalid_transformation_kind"
     INVALID_REVIEWER_STATE = "invalid_reviewer_state"
     INVALID_UNCERTAINTY = "invalid_uncertainty"
+    # Run cost (usage objects and the run header).
+    INVALID_USAGE = "invalid_usage"
+    INVALID_RUN_HEADER = "invalid_run_header"
+    MISPLACED_RUN_HEADER = "misplaced_run_header"
+    RUN_HEADERS_DIFFER = "run_headers_differ"
     # Collections and the join.
     INVALID_COLLECTION = "invalid_collection"
     INVALID_RECORD = "invalid_record"
@@ -220,6 +225,10 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_transformation_kind": "transformation_kind must be rule or model",
     "invalid_reviewer_state": "reviewer_state must be pending, approved or rejected",
     "invalid_uncertainty": "uncertainty must be a number from 0 to 1",
+    "invalid_usage": "usage must hold token counts, latency_ms or cost, each 0 or more",
+    "invalid_run_header": "the run header's model, version or price is not as documented",
+    "misplaced_run_header": "a run header may only be line 1 of a predictions file",
+    "run_headers_differ": "the run headers (model, version, price) of the inputs differ",
     "invalid_collection": "the argument is not iterable, or iterating it failed",
     "invalid_record": "an item (counted from 0) is not a GoldField / Prediction record",
     "empty_gold": "the gold set has no records",

@@ -51,6 +51,7 @@ from chartscore.documents.report import (
     read_case_count,
     read_design_effect,
 )
+from chartscore.documents.run import RUN_KEY, RunSection
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
@@ -63,6 +64,7 @@ from chartscore.stats.clustered import (
     published_design_effect,
 )
 from chartscore.stats.paired import mcnemar, newcombe_difference
+from chartscore.stats.run_cost import RunCost
 
 COMPARISON_FORMAT: Final = "chartscore.comparison"
 COMPARISON_FORMAT_VERSION: Final = 3
@@ -222,7 +224,9 @@ class PairedTally:
 
     ``ignored_prediction_count`` is None unless extra predictions were ignored
     (``extra_predictions="ignore"``), as in a report. ``plugins`` are the
-    stamps of the plugin metrics, which both systems were scored with.
+    stamps of the plugin metrics, which both systems were scored with. ``run`` holds
+    each system's run cost (baseline, candidate), None for a system whose lines
+    carried no ``usage``.
     """
 
     overall: PairedSliceTally
@@ -231,6 +235,7 @@ class PairedTally:
     ignored_prediction_count: IgnoredPredictions | None = None
     plugins: tuple[PluginStamp, ...] = ()
     by_stratum: Mapping[str, PairedSliceTally] = attrs.field(factory=dict)
+    run: tuple[RunCost | None, RunCost | None] = (None, None)
 
 
 # --------------------------------------------------------------------------- results
@@ -568,6 +573,9 @@ class Comparison(Displayed):
             with a strata file; empty (and absent from the JSON) otherwise.
         format_version: The format the comparison was read in (2 or 3), which
             :meth:`to_json` writes back; a new comparison is format 3.
+        run: Each system's run cost (:class:`~chartscore.documents.run.RunSection`) by
+            ``baseline`` / ``candidate``, for the systems whose lines carried ``usage``;
+            empty (and absent from the JSON) when neither did.
     """
 
     overall: ComparisonSlice
@@ -580,6 +588,7 @@ class Comparison(Displayed):
     plugins: tuple[PluginStamp, ...] = ()
     by_stratum: Mapping[str, ComparisonSlice] = attrs.field(factory=dict)
     format_version: int = attrs.field(default=COMPARISON_FORMAT_VERSION, eq=False, repr=False)
+    run: Mapping[str, RunSection] = attrs.field(factory=dict)
 
     @classmethod
     def from_tally(cls, tally: PairedTally, confidence: float = DEFAULT_CONFIDENCE) -> Comparison:
@@ -602,6 +611,11 @@ class Comparison(Displayed):
             confidence=confidence,
             plugins=tally.plugins,
             by_stratum={k: ComparisonSlice.from_tally(v, z) for k, v in tally.by_stratum.items()},
+            run={
+                side: RunSection.of(cost)
+                for side, cost in zip(("baseline", "candidate"), tally.run, strict=True)
+                if cost is not None
+            },
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -615,6 +629,8 @@ class Comparison(Displayed):
             out["plugins"] = stamps_to_dict(self.plugins)
         if self.by_stratum:
             out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
+        if self.run:
+            out[RUN_KEY] = {side: section.to_dict() for side, section in self.run.items()}
         return out
 
     def to_json(self) -> str:
@@ -685,7 +701,13 @@ _OPTIONAL_KEYS: Final = frozenset(
 ) | {"kappa"}
 
 
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins", "by_stratum")
+_OPTIONAL_TOP_KEYS: Final = (
+    "ignored_prediction_count",
+    "warnings",
+    "plugins",
+    "by_stratum",
+    RUN_KEY,
+)
 
 
 def _read_comparison(document: object) -> Comparison:
@@ -721,6 +743,12 @@ def _read_comparison(document: object) -> Comparison:
     check_slices(overall, by_field.values(), by_type.values())
     strata, _ = read_strata(data, lambda value: _read_slice(value, "overall", (), reading))
     check_strata(overall, {}, strata, {})
+    run: dict[str, RunSection] = {}
+    if RUN_KEY in data:
+        sides = _strict_json.members(data[RUN_KEY], (), _SIDES)
+        if not sides:
+            _strict_json.invalid()
+        run = {side: RunSection.from_dict(sides[side]) for side in sorted(sides)}
     return Comparison(
         overall,
         by_field,
@@ -732,6 +760,7 @@ def _read_comparison(document: object) -> Comparison:
         plugins=shell.plugins,
         by_stratum=strata,
         format_version=shell.format_version,
+        run=run,
     )
 
 

@@ -63,6 +63,7 @@ from chartscore.documents.plugin_layout import (
     split_metric,
     stamps_to_dict,
 )
+from chartscore.documents.run import RUN_KEY, RunSection
 from chartscore.documents.tally import (
     CORE_METRICS,
     COUNT_NAMES,
@@ -617,6 +618,8 @@ class Report(Displayed):
             weighted estimates (:class:`WeightedEstimate`); None otherwise.
         format_version: The format the report was read in (2 or 3), which
             :meth:`to_json` writes back; a new report is format 3.
+        run: Run cost and latency (:class:`~chartscore.documents.run.RunSection`) when some
+            prediction line carried ``usage``; None (and absent from the JSON) otherwise.
     """
 
     overall: SliceReport
@@ -630,6 +633,7 @@ class Report(Displayed):
     by_stratum_field_type: Mapping[str, Mapping[str, SliceReport]] = attrs.field(factory=dict)
     overall_weighted: WeightedEstimate | None = None
     format_version: int = attrs.field(default=REPORT_FORMAT_VERSION, eq=False, repr=False)
+    run: RunSection | None = None
 
     @classmethod
     def from_tally(cls, tally: Tally, confidence: float = DEFAULT_CONFIDENCE) -> Report:
@@ -653,6 +657,7 @@ class Report(Displayed):
                 for k, v in tally.by_stratum_field_type.items()
             },
             overall_weighted=weighted_of_tally(tally, z),
+            run=None if tally.run is None else RunSection.of(tally.run),
         )
 
     @classmethod
@@ -696,7 +701,13 @@ class Report(Displayed):
             _strict_json.parse(text),
             REPORT_FORMAT,
             READABLE_REPORT_VERSIONS,
-            optional=("ignored_prediction_count", "plugins", *STRATA_KEYS, "overall_weighted"),
+            optional=(
+                "ignored_prediction_count",
+                "plugins",
+                *STRATA_KEYS,
+                "overall_weighted",
+                RUN_KEY,
+            ),
         )
         members, format_version, z = shell.members, shell.format_version, shell.z
         plugin_metrics = shell.plugin_metrics
@@ -742,6 +753,7 @@ class Report(Displayed):
             by_stratum_field_type=strata_types,
             overall_weighted=weighted,
             format_version=format_version,
+            run=RunSection.from_dict(members[RUN_KEY]) if RUN_KEY in members else None,
         )
 
     def core(self) -> Report:
@@ -825,6 +837,8 @@ class Report(Displayed):
             }
         if self.overall_weighted is not None:
             out["overall_weighted"] = self.overall_weighted.to_dict()
+        if self.run is not None:
+            out[RUN_KEY] = self.run.to_dict()
         return out
 
     def to_json(self) -> str:

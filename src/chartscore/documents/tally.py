@@ -19,6 +19,7 @@ from chartscore import metrics as catalog
 from chartscore.documents.plugin_layout import PluginStamp, is_plugin_metric
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import ErrorSums
+from chartscore.stats.run_cost import RunCost
 from chartscore.stats.uncertainty import UncertaintySums
 
 COUNT_NAMES: Final = catalog.COUNT_NAMES
@@ -239,7 +240,9 @@ class Tally:
     and ``by_stratum_field_type`` its slice per field type; both are empty
     without a strata file (docs/reports.md, "Stratum slices"). ``sampling`` holds
     the declared sampling fraction of each stratum of the sampled key, by
-    stratum name: the overall slice's weighted estimate reads it.
+    stratum name: the overall slice's weighted estimate reads it. ``run`` holds the run
+    cost of the prediction lines that carried ``usage`` (docs/metrics.md, "Run cost"),
+    None when none did.
     """
 
     overall: SliceTally
@@ -250,3 +253,4 @@ class Tally:
     by_stratum: Mapping[str, SliceTally] = attrs.field(factory=dict)
     by_stratum_field_type: Mapping[str, Mapping[str, SliceTally]] = attrs.field(factory=dict)
     sampling: Mapping[str, Decimal] = attrs.field(factory=dict)
+    run: RunCost | None = None

@@ -36,6 +36,7 @@ from chartscore.io.inputs import InputStream, StandardInput, input_path, open_in
 from chartscore.io.jsonl import iter_batches
 from chartscore.records.rows import gold_row, prediction_row
 from chartscore.scoring.scorer import collector_paused
+from chartscore.stats.run_cost import RunHeader
 
 CHUNK_ROWS: Final = 4096
 """Rows a bucket buffers before they are pickled into one chunk."""
@@ -249,6 +250,8 @@ class _PartReader:
             try:
                 for first, lines in iter_batches(stream, self.source):
                     numbers, rows, failure = check_batch(first, lines, self.source, fast, checked)
+                    if not gold and first == 1 and numbers and type(rows[0][5]) is RunHeader:
+                        self._broadcast(numbers.pop(0), rows.pop(0))
                     self._add(numbers, rows, gold)
                     if failure is not None:
                         caught = failure
@@ -277,6 +280,13 @@ class _PartReader:
                 if kind not in first_lines:
                     first_lines[kind] = line
         self.rows += len(rows)
+
+    def _broadcast(self, line: int, header: Any) -> None:
+        # A run header (line 1) goes to every partition: each partition's run cost then
+        # carries it, and the partitions' run costs merge (docs/scale.md).
+        for index in range(self.partitions):
+            self._lines[index].append(line)
+            self._rows[index].append(header)
 
     def _flush(self, index: int) -> None:
         lines, rows = self._lines[index], self._rows[index]

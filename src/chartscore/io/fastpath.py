@@ -28,13 +28,15 @@ from decimal import Decimal
 from typing import Final, TypeVar
 
 from chartscore import _format
-from chartscore.errors import ChartscoreError, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, fail
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
 from chartscore.metrics import FieldType, Value
 from chartscore.records import _rules
 from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.rows import CHAIN_KEYS
+from chartscore.records.usage import usage_or_none
+from chartscore.stats.run_cost import RunHeader
 
 _FIELD_TYPES: Final = {member.value: member for member in FieldType}
 _SOURCE_KINDS: Final = frozenset({"clinical_record", "generated_text"})
@@ -178,6 +180,7 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         value = _value(row["value"])  # type: ignore[index]
         digest = row.get("normalized_fact_digest")  # type: ignore[attr-defined]
         chain = row.get("evidence_chain")  # type: ignore[attr-defined]
+        usage = row.get("usage")  # type: ignore[attr-defined]
     except _NOT_FAST:
         return None
     size = len(row)  # type: ignore[arg-type]
@@ -185,7 +188,8 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         value is None
         or type(row) is not dict
         or (end != len(text) and text[end:].strip(_JSON_BLANK))
-        or size != 3 + ("normalized_fact_digest" in row) + ("evidence_chain" in row)
+        or size
+        != 3 + ("normalized_fact_digest" in row) + ("evidence_chain" in row) + (usage is not None)
         or type(case_id) is not str
         or not 0 < len(case_id) <= _format.MAX_CASE_ID_LENGTH
         or not _rules.is_field_id(field_id)
@@ -211,9 +215,15 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         if type(digest) is not str or _DIGEST_MATCH(digest) is None:  # names one answer
             return None
         colons += 1
+    amounts = None
+    if usage is not None:  # a line's run cost: numbers under fixed names (no colon in a string)
+        amounts = usage_or_none(usage)
+        if amounts is None:
+            return None
+        keys += len(usage)
     if not _no_duplicate_keys(text, keys, colons):
         return None
-    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty))
+    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty, amounts))
 
 
 def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
@@ -283,6 +293,11 @@ def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:
 Row = TypeVar("Row")
 
 
+def is_run_header_row(row: object) -> bool:
+    """Whether a checked row is a run header's (made only by the strict route)."""
+    return type(row) is PredictionRow and type(row.usage) is RunHeader
+
+
 def check_batch(
     first: int,
     lines: list[str],
@@ -294,7 +309,8 @@ def check_batch(
 
     Returns the line numbers and rows of the good lines before the first bad
     one, and the error for that line (or None). The caller uses the rows before
-    raising, so errors keep their line order.
+    raising, so errors keep their line order. A run header row (only the strict
+    route makes one) is refused with ``misplaced_run_header`` unless on line 1.
     """
     numbers: list[int] = []
     rows: list[Row] = []
@@ -309,6 +325,8 @@ def check_batch(
                 if parsed is None:
                     continue  # a blank line
                 row = checked(parsed)
+                if line != 1 and is_run_header_row(row):
+                    fail(ErrorCode.MISPLACED_RUN_HEADER)
             numbers.append(line)
             rows.append(row)
     except ChartscoreError as error:

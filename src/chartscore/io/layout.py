@@ -205,7 +205,7 @@ def prediction(match: re.Match[str]) -> PredictionRow | None:
         except ArithmeticError:
             return None
     if chain_field is None:
-        return new_row(PredictionRow, (case_id, field_id, value, False, None))
+        return new_row(PredictionRow, (case_id, field_id, value, False, None, None))
     start, end = int(first_start), int(first_end)
     if not start < end <= _MAX_OFFSET:
         return None
@@ -219,7 +219,9 @@ def prediction(match: re.Match[str]) -> PredictionRow | None:
             return None  # a duplicate source
         clinical = clinical or second_kind != _GENERATED
     supported = clinical and chain_field == field_id and fact == digest
-    return new_row(PredictionRow, (case_id, field_id, value, supported, _uncertainty(uncertainty)))
+    return new_row(
+        PredictionRow, (case_id, field_id, value, supported, _uncertainty(uncertainty), None)
+    )
 
 
 def _uncertainty(text: str) -> int | decimal.Decimal:

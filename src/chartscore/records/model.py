@@ -13,7 +13,13 @@ from typing import Any, Final
 
 import attrs
 
-from chartscore._format import GOLD_KEY_ORDER, MAX_CASE_ID_LENGTH, PREDICTION_KEY_ORDER
+from chartscore._format import (
+    GOLD_KEY_ORDER,
+    MAX_CASE_ID_LENGTH,
+    PREDICTION_KEY_ORDER,
+    RUN_HEADER_KEY,
+    USAGE_KEY,
+)
 from chartscore.errors import ErrorCode, fail
 
 # Scalar, Value and to_field_type stay importable here, where they lived before metrics.
@@ -37,6 +43,7 @@ from chartscore.records.normalize import (
     text_key,
 )
 from chartscore.records.rows import gold_row, plain_row, prediction_row
+from chartscore.stats.run_cost import RunHeader
 
 _GOLD_KEY = {
     FieldType.TEXT: text_key,
@@ -329,7 +336,11 @@ class Prediction:
         """
 
         plain = plain_row(row)
-        case_id, field_id, value, *_ = prediction_row(plain)
+        found = prediction_row(plain)
+        if found.usage is not None:  # run cost is read from files only (docs/formats.md)
+            header = type(found.usage) is RunHeader
+            fail(ErrorCode.UNKNOWN_KEY, key=RUN_HEADER_KEY if header else USAGE_KEY)
+        case_id, field_id, value, *_ = found
         chain: Any = plain.get("evidence_chain")
         evidence = None
         if chain is not None:  # validated by prediction_row: a dict with all its keys

@@ -2,7 +2,8 @@
 
 Every scorer joins the same five facts of a prediction: its case id, field id and value,
 whether its evidence chain supports it (the chain and digests reduced to one bit), and the
-chain's declared uncertainty. :class:`PredictionRow` carries them together, so a new fact
+chain's declared uncertainty. A sixth, the line's run cost (``usage``), is None on almost
+every row; the scorer only counts it. :class:`PredictionRow` carries them together, so a new fact
 of a prediction is one field here, not a parameter in every scorer.
 
 It is a :class:`typing.NamedTuple`, not an attrs record, for speed: the file readers make
@@ -33,6 +34,10 @@ class PredictionRow(NamedTuple):
             (:meth:`chartscore.Prediction.is_supported`); counts only for answers.
         uncertainty: Its chain's declared uncertainty (a number in [0, 1]), or None
             without a chain.
+        usage: The line's checked ``usage`` (:data:`chartscore.records.usage.Usage`), or
+            None. A run header line is read as a row whose ``usage`` is its
+            :class:`~chartscore.stats.run_cost.RunHeader` (and whose case id is empty, which
+            no prediction's can be): it flows with the rows and is no prediction.
     """
 
     case_id: str
@@ -40,10 +45,11 @@ class PredictionRow(NamedTuple):
     value: Value
     supported: bool = False
     uncertainty: object = None
+    usage: object = None
 
     def __repr__(self) -> str:
         return f"PredictionRow(field_id={self.field_id!r}, <case id and value hidden>)"
 
 
 new_row: Final = tuple.__new__
-"""``new_row(PredictionRow, fields)``: a row from its five fields in order, built in C."""
+"""``new_row(PredictionRow, fields)``: a row from its six fields in order, built in C."""

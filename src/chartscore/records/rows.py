@@ -20,11 +20,15 @@ from chartscore.metrics import NOT_APPLICABLE, FieldType, GoldValue, Value
 from chartscore.records import _rules
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
 from chartscore.records.prediction_row import PredictionRow
+from chartscore.records.usage import is_run_header, run_header_of, usage_of
 
 GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
 GOLD_ALLOWED: Final = GOLD_KEYS | frozenset(_format.GOLD_OPTIONAL_KEYS)
 PREDICTION_REQUIRED: Final = frozenset({"case_id", "field_id", "value"})
 PREDICTION_KEYS: Final = frozenset(_format.PREDICTION_KEY_ORDER)
+PREDICTION_LINE_KEYS: Final = PREDICTION_KEYS | {_format.USAGE_KEY}
+"""A prediction line's keys: the record's, and the optional ``usage``."""
+PREDICTION_LINE_ORDER: Final = (*_format.PREDICTION_KEY_ORDER, _format.USAGE_KEY)
 CHAIN_KEYS: Final = frozenset(_format.CHAIN_KEY_ORDER)
 SOURCE_REQUIRED: Final = frozenset({"source_digest", "start_offset", "end_offset"})
 SOURCE_KEYS: Final = frozenset(_format.SOURCE_KEY_ORDER)
@@ -195,12 +199,22 @@ def prediction_row(row: dict[str, object]) -> PredictionRow:
     Checks run in the order a caller building records would meet them: the
     chain first, then the prediction's own fields.
 
+    A line's ``usage`` object becomes the row's ``usage``; a run header line
+    (``{"chartscore_run": ...}``) becomes a header row (see
+    :class:`~chartscore.records.prediction_row.PredictionRow`), which only the first
+    line of a file may be (the reader checks).
+
     Raises:
-        ChartscoreError: a key, identity, value, digest or evidence-chain code.
+        ChartscoreError: a key, identity, value, digest or evidence-chain code;
+            ``invalid_usage`` or ``invalid_run_header``.
     """
     keys = row.keys()
     if keys != PREDICTION_REQUIRED:
-        _check_keys(keys, _format.PREDICTION_KEY_ORDER, PREDICTION_REQUIRED, PREDICTION_KEYS)
+        if is_run_header(row):
+            return PredictionRow("", "", None, False, None, run_header_of(row))
+        _check_keys(keys, PREDICTION_LINE_ORDER, PREDICTION_REQUIRED, PREDICTION_LINE_KEYS)
+        if _format.USAGE_KEY in keys:
+            return _with_usage(row)
     chain = row.get("evidence_chain")
     facts = _chain_facts(chain) if type(chain) is dict else None
     case_id, field_id = _identity(row)
@@ -217,6 +231,13 @@ def prediction_row(row: dict[str, object]) -> PredictionRow:
         clinical and chain_field == field_id and digest is not None and fact_digest == digest
     )
     return PredictionRow(case_id, field_id, value, supported, chain["uncertainty"])  # type: ignore[index]
+
+
+def _with_usage(row: dict[str, object]) -> PredictionRow:
+    # The usage is checked after the prediction, so a bad prediction is named first.
+    usage = row.pop(_format.USAGE_KEY)
+    found = prediction_row(row)
+    return found._replace(usage=usage_of(usage))
 
 
 def _source_kinds(raw: object) -> list[SourceKind]:

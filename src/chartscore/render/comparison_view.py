@@ -42,6 +42,7 @@ from chartscore.render.report_view import (
     plugin_facts,
     rate_estimate,
 )
+from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -501,6 +502,9 @@ def comparison_view(
         _kappa_table(slices, level),
         _count_table(slices),
     ]
+    for system, section in comparison.run.items():  # each system's cost beside its accuracy
+        facts += run_facts(section, system)
+        tables.append(run_table(section, system))
     present = {m for _, _, part in slices for m in (*part.paired, *part.unpaired)}
     if any(part.kappa is not None for _, _, part in slices):
         present.add("kappa")

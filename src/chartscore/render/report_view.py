@@ -51,6 +51,7 @@ from chartscore.render.definitions import (
     plugin_order,
     title,
 )
+from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.view import (
     Cell,
     Column,
@@ -1143,6 +1144,10 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         _count_table(slices),
     ]
     facts = (*_summary(report), *plugin_facts(report.plugins))
+    run = report.run if type(report) is Report else None
+    if run is not None:  # run cost beside accuracy (docs/reports.md, "Run cost")
+        tables.append(run_table(run))
+        facts = (*facts, *run_facts(run))
     facts = (*facts, ("order", _order_note(sort, shared=shared)))
     if isinstance(report, SharedReport):
         disclosure_fact, disclosure_note = _disclosure(report)

@@ -44,6 +44,9 @@ AGREEMENT: Final = "normalized_agreement"
 """The agreement a summary shows."""
 SUMMARY_FACTS: Final = (
     "gold rows",
+    "run cost",
+    "baseline run cost",
+    "candidate run cost",
     "answers",
     "baseline",
     "candidate",

@@ -291,6 +291,8 @@ def slice_label(
         return f"type {code(name)}"
     if slice_kind == "stratum":
         return text(stratum_label(name))
+    if slice_kind == "quantity":  # a run-cost row: closed text (render/run_view.py)
+        return text(name)
     return everything
 
 

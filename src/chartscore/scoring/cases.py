@@ -47,7 +47,7 @@ from chartscore.scoring.agreement import item_flags
 from chartscore.scoring.case_classes import CaseClasses, Group
 from chartscore.scoring.outcomes import COUNT_ROWS, ITEM_FAILURES, METRIC_ROWS, RowTest, row_tests
 from chartscore.scoring.partial import PartialTally
-from chartscore.scoring.scorer import ExtraPredictions, Scorer
+from chartscore.scoring.scorer import RUN_HEADER_ROW, ExtraPredictions, Scorer
 
 Quantity = tuple[str, str, str]
 """(slice kind, slice name, quantity): slice kind ``overall`` (name ``""``), ``field``,
@@ -102,6 +102,8 @@ class CaseTrackingScorer(Scorer):
     def add_row(self, row: PredictionRow) -> int:
         """Join and count one prediction (see :class:`Scorer`) and record its row class."""
         mask = super().add_row(row)
+        if mask == RUN_HEADER_ROW:
+            return mask
         if mask < 0:
             self._cases.ignored.add(row.case_id)
         else:

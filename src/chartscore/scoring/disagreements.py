@@ -38,7 +38,7 @@ from chartscore.metrics import (
 )
 from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
-from chartscore.scoring.scorer import NOT_APPLICABLE_ROW, ExtraPredictions, Scorer
+from chartscore.scoring.scorer import NOT_APPLICABLE_ROW, RUN_HEADER_ROW, ExtraPredictions, Scorer
 
 OUTCOME_CLASSES: Final = (
     "missing",
@@ -103,6 +103,8 @@ class DisagreementScorer(Scorer):
         mask = super().add_row(row)
         if mask >= 0:
             found = outcome_class(mask)
+        elif mask == RUN_HEADER_ROW:
+            found = None
         elif mask == NOT_APPLICABLE_ROW:
             found = None if row.value is None else "answered_not_applicable"
         else:  # a prediction whose key gold does not hold, skipped

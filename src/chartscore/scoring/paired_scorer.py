@@ -44,7 +44,9 @@ from chartscore.scoring.clusters import (
 )
 from chartscore.scoring.outcomes import row_tests
 from chartscore.scoring.partial import FieldCounts
+from chartscore.scoring.run_usage import UsageCounter
 from chartscore.scoring.scorer import (
+    RUN_HEADER_ROW,
     ExtraPredictions,
     Scorer,
     collector_paused,
@@ -125,6 +127,7 @@ class PairedScorer:
         self._classes: dict[int, int] = {}  # one object per distinct pair of classes
         self._candidate_started = False
         self._ignored_by_system = {InputKind.BASELINE: 0, InputKind.CANDIDATE: 0}
+        self._usage = {InputKind.BASELINE: UsageCounter(), InputKind.CANDIDATE: UsageCounter()}
 
     def __repr__(self) -> str:
         return f"PairedScorer(<{len(self._fields)} fields; values hidden>)"
@@ -155,8 +158,10 @@ class PairedScorer:
         """Count one baseline prediction row; returns its outcome mask."""
         if self._candidate_started:
             raise ValueError("every baseline prediction comes before the candidate's")
-        case_id, field_id, value, supported, uncertainty = row
+        case_id, field_id, value, supported, uncertainty, usage = row
         source = InputKind.BASELINE
+        if usage is not None and self._usage[source].add(case_id, usage, source):
+            return RUN_HEADER_ROW
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
@@ -172,8 +177,10 @@ class PairedScorer:
     def add_candidate(self, row: PredictionRow) -> int:
         """Count one candidate prediction row and its pair with the baseline; returns its mask."""
         self._candidate_started = True
-        case_id, field_id, value, supported, uncertainty = row
+        case_id, field_id, value, supported, uncertainty, usage = row
         source = InputKind.CANDIDATE
+        if usage is not None and self._usage[source].add(case_id, usage, source):
+            return RUN_HEADER_ROW
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if state is None or entry is None:
@@ -252,6 +259,10 @@ class PairedScorer:
             ignored_prediction_count=ignored,
             plugins=self._gold.counts_partial(with_strata=False).plugin_stamps(),  # one plugin set
             by_stratum=self._stratum_slices(),
+            run=(
+                self._usage[InputKind.BASELINE].run_cost(),
+                self._usage[InputKind.CANDIDATE].run_cost(),
+            ),
         )
 
     def _stratum_slices(self) -> dict[str, PairedSliceTally]:

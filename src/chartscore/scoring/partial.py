@@ -55,6 +55,7 @@ from chartscore.scoring.strata import StrataParts, stratum_slices
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import ErrorSums, median
 from chartscore.stats.reliability import interval_alpha
+from chartscore.stats.run_cost import RunCost, merge_optional
 from chartscore.stats.uncertainty import UncertaintySums
 
 
@@ -525,9 +526,11 @@ class PartialTally:
         plugins: The run's plugin layout (value-free), or None without plugins.
         strata: The stratum slices' counts (:class:`~chartscore.scoring.strata.StrataParts`),
             or None without a strata file.
+        run: The run cost of the lines that carried ``usage``
+            (:class:`~chartscore.stats.run_cost.RunCost`), or None when none did.
     """
 
-    __slots__ = ("cases", "clusters", "fields", "ignored_predictions", "plugins", "strata")
+    __slots__ = ("cases", "clusters", "fields", "ignored_predictions", "plugins", "run", "strata")
 
     def __init__(
         self,
@@ -538,8 +541,10 @@ class PartialTally:
         clusters: Mapping[str, Mapping[str, ClusterSums]] | None = None,
         plugins: PluginLayout | None = None,
         strata: StrataParts | None = None,
+        run: RunCost | None = None,
     ) -> None:
         self.strata = strata
+        self.run = run
         self.fields: dict[str, FieldCounts] = dict(fields or {})
         self.ignored_predictions = ignored_predictions
         self.cases = cases
@@ -558,7 +563,8 @@ class PartialTally:
             ChartscoreError: ``inconsistent_field_type`` when one field id has
                 two types (or two schema entries) in the two partitions;
                 ``plugin_mismatch`` when their plugins differ in name, version,
-                code digest or labels.
+                code digest or labels; ``run_headers_differ`` when both have run cost
+                under different run headers.
         """
         if self.fields and other.fields:
             check_same_plugins(self.plugins, other.plugins)
@@ -585,7 +591,13 @@ class PartialTally:
                 raise ValueError("cannot merge a stratified partial with one that is not")
             strata = self.strata if self.fields else other.strata
         return PartialTally(
-            fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
+            fields,
+            ignored,
+            cases,
+            clusters=clusters,
+            plugins=plugins,
+            strata=strata,
+            run=merge_optional(self.run, other.run),
         )
 
     def tally(self, rules: RuleBook | None = None) -> Tally:
@@ -626,6 +638,7 @@ class PartialTally:
             by_stratum=by_stratum,
             by_stratum_field_type=by_stratum_type,
             sampling={} if self.strata is None else dict(self.strata.fractions),
+            run=self.run,
         )
 
     def groups(self, rules: RuleBook) -> dict[str, Group]:

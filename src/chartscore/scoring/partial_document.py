@@ -49,6 +49,7 @@ from chartscore.documents import _strict_json
 from chartscore.documents._shell import FIELD_TYPE_NAMES, read_opening
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.plugin_layout import PluginLayout, stamps_from_dict, stamps_to_dict
+from chartscore.documents.run import partial_member, read_partial_member
 from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
 from chartscore.metrics import FieldType
@@ -79,7 +80,7 @@ _TOP_KEYS: Final = (
     "clusters",
     "cases",
 )
-_OPTIONAL_TOP_KEYS: Final = ("identity", "ignored_prediction_count", "plugins", "strata")
+_OPTIONAL_TOP_KEYS: Final = ("identity", "ignored_prediction_count", "plugins", "strata", "run")
 _IDENTITY_KEYS: Final = ("ids", "cases")
 _ID: Final = re.compile(r"[0-9a-f]{32}")  # a partial's random id: 128 bits as hexadecimal text
 _BITS: Final = re.compile(r"0|[1-9a-f][0-9a-f]*")  # a bit set, as hexadecimal text
@@ -268,6 +269,8 @@ def partial_document(
         document["ignored_prediction_count"] = partial.ignored_predictions
     if partial.strata is not None:
         document["strata"] = _strata_document(partial.strata)
+    if partial.run is not None:
+        document["run"] = partial_member(partial.run)
     if partial.plugins is not None:
         document["plugins"] = {
             "stamps": stamps_to_dict(partial.plugins.stamps),
@@ -484,8 +487,9 @@ def _read_document(document: Mapping[str, object]) -> SitePartial:
         if schema is None or not schema.strata:
             _refuse()
         strata = _read_strata(data["strata"], schema, fields, version)
+    run = read_partial_member(data["run"]) if "run" in data else None
     partial = PartialTally(
-        fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata
+        fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata, run=run
     )
     check_identities(partial)
     if ("identity" in data) != (version >= 3):

@@ -40,6 +40,7 @@ from chartscore.scoring.agreement import FieldRule, Key
 from chartscore.stats.binomial import cohen_kappa
 from chartscore.stats.clustered import z_for
 from chartscore.stats.multirater import chance_corrected, krippendorff_alpha
+from chartscore.stats.run_cost import RunHeader
 
 __all__ = ["RaterTable"]
 
@@ -68,15 +69,20 @@ class RaterTable:
     def __repr__(self) -> str:
         return "RaterTable(...)"
 
-    def adder(self, rater: int) -> Callable[[str, str, object, bool, object], None]:
+    def adder(self, rater: int) -> Callable[[str, str, object, bool, object, object], None]:
         """The row adder of rater number ``rater`` (its position), for ``feed_rows``.
 
         The adder raises ``undeclared_rater_field`` for a field the schema does not
-        declare and ``duplicate_prediction_key`` for a key the rater gave twice.
+        declare and ``duplicate_prediction_key`` for a key the rater gave twice. A line's
+        run cost is not part of agreement: ``usage`` is skipped, and so is a run header.
         """
         answers = self._answers[rater]
 
-        def add(case_id: str, field_id: str, value: object, _s: bool, _u: object) -> None:
+        def add(
+            case_id: str, field_id: str, value: object, _s: bool, _u: object, usage: object
+        ) -> None:
+            if type(usage) is RunHeader:
+                return
             rule = self._rule(field_id)
             key = (case_id, field_id)
             if key in answers:

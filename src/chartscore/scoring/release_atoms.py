@@ -88,7 +88,7 @@ class AtomScorer(CaseTrackingScorer):
         """Join one prediction in the cohort and, when it has a gold row, in its atom."""
         mask = super().add_row(row)
         if mask >= 0:
-            case_id, field_id, value, supported, uncertainty = row
+            case_id, field_id, value, supported, uncertainty, _ = row
             self._atoms[self._atom(case_id)].add_row(row)
             self._digest(case_id, field_id, "prediction", value, supported, uncertainty)
         return mask

@@ -45,6 +45,7 @@ from chartscore.scoring.agreement import FieldRule, Key, item_flags
 from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
 from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
 from chartscore.scoring.plugin_judges import PluginSet
+from chartscore.scoring.run_usage import UsageCounter
 from chartscore.scoring.strata import strata_parts
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 
@@ -55,6 +56,8 @@ _ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
 _IGNORED: Final = -1  # add_row's answer for a skipped extra prediction
 NOT_APPLICABLE_ROW: Final = -2
 """add_row's answer for a prediction on a not-applicable gold row: counted apart, no outcome."""
+RUN_HEADER_ROW: Final = -3
+"""add_row's answer for a predictions file's run header: no prediction (docs/formats.md)."""
 
 ExtraPredictions = Literal["error", "ignore"]
 EXTRA_PREDICTIONS: Final = ("error", "ignore")
@@ -159,6 +162,7 @@ class Scorer:
         self._ignore_extra = ignore_extra
         self._ignored = 0
         self._classes: dict[int, int] = {}
+        self._usage = UsageCounter()
 
     def add_gold(
         self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
@@ -232,8 +236,12 @@ class Scorer:
 
         The row's ``supported`` only counts for answers; its ``uncertainty`` is
         counted for answered answerable rows. A skipped extra prediction returns -1.
+        The row's ``usage`` counts once, for this line (docs/metrics.md, "Run cost");
+        a run header row returns :data:`RUN_HEADER_ROW`.
         """
-        case_id, field_id, value, supported, uncertainty = row
+        case_id, field_id, value, supported, uncertainty, usage = row
+        if usage is not None and self._usage.add(case_id, usage, InputKind.PREDICTIONS):
+            return RUN_HEADER_ROW
         state = self._fields.get(field_id)
         entry = None if state is None else state.cases.get(case_id)
         if entry is None:
@@ -334,6 +342,7 @@ class Scorer:
             clusters=pooled_sums(self.field_classes(), self._coding),
             plugins=self._plugins.layout,
             strata=strata,
+            run=self._usage.run_cost(),
         )
 
     def field_classes(self) -> list[FieldClasses]:
@@ -634,13 +643,13 @@ def feed_records(
     for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
         # row_of(answer), written out: one call less per row.
         chain = answer.evidence_chain
-        fields: tuple[str, str, Value, bool, object]
+        fields: tuple[str, str, Value, bool, object, None]
         if chain is None:
-            fields = (answer.case_id, answer.field_id, answer.value, False, None)
+            fields = (answer.case_id, answer.field_id, answer.value, False, None, None)
         else:
             field_id = answer.field_id
             supported = chain.supports(field_id, answer.normalized_fact_digest)
-            fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty)
+            fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty, None)
         add_row(new_row(PredictionRow, fields))
 
 
@@ -648,10 +657,12 @@ def row_of(answer: Prediction) -> PredictionRow:
     """The row a scorer takes for a :class:`~chartscore.Prediction` record: its chain reduced."""
     chain = answer.evidence_chain
     if chain is None:
-        return new_row(PredictionRow, (answer.case_id, answer.field_id, answer.value, False, None))
+        return new_row(
+            PredictionRow, (answer.case_id, answer.field_id, answer.value, False, None, None)
+        )
     field_id = answer.field_id
     supported = chain.supports(field_id, answer.normalized_fact_digest)
-    fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty)
+    fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty, None)
     return new_row(PredictionRow, fields)
 
 
