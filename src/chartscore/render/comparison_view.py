@@ -33,8 +33,15 @@ from chartscore.documents.gates import Gate
 from chartscore.documents.plugin_layout import is_plugin_metric
 from chartscore.documents.tally import ERROR_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.render.definitions import definition, interval_note, plugin_definitions, title
+from chartscore.render.definitions import (
+    definition,
+    interval_note,
+    kappa_name,
+    plugin_definitions,
+    title,
+)
 from chartscore.render.report_view import (
+    ORDINAL_MARK,
     SORT_METRIC,
     SORTS,
     Binomial,
@@ -161,6 +168,7 @@ def _kappa(name: str, part: ComparisonSlice, system: str) -> Estimate | None:
         value=kappa.value,
         lower=low,
         upper=high,
+        weighted=ORDINAL_MARK in part.paired,
     )
 
 
@@ -351,19 +359,26 @@ def _kappa_table(slices: list[Slice], level: str) -> Table | None:
     for kind, name, part in slices:
         baseline, candidate = _kappa(name, part, "baseline"), _kappa(name, part, "candidate")
         if kind == "field" and baseline is not None and candidate is not None:
-            cells = (baseline, baseline.total_count, candidate, candidate.total_count)
+            cells = (
+                kappa_name(baseline.weighted),
+                baseline,
+                baseline.total_count,
+                candidate,
+                candidate.total_count,
+            )
             rows.append(Row(kind, name, cells))
     if not rows:
         return None
     return Table(
         "kappa",
-        "Cohen's kappa (higher is better)",
-        f"Each system's own kappa against gold [{level} interval] over its pairs; undefined "
-        "with no "
+        "Kappa (higher is better)",
+        f"Each system's own kappa against gold [{level} interval] over its pairs: Cohen's "
+        "kappa, and on an ordinal field weighted kappa (quadratic); undefined with no "
         "pairs or when gold and answers all fall in one category. Side by side only: the pairs "
         "differ between the systems, so there is no paired test.",
         "field",
         (
+            Column("statistic"),
             Column("baseline kappa", "kappa"),
             Column("baseline pairs"),
             Column("candidate kappa", "kappa"),

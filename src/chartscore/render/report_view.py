@@ -45,8 +45,10 @@ from chartscore.render.definitions import (
     COEFFICIENTS,
     LEGEND_ORDER,
     METRIC_ORDER,
+    WEIGHTED_KAPPA,
     definition,
     interval_note,
+    kappa_name,
     plugin_definitions,
     plugin_order,
     title,
@@ -222,7 +224,12 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
         lower=low,
         upper=high,
         suppressed=suppressed,
+        weighted=ORDINAL_MARK in part.metrics,
     )
+
+
+ORDINAL_MARK: Final = "ordinal_within_one"
+"""A metric only ordinal fields have: its slice's kappa is the quadratic-weighted one."""
 
 
 def _slices(report: ReportLike, sort: str) -> list[Slice]:
@@ -843,17 +850,21 @@ def _plugin_metric_table(
 
 
 def _kappa_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.metric == "kappa")
+    rows = tuple(
+        Row(e.slice, e.name, (kappa_name(e.weighted), e, e.total_count))
+        for e in estimates
+        if e.metric == "kappa"
+    )
     if not rows:
         return None
     return Table(
         "kappa",
-        "Cohen's kappa (higher is better)",
-        f"kappa [{level} interval] over the pairs; undefined with no pairs or when gold and "
-        "answers "
-        "all fall in one category.",
+        "Kappa (higher is better)",
+        f"kappa [{level} interval] over the pairs: Cohen's kappa, and on an ordinal field "
+        "weighted kappa (quadratic); undefined with no pairs or when gold and answers all fall "
+        "in one category.",
         "field",
-        (Column("kappa", "kappa"), Column("pairs")),
+        (Column("statistic"), Column("kappa", "kappa"), Column("pairs")),
         rows,
     )
 
@@ -880,6 +891,14 @@ def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     return PlotRow(
         f"{label}: {title(estimate.metric)}", estimate, f"{estimate.slice} {estimate.name}"
     )
+
+
+def kappa_plot_row(estimate: Estimate) -> PlotRow:
+    """A kappa's plot row, named ``weighted kappa (quadratic)`` on an ordinal field."""
+    label = slice_label(estimate.slice, estimate.name)
+    if estimate.weighted:
+        label = f"{label}: {WEIGHTED_KAPPA}"
+    return PlotRow(label, estimate, estimate.slice)
 
 
 def _label_plot_row(estimate: Estimate) -> PlotRow:
@@ -980,9 +999,14 @@ def _plots(
                 0.0,
             )
         )
-    kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA and e.metric == "kappa")
+    kappas = tuple(
+        kappa_plot_row(e) for e in estimates if e.kind is Kind.KAPPA and e.metric == "kappa"
+    )
     if kappas:
-        note = f"kappa and {level} interval; 0 is chance agreement, 1 perfect agreement."
+        note = (
+            f"kappa and {level} interval: Cohen's kappa, and on an ordinal field weighted kappa "
+            "(quadratic); 0 is chance agreement, 1 perfect agreement."
+        )
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
     risk = _risk_coverage_plot(estimates, level)
     if risk is not None:

@@ -138,10 +138,19 @@ def _n(estimate: Estimate | None) -> int | str | None:
     return "" if estimate is None else estimate.total_count
 
 
+def _kappa_text(estimate: Estimate | None) -> str:
+    # An ordinal field's kappa is marked: it is the weighted kappa (quadratic), not Cohen's.
+    text = rate_text(estimate)
+    return f"{text} {_WEIGHTED}" if estimate is not None and estimate.weighted else text
+
+
+_WEIGHTED: Final = "(weighted)"
+
+
 def _report_table(view: View, slices: dict[Key, dict[str, Estimate]]) -> Table:
     keys = [key for key, found in slices.items() if AGREEMENT in found]
     agreement = _aligned([rate_text(slices[key][AGREEMENT]) for key in keys])
-    kappa = [rate_text(slices[key].get("kappa")) for key in keys]
+    kappa = [_kappa_text(slices[key].get("kappa")) for key in keys]
     worst = [worst_text(worst_error(slices[key].values())) for key in keys]
     rows = tuple(
         Row(kind, name, (_n(slices[(kind, name)][AGREEMENT]), agreement[i], worst[i], kappa[i]))
@@ -254,7 +263,8 @@ def _notes(view: View, table: Table) -> list[str]:
     ]
     if "kappa" in headings:
         notes.append(
-            f"kappa: quadratic-weighted for ordinal fields; {FEW_PAIRS}: fewer than "
+            f"kappa: Cohen's kappa; {_WEIGHTED}: weighted kappa (quadratic), an ordinal "
+            f"field's; {FEW_PAIRS}: fewer than "
             f"{MIN_COEFFICIENT_PAIRS} pairs, no reliable interval."
         )
     if view.shared:

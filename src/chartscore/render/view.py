@@ -68,6 +68,8 @@ class Estimate:
         success_range: A shared report's published range ``(lo, hi)`` of a suppressed
             success count (``hi`` None: no upper end), or None.
         total_range: The same for a suppressed total count, or None.
+        weighted: True for an ordinal field's kappa, which is quadratic-weighted: renderers
+            name it "weighted kappa (quadratic)", not Cohen's kappa.
     """
 
     slice: str
@@ -90,6 +92,7 @@ class Estimate:
     bound_level: str = ""
     success_range: tuple[int, int | None] | None = None
     total_range: tuple[int, int | None] | None = None
+    weighted: bool = False
 
     @property
     def interval(self) -> tuple[float, float] | None:
