@@ -2,8 +2,23 @@
 
 from __future__ import annotations
 
+import datetime
+import io
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+
 import chartscore
 from chartscore import Comparison, GoldField, Prediction, Report
+from chartscore.cli import main
+from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.documents.json_schemas import schema_bytes
+from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.system_names import SYSTEM_NAME_PATTERN, SystemNames
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.ledger.entry import LABEL_PATTERN
 from chartscore.render import render
 
 # Ten cases: an ordinal field answered one level off twice, a categorical field wrong twice.
@@ -75,3 +90,148 @@ def test_the_report_plot_names_the_weighted_kappa() -> None:
         "hf.nyha: weighted kappa (quadratic)" in panel
     )
     assert "hx.smoking: weighted" not in panel
+
+
+# --------------------------------------------------------------------------- names, date, gates
+
+NAMED = attrs.evolve(comparison(), names=SystemNames("model-v1", "model-v2"))
+GATES = parse_gates(
+    '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
+    'min_difference_lower = -0.02\nlevel = "required"\n'
+    '[[gate]]\nslice = "field:hx.smoking"\nmetric = "exact_agreement"\nmin_lower = 0.99\n'
+    'level = "warning"\n'
+)
+
+
+def test_the_names_round_trip_through_the_json_and_are_optional() -> None:
+    text = NAMED.to_json()
+    assert '"names":{"baseline":"model-v1","candidate":"model-v2"}' in text
+    assert Comparison.from_json(text).to_json() == text
+    assert '"names"' not in comparison().to_json()
+    one = attrs.evolve(NAMED, names=SystemNames(candidate="model-v2"))
+    assert '"names":{"candidate":"model-v2"}' in one.to_json()
+    assert Comparison.from_json(one.to_json()) == one
+
+
+@pytest.mark.parametrize(
+    "names",
+    [{}, {"baseline": ""}, {"baseline": "a b"}, {"baseline": None}, {"other": "x"},
+     {"baseline": "x" * 65}, {"candidate": "-x"}, ["x"]],
+)  # fmt: skip
+def test_a_names_member_that_is_not_plain_names_is_an_invalid_report(names: object) -> None:
+    document = json.loads(NAMED.to_json())
+    document["names"] = names
+    with pytest.raises(ChartscoreError) as caught:
+        Comparison.from_json(json.dumps(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    assert "a b" not in str(caught.value) and "xxxx" not in str(caught.value)
+
+
+def test_the_name_rule_is_the_ledgers_label_rule() -> None:
+    assert SYSTEM_NAME_PATTERN == LABEL_PATTERN
+    with pytest.raises(ChartscoreError) as caught:
+        SystemNames("MRN 1234", None)
+    assert caught.value.code is ErrorCode.INVALID_RUN_LABEL and "1234" not in str(caught.value)
+    with pytest.raises(ChartscoreError):
+        SystemNames(None, None)
+
+
+def test_a_named_comparison_says_who_is_who_in_every_rendering() -> None:
+    expected = "model-v2 (candidate) against model-v1 (baseline)"
+    for fmt in ("table", "markdown", "html", "summary"):
+        text = render(NAMED, fmt)
+        assert f"chartscore comparison: {expected}" in text, fmt
+    assert render(NAMED, "csv") == render(comparison(), "csv")  # rows name their side already
+    assert "against" not in render(comparison(), "markdown").split("\n", 1)[0]
+
+
+def test_the_header_gives_the_date_the_level_each_margin_and_the_verdict() -> None:
+    verdicts = evaluate(NAMED, GATES)
+    text = render(NAMED, "markdown", gates=GATES, verdicts=verdicts, date="2026-12-06")
+    header = text.split("\n## ", 1)[0]
+    assert "- **date**: 2026-12-06" in header
+    assert "- **confidence**: 95% intervals" in header
+    assert (
+        "- **margin**: gate 1 (required): overall normalized\\_agreement: the lower 95% bound "
+        "of candidate minus baseline must be \\>= -2 points"
+    ) in header
+    # The candidate is 10 points better overall (18 of 20 against 16 of 20; 2 discordant
+    # rows), but 10 charts cannot rule out a 2-point loss: the required gate fails. The
+    # warning gate on exact agreement (lower bound >= 99%) cannot hold with 9 of 10 right.
+    assert "- **verdict**: gates FAILED: 0 of 2 passed; failed: 1 required, 1 warning" in header
+    assert "- **gate**: gate 1 FAIL (required): overall normalized\\_agreement" in header
+    assert "- **gate**: gate 2 warn (warning): field:hx.smoking exact\\_agreement" in header
+    assert "**date**" not in render(NAMED, "markdown").split("\n## ", 1)[0]
+    html = render(NAMED, "html", gates=GATES, verdicts=verdicts, date="2026-12-06")
+    assert "a gate's margin" in html and html.count('<g class="margin"') == 1
+
+
+@pytest.mark.parametrize("date", ["2026-13-01", "2026-02-30", "26-12-06", "2026-12-06 ", 20261206])
+def test_a_date_that_is_not_a_calendar_date_is_refused(date: object) -> None:
+    with pytest.raises(ChartscoreError) as caught:
+        render(NAMED, "markdown", date=date)  # type: ignore[arg-type]
+    assert caught.value.code is ErrorCode.USAGE
+
+
+def test_compare_writes_only_names_it_was_given(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        "".join(
+            json.dumps({"case_id": f"c{i}", "field_id": "hx.smoking", "field_type": "categorical",
+                        "value": SMOKING[i % 3]}) + "\n"
+            for i in range(6)
+        )
+    )  # fmt: skip
+    baseline = tmp_path / "Jane-Doe.jsonl"  # a stem that is a person's name
+    baseline.write_text(
+        "".join(
+            json.dumps({"case_id": f"c{i}", "field_id": "hx.smoking", "value": SMOKING[i % 3]})
+            + "\n"
+            for i in range(6)
+        )
+    )
+    argv = ["compare", "--gold", str(gold), "--baseline", str(baseline), "--candidate"]
+    argv.append(str(baseline))
+    status, out, err = _run(argv)
+    assert status == 0 and "Jane" not in out + err and '"names"' not in out
+    status, out, err = _run([*argv, "--baseline-name", "v1", "--candidate-name", "v2"])
+    assert status == 0 and '"names":{"baseline":"v1","candidate":"v2"}' in out
+    status, out, err = _run([*argv, "--candidate-name", "v2", "--format", "markdown"])
+    assert (
+        status == 0 and "# chartscore comparison: v2 (candidate) against baseline (baseline)" in out
+    )
+    status, out, err = _run([*argv, "--baseline-name", "Jane Doe"])
+    assert status == 2 and out == "" and "Jane" not in err
+    assert "--baseline-name must be a plain name" in err
+
+
+def test_the_cli_date_is_today_or_source_date_epoch_or_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saved = tmp_path / "comparison.json"
+    saved.write_text(NAMED.to_json())
+    argv = ["render", str(saved), "--format", "markdown"]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(86400 * 365))  # 1971-01-01
+    assert "- **date**: 1971-01-01" in _run(argv)[1]
+    assert "- **date**: 2024-02-29" in _run([*argv, "--date", "2024-02-29"])[1]
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    assert _run(argv)[0] == 2
+    monkeypatch.delenv("SOURCE_DATE_EPOCH")
+    today = datetime.datetime.now(datetime.UTC).date()
+    shown = _run(argv)[1]
+    assert any(
+        f"- **date**: {today + datetime.timedelta(days=d)}" in shown for d in (0, 1)
+    )  # the clock may pass midnight between the two reads
+
+
+def test_a_shared_comparison_never_carries_names() -> None:
+    schema = json.loads(schema_bytes("shared_comparison"))
+    assert "names" not in schema["properties"]
+    assert "names" in json.loads(schema_bytes("comparison"))["properties"]
+    assert not hasattr(SharedComparison, "names")
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()

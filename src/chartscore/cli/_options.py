@@ -12,6 +12,7 @@ from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
+from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate, evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
@@ -108,19 +109,23 @@ def document_text(
     *,
     gates: Sequence[Gate] | None = None,
     interval: str | None = None,
+    date: str | None = None,
 ) -> str:
     """The document in ``fmt``: canonical JSON and a line end, or rendered for people.
 
     A summary lists the verdicts of ``gates`` (checked as :func:`gate_status` checks
-    them, ``interval`` being ``--gate-interval``); the other formats draw a
-    comparison's difference gates as margins (HTML).
+    them, ``interval`` being ``--gate-interval``), and a comparison's header gives
+    them in every format; the formats draw a comparison's difference gates as
+    margins. ``date``: the date a comparison's header shows.
     """
     if fmt == "json":
         return document.to_json() + "\n"
     verdicts = None
-    if gates is not None and fmt == "summary":
+    if gates is not None and (
+        fmt == "summary" or isinstance(document, Comparison | SharedComparison)
+    ):
         verdicts = evaluate(document, gates, interval=interval or "wilson")
-    return render(document, fmt, gates=gates or (), verdicts=verdicts)
+    return render(document, fmt, gates=gates or (), verdicts=verdicts, date=date)
 
 
 def output_target(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:

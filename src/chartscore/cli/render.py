@@ -19,6 +19,7 @@ from chartscore.cli._command import (
     optional_input,
 )
 from chartscore.cli._options import DOCUMENT, OUT, output_target
+from chartscore.cli._presentation import DATE, rendering_date
 from chartscore.cli._streams import Streams
 from chartscore.documents import load_rendered_document
 from chartscore.documents.comparison import Comparison
@@ -40,19 +41,23 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
     document = load_rendered_document(read_document_bytes(document_path))
+    comparison = isinstance(document, Comparison | SharedComparison)
     verdicts = None
     if gates is not None:
         if not isinstance(document, Comparison | SharedComparison):
             raise UsageError("--gates draws a comparison's margins; this is a report", "render")
-        # A gate that does not fit the comparison is an error here too; a summary lists
-        # the verdicts.
+        # A gate that does not fit the comparison is an error here too; the header (and
+        # a summary) gives the verdicts.
         verdicts = evaluate(document, gates)
+    if args.date is not None and not comparison:
+        raise UsageError("--date dates a comparison; this is a report", "render")
     text = render(
         document,
         fmt,
         sort=args.sort or "name",
         gates=gates or (),
-        verdicts=verdicts if fmt == "summary" else None,
+        verdicts=verdicts,
+        date=rendering_date(args, "render") if comparison else None,
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
@@ -81,10 +86,11 @@ COMMAND: Final = Command(
         Option(
             "--gates",
             "a comparison: draw these gates' difference margins on its difference plots "
-            "(HTML); the gates must fit the comparison but are not checked",
+            "and give their verdict in its header (the exit status does not change)",
             "FILE",
             reads_input=True,
         ),
+        DATE,
         OUT,
     ),
     run=run,

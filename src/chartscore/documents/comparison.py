@@ -51,6 +51,7 @@ from chartscore.documents.report import (
     read_case_count,
     read_design_effect,
 )
+from chartscore.documents.system_names import SystemNames
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
@@ -566,6 +567,10 @@ class Comparison(Displayed):
             with the same ones), sorted by name; empty without plugins.
         by_stratum: Each declared stratum's pooled paired slice (``"site=A"``),
             with a strata file; empty (and absent from the JSON) otherwise.
+        names: What the systems are called (``--baseline-name``, ``--candidate-name``;
+            never a file's name), or None; renderings show them,
+            the gates and the figures ignore them, and a shared comparison never
+            carries them.
         format_version: The format the comparison was read in (2 or 3), which
             :meth:`to_json` writes back; a new comparison is format 3.
     """
@@ -579,6 +584,7 @@ class Comparison(Displayed):
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
     by_stratum: Mapping[str, ComparisonSlice] = attrs.field(factory=dict)
+    names: SystemNames | None = None
     format_version: int = attrs.field(default=COMPARISON_FORMAT_VERSION, eq=False, repr=False)
 
     @classmethod
@@ -615,6 +621,8 @@ class Comparison(Displayed):
             out["plugins"] = stamps_to_dict(self.plugins)
         if self.by_stratum:
             out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
+        if self.names is not None:
+            out["names"] = self.names.to_dict()
         return out
 
     def to_json(self) -> str:
@@ -685,7 +693,13 @@ _OPTIONAL_KEYS: Final = frozenset(
 ) | {"kappa"}
 
 
-_OPTIONAL_TOP_KEYS: Final = ("ignored_prediction_count", "warnings", "plugins", "by_stratum")
+_OPTIONAL_TOP_KEYS: Final = (
+    "ignored_prediction_count",
+    "warnings",
+    "plugins",
+    "by_stratum",
+    "names",
+)
 
 
 def _read_comparison(document: object) -> Comparison:
@@ -731,6 +745,7 @@ def _read_comparison(document: object) -> Comparison:
         confidence=shell.confidence,
         plugins=shell.plugins,
         by_stratum=strata,
+        names=SystemNames.from_dict(data["names"]) if "names" in data else None,
         format_version=shell.format_version,
     )
 

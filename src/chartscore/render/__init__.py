@@ -8,6 +8,8 @@ it out). :func:`render` is the one call the command line needs.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
@@ -37,7 +39,21 @@ RENDERERS: Final[dict[str, Callable[[View], str]]] = {
 FORMATS: Final = tuple(RENDERERS)
 """The output formats, in the order ``--format`` lists them."""
 
-__all__ = ["FORMATS", "SORTS", "View", "render", "render_view", "report_view"]
+__all__ = ["FORMATS", "SORTS", "View", "is_iso_date", "render", "render_view", "report_view"]
+
+
+_ISO_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def is_iso_date(value: object) -> bool:
+    """Whether ``value`` is a calendar date written ``YYYY-MM-DD``, by exact type."""
+    if type(value) is not str or _ISO_DATE.fullmatch(value) is None:
+        return False
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def render_view(view: View, fmt: str) -> str:
@@ -59,6 +75,7 @@ def render(
     sort: str = "name",
     gates: Sequence[Gate] = (),
     verdicts: GateResults | None = None,
+    date: str | None = None,
 ) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
@@ -89,7 +106,10 @@ def render(
             gates on a report, draw nothing. The gates are not checked here.
         verdicts: Gates already checked on this document
             (:func:`chartscore.documents.gates.evaluate`): the summary lists their
-            verdicts after its table; the other formats do not show them.
+            verdicts after its table; a comparison's (or shared comparison's) header
+            gives them in every format.
+        date: The date a comparison's header shows, ``YYYY-MM-DD`` (None: no date, so
+            the same document renders to the same bytes on any day).
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -108,7 +128,9 @@ def render(
         raise ChartscoreError(ErrorCode.USAGE)
     if verdicts is not None and type(verdicts) is not GateResults:
         raise ChartscoreError(ErrorCode.USAGE)
-    view = document_view(report, sort=sort, gates=gates)
+    if date is not None and not is_iso_date(date):
+        raise ChartscoreError(ErrorCode.USAGE)
+    view = document_view(report, sort=sort, gates=gates, verdicts=verdicts, date=date)
     if fmt == "summary":
         return render_summary(view, verdicts)
     return RENDERERS[fmt](view)

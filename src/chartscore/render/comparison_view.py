@@ -29,8 +29,9 @@ from chartscore.documents.comparison import (
     PairedMetricResult,
     missing_counts_differ,
 )
-from chartscore.documents.gates import Gate
+from chartscore.documents.gates import Gate, GateResults
 from chartscore.documents.plugin_layout import is_plugin_metric
+from chartscore.documents.system_names import SystemNames
 from chartscore.documents.tally import ERROR_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.definitions import (
@@ -49,6 +50,7 @@ from chartscore.render.report_view import (
     plugin_facts,
     rate_estimate,
 )
+from chartscore.render.verdicts import margin_lines, verdict, verdict_line
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -425,6 +427,36 @@ def _count_table(slices: list[Slice]) -> Table:
 _COUNTS: Final = ("answered_count", "abstained_count", "missing_count")
 
 
+def systems_text(names: SystemNames | None) -> str:
+    """``baseline v1, candidate v2``: what a comparison calls its systems (unnamed: the role)."""
+    baseline = "baseline" if names is None or names.baseline is None else names.baseline
+    candidate = "candidate" if names is None or names.candidate is None else names.candidate
+    return f"{candidate} (candidate) against {baseline} (baseline)"
+
+
+def comparison_title(kind: str, names: SystemNames | None) -> str:
+    """A comparison's title: ``chartscore comparison: v2 (candidate) against v1 (baseline)``."""
+    return kind if names is None else f"{kind}: {systems_text(names)}"
+
+
+def header_facts(
+    level: str,
+    gates: Sequence[Gate],
+    verdicts: GateResults | None,
+    date: str | None,
+) -> tuple[tuple[str, str], ...]:
+    """The lines a committee reads first: the date, the level, each margin, the gates' verdict."""
+    facts: list[tuple[str, str]] = []
+    if date is not None:
+        facts.append(("date", date))
+    facts.append(("confidence", f"{level} intervals"))
+    facts += [("margin", line) for line in margin_lines(gates, level)]
+    if verdicts is not None:
+        facts.append(("verdict", verdict(verdicts)))
+        facts += [("gate", verdict_line(result)) for result in verdicts.results]
+    return tuple(facts)
+
+
 def _answer_facts(comparison: Comparison) -> tuple[tuple[str, str], ...]:
     """Each system's answers, skipped predictions and the missing-rows warning, as header lines."""
     overall = comparison.overall
@@ -467,7 +499,12 @@ _ONE_FIELD_PER_TYPE: Final = (
 
 
 def comparison_view(
-    comparison: Comparison, *, sort: str = "name", gates: Sequence[Gate] = ()
+    comparison: Comparison,
+    *,
+    sort: str = "name",
+    gates: Sequence[Gate] = (),
+    verdicts: GateResults | None = None,
+    date: str | None = None,
 ) -> View:
     """Lay out a comparison for people: difference plots, paired and unpaired tables, counts.
 
@@ -477,7 +514,9 @@ def comparison_view(
             normalized agreement rate, lowest first (no trials last).
         gates: Release gates; each difference rule (``min_difference_lower``,
             ``max_difference_upper``) is drawn on its slice's row of its
-            metric's difference plot (a non-inferiority margin).
+            metric's difference plot (a non-inferiority margin) and named in the header.
+        verdicts: The gates checked on this comparison: the header gives their verdict.
+        date: The date the header shows (``YYYY-MM-DD``, checked by the caller), or None.
 
     Raises:
         ChartscoreError: ``usage`` when ``comparison`` is not exactly a Comparison or
@@ -494,7 +533,11 @@ def comparison_view(
         slices = [part for part in every_slice if part[0] != "field_type"]
         folded = (_ONE_FIELD_PER_TYPE,)
     overall = comparison.overall
-    facts: tuple[tuple[str, str], ...] = (
+    facts: tuple[tuple[str, str], ...] = ()
+    if comparison.names is not None:
+        facts += (("systems", systems_text(comparison.names)),)
+    facts += header_facts(level, gates, verdicts, date)
+    facts += (
         ("comparison", f"{COMPARISON_FORMAT}, format version {COMPARISON_FORMAT_VERSION}"),
         ("scorer", f"chartscore {comparison.scorer_version}"),
         (
@@ -528,7 +571,7 @@ def comparison_view(
         "kappa",
     ]
     return View(
-        title="chartscore comparison",
+        title=comparison_title("chartscore comparison", comparison.names),
         facts=facts,
         plots=tuple(_difference_plots(slices, gates, level)),
         tables=tuple(table for table in tables if table is not None),

@@ -247,6 +247,7 @@ def kappa_name(weighted: bool) -> str:
     """What a kappa is called for people: Cohen's, or an ordinal field's weighted kappa."""
     return WEIGHTED_KAPPA if weighted else COHEN_KAPPA
 
+
 METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, *LABEL_METRICS, *COEFFICIENTS)
 """Every metric a report can hold, in the order chartscore shows them."""
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
-from chartscore.documents.gates import Gate
+from chartscore.documents.gates import Gate, GateResults
 from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
@@ -33,6 +33,8 @@ def document_view(
     *,
     sort: str = "name",
     gates: Sequence[Gate] = (),
+    verdicts: GateResults | None = None,
+    date: str | None = None,
 ) -> View:
     """The :class:`View` of any value-free document, by its exact type.
 
@@ -40,6 +42,9 @@ def document_view(
         document: A report, shared report, comparison, shared comparison or agreement.
         sort: ``"name"`` or ``"rate"`` (checked by the caller); an agreement ignores it.
         gates: A comparison's gates, drawn as margins; ignored by the other documents.
+        verdicts: A comparison's checked gates, whose verdict its header gives; ignored by
+            the other documents.
+        date: The date a comparison's header shows (``YYYY-MM-DD``); ignored by the others.
 
     Raises:
         ChartscoreError: ``usage`` for anything else (checked by the exact type, so a
@@ -48,9 +53,11 @@ def document_view(
     if type(document) is Agreement:
         return agreement_view(document)
     if type(document) is Comparison:
-        return comparison_view(document, sort=sort, gates=gates)
+        return comparison_view(document, sort=sort, gates=gates, verdicts=verdicts, date=date)
     if type(document) is SharedComparison:
-        return shared_comparison_view(document, sort=sort, gates=gates)
+        return shared_comparison_view(
+            document, sort=sort, gates=gates, verdicts=verdicts, date=date
+        )
     if type(document) is Report or type(document) is SharedReport:
         return report_view(document, sort=sort)
     raise ChartscoreError(ErrorCode.USAGE)

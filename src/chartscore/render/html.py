@@ -114,6 +114,11 @@ _KEY: Final = (
     'fill="#d55e00"/></svg> an error metric, where lower is better, and its interval</span>'
     "</div>"
 )
+_MARGIN_KEY: Final = (
+    '<span class="margin-key"><svg width="34" height="14" aria-hidden="true"><line x1="17" '
+    'x2="17" y1="0" y2="14" stroke="#cc79a7" stroke-width="2" stroke-dasharray="3 2"/></svg>'
+    " a gate's margin: the interval's bound must clear it (named in the header)</span>"
+)
 
 
 def _breakable(name: str) -> str:
@@ -216,7 +221,10 @@ def render_html(view: View) -> str:
         '</li><li><a href="#definitions">Definitions</a></li></ul></nav>',
     ]
     if view.plots:
-        out += ['<section id="plots">', "<h2>Forest plots</h2>", _KEY]
+        key = _KEY
+        if any(row.margins for plot in view.plots for row in plot.rows):
+            key = key.removesuffix("</div>") + _MARGIN_KEY + "</div>"
+        out += ['<section id="plots">', "<h2>Forest plots</h2>", key]
         geometry = Geometry.fit(view.plots)  # one axis position for every panel
         for number, plot in enumerate(view.plots):
             target = f"def-{plot.metric}" if plot.metric else "definitions"

@@ -25,7 +25,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from chartscore.documents.gates import GateResult, GateResults
+from chartscore.documents.gates import GateResults
 from chartscore.render._numbers import (
     NO_TRIALS,
     SUPPRESSED,
@@ -37,12 +37,15 @@ from chartscore.render._numbers import (
     withheld_rate,
 )
 from chartscore.render.table import WIDTH, table_lines
+from chartscore.render.verdicts import verdict_lines
 from chartscore.render.view import Column, Estimate, Kind, Row, Table, View, level_text
 from chartscore.stats.reliability import MIN_COEFFICIENT_PAIRS
 
 AGREEMENT: Final = "normalized_agreement"
 """The agreement a summary shows."""
 SUMMARY_FACTS: Final = (
+    "date",
+    "margin",
     "gold rows",
     "answers",
     "baseline",
@@ -220,29 +223,6 @@ def _pairs_table(view: View) -> Table:
     ]
     columns = (Column("raters"), Column("n"), Column("agreement"), Column("kappa"))
     return Table("summary", "", "", "field", columns, tuple(rows), repeat=1)
-
-
-def verdict_line(result: GateResult) -> str:
-    """``gate 1 pass (required): overall normalized_agreement min_lower >= 0.6``."""
-    gate = result.gate
-    verdict = "pass" if result.passed else ("FAIL" if gate.required else "warn")
-    sign = ">=" if gate.reads_lower else "<="
-    return (
-        f"gate {gate.number} {verdict} ({gate.level}): {gate.slice} {gate.metric} "
-        f"{gate.rule} {sign} {gate.threshold:g}"
-    )
-
-
-def verdict_lines(results: GateResults) -> list[str]:
-    """The gates' verdicts: a line per gate, then how many passed."""
-    failed = [r for r in results.results if not r.passed]
-    required = sum(1 for r in failed if r.gate.required)
-    verdict = "FAILED" if required else "passed"
-    return [
-        *(verdict_line(result) for result in results.results),
-        f"gates {verdict}: {len(results.results) - len(failed)} of {len(results.results)} "
-        f"passed; failed: {required} required, {len(failed) - required} warning",
-    ]
 
 
 def _notes(view: View, table: Table) -> list[str]:
