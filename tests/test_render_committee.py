@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import re
 from pathlib import Path
 
 import attrs
@@ -20,6 +21,9 @@ from chartscore.documents.system_names import SYSTEM_NAME_PATTERN, SystemNames
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.ledger.entry import LABEL_PATTERN
 from chartscore.render import render
+from chartscore.render.axis import zoomed_axis, zoomed_plots
+from chartscore.render.forest import PLOT_WIDTH, Geometry, forest_svg
+from chartscore.render.view import Estimate, Kind, Plot, PlotRow
 
 # Ten cases: an ordinal field answered one level off twice, a categorical field wrong twice.
 LEVELS = ["I", "II", "III", "IV"]
@@ -235,3 +239,68 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     status = main(argv, stdout=out, stderr=err)
     return status, out.getvalue(), err.getvalue()
+
+
+# --------------------------------------------------------------------------- the zoomed axis
+
+
+@pytest.mark.parametrize(
+    ("axis", "numbers", "expected"),
+    [
+        # 85..97: 20 wide starting at 85 rounded down to 5 -> 80..100 (moved left to fit)
+        ((0.0, 1.0), (0.85, 0.97), (0.8, 1.0)),
+        # 61..79: 20 wide from 60 holds it
+        ((0.0, 1.0), (0.61, 0.79), (0.6, 0.8)),
+        # 55..92: 20 is too narrow; 40 wide from 50 (a multiple of 10) -> 50..90 misses 92;
+        # so 80 wide from 40 (a multiple of 20) -> 40..120, moved left to 20..100
+        ((0.0, 1.0), (0.55, 0.92), (0.2, 1.0)),
+        # 3..17: 0..20
+        ((0.0, 1.0), (0.03, 0.17), (0.0, 0.2)),
+        # 5..95: nothing narrower than the whole axis
+        ((0.0, 1.0), (0.05, 0.95), (0.0, 1.0)),
+        # kappa 0.62..0.91: 40 wide from 0.6 -> 0.6..1.0
+        ((-1.0, 1.0), (0.62, 0.91), (0.6, 1.0)),
+        # kappa -0.3..0.5: 80 wide from -0.4 -> -0.4..0.4 misses 0.5; the whole axis
+        ((-1.0, 1.0), (-0.3, 0.5), (-1.0, 1.0)),
+    ],
+)
+def test_the_zoomed_axis_is_the_narrowest_round_range_that_holds_the_data(
+    axis: tuple[float, float], numbers: tuple[float, float], expected: tuple[float, float]
+) -> None:
+    assert zoomed_axis(axis, numbers) == pytest.approx(expected)
+
+
+def _plot(lower: float, value: float, upper: float, axis: tuple[float, float] = (0.0, 1.0)) -> Plot:
+    estimate = Estimate("field", "a", "exact_agreement", Kind.RATE, 9, 10, value, lower, upper)
+    return Plot("p", "p", "", "exact_agreement", axis, (PlotRow("a", estimate, "field"),))
+
+
+def test_a_panel_zooms_says_so_under_its_axis_and_full_keeps_the_range() -> None:
+    (zoomed,) = zoomed_plots([_plot(0.62, 0.9, 0.98)])
+    assert zoomed.axis == (0.6, 1.0) and zoomed.zoomed
+    svg = forest_svg(zoomed, element_id="t")
+    assert "axis zoomed to fit, 60% to 100%, not the full range" in svg
+    assert 'data-axis-low="0.6"' in svg
+    # the point 0.9 sits three quarters along the 60..100 axis
+    geometry = Geometry.fit([zoomed])
+    circle = re.search(r'<circle class="point" cx="([0-9.]+)"', svg)
+    assert circle is not None
+    assert float(circle.group(1)) == pytest.approx(geometry.left + 0.75 * PLOT_WIDTH, abs=0.1)
+    (whole,) = zoomed_plots([_plot(0.05, 0.5, 0.95)])
+    assert whole.axis == (0.0, 1.0) and not whole.zoomed
+    assert "zoomed" not in forest_svg(whole, element_id="t")
+    difference = _plot(-0.01, 0.01, 0.03, (-0.05, 0.05))
+    assert zoomed_plots([difference]) == (difference,)  # a difference axis is fitted already
+
+
+def test_render_zooms_by_default_and_axis_full_keeps_0_to_100() -> None:
+    document = report()
+    zoomed = render(document, "html")
+    full = render(document, "html", axis="full")
+    assert "axis zoomed to fit" in zoomed and "axis zoomed" not in full
+    lows = set(re.findall(r'data-axis-low="([-0-9.e]+)"', full))
+    assert lows <= {"0.0", "-1.0", "-0.05", "-0.1", "-0.2", "-0.5"}
+    for fmt in ("table", "markdown", "csv", "summary"):
+        assert render(document, fmt) == render(document, fmt, axis="full")
+    with pytest.raises(ChartscoreError):
+        render(document, "html", axis="wide")

@@ -21,7 +21,7 @@ from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, check_outputs, write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
-from chartscore.render import FORMATS, render
+from chartscore.render import AXES, FORMATS, render
 from chartscore.render.junit import JUnitSuite, junit_xml
 from chartscore.scoring.scorer import ExtraPredictions
 
@@ -78,6 +78,13 @@ CONFIDENCE: Final = Option(
     "LEVEL",
     choices=("0.90", "0.95", "0.99"),
 )
+AXIS: Final = Option(
+    "--axis",
+    "the HTML forest plots' rate and kappa axes: zoom (default: to the data's range, said on "
+    "the plot) or full (0-100%%)",
+    "{zoom,full}",
+    choices=AXES,
+)
 OUTPUT_FORMATS: Final = ("json", *FORMATS)
 
 
@@ -110,13 +117,14 @@ def document_text(
     gates: Sequence[Gate] | None = None,
     interval: str | None = None,
     date: str | None = None,
+    axis: str | None = None,
 ) -> str:
     """The document in ``fmt``: canonical JSON and a line end, or rendered for people.
 
     A summary lists the verdicts of ``gates`` (checked as :func:`gate_status` checks
     them, ``interval`` being ``--gate-interval``), and a comparison's header gives
     them in every format; the formats draw a comparison's difference gates as
-    margins. ``date``: the date a comparison's header shows.
+    margins. ``date``: the date a comparison's header shows; ``axis``: ``--axis``.
     """
     if fmt == "json":
         return document.to_json() + "\n"
@@ -125,7 +133,9 @@ def document_text(
         fmt == "summary" or isinstance(document, Comparison | SharedComparison)
     ):
         verdicts = evaluate(document, gates, interval=interval or "wilson")
-    return render(document, fmt, gates=gates or (), verdicts=verdicts, date=date)
+    return render(
+        document, fmt, gates=gates or (), verdicts=verdicts, date=date, axis=axis or "zoom"
+    )
 
 
 def output_target(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:

@@ -22,6 +22,7 @@ from chartscore.cli._ledger_options import (
     record,
 )
 from chartscore.cli._options import (
+    AXIS,
     CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATE_INTERVAL,
@@ -117,7 +118,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     _warn_missing_gap(comparison, streams)
     fmt = document_format(args, streams, out)
     date = None if fmt == "json" else rendering_date(args, "compare")
-    text = document_text(comparison, fmt, gates=gates, interval=args.gate_interval, date=date)
+    text = document_text(
+        comparison, fmt, gates=gates, interval=args.gate_interval, date=date, axis=args.axis
+    )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return (
@@ -182,6 +185,7 @@ COMMAND: Final = Command(
         SCHEMA,
         OUT,
         format_option("the comparison's form"),
+        AXIS,
         QUIET,
         EXTRA_PREDICTIONS,
         CONFIDENCE,

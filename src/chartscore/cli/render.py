@@ -18,7 +18,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._options import DOCUMENT, OUT, output_target
+from chartscore.cli._options import AXIS, DOCUMENT, OUT, output_target
 from chartscore.cli._presentation import DATE, rendering_date
 from chartscore.cli._streams import Streams
 from chartscore.documents import load_rendered_document
@@ -58,6 +58,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         gates=gates or (),
         verdicts=verdicts,
         date=rendering_date(args, "render") if comparison else None,
+        axis=args.axis or "zoom",
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
@@ -91,6 +92,7 @@ COMMAND: Final = Command(
             reads_input=True,
         ),
         DATE,
+        AXIS,
         OUT,
     ),
     run=run,

@@ -20,6 +20,7 @@ from chartscore.cli._command import (
 )
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
+    AXIS,
     CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATE_INTERVAL,
@@ -99,7 +100,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         )
     _warn_if_gold_mirrored(report, streams)
     fmt = document_format(args, streams, out)
-    text = document_text(report, fmt, gates=gates, interval=args.gate_interval)
+    text = document_text(report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis)
     if partial_out is not None:  # inside the consortium only: not for other users of the machine
         partial = (written[0] + "\n").encode("utf-8")
         write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
@@ -221,6 +222,7 @@ COMMAND: Final = Command(
         SCHEMA,
         OUT,
         format_option("the report's form"),
+        AXIS,
         QUIET,
         JOBS,
         EXTRA_PREDICTIONS,

@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Final
 
+import attrs
+
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate, GateResults
@@ -20,6 +22,7 @@ from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
+from chartscore.render.axis import AXES, zoomed_plots
 from chartscore.render.csv import render_csv
 from chartscore.render.document_view import document_view
 from chartscore.render.html import render_html
@@ -39,7 +42,16 @@ RENDERERS: Final[dict[str, Callable[[View], str]]] = {
 FORMATS: Final = tuple(RENDERERS)
 """The output formats, in the order ``--format`` lists them."""
 
-__all__ = ["FORMATS", "SORTS", "View", "is_iso_date", "render", "render_view", "report_view"]
+__all__ = [
+    "AXES",
+    "FORMATS",
+    "SORTS",
+    "View",
+    "is_iso_date",
+    "render",
+    "render_view",
+    "report_view",
+]
 
 
 _ISO_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
@@ -76,6 +88,7 @@ def render(
     gates: Sequence[Gate] = (),
     verdicts: GateResults | None = None,
     date: str | None = None,
+    axis: str = "zoom",
 ) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
@@ -110,6 +123,9 @@ def render(
             gives them in every format.
         date: The date a comparison's header shows, ``YYYY-MM-DD`` (None: no date, so
             the same document renders to the same bytes on any day).
+        axis: The HTML forest plots' rate and kappa axes: ``"zoom"`` (default: the
+            narrowest round range that holds the panel's intervals, said under the axis)
+            or ``"full"`` (0-100%, kappa -1 to 1).
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -122,6 +138,7 @@ def render(
     """
     fmt = word_option(fmt, FORMATS)
     sort = word_option(sort, SORTS)
+    axis = word_option(axis, AXES)
     if (type(gates) is not tuple and type(gates) is not list) or any(
         type(gate) is not Gate for gate in gates
     ):
@@ -131,6 +148,8 @@ def render(
     if date is not None and not is_iso_date(date):
         raise ChartscoreError(ErrorCode.USAGE)
     view = document_view(report, sort=sort, gates=gates, verdicts=verdicts, date=date)
+    if axis == "zoom":
+        view = attrs.evolve(view, plots=zoomed_plots(view.plots))
     if fmt == "summary":
         return render_summary(view, verdicts)
     return RENDERERS[fmt](view)

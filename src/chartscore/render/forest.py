@@ -36,6 +36,8 @@ LABEL_CHARS: Final = 40
 """Labels longer than this wrap onto more lines (nothing is cut)."""
 PAD: Final = 8
 AXIS_HEIGHT: Final = 30
+ZOOM_NOTE_HEIGHT: Final = 14
+"""Room under a zoomed axis for the line that says it is zoomed."""
 
 
 def value_parts(estimate: Estimate) -> tuple[str, str, str]:
@@ -267,7 +269,15 @@ def forest_svg(plot: Plot, *, element_id: str, geometry: Geometry | None = None)
         f'<line class="axis" x1="{_f(geometry.left)}" x2="{_f(geometry.right)}" '
         f'y1="{_f(bottom)}" y2="{_f(bottom)}"/>'
     )
-    svg_width, svg_height = _f(geometry.width), _f(bottom + AXIS_HEIGHT)
+    total_height = bottom + AXIS_HEIGHT
+    if plot.zoomed:
+        low, high = (_tick_label(end, kind) for end in plot.axis)
+        grid.append(
+            f'<text class="zoom" x="{_f(geometry.left)}" y="{_f(bottom + 34)}">'
+            f"{escape(f'axis zoomed to fit, {low} to {high}, not the full range')}</text>"
+        )
+        total_height += ZOOM_NOTE_HEIGHT
+    svg_width, svg_height = _f(geometry.width), _f(total_height)
     return "\n".join(
         [
             f'<svg class="forest" role="img" aria-labelledby="{escape(element_id)}" '

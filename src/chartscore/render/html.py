@@ -68,6 +68,7 @@ svg .mark .point { fill: var(--good); }
 svg .mark.error .ci, svg .mark.error .cap { stroke: var(--bad); }
 svg .mark.error .point { fill: var(--bad); }
 svg .absent { font-style: italic; }
+svg .zoom { fill: var(--muted); font-style: italic; }
 svg .mark .arrow { fill: var(--good); }
 svg .mark.error .arrow { fill: var(--bad); }
 svg .margin line { stroke: #cc79a7; stroke-width: 2; stroke-dasharray: 3 2; }

@@ -218,6 +218,8 @@ class Plot:
             cut at the edge with an arrow.
         rows: The rows, in display order.
         reference: A value to mark with a vertical line (0 for differences), or None.
+        zoomed: True when the axis was narrowed to the data (``--axis zoom``): the plot
+            says so under its axis.
     """
 
     key: str
@@ -227,6 +229,7 @@ class Plot:
     axis: tuple[float, float]
     rows: tuple[PlotRow, ...]
     reference: float | None = None
+    zoomed: bool = False
 
 
 @attrs.frozen
