@@ -14,9 +14,11 @@ import pytest
 import chartscore
 from chartscore import Comparison, GoldField, Prediction, Report
 from chartscore.cli import main
+from chartscore.disclosure import audit
 from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.documents.json_schemas import schema_bytes
 from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_quantities import hidden_counts
 from chartscore.documents.system_names import SYSTEM_NAME_PATTERN, SystemNames
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.ledger.entry import LABEL_PATTERN
@@ -24,6 +26,7 @@ from chartscore.render import render
 from chartscore.render.axis import zoomed_axis, zoomed_plots
 from chartscore.render.forest import PLOT_WIDTH, Geometry, forest_svg
 from chartscore.render.view import Estimate, Kind, Plot, PlotRow
+from shared_data import full_and_shared
 
 # Ten cases: an ordinal field answered one level off twice, a categorical field wrong twice.
 LEVELS = ["I", "II", "III", "IV"]
@@ -304,3 +307,37 @@ def test_render_zooms_by_default_and_axis_full_keeps_0_to_100() -> None:
         assert render(document, fmt) == render(document, fmt, axis="full")
     with pytest.raises(ChartscoreError):
         render(document, "html", axis="wide")
+
+
+# --------------------------------------------------------------------------- shared counts
+
+
+def test_the_shared_report_says_how_its_suppressed_count_relates_to_the_audits() -> None:
+    _, shared = full_and_shared()
+    numbers = dict(shared.numbers())
+    suppressed = sum(1 for value in numbers.values() if value is None)
+    # Derived by hand from the document: a metric's failures are hidden when either of its
+    # counts is, a field's disagreed rows when agreed or rows is.
+    derived = 0
+    for _, _, part in shared.slices():
+        results = list(part.metrics.values())
+        for label in (part.labels or {}).values():
+            results += list(label.metrics.values())
+        derived += sum(1 for r in results if r.success_count is None or r.total_count is None)
+        if part.uncertainty is not None:
+            derived += part.uncertainty.agreed is None or part.uncertainty.rows is None
+    assert suppressed == shared.disclosure.suppressed_count and derived > 0
+    assert hidden_counts(shared) == (suppressed, derived)
+    text = render(shared, "markdown")
+    assert (
+        f"{suppressed} of {len(numbers)} numbers suppressed, primary and complementary; the "
+        f"audit also checks {derived} quantities derived from them (failures, disagreed rows): "
+        f"{suppressed + derived} hidden numbers in all"
+    ) in text
+    audit_line = audit(shared).table().splitlines()[-1]
+    assert audit_line == (
+        f"audit PASS: min_cell 11, {suppressed + derived} hidden numbers checked ({suppressed} "
+        f"suppressed in the document, {derived} derived from them), 0 failing"
+    )
+    # How many are primary stays inside: the rendering never gives the split.
+    assert shared.primary_count is not None and f" {shared.primary_count} primary" not in text

@@ -37,7 +37,6 @@ from chartscore.disclosure.attack import (
     UNRESOLVED,
     audit,
     hidden_status,
-    published_values,
 )
 from chartscore.disclosure.comparison_audit import audit_comparison
 from chartscore.disclosure.comparison_audit import published_values as comparison_values
@@ -56,6 +55,7 @@ from chartscore.disclosure.model import (
 from chartscore.disclosure.paired_block import PairedBlock, state_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_quantities import published_values
 from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.errors import ChartscoreError, ErrorCode
 

@@ -37,6 +37,7 @@ from chartscore.documents.report import (
 )
 from chartscore.documents.shared_figures import SharedMagnitude, SharedUncertainty
 from chartscore.documents.shared_labels import SharedCoefficient, SharedLabel
+from chartscore.documents.shared_quantities import hidden_counts
 from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.documents.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
@@ -1072,16 +1073,24 @@ def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
     rule = report.disclosure
     total = sum(1 for _ in report.numbers())
     level = level_text(report.confidence)
+    suppressed, derived = hidden_counts(report)
     fact = (
         "disclosure",
         f"cell-size rule, min_cell {rule.min_cell}, unit {rule.unit}: "
-        f"{rule.suppressed_count} of {total} numbers suppressed",
+        f"{rule.suppressed_count} of {total} numbers suppressed, primary and complementary; "
+        f"the audit also checks {derived} quantities derived from them (failures, disagreed "
+        f"rows): {suppressed + derived} hidden numbers in all",
     )
     note = (
         f"Shared report: a number backed by 1 to {rule.min_cell - 1} {rule.unit} (distinct "
         "patients' charts, not rows) is suppressed, and so are enough others that none can be "
         f"worked out from the rest; {rule.suppressed_count} of the report's {total} counts, "
-        "success and total counts and kappa pairs are suppressed (docs/disclosure.md). A "
+        "success and total counts and kappa pairs are suppressed (docs/disclosure.md): the "
+        "primary ones for their own small counts, the complementary ones so that no primary one "
+        "can be worked back out (how many of each is not published: it would say how many "
+        f"counts are small). chartscore audit checks these {suppressed} and the {derived} "
+        "quantities derived from them (a metric's failures, total minus successes; a field's "
+        f"disagreed rows), so it reports {suppressed + derived} hidden numbers checked. A "
         "suppressed number reads suppressed, never 0. A metric with a suppressed part shows no "
         "rate and no interval, but its bound where the published ranges give one: in field rows "
         f"the widest {level} Wilson interval over every count those ranges allow (for example "

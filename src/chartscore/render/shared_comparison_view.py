@@ -155,7 +155,10 @@ def shared_comparison_view(
         (
             "disclosure",
             f"cell-size rule: no number from 1 to {disclosure.min_cell - 1} cases is shown or "
-            f"derivable; {disclosure.suppressed_count} numbers suppressed (docs/disclosure.md)",
+            f"derivable; {disclosure.suppressed_count} numbers suppressed, primary and "
+            "complementary; the audit also checks the quantities derived from them (failures, "
+            "rows both or neither system got right), so it reports more hidden numbers "
+            "(docs/disclosure.md)",
         ),
         (
             "gold rows",
