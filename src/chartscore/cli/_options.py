@@ -19,8 +19,8 @@ from chartscore.documents.shared_disclosure import check_min_cell
 from chartscore.documents.shared_report import SharedReport
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, check_outputs, write_output
-from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
+from chartscore.records.schema import Schema
 from chartscore.render import AXES, FORMATS, render
 from chartscore.render.junit import JUnitSuite, junit_xml
 from chartscore.scoring.scorer import ExtraPredictions
@@ -118,13 +118,15 @@ def document_text(
     interval: str | None = None,
     date: str | None = None,
     axis: str | None = None,
+    schema: Schema | None = None,
 ) -> str:
     """The document in ``fmt``: canonical JSON and a line end, or rendered for people.
 
     A summary lists the verdicts of ``gates`` (checked as :func:`gate_status` checks
     them, ``interval`` being ``--gate-interval``), and a comparison's header gives
     them in every format; the formats draw a comparison's difference gates as
-    margins. ``date``: the date a comparison's header shows; ``axis``: ``--axis``.
+    margins. ``date``: the date a comparison's header shows; ``axis``: ``--axis``;
+    ``schema``: its ``choice_labels`` name the choices in a report's label rows.
     """
     if fmt == "json":
         return document.to_json() + "\n"
@@ -134,7 +136,13 @@ def document_text(
     ):
         verdicts = evaluate(document, gates, interval=interval or "wilson")
     return render(
-        document, fmt, gates=gates or (), verdicts=verdicts, date=date, axis=axis or "zoom"
+        document,
+        fmt,
+        gates=gates or (),
+        verdicts=verdicts,
+        date=date,
+        axis=axis or "zoom",
+        choice_labels=None if schema is None else schema.choice_labels(),
     )
 
 
@@ -201,19 +209,18 @@ def score_inputs(
     *,
     gold: InputPath,
     predictions: InputPath,
-    schema_path: InputPath | None,
+    schema: Schema | None,
     shown: bool = True,
 ) -> _T:
     """``score`` and ``share``'s scoring step, with every option they share.
 
-    Loads the schema, shows progress (when ``shown`` and on a terminal; always ended),
-    calls ``scorer`` (``score_files``, ``share_files`` or the same signature), then warns
-    of schema fields that no gold row used.
+    Shows progress (when ``shown`` and on a terminal; always ended), calls ``scorer``
+    (``score_files``, ``share_files`` or the same signature) with the loaded schema,
+    then warns of schema fields that no gold row used.
     """
     progress = progress_line(args, streams) if shown else None
     strata_path = strata_input(args)
     try:
-        schema = None if schema_path is None else load_schema(schema_path)
         result = scorer(
             gold,
             predictions,

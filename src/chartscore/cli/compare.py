@@ -119,7 +119,13 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     fmt = document_format(args, streams, out)
     date = None if fmt == "json" else rendering_date(args, "compare")
     text = document_text(
-        comparison, fmt, gates=gates, interval=args.gate_interval, date=date, axis=args.axis
+        comparison,
+        fmt,
+        gates=gates,
+        interval=args.gate_interval,
+        date=date,
+        axis=args.axis,
+        schema=schema,
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)

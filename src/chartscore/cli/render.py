@@ -27,19 +27,22 @@ from chartscore.documents.gates import evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.io.document_files import load_gates, read_document_bytes
 from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.render import FORMATS, SORTS, render
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Render the document in the asked format; print or write it."""
     document_path, gates_path = input_argument(args.report), optional_input(args.gates)
-    inputs = (document_path, gates_path)
+    schema_path = optional_input(args.schema)
+    inputs = (document_path, gates_path, schema_path)
     target = None if args.out in (None, STANDARD_STREAM) else args.out
     if args.format is None and (target is not None or not streams.terminal):
         raise UsageError("--format is required", "render")  # a summary is for a terminal
     fmt: str = args.format or "summary"
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
+    schema = None if schema_path is None else load_schema(schema_path)
     document = load_rendered_document(read_document_bytes(document_path))
     comparison = isinstance(document, Comparison | SharedComparison)
     verdicts = None
@@ -59,6 +62,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         verdicts=verdicts,
         date=rendering_date(args, "render") if comparison else None,
         axis=args.axis or "zoom",
+        choice_labels=None if schema is None else schema.choice_labels(),
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
@@ -88,6 +92,13 @@ COMMAND: Final = Command(
             "--gates",
             "a comparison: draw these gates' difference margins on its difference plots "
             "and give their verdict in its header (the exit status does not change)",
+            "FILE",
+            reads_input=True,
+        ),
+        Option(
+            "--schema",
+            "the field schema: its choice_labels name a report's choices (the codes stay "
+            "in the CSV)",
             "FILE",
             reads_input=True,
         ),

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         share_with_notice,
         gold=gold,
         predictions=predictions,
-        schema_path=schema_path,
+        schema=None if schema_path is None else load_schema(schema_path),
     )
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)

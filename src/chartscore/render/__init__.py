@@ -23,6 +23,7 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.axis import AXES, zoomed_plots
+from chartscore.render.choice_labels import ChoiceLabels, checked_labels, labelled_view
 from chartscore.render.csv import render_csv
 from chartscore.render.document_view import document_view
 from chartscore.render.html import render_html
@@ -89,6 +90,7 @@ def render(
     verdicts: GateResults | None = None,
     date: str | None = None,
     axis: str = "zoom",
+    choice_labels: ChoiceLabels | None = None,
 ) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
@@ -126,6 +128,9 @@ def render(
         axis: The HTML forest plots' rate and kappa axes: ``"zoom"`` (default: the
             narrowest round range that holds the panel's intervals, said under the axis)
             or ``"full"`` (0-100%, kappa -1 to 1).
+        choice_labels: ``{field_id: {code: label}}`` from the schema
+            (:meth:`chartscore.Schema.choice_labels`): a report's per-label rows show
+            each declared label by its name (the CSV keeps the codes).
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -150,6 +155,8 @@ def render(
     view = document_view(report, sort=sort, gates=gates, verdicts=verdicts, date=date)
     if axis == "zoom":
         view = attrs.evolve(view, plots=zoomed_plots(view.plots))
+    if choice_labels is not None and fmt != "csv":
+        view = labelled_view(view, checked_labels(choice_labels))
     if fmt == "summary":
         return render_summary(view, verdicts)
     return RENDERERS[fmt](view)
