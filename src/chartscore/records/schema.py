@@ -121,9 +121,7 @@ def _choices(raw: object) -> frozenset[str]:
     return frozenset(normalized)
 
 
-def _choice_labels(
-    raw: object, declared: Iterable[str]
-) -> tuple[tuple[str, str], ...]:
+def _choice_labels(raw: object, declared: Iterable[str]) -> tuple[tuple[str, str], ...]:
     """``{code: label}`` for declared codes (normalized, as scoring names them), sorted by code.
 
     Labels are display text for people (a REDCap choice's label): one printable line of 1

@@ -72,6 +72,7 @@ svg .zoom { fill: var(--muted); font-style: italic; }
 svg .mark .arrow { fill: var(--good); }
 svg .mark.error .arrow { fill: var(--bad); }
 svg .margin line { stroke: #cc79a7; stroke-width: 2; stroke-dasharray: 3 2; }
+svg .margin-label { fill: #a1467e; font-weight: 700; }
 table { border-collapse: collapse; margin: .4rem 0 1.6rem; font-variant-numeric: tabular-nums; }
 caption { text-align: left; padding-bottom: .3rem; }
 caption .title { font-weight: 600; font-size: 1.05rem; display: block; }
