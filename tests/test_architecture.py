@@ -300,6 +300,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "plugin_layout",
                 "metrics",  # the metric catalog: which metrics are paired, and their trials
                 "display",  # the hooks of to_pandas() and _repr_html_(), filled by render/
+                "system_names",  # what the comparison calls its systems (plain labels)
             },
         ),
         # documents: to take a document by its exact type (Report, SharedReport, Comparison).

@@ -270,12 +270,11 @@ def _comparison_survival(shared: SharedComparison) -> str:
 
 
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
-    # How the two counts people compare relate: the audit checks the suppressed numbers
-    # and the quantities derived from them (audit prints their sum).
+    # The audit checks the suppressed numbers and those derived from them (it prints the sum).
     suppressed, derived = hidden_counts(shared)
     primary = shared.primary_count
     split = ""
-    if primary is not None:
+    if primary is not None:  # inside only: it says how many hidden numbers are small
         split = f": {primary:,} primary, {suppressed - primary:,} complementary (inside only)"
     say(
         streams.err,
@@ -283,8 +282,7 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
         f"{split}; {suppressed + derived:,} hidden numbers checked, these and {derived:,} "
         "derived from them (failures, disagreed rows); the audit passed\n",
     )
-    # What survives (in the shared report too). The primary split, above, is inside only:
-    # it says how many hidden numbers are small, so the shared report does not carry it.
+    # What survives (in the shared report too).
     survival = shared.survival()
     fields, pooled = survival["field_rates"], survival["pooled_rates"]
     line = (
