@@ -87,7 +87,9 @@ def test_the_summary_marks_the_weighted_kappa() -> None:
     (nyha,) = [line for line in lines if line.startswith("hf.nyha")]
     (smoking,) = [line for line in lines if line.startswith("hx.smoking")]
     assert nyha.endswith("(weighted)") and not smoking.endswith("(weighted)")
-    assert any("(weighted): weighted kappa (quadratic)" in line for line in lines)
+    assert (
+        "kappa: Cohen's kappa; (weighted): an ordinal field's weighted kappa (quadratic)." in lines
+    )
 
 
 def test_the_report_plot_names_the_weighted_kappa() -> None:

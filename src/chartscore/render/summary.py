@@ -243,9 +243,10 @@ def _notes(view: View, table: Table) -> list[str]:
     ]
     if "kappa" in headings:
         notes.append(
-            f"kappa: Cohen's kappa; {_WEIGHTED}: weighted kappa (quadratic), an ordinal "
-            f"field's; {FEW_PAIRS}: fewer than "
-            f"{MIN_COEFFICIENT_PAIRS} pairs, no reliable interval."
+            f"kappa: Cohen's kappa; {_WEIGHTED}: an ordinal field's weighted kappa (quadratic)."
+        )
+        notes.append(
+            f"kappa {FEW_PAIRS}: fewer than {MIN_COEFFICIENT_PAIRS} pairs, no reliable interval."
         )
     if view.shared:
         notes.append(
