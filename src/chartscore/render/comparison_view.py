@@ -428,7 +428,7 @@ _COUNTS: Final = ("answered_count", "abstained_count", "missing_count")
 
 
 def systems_text(names: SystemNames | None) -> str:
-    """``baseline v1, candidate v2``: what a comparison calls its systems (unnamed: the role)."""
+    """``v2 (candidate) against v1 (baseline)``; an unnamed system is called by its role."""
     baseline = "baseline" if names is None or names.baseline is None else names.baseline
     candidate = "candidate" if names is None or names.candidate is None else names.candidate
     return f"{candidate} (candidate) against {baseline} (baseline)"

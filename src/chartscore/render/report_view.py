@@ -201,6 +201,10 @@ def rate_estimate(
     )
 
 
+ORDINAL_MARK: Final = "ordinal_within_one"
+"""A metric only ordinal fields have: its slice's kappa is the quadratic-weighted one."""
+
+
 def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estimate | None:
     """The kappa estimate of a field slice, or None if the field has no kappa.
 
@@ -227,10 +231,6 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
         suppressed=suppressed,
         weighted=ORDINAL_MARK in part.metrics,
     )
-
-
-ORDINAL_MARK: Final = "ordinal_within_one"
-"""A metric only ordinal fields have: its slice's kappa is the quadratic-weighted one."""
 
 
 def _slices(report: ReportLike, sort: str) -> list[Slice]:
