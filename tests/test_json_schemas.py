@@ -248,7 +248,10 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[st
     add_file("partial", "merge --partial-out", merged)
 
     compared = ["compare", "--gold", g, "--baseline", p, "--candidate", c, "--quiet"]
-    add("comparison", "compare", json.loads(run([*compared, "--schema", s])))
+    names = ["--baseline-name", "model-v1", "--candidate-name", "model-v2"]
+    add(
+        "comparison", "compare --baseline-name", json.loads(run([*compared, "--schema", s, *names]))
+    )
     args = ["compare", "--gold", g, "--baseline", str(f["extra"]), "--candidate", c, *strata]
     args += ["--extra-predictions", "ignore", "--quiet", *ledger, "--system", "model-v2"]
     add("comparison", "compare --strata --extra-predictions ignore", json.loads(run(args)))
@@ -390,6 +393,9 @@ def test_the_routes_reach_the_optional_parts(written: dict[str, list[tuple[str, 
     assert any("overall_weighted" in d and "ignored_prediction_count" in d for d in reports)
     comparisons = [document for _, document in written["comparison"]]
     assert any("by_stratum" in d and "ignored_prediction_count" in d for d in comparisons)
+    assert any("names" in d for d in comparisons) and any("names" not in d for d in comparisons)
+    schemas = [document for _, document in written["field_schema"]]
+    assert any("choice_labels" in spec for d in schemas for spec in d["fields"].values())
     partials = [document for _, document in written["partial"]]
     assert any("strata" in d and "identity" in d for d in partials)
     assert any("identity" not in d for d in partials)  # format 1
