@@ -301,6 +301,7 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "metrics",  # the metric catalog: which metrics are paired, and their trials
                 "display",  # the hooks of to_pandas() and _repr_html_(), filled by render/
                 "run",  # each system's run-cost section (documents/run.py)
+                "system_names",  # what the comparison calls its systems (plain labels)
             },
         ),
         # documents: to take a document by its exact type (Report, SharedReport, Comparison).

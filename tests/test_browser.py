@@ -7,7 +7,7 @@ its path) and playwright from the ``test`` extra; playwright never downloads
 a browser. Without them the tests skip with the reason, unless
 ``CHARTSCORE_REQUIRE_BROWSER=1`` (set by .ci/run), which makes that a failure.
 
-``CHARTSCORE_UPDATE_SCREENSHOT=1`` rewrites docs/img/report.png.
+``CHARTSCORE_UPDATE_SCREENSHOT=1`` rewrites docs/img/report.png and docs/img/comparison.png.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BROWSER = os.environ.get("CHARTSCORE_BROWSER", "/usr/bin/chromium-headless-shell")
 REQUIRED = os.environ.get("CHARTSCORE_REQUIRE_BROWSER") == "1"
 SCREENSHOT = ROOT / "docs" / "img" / "report.png"
+COMPARISON_SCREENSHOT = ROOT / "docs" / "img" / "comparison.png"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -466,4 +467,122 @@ def test_the_paired_table_fits_its_box_and_shows_the_p_value_column(
     assert found["boxLeft"] <= found["headLeft"] < found["headRight"] <= found["boxRight"] + 0.5
     assert found["cellsInside"], found
     assert record.console_errors == [] and record.blocked == []
+    record.page.close()
+
+
+_READ_HEADER = """
+() => { const facts = {};
+  for (const dt of document.querySelectorAll('header dl.facts dt')) {
+    const dd = dt.nextElementSibling, r = dd.getBoundingClientRect();
+    (facts[dt.textContent] = facts[dt.textContent] || []).push(
+      {text: dd.textContent, top: r.top, height: r.height, visible: r.width > 0 && r.height > 0});
+  }
+  const key = document.querySelector('.key .margin-key');
+  const k = key === null ? null : key.getBoundingClientRect();
+  return {title: document.querySelector('h1').textContent, facts,
+          key: k === null ? null : {width: k.width, height: k.height}}; }
+"""
+
+
+def test_a_committee_comparison_shows_its_names_margin_and_verdict(
+    browser: Any, tmp_path: Path
+) -> None:
+    # The study comparison as a committee gets it: named systems, a dated header, a
+    # 2-point non-inferiority margin drawn on the plot, and the gates' verdict.
+    import attrs
+
+    from chartscore.documents.gates import evaluate, parse_gates
+    from chartscore.documents.system_names import SystemNames
+
+    comparison = attrs.evolve(_study_comparison(), names=SystemNames("model-v1", "model-v2"))
+    gates = parse_gates(
+        '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
+        "min_difference_lower = -0.02\n"
+    )
+    verdicts = evaluate(comparison, gates)
+    assert [r.passed for r in verdicts.results] == [False]  # the candidate is far worse
+    path = tmp_path / "comparison.html"
+    html = render(comparison, "html", gates=gates, verdicts=verdicts, date="2026-12-06")
+    path.write_text(html, encoding="utf-8")
+    record = visit(browser, path)
+    header = record.page.evaluate(_READ_HEADER)
+    assert (
+        header["title"] == "chartscore comparison: model-v2 (candidate) against model-v1 (baseline)"
+    )
+    facts = header["facts"]
+    assert [f["text"] for f in facts["date"]] == ["2026-12-06"]
+    assert [f["text"] for f in facts["confidence"]] == ["95% intervals"]
+    (margin,) = facts["margin"]
+    assert margin["text"] == (
+        "gate 1 (required): overall normalized_agreement: the lower 95% bound of candidate "
+        "minus baseline must be >= -2 points"
+    )
+    (verdict,) = facts["verdict"]
+    assert verdict["text"] == "gates FAILED: 0 of 1 passed; failed: 1 required, 0 warning"
+    # All of it on the first screen, before any table.
+    for name in ("systems", "date", "confidence", "margin", "verdict", "gate"):
+        assert all(f["visible"] and f["top"] < 760 for f in facts[name]), name
+    # The margin's line is drawn where its value says, and the key explains it.
+    margins = record.page.evaluate(_READ_MARGINS)
+    (line,) = margins
+    assert line["panel"] == "plot-difference-normalized_agreement" and line["value"] == -0.02
+    assert abs(line["x"] - _expected_x(line, -0.02)) < 1 and line["stroke"] != "none"
+    assert header["key"] is not None and header["key"]["height"] > 0
+    # and it is named under the axis, centred on its line, without hovering
+    (label,) = record.page.evaluate(
+        """() => Array.from(document.querySelectorAll('text.margin-label')).map(t => {
+             const r = t.getBoundingClientRect();
+             return {text: t.textContent, x: r.x + r.width / 2, height: r.height}; })"""
+    )
+    assert label["text"] == "margin -2" and label["height"] > 0
+    assert abs(label["x"] - line["x"]) < 1.5, (label, line)
+    # Screenshots: the header (names, date, margin, verdict) and the plot with its margin.
+    top = tmp_path / "comparison-header.png"
+    record.page.screenshot(path=str(top), clip={"x": 0, "y": 0, "width": 1000, "height": 760})
+    panel = record.page.locator("#plot-difference-normalized_agreement")
+    plotted = tmp_path / "comparison-margin.png"
+    panel.screenshot(path=str(plotted))
+    for shot in (top, plotted):
+        assert shot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and shot.stat().st_size > 5_000
+    if os.environ.get("CHARTSCORE_UPDATE_SCREENSHOT") == "1":
+        COMPARISON_SCREENSHOT.write_bytes(top.read_bytes())
+    assert record.blocked == [] and record.console_errors == [] and record.page_errors == []
+    record.page.close()
+
+
+def test_the_comparison_screenshot_is_committed_and_small() -> None:
+    data = COMPARISON_SCREENSHOT.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert len(data) < 200_000
+    assert "img/comparison.png" in (ROOT / "docs" / "compare.md").read_text(encoding="utf-8")
+
+
+_READ_ZOOM = """
+() => Array.from(document.querySelectorAll('svg.forest')).map(svg => {
+  const note = svg.querySelector('text.zoom'), axis = svg.querySelector('line.axis');
+  const n = note === null ? null : note.getBoundingClientRect(), a = axis.getBoundingClientRect();
+  return {low: Number(svg.dataset.axisLow), high: Number(svg.dataset.axisHigh),
+          note: note === null ? null : note.textContent,
+          below: n === null ? null : n.top >= a.bottom, visible: n !== null && n.height > 0}; })
+"""
+
+
+def test_a_zoomed_axis_says_so_under_it_and_full_keeps_0_to_100(
+    browser: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "report.html"
+    path.write_text(render(DEMO, "html"), encoding="utf-8")
+    record = visit(browser, path)
+    panels = record.page.evaluate(_READ_ZOOM)
+    zoomed = [p for p in panels if p["note"] is not None]
+    assert zoomed, panels
+    for panel in zoomed:
+        assert panel["below"] and panel["visible"], panel
+        assert (panel["low"], panel["high"]) not in ((0, 1), (-1, 1))
+    record.page.close()
+    path.write_text(render(DEMO, "html", axis="full"), encoding="utf-8")
+    record = visit(browser, path)
+    panels = record.page.evaluate(_READ_ZOOM)
+    assert all(p["note"] is None for p in panels)
+    assert {(p["low"], p["high"]) for p in panels} <= {(0, 1), (-1, 1)}
     record.page.close()

@@ -234,7 +234,7 @@ def test_demo_summary_and_json() -> None:
     assert len(out.splitlines()) <= 40
     assert re.search(
         r"^triage\.acuity +22 +86% \[67-95\] +answerable_abstention 9% <=28% +"
-        r"0\.98 \[0\.93, 1\.00\]\*$",
+        r"0\.98 \[0\.93, 1\.00\]\* \(weighted\)$",  # an ordinal field's kappa is weighted
         out,
         re.M,
     )

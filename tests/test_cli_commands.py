@@ -359,6 +359,13 @@ def test_canaries_never_leave_through_the_new_commands(tmp_path: Path, marker: s
     )
     outputs.append(run(["render", comparison, "--format", "html", "--gates", margin]))
     assert outputs[-1][0] == 0 and '<g class="margin"' in outputs[-1][1]
+    # names and dates that are not plain are refused without being shown
+    for option in ("--baseline-name", "--candidate-name", "--date"):
+        for value in (f"{marker} x", f"{marker}/b", f"-{marker}", marker * 6):
+            outputs.append(run([*compare_argv(paths), option, value]))
+            assert outputs[-1][0] == 2 and option in outputs[-1][2], outputs[-1][2]
+    outputs.append(run(["render", comparison, "--format", "markdown", "--date", marker]))
+    assert outputs[-1][0] == 2
     for status, out, err in outputs:
         assert marker not in out and marker not in err, (status, out[:200], err)
     assert marker not in comparison.read_text()
@@ -409,8 +416,9 @@ def test_the_missing_warning_in_the_docs_is_what_compare_prints(tmp_path: Path) 
 
 
 def test_render_and_compare_draw_difference_gates_as_margins(
-    data: dict[str, Path], tmp_path: Path
+    data: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1765000000")  # 2025-12-06, the date shown
     gates = tmp_path / "noninferior.toml"
     gates.write_text(
         '[[gate]]\nslice = "overall"\nmetric = "normalized_agreement"\n'
@@ -421,12 +429,17 @@ def test_render_and_compare_draw_difference_gates_as_margins(
     run([*score_argv(data), "--out", report])
     status, page, err = run(["render", comparison, "--format", "html", "--gates", gates])
     assert status == 0 and err == "" and page.count('<g class="margin"') == 1
+    document = Comparison.from_json(comparison.read_text())
+    parsed = chartscore.documents.gates.parse_gates(gates.read_text())
     expected = chartscore.render.render(
-        Comparison.from_json(comparison.read_text()),
+        document,
         "html",
-        gates=chartscore.documents.gates.parse_gates(gates.read_text()),
+        gates=parsed,
+        verdicts=chartscore.documents.gates.evaluate(document, parsed),
+        date="2025-12-06",
     )
     assert page == expected
+    assert "<dt>verdict</dt><dd>gates FAILED: 0 of 1 passed" in page
     status, compared, _ = run(compare_argv(data, "--format", "html", "--gates", gates))
     assert status == 3 and compared == page  # the gate fails, and the page shows its margin
     status, _, err = run(["render", report, "--format", "html", "--gates", gates])

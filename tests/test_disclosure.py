@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from chartscore import ChartscoreError, ErrorCode, score
 from chartscore.disclosure import Sensitivity, SharedReport, audit, share
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_quantities import hidden_counts
 from chartscore.documents.shared_report import case_floors, floor_key
 from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.clustered import clustered_wilson
@@ -371,8 +372,12 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     # As docs/disclosure.md says: 29 failures of the core numbers, 14 of the two labels'.
     core_failures = [r for r in result.failures if not r.name.startswith("labels.")]
     assert (len(core_failures), len(result.failures)) == (29, 43)
+    # The 21 small cells hidden, and 7 quantities derived from them (failures whose
+    # success or total count is one of them): 28 in all.
+    assert len(small) == 21
     assert result.table().splitlines()[-1] == (
-        "audit FAIL: min_cell 11, 28 hidden numbers checked, 43 failing"
+        "audit FAIL: min_cell 11, 28 hidden numbers checked (21 suppressed in the document, "
+        "7 derived from them), 43 failing"
     )
     # share() hides more, and its report passes (the figures docs/disclosure.md quotes).
     shared = share(report, sensitivity)
@@ -397,8 +402,11 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     rows = {(r.slice_kind, r.name): (r.lo, r.hi) for r in result.rows}
     assert rows["field", "unanswerable_count"] == (0, 12)
     assert rows["field", "unanswerable_answer.success_count"] == (0, 12)
+    # The 53 hidden numbers of the document and 25 derived from them.
+    assert hidden_counts(shared) == (53, 25)
     assert result.table().splitlines()[-1] == (
-        "audit PASS: min_cell 11, 78 hidden numbers checked, 0 failing"
+        "audit PASS: min_cell 11, 78 hidden numbers checked (53 suppressed in the document, "
+        "25 derived from them), 0 failing"
     )
 
 

@@ -88,6 +88,7 @@ def assert_table_vocabulary(table: str, field_ids: set[str]) -> None:
         | set(STATUSES)
         | {"slice", "number", "lo", "hi", "status", "inf", "field", "type", "audit", "PASS"}
         | {"FAIL", "hidden", "numbers", "checked", "failing", "published_numbers"}
+        | {"suppressed", "in", "the", "document", "derived", "from", "them"}
     )
     for word in TABLE_WORDS.findall(table):
         parts = word.split(".")

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 import chartscore.disclosure.ranges as ranges_module
 from chartscore import score
 from chartscore.disclosure import audit
-from chartscore.disclosure.attack import published_values
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.ranges import LocalCheck, RangeSolver
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_quantities import published_values
 from chartscore.documents.shared_report import SharedReport, shared_from_report
 from disclosure_reference import build_cohort
 

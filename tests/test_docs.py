@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chartscore import ErrorCode, load_schema, score_files
+from chartscore.documents.shared_quantities import hidden_counts
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,9 +129,16 @@ def test_readme_share_example_is_true(tmp_path: Path) -> None:
     match = re.search(r"<!-- example: share -->\n```sh\n(.*?)```", README, re.S)
     assert match is not None
     count = shared.disclosure.suppressed_count
-    assert f"# chartscore: {count} numbers suppressed (min cell 11); the audit passed" in (
-        match.group(1)
-    )
+    suppressed, derived = hidden_counts(shared)
+    assert f"# chartscore: {count} numbers suppressed (min cell 11): " in match.group(1)
+    assert (
+        f"; {suppressed + derived} hidden numbers checked, these and {derived} derived from "
+        "them (failures, disagreed rows); the audit passed"
+    ) in match.group(1)
+    assert (
+        f"# audit PASS: min_cell 11, {suppressed + derived} hidden numbers checked ({count} "
+        f"suppressed in the document, {derived} derived from them), 0 failing"
+    ) in match.group(1)
 
 
 DOTTED_NAME = re.compile(r"(?<![\w/.])chartscore(?:\.[A-Za-z_]\w*)+")

@@ -46,15 +46,39 @@ OPTIONS = {"missing_codes": CODES, "tolerances": {"nihss": "1", "arrival": 2}, "
 EXPECTED_SCHEMA = {
     "fields": {
         "arrival": {"type": "date", "tolerance_days": 2},
-        "sex": {"type": "categorical", "choices": ["0", "1"]},
-        "smoker": {"type": "categorical", "choices": ["1", "2", "3"]},
+        "sex": {
+            "type": "categorical",
+            "choices": ["0", "1"],
+            "choice_labels": {"0": "Female", "1": "Male"},
+        },
+        "smoker": {
+            "type": "categorical",
+            "choices": ["1", "2", "3"],
+            "choice_labels": {"1": "Never", "2": "Former", "3": "Current"},
+        },
         "tpa": {"type": "boolean"},
         "afib": {"type": "boolean"},
-        "symptoms": {"type": "multi", "choices": ["1", "2", "3", "-99"]},
+        "symptoms": {
+            "type": "multi",
+            "choices": ["1", "2", "3", "-99"],
+            "choice_labels": {"1": "Weakness", "2": "Aphasia", "3": "Neglect", "-99": "Other"},
+        },
         "nihss": {"type": "number", "tolerance": "1"},
         "lvef": {"type": "number"},
         "hpi": {"type": "text"},
-        "mrs": {"type": "ordinal", "levels": ["0", "1", "2", "3", "4", "5", "6"]},
+        "mrs": {
+            "type": "ordinal",
+            "levels": ["0", "1", "2", "3", "4", "5", "6"],
+            "choice_labels": {
+                "0": "No symptoms",
+                "1": "No significant disability",
+                "2": "Slight disability",
+                "3": "Moderate disability",
+                "4": "Moderately severe disability",
+                "5": "Severe disability",
+                "6": "Dead",
+            },
+        },
     }
 }
 

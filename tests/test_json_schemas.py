@@ -250,6 +250,10 @@ def written(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[tuple[st
 
     compared = ["compare", "--gold", g, "--baseline", p, "--candidate", c, "--quiet"]
     add("comparison", "compare", json.loads(run([*compared, "--schema", s])))
+    names = ["--baseline-name", "model-v1", "--candidate-name", "model-v2"]
+    add(
+        "comparison", "compare --baseline-name", json.loads(run([*compared, "--schema", s, *names]))
+    )
 
     # Run cost: a header line and usage on most lines (docs/formats.md).
     costed = root / "costed.jsonl"
@@ -414,6 +418,9 @@ def test_the_routes_reach_the_optional_parts(written: dict[str, list[tuple[str, 
     assert any("by_stratum" in d and "ignored_prediction_count" in d for d in comparisons)
     assert any("header" in d.get("run", {}) for d in reports)
     assert any("baseline" in d.get("run", {}) for d in comparisons)
+    assert any("names" in d for d in comparisons) and any("names" not in d for d in comparisons)
+    schemas = [document for _, document in written["field_schema"]]
+    assert any("choice_labels" in spec for d in schemas for spec in d["fields"].values())
     partials = [document for _, document in written["partial"]]
     assert any("header" in d.get("run", {}) for d in partials)
     assert any("strata" in d and "identity" in d for d in partials)

@@ -528,7 +528,7 @@ def test_an_undefined_kappa_reads_undefined_with_its_pairs() -> None:
         GoldField("c2", "s.cat", "categorical", "x"),
     ]
     text = render(score(gold, [Prediction("c1", "s.cat", "x")]), "table")
-    assert re.search(r"^s\.cat  undefined  +1$", text, re.M), text
+    assert re.search(r"^s\.cat  Cohen's kappa  undefined  +1$", text, re.M), text
 
 
 def test_ignored_predictions_are_named_in_the_header() -> None:

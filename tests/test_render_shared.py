@@ -808,7 +808,9 @@ def test_shared_labels_and_coefficients_appear_in_every_format(
     markdown = {
         (row[0], row[1]): row for row in markdown_rows(render(shared, "markdown"), LABEL_TABLE)
     }
-    table = render(shared, "table").split(LABEL_TABLE, 1)[1].split("\nCohen's kappa", 1)[0]
+    table = (
+        render(shared, "table").split(LABEL_TABLE, 1)[1].split("\nKappa (higher is better)", 1)[0]
+    )
     panels = re.split(r"\n(?=slice  )", table)[1:]
     columns = ["sensitivity", "specificity", "PPV", "NPV", "F1"]
     seen = []

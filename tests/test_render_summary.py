@@ -307,13 +307,17 @@ def test_score_with_gates_lists_their_verdicts_on_a_terminal(files: dict[str, Pa
     assert status == 3 and "gate 1" not in piped and piped == run(argv)[1]
 
 
-def test_compare_and_render_print_the_summary_to_a_terminal(files: dict[str, Path]) -> None:
+def test_compare_and_render_print_the_summary_to_a_terminal(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A rendered comparison shows today's date: SOURCE_DATE_EPOCH pins it (1 day in).
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "86400")
     argv = ["compare", "--gold", str(files["gold"]), "--baseline", str(files["baseline"])]
     argv += ["--candidate", str(files["predictions"])]
     status, piped, _ = run(argv)
     comparison = Comparison.from_json(piped.rstrip("\n"))
     status, shown, err = run(argv, terminal=True)
-    assert (status, err) == (0, "") and shown == render(comparison, "summary")
+    assert (status, err) == (0, "") and shown == render(comparison, "summary", date="1970-01-02")
     saved = files["root"] / "comparison.json"
     saved.write_text(piped, encoding="utf-8")
     assert run(["render", str(saved)], terminal=True) == (0, shown, "")

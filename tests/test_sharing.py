@@ -266,9 +266,11 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     # the field's two declared-uncertainty counts (17 rows, 15 agreeing: 2 disagree). Then
     # the two labels' 16 numbers, 12 hidden.
     assert err == (
-        "chartscore: 55 numbers suppressed (min cell 11); the audit passed\n"
+        "chartscore: 55 numbers suppressed (min cell 11): 38 primary, 17 complementary "
+        "(inside only); 81 hidden numbers checked, these and 26 derived from them (failures, "
+        "disagreed rows); the audit passed\n"
         "chartscore: rates shown 2/8 field-level, bounded 6; pooled 4/15, range 11; "
-        "labels 0/8, bounded 8; primary 38, complementary 17 (inside only)\n"
+        "labels 0/8, bounded 8\n"
         "chartscore: complementary cells: exact, the minimum declared cost 279; then the "
         "labels, greedy, 60 more (inside only)\n"
         "chartscore: differencing against earlier or later releases of overlapping cohorts is "
@@ -280,7 +282,11 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     assert text == share_files(gold, predictions, schema=schema).to_json() + "\n"
     status, table, err = run(["audit", str(target)])
     assert (status, err) == (0, "")
-    assert table.splitlines()[-1] == "audit PASS: min_cell 11, 81 hidden numbers checked, 0 failing"
+    # audit checks what share said: the 55 suppressed numbers and the 26 derived from them.
+    assert table.splitlines()[-1] == (
+        "audit PASS: min_cell 11, 81 hidden numbers checked (55 suppressed in the document, "
+        "26 derived from them), 0 failing"
+    )
     # Fill one complementary cell of the field slice back in: the audit must fail (exit 4).
     shared = SharedReport.from_json(text)
     report = score(*cohort.records(), schema=cohort.schema_document())

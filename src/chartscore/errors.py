@@ -78,6 +78,7 @@ class ErrorCode(enum.StrEnum):
     SCHEMA_UNKNOWN_OPTION = "schema_unknown_option"
     SCHEMA_INVALID_LEVELS = "schema_invalid_levels"
     SCHEMA_INVALID_CHOICES = "schema_invalid_choices"
+    SCHEMA_INVALID_CHOICE_LABELS = "schema_invalid_choice_labels"
     SCHEMA_INVALID_TOLERANCE = "schema_invalid_tolerance"
     SCHEMA_INVALID_MATCH = "schema_invalid_match"
     SCHEMA_INVALID_PLUGINS = "schema_invalid_plugins"
@@ -241,6 +242,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_unknown_option": "a schema option that this field type does not take",
     "schema_invalid_levels": "ordinal levels: 2 to 10,000, distinct, strings or integers",
     "schema_invalid_choices": "choices: a non-empty list of distinct strings",
+    "schema_invalid_choice_labels": (
+        "choice_labels: an object from declared choices or levels to distinct one-line labels"
+    ),
     "schema_invalid_tolerance": "a tolerance must be a non-negative exact number",
     "schema_invalid_match": 'match must be "regex" or {"fuzzy": t} with 0 < t <= 1 (text fields)',
     "schema_invalid_plugins": (

@@ -13,15 +13,16 @@ from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
 from chartscore.documents.agreement import Agreement
+from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate, evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
 from chartscore.documents.shared_report import SharedReport
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, check_outputs, write_output
-from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
-from chartscore.render import FORMATS, render
+from chartscore.records.schema import Schema
+from chartscore.render import AXES, FORMATS, render
 from chartscore.render.junit import JUnitSuite, junit_xml
 from chartscore.scoring.scorer import ExtraPredictions
 
@@ -78,6 +79,13 @@ CONFIDENCE: Final = Option(
     "LEVEL",
     choices=("0.90", "0.95", "0.99"),
 )
+AXIS: Final = Option(
+    "--axis",
+    "the HTML forest plots' rate and kappa axes: zoom (default: to the data's range, said on "
+    "the plot) or full (0-100%%)",
+    "{zoom,full}",
+    choices=AXES,
+)
 OUTPUT_FORMATS: Final = ("json", *FORMATS)
 
 
@@ -109,19 +117,34 @@ def document_text(
     *,
     gates: Sequence[Gate] | None = None,
     interval: str | None = None,
+    date: str | None = None,
+    axis: str | None = None,
+    schema: Schema | None = None,
 ) -> str:
     """The document in ``fmt``: canonical JSON and a line end, or rendered for people.
 
     A summary lists the verdicts of ``gates`` (checked as :func:`gate_status` checks
-    them, ``interval`` being ``--gate-interval``); the other formats draw a
-    comparison's difference gates as margins (HTML).
+    them, ``interval`` being ``--gate-interval``), and a comparison's header gives
+    them in every format; the formats draw a comparison's difference gates as
+    margins. ``date``: the date a comparison's header shows; ``axis``: ``--axis``;
+    ``schema``: its ``choice_labels`` name the choices in a report's label rows.
     """
     if fmt == "json":
         return document.to_json() + "\n"
     verdicts = None
-    if gates is not None and fmt == "summary":
+    if gates is not None and (
+        fmt == "summary" or isinstance(document, Comparison | SharedComparison)
+    ):
         verdicts = evaluate(document, gates, interval=interval or "wilson")
-    return render(document, fmt, gates=gates or (), verdicts=verdicts)
+    return render(
+        document,
+        fmt,
+        gates=gates or (),
+        verdicts=verdicts,
+        date=date,
+        axis=axis or "zoom",
+        choice_labels=None if schema is None else schema.choice_labels(),
+    )
 
 
 def output_target(value: str | None, inputs: Sequence[InputPath | None]) -> str | None:
@@ -187,19 +210,18 @@ def score_inputs(
     *,
     gold: InputPath,
     predictions: InputPath,
-    schema_path: InputPath | None,
+    schema: Schema | None,
     shown: bool = True,
 ) -> _T:
     """``score`` and ``share``'s scoring step, with every option they share.
 
-    Loads the schema, shows progress (when ``shown`` and on a terminal; always ended),
-    calls ``scorer`` (``score_files``, ``share_files`` or the same signature), then warns
-    of schema fields that no gold row used.
+    Shows progress (when ``shown`` and on a terminal; always ended), calls ``scorer``
+    (``score_files``, ``share_files`` or the same signature) with the loaded schema,
+    then warns of schema fields that no gold row used.
     """
     progress = progress_line(args, streams) if shown else None
     strata_path = strata_input(args)
     try:
-        schema = None if schema_path is None else load_schema(schema_path)
         result = scorer(
             gold,
             predictions,

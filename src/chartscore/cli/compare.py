@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Final
 
+import attrs
+
 from chartscore.cli._command import (
     EXIT_OK,
     PROGRAM,
@@ -20,6 +22,7 @@ from chartscore.cli._ledger_options import (
     record,
 )
 from chartscore.cli._options import (
+    AXIS,
     CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATE_INTERVAL,
@@ -40,6 +43,14 @@ from chartscore.cli._options import (
     output_target,
     progress_line,
     strata_input,
+)
+from chartscore.cli._presentation import (
+    BASELINE_NAME,
+    CANDIDATE_NAME,
+    DATE,
+    check_date,
+    rendering_date,
+    system_names,
 )
 from chartscore.cli._streams import Streams, say
 from chartscore.documents.comparison import (
@@ -78,6 +89,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     ledger: str | None = getattr(args, "ledger", None)
     junit = junit_target(args, kept, "compare", outputs=(out, None if ledger == "-" else ledger))
     gates = None if gates_path is None else load_gates(gates_path)
+    names = system_names(args, "compare")
+    check_date(args, "compare")
     progress = progress_line(args, streams)
     try:
         schema = None if schema_path is None else load_schema(schema_path)
@@ -101,9 +114,19 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             f"{PROGRAM}: {ignored.baseline:,} baseline and {ignored.candidate:,} candidate "
             "predictions whose key is not in gold were ignored (--extra-predictions ignore)\n",
         )
+    comparison = attrs.evolve(comparison, names=names)
     _warn_missing_gap(comparison, streams)
     fmt = document_format(args, streams, out)
-    text = document_text(comparison, fmt, gates=gates, interval=args.gate_interval)
+    date = None if fmt == "json" else rendering_date(args, "compare")
+    text = document_text(
+        comparison,
+        fmt,
+        gates=gates,
+        interval=args.gate_interval,
+        date=date,
+        axis=args.axis,
+        schema=schema,
+    )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
     return (
@@ -168,6 +191,7 @@ COMMAND: Final = Command(
         SCHEMA,
         OUT,
         format_option("the comparison's form"),
+        AXIS,
         QUIET,
         EXTRA_PREDICTIONS,
         CONFIDENCE,
@@ -175,6 +199,9 @@ COMMAND: Final = Command(
         GATE_INTERVAL,
         JUNIT,
         STRATA,
+        BASELINE_NAME,
+        CANDIDATE_NAME,
+        DATE,
         *LEDGER_OPTIONS,
         BASELINE_SYSTEM,
     ),

@@ -13,6 +13,7 @@ from chartscore.cli._command import (
     optional_input,
 )
 from chartscore.cli._options import (
+    AXIS,
     CONFIDENCE,
     GATE_INTERVAL,
     GATES,
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         args.partials, confidence=confidence(args), partial=partial_out is not None
     )
     fmt = document_format(args, streams, out)
-    text = document_text(report, fmt, gates=gates, interval=args.gate_interval)
+    text = document_text(report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis)
     if partial_out is not None:  # inside the consortium only, as every partial
         assert partial is not None
         data = (partial + "\n").encode("utf-8")
@@ -84,6 +85,7 @@ COMMAND: Final = Command(
         PARTIALS,
         OUT,
         format_option("the report's form"),
+        AXIS,
         CONFIDENCE,
         GATES,
         GATE_INTERVAL,

@@ -18,7 +18,8 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._options import DOCUMENT, OUT, output_target
+from chartscore.cli._options import AXIS, DOCUMENT, OUT, output_target
+from chartscore.cli._presentation import DATE, rendering_date
 from chartscore.cli._streams import Streams
 from chartscore.documents import load_rendered_document
 from chartscore.documents.agreement import Agreement
@@ -27,36 +28,45 @@ from chartscore.documents.gates import evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.io.document_files import load_gates, read_document_bytes
 from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.render import FORMATS, SORTS, render
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Render the document in the asked format; print or write it."""
     document_path, gates_path = input_argument(args.report), optional_input(args.gates)
-    inputs = (document_path, gates_path)
+    schema_path = optional_input(args.schema)
+    inputs = (document_path, gates_path, schema_path)
     target = None if args.out in (None, STANDARD_STREAM) else args.out
     if args.format is None and (target is not None or not streams.terminal):
         raise UsageError("--format is required", "render")  # a summary is for a terminal
     fmt: str = args.format or "summary"
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
+    schema = None if schema_path is None else load_schema(schema_path)
     document = load_rendered_document(read_document_bytes(document_path))
     if args.rater_labels and not isinstance(document, Agreement):
         raise UsageError("--rater-labels names an agreement's raters; this is not one", "render")
+    comparison = isinstance(document, Comparison | SharedComparison)
     verdicts = None
     if gates is not None:
         if not isinstance(document, Comparison | SharedComparison):
             raise UsageError("--gates draws a comparison's margins; this is a report", "render")
-        # A gate that does not fit the comparison is an error here too; a summary lists
-        # the verdicts.
+        # A gate that does not fit the comparison is an error here too; the header (and
+        # a summary) gives the verdicts.
         verdicts = evaluate(document, gates)
+    if args.date is not None and not comparison:
+        raise UsageError("--date dates a comparison; this is a report", "render")
     text = render(
         document,
         fmt,
         sort=args.sort or "name",
         gates=gates or (),
-        verdicts=verdicts if fmt == "summary" else None,
+        verdicts=verdicts,
         rater_labels=args.rater_labels,
+        date=rendering_date(args, "render") if comparison else None,
+        axis=args.axis or "zoom",
+        choice_labels=None if schema is None else schema.choice_labels(),
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK
@@ -85,7 +95,7 @@ COMMAND: Final = Command(
         Option(
             "--gates",
             "a comparison: draw these gates' difference margins on its difference plots "
-            "(HTML); the gates must fit the comparison but are not checked",
+            "and give their verdict in its header (the exit status does not change)",
             "FILE",
             reads_input=True,
         ),
@@ -93,6 +103,15 @@ COMMAND: Final = Command(
             "--rater-labels",
             "an agreement: name the raters by their labels (default: by position, rater-1, ...)",
         ),
+        Option(
+            "--schema",
+            "the field schema: its choice_labels name a report's choices (the codes stay "
+            "in the CSV)",
+            "FILE",
+            reads_input=True,
+        ),
+        DATE,
+        AXIS,
         OUT,
     ),
     run=run,

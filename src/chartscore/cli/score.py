@@ -20,6 +20,7 @@ from chartscore.cli._command import (
 )
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
+    AXIS,
     CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATE_INTERVAL,
@@ -49,6 +50,7 @@ from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
 from chartscore.io.ledger_file import ledger_key_file
 from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.scorer import ExtraPredictions
@@ -82,13 +84,14 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     scorer = _dask_scorer(args) if on_dask else score_files
     if partial_out is not None:
         scorer = _partial_scorer(written)
+    schema = None if schema_path is None else load_schema(schema_path)
     report = score_inputs(
         args,
         streams,
         scorer,
         gold=gold,
         predictions=predictions,
-        schema_path=schema_path,
+        schema=schema,
         shown=not on_dask,
     )
     if report.ignored_prediction_count:
@@ -99,7 +102,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         )
     _warn_if_gold_mirrored(report, streams)
     fmt = document_format(args, streams, out)
-    text = document_text(report, fmt, gates=gates, interval=args.gate_interval)
+    text = document_text(
+        report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis, schema=schema
+    )
     if partial_out is not None:  # inside the consortium only: not for other users of the machine
         partial = (written[0] + "\n").encode("utf-8")
         write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
@@ -221,6 +226,7 @@ COMMAND: Final = Command(
         SCHEMA,
         OUT,
         format_option("the report's form"),
+        AXIS,
         QUIET,
         JOBS,
         EXTRA_PREDICTIONS,

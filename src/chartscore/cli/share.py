@@ -42,6 +42,7 @@ from chartscore.cli._streams import Streams, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.disclosure.progress import reporting
 from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_quantities import hidden_counts
 from chartscore.documents.shared_report import (
     LABEL_RATES,
     STRATUM_RATES,
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         share_with_notice,
         gold=gold,
         predictions=predictions,
-        schema_path=schema_path,
+        schema=None if schema_path is None else load_schema(schema_path),
     )
     # No ignored-prediction count on stderr, unlike score: it may be a suppressed number.
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
@@ -269,13 +270,19 @@ def _comparison_survival(shared: SharedComparison) -> str:
 
 
 def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
+    # The audit checks the suppressed numbers and those derived from them (it prints the sum).
+    suppressed, derived = hidden_counts(shared)
+    primary = shared.primary_count
+    split = ""
+    if primary is not None:  # inside only: it says how many hidden numbers are small
+        split = f": {primary:,} primary, {suppressed - primary:,} complementary (inside only)"
     say(
         streams.err,
-        f"{PROGRAM}: {shared.disclosure.suppressed_count:,} numbers suppressed "
-        f"(min cell {shared.disclosure.min_cell}); the audit passed\n",
+        f"{PROGRAM}: {suppressed:,} numbers suppressed (min cell {shared.disclosure.min_cell})"
+        f"{split}; {suppressed + derived:,} hidden numbers checked, these and {derived:,} "
+        "derived from them (failures, disagreed rows); the audit passed\n",
     )
-    # What survives (in the shared report too), and the primary split (inside only: it
-    # says how many hidden numbers are small, so the shared report does not carry it).
+    # What survives (in the shared report too).
     survival = shared.survival()
     fields, pooled = survival["field_rates"], survival["pooled_rates"]
     line = (
@@ -288,10 +295,6 @@ def _say_suppressed(shared: SharedReport, streams: Streams) -> None:
     labels = survival.get(LABEL_RATES)
     if labels is not None:
         line += f"; labels {labels.shown:,}/{labels.rates:,}, bounded {labels.bounded:,}"
-    primary = shared.primary_count
-    if primary is not None:
-        complementary = shared.disclosure.suppressed_count - primary
-        line += f"; primary {primary:,}, complementary {complementary:,} (inside only)"
     say(streams.err, line + "\n")
     complement = shared.complement
     if complement is not None:

@@ -49,7 +49,6 @@ from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
-    FAILURES,
     KAPPA_PUBLISHED,
     RANGE_SUFFIX,
     SLICE_KINDS,
@@ -61,15 +60,13 @@ from chartscore.disclosure.rule import (
 )
 from chartscore.documents.shared_comparison import SharedComparison, difference_bound
 from chartscore.documents.shared_figures import (
-    AGREED_Q,
-    DISAGREED_Q,
     FIGURE_PUBLISHED,
-    ROWS_Q,
     figure_failures,
 )
-from chartscore.documents.shared_labels import label_failures, label_metric
-from chartscore.documents.shared_metric import Range, RateBound, SharedMetric, rate_bound
-from chartscore.documents.shared_report import Key, SharedReport, SharedSlice
+from chartscore.documents.shared_labels import label_failures
+from chartscore.documents.shared_metric import Range, RateBound, rate_bound
+from chartscore.documents.shared_quantities import DERIVED_PARTS, binomials, published_values
+from chartscore.documents.shared_report import Key, SharedReport
 from chartscore.stats.binomial import wilson_interval
 from chartscore.stats.clustered import z_for
 
@@ -160,6 +157,11 @@ class AuditRow:
         return self.status in PASSING
 
 
+_DERIVED_PARTS: Final = (*DERIVED_PARTS, "both", "neither")
+"""Hidden quantities no document lists: a metric's failures, a field's disagreed rows, and a
+shared comparison's rows both or neither system got right (docs/disclosure.md)."""
+
+
 @attrs.frozen
 class AuditResult:
     """The audit's verdict and its rows.
@@ -209,50 +211,26 @@ class AuditResult:
         out = [render(header), render(tuple("-" * w for w in widths))]
         out += [render(line) for line in lines]
         failed = len(self.failures)
-        hidden = sum(
-            1
+        hidden = [
+            row.name
             for row in self.rows
             if row.status in _RANGED or (row.status == UNRESOLVED and row.name != _WHOLE)
-        )
+        ]
+        derived = sum(1 for name in hidden if name.rpartition(".")[2] in _DERIVED_PARTS)
         verdict = "PASS" if self.passed else "FAIL"
         out.append(
-            f"audit {verdict}: min_cell {self.min_cell}, {hidden} hidden numbers checked, "
+            f"audit {verdict}: min_cell {self.min_cell}, {len(hidden)} hidden numbers checked "
+            f"({len(hidden) - derived} suppressed in the document, {derived} derived from them), "
             f"{failed} failing"
         )
         return "\n".join(out) + "\n"
-
-
-def published_values(report: SharedReport) -> dict[Key, int | None]:
-    """Every protected quantity's published value (None: hidden).
-
-    The JSON numbers, and failures when both parts of their metric are published.
-    """
-    values: dict[Key, int | None] = dict(report.numbers())
-    for kind, name, part in report.slices():
-        for metric, result in _binomials(part):
-            success, total = result.success_count, result.total_count
-            failures = None if success is None or total is None else total - success
-            values[kind, name, metric_quantity(metric, FAILURES)] = failures
-        if part.uncertainty is not None:
-            agreed, rows = values[kind, name, AGREED_Q], values[kind, name, ROWS_Q]
-            disagreed = None if agreed is None or rows is None else rows - agreed
-            values[kind, name, DISAGREED_Q] = disagreed
-    return values
-
-
-def _binomials(part: SharedSlice) -> Iterator[tuple[str, SharedMetric]]:
-    # A slice's binomial metrics by quantity name: its own, then each label's.
-    yield from part.metrics.items()
-    for label, result in (part.labels or {}).items():
-        for metric, shown in result.metrics.items():
-            yield label_metric(label, metric), shown
 
 
 def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
     # Intervals and kappa values that would reveal hidden counts; intervals that do not
     # match their counts (an edited report).
     for kind, name, part in report.slices():
-        for metric, result in _binomials(part):
+        for metric, result in binomials(part):
             if result.interval is None:
                 if result.success_count is not None and result.total_count:
                     yield AuditRow(kind, name, f"{metric}.interval", None, None, INCONSISTENT)
@@ -475,7 +453,7 @@ def range_failures(report: SharedReport, proven: Mapping[Key, Range]) -> list[Au
             rows.append(AuditRow(kind, name, label + RANGE_SUFFIX, *expected, status))
     z = z_for(report.confidence)
     for kind, name, part in report.slices():
-        for metric, result in _binomials(part):
+        for metric, result in binomials(part):
             if result.rate_bound is None:
                 continue
             success = proven.get((kind, name, metric_quantity(metric, SUCCESS)))

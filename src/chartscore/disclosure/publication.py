@@ -38,7 +38,6 @@ from chartscore.disclosure.attack import (
     audit,
     audit_comparison,
     hidden_status,
-    published_values,
 )
 from chartscore.disclosure.comparison_model import ComparisonModel, comparison_values
 from chartscore.disclosure.forms import Form, add
@@ -55,6 +54,7 @@ from chartscore.disclosure.model import (
 from chartscore.disclosure.paired_block import PairedBlock, state_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_quantities import published_values
 from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.errors import ChartscoreError, ErrorCode
 

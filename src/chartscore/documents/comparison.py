@@ -52,6 +52,7 @@ from chartscore.documents.report import (
     read_design_effect,
 )
 from chartscore.documents.run import RUN_KEY, RunSection
+from chartscore.documents.system_names import SystemNames
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
@@ -571,6 +572,10 @@ class Comparison(Displayed):
             with the same ones), sorted by name; empty without plugins.
         by_stratum: Each declared stratum's pooled paired slice (``"site=A"``),
             with a strata file; empty (and absent from the JSON) otherwise.
+        names: What the systems are called (``--baseline-name``, ``--candidate-name``;
+            never a file's name), or None; renderings show them,
+            the gates and the figures ignore them, and a shared comparison never
+            carries them.
         format_version: The format the comparison was read in (2 or 3), which
             :meth:`to_json` writes back; a new comparison is format 3.
         run: Each system's run cost (:class:`~chartscore.documents.run.RunSection`) by
@@ -587,6 +592,7 @@ class Comparison(Displayed):
     confidence: float = DEFAULT_CONFIDENCE
     plugins: tuple[PluginStamp, ...] = ()
     by_stratum: Mapping[str, ComparisonSlice] = attrs.field(factory=dict)
+    names: SystemNames | None = None
     format_version: int = attrs.field(default=COMPARISON_FORMAT_VERSION, eq=False, repr=False)
     run: Mapping[str, RunSection] = attrs.field(factory=dict)
 
@@ -631,6 +637,8 @@ class Comparison(Displayed):
             out["by_stratum"] = {k: v.to_dict() for k, v in self.by_stratum.items()}
         if self.run:
             out[RUN_KEY] = {side: section.to_dict() for side, section in self.run.items()}
+        if self.names is not None:
+            out["names"] = self.names.to_dict()
         return out
 
     def to_json(self) -> str:
@@ -707,6 +715,7 @@ _OPTIONAL_TOP_KEYS: Final = (
     "plugins",
     "by_stratum",
     RUN_KEY,
+    "names",
 )
 
 
@@ -759,6 +768,7 @@ def _read_comparison(document: object) -> Comparison:
         confidence=shell.confidence,
         plugins=shell.plugins,
         by_stratum=strata,
+        names=SystemNames.from_dict(data["names"]) if "names" in data else None,
         format_version=shell.format_version,
         run=run,
     )

@@ -20,6 +20,7 @@ import attrs
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.metrics import FieldType, Value
 from chartscore.records.normalize import date_key, normalize_text, parse_number_literal
+from chartscore.records.schema import MAX_LABEL_LENGTH
 
 INVALID: Final = object()
 """What :func:`cell_value` returns for a gold cell that is not a value of its field."""
@@ -52,6 +53,9 @@ class ImportedField:
             days (``int``); None when none was declared.
         comma_decimal: Numbers are written with a decimal comma (REDCap's
             ``*_comma_decimal`` validations): ``"1,54"`` is 1.54.
+        labels: Each choice's display label, in the order of ``choices`` (a REDCap
+            choice's label), or ``()``; written as ``choice_labels`` when they are
+            what a schema takes (:func:`usable_labels`), else left out.
     """
 
     field_id: str
@@ -59,6 +63,7 @@ class ImportedField:
     choices: tuple[str, ...] = ()
     tolerance: Decimal | int | None = None
     comma_decimal: bool = False
+    labels: tuple[str, ...] = ()
     normalized_choices: frozenset[str] = attrs.field(
         init=False,
         default=attrs.Factory(
@@ -81,12 +86,30 @@ class ImportedField:
             entry["choices"] = list(self.choices)
         elif self.field_type is FieldType.ORDINAL:
             entry["levels"] = list(self.choices)
+        if usable_labels(self.choices, self.labels):
+            entry["choice_labels"] = dict(zip(self.choices, self.labels, strict=True))
         if self.tolerance is not None:
             if self.field_type is FieldType.DATE:
                 entry["tolerance_days"] = self.tolerance
             else:
                 entry["tolerance"] = str(self.tolerance)
         return entry
+
+
+def usable_labels(codes: tuple[str, ...], labels: tuple[str, ...]) -> bool:
+    """Whether ``labels`` can be the codes' ``choice_labels``: one each, distinct, one
+    printable line of 1 to 200 characters with no outer spaces (the schema's rule).
+
+    Display text never fails an import: labels that cannot be used are left out.
+    """
+    return (
+        len(labels) == len(codes) > 0
+        and len(set(labels)) == len(labels)
+        and all(
+            0 < len(label) <= MAX_LABEL_LENGTH and label.isprintable() and label.strip() == label
+            for label in labels
+        )
+    )
 
 
 def number_value(text: str, *, comma_decimal: bool = False) -> int | Decimal | None:

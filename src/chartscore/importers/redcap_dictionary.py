@@ -8,7 +8,9 @@ Its first row is the record-ID field, which becomes the case id.
 Field types (docs/import.md has the full table):
 
 - ``radio`` and ``dropdown``: categorical, the codes as ``choices`` (ordinal, with
-  the codes as levels in dictionary order, for the fields named in ``ordinal``);
+  the codes as levels in dictionary order, for the fields named in ``ordinal``), and
+  their labels as ``choice_labels`` (checkbox fields too) when they are distinct lines
+  of at most 200 characters (else the field gets none: display text never fails an import);
 - ``yesno`` and ``truefalse``: boolean (raw ``1`` and ``0``);
 - ``checkbox``: multi, one export column per code, ``<field>___<code>`` with the
   code lower-cased and every other character than a-z and 0-9 made ``_`` (the
@@ -266,10 +268,11 @@ def _field(
             raise ChartscoreError(
                 ErrorCode.INVALID_CHOICES, input=_SOURCE, line=line, column=column + 1
             )
+        labels = choice_labels(cells[column])
         if kind == "checkbox":
-            return ImportedField(name, FieldType.MULTI, codes)
+            return ImportedField(name, FieldType.MULTI, codes, labels=labels)
         chosen = FieldType.ORDINAL if name in ordinal else FieldType.CATEGORICAL
-        return ImportedField(name, chosen, codes)
+        return ImportedField(name, chosen, codes, labels=labels)
     if kind in _BOOLEAN_TYPES:
         return ImportedField(name, FieldType.BOOLEAN)
     if kind == "slider":
@@ -306,6 +309,19 @@ def parse_choices(cell: str) -> tuple[str, ...] | None:
     if not codes or len({normalize_text(code) for code in codes}) != len(codes):
         return None
     return tuple(codes)
+
+
+def choice_labels(cell: str) -> tuple[str, ...]:
+    """The labels of a choices cell (``0, Female | 1, Male``: ``("Female", "Male")``), in the
+    order of :func:`parse_choices`'s codes; a label is everything after the first comma, with
+    runs of white space made one space. Call it on a cell ``parse_choices`` read.
+    """
+    labels = []
+    for part in cell.split("|"):
+        choice = part.strip()
+        if choice:
+            labels.append(" ".join(choice.partition(",")[2].split()))
+    return tuple(labels)
 
 
 def _columns_of(

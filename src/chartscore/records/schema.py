@@ -41,14 +41,17 @@ _OPTIONS: Final[Mapping[FieldType, frozenset[str]]] = {
     kind: options | {"plugins"}
     for kind, options in {
         FieldType.TEXT: frozenset({"match", "threshold"}),
-        FieldType.CATEGORICAL: frozenset({"choices"}),
+        FieldType.CATEGORICAL: frozenset({"choices", "choice_labels"}),
         FieldType.NUMBER: frozenset({"tolerance"}),
         FieldType.BOOLEAN: frozenset[str](),
         FieldType.DATE: frozenset({"tolerance_days"}),
-        FieldType.ORDINAL: frozenset({"levels"}),
-        FieldType.MULTI: frozenset({"choices"}),
+        FieldType.ORDINAL: frozenset({"levels", "choice_labels"}),
+        FieldType.MULTI: frozenset({"choices", "choice_labels"}),
     }.items()
 }
+
+MAX_LABEL_LENGTH: Final = 200
+"""The longest display label of a choice or level (one line, for a table cell)."""
 
 Level = str | int
 
@@ -116,6 +119,38 @@ def _choices(raw: object) -> frozenset[str]:
     if len(set(normalized)) != len(normalized):
         raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
     return frozenset(normalized)
+
+
+def _choice_labels(raw: object, declared: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """``{code: label}`` for declared codes (normalized, as scoring names them), sorted by code.
+
+    Labels are display text for people (a REDCap choice's label): one printable line of 1
+    to :data:`MAX_LABEL_LENGTH` characters, distinct within the field, never scored.
+    """
+    known = set(declared)
+    if type(raw) is not dict or not raw:
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICE_LABELS)
+    labels: dict[str, str] = {}
+    for code, label in raw.items():
+        key = normalize_text(code) if type(code) is str else None
+        if key is None or key not in known or key in labels:
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICE_LABELS)
+        if not (
+            type(label) is str
+            and 0 < len(label) <= MAX_LABEL_LENGTH
+            and label.isprintable()
+            and label.strip() == label
+        ):
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICE_LABELS)
+        labels[key] = label
+    if len(set(labels.values())) != len(labels):
+        raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICE_LABELS)
+    return tuple(sorted(labels.items()))
+
+
+def _level_codes(levels: Sequence[Level]) -> list[str]:
+    # An ordinal level as a choice_labels key names it: 2 and "2" are one level.
+    return [normalize_text(str(level)) for level in levels]
 
 
 def _tolerance(raw: object) -> Decimal:
@@ -232,13 +267,18 @@ class FieldSpec:
             entry point names or ``module:attribute`` paths, as a list or
             tuple; stored sorted. Resolved when scoring starts
             (docs/plugins.md).
+        choice_labels: Display labels of ``categorical`` and ``multi`` choices or
+            ``ordinal`` levels, ``{code: label}`` (a REDCap choice's label): renderings
+            show them, documents keep the codes, scoring ignores them. Keys must be
+            declared (compared normalized), labels one printable line of 1 to 200
+            characters, distinct. Stored as (normalized code, label) pairs, sorted.
 
     Raises:
         ChartscoreError: ``schema_unknown_type``, ``schema_unknown_option`` (an
             option the type does not take), ``schema_invalid_levels``,
             ``schema_invalid_choices``, ``schema_invalid_tolerance``,
-            ``schema_invalid_match`` or ``schema_invalid_plugins``, checked in
-            that order. Arguments are
+            ``schema_invalid_match``, ``schema_invalid_plugins`` or
+            ``schema_invalid_choice_labels``, checked in that order. Arguments are
             only ever inspected by their exact type first, so a caller's
             object is never asked anything.
     """
@@ -251,6 +291,7 @@ class FieldSpec:
     match: str | None = None
     threshold: Decimal | None = None
     plugins: tuple[str, ...] = ()
+    choice_labels: tuple[tuple[str, str], ...] = ()
 
     def __init__(
         self,
@@ -263,6 +304,7 @@ class FieldSpec:
         match: str | None = None,
         threshold: Decimal | int | None = None,
         plugins: Sequence[str] | None = None,
+        choice_labels: Mapping[str, str] | None = None,
     ) -> None:
         kind = _spec_type(field_type)
         no_levels = (type(levels) is list or type(levels) is tuple) and not levels
@@ -276,6 +318,7 @@ class FieldSpec:
                 ("match", match is None),
                 ("threshold", threshold is None),
                 ("plugins", plugins is None),
+                ("choice_labels", choice_labels is None),
             )
             if not absent
         }
@@ -286,15 +329,23 @@ class FieldSpec:
         mode, number = (None, None)
         if given & {"match", "threshold"}:
             mode, number = _match(match, threshold)
+        checked_levels = _levels(levels) if "levels" in given else ()
+        checked_choices = _choices(choices) if "choices" in given else None
+        checked_plugins = _plugins(plugins) if "plugins" in given else ()
+        labels: tuple[tuple[str, str], ...] = ()
+        if "choice_labels" in given:
+            declared = _level_codes(checked_levels) if checked_levels else checked_choices
+            labels = _choice_labels(_snapshot(choice_labels), declared or ())
         self.__attrs_init__(
             field_type=kind,
-            levels=_levels(levels) if "levels" in given else (),
-            choices=_choices(choices) if "choices" in given else None,
+            levels=checked_levels,
+            choices=checked_choices,
             tolerance=_tolerance(tolerance) if "tolerance" in given else None,
             tolerance_days=_tolerance_days(tolerance_days) if "tolerance_days" in given else None,
             match=mode,
             threshold=number,
-            plugins=_plugins(plugins) if "plugins" in given else (),
+            plugins=checked_plugins,
+            choice_labels=labels,
         )
 
     def __getstate__(self) -> dict[str, object]:
@@ -303,7 +354,12 @@ class FieldSpec:
 
     def __setstate__(self, state: dict[str, object]) -> None:
         # A spec pickled before match modes and plugins existed lacks their attributes.
-        values: dict[str, object] = {"match": None, "threshold": None, "plugins": ()}
+        values: dict[str, object] = {
+            "match": None,
+            "threshold": None,
+            "plugins": (),
+            "choice_labels": (),
+        }
         values.update(state)
         for name, value in values.items():
             object.__setattr__(self, name, value)
@@ -328,6 +384,8 @@ class FieldSpec:
             out["match"] = self.match
         if self.plugins:
             out["plugins"] = list(self.plugins)
+        if self.choice_labels:
+            out["choice_labels"] = dict(self.choice_labels)
         return out
 
     def level_index(self) -> tuple[dict[int, int], dict[str, int]]:
@@ -390,6 +448,7 @@ def _field_spec(field_id: str, raw: object) -> FieldSpec:
             match=match,  # type: ignore[arg-type]
             threshold=threshold,  # type: ignore[arg-type]
             plugins=raw.get("plugins"),
+            choice_labels=raw.get("choice_labels"),
         )
     except ChartscoreError as error:
         code = error.code
@@ -583,6 +642,15 @@ class Schema:
         key, fractions = self.sampling
         labels = dict(self.strata)[key]
         return {f"{key}={name}": f for name, f in zip(labels, fractions, strict=True)}
+
+    def choice_labels(self) -> dict[str, dict[str, str]]:
+        """Each field's declared display labels, ``{field_id: {code: label}}`` (codes
+        normalized, as reports name them); fields without labels are left out."""
+        return {
+            name: dict(spec.choice_labels)
+            for name, spec in sorted(self.fields.items())
+            if spec.choice_labels
+        }
 
     def get(self, field_id: str) -> FieldSpec | None:
         """The spec for ``field_id``, or None when the schema does not declare it.

@@ -8,8 +8,12 @@ it out). :func:`render` is the one call the command line needs.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Callable, Sequence
 from typing import Final
+
+import attrs
 
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
@@ -18,6 +22,8 @@ from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
+from chartscore.render.axis import AXES, zoomed_plots
+from chartscore.render.choice_labels import ChoiceLabels, checked_labels, labelled_view
 from chartscore.render.csv import render_csv
 from chartscore.render.document_view import document_view
 from chartscore.render.html import render_html
@@ -37,7 +43,30 @@ RENDERERS: Final[dict[str, Callable[[View], str]]] = {
 FORMATS: Final = tuple(RENDERERS)
 """The output formats, in the order ``--format`` lists them."""
 
-__all__ = ["FORMATS", "SORTS", "View", "render", "render_view", "report_view"]
+__all__ = [
+    "AXES",
+    "FORMATS",
+    "SORTS",
+    "View",
+    "is_iso_date",
+    "render",
+    "render_view",
+    "report_view",
+]
+
+
+_ISO_DATE: Final = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def is_iso_date(value: object) -> bool:
+    """Whether ``value`` is a calendar date written ``YYYY-MM-DD``, by exact type."""
+    if type(value) is not str or _ISO_DATE.fullmatch(value) is None:
+        return False
+    try:
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def render_view(view: View, fmt: str) -> str:
@@ -60,6 +89,9 @@ def render(
     gates: Sequence[Gate] = (),
     verdicts: GateResults | None = None,
     rater_labels: bool = False,
+    date: str | None = None,
+    axis: str = "zoom",
+    choice_labels: ChoiceLabels | None = None,
 ) -> str:
     """Render a report for people (or, as CSV, for spreadsheets).
 
@@ -90,10 +122,19 @@ def render(
             gates on a report, draw nothing. The gates are not checked here.
         verdicts: Gates already checked on this document
             (:func:`chartscore.documents.gates.evaluate`): the summary lists their
-            verdicts after its table; the other formats do not show them.
+            verdicts after its table; a comparison's (or shared comparison's) header
+            gives them in every format.
         rater_labels: An agreement's raters named by their labels. By default they are
             named by position (``rater-1``, ...): a label is a file's stem, which may name
             a person, and a rendering is what gets passed around (docs/raters.md).
+        date: The date a comparison's header shows, ``YYYY-MM-DD`` (None: no date, so
+            the same document renders to the same bytes on any day).
+        axis: The HTML forest plots' rate and kappa axes: ``"zoom"`` (default: the
+            narrowest round range that holds the panel's intervals, said under the axis)
+            or ``"full"`` (0-100%, kappa -1 to 1).
+        choice_labels: ``{field_id: {code: label}}`` from the schema
+            (:meth:`chartscore.Schema.choice_labels`): a report's per-label rows show
+            each declared label by its name (the CSV keeps the codes).
 
     Returns:
         The complete text, ending with a line end (CSV: RFC 4180 CRLF line ends).
@@ -106,6 +147,7 @@ def render(
     """
     fmt = word_option(fmt, FORMATS)
     sort = word_option(sort, SORTS)
+    axis = word_option(axis, AXES)
     if (type(gates) is not tuple and type(gates) is not list) or any(
         type(gate) is not Gate for gate in gates
     ):
@@ -114,7 +156,15 @@ def render(
         raise ChartscoreError(ErrorCode.USAGE)
     if type(rater_labels) is not bool:
         raise ChartscoreError(ErrorCode.USAGE)
-    view = document_view(report, sort=sort, gates=gates, rater_labels=rater_labels)
+    if date is not None and not is_iso_date(date):
+        raise ChartscoreError(ErrorCode.USAGE)
+    view = document_view(
+        report, sort=sort, gates=gates, rater_labels=rater_labels, verdicts=verdicts, date=date
+    )
+    if axis == "zoom":
+        view = attrs.evolve(view, plots=zoomed_plots(view.plots))
+    if choice_labels is not None and fmt != "csv":
+        view = labelled_view(view, checked_labels(choice_labels))
     if fmt == "summary":
         return render_summary(view, verdicts)
     return RENDERERS[fmt](view)

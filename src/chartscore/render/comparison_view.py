@@ -29,12 +29,20 @@ from chartscore.documents.comparison import (
     PairedMetricResult,
     missing_counts_differ,
 )
-from chartscore.documents.gates import Gate
+from chartscore.documents.gates import Gate, GateResults
 from chartscore.documents.plugin_layout import is_plugin_metric
+from chartscore.documents.system_names import SystemNames
 from chartscore.documents.tally import ERROR_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
-from chartscore.render.definitions import definition, interval_note, plugin_definitions, title
+from chartscore.render.definitions import (
+    definition,
+    interval_note,
+    kappa_name,
+    plugin_definitions,
+    title,
+)
 from chartscore.render.report_view import (
+    ORDINAL_MARK,
     SORT_METRIC,
     SORTS,
     Binomial,
@@ -43,6 +51,7 @@ from chartscore.render.report_view import (
     rate_estimate,
 )
 from chartscore.render.run_view import run_facts, run_table
+from chartscore.render.verdicts import margin_lines, verdict, verdict_line
 from chartscore.render.view import (
     Column,
     Estimate,
@@ -162,6 +171,7 @@ def _kappa(name: str, part: ComparisonSlice, system: str) -> Estimate | None:
         value=kappa.value,
         lower=low,
         upper=high,
+        weighted=ORDINAL_MARK in part.paired,
     )
 
 
@@ -352,19 +362,26 @@ def _kappa_table(slices: list[Slice], level: str) -> Table | None:
     for kind, name, part in slices:
         baseline, candidate = _kappa(name, part, "baseline"), _kappa(name, part, "candidate")
         if kind == "field" and baseline is not None and candidate is not None:
-            cells = (baseline, baseline.total_count, candidate, candidate.total_count)
+            cells = (
+                kappa_name(baseline.weighted),
+                baseline,
+                baseline.total_count,
+                candidate,
+                candidate.total_count,
+            )
             rows.append(Row(kind, name, cells))
     if not rows:
         return None
     return Table(
         "kappa",
-        "Cohen's kappa (higher is better)",
-        f"Each system's own kappa against gold [{level} interval] over its pairs; undefined "
-        "with no "
+        "Kappa (higher is better)",
+        f"Each system's own kappa against gold [{level} interval] over its pairs: Cohen's "
+        "kappa, and on an ordinal field weighted kappa (quadratic); undefined with no "
         "pairs or when gold and answers all fall in one category. Side by side only: the pairs "
         "differ between the systems, so there is no paired test.",
         "field",
         (
+            Column("statistic"),
             Column("baseline kappa", "kappa"),
             Column("baseline pairs"),
             Column("candidate kappa", "kappa"),
@@ -411,6 +428,36 @@ def _count_table(slices: list[Slice]) -> Table:
 _COUNTS: Final = ("answered_count", "abstained_count", "missing_count")
 
 
+def systems_text(names: SystemNames | None) -> str:
+    """``v2 (candidate) against v1 (baseline)``; an unnamed system is called by its role."""
+    baseline = "baseline" if names is None or names.baseline is None else names.baseline
+    candidate = "candidate" if names is None or names.candidate is None else names.candidate
+    return f"{candidate} (candidate) against {baseline} (baseline)"
+
+
+def comparison_title(kind: str, names: SystemNames | None) -> str:
+    """A comparison's title: ``chartscore comparison: v2 (candidate) against v1 (baseline)``."""
+    return kind if names is None else f"{kind}: {systems_text(names)}"
+
+
+def header_facts(
+    level: str,
+    gates: Sequence[Gate],
+    verdicts: GateResults | None,
+    date: str | None,
+) -> tuple[tuple[str, str], ...]:
+    """The lines a committee reads first: the date, the level, each margin, the gates' verdict."""
+    facts: list[tuple[str, str]] = []
+    if date is not None:
+        facts.append(("date", date))
+    facts.append(("confidence", f"{level} intervals"))
+    facts += [("margin", line) for line in margin_lines(gates, level)]
+    if verdicts is not None:
+        facts.append(("verdict", verdict(verdicts)))
+        facts += [("gate", verdict_line(result)) for result in verdicts.results]
+    return tuple(facts)
+
+
 def _answer_facts(comparison: Comparison) -> tuple[tuple[str, str], ...]:
     """Each system's answers, skipped predictions and the missing-rows warning, as header lines."""
     overall = comparison.overall
@@ -453,7 +500,12 @@ _ONE_FIELD_PER_TYPE: Final = (
 
 
 def comparison_view(
-    comparison: Comparison, *, sort: str = "name", gates: Sequence[Gate] = ()
+    comparison: Comparison,
+    *,
+    sort: str = "name",
+    gates: Sequence[Gate] = (),
+    verdicts: GateResults | None = None,
+    date: str | None = None,
 ) -> View:
     """Lay out a comparison for people: difference plots, paired and unpaired tables, counts.
 
@@ -463,7 +515,9 @@ def comparison_view(
             normalized agreement rate, lowest first (no trials last).
         gates: Release gates; each difference rule (``min_difference_lower``,
             ``max_difference_upper``) is drawn on its slice's row of its
-            metric's difference plot (a non-inferiority margin).
+            metric's difference plot (a non-inferiority margin) and named in the header.
+        verdicts: The gates checked on this comparison: the header gives their verdict.
+        date: The date the header shows (``YYYY-MM-DD``, checked by the caller), or None.
 
     Raises:
         ChartscoreError: ``usage`` when ``comparison`` is not exactly a Comparison or
@@ -480,7 +534,11 @@ def comparison_view(
         slices = [part for part in every_slice if part[0] != "field_type"]
         folded = (_ONE_FIELD_PER_TYPE,)
     overall = comparison.overall
-    facts: tuple[tuple[str, str], ...] = (
+    facts: tuple[tuple[str, str], ...] = ()
+    if comparison.names is not None:
+        facts += (("systems", systems_text(comparison.names)),)
+    facts += header_facts(level, gates, verdicts, date)
+    facts += (
         ("comparison", f"{COMPARISON_FORMAT}, format version {COMPARISON_FORMAT_VERSION}"),
         ("scorer", f"chartscore {comparison.scorer_version}"),
         (
@@ -517,7 +575,7 @@ def comparison_view(
         "kappa",
     ]
     return View(
-        title="chartscore comparison",
+        title=comparison_title("chartscore comparison", comparison.names),
         facts=facts,
         plots=tuple(_difference_plots(slices, gates, level)),
         tables=tuple(table for table in tables if table is not None),

@@ -118,9 +118,10 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         _TYPE,
     ),
     "kappa": (
-        "Cohen's kappa",
+        "kappa",
         "Chance-corrected agreement between gold and answers over the pairs (answerable rows "
-        "answered with a value of the field's type); quadratic weights for ordinal fields. "
+        "answered with a value of the field's type): Cohen's kappa, and on an ordinal field "
+        "weighted kappa (quadratic), where a near miss counts as partial agreement. "
         "Interval: Fleiss-Cohen-Everitt; from fewer than 100 pairs it is marked too few pairs "
         "(not reliable).",
         _KAPPA,
@@ -243,6 +244,16 @@ MAGNITUDES: Final = (
 
 COEFFICIENTS: Final = ("kappa", "ac1", "ac2", "alpha")
 """Chance-corrected coefficients of a field slice, in the order chartscore shows them."""
+
+COHEN_KAPPA: Final = "Cohen's kappa"
+WEIGHTED_KAPPA: Final = "weighted kappa (quadratic)"
+"""An ordinal field's kappa: its name wherever people read it (the documents say ``kappa``)."""
+
+
+def kappa_name(weighted: bool) -> str:
+    """What a kappa is called for people: Cohen's, or an ordinal field's weighted kappa."""
+    return WEIGHTED_KAPPA if weighted else COHEN_KAPPA
+
 
 METRIC_ORDER: Final = (*CORE_METRICS, *TYPE_METRICS, *LABEL_METRICS, *COEFFICIENTS)
 """Every metric a report can hold, in the order chartscore shows them."""

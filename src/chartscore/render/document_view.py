@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
-from chartscore.documents.gates import Gate
+from chartscore.documents.gates import Gate, GateResults
 from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
@@ -34,6 +34,8 @@ def document_view(
     sort: str = "name",
     gates: Sequence[Gate] = (),
     rater_labels: bool = False,
+    verdicts: GateResults | None = None,
+    date: str | None = None,
 ) -> View:
     """The :class:`View` of any value-free document, by its exact type.
 
@@ -42,6 +44,9 @@ def document_view(
         sort: ``"name"`` or ``"rate"`` (checked by the caller); an agreement ignores it.
         gates: A comparison's gates, drawn as margins; ignored by the other documents.
         rater_labels: An agreement's raters by their labels, not by position (the default).
+        verdicts: A comparison's checked gates, whose verdict its header gives; ignored by
+            the other documents.
+        date: The date a comparison's header shows (``YYYY-MM-DD``); ignored by the others.
 
     Raises:
         ChartscoreError: ``usage`` for anything else (checked by the exact type, so a
@@ -50,9 +55,11 @@ def document_view(
     if type(document) is Agreement:
         return agreement_view(document, rater_labels=rater_labels is True)
     if type(document) is Comparison:
-        return comparison_view(document, sort=sort, gates=gates)
+        return comparison_view(document, sort=sort, gates=gates, verdicts=verdicts, date=date)
     if type(document) is SharedComparison:
-        return shared_comparison_view(document, sort=sort, gates=gates)
+        return shared_comparison_view(
+            document, sort=sort, gates=gates, verdicts=verdicts, date=date
+        )
     if type(document) is Report or type(document) is SharedReport:
         return report_view(document, sort=sort)
     raise ChartscoreError(ErrorCode.USAGE)

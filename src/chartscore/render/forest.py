@@ -36,6 +36,10 @@ LABEL_CHARS: Final = 40
 """Labels longer than this wrap onto more lines (nothing is cut)."""
 PAD: Final = 8
 AXIS_HEIGHT: Final = 30
+ZOOM_NOTE_HEIGHT: Final = 14
+MARGIN_LABEL_HEIGHT: Final = 14
+"""Room under the axis for a declared margin's name."""
+"""Room under a zoomed axis for the line that says it is zoomed."""
 
 
 def value_parts(estimate: Estimate) -> tuple[str, str, str]:
@@ -183,6 +187,11 @@ def _margin_lines(row: PlotRow, axis: _Axis, top: float, height: float) -> list[
     return out
 
 
+def _margin_text(value: float, kind: Kind) -> str:
+    """``margin -2``: a margin as its axis reads it (points for a difference)."""
+    return f"margin {_tick_label(value, kind)}"
+
+
 def _numbers(row: PlotRow, geometry: Geometry, y: float) -> list[str]:
     fraction, value, rest = value_parts(row.estimate)
     start = geometry.right + 12
@@ -267,7 +276,26 @@ def forest_svg(plot: Plot, *, element_id: str, geometry: Geometry | None = None)
         f'<line class="axis" x1="{_f(geometry.left)}" x2="{_f(geometry.right)}" '
         f'y1="{_f(bottom)}" y2="{_f(bottom)}"/>'
     )
-    svg_width, svg_height = _f(geometry.width), _f(bottom + AXIS_HEIGHT)
+    total_height = bottom + AXIS_HEIGHT
+    marked = [margin for row in plot.rows for margin in row.margins]
+    for margin in marked:
+        # Named under the axis, in the margin's colour, where its line is: a committee reads
+        # the threshold without hovering.
+        x = _f(axis.x(margin.value))
+        grid.append(
+            f'<text class="margin-label" x="{x}" y="{_f(bottom + 32)}" text-anchor="middle">'
+            f"{escape(_margin_text(margin.value, kind))}</text>"
+        )
+    if marked:
+        total_height += MARGIN_LABEL_HEIGHT
+    if plot.zoomed:
+        low, high = (_tick_label(end, kind) for end in plot.axis)
+        grid.append(
+            f'<text class="zoom" x="{_f(geometry.left)}" y="{_f(total_height + 4)}">'
+            f"{escape(f'axis zoomed to fit, {low} to {high}, not the full range')}</text>"
+        )
+        total_height += ZOOM_NOTE_HEIGHT
+    svg_width, svg_height = _f(geometry.width), _f(total_height)
     return "\n".join(
         [
             f'<svg class="forest" role="img" aria-labelledby="{escape(element_id)}" '

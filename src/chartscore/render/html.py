@@ -68,9 +68,11 @@ svg .mark .point { fill: var(--good); }
 svg .mark.error .ci, svg .mark.error .cap { stroke: var(--bad); }
 svg .mark.error .point { fill: var(--bad); }
 svg .absent { font-style: italic; }
+svg .zoom { fill: var(--muted); font-style: italic; }
 svg .mark .arrow { fill: var(--good); }
 svg .mark.error .arrow { fill: var(--bad); }
 svg .margin line { stroke: #cc79a7; stroke-width: 2; stroke-dasharray: 3 2; }
+svg .margin-label { fill: #a1467e; font-weight: 700; }
 table { border-collapse: collapse; margin: .4rem 0 1.6rem; font-variant-numeric: tabular-nums; }
 caption { text-align: left; padding-bottom: .3rem; }
 caption .title { font-weight: 600; font-size: 1.05rem; display: block; }
@@ -113,6 +115,11 @@ _KEY: Final = (
     'stroke="#d55e00" stroke-width="2"/><rect x="12.5" y="2.5" width="9" height="9" '
     'fill="#d55e00"/></svg> an error metric, where lower is better, and its interval</span>'
     "</div>"
+)
+_MARGIN_KEY: Final = (
+    '<span class="margin-key"><svg width="34" height="14" aria-hidden="true"><line x1="17" '
+    'x2="17" y1="0" y2="14" stroke="#cc79a7" stroke-width="2" stroke-dasharray="3 2"/></svg>'
+    " a gate's margin: the interval's bound must clear it (named in the header)</span>"
 )
 
 
@@ -216,7 +223,10 @@ def render_html(view: View) -> str:
         '</li><li><a href="#definitions">Definitions</a></li></ul></nav>',
     ]
     if view.plots:
-        out += ['<section id="plots">', "<h2>Forest plots</h2>", _KEY]
+        key = _KEY
+        if any(row.margins for plot in view.plots for row in plot.rows):
+            key = key.removesuffix("</div>") + _MARGIN_KEY + "</div>"
+        out += ['<section id="plots">', "<h2>Forest plots</h2>", key]
         geometry = Geometry.fit(view.plots)  # one axis position for every panel
         for number, plot in enumerate(view.plots):
             target = f"def-{plot.metric}" if plot.metric else "definitions"

@@ -37,6 +37,7 @@ from chartscore.documents.report import (
 )
 from chartscore.documents.shared_figures import SharedMagnitude, SharedUncertainty
 from chartscore.documents.shared_labels import SharedCoefficient, SharedLabel
+from chartscore.documents.shared_quantities import hidden_counts
 from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.documents.tally import ERROR_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, word_option
@@ -45,8 +46,10 @@ from chartscore.render.definitions import (
     COEFFICIENTS,
     LEGEND_ORDER,
     METRIC_ORDER,
+    WEIGHTED_KAPPA,
     definition,
     interval_note,
+    kappa_name,
     plugin_definitions,
     plugin_order,
     title,
@@ -199,6 +202,10 @@ def rate_estimate(
     )
 
 
+ORDINAL_MARK: Final = "ordinal_within_one"
+"""A metric only ordinal fields have: its slice's kappa is the quadratic-weighted one."""
+
+
 def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estimate | None:
     """The kappa estimate of a field slice, or None if the field has no kappa.
 
@@ -223,6 +230,7 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
         lower=low,
         upper=high,
         suppressed=suppressed,
+        weighted=ORDINAL_MARK in part.metrics,
     )
 
 
@@ -855,17 +863,21 @@ def _plugin_metric_table(
 
 
 def _kappa_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(Row(e.slice, e.name, (e, e.total_count)) for e in estimates if e.metric == "kappa")
+    rows = tuple(
+        Row(e.slice, e.name, (kappa_name(e.weighted), e, e.total_count))
+        for e in estimates
+        if e.metric == "kappa"
+    )
     if not rows:
         return None
     return Table(
         "kappa",
-        "Cohen's kappa (higher is better)",
-        f"kappa [{level} interval] over the pairs; undefined with no pairs or when gold and "
-        "answers "
-        "all fall in one category.",
+        "Kappa (higher is better)",
+        f"kappa [{level} interval] over the pairs: Cohen's kappa, and on an ordinal field "
+        "weighted kappa (quadratic); undefined with no pairs or when gold and answers all fall "
+        "in one category.",
         "field",
-        (Column("kappa", "kappa"), Column("pairs")),
+        (Column("statistic"), Column("kappa", "kappa"), Column("pairs")),
         rows,
     )
 
@@ -892,6 +904,14 @@ def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     return PlotRow(
         f"{label}: {title(estimate.metric)}", estimate, f"{estimate.slice} {estimate.name}"
     )
+
+
+def kappa_plot_row(estimate: Estimate) -> PlotRow:
+    """A kappa's plot row, named ``weighted kappa (quadratic)`` on an ordinal field."""
+    label = slice_label(estimate.slice, estimate.name)
+    if estimate.weighted:
+        label = f"{label}: {WEIGHTED_KAPPA}"
+    return PlotRow(label, estimate, estimate.slice)
 
 
 def _label_plot_row(estimate: Estimate) -> PlotRow:
@@ -992,9 +1012,14 @@ def _plots(
                 0.0,
             )
         )
-    kappas = tuple(_plot_row(e) for e in estimates if e.kind is Kind.KAPPA and e.metric == "kappa")
+    kappas = tuple(
+        kappa_plot_row(e) for e in estimates if e.kind is Kind.KAPPA and e.metric == "kappa"
+    )
     if kappas:
-        note = f"kappa and {level} interval; 0 is chance agreement, 1 perfect agreement."
+        note = (
+            f"kappa and {level} interval: Cohen's kappa, and on an ordinal field weighted kappa "
+            "(quadratic); 0 is chance agreement, 1 perfect agreement."
+        )
         plots.append(Plot("kappa", title("kappa"), note, "kappa", (-1.0, 1.0), kappas, 0.0))
     risk = _risk_coverage_plot(estimates, level)
     if risk is not None:
@@ -1060,16 +1085,24 @@ def _disclosure(report: SharedReport) -> tuple[tuple[str, str], str]:
     rule = report.disclosure
     total = sum(1 for _ in report.numbers())
     level = level_text(report.confidence)
+    suppressed, derived = hidden_counts(report)
     fact = (
         "disclosure",
         f"cell-size rule, min_cell {rule.min_cell}, unit {rule.unit}: "
-        f"{rule.suppressed_count} of {total} numbers suppressed",
+        f"{rule.suppressed_count} of {total} numbers suppressed, primary and complementary; "
+        f"the audit also checks {derived} quantities derived from them (failures, disagreed "
+        f"rows): {suppressed + derived} hidden numbers in all",
     )
     note = (
         f"Shared report: a number backed by 1 to {rule.min_cell - 1} {rule.unit} (distinct "
         "patients' charts, not rows) is suppressed, and so are enough others that none can be "
         f"worked out from the rest; {rule.suppressed_count} of the report's {total} counts, "
-        "success and total counts and kappa pairs are suppressed (docs/disclosure.md). A "
+        "success and total counts and kappa pairs are suppressed (docs/disclosure.md): the "
+        "primary ones for their own small counts, the complementary ones so that no primary one "
+        "can be worked back out (how many of each is not published: it would say how many "
+        f"counts are small). chartscore audit checks these {suppressed} and the {derived} "
+        "quantities derived from them (a metric's failures, total minus successes; a field's "
+        f"disagreed rows), so it reports {suppressed + derived} hidden numbers checked. A "
         "suppressed number reads suppressed, never 0. A metric with a suppressed part shows no "
         "rate and no interval, but its bound where the published ranges give one: in field rows "
         f"the widest {level} Wilson interval over every count those ranges allow (for example "

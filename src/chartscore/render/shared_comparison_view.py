@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chartscore.documents.gates import Gate
+from chartscore.documents.gates import Gate, GateResults
 from chartscore.documents.shared_comparison import (
     SHARED_COMPARISON_FORMAT,
     SHARED_COMPARISON_FORMAT_VERSION,
@@ -29,6 +29,7 @@ from chartscore.render.comparison_view import (
     candidate_rate,
     difference_scale,
     gate_margins,
+    header_facts,
     p_text,
     paired_difference,
     renamed,
@@ -116,9 +117,18 @@ def _plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> tuple[Plot
 
 
 def shared_comparison_view(
-    shared: SharedComparison, *, sort: str = "name", gates: Sequence[Gate] = ()
+    shared: SharedComparison,
+    *,
+    sort: str = "name",
+    gates: Sequence[Gate] = (),
+    verdicts: GateResults | None = None,
+    date: str | None = None,
 ) -> View:
     """Lay out a shared comparison for people: difference plots, the paired table, counts.
+
+    The header gives the date, the level, each difference gate's margin and the gates'
+    verdict as a comparison's does; a shared comparison names no system (its systems are
+    the baseline and the candidate: names are free text it cannot vouch for).
 
     Raises:
         ChartscoreError: ``usage`` when ``shared`` is not exactly a SharedComparison or
@@ -135,7 +145,8 @@ def shared_comparison_view(
     def shown(value: int | None) -> str:
         return "suppressed" if value is None else str(value)
 
-    facts: tuple[tuple[str, str], ...] = (
+    facts: tuple[tuple[str, str], ...] = header_facts(level, gates, verdicts, date)
+    facts += (
         (
             "comparison",
             f"{SHARED_COMPARISON_FORMAT}, format version {SHARED_COMPARISON_FORMAT_VERSION}",
@@ -144,7 +155,10 @@ def shared_comparison_view(
         (
             "disclosure",
             f"cell-size rule: no number from 1 to {disclosure.min_cell - 1} cases is shown or "
-            f"derivable; {disclosure.suppressed_count} numbers suppressed (docs/disclosure.md)",
+            f"derivable; {disclosure.suppressed_count} numbers suppressed, primary and "
+            "complementary; the audit also checks the quantities derived from them (failures, "
+            "rows both or neither system got right), so it reports more hidden numbers "
+            "(docs/disclosure.md)",
         ),
         (
             "gold rows",

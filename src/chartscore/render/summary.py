@@ -25,7 +25,7 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-from chartscore.documents.gates import GateResult, GateResults
+from chartscore.documents.gates import GateResults
 from chartscore.render._numbers import (
     NO_TRIALS,
     SUPPRESSED,
@@ -37,12 +37,15 @@ from chartscore.render._numbers import (
     withheld_rate,
 )
 from chartscore.render.table import WIDTH, table_lines
+from chartscore.render.verdicts import verdict_lines
 from chartscore.render.view import Column, Estimate, Kind, Row, Table, View, level_text
 from chartscore.stats.reliability import MIN_COEFFICIENT_PAIRS
 
 AGREEMENT: Final = "normalized_agreement"
 """The agreement a summary shows."""
 SUMMARY_FACTS: Final = (
+    "date",
+    "margin",
     "gold rows",
     "run cost",
     "baseline run cost",
@@ -141,10 +144,19 @@ def _n(estimate: Estimate | None) -> int | str | None:
     return "" if estimate is None else estimate.total_count
 
 
+def _kappa_text(estimate: Estimate | None) -> str:
+    # An ordinal field's kappa is marked: it is the weighted kappa (quadratic), not Cohen's.
+    text = rate_text(estimate)
+    return f"{text} {_WEIGHTED}" if estimate is not None and estimate.weighted else text
+
+
+_WEIGHTED: Final = "(weighted)"
+
+
 def _report_table(view: View, slices: dict[Key, dict[str, Estimate]]) -> Table:
     keys = [key for key, found in slices.items() if AGREEMENT in found]
     agreement = _aligned([rate_text(slices[key][AGREEMENT]) for key in keys])
-    kappa = [rate_text(slices[key].get("kappa")) for key in keys]
+    kappa = [_kappa_text(slices[key].get("kappa")) for key in keys]
     worst = [worst_text(worst_error(slices[key].values())) for key in keys]
     rows = tuple(
         Row(kind, name, (_n(slices[(kind, name)][AGREEMENT]), agreement[i], worst[i], kappa[i]))
@@ -216,29 +228,6 @@ def _pairs_table(view: View) -> Table:
     return Table("summary", "", "", "field", columns, tuple(rows), repeat=1)
 
 
-def verdict_line(result: GateResult) -> str:
-    """``gate 1 pass (required): overall normalized_agreement min_lower >= 0.6``."""
-    gate = result.gate
-    verdict = "pass" if result.passed else ("FAIL" if gate.required else "warn")
-    sign = ">=" if gate.reads_lower else "<="
-    return (
-        f"gate {gate.number} {verdict} ({gate.level}): {gate.slice} {gate.metric} "
-        f"{gate.rule} {sign} {gate.threshold:g}"
-    )
-
-
-def verdict_lines(results: GateResults) -> list[str]:
-    """The gates' verdicts: a line per gate, then how many passed."""
-    failed = [r for r in results.results if not r.passed]
-    required = sum(1 for r in failed if r.gate.required)
-    verdict = "FAILED" if required else "passed"
-    return [
-        *(verdict_line(result) for result in results.results),
-        f"gates {verdict}: {len(results.results) - len(failed)} of {len(results.results)} "
-        f"passed; failed: {required} required, {len(failed) - required} warning",
-    ]
-
-
 def _notes(view: View, table: Table) -> list[str]:
     level = level_text(view.confidence)
     headings = {column.heading for column in table.columns}
@@ -257,8 +246,10 @@ def _notes(view: View, table: Table) -> list[str]:
     ]
     if "kappa" in headings:
         notes.append(
-            f"kappa: quadratic-weighted for ordinal fields; {FEW_PAIRS}: fewer than "
-            f"{MIN_COEFFICIENT_PAIRS} pairs, no reliable interval."
+            f"kappa: Cohen's kappa; {_WEIGHTED}: an ordinal field's weighted kappa (quadratic)."
+        )
+        notes.append(
+            f"kappa {FEW_PAIRS}: fewer than {MIN_COEFFICIENT_PAIRS} pairs, no reliable interval."
         )
     if view.shared:
         notes.append(

@@ -68,6 +68,8 @@ class Estimate:
         success_range: A shared report's published range ``(lo, hi)`` of a suppressed
             success count (``hi`` None: no upper end), or None.
         total_range: The same for a suppressed total count, or None.
+        weighted: True for an ordinal field's kappa, which is quadratic-weighted: renderers
+            name it "weighted kappa (quadratic)", not Cohen's kappa.
     """
 
     slice: str
@@ -90,6 +92,7 @@ class Estimate:
     bound_level: str = ""
     success_range: tuple[int, int | None] | None = None
     total_range: tuple[int, int | None] | None = None
+    weighted: bool = False
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -215,6 +218,8 @@ class Plot:
             cut at the edge with an arrow.
         rows: The rows, in display order.
         reference: A value to mark with a vertical line (0 for differences), or None.
+        zoomed: True when the axis was narrowed to the data (``--axis zoom``): the plot
+            says so under its axis.
     """
 
     key: str
@@ -224,6 +229,7 @@ class Plot:
     axis: tuple[float, float]
     rows: tuple[PlotRow, ...]
     reference: float | None = None
+    zoomed: bool = False
 
 
 @attrs.frozen
