@@ -214,15 +214,7 @@ def _read_header(value: object) -> dict[str, object]:
         if key not in members:
             continue
         item = members[key]
-        if key in ("model", "model_version"):
-            if type(item) is not str or _NAME(item) is None:
-                _strict_json.invalid()
-        elif key == "currency":
-            if type(item) is not str or _CURRENCY(item) is None:
-                _strict_json.invalid()
-        else:
-            item = _non_negative(item)
-        header[key] = item
+        header[key] = _header_text(key, item) if key in _TEXT_KEYS else _non_negative(item)
     if "currency" not in header and any(key.endswith("_tokens") for key in header):
         _strict_json.invalid()
     return header
@@ -307,6 +299,18 @@ def read_partial_member(value: object) -> RunCost:
     return RunCost(rows, charts, tuple(totals), tuple(buckets), header)
 
 
+_TEXT_KEYS: Final = frozenset({"model", "model_version", "currency"})
+
+
+def _header_text(key: str, item: object) -> str:
+    # A header's model, version or currency, held to its pattern (invalid_report otherwise).
+    pattern = _CURRENCY if key == "currency" else _NAME
+    if type(item) is not str or pattern(item) is None:
+        _strict_json.invalid()
+    assert isinstance(item, str)
+    return item
+
+
 def _read_partial_header(value: object) -> RunHeader:
     members = _strict_json.members(value, (), _PARTIAL_HEADER_KEYS)
     if not members:
@@ -315,14 +319,7 @@ def _read_partial_header(value: object) -> RunHeader:
     for key in _PARTIAL_HEADER_KEYS:
         item = members.get(key)
         if item is not None:
-            if key in ("model", "model_version"):
-                if type(item) is not str or _NAME(item) is None:
-                    _strict_json.invalid()
-            elif key == "currency":
-                if type(item) is not str or _CURRENCY(item) is None:
-                    _strict_json.invalid()
-            else:
-                item = _read_decimal_text(item)
+            item = _header_text(key, item) if key in _TEXT_KEYS else _read_decimal_text(item)
         found.append(item)
     if found[2] is None and (found[3] is not None or found[4] is not None):
         _strict_json.invalid()
