@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -119,6 +120,17 @@ def test_stratified_reports_pass_their_audit_and_publish_no_small_cell(
             continue
         assert row.lo <= values[key] and (row.hi is None or values[key] <= row.hi), key
         assert key not in sensitive or row.lo != row.hi, key
+    # Strata do not cost the field level: the field and pooled slices publish every number
+    # the report without strata publishes (issue 39 item 4); a number it hides may show
+    # where the stratified attack proves it exactly (a derivable number is published).
+    plain_report = attrs.evolve(report, by_stratum={}, by_stratum_field_type={})
+    counts = sensitivity.case_counts
+    plain_counts = {k: n for k, n in counts.items() if not k[0].startswith("stratum")}
+    plain_sensitivity = attrs.evolve(sensitivity, case_counts=plain_counts)
+    plain = share(plain_report, plain_sensitivity, min_cell).numbers()
+    stratified = dict(shared.numbers())
+    for key, value in plain:
+        assert value is None or stratified[key] == value, key
     # Every site's rate is shown or carries its provable bound, as a field slice's does
     # (issue 39 item 6: what a registry reports back to each hospital).
     for name, part in shared.by_stratum.items():
@@ -531,3 +543,30 @@ def test_share_refuses_a_stratified_report_over_the_limit_before_suppressing(
     else:  # under the limit, suppression starts (and meets the stand-in)
         assert "share_too_large" not in err.getvalue()
         assert started == [True]
+
+
+def test_a_stratified_share_falls_back_to_one_step_when_two_steps_cannot_protect_a_site(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import chartscore.disclosure.suppress as suppress_module
+
+    cohort = build_cohort(__import__("random").Random(3).choice, ["boolean", "number"], 30)
+    cohort.declared = {"site": ["A", "B"]}
+    cohort.strata = {f"case-{i:05d}": {"site": "A" if i % 3 else "B"} for i in range(30)}
+    gold, predictions = cohort.records()
+    report = score(
+        gold, predictions, schema=cohort.schema_document(), strata=case_strata(cohort)
+    ).core()
+    sensitivity, _ = cohort.sensitivity()
+    alone = suppress_module._share_alone(report, sensitivity, 11)
+    original = suppress_module._share_alone
+
+    def refusing(*args: Any, **kwargs: Any) -> SharedReport:
+        if kwargs.get("known") is not None:  # the second step: as if no site could be protected
+            raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(suppress_module, "_share_alone", refusing)
+    shared = share(report, sensitivity, 11)
+    assert shared.to_json() == alone.to_json()
+    assert audit(shared.to_json()).passed

@@ -723,8 +723,8 @@ def share(
     A report with stratum slices is shared in two steps, so that strata do not cost the
     field level (docs/disclosure.md#stratum-slices): the report without them first, then
     the stratum slices around its choice (every number it shows shown, every one it hides
-    hidden). ``hidden``, ``known`` or ``joint`` (a product of a publication, a release)
-    keep the one step.
+    hidden again, unless the stratified attack proves it exactly). ``hidden``, ``known`` or
+    ``joint`` (a product of a publication, a release) keep the one step.
 
     Args:
         report: The full, value-free report.
