@@ -172,12 +172,12 @@ def test_the_exact_pattern_never_costs_more_than_the_greedy_one(
 
 
 def test_share_says_how_the_complementary_cells_were_chosen() -> None:
-    from chartscore.cli.share import _complement_line
+    from chartscore.cli._share_notes import complement_line
 
-    assert _complement_line(ComplementCost("exact", 212, 304, 212)) == (
+    assert complement_line(ComplementCost("exact", 212, 304, 212)) == (
         "chartscore: complementary cells: exact, the minimum declared cost 212 (inside only)\n"
     )
-    assert _complement_line(ComplementCost("greedy", 1034, 1034, 607)) == (
+    assert complement_line(ComplementCost("greedy", 1034, 1034, 607)) == (
         "chartscore: complementary cells: greedy, declared cost 1,034, at least 607 for any "
         "passing choice (inside only)\n"
     )

@@ -570,3 +570,6 @@ def test_a_stratified_share_falls_back_to_one_step_when_two_steps_cannot_protect
     shared = share(report, sensitivity, 11)
     assert shared.to_json() == alone.to_json()
     assert audit(shared.to_json()).passed
+    assert shared.field_level_kept is False  # share says so on stderr (inside only)
+    monkeypatch.setattr(suppress_module, "_share_alone", original)
+    assert share(report, sensitivity, 11).field_level_kept is True

@@ -786,13 +786,15 @@ def _stratified(report: Report, sensitivity: Sensitivity, min_cell: int) -> Shar
     hidden = frozenset(key for key, value in plain.numbers() if value is None)
     failed = False
     try:
-        return _share_alone(report, sensitivity, min_cell, hidden=hidden, known=known)
+        kept = _share_alone(report, sensitivity, min_cell, hidden=hidden, known=known)
     except ChartscoreError as error:
         if error.code is not ErrorCode.DISCLOSURE_AUDIT_FAILED:
             raise
         failed = True
-    assert failed  # the one step, outside the except block: no chained context
-    return _share_alone(report, sensitivity, min_cell)
+    if not failed:
+        return attrs.evolve(kept, field_level_kept=True)
+    # The one step, outside the except block: no chained context.
+    return attrs.evolve(_share_alone(report, sensitivity, min_cell), field_level_kept=False)
 
 
 def _share_alone(

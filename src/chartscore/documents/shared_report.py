@@ -416,6 +416,10 @@ class SharedReport(KeyedNumbers, Displayed):
     complement: ComplementCost | None = attrs.field(default=None, eq=False, repr=False)
     """How ``share`` chose the complementary cells and the declared cost (inside only, like
     :attr:`primary_count`: its lower bound depends on which hidden numbers are small)."""
+    field_level_kept: bool | None = attrs.field(default=None, eq=False, repr=False)
+    """With strata: True when ``share`` chose the stratum slices around the plain report's
+    choice (the field level is the plain share's), False when it fell back to one step.
+    Inside only, like :attr:`primary_count`; None without strata or when read from JSON."""
 
     def slices(self) -> Iterator[tuple[str, str, SharedSlice]]:
         """Every slice as (kind, name, slice): overall, fields, field types, then strata.
