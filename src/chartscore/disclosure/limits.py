@@ -5,8 +5,9 @@ With strata, the attacker's model copies every field's outcome classes once per 
 self-audit solve integer programs over the whole product. Their time grows faster than the
 number of field x stratum-cell blocks: measured on this project's two-core machine
 (docs/disclosure.md#limits), 13 fields over 6 sites (78 blocks) took 21 s, over 12 sites (156)
-99 s, over 30 sites (390) 26 minutes and 8 GiB. :data:`MAX_STRATUM_BLOCKS` is the documented
-limit; a larger report is ``share_too_large`` before any suppression starts.
+99 s, over 30 sites (390) 26 minutes and 8 GiB in one step, and 52 minutes and 12.8 GiB in
+the two steps that keep the field level (``suppress.share``). :data:`MAX_STRATUM_BLOCKS` is the
+documented limit; a larger report is ``share_too_large`` before any suppression starts.
 
 Value-free: counts only.
 """
@@ -20,7 +21,7 @@ from typing import Final
 from chartscore.errors import ChartscoreError, ErrorCode
 
 MAX_STRATUM_BLOCKS: Final = 400
-"""The most field x stratum-cell blocks ``share`` takes on (390 took 26 minutes)."""
+"""The most field x stratum-cell blocks ``share`` takes on (390 took 52 minutes in two steps)."""
 
 
 def stratum_blocks(fields: int, stratum_names: Iterable[str]) -> int:
