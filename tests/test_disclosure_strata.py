@@ -572,4 +572,9 @@ def test_a_stratified_share_falls_back_to_one_step_when_two_steps_cannot_protect
     assert audit(shared.to_json()).passed
     assert shared.field_level_kept is False  # share says so on stderr (inside only)
     monkeypatch.setattr(suppress_module, "_share_alone", original)
-    assert share(report, sensitivity, 11).field_level_kept is True
+    two_steps = share(report, sensitivity, 11)
+    assert two_steps.field_level_kept is True
+    # The primary cells are the rule's own, whichever way it chose: what the plain step hides
+    # beyond them counts as complementary on share's stderr.
+    assert two_steps.primary_count == alone.primary_count
+    assert alone.primary_count is not None and alone.primary_count > 0

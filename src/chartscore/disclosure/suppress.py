@@ -857,7 +857,7 @@ def _share_alone(
         )
         start = first.hidden
         frozen = frozenset(first.numbers) - start
-    state, sensitive, primary, found = _suppress(
+    state, sensitive, _, found = _suppress(
         model,
         values,
         counts,
@@ -902,9 +902,8 @@ def _share_alone(
         shared = attrs.evolve(shared, overall_weighted=weighted)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
     cost = None if alone is None else final.disclosure.suppressed_count - alone
-    return attrs.evolve(
-        final, primary_count=len(set(primary)), ledger_cost=cost, complement=complement
-    )
+    own = len(set(primary_cells(sensitive)))  # what another product hides is complementary
+    return attrs.evolve(final, primary_count=own, ledger_cost=cost, complement=complement)
 
 
 def true_values(report: Report, sensitivity: Sensitivity) -> dict[Key, int]:
@@ -922,6 +921,17 @@ def true_values(report: Report, sensitivity: Sensitivity) -> dict[Key, int]:
         document, field_types, DEFAULT_MIN_CELL, set(), set(), figures=figures
     )
     return _values(model_of(full), full)
+
+
+def primary_cells(sensitive: Iterable[Quantity]) -> list[Key]:
+    """The numbers the rule itself hides: each small quantity, or the number it follows from."""
+    primary: list[Key] = []
+    for quantity in sensitive:
+        parts = quantity.parts
+        primary.append(quantity.key if parts is None else parts[0])
+        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
+            primary.append((*quantity.key[:2], ROWS_Q))
+    return primary
 
 
 def _suppress(
@@ -947,13 +957,10 @@ def _suppress(
         quantity for key, quantity in model.quantities.items() if 1 <= counts[key] < min_cell
     ]
     state = _Suppressor(model, values, min_cell, frozen)
-    primary: list[Key] = []
+    primary = primary_cells(sensitive)
     sensitive_keys = {quantity.key for quantity in sensitive}
     for quantity in sensitive:
         parts = quantity.parts
-        primary.append(quantity.key if parts is None else parts[0])
-        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
-            primary.append((*quantity.key[:2], ROWS_Q))
         if parts is not None and parts[0] not in sensitive_keys:
             state.proxies[parts[0]] = parts[1]
     primary += sorted(k for k in forced if k in model.quantities and k not in primary)
