@@ -8,13 +8,13 @@ from typing import Final
 import attrs
 
 from chartscore.cli._command import (
-    EXIT_OK,
     PROGRAM,
     Command,
     Option,
     input_argument,
     optional_input,
 )
+from chartscore.cli._last_steps import gated_exit
 from chartscore.cli._ledger_options import (
     BASELINE_SYSTEM,
     LEDGER_OPTIONS,
@@ -38,7 +38,6 @@ from chartscore.cli._options import (
     document_text,
     extra_predictions,
     format_option,
-    gate_status,
     junit_target,
     output_target,
     progress_line,
@@ -129,20 +128,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
-    return (
-        EXIT_OK
-        if gates is None
-        else gate_status(
-            comparison,
-            gates,
-            streams,
-            on_stderr=True,
-            interval=args.gate_interval,
-            junit=junit,
-            junit_name="chartscore compare",
-            inputs=kept,
-        )
-    )
+    return gated_exit(comparison, gates, args, streams, junit=junit, command="compare", inputs=kept)
 
 
 def _warn_missing_gap(comparison: Comparison, streams: Streams) -> None:
