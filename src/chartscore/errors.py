@@ -415,11 +415,7 @@ class ErrorHint(enum.StrEnum):
     )
 
 
-GATE_KEYS: Final = (
-    "slice",
-    "metric",
-    "label",
-    "level",
+GATE_RULES: Final = (
     "min_lower",
     "max_upper",
     "min_upper",
@@ -427,6 +423,8 @@ GATE_KEYS: Final = (
     "min_difference_lower",
     "max_difference_upper",
 )
+"""A gate's rules (:data:`chartscore.documents.gates.RULES`), in documented order."""
+GATE_KEYS: Final = ("slice", "metric", "label", "level", *GATE_RULES)
 """The keys of a gate in a gates file (:mod:`chartscore.documents.gates`), in documented order."""
 
 # A name from a gates file (developer-authored, no patient data) is shown only

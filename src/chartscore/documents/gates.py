@@ -113,6 +113,7 @@ from chartscore.documents.tally import (
 )
 from chartscore.errors import (
     GATE_KEYS,
+    GATE_RULES,
     ChartscoreError,
     ErrorCode,
     InputKind,
@@ -147,14 +148,7 @@ LEVELS: Final = ("required", "warning")
 INNER_RULES: Final = ("min_upper", "max_lower")
 """The rules that read an interval's inner side: the upper bound of a rate where higher is
 better, the lower bound of an error rate (docs/compare.md, CMS's validation rule)."""
-RULES: Final = (
-    "min_lower",
-    "max_upper",
-    "min_upper",
-    "max_lower",
-    "min_difference_lower",
-    "max_difference_upper",
-)
+RULES: Final = GATE_RULES
 INTERVAL_KINDS: Final = (
     "wilson",
     "wilson bound",
