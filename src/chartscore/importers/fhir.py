@@ -41,6 +41,7 @@ from typing import Final, Literal
 from chartscore._format import MAX_CASE_ID_LENGTH
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, word_option
 from chartscore.importers.fhir_questionnaire import (
+    ANSWER_KINDS,
     Condition,
     Form,
     Gate,
@@ -69,20 +70,8 @@ MAX_BUNDLE_BYTES: Final = 16 << 20
 
 SOURCE: Final = InputKind.RESPONSES
 _STATUSES: Final = ("completed", "amended")
-_VALUE_KINDS: Final = (
-    "Boolean",
-    "Decimal",
-    "Integer",
-    "Date",
-    "DateTime",
-    "Time",
-    "String",
-    "Uri",
-    "Attachment",
-    "Coding",
-    "Quantity",
-    "Reference",
-)
+_VALUE_KINDS: Final = (*ANSWER_KINDS, "Uri", "Attachment")
+"""The kinds of a response answer's ``value[x]`` (R4): an enableWhen's, and two more."""
 _NUMBERS: Final = ("Integer", "Decimal")
 _DATES: Final = ("Date", "DateTime")
 
