@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
 from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
@@ -180,6 +181,19 @@ def progress_line(args: argparse.Namespace, streams: Streams) -> TerminalProgres
     return None
 
 
+@contextlib.contextmanager
+def progress_shown(
+    args: argparse.Namespace, streams: Streams, *, shown: bool = True
+) -> Iterator[TerminalProgress | None]:
+    """:func:`progress_line` (None when not ``shown``) for one step, ended however it ends."""
+    progress = progress_line(args, streams) if shown else None
+    try:
+        yield progress
+    finally:
+        if progress is not None:
+            progress.finish()
+
+
 def parallel(args: argparse.Namespace) -> bool:
     """Whether to read predictions in a second process (``--jobs``, default: 2+ CPUs)."""
     jobs = int(args.jobs) if args.jobs is not None else min(2, _available_cpus())
@@ -219,9 +233,8 @@ def score_inputs(
     (``score_files``, ``share_files`` or the same signature) with the loaded schema,
     then warns of schema fields that no gold row used.
     """
-    progress = progress_line(args, streams) if shown else None
     strata_path = strata_input(args)
-    try:
+    with progress_shown(args, streams, shown=shown) as progress:
         result = scorer(
             gold,
             predictions,
@@ -233,9 +246,6 @@ def score_inputs(
             strict_schema=args.strict_schema,
             confidence=confidence(args),
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     if schema is not None:
         _warn_unused_schema_fields(sorted(set(schema.fields) - set(result.by_field)), streams)
     return result

@@ -40,7 +40,7 @@ from chartscore.cli._options import (
     format_option,
     junit_target,
     output_target,
-    progress_line,
+    progress_shown,
     strata_input,
 )
 from chartscore.cli._presentation import (
@@ -90,8 +90,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     gates = None if gates_path is None else load_gates(gates_path)
     names = system_names(args, "compare")
     check_date(args, "compare")
-    progress = progress_line(args, streams)
-    try:
+    with progress_shown(args, streams) as progress:
         schema = None if schema_path is None else load_schema(schema_path)
         comparison = compare_files(
             gold,
@@ -103,9 +102,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             confidence=confidence(args),
             strata=None if strata_path is None else load_strata(strata_path, schema),
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     ignored = comparison.ignored_prediction_count
     if ignored is not None and (ignored.baseline or ignored.candidate):
         say(
