@@ -708,6 +708,30 @@ def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     return _rebuild(error.code, (*location[:10], hint, *location[11:]))
 
 
+def relocated(
+    error: ChartscoreError,
+    *,
+    input: InputKind | None,
+    line: int | None,
+    part: int | None = None,
+) -> ChartscoreError:
+    """A new error with ``error``'s code and what it names, at another place.
+
+    What it names: its field id, key, item and plugin. Raise it outside the handler that
+    caught ``error``, so that it has no context.
+    """
+    return ChartscoreError(
+        error.code,
+        input=input,
+        part=part,
+        line=line,
+        field_id=error.field_id,
+        key=error.key,
+        item=error.item,
+        plugin=error.plugin,
+    )
+
+
 def closest(word: object, known: Iterable[str]) -> str | None:
     """The name in ``known`` closest to ``word`` (difflib's ratio at least 0.6), or None.
 
