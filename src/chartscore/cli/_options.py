@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
-from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
+from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError, output_file
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
@@ -166,9 +166,7 @@ def output_targets(
         UsageError: ``--partial-out -``, or the same file as ``--out``.
     """
     out = output_target(args.out, inputs)
-    if args.partial_out == STANDARD_STREAM:
-        raise UsageError("--partial-out must name a file", command)
-    partial_out = output_target(args.partial_out, inputs)
+    partial_out = output_target(output_file(args.partial_out, "--partial-out", command), inputs)
     if partial_out is not None and partial_out == out:
         raise UsageError("--partial-out and --out must name different files", command)
     return out, partial_out
@@ -338,8 +336,7 @@ def junit_target(
     value: str | None = getattr(args, "junit", None)
     if value is None:
         return None
-    if value == STANDARD_STREAM:
-        raise UsageError("--junit must name a file", command)
+    output_file(value, "--junit", command)
     if getattr(args, "gates", None) is None:
         raise UsageError("--junit needs --gates", command)
     others = [out for out in outputs if out is not None]
