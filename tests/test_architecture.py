@@ -322,11 +322,12 @@ def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
                 "metrics",  # the metric catalog: which metrics a gate may name
                 "agreement",  # an agreement document, taken by its exact type
                 "agreement_gates",  # what a gate reads in it
+                "_gate_errors",  # gate_metric_missing, worded once for every document
             },
         ),
         (
             "documents.agreement_gates",
-            {"agreement", "errors", "stats"},
+            {"agreement", "errors", "stats", "_gate_errors"},
         ),
     ],
 )

@@ -415,11 +415,7 @@ class ErrorHint(enum.StrEnum):
     )
 
 
-GATE_KEYS: Final = (
-    "slice",
-    "metric",
-    "label",
-    "level",
+GATE_RULES: Final = (
     "min_lower",
     "max_upper",
     "min_upper",
@@ -427,6 +423,8 @@ GATE_KEYS: Final = (
     "min_difference_lower",
     "max_difference_upper",
 )
+"""A gate's rules (:data:`chartscore.documents.gates.RULES`), in documented order."""
+GATE_KEYS: Final = ("slice", "metric", "label", "level", *GATE_RULES)
 """The keys of a gate in a gates file (:mod:`chartscore.documents.gates`), in documented order."""
 
 # A name from a gates file (developer-authored, no patient data) is shown only
@@ -708,6 +706,30 @@ def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     """A new error like ``error`` with ``hint`` added (raise it outside any handler)."""
     location = error._location()
     return _rebuild(error.code, (*location[:10], hint, *location[11:]))
+
+
+def relocated(
+    error: ChartscoreError,
+    *,
+    input: InputKind | None,
+    line: int | None,
+    part: int | None = None,
+) -> ChartscoreError:
+    """A new error with ``error``'s code and what it names, at another place.
+
+    What it names: its field id, key, item and plugin. Raise it outside the handler that
+    caught ``error``, so that it has no context.
+    """
+    return ChartscoreError(
+        error.code,
+        input=input,
+        part=part,
+        line=line,
+        field_id=error.field_id,
+        key=error.key,
+        item=error.item,
+        plugin=error.plugin,
+    )
 
 
 def closest(word: object, known: Iterable[str]) -> str | None:

@@ -118,3 +118,14 @@ def input_argument(value: str) -> InputPath:
 def optional_input(value: str | None) -> InputPath | None:
     """An optional input argument (``--schema``, ``--gates``), None when not given."""
     return None if value is None else input_argument(value)
+
+
+def output_file(value: str | None, flag: str, command: str) -> str | None:
+    """An output option that names a file: ``-`` (standard output) is refused.
+
+    For outputs that hold patient-level data or are read again (a ledger, a partial, an
+    imported gold file), or that would mix with the document on stdout (``--junit``).
+    """
+    if value == STANDARD_STREAM:
+        raise UsageError(f"{flag} must name a file", command)
+    return value

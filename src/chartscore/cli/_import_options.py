@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Final
 
-from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
+from chartscore.cli._command import PROGRAM, Option, UsageError, output_file
 from chartscore.cli._streams import Streams, say
 from chartscore.importers import Imported, write_imported
 from chartscore.io.inputs import InputPath
@@ -101,13 +101,6 @@ def whole_number(value: str | None, flag: str, command: str) -> int | None:
     if not re.fullmatch(r"[0-9]{1,15}", value):
         raise UsageError(f"{flag} must be a whole number", command)
     return int(value)
-
-
-def output_file(value: str | None, flag: str, command: str) -> str | None:
-    """An output option's file; standard output is refused (files hold patient data)."""
-    if value == STANDARD_STREAM:
-        raise UsageError(f"{flag} must name a file", command)
-    return value
 
 
 def outputs(args: argparse.Namespace, command: str) -> dict[str, str | None]:

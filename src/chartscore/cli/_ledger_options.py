@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
+from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError, output_file
 from chartscore.cli._streams import Streams, say
 from chartscore.documents import Document
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
@@ -89,8 +89,7 @@ def ledger_request(
             if getattr(args, option.dest, None) is not None:
                 raise UsageError(f"{option.flag} needs --ledger", command)
         return None
-    if given == STANDARD_STREAM:
-        raise UsageError("--ledger must name a file", command)
+    output_file(given, "--ledger", command)
     if gold is STDIN:
         raise UsageError("--ledger needs --gold from a file: it is read again", command)
     if schema is STDIN:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
-from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError
+from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError, output_file
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
@@ -165,9 +166,7 @@ def output_targets(
         UsageError: ``--partial-out -``, or the same file as ``--out``.
     """
     out = output_target(args.out, inputs)
-    if args.partial_out == STANDARD_STREAM:
-        raise UsageError("--partial-out must name a file", command)
-    partial_out = output_target(args.partial_out, inputs)
+    partial_out = output_target(output_file(args.partial_out, "--partial-out", command), inputs)
     if partial_out is not None and partial_out == out:
         raise UsageError("--partial-out and --out must name different files", command)
     return out, partial_out
@@ -178,6 +177,19 @@ def progress_line(args: argparse.Namespace, streams: Streams) -> TerminalProgres
     if not args.quiet and streams.err is not None and is_terminal(streams.err):
         return TerminalProgress(streams.err)
     return None
+
+
+@contextlib.contextmanager
+def progress_shown(
+    args: argparse.Namespace, streams: Streams, *, shown: bool = True
+) -> Iterator[TerminalProgress | None]:
+    """:func:`progress_line` (None when not ``shown``) for one step, ended however it ends."""
+    progress = progress_line(args, streams) if shown else None
+    try:
+        yield progress
+    finally:
+        if progress is not None:
+            progress.finish()
 
 
 def parallel(args: argparse.Namespace) -> bool:
@@ -219,9 +231,8 @@ def score_inputs(
     (``score_files``, ``share_files`` or the same signature) with the loaded schema,
     then warns of schema fields that no gold row used.
     """
-    progress = progress_line(args, streams) if shown else None
     strata_path = strata_input(args)
-    try:
+    with progress_shown(args, streams, shown=shown) as progress:
         result = scorer(
             gold,
             predictions,
@@ -233,9 +244,6 @@ def score_inputs(
             strict_schema=args.strict_schema,
             confidence=confidence(args),
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     if schema is not None:
         _warn_unused_schema_fields(sorted(set(schema.fields) - set(result.by_field)), streams)
     return result
@@ -328,8 +336,7 @@ def junit_target(
     value: str | None = getattr(args, "junit", None)
     if value is None:
         return None
-    if value == STANDARD_STREAM:
-        raise UsageError("--junit must name a file", command)
+    output_file(value, "--junit", command)
     if getattr(args, "gates", None) is None:
         raise UsageError("--junit needs --gates", command)
     others = [out for out in outputs if out is not None]

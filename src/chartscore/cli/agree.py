@@ -21,7 +21,7 @@ from chartscore.cli._options import (
     confidence,
     extra_predictions,
     output_target,
-    progress_line,
+    progress_shown,
 )
 from chartscore.cli._streams import Streams
 from chartscore.documents.agreement import RATER_LABEL
@@ -70,8 +70,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     schema_path = input_argument(args.schema)
     inputs = (*(path for _, path in raters), gold, schema_path)
     out = output_target(args.out, inputs)
-    progress = progress_line(args, streams)
-    try:
+    with progress_shown(args, streams) as progress:
         agreement = agree_files(
             raters,
             schema=load_schema(schema_path),
@@ -80,9 +79,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             extra_predictions=extra_predictions(args),
             progress=progress,
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     text = agreement.to_json() + "\n"
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     return EXIT_OK

@@ -16,6 +16,7 @@ from chartscore.cli._command import (
     UsageError,
     input_argument,
     optional_input,
+    output_file,
 )
 from chartscore.cli._ledger_options import LEDGER_KEY
 from chartscore.cli._options import (
@@ -63,8 +64,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 def _batch(args: argparse.Namespace, streams: Streams, appended: Appended) -> int:
     if args.predictions == STANDARD_STREAM:
         raise UsageError("--predictions is a pattern of files, not standard input", NAME)
-    if args.ledger == STANDARD_STREAM:
-        raise UsageError("--ledger must name a file", NAME)
+    output_file(args.ledger, "--ledger", NAME)
     if args.jobs is not None and not (_JOBS.fullmatch(args.jobs) and int(args.jobs) <= MAX_JOBS):
         raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}", NAME)
     if STANDARD_STREAM in (args.gold, args.schema, args.gates):

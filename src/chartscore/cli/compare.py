@@ -8,13 +8,13 @@ from typing import Final
 import attrs
 
 from chartscore.cli._command import (
-    EXIT_OK,
     PROGRAM,
     Command,
     Option,
     input_argument,
     optional_input,
 )
+from chartscore.cli._last_steps import gated_exit
 from chartscore.cli._ledger_options import (
     BASELINE_SYSTEM,
     LEDGER_OPTIONS,
@@ -38,10 +38,9 @@ from chartscore.cli._options import (
     document_text,
     extra_predictions,
     format_option,
-    gate_status,
     junit_target,
     output_target,
-    progress_line,
+    progress_shown,
     strata_input,
 )
 from chartscore.cli._presentation import (
@@ -91,8 +90,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     gates = None if gates_path is None else load_gates(gates_path)
     names = system_names(args, "compare")
     check_date(args, "compare")
-    progress = progress_line(args, streams)
-    try:
+    with progress_shown(args, streams) as progress:
         schema = None if schema_path is None else load_schema(schema_path)
         comparison = compare_files(
             gold,
@@ -104,9 +102,6 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             confidence=confidence(args),
             strata=None if strata_path is None else load_strata(strata_path, schema),
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     ignored = comparison.ignored_prediction_count
     if ignored is not None and (ignored.baseline or ignored.candidate):
         say(
@@ -129,20 +124,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     )
     write_output(text.encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     record(request, comparison, streams, gold=gold, schema_path=schema_path, inputs=inputs)
-    return (
-        EXIT_OK
-        if gates is None
-        else gate_status(
-            comparison,
-            gates,
-            streams,
-            on_stderr=True,
-            interval=args.gate_interval,
-            junit=junit,
-            junit_name="chartscore compare",
-            inputs=kept,
-        )
-    )
+    return gated_exit(comparison, gates, args, streams, junit=junit, command="compare", inputs=kept)
 
 
 def _warn_missing_gap(comparison: Comparison, streams: Streams) -> None:

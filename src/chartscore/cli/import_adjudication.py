@@ -8,14 +8,13 @@ from typing import Final
 from chartscore.cli._command import (
     EXIT_OK,
     PROGRAM,
-    STANDARD_STREAM,
     Command,
     Option,
     UsageError,
     input_argument,
     optional_input,
+    output_file,
 )
-from chartscore.cli._import_options import output_file
 from chartscore.cli._ledger_options import LEDGER_KEY
 from chartscore.cli._streams import Streams, say
 from chartscore.io.ledger_file import check_ledger, load_ledger_key
@@ -42,8 +41,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if args.ledger is None and args.ledger_key is not None:
         raise UsageError("--ledger-key needs --ledger", NAME)
     if args.ledger is not None:
-        if args.ledger == STANDARD_STREAM:
-            raise UsageError("--ledger must name a file", NAME)
+        output_file(args.ledger, "--ledger", NAME)
         key = load_ledger_key(args.ledger_key)
         check_ledger(args.ledger, inputs=(*inputs, gold_out))
     adjudication = adjudicate_files(gold, worklist, schema=schema)

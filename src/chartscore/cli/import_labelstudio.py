@@ -14,6 +14,7 @@ from chartscore.cli._command import (
     Option,
     UsageError,
     input_argument,
+    output_file,
 )
 from chartscore.cli._import_options import (
     GOLD_OUT,
@@ -21,7 +22,6 @@ from chartscore.cli._import_options import (
     SCHEMA_OUT,
     comma_list,
     note_ranges,
-    output_file,
     outputs,
     summary,
 )

@@ -7,11 +7,11 @@ import glob
 from typing import Final
 
 from chartscore.cli._command import (
-    EXIT_OK,
     Command,
     Option,
     optional_input,
 )
+from chartscore.cli._last_steps import gated_exit, write_partial
 from chartscore.cli._options import (
     AXIS,
     CONFIDENCE,
@@ -23,7 +23,6 @@ from chartscore.cli._options import (
     document_format,
     document_text,
     format_option,
-    gate_status,
     junit_target,
     output_targets,
 )
@@ -54,23 +53,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     text = document_text(report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis)
     if partial_out is not None:  # inside the consortium only, as every partial
         assert partial is not None
-        data = (partial + "\n").encode("utf-8")
-        write_output(data, partial_out, inputs=(*inputs, out), mode=0o600)
+        write_partial(partial, partial_out, inputs=(*inputs, out))
     write_output(text.encode("utf-8"), out, inputs=(*inputs, partial_out), stdout=streams.out)
-    return (
-        EXIT_OK
-        if gates is None
-        else gate_status(
-            report,
-            gates,
-            streams,
-            on_stderr=True,
-            interval=args.gate_interval,
-            junit=junit,
-            junit_name="chartscore merge",
-            inputs=inputs,
-        )
-    )
+    return gated_exit(report, gates, args, streams, junit=junit, command="merge", inputs=inputs)
 
 
 COMMAND: Final = Command(

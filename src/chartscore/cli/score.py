@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Final
 
 from chartscore.cli._command import (
-    EXIT_OK,
     PROGRAM,
     STANDARD_STREAM,
     Command,
@@ -18,6 +17,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
+from chartscore.cli._last_steps import gated_exit, write_partial
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     AXIS,
@@ -37,7 +37,6 @@ from chartscore.cli._options import (
     document_format,
     document_text,
     format_option,
-    gate_status,
     junit_target,
     output_targets,
     score_inputs,
@@ -106,24 +105,10 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis, schema=schema
     )
     if partial_out is not None:  # inside the consortium only: not for other users of the machine
-        partial = (written[0] + "\n").encode("utf-8")
-        write_output(partial, partial_out, inputs=(*inputs, out), mode=0o600)
+        write_partial(written[0], partial_out, inputs=(*inputs, out))
     write_output(text.encode("utf-8"), out, inputs=(*inputs, partial_out), stdout=streams.out)
     record(request, report, streams, gold=gold, schema_path=schema_path, inputs=inputs)
-    return (
-        EXIT_OK
-        if gates is None
-        else gate_status(
-            report,
-            gates,
-            streams,
-            on_stderr=True,
-            interval=args.gate_interval,
-            junit=junit,
-            junit_name="chartscore score",
-            inputs=kept,
-        )
-    )
+    return gated_exit(report, gates, args, streams, junit=junit, command="score", inputs=kept)
 
 
 def mirrors_gold(report: Report) -> bool:

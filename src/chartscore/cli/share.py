@@ -32,7 +32,7 @@ from chartscore.cli._options import (
     confidence,
     extra_predictions,
     output_target,
-    progress_line,
+    progress_shown,
     refuse_combined,
     score_inputs,
     strata_input,
@@ -186,22 +186,17 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
     schema_path = optional_input(args.schema)
     inputs = (gold, baseline, candidate, schema_path)
     out = output_target(args.out, inputs)
-    progress = progress_line(args, streams)
-    try:
-        schema = None if schema_path is None else load_schema(schema_path)
+    with progress_shown(args, streams) as progress:
         shared = share_comparison_files(
             gold,
             baseline,
             candidate,
-            schema=schema,
+            schema=None if schema_path is None else load_schema(schema_path),
             min_cell=min_cell,
             progress=progress,
             extra_predictions=extra_predictions(args),
             confidence=confidence(args),
         )
-    finally:
-        if progress is not None:
-            progress.finish()
     write_output((shared.to_json() + "\n").encode("utf-8"), out, inputs=inputs, stdout=streams.out)
     say(
         streams.err,

@@ -25,9 +25,9 @@ Value-free: imports only ``agreement``, ``errors`` and ``stats``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Final, Protocol
+from typing import Final
 
+from chartscore.documents._gate_errors import GateLike, missing_metric
 from chartscore.documents.agreement import (
     ALPHA_METRIC_OF,
     KAPPA_TYPES,
@@ -85,25 +85,6 @@ TOO_FEW_UNITS: Final = "too few pairs"
 """The reason a coefficient from fewer than 100 units cannot pass (``gates.TOO_FEW_PAIRS``)."""
 
 
-class GateLike(Protocol):
-    """What is read of a gate: where it stands (for errors) and what it names."""
-
-    @property
-    def number(self) -> int: ...
-
-    @property
-    def line(self) -> int | None: ...
-
-    @property
-    def slice(self) -> str: ...
-
-    @property
-    def metric(self) -> str: ...
-
-    @property
-    def label(self) -> str: ...
-
-
 _KAPPA_TYPE_NAMES: Final = frozenset(kind.value for kind in KAPPA_TYPES)
 
 Figure = tuple[tuple[float, float] | None, str]
@@ -157,21 +138,12 @@ def agreement_figure(document: Agreement, gate: GateLike, *, z: float, exact: bo
     return _field(document, name, gate, z=z, exact=exact)
 
 
-def _missing(gate: GateLike, present: Iterable[str] = ()) -> ChartscoreError:
-    return ChartscoreError(
-        ErrorCode.GATE_METRIC_MISSING,
-        gate=gate.number,
-        line=gate.line,
-        suggestion=closest(gate.metric, present),
-    )
-
-
 def _overall(document: Agreement, gate: GateLike, z: float) -> Figure:
     # Gold and the ceiling only (the pooled pairs have no interval); Wilson's interval of the
     # pooled counts whatever --gate-interval says, as a report's pooled slice reads its one.
     present = (*GOLD_GATE_METRICS, *CEILING_GATE_METRICS) if document.gold else ()
     if document.gold is None or gate.metric not in present:
-        raise _missing(gate, present)
+        raise missing_metric(gate, present)
     if gate.metric in CEILING_GATE_METRICS:
         found = document.gold.ceiling()["best" if gate.metric == "ceiling_best" else "median"]
         if not isinstance(found, dict):  # no rater has a trial
@@ -180,7 +152,7 @@ def _overall(document: Agreement, gate: GateLike, z: float) -> Figure:
     else:
         results = document.gold.overall.get(gate.label)
         if results is None:
-            raise _missing(gate)
+            raise missing_metric(gate)
         result = results[gate.metric.removeprefix("gold_")]
         successes, trials = result.success_count, result.total_count
     # Pooled rows of one chart are correlated: read as the document states it, with a note.
@@ -202,11 +174,11 @@ def _field(document: Agreement, field_id: str, gate: GateLike, *, z: float, exac
     part = document.by_field[field_id]
     present = _field_metrics(part, document.gold is not None)
     if gate.metric not in present:
-        raise _missing(gate, present)
+        raise missing_metric(gate, present)
     if gate.metric in PAIR_GATE_METRICS:
         pair = next((p for p in part.pairs if "~".join(p.raters) == gate.label), None)
         if pair is None:
-            raise _missing(gate)
+            raise missing_metric(gate)
         if gate.metric == "pair_agreement":
             return _counts(pair.agreement, z, exact)
         return _coefficient(pair.kappa, gate.metric)
@@ -214,7 +186,7 @@ def _field(document: Agreement, field_id: str, gate: GateLike, *, z: float, exac
         assert document.gold is not None
         results = document.gold.by_field.get(field_id, {}).get(gate.label)
         if results is None:
-            raise _missing(gate)
+            raise missing_metric(gate)
         return _counts(results[gate.metric.removeprefix("gold_")], z, exact)
     found = {"fleiss_kappa": part.fleiss_kappa, "alpha": part.alpha}.get(gate.metric, part.gwet)
     return _coefficient(found, gate.metric)

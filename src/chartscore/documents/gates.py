@@ -72,13 +72,14 @@ import difflib
 import math
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final, Protocol, TypeVar, cast
 
 import attrs
 
 from chartscore import metrics as catalog
 from chartscore.documents import is_document
+from chartscore.documents._gate_errors import missing_metric
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.agreement_gates import (
     AGREEMENT_COEFFICIENTS,
@@ -112,6 +113,7 @@ from chartscore.documents.tally import (
 )
 from chartscore.errors import (
     GATE_KEYS,
+    GATE_RULES,
     ChartscoreError,
     ErrorCode,
     InputKind,
@@ -146,14 +148,7 @@ LEVELS: Final = ("required", "warning")
 INNER_RULES: Final = ("min_upper", "max_lower")
 """The rules that read an interval's inner side: the upper bound of a rate where higher is
 better, the lower bound of an error rate (docs/compare.md, CMS's validation rule)."""
-RULES: Final = (
-    "min_lower",
-    "max_upper",
-    "min_upper",
-    "max_lower",
-    "min_difference_lower",
-    "max_difference_upper",
-)
+RULES: Final = GATE_RULES
 INTERVAL_KINDS: Final = (
     "wilson",
     "wilson bound",
@@ -848,22 +843,12 @@ def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], g
     return part
 
 
-def _missing_metric(gate: Gate, present: Iterable[str] = ()) -> ChartscoreError:
-    # ``present``: the slice's metric names, for a "did you mean" (a closed vocabulary).
-    return ChartscoreError(
-        ErrorCode.GATE_METRIC_MISSING,
-        gate=gate.number,
-        line=gate.line,
-        suggestion=closest(gate.metric, present),
-    )
-
-
 def _report_interval(
     part: ReportSlice, gate: Gate, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
         if part.kappa is None:
-            raise _missing_metric(gate)
+            raise missing_metric(gate)
         if not _reliable(part.kappa):
             return None, TOO_FEW_PAIRS
         return part.kappa.interval, "kappa"
@@ -872,7 +857,7 @@ def _report_interval(
         return extra
     metric = part.metrics.get(gate.metric)
     if metric is None:
-        raise _missing_metric(gate, part.metrics)
+        raise missing_metric(gate, part.metrics)
     return _rate_interval(metric, reading, pooled)
 
 
@@ -885,19 +870,19 @@ def _validation_interval(
     if gate.label:
         labels = getattr(part, "labels", None)
         if not labels or gate.label not in labels:
-            raise _missing_metric(gate)
+            raise missing_metric(gate)
         return _rate_interval(labels[gate.label].metrics[gate.metric], reading, False)
     if gate.metric in ("ac1", "ac2", "alpha"):
         coefficient = (getattr(part, "coefficients", None) or {}).get(gate.metric)
         if coefficient is None:
-            raise _missing_metric(gate)
+            raise missing_metric(gate)
         if not _reliable(coefficient):
             return None, TOO_FEW_PAIRS
         return coefficient.interval, _COEFFICIENT_KINDS[gate.metric]
     if gate.metric == "uncertainty_auroc":
         uncertainty = getattr(part, "uncertainty", None)
         if uncertainty is None:
-            raise _missing_metric(gate)
+            raise missing_metric(gate)
         kind = "delong" if uncertainty.delong else "hanley-mcneil"
         return attrs.evolve(uncertainty, z=z).auroc_interval, kind
     return None
@@ -909,7 +894,7 @@ def _shared_comparison_interval(
     # Only the core paired metrics are shared: any other metric is missing.
     paired = part.paired.get(gate.metric)
     if paired is None:
-        raise _missing_metric(gate)
+        raise missing_metric(gate)
     if not gate.is_difference:
         return _rate_interval(paired.candidate, reading, pooled)
     if paired.result is not None:
@@ -937,7 +922,7 @@ def _comparison_interval(
 ) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
         if part.kappa is None:
-            raise _missing_metric(gate)
+            raise missing_metric(gate)
         if not _reliable(part.kappa.candidate):
             return None, TOO_FEW_PAIRS
         return part.kappa.candidate.interval, "kappa"
@@ -948,7 +933,7 @@ def _comparison_interval(
         return _rate_interval(paired.candidate, reading, pooled)
     unpaired = part.unpaired.get(gate.metric)
     if unpaired is None:
-        raise _missing_metric(gate, [*part.paired, *part.unpaired])
+        raise missing_metric(gate, [*part.paired, *part.unpaired])
     return _rate_interval(unpaired.candidate, reading, pooled)  # no difference rule names these
 
 

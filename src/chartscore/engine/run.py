@@ -41,6 +41,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final
 
+import attrs
+
 from chartscore.documents.report import Report
 from chartscore.engine.partition import combine, finish, first_result, score_partition
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
@@ -204,29 +206,18 @@ def _require_engine(*, local_cluster: bool, distributed: bool) -> None:
         raise ChartscoreError(ErrorCode.ENGINE_UNAVAILABLE)
 
 
+@attrs.frozen(kw_only=True, repr=False, eq=False)
 class _Plan:
     """What to run: the parts, the scoring options, and the graph builder."""
 
-    def __init__(
-        self,
-        *,
-        gold: list[str],
-        predictions: list[str],
-        schema: Schema | None,
-        partitions: int | None,
-        extra_predictions: ExtraPredictions,
-        strict_schema: bool,
-        confidence: float = DEFAULT_CONFIDENCE,
-        strata: CaseStrata | None = None,
-    ) -> None:
-        self.strata = strata
-        self.gold = gold
-        self.predictions = predictions
-        self.schema = schema
-        self.partitions = partitions
-        self.extra_predictions = extra_predictions
-        self.strict_schema = strict_schema
-        self.confidence = confidence
+    gold: list[str]
+    predictions: list[str]
+    schema: Schema | None
+    partitions: int | None
+    extra_predictions: ExtraPredictions
+    strict_schema: bool
+    confidence: float = DEFAULT_CONFIDENCE
+    strata: CaseStrata | None = None
 
     def partition_count(self, threads: int) -> int:
         """The given count, or one per worker thread and per 128 MiB of gold."""

@@ -38,9 +38,12 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import Final, Literal
 
+import attrs
+
 from chartscore._format import MAX_CASE_ID_LENGTH
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, word_option
 from chartscore.importers.fhir_questionnaire import (
+    ANSWER_KINDS,
     Condition,
     Form,
     Gate,
@@ -69,20 +72,8 @@ MAX_BUNDLE_BYTES: Final = 16 << 20
 
 SOURCE: Final = InputKind.RESPONSES
 _STATUSES: Final = ("completed", "amended")
-_VALUE_KINDS: Final = (
-    "Boolean",
-    "Decimal",
-    "Integer",
-    "Date",
-    "DateTime",
-    "Time",
-    "String",
-    "Uri",
-    "Attachment",
-    "Coding",
-    "Quantity",
-    "Reference",
-)
+_VALUE_KINDS: Final = (*ANSWER_KINDS, "Uri", "Attachment")
+"""The kinds of a response answer's ``value[x]`` (R4): an enableWhen's, and two more."""
 _NUMBERS: Final = ("Integer", "Decimal")
 _DATES: Final = ("Date", "DateTime")
 
@@ -316,22 +307,15 @@ def _shaped(kind: str, value: object) -> bool:
     return type(value) is str
 
 
+@attrs.frozen(repr=False, eq=False)  # it holds values: never in a repr
 class _Response:
     """One response's values: enableWhen evaluated on its own answers."""
 
-    def __init__(
-        self,
-        form: Form,
-        answers: dict[str, list[Answer]],
-        counts: dict[str, int],
-        gold: bool,
-        where: Location,
-    ) -> None:
-        self._form = form
-        self._answers = answers
-        self._counts = counts
-        self._gold = gold
-        self._where = where
+    _form: Form
+    _answers: dict[str, list[Answer]]
+    _counts: dict[str, int]
+    _gold: bool
+    _where: Location
 
     def values(self) -> Iterator[tuple[Question, object]]:
         for question in self._form.questions.values():

@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import Final, TypeVar
 
 from chartscore import _format
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, fail
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, fail, relocated
 from chartscore.io import layout
 from chartscore.io.jsonl import MAX_NUMBER_CHARS, parse_object
 from chartscore.metrics import FieldType, Value
@@ -339,15 +339,7 @@ def check_batch(
 def located(error: ChartscoreError, source: InputKind, line: int) -> ChartscoreError:
     """A copy of ``error`` that names ``line`` of ``source`` unless it already names a place."""
     if error.line is not None or error.input not in (None, source):
-        return ChartscoreError(
-            error.code,
-            input=error.input,
-            line=error.line,
-            field_id=error.field_id,
-            key=error.key,
-            item=error.item,
-            plugin=error.plugin,
-        )
+        return relocated(error, input=error.input, line=error.line)
     return ChartscoreError(
         error.code,
         input=source,

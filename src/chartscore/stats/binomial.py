@@ -7,7 +7,7 @@ values (a test checks the import graph).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from statistics import NormalDist
 from typing import Final
 
@@ -118,15 +118,7 @@ def widest_wilson(
         ValueError: if a range is not integers with ``0 <= lo <= hi``, or no
             pair has ``k <= n``.
     """
-    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
-    if n_hi == 0:
-        return None
-    if n_hi is not None and k_lo > n_hi:
-        raise ValueError("no pair of counts has successes <= trials")
-    lowest = 0.0 if n_hi is None else _wilson(k_lo, n_hi, z)[0]
-    n_1 = max(1, n_lo)
-    highest = 1.0 if k_hi is None or k_hi >= n_1 else _wilson(k_hi, n_1, z)[1]
-    return (lowest, highest)
+    return _outer_bounds(successes, trials, lambda k, n: _wilson(k, n, z))
 
 
 def rate_range(successes: CountRange, trials: CountRange) -> tuple[float, float] | None:
@@ -139,15 +131,7 @@ def rate_range(successes: CountRange, trials: CountRange) -> tuple[float, float]
     Raises:
         ValueError: as :func:`widest_wilson`.
     """
-    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
-    if n_hi == 0:
-        return None
-    if n_hi is not None and k_lo > n_hi:
-        raise ValueError("no pair of counts has successes <= trials")
-    lowest = 0.0 if n_hi is None else k_lo / n_hi
-    n_1 = max(1, n_lo)
-    highest = 1.0 if k_hi is None or k_hi >= n_1 else k_hi / n_1
-    return (lowest, highest)
+    return _outer_bounds(successes, trials, lambda k, n: (k / n, k / n))
 
 
 def innermost_wilson(
@@ -198,11 +182,10 @@ def inner_corners(
     Raises:
         ValueError: as :func:`widest_wilson`.
     """
-    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
-    if n_hi == 0:
+    counts = _allowed_counts(successes, trials)
+    if counts is None:
         return None
-    if n_hi is not None and k_lo > n_hi:
-        raise ValueError("no pair of counts has successes <= trials")
+    (k_lo, k_hi), (n_lo, n_hi) = counts
     tops = [top for top in (k_hi, n_hi) if top is not None]
     lower_at = None
     if tops:
@@ -210,6 +193,42 @@ def inner_corners(
         lower_at = (k_star, max(n_lo, k_star, 1))
     upper_at = None if n_hi is None else (k_lo, n_hi)
     return lower_at, upper_at
+
+
+def _outer_bounds(
+    successes: CountRange,
+    trials: CountRange,
+    bounds: Callable[[int, int], tuple[float, float]],
+) -> tuple[float, float] | None:
+    """The lowest lower and highest upper of ``bounds(k, n)`` over every pair allowed.
+
+    For bounds that grow with ``k`` and fall with ``n`` (the Wilson interval, the rate
+    itself): the two corners :func:`widest_wilson` derives.
+    """
+    counts = _allowed_counts(successes, trials)
+    if counts is None:
+        return None
+    (k_lo, k_hi), (n_lo, n_hi) = counts
+    lowest = 0.0 if n_hi is None else bounds(k_lo, n_hi)[0]
+    n_1 = max(1, n_lo)
+    highest = 1.0 if k_hi is None or k_hi >= n_1 else bounds(k_hi, n_1)[1]
+    return (lowest, highest)
+
+
+def _allowed_counts(
+    successes: CountRange, trials: CountRange
+) -> tuple[CountRange, CountRange] | None:
+    """Both ranges, checked; None when no pair has a trial (``n_hi == 0``).
+
+    Raises:
+        ValueError: as :func:`widest_wilson`.
+    """
+    (k_lo, k_hi), (n_lo, n_hi) = _range(successes), _range(trials)
+    if n_hi == 0:
+        return None
+    if n_hi is not None and k_lo > n_hi:
+        raise ValueError("no pair of counts has successes <= trials")
+    return (k_lo, k_hi), (n_lo, n_hi)
 
 
 def _range(value: CountRange) -> CountRange:

@@ -27,7 +27,7 @@ from chartscore.documents.agreement import (
     count_result,
 )
 from chartscore.documents.report import Report
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, relocated
 from chartscore.io.fastpath import fast_prediction
 from chartscore.io.feed import Progress, feed_rows
 from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
@@ -126,16 +126,7 @@ def agree_files(
 
 def _relocated(error: ChartscoreError, part: int) -> ChartscoreError:
     # The rater file's error, named by its position among the raters.
-    return ChartscoreError(
-        error.code,
-        input=InputKind.RATERS,
-        part=part,
-        line=error.line,
-        field_id=error.field_id,
-        key=error.key,
-        item=error.item,
-        plugin=error.plugin,
-    )
+    return relocated(error, input=InputKind.RATERS, line=error.line, part=part)
 
 
 def _read_rater(

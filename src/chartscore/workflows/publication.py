@@ -42,8 +42,9 @@ from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.scorer import collector_paused, feed_records
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
+from chartscore.workflows.compare import paired_scorer
 from chartscore.workflows.score import feed_files, resolve_schema, resolve_strata
-from chartscore.workflows.share_comparison import compared_inputs
+from chartscore.workflows.share_comparison import compared_cases
 
 ROUNDS: Final = 12
 """The most suppressions of the whole publication before it gives up."""
@@ -138,7 +139,9 @@ def share_publication_files(
         _Compared(
             b,
             c,
-            *compared_inputs(gold, systems[b], systems[c], schema=resolved, confidence=confidence),
+            *compared_cases(
+                paired_scorer(gold, systems[b], systems[c], schema=resolved), confidence
+            ),
         )
         for b, c in pairs
     ]

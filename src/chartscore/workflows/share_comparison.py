@@ -19,11 +19,12 @@ from chartscore.io.feed import Progress
 from chartscore.io.inputs import InputPath
 from chartscore.records.schema import Schema
 from chartscore.scoring.comparison_cases import comparison_case_counts
+from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import ExtraPredictions, check_options
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import paired_scorer
 
-__all__ = ["compared_inputs", "share_comparison_files"]
+__all__ = ["compared_cases", "share_comparison_files"]
 
 
 def share_comparison_files(
@@ -55,42 +56,30 @@ def share_comparison_files(
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
-    comparison, cases, field_types = compared_inputs(
+    scorer = paired_scorer(
         gold, baseline, candidate, schema=schema, progress=progress,
-        extra_predictions=extra_predictions, confidence=confidence,
+        extra_predictions=extra_predictions,
     )  # fmt: skip
+    comparison, cases, field_types = compared_cases(scorer, confidence)
+    del scorer  # case ids end here
     # scipy (the audit's solver) loads here, when a comparison is shared.
     from chartscore.disclosure.comparison_share import share_comparison  # noqa: PLC0415
 
     return share_comparison(comparison, cases, field_types, min_cell)
 
 
-def compared_inputs(
-    gold: InputPath,
-    baseline: InputPath,
-    candidate: InputPath,
-    *,
-    schema: Schema | InputPath | None = None,
-    progress: Progress | None = None,
-    extra_predictions: ExtraPredictions = "error",
-    confidence: float = DEFAULT_CONFIDENCE,
+def compared_cases(
+    scorer: PairedScorer, confidence: float
 ) -> tuple[Comparison, dict[Key, int], dict[str, str]]:
     """The full comparison, its distinct-case counts and field types (inside only).
 
     The case counts are what :func:`share_comparison` needs and must never leave
-    the boundary; the paired scorer and its case ids end here.
+    the boundary; the paired rows and their case ids end here (the caller drops
+    ``scorer``, from :func:`~chartscore.workflows.compare.paired_scorer`).
     """
-    scorer = paired_scorer(
-        gold,
-        baseline,
-        candidate,
-        schema=schema,
-        progress=progress,
-        extra_predictions=extra_predictions,
-    )
     comparison = Comparison.from_tally(scorer.paired_tally(), confidence)
     rows = scorer.paired_rows()
     field_types = {field_id: field_type for field_id, (field_type, _) in rows.items()}
     cases = comparison_case_counts(rows)
-    del rows, scorer  # case ids end here
+    del rows  # case ids end here
     return comparison, cases, field_types

@@ -1,0 +1,53 @@
+"""The last steps of score, merge and compare, once their document is computed.
+
+Each writes a site's partial (score, merge) the same way, and answers for ``--gates`` the
+same way: their table on stderr, since stdout holds the document.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from chartscore.cli._command import EXIT_OK
+from chartscore.cli._options import gate_status
+from chartscore.cli._streams import Streams
+from chartscore.documents import Document
+from chartscore.documents.gates import Gate
+from chartscore.io.inputs import InputPath
+from chartscore.io.output import write_output
+
+__all__ = ["gated_exit", "write_partial"]
+
+
+def write_partial(partial: str, target: str, *, inputs: Sequence[InputPath | None]) -> None:
+    """Write a partial file in mode 0600: it travels only inside the consortium.
+
+    Not for other users of the machine either; never over one of ``inputs``.
+    """
+    write_output((partial + "\n").encode("utf-8"), target, inputs=inputs, mode=0o600)
+
+
+def gated_exit(
+    document: Document,
+    gates: Sequence[Gate] | None,
+    args: argparse.Namespace,
+    streams: Streams,
+    *,
+    junit: str | None,
+    command: str,
+    inputs: Sequence[InputPath | None],
+) -> int:
+    """The exit status: 0 without ``--gates``; with them, theirs (table on stderr)."""
+    if gates is None:
+        return EXIT_OK
+    return gate_status(
+        document,
+        gates,
+        streams,
+        on_stderr=True,
+        interval=args.gate_interval,
+        junit=junit,
+        junit_name=f"chartscore {command}",
+        inputs=inputs,
+    )
