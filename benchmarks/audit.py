@@ -284,7 +284,8 @@ def _process(argv: list[str]) -> tuple[float, float]:
 def time_commands(study: Path, repeat: int, min_cell: int) -> None:
     """Median whole-process seconds of score and share on each system, and their ratios.
 
-    Then ``share --publication`` of every system at once against one ``score``.
+    Then ``share --publication`` of every system at once against one ``score``, and the same
+    with ``--compare`` (every pair's comparison too: A, B and A vs B).
     """
     print(f"median of {repeat} run(s), whole processes, min_cell {min_cell}")
     print(
@@ -313,36 +314,45 @@ def time_commands(study: Path, repeat: int, min_cell: int) -> None:
                 f"{ratio_wall:>11.1f} {ratio_cpu:>7.1f}",
                 flush=True,
             )
-        # One publication of every system (share --publication), against one score of the
-        # first system just before it: the issue's "joint publication / one score" ratio.
+        # One publication of every system (share --publication), then with every pair's
+        # comparison too (--compare: the issue's A, B and A vs B), each against one score of
+        # the first system just before it: the issue's "joint publication / one score" ratio.
         systems = sorted(study.glob("pred_*.jsonl"))
         if len(systems) > 1:
-            folder = Path(scratch) / "publication"
-            folder.mkdir()
-            first = ["--gold", str(gold), "--predictions", str(systems[0]), "--out", str(out)]
-            together = ["--gold", str(gold), "--publication", str(study / "pred_*.jsonl")]
-            if schema.exists():
-                first += ["--schema", str(schema)]
-                together += ["--schema", str(schema)]
-            rounds = []
-            for _ in range(repeat):
-                score_wall, score_cpu = _process(["score", *first])
-                out.unlink()
-                wall, cpu = _process(
-                    ["share", *together, "--out-dir", str(folder), "--min-cell", str(min_cell)]
-                )
-                for written in folder.iterdir():
-                    written.unlink()
-                rounds.append((score_wall, score_cpu, wall, cpu))
-            m = [statistics.median(r[i] for r in rounds) for i in range(4)]
-            ratio_wall = statistics.median(r[2] / r[0] for r in rounds)
-            ratio_cpu = statistics.median(r[3] / r[1] for r in rounds)
-            label = f"publication of {len(systems)}"
-            print(
-                f"{label:<24} {m[0]:>8.2f} {m[1]:>7.2f} {m[2]:>8.2f} {m[3]:>7.2f} "
-                f"{ratio_wall:>11.1f} {ratio_cpu:>7.1f}",
-                flush=True,
-            )
+            for extra in ([], ["--compare"]):
+                _time_publication(study, systems, repeat, min_cell, Path(scratch), extra=extra)
+
+
+def _time_publication(
+    study: Path, systems: list[Path], repeat: int, min_cell: int, scratch: Path, *, extra: list[str]
+) -> None:
+    gold, schema, out = study / "gold.jsonl", study / "schema.json", scratch / "out.json"
+    folder = scratch / "publication"
+    folder.mkdir(exist_ok=True)
+    first = ["--gold", str(gold), "--predictions", str(systems[0]), "--out", str(out)]
+    together = ["--gold", str(gold), "--publication", str(study / "pred_*.jsonl"), *extra]
+    if schema.exists():
+        first += ["--schema", str(schema)]
+        together += ["--schema", str(schema)]
+    rounds = []
+    for _ in range(repeat):
+        score_wall, score_cpu = _process(["score", *first])
+        out.unlink()
+        wall, cpu = _process(
+            ["share", *together, "--out-dir", str(folder), "--min-cell", str(min_cell)]
+        )
+        for written in folder.iterdir():
+            written.unlink()
+        rounds.append((score_wall, score_cpu, wall, cpu))
+    m = [statistics.median(r[i] for r in rounds) for i in range(4)]
+    ratio_wall = statistics.median(r[2] / r[0] for r in rounds)
+    ratio_cpu = statistics.median(r[3] / r[1] for r in rounds)
+    label = f"publication of {len(systems)}" + (" + cmp" if extra else "")
+    print(
+        f"{label:<24} {m[0]:>8.2f} {m[1]:>7.2f} {m[2]:>8.2f} {m[3]:>7.2f} "
+        f"{ratio_wall:>11.1f} {ratio_cpu:>7.1f}",
+        flush=True,
+    )
 
 
 def _choice(complement: Any) -> str:
