@@ -88,9 +88,11 @@ class AtomScorer(CaseTrackingScorer):
         """Join one prediction in the cohort and, when it has a gold row, in its atom."""
         mask = super().add_row(row)
         if mask >= 0:
-            case_id, field_id, value, supported, uncertainty, _ = row
+            case_id, field_id, value, evidence, uncertainty, _ = row
             self._atoms[self._atom(case_id)].add_row(row)
-            self._digest(case_id, field_id, "prediction", value, supported, uncertainty)
+            # Evidence states 0 and 1 digest as the bool they were before the third state.
+            state = evidence if evidence == 2 else bool(evidence)  # noqa: PLR2004
+            self._digest(case_id, field_id, "prediction", value, state, uncertainty)
         return mask
 
     def _digest(self, case_id: str, field_id: str, *row: object) -> None:
