@@ -370,7 +370,7 @@ def test_fast_routes_accept_ordinary_lines() -> None:
         fast = fast_prediction(text)
         assert fast is not None
         assert typed(fast) == strict(text, prediction_row)
-        assert fast[3] is True
+        assert fast[3] == 1  # supported (records.prediction_row.SUPPORTED_EVIDENCE)
 
 
 @settings(max_examples=examples(200))
