@@ -86,6 +86,13 @@ def normalize(field_type: str, spec: Mapping[str, Any], value: object) -> object
     return None
 
 
+def generated_only(case: str, answer: object, supported: bool) -> bool:
+    """Whether an unsupported answer carries a chain of generated text only (no draw: the
+    odd-numbered cases, ``case-00001`` and its copies), so that evidence provided differs
+    from support."""
+    return not supported and answer is not None and int(case.split("-")[1]) % 2 == 1
+
+
 class Row:
     """One gold row's outcome, judged from the definitions."""
 
@@ -110,6 +117,8 @@ class Row:
         self.answer_key = key
         self.wrong_type = self.answered and key is None
         self.supported = self.answered and supported
+        # Support needs a span; some unsupported answers carry a generated-text-only chain.
+        self.evidenced = self.answered and (supported or generated_only(case, answer, supported))
         right = self.answerable and self.answered and not self.wrong_type
         self.pair = right
         self.exact = right and type(answer) is type(gold) and answer == gold
@@ -205,6 +214,7 @@ def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
         "unanswerable_answer": (not a and row.answered, not a),
         "wrong_type_answer": (row.wrong_type, row.answered),
         "evidence_support": (row.supported, row.answered),
+        "evidence_provided": (row.evidenced, row.answered),
         "tolerance_agreement": (a and row.tolerance, a),
         "fuzzy_agreement": (a and row.fuzzy, a),
         "pattern_agreement": (a and row.pattern, a),
@@ -469,6 +479,10 @@ class Cohort:
             if supported:
                 fact = digest(f"{case}/{field_id}")
                 predictions.append(Prediction(case, field_id, answer, fact, chain(field_id, fact)))
+            elif generated_only(case, answer, supported):  # evidence that supports nothing
+                fact = digest(f"{case}/{field_id}")
+                evidence = chain(field_id, fact, ("generated_text",))
+                predictions.append(Prediction(case, field_id, answer, fact, evidence))
             else:
                 predictions.append(Prediction(case, field_id, answer))
         return gold, predictions
