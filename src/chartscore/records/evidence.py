@@ -3,7 +3,8 @@
 An :class:`EvidenceChain` binds one field's answer (through the producer's
 ``normalized_fact_digest``) to spans of source documents named only by digest.
 chartscore checks the chain's shape and uses it for two metrics,
-``evidence_support`` and ``evidence_provided``; it never sees source text and never re-derives a digest.
+``evidence_support`` and ``evidence_provided``; it never sees source text and never
+re-derives a digest.
 """
 
 from __future__ import annotations

@@ -390,7 +390,9 @@ class Prediction:
         "Evidence provided".
         """
         chain = self.evidence_chain
-        return 0 if chain is None else chain.evidence_state(self.field_id, self.normalized_fact_digest)
+        if chain is None:
+            return 0
+        return chain.evidence_state(self.field_id, self.normalized_fact_digest)
 
     def __repr__(self) -> str:
         return f"Prediction(field_id={self.field_id!r}, <case id, value and evidence hidden>)"

@@ -54,6 +54,7 @@ from chartscore.render.definitions import (
     plugin_order,
     title,
 )
+from chartscore.render.evidence_view import NOT_PROVIDED_NOTE, not_provided, support_shown
 from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.view import (
     Cell,
@@ -80,6 +81,7 @@ AGREEMENT_METRICS: Final = (
     "normalized_agreement",
     "abstention_correctness",
     "evidence_support",
+    "evidence_provided",
 )
 """The core metrics where higher is better, in the agreement table."""
 ERROR_TABLE_METRICS: Final = ("answerable_abstention", "unanswerable_answer", "wrong_type_answer")
@@ -814,9 +816,15 @@ def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
 def _metric_table(
     key: str, heading: str, note: str, metrics: tuple[str, ...], slices: list[Slice]
 ) -> Table:
+    # A column of a metric no slice reports (evidence_provided in an older document) is left out.
+    metrics = tuple(m for m in metrics if any(m in part.metrics for _, _, part in slices))
     columns = tuple(Column(title(m), m, m in ERROR_METRICS) for m in metrics)
     rows = tuple(
-        Row(kind, name, tuple(metric_estimate(kind, name, m, part) for m in metrics))
+        Row(
+            kind,
+            name,
+            tuple(support_shown(metric_estimate(kind, name, m, part), part) for m in metrics),
+        )
         for kind, name, part in slices
     )
     return Table(key, heading, note, "slice", columns, rows)
@@ -969,6 +977,8 @@ def _plots(
             f"; point = rate, {line}"
         )
         rows = tuple(_plot_row(e) for e in estimates if e.metric == metric)
+        if not rows:  # a metric an older document does not report
+            continue
         plots.append(Plot(metric, title(metric), note, metric, (0.0, 1.0), rows))
     grouped = (
         ("type_metrics", "Type-specific metrics", TYPE_METRICS, _TYPE_METRICS_NOTE),
@@ -1149,9 +1159,11 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     if one_field_per_type(report):
         slices = [part for part in slices if part[0] != "field_type"]
         notes = (_ONE_FIELD_PER_TYPE,)
-    shown = [e for e in estimates if not _stratum_type(e.slice, e.name)]
+    shown = not_provided(every_slice, [e for e in estimates if not _stratum_type(e.slice, e.name)])
     if notes:
         shown = [e for e in shown if e.slice != "field_type"]
+    if any(e.not_provided for e in shown):
+        notes = (*notes, NOT_PROVIDED_NOTE)
     tables: list[Table | None] = [
         _metric_table(
             "agreement",

@@ -447,7 +447,7 @@ def _mask(bits: int, version: int) -> int:
     # A row class in this format's layout. Formats 1 to 3 had no EVIDENCED bit: their plugin
     # labels and item counts sit one bit lower, and a supported answer (whose chain had a
     # clinical span) is evidenced; whether an unsupported one was is not known.
-    if version >= 4:  # noqa: PLR2004
+    if version >= 4:
         return bits
     low = bits & _OLD_LOW
     found = low | (bits >> _OLD_PLUGIN_BIT) << (_OLD_PLUGIN_BIT + 1)
@@ -456,7 +456,7 @@ def _mask(bits: int, version: int) -> int:
 
 def _masks(counted: dict[int, int], version: int) -> dict[int, int]:
     # Row classes with their counts, in this format's layout (see _mask).
-    if version >= 4:  # noqa: PLR2004
+    if version >= 4:
         return counted
     return {_mask(bits, version): n for bits, n in counted.items()}
 
@@ -517,9 +517,9 @@ def _read_document(document: Mapping[str, object]) -> SitePartial:
             _refuse()
         strata = _read_strata(data["strata"], schema, fields, version)
     run = read_partial_member(data["run"]) if "run" in data else None
-    if "evidence_unknown" in data and (version < 4 or data["evidence_unknown"] is not True):  # noqa: PLR2004
+    if "evidence_unknown" in data and (version < 4 or data["evidence_unknown"] is not True):
         _refuse()
-    evidence = version >= 4 and "evidence_unknown" not in data  # noqa: PLR2004
+    evidence = version >= 4 and "evidence_unknown" not in data
     partial = PartialTally(
         fields,
         ignored,

@@ -91,7 +91,7 @@ class AtomScorer(CaseTrackingScorer):
             case_id, field_id, value, evidence, uncertainty, _ = row
             self._atoms[self._atom(case_id)].add_row(row)
             # Evidence states 0 and 1 digest as the bool they were before the third state.
-            state = evidence if evidence == 2 else bool(evidence)  # noqa: PLR2004
+            state = evidence if evidence == 2 else bool(evidence)
             self._digest(case_id, field_id, "prediction", value, state, uncertainty)
         return mask
 

@@ -28,8 +28,8 @@ from chartscore.errors import (
 from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
-    NORMALIZED,
     EVIDENCE_BITS,
+    NORMALIZED,
     NOT_APPLICABLE,
     WRONG_TYPE,
     FieldType,
