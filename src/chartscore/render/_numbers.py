@@ -238,7 +238,7 @@ def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     (``no trials``, ``undefined``); a suppressed rate is its fraction alone.
     """
     if estimate.not_provided:  # no count or rate: 0 supported of rows that had no evidence
-        return ("", NOT_PROVIDED, "")
+        return ("", "", NOT_PROVIDED)
     fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
     if withheld_rate(estimate):
         return (fraction, "", bound_text(estimate))

@@ -70,7 +70,7 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "Answered rows whose prediction carries an evidence chain with at least one source "
         "span (clinical record or generated text), of answered rows. Where it is 0, evidence "
         "support reads not provided.",
-        _CORE,
+        "docs/metrics.md#evidence-provided",
     ),
     "tolerance_agreement": (
         "tolerance agreement",
