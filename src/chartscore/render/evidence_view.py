@@ -43,7 +43,12 @@ def none_provided(part: _Slice) -> bool:
     successes 0: shown as 0, or (a shared report) withheld with a published range up to 0.
     A document without the metric (written before it) never reads so.
     """
-    provided = part.metrics.get("evidence_provided")
+    return nothing_provided(part.metrics.get("evidence_provided"))
+
+
+def nothing_provided(provided: _Counts | None) -> bool:
+    """:func:`none_provided` of one ``evidence_provided`` result (a slice's, or one system's
+    in a comparison); False without one."""
     if provided is None or provided.total_count == 0:
         return False
     successes = provided.success_count
