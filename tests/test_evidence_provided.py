@@ -386,3 +386,16 @@ def test_a_partial_with_support_but_no_evidence_is_refused() -> None:
     with pytest.raises(ChartscoreError) as caught:
         read_partial(json.dumps(document))
     assert caught.value.code is ErrorCode.INVALID_PARTIAL
+
+
+def test_a_report_with_evidence_provided_in_some_slices_only_is_refused() -> None:
+    gold, predictions = evidence_cases()
+    document = json.loads(score(gold, predictions).to_json())
+    del document["by_field"]["t.note"]["evidence_provided"]
+    with pytest.raises(ChartscoreError) as caught:
+        load_document(json.dumps(document))
+    assert caught.value.code is ErrorCode.INVALID_REPORT
+    # Without it anywhere, the report reads (as one written before the metric).
+    for part in slices(document):
+        part.pop("evidence_provided", None)
+    assert "evidence_provided" not in load_document(json.dumps(document)).to_json()

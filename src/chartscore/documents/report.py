@@ -600,6 +600,18 @@ def _check_identities(
         _strict_json.invalid()
 
 
+def check_optional_metrics(slices: Iterable[SliceReport]) -> None:
+    """Refuse a document whose slices do not all hold, or all lack, each optional core metric
+    (``evidence_provided``: a document written before it has it nowhere).
+
+    Raises:
+        ChartscoreError: ``invalid_report``.
+    """
+    found = {frozenset(OPTIONAL_CORE_METRICS).intersection(part.metrics) for part in slices}
+    if len(found) > 1:
+        _strict_json.invalid()
+
+
 def supported_within_evidenced(metrics: Mapping[str, Binomial | MetricResult]) -> bool:
     """Whether a slice's supported answers are among its evidenced ones (when it has both).
 
@@ -743,6 +755,7 @@ class Report(Displayed):
         )
         check_slices(overall, fields.values(), types.values())
         check_not_applicable(overall, fields.values(), types)
+        check_optional_metrics([overall, *fields.values(), *types.values()])
         strata, strata_types = read_strata(
             members,
             lambda part: read(part, "overall"),
