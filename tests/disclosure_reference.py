@@ -86,11 +86,9 @@ def normalize(field_type: str, spec: Mapping[str, Any], value: object) -> object
     return None
 
 
-def generated_only(case: str, answer: object, supported: bool) -> bool:
-    """Whether an unsupported answer carries a chain of generated text only (no draw: the
-    odd-numbered cases, ``case-00001`` and its copies), so that evidence provided differs
-    from support."""
-    return not supported and answer is not None and int(case.split("-")[1]) % 2 == 1
+GENERATED = "generated"
+"""A prediction's evidence beside True (supported) and False (none): a chain of generated text
+only, which provides evidence and supports nothing (``evidence_provided``, not support)."""
 
 
 class Row:
@@ -104,7 +102,7 @@ class Row:
         gold: object,
         answered: bool,
         answer: object,
-        supported: bool,
+        supported: bool | str,
     ) -> None:
         self.case = case
         self.answerable = gold is not None
@@ -116,9 +114,10 @@ class Row:
         self.gold_key = gold_key
         self.answer_key = key
         self.wrong_type = self.answered and key is None
-        self.supported = self.answered and supported
-        # Support needs a span; some unsupported answers carry a generated-text-only chain.
-        self.evidenced = self.answered and (supported or generated_only(case, answer, supported))
+        # ``supported`` is True, False (no evidence) or GENERATED (a generated-text-only chain:
+        # evidence that supports nothing). Support needs a span, so it is evidence too.
+        self.supported = self.answered and supported is True
+        self.evidenced = self.answered and (supported is True or supported == GENERATED)
         right = self.answerable and self.answered and not self.wrong_type
         self.pair = right
         self.exact = right and type(answer) is type(gold) and answer == gold
@@ -273,7 +272,7 @@ class Tally:
 
 def reference(
     gold: Sequence[tuple[str, str, str, object]],
-    predictions: Mapping[tuple[str, str], tuple[object, bool]],
+    predictions: Mapping[tuple[str, str], tuple[object, bool | str]],
     schema: Mapping[str, Mapping[str, Any]],
     strata: Mapping[str, Mapping[str, str]] | None = None,
     declared: Mapping[str, Sequence[str]] | None = None,
@@ -395,7 +394,7 @@ def reference(
 
 def sensitivity_of(
     gold: Sequence[tuple[str, str, str, object]],
-    predictions: Mapping[tuple[str, str], tuple[object, bool]],
+    predictions: Mapping[tuple[str, str], tuple[object, bool | str]],
     schema: Mapping[str, Mapping[str, Any]],
     strata: Mapping[str, Mapping[str, str]] | None = None,
     declared: Mapping[str, Sequence[str]] | None = None,
@@ -460,7 +459,7 @@ class Cohort:
 
     def __init__(self) -> None:
         self.gold: list[tuple[str, str, str, object]] = []
-        self.predictions: dict[tuple[str, str], tuple[object, bool]] = {}
+        self.predictions: dict[tuple[str, str], tuple[object, bool | str]] = {}
         self.schema: dict[str, dict[str, Any]] = {}
         self.declared: dict[str, list[str]] = {}  # declared strata: key -> labels
         self.strata: dict[str, dict[str, str]] = {}  # case id -> {key: label}
@@ -476,10 +475,10 @@ class Cohort:
         for (case, field_id), (answer, supported) in sorted(
             self.predictions.items(), key=lambda item: item[0]
         ):
-            if supported:
+            if supported is True:
                 fact = digest(f"{case}/{field_id}")
                 predictions.append(Prediction(case, field_id, answer, fact, chain(field_id, fact)))
-            elif generated_only(case, answer, supported):  # evidence that supports nothing
+            elif supported == GENERATED:  # evidence that supports nothing
                 fact = digest(f"{case}/{field_id}")
                 evidence = chain(field_id, fact, ("generated_text",))
                 predictions.append(Prediction(case, field_id, answer, fact, evidence))
@@ -502,7 +501,7 @@ class Cohort:
 
     def reference_rows(
         self,
-    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], tuple[object, bool]]]:
+    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], tuple[object, bool | str]]]:
         """Rows with multi-select lists as frozensets (as chartscore stores them)."""
 
         def canon(value: object) -> object:
@@ -583,5 +582,9 @@ def build_cohort(
                 right = value is not None and not choose(wrong)
                 is_supported = choose(supported)
             answer = value if right else choose(ANSWERS[drawn_type])
-            cohort.predictions[case, field_id] = (answer, is_supported)
+            # No draw: an unsupported answer of an odd-numbered case carries generated text.
+            evidence: bool | str = is_supported
+            if not is_supported and case_index % 2 == 1:
+                evidence = GENERATED
+            cohort.predictions[case, field_id] = (answer, evidence)
     return cohort
