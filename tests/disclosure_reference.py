@@ -26,6 +26,8 @@ from chartscore.disclosure import Sensitivity
 from helpers import CORE_METRIC_NAMES, COUNT_NAMES
 
 Key = tuple[str, str, str]
+Answer = tuple[object, bool | str]
+"""A prediction: its answer, and True (supported), False (no evidence) or ``GENERATED``."""
 
 CORE = CORE_METRIC_NAMES
 COUNTS = COUNT_NAMES
@@ -272,7 +274,7 @@ class Tally:
 
 def reference(
     gold: Sequence[tuple[str, str, str, object]],
-    predictions: Mapping[tuple[str, str], tuple[object, bool | str]],
+    predictions: Mapping[tuple[str, str], Answer],
     schema: Mapping[str, Mapping[str, Any]],
     strata: Mapping[str, Mapping[str, str]] | None = None,
     declared: Mapping[str, Sequence[str]] | None = None,
@@ -394,7 +396,7 @@ def reference(
 
 def sensitivity_of(
     gold: Sequence[tuple[str, str, str, object]],
-    predictions: Mapping[tuple[str, str], tuple[object, bool | str]],
+    predictions: Mapping[tuple[str, str], Answer],
     schema: Mapping[str, Mapping[str, Any]],
     strata: Mapping[str, Mapping[str, str]] | None = None,
     declared: Mapping[str, Sequence[str]] | None = None,
@@ -459,7 +461,7 @@ class Cohort:
 
     def __init__(self) -> None:
         self.gold: list[tuple[str, str, str, object]] = []
-        self.predictions: dict[tuple[str, str], tuple[object, bool | str]] = {}
+        self.predictions: dict[tuple[str, str], Answer] = {}
         self.schema: dict[str, dict[str, Any]] = {}
         self.declared: dict[str, list[str]] = {}  # declared strata: key -> labels
         self.strata: dict[str, dict[str, str]] = {}  # case id -> {key: label}
@@ -501,7 +503,7 @@ class Cohort:
 
     def reference_rows(
         self,
-    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], tuple[object, bool | str]]]:
+    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], Answer]]:
         """Rows with multi-select lists as frozensets (as chartscore stores them)."""
 
         def canon(value: object) -> object:

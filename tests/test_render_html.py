@@ -187,9 +187,10 @@ def test_a_mark_per_field_and_metric_with_the_reports_numbers(report: Report) ->
                 shown = "clustered_interval" if "clustered_interval" in number else "interval"
                 value, interval = (k / n if n else None), number[shown]
             provided = part["evidence_provided"]
-            if metric == "evidence_support" and provided["total_count"] > provided[
-                "success_count"
-            ] == 0:  # no answer carried evidence: "not provided", no rate drawn
+            if (
+                metric == "evidence_support"
+                and provided["total_count"] > provided["success_count"] == 0
+            ):  # no answer carried evidence: "not provided", no rate drawn
                 value = None
                 assert "not provided" in mark.get("title", "") or "data-value" not in mark
             if value is None or interval is None:  # alpha may have no jackknife interval

@@ -49,12 +49,18 @@ from chartscore.render.definitions import (
     WEIGHTED_KAPPA,
     definition,
     interval_note,
-    kappa_name,
     plugin_definitions,
     plugin_order,
     title,
 )
 from chartscore.render.evidence_view import NOT_PROVIDED_NOTE, not_provided, support_shown
+from chartscore.render.report_tables import (
+    RATE_CELLS,
+    count_table,
+    kappa_table,
+    plugin_metric_table,
+    type_metric_table,
+)
 from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.view import (
     Cell,
@@ -87,15 +93,7 @@ AGREEMENT_METRICS: Final = (
 ERROR_TABLE_METRICS: Final = ("answerable_abstention", "unanswerable_answer", "wrong_type_answer")
 """The core error metrics, in their own table: lower is better."""
 
-_COUNT_COLUMNS: Final = (
-    ("field_count", "gold rows"),
-    ("answerable_count", "answerable"),
-    ("unanswerable_count", "unanswerable"),
-    ("answered_count", "answered"),
-    ("abstained_count", "abstained"),
-    ("missing_count", "missing"),
-)
-_RATE_CELLS = "Each cell: successes/trials, rate, [{level} interval]; rates in percent."
+_RATE_CELLS = RATE_CELLS
 _ERROR_CELLS = "Each cell: errors/trials, rate, [{level} interval]; rates in percent."
 
 _ONE_FIELD_PER_TYPE = (
@@ -830,81 +828,6 @@ def _metric_table(
     return Table(key, heading, note, "slice", columns, rows)
 
 
-def _type_metric_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (title(e.metric), "lower" if e.error else "higher", e))
-        for e in estimates
-        if e.metric in TYPE_METRICS
-    )
-    if not rows:
-        return None
-    columns = (Column("metric"), Column("better"), Column("estimate"))
-    return Table(
-        "type_metrics",
-        "Type-specific metrics",
-        _RATE_CELLS.format(level=level).replace("successes", "successes (or errors)"),
-        "slice",
-        columns,
-        rows,
-        repeat=1,
-    )
-
-
-def _plugin_metric_table(
-    estimates: list[Estimate], plugins: tuple[str, ...], level: str
-) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (title(e.metric), e)) for e in estimates if e.metric in plugins
-    )
-    if not rows:
-        return None
-    return Table(
-        "plugin_metrics",
-        "Plugin metrics",
-        _RATE_CELLS.format(level=level).replace("successes", "rows with the label")
-        + " The plugin, not chartscore, defines each label (docs/plugins.md).",
-        "slice",
-        (Column("metric"), Column("estimate")),
-        rows,
-        repeat=1,
-    )
-
-
-def _kappa_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (kappa_name(e.weighted), e, e.total_count))
-        for e in estimates
-        if e.metric == "kappa"
-    )
-    if not rows:
-        return None
-    return Table(
-        "kappa",
-        "Kappa (higher is better)",
-        f"kappa [{level} interval] over the pairs: Cohen's kappa, and on an ordinal field "
-        "weighted kappa (quadratic); undefined with no pairs or when gold and answers all fall "
-        "in one category.",
-        "field",
-        (Column("statistic"), Column("kappa", "kappa"), Column("pairs")),
-        rows,
-    )
-
-
-def _count_table(slices: list[Slice]) -> Table:
-    rows = tuple(
-        Row(kind, name, tuple(part.counts[count] for count, _ in _COUNT_COLUMNS))
-        for kind, name, part in slices
-    )
-    return Table(
-        "counts",
-        "Rows per slice",
-        "answered + abstained + missing = gold rows = answerable + unanswerable.",
-        "slice",
-        tuple(Column(heading) for _, heading in _COUNT_COLUMNS),
-        rows,
-    )
-
-
 def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
     label = slice_label(estimate.slice, estimate.name)
     if not with_metric:
@@ -1179,14 +1102,14 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
             ERROR_TABLE_METRICS,
             slices,
         ),
-        _type_metric_table(shown, level),
+        type_metric_table(shown, level),
         _label_table(shown, level, shared=shared),
-        _plugin_metric_table(shown, plugins, level),
-        _kappa_table(shown, level),
+        plugin_metric_table(shown, plugins, level),
+        kappa_table(shown, level),
         _coefficient_table(shown, level),
         _magnitude_table(shown, _units(report), level),
         _uncertainty_table(shown, level),
-        _count_table(slices),
+        count_table(slices),
     ]
     facts = (*_summary(report), *plugin_facts(report.plugins))
     run = report.run if type(report) is Report else None
