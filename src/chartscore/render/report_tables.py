@@ -6,7 +6,7 @@ Each takes the estimates (or slices) the view has laid out and returns a value-f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final, Protocol
 
 from chartscore.documents.tally import TYPE_METRICS
@@ -95,7 +95,7 @@ def kappa_table(estimates: list[Estimate], level: str) -> Table | None:
     )
 
 
-def count_table(slices: list[tuple[str, str, _Counted]]) -> Table:
+def count_table(slices: Sequence[tuple[str, str, _Counted]]) -> Table:
     """The six counts of every slice."""
     rows = tuple(
         Row(kind, name, tuple(part.counts[count] for count, _ in COUNT_COLUMNS))
