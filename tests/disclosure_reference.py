@@ -26,6 +26,8 @@ from chartscore.disclosure import Sensitivity
 from helpers import CORE_METRIC_NAMES, COUNT_NAMES
 
 Key = tuple[str, str, str]
+Answer = tuple[object, bool | str]
+"""A prediction: its answer, and True (supported), False (no evidence) or ``GENERATED``."""
 
 CORE = CORE_METRIC_NAMES
 COUNTS = COUNT_NAMES
@@ -86,6 +88,11 @@ def normalize(field_type: str, spec: Mapping[str, Any], value: object) -> object
     return None
 
 
+GENERATED = "generated"
+"""A prediction's evidence beside True (supported) and False (none): a chain of generated text
+only, which provides evidence and supports nothing (``evidence_provided``, not support)."""
+
+
 class Row:
     """One gold row's outcome, judged from the definitions."""
 
@@ -97,7 +104,7 @@ class Row:
         gold: object,
         answered: bool,
         answer: object,
-        supported: bool,
+        supported: bool | str,
     ) -> None:
         self.case = case
         self.answerable = gold is not None
@@ -109,7 +116,10 @@ class Row:
         self.gold_key = gold_key
         self.answer_key = key
         self.wrong_type = self.answered and key is None
-        self.supported = self.answered and supported
+        # ``supported`` is True, False (no evidence) or GENERATED (a generated-text-only chain:
+        # evidence that supports nothing). Support needs a span, so it is evidence too.
+        self.supported = self.answered and supported is True
+        self.evidenced = self.answered and (supported is True or supported == GENERATED)
         right = self.answerable and self.answered and not self.wrong_type
         self.pair = right
         self.exact = right and type(answer) is type(gold) and answer == gold
@@ -205,6 +215,7 @@ def _metric_rows(name: str, row: Row) -> tuple[bool, bool]:
         "unanswerable_answer": (not a and row.answered, not a),
         "wrong_type_answer": (row.wrong_type, row.answered),
         "evidence_support": (row.supported, row.answered),
+        "evidence_provided": (row.evidenced, row.answered),
         "tolerance_agreement": (a and row.tolerance, a),
         "fuzzy_agreement": (a and row.fuzzy, a),
         "pattern_agreement": (a and row.pattern, a),
@@ -263,7 +274,7 @@ class Tally:
 
 def reference(
     gold: Sequence[tuple[str, str, str, object]],
-    predictions: Mapping[tuple[str, str], tuple[object, bool]],
+    predictions: Mapping[tuple[str, str], Answer],
     schema: Mapping[str, Mapping[str, Any]],
     strata: Mapping[str, Mapping[str, str]] | None = None,
     declared: Mapping[str, Sequence[str]] | None = None,
@@ -385,7 +396,7 @@ def reference(
 
 def sensitivity_of(
     gold: Sequence[tuple[str, str, str, object]],
-    predictions: Mapping[tuple[str, str], tuple[object, bool]],
+    predictions: Mapping[tuple[str, str], Answer],
     schema: Mapping[str, Mapping[str, Any]],
     strata: Mapping[str, Mapping[str, str]] | None = None,
     declared: Mapping[str, Sequence[str]] | None = None,
@@ -450,7 +461,7 @@ class Cohort:
 
     def __init__(self) -> None:
         self.gold: list[tuple[str, str, str, object]] = []
-        self.predictions: dict[tuple[str, str], tuple[object, bool]] = {}
+        self.predictions: dict[tuple[str, str], Answer] = {}
         self.schema: dict[str, dict[str, Any]] = {}
         self.declared: dict[str, list[str]] = {}  # declared strata: key -> labels
         self.strata: dict[str, dict[str, str]] = {}  # case id -> {key: label}
@@ -466,9 +477,13 @@ class Cohort:
         for (case, field_id), (answer, supported) in sorted(
             self.predictions.items(), key=lambda item: item[0]
         ):
-            if supported:
+            if supported is True:
                 fact = digest(f"{case}/{field_id}")
                 predictions.append(Prediction(case, field_id, answer, fact, chain(field_id, fact)))
+            elif supported == GENERATED:  # evidence that supports nothing
+                fact = digest(f"{case}/{field_id}")
+                evidence = chain(field_id, fact, ("generated_text",))
+                predictions.append(Prediction(case, field_id, answer, fact, evidence))
             else:
                 predictions.append(Prediction(case, field_id, answer))
         return gold, predictions
@@ -488,7 +503,7 @@ class Cohort:
 
     def reference_rows(
         self,
-    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], tuple[object, bool]]]:
+    ) -> tuple[list[tuple[str, str, str, object]], dict[tuple[str, str], Answer]]:
         """Rows with multi-select lists as frozensets (as chartscore stores them)."""
 
         def canon(value: object) -> object:
@@ -569,5 +584,9 @@ def build_cohort(
                 right = value is not None and not choose(wrong)
                 is_supported = choose(supported)
             answer = value if right else choose(ANSWERS[drawn_type])
-            cohort.predictions[case, field_id] = (answer, is_supported)
+            # No draw: an unsupported answer of an odd-numbered case carries generated text.
+            evidence: bool | str = is_supported
+            if not is_supported and case_index % 2 == 1:
+                evidence = GENERATED
+            cohort.predictions[case, field_id] = (answer, evidence)
     return cohort

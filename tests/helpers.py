@@ -33,6 +33,7 @@ CORE_METRIC_NAMES = (
     "unanswerable_answer",
     "wrong_type_answer",
     "evidence_support",
+    "evidence_provided",
 )
 TYPE_METRIC_NAMES = (
     "tolerance_agreement",

@@ -392,7 +392,10 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert shared.complement.cost < shared.complement.greedy_cost
     assert (shared.complement.cost, shared.complement.greedy_cost) == (271, 296)
     core = {key for key in hidden if not key[2].startswith("labels.")}
-    assert (len(core), len(hidden), len(list(shared.numbers()))) == (41, 53, 81)
+    # 87 numbers: evidence_provided adds its two in each of the three slices (the example's
+    # answers carry a clinical chain exactly when supported: it hides nothing more).
+    assert (len(core), len(hidden), len(list(shared.numbers()))) == (41, 53, 87)
+    assert kept_provided(shared) == 18
     kept = shared.by_field["dx.hiv_status"]
     assert kept.counts["field_count"] == 40
     assert (kept.counts["answerable_count"], kept.counts["answered_count"]) == (None, 36)
@@ -408,6 +411,11 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
         "audit PASS: min_cell 11, 78 hidden numbers checked (53 suppressed in the document, "
         "25 derived from them), 0 failing"
     )
+
+
+def kept_provided(shared: SharedReport) -> int | None:
+    """The worked example's field slice's ``evidence_provided`` successes, as shared."""
+    return shared.by_field["dx.hiv_status"].metrics["evidence_provided"].success_count
 
 
 def test_worked_example_each_complementary_cell_is_needed() -> None:

@@ -43,12 +43,14 @@ def outcome_classes(field_type: str, tolerance: bool) -> list[dict[str, Any]]:
     for answerable, status in itertools.product((True, False), ("M", "B", "N")):
         base = {"A": answerable, "status": status}
         if status != "N":
-            variants = [{"W": False, "S": False, "agree": None}]
+            variants = [{"W": False, "S": False, "V": False, "agree": None}]
         else:
             variants = []
-            for wrong, supported in itertools.product((False, True), (False, True)):
+            # Evidence: none, provided but not supporting (V), or supporting (S implies V).
+            evidence = ((False, False), (True, False), (True, True))
+            for wrong, (provided, supported) in itertools.product((False, True), evidence):
                 if wrong or not answerable:
-                    variants.append({"W": wrong, "S": supported, "agree": None})
+                    variants.append({"W": wrong, "S": supported, "V": provided, "agree": None})
                     continue
                 # A boolean answer of the right type is a boolean: exact iff normalized.
                 agreements = ("E", "D") if field_type == "boolean" else ("E", "Q", "D")
@@ -67,7 +69,9 @@ def outcome_classes(field_type: str, tolerance: bool) -> list[dict[str, Any]]:
                         else:
                             extras = [{"later": None, "within": True}]
                     for extra in extras:
-                        variants.append({"W": False, "S": supported, "agree": agree, **extra})
+                        variants.append(
+                            {"W": False, "S": supported, "V": provided, "agree": agree, **extra}
+                        )
         for variant in variants:
             for in_majority in (True, False) if majority and answerable else (False,):
                 out.append({**base, **variant, "G": in_majority})
@@ -99,6 +103,7 @@ def row_metric(name: str, c: Mapping[str, Any]) -> tuple[bool, bool]:
         "unanswerable_answer": (not a and n, not a),
         "wrong_type_answer": (n and c["W"], n),
         "evidence_support": (n and c["S"], n),
+        "evidence_provided": (n and c["V"], n),
         "tolerance_agreement": (a and (agrees or (c["agree"] == "D" and c.get("T", False))), a),
         "ordinal_later": (a and c["agree"] == "D" and c.get("later") is True, a),
         "ordinal_earlier": (a and c["agree"] == "D" and c.get("later") is False, a),

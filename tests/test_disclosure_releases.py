@@ -13,6 +13,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -367,3 +368,72 @@ def test_an_old_case_that_scores_otherwise_does_not_fit(tmp_path: Path) -> None:
     assert CANARY not in str(caught.value)
     assert caught.value.__context__ is None and caught.value.__cause__ is None
     assert _listing(ledger) == before
+
+
+def test_a_release_shared_before_evidence_provided_joins_a_new_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Release 1 as chartscore shared it before evidence_provided (every tally's evidence
+    # unknown, as an old site's partial's: the metric is left out everywhere), then release 2
+    # by this version. The earlier release split answers supported or not; its unsupported
+    # class is the sum of the new "none" and "provided, unsupported" classes, and its case
+    # digests are matched as they were written then.
+    from chartscore.scoring.partial import PartialTally
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    ledger = tmp_path / "ledger"
+    before = PartialTally.__init__
+
+    def unknown(self: PartialTally, *args: Any, **options: Any) -> None:
+        before(self, *args, **{**options, "evidence": False})
+
+    runs = []
+    for name, cases in (("first", 15), ("second", 16)):
+        gold, predictions = _write(tmp_path, name, cases)
+        argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+        argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(ledger)]
+        with monkeypatch.context() as patch:
+            if name == "first":
+                patch.setattr(PartialTally, "__init__", unknown)
+            runs.append(_run(argv))
+    first, second = _shared(runs[0]), _shared(runs[1])
+    assert "evidence_provided" not in first.overall.metrics
+    assert "evidence_provided" in second.overall.metrics
+    assert second.disclosure.earlier_releases == 1
+    status, out, _ = _run(["audit", str(ledger), "--releases"])
+    assert status == 0 and "audit PASS: 2 releases" in out
+    # The one new case is an atom of its own: nothing about its evidence is pinned.
+    joint = JointModel([model_of(first), model_of(second)], [(0, 1), (1,)])
+    published = {
+        release_key(position, key): value
+        for position, report in enumerate((first, second))
+        for key, value in report.numbers()
+        if value is not None
+    }
+    for field_id in second.by_field:
+        published[atom_key(1, ("field", field_id, "field_count"))] = 1
+        published[atom_key(0, ("field", field_id, "field_count"))] = 15
+    solver = RangeSolver(joint, published)
+    for field_id in second.by_field:
+        for metric in ("evidence_support", "evidence_provided"):
+            key = atom_key(1, ("field", field_id, f"{metric}.success_count"))
+            assert solver.range_of(joint.quantities[key].form)[0] == 0, key
+
+
+def test_an_old_releases_case_digests_are_matched_as_written_then() -> None:
+    from chartscore.records.prediction_row import PredictionRow
+    from chartscore.scoring.release_atoms import AtomScorer
+
+    def digests(evidence: int) -> tuple[dict[str, str], dict[str, str]]:
+        scorer = AtomScorer(None, {"c1": (0,)})
+        scorer.add_gold("c1", "t.note", GoldField("c1", "t.note", "text", "a").field_type, "a")
+        scorer.close_gold()
+        scorer.add_row(PredictionRow("c1", "t.note", "a", evidence, 0))
+        return scorer.case_digests(), scorer.case_digests(legacy=True)
+
+    none, supported, unsupported = digests(0), digests(1), digests(2)
+    for new, legacy in (none, supported):
+        assert new == legacy  # nothing to translate: as before the third state
+    # Evidence that supports nothing digests apart from none; before, it digested as none.
+    assert unsupported[0] != none[0] and unsupported[1] == none[0]

@@ -329,7 +329,7 @@ def test_the_demo_s_strata_share_audit_and_match_the_dask_route(tmp_path: Path) 
     ]  # fmt: skip
     assert sorted(document["by_stratum_field_type"]["site=A"]) == sorted(document["by_field_type"])
     # Eight cases a site: no site's counts are all shown, so no weighted estimate is.
-    assert "; strata " in err.getvalue() and "weighted estimates shown 0/7" in err.getvalue()
+    assert "; strata " in err.getvalue() and "weighted estimates shown 0/8" in err.getvalue()
     assert "demo-case" not in text + err.getvalue()
     for figures in document["overall_weighted"]["metrics"].values():
         assert figures == {"estimate": None, "design_effect": None, "interval": None}

@@ -229,26 +229,27 @@ def prediction_text(**changes: object) -> str:
 
 
 @pytest.mark.parametrize(
-    ("changes", "supported"),
-    [
-        ({}, True),
-        ({"first__kind": None}, True),  # no kind: a clinical record
-        ({"second__kind": None}, True),
-        ({"first__kind": "clinical_record", "second__kind": "generated_text"}, True),
-        ({"second__kind": "generated_text"}, False),  # no clinical span
-        ({"chain__field_id": "f.y"}, False),  # the chain is for another field
-        ({"first__source_digest": digest("source-1")}, True),  # same document, other span
-        ({"chain__uncertainty": Decimal("1.000")}, True),
-        ({"chain__uncertainty": 0}, True),
-        ({"second__end_offset": MAX_OFFSET}, True),
+    ("changes", "evidence"),
+    [  # the evidence state: 1 supported, 2 spans that do not support it
+        ({}, 1),
+        ({"first__kind": None}, 1),  # no kind: a clinical record
+        ({"second__kind": None}, 1),
+        ({"first__kind": "clinical_record", "second__kind": "generated_text"}, 1),
+        ({"second__kind": "generated_text"}, 2),  # no clinical span: evidence, unsupported
+        ({"chain__field_id": "f.y"}, 2),  # the chain is for another field
+        ({"first__source_digest": digest("source-1")}, 1),  # same document, other span
+        ({"chain__uncertainty": Decimal("1.000")}, 1),
+        ({"chain__uncertainty": 0}, 1),
+        ({"second__end_offset": MAX_OFFSET}, 1),
     ],
 )
-def test_the_layout_pattern_reads_good_chains(changes: dict[str, object], supported: bool) -> None:
+def test_the_layout_pattern_reads_good_chains(changes: dict[str, object], evidence: int) -> None:
     text = prediction_text(**changes)
     assert layout.prediction_line(text) is not None  # the quick stage is taken
     fast = fast_prediction(text)
     assert fast is not None
-    assert fast[3] is supported
+    assert fast[3] == evidence
+    assert type(fast[3]) is int
     assert typed(fast) == strict(text, prediction_row)
 
 
@@ -369,7 +370,7 @@ def test_fast_routes_accept_ordinary_lines() -> None:
         fast = fast_prediction(text)
         assert fast is not None
         assert typed(fast) == strict(text, prediction_row)
-        assert fast[3] is True
+        assert fast[3] == 1  # supported (records.prediction_row.SUPPORTED_EVIDENCE)
 
 
 @settings(max_examples=examples(200))
@@ -422,7 +423,7 @@ def test_every_route_reads_a_number_literal_of_120_characters(literal: str) -> N
     assert len(literal) == 120
     text = dumps({"case_id": "c1", "field_id": "f.x", "value": NumberLiteral(literal)})
     expected = strict(text, prediction_row)
-    assert expected == typed(("c1", "f.x", Decimal(literal), False, None, None))
+    assert expected == typed(("c1", "f.x", Decimal(literal), 0, None, None))
     for route in (fast_prediction, scanned_prediction):
         assert typed(route(text)) == expected
 

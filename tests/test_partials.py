@@ -114,7 +114,7 @@ def test_a_partial_holds_no_value_or_case_id_and_is_mode_0600(tmp_path: Path) ->
     assert "never" in text  # the schema's declared labels travel with it, as in the schema file
     assert stat.S_IMODE(partial.stat().st_mode) == 0o600
     document = json.loads(text)
-    assert document["format"] == "chartscore.partial" and document["format_version"] == 3
+    assert document["format"] == "chartscore.partial" and document["format_version"] == 4
     # The free-text answer is counted with every undeclared answer, at position 2.
     pairs = document["fields"]["hx.smoking"]["kappa_pairs"]
     assert any(pairs[i + 1] == 2 for i in range(0, len(pairs), 3))
@@ -236,7 +236,7 @@ def test_a_malformed_partial_is_refused(tmp_path: Path, change: Any) -> None:
 
 def test_another_format_is_not_a_partial(tmp_path: Path) -> None:
     text = one_partial(tmp_path)
-    for change in (lambda d: d.update(format_version=4), lambda d: d.update(format="x")):
+    for change in (lambda d: d.update(format_version=5), lambda d: d.update(format="x")):
         with pytest.raises(ChartscoreError) as caught:
             merge_partials([edited(text, change)])
         assert caught.value.code is ErrorCode.UNKNOWN_REPORT_FORMAT

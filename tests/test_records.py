@@ -286,10 +286,10 @@ def _record_prediction(row: dict[str, object]) -> Prediction:
 @settings(max_examples=examples(400))
 @given(prediction_objects())
 def test_prediction_paths_agree(row: dict[str, object]) -> None:
-    outcome: list[bool] = []
+    outcome: list[int] = []
     reader = code_of(lambda: outcome.append(prediction_row(row)[3]))
-    record_outcome: list[bool] = []
-    record = code_of(lambda: record_outcome.append(_record_prediction(row).is_supported))
+    record_outcome: list[int] = []
+    record = code_of(lambda: record_outcome.append(_record_prediction(row).evidence_state))
     assert reader == record
     assert outcome == record_outcome
 
@@ -442,7 +442,7 @@ def _from_dict_route(build: object) -> object:
     assert type(record) is Prediction
     chain = record.evidence_chain
     uncertainty = None if chain is None else chain.uncertainty
-    return record.case_id, record.field_id, record.value, record.is_supported, uncertainty
+    return record.case_id, record.field_id, record.value, record.evidence_state, uncertainty
 
 
 @settings(max_examples=examples(500))

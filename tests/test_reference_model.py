@@ -33,7 +33,7 @@ from statsmodels.stats.proportion import proportion_confint
 import chartscore
 from chartscore import EvidenceChain, GoldField, Prediction, SourceLocation
 
-from helpers import CORE_METRIC_NAMES, examples
+from helpers import CORE_METRIC_NAMES, chain_dict, digest, examples
 
 Row = dict[str, Any]
 Slice = dict[str, Any]
@@ -61,6 +61,7 @@ DENOMINATORS = {
     "unanswerable_answer": "unanswerable_count",
     "wrong_type_answer": "answered_count",
     "evidence_support": "answered_count",
+    "evidence_provided": "answered_count",
 }
 CORE_TYPES = ("text", "categorical", "number", "boolean")
 DIGITS = frozenset("0123456789")
@@ -211,6 +212,12 @@ def is_supported(prediction: Row) -> bool:
     return chain["normalized_fact_digest"] == digest
 
 
+def is_evidenced(prediction: Row) -> bool:
+    """metrics.md, "Evidence provided": a chain with a source location of any kind."""
+    chain = prediction.get("evidence_chain")
+    return chain is not None and len(chain["source_locations"]) > 0
+
+
 def empty_tally() -> dict[str, int]:
     tally = dict.fromkeys(COUNT_KEYS, 0)
     for name in METRIC_KEYS:
@@ -257,6 +264,8 @@ def add_row(tally: dict[str, int], gold: Row, prediction: Row | None) -> None:
             tally["wrong_type_answer"] += 1
         if is_supported(prediction):
             tally["evidence_support"] += 1
+        if is_evidenced(prediction):
+            tally["evidence_provided"] += 1
 
 
 def finish(tally: dict[str, int], cases: Mapping[str, dict[str, int]] | None = None) -> Slice:
@@ -915,6 +924,7 @@ def test_reference_reproduces_the_readme_example_counts() -> None:
         "unanswerable_answer": (0, 1),
         "wrong_type_answer": (0, 2),
         "evidence_support": (1, 2),
+        "evidence_provided": (1, 2),
     }
     assert [overall[key] for key in COUNT_KEYS] == [4, 3, 1, 1, 2, 1]
     report = chartscore.score(
@@ -1022,6 +1032,7 @@ def test_contract_example_with_perfect_answers() -> None:
         "unanswerable_answer": (0, 4),
         "wrong_type_answer": (0, 8),
         "evidence_support": (0, 8),
+        "evidence_provided": (0, 8),  # no answer carries a chain: "not provided", not 0%
     }
     reference = reference_score(gold_rows, prediction_rows)
     assert metric_counts(reference["overall"]) == expected_metrics
@@ -1055,6 +1066,7 @@ def test_contract_example_with_one_missing_and_one_unsafe_answer() -> None:
         "unanswerable_answer": (1, 4),
         "wrong_type_answer": (0, 8),
         "evidence_support": (0, 8),
+        "evidence_provided": (0, 8),
     }
     reference = reference_score(gold_rows, prediction_rows)
     assert metric_counts(reference["overall"]) == expected_metrics
@@ -1133,3 +1145,38 @@ def test_numeric_string_with_many_leading_zeros_agrees_with_gold() -> None:
         [Prediction("c-001", "echo.lvef", answer)],
     )
     assert report.overall.metric("normalized_agreement").success_count == 1
+
+
+def test_contract_example_with_chains_that_never_support_their_answer() -> None:
+    # docs/metrics.md, "Evidence provided": the perfect answers, each with a chain that supports
+    # nothing (generated text only; another fact; another field; a span but no prediction
+    # digest), all but one (case-2's boolean, an empty chain: no evidence). Evidence support stays
+    # 0 / 8, a real grounding failure, while evidence provided is 7 / 8.
+    gold_rows = contract_gold()
+    prediction_rows = perfect_answers(gold_rows)
+    answered = [row for row in prediction_rows if row["value"] is not None]
+    assert len(answered) == 8
+    for index, row in enumerate(answered):
+        fact = digest(f"{row['case_id']}/{row['field_id']}")
+        kinds: tuple[str, ...] = ("clinical_record",)
+        chain_field, chain_fact, declared = row["field_id"], fact, fact
+        if index % 4 == 0:
+            kinds = ("generated_text",)
+        elif index % 4 == 1:
+            chain_fact = digest("another fact")
+        elif index % 4 == 2:
+            chain_field = "other.field"
+        else:
+            declared = None
+        if (row["case_id"], row["field_id"]) == ("case-2", "summary.flag"):
+            kinds = ()
+        chain = chain_dict(chain_field, chain_fact, kinds)
+        row["evidence_chain"] = chain
+        if declared is not None:
+            row["normalized_fact_digest"] = declared
+    expected = {"evidence_support": (0, 8), "evidence_provided": (7, 8)}
+    reference = reference_score(gold_rows, prediction_rows)
+    assert {k: metric_counts(reference["overall"])[k] for k in expected} == expected
+    for report in contract_reports(gold_rows, prediction_rows):
+        assert {k: metric_counts(report["overall"])[k] for k in expected} == expected
+        assert_report_matches(report, reference)

@@ -476,17 +476,23 @@ def test_markdown_names_every_field_with_its_k_over_n(report: Report) -> None:
         "normalized_agreement": "normalized agreement",
         "abstention_correctness": "abstention correctness",
         "evidence_support": "evidence support",
+        "evidence_provided": "evidence provided",
         "answerable_abstention": "answerable abstention",
         "unanswerable_answer": "unanswerable answer",
         "wrong_type_answer": "wrong-type answer",
     }
     assert set(headings) == set(CORE_METRICS)
     for field_id, part in document["by_field"].items():
+        provided = part["evidence_provided"]
+        none_provided = provided["total_count"] > 0 and provided["success_count"] == 0
         for metric, heading in headings.items():
             table = errors if metric in ERROR_METRICS else agreement
             cell = table[f"`{field_id}`"][heading]
             k, n = part[metric]["success_count"], part[metric]["total_count"]
-            assert cell.startswith(f"{k}/{n} "), (field_id, metric, cell)
+            if metric == "evidence_support" and none_provided:  # not 0%: no evidence at all
+                assert cell == "not provided", (field_id, cell)
+            else:
+                assert cell.startswith(f"{k}/{n} "), (field_id, metric, cell)
 
 
 def test_markdown_escapes_any_label() -> None:

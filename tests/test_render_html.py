@@ -186,6 +186,13 @@ def test_a_mark_per_field_and_metric_with_the_reports_numbers(report: Report) ->
                 # A pooled row draws its case-clustered interval.
                 shown = "clustered_interval" if "clustered_interval" in number else "interval"
                 value, interval = (k / n if n else None), number[shown]
+            provided = part["evidence_provided"]
+            if (
+                metric == "evidence_support"
+                and provided["total_count"] > provided["success_count"] == 0
+            ):  # no answer carried evidence: "not provided", no rate drawn
+                value = None
+                assert "not provided" in mark.get("title", "") or "data-value" not in mark
             if value is None or interval is None:  # alpha may have no jackknife interval
                 assert "empty" in mark["class"].split() and "data-value" not in mark
                 continue
@@ -238,8 +245,8 @@ def test_every_panel_shares_one_axis_position(demo_page: tuple[str, Page]) -> No
         (svgs[0]["data-left"], svgs[0]["data-right"])
     }
     kappa = [s for s in svgs if s["data-axis-low"] == "-1.0"]
-    # 7 core panels, type metrics, 4 per-label panels, AC and alpha, kappa, risk and coverage
-    assert len(kappa) == 2 and len(svgs) == 15
+    # 8 core panels, type metrics, 4 per-label panels, AC and alpha, kappa, risk and coverage
+    assert len(kappa) == 2 and len(svgs) == 16
 
 
 def _risk_panel(text: str) -> str:

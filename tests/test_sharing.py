@@ -229,10 +229,11 @@ def cohort_files(cohort: Cohort, where: Path) -> tuple[Path, Path, Path]:
     prediction_rows: list[dict[str, object]] = []
     for (case, field_id), (answer, supported) in sorted(cohort.predictions.items()):
         row: dict[str, object] = {"case_id": case, "field_id": field_id, "value": answer}
-        if supported:
+        if supported:  # True, or GENERATED: a generated-text chain that supports nothing
             fact = digest(f"{case}/{field_id}")
             row["normalized_fact_digest"] = fact
-            row["evidence_chain"] = chain_dict(field_id, fact)
+            kinds = ("clinical_record",) if supported is True else ("generated_text",)
+            row["evidence_chain"] = chain_dict(field_id, fact, kinds)
         prediction_rows.append(row)
     schema = where / "schema.json"
     schema.write_text(json.dumps(cohort.schema_document()), encoding="utf-8")
@@ -258,8 +259,8 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     assert (status, out) == (0, "")
     # Then what survives: the cohort's size (field_count, 40) is public, so the exact
     # minimum-cost choice hides answerable_count and what it is the total of: of the field's
-    # 8 rates 2 are shown (wrong_type_answer 0/36, evidence_support 18/36) and 6 bounded; of
-    # the 15 pooled rates (7 overall, 8 boolean) 4 shown and 11 ranged.
+    # 9 rates 3 are shown (wrong_type_answer 0/36, evidence_support 18/36, evidence_provided
+    # 18/36) and 6 bounded; of the 17 pooled rates (8 overall, 9 boolean) 6 shown and 11 ranged.
     # Primary: 9 numbers in the field and type slices (unanswerable, missing, abstained counts,
     # unanswerable_answer's two counts, and the successes of exact, normalized, majority and
     # abstention_correctness, whose failures are small), 8 overall (no majority baseline); and
@@ -269,7 +270,7 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
         "chartscore: 55 numbers suppressed (min cell 11): 38 primary, 17 complementary "
         "(inside only); 81 hidden numbers checked, these and 26 derived from them (failures, "
         "disagreed rows); the audit passed\n"
-        "chartscore: rates shown 2/8 field-level, bounded 6; pooled 4/15, range 11; "
+        "chartscore: rates shown 3/9 field-level, bounded 6; pooled 6/17, range 11; "
         "labels 0/8, bounded 8\n"
         "chartscore: complementary cells: exact, the minimum declared cost 279; then the "
         "labels, greedy, 60 more (inside only)\n"

@@ -111,7 +111,13 @@ UNMATCHED_ANSWERED: Final = 16384  # some answered item does not match
 UNMATCHED_GOLD: Final = 32768  # some gold item was not answered
 FUZZY: Final = 1 << 16  # a fuzzy field's answer is similar enough to gold
 PATTERN: Final = 1 << 17  # a regex field's answer matches the gold pattern
-# Plugins' labels take the bits from 18 up (documents/plugin_layout.FIRST_BIT).
+EVIDENCED: Final = 1 << 18  # an answer's evidence chain has a source location (any kind)
+# Plugins' labels take the bits from 19 up (documents/plugin_layout.FIRST_BIT).
+EVIDENCE_BITS: Final = (0, EVIDENCED | SUPPORTED, EVIDENCED)
+"""The bits an answer earns from its prediction row's evidence state, by that state:
+:data:`~chartscore.records.prediction_row.NO_EVIDENCE` (0, or False), ``SUPPORTED_EVIDENCE``
+(1, or True) and ``UNSUPPORTED_EVIDENCE`` (2). Support needs a clinical-record source, so a
+supported answer is always evidenced."""
 
 Test = tuple[tuple[int, int], ...]
 """Which rows pass, on their outcome mask: any of its (required bits, forbidden bits)."""
@@ -181,6 +187,9 @@ class Metric:
         hidden_last: Its disclosure cost: a field slice's agreement rate, which people need
             most, so suppression hides it last.
         failures: Item metrics: the rows behind its failures (an unmatched item).
+        optional: A core metric added after documents of the current formats were first
+            written: a document without it still reads (it had no such number), and every
+            reader and rendering takes its absence as "not reported".
     """
 
     name: str
@@ -194,6 +203,7 @@ class Metric:
     error: bool = False
     hidden_last: bool = False
     failures: Test = ()
+    optional: bool = False
 
     def applies(self, field_type: FieldType, options: Iterable[str]) -> bool:
         """Whether a field of ``field_type`` with these options reports this metric."""
@@ -246,6 +256,7 @@ CATALOG: Final[tuple[Metric, ...]] = (
     _core("unanswerable_answer", "unanswerable_count", (ANSWERED, ANSWERABLE), error=True),
     _core("wrong_type_answer", "answered_count", (ANSWERED | WRONG_TYPE, 0), error=True, **_OWN),
     _core("evidence_support", "answered_count", (ANSWERED | SUPPORTED, 0), **_OWN),
+    _core("evidence_provided", "answered_count", (ANSWERED | EVIDENCED, 0), optional=True, **_OWN),
     _typed("tolerance_agreement", _NUMBERS, TOLERANCE_OPTION, TOLERANCE, hidden_last=True),
     _typed("fuzzy_agreement", (_T.TEXT,), FUZZY_OPTION, FUZZY, hidden_last=True),
     _typed("pattern_agreement", (_T.TEXT,), REGEX_OPTION, PATTERN, hidden_last=True),

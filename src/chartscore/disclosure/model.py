@@ -2,7 +2,8 @@
 
 For one field, every gold row falls in exactly one *outcome class*
 (:class:`OutcomeClass`): answerable or not; missing, abstained or answered;
-for answers, of the wrong type or not and supported or not; for answered
+for answers, of the wrong type or not and their evidence (none, evidence that does not
+support them, or support; supported or not in a report without ``evidence_provided``); for answered
 answerable rows of the right type, exact, normalized-only or disagreeing
 agreement (with the tolerance and ordinal splits of disagreement); and for
 fields with a majority baseline, whether an answerable row is in the majority
@@ -54,6 +55,7 @@ from chartscore.documents.shared_figures import (
 )
 from chartscore.documents.shared_report import SharedReport
 from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES
+from chartscore.documents.tally import OPTIONAL_CORE_METRICS as OPTIONAL_CORE
 from chartscore.stats.clustered import z_for
 
 MIN_NONZERO_ERRORS: Final = 3
@@ -87,6 +89,7 @@ class OutcomeClass:
     status: str
     wrong_type: bool = False
     supported: bool = False
+    evidenced: bool = False
     agreement: str = ""
     within_tolerance: bool = False
     later: bool = False
@@ -122,6 +125,9 @@ class FieldShape:
             (:mod:`chartscore.disclosure.error_counts`).
         labels: Its declared labels, in report order, when its slice publishes
             per-label confusion metrics (:mod:`chartscore.disclosure.label_model`).
+        evidenced: It reports ``evidence_provided`` (a document written before that
+            metric does not): an answer's evidence is then one of three (none, evidence
+            that does not support it, support), else one of two (supported or not).
     """
 
     field_type: str
@@ -134,6 +140,7 @@ class FieldShape:
     pattern: bool = False
     plugins: tuple[tuple[str, tuple[str, ...]], ...] = ()
     magnitude: str = ""
+    evidenced: bool = False
     uncertainty: bool = False
     nonzero_errors: bool = False
     labels: tuple[str, ...] = ()
@@ -176,6 +183,7 @@ class FieldShape:
             uncertainty=uncertainty,
             nonzero_errors=nonzero_errors and magnitude,
             labels=tuple(labels),
+            evidenced="evidence_provided" in names,
         )
 
     def figure_variables(self) -> tuple[str, ...]:
@@ -198,7 +206,7 @@ class FieldShape:
 
     def metric_names(self) -> tuple[str, ...]:
         """The binomial metrics of this field's slice, in report order."""
-        names = list(CORE_METRICS)
+        names = [name for name in CORE_METRICS if self.evidenced or name not in OPTIONAL_CORE]
         if self.tolerance:
             names.append("tolerance_agreement")
         if self.fuzzy:
@@ -255,16 +263,24 @@ def _answered_right_type(shape: FieldShape) -> list[dict[str, object]]:
     return out
 
 
+_SUPPORT_STATES: Final = ((False, False), (False, True))
+"""(evidenced, supported) of an answer in a slice without ``evidence_provided``."""
+_EVIDENCE_STATES: Final = ((False, False), (True, False), (True, True))
+"""(evidenced, supported) of an answer in a slice with it: support needs a span."""
+
+
 def field_classes(shape: FieldShape) -> tuple[OutcomeClass, ...]:
     """Every outcome class a row of a field with this shape can fall in, in a fixed order."""
     classes: list[OutcomeClass] = []
     for answerable in (True, False):
         splits: list[dict[str, object]] = [{"status": MISSING}, {"status": ABSTAINED}]
-        for wrong_type, supported in itertools.product((False, True), (False, True)):
+        evidence = _EVIDENCE_STATES if shape.evidenced else _SUPPORT_STATES
+        for wrong_type, (evidenced, supported) in itertools.product((False, True), evidence):
             answered: dict[str, object] = {
                 "status": ANSWERED,
                 "wrong_type": wrong_type,
                 "supported": supported,
+                "evidenced": evidenced,
             }
             if answerable and not wrong_type:
                 splits += [{**answered, **extra} for extra in _answered_right_type(shape)]
@@ -301,6 +317,7 @@ def class_mask(c: OutcomeClass) -> int:
         | _STATUS_BITS[c.status]
         | (catalog.WRONG_TYPE if c.wrong_type else 0)
         | (catalog.SUPPORTED if c.supported else 0)
+        | (catalog.EVIDENCED if c.evidenced else 0)
         | _AGREEMENT_BITS.get(c.agreement, 0)
         | (catalog.TOLERANCE if c.within_tolerance else 0)
         | (catalog.LATER if c.later else 0)

@@ -53,7 +53,14 @@ from chartscore.documents.report import (
 )
 from chartscore.documents.run import RUN_KEY, RunSection
 from chartscore.documents.system_names import SystemNames
-from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, TYPE_METRICS, Binomial, SliceTally
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    COUNT_NAMES,
+    OPTIONAL_CORE_METRICS,
+    TYPE_METRICS,
+    Binomial,
+    SliceTally,
+)
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import (
     DEFAULT_CONFIDENCE,
@@ -702,11 +709,15 @@ _POOLED_DIFFERENCE_KEYS: Final = (
 _FORMAT_2_POOLED_DIFFERENCE_KEYS: Final = _POOLED_DIFFERENCE_KEYS[:-1]
 _SIDES: Final = frozenset({"baseline", "candidate"})
 _CORE_KEYS: Final = (
-    frozenset(GOLD_COUNT_NAMES) | {"baseline_counts", "candidate_counts"} | set(CORE_METRICS)
+    frozenset(GOLD_COUNT_NAMES)
+    | {"baseline_counts", "candidate_counts"}
+    | set(CORE_METRICS).difference(OPTIONAL_CORE_METRICS)
 )
-_OPTIONAL_KEYS: Final = frozenset(
-    name for name in TYPE_METRICS if name not in GOLD_ONLY_METRICS
-) | {"kappa"}
+_OPTIONAL_KEYS: Final = (
+    frozenset(name for name in TYPE_METRICS if name not in GOLD_ONLY_METRICS)
+    | {"kappa"}
+    | frozenset(OPTIONAL_CORE_METRICS)
+)
 
 
 _OPTIONAL_TOP_KEYS: Final = (

@@ -35,7 +35,7 @@ DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
 MAX_OUTCOMES: Final = 16
 """A plugin declares 2 to 16 labels."""
 
-FIRST_BIT: Final = 18
+FIRST_BIT: Final = 19
 """The lowest outcome-mask bit that plugin labels use (bits below are chartscore's own)."""
 
 _NAME: Final = re.compile(NAME_PATTERN).fullmatch

@@ -69,8 +69,11 @@ from chartscore.documents.tally import (
     COUNT_NAMES,
     LABEL_METRICS,
     NOT_APPLICABLE_COUNTS,
+    OPTIONAL_CORE_METRICS,
+    REQUIRED_CORE_METRICS,
     SHARE_WITHHELD_METRICS,
     TYPE_METRICS,
+    Binomial,
     SliceTally,
     Tally,
     pool_not_applicable,
@@ -296,6 +299,7 @@ class SliceReport:
         current = format_version >= 3
         pooled = kind != "field"
         optional: tuple[str, ...] = (
+            *OPTIONAL_CORE_METRICS,
             *LABEL_METRICS,
             "micro_f1",
             "pooled_kappa",
@@ -312,7 +316,7 @@ class SliceReport:
                 "declared_uncertainty",
                 *COEFFICIENT_NAMES,
             )
-        members = _strict_json.members(value, COUNT_NAMES + CORE_METRICS, optional)
+        members = _strict_json.members(value, COUNT_NAMES + REQUIRED_CORE_METRICS, optional)
         counts: dict[str, int] = {name: _strict_json.count(members[name]) for name in COUNT_NAMES}
         metrics: dict[str, MetricResult] = {
             name: MetricResult.from_dict(members[name], z, pooled=pooled, case_counts=current)
@@ -592,6 +596,30 @@ def _check_identities(
             labelled[parts[0]] = labelled.get(parts[0], 0) + metric.success_count
     if any(total > counts["answered_count"] for total in labelled.values()):
         _strict_json.invalid()
+    if not supported_within_evidenced(metrics):
+        _strict_json.invalid()
+
+
+def check_optional_metrics(slices: Iterable[SliceReport]) -> None:
+    """Refuse a document whose slices do not all hold, or all lack, each optional core metric
+    (``evidence_provided``: a document written before it has it nowhere).
+
+    Raises:
+        ChartscoreError: ``invalid_report``.
+    """
+    found = {frozenset(OPTIONAL_CORE_METRICS).intersection(part.metrics) for part in slices}
+    if len(found) > 1:
+        _strict_json.invalid()
+
+
+def supported_within_evidenced(metrics: Mapping[str, Binomial | MetricResult]) -> bool:
+    """Whether a slice's supported answers are among its evidenced ones (when it has both).
+
+    Support needs a clinical-record span, so ``evidence_support`` successes are at most
+    ``evidence_provided`` successes (docs/metrics.md, "Evidence provided").
+    """
+    support, provided = metrics.get("evidence_support"), metrics.get("evidence_provided")
+    return support is None or provided is None or support.success_count <= provided.success_count
 
 
 @attrs.frozen
@@ -727,6 +755,7 @@ class Report(Displayed):
         )
         check_slices(overall, fields.values(), types.values())
         check_not_applicable(overall, fields.values(), types)
+        check_optional_metrics([overall, *fields.values(), *types.values()])
         strata, strata_types = read_strata(
             members,
             lambda part: read(part, "overall"),

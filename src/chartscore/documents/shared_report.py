@@ -137,7 +137,14 @@ from chartscore.documents.shared_rule import (
     TYPE_METRICS_OF,
     metric_quantity,
 )
-from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, LABEL_METRICS, TYPE_METRICS
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    COUNT_NAMES,
+    LABEL_METRICS,
+    OPTIONAL_CORE_METRICS,
+    REQUIRED_CORE_METRICS,
+    TYPE_METRICS,
+)
 from chartscore.stats.binomial import Z95
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, clustered_wilson, z_for
 
@@ -580,11 +587,19 @@ class SharedReport(KeyedNumbers, Displayed):
             has_kappa = field_types[field_id] in KAPPA_TYPES
             if (part.kappa is not None) != has_kappa:
                 invalid()
+        # An optional core metric (evidence_provided) is in every field slice or in none.
+        added = {
+            name for name in OPTIONAL_CORE_METRICS if name in next(iter(by_field.values())).metrics
+        }
+        if any(
+            added != set(OPTIONAL_CORE_METRICS) & set(part.metrics) for part in by_field.values()
+        ):
+            invalid()
         pooled_floors = case_floors(disclosure.min_cell, field_types, by_field) if floors else {}
 
         def pooled(raw: object, type_name: str, exclude: Collection[str] = ()) -> SharedSlice:
             # A pooled slice: the overall slice's metrics (""), or its type's fields'.
-            allowed: Collection[str] = CORE_METRICS
+            allowed: Collection[str] = (*REQUIRED_CORE_METRICS, *added)
             if type_name:
                 parts = [by_field[f] for f, t in field_types.items() if t == type_name]
                 allowed = {name for part in parts for name in part.metrics} - set(exclude)
@@ -796,9 +811,10 @@ def _check_identities(part: SharedSlice, kind: str) -> None:
 def _field_metrics(field_type: str, raw: object, plugin_metrics: Collection[str]) -> set[str]:
     # The metrics a field slice of this type must have; optional ones (and the declared
     # plugin metrics) are added if present.
-    names = set(CORE_METRICS) | REQUIRED_TYPE_METRICS_OF[field_type]
+    names = set(REQUIRED_CORE_METRICS) | REQUIRED_TYPE_METRICS_OF[field_type]
     if type(raw) is dict:
-        names |= (TYPE_METRICS_OF[field_type] | set(plugin_metrics)) & set(raw)
+        optional = TYPE_METRICS_OF[field_type] | set(plugin_metrics) | set(OPTIONAL_CORE_METRICS)
+        names |= optional & set(raw)
     return names
 
 

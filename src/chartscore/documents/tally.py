@@ -29,7 +29,15 @@ NOT_APPLICABLE_COUNTS: Final = catalog.NOT_APPLICABLE_COUNTS
 """The two counts a slice with not-applicable gold rows reports beside its six."""
 
 CORE_METRICS: Final = catalog.names(lambda m: m.family == catalog.CORE)
-"""The seven binomial metrics every slice reports."""
+"""The eight binomial metrics every slice reports, in report order."""
+
+OPTIONAL_CORE_METRICS: Final = catalog.names(lambda m: m.family == catalog.CORE and m.optional)
+"""The core metrics added after documents of the current formats were first written
+(``evidence_provided``): every slice of a new document reports them; a document, a partial or
+a pooled slice without them still reads, and leaves them out (catalog ``Metric.optional``)."""
+
+REQUIRED_CORE_METRICS: Final = tuple(m for m in CORE_METRICS if m not in OPTIONAL_CORE_METRICS)
+"""The core metrics every slice of every readable document holds."""
 
 TYPE_METRICS: Final = catalog.names(lambda m: m.family == catalog.TYPE)
 """Type-specific binomial metrics; they appear only in slices of their type."""
@@ -146,7 +154,7 @@ class SliceTally:
             for name in set(self.metrics).difference(CORE_METRICS, TYPE_METRICS, LABEL_METRICS)
             if not is_plugin_metric(name)
         }
-        if unknown or not set(CORE_METRICS) <= set(self.metrics):
+        if unknown or not set(REQUIRED_CORE_METRICS) <= set(self.metrics):
             raise ValueError("metrics must include the core metrics and known names only")
         if self.labels is not None and any(
             tuple(table) != LABEL_METRICS for table in self.labels.values()
@@ -216,7 +224,11 @@ def pool(
                 else:
                     total[0] += binomial.success_count
                     total[1] += binomial.total_count
-    metrics = {name: Binomial(success, trials) for name, (success, trials) in sums.items()}
+    metrics = {
+        name: Binomial(success, trials)
+        for name, (success, trials) in sums.items()
+        if name not in OPTIONAL_CORE_METRICS or all(name in part.metrics for part in slices)
+    }  # an optional metric some part lacks (an old partial's) is unknown for the union
     pooled = None
     if clusters is not None:
         pooled = {name: clusters.get(name) or empty_sums(name) for name in metrics}
@@ -226,6 +238,18 @@ def pool(
         clusters=pooled,
         not_applicable=pool_not_applicable(part.not_applicable for part in slices),
     )
+
+
+def without_optional(part: SliceTally) -> SliceTally:
+    """``part`` without :data:`OPTIONAL_CORE_METRICS` (and their cluster sums): a slice whose
+    rows' evidence is not known (an old site's partial in the merge)."""
+    if not any(name in part.metrics for name in OPTIONAL_CORE_METRICS):
+        return part
+    metrics = {k: v for k, v in part.metrics.items() if k not in OPTIONAL_CORE_METRICS}
+    clusters = None
+    if part.clusters is not None:
+        clusters = {k: v for k, v in part.clusters.items() if k not in OPTIONAL_CORE_METRICS}
+    return attrs.evolve(part, metrics=metrics, clusters=clusters)
 
 
 @attrs.frozen

@@ -197,14 +197,17 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         return None
     keys = size
     colons = case_id.count(":") + value[1]
-    supported = False
+    evidence = 0
     uncertainty = None
+    supported = False
     if chain is not None:
         facts = _chain(chain) if type(chain) is dict else None
         if facts is None:
             return None
         chain_field, fact, clinical, chain_keys, chain_colons = facts
         supported = clinical and chain_field == field_id and fact == digest
+        # The evidence state (records.prediction_row): supported, else any span, else none.
+        evidence = 1 if supported else 2 if chain["source_locations"] else 0
         uncertainty = chain["uncertainty"]
         keys += chain_keys
         colons += chain_colons
@@ -223,7 +226,7 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         keys += len(usage)
     if not _no_duplicate_keys(text, keys, colons):
         return None
-    return new_row(PredictionRow, (case_id, field_id, value[0], supported, uncertainty, amounts))
+    return new_row(PredictionRow, (case_id, field_id, value[0], evidence, uncertainty, amounts))
 
 
 def _chain(chain: dict[str, object]) -> tuple[str, str, bool, int, int] | None:

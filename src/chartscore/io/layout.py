@@ -205,7 +205,7 @@ def prediction(match: re.Match[str]) -> PredictionRow | None:
         except ArithmeticError:
             return None
     if chain_field is None:
-        return new_row(PredictionRow, (case_id, field_id, value, False, None, None))
+        return new_row(PredictionRow, (case_id, field_id, value, 0, None, None))
     start, end = int(first_start), int(first_end)
     if not start < end <= _MAX_OFFSET:
         return None
@@ -218,9 +218,10 @@ def prediction(match: re.Match[str]) -> PredictionRow | None:
         if first == (second_digest, second_start, second_end, second_kind or _CLINICAL):
             return None  # a duplicate source
         clinical = clinical or second_kind != _GENERATED
-    supported = clinical and chain_field == field_id and fact == digest
+    # The pattern's chain has one or two spans: supported (1), or evidence that is not (2).
+    evidence = 1 if clinical and chain_field == field_id and fact == digest else 2
     return new_row(
-        PredictionRow, (case_id, field_id, value, supported, _uncertainty(uncertainty), None)
+        PredictionRow, (case_id, field_id, value, evidence, _uncertainty(uncertainty), None)
     )
 
 

@@ -2,8 +2,9 @@
 
 An :class:`EvidenceChain` binds one field's answer (through the producer's
 ``normalized_fact_digest``) to spans of source documents named only by digest.
-chartscore checks the chain's shape and uses it for one metric,
-``evidence_support``; it never sees source text and never re-derives a digest.
+chartscore checks the chain's shape and uses it for two metrics,
+``evidence_support`` and ``evidence_provided``; it never sees source text and never
+re-derives a digest.
 """
 
 from __future__ import annotations
@@ -267,6 +268,17 @@ class EvidenceChain:
             and self.normalized_fact_digest == normalized_fact_digest
             and self.has_clinical_source
         )
+
+    def evidence_state(self, field_id: str, normalized_fact_digest: str | None) -> int:
+        """This chain's evidence state for an answer to ``field_id`` with that digest.
+
+        1 when it :meth:`supports` the answer; else 2 when it has a source location of any
+        kind (evidence provided, not supporting); else 0 (an empty chain provides none).
+        See :mod:`chartscore.records.prediction_row`.
+        """
+        if self.supports(field_id, normalized_fact_digest):
+            return 1
+        return 2 if self.source_locations else 0
 
     def __repr__(self) -> str:
         return f"EvidenceChain(field_id={self.field_id!r}, <sources and digests hidden>)"

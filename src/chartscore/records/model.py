@@ -382,6 +382,18 @@ class Prediction:
         chain = self.evidence_chain
         return chain is not None and chain.supports(self.field_id, self.normalized_fact_digest)
 
+    @property
+    def evidence_state(self) -> int:
+        """0 without evidence, 1 supported, 2 evidence that does not support it.
+
+        See :class:`~chartscore.records.prediction_row.PredictionRow` and docs/metrics.md,
+        "Evidence provided".
+        """
+        chain = self.evidence_chain
+        if chain is None:
+            return 0
+        return chain.evidence_state(self.field_id, self.normalized_fact_digest)
+
     def __repr__(self) -> str:
         return f"Prediction(field_id={self.field_id!r}, <case id, value and evidence hidden>)"
 

@@ -1,7 +1,8 @@
 """One checked prediction, as the scorers take it: a single immutable row, not five arguments.
 
 Every scorer joins the same five facts of a prediction: its case id, field id and value,
-whether its evidence chain supports it (the chain and digests reduced to one bit), and the
+its evidence state (the chain and digests reduced to one of three: no evidence, supporting
+evidence, evidence that does not support it), and the
 chain's declared uncertainty. A sixth, the line's run cost (``usage``), is None on almost
 every row; the scorer only counts it. :class:`PredictionRow` carries them together, so a new fact
 of a prediction is one field here, not a parameter in every scorer.
@@ -22,6 +23,13 @@ from typing import Final, NamedTuple
 
 from chartscore.metrics import Value
 
+NO_EVIDENCE: Final = 0
+"""An answer without evidence: no chain, or a chain with no source location."""
+SUPPORTED_EVIDENCE: Final = 1
+"""An answer its chain supports (docs/metrics.md, "Evidence support")."""
+UNSUPPORTED_EVIDENCE: Final = 2
+"""An answer whose chain has a source location but does not support it."""
+
 
 class PredictionRow(NamedTuple):
     """A validated prediction: the only input a scorer's join needs (private: values).
@@ -30,8 +38,12 @@ class PredictionRow(NamedTuple):
         case_id: The chart's case id.
         field_id: The field's id.
         value: The answer (None is an explicit abstention).
-        supported: Whether its evidence chain supports it
-            (:meth:`chartscore.Prediction.is_supported`); counts only for answers.
+        evidence: Its evidence state (:meth:`chartscore.Prediction.evidence_state`):
+            :data:`NO_EVIDENCE` (0, or False: no chain, or one without a source location),
+            :data:`SUPPORTED_EVIDENCE` (1, or True: the chain supports it) or
+            :data:`UNSUPPORTED_EVIDENCE` (2: a chain with a source location that does not
+            support it). A bool keeps its meaning from before the third state (True is
+            supported). Counts only for answers.
         uncertainty: Its chain's declared uncertainty (a number in [0, 1]), or None
             without a chain.
         usage: The line's checked ``usage`` (:data:`chartscore.records.usage.Usage`), or
@@ -43,7 +55,7 @@ class PredictionRow(NamedTuple):
     case_id: str
     field_id: str
     value: Value
-    supported: bool = False
+    evidence: int = NO_EVIDENCE
     uncertainty: object = None
     usage: object = None
 

@@ -19,7 +19,12 @@ from chartscore.errors import ErrorCode, fail
 from chartscore.metrics import NOT_APPLICABLE, FieldType, GoldValue, Value
 from chartscore.records import _rules
 from chartscore.records.evidence import ReviewerState, SourceKind, TransformationKind
-from chartscore.records.prediction_row import PredictionRow
+from chartscore.records.prediction_row import (
+    NO_EVIDENCE,
+    SUPPORTED_EVIDENCE,
+    UNSUPPORTED_EVIDENCE,
+    PredictionRow,
+)
 from chartscore.records.usage import is_run_header, run_header_of, usage_of
 
 GOLD_KEYS: Final = frozenset(_format.GOLD_KEY_ORDER)
@@ -194,8 +199,8 @@ def prediction_row(row: dict[str, object]) -> PredictionRow:
 
     Checked check by check; ``uncertainty`` is the chain's (None without a chain).
 
-    ``supported`` applies the evidence rule of
-    :meth:`chartscore.Prediction.is_supported` after validating the chain fully.
+    ``evidence`` applies the evidence rule of
+    :meth:`chartscore.Prediction.evidence_state` after validating the chain fully.
     Checks run in the order a caller building records would meet them: the
     chain first, then the prediction's own fields.
 
@@ -211,7 +216,7 @@ def prediction_row(row: dict[str, object]) -> PredictionRow:
     keys = row.keys()
     if keys != PREDICTION_REQUIRED:
         if is_run_header(row):
-            return PredictionRow("", "", None, False, None, run_header_of(row))
+            return PredictionRow("", "", None, NO_EVIDENCE, None, run_header_of(row))
         _check_keys(keys, PREDICTION_LINE_ORDER, PREDICTION_REQUIRED, PREDICTION_LINE_KEYS)
         if _format.USAGE_KEY in keys:
             return _with_usage(row)
@@ -226,11 +231,12 @@ def prediction_row(row: dict[str, object]) -> PredictionRow:
         if chain is not None:
             fail(ErrorCode.INVALID_EVIDENCE_CHAIN)
         return PredictionRow(case_id, field_id, value)
-    chain_field, fact_digest, clinical = facts
+    chain_field, fact_digest, clinical, sourced = facts
     supported = (
         clinical and chain_field == field_id and digest is not None and fact_digest == digest
     )
-    return PredictionRow(case_id, field_id, value, supported, chain["uncertainty"])  # type: ignore[index]
+    evidence = SUPPORTED_EVIDENCE if supported else UNSUPPORTED_EVIDENCE if sourced else NO_EVIDENCE
+    return PredictionRow(case_id, field_id, value, evidence, chain["uncertainty"])  # type: ignore[index]
 
 
 def _with_usage(row: dict[str, object]) -> PredictionRow:
@@ -272,9 +278,9 @@ def _source_kinds(raw: object) -> list[SourceKind]:
     return kinds
 
 
-def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool]:
-    # Validates a chain as EvidenceChain does, check by check in record order;
-    # returns (field id, fact digest, whether any span is from a clinical record).
+def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool, bool]:
+    # Validates a chain as EvidenceChain does, check by check in record order; returns (field
+    # id, fact digest, whether any span is from a clinical record, whether it has any span).
     if chain.keys() != CHAIN_KEYS:
         _check_keys(chain.keys(), _format.CHAIN_KEY_ORDER, CHAIN_KEYS, CHAIN_KEYS)
     kinds = _source_kinds(chain["source_locations"])
@@ -292,4 +298,4 @@ def _chain_facts(chain: dict[str, object]) -> tuple[str, str, bool]:
         fail(ErrorCode.INVALID_DIGEST)
     if not _rules.is_uncertainty(chain["uncertainty"]):
         fail(ErrorCode.INVALID_UNCERTAINTY)
-    return chain_field, fact_digest, _CLINICAL in kinds  # type: ignore[return-value]
+    return chain_field, fact_digest, _CLINICAL in kinds, bool(kinds)  # type: ignore[return-value]

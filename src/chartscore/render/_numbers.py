@@ -19,6 +19,8 @@ SUPPRESSED = "suppressed"
 """How a withheld count or estimate is shown: never as 0."""
 NO_TRIALS = "no trials"
 UNDEFINED = "undefined"
+NOT_PROVIDED = "not provided"
+"""Evidence support where no answered row carried evidence (``Estimate.not_provided``)."""
 
 
 def no_trials(estimate: Estimate) -> bool:
@@ -32,7 +34,12 @@ def no_trials(estimate: Estimate) -> bool:
 
 def withheld_rate(estimate: Estimate) -> bool:
     """A rate that a disclosure rule withheld and that had trials: shown as its counts only."""
-    return estimate.kind is Kind.RATE and estimate.suppressed and not no_trials(estimate)
+    return (
+        estimate.kind is Kind.RATE
+        and estimate.suppressed
+        and not no_trials(estimate)
+        and not estimate.not_provided
+    )
 
 
 def count_text(count: int | None) -> str:
@@ -104,6 +111,8 @@ def value_text(estimate: Estimate) -> str:
     ``undefined`` for a kappa or difference that has no value.
     """
     value = estimate.value
+    if estimate.not_provided:
+        return NOT_PROVIDED
     if value is None:
         if no_trials(estimate):
             return NO_TRIALS
@@ -228,6 +237,8 @@ def estimate_parts(estimate: Estimate) -> tuple[str, str, str]:
     ``rest`` is the interval, or the word that stands for a missing value
     (``no trials``, ``undefined``); a suppressed rate is its fraction alone.
     """
+    if estimate.not_provided:  # no count or rate: 0 supported of rows that had no evidence
+        return ("", "", NOT_PROVIDED)
     fraction = fraction_text(estimate) if estimate.kind is Kind.RATE else ""
     if withheld_rate(estimate):
         return (fraction, "", bound_text(estimate))

@@ -41,6 +41,7 @@ from chartscore.render.definitions import (
     plugin_definitions,
     title,
 )
+from chartscore.render.evidence_view import NOT_PROVIDED_NOTE, nothing_provided, shown_support
 from chartscore.render.report_view import (
     ORDINAL_MARK,
     SORT_METRIC,
@@ -336,11 +337,7 @@ def _paired_table(slices: list[Slice], level: str) -> Table:
 
 def _unpaired_table(slices: list[Slice]) -> Table | None:
     rows = tuple(
-        Row(
-            kind,
-            name,
-            side_cells(kind, name, metric, unpaired),
-        )
+        Row(kind, name, _shown_sides(side_cells(kind, name, metric, unpaired), part))
         for kind, name, part in slices
         for metric, unpaired in part.unpaired.items()
     )
@@ -354,6 +351,31 @@ def _unpaired_table(slices: list[Slice]) -> Table | None:
         (Column("metric"), Column("baseline"), Column("candidate")),
         rows,
         repeat=1,
+    )
+
+
+def _shown_sides(
+    cells: tuple[str, Estimate, Estimate], part: ComparisonSlice
+) -> tuple[str, Estimate, Estimate]:
+    # Evidence support reads "not provided" for a system none of whose answers carried evidence.
+    heading, baseline, candidate = cells
+    provided = part.unpaired.get("evidence_provided")
+    if baseline.metric != "evidence_support" or provided is None:
+        return cells
+    if nothing_provided(provided.baseline):
+        baseline = shown_support(baseline)
+    if nothing_provided(provided.candidate):
+        candidate = shown_support(candidate)
+    return heading, baseline, candidate
+
+
+def _any_not_provided(slices: list[Slice]) -> bool:
+    # Whether some system's evidence support reads "not provided" in some slice.
+    found = (part.unpaired.get("evidence_provided") for _, _, part in slices)
+    return any(
+        nothing_provided(sides.baseline) or nothing_provided(sides.candidate)
+        for sides in found
+        if sides is not None
     )
 
 
@@ -570,6 +592,7 @@ def comparison_view(
         *PAIRED_METRICS,
         "wrong_type_answer",
         "evidence_support",
+        "evidence_provided",
         "item_precision",
         "item_recall",
         "kappa",
@@ -586,6 +609,7 @@ def comparison_view(
         ),
         notes=(
             *folded,
+            *((NOT_PROVIDED_NOTE,) if _any_not_provided(slices) else ()),
             "A paired comparison: both systems answered the same gold rows, so the difference "
             "and McNemar's test use the rows where they disagree (docs/compare.md).",
             interval_note(level),

@@ -65,6 +65,13 @@ _ENTRIES: Final[dict[str, tuple[str, str, str]]] = {
         "and the declared fact digest, of answered rows.",
         _CORE,
     ),
+    "evidence_provided": (
+        "evidence provided",
+        "Answered rows whose prediction carries an evidence chain with at least one source "
+        "span (clinical record or generated text), of answered rows. Where it is 0, evidence "
+        "support reads not provided.",
+        "docs/metrics.md#evidence-provided",
+    ),
     "tolerance_agreement": (
         "tolerance agreement",
         "Answerable rows answered within the schema's tolerance of gold "

@@ -49,10 +49,17 @@ from chartscore.render.definitions import (
     WEIGHTED_KAPPA,
     definition,
     interval_note,
-    kappa_name,
     plugin_definitions,
     plugin_order,
     title,
+)
+from chartscore.render.evidence_view import NOT_PROVIDED_NOTE, not_provided, support_shown
+from chartscore.render.report_tables import (
+    RATE_CELLS,
+    count_table,
+    kappa_table,
+    plugin_metric_table,
+    type_metric_table,
 )
 from chartscore.render.run_view import run_facts, run_table
 from chartscore.render.view import (
@@ -80,20 +87,13 @@ AGREEMENT_METRICS: Final = (
     "normalized_agreement",
     "abstention_correctness",
     "evidence_support",
+    "evidence_provided",
 )
 """The core metrics where higher is better, in the agreement table."""
 ERROR_TABLE_METRICS: Final = ("answerable_abstention", "unanswerable_answer", "wrong_type_answer")
 """The core error metrics, in their own table: lower is better."""
 
-_COUNT_COLUMNS: Final = (
-    ("field_count", "gold rows"),
-    ("answerable_count", "answerable"),
-    ("unanswerable_count", "unanswerable"),
-    ("answered_count", "answered"),
-    ("abstained_count", "abstained"),
-    ("missing_count", "missing"),
-)
-_RATE_CELLS = "Each cell: successes/trials, rate, [{level} interval]; rates in percent."
+_RATE_CELLS = RATE_CELLS
 _ERROR_CELLS = "Each cell: errors/trials, rate, [{level} interval]; rates in percent."
 
 _ONE_FIELD_PER_TYPE = (
@@ -814,87 +814,18 @@ def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
 def _metric_table(
     key: str, heading: str, note: str, metrics: tuple[str, ...], slices: list[Slice]
 ) -> Table:
+    # A column of a metric no slice reports (evidence_provided in an older document) is left out.
+    metrics = tuple(m for m in metrics if any(m in part.metrics for _, _, part in slices))
     columns = tuple(Column(title(m), m, m in ERROR_METRICS) for m in metrics)
     rows = tuple(
-        Row(kind, name, tuple(metric_estimate(kind, name, m, part) for m in metrics))
+        Row(
+            kind,
+            name,
+            tuple(support_shown(metric_estimate(kind, name, m, part), part) for m in metrics),
+        )
         for kind, name, part in slices
     )
     return Table(key, heading, note, "slice", columns, rows)
-
-
-def _type_metric_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (title(e.metric), "lower" if e.error else "higher", e))
-        for e in estimates
-        if e.metric in TYPE_METRICS
-    )
-    if not rows:
-        return None
-    columns = (Column("metric"), Column("better"), Column("estimate"))
-    return Table(
-        "type_metrics",
-        "Type-specific metrics",
-        _RATE_CELLS.format(level=level).replace("successes", "successes (or errors)"),
-        "slice",
-        columns,
-        rows,
-        repeat=1,
-    )
-
-
-def _plugin_metric_table(
-    estimates: list[Estimate], plugins: tuple[str, ...], level: str
-) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (title(e.metric), e)) for e in estimates if e.metric in plugins
-    )
-    if not rows:
-        return None
-    return Table(
-        "plugin_metrics",
-        "Plugin metrics",
-        _RATE_CELLS.format(level=level).replace("successes", "rows with the label")
-        + " The plugin, not chartscore, defines each label (docs/plugins.md).",
-        "slice",
-        (Column("metric"), Column("estimate")),
-        rows,
-        repeat=1,
-    )
-
-
-def _kappa_table(estimates: list[Estimate], level: str) -> Table | None:
-    rows = tuple(
-        Row(e.slice, e.name, (kappa_name(e.weighted), e, e.total_count))
-        for e in estimates
-        if e.metric == "kappa"
-    )
-    if not rows:
-        return None
-    return Table(
-        "kappa",
-        "Kappa (higher is better)",
-        f"kappa [{level} interval] over the pairs: Cohen's kappa, and on an ordinal field "
-        "weighted kappa (quadratic); undefined with no pairs or when gold and answers all fall "
-        "in one category.",
-        "field",
-        (Column("statistic"), Column("kappa", "kappa"), Column("pairs")),
-        rows,
-    )
-
-
-def _count_table(slices: list[Slice]) -> Table:
-    rows = tuple(
-        Row(kind, name, tuple(part.counts[count] for count, _ in _COUNT_COLUMNS))
-        for kind, name, part in slices
-    )
-    return Table(
-        "counts",
-        "Rows per slice",
-        "answered + abstained + missing = gold rows = answerable + unanswerable.",
-        "slice",
-        tuple(Column(heading) for _, heading in _COUNT_COLUMNS),
-        rows,
-    )
 
 
 def _plot_row(estimate: Estimate, *, with_metric: bool = False) -> PlotRow:
@@ -969,6 +900,8 @@ def _plots(
             f"; point = rate, {line}"
         )
         rows = tuple(_plot_row(e) for e in estimates if e.metric == metric)
+        if not rows:  # a metric an older document does not report
+            continue
         plots.append(Plot(metric, title(metric), note, metric, (0.0, 1.0), rows))
     grouped = (
         ("type_metrics", "Type-specific metrics", TYPE_METRICS, _TYPE_METRICS_NOTE),
@@ -1149,9 +1082,11 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
     if one_field_per_type(report):
         slices = [part for part in slices if part[0] != "field_type"]
         notes = (_ONE_FIELD_PER_TYPE,)
-    shown = [e for e in estimates if not _stratum_type(e.slice, e.name)]
+    shown = not_provided(every_slice, [e for e in estimates if not _stratum_type(e.slice, e.name)])
     if notes:
         shown = [e for e in shown if e.slice != "field_type"]
+    if any(e.not_provided for e in shown):
+        notes = (*notes, NOT_PROVIDED_NOTE)
     tables: list[Table | None] = [
         _metric_table(
             "agreement",
@@ -1167,14 +1102,14 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
             ERROR_TABLE_METRICS,
             slices,
         ),
-        _type_metric_table(shown, level),
+        type_metric_table(shown, level),
         _label_table(shown, level, shared=shared),
-        _plugin_metric_table(shown, plugins, level),
-        _kappa_table(shown, level),
+        plugin_metric_table(shown, plugins, level),
+        kappa_table(shown, level),
         _coefficient_table(shown, level),
         _magnitude_table(shown, _units(report), level),
         _uncertainty_table(shown, level),
-        _count_table(slices),
+        count_table(slices),
     ]
     facts = (*_summary(report), *plugin_facts(report.plugins))
     run = report.run if type(report) is Report else None

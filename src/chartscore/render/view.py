@@ -70,6 +70,9 @@ class Estimate:
         total_range: The same for a suppressed total count, or None.
         weighted: True for an ordinal field's kappa, which is quadratic-weighted: renderers
             name it "weighted kappa (quadratic)", not Cohen's kappa.
+        not_provided: True for ``evidence_support`` in a slice where no answered row carried
+            evidence (``evidence_provided`` 0 of its trials): the tables and plots read "not
+            provided", not 0%, and draw no rate; the CSV keeps its counts.
     """
 
     slice: str
@@ -93,6 +96,7 @@ class Estimate:
     success_range: tuple[int, int | None] | None = None
     total_range: tuple[int, int | None] | None = None
     weighted: bool = False
+    not_provided: bool = False
 
     @property
     def interval(self) -> tuple[float, float] | None:

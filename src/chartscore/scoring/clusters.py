@@ -29,7 +29,12 @@ from operator import add, and_, mul, rshift, sub
 from typing import Final
 
 from chartscore.documents.plugin_layout import FIRST_BIT, PluginLayout, is_plugin_metric
-from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    LABEL_METRICS,
+    OPTIONAL_CORE_METRICS,
+    TYPE_METRICS,
+)
 from chartscore.metrics import ANSWERABLE, ANSWERED, MISSING, WRONG_TYPE
 from chartscore.scoring.agreement import item_flags
 from chartscore.scoring.outcomes import METRIC_ROWS
@@ -429,6 +434,16 @@ def paired_pooled_sums(
                     entries[metric].append((m, cases, cases * d, cases * d * d))
         result[name] = {metric: PairedClusterSums.of(found) for metric, found in entries.items()}
     return result
+
+
+def without_optional_sums(
+    sums: Mapping[str, Mapping[str, ClusterSums]],
+) -> dict[str, dict[str, ClusterSums]]:
+    """``sums`` without the optional core metrics' (a partial whose evidence is unknown)."""
+    return {
+        name: {m: v for m, v in metrics.items() if m not in OPTIONAL_CORE_METRICS}
+        for name, metrics in sums.items()
+    }
 
 
 def merge_sums(

@@ -158,7 +158,7 @@ class PairedScorer:
         """Count one baseline prediction row; returns its outcome mask."""
         if self._candidate_started:
             raise ValueError("every baseline prediction comes before the candidate's")
-        case_id, field_id, value, supported, uncertainty, usage = row
+        case_id, field_id, value, evidence, uncertainty, usage = row
         source = InputKind.BASELINE
         if usage is not None and self._usage[source].add(case_id, usage, source):
             return RUN_HEADER_ROW
@@ -169,7 +169,7 @@ class PairedScorer:
         pair = self._pairs[field_id]
         if case_id in pair.baseline_masks:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
-        row_class = judge(state, entry, value, supported, pair.baseline)
+        row_class = judge(state, entry, value, evidence, pair.baseline)
         count_uncertainty(pair.baseline, row_class, uncertainty)
         pair.baseline_masks[case_id] = row_class
         return row_class & self._coding.row_bits
@@ -177,7 +177,7 @@ class PairedScorer:
     def add_candidate(self, row: PredictionRow) -> int:
         """Count one candidate prediction row and its pair with the baseline; returns its mask."""
         self._candidate_started = True
-        case_id, field_id, value, supported, uncertainty, usage = row
+        case_id, field_id, value, evidence, uncertainty, usage = row
         source = InputKind.CANDIDATE
         if usage is not None and self._usage[source].add(case_id, usage, source):
             return RUN_HEADER_ROW
@@ -188,7 +188,7 @@ class PairedScorer:
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
         pair = self._pairs[field_id]
-        row_class = judge(state, entry, value, supported, pair.candidate)
+        row_class = judge(state, entry, value, evidence, pair.candidate)
         count_uncertainty(pair.candidate, row_class, uncertainty)
         baseline = pair.baseline_masks.pop(case_id, None)
         coding = self._coding

@@ -33,6 +33,7 @@ from chartscore.documents.tally import (
     SliceTally,
     Tally,
     pool,
+    without_optional,
 )
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.metrics import (
@@ -49,7 +50,13 @@ from chartscore.metrics import (
 from chartscore.records.schema import FieldSpec
 from chartscore.scoring.agreement import FieldRule, Key
 from chartscore.scoring.case_classes import CaseClasses
-from chartscore.scoring.clusters import OVERALL, Group, RowCoding, merge_sums
+from chartscore.scoring.clusters import (
+    OVERALL,
+    Group,
+    RowCoding,
+    merge_sums,
+    without_optional_sums,
+)
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.scoring.strata import StrataParts, stratum_slices
 from chartscore.stats.clustered import ClusterSums
@@ -528,9 +535,21 @@ class PartialTally:
             or None without a strata file.
         run: The run cost of the lines that carried ``usage``
             (:class:`~chartscore.stats.run_cost.RunCost`), or None when none did.
+        evidence: Whether its rows' ``EVIDENCED`` bits are known: False for a partial read
+            from a file written before ``evidence_provided`` (format 3 or older) and for any
+            merge with one; its tally then leaves out that metric (and its cluster sums).
     """
 
-    __slots__ = ("cases", "clusters", "fields", "ignored_predictions", "plugins", "run", "strata")
+    __slots__ = (
+        "cases",
+        "clusters",
+        "evidence",
+        "fields",
+        "ignored_predictions",
+        "plugins",
+        "run",
+        "strata",
+    )
 
     def __init__(
         self,
@@ -542,9 +561,11 @@ class PartialTally:
         plugins: PluginLayout | None = None,
         strata: StrataParts | None = None,
         run: RunCost | None = None,
+        evidence: bool = True,
     ) -> None:
         self.strata = strata
         self.run = run
+        self.evidence = evidence
         self.fields: dict[str, FieldCounts] = dict(fields or {})
         self.ignored_predictions = ignored_predictions
         self.cases = cases
@@ -590,6 +611,11 @@ class PartialTally:
             if self.fields and other.fields:
                 raise ValueError("cannot merge a stratified partial with one that is not")
             strata = self.strata if self.fields else other.strata
+        evidence = (self.evidence or not self.fields) and (other.evidence or not other.fields)
+        if not evidence:  # an optional metric's sums are unknown for the union
+            clusters = without_optional_sums(clusters)
+            if strata is not None:
+                strata = strata.without_optional()
         return PartialTally(
             fields,
             ignored,
@@ -598,6 +624,7 @@ class PartialTally:
             plugins=plugins,
             strata=strata,
             run=merge_optional(self.run, other.run),
+            evidence=evidence,
         )
 
     def tally(self, rules: RuleBook | None = None) -> Tally:
@@ -614,6 +641,8 @@ class PartialTally:
         for field_id in sorted(self.fields):
             counts = self.fields[field_id]
             part = counts.slice_tally(rules.rule(counts.field_type, counts.spec), self.plugins)
+            if not self.evidence:  # an old site's partial: evidence_provided is not known
+                part = without_optional(part)
             by_field[field_id] = part
             members.setdefault(counts.field_type.value, []).append(part)
         by_type = {
@@ -627,7 +656,7 @@ class PartialTally:
         by_stratum_type: dict[str, dict[str, SliceTally]] = {}
         if self.strata is not None:
             by_stratum, by_stratum_type = stratum_slices(
-                self.strata, self.groups(rules), RowCoding(self.plugins)
+                self.strata, self.groups(rules), RowCoding(self.plugins), evidence=self.evidence
             )
         return Tally(
             overall=overall,

@@ -52,7 +52,7 @@ from chartscore.documents.plugin_layout import PluginLayout, stamps_from_dict, s
 from chartscore.documents.run import partial_member, read_partial_member
 from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, TYPE_METRICS
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, valid_field_id
-from chartscore.metrics import FieldType
+from chartscore.metrics import EVIDENCED, SUPPORTED, FieldType
 from chartscore.records.schema import FieldSpec, Schema
 from chartscore.records.strata import stratum_name
 from chartscore.scoring.case_classes import CaseClasses
@@ -65,10 +65,10 @@ from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import exact_decimal, parse_exact_decimal
 
 PARTIAL_FORMAT: Final = "chartscore.partial"
-PARTIAL_FORMAT_VERSION: Final = 3
+PARTIAL_FORMAT_VERSION: Final = 4
 """Format 3 adds the partial's identity; format 2 wrote every bit set as hexadecimal text
 (format 1: JSON integers)."""
-PARTIAL_READABLE_VERSIONS: Final = (1, 2, 3)
+PARTIAL_READABLE_VERSIONS: Final = (1, 2, 3, 4)
 
 _TOP_KEYS: Final = (
     "format",
@@ -80,7 +80,16 @@ _TOP_KEYS: Final = (
     "clusters",
     "cases",
 )
-_OPTIONAL_TOP_KEYS: Final = ("identity", "ignored_prediction_count", "plugins", "strata", "run")
+_OPTIONAL_TOP_KEYS: Final = (
+    "identity",
+    "ignored_prediction_count",
+    "plugins",
+    "strata",
+    "run",
+    "evidence_unknown",
+)
+_OLD_PLUGIN_BIT: Final = 18  # formats 1 to 3: plugin labels (and item counts) from bit 18 up
+_OLD_LOW: Final = (1 << _OLD_PLUGIN_BIT) - 1
 _IDENTITY_KEYS: Final = ("ids", "cases")
 _ID: Final = re.compile(r"[0-9a-f]{32}")  # a partial's random id: 128 bits as hexadecimal text
 _BITS: Final = re.compile(r"0|[1-9a-f][0-9a-f]*")  # a bit set, as hexadecimal text
@@ -265,6 +274,8 @@ def partial_document(
             "ignored": cases.ignored_count,
         },
     }
+    if not partial.evidence:  # merged with a partial written before evidence_provided
+        document["evidence_unknown"] = True
     if partial.ignored_predictions is not None:
         document["ignored_prediction_count"] = partial.ignored_predictions
     if partial.strata is not None:
@@ -432,6 +443,24 @@ def _bits(value: object, version: int) -> int:
     return int(value, 16)
 
 
+def _mask(bits: int, version: int) -> int:
+    # A row class in this format's layout. Formats 1 to 3 had no EVIDENCED bit: their plugin
+    # labels and item counts sit one bit lower, and a supported answer (whose chain had a
+    # clinical span) is evidenced; whether an unsupported one was is not known.
+    if version >= 4:
+        return bits
+    low = bits & _OLD_LOW
+    found = low | (bits >> _OLD_PLUGIN_BIT) << (_OLD_PLUGIN_BIT + 1)
+    return found | EVIDENCED if low & SUPPORTED else found
+
+
+def _masks(counted: dict[int, int], version: int) -> dict[int, int]:
+    # Row classes with their counts, in this format's layout (see _mask).
+    if version >= 4:
+        return counted
+    return {_mask(bits, version): n for bits, n in counted.items()}
+
+
 def _counted(value: object, version: int, *, row_classes: bool = False) -> dict[int, int]:
     # Bit sets with their counts: [[bits, count], ...], bit sets strictly increasing, counts
     # positive. Format 1: a flat [bits, count, ...] of integers, or for a stratum's row
@@ -488,8 +517,18 @@ def _read_document(document: Mapping[str, object]) -> SitePartial:
             _refuse()
         strata = _read_strata(data["strata"], schema, fields, version)
     run = read_partial_member(data["run"]) if "run" in data else None
+    if "evidence_unknown" in data and (version < 4 or data["evidence_unknown"] is not True):
+        _refuse()
+    evidence = version >= 4 and "evidence_unknown" not in data
     partial = PartialTally(
-        fields, ignored, cases, clusters=clusters, plugins=plugins, strata=strata, run=run
+        fields,
+        ignored,
+        cases,
+        clusters=clusters,
+        plugins=plugins,
+        strata=strata,
+        run=run,
+        evidence=evidence,
     )
     check_identities(partial)
     if ("identity" in data) != (version >= 3):
@@ -532,7 +571,7 @@ def _read_strata(
         for field_id, rows in part.items():
             if field_id not in fields:
                 _refuse()
-            counted = _counted(rows, version, row_classes=True)
+            counted = _masks(_counted(rows, version, row_classes=True), version)
             if not counted:
                 _refuse()
             classes[name][field_id] = counted
@@ -583,7 +622,7 @@ def _field(field_id: object, value: object, schema: Schema | None, version: int)
     counts.distances = counts.distance_gold = None  # a partial holds no values
     counts.answerable = _count(data["answerable"])
     counts.unanswerable = _count(data["unanswerable"])
-    counts.outcomes = _counted(data["outcomes"], version)
+    counts.outcomes = _masks(_counted(data["outcomes"], version), version)
     if sum(counts.outcomes.values()) > counts.field_count:
         _refuse(field_id)
     items = data["items"]
@@ -743,7 +782,7 @@ def _cases(value: object, fields: Mapping[str, FieldCounts], version: int) -> Ca
             _refuse()
         if type(extras) is not list or not all(type(name) is str for name in extras):
             _refuse()
-        groups.append(((type_name, tuple(extras)), _bits(row, version)))
+        groups.append(((type_name, tuple(extras)), _mask(_bits(row, version), version)))
     if len(set(groups)) != len(groups):
         _refuse()
     patterns = Counter(_counted(data["patterns"], version))
@@ -754,5 +793,5 @@ def _cases(value: object, fields: Mapping[str, FieldCounts], version: int) -> Ca
     for field_id, rows in by_field_raw.items():
         if field_id not in fields:
             _refuse()
-        by_field[field_id] = Counter(_counted(rows, version))
+        by_field[field_id] = Counter(_masks(_counted(rows, version), version))
     return CaseClasses.from_counts(groups, patterns, by_field, _count(data["ignored"]))

@@ -25,13 +25,20 @@ from itertools import product
 from typing import Any, Final, NoReturn
 
 from chartscore.documents.plugin_layout import PluginLayout, is_plugin_metric
-from chartscore.documents.tally import CORE_METRICS, LABEL_METRICS, SliceTally, Tally
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    LABEL_METRICS,
+    OPTIONAL_CORE_METRICS,
+    SliceTally,
+    Tally,
+)
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
     ANSWERED_ITEMS,
     EARLIER,
+    EVIDENCED,
     EXACT,
     FUZZY,
     GOLD_ITEMS,
@@ -59,6 +66,8 @@ from chartscore.stats.clustered import ClusterSums
 
 __all__ = ["check_identities"]
 
+_EVIDENCE: Final = SUPPORTED | EVIDENCED
+"""An answer's evidence bits: supported implies evidenced implies answered."""
 _AGREEMENT: Final = EXACT | NORMALIZED
 """Bits only an answered answerable row of the right type earns (with the type's own)."""
 _TYPE_BITS: Final = {
@@ -136,9 +145,11 @@ def _possible(mask: int, field_type: FieldType, allowed: int) -> bool:
     right_type = answered and not mask & WRONG_TYPE
     if mask & ~allowed or mask & MISSING:
         return False
-    if mask & (SUPPORTED | WRONG_TYPE) and not answered:
+    if mask & (SUPPORTED | EVIDENCED | WRONG_TYPE) and not answered:
         return False
-    earned = mask & allowed & ~(ANSWERED | ANSWERABLE | SUPPORTED | WRONG_TYPE | _ITEM_FLAGS)
+    if mask & SUPPORTED and not mask & EVIDENCED:  # support needs a clinical-record span
+        return False
+    earned = mask & allowed & ~(ANSWERED | ANSWERABLE | _EVIDENCE | WRONG_TYPE | _ITEM_FLAGS)
     if earned and not (right_type and mask & ANSWERABLE):  # agreement and plugin bits
         return False
     if field_type is FieldType.MULTI:
@@ -154,7 +165,7 @@ def _possible(mask: int, field_type: FieldType, allowed: int) -> bool:
 
 def _allowed_bits(field_type: FieldType, group: Group, plugins: PluginLayout | None) -> int:
     # Every outcome bit a row of this field can earn.
-    bits = ANSWERED | ANSWERABLE | SUPPORTED | WRONG_TYPE | _AGREEMENT
+    bits = ANSWERED | ANSWERABLE | _EVIDENCE | WRONG_TYPE | _AGREEMENT
     for metric in group[1]:
         bits |= _TYPE_BITS.get(metric, 0)
         if is_plugin_metric(metric) and plugins is not None:
@@ -383,6 +394,8 @@ def _check_clusters(
     memo: dict[tuple[int, int], _Bounds] = {}
     for name, members in slices.items():
         metrics = slice_metrics(members, overall=name == OVERALL)
+        if not partial.evidence:  # an old site's partial: no sums for evidence_provided
+            metrics = tuple(m for m in metrics if m not in OPTIONAL_CORE_METRICS)
         given = partial.clusters[name]
         if set(given) != set(metrics):
             _refuse()

@@ -50,6 +50,7 @@ class AtomScorer(CaseTrackingScorer):
     ) -> None:
         super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
         self._digests: dict[str, int] = {}
+        self._legacy: dict[str, int] = {}  # per case: what a pre-evidence_provided digest adds
         self._schema_for_atoms = schema
         self._extra = extra_predictions
         self._membership = membership
@@ -88,20 +89,35 @@ class AtomScorer(CaseTrackingScorer):
         """Join one prediction in the cohort and, when it has a gold row, in its atom."""
         mask = super().add_row(row)
         if mask >= 0:
-            case_id, field_id, value, supported, uncertainty, _ = row
+            case_id, field_id, value, evidence, uncertainty, _ = row
             self._atoms[self._atom(case_id)].add_row(row)
-            self._digest(case_id, field_id, "prediction", value, supported, uncertainty)
+            # Evidence states 0 and 1 digest as the bool they were before the third state.
+            if evidence == 2:
+                row_digest = self._digest(case_id, field_id, "prediction", value, 2, uncertainty)
+                legacy = _row_digest(field_id, "prediction", value, False, uncertainty)
+                delta = self._legacy.get(case_id, 0) + legacy - row_digest
+                self._legacy[case_id] = delta % _MODULUS
+            else:
+                self._digest(case_id, field_id, "prediction", value, evidence == 1, uncertainty)
         return mask
 
-    def _digest(self, case_id: str, field_id: str, *row: object) -> None:
+    def _digest(self, case_id: str, field_id: str, *row: object) -> int:
         # Rows arrive in any order: a case's digest is the sum of its rows' (mod 2**256).
-        text = "\x1f".join(_text(part) for part in (field_id, *row))
-        digest = int.from_bytes(hashlib.sha256(text.encode("ascii")).digest(), "big")
+        digest = _row_digest(field_id, *row)
         self._digests[case_id] = (self._digests.get(case_id, 0) + digest) % _MODULUS
+        return digest
 
-    def case_digests(self) -> dict[str, str]:
-        """Per gold case, a digest of its gold rows and joined predictions (private)."""
-        return {case_id: _final(total) for case_id, total in self._digests.items()}
+    def case_digests(self, *, legacy: bool = False) -> dict[str, str]:
+        """Per gold case, a digest of its gold rows and joined predictions (private).
+
+        ``legacy``: as a release recorded before ``evidence_provided`` holds it, where an
+        answer whose chain provides evidence that does not support it was digested as one
+        without evidence (the rows are the same; only the digest's text of them differs).
+        """
+        return {
+            case_id: _final((total + self._legacy.get(case_id, 0) if legacy else total) % _MODULUS)
+            for case_id, total in self._digests.items()
+        }
 
     def atoms(self) -> dict[tuple[int, ...], tuple[CaseTrackingScorer, int]]:
         """Each atom's scorer and case count, by pattern (sorted): only atoms with cases."""
@@ -113,6 +129,12 @@ class AtomScorer(CaseTrackingScorer):
     def case_ids(self) -> set[str]:
         """Every gold case id of the cohort (for the ledger; private)."""
         return set().union(*self._atom_cases.values())
+
+
+def _row_digest(field_id: str, *row: object) -> int:
+    # One row's digest, as an integer: its parts' texts joined (see _text).
+    text = "\x1f".join(_text(part) for part in (field_id, *row))
+    return int.from_bytes(hashlib.sha256(text.encode("ascii")).digest(), "big")
 
 
 def _text(value: object) -> str:

@@ -28,9 +28,9 @@ from chartscore.errors import (
 from chartscore.metrics import (
     ANSWERABLE,
     ANSWERED,
+    EVIDENCE_BITS,
     NORMALIZED,
     NOT_APPLICABLE,
-    SUPPORTED,
     WRONG_TYPE,
     FieldType,
     GoldValue,
@@ -234,12 +234,12 @@ class Scorer:
     def add_row(self, row: PredictionRow) -> int:
         """Join and count one validated prediction row; returns its outcome bit mask.
 
-        The row's ``supported`` only counts for answers; its ``uncertainty`` is
+        The row's ``evidence`` only counts for answers; its ``uncertainty`` is
         counted for answered answerable rows. A skipped extra prediction returns -1.
         The row's ``usage`` counts once, for this line (docs/metrics.md, "Run cost");
         a run header row returns :data:`RUN_HEADER_ROW`.
         """
-        case_id, field_id, value, supported, uncertainty, usage = row
+        case_id, field_id, value, evidence, uncertainty, usage = row
         if usage is not None and self._usage.add(case_id, usage, InputKind.PREDICTIONS):
             return RUN_HEADER_ROW
         state = self._fields.get(field_id)
@@ -254,7 +254,7 @@ class Scorer:
         assert state is not None
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        row_class = judge(state, entry, value, supported, state.counts)
+        row_class = judge(state, entry, value, evidence, state.counts)
         if uncertainty is not None and row_class & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
             uncertain = state.counts.uncertain
             key = (uncertainty, row_class & NORMALIZED != 0)
@@ -269,12 +269,13 @@ class Scorer:
         case_id: str,
         field_id: str,
         value: Value,
-        supported: bool,
+        supported: int,
         uncertainty: object = None,
     ) -> int:
         """:meth:`add_row` of ``PredictionRow(case_id, field_id, value, supported, uncertainty)``.
 
-        Kept for callers written before the row; new code passes a
+        ``supported`` is the row's evidence state (a bool keeps its old meaning: True is
+        supported, False no evidence). Kept for callers written before the row; new code passes a
         :class:`~chartscore.records.prediction_row.PredictionRow`.
         """
         return self.add_row(PredictionRow(case_id, field_id, value, supported, uncertainty))
@@ -386,7 +387,7 @@ def _not_applicable(state: FieldState, case_id: str, value: Value) -> int:
 
 
 def judge(
-    state: FieldState, entry: object, value: Value, supported: bool, counts: FieldCounts
+    state: FieldState, entry: object, value: Value, evidence: int, counts: FieldCounts
 ) -> int:
     """Count one prediction against its gold row ``entry`` into ``counts``; return its class.
 
@@ -427,8 +428,8 @@ def judge(
             distances[pair] = distances.get(pair, 0) + 1
         if state.tracks_items:
             mask |= _item_bits(state.coding, gold_key, answer, counts)
-    if supported and mask & ANSWERED:
-        mask |= SUPPORTED
+    if evidence and mask & ANSWERED:
+        mask |= EVIDENCE_BITS[evidence]
     if state.label_count and entry is not UNANSWERABLE:
         if state.tracks_items:
             mask = _label_bits(state, entry, value, mask, answer, counts=counts)
@@ -643,13 +644,13 @@ def feed_records(
     for answer in guarded(predictions, Prediction, InputKind.PREDICTIONS):
         # row_of(answer), written out: one call less per row.
         chain = answer.evidence_chain
-        fields: tuple[str, str, Value, bool, object, None]
+        fields: tuple[str, str, Value, int, object, None]
         if chain is None:
-            fields = (answer.case_id, answer.field_id, answer.value, False, None, None)
+            fields = (answer.case_id, answer.field_id, answer.value, 0, None, None)
         else:
             field_id = answer.field_id
-            supported = chain.supports(field_id, answer.normalized_fact_digest)
-            fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty, None)
+            evidence = chain.evidence_state(field_id, answer.normalized_fact_digest)
+            fields = (answer.case_id, field_id, answer.value, evidence, chain.uncertainty, None)
         add_row(new_row(PredictionRow, fields))
 
 
@@ -658,11 +659,11 @@ def row_of(answer: Prediction) -> PredictionRow:
     chain = answer.evidence_chain
     if chain is None:
         return new_row(
-            PredictionRow, (answer.case_id, answer.field_id, answer.value, False, None, None)
+            PredictionRow, (answer.case_id, answer.field_id, answer.value, 0, None, None)
         )
     field_id = answer.field_id
-    supported = chain.supports(field_id, answer.normalized_fact_digest)
-    fields = (answer.case_id, field_id, answer.value, supported, chain.uncertainty, None)
+    evidence = chain.evidence_state(field_id, answer.normalized_fact_digest)
+    fields = (answer.case_id, field_id, answer.value, evidence, chain.uncertainty, None)
     return new_row(PredictionRow, fields)
 
 

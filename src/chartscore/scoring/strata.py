@@ -22,7 +22,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
 
-from chartscore.documents.tally import CORE_METRICS, COUNT_NAMES, Binomial, SliceTally, empty_sums
+from chartscore.documents.tally import (
+    CORE_METRICS,
+    COUNT_NAMES,
+    OPTIONAL_CORE_METRICS,
+    Binomial,
+    SliceTally,
+    empty_sums,
+)
 from chartscore.metrics import ANSWERABLE, ANSWERED, MISSING
 from chartscore.records.schema import Strata
 from chartscore.records.strata import CaseStrata, stratum_name
@@ -34,6 +41,7 @@ from chartscore.scoring.clusters import (
     merge_sums,
     pooled_sums,
     slice_metrics,
+    without_optional_sums,
 )
 from chartscore.stats.clustered import ClusterSums
 
@@ -92,6 +100,11 @@ class StrataParts:
             for name in sorted(self.clusters.keys() | other.clusters.keys())
         }
         return StrataParts(self.declared, classes, clusters, self.fractions)
+
+    def without_optional(self) -> StrataParts:
+        """These counts without the optional core metrics' per-case sums (unknown evidence)."""
+        clusters = {name: without_optional_sums(part) for name, part in self.clusters.items()}
+        return StrataParts(self.declared, self.classes, clusters, self.fractions)
 
 
 def _copy(classes: Mapping[str, Mapping[str, ClassCounts]]) -> dict[str, dict[str, ClassCounts]]:
@@ -192,12 +205,14 @@ def class_slice(
 
 
 def stratum_slices(
-    parts: StrataParts, groups: Mapping[str, Group], coding: RowCoding
+    parts: StrataParts, groups: Mapping[str, Group], coding: RowCoding, *, evidence: bool = True
 ) -> tuple[dict[str, SliceTally], dict[str, dict[str, SliceTally]]]:
     """Every stratum's slice, and its slice per field type present in ``groups``.
 
     Args:
         groups: Field id -> its group, for every field of the run (sorted).
+        evidence: Whether the rows' evidence is known (else the optional core metrics,
+            ``evidence_provided``, are left out: :class:`~chartscore.scoring.partial.PartialTally`).
 
     Returns:
         ``(by_stratum, by_stratum_field_type)``: ``{"site=A": slice}`` and
@@ -206,9 +221,9 @@ def stratum_slices(
     types: dict[str, list[str]] = {}
     for field_id, group in groups.items():
         types.setdefault(group[0], []).append(field_id)
-    overall_metrics = _metrics(groups.values(), overall=True)
+    overall_metrics = _metrics(groups.values(), overall=True, evidence=evidence)
     type_metrics = {
-        name: _metrics((groups[f] for f in members), overall=False)
+        name: _metrics((groups[f] for f in members), overall=False, evidence=evidence)
         for name, members in types.items()
     }
     by_stratum: dict[str, SliceTally] = {}
@@ -242,6 +257,7 @@ def slice_metric_names(groups: object, *, overall: bool) -> tuple[str, ...]:
     return _metrics(groups, overall=overall)
 
 
-def _metrics(groups: object, *, overall: bool) -> tuple[str, ...]:
+def _metrics(groups: object, *, overall: bool, evidence: bool = True) -> tuple[str, ...]:
     found = slice_metrics(groups, overall=overall)  # type: ignore[arg-type]
-    return tuple(name for name in found if name not in UNREPORTED)
+    left_out = UNREPORTED if evidence else UNREPORTED | frozenset(OPTIONAL_CORE_METRICS)
+    return tuple(name for name in found if name not in left_out)
