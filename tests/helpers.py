@@ -13,7 +13,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from chartscore import EvidenceChain, GoldField, Prediction, Schema, SourceLocation
+from chartscore import EvidenceChain, GoldField, Prediction, Report, Schema, SourceLocation
 
 # The one oracle of the built-in metric and count names in the tests, written out here rather
 # than imported from chartscore.metrics, so that a catalog that loses or renames a metric fails.
@@ -282,3 +282,17 @@ def assert_never_narrower(
         inner = full[key]
         assert inner is not None, key
         assert interval[0] <= inner[0] and inner[1] <= interval[1], key
+
+
+def as_shared(report: Report, min_cell: int = 11) -> Report:
+    """The report ``share`` starts from: ``evidence_provided`` only where no answer has evidence.
+
+    The rule of src/chartscore/disclosure/evidence_rule.py, restated: kept where it is 0 in
+    the overall slice and at least ``min_cell`` rows were answered.
+    """
+    provided = report.overall.metrics.get("evidence_provided")
+    if provided is None:
+        return report
+    if provided.success_count == 0 and report.overall.count("answered_count") >= min_cell:
+        return report
+    return report.without_metric("evidence_provided")

@@ -261,6 +261,16 @@ def test_the_command_line_files_are_short() -> None:
     assert max(lengths.values()) <= 400, lengths
 
 
+def test_no_source_file_is_over_1200_lines() -> None:
+    # Issue 35's bound: a module past it holds more than one concept (split it by one).
+    lengths = {
+        str(path.relative_to(SRC)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in SRC.rglob("*.py")
+    }
+    assert len(lengths) > 100  # the whole package was read
+    assert {name: n for name, n in lengths.items() if n > 1200} == {}
+
+
 def test_errors_checks_field_ids_exactly_as_the_rules_do() -> None:
     # errors repeats the field-id pattern rather than importing _rules (whose caches
     # hold input digests), so that value-free modules can raise coded errors.

@@ -30,6 +30,7 @@ from chartscore.stats.clustered import clustered_wilson
 from disclosure_reference import Cohort, Tally, build_cohort
 
 from helpers import (
+    as_shared,
     assert_never_narrower,
     examples,
     pop_clustered,
@@ -209,7 +210,7 @@ def test_a_cohort_with_no_small_cell_is_shared_unchanged(cohort: Cohort, min_cel
     shared = share(report, sensitivity, min_cell)
     assert shared.disclosure.suppressed_count == 0
     document = json.loads(shared.to_json())
-    full = json.loads(report.core().to_json())
+    full = json.loads(as_shared(report).core().to_json())
     assert_never_narrower(pop_clustered(document), pop_clustered(full))
     for key in ("overall", "by_field", "by_field_type", "scorer"):
         assert document[key] == full[key]
@@ -225,7 +226,8 @@ def test_a_large_cohort_loses_nothing_at_the_default_rule() -> None:
     assert shared.disclosure.min_cell == 11
     assert shared.disclosure.suppressed_count == 0
     assert (
-        json.loads(shared.to_json())["by_field"] == json.loads(report.core().to_json())["by_field"]
+        json.loads(shared.to_json())["by_field"]
+        == json.loads(as_shared(report).core().to_json())["by_field"]
     )
 
 
@@ -240,7 +242,12 @@ def test_complementary_cells_are_needed_together(cohort: Cohort, min_cell: int) 
     # fails, or a sensitive quantity becomes derivable.
     report, sensitivity, _ = scored(cohort)
     shared = share(report, sensitivity, min_cell)
-    sensitive = {k for k, n in sensitivity.case_counts.items() if 1 <= n < min_cell}
+    left_out = "evidence_provided" not in shared.overall.metrics  # evidence_rule.py
+    sensitive = {
+        k
+        for k, n in sensitivity.case_counts.items()
+        if 1 <= n < min_cell and not (left_out and k[2].startswith("evidence_provided."))
+    }
     primary = set()
     for kind, name, quantity in sensitive:
         metric = quantity.rsplit(".", 1)[0]
@@ -392,10 +399,10 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
     assert shared.complement.cost < shared.complement.greedy_cost
     assert (shared.complement.cost, shared.complement.greedy_cost) == (271, 296)
     core = {key for key in hidden if not key[2].startswith("labels.")}
-    # 87 numbers: evidence_provided adds its two in each of the three slices (the example's
-    # answers carry a clinical chain exactly when supported: it hides nothing more).
-    assert (len(core), len(hidden), len(list(shared.numbers()))) == (41, 53, 87)
-    assert kept_provided(shared) == 18
+    # 81 numbers: evidence_provided is not shared (the example's answers carry evidence:
+    # src/chartscore/disclosure/evidence_rule.py).
+    assert (len(core), len(hidden), len(list(shared.numbers()))) == (41, 53, 81)
+    assert "evidence_provided" not in shared.by_field["dx.hiv_status"].metrics
     kept = shared.by_field["dx.hiv_status"]
     assert kept.counts["field_count"] == 40
     assert (kept.counts["answerable_count"], kept.counts["answered_count"]) == (None, 36)
@@ -411,11 +418,6 @@ def test_worked_example_hiding_only_small_cells_leaks() -> None:
         "audit PASS: min_cell 11, 78 hidden numbers checked (53 suppressed in the document, "
         "25 derived from them), 0 failing"
     )
-
-
-def kept_provided(shared: SharedReport) -> int | None:
-    """The worked example's field slice's ``evidence_provided`` successes, as shared."""
-    return shared.by_field["dx.hiv_status"].metrics["evidence_provided"].success_count
 
 
 def test_worked_example_each_complementary_cell_is_needed() -> None:

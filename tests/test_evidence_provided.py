@@ -399,3 +399,75 @@ def test_a_report_with_evidence_provided_in_some_slices_only_is_refused() -> Non
     for part in slices(document):
         part.pop("evidence_provided", None)
     assert "evidence_provided" not in load_document(json.dumps(document)).to_json()
+
+
+# --------------------------------------------------------------------------- share's rule
+
+
+def _scored_with_counts(gold: list[GoldField], predictions: list[Prediction]) -> Any:
+    from chartscore.scoring.cases import CaseTrackingScorer
+    from chartscore.scoring.scorer import feed_records
+    from chartscore.workflows.share import sensitivity_of
+
+    scorer = CaseTrackingScorer(None)
+    feed_records(scorer, gold, predictions)
+    return sensitivity_of(scorer.partial(), 0.95)
+
+
+def _cohort(charts: int, evidence: set[int]) -> tuple[list[GoldField], list[Prediction]]:
+    """Two fields per chart, every fifth answer wrong; charts in ``evidence`` carry a chain."""
+    gold: list[GoldField] = []
+    predictions: list[Prediction] = []
+    for i in range(charts):
+        case = f"c{i:03d}"
+        gold += [GoldField(case, "hx.smoking", "categorical", "never")]
+        gold += [GoldField(case, "dx.flag", "boolean", i % 2 == 0)]
+        fact = digest(case)
+        support = chain("hx.smoking", fact) if i in evidence else None
+        answer = "former" if i % 5 == 0 else "never"
+        predictions += [Prediction(case, "hx.smoking", answer, fact, support)]
+        predictions += [Prediction(case, "dx.flag", i % 2 == 0)]
+    return gold, predictions
+
+
+@pytest.mark.parametrize("evidence", [set(), {3}])
+def test_share_publishes_evidence_provided_only_where_no_answer_carried_evidence(
+    evidence: set[int],
+) -> None:
+    pytest.importorskip("scipy")
+    from chartscore.disclosure import audit
+    from chartscore.disclosure.evidence_rule import without_evidence
+    from chartscore.disclosure.suppress import share
+
+    report, sensitivity = _scored_with_counts(*_cohort(40, evidence))
+    shared = share(report, sensitivity, 11)
+    bare = share(*without_evidence(report, sensitivity), 11)  # the choice made without it
+    assert audit(shared.to_json()).passed
+    slices = [part for _, _, part in shared.slices()]
+    if evidence:  # one chain among 80 answers: left out everywhere, the bytes are the choice's
+        assert all("evidence_provided" not in part.metrics for part in slices)
+        assert shared.to_json() == bare.to_json()
+        return
+    # No answer carried evidence: 0 in every slice, added around the same choice.
+    assert all(part.metrics["evidence_provided"].success_count == 0 for part in slices)
+    numbers = dict(shared.numbers())
+    for key, value in bare.numbers():
+        assert value is None or numbers[key] == value, key
+    hidden_before = {key for key, value in bare.numbers() if value is None}
+    assert {key for key, value in numbers.items() if value is None} >= hidden_before - {
+        key for key in hidden_before if key[2].startswith("evidence_support.")
+    }  # a hidden evidence_support success of 0 may now be proven, and shown as 0
+    assert "not provided" in render(shared, "table")
+
+
+def test_share_leaves_evidence_provided_out_below_min_cell_answers() -> None:
+    pytest.importorskip("scipy")
+    from chartscore.disclosure.suppress import share
+
+    # Three charts, none with evidence: fewer than min_cell answered rows, so the metric's
+    # presence would say "some answers, none with evidence" of a small cell: left out.
+    report, sensitivity = _scored_with_counts(*_cohort(3, set()))
+    assert report.overall.count("answered_count") == 6
+    shared = share(report, sensitivity, 11)
+    assert all("evidence_provided" not in part.metrics for _, _, part in shared.slices())
+    assert "evidence_provided" in share(report, sensitivity, 5).overall.metrics  # 6 >= 5

@@ -1062,3 +1062,14 @@ def model_of(
         error_counts=error_counts,
         threshold=threshold,
     )
+
+
+def primary_cells(sensitive: Iterable[Quantity]) -> list[Key]:
+    """The numbers the rule itself hides: each small quantity, or the number it follows from."""
+    primary: list[Key] = []
+    for quantity in sensitive:
+        parts = quantity.parts
+        primary.append(quantity.key if parts is None else parts[0])
+        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
+            primary.append((*quantity.key[:2], ROWS_Q))
+    return primary

@@ -77,10 +77,11 @@ from chartscore.disclosure.cost import (
     rate_of,
     rate_price,
 )
+from chartscore.disclosure.evidence_rule import evidence_shared, with_evidence, without_evidence
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.label_model import label_identities
 from chartscore.disclosure.limits import check_share_size
-from chartscore.disclosure.model import Quantity, ReportModel, model_of
+from chartscore.disclosure.model import Quantity, ReportModel, model_of, primary_cells
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
@@ -98,10 +99,8 @@ from chartscore.disclosure.rule import (
 from chartscore.disclosure.sensitivity import Sensitivity
 from chartscore.documents.report import Report
 from chartscore.documents.shared_figures import (
-    DISAGREED_Q,
     FIGURE_QUANTITIES,
     MAGNITUDE,
-    ROWS_Q,
     UNCERTAINTY,
     FieldFigures,
 )
@@ -758,9 +757,15 @@ def share(
     min_cell = check_min_cell(min_cell)
     if not isinstance(report, Report) or not isinstance(sensitivity, Sensitivity):
         raise _invalid_sensitivity()
-    if report.by_stratum and joint is None and not hidden and known is None:
-        return _stratified(report, sensitivity, min_cell)
-    return _share_alone(report, sensitivity, min_cell, joint=joint, hidden=hidden, known=known)
+    alone = joint is None and not hidden and known is None  # not a product of several
+    bare, bare_counts = without_evidence(report, sensitivity)
+    if bare.by_stratum and alone:
+        shared = _stratified(bare, bare_counts, min_cell)
+    else:
+        shared = _share_alone(bare, bare_counts, min_cell, joint=joint, hidden=hidden, known=known)
+    if alone and evidence_shared(report, min_cell):
+        return with_evidence(report, sensitivity, min_cell, shared, share_fixed=_share_alone)
+    return shared
 
 
 def _stratified(report: Report, sensitivity: Sensitivity, min_cell: int) -> SharedReport:
@@ -921,17 +926,6 @@ def true_values(report: Report, sensitivity: Sensitivity) -> dict[Key, int]:
         document, field_types, DEFAULT_MIN_CELL, set(), set(), figures=figures
     )
     return _values(model_of(full), full)
-
-
-def primary_cells(sensitive: Iterable[Quantity]) -> list[Key]:
-    """The numbers the rule itself hides: each small quantity, or the number it follows from."""
-    primary: list[Key] = []
-    for quantity in sensitive:
-        parts = quantity.parts
-        primary.append(quantity.key if parts is None else parts[0])
-        if quantity.key[2] == DISAGREED_Q:  # few disagreeing rows: withhold both counts
-            primary.append((*quantity.key[:2], ROWS_Q))
-    return primary
 
 
 def _suppress(

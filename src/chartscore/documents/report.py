@@ -13,7 +13,7 @@ are read back; the per-metric records a slice is made of are in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Final, Protocol
 
@@ -805,17 +805,29 @@ class Report(Displayed):
                 part, metrics=metrics, coefficients=coefficients, magnitude=None, uncertainty=None
             )
 
+        return attrs.evolve(self.each_slice(core_slice), overall_weighted=None)
+
+    def without_metric(self, name: str) -> Report:
+        """This report with the metric ``name`` in no slice (an optional one: ``share``)."""
+
+        def without(part: SliceReport) -> SliceReport:
+            metrics = {k: v for k, v in part.metrics.items() if k != name}
+            return attrs.evolve(part, metrics=metrics)
+
+        return self.each_slice(without)
+
+    def each_slice(self, change: Callable[[SliceReport], SliceReport]) -> Report:
+        """This report with ``change`` applied to every slice, stratum slices included."""
         return attrs.evolve(
             self,
-            overall=core_slice(self.overall),
-            by_field={name: core_slice(part) for name, part in self.by_field.items()},
-            by_field_type={name: core_slice(part) for name, part in self.by_field_type.items()},
-            by_stratum={name: core_slice(part) for name, part in self.by_stratum.items()},
+            overall=change(self.overall),
+            by_field={name: change(part) for name, part in self.by_field.items()},
+            by_field_type={name: change(part) for name, part in self.by_field_type.items()},
+            by_stratum={name: change(part) for name, part in self.by_stratum.items()},
             by_stratum_field_type={
-                name: {t: core_slice(part) for t, part in parts.items()}
+                name: {t: change(part) for t, part in parts.items()}
                 for name, parts in self.by_stratum_field_type.items()
             },
-            overall_weighted=None,
         )
 
     def without_labels(self) -> Report:

@@ -28,6 +28,7 @@ from typing import Final
 
 import attrs
 
+from chartscore.disclosure.evidence_rule import without_evidence
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.comparison import Comparison
@@ -131,7 +132,7 @@ def share_publication_files(
         for split in (None, case_strata) if case_strata is not None else (None,):
             scorer = CaseTrackingScorer(resolved, strata=split)
             feed_files(scorer, gold, predictions)
-            report, counts = sensitivity_of(scorer.partial(), confidence, split)
+            report, counts = without_evidence(*sensitivity_of(scorer.partial(), confidence, split))
             for rule in (min_cell, also_min_cell):
                 if rule is not None:
                     inputs.append(_Input(report, counts, index, rule))
@@ -351,7 +352,7 @@ def _scored(
     scorer = CaseTrackingScorer(schema)
     with collector_paused():
         feed_records(scorer, gold, predictions)
-    return sensitivity_of(scorer.partial(), confidence)
+    return without_evidence(*sensitivity_of(scorer.partial(), confidence))
 
 
 def _suppressed(
