@@ -25,31 +25,17 @@ Value-free: counts only.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Final, Protocol
+from collections.abc import Mapping
+from typing import Final
 
 import attrs
 
+from chartscore.disclosure.around import ShareFixed, around
 from chartscore.disclosure.sensitivity import Sensitivity
 from chartscore.documents.report import Report
-from chartscore.documents.shared_report import Key, SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.documents.shared_report import SharedReport
 
 EVIDENCE_PROVIDED: Final = "evidence_provided"
-
-
-class ShareFixed(Protocol):
-    """``share`` of one report with some numbers known and others hidden (one step)."""
-
-    def __call__(
-        self,
-        report: Report,
-        sensitivity: Sensitivity,
-        min_cell: int,
-        *,
-        hidden: Collection[Key],
-        known: Mapping[Key, int],
-    ) -> SharedReport: ...
 
 
 def evidence_shared(report: Report, min_cell: int) -> bool:
@@ -84,16 +70,8 @@ def with_evidence(
     Every number ``shared`` shows is known, every one it hides stays hidden, and the result
     passes its own audit with the metric; should it not, ``shared`` stands without it.
     """
-    known = {key: value for key, value in shared.numbers() if value is not None}
-    hidden = frozenset(key for key, value in shared.numbers() if value is None)
-    failed = False
-    try:
-        kept = share_fixed(report, sensitivity, min_cell, hidden=hidden, known=known)
-    except ChartscoreError as error:
-        if error.code is not ErrorCode.DISCLOSURE_AUDIT_FAILED:
-            raise
-        failed = True
-    if failed:  # outside the except block: no chained context
+    kept = around(shared, report, sensitivity, min_cell, share_fixed=share_fixed)
+    if kept is None:
         return shared
     # What share says inside (stderr) is the choice's: the metric added no cell of its own.
     return attrs.evolve(

@@ -61,6 +61,7 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure import split
+from chartscore.disclosure.around import around
 from chartscore.disclosure.attack import (
     DERIVABLE,
     audit_with_hints,
@@ -787,18 +788,10 @@ def _stratified(report: Report, sensitivity: Sensitivity, min_cell: int) -> Shar
         },
     )
     plain = _share_alone(plain_report, plain_counts, min_cell)
-    known = {key: value for key, value in plain.numbers() if value is not None}
-    hidden = frozenset(key for key, value in plain.numbers() if value is None)
-    failed = False
-    try:
-        kept = _share_alone(report, sensitivity, min_cell, hidden=hidden, known=known)
-    except ChartscoreError as error:
-        if error.code is not ErrorCode.DISCLOSURE_AUDIT_FAILED:
-            raise
-        failed = True
-    if not failed:
+    kept = around(plain, report, sensitivity, min_cell, share_fixed=_share_alone)
+    if kept is not None:
         return attrs.evolve(kept, field_level_kept=True)
-    # The one step, outside the except block: no chained context.
+    # Else the one step.
     return attrs.evolve(_share_alone(report, sensitivity, min_cell), field_level_kept=False)
 
 
