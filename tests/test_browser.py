@@ -380,11 +380,13 @@ def test_a_shared_report_page_draws_published_marks_only(browser: Any, tmp_path:
             continue
         center = mark["point"]["x"] + mark["point"]["width"] / 2
         assert abs(center - _expected_x(mark, mark["value"])) < 1, mark
-    # An undrawn mark is suppressed, or a rate with no trials (read as such, not as hidden).
+    # An undrawn mark is suppressed, or a rate with no trials, or evidence support where no
+    # answer carried evidence (each read as such, not as hidden).
     undrawn = [m for m in marks if m["value"] is None]
     assert any(m["suppressed"] for m in undrawn)
     for mark in undrawn:
-        assert mark["suppressed"] != mark["title"].endswith("no trials"), mark
+        unrated = mark["title"].endswith("no trials") or mark["title"].endswith("not provided")
+        assert mark["suppressed"] != unrated, mark
     # The shared labels have their marks (share withheld every label rate of this cohort:
     # each row keeps its label and says so, with its bound where it has one).
     labelled = [m for m in marks if m["metric"] in ("sensitivity", "specificity", "ppv", "npv")]

@@ -79,7 +79,7 @@ def test_the_demo_partial_is_written_and_merges_to_the_pooled_report(tmp_path: P
     assert main([*args, "--partial-out", str(partial)], stdout=io.StringIO(), stderr=err) == 0
     assert err.getvalue() == ""
     text = partial.read_text(encoding="utf-8")
-    assert json.loads(text)["format_version"] == 3
+    assert json.loads(text)["format_version"] == 4  # 4: the EVIDENCED bit (evidence_provided)
     assert_round_trip(text)
     merged = io.StringIO()
     assert main(["merge", "--partials", str(partial)], stdout=merged, stderr=err) == 0
@@ -269,7 +269,8 @@ def test_a_format_1_partial_is_still_read(tmp_path: Path) -> None:
         DATA / "demo_gold.jsonl", DATA / "demo_predictions.jsonl", schema=schema, strata=strata
     )
     merged = json.loads(merge_partials(texts).to_json())
-    whole = json.loads(pooled.without_magnitudes().to_json())
+    # Nor which unsupported answers carried evidence: the merge leaves evidence_provided out.
+    whole = json.loads(pooled.without_magnitudes().without_metric("evidence_provided").to_json())
     merged_intervals, whole_intervals = pop_clustered(merged), pop_clustered(whole)
     assert_never_narrower(merged_intervals, whole_intervals)
     for document in (merged, whole):  # the design effects are where the two may differ
@@ -278,14 +279,15 @@ def test_a_format_1_partial_is_still_read(tmp_path: Path) -> None:
     drop_design_effects(merged.pop("overall_weighted"))
     drop_design_effects(whole.pop("overall_weighted"))
     assert merged == whole
-    # Read back, a format 1 partial is written as format 3 (with a new id).
+    # Read back, a format 1 partial is written as format 4 (with a new id), its evidence unknown.
     site = read_partial(saved)
     again = partial_json(site.partial, site.schema, extra_predictions=site.extra_predictions)
-    assert json.loads(again)["format_version"] == 3
+    assert json.loads(again)["format_version"] == 4
+    assert json.loads(again)["evidence_unknown"] is True
     assert merge_partials([again]).to_json() == merge_partials([saved]).to_json()
 
 
-@pytest.mark.parametrize("version", [0, 4, "3", True])
+@pytest.mark.parametrize("version", [0, 5, "4", True])
 def test_other_format_versions_are_refused(tmp_path: Path, version: object) -> None:
     study = wide_study(3, 4, seed=1)
     (g, p), *_ = split_by_case(tmp_path, study[1], study[2], 1, seed=1)
