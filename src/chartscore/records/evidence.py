@@ -276,7 +276,13 @@ class EvidenceChain:
         kind (evidence provided, not supporting); else 0 (an empty chain provides none).
         See :mod:`chartscore.records.prediction_row`.
         """
-        if self.supports(field_id, normalized_fact_digest):
+        # supports(), written out: once per prediction with a chain, millions of times.
+        if (
+            self.field_id == field_id
+            and normalized_fact_digest is not None
+            and self.normalized_fact_digest == normalized_fact_digest
+            and self.has_clinical_source
+        ):
             return 1
         return 2 if self.source_locations else 0
 
