@@ -724,7 +724,9 @@ def share(
     field level (docs/disclosure.md#stratum-slices): the report without them first, then
     the stratum slices around its choice (every number it shows shown, every one it hides
     hidden again, unless the stratified attack proves it exactly). ``hidden``, ``known`` or
-    ``joint`` (a product of a publication, a release) keep the one step.
+    ``joint`` (a product of a publication, a release) keep the one step. Cells are chosen
+    without ``evidence_provided``, which is added around that choice only where no answer
+    carries evidence (:mod:`chartscore.disclosure.evidence_rule`).
 
     Args:
         report: The full, value-free report.
