@@ -210,7 +210,7 @@ def test_a_cohort_with_no_small_cell_is_shared_unchanged(cohort: Cohort, min_cel
     shared = share(report, sensitivity, min_cell)
     assert shared.disclosure.suppressed_count == 0
     document = json.loads(shared.to_json())
-    full = json.loads(as_shared(report).core().to_json())
+    full = json.loads(as_shared(report, min_cell).core().to_json())
     assert_never_narrower(pop_clustered(document), pop_clustered(full))
     for key in ("overall", "by_field", "by_field_type", "scorer"):
         assert document[key] == full[key]
