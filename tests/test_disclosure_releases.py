@@ -95,14 +95,9 @@ def _shared(run: tuple[int, str, str]) -> SharedReport:
     return SharedReport.from_json(out)
 
 
-def test_second_release_passes_the_joint_audit(one_added: dict[str, object]) -> None:
-    runs = one_added["runs"]
-    assert isinstance(runs, list)
-    first, second = _shared(runs[0]), _shared(runs[1])
-    assert (first.disclosure.earlier_releases, second.disclosure.earlier_releases) == (0, 1)
-    # The joint audit, rebuilt from the two published reports: the one new case is an atom
-    # of its own; with both releases and the composition (one row per field) published,
-    # every quantity about it can still be 0.
+def joint_of(first: SharedReport, second: SharedReport) -> tuple[JointModel, RangeSolver]:
+    """The joint audit, rebuilt from two published releases of 15 cases and one added, with
+    the composition (one row per field of each atom) known."""
     joint = JointModel([model_of(first), model_of(second)], [(0, 1), (1,)])
     published = {
         release_key(position, key): value
@@ -113,7 +108,18 @@ def test_second_release_passes_the_joint_audit(one_added: dict[str, object]) -> 
     for field_id in second.by_field:
         published[atom_key(1, ("field", field_id, "field_count"))] = 1
         published[atom_key(0, ("field", field_id, "field_count"))] = 15
-    solver = RangeSolver(joint, published)
+    return joint, RangeSolver(joint, published)
+
+
+def test_second_release_passes_the_joint_audit(one_added: dict[str, object]) -> None:
+    runs = one_added["runs"]
+    assert isinstance(runs, list)
+    first, second = _shared(runs[0]), _shared(runs[1])
+    assert (first.disclosure.earlier_releases, second.disclosure.earlier_releases) == (0, 1)
+    # The joint audit, rebuilt from the two published reports: the one new case is an atom
+    # of its own; with both releases and the composition (one row per field) published,
+    # every quantity about it can still be 0.
+    joint, solver = joint_of(first, second)
     composition = {
         (kind, name): joint.quantities[atom_key(1, (kind, name, "field_count"))].form
         for (kind, name, _), _ in second.numbers()
@@ -406,21 +412,10 @@ def test_a_release_shared_before_evidence_provided_joins_a_new_one(
     status, out, _ = _run(["audit", str(ledger), "--releases"])
     assert status == 0 and "audit PASS: 2 releases" in out
     # The one new case is an atom of its own: nothing about its evidence is pinned.
-    joint = JointModel([model_of(first), model_of(second)], [(0, 1), (1,)])
-    published = {
-        release_key(position, key): value
-        for position, report in enumerate((first, second))
-        for key, value in report.numbers()
-        if value is not None
-    }
+    joint, solver = joint_of(first, second)
     for field_id in second.by_field:
-        published[atom_key(1, ("field", field_id, "field_count"))] = 1
-        published[atom_key(0, ("field", field_id, "field_count"))] = 15
-    solver = RangeSolver(joint, published)
-    for field_id in second.by_field:
-        for metric in ("evidence_support",):
-            key = atom_key(1, ("field", field_id, f"{metric}.success_count"))
-            assert solver.range_of(joint.quantities[key].form)[0] == 0, key
+        key = atom_key(1, ("field", field_id, "evidence_support.success_count"))
+        assert solver.range_of(joint.quantities[key].form)[0] == 0, key
 
 
 def test_an_old_releases_case_digests_are_matched_as_written_then() -> None:

@@ -141,12 +141,9 @@ class JointModel(ReportModel):
                 target = new.layouts.get(field_id)
                 if target is None or not _same_field(target, layout):
                     raise _mismatch()
-                places = _places(target, layout)
                 for i in range(layout.size):
                     mapping[layout.offset + i] = tuple(
-                        self.atom_layouts[a][field_id].offset + j
-                        for a in holders
-                        for j in places[i]
+                        self.atom_layouts[a][field_id].offset + i for a in holders
                     )
             for variable in range(model.size):
                 if variable not in mapping:  # a release's own variable (ignored predictions)
@@ -220,44 +217,12 @@ class JointModel(ReportModel):
 
 def _same_field(new: FieldLayout, earlier: FieldLayout) -> bool:
     # An earlier release's field: of the new one's shape, or (shared before labels were) of
-    # it without labels, or (shared before evidence_provided) without the evidence split.
-    # Labels' unknowns come last in a layout, so the earlier release's variables are the new
-    # one's first.
+    # it without labels. Labels' unknowns come last in a layout, so the earlier release's
+    # variables are the new one's first. No release carries evidence_provided
+    # (disclosure/evidence_rule.py), so old and new releases split evidence alike.
     if new.cells != earlier.cells:
         return False
-    plain = attrs.evolve(new.shape, evidenced=False)
-    return earlier.shape in (
-        new.shape,
-        attrs.evolve(new.shape, labels=()),
-        plain,
-        attrs.evolve(plain, labels=()),
-    )
-
-
-def _places(new: FieldLayout, earlier: FieldLayout) -> list[tuple[int, ...]]:
-    """Each of an earlier layout's variables as the new layout's variables it sums (relative).
-
-    The same index where the shapes split answers alike. An earlier release shared before
-    ``evidence_provided`` split an answer's evidence two ways: its unsupported class is the
-    new one's classes with no evidence and with evidence that does not support it.
-    """
-    if earlier.shape.evidenced == new.shape.evidenced:
-        return [(i,) for i in range(earlier.size)]
-    old_size, new_size = earlier.cell_size, new.cell_size
-    classes = len(earlier.classes)
-    found: dict[object, list[int]] = {}
-    for j, c in enumerate(new.classes):
-        found.setdefault(attrs.evolve(c, evidenced=False), []).append(j)
-    out: list[tuple[int, ...]] = []
-    for i in range(earlier.size):
-        cell, within = divmod(i, old_size)
-        if cell >= earlier.cells:  # figures and labels, after every cell: in the same order
-            out.append((i - earlier.cells * old_size + new.cells * new_size,))
-        elif within < classes:
-            out.append(tuple(cell * new_size + j for j in found[earlier.classes[within]]))
-        else:  # item counts, after the classes
-            out.append((cell * new_size + len(new.classes) + within - classes,))
-    return out
+    return earlier.shape in (new.shape, attrs.evolve(new.shape, labels=()))
 
 
 def _atom_facts(layout: FieldLayout) -> list[Form]:
