@@ -131,6 +131,16 @@ def test_stratified_reports_pass_their_audit_and_publish_no_small_cell(
     stratified = dict(shared.numbers())
     for key, value in plain:
         assert value is None or stratified[key] == value, key
+    # The stratum step shows what its audit proves exactly: no site number is hidden yet
+    # derivable (so a site's rate with no trials reads 0/0, not hidden with range [0, 0]).
+    if shared.field_level_kept:
+        hidden = {key for key, value in shared.numbers() if value is None}
+        derivable = {
+            (row.slice_kind, row.slice_name, row.name)
+            for row in result.rows
+            if row.status == "derivable" and row.slice_kind.startswith("stratum")
+        }
+        assert not derivable & hidden, sorted(derivable & hidden)
     # Every site's rate is shown or carries its provable bound, as a field slice's does
     # (issue 39 item 6: what a registry reports back to each hospital).
     for name, part in shared.by_stratum.items():

@@ -790,7 +790,8 @@ def _stratified(report: Report, sensitivity: Sensitivity, min_cell: int) -> Shar
         },
     )
     plain = _share_alone(plain_report, plain_counts, min_cell)
-    kept = around(plain, report, sensitivity, min_cell, share_fixed=_share_alone)
+    shown_proven = functools.partial(_share_alone, show_proven=True)
+    kept = around(plain, report, sensitivity, min_cell, share_fixed=shown_proven)
     if kept is not None:
         return attrs.evolve(kept, field_level_kept=True)
     # Else the one step.
@@ -805,6 +806,7 @@ def _share_alone(
     joint: JointStep | None = None,
     hidden: Collection[Key] = (),
     known: Mapping[Key, int] | None = None,
+    show_proven: bool = False,
 ) -> SharedReport:
     # One suppression of the whole report (share's docstring), audited before it returns.
     min_cell = check_min_cell(min_cell)
@@ -869,10 +871,11 @@ def _share_alone(
     )
     complement = found if complement is None else _labelled(complement, state)
     withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+    shown_again: frozenset[Key] = frozenset()  # show_proven's (below)
 
     def shared_now() -> SharedReport:
         # The public numbers (the composition) are shown whatever was chosen.
-        hidden = state.hidden - _public_keys(model, state.hidden)
+        hidden = state.hidden - _public_keys(model, state.hidden) - shown_again
         return shared_from_report(
             document, field_types, min_cell, hidden, withheld, figures=figures
         )
@@ -895,6 +898,15 @@ def _share_alone(
     )
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    proven = proven_ranges(shared, verdict.rows)  # published numbers: (v, v)
+    # The stratum step (docs/disclosure.md#stratum-slices) publishes a hidden number its
+    # audit proves exactly (not sensitive, not hidden by the plain step): its equality holds
+    # on every consistent table already, so no range changes and no second audit is needed
+    # (as the shared comparison does). A site's rate with no trials is then 0/0, not hidden.
+    if show_proven:
+        exact = {key for key, (low, high) in proven.items() if low == high}
+        shown_again = frozenset(exact & state.hidden - sensitive_keys - forced)
+        shared = shared_now()
     if report.overall_weighted is not None and shared.by_stratum:
         weighted = shown_weighted(
             report.overall_weighted, shared.by_stratum, z_for(report.confidence)
@@ -902,7 +914,8 @@ def _share_alone(
         shared = attrs.evolve(shared, overall_weighted=weighted)
     final = _with_ranges(shared, proven_ranges(shared, verdict.rows))
     cost = None if alone is None else final.disclosure.suppressed_count - alone
-    own = len(set(primary_cells(sensitive)))  # what another product hides is complementary
+    # What another product hides is complementary; a primary cell shown again is not hidden.
+    own = len(set(primary_cells(sensitive)) - shown_again)
     return attrs.evolve(final, primary_count=own, ledger_cost=cost, complement=complement)
 
 
