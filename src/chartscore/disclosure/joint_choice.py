@@ -38,7 +38,7 @@ stay inside), never a value or case id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -143,12 +143,10 @@ class _Chooser:
         price = sum(key_price(key) for _, key in self.group(joint_key))
         return price, self.values[index].get(own, 0), index, own
 
-    def escape(self, index: int, key: Key) -> set[Key] | None:
-        """The cheapest shown numbers whose hiding lets a table put a pinned number out of
-        1..min cell - 1, by the linear relaxation (see :func:`_escape`); None: none found."""
-        quantity = self.joint.model.quantities[product_key(index, key)]
+    def relaxation(self) -> _Relaxation:
+        """The relaxed escapes over what is shown now, each movable number at its price."""
         prices = {joint_key: key_price(self.owner[joint_key][1]) for joint_key in self.owner}
-        return _escape(self.joint, self.published, prices, quantity.form)
+        return _Relaxation(self.joint, self.published, prices)
 
     def hide(self, joint_key: Key) -> None:
         """Hide a shown number and every number of its decision."""
@@ -205,15 +203,17 @@ def joint_choice(
         if not pending:
             return JointChoice(leaks, chooser.extra)
         chosen: set[Key] = set()
+        relaxation = chooser.relaxation()
         for index, key in pending:
-            escape = chooser.escape(index, key)
-            if escape:
-                chosen |= escape
-                continue
-            linked = chooser.candidates(index, key)  # none, or the relaxation's table is not whole
-            if not linked:
-                return JointChoice(leaks, None)
-            chosen.add(linked[0])
+            form = joint.model.quantities[product_key(index, key)].form
+            moved = relaxation.moved(form)
+            if not moved:  # no table, or the relaxation's is not whole: the cheapest linked
+                linked = chooser.candidates(index, key)
+                if not linked:
+                    return JointChoice(leaks, None)
+                moved = {linked[0]}
+            chosen |= moved
+            relaxation.free(moved)  # what this step hides costs the next escapes nothing
         for joint_key in sorted(chosen):
             chooser.hide(joint_key)
         extra = [(i, k) for i, keys in enumerate(chooser.extra) for k in sorted(keys)]
@@ -224,56 +224,80 @@ def joint_choice(
     return JointChoice(leaks, None if pending else chooser.extra)
 
 
-def _escape(
-    joint: JointPublication, shown: Mapping[Key, int], prices: Mapping[Key, int], form: Form
-) -> set[Key] | None:
-    """The shown numbers a cheapest relaxed escape moves.
+class _Relaxation:
+    """The relaxed escapes of one step: linear programs over the joint model, built once.
 
-    A real table ``x`` of the joint model that keeps every other shown number (and the
-    rule's rows of what is shown), puts ``form`` at 0 (else at min cell or more), and
-    minimizes the price of the shown numbers it moves (``prices``: the movable ones;
-    any other is held). Hiding what it moves lets such a table stand, up to
-    integrality, which the joint solver then checks: one linear program in place of
-    a solve per candidate. None: no such table.
+    An escape of a pinned number is a real table ``x`` of the joint model that keeps
+    every shown number it does not move (and the rule's rows of what is shown), puts
+    the number at 0 (else at min cell or more), and minimizes the price of the shown
+    numbers it moves (``prices``: the movable ones; any other is held, like the
+    composition). Hiding what it moves lets such a table stand, up to integrality,
+    which the joint solver then checks: one linear program in place of a solve per
+    candidate. The rows are the same for every pinned number of a step; only the
+    target row and the prices (of numbers this step already hides: 0) change.
     """
-    from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
-    from scipy.sparse import coo_array  # noqa: PLC0415
 
-    model = joint.model
-    movable = sorted(key for key in shown if key in prices)
-    ordered = [*sorted(key for key in shown if key not in prices), *movable]
-    width = model.size + 2 * len(movable)
-    equal = _Rows()
-    for joint_key in ordered:
-        equal.add(model.quantities[joint_key].form, shown[joint_key])
-    first = len(ordered) - len(movable)
-    for position in range(len(movable)):  # form - up + down == value
-        column = model.size + 2 * position
-        equal.extend(first + position, ((column, -1), (column + 1, 1)))
-    cost = np.zeros(width)
-    for position, joint_key in enumerate(movable):
-        cost[model.size + 2 * position : model.size + 2 * position + 2] = prices[joint_key]
-    lower = [(row, 0) for row in model.inequalities]
-    lower += model.knowledge(shown, joint.min_cell)
-    for target in ((form, 0, 1), (form, joint.min_cell, -1)):  # at 0, else at min cell or more
-        below = _Rows()
-        for row, bound in lower:  # form >= bound, written -form <= -bound
+    def __init__(
+        self, joint: JointPublication, shown: Mapping[Key, int], prices: Mapping[Key, int]
+    ) -> None:
+        from scipy.sparse import coo_array  # noqa: PLC0415 (scipy: the share extra)
+
+        model = joint.model
+        self.size = model.size
+        self.min_cell = joint.min_cell
+        self.movable = sorted(key for key in shown if key in prices)
+        self.position = {key: position for position, key in enumerate(self.movable)}
+        ordered = [*sorted(key for key in shown if key not in prices), *self.movable]
+        self.width = model.size + 2 * len(self.movable)
+        equal = _Rows()
+        for joint_key in ordered:
+            equal.add(model.quantities[joint_key].form, shown[joint_key])
+        first = len(ordered) - len(self.movable)
+        for position in range(len(self.movable)):  # form - up + down == value
+            column = model.size + 2 * position
+            equal.extend(first + position, ((column, -1), (column + 1, 1)))
+        self.equal = equal.matrix(self.width, coo_array)
+        self.equal_targets = equal.targets
+        below = _Rows()  # form >= bound, written -form <= -bound
+        lower = [*((row, 0) for row in model.inequalities)]
+        for row, bound in [*lower, *model.knowledge(shown, joint.min_cell)]:
             below.add(tuple((v, -c) for v, c in row), -bound)
-        side, at, sign = target
-        below.add(tuple((v, sign * c) for v, c in side), sign * at)
-        result = linprog(
-            cost,
-            A_ub=below.matrix(width, coo_array),
-            b_ub=below.targets,
-            A_eq=equal.matrix(width, coo_array),
-            b_eq=equal.targets,
-            bounds=(0, None),
-            method="highs",
-        )
-        if result.status == 0 and result.x is not None:
-            moved = result.x[model.size :].reshape(-1, 2).sum(axis=1)
-            return {key for key, step in zip(movable, moved, strict=True) if step > _TOLERANCE}
-    return None
+        self.below = below
+        self.cost = np.zeros(self.width)
+        for position, joint_key in enumerate(self.movable):
+            start = model.size + 2 * position
+            self.cost[start : start + 2] = prices[joint_key]
+
+    def free(self, keys: Iterable[Key]) -> None:
+        """Numbers hidden already: moving them costs nothing."""
+        for key in keys:
+            position = self.position.get(key)
+            if position is not None:
+                start = self.size + 2 * position
+                self.cost[start : start + 2] = 0
+
+    def moved(self, form: Form) -> set[Key] | None:
+        """The shown numbers a cheapest escape of ``form`` moves (None: no escape)."""
+        from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
+        from scipy.sparse import coo_array  # noqa: PLC0415
+
+        for at, sign in ((0, 1), (self.min_cell, -1)):  # at 0, else at min cell or more
+            target = _Rows()
+            target.add(tuple((v, sign * c) for v, c in form), sign * at)
+            rows = self.below.joined(target)
+            result = linprog(
+                self.cost,
+                A_ub=rows.matrix(self.width, coo_array),
+                b_ub=rows.targets,
+                A_eq=self.equal,
+                b_eq=self.equal_targets,
+                bounds=(0, None),
+                method="highs",
+            )
+            if result.status == 0 and result.x is not None:
+                moves = result.x[self.size :].reshape(-1, 2).sum(axis=1)
+                return {k for k, step in zip(self.movable, moves, strict=True) if step > _TOLERANCE}
+        return None
 
 
 class _Rows:
@@ -296,6 +320,16 @@ class _Rows:
             self.rows.append(row)
             self.columns.append(variable)
             self.data.append(coefficient)
+
+    def joined(self, other: _Rows) -> _Rows:
+        """These rows, then ``other``'s (neither changed)."""
+        out = _Rows()
+        offset = len(self.targets)
+        out.rows = [*self.rows, *(row + offset for row in other.rows)]
+        out.columns = [*self.columns, *other.columns]
+        out.data = [*self.data, *other.data]
+        out.targets = [*self.targets, *other.targets]
+        return out
 
     def matrix(self, width: int, build: Any) -> Any:
         """The rows as a compressed sparse matrix (``build``: scipy's ``coo_array``)."""
