@@ -152,3 +152,45 @@ def test_the_joint_choice_is_the_same_under_any_hash_seed() -> None:
         outputs.append(done.stdout)
     assert outputs[0].startswith("[[") and outputs[0] != "[]\n"
     assert outputs.count(outputs[0]) == len(outputs)
+
+
+def test_a_publication_with_a_comparison_ends_its_leak_by_the_joint_choice(tmp_path: Path) -> None:
+    # The workflow: the products leak together after their first suppression, the joint
+    # choice ends it in one more round, and what it chose is hidden in the written products;
+    # each passes its own audit, all pass the outsider's, gold-only numbers get one decision.
+    from unittest import mock
+
+    from chartscore.disclosure import audit
+    from chartscore.disclosure import joint_choice as module
+    from chartscore.disclosure.attack import audit_comparison
+    from chartscore.workflows import publication
+    from test_shared_comparison import write_cohort
+
+    verdicts: list[Any] = []
+
+    def spy(*args: Any) -> Any:
+        verdicts.append(joint_choice(*args))
+        return verdicts[-1]
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    with (
+        mock.patch.object(publication, "FIRSTS", 1),
+        mock.patch.object(module, "joint_choice", spy),
+    ):
+        products = publication.share_publication_files(
+            gold, [baseline, candidate], comparisons=[(0, 1)]
+        )
+    assert len(verdicts) == 2 and verdicts[0].leaks and not verdicts[1].leaks
+    chosen = verdicts[0].extra
+    assert chosen is not None and any(chosen)
+    for product, more in zip(products, chosen, strict=True):
+        assert all(dict(product.numbers())[key] is None for key in more)
+    assert audit_publication(products, SYSTEMS).passed
+    a, b, paired = products
+    assert isinstance(a, SharedReport) and isinstance(b, SharedReport)
+    assert isinstance(paired, SharedComparison)
+    assert audit(a.to_json()).passed and audit(b.to_json()).passed
+    assert audit_comparison(paired).passed
+    first, second = dict(a.numbers()), dict(b.numbers())
+    gold_keys = _gold_keys(products) & set(first)
+    assert gold_keys and all(first[key] == second[key] for key in gold_keys)
