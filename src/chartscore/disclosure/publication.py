@@ -470,7 +470,7 @@ def audit_publication(products: Sequence[Product], systems: Sequence[System]) ->
         ChartscoreError: ``usage`` for no products, a system count that differs, or a
             report given a comparison's systems (or the other way round).
     """
-    joint = _Joint(products, systems)
+    joint = JointPublication(products, systems)
     own = tuple(_own_audit(product) for product in products)
     min_cell = joint.min_cell
     solver, problem = joint.solver()
@@ -503,25 +503,11 @@ def publication_leaks(
     :func:`audit_publication` would fail, found without a range for every hidden
     number. An inconsistent or unresolved publication is one failing row.
     """
-    joint = _Joint(products, systems)
-    min_cell = joint.min_cell
+    joint = JointPublication(products, systems)
     solver, problem = joint.solver()
     if solver is None:
         return [PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)]
-    rows: list[PublicationRow] = []
-    for index, key in joint.hidden:
-        value = values[index].get(key)
-        if value is None or not 1 <= value < min_cell:
-            continue
-        form = joint.model.quantities[product_key(index, key)].form
-        failed = False
-        try:
-            safe = solver.protected(form, value, min_cell)
-        except (Unresolved, Inconsistent):
-            failed = True
-        if failed or not safe:
-            rows.append(PublicationRow(index, key, None, None, UNRESOLVED if failed else DISCLOSED))
-    return rows
+    return joint.leaks(solver, values, joint.hidden)
 
 
 def publication_consistent(products: Sequence[Product], systems: Sequence[System]) -> bool:
@@ -530,11 +516,22 @@ def publication_consistent(products: Sequence[Product], systems: Sequence[System
     A cheap test (the solver's set-up only, no range): ``audit --comparisons`` uses it
     to read which two systems a shared comparison compares.
     """
-    return _Joint(products, systems).solver()[1] != "inconsistent"
+    return JointPublication(products, systems).solver()[1] != "inconsistent"
 
 
-class _Joint:
-    # The joint model of a publication, its published numbers and its hidden ones.
+class JointPublication:
+    """The joint model of a publication, its published numbers and its hidden ones.
+
+    Inside the disclosure engine only (the audit, the leak check and the joint choice
+    of :mod:`chartscore.disclosure.joint_choice` share it, so the choice attacks
+    exactly what the audit attacks).
+
+    Attributes:
+        model: The :class:`PublicationModel` of every product.
+        min_cell: The publication's largest min cell (the one a number is judged by).
+        published: Every shown number, in joint keys (:func:`product_key`).
+        hidden: Each hidden number as (product index, the product's own key).
+    """
 
     def __init__(self, products: Sequence[Product], systems: Sequence[System]) -> None:
         if not products or len(products) != len(systems):
@@ -568,18 +565,45 @@ class _Joint:
                 elif not quantity.derived:
                     self.published[product_key(index, key)] = value
 
-    def solver(self) -> tuple[RangeSolver | None, str]:
-        # The solver of the published numbers, or None and why (inconsistent, unresolved).
-        knowledge = self.model.knowledge(self.published, self.min_cell)
+    def solver(self, published: Mapping[Key, int] | None = None) -> tuple[RangeSolver | None, str]:
+        """The solver of the published numbers (default: the products' own), or None and
+        why (inconsistent, unresolved)."""
+        shown = self.published if published is None else published
+        knowledge = self.model.knowledge(shown, self.min_cell)
         try:
-            return RangeSolver(self.model, self.published, knowledge=knowledge), ""
+            return RangeSolver(self.model, shown, knowledge=knowledge), ""
         except Inconsistent:
             return None, "inconsistent"
         except Unresolved:
             return None, UNRESOLVED
 
+    def leaks(
+        self,
+        solver: RangeSolver,
+        values: Sequence[Mapping[Key, int]],
+        hidden: Sequence[tuple[int, Key]],
+    ) -> list[PublicationRow]:
+        """Of ``hidden``, the numbers ``solver`` pins into 1..min_cell-1 (see
+        :func:`publication_leaks`): only a true value there can be pinned there."""
+        rows: list[PublicationRow] = []
+        for index, key in hidden:
+            value = values[index].get(key)
+            if value is None or not 1 <= value < self.min_cell:
+                continue
+            form = self.model.quantities[product_key(index, key)].form
+            failed = False
+            try:
+                safe = solver.protected(form, value, self.min_cell)
+            except (Unresolved, Inconsistent):
+                failed = True
+            if failed or not safe:
+                status = UNRESOLVED if failed else DISCLOSED
+                rows.append(PublicationRow(index, key, None, None, status))
+        return rows
+
 
 __all__ = [
+    "JointPublication",
     "Product",
     "PublicationAudit",
     "PublicationModel",

@@ -9,10 +9,16 @@ publication"):
    that shows it made it known: a later one treats it as known (like the
    cohort's composition: shown, never a complementary cell). One that hides it
    makes every later one hide it too.
-2. **The joint audit.** :func:`~chartscore.disclosure.publication.audit_publication`
-   attacks all products in one model. Where it pins a hidden number, the
-   numbers of that slice are forced hidden in every product, first the
-   gold-only ones, then all of them, and the publication is suppressed again.
+2. **The joint audit and the joint choice.**
+   :func:`~chartscore.disclosure.joint_choice.joint_choice` attacks all products
+   in one model (the attack of
+   :func:`~chartscore.disclosure.publication.audit_publication`). Where it pins a
+   hidden number, it chooses the further numbers to hide on that joint model
+   (a relaxed escape per pinned number, checked by the joint solver); every
+   product is then suppressed again with all it hid and those forced (a leading
+   product given nothing more is kept as it is), and attacked together again.
+   Only where the choice gives up are the numbers of the pinned slice forced
+   hidden in every product, first the gold-only ones, then all of them.
 3. **The order.** Each system is tried first in turn (up to :data:`FIRSTS`):
    the publication that hides the fewest numbers in all is kept.
 
@@ -23,6 +29,7 @@ case counts stay in this module, as in :mod:`chartscore.workflows.share`.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
@@ -187,6 +194,8 @@ class _Compared:
 
 
 Product = SharedReport | SharedComparison
+Memo = dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product]
+"""Each product suppressed under given hidden and known numbers: the same choice, made once."""
 
 
 def _publication(
@@ -198,7 +207,7 @@ def _publication(
     # one then hides all the stricter hides), and the stratified report before the plain one
     # (whose numbers it also holds: the plain one follows its choice, an easier problem).
     best: list[Product] | None = None
-    made: dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product] = {}
+    made: Memo = {}
     truths = [_true_values(i) for i in inputs]  # once, whatever the order
     truths_compared = [c.values(min_cell) for c in compared]
     count = 1 + max(i.system for i in inputs)
@@ -226,53 +235,41 @@ def _in_order(
     inputs: Sequence[_Input],
     compared: Sequence[_Compared],
     min_cell: int,
-    made: dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product],
+    made: Memo,
     values: Sequence[Mapping[Key, int]],
 ) -> list[Product]:
     # The loop of the module's docstring: the reports in this order, then the comparisons.
     # ``made``: each product already suppressed under the same hidden and known numbers (in
-    # another order or round): the same choice, made once. ``values``: each product's true
-    # values, in this order.
-    from chartscore.disclosure.model import model_of  # noqa: PLC0415
-    from chartscore.disclosure.publication import (  # noqa: PLC0415
-        System,
-        gold_only_keys,
-        publication_leaks,
-    )
+    # another order or round). ``values``: each product's true values, in this order.
+    from chartscore.disclosure.joint_choice import joint_choice  # noqa: PLC0415
+    from chartscore.disclosure.publication import System  # noqa: PLC0415
 
     systems: list[System] = [str(i.system) for i in inputs]
     systems += [(str(c.baseline), str(c.candidate)) for c in compared]
+    sources: list[_Input | _Compared] = [*inputs, *compared]
     forced: list[set[Key]] = [set() for _ in systems]
     level: dict[tuple[str, str], int] = {}
+    kept: list[Product] = []  # the products the joint choice leaves as they are, in order
     for _ in range(ROUNDS):
-        shared: list[Product] = []
-        gold_keys: frozenset[Key] = frozenset()
-        for index, hide in enumerate(forced):
-            # In order: an earlier product's choice is this one's (shown: known; hidden:
-            # hidden too), for every number of the same system, for gold-only ones of others.
-            earlier = [
-                (product, None if systems[k] == systems[index] else gold_keys)
-                for k, product in enumerate(shared)
-            ]
-            known, hidden = _decisions(earlier, hide)
-            source = inputs[index] if index < len(inputs) else compared[index - len(inputs)]
-            memo = (id(source), frozenset(hide | hidden), frozenset(known.items()))
-            if memo not in made:
-                if isinstance(source, _Input):
-                    made[memo] = _suppressed(
-                        source.report, source.counts, source.min_cell, hide | hidden, known
-                    )
-                else:
-                    made[memo] = _compared(source, min_cell, hide | hidden, known)
-            shared.append(made[memo])
-            if index == 0:
-                assert isinstance(shared[0], SharedReport)
-                gold_keys = gold_only_keys(model_of(shared[0]))
-        leaks = publication_leaks(shared, systems, values)
-        if not leaks:
+        shared, gold_keys = _round(sources, systems, forced, kept, made, min_cell=min_cell)
+        verdict = joint_choice(shared, systems, values, gold_keys)
+        if not verdict.leaks:
             return shared
-        failing = {row.key[:2] for row in leaks}
-        for where in failing:
+        if verdict.extra is not None:
+            # The joint choice: each product keeps all it hides and hides its extra too, so
+            # every pattern only grows and the chosen one's joint attack passes. The leading
+            # products with nothing extra are kept as they are: suppressed again with their
+            # own hidden numbers forced, under the same earlier choices, they would choose
+            # them again.
+            for index, product in enumerate(shared):
+                hidden_now = {key for key, value in product.numbers() if value is None}
+                forced[index] |= hidden_now | verdict.extra[index]
+            unchanged = len(list(itertools.takewhile(lambda more: not more, verdict.extra)))
+            kept = shared[:unchanged]
+            continue
+        kept = []
+        failing = {row.key[:2] for row in verdict.leaks}
+        for where in failing:  # no joint choice: hide the failing slices (gold-only first)
             level[where] = level.get(where, 0) + 1
         more = {
             key
@@ -283,6 +280,48 @@ def _in_order(
         if not _force(forced, shared, more):
             break  # nothing more to hide in the failing slices: give up
     raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+
+
+def _round(
+    sources: Sequence[_Input | _Compared],
+    systems: Sequence[object],
+    forced: Sequence[set[Key]],
+    kept: Sequence[Product],
+    made: Memo,
+    *,
+    min_cell: int,
+) -> tuple[list[Product], frozenset[Key]]:
+    # Every product in order (the first ``len(kept)`` as they are), and the gold-only keys.
+    from chartscore.disclosure.model import model_of  # noqa: PLC0415
+    from chartscore.disclosure.publication import gold_only_keys  # noqa: PLC0415
+
+    shared: list[Product] = []
+    gold_keys: frozenset[Key] = frozenset()
+    for index, hide in enumerate(forced):
+        if index < len(kept):
+            shared.append(kept[index])
+        else:
+            # In order: an earlier product's choice is this one's (shown: known; hidden:
+            # hidden too), for every number of the same system, for gold-only ones of others.
+            earlier = [
+                (product, None if systems[k] == systems[index] else gold_keys)
+                for k, product in enumerate(shared)
+            ]
+            known, hidden = _decisions(earlier, hide)
+            source = sources[index]
+            memo = (id(source), frozenset(hide | hidden), frozenset(known.items()))
+            if memo not in made:
+                if isinstance(source, _Input):
+                    made[memo] = _suppressed(
+                        source.report, source.counts, source.min_cell, hide | hidden, known
+                    )
+                else:
+                    made[memo] = _compared(source, min_cell, hide | hidden, known)
+            shared.append(made[memo])
+        if index == 0:
+            assert isinstance(shared[0], SharedReport)
+            gold_keys = gold_only_keys(model_of(shared[0]))
+    return shared, gold_keys
 
 
 def _decisions(

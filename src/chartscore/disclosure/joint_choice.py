@@ -1,0 +1,356 @@
+"""The publication's joint choice: complementary cells chosen on the joint model itself.
+
+A publication (docs/disclosure.md, "One publication") first suppresses each product
+under the numbers the others hide and show; held together they may still leak: the
+joint attack pins a hidden number into 1..min cell - 1. Before, every product was then
+suppressed again with the leaking slices forced hidden, until no leak was left (7 or 8
+rounds on the study, each every product's suppression and a joint attack).
+:func:`joint_choice` instead chooses the further numbers to hide on the
+:class:`~chartscore.disclosure.publication.PublicationModel` that the joint audit
+attacks, in one or a few steps:
+
+1. **A relaxed escape per pinned number.** One linear program over the joint model:
+   a real table that keeps every shown number it does not move (and the rule's rows
+   of what is shown), puts the pinned number at 0 (else at min cell or more), and
+   moves shown numbers of the least declared price
+   (:func:`~chartscore.disclosure.cost.key_price`). The numbers it moves are the ones
+   to hide: with them hidden, such a table is consistent with what is published.
+   Across products the ties do the linking: a comparison's paired cell pinned through
+   the reports' counts moves whichever of them is cheapest.
+2. **One decision.** A gold-only number
+   (:func:`~chartscore.disclosure.publication.gold_only_keys`) is hidden in every
+   product that shows it, a number of one system in every product of that system.
+   The composition (``field_count``) is never moved: it is known whatever is hidden.
+3. **The check.** Everything chosen in a step is hidden at once, the joint solver is
+   built once over what is then shown, and only the numbers still pinned (and any newly
+   hidden small one, beside a stricter product) are asked again. A number the
+   relaxation frees but no whole table does (integrality) falls back to its cheapest
+   linked number (same slice and metric first). Hiding only removes equalities and
+   the rule's rows, so a number once protected stays protected.
+
+At most :data:`STEPS` steps; a pinned number nothing can free, or a solver that cannot
+settle, gives up (``extra`` None) and the caller hides whole slices as before. The
+caller then suppresses each product again with its old hidden numbers and these forced
+(each keeps its own audit: hiding more widens every range), and the joint attack runs
+once more on the documents themselves. Value-free: numbers and counts (the true values
+stay inside), never a value or case id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+import attrs
+import numpy as np
+
+from chartscore.disclosure.cost import key_price
+from chartscore.disclosure.forms import Form
+from chartscore.disclosure.model import Key
+from chartscore.disclosure.publication import (
+    JointPublication,
+    Product,
+    PublicationRow,
+    System,
+    product_key,
+)
+from chartscore.disclosure.ranges import RangeSolver
+
+STEPS: Final = 24
+"""The most joint solves one choice makes before it gives up (each hides more)."""
+_TOLERANCE: Final = 1e-6
+"""A relaxed escape's move smaller than this is the solver's rounding, not a move."""
+_PUBLIC: Final = "field_count"
+"""Counts the cohort's composition makes known whatever is hidden: never a candidate."""
+
+
+class _Chooser:
+    """One joint choice's state: the shown numbers, their links, what is hidden so far."""
+
+    def __init__(
+        self,
+        joint: JointPublication,
+        systems: Sequence[System],
+        values: Sequence[Mapping[Key, int]],
+        gold_keys: frozenset[Key],
+    ) -> None:
+        self.joint = joint
+        self.systems = list(systems)
+        self.values = values
+        self.gold_keys = gold_keys
+        self.published = dict(joint.published)
+        self.extra: list[set[Key]] = [set() for _ in systems]
+        model = joint.model
+        # Each shown number by the variables of its form (its own product's key too).
+        self.owner: dict[Key, tuple[int, Key]] = {}
+        self.by_variable: dict[int, list[Key]] = {}
+        for index, product in enumerate(model.products):
+            for own in product.quantities:
+                joint_key = product_key(index, own)
+                if joint_key not in self.published or own[2] == _PUBLIC:
+                    continue
+                self.owner[joint_key] = (index, own)
+                for variable, _ in model.quantities[joint_key].form:
+                    self.by_variable.setdefault(variable, []).append(joint_key)
+        # Each variable's neighbours through a row of the model (ties, inequalities).
+        self.rows_of: dict[int, list[int]] = {}
+        for number, row in enumerate(model.inequalities):
+            for variable, _ in row:
+                self.rows_of.setdefault(variable, []).append(number)
+
+    def candidates(self, index: int, key: Key) -> list[Key]:
+        """The shown numbers linked to a product's hidden ``key`` (joint keys): of its slice
+        and metric first, then of its slice, then the rest; cheapest first in each.
+
+        Linked: the form shares a variable with ``key``'s, or with a row of the model
+        (a tie, an inequality) that touches it. The fallback when the relaxed escape
+        moves nothing (a pin by integrality alone)."""
+        model = self.joint.model
+        form = model.quantities[product_key(index, key)].form
+        reach = {variable for variable, _ in form}
+        for variable, _ in form:
+            for number in self.rows_of.get(variable, ()):
+                reach.update(v for v, _ in model.inequalities[number])
+        linked = {
+            joint_key
+            for variable in reach
+            for joint_key in self.by_variable.get(variable, ())
+            if joint_key in self.published
+        }
+        near = key[:2]
+        metric = key[2].split(".", 1)[0]
+
+        def rank(joint_key: Key) -> tuple[int, int, int, int, Key]:
+            own = self.owner[joint_key][1]
+            tier = 2 - (own[:2] == near) - (own[:2] == near and own[2].split(".", 1)[0] == metric)
+            return (tier, *self._cost(joint_key))
+
+        return sorted(linked, key=rank)
+
+    def group(self, joint_key: Key) -> list[tuple[int, Key]]:
+        """What hiding a shown number hides: the same number wherever it gets one decision."""
+        index, own = self.owner[joint_key]
+        out = []
+        for other, system in enumerate(self.systems):
+            same = system == self.systems[index]
+            decided = other == index or same or own in self.gold_keys
+            if decided and product_key(other, own) in self.published:
+                out.append((other, own))
+        return out
+
+    def _cost(self, joint_key: Key) -> tuple[int, int, int, Key]:
+        index, own = self.owner[joint_key]
+        price = sum(key_price(key) for _, key in self.group(joint_key))
+        return price, self.values[index].get(own, 0), index, own
+
+    def relaxation(self) -> _Relaxation:
+        """The relaxed escapes over what is shown now, each movable number at its price."""
+        prices = {joint_key: key_price(self.owner[joint_key][1]) for joint_key in self.owner}
+        return _Relaxation(self.joint, self.published, prices)
+
+    def hide(self, joint_key: Key) -> None:
+        """Hide a shown number and every number of its decision."""
+        for index, own in self.group(joint_key):
+            self.published.pop(product_key(index, own), None)
+            self.extra[index].add(own)
+
+
+@attrs.frozen(repr=False)  # inside only: keys and nothing else, but no repr to widen
+class JointChoice:
+    """The joint attack's verdict on a publication and, where it fails, the joint choice.
+
+    Attributes:
+        leaks: The hidden numbers the publication pins into 1..min cell - 1
+            (:func:`~chartscore.disclosure.publication.publication_leaks`'s rows).
+        extra: Each product's further numbers to hide (all empty when nothing
+            leaks), or None when the choice cannot protect a pinned number
+            (nothing reaches it, the solver cannot settle it, or :data:`STEPS`
+            pass): the caller then hides whole slices.
+    """
+
+    leaks: list[PublicationRow]
+    extra: list[set[Key]] | None
+
+
+def joint_choice(
+    products: Sequence[Product],
+    systems: Sequence[System],
+    values: Sequence[Mapping[Key, int]],
+    gold_keys: frozenset[Key],
+) -> JointChoice:
+    """The joint leaks of a publication, and what each product must hide besides to end them.
+
+    One joint model serves both: the leak check is
+    :func:`~chartscore.disclosure.publication.publication_leaks`'s, and the choice
+    starts from its solver (see the module).
+
+    Args:
+        products: The publication's shared products (each passes its own audit).
+        systems: Each product's system, as for
+            :func:`~chartscore.disclosure.publication.audit_publication`.
+        values: Each product's true values (inside only).
+        gold_keys: The gold-only numbers: one decision for every product.
+    """
+    joint = JointPublication(products, systems)
+    solver, problem = joint.solver()
+    if solver is None:
+        row = PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)
+        return JointChoice([row], None)
+    leaks = joint.leaks(solver, values, joint.hidden)
+    chooser = _Chooser(joint, systems, values, gold_keys)
+    pending = [(row.product, row.key) for row in leaks]
+    for _ in range(STEPS):
+        if not pending:
+            return JointChoice(leaks, chooser.extra)
+        chosen: set[Key] = set()
+        relaxation = chooser.relaxation()
+        for index, key in pending:
+            form = joint.model.quantities[product_key(index, key)].form
+            moved = relaxation.moved(form)
+            if not moved:  # no table, or the relaxation's is not whole: the cheapest linked
+                linked = chooser.candidates(index, key)
+                if not linked:
+                    return JointChoice(leaks, None)
+                moved = {linked[0]}
+            chosen |= moved
+            relaxation.free(moved)  # what this step hides costs the next escapes nothing
+        for joint_key in sorted(chosen):
+            chooser.hide(joint_key)
+        extra = [(i, k) for i, keys in enumerate(chooser.extra) for k in sorted(keys)]
+        found = _still_pinned(joint, chooser.published, values, [*dict.fromkeys(pending + extra)])
+        if found is None:
+            return JointChoice(leaks, None)
+        pending = found
+    return JointChoice(leaks, None if pending else chooser.extra)
+
+
+class _Relaxation:
+    """The relaxed escapes of one step: linear programs over the joint model, built once.
+
+    An escape of a pinned number is a real table ``x`` of the joint model that keeps
+    every shown number it does not move (and the rule's rows of what is shown), puts
+    the number at 0 (else at min cell or more), and minimizes the price of the shown
+    numbers it moves (``prices``: the movable ones; any other is held, like the
+    composition). Hiding what it moves lets such a table stand, up to integrality,
+    which the joint solver then checks: one linear program in place of a solve per
+    candidate. The rows are the same for every pinned number of a step; only the
+    target row and the prices (of numbers this step already hides: 0) change.
+    """
+
+    def __init__(
+        self, joint: JointPublication, shown: Mapping[Key, int], prices: Mapping[Key, int]
+    ) -> None:
+        from scipy.sparse import coo_array  # noqa: PLC0415 (scipy: the share extra)
+
+        model = joint.model
+        self.size = model.size
+        self.min_cell = joint.min_cell
+        self.movable = sorted(key for key in shown if key in prices)
+        self.position = {key: position for position, key in enumerate(self.movable)}
+        ordered = [*sorted(key for key in shown if key not in prices), *self.movable]
+        self.width = model.size + 2 * len(self.movable)
+        equal = _Rows()
+        for joint_key in ordered:
+            equal.add(model.quantities[joint_key].form, shown[joint_key])
+        first = len(ordered) - len(self.movable)
+        for position in range(len(self.movable)):  # form - up + down == value
+            column = model.size + 2 * position
+            equal.extend(first + position, ((column, -1), (column + 1, 1)))
+        self.equal = equal.matrix(self.width, coo_array)
+        self.equal_targets = equal.targets
+        below = _Rows()  # form >= bound, written -form <= -bound
+        lower = [*((row, 0) for row in model.inequalities)]
+        for row, bound in [*lower, *model.knowledge(shown, joint.min_cell)]:
+            below.add(tuple((v, -c) for v, c in row), -bound)
+        self.below = below
+        self.cost = np.zeros(self.width)
+        for position, joint_key in enumerate(self.movable):
+            start = model.size + 2 * position
+            self.cost[start : start + 2] = prices[joint_key]
+
+    def free(self, keys: Iterable[Key]) -> None:
+        """Numbers hidden already: moving them costs nothing."""
+        for key in keys:
+            position = self.position.get(key)
+            if position is not None:
+                start = self.size + 2 * position
+                self.cost[start : start + 2] = 0
+
+    def moved(self, form: Form) -> set[Key] | None:
+        """The shown numbers a cheapest escape of ``form`` moves (None: no escape)."""
+        from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
+        from scipy.sparse import coo_array  # noqa: PLC0415
+
+        for at, sign in ((0, 1), (self.min_cell, -1)):  # at 0, else at min cell or more
+            target = _Rows()
+            target.add(tuple((v, sign * c) for v, c in form), sign * at)
+            rows = self.below.joined(target)
+            result = linprog(
+                self.cost,
+                A_ub=rows.matrix(self.width, coo_array),
+                b_ub=rows.targets,
+                A_eq=self.equal,
+                b_eq=self.equal_targets,
+                bounds=(0, None),
+                method="highs",
+            )
+            if result.status == 0 and result.x is not None:
+                moves = result.x[self.size :].reshape(-1, 2).sum(axis=1)
+                return {k for k, step in zip(self.movable, moves, strict=True) if step > _TOLERANCE}
+        return None
+
+
+class _Rows:
+    """Sparse rows and their right-hand sides, built row by row (one linear program's)."""
+
+    def __init__(self) -> None:
+        self.rows: list[int] = []
+        self.columns: list[int] = []
+        self.data: list[int] = []
+        self.targets: list[int] = []
+
+    def add(self, form: Form, target: int) -> None:
+        """A new row ``form`` with its right-hand side."""
+        self.extend(len(self.targets), form)
+        self.targets.append(target)
+
+    def extend(self, row: int, form: Form) -> None:
+        """More terms of an existing row."""
+        for variable, coefficient in form:
+            self.rows.append(row)
+            self.columns.append(variable)
+            self.data.append(coefficient)
+
+    def joined(self, other: _Rows) -> _Rows:
+        """These rows, then ``other``'s (neither changed)."""
+        out = _Rows()
+        offset = len(self.targets)
+        out.rows = [*self.rows, *(row + offset for row in other.rows)]
+        out.columns = [*self.columns, *other.columns]
+        out.data = [*self.data, *other.data]
+        out.targets = [*self.targets, *other.targets]
+        return out
+
+    def matrix(self, width: int, build: Any) -> Any:
+        """The rows as a compressed sparse matrix (``build``: scipy's ``coo_array``)."""
+        shape = (len(self.targets), width)
+        return build((self.data, (self.rows, self.columns)), shape=shape).tocsr()
+
+
+def _still_pinned(
+    joint: JointPublication,
+    published: Mapping[Key, int],
+    values: Sequence[Mapping[Key, int]],
+    pending: Sequence[tuple[int, Key]],
+) -> list[tuple[int, Key]] | None:
+    # Of ``pending``, the numbers the joint attack pins with only ``published`` shown (None:
+    # the solver fails). Numbers once protected stay so: only the pinned ones and the newly
+    # hidden (small only beside a stricter product) are asked again.
+    solver: RangeSolver | None
+    solver, _ = joint.solver(published)
+    if solver is None:
+        return None
+    return [(row.product, row.key) for row in joint.leaks(solver, values, pending)]
+
+
+__all__ = ["STEPS", "JointChoice", "joint_choice"]

@@ -1,0 +1,196 @@
+"""The publication's joint choice: complementary cells chosen on the joint model.
+
+docs/disclosure.md, "One publication". Where the products held together pin a hidden number,
+:func:`chartscore.disclosure.joint_choice.joint_choice` picks the further numbers to hide on
+the joint model the outsider attacks. What it picks must end every joint leak (checked by the
+outsider's own audit on the products rebuilt with those numbers hidden), give a gold-only
+number one decision, and be the same whatever the hash seed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("scipy")
+
+from chartscore import compare, score
+from chartscore.disclosure.joint_choice import joint_choice
+from chartscore.disclosure.model import model_of
+from chartscore.disclosure.publication import audit_publication, gold_only_keys
+from chartscore.disclosure.suppress import _with_figures
+from chartscore.documents.shared_comparison import SharedComparison, build_shared_comparison
+from chartscore.documents.shared_report import Key, SharedReport, shared_from_report
+from test_publication import SCHEMA, _cohort
+from test_publication_comparison import MIN_CELL, SYSTEMS, TYPES, _products
+
+from helpers import examples
+
+Products = list[SharedReport | SharedComparison]
+
+
+def _rebuilt(cases: int, seed: int, products: Products, extra: list[set[Key]]) -> Products:
+    # The same products with each one's extra numbers hidden too (no suppression: exactly
+    # what the choice says, so the audit below judges the choice alone).
+    gold, first, second = _cohort(cases, seed)
+    out: Products = []
+    for predictions, product, more in zip((first, second), products, extra, strict=False):
+        hidden = {key for key, value in product.numbers() if value is None} | more
+        report = score(gold, predictions, schema=SCHEMA)
+        document = _with_figures(report.core().to_dict(), report)
+        out.append(shared_from_report(document, TYPES, MIN_CELL, hidden, set(), figures={}))
+    comparison = compare(gold, first, second, schema=SCHEMA)
+    hidden = {key for key, value in products[2].numbers() if value is None} | extra[2]
+    out.append(build_shared_comparison(comparison, TYPES, MIN_CELL, hidden))
+    return out
+
+
+def _values(truths: list[dict[Key, int | None]]) -> list[dict[Key, int]]:
+    return [{key: value for key, value in truth.items() if value is not None} for truth in truths]
+
+
+def _gold_keys(products: Products) -> frozenset[Key]:
+    assert isinstance(products[0], SharedReport)
+    return gold_only_keys(model_of(products[0]))
+
+
+def _leaking() -> tuple[Products, list[dict[Key, int]]]:
+    # The pinned missing count of test_publication_comparison: A hides a field (and where it
+    # pools), B its gold counts; the comparison shows both systems' missing counts.
+    from test_publication_comparison import _hidden_report
+
+    products, truths = _products(30, 7, 0.0)
+    gold, first, second = _cohort(30, 7)
+    slices = [("field", "hx.smoking"), ("field_type", "categorical"), ("overall", "")]
+    a = _hidden_report(first, gold, {key for key, _ in products[0].numbers() if key[:2] in slices})
+    gold_counts = ("unanswerable_count", "answerable_count")
+    b = _hidden_report(second, gold, {(*where, c) for where in slices for c in gold_counts})
+    return [a, b, products[2]], _values(truths)
+
+
+def test_the_joint_choice_ends_a_joint_leak() -> None:
+    products, values = _leaking()
+    assert not audit_publication(products, SYSTEMS).passed  # the leak the choice must end
+    found = joint_choice(products, SYSTEMS, values, _gold_keys(products))
+    assert found.leaks and found.extra is not None
+    assert any(found.extra), "something more is hidden"
+    rebuilt = _rebuilt(30, 7, products, found.extra)
+    result = audit_publication(rebuilt, SYSTEMS)
+    assert all(row.passed for row in result.rows)
+    again = joint_choice(rebuilt, SYSTEMS, values, _gold_keys(rebuilt))
+    assert again.leaks == [] and again.extra == [set(), set(), set()]
+
+
+def _one_decision(products: Products, extra: list[set[Key]], gold_keys: frozenset[Key]) -> None:
+    # A gold-only number hidden in one product is hidden in every product that shows it.
+    shown = [{key for key, value in product.numbers() if value is not None} for product in products]
+    for key in {key for more in extra for key in more if key in gold_keys}:
+        assert all(key not in own or key in more for own, more in zip(shown, extra, strict=True))
+
+
+def test_the_joint_choice_gives_a_gold_only_number_one_decision() -> None:
+    products, truths = _products(20, 0, 0.3)  # a random pattern whose choice hides gold counts
+    gold_keys = _gold_keys(products)
+    found = joint_choice(products, SYSTEMS, _values(truths), gold_keys)
+    assert found.extra is not None
+    assert any(key in gold_keys for key in found.extra[0])
+    _one_decision(products, found.extra, gold_keys)
+
+
+@settings(max_examples=examples(10, least=2), deadline=None)
+@given(
+    st.integers(min_value=12, max_value=30),
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from([0.3, 0.6]),
+)
+def test_whatever_it_chooses_passes_the_joint_attack(cases: int, seed: int, hide: float) -> None:
+    # Random hidden patterns: where the choice succeeds, the rebuilt products leak nothing
+    # together (the outsider's audit); where it gives up, the caller hides whole slices.
+    products, truths = _products(cases, seed, hide)
+    values = _values(truths)
+    gold_keys = _gold_keys(products)
+    found = joint_choice(products, SYSTEMS, values, gold_keys)
+    if found.extra is None:
+        assert found.leaks
+        return
+    _one_decision(products, found.extra, gold_keys)
+    rebuilt = _rebuilt(cases, seed, products, found.extra)
+    rows = audit_publication(rebuilt, SYSTEMS).rows
+    assert all(row.passed for row in rows)
+    for product, more in zip(rebuilt, found.extra, strict=True):
+        assert all(dict(product.numbers())[key] is None for key in more)
+
+
+_SCRIPT = """
+import sys
+sys.path[:0] = [{tests!r}]
+from test_joint_choice import _gold_keys, _leaking
+from test_publication_comparison import SYSTEMS
+from chartscore.disclosure.joint_choice import joint_choice
+products, values = _leaking()
+found = joint_choice(products, SYSTEMS, values, _gold_keys(products))
+print([sorted(more) for more in found.extra or []])
+"""
+
+
+def test_the_joint_choice_is_the_same_under_any_hash_seed() -> None:
+    tests = str(Path(__file__).parent)
+    script = _SCRIPT.format(tests=tests)
+    outputs: list[Any] = []
+    for seed in ("0", "1", "4242"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        outputs.append(done.stdout)
+    assert outputs[0].startswith("[[") and outputs[0] != "[]\n"
+    assert outputs.count(outputs[0]) == len(outputs)
+
+
+def test_a_publication_with_a_comparison_ends_its_leak_by_the_joint_choice(tmp_path: Path) -> None:
+    # The workflow: the products leak together after their first suppression, the joint
+    # choice ends it in one more round, and what it chose is hidden in the written products;
+    # each passes its own audit, all pass the outsider's, gold-only numbers get one decision.
+    from unittest import mock
+
+    from chartscore.disclosure import audit
+    from chartscore.disclosure import joint_choice as module
+    from chartscore.disclosure.attack import audit_comparison
+    from chartscore.workflows import publication
+    from test_shared_comparison import write_cohort
+
+    verdicts: list[Any] = []
+
+    def spy(*args: Any) -> Any:
+        verdicts.append(joint_choice(*args))
+        return verdicts[-1]
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    with (
+        mock.patch.object(publication, "FIRSTS", 1),
+        mock.patch.object(module, "joint_choice", spy),
+    ):
+        products = publication.share_publication_files(
+            gold, [baseline, candidate], comparisons=[(0, 1)]
+        )
+    assert len(verdicts) == 2 and verdicts[0].leaks and not verdicts[1].leaks
+    chosen = verdicts[0].extra
+    assert chosen is not None and any(chosen)
+    for product, more in zip(products, chosen, strict=True):
+        assert all(dict(product.numbers())[key] is None for key in more)
+    assert audit_publication(products, SYSTEMS).passed
+    a, b, paired = products
+    assert isinstance(a, SharedReport) and isinstance(b, SharedReport)
+    assert isinstance(paired, SharedComparison)
+    assert audit(a.to_json()).passed and audit(b.to_json()).passed
+    assert audit_comparison(paired).passed
+    first, second = dict(a.numbers()), dict(b.numbers())
+    gold_keys = _gold_keys(products) & set(first)
+    assert gold_keys and all(first[key] == second[key] for key in gold_keys)
