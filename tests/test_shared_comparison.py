@@ -24,6 +24,7 @@ from chartscore.disclosure.attack import audit_comparison
 from chartscore.disclosure.comparison_model import ComparisonModel
 from chartscore.disclosure.comparison_model import comparison_values as published_values
 from chartscore.disclosure.ranges import RangeSolver
+from chartscore.documents import shared_comparison
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.shared_comparison import (
     NEWCOMBE_BOUND,
@@ -32,7 +33,7 @@ from chartscore.documents.shared_comparison import (
 )
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.scoring.comparison_cases import comparison_case_counts
-from chartscore.stats.binomial import wilson_interval
+from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.paired import newcombe_difference
 from chartscore.workflows.compare import paired_scorer
 
@@ -320,6 +321,63 @@ def test_difference_bound_holds_the_true_interval(cells: list[int], slack: list[
     assert first is not None and second is not None
     assert first[0] - second[1] <= found[1][0] + 1e-12
     assert found[1][1] <= first[1] - second[0] + 1e-12
+
+
+_RANGE = st.tuples(st.integers(0, 14), st.integers(0, 4)).map(lambda t: (t[0], t[0] + t[1]))
+
+
+def _uncached(*ranges: tuple[int, int], pooled: bool, z: float) -> object:
+    # difference_bound computed with neither of its caches: the answer or the error's type.
+    with pytest.MonkeyPatch.context() as patch:
+        plain = shared_comparison._newcombe_interval.__wrapped__
+        patch.setattr(shared_comparison, "_newcombe_interval", plain)
+        try:
+            return shared_comparison._proven_difference.__wrapped__(ranges, pooled, z)
+        except ValueError:
+            return ValueError
+
+
+def _cached(*ranges: tuple[int, int], pooled: bool, z: float) -> object:
+    try:
+        return difference_bound(*ranges, pooled=pooled, z=z)
+    except ValueError:
+        return ValueError
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    calls=st.lists(
+        st.tuples(
+            st.lists(_RANGE, min_size=5, max_size=5),
+            st.booleans(),
+            st.sampled_from([Z95, 1.6448536269514722, 2.5758293035489004]),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    clear=st.booleans(),
+)
+def test_difference_bound_cached_equals_uncached(
+    calls: list[tuple[list[tuple[int, int]], bool, float]], clear: bool
+) -> None:
+    # The caches key on every argument (ranges, pooled, z): the same ranges asked again with
+    # another level or kind, cold or warm, give what a fresh computation gives.
+    if clear:
+        shared_comparison._proven_difference.cache_clear()
+        shared_comparison._newcombe_interval.cache_clear()
+    for ranges, pooled, z in calls + calls[::-1]:
+        expected = _uncached(*ranges, pooled=pooled, z=z)
+        assert _cached(*ranges, pooled=pooled, z=z) == expected
+        assert _cached(*ranges, pooled=not pooled, z=z) == _uncached(
+            *ranges, pooled=not pooled, z=z
+        )
+
+
+def test_difference_bound_checks_before_it_remembers() -> None:
+    # A bool is not a count even when the equal int ranges' answer is cached.
+    assert difference_bound((1, 1), (1, 1), (1, 1), (0, 0), (0, 0), pooled=False) is not None
+    with pytest.raises(ValueError, match="integers"):
+        difference_bound((True, True), (1, 1), (1, 1), (0, 0), (0, 0), pooled=False)
 
 
 def test_reading_refuses_a_bound_its_ranges_do_not_give(
