@@ -21,7 +21,13 @@ from hypothesis import strategies as st
 
 from chartscore.cli import main
 from chartscore.disclosure.attack import audit_comparison
-from chartscore.disclosure.comparison_model import ComparisonModel
+from chartscore.disclosure.comparison_model import (
+    ComparisonModel,
+    _state_hit,
+    _state_trial,
+    paired_classes,
+    quantity_cells,
+)
 from chartscore.disclosure.comparison_model import comparison_values as published_values
 from chartscore.disclosure.ranges import RangeSolver
 from chartscore.documents import shared_comparison
@@ -378,6 +384,31 @@ def test_difference_bound_checks_before_it_remembers() -> None:
     assert difference_bound((1, 1), (1, 1), (1, 1), (0, 0), (0, 0), pooled=False) is not None
     with pytest.raises(ValueError, match="integers"):
         difference_bound((True, True), (1, 1), (1, 1), (0, 0), (0, 0), pooled=False)
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    types=st.dictionaries(
+        st.sampled_from(["f1", "f2", "f3", "g", "h"]),
+        st.sampled_from(["text", "boolean", "number", "date", "categorical", "ordinal", "multi"]),
+        min_size=1,
+    )
+)
+def test_comparison_model_forms_cached_equal_fresh(types: dict[str, str]) -> None:
+    # The remembered per-type cells give every field the forms the cell tests give afresh.
+    model = ComparisonModel(types)
+    cells = quantity_cells()
+    for field_id, classes in model.classes.items():
+        offset = model.layouts[field_id].offset
+        assert classes == paired_classes(types[field_id])
+        for name, (cell, derived) in cells.items():
+            fresh = tuple(
+                (offset + index, 1)
+                for index, (answerable, b, c) in enumerate(classes)
+                if cell.counts(_state_trial, _state_hit, (answerable, b), (answerable, c))
+            )
+            quantity = model.quantities["field", field_id, name]
+            assert (quantity.form, quantity.derived) == (fresh, derived)
 
 
 def test_reading_refuses_a_bound_its_ranges_do_not_give(

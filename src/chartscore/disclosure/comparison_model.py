@@ -30,6 +30,7 @@ Value-free: names and integers only.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Final, cast
 
 import attrs
@@ -190,6 +191,28 @@ def paired_classes(field_type: str) -> tuple[PairedClass, ...]:
     return tuple(out)
 
 
+@cache
+def counted_classes(field_type: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Each quantity of a field of this type, with the indices of the paired classes it counts.
+
+    In :func:`quantity_cells` order, indices in :func:`paired_classes` order. A function of
+    the type name alone, remembered: every comparison model of a publication (eight on the
+    study) asked the same 54 cell tests of every class of every field again.
+    """
+    classes = paired_classes(field_type)
+    return tuple(
+        (
+            name,
+            tuple(
+                index
+                for index, (answerable, b, c) in enumerate(classes)
+                if cell.counts(_state_trial, _state_hit, (answerable, b), (answerable, c))
+            ),
+        )
+        for name, (cell, _) in quantity_cells().items()
+    )
+
+
 @attrs.frozen
 class _Layout:
     # What the range solver reads of a field's variables: where they start, how many.
@@ -223,12 +246,8 @@ class ComparisonModel(ReportModel):
             self.classes[field_id] = classes
             layouts[field_id] = _Layout(offset, len(classes))
             field_forms[field_id] = {
-                name: tuple(
-                    (offset + index, 1)
-                    for index, (answerable, b, c) in enumerate(classes)
-                    if cell.counts(_state_trial, _state_hit, (answerable, b), (answerable, c))
-                )
-                for name, (cell, _) in cells.items()
+                name: tuple((offset + index, 1) for index in indices)
+                for name, indices in counted_classes(field_types[field_id])
             }
             offset += len(classes)
         self.size = offset
