@@ -38,7 +38,7 @@ from chartscore.documents.shared_comparison import (
     difference_bound,
 )
 from chartscore.errors import ChartscoreError, ErrorCode
-from chartscore.scoring.comparison_cases import comparison_case_counts
+from chartscore.scoring.comparison_cases import _hit, _trial, comparison_case_counts
 from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.paired import newcombe_difference
 from chartscore.workflows.compare import paired_scorer
@@ -409,6 +409,43 @@ def test_comparison_model_forms_cached_equal_fresh(types: dict[str, str]) -> Non
             )
             quantity = model.quantities["field", field_id, name]
             assert (quantity.form, quantity.derived) == (fresh, derived)
+
+
+def _case_counts_row_by_row(
+    rows: dict[str, tuple[str, dict[str, tuple[int, int]]]],
+) -> dict[tuple[str, str, str], int]:
+    # comparison_case_counts as it was: every row's masks tested, no grouping by pair.
+    cells = quantity_cells()
+    out: dict[tuple[str, str, str], int] = {}
+    pooled: dict[tuple[str, str, str], set[str]] = {}
+    for field_id, (field_type, pairs) in sorted(rows.items()):
+        for name, (cell, _) in cells.items():
+            found = [c for c, (b, d) in pairs.items() if cell.counts(_trial, _hit, b, d)]
+            out["field", field_id, name] = len(found)
+            pooled.setdefault(("overall", "", name), set()).update(found)
+            pooled.setdefault(("field_type", field_type, name), set()).update(found)
+    return out | {key: len(cases) for key, cases in pooled.items()}
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(
+    rows=st.dictionaries(
+        st.sampled_from(["f1", "f2", "g"]),
+        st.tuples(
+            st.sampled_from(["text", "boolean", "number"]),
+            st.dictionaries(
+                st.sampled_from([f"c{i}" for i in range(12)]),
+                st.tuples(st.integers(0, 2**12 - 1), st.integers(0, 2**12 - 1)),
+            ),
+        ),
+        min_size=1,
+    )
+)
+def test_case_counts_by_pair_equal_row_by_row(
+    rows: dict[str, tuple[str, dict[str, tuple[int, int]]]],
+) -> None:
+    # Testing each distinct pair of masks once counts the same cases as testing every row.
+    assert comparison_case_counts(rows) == _case_counts_row_by_row(rows)
 
 
 def test_reading_refuses_a_bound_its_ranges_do_not_give(
