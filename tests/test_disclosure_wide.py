@@ -2,11 +2,11 @@
 
 With strata, one component holds every field's cells at every site, so its integer programs
 are wide: their dive fixes a share of the fractional columns at each step
-(``integer_program._wide_dive``), and a sandwich area never spans more than a share of its
-component (``ranges._AREA_SHARE``). Both only change how an exact optimum is found, never
-which: here every problem and component is made to take them (on small random stratified
-cohorts), and the shared bytes must be those of the plain path (``FAST_PATHS`` off, every
-optimum by branch and bound afresh), pass the exact audit, and repeat byte for byte.
+(``integer_program._wide_dive``). That only changes how an exact optimum is found, never
+which: here every problem is made to take it and every component the sandwich (on small
+random stratified cohorts), and the shared bytes must be those of the plain path
+(``FAST_PATHS`` off, every optimum by branch and bound afresh), pass the exact audit, and
+repeat byte for byte.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ pytest.importorskip("scipy")
 
 @contextlib.contextmanager
 def wide(hits: list[bool] | None = None) -> Iterator[None]:
-    """Every integer program takes the wide dive, every component the capped sandwich."""
+    """Every integer program takes the wide dive, every component the sandwich."""
     original = program_module.IntegerProgram._wide_dive
 
     def spied(self, *args, **kwargs):  # type: ignore[no-untyped-def]

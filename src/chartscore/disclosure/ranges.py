@@ -90,10 +90,6 @@ _NEIGHBOURHOOD: Final = 12
 """The most blocks a sandwich may span before the whole component is solved instead."""
 _SANDWICH_WIDTH: Final = 400
 """Components narrower than this are solved whole: cheaper than any sandwich."""
-_AREA_SHARE: Final = 2
-"""A sandwich area spans at most 1 / this of its component's columns: a wider one costs about
-what the whole component does (with strata, 12 of a component's 13 field blocks were areas of
-1,521 of its 1,621 columns), so the whole is solved instead."""
 
 
 class _Component:
@@ -850,16 +846,7 @@ class RangeSolver:
                     break
                 area.add(min(shared, key=lambda b: (-shared[b], b)))
                 areas.append(frozenset(area))
-            # Only areas well short of the whole (their growth only widens them).
-            areas[:] = [
-                a for a in areas if self._area_width(index, a) * _AREA_SHARE <= component.width
-            ]
         return areas
-
-    def _area_width(self, index: int, area: frozenset[int]) -> int:
-        # How many columns an area's blocks hold.
-        blocks = self.components[index].blocks
-        return sum(len(blocks[block]) for block in area)
 
     def _restricted_best(self, index: int, objective: Mapping[int, int]) -> None:
         """Add the restrictions' optima around the objective's blocks as witnesses."""
