@@ -434,7 +434,9 @@ def main() -> None:
         from registry import parse_spec, report
 
         specs = [parse_spec(text) for text in args.registry]
-        report(specs, args.seed, args.min_cell, args.timeout, args.sampling)
+        report(
+            specs, args.seed, args.min_cell, args.timeout, sampling=args.sampling, save=args.save
+        )
         return
     if args.survival:
         time_survival(args.survival)

@@ -144,9 +144,19 @@ def _wait(pid: int, deadline: float) -> tuple[int, Any] | None:
 
 
 def measure(
-    spec: tuple[int, int, int], seed: int, min_cell: int, timeout: float, *, sampling: bool
+    spec: tuple[int, int, int],
+    seed: int,
+    min_cell: int,
+    timeout: float,
+    *,
+    sampling: bool,
+    save: Path | None = None,
 ) -> dict[str, Any]:
-    """Write one cohort, then time score, share, share --strata and audit on it."""
+    """Write one cohort, then time score, share, share --strata and audit on it.
+
+    ``save``: a folder to copy both shared reports into (``registry-C-F-S-plain.json``,
+    ``...-strata.json``), to compare bytes across versions.
+    """
     from audit import survival_line
 
     charts, fields, sites = spec
@@ -175,6 +185,12 @@ def measure(
             if strata_out.exists()
             else {"timed_out": False, "wall": None, "cpu": None, "peak_mib": None, "rc": None}
         )
+        if save is not None:
+            save.mkdir(parents=True, exist_ok=True)
+            for kind, path in (("plain", plain_out), ("strata", strata_out)):
+                if path.exists():
+                    name = f"registry-{charts}-{fields}-{sites}-{kind}.json"
+                    (save / name).write_bytes(path.read_bytes())
         for name, path in (("survival", plain_out), ("survival_strata", strata_out)):
             row[name] = (
                 survival_line(SharedReport.from_json(path.read_text(encoding="utf-8")))
@@ -199,9 +215,16 @@ def _peak(run: dict[str, Any]) -> str:
 
 
 def report(
-    specs: list[tuple[int, int, int]], seed: int, min_cell: int, timeout: float, sampling: bool
+    specs: list[tuple[int, int, int]],
+    seed: int,
+    min_cell: int,
+    timeout: float,
+    *,
+    sampling: bool,
+    save: Path | None = None,
 ) -> None:
-    """Print the registry table, one cohort a row, as each finishes."""
+    """Print the registry table, one cohort a row, as each finishes (``save``: as
+    :func:`measure`)."""
     print(
         f"registry cohorts: min_cell {min_cell}, seed {seed}, sites uneven (weight "
         f"1/(i+1)^{SITE_SKEW}){', sampling fractions declared' if sampling else ''}; "
@@ -214,7 +237,9 @@ def report(
         f"{'audit s':>8} {'peak':>7} audit"
     )
     for charts, fields, sites in specs:
-        row = measure((charts, fields, sites), seed, min_cell, timeout, sampling=sampling)
+        row = measure(
+            (charts, fields, sites), seed, min_cell, timeout, sampling=sampling, save=save
+        )
         score, plain, stratified, audited = (
             row["score"],
             row["share"],

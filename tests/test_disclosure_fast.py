@@ -345,3 +345,23 @@ def test_a_dive_down_the_optimal_face_finds_the_integer_optimum_without_branchin
     assert repairs == [] and counts == [1, 0]
     # A target below the optimum is out of the dive's reach: no point, never a wrong one.
     assert problem._dive(c, -2) is None
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(integer_programs(), st.sampled_from([1, 2, 8]))
+def test_a_wide_dive_s_point_is_an_optimum_of_the_integer_program(
+    drawn: tuple[int, list[dict[int, int]], list[int], np.ndarray], share: int
+) -> None:
+    # The wide problems' dive (a share of the fractional columns fixed at each step, issue
+    # 39) returns a point only at the LP bound rounded up: the optimum branch and bound finds.
+    width, rows, values, c = drawn
+    problem = program_module.IntegerProgram(width, rows, values, values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(program_module, "_DIVE_WIDTH", 0)  # every problem is wide here
+        patch.setattr(program_module, "_WIDE_DIVE_SHARES", (share,))
+        patch.setattr(program_module.IntegerProgram, "_repaired", lambda *args: None)
+        fast = problem.solve(c, [0, 0])
+    with plain():
+        slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
+    assert problem.check(fast)
+    assert float(c @ fast) == float(c @ slow)
