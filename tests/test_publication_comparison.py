@@ -255,7 +255,7 @@ def test_share_publication_compare_writes_reports_and_comparison_safe_together(
         "baseline_vs_candidate.shared-comparison.json",
         "candidate.shared.json",
     ]
-    assert "2 shared reports and 1 shared comparisons written" in stderr
+    assert "2 shared reports and 1 shared comparison written" in stderr
     texts = [(out / name).read_text(encoding="utf-8") for name in names]
     assert all(CANARY_CASE not in text for text in (stderr, *texts))
     reports = [SharedReport.from_json(texts[0]), SharedReport.from_json(texts[2])]

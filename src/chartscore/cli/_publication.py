@@ -78,9 +78,10 @@ def share_publication(
     write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
                       zip(outs, products, strict=True)])  # fmt: skip
     hidden = sum(product.disclosure.suppressed_count for product in products)
-    written = f"{len(outs) - len(pairs):,} shared reports"
+    reports = len(outs) - len(pairs)
+    written = f"{reports:,} shared report{'' if reports == 1 else 's'}"
     if pairs:
-        written += f" and {len(pairs):,} shared comparisons"
+        written += f" and {len(pairs):,} shared comparison{'' if len(pairs) == 1 else 's'}"
     say(
         streams.err,
         f"{PROGRAM}: {written} written, {hidden:,} numbers suppressed "
