@@ -441,6 +441,16 @@ class IntegerProgram:
         # Whether the integer point satisfies every row and its value is at most ``target``.
         return int(np.rint(c @ point)) <= target and self.check(point)
 
+    def _capped(self, c: np.ndarray, target: int) -> WarmLP | None:
+        # A dive's start: the warm LP relaxation with the row ``c x <= target`` (None: no
+        # warm LP, or no point reaches the target).
+        relaxation = WarmLP(self.width, self.sparse, self.lower, self.upper)
+        if not relaxation.available:
+            return None
+        if self._warm is not None and self._warm.available:
+            relaxation.start_from(self._warm)  # its last basis: optimal for ``c``
+        return relaxation if relaxation.cap_objective(c, target) else None
+
     def _dive(self, c: np.ndarray, target: int) -> np.ndarray | None:
         """An integer point at ``target`` (the LP bound rounded up, so optimal), or None.
 
@@ -453,12 +463,8 @@ class IntegerProgram:
         200-case study it finds the optimum for 28 of the 29 integer programs of the
         suppression's local checks. A point it returns satisfies every row exactly.
         """
-        relaxation = WarmLP(self.width, self.sparse, self.lower, self.upper)
-        if not relaxation.available:
-            return None
-        if self._warm is not None and self._warm.available:
-            relaxation.start_from(self._warm)  # its last basis: optimal for ``c``
-        if not relaxation.cap_objective(c, target):
+        relaxation = self._capped(c, target)
+        if relaxation is None:
             return None
         other: tuple[int, float] | None = None  # the last fixing's other side, untried
         for _ in range(_DIVE_DEPTH):
@@ -498,12 +504,8 @@ class IntegerProgram:
         Narrow problems keep the one-column dive (so their points, and the 200-case
         study's bytes, are unchanged).
         """
-        relaxation = WarmLP(self.width, self.sparse, self.lower, self.upper)
-        if not relaxation.available:
-            return None
-        if self._warm is not None and self._warm.available:
-            relaxation.start_from(self._warm)  # its last basis: optimal for ``c``
-        if not relaxation.cap_objective(c, target):
+        relaxation = self._capped(c, target)
+        if relaxation is None:
             return None
         for _ in range(_DIVE_DEPTH):
             status, x, _ = relaxation.minimize(c)
