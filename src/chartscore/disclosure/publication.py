@@ -1,9 +1,10 @@
-"""One publication: the attacker holds several shared reports of one cohort at once.
+"""One publication: the attacker holds several shared documents of one cohort at once.
 
 A registry publishes several products of one cohort: each system's shared report,
-variants of one system's (with and without strata, at another min cell). Each
-passes its own audit; together they may not (docs/disclosure.md, "One
-publication"). :class:`PublicationModel` is the attacker's model of them all:
+variants of one system's (with and without strata, at another min cell), shared
+comparisons of two systems. Each passes its own audit; together they may not
+(docs/disclosure.md, "One publication"). :class:`PublicationModel` is the
+attacker's model of them all:
 
 - every product keeps its own model's variables (its outcome classes, item and
   figure counts), side by side;
@@ -13,14 +14,19 @@ publication"). :class:`PublicationModel` is the attacker's model of them all:
   Two products of **different systems** share only the gold: per cell, the rows
   of each gold part (answerable or not; in or out of the majority category when
   both split it), the gold items and the dates with a distance are equal.
+- a **shared comparison** counts the same rows as both systems' reports, by the
+  pair of states a row has; its paired classes are split by the stratum cell and
+  the majority bit (:mod:`chartscore.disclosure.paired_block`), so that per cell,
+  gold part and state a report and its side of the comparison count the same rows.
 
 These ties are exact: given each product's class counts with equal gold-part
 totals, a table of the rows by every product's class exists (a transportation
 problem with only its margins fixed always has one), so the model admits
-exactly what the products together admit. Labels and comparisons are not
-modelled yet: :func:`audit_publication` reads each report without its labels.
+exactly what the products together admit (docs/disclosure.md, "One
+publication", says where a comparison's strata differ). Labels are not modelled
+yet: :func:`audit_publication` reads each report without its labels.
 
-Value-free: shared reports in, counts and statuses out.
+Value-free: shared documents in, counts and statuses out.
 """
 
 from __future__ import annotations
