@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Final, Literal, cast
+from typing import Any, Final, Literal, cast
 
 from chartscore.documents.comparison import (
     PAIRED_METRICS,
@@ -48,6 +48,7 @@ from chartscore.scoring.run_usage import UsageCounter
 from chartscore.scoring.scorer import (
     RUN_HEADER_ROW,
     ExtraPredictions,
+    FieldState,
     Scorer,
     collector_paused,
     count_uncertainty,
@@ -158,17 +159,14 @@ class PairedScorer:
         """Count one baseline prediction row; returns its outcome mask."""
         if self._candidate_started:
             raise ValueError("every baseline prediction comes before the candidate's")
-        case_id, field_id, value, evidence, uncertainty, usage = row
-        source = InputKind.BASELINE
-        if usage is not None and self._usage[source].add(case_id, usage, source):
-            return RUN_HEADER_ROW
-        state = self._fields.get(field_id)
-        entry = None if state is None else state.cases.get(case_id)
-        if state is None or entry is None:
-            return self._extra(source)
+        case_id, field_id, value, evidence, uncertainty, _ = row
+        known = self._known(row, InputKind.BASELINE)
+        if isinstance(known, int):
+            return known
+        state, entry = known
         pair = self._pairs[field_id]
         if case_id in pair.baseline_masks:
-            raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
+            raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.BASELINE)
         row_class = judge(state, entry, value, evidence, pair.baseline)
         count_uncertainty(pair.baseline, row_class, uncertainty)
         pair.baseline_masks[case_id] = row_class
@@ -177,16 +175,13 @@ class PairedScorer:
     def add_candidate(self, row: PredictionRow) -> int:
         """Count one candidate prediction row and its pair with the baseline; returns its mask."""
         self._candidate_started = True
-        case_id, field_id, value, evidence, uncertainty, usage = row
-        source = InputKind.CANDIDATE
-        if usage is not None and self._usage[source].add(case_id, usage, source):
-            return RUN_HEADER_ROW
-        state = self._fields.get(field_id)
-        entry = None if state is None else state.cases.get(case_id)
-        if state is None or entry is None:
-            return self._extra(source)
+        case_id, field_id, value, evidence, uncertainty, _ = row
+        known = self._known(row, InputKind.CANDIDATE)
+        if isinstance(known, int):
+            return known
+        state, entry = known
         if type(entry) is int:
-            raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=source)
+            raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.CANDIDATE)
         pair = self._pairs[field_id]
         row_class = judge(state, entry, value, evidence, pair.candidate)
         count_uncertainty(pair.candidate, row_class, uncertainty)
@@ -198,6 +193,22 @@ class PairedScorer:
         state.cases[case_id] = self._classes.setdefault(both, both)
         pair.pairs[baseline & coding.row_bits, row_class & coding.row_bits] += 1
         return row_class & coding.row_bits
+
+    def _known(self, row: PredictionRow, source: InputKind) -> tuple[FieldState, Any] | int:
+        """The row's gold field state and case entry, or the mask its caller returns at once.
+
+        Both systems' rows pass the same two gates before they are judged: a run-usage
+        header row is counted and ends there, and a key that gold does not hold is
+        refused or skipped (``_extra``); only what remains differs between the two.
+        """
+        case_id, field_id, _, _, _, usage = row
+        if usage is not None and self._usage[source].add(case_id, usage, source):
+            return RUN_HEADER_ROW
+        state = self._fields.get(field_id)
+        entry = None if state is None else state.cases.get(case_id)
+        if state is None or entry is None:
+            return self._extra(source)
+        return state, entry
 
     def _extra(self, source: InputKind) -> int:
         # A prediction whose key is not in gold: refused, or skipped and counted (-1).
