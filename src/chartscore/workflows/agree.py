@@ -14,7 +14,8 @@ given with ``--rater NAME=FILE``); an error names a rater file by its position
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from chartscore.documents.agreement import (
     GOLD_METRICS,
@@ -39,6 +40,8 @@ from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option, z_
 from chartscore.workflows.score import resolve_schema, score_files
 
 __all__ = ["agree_files"]
+
+_T = TypeVar("_T")
 
 
 def agree_files(
@@ -132,8 +135,7 @@ def _relocated(error: ChartscoreError, part: int) -> ChartscoreError:
 def _read_rater(
     table: RaterTable, part: int, where: str | StandardInput, progress: Progress | None
 ) -> None:
-    failure: ChartscoreError | None = None
-    try:
+    def read() -> None:
         with collector_paused(), open_input(where, InputKind.RATERS) as stream:
             feed_rows(
                 stream,
@@ -143,12 +145,8 @@ def _read_rater(
                 add=table.adder(part - 1),
                 progress=progress,
             )
-    except ChartscoreError as error:
-        failure = error
-    if failure is not None:  # raised outside the handler: no context
-        if failure.input in (None, InputKind.RATERS):
-            raise _relocated(failure, part)
-        raise failure
+
+    _as_rater(part, (None, InputKind.RATERS), read)
 
 
 def _scored(
@@ -161,25 +159,34 @@ def _scored(
     extra_predictions: ExtraPredictions,
     progress: Progress | None,
 ) -> Report:
-    failure: ChartscoreError | None = None
-    report: Report | None = None
-    try:
-        report = score_files(
+    return _as_rater(
+        part,
+        (InputKind.PREDICTIONS,),
+        lambda: score_files(
             gold,
             where,
             schema=schema,
             confidence=confidence,
             extra_predictions=extra_predictions,
             progress=progress,
-        )
+        ),
+    )
+
+
+def _as_rater(part: int, own: tuple[InputKind | None, ...], call: Callable[[], _T]) -> _T:
+    """``call()``; an error it raises about the rater's own file is renamed as rater ``part``'s.
+
+    Reading a rater's file and scoring it against gold fail alike: an error located
+    in that file (its input one of ``own``) is named by the file's place among the
+    raters, any other passes unchanged. Raised outside the handler: no context.
+    """
+    try:
+        return call()
     except ChartscoreError as error:
         failure = error
-    if failure is not None:  # raised outside the handler: no context
-        if failure.input is InputKind.PREDICTIONS:
-            raise _relocated(failure, part)
-        raise failure
-    assert report is not None
-    return report
+    if failure.input in own:
+        raise _relocated(failure, part)
+    raise failure
 
 
 def _against_gold(reports: dict[str, Report], z: float) -> GoldAgreement:
