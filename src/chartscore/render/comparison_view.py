@@ -15,7 +15,7 @@ Machine-readable rows (CSV) name a comparison's numbers ``<metric>.baseline``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 import attrs
 
@@ -70,6 +70,14 @@ from chartscore.render.view import (
 
 _CORE_PAIRED: Final = tuple(m for m in PAIRED_METRICS if m not in TYPE_METRICS)
 _SYSTEMS: Final = ("baseline", "candidate")
+
+
+class _Counted(Protocol):
+    @property
+    def counts(self) -> Mapping[str, int | None]: ...
+
+
+_Part = TypeVar("_Part", bound=_Counted)  # a slice of a comparison, or of a shared one
 
 Slice = tuple[str, str, ComparisonSlice]
 
@@ -413,18 +421,21 @@ def _kappa_table(slices: list[Slice], level: str) -> Table | None:
     )
 
 
-def _count_table(slices: list[Slice]) -> Table:
+def count_table(
+    slices: Iterable[tuple[str, str, _Part]], count: Callable[[_Part, str, str], int | None]
+) -> Table:
+    """The "Rows per slice" table: gold rows, then each system's answered, abstained, missing.
+
+    A comparison and a shared comparison show this same table; they differ only in
+    where a slice keeps a system's counts, which ``count(part, system, name)`` reads.
+    """
     rows = tuple(
         Row(
             kind,
             name,
             (
                 part.counts["field_count"],
-                *(
-                    (part.baseline_counts if system == "baseline" else part.candidate_counts)[count]
-                    for system in _SYSTEMS
-                    for count in _COUNTS
-                ),
+                *(count(part, system, counted) for system in _SYSTEMS for counted in _COUNTS),
             ),
         )
         for kind, name, part in slices
@@ -432,9 +443,9 @@ def _count_table(slices: list[Slice]) -> Table:
     columns = (
         Column("gold rows"),
         *(
-            Column(f"{system} {count.removesuffix('_count')}")
+            Column(f"{system} {counted.removesuffix('_count')}")
             for system in _SYSTEMS
-            for count in _COUNTS
+            for counted in _COUNTS
         ),
     )
     return Table(
@@ -445,6 +456,10 @@ def _count_table(slices: list[Slice]) -> Table:
         columns,
         rows,
     )
+
+
+def _system_count(part: ComparisonSlice, system: str, name: str) -> int:
+    return (part.baseline_counts if system == "baseline" else part.candidate_counts)[name]
 
 
 _COUNTS: Final = ("answered_count", "abstained_count", "missing_count")
@@ -580,7 +595,7 @@ def comparison_view(
         _paired_table(slices, level),
         _unpaired_table(slices),
         _kappa_table(slices, level),
-        _count_table(slices),
+        count_table(slices, _system_count),
     ]
     for system, section in comparison.run.items():  # each system's cost beside its accuracy
         facts += run_facts(section, system)

@@ -27,6 +27,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, word_option
 from chartscore.render.comparison_view import (
     PAIRED_COLUMNS,
     candidate_rate,
+    count_table,
     difference_scale,
     gate_margins,
     header_facts,
@@ -38,7 +39,6 @@ from chartscore.render.comparison_view import (
 from chartscore.render.definitions import definition, interval_note, title
 from chartscore.render.report_view import SORTS, rate_estimate
 from chartscore.render.view import (
-    Column,
     Estimate,
     Kind,
     Plot,
@@ -208,36 +208,7 @@ def shared_comparison_view(
         paired_rows,
         repeat=1,
     )
-    count_rows = tuple(
-        Row(
-            kind,
-            name,
-            (
-                part.counts["field_count"],
-                *(
-                    part.counts[system_count(system, count)]
-                    for system in ("baseline", "candidate")
-                    for count in _COUNTS
-                ),
-            ),
-        )
-        for kind, name, part in slices
-    )
-    count_table = Table(
-        "counts",
-        "Rows per slice",
-        "Each system's answered + abstained + missing = gold rows.",
-        "slice",
-        (
-            Column("gold rows"),
-            *(
-                Column(f"{system} {count.removesuffix('_count')}")
-                for system in ("baseline", "candidate")
-                for count in _COUNTS
-            ),
-        ),
-        count_rows,
-    )
+    counts = count_table(slices, lambda part, system, name: part.counts[system_count(system, name)])
     estimates: list[Estimate] = []
     for kind, name, part in slices:
         for metric, paired in part.paired.items():
@@ -249,7 +220,7 @@ def shared_comparison_view(
         title="chartscore shared comparison",
         facts=facts,
         plots=_plots(slices, gates, level),
-        tables=(paired_table, count_table),
+        tables=(paired_table, counts),
         estimates=tuple(estimates),
         definitions=tuple(definition(metric) for metric in SHARED_PAIRED_METRICS),
         notes=(
