@@ -847,11 +847,7 @@ def _report_interval(
     part: ReportSlice, gate: Gate, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
-        if part.kappa is None:
-            raise missing_metric(gate)
-        if not _reliable(part.kappa):
-            return None, TOO_FEW_PAIRS
-        return part.kappa.interval, "kappa"
+        return _reliable_interval(part.kappa, gate, "kappa")
     extra = _validation_interval(part, gate, reading)
     if extra is not None:
         return extra
@@ -859,6 +855,22 @@ def _report_interval(
     if metric is None:
         raise missing_metric(gate, part.metrics)
     return _rate_interval(metric, reading, pooled)
+
+
+def _reliable_interval(
+    figure: _Interval | None, gate: Gate, kind: str
+) -> tuple[tuple[float, float] | None, str]:
+    """The interval a kappa, AC1, AC2 or alpha gate reads, and its kind.
+
+    Each reads its figure alike, in a report or (kappa) a comparison's candidate:
+    refused when the slice lacks it, no interval where too few pairs make it
+    unreliable, else the figure's own interval.
+    """
+    if figure is None:
+        raise missing_metric(gate)
+    if not _reliable(figure):
+        return None, TOO_FEW_PAIRS
+    return figure.interval, kind
 
 
 def _validation_interval(
@@ -874,11 +886,7 @@ def _validation_interval(
         return _rate_interval(labels[gate.label].metrics[gate.metric], reading, False)
     if gate.metric in ("ac1", "ac2", "alpha"):
         coefficient = (getattr(part, "coefficients", None) or {}).get(gate.metric)
-        if coefficient is None:
-            raise missing_metric(gate)
-        if not _reliable(coefficient):
-            return None, TOO_FEW_PAIRS
-        return coefficient.interval, _COEFFICIENT_KINDS[gate.metric]
+        return _reliable_interval(coefficient, gate, _COEFFICIENT_KINDS[gate.metric])
     if gate.metric == "uncertainty_auroc":
         uncertainty = getattr(part, "uncertainty", None)
         if uncertainty is None:
@@ -921,11 +929,8 @@ def _comparison_interval(
     part: ComparisonSlice, gate: Gate, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     if gate.metric == "kappa":
-        if part.kappa is None:
-            raise missing_metric(gate)
-        if not _reliable(part.kappa.candidate):
-            return None, TOO_FEW_PAIRS
-        return part.kappa.candidate.interval, "kappa"
+        kappa = None if part.kappa is None else part.kappa.candidate
+        return _reliable_interval(kappa, gate, "kappa")
     paired = part.paired.get(gate.metric)
     if paired is not None:
         if gate.is_difference:
