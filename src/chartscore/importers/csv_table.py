@@ -40,8 +40,7 @@ from chartscore.importers.fields import (
     cell_value,
     multi_value,
 )
-from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
-from chartscore.importers.redcap import ROLES, Role
+from chartscore.importers.imported import ROLES, Imported, Role, sorted_predictions, sorted_records
 from chartscore.importers.table import Table, open_table
 from chartscore.io.inputs import InputPath
 from chartscore.io.schema_file import read_document

@@ -52,15 +52,13 @@ from chartscore.importers.fhir_questionnaire import (
     read_questionnaire,
 )
 from chartscore.importers.fields import INVALID
-from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
+from chartscore.importers.imported import ROLES, Imported, Role, sorted_predictions, sorted_records
 from chartscore.io.inputs import InputPath, input_path, open_input
 from chartscore.io.jsonl import decode_document, iter_lines, parse_object
 from chartscore.metrics import NOT_APPLICABLE, FieldType
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import date_key
 
-Role = Literal["gold", "predictions"]
-ROLES: Final = ("gold", "predictions")
 CaseId = Literal["subject", "encounter"]
 CASE_IDS: Final = ("subject", "encounter")
 

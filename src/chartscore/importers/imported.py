@@ -23,6 +23,7 @@ import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
+from typing import Final, Literal
 
 import attrs
 
@@ -36,6 +37,10 @@ from chartscore.records.schema import Schema
 
 PRIVATE_MODE = 0o600
 """The mode of every file an importer writes that holds patient data."""
+
+Role = Literal["gold", "predictions"]
+"""What an importer's records become: gold, or predictions (one choice, for every importer)."""
+ROLES: Final = ("gold", "predictions")
 
 
 @attrs.frozen(repr=False)

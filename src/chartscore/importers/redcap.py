@@ -54,7 +54,7 @@ from chartscore.importers.fields import (
     cell_value,
     exact_items,
 )
-from chartscore.importers.imported import Imported, sorted_predictions, sorted_records
+from chartscore.importers.imported import ROLES, Imported, Role, sorted_predictions, sorted_records
 from chartscore.importers.redcap_branching import Logic, evaluate, parse
 from chartscore.importers.redcap_dictionary import (
     Dictionary,
@@ -67,8 +67,6 @@ from chartscore.io.inputs import InputPath
 from chartscore.metrics import NOT_APPLICABLE
 from chartscore.records.model import GoldField, Prediction
 
-Role = Literal["gold", "predictions"]
-ROLES: Final = ("gold", "predictions")
 Repeating = Literal["refuse", "rows"]
 REPEATING: Final = ("refuse", "rows")
 
