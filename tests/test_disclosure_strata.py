@@ -132,13 +132,16 @@ def test_stratified_reports_pass_their_audit_and_publish_no_small_cell(
     for key, value in plain:
         assert value is None or stratified[key] == value, key
     # The stratum step shows what its audit proves exactly: no site number is hidden yet
-    # derivable (so a site's rate with no trials reads 0/0, not hidden with range [0, 0]).
+    # derivable (so a site's rate with no trials reads 0/0, not hidden with range [0, 0]),
+    # but for an item count, whose showing may add the rule's rows (around.proven_shown).
     if shared.field_level_kept:
         hidden = {key for key, value in shared.numbers() if value is None}
         derivable = {
             (row.slice_kind, row.slice_name, row.name)
             for row in result.rows
-            if row.status == "derivable" and row.slice_kind.startswith("stratum")
+            if row.status == "derivable"
+            and row.slice_kind.startswith("stratum")
+            and row.name.split(".")[0] not in ("item_precision", "item_recall")
         }
         assert not derivable & hidden, sorted(derivable & hidden)
     # Every site's rate is shown or carries its provable bound, as a field slice's does
@@ -589,3 +592,41 @@ def test_a_stratified_share_falls_back_to_one_step_when_two_steps_cannot_protect
     # beyond them counts as complementary on share's stderr.
     assert two_steps.primary_count == alone.primary_count
     assert alone.primary_count is not None and alone.primary_count > 0
+
+
+# --- the stratum step shows a proven number only where the rule's rows stay the same -------
+
+
+class _RuleRows:
+    """A stand-in for ``ReportModel.knowledge``: the rows that showing some numbers adds.
+
+    Showing ``alone`` adds a row by itself; ``pair`` adds one only when both are shown
+    (as the failures of two shown parts do).
+    """
+
+    def __init__(self, alone: set[Key], pair: set[Key]) -> None:
+        self.alone, self.pair = alone, pair
+
+    def knowledge(self, published: dict[Key, int], min_cell: int) -> list[tuple[Any, int]]:
+        rows: list[tuple[Any, int]] = [(((0, 1),), 0)]
+        rows += [(((1, 1),), min_cell) for key in sorted(self.alone) if key in published]
+        if self.pair and self.pair <= published.keys():
+            rows.append((((2, 1),), min_cell))
+        return rows
+
+
+def test_a_proven_number_is_shown_only_where_it_adds_no_rule_row() -> None:
+    from chartscore.disclosure.around import proven_shown
+
+    x, y, z, w = (("stratum", "site=A", name) for name in ("x", "y", "z", "w"))
+    values = {x: 12, y: 0, z: 0, w: 30}
+    published = {w: 30}
+    # Nothing new: every proven number is shown.
+    none = _RuleRows(set(), set())
+    assert proven_shown(none, published, values, {x, y}, 11) == {x, y}  # type: ignore[arg-type]
+    # One whose showing adds a row stays hidden; the others are shown.
+    one = _RuleRows({x}, set())
+    assert proven_shown(one, published, values, {x, y, z}, 11) == {y, z}  # type: ignore[arg-type]
+    # Two that add a row only together: neither is shown.
+    both = _RuleRows(set(), {y, z})
+    assert proven_shown(both, published, values, {y, z}, 11) == frozenset()  # type: ignore[arg-type]

@@ -11,9 +11,10 @@ Value-free: counts only.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Set
 from typing import Protocol
 
+from chartscore.disclosure.model import ReportModel
 from chartscore.disclosure.sensitivity import Sensitivity
 from chartscore.documents.report import Report
 from chartscore.documents.shared_report import Key, SharedReport
@@ -59,3 +60,31 @@ def around(
             raise
         failed = True
     return None if failed else kept  # decided outside the except block: no chained context
+
+
+def proven_shown(
+    model: ReportModel,
+    published: Mapping[Key, int],
+    values: Mapping[Key, int],
+    proven: Set[Key],
+    min_cell: int,
+) -> frozenset[Key]:
+    """Of the hidden numbers an audit proves exactly (``proven``), those that may be shown.
+
+    A proven number's equality holds on every table consistent with ``published``, but a
+    shown number also brings the rule's rows (a shown item count is backed by at least
+    ``min_cell`` cases: :meth:`ReportModel.knowledge`), which may be news. So a number is
+    shown only where the rows with it shown are the rows without: then no range changes
+    and no second audit is needed. All of them at once, else each alone and the survivors
+    checked together, else none (value-free: keys and counts).
+    """
+
+    def rows(more: Collection[Key]) -> set[object]:
+        shown = {**published, **{key: values[key] for key in more}}
+        return set(model.knowledge(shown, min_cell))
+
+    before = rows(())
+    if rows(proven) == before:
+        return frozenset(proven)
+    alone = frozenset(key for key in sorted(proven) if rows((key,)) == before)
+    return alone if rows(alone) == before else frozenset()

@@ -61,7 +61,7 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure import split
-from chartscore.disclosure.around import around
+from chartscore.disclosure.around import around, proven_shown
 from chartscore.disclosure.attack import (
     DERIVABLE,
     audit_with_hints,
@@ -905,7 +905,9 @@ def _share_alone(
     # (as the shared comparison does). A site's rate with no trials is then 0/0, not hidden.
     if show_proven:
         exact = {key for key, (low, high) in proven.items() if low == high}
-        shown_again = frozenset(exact & state.hidden - sensitive_keys - forced)
+        published = state.published(state.hidden - _public_keys(model, state.hidden))
+        candidates = exact & state.hidden - sensitive_keys - forced
+        shown_again = proven_shown(model, published, values, candidates, min_cell)
         shared = shared_now()
     if report.overall_weighted is not None and shared.by_stratum:
         weighted = shown_weighted(
