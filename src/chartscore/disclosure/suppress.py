@@ -900,9 +900,9 @@ def _share_alone(
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
     proven = proven_ranges(shared, verdict.rows)  # published numbers: (v, v)
     # The stratum step (docs/disclosure.md#stratum-slices) publishes a hidden number its
-    # audit proves exactly (not sensitive, not hidden by the plain step): its equality holds
-    # on every consistent table already, so no range changes and no second audit is needed
-    # (as the shared comparison does). A site's rate with no trials is then 0/0, not hidden.
+    # audit proves exactly (not sensitive, not hidden by the plain step) where showing it
+    # adds none of the rule's rows (around.proven_shown): then no range changes and no
+    # second audit is needed. A site's rate with no trials is then 0/0, not hidden.
     if show_proven:
         exact = {key for key, (low, high) in proven.items() if low == high}
         published = state.published(state.hidden - _public_keys(model, state.hidden))
