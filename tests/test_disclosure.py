@@ -328,6 +328,12 @@ def refill(shared: SharedReport, report: Any, keys: set[tuple[str, str, str]]) -
                 )
                 if None not in (*counts, table["ppv"]["total_count"]):
                     table["f1"] = source["labels"][label]["f1"]
+                if all(  # the macro F1 is shown once every label's counts are
+                    None not in (t["sensitivity"]["success_count"], t["sensitivity"]["total_count"],
+                                 t["ppv"]["total_count"])
+                    for t in target["labels"].values()
+                ):  # fmt: skip
+                    target["macro_f1"] = source["macro_f1"]
         else:
             target[quantity] = source[quantity]
     document["disclosure"]["suppressed_count"] -= len(keys)
