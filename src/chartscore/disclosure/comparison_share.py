@@ -17,6 +17,9 @@ report, on the paired model
    fails, the cheapest published number sharing a paired class with it is
    hidden (its own slice's first), and the check repeats. Hiding only removes
    equalities, so ranges only widen, and hiding everything passes: it ends.
+   It is the report's loop (:func:`chartscore.disclosure.complement.complement`)
+   with the comparison's view (:class:`_Greedy`: no certificate, no trials, and a
+   hidden number forces nothing).
 3. **Self-audit** on the JSON. A hidden number that the audit proves exactly
    and that is neither sensitive nor hidden for another product is published
    after all (its equality holds on every consistent table already: the
@@ -353,7 +356,10 @@ def _tier(key: Key) -> int:
 
 
 class _Greedy:
-    """The greedy choice: one number per failing quantity and round, cheapest first."""
+    """The greedy choice: one number per failing quantity and round, cheapest first.
+
+    The comparison's :class:`~chartscore.disclosure.complement.View` of the one loop.
+    """
 
     def __init__(
         self,
@@ -519,7 +525,7 @@ def _exact(
     forced: frozenset[Key],
     field_types: Mapping[str, str],
 ) -> set[Key] | None:
-    """The minimum-cost passing pattern (the report's loop), or None when it does not finish.
+    """The minimum-cost passing pattern (the report's exact choice), or None if it does not finish.
 
     The known numbers and their twins are no candidates (the attack knows them:
     the model's composition); an identity loses them as terms, since their values

@@ -23,6 +23,8 @@
    (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`). Hiding only
    removes equalities (and the rows the rule adds for them), so ranges only
    widen, and hiding everything passes: the loop ends.
+   The loop is :func:`chartscore.disclosure.complement.complement`, the one a
+   comparison runs too; :class:`_ReportView` is the report's side of it.
 4. **Kappa.** A kappa value and interval are shown only when ``pairs`` and
    the field's ``normalized_agreement`` numerator are shown and the smallest
    nonzero gold or answer category among the pairs has at least ``min_cell``
