@@ -92,8 +92,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-import numpy as np
-
 from chartscore.disclosure.attack import (
     DERIVABLE,
     AuditResult,
@@ -106,12 +104,11 @@ from chartscore.disclosure.comparison_model import (
     comparison_values,
     derived_terms,
 )
-from chartscore.disclosure.complement import complement, exact_choice
+from chartscore.disclosure.complement import complement, exact_choice, protected, range_solver
 from chartscore.disclosure.cost import RATE, Pricing, Rate, cell_price, family, level
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import Quantity
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem
-from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.shared_comparison import (
@@ -254,8 +251,8 @@ def share_comparison(
     primary = forced | {q.key for q in sensitive if not q.derived}
     chooser = _Greedy(model, values, min_cell, numbers, public)
     if public:  # what the outsider knows alone must not pin a sensitive quantity
-        solver = _solver(model, {k: values[k] for k in public}, chooser.seed, min_cell)
-        if not all(_safe(solver, q, values, min_cell) for q in sensitive):
+        solver = range_solver(model, {k: values[k] for k in public}, min_cell, seed=chooser.seed)
+        if not all(protected(solver, q, values, min_cell) for q in sensitive):
             raise _failed()  # no suppression can protect it
     finish = functools.partial(
         _finish, comparison, field_types, min_cell, sensitive=sensitive_keys, forced=forced
@@ -383,7 +380,8 @@ class _Greedy:
         for key in numbers:
             for variable, _ in model.quantities[key].form:
                 self.by_variable.setdefault(variable, []).append(key)
-        self.seed = _solver(model, {key: values[key] for key in numbers}, None, min_cell).point()
+        everything = {key: values[key] for key in numbers}
+        self.seed = range_solver(model, everything, min_cell, seed=None).point()
         self.hidden: set[Key] = set()
 
     def choose(self, primary: frozenset[Key], sensitive: list[Quantity]) -> set[Key]:
@@ -403,8 +401,8 @@ class _Greedy:
     def exposed(self, pending: list[Quantity]) -> list[Quantity]:
         """The pending quantities the exact attack does not find protected."""
         published = {k: self.values[k] for k in self.numbers if k not in self.hidden}
-        solver = _solver(self.model, published, self.seed, self.min_cell)
-        return [q for q in pending if not _safe(solver, q, self.values, self.min_cell)]
+        solver = range_solver(self.model, published, self.min_cell, seed=self.seed)
+        return [q for q in pending if not protected(solver, q, self.values, self.min_cell)]
 
     def certified(self, quantity: Quantity, extra: AbstractSet[Key] = frozenset()) -> bool:
         """No cheap certificate: the attack decides, round by round."""
@@ -615,32 +613,3 @@ def _check(verdict: AuditResult, sensitive: set[Key]) -> None:
     )
     if not verdict.passed or exposed:
         raise _failed()
-
-
-def _solver(
-    model: ComparisonModel, published: Mapping[Key, int], seed: np.ndarray | None, min_cell: int
-) -> RangeSolver:
-    failed = False
-    solver: RangeSolver | None = None
-    try:
-        knowledge = model.knowledge(published, min_cell)
-        solver = RangeSolver(model, published, eager=False, seed=seed, knowledge=knowledge)
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed or solver is None:
-        raise _failed()
-    return solver
-
-
-def _safe(
-    solver: RangeSolver, quantity: Quantity, values: Mapping[Key, int], min_cell: int
-) -> bool:
-    failed = False
-    safe = False
-    try:
-        safe = solver.protected(quantity.form, values[quantity.key], min_cell)
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed:
-        raise _failed()
-    return safe

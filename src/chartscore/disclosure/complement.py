@@ -24,14 +24,18 @@ loop ends). Small problems then get the minimum-cost pattern of
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import Final, Protocol
 
+import numpy as np
+
 from chartscore.disclosure import split
-from chartscore.disclosure.model import Key, Quantity
+from chartscore.disclosure.forms import Form
+from chartscore.disclosure.model import Key, Quantity, ReportModel
 from chartscore.disclosure.optimal import Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
+from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.errors import ChartscoreError, ErrorCode
 
 SUPPRESSING: Final = "suppressing"
@@ -114,6 +118,47 @@ def _round(
         view.hide(view.forces(chosen))
         hid = True
     return hid
+
+
+def range_solver(
+    model: ReportModel,
+    published: Mapping[Key, int],
+    min_cell: int,
+    *,
+    seed: np.ndarray | None,
+    binding: set[tuple[Form, int]] | None = None,
+) -> RangeSolver:
+    """A lazy range solver of the published numbers with the rule's knowledge (a view's attack).
+
+    ``seed``: a known feasible point; ``binding``: the rule's rows found to bind so far.
+    """
+    failed = False
+    solver: RangeSolver | None = None
+    try:
+        knowledge = model.knowledge(published, min_cell)
+        solver = RangeSolver(
+            model, published, eager=False, seed=seed, knowledge=knowledge, binding=binding
+        )
+    except (Inconsistent, Unresolved):
+        failed = True
+    if failed or solver is None:
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return solver
+
+
+def protected(
+    solver: RangeSolver, quantity: Quantity, values: Mapping[Key, int], min_cell: int
+) -> bool:
+    """Whether a sensitive quantity is protected under the solver's published numbers."""
+    failed = False
+    safe = False
+    try:
+        safe = solver.protected(quantity.form, values[quantity.key], min_cell)
+    except (Inconsistent, Unresolved):
+        failed = True
+    if failed:
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return safe
 
 
 def settle(

@@ -74,6 +74,8 @@ from chartscore.disclosure.complement import (
     Overlay,
     complement,
     exact_choice,
+    protected,
+    range_solver,
     settle,
 )
 from chartscore.disclosure.cost import (
@@ -487,10 +489,6 @@ class _Suppressor:
         if self.model.strata:
             return False
         return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
-
-    def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
-        """Whether a sensitive quantity is protected under the solver's published numbers."""
-        return solver.protected(quantity.form, self.values[quantity.key], self.min_cell)
 
     def unlinked(self) -> list[Key]:
         """Every published number, cheapest first: the candidates when none is linked.
@@ -1030,24 +1028,9 @@ def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedRep
 
 def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     """A lazy range solver for a hidden set, seeded with a known feasible point."""
-    failed = False
-    solver: RangeSolver | None = None
+    binding = state.binding if hidden is None else None  # hiding only grows: still bind
     published = state.published(hidden)
-    knowledge = state.model.knowledge(published, state.min_cell)
-    try:
-        solver = RangeSolver(
-            state.model,
-            published,
-            eager=False,
-            seed=state.seed,
-            knowledge=knowledge,
-            binding=state.binding if hidden is None else None,  # hiding only grows: still bind
-        )
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed or solver is None:
-        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return solver
+    return range_solver(state.model, published, state.min_cell, seed=state.seed, binding=binding)
 
 
 def _local_safe(
@@ -1057,15 +1040,7 @@ def _local_safe(
 
 
 def _exactly_safe(state: _Suppressor, solver: RangeSolver, quantity: Quantity) -> bool:
-    failed = False
-    safe = False
-    try:
-        safe = state.safe(quantity, solver)
-    except Unresolved:
-        failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return safe
+    return protected(solver, quantity, state.values, state.min_cell)
 
 
 def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
