@@ -7,7 +7,9 @@ report (:mod:`chartscore.disclosure.suppress`) and a shared comparison
 :func:`complement`, each through a :class:`View` of its own model: which numbers
 are candidates for an exposed quantity and in which order, what hiding one forces,
 a cheap certificate (if any) and the candidates when a round hid nothing. The
-loop alone decides the order of events, so the two cannot drift apart.
+loop alone decides the order of events, so the two cannot drift apart. (The
+release step, :class:`~chartscore.disclosure.releases.ReleaseStep`, keeps its own
+loop: it hides a round's choices together; its module says why.)
 
 The loop, round by round: the view's attack keeps the quantities still exposed
 (hiding only widens ranges, so a protected one stays protected and only those are
