@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chartscore.disclosure import comparison_share
+from chartscore.disclosure import comparison_share, complement
 from chartscore.disclosure.attack import audit_comparison
 from chartscore.disclosure.comparison_share import COMPARISON_PRICING, share_comparison
 from chartscore.disclosure.optimal import Solution
@@ -89,7 +89,8 @@ def test_the_greedy_stands_when_the_exact_loop_does_not_finish(
     small: Inside, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     greedy = _greedy(small, monkeypatch)
-    monkeypatch.setattr(comparison_share, "solve", lambda problem: Solution(None, 0, 40))
+    # The exact loop, as the one complementary choice (complement.exact_choice) runs it.
+    monkeypatch.setattr(complement, "solve", lambda problem: Solution(None, 0, 40))
     assert share_comparison(*small, MIN_CELL).to_json() == greedy.to_json()
 
 

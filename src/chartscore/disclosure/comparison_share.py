@@ -17,6 +17,9 @@ report, on the paired model
    fails, the cheapest published number sharing a paired class with it is
    hidden (its own slice's first), and the check repeats. Hiding only removes
    equalities, so ranges only widen, and hiding everything passes: it ends.
+   It is the report's loop (:func:`chartscore.disclosure.complement.complement`)
+   with the comparison's view (:class:`_Greedy`: no certificate, no trials, and a
+   hidden number forces nothing).
 3. **Self-audit** on the JSON. A hidden number that the audit proves exactly
    and that is neither sensitive nor hidden for another product is published
    after all (its equality holds on every consistent table already: the
@@ -86,9 +89,8 @@ import contextlib
 import functools
 import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Final
-
-import numpy as np
 
 from chartscore.disclosure.attack import (
     DERIVABLE,
@@ -102,11 +104,11 @@ from chartscore.disclosure.comparison_model import (
     comparison_values,
     derived_terms,
 )
+from chartscore.disclosure.complement import complement, exact_choice, protected, range_solver
 from chartscore.disclosure.cost import RATE, Pricing, Rate, cell_price, family, level
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import Quantity
-from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, solve
-from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
+from chartscore.disclosure.optimal import EXACT_LIMIT, Problem
 from chartscore.disclosure.rule import FAILURES, SUCCESS, TOTAL
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.shared_comparison import (
@@ -249,8 +251,8 @@ def share_comparison(
     primary = forced | {q.key for q in sensitive if not q.derived}
     chooser = _Greedy(model, values, min_cell, numbers, public)
     if public:  # what the outsider knows alone must not pin a sensitive quantity
-        solver = _solver(model, {k: values[k] for k in public}, chooser.seed, min_cell)
-        if not all(_safe(solver, q, values, min_cell) for q in sensitive):
+        solver = range_solver(model, {k: values[k] for k in public}, min_cell, seed=chooser.seed)
+        if not all(protected(solver, q, values, min_cell) for q in sensitive):
             raise _failed()  # no suppression can protect it
     finish = functools.partial(
         _finish, comparison, field_types, min_cell, sensitive=sensitive_keys, forced=forced
@@ -351,7 +353,10 @@ def _tier(key: Key) -> int:
 
 
 class _Greedy:
-    """The greedy choice: one number per failing quantity and round, cheapest first."""
+    """The greedy choice: one number per failing quantity and round, cheapest first.
+
+    The comparison's :class:`~chartscore.disclosure.complement.View` of the one loop.
+    """
 
     def __init__(
         self,
@@ -375,44 +380,62 @@ class _Greedy:
         for key in numbers:
             for variable, _ in model.quantities[key].form:
                 self.by_variable.setdefault(variable, []).append(key)
-        self.seed = _solver(model, {key: values[key] for key in numbers}, None, min_cell).point()
+        everything = {key: values[key] for key in numbers}
+        self.seed = range_solver(model, everything, min_cell, seed=None).point()
+        self.hidden: set[Key] = set()
 
     def choose(self, primary: frozenset[Key], sensitive: list[Quantity]) -> set[Key]:
         """The greedy's hidden set: the primary cells, then until every quantity passes."""
-        hidden = set(primary)
+        self.hidden = set(primary)
         for quantity in sensitive:
             terms = [k for k in _terms(quantity.key) if k not in self.public]
             if quantity.derived and terms:  # else the attack decides (known: shown)
-                hidden.add(min(terms, key=self.cost.__getitem__))
-        pending = list(sensitive)
-        while pending:
-            published = {k: self.values[k] for k in self.numbers if k not in hidden}
-            solver = _solver(self.model, published, self.seed, self.min_cell)
-            pending = [q for q in pending if not _safe(solver, q, self.values, self.min_cell)]
-            before = len(hidden)
-            for quantity in pending:
-                linked = {
-                    key
-                    for variable, _ in quantity.form
-                    for key in self.by_variable.get(variable, ())
-                    if key not in hidden and key not in self.public
-                }
-                if linked:  # else hidden for an earlier one this round: rechecked next round
-                    same = quantity.key[:2]
-                    hidden.add(min(linked, key=lambda k: (k[:2] != same, self.cost[k])))
-            if pending and len(hidden) == before:
-                # Every linked number is hidden, yet the known composition still pins one:
-                # its fields' other numbers, else any.
-                for quantity in pending:
-                    wider = self.around(quantity, hidden) or [
-                        k for k in self.numbers if k not in hidden and k not in self.public
-                    ]
-                    if wider:
-                        same = quantity.key[:2]
-                        hidden.add(min(wider, key=lambda k: (k[:2] != same, self.cost[k])))
-            if pending and len(hidden) == before:
-                raise _failed()  # nothing left to hide, yet not protected: cannot happen
-        return hidden
+                self.hidden.add(min(terms, key=self.cost.__getitem__))
+        complement(self, sensitive)
+        return self.hidden
+
+    # The comparison's View (chartscore.disclosure.complement): no cheap certificate, one
+    # number per failing quantity (hiding it forces nothing), its own slice's first.
+    trials = 0
+
+    def exposed(self, pending: list[Quantity]) -> list[Quantity]:
+        """The pending quantities the exact attack does not find protected."""
+        published = {k: self.values[k] for k in self.numbers if k not in self.hidden}
+        solver = range_solver(self.model, published, self.min_cell, seed=self.seed)
+        return [q for q in pending if not protected(solver, q, self.values, self.min_cell)]
+
+    def certified(self, quantity: Quantity, extra: AbstractSet[Key] = frozenset()) -> bool:
+        """No cheap certificate: the attack decides, round by round."""
+        return False
+
+    def candidates(self, quantity: Quantity) -> set[Key]:
+        """The published numbers (not known) sharing a paired class with ``quantity``."""
+        return {
+            key
+            for variable, _ in quantity.form
+            for key in self.by_variable.get(variable, ())
+            if key not in self.hidden and key not in self.public
+        }
+
+    def fallback(self, quantity: Quantity) -> list[Key]:
+        """Every linked number is hidden, yet the known composition still pins one: its
+        fields' other numbers, else any."""
+        return self.around(quantity, self.hidden) or [
+            k for k in self.numbers if k not in self.hidden and k not in self.public
+        ]
+
+    def rank(self, quantity: Quantity, candidates: Collection[Key]) -> list[Key]:
+        """The best alone (no trials): its own slice's first, then the tiers."""
+        same = quantity.key[:2]
+        return [min(candidates, key=lambda k: (k[:2] != same, self.cost[k]))]
+
+    def forces(self, key: Key) -> set[Key]:
+        """Itself: the comparison's greedy does not close over its identities."""
+        return {key}
+
+    def hide(self, keys: AbstractSet[Key]) -> None:
+        """Add ``keys`` to the hidden set."""
+        self.hidden |= keys
 
     def around(self, quantity: Quantity, hidden: set[Key]) -> list[Key]:
         """The published numbers (not known) touching the fields ``quantity`` touches."""
@@ -500,7 +523,7 @@ def _exact(
     forced: frozenset[Key],
     field_types: Mapping[str, str],
 ) -> set[Key] | None:
-    """The minimum-cost passing pattern (the report's loop), or None when it does not finish.
+    """The minimum-cost passing pattern (the report's exact choice), or None if it does not finish.
 
     The known numbers and their twins are no candidates (the attack knows them:
     the model's composition); an identity loses them as terms, since their values
@@ -531,9 +554,7 @@ def _exact(
             if q.derived
         ],
     )
-    found: frozenset[Key] | None = None
-    with contextlib.suppress(Unsolved):  # the greedy's pattern stands; the audit decides
-        found = solve(problem).hidden
+    found, _ = exact_choice(problem, small=True)  # None: the greedy's pattern stands
     return None if found is None else set(found)
 
 
@@ -592,32 +613,3 @@ def _check(verdict: AuditResult, sensitive: set[Key]) -> None:
     )
     if not verdict.passed or exposed:
         raise _failed()
-
-
-def _solver(
-    model: ComparisonModel, published: Mapping[Key, int], seed: np.ndarray | None, min_cell: int
-) -> RangeSolver:
-    failed = False
-    solver: RangeSolver | None = None
-    try:
-        knowledge = model.knowledge(published, min_cell)
-        solver = RangeSolver(model, published, eager=False, seed=seed, knowledge=knowledge)
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed or solver is None:
-        raise _failed()
-    return solver
-
-
-def _safe(
-    solver: RangeSolver, quantity: Quantity, values: Mapping[Key, int], min_cell: int
-) -> bool:
-    failed = False
-    safe = False
-    try:
-        safe = solver.protected(quantity.form, values[quantity.key], min_cell)
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed:
-        raise _failed()
-    return safe

@@ -19,6 +19,12 @@ the ledger (:func:`chartscore.disclosure.suppress.share`'s ``joint``): it hides
 further numbers of the new release until no atom's number is provably from 1
 to ``min_cell - 1`` (the single-release criterion, atom by atom). The earlier
 releases are fixed: they are published already.
+Its loop is not :func:`chartscore.disclosure.complement.complement`: a round
+chooses one number per exposed atom target against the pattern the round began
+with, skips a target whose candidates meet the round's choices, and hides the
+choices together at the round's end (one closure of their union, which can hide
+fewer numbers than the union of their closures); the one loop hides each choice
+before the next target is looked at.
 
 Value-free: atoms arrive as their own reports and distinct-case counts; no
 case id reaches this module.

@@ -23,6 +23,8 @@
    (:meth:`~chartscore.disclosure.model.ReportModel.knowledge`). Hiding only
    removes equalities (and the rows the rule adds for them), so ranges only
    widen, and hiding everything passes: the loop ends.
+   The loop is :func:`chartscore.disclosure.complement.complement`, the one a
+   comparison runs too; :class:`_ReportView` is the report's side of it.
 4. **Kappa.** A kappa value and interval are shown only when ``pairs`` and
    the field's ``normalized_agreement`` numerator are shown and the smallest
    nonzero gold or answer category among the pairs has at least ``min_cell``
@@ -49,10 +51,9 @@ a report that fails.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import itertools
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from fractions import Fraction
 from typing import Final, Protocol
@@ -60,13 +61,22 @@ from typing import Final, Protocol
 import attrs
 import numpy as np
 
-from chartscore.disclosure import split
 from chartscore.disclosure.around import around, proven_shown
 from chartscore.disclosure.attack import (
     DERIVABLE,
     audit_with_hints,
     proven_ranges,
     range_failures,
+)
+from chartscore.disclosure.complement import (
+    CHOOSING,
+    SUPPRESSING,
+    Overlay,
+    complement,
+    exact_choice,
+    protected,
+    range_solver,
+    settle,
 )
 from chartscore.disclosure.cost import (
     ComplementCost,
@@ -83,8 +93,7 @@ from chartscore.disclosure.forms import Form
 from chartscore.disclosure.label_model import label_identities
 from chartscore.disclosure.limits import check_share_size
 from chartscore.disclosure.model import Quantity, ReportModel, model_of, primary_cells
-from chartscore.disclosure.optimal import EXACT_LIMIT, Problem, Unsolved, lower_bound, solve
-from chartscore.disclosure.progress import step
+from chartscore.disclosure.optimal import EXACT_LIMIT, Problem
 from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     DEFAULT_MIN_CELL,
@@ -118,16 +127,22 @@ from chartscore.documents.shared_report import (
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.stats.clustered import z_for
 
+__all__ = [  # the progress stages are the complementary loop's (complement.py)
+    "CHOOSING",
+    "SUPPRESSING",
+    "JointStep",
+    "SuppressionState",
+    "protected_keys",
+    "share",
+    "true_values",
+]
+
 _TRIALS: Final = 4
 """How many candidate numbers to try for one failing cell before hiding the cheapest."""
 _CANDIDATES: Final = 40
 """How many linked numbers (cheapest first) are priced for one failing cell."""
 _LABEL_CANDIDATES: Final = 12
 """The same in the labels' step, where each is a label number (its closure long)."""
-SUPPRESSING: Final = "suppressing"
-"""The progress stage of checking small cells (done: how many are protected so far)."""
-CHOOSING: Final = "choosing complementary cells"
-"""The progress stage of hiding numbers for the cells still exposed in a pass."""
 _LOOKAHEAD: Final = 8
 """How many of an identity's cheapest terms the structural pass prices."""
 _PRICES: Final = 10**12
@@ -139,25 +154,6 @@ _WIDE: Final = 1000
 
 def _invalid_sensitivity() -> ChartscoreError:
     return ChartscoreError(ErrorCode.INVALID_SENSITIVITY)
-
-
-class _Overlay(AbstractSet[Key]):
-    """A hidden set and the numbers a closure adds to it, seen as one set (neither copied)."""
-
-    __slots__ = ("added", "base")
-
-    def __init__(self, base: AbstractSet[Key], added: set[Key]) -> None:
-        self.base, self.added = base, added
-
-    def __contains__(self, key: object) -> bool:
-        return key in self.base or key in self.added
-
-    def __iter__(self) -> Iterator[Key]:
-        yield from self.base
-        yield from (key for key in self.added if key not in self.base)
-
-    def __len__(self) -> int:
-        return len(self.base) + sum(1 for key in self.added if key not in self.base)
 
 
 class _Suppressor:
@@ -493,10 +489,6 @@ class _Suppressor:
         if self.model.strata:
             return False
         return local.protected(quantity.form, self.values[quantity.key], self.min_cell, published)
-
-    def safe(self, quantity: Quantity, solver: RangeSolver) -> bool:
-        """Whether a sensitive quantity is protected under the solver's published numbers."""
-        return solver.protected(quantity.form, self.values[quantity.key], self.min_cell)
 
     def unlinked(self) -> list[Key]:
         """Every published number, cheapest first: the candidates when none is linked.
@@ -1011,15 +1003,9 @@ def _exact(
         sensitive=sensitive,
         seed=state.seed,
     )
-    bound: int | None = None
-    exact: frozenset[Key] | None = None
-    with contextlib.suppress(Unsolved):  # the greedy's pattern stands; the audit decides
-        if len(state.numbers) - len(primary) > EXACT_LIMIT:
-            bound = lower_bound(problem)
-        else:
-            solution = solve(problem)
-            bound, exact = solution.lower_bound, solution.hidden
-            exact = None if exact is None else exact - state.public
+    small = len(state.numbers) - len(primary) <= EXACT_LIMIT
+    exact, bound = exact_choice(problem, small=small)  # the greedy's stands without one
+    exact = None if exact is None else exact - state.public
     if exact is None or pattern_price(exact) > greedy:
         return ComplementCost("greedy", greedy, greedy, bound)
     state.hidden = set(exact)
@@ -1042,24 +1028,9 @@ def _with_ranges(shared: SharedReport, proven: Mapping[Key, Range]) -> SharedRep
 
 def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     """A lazy range solver for a hidden set, seeded with a known feasible point."""
-    failed = False
-    solver: RangeSolver | None = None
+    binding = state.binding if hidden is None else None  # hiding only grows: still bind
     published = state.published(hidden)
-    knowledge = state.model.knowledge(published, state.min_cell)
-    try:
-        solver = RangeSolver(
-            state.model,
-            published,
-            eager=False,
-            seed=state.seed,
-            knowledge=knowledge,
-            binding=state.binding if hidden is None else None,  # hiding only grows: still bind
-        )
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed or solver is None:
-        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return solver
+    return range_solver(state.model, published, state.min_cell, seed=state.seed, binding=binding)
 
 
 def _local_safe(
@@ -1069,82 +1040,79 @@ def _local_safe(
 
 
 def _exactly_safe(state: _Suppressor, solver: RangeSolver, quantity: Quantity) -> bool:
-    return _is_safe(state, quantity, solver)
-
-
-def _is_safe(state: _Suppressor, quantity: Quantity, solver: RangeSolver) -> bool:
-    failed = False
-    safe = False
-    try:
-        safe = state.safe(quantity, solver)
-    except Unresolved:
-        failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return safe
+    return protected(solver, quantity, state.values, state.min_cell)
 
 
 def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
-    """Hide further numbers until every sensitive quantity is protected.
+    """Hide further numbers until every sensitive quantity is protected: the one loop
+    (:func:`~chartscore.disclosure.complement.complement`) over the report's view."""
+    complement(_ReportView(state, len(sensitive)), sensitive)
 
-    Hiding only widens ranges, so a quantity once protected stays protected:
-    each round rechecks only the ones that were not. A cheap local check
-    (:class:`~chartscore.disclosure.ranges.LocalCheck`) certifies most; the
-    exact solver decides the rest.
+
+class _ReportView:
+    """The report's :class:`~chartscore.disclosure.complement.View`.
+
+    A cheap local check (:class:`~chartscore.disclosure.ranges.LocalCheck`) certifies
+    most quantities; the exact solver decides the rest. A candidate (a number sharing an
+    outcome class, else any published one) is priced by everything its hiding forces
+    (its closure under the identities), by what that adds to the pattern's price (the
+    whole price's order); one that forces a frozen number goes last (labels:
+    docs/disclosure.md). The cheapest :data:`_TRIALS` are tried.
     """
-    local = LocalCheck(state.model, _seed(state))
-    pending = list(sensitive)
-    total = len(sensitive)
-    # Each candidate's closure, with the identities it looked at: kept while no number
-    # those identities read is hidden (hidden numbers only ever join here), since it is
-    # then the closure computed afresh (_Suppressor.added).
-    closures: dict[Key, tuple[set[Key], set[int]]] = {}
-    while pending:
-        published = state.published()
-        locally = functools.partial(_local_safe, state, local, published)
-        pending = _unsettled(pending, locally, total)
+
+    trials = _TRIALS
+
+    def __init__(self, state: _Suppressor, total: int) -> None:
+        self.state, self.total = state, total
+        self.local = LocalCheck(state.model, _seed(state))
+        # Each candidate's closure, with the identities it looked at: kept while no number
+        # those identities read is hidden (hidden numbers only ever join here), since it is
+        # then the closure computed afresh (_Suppressor.added).
+        self.closures: dict[Key, tuple[set[Key], set[int]]] = {}
+
+    def exposed(self, pending: list[Quantity]) -> list[Quantity]:
+        state = self.state
+        locally = functools.partial(_local_safe, state, self.local, state.published())
+        pending = settle(pending, locally, self.total)
         if pending:
             solver = _solver(state)
             exactly = functools.partial(_exactly_safe, state, solver)
-            pending = _unsettled(pending, exactly, total, wide=solver.widest >= _WIDE)
+            pending = settle(pending, exactly, self.total, wide=solver.widest >= _WIDE)
             state.points = solver.points()  # tables of every later hidden set: audit hints
-        hid = False
-        for done, quantity in enumerate(pending):
-            step(CHOOSING, done, len(pending))
-            published = state.published()
-            if state.local_safe(local, quantity, published):
-                continue  # protected by a number hidden for an earlier one
-            linked = state.candidates(quantity) or state.unlinked()
-            if not linked and hid:
-                break  # what this round hid may protect it: the solver rechecks
-            if not linked:
-                raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-            hid = True
-            # Price each candidate by everything its hiding forces; try the cheapest first
-            # (by what it adds to the pattern's price: the same order as the whole price).
-            # A candidate that forces a frozen number goes last (labels: docs/disclosure.md).
-            for key in linked:
-                if key not in closures:
-                    visited: set[int] = set()
-                    closures[key] = (state.added([key], visited=visited), visited)
-            forced = {key: closures[key][0] for key in linked}
-            destroyed = state.destroyed()
-            added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in linked}
-            frozen = {key: not forced[key].isdisjoint(state.frozen) for key in linked}
-            ranked = sorted(linked, key=lambda k: (frozen[k], added[k], state.cost[k]))
-            chosen = ranked[0]
-            for key in ranked[:_TRIALS]:
-                hidden = _Overlay(state.hidden, forced[key])
-                if state.local_safe(local, quantity, state.published(hidden)):
-                    chosen = key
-                    break
-            state.hidden = state.hidden | forced[chosen]  # its closure, found above
-            _forget(closures, forced[chosen], state.readers())
+        return pending
+
+    def certified(self, quantity: Quantity, extra: AbstractSet[Key] = frozenset()) -> bool:
+        hidden = Overlay(self.state.hidden, extra) if extra else None
+        return self.state.local_safe(self.local, quantity, self.state.published(hidden))
+
+    def candidates(self, quantity: Quantity) -> Collection[Key]:
+        return self.state.candidates(quantity) or self.state.unlinked()
+
+    def fallback(self, quantity: Quantity) -> Collection[Key]:
+        return ()  # the candidates end with every published number: none is left
+
+    def rank(self, quantity: Quantity, candidates: Collection[Key]) -> list[Key]:
+        state = self.state
+        forced = {key: self.forces(key) for key in candidates}
+        destroyed = state.destroyed()
+        added = {key: marginal_price(forced[key], state.hidden, destroyed) for key in candidates}
+        frozen = {key: not forced[key].isdisjoint(state.frozen) for key in candidates}
+        return sorted(candidates, key=lambda k: (frozen[k], added[k], state.cost[k]))
+
+    def forces(self, key: Key) -> set[Key]:
+        if key not in self.closures:
+            visited: set[int] = set()
+            self.closures[key] = (self.state.added([key], visited=visited), visited)
+        return self.closures[key][0]
+
+    def hide(self, keys: AbstractSet[Key]) -> None:
+        self.state.hidden = self.state.hidden | keys  # a new set, never changed in place
+        _forget(self.closures, keys, self.state.readers())
 
 
 def _forget(
     closures: dict[Key, tuple[set[Key], set[int]]],
-    newly: set[Key],
+    newly: AbstractSet[Key],
     readers: Mapping[Key, list[int]],
 ) -> None:
     """Drop the closures that ``newly`` hidden numbers may change: those of a number now
@@ -1159,29 +1127,6 @@ def _forget(
     ]
     for key in stale:
         del closures[key]
-
-
-def _unsettled(
-    pending: list[Quantity], safe: Callable[[Quantity], bool], total: int, *, wide: bool = False
-) -> list[Quantity]:
-    """The pending quantities ``safe`` does not settle; reports how many of ``total`` are.
-
-    ``wide``: the questions are hard enough to split over two processes (each answer
-    is exact, so the split changes none; :mod:`chartscore.disclosure.split`).
-    """
-    settled = [total - len(pending)]
-
-    def check(quantity: Quantity) -> bool:
-        verdict = safe(quantity)
-        settled[0] += verdict
-        step(SUPPRESSING, settled[0], total)
-        return verdict
-
-    verdicts = split.answers(check, pending, worth=wide)
-    kept = [quantity for quantity, verdict in zip(pending, verdicts, strict=True) if not verdict]
-    if wide:  # this process counted only its own half
-        step(SUPPRESSING, total - len(kept), total)
-    return kept
 
 
 def _seed(state: _Suppressor) -> np.ndarray:
