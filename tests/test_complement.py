@@ -23,9 +23,9 @@ from chartscore import score
 from chartscore.disclosure import comparison_share, share
 from chartscore.disclosure import complement as complement_module
 from chartscore.disclosure import suppress as suppress_module
-from chartscore.disclosure.complement import complement
+from chartscore.disclosure.complement import complement, seed_point
 from chartscore.disclosure.model import Quantity
-from chartscore.disclosure.ranges import RangeSolver
+from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.errors import ChartscoreError, ErrorCode
 from disclosure_reference import build_cohort
 from test_shared_comparison import MIN_CELL, inside, write_cohort
@@ -202,3 +202,21 @@ def test_the_comparisons_view_leaves_every_sensitive_quantity_protected(
 def test_the_stages_are_the_loops() -> None:
     assert suppress_module.CHOOSING == complement_module.CHOOSING
     assert suppress_module.SUPPRESSING == complement_module.SUPPRESSING
+
+
+@pytest.mark.parametrize("failure", ["unresolved", "inconsistent"])
+def test_a_seed_that_cannot_be_solved_is_a_coded_error_with_nothing_chained(failure: str) -> None:
+    # The comparison's greedy seeds its solvers from one point; a solve that fails there
+    # was once raised as it was. Now it is the audit's code, with no private context.
+    raised = Unresolved if failure == "unresolved" else Inconsistent
+
+    class Failing:
+        def point(self) -> object:
+            raise raised("marker-4711")
+
+    with pytest.raises(ChartscoreError) as caught:
+        seed_point(Failing())  # type: ignore[arg-type]
+    assert caught.value.code is ErrorCode.DISCLOSURE_AUDIT_FAILED
+    assert caught.value.__context__ is None
+    assert caught.value.__cause__ is None
+    assert "marker-4711" not in str(caught.value)

@@ -104,7 +104,13 @@ from chartscore.disclosure.comparison_model import (
     comparison_values,
     derived_terms,
 )
-from chartscore.disclosure.complement import complement, exact_choice, protected, range_solver
+from chartscore.disclosure.complement import (
+    complement,
+    exact_choice,
+    protected,
+    range_solver,
+    seed_point,
+)
 from chartscore.disclosure.cost import RATE, Pricing, Rate, cell_price, family, level
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import Quantity
@@ -381,7 +387,7 @@ class _Greedy:
             for variable, _ in model.quantities[key].form:
                 self.by_variable.setdefault(variable, []).append(key)
         everything = {key: values[key] for key in numbers}
-        self.seed = range_solver(model, everything, min_cell, seed=None).point()
+        self.seed = seed_point(range_solver(model, everything, min_cell, seed=None))
         self.hidden: set[Key] = set()
 
     def choose(self, primary: frozenset[Key], sensitive: list[Quantity]) -> set[Key]:

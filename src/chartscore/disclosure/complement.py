@@ -148,6 +148,20 @@ def range_solver(
     return solver
 
 
+def seed_point(solver: RangeSolver) -> np.ndarray:
+    """A feasible point of the solver's published numbers (feasible for any subset of them:
+    a seed for the solvers of larger hidden sets)."""
+    failed = False
+    point: np.ndarray | None = None
+    try:
+        point = solver.point()
+    except (Inconsistent, Unresolved):
+        failed = True
+    if failed or point is None:
+        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+    return point
+
+
 def protected(
     solver: RangeSolver, quantity: Quantity, values: Mapping[Key, int], min_cell: int
 ) -> bool:

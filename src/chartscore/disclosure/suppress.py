@@ -76,6 +76,7 @@ from chartscore.disclosure.complement import (
     exact_choice,
     protected,
     range_solver,
+    seed_point,
     settle,
 )
 from chartscore.disclosure.cost import (
@@ -94,7 +95,7 @@ from chartscore.disclosure.label_model import label_identities
 from chartscore.disclosure.limits import check_share_size
 from chartscore.disclosure.model import Quantity, ReportModel, model_of, primary_cells
 from chartscore.disclosure.optimal import EXACT_LIMIT, Problem
-from chartscore.disclosure.ranges import Inconsistent, LocalCheck, RangeSolver, Unresolved
+from chartscore.disclosure.ranges import LocalCheck, RangeSolver
 from chartscore.disclosure.rule import (
     DEFAULT_MIN_CELL,
     KAPPA_TYPES,
@@ -1132,14 +1133,7 @@ def _forget(
 def _seed(state: _Suppressor) -> np.ndarray:
     """A feasible point of the report with the primary cells hidden (feasible for any superset)."""
     if state.seed is None:
-        solver = _solver(state)
-        failed = False
-        try:
-            state.seed = solver.point()
-        except (Inconsistent, Unresolved):
-            failed = True
-        if failed or state.seed is None:
-            raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+        state.seed = seed_point(_solver(state))
         for variable, value in state.model.most_item_rows(state.seed.tolist()).items():
             state.seed[variable] = value  # feasible for the rule's rows of any subset too
     return state.seed
