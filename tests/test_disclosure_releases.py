@@ -434,3 +434,53 @@ def test_an_old_releases_case_digests_are_matched_as_written_then() -> None:
         assert new == legacy  # nothing to translate: as before the third state
     # Evidence that supports nothing digests apart from none; before, it digested as none.
     assert unsupported[0] != none[0] and unsupported[1] == none[0]
+
+
+def test_releases_whose_answers_carry_unsupporting_evidence_grow(tmp_path: Path) -> None:
+    # An answer whose chain points only at generated text provides evidence that supports
+    # nothing (the third evidence state). Releases never carry evidence_provided, and such
+    # a release's case digests are this version's: release 2 of the unchanged cases plus
+    # one must join release 1, not be refused as if an old case had changed.
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    ledger = tmp_path / "ledger"
+    chain = {
+        "source_locations": [
+            {
+                "source_digest": "sha256:" + "ab" * 32,
+                "start_offset": 0,
+                "end_offset": 5,
+                "kind": "generated_text",
+            }
+        ],
+        "normalized_fact_digest": "sha256:" + "cd" * 32,
+        "transformation_kind": "model",
+        "transformation_digest": "sha256:" + "ef" * 32,
+        "uncertainty": 0.5,
+        "reviewer_state": "pending",
+    }
+    runs = []
+    for name, cases in (("first", 15), ("second", 16)):
+        gold, predictions = _records(cases)
+        gold_path = write_jsonl(
+            tmp_path / f"{name}_gold.jsonl",
+            [
+                {"case_id": g.case_id, "field_id": g.field_id, "field_type": g.field_type.value}
+                | {"value": g.value}
+                for g in gold
+            ],
+        )
+        prediction_path = write_jsonl(
+            tmp_path / f"{name}_pred.jsonl",
+            [
+                {"case_id": p.case_id, "field_id": p.field_id, "value": p.value}
+                | {"evidence_chain": chain | {"field_id": p.field_id}}
+                for p in predictions
+            ],
+        )
+        argv = ["share", "--gold", str(gold_path), "--predictions", str(prediction_path)]
+        argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(ledger)]
+        runs.append(_run(argv))
+    first, second = _shared(runs[0]), _shared(runs[1])
+    assert (first.disclosure.earlier_releases, second.disclosure.earlier_releases) == (0, 1)
+    assert "evidence_provided" not in second.overall.metrics
