@@ -375,6 +375,28 @@ def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
         assert out == "" and str(tmp_path) not in err
 
 
+def test_audit_releases_of_a_path_that_is_no_folder_is_unreadable(tmp_path: Path) -> None:
+    # A reader writes nothing: a file, or a symbolic link to a real ledger folder, given as
+    # the folder is a file it cannot read as one, not an output it could not write.
+    ledger = _ledger(tmp_path, 15)
+    link = tmp_path / "link"
+    link.symlink_to(ledger)
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    for where in (link, plain):
+        status, out, err = _run(["audit", "--releases", str(where)])
+        assert status == 1 and "file_unreadable (releases)" in err, err
+        assert out == "" and str(tmp_path) not in err
+        with pytest.raises(ChartscoreError) as caught:
+            read_releases(where)
+        assert caught.value.code.value == "file_unreadable"
+        assert caught.value.__context__ is None and caught.value.__cause__ is None
+    # share still says the folder is an output it cannot write there
+    with pytest.raises(ChartscoreError) as caught:
+        open_releases(link, exclusive=True)
+    assert caught.value.code.value == "output_unwritable"
+
+
 def test_released_shared_reports_parse(tmp_path: Path) -> None:
     ledger = _ledger(tmp_path, 15)
     (release,) = read_releases(ledger)

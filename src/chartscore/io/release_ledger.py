@@ -108,6 +108,10 @@ def _unwritable() -> ChartscoreError:
     return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.RELEASES)
 
 
+def _unreadable() -> ChartscoreError:
+    return ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.RELEASES)
+
+
 def release_folder(folder: InputPath) -> str:
     """The folder's path, checked: a directory (or absent, in an existing parent).
 
@@ -228,13 +232,23 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
     as no release.
 
     Raises:
-        ChartscoreError: as :func:`release_folder`; ``file_exposed
-            (releases)`` for a file that group or others may read or write;
+        ChartscoreError: as :func:`release_folder` (for a reader,
+            ``file_unreadable (releases)`` in place of ``output_unwritable``);
+            ``file_exposed (releases)`` for a file that group or others may
+            read or write;
             ``not_a_release_ledger (releases)`` for anything ``share`` did not
             write there, a file that was edited, deleted or replaced, a head
             that does not match.
     """
-    where = release_folder(folder)
+    unusable = False
+    try:
+        where = release_folder(folder)
+    except ChartscoreError as error:
+        if exclusive or error.code is not ErrorCode.OUTPUT_UNWRITABLE:
+            raise
+        unusable = True
+    if unusable:  # a reader writes nothing: a path it cannot use as the folder is unreadable
+        raise _unreadable()
     if exclusive:
         failed = False
         try:
@@ -247,7 +261,15 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
             raise _unwritable()
     elif not os.path.lexists(where):
         return ReleaseFolder(where, -1, [])
-    descriptor = _lock(where, exclusive)
+    unusable = False
+    try:
+        descriptor = _lock(where, exclusive)
+    except ChartscoreError as error:
+        if exclusive or error.code is not ErrorCode.OUTPUT_UNWRITABLE:
+            raise
+        unusable = True
+    if unusable:
+        raise _unreadable()
     try:
         releases, behind = _read_all(where, exclusive)
         if exclusive and behind:
@@ -306,7 +328,7 @@ def _read_all(where: str, exclusive: bool) -> tuple[list[Release], bool]:
     except OSError:
         names = None
     if names is None:
-        raise _unwritable()
+        raise _unwritable() if exclusive else _unreadable()
     has_head = HEAD_NAME in names
     strays = [name for name in names if is_temporary_name(name)]
     files = [name for name in names if name != HEAD_NAME and name not in strays]
