@@ -392,3 +392,32 @@ def test_values_are_never_echoed(value: str, option: str) -> None:
         assert status == 2 and out == ""
         assert marker not in err and marker.casefold() not in err.casefold()
         assert err.count("\n") == 1
+
+
+_PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--out-dir", "d"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        (["share", *FILES, "--out-dir", "d"], "--out-dir needs --publication"),
+        (["share", *FILES, "--out-dir", "d", "--compare"], "--out-dir needs --publication"),
+        (["share", *FILES, "--also-min-cell", "13"], "--also-min-cell needs --publication"),
+        (["share", *FILES, "--compare"], "--compare needs --publication"),
+        (["share", "--publication", "p*.jsonl"], "a publication needs --gold, --publication and"),
+        ([*_PUBLICATION, "--out", "x.json"], "--publication cannot be combined with --out"),
+        (["share", "--partials", "p*", "--gold", "g"], "--partials cannot be combined with --gold"),
+        (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
+        (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --variants and"),
+    ],
+)
+def test_share_and_audit_usage_messages_are_in_the_closed_list(
+    argv: list[str], problem: str
+) -> None:
+    # cli.md's usage table is the closed list of what a usage error may say; share given
+    # --out-dir without --publication said "--publication cannot be combined with ...".
+    status, out, err = run(argv)
+    assert (status, out) == (2, "") and problem in err, err
+    with open("docs/cli.md", encoding="utf-8") as page:
+        table = page.read().split("### Usage messages", 1)[1]
+    assert f"`{problem}" in table

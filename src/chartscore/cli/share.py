@@ -79,7 +79,10 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
-    if args.publication is not None or args.out_dir is not None:
+    if args.publication is None and (args.out_dir, args.also_min_cell) != (None, None):
+        flag = "--out-dir" if args.out_dir is not None else "--also-min-cell"
+        raise UsageError(f"{flag} needs --publication", "share")
+    if args.publication is not None:
         # Deferred: the solver's modules load only when sharing runs.
         from chartscore.disclosure.attack import remembering_attacks  # noqa: PLC0415
 
