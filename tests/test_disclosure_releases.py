@@ -303,10 +303,15 @@ def test_a_tampered_or_foreign_file_is_refused(
 def test_an_exposed_file_or_folder_is_refused(one_added: dict[str, object], tmp_path: Path) -> None:
     ledger = _copy(one_added["ledger"], tmp_path / "ledger")  # type: ignore[arg-type]
     os.chmod(ledger / "release-0001.json", 0o644)
-    assert _share_into(ledger).code == "file_exposed"
+    error = _share_into(ledger)
+    assert error.code == "file_exposed" and error.hint is None  # a file: chmod 600 it
     os.chmod(ledger / "release-0001.json", 0o600)
     os.chmod(ledger, 0o755)
-    assert _share_into(ledger).code == "file_exposed"
+    error = _share_into(ledger)
+    # The folder: "chmod 600 it", the code's advice, would take its search bit away.
+    assert error.code == "file_exposed" and "chmod 700" in str(error)
+    status, _, err = _run(["audit", "--releases", str(ledger)])
+    assert status == 1 and "file_exposed (releases; the releases folder itself" in err
 
 
 def test_a_shrunk_cohort_does_not_fit(one_added: dict[str, object], tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ import attrs
 from chartscore.documents import _strict_json
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.shared_report import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, input_path
 from chartscore.io.output import is_temporary_name, write_atomic, write_new
 from chartscore.records._rules import is_case_id
@@ -100,8 +100,10 @@ def _invalid() -> ChartscoreError:
     return ChartscoreError(ErrorCode.NOT_A_RELEASE_LEDGER, input=InputKind.RELEASES)
 
 
-def _exposed() -> ChartscoreError:
-    return ChartscoreError(ErrorCode.FILE_EXPOSED, input=InputKind.RELEASES)
+def _exposed(*, folder: bool = False) -> ChartscoreError:
+    # The folder needs its x bit: "chmod 600 it", right for a file, would lock it.
+    hint = ErrorHint.RELEASES_FOLDER_EXPOSED if folder else None
+    return ChartscoreError(ErrorCode.FILE_EXPOSED, input=InputKind.RELEASES, hint=hint)
 
 
 def _unwritable() -> ChartscoreError:
@@ -141,7 +143,7 @@ def release_folder(folder: InputPath) -> str:
     if not stat.S_ISDIR(status.st_mode):
         raise _unwritable()
     if status.st_mode & _EXPOSED_BITS:
-        raise _exposed()
+        raise _exposed(folder=True)
     return where
 
 
@@ -314,7 +316,7 @@ def _lock(where: str, exclusive: bool) -> int:
     if (failed or exposed) and descriptor >= 0:
         os.close(descriptor)
     if exposed:
-        raise _exposed()
+        raise _exposed(folder=True)
     if failed:
         raise _unwritable()
     return descriptor
