@@ -344,6 +344,11 @@ def test_audit_releases_passes_a_ledger_share_made(tmp_path: Path) -> None:
     assert all(result.checked > 0 for result in audit_ledger(ledger)[1:])
 
 
+def test_audit_releases_of_one_release_says_one_release(tmp_path: Path) -> None:
+    status, out, _ = _run(["audit", "--releases", str(_ledger(tmp_path, 15))])
+    assert status == 0 and out.splitlines()[-1].startswith("audit PASS: 1 release, 0 failing")
+
+
 def test_audit_releases_finds_releases_shared_apart(tmp_path: Path) -> None:
     # Release 2 shared into a folder of its own (audited alone), then put in the ledger:
     # one case added, so the pair leaks, and the joint re-audit says so.

@@ -170,7 +170,8 @@ def _audit_releases(folder: str, streams: Streams) -> int:
     failed = sum(not result.passed for result in results)
     text = "".join(result.line() for result in results)
     text += (
-        f"audit {'FAIL' if failed else 'PASS'}: {len(results)} releases, {failed} failing "
+        f"audit {'FAIL' if failed else 'PASS'}: {len(results)} release"
+        f"{'' if len(results) == 1 else 's'}, {failed} failing "
         "(each jointly with every earlier one)\n"
     )
     write_output(text.encode("utf-8"), None, inputs=(), stdout=streams.out)
