@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -421,3 +422,13 @@ def test_share_and_audit_usage_messages_are_in_the_closed_list(
     with open("docs/cli.md", encoding="utf-8") as page:
         table = page.read().split("### Usage messages", 1)[1]
     assert f"`{problem}" in table
+
+
+def test_a_publication_names_a_gzip_system_by_its_stem(tmp_path: Path) -> None:
+    # a.jsonl.gz is system "a" (its shared report a.shared.json), so with a.jsonl beside
+    # it two files have one name; it was named "a.jsonl.gz" (a.jsonl.gz.shared.json).
+    for name in ("a.jsonl", "a.jsonl.gz"):
+        (tmp_path / name).write_bytes(b"")
+    argv = ["share", "--gold", str(tmp_path / "g.jsonl"), "--out-dir", str(tmp_path)]
+    status, out, err = run([*argv, "--publication", str(tmp_path / "a.*")])
+    assert (status, out) == (2, "") and "--publication names two files with one name" in err

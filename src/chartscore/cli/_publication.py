@@ -99,8 +99,8 @@ def _also_min_cell(given: str | None) -> int | None:
 
 
 def _stem(path: str) -> str:
-    # pred_system_a.jsonl -> pred_system_a
-    name = os.path.basename(path)
+    # pred_system_a.jsonl (or .jsonl.gz, read as gzip) -> pred_system_a
+    name = os.path.basename(path).removesuffix(".gz")
     for suffix in (".jsonl", ".json"):
         name = name.removesuffix(suffix)
     return name
