@@ -212,3 +212,26 @@ def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_pat
     # Any scoring option but the schema is refused, before any work.
     status, _, stderr = run([*argv, "--strict-schema"])
     assert status == 2 and "--publication cannot be combined with --strict-schema" in stderr
+
+
+def test_share_publication_also_min_cell_writes_both_rules_and_says_each(tmp_path: Path) -> None:
+    # --also-min-cell N: each report again at N (NAME.min-N.shared.json); stderr said
+    # "(min cell 11)" for all of them.
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, _ = write_cohort(tmp_path, 30, 5)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["share", "--gold", str(gold), "--publication", str(baseline), "--out-dir", str(out)]
+    status, stdout, stderr = run([*argv, "--also-min-cell", "13"])
+    assert (status, stdout) == (0, ""), stderr
+    written = sorted(out.iterdir())
+    assert [p.name for p in written] == ["baseline.min-13.shared.json", "baseline.shared.json"]
+    rules = [SharedReport.from_json(p.read_bytes()).disclosure.min_cell for p in written]
+    assert rules == [13, 11]
+    assert (
+        "2 shared reports written" in stderr
+        and "(min cell 11; 13 in the .min-13 reports)" in stderr
+    )
+    for text in (stderr, *(p.read_text(encoding="utf-8") for p in written)):
+        assert CANARY_CASE not in text and str(tmp_path) not in text

@@ -82,10 +82,11 @@ def share_publication(
     written = f"{reports:,} shared report{'' if reports == 1 else 's'}"
     if pairs:
         written += f" and {len(pairs):,} shared comparison{'' if len(pairs) == 1 else 's'}"
+    rule = "" if also is None else f"; {also} in the .min-{also} reports"
     say(
         streams.err,
         f"{PROGRAM}: {written} written, {hidden:,} numbers suppressed "
-        f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
+        f"in all (min cell {min_cell}{rule}); each audit and the joint audit passed\n",
     )
     return EXIT_OK
 
