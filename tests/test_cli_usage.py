@@ -408,6 +408,14 @@ _PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--ou
         (["share", "--publication", "p*.jsonl"], "a publication needs --gold, --publication and"),
         ([*_PUBLICATION, "--out", "x.json"], "--publication cannot be combined with --out"),
         (["share", "--partials", "p*", "--gold", "g"], "--partials cannot be combined with --gold"),
+        (
+            ["share", "--partials", "p*", "--out-dir", "d"],
+            "--partials cannot be combined with --out-dir",
+        ),
+        (
+            ["share", "--partials", "p*", "--compare"],
+            "--partials cannot be combined with --compare",
+        ),
         (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
         (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --variants and"),
     ],
@@ -421,7 +429,9 @@ def test_share_and_audit_usage_messages_are_in_the_closed_list(
     assert (status, out) == (2, "") and problem in err, err
     with open("docs/cli.md", encoding="utf-8") as page:
         table = page.read().split("### Usage messages", 1)[1]
-    assert f"`{problem}" in table
+    # "X cannot be combined with --Y" is listed once per X, with "(and the other ...)"
+    listed = problem if "cannot be combined" not in problem else problem.split(" with ", 1)[0]
+    assert f"`{listed}" in table
 
 
 def test_a_publication_names_a_gzip_system_by_its_stem(tmp_path: Path) -> None:

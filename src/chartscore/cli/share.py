@@ -53,7 +53,8 @@ from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
 
-# --partials replaces the scoring inputs and their options: the sites scored already.
+# --partials replaces the scoring inputs and their options: the sites scored already; one
+# pooled report, not a publication.
 _SCORING_ONLY: Final = (
     "gold",
     "predictions",
@@ -69,6 +70,10 @@ _SCORING_ONLY: Final = (
     "system",
     "run_id",
     "releases",
+    "publication",
+    "out_dir",
+    "compare",
+    "also_min_cell",
 )
 
 
