@@ -402,6 +402,34 @@ def test_audit_releases_of_a_path_that_is_no_folder_is_unreadable(tmp_path: Path
     assert caught.value.code.value == "output_unwritable"
 
 
+@pytest.mark.parametrize("name", ["release-0002.json", "ledger.json"])
+def test_a_fifo_in_the_releases_folder_is_refused_not_waited_on(tmp_path: Path, name: str) -> None:
+    # Opening a FIFO for reading waits for a writer: audit --releases hung, and a share
+    # would hang holding the folder's exclusive lock.
+    import threading
+
+    ledger = _ledger(tmp_path, 15)
+    if name == "ledger.json":
+        (ledger / name).unlink()
+    os.mkfifo(ledger / name, 0o600)
+    caught: list[ChartscoreError] = []
+
+    def read() -> None:
+        try:
+            read_releases(ledger)
+        except ChartscoreError as error:
+            caught.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    if reader.is_alive():  # let it go: a writer opens the FIFO, then closes it
+        os.close(os.open(ledger / name, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=20)
+        pytest.fail("read_releases waited on a FIFO")
+    assert [error.code.value for error in caught] == ["not_a_release_ledger"]
+
+
 def test_released_shared_reports_parse(tmp_path: Path) -> None:
     ledger = _ledger(tmp_path, 15)
     (release,) = read_releases(ledger)

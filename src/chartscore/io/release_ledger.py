@@ -436,7 +436,10 @@ def _read_file(path: str) -> bytes:
     exposed = unreadable = False
     chunks: list[bytes] = []
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # Not blocking: a FIFO under a release's name is refused at once, not waited on
+        # (a share would hold the folder's lock while it waited).
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+        descriptor = os.open(path, flags)
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_BYTES:
             unreadable = True
