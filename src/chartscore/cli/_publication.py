@@ -38,6 +38,9 @@ def share_publication(
     refuse_combined(args, [n for n in options if n not in _PUBLICATION_TAKES], "--publication")
     if args.gold is None or args.publication is None or args.out_dir is None:
         raise UsageError("a publication needs --gold, --publication and --out-dir", "share")
+    also = _also_min_cell(args.also_min_cell)
+    if also == min_cell:  # the same documents twice, under two names
+        raise UsageError("--also-min-cell must differ from --min-cell", "share")
     gold = input_argument(args.gold)
     schema_path = optional_input(args.schema)
     systems = sorted(glob.glob(args.publication))
@@ -48,7 +51,6 @@ def share_publication(
         raise UsageError("--publication names two files with one name", "share")
     pairs = list(itertools.combinations(range(len(systems)), 2)) if args.compare else []
     strata = strata_input(args)
-    also = _also_min_cell(args.also_min_cell)
     variants = [""] + ([".strata"] if strata is not None else [])
     rules = [""] + ([f".min-{also}"] if also is not None else [])
     outs = [
