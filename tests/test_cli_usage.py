@@ -443,3 +443,15 @@ def test_a_publication_names_a_gzip_system_by_its_stem(tmp_path: Path) -> None:
     argv = ["share", "--gold", str(tmp_path / "g.jsonl"), "--out-dir", str(tmp_path)]
     status, out, err = run([*argv, "--publication", str(tmp_path / "a.*")])
     assert (status, out) == (2, "") and "--publication names two files with one name" in err
+
+
+def test_a_publication_pattern_that_names_the_gold_file_is_refused(tmp_path: Path) -> None:
+    # 'study/*.jsonl' where the gold lies beside the systems: gold was read as a system and
+    # refused as "unknown_key (predictions line 1, key field_type)", naming no file.
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"case_id": "c1", "field_id": "a.b", "field_type": "text", "value": "x"}\n')
+    (tmp_path / "pred_a.jsonl").write_text("")
+    argv = ["share", "--gold", str(gold), "--out-dir", str(tmp_path)]
+    status, out, err = run([*argv, "--publication", str(tmp_path / "*.jsonl")])
+    assert (status, out) == (2, "") and "--publication names the gold file" in err
+    assert str(tmp_path) not in err

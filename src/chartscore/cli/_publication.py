@@ -13,6 +13,7 @@ from typing import Final
 from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
 from chartscore.cli._options import MIN_CELL_DIGITS, confidence, refuse_combined, strata_input
 from chartscore.cli._streams import Streams, say
+from chartscore.io.inputs import STDIN, identity
 from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.workflows.publication import share_publication_files
 
@@ -46,6 +47,9 @@ def share_publication(
     systems = sorted(glob.glob(args.publication))
     if not systems:
         raise UsageError("--publication names no file", "share")
+    gold_file = identity(STDIN if gold is STDIN else str(args.gold))
+    if gold_file is not None and any(identity(path) == gold_file for path in systems):
+        raise UsageError("--publication names the gold file", "share")  # 'DIR/*.jsonl'
     names = [_stem(path) for path in systems]
     if len(set(names)) != len(names):
         raise UsageError("--publication names two files with one name", "share")
