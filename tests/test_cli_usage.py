@@ -419,6 +419,7 @@ _PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--ou
         ),
         (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
         (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --variants and"),
+        (["audit", "s.json", "--others", "no-such-file*"], "--others or --variants names no file"),
     ],
 )
 def test_share_and_audit_usage_messages_are_in_the_closed_list(
@@ -455,3 +456,24 @@ def test_a_publication_pattern_that_names_the_gold_file_is_refused(tmp_path: Pat
     status, out, err = run([*argv, "--publication", str(tmp_path / "*.jsonl")])
     assert (status, out) == (2, "") and "--publication names the gold file" in err
     assert str(tmp_path) not in err
+
+
+def test_audit_of_a_publication_sends_a_shared_comparison_to_comparisons(tmp_path: Path) -> None:
+    # A shared comparison given as SHARED or with --others was refused as
+    # "unknown_report_format (audit needs a shared report, made by chartscore share)": it
+    # is one, and audit reads it, with --comparisons.
+    from chartscore.documents.shared_comparison import SharedComparison
+    from chartscore.workflows.share_comparison import share_comparison_files
+    from test_shared_comparison import write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    shared = share_comparison_files(gold, baseline, candidate)
+    assert isinstance(shared, SharedComparison)
+    path = tmp_path / "a_vs_b.json"
+    path.write_text(shared.to_json())
+    for argv in (
+        ["audit", str(path), "--others", str(path)],
+        ["audit", str(path), "--variants", str(path)],
+    ):
+        status, out, err = run(argv)
+        assert (status, out) == (2, "") and "a shared comparison goes to --comparisons" in err

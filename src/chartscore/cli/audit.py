@@ -136,9 +136,11 @@ def _orientations(
 
 
 def _shared_report(path: InputPath) -> SharedReport:
-    # A publication's product: a shared report (a shared comparison is not modelled yet).
-    shared = _read_shared(path, comparison=False)
-    assert isinstance(shared, SharedReport)
+    # A publication's product: a shared report (a shared comparison is given with
+    # --comparisons, which reads which systems it compares).
+    shared = _read_shared(path, comparison=True)
+    if not isinstance(shared, SharedReport):
+        raise UsageError("a shared comparison goes to --comparisons", "audit")
     return shared
 
 
