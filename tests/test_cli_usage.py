@@ -477,3 +477,11 @@ def test_audit_of_a_publication_sends_a_shared_comparison_to_comparisons(tmp_pat
     ):
         status, out, err = run(argv)
         assert (status, out) == (2, "") and "a shared comparison goes to --comparisons" in err
+
+
+def test_a_publication_of_one_system_refuses_compare(tmp_path: Path) -> None:
+    # --compare with one system wrote its report and no comparison, saying nothing of it.
+    (tmp_path / "pred_a.jsonl").write_text("")
+    argv = ["share", "--gold", str(tmp_path / "g.jsonl"), "--out-dir", str(tmp_path)]
+    status, out, err = run([*argv, "--publication", str(tmp_path / "pred_*.jsonl"), "--compare"])
+    assert (status, out) == (2, "") and "--compare needs two systems or more" in err

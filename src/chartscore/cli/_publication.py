@@ -53,6 +53,8 @@ def share_publication(
     names = [_stem(path) for path in systems]
     if len(set(names)) != len(names):
         raise UsageError("--publication names two files with one name", "share")
+    if args.compare and len(systems) < 2:  # no pair to compare: --compare would do nothing
+        raise UsageError("--compare needs two systems or more", "share")
     pairs = list(itertools.combinations(range(len(systems)), 2)) if args.compare else []
     strata = strata_input(args)
     variants = [""] + ([".strata"] if strata is not None else [])
