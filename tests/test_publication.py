@@ -235,3 +235,26 @@ def test_share_publication_also_min_cell_writes_both_rules_and_says_each(tmp_pat
     )
     for text in (stderr, *(p.read_text(encoding="utf-8") for p in written)):
         assert CANARY_CASE not in text and str(tmp_path) not in text
+
+
+def test_share_publication_warns_of_other_shared_documents_in_the_folder(tmp_path: Path) -> None:
+    # A publication of A alone into the folder of an earlier one of A and B left B's report
+    # beside the new A's: together they failed the joint audit (on the study, B's
+    # rx.anticoag missing_count pinned in 5..8), and share said the joint audit passed.
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, _ = write_cohort(tmp_path, 30, 5)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / f"{CANARY_CASE}old.shared.json").write_text("{}")
+    (out / "old_vs_older.shared-comparison.json").write_text("{}")
+    argv = ["share", "--gold", str(gold), "--publication", str(baseline), "--out-dir", str(out)]
+    status, _, stderr = run(argv)
+    assert status == 0
+    assert "warning: the output folder holds 2 other shared documents" in stderr
+    assert CANARY_CASE not in stderr and str(tmp_path) not in stderr
+    for name in ("old.shared.json", "old_vs_older.shared-comparison.json"):
+        (out / name).unlink(missing_ok=True)
+    (out / f"{CANARY_CASE}old.shared.json").unlink()
+    status, _, stderr = run(argv)  # the same publication again: its own files only
+    assert status == 0 and "warning" not in stderr

@@ -96,7 +96,28 @@ def share_publication(
         f"{PROGRAM}: {written} written, {hidden:,} numbers suppressed "
         f"in all (min cell {min_cell}{rule}); each audit and the joint audit passed\n",
     )
+    others = _other_shared(args.out_dir, outs)
+    if others:  # an earlier publication's documents, say: not chosen or audited with these
+        say(
+            streams.err,
+            f"{PROGRAM}: warning: the output folder holds {others:,} other shared "
+            f"document{'' if others == 1 else 's'}, not chosen or audited with these: publish "
+            "them apart, or audit them together (docs/disclosure.md#one-publication)\n",
+        )
     return EXIT_OK
+
+
+def _other_shared(folder: str, outs: Sequence[str]) -> int:
+    # How many shared documents (by their names) the folder holds beside the ones written.
+    written = {os.path.basename(out) for out in outs}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    return sum(
+        name.endswith((".shared.json", ".shared-comparison.json")) and name not in written
+        for name in names
+    )
 
 
 def _also_min_cell(given: str | None) -> int | None:
