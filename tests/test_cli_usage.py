@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -392,3 +393,95 @@ def test_values_are_never_echoed(value: str, option: str) -> None:
         assert status == 2 and out == ""
         assert marker not in err and marker.casefold() not in err.casefold()
         assert err.count("\n") == 1
+
+
+_PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--out-dir", "d"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "problem"),
+    [
+        (["share", *FILES, "--out-dir", "d"], "--out-dir needs --publication"),
+        (["share", *FILES, "--out-dir", "d", "--compare"], "--out-dir needs --publication"),
+        (["share", *FILES, "--also-min-cell", "13"], "--also-min-cell needs --publication"),
+        (["share", *FILES, "--compare"], "--compare needs --publication"),
+        (["share", "--publication", "p*.jsonl"], "a publication needs --gold, --publication and"),
+        ([*_PUBLICATION, "--out", "x.json"], "--publication cannot be combined with --out"),
+        ([*_PUBLICATION, "--also-min-cell", "11"], "--also-min-cell must differ from --min-cell"),
+        (["share", "--partials", "p*", "--gold", "g"], "--partials cannot be combined with --gold"),
+        (
+            ["share", "--partials", "p*", "--out-dir", "d"],
+            "--partials cannot be combined with --out-dir",
+        ),
+        (
+            ["share", "--partials", "p*", "--compare"],
+            "--partials cannot be combined with --compare",
+        ),
+        (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
+        (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --variants and"),
+        (["audit", "s.json", "--others", "no-such-file*"], "--others or --variants names no file"),
+    ],
+)
+def test_share_and_audit_usage_messages_are_in_the_closed_list(
+    argv: list[str], problem: str
+) -> None:
+    # cli.md's usage table is the closed list of what a usage error may say; share given
+    # --out-dir without --publication said "--publication cannot be combined with ...".
+    status, out, err = run(argv)
+    assert (status, out) == (2, "") and problem in err, err
+    with open("docs/cli.md", encoding="utf-8") as page:
+        table = page.read().split("### Usage messages", 1)[1]
+    # "X cannot be combined with --Y" is listed once per X, with "(and the other ...)"
+    listed = problem if "cannot be combined" not in problem else problem.split(" with ", 1)[0]
+    assert f"`{listed}" in table
+
+
+def test_a_publication_names_a_gzip_system_by_its_stem(tmp_path: Path) -> None:
+    # a.jsonl.gz is system "a" (its shared report a.shared.json), so with a.jsonl beside
+    # it two files have one name; it was named "a.jsonl.gz" (a.jsonl.gz.shared.json).
+    for name in ("a.jsonl", "a.jsonl.gz"):
+        (tmp_path / name).write_bytes(b"")
+    argv = ["share", "--gold", str(tmp_path / "g.jsonl"), "--out-dir", str(tmp_path)]
+    status, out, err = run([*argv, "--publication", str(tmp_path / "a.*")])
+    assert (status, out) == (2, "") and "--publication names two files with one name" in err
+
+
+def test_a_publication_pattern_that_names_the_gold_file_is_refused(tmp_path: Path) -> None:
+    # 'study/*.jsonl' where the gold lies beside the systems: gold was read as a system and
+    # refused as "unknown_key (predictions line 1, key field_type)", naming no file.
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"case_id": "c1", "field_id": "a.b", "field_type": "text", "value": "x"}\n')
+    (tmp_path / "pred_a.jsonl").write_text("")
+    argv = ["share", "--gold", str(gold), "--out-dir", str(tmp_path)]
+    status, out, err = run([*argv, "--publication", str(tmp_path / "*.jsonl")])
+    assert (status, out) == (2, "") and "--publication names the gold file" in err
+    assert str(tmp_path) not in err
+
+
+def test_audit_of_a_publication_sends_a_shared_comparison_to_comparisons(tmp_path: Path) -> None:
+    # A shared comparison given as SHARED or with --others was refused as
+    # "unknown_report_format (audit needs a shared report, made by chartscore share)": it
+    # is one, and audit reads it, with --comparisons.
+    from chartscore.documents.shared_comparison import SharedComparison
+    from chartscore.workflows.share_comparison import share_comparison_files
+    from test_shared_comparison import write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    shared = share_comparison_files(gold, baseline, candidate)
+    assert isinstance(shared, SharedComparison)
+    path = tmp_path / "a_vs_b.json"
+    path.write_text(shared.to_json())
+    for argv in (
+        ["audit", str(path), "--others", str(path)],
+        ["audit", str(path), "--variants", str(path)],
+    ):
+        status, out, err = run(argv)
+        assert (status, out) == (2, "") and "a shared comparison goes to --comparisons" in err
+
+
+def test_a_publication_of_one_system_refuses_compare(tmp_path: Path) -> None:
+    # --compare with one system wrote its report and no comparison, saying nothing of it.
+    (tmp_path / "pred_a.jsonl").write_text("")
+    argv = ["share", "--gold", str(tmp_path / "g.jsonl"), "--out-dir", str(tmp_path)]
+    status, out, err = run([*argv, "--publication", str(tmp_path / "pred_*.jsonl"), "--compare"])
+    assert (status, out) == (2, "") and "--compare needs two systems or more" in err

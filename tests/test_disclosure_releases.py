@@ -303,10 +303,15 @@ def test_a_tampered_or_foreign_file_is_refused(
 def test_an_exposed_file_or_folder_is_refused(one_added: dict[str, object], tmp_path: Path) -> None:
     ledger = _copy(one_added["ledger"], tmp_path / "ledger")  # type: ignore[arg-type]
     os.chmod(ledger / "release-0001.json", 0o644)
-    assert _share_into(ledger).code == "file_exposed"
+    error = _share_into(ledger)
+    assert error.code == "file_exposed" and error.hint is None  # a file: chmod 600 it
     os.chmod(ledger / "release-0001.json", 0o600)
     os.chmod(ledger, 0o755)
-    assert _share_into(ledger).code == "file_exposed"
+    error = _share_into(ledger)
+    # The folder: "chmod 600 it", the code's advice, would take its search bit away.
+    assert error.code == "file_exposed" and "chmod 700" in str(error)
+    status, _, err = _run(["audit", "--releases", str(ledger)])
+    assert status == 1 and "file_exposed (releases; the releases folder itself" in err
 
 
 def test_a_shrunk_cohort_does_not_fit(one_added: dict[str, object], tmp_path: Path) -> None:
@@ -434,3 +439,75 @@ def test_an_old_releases_case_digests_are_matched_as_written_then() -> None:
         assert new == legacy  # nothing to translate: as before the third state
     # Evidence that supports nothing digests apart from none; before, it digested as none.
     assert unsupported[0] != none[0] and unsupported[1] == none[0]
+
+
+def test_releases_whose_answers_carry_unsupporting_evidence_grow(tmp_path: Path) -> None:
+    # An answer whose chain points only at generated text provides evidence that supports
+    # nothing (the third evidence state). Releases never carry evidence_provided, and such
+    # a release's case digests are this version's: release 2 of the unchanged cases plus
+    # one must join release 1, not be refused as if an old case had changed.
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    ledger = tmp_path / "ledger"
+    chain = {
+        "source_locations": [
+            {
+                "source_digest": "sha256:" + "ab" * 32,
+                "start_offset": 0,
+                "end_offset": 5,
+                "kind": "generated_text",
+            }
+        ],
+        "normalized_fact_digest": "sha256:" + "cd" * 32,
+        "transformation_kind": "model",
+        "transformation_digest": "sha256:" + "ef" * 32,
+        "uncertainty": 0.5,
+        "reviewer_state": "pending",
+    }
+    runs = []
+    for name, cases in (("first", 15), ("second", 16)):
+        gold, predictions = _records(cases)
+        gold_path = write_jsonl(
+            tmp_path / f"{name}_gold.jsonl",
+            [
+                {"case_id": g.case_id, "field_id": g.field_id, "field_type": g.field_type.value}
+                | {"value": g.value}
+                for g in gold
+            ],
+        )
+        prediction_path = write_jsonl(
+            tmp_path / f"{name}_pred.jsonl",
+            [
+                {"case_id": p.case_id, "field_id": p.field_id, "value": p.value}
+                | {"evidence_chain": chain | {"field_id": p.field_id}}
+                for p in predictions
+            ],
+        )
+        argv = ["share", "--gold", str(gold_path), "--predictions", str(prediction_path)]
+        argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(ledger)]
+        runs.append(_run(argv))
+    first, second = _shared(runs[0]), _shared(runs[1])
+    assert (first.disclosure.earlier_releases, second.disclosure.earlier_releases) == (0, 1)
+    assert "evidence_provided" not in second.overall.metrics
+
+
+def test_the_release_step_hides_in_a_fixed_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The identities' closure chooses by the order it is given the keys: a set's order is
+    # PYTHONHASHSEED's, and release 2 of the 200-case study hid 368 or 375 numbers from one
+    # run to the next. The step hands state.hide sequences, never sets.
+    from chartscore.disclosure.suppress import SuppressionState
+
+    ledger = tmp_path / "ledger"
+    share(*_records(15), schema=SCHEMA, min_cell=11, releases=ledger)
+    given: list[type] = []
+    hide = SuppressionState.hide
+
+    def recording(self: SuppressionState, keys: Any) -> None:
+        given.append(type(keys))
+        hide(self, keys)
+
+    monkeypatch.setattr(SuppressionState, "hide", recording)
+    share(*_records(16), schema=SCHEMA, min_cell=11, releases=ledger)
+    assert given and not [kind for kind in given if kind in (set, frozenset)]

@@ -430,6 +430,8 @@ SCANNED: dict[bytes, ErrorCode | None] = {
     b'{"a":"' + b"x" * 4097 + b'"}': ErrorCode.INVALID_REPORT,
     b'{"a":[' + b"0," * 3000 + b"0]}": ErrorCode.INVALID_REPORT,
     b" \n{}\n": None,
+    b'{"a":"\\\\","b":["\\"]"]}': None,  # an escaped backslash, then an escaped quote
+    b'{"a":"\\\\"]}': ErrorCode.INVALID_REPORT,  # the string ends at the second quote
 }
 
 
@@ -451,3 +453,18 @@ def test_the_scanner_gives_the_same_verdict_whatever_the_chunks(
     except ChartscoreError as error:
         code = error.code
     assert code is SCANNED[document]
+
+
+def test_a_long_string_of_escaped_quotes_is_scanned_in_linear_time() -> None:
+    # A string far longer than a chunk whose quotes are all escaped (a release file's
+    # "shared", or a hostile document): each chunk was searched again from every escaped
+    # quote and the open string carried whole, so 120 KB took a minute; the brackets in it
+    # must not count either.
+    import time
+
+    from chartscore.documents._strict_json import scan
+
+    text = json.dumps({"a": '\\"[{x' * 100_000, "b": [1]}, separators=(",", ":"))
+    started = time.monotonic()
+    scan(text.encode())
+    assert time.monotonic() - started < 3

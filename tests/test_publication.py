@@ -212,3 +212,49 @@ def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_pat
     # Any scoring option but the schema is refused, before any work.
     status, _, stderr = run([*argv, "--strict-schema"])
     assert status == 2 and "--publication cannot be combined with --strict-schema" in stderr
+
+
+def test_share_publication_also_min_cell_writes_both_rules_and_says_each(tmp_path: Path) -> None:
+    # --also-min-cell N: each report again at N (NAME.min-N.shared.json); stderr said
+    # "(min cell 11)" for all of them.
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, _ = write_cohort(tmp_path, 30, 5)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["share", "--gold", str(gold), "--publication", str(baseline), "--out-dir", str(out)]
+    status, stdout, stderr = run([*argv, "--also-min-cell", "13"])
+    assert (status, stdout) == (0, ""), stderr
+    written = sorted(out.iterdir())
+    assert [p.name for p in written] == ["baseline.min-13.shared.json", "baseline.shared.json"]
+    rules = [SharedReport.from_json(p.read_bytes()).disclosure.min_cell for p in written]
+    assert rules == [13, 11]
+    assert (
+        "2 shared reports written" in stderr
+        and "(min cell 11; 13 in the .min-13 reports)" in stderr
+    )
+    for text in (stderr, *(p.read_text(encoding="utf-8") for p in written)):
+        assert CANARY_CASE not in text and str(tmp_path) not in text
+
+
+def test_share_publication_warns_of_other_shared_documents_in_the_folder(tmp_path: Path) -> None:
+    # A publication of A alone into the folder of an earlier one of A and B left B's report
+    # beside the new A's: together they failed the joint audit (on the study, B's
+    # rx.anticoag missing_count pinned in 5..8), and share said the joint audit passed.
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, _ = write_cohort(tmp_path, 30, 5)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / f"{CANARY_CASE}old.shared.json").write_text("{}")
+    (out / "old_vs_older.shared-comparison.json").write_text("{}")
+    argv = ["share", "--gold", str(gold), "--publication", str(baseline), "--out-dir", str(out)]
+    status, _, stderr = run(argv)
+    assert status == 0
+    assert "warning: the output folder holds 2 other shared documents" in stderr
+    assert CANARY_CASE not in stderr and str(tmp_path) not in stderr
+    for name in ("old.shared.json", "old_vs_older.shared-comparison.json"):
+        (out / name).unlink(missing_ok=True)
+    (out / f"{CANARY_CASE}old.shared.json").unlink()
+    status, _, stderr = run(argv)  # the same publication again: its own files only
+    assert status == 0 and "warning" not in stderr

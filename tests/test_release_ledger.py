@@ -344,6 +344,11 @@ def test_audit_releases_passes_a_ledger_share_made(tmp_path: Path) -> None:
     assert all(result.checked > 0 for result in audit_ledger(ledger)[1:])
 
 
+def test_audit_releases_of_one_release_says_one_release(tmp_path: Path) -> None:
+    status, out, _ = _run(["audit", "--releases", str(_ledger(tmp_path, 15))])
+    assert status == 0 and out.splitlines()[-1].startswith("audit PASS: 1 release, 0 failing")
+
+
 def test_audit_releases_finds_releases_shared_apart(tmp_path: Path) -> None:
     # Release 2 shared into a folder of its own (audited alone), then put in the ledger:
     # one case added, so the pair leaks, and the joint re-audit says so.
@@ -373,6 +378,56 @@ def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
         status, out, err = _run(["audit", "--releases", str(absent)])
         assert status == 1 and "not_a_release_ledger (releases)" in err
         assert out == "" and str(tmp_path) not in err
+
+
+def test_audit_releases_of_a_path_that_is_no_folder_is_unreadable(tmp_path: Path) -> None:
+    # A reader writes nothing: a file, or a symbolic link to a real ledger folder, given as
+    # the folder is a file it cannot read as one, not an output it could not write.
+    ledger = _ledger(tmp_path, 15)
+    link = tmp_path / "link"
+    link.symlink_to(ledger)
+    plain = tmp_path / "plain.json"
+    plain.write_text("{}")
+    for where in (link, plain):
+        status, out, err = _run(["audit", "--releases", str(where)])
+        assert status == 1 and "file_unreadable (releases)" in err, err
+        assert out == "" and str(tmp_path) not in err
+        with pytest.raises(ChartscoreError) as caught:
+            read_releases(where)
+        assert caught.value.code.value == "file_unreadable"
+        assert caught.value.__context__ is None and caught.value.__cause__ is None
+    # share still says the folder is an output it cannot write there
+    with pytest.raises(ChartscoreError) as caught:
+        open_releases(link, exclusive=True)
+    assert caught.value.code.value == "output_unwritable"
+
+
+@pytest.mark.parametrize("name", ["release-0002.json", "ledger.json"])
+def test_a_fifo_in_the_releases_folder_is_refused_not_waited_on(tmp_path: Path, name: str) -> None:
+    # Opening a FIFO for reading waits for a writer: audit --releases hung, and a share
+    # would hang holding the folder's exclusive lock.
+    import threading
+
+    ledger = _ledger(tmp_path, 15)
+    if name == "ledger.json":
+        (ledger / name).unlink()
+    os.mkfifo(ledger / name, 0o600)
+    caught: list[ChartscoreError] = []
+
+    def read() -> None:
+        try:
+            read_releases(ledger)
+        except ChartscoreError as error:
+            caught.append(error)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=20)
+    if reader.is_alive():  # let it go: a writer opens the FIFO, then closes it
+        os.close(os.open(ledger / name, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(timeout=20)
+        pytest.fail("read_releases waited on a FIFO")
+    assert [error.code.value for error in caught] == ["not_a_release_ledger"]
 
 
 def test_released_shared_reports_parse(tmp_path: Path) -> None:

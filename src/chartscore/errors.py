@@ -396,6 +396,7 @@ class ErrorHint(enum.StrEnum):
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
+    RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
     MISSING_CODES_UNDECLARED = "a REDCap missing-data code may be missing from --missing-codes"
     PANDAS_MISSING = "data frames need pandas: pip install 'chartscore[pandas]'"
     GOLD_OR_PREDICTIONS_GIVEN = (

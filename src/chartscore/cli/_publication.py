@@ -13,6 +13,7 @@ from typing import Final
 from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
 from chartscore.cli._options import MIN_CELL_DIGITS, confidence, refuse_combined, strata_input
 from chartscore.cli._streams import Streams, say
+from chartscore.io.inputs import STDIN, identity
 from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.workflows.publication import share_publication_files
 
@@ -38,17 +39,24 @@ def share_publication(
     refuse_combined(args, [n for n in options if n not in _PUBLICATION_TAKES], "--publication")
     if args.gold is None or args.publication is None or args.out_dir is None:
         raise UsageError("a publication needs --gold, --publication and --out-dir", "share")
+    also = _also_min_cell(args.also_min_cell)
+    if also == min_cell:  # the same documents twice, under two names
+        raise UsageError("--also-min-cell must differ from --min-cell", "share")
     gold = input_argument(args.gold)
     schema_path = optional_input(args.schema)
     systems = sorted(glob.glob(args.publication))
     if not systems:
         raise UsageError("--publication names no file", "share")
+    gold_file = identity(STDIN if gold is STDIN else str(args.gold))
+    if gold_file is not None and any(identity(path) == gold_file for path in systems):
+        raise UsageError("--publication names the gold file", "share")  # 'DIR/*.jsonl'
     names = [_stem(path) for path in systems]
     if len(set(names)) != len(names):
         raise UsageError("--publication names two files with one name", "share")
+    if args.compare and len(systems) < 2:  # no pair to compare: --compare would do nothing
+        raise UsageError("--compare needs two systems or more", "share")
     pairs = list(itertools.combinations(range(len(systems)), 2)) if args.compare else []
     strata = strata_input(args)
-    also = _also_min_cell(args.also_min_cell)
     variants = [""] + ([".strata"] if strata is not None else [])
     rules = [""] + ([f".min-{also}"] if also is not None else [])
     outs = [
@@ -82,12 +90,34 @@ def share_publication(
     written = f"{reports:,} shared report{'' if reports == 1 else 's'}"
     if pairs:
         written += f" and {len(pairs):,} shared comparison{'' if len(pairs) == 1 else 's'}"
+    rule = "" if also is None else f"; {also} in the .min-{also} reports"
     say(
         streams.err,
         f"{PROGRAM}: {written} written, {hidden:,} numbers suppressed "
-        f"in all (min cell {min_cell}); each audit and the joint audit passed\n",
+        f"in all (min cell {min_cell}{rule}); each audit and the joint audit passed\n",
     )
+    others = _other_shared(args.out_dir, outs)
+    if others:  # an earlier publication's documents, say: not chosen or audited with these
+        say(
+            streams.err,
+            f"{PROGRAM}: warning: the output folder holds {others:,} other shared "
+            f"document{'' if others == 1 else 's'}, not chosen or audited with these: publish "
+            "them apart, or audit them together (docs/disclosure.md#one-publication)\n",
+        )
     return EXIT_OK
+
+
+def _other_shared(folder: str, outs: Sequence[str]) -> int:
+    # How many shared documents (by their names) the folder holds beside the ones written.
+    written = {os.path.basename(out) for out in outs}
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    return sum(
+        name.endswith((".shared.json", ".shared-comparison.json")) and name not in written
+        for name in names
+    )
 
 
 def _also_min_cell(given: str | None) -> int | None:
@@ -99,8 +129,8 @@ def _also_min_cell(given: str | None) -> int | None:
 
 
 def _stem(path: str) -> str:
-    # pred_system_a.jsonl -> pred_system_a
-    name = os.path.basename(path)
+    # pred_system_a.jsonl (or .jsonl.gz, read as gzip) -> pred_system_a
+    name = os.path.basename(path).removesuffix(".gz")
     for suffix in (".jsonl", ".json"):
         name = name.removesuffix(suffix)
     return name

@@ -136,9 +136,11 @@ def _orientations(
 
 
 def _shared_report(path: InputPath) -> SharedReport:
-    # A publication's product: a shared report (a shared comparison is not modelled yet).
-    shared = _read_shared(path, comparison=False)
-    assert isinstance(shared, SharedReport)
+    # A publication's product: a shared report (a shared comparison is given with
+    # --comparisons, which reads which systems it compares).
+    shared = _read_shared(path, comparison=True)
+    if not isinstance(shared, SharedReport):
+        raise UsageError("a shared comparison goes to --comparisons", "audit")
     return shared
 
 
@@ -170,7 +172,8 @@ def _audit_releases(folder: str, streams: Streams) -> int:
     failed = sum(not result.passed for result in results)
     text = "".join(result.line() for result in results)
     text += (
-        f"audit {'FAIL' if failed else 'PASS'}: {len(results)} releases, {failed} failing "
+        f"audit {'FAIL' if failed else 'PASS'}: {len(results)} release"
+        f"{'' if len(results) == 1 else 's'}, {failed} failing "
         "(each jointly with every earlier one)\n"
     )
     write_output(text.encode("utf-8"), None, inputs=(), stdout=streams.out)

@@ -53,7 +53,8 @@ from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
 
-# --partials replaces the scoring inputs and their options: the sites scored already.
+# --partials replaces the scoring inputs and their options: the sites scored already; one
+# pooled report, not a publication.
 _SCORING_ONLY: Final = (
     "gold",
     "predictions",
@@ -69,6 +70,10 @@ _SCORING_ONLY: Final = (
     "system",
     "run_id",
     "releases",
+    "publication",
+    "out_dir",
+    "compare",
+    "also_min_cell",
 )
 
 
@@ -79,7 +84,10 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
-    if args.publication is not None or args.out_dir is not None:
+    if args.publication is None and (args.out_dir, args.also_min_cell) != (None, None):
+        flag = "--out-dir" if args.out_dir is not None else "--also-min-cell"
+        raise UsageError(f"{flag} needs --publication", "share")
+    if args.publication is not None:
         # Deferred: the solver's modules load only when sharing runs.
         from chartscore.disclosure.attack import remembering_attacks  # noqa: PLC0415
 

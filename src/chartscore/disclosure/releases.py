@@ -321,7 +321,9 @@ class ReleaseStep:
         if seed is not None:
             self._seed_own(joint, seed, state.values)
         targets = self._targets(joint, model, values)
-        state.hide(self._differences(state, targets))
+        # In sorted order: the closure's choices follow the order it is given the keys,
+        # and a set's order is PYTHONHASHSEED's (the release's bytes varied run to run).
+        state.hide(sorted(self._differences(state, targets)))
         everything = set(state.numbers)
         baseline = self._solver(joint, state, everything, seed)
         kept = [t for t in targets if self._safe(baseline, t)]
@@ -345,7 +347,7 @@ class ReleaseStep:
                 chosen.add(
                     min(linked, key=lambda k: (state.price(state.closure([k])), state.cost[k]))
                 )
-            state.hide(chosen)
+            state.hide(sorted(chosen))
         return self._withheld_kappa(model)
 
     # --- inside the step ---------------------------------------------------------------

@@ -61,7 +61,10 @@ SCAN_CHUNK_BYTES: Final = 64 << 10
 
 _WHITESPACE: Final = b" \t\r\n"
 _WORKLIST: Final = WORKLIST_SIGNATURE.encode("ascii")
-_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+# The rest of a string from just inside its opening quote: to its closing quote (group 1),
+# or to the end of the chunk, maybe with an escape cut in half (group 2). Unambiguous, and
+# it never fails, so no string is searched again from one of its escaped quotes.
+_STRING_REST: Final = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(?:(")|(\\)?\Z)', re.DOTALL)
 _NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
 _STEP: Final = tuple(1 if byte in b"[{" else -1 if byte in b"]}" else 0 for byte in range(256))
 
@@ -140,7 +143,8 @@ class DocumentScanner:
         self._closed = False
         self._depth = 0
         self._containers = 0
-        self._open_string = b""  # an unterminated string, carried to the next chunk
+        self._in_string = False  # the last chunk ended inside a string
+        self._escaped = False  # ... just after its backslash
         self._unquoted = 0  # bytes since the last quote
         self._head = b""  # the first bytes, while they could still begin a worklist
 
@@ -191,6 +195,17 @@ class DocumentScanner:
         if not self._closed:
             invalid()  # a worklist's first bytes, cut short, are no document either
 
+    def _string_end(self, chunk: bytes, start: int) -> int:
+        # Where the string running from ``start`` ends (past its closing quote), or -1
+        # when it runs on into the next chunk.
+        if start > len(chunk):  # the escaped byte is in the next chunk
+            return -1
+        rest = _STRING_REST.match(chunk, start)
+        assert rest is not None  # it matches any bytes
+        self._in_string = rest.group(1) is None
+        self._escaped = rest.group(2) is not None
+        return -1 if self._in_string else rest.end()
+
     def _check_utf8(self, chunk: bytes, *, final: bool) -> None:
         failed = False
         try:
@@ -208,15 +223,19 @@ class DocumentScanner:
         self._unquoted = len(runs[-1]) if len(runs) > 1 else self._unquoted + len(runs[0])
 
     def _check_nesting(self, chunk: bytes) -> None:
-        text = self._open_string + chunk
-        outside = _STRING.sub(b"", text)  # strings may hold brackets; they do not count
-        quote = outside.find(b'"')
-        if quote >= 0:  # an unterminated string runs to the end of the chunk
-            length = len(outside) - quote  # short: see _check_quotes
-            self._open_string = text[len(text) - length :]
-            outside = outside[:quote]
-        else:
-            self._open_string = b""
+        if not chunk:
+            return
+        # What lies outside strings (strings may hold brackets; they do not count).
+        position = self._string_end(chunk, 1 if self._escaped else 0) if self._in_string else 0
+        pieces = []
+        while position >= 0:
+            quote = chunk.find(b'"', position)
+            if quote < 0:
+                pieces.append(chunk[position:])
+                break
+            pieces.append(chunk[position:quote])
+            position = self._string_end(chunk, quote + 1)
+        outside = b"".join(pieces)
         brackets = outside.translate(None, _NOT_BRACKETS)
         if not brackets:
             return

@@ -43,7 +43,7 @@ import attrs
 from chartscore.documents import _strict_json
 from chartscore.documents.canonical_json import canonical_json
 from chartscore.documents.shared_report import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, input_path
 from chartscore.io.output import is_temporary_name, write_atomic, write_new
 from chartscore.records._rules import is_case_id
@@ -100,12 +100,18 @@ def _invalid() -> ChartscoreError:
     return ChartscoreError(ErrorCode.NOT_A_RELEASE_LEDGER, input=InputKind.RELEASES)
 
 
-def _exposed() -> ChartscoreError:
-    return ChartscoreError(ErrorCode.FILE_EXPOSED, input=InputKind.RELEASES)
+def _exposed(*, folder: bool = False) -> ChartscoreError:
+    # The folder needs its x bit: "chmod 600 it", right for a file, would lock it.
+    hint = ErrorHint.RELEASES_FOLDER_EXPOSED if folder else None
+    return ChartscoreError(ErrorCode.FILE_EXPOSED, input=InputKind.RELEASES, hint=hint)
 
 
 def _unwritable() -> ChartscoreError:
     return ChartscoreError(ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.RELEASES)
+
+
+def _unreadable() -> ChartscoreError:
+    return ChartscoreError(ErrorCode.FILE_UNREADABLE, input=InputKind.RELEASES)
 
 
 def release_folder(folder: InputPath) -> str:
@@ -137,7 +143,7 @@ def release_folder(folder: InputPath) -> str:
     if not stat.S_ISDIR(status.st_mode):
         raise _unwritable()
     if status.st_mode & _EXPOSED_BITS:
-        raise _exposed()
+        raise _exposed(folder=True)
     return where
 
 
@@ -228,13 +234,23 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
     as no release.
 
     Raises:
-        ChartscoreError: as :func:`release_folder`; ``file_exposed
-            (releases)`` for a file that group or others may read or write;
+        ChartscoreError: as :func:`release_folder` (for a reader,
+            ``file_unreadable (releases)`` in place of ``output_unwritable``);
+            ``file_exposed (releases)`` for a file that group or others may
+            read or write;
             ``not_a_release_ledger (releases)`` for anything ``share`` did not
             write there, a file that was edited, deleted or replaced, a head
             that does not match.
     """
-    where = release_folder(folder)
+    unusable = False
+    try:
+        where = release_folder(folder)
+    except ChartscoreError as error:
+        if exclusive or error.code is not ErrorCode.OUTPUT_UNWRITABLE:
+            raise
+        unusable = True
+    if unusable:  # a reader writes nothing: a path it cannot use as the folder is unreadable
+        raise _unreadable()
     if exclusive:
         failed = False
         try:
@@ -247,7 +263,15 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
             raise _unwritable()
     elif not os.path.lexists(where):
         return ReleaseFolder(where, -1, [])
-    descriptor = _lock(where, exclusive)
+    unusable = False
+    try:
+        descriptor = _lock(where, exclusive)
+    except ChartscoreError as error:
+        if exclusive or error.code is not ErrorCode.OUTPUT_UNWRITABLE:
+            raise
+        unusable = True
+    if unusable:
+        raise _unreadable()
     try:
         releases, behind = _read_all(where, exclusive)
         if exclusive and behind:
@@ -292,7 +316,7 @@ def _lock(where: str, exclusive: bool) -> int:
     if (failed or exposed) and descriptor >= 0:
         os.close(descriptor)
     if exposed:
-        raise _exposed()
+        raise _exposed(folder=True)
     if failed:
         raise _unwritable()
     return descriptor
@@ -306,7 +330,7 @@ def _read_all(where: str, exclusive: bool) -> tuple[list[Release], bool]:
     except OSError:
         names = None
     if names is None:
-        raise _unwritable()
+        raise _unwritable() if exclusive else _unreadable()
     has_head = HEAD_NAME in names
     strays = [name for name in names if is_temporary_name(name)]
     files = [name for name in names if name != HEAD_NAME and name not in strays]
@@ -412,7 +436,10 @@ def _read_file(path: str) -> bytes:
     exposed = unreadable = False
     chunks: list[bytes] = []
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        # Not blocking: a FIFO under a release's name is refused at once, not waited on
+        # (a share would hold the folder's lock while it waited).
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0)
+        descriptor = os.open(path, flags)
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_BYTES:
             unreadable = True
