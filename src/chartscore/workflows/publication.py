@@ -20,7 +20,8 @@ publication"):
    Only where the choice gives up are the numbers of the pinned slice forced
    hidden in every product, first the gold-only ones, then all of them.
 3. **The order.** Each system is tried first in turn (up to :data:`FIRSTS`):
-   the publication that hides the fewest numbers in all is kept.
+   the publication that hides the fewest numbers in all is kept. The orders are
+   independent, so each runs in its own process (:mod:`chartscore.workflows.orders`).
 
 Hiding only grows, so it ends; a publication that still fails after
 :data:`ROUNDS` raises ``disclosure_audit_failed`` and nothing is returned. The
