@@ -321,11 +321,16 @@ _FORK_SITES = {
         "split.answers(spin, list(range(split.MIN_QUESTIONS)), worth=True)\n"
     ),
     "batch": "from chartscore.workflows import forked\nforked.run_tasks([spin, spin], 2)\n",
+    "orders": (  # a publication's orders, one per core
+        "import os\nos.cpu_count = lambda: 2\n"
+        "from chartscore.workflows import orders\norders.each_order([spin, spin])\n"
+    ),
 }
 
 
 @pytest.mark.parametrize(
-    ("site", "watch"), [("split", "kernel"), ("split", "watchdog"), ("batch", "kernel")]
+    ("site", "watch"),
+    [("split", "kernel"), ("split", "watchdog"), ("batch", "kernel"), ("orders", "kernel")],
 )
 def test_a_forked_child_dies_with_its_killed_parent(site: str, watch: str) -> None:
     # A stratified share killed by a scheduler's time limit (SIGKILL) left its solver child

@@ -20,7 +20,8 @@ publication"):
    Only where the choice gives up are the numbers of the pinned slice forced
    hidden in every product, first the gold-only ones, then all of them.
 3. **The order.** Each system is tried first in turn (up to :data:`FIRSTS`):
-   the publication that hides the fewest numbers in all is kept.
+   the publication that hides the fewest numbers in all is kept. The orders are
+   independent, so each runs in its own process (:mod:`chartscore.workflows.orders`).
 
 Hiding only grows, so it ends; a publication that still fails after
 :data:`ROUNDS` raises ``disclosure_audit_failed`` and nothing is returned. The
@@ -29,6 +30,7 @@ case counts stay in this module, as in :mod:`chartscore.workflows.share`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
@@ -51,6 +53,7 @@ from chartscore.scoring.cases import CaseTrackingScorer
 from chartscore.scoring.scorer import collector_paused, feed_records
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import paired_scorer
+from chartscore.workflows.orders import each_order
 from chartscore.workflows.score import feed_files, resolve_schema, resolve_strata
 from chartscore.workflows.share_comparison import compared_cases
 
@@ -206,25 +209,53 @@ def _publication(
     # comparisons. Within a system, the strictest min cell goes first (a variant at a smaller
     # one then hides all the stricter hides), and the stratified report before the plain one
     # (whose numbers it also holds: the plain one follows its choice, an easier problem).
-    best: list[Product] | None = None
     made: Memo = {}
     truths = [_true_values(i) for i in inputs]  # once, whatever the order
     truths_compared = [c.values(min_cell) for c in compared]
-    count = 1 + max(i.system for i in inputs)
-    for first in range(min(count, FIRSTS)):
-        rank = {system: (system - first) % count for system in range(count)}
-        order = sorted(
-            range(len(inputs)),
-            key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, -inputs[i].stratified, i),
+    # Each order is a whole publication's work of its own: on every core at once.
+    best: list[Product] | None = None
+    tries = [
+        functools.partial(
+            _first,
+            first,
+            inputs,
+            compared,
+            min_cell=min_cell,
+            made=made,
+            truths=truths,
+            truths_compared=truths_compared,
         )
-        values = [truths[i] for i in order] + truths_compared
-        found = _in_order([inputs[i] for i in order], compared, min_cell, made, values)
-        products = [found[order.index(i)] for i in range(len(inputs))]
-        products += found[len(inputs) :]
+        for first in range(min(1 + max(i.system for i in inputs), FIRSTS))
+    ]
+    for products in each_order(tries):
         if best is None or _hidden(products) < _hidden(best):
             best = products
     assert best is not None
     return best
+
+
+def _first(
+    first: int,
+    inputs: Sequence[_Input],
+    compared: Sequence[_Compared],
+    *,
+    min_cell: int,
+    made: Memo,
+    truths: Sequence[Mapping[Key, int]],
+    truths_compared: Sequence[Mapping[Key, int]],
+) -> list[Product]:
+    # The publication with system ``first`` first: the reports in the given order, then the
+    # comparisons. ``made``: shared by the orders one process runs (each child has its copy).
+    count = 1 + max(i.system for i in inputs)
+    rank = {system: (system - first) % count for system in range(count)}
+    order = sorted(
+        range(len(inputs)),
+        key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, -inputs[i].stratified, i),
+    )
+    values = [truths[i] for i in order] + [*truths_compared]
+    found = _in_order([inputs[i] for i in order], compared, min_cell, made, values)
+    products = [found[order.index(i)] for i in range(len(inputs))]
+    return products + found[len(inputs) :]
 
 
 def _hidden(products: Sequence[Product]) -> int:
