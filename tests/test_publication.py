@@ -258,3 +258,30 @@ def test_share_publication_warns_of_other_shared_documents_in_the_folder(tmp_pat
     (out / f"{CANARY_CASE}old.shared.json").unlink()
     status, _, stderr = run(argv)  # the same publication again: its own files only
     assert status == 0 and "warning" not in stderr
+
+
+def test_share_publication_names_the_system_file_that_fails_by_its_place(tmp_path: Path) -> None:
+    # Two system files read in sorted order: an error in the second one is
+    # "predictions part 2", as batch names its parts (it said "predictions line 1", which
+    # names no file of several); no file name, path or value in the message.
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    lines = candidate.read_text(encoding="utf-8").splitlines()
+    row = json.loads(lines[2])
+    row[f"zz{CANARY_CASE}"] = 1  # an unknown key on the file's third line
+    lines[2] = json.dumps(row)
+    candidate.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    for path in (baseline, candidate):  # baseline.jsonl is part 1, candidate.jsonl part 2
+        path.rename(systems / path.name)
+    out = tmp_path / "out"
+    out.mkdir()
+    pattern = str(systems / "*.jsonl")
+    argv = ["share", "--gold", str(gold), "--publication", pattern, "--out-dir", str(out)]
+    status, stdout, stderr = run(argv)
+    assert (status, stdout) == (1, "")
+    assert "unknown_key (predictions part 2 line 3)" in stderr
+    assert CANARY_CASE not in stderr and str(tmp_path) not in stderr
+    assert list(out.iterdir()) == []
