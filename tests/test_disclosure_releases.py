@@ -50,7 +50,10 @@ def _records(cases: int, first: int = 0) -> tuple[list[GoldField], list[Predicti
     return gold_rows, prediction_rows
 
 
-def _write(folder: Path, name: str, cases: int) -> tuple[Path, Path]:
+def _write(
+    folder: Path, name: str, cases: int, chain: dict[str, object] | None = None
+) -> tuple[Path, Path]:
+    # ``chain``: every answer carries this evidence chain (its field id set per row).
     gold, predictions = _records(cases)
     gold_path = write_jsonl(
         folder / f"{name}_gold.jsonl",
@@ -62,7 +65,11 @@ def _write(folder: Path, name: str, cases: int) -> tuple[Path, Path]:
     )
     prediction_path = write_jsonl(
         folder / f"{name}_pred.jsonl",
-        [{"case_id": p.case_id, "field_id": p.field_id, "value": p.value} for p in predictions],
+        [
+            {"case_id": p.case_id, "field_id": p.field_id, "value": p.value}
+            | ({} if chain is None else {"evidence_chain": chain | {"field_id": p.field_id}})
+            for p in predictions
+        ],
     )
     return gold_path, prediction_path
 
@@ -466,23 +473,7 @@ def test_releases_whose_answers_carry_unsupporting_evidence_grow(tmp_path: Path)
     }
     runs = []
     for name, cases in (("first", 15), ("second", 16)):
-        gold, predictions = _records(cases)
-        gold_path = write_jsonl(
-            tmp_path / f"{name}_gold.jsonl",
-            [
-                {"case_id": g.case_id, "field_id": g.field_id, "field_type": g.field_type.value}
-                | {"value": g.value}
-                for g in gold
-            ],
-        )
-        prediction_path = write_jsonl(
-            tmp_path / f"{name}_pred.jsonl",
-            [
-                {"case_id": p.case_id, "field_id": p.field_id, "value": p.value}
-                | {"evidence_chain": chain | {"field_id": p.field_id}}
-                for p in predictions
-            ],
-        )
+        gold_path, prediction_path = _write(tmp_path, name, cases, chain)
         argv = ["share", "--gold", str(gold_path), "--predictions", str(prediction_path)]
         argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(ledger)]
         runs.append(_run(argv))

@@ -185,18 +185,26 @@ def test_the_publication_keeps_each_products_published_numbers_true() -> None:
             assert value is None or value == truth[key]
 
 
+def _publication_argv(
+    tmp_path: Path, gold: Path, *systems: Path, prefix: str = ""
+) -> tuple[list[str], Path]:
+    # The systems moved into a folder of their own (named with ``prefix``), and share's
+    # arguments for their publication into an empty ``out``.
+    folder = tmp_path / "systems"
+    folder.mkdir()
+    for path in systems:
+        path.rename(folder / f"{prefix}{path.name}")
+    out = tmp_path / "out"
+    out.mkdir()
+    pattern = str(folder / "*.jsonl")
+    return ["share", "--gold", str(gold), "--publication", pattern, "--out-dir", str(out)], out
+
+
 def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_path: Path) -> None:
     from test_shared_comparison import CANARY_CASE, run, write_cohort
 
     gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
-    systems = tmp_path / "systems"
-    systems.mkdir()
-    for path in (baseline, candidate):
-        path.rename(systems / f"{CANARY_CASE}{path.name}")
-    out = tmp_path / "out"
-    out.mkdir()
-    pattern = str(systems / "*.jsonl")
-    argv = ["share", "--gold", str(gold), "--publication", pattern, "--out-dir", str(out)]
+    argv, out = _publication_argv(tmp_path, gold, baseline, candidate, prefix=CANARY_CASE)
     status, stdout, stderr = run(argv)
     assert (status, stdout) == (0, "")
     written = sorted(out.iterdir())
@@ -272,14 +280,8 @@ def test_share_publication_names_the_system_file_that_fails_by_its_place(tmp_pat
     row[f"zz{CANARY_CASE}"] = 1  # an unknown key on the file's third line
     lines[2] = json.dumps(row)
     candidate.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    systems = tmp_path / "systems"
-    systems.mkdir()
-    for path in (baseline, candidate):  # baseline.jsonl is part 1, candidate.jsonl part 2
-        path.rename(systems / path.name)
-    out = tmp_path / "out"
-    out.mkdir()
-    pattern = str(systems / "*.jsonl")
-    argv = ["share", "--gold", str(gold), "--publication", pattern, "--out-dir", str(out)]
+    # baseline.jsonl is part 1, candidate.jsonl part 2
+    argv, out = _publication_argv(tmp_path, gold, baseline, candidate)
     status, stdout, stderr = run(argv)
     assert (status, stdout) == (1, "")
     assert "unknown_key (predictions part 2 line 3)" in stderr

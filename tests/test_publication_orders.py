@@ -16,18 +16,11 @@ import pytest
 
 from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.workflows import orders
+from test_disclosure_split import no_children_left
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 
 CANARY = "orders-canary-5521"
-
-
-def no_children_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
 
 
 def _forked(patch: pytest.MonkeyPatch) -> None:
