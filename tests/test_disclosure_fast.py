@@ -365,3 +365,40 @@ def test_a_wide_dive_s_point_is_an_optimum_of_the_integer_program(
         slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
     assert problem.check(fast)
     assert float(c @ fast) == float(c @ slow)
+
+
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 25), st.sampled_from([3, 11]))
+def test_protected_is_its_definition_on_the_exact_range(
+    seed: int, fields: int, cases: int, min_cell: int
+) -> None:
+    # RangeSolver.protected settles what it can from witnesses and the range's lower end
+    # alone; its verdict must be the definition's on the whole exact range: a small
+    # value (1..min_cell-1) is protected when the range reaches 0 or min_cell, any other
+    # value when the range holds more than one value.
+    rng, made = cohort(seed, fields, cases)
+    gold, predictions = made.records()
+    from chartscore import score
+
+    report = score(gold, predictions, schema=made.schema_document())
+    types = made.sensitivity()[0].field_types
+    full = shared_from_report(report.core().to_dict(), types, min_cell, set(), set())
+    hidden = {key for key, _ in full.numbers() if rng.random() < 0.5}
+    text = shared_from_report(report.core().to_dict(), types, min_cell, hidden, set(types))
+    shared = SharedReport.from_json(text.to_json())
+    model = model_of(shared)
+    published = {k: v for k, v in published_values(shared).items() if v is not None}
+    hidden_quantities = [q for key, q in model.quantities.items() if key not in published]
+    assume(hidden_quantities)
+    exact = RangeSolver(model, published)
+    for quantity in rng.sample(hidden_quantities, min(12, len(hidden_quantities))):
+        low, high = exact.range_of(quantity.form)
+        top = low + 3 * min_cell if high is None else high
+        # The true value lies in the range: its ends and a value between them.
+        for value in {low, top, rng.randint(low, top)}:
+            fresh = RangeSolver(model, published)  # no witness from the range above
+            verdict = fresh.protected(quantity.form, value, min_cell)
+            if 1 <= value < min_cell:
+                assert verdict == (low == 0 or high is None or high >= min_cell), quantity.key
+            else:
+                assert verdict == (low != high), quantity.key

@@ -631,18 +631,28 @@ class RangeSolver:
             Inconsistent: when a component turns out to have no integer point.
         """
         constant, low_pieces, high_pieces, _, high_free = self._pieces(form)
+        return self._lowest(constant, low_pieces), self._highest(constant, high_pieces, high_free)
+
+    def _lowest(self, constant: int, low_pieces: dict[int, dict[int, int]]) -> int:
+        # The exact minimum of a form, from its pieces (range_of's lower end).
         low = constant
         for index, piece in sorted(low_pieces.items()):
             value = self._extreme(index, piece, maximize=False)
             assert value is not None
             low += value
+        return low
+
+    def _highest(
+        self, constant: int, high_pieces: dict[int, dict[int, int]], high_free: int
+    ) -> int | None:
+        # The exact maximum of a form, from its pieces (None: unbounded; range_of's upper end).
         high: int | None = None if high_free > 0 else constant
         for index, piece in sorted(high_pieces.items()):
             if high is None:
                 break
             value = self._extreme(index, piece, maximize=True)
             high = None if value is None else high + value
-        return low, high
+        return high
 
     def protected(self, form: Form, value: int, min_cell: int) -> bool:
         """Whether an outsider cannot pin the quantity down (cheaply, when possible).
@@ -678,9 +688,14 @@ class RangeSolver:
                 high -= self._best_witness(self.components[index], negated)
             if (small and (low == 0 or high >= min_cell)) or (not small and low != high):
                 return True
-        low_exact, high_exact = self.range_of(form)
+        # The exact range, its lower end first: that alone may settle it (a table at 0; or,
+        # for a value that is not small, a minimum below a witness's value: two values).
+        low_exact = self._lowest(constant, low_pieces)
+        if (small and low_exact == 0) or (not small and low_exact != high):
+            return True
+        high_exact = self._highest(constant, high_pieces, high_free)
         if small:
-            return low_exact == 0 or high_exact is None or high_exact >= min_cell
+            return high_exact is None or high_exact >= min_cell
         return low_exact != high_exact
 
     def spread(self, forms: Sequence[Form]) -> None:
