@@ -221,6 +221,13 @@ def test_audit_comparisons_reads_which_systems_and_finds_the_joint_leak(tmp_path
         assert "audit FAIL: 3 products together" in stdout
     status, _, stderr = run(["audit", str(paths["a"]), "--comparisons", str(paths["a"])])
     assert status == 2 and "--comparisons names a shared report" in stderr
+    # One report and the comparison, without the other system's report: the comparison's
+    # other side is read as a system with no report here (it was "fits no two").
+    for shared, product in (("a", "baseline"), ("b", "candidate")):
+        argv = ["audit", str(paths[shared]), "--comparisons", str(paths["a_vs_b"])]
+        status, stdout, stderr = run(argv)
+        assert stderr == "" and status in (0, 4), product
+        assert "2 products together" in stdout, product
     # A comparison of another cohort fits no reading of these reports' systems.
     other_gold, other_first, other_second = _cohort(30, 8)
     stranger = compare(other_gold, other_first, other_second, schema=SCHEMA)

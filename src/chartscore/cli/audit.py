@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import glob
 import itertools
+from collections.abc import Iterable
 from typing import Final
 
 from chartscore.cli._command import Command, Option, UsageError, input_argument
@@ -110,18 +111,22 @@ def _orientations(
     comparisons: list[SharedComparison],
 ) -> list[list[tuple[str, str]]]:
     # Which two systems each comparison compares, as baseline and candidate: every ordered
-    # pair of the reports' systems its numbers agree with (held with the reports alone).
-    # Each combination is audited; the publication passes only if every one does.
+    # pair of the reports' systems its numbers agree with (held with the reports alone);
+    # when none fits, a report's system and one with no report here (its own, per
+    # comparison: A's report and "A vs B" without B's). Each combination is audited; the
+    # publication passes only if every one does.
     from chartscore.disclosure.publication import publication_consistent  # noqa: PLC0415
 
     labels = sorted(set(systems), key=int)
     choices: list[list[tuple[str, str]]] = []
-    for comparison in comparisons:
-        fits = [
-            pair
-            for pair in itertools.permutations(labels, 2)
-            if publication_consistent([*reports, comparison], [*systems, pair])
-        ]
+    for number, comparison in enumerate(comparisons):
+        held = [*reports, comparison]
+        pairs: Iterable[tuple[str, str]] = itertools.permutations(labels, 2)
+        fits = [pair for pair in pairs if publication_consistent(held, [*systems, pair])]
+        if not fits:  # one side may have no report here: a system of its own (unseen)
+            unseen = str(len(systems) + number)
+            pairs = (pair for label in labels for pair in ((label, unseen), (unseen, label)))
+            fits = [pair for pair in pairs if publication_consistent(held, [*systems, pair])]
         if not fits:
             raise UsageError(
                 "--comparisons: a shared comparison fits no two of the reports' systems "
