@@ -1288,6 +1288,13 @@ def prepare_failing_runs(c: Canary, base: Path) -> list[Run]:
         ErrorCode.MISSING_KEY,
         f"missing_key (gold line 1, key field_type; {ErrorHint.INPUTS_SWAPPED})",
     )
+    add(
+        "gold-as-predictions",
+        good_gold,
+        good_gold,
+        ErrorCode.UNKNOWN_KEY,
+        f"unknown_key (predictions line 1, key field_type; {ErrorHint.GOLD_AS_PREDICTIONS})",
+    )
     for name, line, code, where in _prediction_cases(c):
         add(f"predictions-{name}", good_gold, good_predictions + line, code, f"{code} {where}")
     # A regex field's answer over the match-mode limit.

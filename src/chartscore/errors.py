@@ -392,6 +392,7 @@ class ErrorHint(enum.StrEnum):
 
     JSON_LINES_EXPECTED = "JSON Lines expected: one JSON object per line, not CSV or a JSON array"
     INPUTS_SWAPPED = "gold and predictions may be swapped"
+    GOLD_AS_PREDICTIONS = "this looks like a gold file: predictions have no field_type"
     SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"

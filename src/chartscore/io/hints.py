@@ -37,6 +37,8 @@ def explained(
       a CSV file or a JSON array (``json_lines_expected``).
     - Gold's first record lacks ``field_type`` while a predictions file's has
       one: the two files given the wrong way round (``inputs_swapped``).
+    - A predictions file's first record has ``field_type`` (``unknown_key``): a
+      gold file given as predictions (``gold_as_predictions``).
     """
     if error.hint is not None or error.line != 1 or error.input not in _LINE_INPUTS:
         return error
@@ -48,7 +50,11 @@ def explained(
         and error.key == "field_type"
         and any(_first_record_has_field_type(where, kind) for where, kind in predictions)
     )
-    return with_hint(error, ErrorHint.INPUTS_SWAPPED) if swapped else error
+    if swapped:
+        return with_hint(error, ErrorHint.INPUTS_SWAPPED)
+    if error.code is ErrorCode.UNKNOWN_KEY and error.key == "field_type":
+        return with_hint(error, ErrorHint.GOLD_AS_PREDICTIONS)  # gold's own line 1 passed
+    return error
 
 
 def _first_record_has_field_type(where: str | StandardInput, kind: InputKind) -> bool:
