@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import chartscore.disclosure.attack as attack_module
 import chartscore.disclosure.integer_program as program_module
+from chartscore import score
 from chartscore.disclosure import audit
 from chartscore.disclosure.attack import audit_with_hints, published_values, remembering_attacks
 from chartscore.disclosure.lp import INFEASIBLE, OPTIMAL, UNBOUNDED, WarmLP, rowwise
@@ -36,6 +37,21 @@ TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 def cohort(seed: int, fields: int, cases: int):  # type: ignore[no-untyped-def]
     rng = random.Random(seed)
     return rng, build_cohort(rng.choice, [rng.choice(TYPES) for _ in range(fields)], cases)
+
+
+def half_hidden(
+    seed: int, fields: int, cases: int, min_cell: int
+) -> tuple[random.Random, SharedReport]:
+    # A random cohort's shared report with about half its numbers hidden at random (not a
+    # suppression: any hidden set), and the generator to draw more from.
+    rng, made = cohort(seed, fields, cases)
+    gold, predictions = made.records()
+    report = score(gold, predictions, schema=made.schema_document())
+    types = made.sensitivity()[0].field_types
+    full = shared_from_report(report.core().to_dict(), types, min_cell, set(), set())
+    hidden = {key for key, _ in full.numbers() if rng.random() < 0.5}
+    text = shared_from_report(report.core().to_dict(), types, min_cell, hidden, set(types))
+    return rng, SharedReport.from_json(text.to_json())
 
 
 @contextlib.contextmanager
@@ -67,17 +83,7 @@ def test_share_gives_the_same_bytes_with_and_without_the_fast_paths(
 def test_local_certificates_are_the_same_with_and_without_the_fast_paths(
     seed: int, fields: int, cases: int, min_cell: int
 ) -> None:
-    rng, made = cohort(seed, fields, cases)
-    gold, predictions = made.records()
-    from chartscore import score
-
-    report = score(gold, predictions, schema=made.schema_document())
-    sensitivity, _ = made.sensitivity()
-    types = sensitivity.field_types
-    full = shared_from_report(report.core().to_dict(), types, min_cell, set(), set())
-    hidden = {key for key, _ in full.numbers() if rng.random() < 0.5}
-    text = shared_from_report(report.core().to_dict(), types, min_cell, hidden, set(types))
-    shared = SharedReport.from_json(text.to_json())
+    rng, shared = half_hidden(seed, fields, cases, min_cell)
     model = model_of(shared)
     published = {k: v for k, v in published_values(shared).items() if v is not None}
     seed_point = RangeSolver(model, published).point()
@@ -257,8 +263,6 @@ def test_rule_rows_known_to_bind_give_the_problem_the_lp_checks_give() -> None:
     # Hiding more only widens the LP relaxation, so a rule row that bound with more numbers
     # published binds with fewer: a suppression run's later solvers keep it unchecked. The
     # problem (every component's rows) must be the one the LP checks build.
-    from chartscore import score
-
     bound_somewhere = 0
     for seed in range(6):
         rng = random.Random(seed)
@@ -376,16 +380,7 @@ def test_protected_is_its_definition_on_the_exact_range(
     # alone; its verdict must be the definition's on the whole exact range: a small
     # value (1..min_cell-1) is protected when the range reaches 0 or min_cell, any other
     # value when the range holds more than one value.
-    rng, made = cohort(seed, fields, cases)
-    gold, predictions = made.records()
-    from chartscore import score
-
-    report = score(gold, predictions, schema=made.schema_document())
-    types = made.sensitivity()[0].field_types
-    full = shared_from_report(report.core().to_dict(), types, min_cell, set(), set())
-    hidden = {key for key, _ in full.numbers() if rng.random() < 0.5}
-    text = shared_from_report(report.core().to_dict(), types, min_cell, hidden, set(types))
-    shared = SharedReport.from_json(text.to_json())
+    rng, shared = half_hidden(seed, fields, cases, min_cell)
     model = model_of(shared)
     published = {k: v for k, v in published_values(shared).items() if v is not None}
     hidden_quantities = [q for key, q in model.quantities.items() if key not in published]
