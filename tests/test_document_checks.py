@@ -455,6 +455,47 @@ def test_the_scanner_gives_the_same_verdict_whatever_the_chunks(
     assert code is SCANNED[document]
 
 
+_TRICKY_TEXT = st.text(alphabet='ab"\\[]{}\u00e9', max_size=8)
+_JSON_VALUES = st.recursive(
+    _TRICKY_TEXT | st.integers(-5, 5) | st.none(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TRICKY_TEXT, inner, max_size=3),
+    max_leaves=24,
+)
+
+
+def _depth(value: object) -> int:
+    # The nesting of a decoded JSON value: containers counted, scalars not.
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(_JSON_VALUES, st.data())
+def test_the_scanner_counts_nesting_outside_strings_whatever_the_chunks(
+    value: object, data: st.DataObject
+) -> None:
+    # Strings full of quotes, backslashes and brackets, cut anywhere (an escape too): a
+    # document is refused exactly when it nests deeper than MAX_DEPTH.
+    from chartscore.documents._strict_json import MAX_DEPTH, DocumentScanner
+
+    document = json.dumps({"x": value}, ensure_ascii=False).encode("utf-8")
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(document)), max_size=12)))
+    pieces = [document[a:b] for a, b in zip([0, *cuts], [*cuts, len(document)], strict=True)]
+    scanner = DocumentScanner()
+    code = None
+    try:
+        for piece in pieces:
+            scanner.feed(piece)
+        scanner.finish()
+    except ChartscoreError as error:
+        code = error.code
+    deep = 1 + _depth(value) > MAX_DEPTH
+    assert code is (ErrorCode.INVALID_REPORT if deep else None)
+
+
 def test_a_long_string_of_escaped_quotes_is_scanned_in_linear_time() -> None:
     # A string far longer than a chunk whose quotes are all escaped (a release file's
     # "shared", or a hostile document): each chunk was searched again from every escaped

@@ -61,10 +61,11 @@ SCAN_CHUNK_BYTES: Final = 64 << 10
 
 _WHITESPACE: Final = b" \t\r\n"
 _WORKLIST: Final = WORKLIST_SIGNATURE.encode("ascii")
-# The rest of a string from just inside its opening quote: to its closing quote (group 1),
-# or to the end of the chunk, maybe with an escape cut in half (group 2). Unambiguous, and
-# it never fails, so no string is searched again from one of its escaped quotes.
-_STRING_REST: Final = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*(?:(")|(\\)?\Z)', re.DOTALL)
+# An escape (a backslash and the byte it escapes), and a string once its escapes are out: each
+# pattern is tried once per byte at most, so a chunk is scanned in linear time (a pattern that
+# fails on a string cut by the chunk's end was searched again from each escaped quote in it).
+_ESCAPE: Final = re.compile(rb"\\.", re.DOTALL)
+_UNESCAPED_STRING: Final = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS: Final = bytes(byte for byte in range(256) if byte not in b"[]{}")
 _STEP: Final = tuple(1 if byte in b"[{" else -1 if byte in b"]}" else 0 for byte in range(256))
 
@@ -195,17 +196,6 @@ class DocumentScanner:
         if not self._closed:
             invalid()  # a worklist's first bytes, cut short, are no document either
 
-    def _string_end(self, chunk: bytes, start: int) -> int:
-        # Where the string running from ``start`` ends (past its closing quote), or -1
-        # when it runs on into the next chunk.
-        if start > len(chunk):  # the escaped byte is in the next chunk
-            return -1
-        rest = _STRING_REST.match(chunk, start)
-        assert rest is not None  # it matches any bytes
-        self._in_string = rest.group(1) is None
-        self._escaped = rest.group(2) is not None
-        return -1 if self._in_string else rest.end()
-
     def _check_utf8(self, chunk: bytes, *, final: bool) -> None:
         failed = False
         try:
@@ -225,17 +215,20 @@ class DocumentScanner:
     def _check_nesting(self, chunk: bytes) -> None:
         if not chunk:
             return
-        # What lies outside strings (strings may hold brackets; they do not count).
-        position = self._string_end(chunk, 1 if self._escaped else 0) if self._in_string else 0
-        pieces = []
-        while position >= 0:
-            quote = chunk.find(b'"', position)
-            if quote < 0:
-                pieces.append(chunk[position:])
-                break
-            pieces.append(chunk[position:quote])
-            position = self._string_end(chunk, quote + 1)
-        outside = b"".join(pieces)
+        # What lies outside strings (strings may hold brackets; they do not count). Escapes
+        # out first (a backslash cut off at the last chunk's end escapes this one's first
+        # byte), a string then runs from a quote to the next; one still open at the end runs
+        # on into the next chunk. (A backslash outside a string is no JSON: the parser
+        # refuses it where it stands.)
+        plain = _ESCAPE.sub(b"", chunk[1:] if self._escaped else chunk)
+        if self._in_string:
+            plain = b'"' + plain
+        outside = _UNESCAPED_STRING.sub(b"", plain)
+        quote = outside.find(b'"')
+        self._in_string = quote >= 0
+        self._escaped = self._in_string and plain.endswith(b"\\")
+        if self._in_string:
+            outside = outside[:quote]
         brackets = outside.translate(None, _NOT_BRACKETS)
         if not brackets:
             return
