@@ -435,24 +435,28 @@ SCANNED: dict[bytes, ErrorCode | None] = {
 }
 
 
-@settings(max_examples=examples(200), deadline=None)
-@given(st.sampled_from(sorted(SCANNED)), st.data())
-def test_the_scanner_gives_the_same_verdict_whatever_the_chunks(
-    document: bytes, data: st.DataObject
-) -> None:
-    from chartscore.documents._strict_json import DocumentScanner  # new in this change
+def _scanned_in_pieces(document: bytes, data: st.DataObject) -> ErrorCode | None:
+    # The scanner's verdict on ``document`` fed in pieces cut where hypothesis draws.
+    from chartscore.documents._strict_json import DocumentScanner
 
     cuts = sorted(data.draw(st.lists(st.integers(0, len(document)), max_size=12)))
     pieces = [document[a:b] for a, b in zip([0, *cuts], [*cuts, len(document)], strict=True)]
     scanner = DocumentScanner()
-    code = None
     try:
         for piece in pieces:
             scanner.feed(piece)
         scanner.finish()
     except ChartscoreError as error:
-        code = error.code
-    assert code is SCANNED[document]
+        return error.code
+    return None
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.sampled_from(sorted(SCANNED)), st.data())
+def test_the_scanner_gives_the_same_verdict_whatever_the_chunks(
+    document: bytes, data: st.DataObject
+) -> None:
+    assert _scanned_in_pieces(document, data) is SCANNED[document]
 
 
 _TRICKY_TEXT = st.text(alphabet='ab"\\[]{}\u00e9', max_size=8)
@@ -479,21 +483,11 @@ def test_the_scanner_counts_nesting_outside_strings_whatever_the_chunks(
 ) -> None:
     # Strings full of quotes, backslashes and brackets, cut anywhere (an escape too): a
     # document is refused exactly when it nests deeper than MAX_DEPTH.
-    from chartscore.documents._strict_json import MAX_DEPTH, DocumentScanner
+    from chartscore.documents._strict_json import MAX_DEPTH
 
     document = json.dumps({"x": value}, ensure_ascii=False).encode("utf-8")
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(document)), max_size=12)))
-    pieces = [document[a:b] for a, b in zip([0, *cuts], [*cuts, len(document)], strict=True)]
-    scanner = DocumentScanner()
-    code = None
-    try:
-        for piece in pieces:
-            scanner.feed(piece)
-        scanner.finish()
-    except ChartscoreError as error:
-        code = error.code
     deep = 1 + _depth(value) > MAX_DEPTH
-    assert code is (ErrorCode.INVALID_REPORT if deep else None)
+    assert _scanned_in_pieces(document, data) is (ErrorCode.INVALID_REPORT if deep else None)
 
 
 def test_a_long_string_of_escaped_quotes_is_scanned_in_linear_time() -> None:
