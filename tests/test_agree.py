@@ -352,7 +352,7 @@ def test_an_agreement_document_is_never_shared(
             "share", "--gold", str(gold), "--baseline", str(document), "--candidate",
             str(files[0]),
         ],
-        "predictions line 1 ": [
+        "predictions part 1 line 1": [
             "share", "--gold", str(gold), "--publication", str(document), "--out-dir",
             str(shared),
         ],

@@ -124,6 +124,12 @@ def published_and_hidden(
             shown.update(x for x in (value, *(interval or ())) if x is not None)
             if interval is not None:
                 shown_text.add(text(interval))
+            # A pooled slice shows its case-clustered interval too: shown, whatever a hidden
+            # number's interval happens to read.
+            clustered = getattr(part, "clustered_interval", None)
+            if clustered is not None:
+                shown.update(clustered)
+                shown_text.add(text(clustered))
         else:
             hidden.update(x for x in (full_value, *(full_interval or ())) if x is not None)
             if full_interval is not None:
