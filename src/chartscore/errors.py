@@ -734,6 +734,23 @@ def relocated(
     )
 
 
+def as_part(
+    part: int, own: Iterable[InputKind | None], input: InputKind, call: Callable[[], _T]
+) -> _T:
+    """``call()``; an error it raises in one of the ``own`` inputs is named as ``input``'s
+    part ``part`` (``predictions part 2 line 3``: a file named by its place among several).
+
+    Any other error passes unchanged. Raised outside the handler: no context.
+    """
+    try:
+        return call()
+    except ChartscoreError as error:
+        failure = error
+    if failure.input in own:
+        raise relocated(failure, input=input, line=failure.line, part=part)
+    raise failure
+
+
 def closest(word: object, known: Iterable[str]) -> str | None:
     """The name in ``known`` closest to ``word`` (difflib's ratio at least 0.6), or None.
 

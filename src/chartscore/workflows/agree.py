@@ -28,7 +28,7 @@ from chartscore.documents.agreement import (
     count_result,
 )
 from chartscore.documents.report import Report
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, relocated
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, as_part
 from chartscore.io.fastpath import fast_prediction
 from chartscore.io.feed import Progress, feed_rows
 from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
@@ -127,11 +127,6 @@ def agree_files(
     )
 
 
-def _relocated(error: ChartscoreError, part: int) -> ChartscoreError:
-    # The rater file's error, named by its position among the raters.
-    return relocated(error, input=InputKind.RATERS, line=error.line, part=part)
-
-
 def _read_rater(
     table: RaterTable, part: int, where: str | StandardInput, progress: Progress | None
 ) -> None:
@@ -180,13 +175,7 @@ def _as_rater(part: int, own: tuple[InputKind | None, ...], call: Callable[[], _
     in that file (its input one of ``own``) is named by the file's place among the
     raters, any other passes unchanged. Raised outside the handler: no context.
     """
-    try:
-        return call()
-    except ChartscoreError as error:
-        failure = error
-    if failure.input in own:
-        raise _relocated(failure, part)
-    raise failure
+    return as_part(part, own, InputKind.RATERS, call)
 
 
 def _against_gold(reports: dict[str, Report], z: float) -> GoldAgreement:

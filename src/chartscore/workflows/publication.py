@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import attrs
@@ -44,7 +44,7 @@ from chartscore.documents.comparison import Comparison
 from chartscore.documents.report import Report
 from chartscore.documents.shared_comparison import SharedComparison, build_shared_comparison
 from chartscore.documents.shared_report import Key, SharedReport, check_min_cell
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind, relocated
+from chartscore.errors import ChartscoreError, ErrorCode, InputKind, as_part
 from chartscore.io.inputs import InputPath
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
@@ -142,7 +142,9 @@ def share_publication_files(
     for index, predictions in enumerate(systems):
         for split in (None, case_strata) if case_strata is not None else (None,):
             scorer = CaseTrackingScorer(resolved, strata=split)
-            _as_part(index + 1, functools.partial(feed_files, scorer, gold, predictions))
+            # An error in a system's file names it by its place: predictions part N.
+            read = functools.partial(feed_files, scorer, gold, predictions)
+            as_part(index + 1, (InputKind.PREDICTIONS,), InputKind.PREDICTIONS, read)
             report, counts = without_evidence(*sensitivity_of(scorer.partial(), confidence, split))
             for rule in (min_cell, also_min_cell):
                 if rule is not None:
@@ -158,25 +160,6 @@ def share_publication_files(
         for b, c in pairs
     ]
     return [*_publication(inputs, min_cell, compared)]
-
-
-def _as_part(part: int, call: Callable[[], object]) -> None:
-    """``call()``; an error it raises in a system's file is named by the file's place.
-
-    A publication reads several prediction files: ``predictions part N`` is the Nth
-    system (in the order given: the CLI's sorted file names), as ``batch`` names its
-    parts. Raised outside the handler: no context.
-    """
-    failure: ChartscoreError | None = None
-    try:
-        call()
-    except ChartscoreError as error:
-        failure = error
-    if failure is None:
-        return
-    if failure.input is InputKind.PREDICTIONS and failure.part is None:
-        raise relocated(failure, input=InputKind.PREDICTIONS, line=failure.line, part=part)
-    raise failure
 
 
 @attrs.frozen(repr=False)  # inside only: no field in a repr
