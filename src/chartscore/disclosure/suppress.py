@@ -1034,16 +1034,6 @@ def _solver(state: _Suppressor, hidden: set[Key] | None = None) -> RangeSolver:
     return range_solver(state.model, published, state.min_cell, seed=state.seed, binding=binding)
 
 
-def _local_safe(
-    state: _Suppressor, local: LocalCheck, published: Mapping[Key, int], quantity: Quantity
-) -> bool:
-    return state.local_safe(local, quantity, published)
-
-
-def _exactly_safe(state: _Suppressor, solver: RangeSolver, quantity: Quantity) -> bool:
-    return protected(solver, quantity, state.values, state.min_cell)
-
-
 def _complement(state: _Suppressor, sensitive: list[Quantity]) -> None:
     """Hide further numbers until every sensitive quantity is protected: the one loop
     (:func:`~chartscore.disclosure.complement.complement`) over the report's view."""
@@ -1073,11 +1063,13 @@ class _ReportView:
 
     def exposed(self, pending: list[Quantity]) -> list[Quantity]:
         state = self.state
-        locally = functools.partial(_local_safe, state, self.local, state.published())
+        locally = functools.partial(state.local_safe, self.local, published=state.published())
         pending = settle(pending, locally, self.total)
         if pending:
             solver = _solver(state)
-            exactly = functools.partial(_exactly_safe, state, solver)
+            exactly = functools.partial(
+                protected, solver, values=state.values, min_cell=state.min_cell
+            )
             pending = settle(pending, exactly, self.total, wide=solver.widest >= _WIDE)
             state.points = solver.points()  # tables of every later hidden set: audit hints
         return pending
