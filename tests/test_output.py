@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -267,3 +268,41 @@ def test_stdout_gets_bytes_whatever_its_encoding(
     assert buffer.getvalue() == payload
     monkeypatch.setattr("sys.stdout", None)  # Python's value when fd 1 was closed at start
     assert str(error_of(write_output, payload, None, inputs=())) == "output_unwritable (output)"
+
+
+def test_two_writers_of_one_set_leave_one_writers_set_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Writer 1 renames its first file, then stalls before its second; writer 2 starts while
+    # it stalls. Unlocked, writer 2's renames fall between writer 1's: the folder ends with
+    # a from writer 2 and b from writer 1 (the failure two concurrent publications had).
+    # Under the folder's lock, writer 2 waits, and the folder holds writer 2's set whole.
+    from chartscore.io.output import write_atomic_all
+
+    renamed = os.replace
+    stall = {"seconds": 0.0}
+
+    def slow_replace(source: str, target: str) -> None:
+        renamed(source, target)
+        if target.endswith("a.json"):
+            time.sleep(stall["seconds"])
+
+    monkeypatch.setattr(os, "replace", slow_replace)
+    targets = [str(tmp_path / "a.json"), str(tmp_path / "b.json")]
+    children = []
+    for writer, (delay, seconds) in enumerate(((0.0, 0.6), (0.2, 0.0)), start=1):
+        child = os.fork()
+        if child == 0:  # pragma: no cover - runs in the child
+            status = 1
+            try:
+                time.sleep(delay)
+                stall["seconds"] = seconds
+                write_atomic_all([(t, str(writer).encode(), None) for t in targets])
+                status = 0
+            finally:
+                os._exit(status)
+        children.append(child)
+    statuses = [os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) for child in children]
+    assert statuses == [0, 0]
+    assert [Path(t).read_bytes() for t in targets] == [b"2", b"2"]
+    assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json"]  # no temporary file left

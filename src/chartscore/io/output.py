@@ -32,13 +32,14 @@ no new output beside old ones.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import select
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Final, Protocol
 
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, caller_items
@@ -334,6 +335,9 @@ def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | 
     a temporary file beside its target, flushed to disk and given its mode.
     Only when all of them are complete are they renamed over their targets, one
     after the other, with Ctrl-C and termination signals held back meanwhile.
+    The renames hold an exclusive ``flock`` on each target folder
+    (:func:`folders_locked`), so two commands writing the same names at once
+    leave one command's set whole, never a mixture of the two.
     A failure before that (a full disk on any of them, an exception such as
     KeyboardInterrupt) leaves every target as it was and removes every
     temporary file. A rename needs no space; if one still fails after others
@@ -358,7 +362,7 @@ def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | 
     try:
         for target, (_, data, mode) in zip(targets, files, strict=True):
             _stage(target, data, mode, staged)
-        with signals_held():  # never stopped between two renames
+        with folders_locked(folders), signals_held():  # one writer's set at a time, uncut
             for temporary, target in zip(staged, targets, strict=True):
                 os.replace(temporary, target)
                 renamed += 1
@@ -404,3 +408,33 @@ def sync_directory(directory: str) -> None:
             os.fsync(descriptor)
         finally:
             os.close(descriptor)
+
+
+@contextlib.contextmanager
+def folders_locked(folders: Sequence[str]) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on every folder in ``folders`` while the block runs.
+
+    Why: two ``share --publication`` runs into one folder rename the same names; under
+    the lock the later one's renames all follow the earlier one's, so the folder ends
+    with one publication whole, not A from one and B from the other. The folders are
+    locked in the order of their device and inode, however they are named, so two
+    writers cannot wait on each other. Best effort: a folder that cannot be opened or
+    locked (a file system without ``flock``) is written unlocked, as before.
+    """
+    opened: list[tuple[tuple[int, int], int]] = []
+    try:
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                descriptor = os.open(folder, os.O_RDONLY)
+                status = os.fstat(descriptor)
+                opened.append(((status.st_dev, status.st_ino), descriptor))
+        seen: set[tuple[int, int]] = set()
+        for key, descriptor in sorted(opened):
+            if key not in seen:  # one folder named two ways is locked once
+                seen.add(key)
+                with contextlib.suppress(OSError):
+                    fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        for _, descriptor in opened:
+            os.close(descriptor)  # closing releases its lock
