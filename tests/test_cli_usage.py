@@ -418,7 +418,7 @@ _PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--ou
             "--partials cannot be combined with --compare",
         ),
         (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
-        (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --variants and"),
+        (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --system,"),
         (["audit", "s.json", "--others", "no-such-file*"], "--others or --variants names no file"),
     ],
 )

@@ -121,6 +121,32 @@ def test_a_min_cell_variant_gives_back_what_the_stricter_one_hides() -> None:
     assert all(row.high is not None and row.high < 13 for row in failing)
 
 
+def test_audit_system_ties_another_systems_reports_as_one_systems(tmp_path: Path) -> None:
+    # B's report beside A's at min cells 11 and 13, each made apart. Given as one system
+    # (--system), A's two reports are tied class by class, so the 11 gives back more of what
+    # the 13 hides than when each file is its own system, tied to the rest by the gold alone
+    # (--others): the README's `--others 'b*.json'` read a system's variants so.
+    from test_shared_comparison import run
+
+    for name, shared in (
+        ("b", _shared(40, 3, 1)),
+        ("a", _shared(40, 3, 0)),
+        ("a.min-13", _shared(40, 3, 0, 13)),
+    ):
+        (tmp_path / f"{name}.shared.json").write_text(shared.to_json(), encoding="utf-8")
+    argv = ["audit", str(tmp_path / "b.shared.json")]
+    as_one = run([*argv, "--system", str(tmp_path / "a*.json")])
+    apart = run([*argv, "--others", str(tmp_path / "a*.json")])
+    failing = [int(text.rsplit(", ", 1)[1].split()[0]) for _, text, _ in (as_one, apart)]
+    assert as_one[0] == apart[0] == 4
+    assert "3 products together" in as_one[1] and "3 products together" in apart[1]
+    assert failing[0] > failing[1] > 0
+    # A pattern the shell expanded is refused, not read as two systems.
+    expanded = [str(tmp_path / "a.shared.json"), str(tmp_path / "a.min-13.shared.json")]
+    status, _, stderr = run([*argv, "--system", *expanded])
+    assert status == 2 and str(tmp_path) not in stderr
+
+
 @_THOROUGH_ONLY
 def test_a_products_system_matters() -> None:
     # Two systems tied only by their gold prove no more than each alone when nothing of the

@@ -37,6 +37,9 @@ class Option:
             input); at most one input of a command may be ``-``.
         many: The option takes one or more values (``--raters A B C``), and may be
             repeated; the values are gathered in order into one list.
+        repeated: The option takes one value and may be repeated (``--system P
+            --system Q``); the values are gathered in order into one list. Unlike
+            ``many``, a pattern the shell expanded into several words is refused.
     """
 
     flag: str
@@ -46,6 +49,7 @@ class Option:
     choices: tuple[str, ...] = ()
     reads_input: bool = False
     many: bool = False
+    repeated: bool = False
 
     @property
     def dest(self) -> str:

@@ -175,10 +175,10 @@ def _add_command(commands: argparse._SubParsersAction[_Parser], command: Command
             sub.add_argument(
                 option.dest, metavar=option.metavar, nargs="?", default=None, help=option.help
             )
-        elif option.many:
+        elif option.many or option.repeated:
             sub.add_argument(
                 option.flag, action=_Gather, dest=option.dest, metavar=option.metavar,
-                nargs="+", default=None, help=option.help,
+                nargs="+" if option.many else 1, default=None, help=option.help,
             )  # fmt: skip
         elif option.metavar is None:  # a flag: present or not
             sub.add_argument(
@@ -205,7 +205,8 @@ def _usage(command: Command) -> str:
         text = option.flag if option.metavar is None else f"{option.flag} {option.metavar}"
         if option.many:
             text += f" [{option.metavar} ...]"
-        parts.append(text if option.required else f"[{text}]")
+        text = text if option.required else f"[{text}]"
+        parts.append(text + " ..." if option.repeated else text)
     return " ".join(parts)
 
 

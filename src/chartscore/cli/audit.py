@@ -41,11 +41,13 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("--releases needs a folder, not standard input", "audit")
     if args.releases and required is not None:  # the ledger never leaves: no reader's rule
         raise UsageError("--min-cell checks one shared document, not --releases", "audit")
-    together = any(p is not None for p in (args.others, args.variants, args.comparisons))
+    given = (args.others, args.system, args.variants, args.comparisons)
+    together = any(p is not None for p in given)
     if together and (args.releases or required is not None):
         flag = "--releases" if args.releases else "--min-cell"
         raise UsageError(
-            f"--others, --variants and --comparisons cannot be combined with {flag}", "audit"
+            f"--others, --system, --variants and --comparisons cannot be combined with {flag}",
+            "audit",
         )
     require_solver()
     if args.releases:  # SHARED names the ledger folder
@@ -73,14 +75,21 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     # SHARED with the other products of its cohort: each alone, then all together.
     from chartscore.disclosure.publication import audit_publication  # noqa: PLC0415
 
+    # A system's label: "0" for SHARED's and --variants', then one per --others file and one
+    # per --system pattern (all its files: one system's variants, tied class by class).
     paths = [input_argument(args.shared)]
     systems = ["0"]
-    for label, pattern in (("0", args.variants), (None, args.others)):
-        if pattern is None:
-            continue
-        for path in _matched(pattern, "--others or --variants"):
-            paths.append(path)
-            systems.append(label or str(len(systems)))
+    if args.variants is not None:
+        variants = _matched(args.variants, "--others or --variants")
+        paths += variants
+        systems += ["0"] * len(variants)
+    groups: list[list[str]] = []
+    if args.others is not None:
+        groups += [[path] for path in _matched(args.others, "--others or --variants")]
+    groups += [_matched(pattern, "--system") for pattern in args.system or ()]
+    for number, group in enumerate(groups, start=1):
+        paths += group
+        systems += [str(number)] * len(group)
     reports: list[SharedReport | SharedComparison] = [_shared_report(path) for path in paths]
     comparisons: list[SharedComparison] = []
     if args.comparisons is not None:
@@ -205,9 +214,18 @@ COMMAND: Final = Command(
         REQUIRED_MIN_CELL,
         Option(
             "--others",
-            "a glob pattern of other systems' shared reports of the same cohort: audit them "
-            "all together with SHARED (one publication; docs/disclosure.md)",
+            "a glob pattern of other systems' shared reports of the same cohort, each file "
+            "its own system: audit them all together with SHARED (one publication; "
+            "docs/disclosure.md); a system with several reports goes to --system",
             "PATTERN",
+        ),
+        Option(
+            "--system",
+            "a glob pattern of one other system's shared reports of the cohort (its "
+            "variants: with or without strata, at another min cell), audited together as "
+            "that system's; repeat the option for each system",
+            "PATTERN",
+            repeated=True,
         ),
         Option(
             "--variants",
@@ -218,7 +236,7 @@ COMMAND: Final = Command(
         Option(
             "--comparisons",
             "a glob pattern of shared comparisons of the same cohort between SHARED's "
-            "system and the --others systems, audited together with them; which two systems "
+            "system and the other systems, audited together with them; which two systems "
             "each compares is read from its numbers (every reading that fits is audited)",
             "PATTERN",
         ),
