@@ -421,6 +421,10 @@ _PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--ou
             ["share", "--partials", "p*", "--compare"],
             "--partials cannot be combined with --compare",
         ),
+        (
+            ["share", *FILES, "--strata", "s.jsonl", "--releases", "r"],
+            "--releases cannot be combined with --strata",
+        ),
         (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
         (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --system,"),
         (["audit", "s.json", "--others", "no-such-file*"], "--others or --variants names no file"),

@@ -438,3 +438,16 @@ def test_released_shared_reports_parse(tmp_path: Path) -> None:
     assert repr(release) == "Release(1)"
     with open_releases(ledger, exclusive=False) as opened:
         assert repr(opened) == "ReleaseFolder(1 releases)"
+
+
+def test_a_stratified_release_is_refused_before_the_folder_is_touched(tmp_path: Path) -> None:
+    # The releases' joint model has no stratum cells: share --releases --strata scored the
+    # files and then stopped with "invalid_sensitivity: ... a bug in the caller" (on the
+    # 200-case study with 3 sites, the first release already), leaving the folder made.
+    from chartscore.workflows.share import share_files
+
+    ledger = tmp_path / "releases"
+    with pytest.raises(ChartscoreError) as caught:
+        share_files("g.jsonl", "p.jsonl", strata="s.jsonl", releases=str(ledger))
+    assert caught.value.code == "usage"
+    assert not ledger.exists()

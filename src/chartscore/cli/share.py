@@ -103,6 +103,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
         raise UsageError("share needs --gold and --predictions, or --partials", "share")
+    if args.releases is not None and args.strata is not None:  # not in the releases' model
+        raise UsageError("--releases cannot be combined with --strata", "share")
     gold, predictions = input_argument(args.gold), input_argument(args.predictions)
     schema_path = optional_input(args.schema)
     inputs = (gold, predictions, schema_path, strata_input(args))
