@@ -367,3 +367,32 @@ def test_share_publication_refuses_gold_from_standard_input(tmp_path: Path) -> N
         "see chartscore share --help\n"
     )
     assert list(out.iterdir()) == []
+
+
+def test_audit_refuses_a_file_named_twice(tmp_path: Path) -> None:
+    # `audit a.shared.json --system '*.shared.json'` named A again, with B, as one other
+    # system: tied class by class to B, the publication failed as "inconsistent" (exit 4,
+    # a leak to the reader); `--others a.shared.json` audited A beside itself as a second
+    # system ("2 products together ... PASS"). A file named twice is a usage error now.
+    from chartscore.workflows.share import share_files
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    folder = tmp_path / f"{CANARY_CASE}shared"
+    folder.mkdir()
+    for name, predictions in (("a", baseline), ("b", candidate)):
+        shared = share_files(str(gold), str(predictions))
+        (folder / f"{name}.shared.json").write_text(shared.to_json(), encoding="utf-8")
+    a, b = str(folder / "a.shared.json"), str(folder / "b.shared.json")
+    twice = "chartscore: error: usage: a file is named twice (by SHARED or the patterns); "
+    for argv in (
+        ["audit", a, "--system", str(folder / "*.shared.json")],
+        ["audit", a, "--others", a],
+        ["audit", a, "--variants", a],
+        ["audit", a, "--system", b, "--system", b],
+        ["audit", a, "--others", b, "--system", b],
+    ):
+        assert run(argv) == (2, "", twice + "see chartscore audit --help\n"), argv
+    status, stdout, stderr = run(["audit", a, "--system", b])
+    assert status in (0, 4) and stderr == "" and "2 products together" in stdout
+    assert CANARY_CASE not in stdout

@@ -21,7 +21,7 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
-from chartscore.io.inputs import InputPath
+from chartscore.io.inputs import InputPath, identity
 from chartscore.io.output import write_output
 
 EXIT_AUDIT_FAILED: Final = 4
@@ -91,13 +91,14 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
         paths += group
         systems += [str(number)] * len(group)
     reports: list[SharedReport | SharedComparison] = [_shared_report(path) for path in paths]
+    compared = [] if args.comparisons is None else _matched(args.comparisons, "--comparisons")
     comparisons: list[SharedComparison] = []
-    if args.comparisons is not None:
-        for path in _matched(args.comparisons, "--comparisons"):
-            shared = _read_shared(path, comparison=True)
-            if not isinstance(shared, SharedComparison):
-                raise UsageError("--comparisons names a shared report", "audit")
-            comparisons.append(shared)
+    for path in compared:
+        shared = _read_shared(path, comparison=True)
+        if not isinstance(shared, SharedComparison):
+            raise UsageError("--comparisons names a shared report", "audit")
+        comparisons.append(shared)
+    _refuse_named_twice([*paths, *compared])
     results = [
         audit_publication([*reports, *comparisons], [*systems, *sides])
         for sides in _orientations(reports, systems, comparisons)
@@ -105,6 +106,20 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     result = min(results, key=lambda r: (r.passed, -len(r.rows)))  # a failing one, if any
     write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
     return 0 if result.passed else EXIT_AUDIT_FAILED
+
+
+def _refuse_named_twice(paths: Iterable[InputPath]) -> None:
+    # One file twice (SHARED inside a --system or --others pattern, two overlapping
+    # patterns) was audited as two products: as two systems it was tied by the gold alone
+    # ("2 products together ... PASS"), and a pattern naming SHARED and another system's
+    # files tied them as one system, failing as "inconsistent".
+    seen: set[tuple[int, int]] = set()
+    for path in paths:
+        key = identity(path)
+        if key is not None and key in seen:
+            raise UsageError("a file is named twice (by SHARED or the patterns)", "audit")
+        if key is not None:
+            seen.add(key)
 
 
 def _matched(pattern: str, flag: str) -> list[str]:
