@@ -276,14 +276,15 @@ COMMAND: Final = Command(
         Option(
             "--out-dir",
             "with --publication: the existing folder for the shared reports "
-            "(NAME.shared.json per predictions file NAME.jsonl)",
+            "(NAME.shared.json per predictions file NAME.jsonl; with --strata, also "
+            "NAME.strata.shared.json, the report with stratum slices)",
             "DIR",
         ),
         Option(
             "--also-min-cell",
             "with --publication: also share each report at this min cell "
-            "(NAME.min-N.shared.json), safe held together with the others; with --strata, "
-            "each report is also shared with stratum slices (NAME.strata.shared.json)",
+            "(NAME.min-N.shared.json, NAME.strata.min-N.shared.json with --strata), safe "
+            "held together with the others",
             "N",
         ),
         Option(
