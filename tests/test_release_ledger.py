@@ -376,7 +376,12 @@ def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
     assert status == 2 and "--releases needs a folder" in err
     for absent in (tmp_path / "absent", tmp_path):  # no folder; a folder with no release
         status, out, err = _run(["audit", "--releases", str(absent)])
-        assert status == 1 and "not_a_release_ledger (releases)" in err
+        # It said only "... holds a file share --releases did not write, or lost or changed
+        # one", of a folder that holds nothing or does not exist.
+        assert status == 1 and err.startswith(
+            "chartscore: error: not_a_release_ledger (releases; the folder holds no release: "
+            "share --releases DIR records them)"
+        )
         assert out == "" and str(tmp_path) not in err
 
 
