@@ -456,3 +456,17 @@ def test_a_stratified_release_is_refused_before_the_folder_is_touched(tmp_path: 
         share_files("g.jsonl", "p.jsonl", strata="s.jsonl", releases=str(ledger))
     assert caught.value.code == "usage"
     assert not ledger.exists()
+
+
+def test_audit_of_a_release_record_says_to_audit_the_folder(tmp_path: Path) -> None:
+    # A release record (or the head) given to audit was refused as "audit needs a shared
+    # report, made by chartscore share": share made it, so the line sent the analyst round.
+    ledger = _ledger(tmp_path, 15)
+    for name in ("release-0001.json", "ledger.json"):
+        status, out, err = _run(["audit", str(ledger / name)])
+        assert (status, out) == (1, "")
+        assert err.startswith(
+            "chartscore: error: unknown_report_format (this is a record of the inside-only "
+            "releases folder: audit --releases DIR reads it)"
+        )
+        assert CANARY not in err and str(tmp_path) not in err

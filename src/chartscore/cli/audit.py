@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import glob
 import itertools
+import json
 from collections.abc import Iterable
 from typing import Final
 
@@ -23,6 +24,8 @@ from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath, identity
 from chartscore.io.output import write_output
+from chartscore.io.release_ledger import FORMAT as RELEASE_FORMAT
+from chartscore.io.release_ledger import HEAD_FORMAT
 
 EXIT_AUDIT_FAILED: Final = 4
 MAX_ORIENTATIONS: Final = 16
@@ -190,7 +193,18 @@ def _read_shared(path: InputPath, *, comparison: bool) -> SharedReport | SharedC
             wrong_format = wrong_format or error  # the report's refusal, as it always was
     assert wrong_format is not None
     refuse_agreement(data)  # agree's document: never shared, so never audited as one
+    if _is_release_record(data):  # made by share, yet no shared report: say what it is
+        raise with_hint(wrong_format, ErrorHint.RELEASE_RECORD_GIVEN)
     raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+
+
+def _is_release_record(data: bytes) -> bool:
+    # Only the format name is read: a release record or the head of a releases folder.
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return False
+    return type(document) is dict and document.get("format") in (RELEASE_FORMAT, HEAD_FORMAT)
 
 
 def _audit_releases(folder: str, streams: Streams) -> int:
