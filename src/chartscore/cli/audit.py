@@ -10,6 +10,7 @@ import argparse
 import glob
 import itertools
 import json
+import os
 from collections.abc import Iterable
 from typing import Final
 
@@ -22,7 +23,7 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
-from chartscore.io.inputs import InputPath, identity
+from chartscore.io.inputs import InputPath, StandardInput, identity
 from chartscore.io.output import write_output
 from chartscore.io.release_ledger import FORMAT as RELEASE_FORMAT
 from chartscore.io.release_ledger import HEAD_FORMAT
@@ -118,7 +119,7 @@ def _refuse_named_twice(paths: Iterable[InputPath]) -> None:
     # files tied them as one system, failing as "inconsistent".
     seen: set[tuple[int, int]] = set()
     for path in paths:
-        key = identity(path)
+        key = identity(path if isinstance(path, str | StandardInput) else os.fspath(path))
         if key is not None and key in seen:
             raise UsageError("a file is named twice (by SHARED or the patterns)", "audit")
         if key is not None:
