@@ -388,11 +388,13 @@ def test_audit_refuses_a_file_named_twice(tmp_path: Path) -> None:
     for argv in (
         ["audit", a, "--system", str(folder / "*.shared.json")],
         ["audit", a, "--others", a],
-        ["audit", a, "--variants", a],
         ["audit", a, "--system", b, "--system", b],
         ["audit", a, "--others", b, "--system", b],
     ):
         assert run(argv) == (2, "", twice + "see chartscore audit --help\n"), argv
     status, stdout, stderr = run(["audit", a, "--system", b])
     assert status in (0, 4) and stderr == "" and "2 products together" in stdout
+    # SHARED inside its own --variants pattern ('a.*.json' names a.shared.json) is read once.
+    status, stdout, stderr = run(["audit", a, "--variants", str(folder / "a.*.json")])
+    assert status in (0, 4) and stderr == "" and "product 2" not in stdout
     assert CANARY_CASE not in stdout

@@ -84,7 +84,13 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     paths = [input_argument(args.shared)]
     systems = ["0"]
     if args.variants is not None:
-        variants = _matched(args.variants, "--others or --variants")
+        # SHARED in its own --variants pattern (a.shared.json in 'a.*.json') is one product.
+        itself = _identity(paths[0])
+        variants = [
+            path
+            for path in _matched(args.variants, "--others or --variants")
+            if itself is None or _identity(path) != itself
+        ]
         paths += variants
         systems += ["0"] * len(variants)
     groups: list[list[str]] = []
@@ -113,17 +119,21 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _refuse_named_twice(paths: Iterable[InputPath]) -> None:
-    # One file twice (SHARED inside a --system or --others pattern, two overlapping
-    # patterns) was audited as two products: as two systems it was tied by the gold alone
-    # ("2 products together ... PASS"), and a pattern naming SHARED and another system's
-    # files tied them as one system, failing as "inconsistent".
+    # One file for two systems (SHARED inside a --system or --others pattern, two
+    # overlapping patterns) was audited as two products: tied by the gold alone ("2
+    # products together ... PASS"), or, a pattern naming SHARED and another system's
+    # files, tied with those as one system, failing as "inconsistent".
     seen: set[tuple[int, int]] = set()
     for path in paths:
-        key = identity(path if isinstance(path, str | StandardInput) else os.fspath(path))
+        key = _identity(path)
         if key is not None and key in seen:
             raise UsageError("a file is named twice (by SHARED or the patterns)", "audit")
         if key is not None:
             seen.add(key)
+
+
+def _identity(path: InputPath) -> tuple[int, int] | None:
+    return identity(path if isinstance(path, str | StandardInput) else os.fspath(path))
 
 
 def _matched(pattern: str, flag: str) -> list[str]:
