@@ -408,6 +408,10 @@ _PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--ou
         (["share", "--publication", "p*.jsonl"], "a publication needs --gold, --publication and"),
         ([*_PUBLICATION, "--out", "x.json"], "--publication cannot be combined with --out"),
         ([*_PUBLICATION, "--also-min-cell", "11"], "--also-min-cell must differ from --min-cell"),
+        (
+            ["share", "--gold", "-", "--publication", "p*.jsonl", "--out-dir", "d"],
+            "--publication needs --gold from a file: it is read again",
+        ),
         (["share", "--partials", "p*", "--gold", "g"], "--partials cannot be combined with --gold"),
         (
             ["share", "--partials", "p*", "--out-dir", "d"],
@@ -416,6 +420,10 @@ _PUBLICATION = ["share", "--gold", "g.jsonl", "--publication", "p*.jsonl", "--ou
         (
             ["share", "--partials", "p*", "--compare"],
             "--partials cannot be combined with --compare",
+        ),
+        (
+            ["share", *FILES, "--strata", "s.jsonl", "--releases", "r"],
+            "--releases cannot be combined with --strata",
         ),
         (["audit", "--releases", "r", "--min-cell", "11"], "--min-cell checks one shared document"),
         (["audit", "s.json", "--others", "o*", "--min-cell", "11"], "--others, --system,"),

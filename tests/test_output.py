@@ -306,3 +306,36 @@ def test_two_writers_of_one_set_leave_one_writers_set_whole(
     assert statuses == [0, 0]
     assert [Path(t).read_bytes() for t in targets] == [b"2", b"2"]
     assert sorted(os.listdir(tmp_path)) == ["a.json", "b.json"]  # no temporary file left
+
+
+def test_one_file_written_into_a_folder_this_process_holds_locked_is_not_waited_on(
+    tmp_path: Path,
+) -> None:
+    # share --releases holds an exclusive flock on the releases folder and writes the head
+    # there with write_atomic. Once the renames took the target folder's lock too, the
+    # process waited on its own lock for ever: the first share --releases never ended (on
+    # the 200-case study killed after 13 minutes, the folder left without its head).
+    import fcntl
+
+    from chartscore.io.output import write_atomic
+
+    target = tmp_path / "ledger.json"
+    child = os.fork()
+    if child == 0:  # pragma: no cover - runs in the child
+        status = 1
+        try:
+            held = os.open(tmp_path, os.O_RDONLY)
+            fcntl.flock(held, fcntl.LOCK_EX)
+            write_atomic(target, b"head\n", mode=0o600)
+            status = 0
+        finally:
+            os._exit(status)
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(child, 9)
+        os.waitpid(child, 0)
+        pytest.fail("write_atomic waited on its own process's lock of the folder")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert target.read_bytes() == b"head\n"

@@ -9,6 +9,7 @@ together that neither leaks alone.
 from __future__ import annotations
 
 import functools
+import io
 import json
 import random
 from pathlib import Path
@@ -313,3 +314,87 @@ def test_share_publication_names_the_system_file_that_fails_by_its_place(tmp_pat
     assert "unknown_key (predictions part 2 line 3)" in stderr
     assert CANARY_CASE not in stderr and str(tmp_path) not in stderr
     assert list(out.iterdir()) == []
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_share_publication_says_on_a_terminal_that_it_is_working(
+    tmp_path: Path, quiet: bool
+) -> None:
+    # A publication said nothing until it ended: on the 200-case study, 30 s with --compare
+    # and over 15 minutes with --strata, --compare and --also-min-cell on a loaded machine,
+    # where share says "suppressing small cells and auditing..." on a terminal.
+    from chartscore.cli import main
+    from test_shared_comparison import CANARY_CASE, write_cohort
+
+    gold, baseline, _ = write_cohort(tmp_path, 30, 5)
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["share", "--gold", str(gold), "--publication", str(baseline), "--out-dir", str(out)]
+    err = _Terminal()
+    status = main(argv + (["--quiet"] if quiet else []), stdout=io.StringIO(), stderr=err)
+    lines = err.getvalue().splitlines()
+    assert status == 0 and lines[-1].startswith("chartscore: 1 shared report written")
+    expected = (
+        []
+        if quiet
+        else [
+            "chartscore: sharing 1 document as one publication: scoring, suppressing small "
+            "cells and auditing them together (this can take minutes)..."
+        ]
+    )
+    assert lines[:-1] == expected
+    assert CANARY_CASE not in err.getvalue() and str(tmp_path) not in err.getvalue()
+
+
+def test_share_publication_refuses_gold_from_standard_input(tmp_path: Path) -> None:
+    # The gold file is read once per system (and per pair with --compare): from standard
+    # input the second read found nothing and the run stopped with "empty_gold (gold): the
+    # gold set has no records", which sent the analyst to a gold file that was fine.
+    from test_shared_comparison import run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    argv, out = _publication_argv(tmp_path, gold, baseline, candidate)
+    argv[argv.index("--gold") + 1] = "-"
+    status, stdout, stderr = run(argv)
+    assert (status, stdout) == (2, "")
+    assert stderr == (
+        "chartscore: error: usage: --publication needs --gold from a file: it is read again; "
+        "see chartscore share --help\n"
+    )
+    assert list(out.iterdir()) == []
+
+
+def test_audit_refuses_a_file_named_twice(tmp_path: Path) -> None:
+    # `audit a.shared.json --system '*.shared.json'` named A again, with B, as one other
+    # system: tied class by class to B, the publication failed as "inconsistent" (exit 4,
+    # a leak to the reader); `--others a.shared.json` audited A beside itself as a second
+    # system ("2 products together ... PASS"). A file named twice is a usage error now.
+    from chartscore.workflows.share import share_files
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 30, 5)
+    folder = tmp_path / f"{CANARY_CASE}shared"
+    folder.mkdir()
+    for name, predictions in (("a", baseline), ("b", candidate)):
+        shared = share_files(str(gold), str(predictions))
+        (folder / f"{name}.shared.json").write_text(shared.to_json(), encoding="utf-8")
+    a, b = str(folder / "a.shared.json"), str(folder / "b.shared.json")
+    twice = "chartscore: error: usage: a file is named twice (by SHARED or the patterns); "
+    for argv in (
+        ["audit", a, "--system", str(folder / "*.shared.json")],
+        ["audit", a, "--others", a],
+        ["audit", a, "--system", b, "--system", b],
+        ["audit", a, "--others", b, "--system", b],
+    ):
+        assert run(argv) == (2, "", twice + "see chartscore audit --help\n"), argv
+    status, stdout, stderr = run(["audit", a, "--system", b])
+    assert status in (0, 4) and stderr == "" and "2 products together" in stdout
+    # SHARED inside its own --variants pattern ('a.*.json' names a.shared.json) is read once.
+    status, stdout, stderr = run(["audit", a, "--variants", str(folder / "a.*.json")])
+    assert status in (0, 4) and stderr == "" and "product 2" not in stdout
+    assert CANARY_CASE not in stdout

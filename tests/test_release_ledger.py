@@ -376,7 +376,12 @@ def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
     assert status == 2 and "--releases needs a folder" in err
     for absent in (tmp_path / "absent", tmp_path):  # no folder; a folder with no release
         status, out, err = _run(["audit", "--releases", str(absent)])
-        assert status == 1 and "not_a_release_ledger (releases)" in err
+        # It said only "... holds a file share --releases did not write, or lost or changed
+        # one", of a folder that holds nothing or does not exist.
+        assert status == 1 and err.startswith(
+            "chartscore: error: not_a_release_ledger (releases; the folder holds no release: "
+            "share --releases DIR records them)"
+        )
         assert out == "" and str(tmp_path) not in err
 
 
@@ -438,3 +443,30 @@ def test_released_shared_reports_parse(tmp_path: Path) -> None:
     assert repr(release) == "Release(1)"
     with open_releases(ledger, exclusive=False) as opened:
         assert repr(opened) == "ReleaseFolder(1 releases)"
+
+
+def test_a_stratified_release_is_refused_before_the_folder_is_touched(tmp_path: Path) -> None:
+    # The releases' joint model has no stratum cells: share --releases --strata scored the
+    # files and then stopped with "invalid_sensitivity: ... a bug in the caller" (on the
+    # 200-case study with 3 sites, the first release already), leaving the folder made.
+    from chartscore.workflows.share import share_files
+
+    ledger = tmp_path / "releases"
+    with pytest.raises(ChartscoreError) as caught:
+        share_files("g.jsonl", "p.jsonl", strata="s.jsonl", releases=str(ledger))
+    assert caught.value.code == "usage"
+    assert not ledger.exists()
+
+
+def test_audit_of_a_release_record_says_to_audit_the_folder(tmp_path: Path) -> None:
+    # A release record (or the head) given to audit was refused as "audit needs a shared
+    # report, made by chartscore share": share made it, so the line sent the analyst round.
+    ledger = _ledger(tmp_path, 15)
+    for name in ("release-0001.json", "ledger.json"):
+        status, out, err = _run(["audit", str(ledger / name)])
+        assert (status, out) == (1, "")
+        assert err.startswith(
+            "chartscore: error: unknown_report_format (this is a record of the inside-only "
+            "releases folder: audit --releases DIR reads it)"
+        )
+        assert CANARY not in err and str(tmp_path) not in err

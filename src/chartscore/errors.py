@@ -398,6 +398,10 @@ class ErrorHint(enum.StrEnum):
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
+    NO_RELEASE = "the folder holds no release: share --releases DIR records them"
+    RELEASE_RECORD_GIVEN = (
+        "this is a record of the inside-only releases folder: audit --releases DIR reads it"
+    )
     MISSING_CODES_UNDECLARED = "a REDCap missing-data code may be missing from --missing-codes"
     PANDAS_MISSING = "data frames need pandas: pip install 'chartscore[pandas]'"
     GOLD_OR_PREDICTIONS_GIVEN = (

@@ -12,7 +12,7 @@ from typing import Final
 
 from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
 from chartscore.cli._options import MIN_CELL_DIGITS, confidence, refuse_combined, strata_input
-from chartscore.cli._streams import Streams, say
+from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.io.inputs import STDIN, identity
 from chartscore.io.output import check_outputs, write_atomic_all
 from chartscore.workflows.publication import share_publication_files
@@ -43,11 +43,13 @@ def share_publication(
     if also == min_cell:  # the same documents twice, under two names
         raise UsageError("--also-min-cell must differ from --min-cell", "share")
     gold = input_argument(args.gold)
+    if gold is STDIN:  # read once per system and pair: a second read found it empty
+        raise UsageError("--publication needs --gold from a file: it is read again", "share")
     schema_path = optional_input(args.schema)
     systems = sorted(glob.glob(args.publication))
     if not systems:
         raise UsageError("--publication names no file", "share")
-    gold_file = identity(STDIN if gold is STDIN else str(args.gold))
+    gold_file = identity(str(args.gold))
     if gold_file is not None and any(identity(path) == gold_file for path in systems):
         raise UsageError("--publication names the gold file", "share")  # 'DIR/*.jsonl'
     names = [_stem(path) for path in systems]
@@ -73,6 +75,13 @@ def share_publication(
         raise UsageError("--publication would write two documents to one name", "share")
     inputs = (gold, schema_path, strata, *systems)
     check_outputs(outs, inputs=[i for i in inputs if i is not None])
+    if not args.quiet and is_terminal(streams.err):  # nothing else is said until it ends
+        say(
+            streams.err,
+            f"{PROGRAM}: sharing {len(outs):,} document{'' if len(outs) == 1 else 's'} as one "
+            "publication: scoring, suppressing small cells and auditing them together (this "
+            "can take minutes)...\n",
+        )
     products = share_publication_files(
         gold,
         systems,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import glob
 import itertools
+import json
+import os
 from collections.abc import Iterable
 from typing import Final
 
@@ -21,8 +23,10 @@ from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
 from chartscore.io.document_files import read_document_bytes
-from chartscore.io.inputs import InputPath
+from chartscore.io.inputs import InputPath, StandardInput, identity
 from chartscore.io.output import write_output
+from chartscore.io.release_ledger import FORMAT as RELEASE_FORMAT
+from chartscore.io.release_ledger import HEAD_FORMAT
 
 EXIT_AUDIT_FAILED: Final = 4
 MAX_ORIENTATIONS: Final = 16
@@ -80,7 +84,13 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     paths = [input_argument(args.shared)]
     systems = ["0"]
     if args.variants is not None:
-        variants = _matched(args.variants, "--others or --variants")
+        # SHARED in its own --variants pattern (a.shared.json in 'a.*.json') is one product.
+        itself = _identity(paths[0])
+        variants = [
+            path
+            for path in _matched(args.variants, "--others or --variants")
+            if itself is None or _identity(path) != itself
+        ]
         paths += variants
         systems += ["0"] * len(variants)
     groups: list[list[str]] = []
@@ -91,13 +101,14 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
         paths += group
         systems += [str(number)] * len(group)
     reports: list[SharedReport | SharedComparison] = [_shared_report(path) for path in paths]
+    compared = [] if args.comparisons is None else _matched(args.comparisons, "--comparisons")
     comparisons: list[SharedComparison] = []
-    if args.comparisons is not None:
-        for path in _matched(args.comparisons, "--comparisons"):
-            shared = _read_shared(path, comparison=True)
-            if not isinstance(shared, SharedComparison):
-                raise UsageError("--comparisons names a shared report", "audit")
-            comparisons.append(shared)
+    for path in compared:
+        shared = _read_shared(path, comparison=True)
+        if not isinstance(shared, SharedComparison):
+            raise UsageError("--comparisons names a shared report", "audit")
+        comparisons.append(shared)
+    _refuse_named_twice([*paths, *compared])
     results = [
         audit_publication([*reports, *comparisons], [*systems, *sides])
         for sides in _orientations(reports, systems, comparisons)
@@ -105,6 +116,24 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     result = min(results, key=lambda r: (r.passed, -len(r.rows)))  # a failing one, if any
     write_output(result.table().encode("utf-8"), None, inputs=(), stdout=streams.out)
     return 0 if result.passed else EXIT_AUDIT_FAILED
+
+
+def _refuse_named_twice(paths: Iterable[InputPath]) -> None:
+    # One file for two systems (SHARED inside a --system or --others pattern, two
+    # overlapping patterns) was audited as two products: tied by the gold alone ("2
+    # products together ... PASS"), or, a pattern naming SHARED and another system's
+    # files, tied with those as one system, failing as "inconsistent".
+    seen: set[tuple[int, int]] = set()
+    for path in paths:
+        key = _identity(path)
+        if key is not None and key in seen:
+            raise UsageError("a file is named twice (by SHARED or the patterns)", "audit")
+        if key is not None:
+            seen.add(key)
+
+
+def _identity(path: InputPath) -> tuple[int, int] | None:
+    return identity(path if isinstance(path, str | StandardInput) else os.fspath(path))
 
 
 def _matched(pattern: str, flag: str) -> list[str]:
@@ -175,7 +204,18 @@ def _read_shared(path: InputPath, *, comparison: bool) -> SharedReport | SharedC
             wrong_format = wrong_format or error  # the report's refusal, as it always was
     assert wrong_format is not None
     refuse_agreement(data)  # agree's document: never shared, so never audited as one
+    if _is_release_record(data):  # made by share, yet no shared report: say what it is
+        raise with_hint(wrong_format, ErrorHint.RELEASE_RECORD_GIVEN)
     raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
+
+
+def _is_release_record(data: bytes) -> bool:
+    # Only the format name is read: a release record or the head of a releases folder.
+    try:
+        document = json.loads(data)
+    except ValueError:
+        return False
+    return type(document) is dict and document.get("format") in (RELEASE_FORMAT, HEAD_FORMAT)
 
 
 def _audit_releases(folder: str, streams: Streams) -> int:

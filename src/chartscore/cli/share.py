@@ -103,6 +103,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         return _share_comparison(args, streams, min_cell)
     if args.gold is None or args.predictions is None:
         raise UsageError("share needs --gold and --predictions, or --partials", "share")
+    if args.releases is not None and args.strata is not None:  # not in the releases' model
+        raise UsageError("--releases cannot be combined with --strata", "share")
     gold, predictions = input_argument(args.gold), input_argument(args.predictions)
     schema_path = optional_input(args.schema)
     inputs = (gold, predictions, schema_path, strata_input(args))
@@ -274,14 +276,15 @@ COMMAND: Final = Command(
         Option(
             "--out-dir",
             "with --publication: the existing folder for the shared reports "
-            "(NAME.shared.json per predictions file NAME.jsonl)",
+            "(NAME.shared.json per predictions file NAME.jsonl; with --strata, also "
+            "NAME.strata.shared.json, the report with stratum slices)",
             "DIR",
         ),
         Option(
             "--also-min-cell",
             "with --publication: also share each report at this min cell "
-            "(NAME.min-N.shared.json), safe held together with the others; with --strata, "
-            "each report is also shared with stratum slices (NAME.strata.shared.json)",
+            "(NAME.min-N.shared.json, NAME.strata.min-N.shared.json with --strata), safe "
+            "held together with the others",
             "N",
         ),
         Option(

@@ -335,9 +335,10 @@ def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | 
     a temporary file beside its target, flushed to disk and given its mode.
     Only when all of them are complete are they renamed over their targets, one
     after the other, with Ctrl-C and termination signals held back meanwhile.
-    The renames hold an exclusive ``flock`` on each target folder
-    (:func:`folders_locked`), so two commands writing the same names at once
-    leave one command's set whole, never a mixture of the two.
+    The renames of two files or more hold an exclusive ``flock`` on each target
+    folder (:func:`folders_locked`), so two commands writing the same names at
+    once leave one command's set whole, never a mixture of the two (one file is
+    one rename, whole without a lock).
     A failure before that (a full disk on any of them, an exception such as
     KeyboardInterrupt) leaves every target as it was and removes every
     temporary file. A rename needs no space; if one still fails after others
@@ -362,7 +363,11 @@ def write_atomic_all(files: Sequence[tuple[str | os.PathLike[str], bytes, int | 
     try:
         for target, (_, data, mode) in zip(targets, files, strict=True):
             _stage(target, data, mode, staged)
-        with folders_locked(folders), signals_held():  # one writer's set at a time, uncut
+        # One writer's set at a time, uncut. One file is one rename, atomic alone: it takes
+        # no lock, so a folder this process holds locked already (the releases ledger's,
+        # whose head is written so) is not waited on by this process itself, for ever.
+        locked = folders_locked(folders) if len(targets) > 1 else contextlib.nullcontext()
+        with locked, signals_held():
             for temporary, target in zip(staged, targets, strict=True):
                 os.replace(temporary, target)
                 renamed += 1

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
 from chartscore.documents.shared_report import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath
 from chartscore.io.release_ledger import Release, open_releases
 from chartscore.records.schema import Schema
@@ -51,8 +51,10 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
 
     with open_releases(folder, exclusive=False) as opened:
         releases = opened.releases
-    if not releases:
-        raise ChartscoreError(ErrorCode.NOT_A_RELEASE_LEDGER, input=InputKind.RELEASES)
+    if not releases:  # absent or empty: its generic text (a file lost or changed) misled
+        raise ChartscoreError(
+            ErrorCode.NOT_A_RELEASE_LEDGER, input=InputKind.RELEASES, hint=ErrorHint.NO_RELEASE
+        )
     membership: dict[str, tuple[int, ...]] = {}
     for position, release in enumerate(releases):
         for case_id in release.case_ids:

@@ -160,13 +160,18 @@ def share_files(
         ChartscoreError: every code of :func:`chartscore.score_files`, and as
             :func:`share`; ``usage`` for a ``suppressing`` that is not callable;
             with ``releases``, ``not_a_release_ledger``, ``file_exposed``,
-            ``release_mismatch`` and ``output_unwritable`` (``releases``).
+            ``release_mismatch`` and ``output_unwritable`` (``releases``);
+            ``usage`` for ``releases`` with ``strata`` (not modelled jointly).
     """
     check_file_options(progress, parallel, extra_predictions, strict_schema)
     callback_option(suppressing)
     confidence_option(confidence)
     check_min_cell(min_cell)
     require_solver()
+    if releases is not None and strata is not None:
+        # The releases' joint model has no stratum cells: a stratified release stopped,
+        # after scoring, with invalid_sensitivity ("a bug in the caller").
+        raise ChartscoreError(ErrorCode.USAGE)
     # Checked (and locked) before any scoring; held until this release is recorded.
     ledger = None if releases is None else Ledger(releases)
     try:
