@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from chartscore import score
 from chartscore.disclosure.comparison_model import ComparisonModel, comparison_values
 from chartscore.disclosure.complement import beyond_published
+from chartscore.disclosure.forms import add
 from chartscore.disclosure.model import Key, Quantity, ReportModel, model_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.documents.shared_comparison import build_shared_comparison
@@ -109,3 +110,29 @@ def test_an_implied_row_is_skipped_and_a_stricter_one_kept() -> None:
     kept = beyond_published(model, {key: 5}, rows)  # type: ignore[arg-type]
     assert kept == [(form, 6), (negated, -4), (((0, 1),), 1)]
     assert beyond_published(model, {}, rows) == rows  # type: ignore[arg-type]
+
+
+def test_a_comparisons_known_rows_are_the_same_when_asked_again(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    # The model remembers each known form's negation: every solver of a suppression asks
+    # for the rows again, and must get the rows written out afresh.
+    where: Path = tmp_path_factory.mktemp("cohort")
+    write_cohort(where, 30, 7)
+    comparison, _, field_types = inside(where)
+    model = ComparisonModel(field_types)
+    full = build_shared_comparison(comparison, field_types, 11, set())
+    values = {k: v for k, v in comparison_values(full, model).items() if v is not None}
+    numbers = sorted(key for key, q in model.quantities.items() if not q.derived)
+    for share in (numbers[::3], numbers[1::2], numbers):
+        model.composition = {key: values[key] for key in share}
+        expected = [
+            row
+            for key in sorted(share)
+            for row in (
+                (model.quantities[key].form, values[key]),
+                (add((model.quantities[key].form, -1)), -values[key]),
+            )
+        ]
+        assert model.knowledge({}, 11) == expected
+        assert model.knowledge({}, 11) == expected
