@@ -270,6 +270,7 @@ class ComparisonModel(ReportModel):
         self.inequalities: list[Form] = []
         self.cases: dict[Key, Form] = {}
         self.carriers: dict[Key, Form] = {}
+        self._negated: dict[Form, Form] = {}
         self.composition: dict[Key, int] = {}
         """Numbers the attacker knows whatever the comparison publishes, with their values:
         each field's ``field_count`` (every chart has every field) and the gold-only numbers
@@ -287,7 +288,10 @@ class ComparisonModel(ReportModel):
         rows: list[tuple[Form, int]] = []
         for key, value in sorted(self.composition.items()):
             form = self.quantities[key].form
-            rows += [(form, value), (add((form, -1)), -value)]
+            negated = self._negated.get(form)
+            if negated is None:  # asked again by every solver of a suppression's rounds
+                negated = self._negated[form] = add((form, -1))
+            rows += [(form, value), (negated, -value)]
         return rows
 
     def most_item_rows(self, point: Sequence[int]) -> dict[int, int]:

@@ -137,7 +137,7 @@ def range_solver(
     failed = False
     solver: RangeSolver | None = None
     try:
-        knowledge = model.knowledge(published, min_cell)
+        knowledge = beyond_published(model, published, model.knowledge(published, min_cell))
         solver = RangeSolver(
             model, published, eager=False, seed=seed, knowledge=knowledge, binding=binding
         )
@@ -146,6 +146,36 @@ def range_solver(
     if failed or solver is None:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
     return solver
+
+
+def beyond_published(
+    model: ReportModel, published: Mapping[Key, int], knowledge: Sequence[tuple[Form, int]]
+) -> list[tuple[Form, int]]:
+    """The rows of ``knowledge`` that a published number of the same form does not imply.
+
+    A row ``form >= bound`` (or ``-form >= bound``) beside a published ``form == value``
+    with ``value >= bound`` (``-value >= bound``) never binds the LP relaxation: the
+    solver would spend a linear program to drop it (a comparison's known numbers, each
+    two such rows, in every round). Where the LP cannot settle, it would keep it: a row
+    the published equality implies, so every answer is the same.
+    """
+    shown: dict[Form, int | None] = {}
+    for key, value in published.items():
+        quantity = model.quantities[key]
+        if quantity.derived or not quantity.form:
+            continue
+        if shown.setdefault(quantity.form, value) != value:
+            shown[quantity.form] = None  # contradictory: the solver says so
+    out: list[tuple[Form, int]] = []
+    for form, bound in knowledge:
+        held = shown.get(form)
+        if held is not None and held >= bound:
+            continue
+        held = shown.get(tuple((variable, -coefficient) for variable, coefficient in form))
+        if held is not None and -held >= bound:
+            continue
+        out.append((form, bound))
+    return out
 
 
 def seed_point(solver: RangeSolver) -> np.ndarray:

@@ -402,6 +402,18 @@ _ITEM_ROW_CLASSES: Final[Mapping[str, Predicate]] = {
 }
 
 
+_CHOSEN_LIMIT: Final = 4096
+"""The most predicates remembered for one tuple of classes."""
+
+
+@functools.lru_cache(maxsize=256)
+def chosen_classes(classes: tuple[OutcomeClass, ...]) -> dict[Predicate, tuple[int, ...]]:
+    """The classes each predicate holds for, by predicate, shared by every layout of
+    ``classes`` (a predicate reads a class alone): each model built afresh finds them
+    once, not per model."""
+    return {}
+
+
 @attrs.frozen
 class FieldLayout:
     """One field's variables in the model: per stratum cell, its classes, then item counts.
@@ -423,9 +435,13 @@ class FieldLayout:
     offset: int
     cells: int = 1
     _chosen: dict[Predicate, tuple[int, ...]] = attrs.field(
-        factory=dict, init=False, eq=False, repr=False
+        default=attrs.Factory(lambda self: chosen_classes(self.classes), takes_self=True),
+        init=False,
+        eq=False,
+        repr=False,
     )
-    """Each predicate's classes, found once: a stratified model asks for every cell's forms."""
+    """Each predicate's classes, found once for every layout of these classes: a stratified
+    model asks for every cell's forms, a publication builds a model of each report often."""
 
     @property
     def cell_size(self) -> int:
@@ -521,7 +537,8 @@ class FieldLayout:
         chosen = self._chosen.get(predicate)
         if chosen is None:
             chosen = tuple(i for i, outcome in enumerate(self.classes) if predicate(outcome))
-            self._chosen[predicate] = chosen
+            if len(self._chosen) < _CHOSEN_LIMIT:  # a plugin label's predicate is new per call
+                self._chosen[predicate] = chosen
         return tuple(
             (self._start(cell) + index, 1) for cell in self._cells(cells) for index in chosen
         )

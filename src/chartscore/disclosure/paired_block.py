@@ -97,6 +97,7 @@ class PairedBlock(ComparisonModel):
     ) -> None:
         self.knows_rule = True
         self.composition: dict[Key, int] = {}  # what the outside knows: only what is shown
+        self._negated: dict[Form, Form] = {}
         self.strata = strata
         self.majority = majority
         self.variables: dict[str, tuple[BlockVariable, ...]] = {}

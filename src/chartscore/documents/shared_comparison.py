@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
 from functools import lru_cache, partial
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 import attrs
 
@@ -207,11 +207,68 @@ def _proven_difference(spans: tuple[Range, ...], pooled: bool, z: float) -> Rate
         return _outer_bound(total, baseline, candidate, z)
     if not tables:
         raise ValueError("the ranges allow no paired table")
-    lower, upper = 1.0, -1.0
-    for both, b, c in tables:
-        low, high = _newcombe_interval(both, c, b, n_lo - both - b - c, z)
-        lower, upper = min(lower, low), max(upper, high)
-    return RateBound(NEWCOMBE_BOUND, lower, upper)
+    found = _union(n_lo, tables, z)
+    if found is None:
+        lower, upper = 1.0, -1.0
+        for both, b, c in tables:
+            low, high = _newcombe_interval(both, c, b, n_lo - both - b - c, z)
+            lower, upper = min(lower, low), max(upper, high)
+        found = (lower, upper)
+    return RateBound(NEWCOMBE_BOUND, *found)
+
+
+_UNION_MOST_TRIALS: Final = 50_000
+"""Above this many trials a table's margins product may pass 2**63: the loop instead."""
+
+
+def _union(n: int, tables: list[tuple[int, int, int]], z: float) -> tuple[float, float] | None:
+    """The loop's union of Newcombe's intervals, every table at once (None: no numpy).
+
+    Each step is the scalar code's binary64 operation in its order, on integers
+    converted exactly (every product stays below 2**53 with at most
+    :data:`_UNION_MOST_TRIALS` trials; the margins below 2**63), and each ``max`` /
+    ``min`` is written as the scalar one decides ties, so every bound has the same
+    bits (a property test compares them). On the study's publication the loop was a
+    third of a comparison's finishing, 50,000 tables an order.
+    """
+    try:
+        import numpy as np  # noqa: PLC0415 (the share extra's; reading works without it)
+    except ImportError:
+        return None
+    if n > _UNION_MOST_TRIALS:
+        return None
+    cells = np.array(tables, dtype=np.int64).reshape(-1, 3)
+    # newcombe_difference(both, c, b, n - both - b - c): first_only is c, second_only b.
+    a, first_only, second_only = cells[:, 0], cells[:, 2], cells[:, 1]
+    d = n - a - first_only - second_only
+    z2 = z * z
+
+    def wilson(k: Any) -> tuple[Any, Any]:
+        s = (k + z2 / 2) + z * np.sqrt((k * (n - k)).astype(np.float64) / n + z2 / 4)
+        lower = (k * k).astype(np.float64) / (n * s)
+        ratio = s / (n + z2)
+        upper = np.where(k == n, 1.0, np.where(ratio < 1.0, ratio, 1.0))
+        return lower, upper
+
+    def combined(x: Any, y: Any, phi: Any) -> Any:
+        inside = (x * x + y * y) - 2.0 * phi * (x * y)
+        return np.sqrt(np.where(inside > 0.0, inside, 0.0))
+
+    first, second = wilson(a + first_only), wilson(a + second_only)
+    p1 = (a + first_only).astype(np.float64) / n
+    p2 = (a + second_only).astype(np.float64) / n
+    theta = (first_only - second_only).astype(np.float64) / n
+    margins = (a + first_only) * (second_only + d) * (a + second_only) * (first_only + d)
+    twice = 2 * (a * d - first_only * second_only)
+    twice = np.where(twice > 0, np.maximum(twice - n, 0), twice)
+    root = 2 * np.sqrt(margins.astype(np.float64))
+    phi = np.where(margins == 0, 0.0, twice.astype(np.float64) / np.where(margins == 0, 1.0, root))
+    delta = combined(p1 - first[0], second[1] - p2, phi)
+    epsilon = combined(first[1] - p1, p2 - second[0], phi)
+    low, high = theta - delta, theta + epsilon
+    low = np.where(low > -1.0, low, -1.0)
+    high = np.where(high < 1.0, high, 1.0)
+    return min([1.0, *low.tolist()]), max([-1.0, *high.tolist()])
 
 
 @lru_cache(maxsize=65536, typed=True)
