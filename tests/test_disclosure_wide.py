@@ -100,3 +100,53 @@ def test_the_wide_dive_settles_optima_of_a_stratified_share() -> None:
     assert fast == slow
     assert any(hits)
     assert audit(fast).passed
+
+
+@settings(
+    max_examples=examples(8),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(stratified(max_cases=10), st.sampled_from([2, 3]))
+def test_a_range_solver_keeping_one_area_problem_shares_the_same_bytes(
+    cohort: Cohort, min_cell: int
+) -> None:
+    # The range solver keeps its most recently used sandwich area problems only
+    # (ranges._AREA_PROBLEMS): one dropped is built again, cold. Kept one at a time, every
+    # other question rebuilds; kept without bound, none does: the same bytes either way.
+    with wide(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranges_module, "_AREA_PROBLEMS", 1)
+        one = shared_bytes(cohort, min_cell)
+        patch.setattr(ranges_module, "_AREA_PROBLEMS", 10**9)
+        every = shared_bytes(cohort, min_cell)
+    assert one == every
+    assert audit(one).passed
+
+
+def test_area_problems_are_dropped_and_built_again() -> None:
+    # Not vacuous: on a fixed stratified cohort the bound of one drops area problems that
+    # are asked again (each such key built more than once).
+    rng = random.Random(39)
+    cohort = build_cohort(rng.choice, ["boolean", "number", "multi", "text"], 40)
+    cohort.declared = {"site": ["A", "B", "C"]}
+    case_ids = sorted({case for case, *_ in cohort.gold})
+    cohort.strata = {case: {"site": rng.choice(["A", "B", "C"])} for case in case_ids}
+    misses: dict[tuple[int, object], int] = {}
+    solvers: list[object] = []  # kept alive: their ids stay theirs
+    original = ranges_module.RangeSolver._area_problem
+
+    def counted(self, index, area, kind, base=0):  # type: ignore[no-untyped-def]
+        key = (index, area, kind, base)
+        if key not in self._areas:
+            solvers.append(self)
+            misses[id(self), key] = misses.get((id(self), key), 0) + 1
+        return original(self, index, area, kind, base)
+
+    with wide(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ranges_module, "_AREA_PROBLEMS", 1)
+        patch.setattr(ranges_module.RangeSolver, "_area_problem", counted)
+        one = shared_bytes(cohort, 11)
+    with plain():
+        slow = shared_bytes(cohort, 11)
+    assert one == slow
+    assert any(count > 1 for count in misses.values())

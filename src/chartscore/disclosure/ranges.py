@@ -90,6 +90,12 @@ _NEIGHBOURHOOD: Final = 12
 """The most blocks a sandwich may span before the whole component is solved instead."""
 _SANDWICH_WIDTH: Final = 400
 """Components narrower than this are solved whole: cheaper than any sandwich."""
+_AREA_PROBLEMS: Final = 32
+"""How many sandwich area problems a range solver keeps (the most recently used). Each keeps
+its LP loaded in HiGHS, about a megabyte at 1,600 columns and growing with width x rows; most
+are asked once (198 of the 314 in the 600-chart stratified self-audit), and kept all they
+were its memory's growth. A problem dropped is built again if asked later: its answers are
+the same, its LP starts cold."""
 
 
 class _Component:
@@ -962,6 +968,7 @@ class RangeSolver:
         relaxed = kind != "restricted"
         key = (index, area, kind, base)
         if key in self._areas:
+            self._areas[key] = self._areas.pop(key)  # the most recently used last
             return self._areas[key]
         component = self.components[index]
         columns = sorted(c for block in area for c in component.blocks[block])
@@ -1001,6 +1008,8 @@ class RangeSolver:
             lower.append(low)
             upper.append(high)
         result = columns, IntegerProgram(len(columns), rows, lower, upper)
+        while len(self._areas) >= _AREA_PROBLEMS:
+            del self._areas[next(iter(self._areas))]  # the least recently used
         self._areas[key] = result
         return result
 
