@@ -26,7 +26,7 @@ from chartscore.disclosure import audit, share
 from disclosure_reference import Cohort, build_cohort
 from test_disclosure_strata import case_strata, stratified
 
-from helpers import examples
+from helpers import examples, thorough_only
 
 pytest.importorskip("scipy")
 
@@ -123,6 +123,7 @@ def test_a_range_solver_keeping_one_area_problem_shares_the_same_bytes(
     assert audit(one).passed
 
 
+@thorough_only("two stratified shares of 40 charts through the wide paths take about 15 s")
 def test_area_problems_are_dropped_and_built_again() -> None:
     # Not vacuous: on a fixed stratified cohort the bound of one drops area problems that
     # are asked again (each such key built more than once).

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
-from typing import Final, Protocol
+from typing import Final, Protocol, TypeVar
 
 import numpy as np
 
@@ -39,6 +39,8 @@ from chartscore.disclosure.optimal import Problem, Unsolved, lower_bound, solve
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.errors import ChartscoreError, ErrorCode
+
+_T = TypeVar("_T")
 
 SUPPRESSING: Final = "suppressing"
 """The progress stage of checking small cells (done: how many are protected so far)."""
@@ -134,18 +136,31 @@ def range_solver(
 
     ``seed``: a known feasible point; ``binding``: the rule's rows found to bind so far.
     """
-    failed = False
-    solver: RangeSolver | None = None
-    try:
+
+    def build() -> RangeSolver:
         knowledge = beyond_published(model, published, model.knowledge(published, min_cell))
-        solver = RangeSolver(
+        return RangeSolver(
             model, published, eager=False, seed=seed, knowledge=knowledge, binding=binding
         )
+
+    return _solved(build)
+
+
+def _solved(compute: Callable[[], _T]) -> _T:
+    """``compute()``, the solver's own failures turned into ``disclosure_audit_failed``.
+
+    Why: the solver's exceptions carry its problem; the error is raised outside the
+    handler, so none of it is chained to what the caller sees.
+    """
+    failed = False
+    result: _T | None = None
+    try:
+        result = compute()
     except (Inconsistent, Unresolved):
         failed = True
-    if failed or solver is None:
+    if failed or result is None:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return solver
+    return result
 
 
 def beyond_published(
@@ -181,30 +196,14 @@ def beyond_published(
 def seed_point(solver: RangeSolver) -> np.ndarray:
     """A feasible point of the solver's published numbers (feasible for any subset of them:
     a seed for the solvers of larger hidden sets)."""
-    failed = False
-    point: np.ndarray | None = None
-    try:
-        point = solver.point()
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed or point is None:
-        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return point
+    return _solved(solver.point)
 
 
 def protected(
     solver: RangeSolver, quantity: Quantity, values: Mapping[Key, int], min_cell: int
 ) -> bool:
     """Whether a sensitive quantity is protected under the solver's published numbers."""
-    failed = False
-    safe = False
-    try:
-        safe = solver.protected(quantity.form, values[quantity.key], min_cell)
-    except (Inconsistent, Unresolved):
-        failed = True
-    if failed:
-        raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-    return safe
+    return _solved(lambda: solver.protected(quantity.form, values[quantity.key], min_cell))
 
 
 def settle(
