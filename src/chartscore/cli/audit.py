@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import glob
 import itertools
-import json
 import os
 from collections.abc import Iterable
 from typing import Final
@@ -18,7 +17,7 @@ from chartscore.cli._command import Command, Option, UsageError, input_argument
 from chartscore.cli._options import REQUIRED_MIN_CELL, declared_min_cell, required_min_cell
 from chartscore.cli._streams import Streams
 from chartscore.disclosure.solver import require_solver
-from chartscore.documents import refuse_agreement
+from chartscore.documents import format_of, refuse_agreement
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
@@ -108,7 +107,7 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
         if not isinstance(shared, SharedComparison):
             raise UsageError("--comparisons names a shared report", "audit")
         comparisons.append(shared)
-    _refuse_named_twice([*paths, *compared])
+    _refuse_named_twice([*paths, *compared])  # after each is read: a misplaced kind says so first
     results = [
         audit_publication([*reports, *comparisons], [*systems, *sides])
         for sides in _orientations(reports, systems, comparisons)
@@ -204,18 +203,9 @@ def _read_shared(path: InputPath, *, comparison: bool) -> SharedReport | SharedC
             wrong_format = wrong_format or error  # the report's refusal, as it always was
     assert wrong_format is not None
     refuse_agreement(data)  # agree's document: never shared, so never audited as one
-    if _is_release_record(data):  # made by share, yet no shared report: say what it is
+    if format_of(data) in (RELEASE_FORMAT, HEAD_FORMAT):  # share made it, yet not shared
         raise with_hint(wrong_format, ErrorHint.RELEASE_RECORD_GIVEN)
     raise with_hint(wrong_format, ErrorHint.SHARED_REPORT_EXPECTED)
-
-
-def _is_release_record(data: bytes) -> bool:
-    # Only the format name is read: a release record or the head of a releases folder.
-    try:
-        document = json.loads(data)
-    except ValueError:
-        return False
-    return type(document) is dict and document.get("format") in (RELEASE_FORMAT, HEAD_FORMAT)
 
 
 def _audit_releases(folder: str, streams: Streams) -> int:

@@ -83,7 +83,7 @@ def load_document(text: str | bytes) -> Document:
     from chartscore.documents.shared_report import SharedReport
     from chartscore.documents.shared_rule import SHARED_FORMAT
 
-    format_name = _format_of(text)
+    format_name = format_of(text)
     if format_name == REPORT_FORMAT:
         return Report.from_json(text)
     if format_name == SHARED_FORMAT:
@@ -101,7 +101,7 @@ def load_rendered_document(text: str | bytes) -> Document | Agreement:
     """
     from chartscore.documents.agreement import AGREEMENT_FORMAT, Agreement
 
-    if _format_of(text) == AGREEMENT_FORMAT:
+    if format_of(text) == AGREEMENT_FORMAT:
         return Agreement.from_json(text)
     return load_document(text)
 
@@ -116,12 +116,18 @@ def refuse_agreement(text: str | bytes) -> None:
     from chartscore.documents.agreement import AGREEMENT_FORMAT
     from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 
-    if _format_of(text) == AGREEMENT_FORMAT:
+    if format_of(text) == AGREEMENT_FORMAT:
         raise ChartscoreError(ErrorCode.AGREEMENT_NOT_SHAREABLE, input=InputKind.REPORT)
 
 
-def _format_of(text: str | bytes) -> object:
-    # Only the format name is read here; the chosen reader checks everything.
+def format_of(text: str | bytes) -> object:
+    """A document's ``format`` value (None without one), read by the strict JSON reader.
+
+    Only the name is read; the chosen reader checks everything else.
+
+    Raises:
+        ChartscoreError: ``invalid_report`` when ``text`` is not a JSON object.
+    """
     document = _strict_json.parse(text)
     if type(document) is not dict:
         _strict_json.invalid()
