@@ -431,7 +431,11 @@ def folders_locked(folders: Sequence[str]) -> Iterator[None]:
         for folder in folders:
             with contextlib.suppress(OSError):
                 descriptor = os.open(folder, os.O_RDONLY)
-                status = os.fstat(descriptor)
+                try:
+                    status = os.fstat(descriptor)
+                except OSError:
+                    os.close(descriptor)  # not left open when it cannot be placed
+                    raise
                 opened.append(((status.st_dev, status.st_ino), descriptor))
         seen: set[tuple[int, int]] = set()
         for key, descriptor in sorted(opened):
