@@ -502,3 +502,69 @@ def test_the_release_step_hides_in_a_fixed_order(
     monkeypatch.setattr(SuppressionState, "hide", recording)
     share(*_records(16), schema=SCHEMA, min_cell=11, releases=ledger)
     assert given and not [kind for kind in given if kind in (set, frozenset)]
+
+
+def test_one_predictions_file_for_a_growing_cohort_is_shared_release_by_release(
+    tmp_path: Path,
+) -> None:
+    """A registry scores one predictions file of every chart while its gold grows: each
+    release ignores the predictions of the cases not yet in its gold. Every release
+    shares (the ledger once refused the second as failing its own audit), withholds its
+    ignored-prediction count, and the joint audit of the folder passes."""
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    ledger = tmp_path / "ledger"
+    _, every_prediction = _write(tmp_path, "all", 24)
+    for name, cases in (("first", 16), ("second", 20), ("third", 24)):
+        gold, _ = _write(tmp_path, name, cases)
+        argv = ["share", "--gold", str(gold), "--predictions", str(every_prediction)]
+        argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(ledger)]
+        status, out, err = _run([*argv, "--extra-predictions", "ignore"])
+        assert status == 0, err
+        assert json.loads(out)["ignored_prediction_count"] is None
+        assert CANARY not in out + err
+    status, out, err = _run(["audit", "--releases", str(ledger)])
+    assert status == 0, out + err
+    assert "3 releases, 0 failing" in out
+
+
+def test_two_releases_ignored_counts_would_give_the_added_cases_predictions() -> None:
+    """Why a ledger withholds the count: with one predictions file, two releases' counts
+    differ by exactly the predictions of the cases added between them, a number of the
+    new atom that the joint model does not hold."""
+    _, predictions = _records(24)
+    counts = []
+    for cases in (16, 20):
+        gold, _ = _records(cases)
+        report = score(gold, predictions, schema=SCHEMA, extra_predictions="ignore")
+        counts.append(report.to_dict()["ignored_prediction_count"])
+    added = sum(1 for p in predictions if 16 <= int(p.case_id[-3:]) < 20)
+    assert added > 0
+    assert counts[0] - counts[1] == added
+
+
+def test_the_release_step_chooses_through_the_one_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The release's complementary choice is the one loop's (complement.complement over the
+    release's view), not a loop of its own: a second release hands it its atom targets."""
+    import chartscore.disclosure.releases as releases_module
+
+    calls: list[int] = []
+    loop = releases_module.complement
+
+    def counted(view: Any, sensitive: Any) -> None:
+        calls.append(len(sensitive))
+        loop(view, sensitive)
+
+    monkeypatch.setattr(releases_module, "complement", counted)
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    for name, cases in (("first", 15), ("second", 16)):
+        gold, predictions = _write(tmp_path, name, cases)
+        argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+        argv += ["--schema", str(schema), "--min-cell", "11", "--releases", str(tmp_path / "l")]
+        status, _, err = _run(argv)
+        assert status == 0, err
+    assert len(calls) == 1
+    assert calls[0] > 0

@@ -2,14 +2,14 @@
 
 Primary suppression hides the small cells; the complementary choice hides further
 numbers until the attack finds every sensitive quantity protected. A shared
-report (:mod:`chartscore.disclosure.suppress`) and a shared comparison
-(:mod:`chartscore.disclosure.comparison_share`) make it by the same loop,
+report (:mod:`chartscore.disclosure.suppress`), a shared comparison
+(:mod:`chartscore.disclosure.comparison_share`) and a release in a ledger
+(:class:`~chartscore.disclosure.releases.ReleaseStep`) make it by the same loop,
 :func:`complement`, each through a :class:`View` of its own model: which numbers
-are candidates for an exposed quantity and in which order, what hiding one forces,
-a cheap certificate (if any) and the candidates when a round hid nothing. The
-loop alone decides the order of events, so the two cannot drift apart. (The
-release step, :class:`~chartscore.disclosure.releases.ReleaseStep`, keeps its own
-loop: it hides a round's choices together; its module says why.)
+are candidates for an exposed quantity (the release's: an atom's) and in which
+order, what hiding one forces, a cheap certificate (if any) and the candidates
+when a round hid nothing. The loop alone decides the order of events, so the
+three cannot drift apart.
 
 The loop, round by round: the view's attack keeps the quantities still exposed
 (hiding only widens ranges, so a protected one stays protected and only those are
@@ -41,6 +41,8 @@ from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.errors import ChartscoreError, ErrorCode
 
 _T = TypeVar("_T")
+_Q = TypeVar("_Q")
+"""What a view's attack judges: a report's or comparison's quantity, a release's atom target."""
 
 SUPPRESSING: Final = "suppressing"
 """The progress stage of checking small cells (done: how many are protected so far)."""
@@ -48,7 +50,7 @@ CHOOSING: Final = "choosing complementary cells"
 """The progress stage of hiding numbers for the cells still exposed in a pass."""
 
 
-class View(Protocol):
+class View(Protocol[_Q]):
     """One document's side of the complementary choice (the loop reads nothing else)."""
 
     @property
@@ -56,23 +58,23 @@ class View(Protocol):
         """How many of the best-ranked candidates the certificate tries (0: the best)."""
         ...
 
-    def exposed(self, pending: list[Quantity]) -> list[Quantity]:
+    def exposed(self, pending: list[_Q]) -> list[_Q]:
         """The pending quantities the attack does not find protected under the hidden set."""
         ...
 
-    def certified(self, quantity: Quantity, extra: AbstractSet[Key] = frozenset()) -> bool:
+    def certified(self, quantity: _Q, extra: AbstractSet[Key] = frozenset()) -> bool:
         """A cheap proof that ``quantity`` is protected with ``extra`` hidden too (or False)."""
         ...
 
-    def candidates(self, quantity: Quantity) -> Collection[Key]:
+    def candidates(self, quantity: _Q) -> Collection[Key]:
         """Published numbers whose hiding may protect ``quantity`` (none: hidden already)."""
         ...
 
-    def fallback(self, quantity: Quantity) -> Collection[Key]:
+    def fallback(self, quantity: _Q) -> Collection[Key]:
         """The candidates once a round hid nothing (its linked numbers are all hidden)."""
         ...
 
-    def rank(self, quantity: Quantity, candidates: Collection[Key]) -> Sequence[Key]:
+    def rank(self, quantity: _Q, candidates: Collection[Key]) -> Sequence[Key]:
         """Candidates best first (at least the first ``max(trials, 1)``)."""
         ...
 
@@ -85,7 +87,7 @@ class View(Protocol):
         ...
 
 
-def complement(view: View, sensitive: Sequence[Quantity]) -> None:
+def complement(view: View[_Q], sensitive: Sequence[_Q]) -> None:
     """Hide numbers through ``view`` until every sensitive quantity is protected.
 
     Raises:
@@ -101,9 +103,7 @@ def complement(view: View, sensitive: Sequence[Quantity]) -> None:
             raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
 
 
-def _round(
-    view: View, pending: list[Quantity], source: Callable[[Quantity], Collection[Key]]
-) -> bool:
+def _round(view: View[_Q], pending: list[_Q], source: Callable[[_Q], Collection[Key]]) -> bool:
     """One number (and what it forces) per exposed quantity; whether any was hidden."""
     hid = False
     for done, quantity in enumerate(pending):

@@ -18,13 +18,9 @@ it. :class:`JointModel` is the attacker's model of all releases together
 the ledger (:func:`chartscore.disclosure.suppress.share`'s ``joint``): it hides
 further numbers of the new release until no atom's number is provably from 1
 to ``min_cell - 1`` (the single-release criterion, atom by atom). The earlier
-releases are fixed: they are published already.
-Its loop is not :func:`chartscore.disclosure.complement.complement`: a round
-chooses one number per exposed atom target against the pattern the round began
-with, skips a target whose candidates meet the round's choices, and hides the
-choices together at the round's end (one closure of their union, which can hide
-fewer numbers than the union of their closures); the one loop hides each choice
-before the next target is looked at.
+releases are fixed: they are published already. Its complementary choice is the
+one loop, :func:`chartscore.disclosure.complement.complement`, over the release's
+view (:class:`_ReleaseView`), whose hides wait for the next attack.
 
 Value-free: atoms arrive as their own reports and distinct-case counts; no
 case id reaches this module.
@@ -33,13 +29,15 @@ case id reaches this module.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Final
 
 import attrs
 import numpy as np
 
 from chartscore.disclosure.attack import audit
+from chartscore.disclosure.complement import complement
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
     FieldLayout,
@@ -300,6 +298,10 @@ class ReleaseStep:
 
         Returns the field ids whose kappa must be withheld as well.
         """
+        # Predictions outside the cohort: withheld in every release of a ledger, the first
+        # included. Two releases' counts would differ by the predictions of the cases added
+        # between them (one predictions file), a number of the new atom the model has not.
+        state.hide(sorted(key for key in state.numbers if key[2] == IGNORED_COUNT))
         if not self.earlier:
             return set()  # one atom, the release itself: the single-release step covers it
         model = state.model
@@ -328,26 +330,7 @@ class ReleaseStep:
         baseline = self._solver(joint, state, everything, seed)
         kept = [t for t in targets if self._safe(baseline, t)]
         self.baseline_pinned = len(targets) - len(kept)
-        pending = kept
-        while pending:
-            solver = self._solver(joint, state, state.hidden, seed)
-            pending = [t for t in pending if not self._safe(solver, t)]
-            if not pending:
-                break
-            chosen: set[Key] = set()
-            for target in pending:
-                linked = state.candidates(model.quantities[target.key]) or sorted(
-                    (k for k in state.numbers if k not in state.hidden),
-                    key=state.cost.__getitem__,
-                )
-                if not linked:
-                    raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
-                if chosen.intersection(linked):
-                    continue  # a number hidden for an earlier target may protect it
-                chosen.add(
-                    min(linked, key=lambda k: (state.price(state.closure([k])), state.cost[k]))
-                )
-            state.hide(sorted(chosen))
+        complement(_ReleaseView(self, joint, state, seed), kept)
         return self._withheld_kappa(model)
 
     # --- inside the step ---------------------------------------------------------------
@@ -443,6 +426,8 @@ class ReleaseStep:
         # Every published number of every release is the sum over its atoms: otherwise
         # the cases of an earlier release no longer score as they did then.
         for key in model.quantities:
+            if key[2] == IGNORED_COUNT:
+                continue  # the release's own variable: no atom's cases
             if sum(values[key] for values in atom_values) != new_values[key]:
                 raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)  # a bug
         moved: dict[int, set[str]] = {}
@@ -454,8 +439,8 @@ class ReleaseStep:
                 if position in atom.earlier
             ]
             for key, value in shared.numbers():
-                if value is None:
-                    continue
+                if value is None or key[2] == IGNORED_COUNT:
+                    continue  # hidden, or that release's own variable
                 if key in model.quantities and sum(v[key] for v in holders) == value:
                     continue
                 if key[2] != _MAJORITY:
@@ -624,6 +609,65 @@ class ReleaseStep:
                 if 1 <= added < self.min_cell:
                     withheld.add(field_id)
         return withheld
+
+
+class _ReleaseView:
+    """The release step's :class:`~chartscore.disclosure.complement.View`: atom targets.
+
+    A round's choices are made against the pattern the round began with and hidden
+    together when the attack next looks (one closure of their union, which can hide
+    fewer numbers than the union of their closures); a target whose candidates meet a
+    choice of the round is left to that attack. No certificate: a target is an atom's,
+    which only the joint solver sees. A candidate is a number sharing an outcome class
+    with the target's quantity, else any published one, priced by its closure.
+    """
+
+    trials = 0
+
+    def __init__(
+        self,
+        release: ReleaseStep,
+        joint: JointModel,
+        state: SuppressionState,
+        seed: np.ndarray | None,
+    ) -> None:
+        self.release, self.joint, self.state, self.seed = release, joint, state, seed
+        self.chosen: set[Key] = set()
+
+    def exposed(self, pending: list[_Target]) -> list[_Target]:
+        state = self.state
+        if self.chosen:
+            # In sorted order: the closure's choices follow the order it is given the keys.
+            state.hide(sorted(self.chosen))
+            self.chosen = set()
+        solver = self.release._solver(self.joint, state, state.hidden, self.seed)
+        return [target for target in pending if not self.release._safe(solver, target)]
+
+    def certified(self, quantity: _Target, extra: AbstractSet[Key] = frozenset()) -> bool:
+        return False
+
+    def candidates(self, quantity: _Target) -> list[Key]:
+        state = self.state
+        linked = state.candidates(state.model.quantities[quantity.key]) or self.fallback(quantity)
+        if self.chosen.intersection(linked):
+            return []  # a number chosen for an earlier target may protect it
+        return linked
+
+    def fallback(self, quantity: _Target) -> list[Key]:
+        state = self.state
+        return sorted(
+            (k for k in state.numbers if k not in state.hidden), key=state.cost.__getitem__
+        )
+
+    def rank(self, quantity: _Target, candidates: Collection[Key]) -> list[Key]:
+        state = self.state
+        return [min(candidates, key=lambda k: (state.price(state.closure([k])), state.cost[k]))]
+
+    def forces(self, key: Key) -> set[Key]:
+        return {key}
+
+    def hide(self, keys: AbstractSet[Key]) -> None:
+        self.chosen |= keys
 
 
 @attrs.frozen
