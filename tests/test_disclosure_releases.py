@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+import chartscore.disclosure.releases as releases_module
 from chartscore import GoldField, Prediction, score
 from chartscore.cli import main
 from chartscore.disclosure.model import field_classes, model_of
@@ -548,8 +549,6 @@ def test_the_release_step_chooses_through_the_one_loop(
 ) -> None:
     """The release's complementary choice is the one loop's (complement.complement over the
     release's view), not a loop of its own: a second release hands it its atom targets."""
-    import chartscore.disclosure.releases as releases_module
-
     calls: list[int] = []
     loop = releases_module.complement
 
