@@ -249,6 +249,53 @@ def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_pat
     assert status == 2 and "--publication cannot be combined with --strict-schema" in stderr
 
 
+def test_share_publication_of_a_gold_sample_ignores_the_other_charts_predictions(
+    tmp_path: Path,
+) -> None:
+    """Gold for a sample of the charts, every system's answers for all of them: with
+    --extra-predictions ignore (once refused with a publication) each report shows its own
+    ignored count, as share alone does, the comparison withholds its own, and the joint
+    audit passes."""
+    from chartscore.documents.shared_comparison import SharedComparison
+    from test_shared_comparison import CANARY_CASE, run, write_cohort
+
+    gold, baseline, candidate = write_cohort(tmp_path, 32, 5)  # 12 charts outside: shown
+    rows = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines()]
+    sample = {row["case_id"] for row in rows if int(row["case_id"][-4:]) < 20}
+    gold.write_text(
+        "".join(json.dumps(row) + "\n" for row in rows if row["case_id"] in sample),
+        encoding="utf-8",
+    )
+    outside = {
+        path.stem: sum(
+            json.loads(line)["case_id"] not in sample
+            for line in path.read_text(encoding="utf-8").splitlines()
+        )
+        for path in (baseline, candidate)
+    }
+    assert all(outside.values())
+    argv, out = _publication_argv(tmp_path, gold, baseline, candidate)
+    status, _, stderr = run([*argv, "--compare"])
+    assert status == 1 and "unknown_prediction_key" in stderr  # the default refuses them
+    assert list(out.iterdir()) == []
+    from chartscore.workflows import publication
+
+    with mock.patch.object(publication, "FIRSTS", 1):  # one order: each is a whole publication
+        status, stdout, stderr = run([*argv, "--compare", "--extra-predictions", "ignore"])
+    assert (status, stdout) == (0, ""), stderr
+    reports = [SharedReport.from_json((out / f"{n}.shared.json").read_bytes()) for n in outside]
+    for name, report in zip(outside, reports, strict=True):
+        document = json.loads(report.to_json())
+        assert document["ignored_prediction_count"] == outside[name]
+    compared = out / "baseline_vs_candidate.shared-comparison.json"
+    comparison = SharedComparison.from_json(compared.read_bytes())
+    assert "ignored" not in compared.read_text(encoding="utf-8")
+    products = [*reports, comparison]
+    assert audit_publication(products, ["A", "B", ("A", "B")]).passed
+    for text in (stderr, *(p.read_text(encoding="utf-8") for p in out.iterdir())):
+        assert CANARY_CASE not in text and str(tmp_path) not in text
+
+
 def test_share_publication_also_min_cell_writes_both_rules_and_says_each(tmp_path: Path) -> None:
     # --also-min-cell N: each report again at N (NAME.min-N.shared.json); stderr said
     # "(min cell 11)" for all of them.

@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from typing import Final
 
 from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
-from chartscore.cli._options import MIN_CELL_DIGITS, confidence, refuse_combined, strata_input
+from chartscore.cli._options import (
+    MIN_CELL_DIGITS,
+    confidence,
+    extra_predictions,
+    refuse_combined,
+    strata_input,
+)
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.io.inputs import STDIN, identity
 from chartscore.io.output import check_outputs, write_atomic_all
@@ -29,6 +35,7 @@ _PUBLICATION_TAKES: Final = (
     "compare",
     "strata",
     "also_min_cell",
+    "extra_predictions",
 )
 
 
@@ -91,6 +98,7 @@ def share_publication(
         comparisons=pairs,
         strata=strata,
         also_min_cell=also,
+        extra_predictions=extra_predictions(args),
     )
     write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
                       zip(outs, products, strict=True)])  # fmt: skip

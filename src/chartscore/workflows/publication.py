@@ -50,7 +50,7 @@ from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer
-from chartscore.scoring.scorer import collector_paused, feed_records
+from chartscore.scoring.scorer import ExtraPredictions, collector_paused, feed_records
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 from chartscore.workflows.compare import paired_scorer
 from chartscore.workflows.orders import each_order
@@ -70,6 +70,7 @@ def share_publication(
     schema: Schema | Mapping[str, object] | None = None,
     min_cell: int = DEFAULT_MIN_CELL,
     confidence: float = DEFAULT_CONFIDENCE,
+    extra_predictions: ExtraPredictions = "error",
 ) -> list[SharedReport]:
     """Each system's shared report, chosen so that the reports are safe held together.
 
@@ -77,6 +78,8 @@ def share_publication(
         gold: The cohort's gold rows (read once per system).
         systems: Each system's predictions, in the order of the result.
         schema, min_cell, confidence: As for :func:`chartscore.share`.
+        extra_predictions: As for :func:`chartscore.score`: each report shows its
+            system's ignored count, a number of its own.
 
     Raises:
         ChartscoreError: as :func:`chartscore.share`; ``usage`` for no system;
@@ -90,7 +93,9 @@ def share_publication(
     require_solver()
     resolved = None if schema is None else to_schema(schema)
     inputs = [
-        _Input(*_scored(gold, predictions, resolved, confidence), index, min_cell)
+        _Input(
+            *_scored(gold, predictions, resolved, confidence, extra_predictions), index, min_cell
+        )
         for index, predictions in enumerate(systems)
     ]
     return [p for p in _publication(inputs, min_cell, ()) if isinstance(p, SharedReport)]
@@ -106,6 +111,7 @@ def share_publication_files(
     comparisons: Sequence[tuple[int, int]] = (),
     strata: CaseStrata | InputPath | None = None,
     also_min_cell: int | None = None,
+    extra_predictions: ExtraPredictions = "error",
 ) -> list[SharedReport | SharedComparison]:
     """:func:`share_publication` of a gold file and each system's predictions file.
 
@@ -117,6 +123,10 @@ def share_publication_files(
 
     ``comparisons``: pairs of system indices (baseline, candidate) whose shared
     comparison joins the publication (at ``min_cell``), in this order.
+
+    ``extra_predictions``: as for :func:`chartscore.score_files` (a gold sample of
+    charts that every system answered): each report shows its system's ignored
+    count, a number of its own; the comparisons withhold theirs.
 
     Raises:
         ChartscoreError: as :func:`chartscore.workflows.share.share_files` and
@@ -141,7 +151,7 @@ def share_publication_files(
     inputs: list[_Input] = []
     for index, predictions in enumerate(systems):
         for split in (None, case_strata) if case_strata is not None else (None,):
-            scorer = CaseTrackingScorer(resolved, strata=split)
+            scorer = CaseTrackingScorer(resolved, extra_predictions=extra_predictions, strata=split)
             # An error in a system's file names it by its place: predictions part N.
             read = functools.partial(feed_files, scorer, gold, predictions)
             as_part(index + 1, (InputKind.PREDICTIONS,), InputKind.PREDICTIONS, read)
@@ -154,7 +164,14 @@ def share_publication_files(
             b,
             c,
             *compared_cases(
-                paired_scorer(gold, systems[b], systems[c], schema=resolved), confidence
+                paired_scorer(
+                    gold,
+                    systems[b],
+                    systems[c],
+                    schema=resolved,
+                    extra_predictions=extra_predictions,
+                ),
+                confidence,
             ),
         )
         for b, c in pairs
@@ -418,11 +435,12 @@ def _scored(
     predictions: Iterable[Prediction],
     schema: Schema | None,
     confidence: float,
+    extra_predictions: ExtraPredictions,
 ) -> tuple[Report, object]:
     # One system's full report and its case counts (inside only).
     from chartscore.workflows.share import sensitivity_of  # noqa: PLC0415
 
-    scorer = CaseTrackingScorer(schema)
+    scorer = CaseTrackingScorer(schema, extra_predictions=extra_predictions)
     with collector_paused():
         feed_records(scorer, gold, predictions)
     return without_evidence(*sensitivity_of(scorer.partial(), confidence))
