@@ -178,6 +178,9 @@ def test_agree_usage() -> None:
     assert status == 2 and "--raters or --rater is required" in err
     status, _, err = run(["agree", "--rater", "a", "--schema", "s.json"])
     assert status == 2 and "--rater takes NAME=FILE" in err
+    for one in (["--raters", "a.jsonl"], ["--rater", "a=a.jsonl"]):
+        status, _, err = run(["agree", *one, "--schema", "s.json"])
+        assert status == 2 and "agree needs two to 64 raters" in err, err
 
 
 def test_agree_library_refuses_one_rater(study: tuple[list[Path], Path, Path]) -> None:

@@ -24,7 +24,7 @@ from chartscore.cli._options import (
     progress_shown,
 )
 from chartscore.cli._streams import Streams
-from chartscore.documents.agreement import RATER_LABEL
+from chartscore.documents.agreement import MAX_RATERS, MIN_RATERS, RATER_LABEL
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
@@ -60,6 +60,8 @@ def _raters(args: argparse.Namespace) -> list[tuple[str, InputPath]]:
                 )
             label = found
         raters.append((label, input_argument(path)))
+    if not MIN_RATERS <= len(raters) <= MAX_RATERS:
+        raise UsageError("agree needs two to 64 raters", NAME)
     return raters
 
 
