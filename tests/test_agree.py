@@ -178,6 +178,20 @@ def test_agree_usage() -> None:
     assert status == 2 and "--raters or --rater is required" in err
     status, _, err = run(["agree", "--rater", "a", "--schema", "s.json"])
     assert status == 2 and "--rater takes NAME=FILE" in err
+    for one in (["--raters", "a.jsonl"], ["--rater", "a=a.jsonl"]):
+        status, _, err = run(["agree", *one, "--schema", "s.json"])
+        assert status == 2 and "agree needs two to 64 raters" in err, err
+    status, _, err = run(["agree", "--raters", "-", "b.jsonl", "--schema", "s.json"])
+    assert status == 2 and "standard input as a rater needs a name: --rater NAME=-" in err, err
+    for argv, problem in (
+        (["--rater", "a=-", "--rater", "b=-"], "standard input can feed one rater"),
+        (["--rater", "a=-", "--rater", "b=b.jsonl", "--gold", "g.jsonl"], "and none with --gold"),
+        (["--rater", "a=-", "--rater", "b=b.jsonl", "--gold", "-"], "can feed one input only"),
+    ):
+        status, _, err = run(["agree", *argv, "--schema", "s.json"])
+        assert status == 2 and problem in err, err
+    status, _, err = run(["agree", "--rater", "a=-", "--rater", "b=b.jsonl", "--schema", "-"])
+    assert status == 2 and "can feed one input only" in err, err
 
 
 def test_agree_library_refuses_one_rater(study: tuple[list[Path], Path, Path]) -> None:

@@ -451,3 +451,27 @@ def test_render_and_compare_draw_difference_gates_as_margins(
     )
     status, out, err = run(["render", comparison, "--format", "html", "--gates", elsewhere])
     assert status == 1 and out == "" and "gate_slice_missing" in err
+
+
+def test_a_difference_rule_on_a_report_is_refused_before_any_report_is_written(
+    data: dict[str, Path], tmp_path: Path
+) -> None:
+    gates = tmp_path / "difference.toml"
+    gates.write_text(
+        PASSING + '[[gate]]\nslice = "overall"\nmetric = "exact_agreement"\n'
+        "min_difference_lower = -0.02\n"
+    )
+    schema = tmp_path / "declared.json"
+    schema.write_text(
+        '{"fields": {"hx.smoking": {"type": "categorical", '
+        '"choices": ["current", "former", "never"]}}}'
+    )
+    partial = tmp_path / "site.partial"
+    status, _, err = run(score_argv(data, "--schema", schema, "--partial-out", partial))
+    assert status == 0 and partial.exists(), err
+    for argv in (score_argv(data), ["merge", "--partials", partial]):
+        report = tmp_path / "report.json"
+        status, out, err = run([*argv, "--gates", gates, "--out", report])
+        assert (status, out) == (1, "")
+        assert err.startswith("chartscore: error: gate_needs_comparison (gate 2 on line 6)"), err
+        assert not report.exists()  # refused before any work, as batch does

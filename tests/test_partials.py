@@ -329,3 +329,19 @@ def test_kappa_margins_see_undeclared_answers_as_one_category(tmp_path: Path) ->
     # 12, 24; 9, 21 and 6 undeclared (three categories of 2 if each had its own).
     assert kappa_smallest_margins(pooled) == {"hx.smoking": 6}
     assert kappa_smallest_margins(merged) == kappa_smallest_margins(pooled)
+
+
+@pytest.mark.parametrize("text", ["", "{", "not a partial", b"\xff", "[1]"])
+def test_partial_text_that_is_not_json_is_invalid_partial_from_the_library(
+    tmp_path: Path, text: str | bytes
+) -> None:
+    from chartscore.workflows.partials import merged_partial_text
+    from chartscore.workflows.share import share_partials
+
+    good = one_partial(tmp_path)
+    for merge in (merge_partials, merged_partial_text, share_partials):
+        with pytest.raises(ChartscoreError) as caught:
+            merge([good, text])  # type: ignore[operator]
+        assert caught.value.code is ErrorCode.INVALID_PARTIAL, merge
+        assert str(caught.value) == "invalid_partial (partial)"
+        assert caught.value.__context__ is None and caught.value.__cause__ is None

@@ -14,10 +14,30 @@ from chartscore.cli._options import gate_status
 from chartscore.cli._streams import Streams
 from chartscore.documents import Document
 from chartscore.documents.gates import Gate
+from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
 
-__all__ = ["gated_exit", "write_partial"]
+__all__ = ["gated_exit", "load_report_gates", "write_partial"]
+
+
+def load_report_gates(path: InputPath | None) -> tuple[Gate, ...] | None:
+    """The gates of a command whose document is a report (score, merge), or None.
+
+    A difference rule needs a comparison: it is refused here, before any work, so
+    that no report is written by a command that then fails on it.
+
+    Raises:
+        ChartscoreError: any code of :func:`load_gates`; ``gate_needs_comparison``.
+    """
+    if path is None:
+        return None
+    gates = load_gates(path)
+    for gate in gates:
+        if gate.is_difference:
+            raise ChartscoreError(ErrorCode.GATE_NEEDS_COMPARISON, gate=gate.number, line=gate.line)
+    return gates
 
 
 def write_partial(partial: str, target: str, *, inputs: Sequence[InputPath | None]) -> None:

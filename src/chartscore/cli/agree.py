@@ -7,6 +7,7 @@ from typing import Final
 
 from chartscore.cli._command import (
     EXIT_OK,
+    STANDARD_STREAM,
     Command,
     Option,
     UsageError,
@@ -24,9 +25,9 @@ from chartscore.cli._options import (
     progress_shown,
 )
 from chartscore.cli._streams import Streams
-from chartscore.documents.agreement import RATER_LABEL
+from chartscore.documents.agreement import MAX_RATERS, MIN_RATERS, RATER_LABEL
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.inputs import InputPath
+from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.workflows.agree import agree_files
@@ -53,6 +54,8 @@ def _raters(args: argparse.Namespace) -> list[tuple[str, InputPath]]:
                     ErrorCode.INVALID_RUN_LABEL, input=InputKind.RATERS, part=part
                 )
         else:
+            if value == "-":  # standard input has no file name to be its label
+                raise UsageError("standard input as a rater needs a name: --rater NAME=-", NAME)
             path, found = value, run_label(input_argument(value))
             if found is None:  # standard input, or a stem that is not a plain label
                 raise ChartscoreError(
@@ -60,12 +63,19 @@ def _raters(args: argparse.Namespace) -> list[tuple[str, InputPath]]:
                 )
             label = found
         raters.append((label, input_argument(path)))
+    if not MIN_RATERS <= len(raters) <= MAX_RATERS:
+        raise UsageError("agree needs two to 64 raters", NAME)
     return raters
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Read every rater file, count their agreement; print or write the document."""
     raters = _raters(args)
+    standard = sum(path is STDIN for _, path in raters)  # --rater NAME=-: unseen by the parser
+    if standard and STANDARD_STREAM in (args.gold, args.schema):
+        raise UsageError("standard input (-) can feed one input only", NAME)
+    if standard > 1 or (standard and args.gold is not None):
+        raise UsageError("standard input can feed one rater, and none with --gold", NAME)
     gold = optional_input(args.gold)
     schema_path = input_argument(args.schema)
     inputs = (*(path for _, path in raters), gold, schema_path)

@@ -11,7 +11,7 @@ from chartscore.cli._command import (
     Option,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit, write_partial
+from chartscore.cli._last_steps import gated_exit, load_report_gates, write_partial
 from chartscore.cli._options import (
     AXIS,
     CONFIDENCE,
@@ -27,7 +27,6 @@ from chartscore.cli._options import (
     output_targets,
 )
 from chartscore.cli._streams import Streams
-from chartscore.io.document_files import load_gates
 from chartscore.io.output import write_output
 from chartscore.workflows.partials import merge_partial_files_with_partial
 
@@ -45,7 +44,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     inputs = (*sorted(glob.glob(args.partials)), gates_path)
     out, partial_out = output_targets(args, inputs, "merge")
     junit = junit_target(args, inputs, "merge", outputs=(out, partial_out))
-    gates = None if gates_path is None else load_gates(gates_path)
+    gates = load_report_gates(gates_path)
     report, partial = merge_partial_files_with_partial(
         args.partials, confidence=confidence(args), partial=partial_out is not None
     )

@@ -17,7 +17,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit, write_partial
+from chartscore.cli._last_steps import gated_exit, load_report_gates, write_partial
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     AXIS,
@@ -45,7 +45,6 @@ from chartscore.cli._options import (
 from chartscore.cli._streams import Streams, say
 from chartscore.documents.report import Report
 from chartscore.engine import score_dask
-from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
 from chartscore.io.ledger_file import ledger_key_file
 from chartscore.io.output import write_output
@@ -79,7 +78,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     # --junit is never an input, nor the ledger's key file, nor another output.
     kept = (*inputs, None if request is None else ledger_key_file(args.ledger_key))
     junit = junit_target(args, kept, "score", outputs=(out, partial_out, _ledger(args)))
-    gates = None if gates_path is None else load_gates(gates_path)
+    gates = load_report_gates(gates_path)
     scorer = _dask_scorer(args) if on_dask else score_files
     if partial_out is not None:
         scorer = _partial_scorer(written)
