@@ -46,6 +46,7 @@ import numpy as np
 
 from chartscore.disclosure.cost import key_price
 from chartscore.disclosure.forms import Form
+from chartscore.disclosure.lp import OPTIMAL, columnwise, solve_as_linprog
 from chartscore.disclosure.model import Key
 from chartscore.disclosure.publication import (
     JointPublication,
@@ -240,8 +241,6 @@ class _Relaxation:
     def __init__(
         self, joint: JointPublication, shown: Mapping[Key, int], prices: Mapping[Key, int]
     ) -> None:
-        from scipy.sparse import coo_array  # noqa: PLC0415 (scipy: the share extra)
-
         model = joint.model
         self.size = model.size
         self.min_cell = joint.min_cell
@@ -256,8 +255,7 @@ class _Relaxation:
         for position in range(len(self.movable)):  # form - up + down == value
             column = model.size + 2 * position
             equal.extend(first + position, ((column, -1), (column + 1, 1)))
-        self.equal = equal.matrix(self.width, coo_array)
-        self.equal_targets = equal.targets
+        self.equal = equal
         below = _Rows()  # form >= bound, written -form <= -bound
         lower = [*((row, 0) for row in model.inequalities)]
         for row, bound in [*lower, *model.knowledge(shown, joint.min_cell)]:
@@ -278,25 +276,41 @@ class _Relaxation:
 
     def moved(self, form: Form) -> set[Key] | None:
         """The shown numbers a cheapest escape of ``form`` moves (None: no escape)."""
-        from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
-        from scipy.sparse import coo_array  # noqa: PLC0415
-
         for at, sign in ((0, 1), (self.min_cell, -1)):  # at 0, else at min cell or more
             target = _Rows()
             target.add(tuple((v, sign * c) for v, c in form), sign * at)
-            rows = self.below.joined(target)
-            result = linprog(
-                self.cost,
-                A_ub=rows.matrix(self.width, coo_array),
-                b_ub=rows.targets,
-                A_eq=self.equal,
-                b_eq=self.equal_targets,
-                bounds=(0, None),
-                method="highs",
-            )
-            if result.status == 0 and result.x is not None:
-                moves = result.x[self.size :].reshape(-1, 2).sum(axis=1)
+            x = self._solve(self.below.joined(target))
+            if x is not None:
+                moves = x[self.size :].reshape(-1, 2).sum(axis=1)
                 return {k for k, step in zip(self.movable, moves, strict=True) if step > _TOLERANCE}
+        return None
+
+    def _solve(self, below: _Rows) -> np.ndarray | None:
+        """The optimal point of ``min cost`` over ``below`` (``<=``) and the equal rows, or
+        None. By HiGHS's binding when it loads (the model and options ``linprog`` builds,
+        so the same point); else by ``scipy.optimize.linprog``."""
+        rows = below.joined(self.equal)
+        matrix = columnwise(len(rows.targets), self.width, (rows.rows, rows.columns, rows.data))
+        upper = np.asarray(rows.targets, dtype=np.float64)
+        lower = upper.copy()
+        lower[: len(below.targets)] = -np.inf
+        solved = solve_as_linprog(self.width, matrix, lower, upper, self.cost)
+        if solved is not None:
+            return solved[1] if solved[0] == OPTIMAL else None
+        from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
+        from scipy.sparse import coo_array  # noqa: PLC0415
+
+        result = linprog(
+            self.cost,
+            A_ub=below.matrix(self.width, coo_array),
+            b_ub=below.targets,
+            A_eq=self.equal.matrix(self.width, coo_array),
+            b_eq=self.equal.targets,
+            bounds=(0, None),
+            method="highs",
+        )
+        if result.status == 0 and result.x is not None:
+            return np.asarray(result.x)
         return None
 
 
