@@ -267,3 +267,53 @@ def test_the_joint_choice_chooses_the_same_through_linprog(monkeypatch: pytest.M
     assert [(r.product, r.key) for r in direct.leaks] == [
         (r.product, r.key) for r in fallback.leaks
     ]
+
+
+def _verdict(found: Any) -> tuple[list[tuple[int, Key, str]], Any]:
+    return [(row.product, row.key, row.status) for row in found.leaks], found.extra
+
+
+def test_a_proof_serves_only_a_region_it_holds() -> None:
+    # The choice hands on what its attacks proved protected. Over the same rows the verdict
+    # is the same; the leaking products have rows the choice's last check had not (what it
+    # hid is shown there), so its proof of the pinned numbers must not serve them.
+    products, values = _leaking()
+    gold_keys = _gold_keys(products)
+    first = joint_choice(products, SYSTEMS, values, gold_keys)
+    assert first.leaks and first.extra is not None and len(first.proofs) >= 2
+    again = joint_choice(products, SYSTEMS, values, gold_keys, first.proofs)
+    assert _verdict(again) == _verdict(first)
+    rebuilt = _rebuilt(30, 7, products, first.extra)
+    fresh = joint_choice(rebuilt, SYSTEMS, values, _gold_keys(rebuilt))
+    proven = joint_choice(rebuilt, SYSTEMS, values, _gold_keys(rebuilt), first.proofs)
+    assert _verdict(proven) == _verdict(fresh) == ([], [set(), set(), set()])
+
+
+@settings(max_examples=examples(10, least=2), deadline=None)
+@given(
+    st.integers(min_value=12, max_value=30),
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from([0.3, 0.6]),
+    st.floats(min_value=0.0, max_value=0.5),
+)
+def test_an_earlier_rounds_proofs_change_no_verdict(
+    cases: int, seed: int, hide: float, more: float
+) -> None:
+    # Random patterns, then the same with more hidden (the next round's shape: usually
+    # within every proof's rows) or less (never): the verdict with the first attack's
+    # proofs is the verdict without them.
+    import random
+
+    products, truths = _products(cases, seed, hide)
+    values = _values(truths)
+    found = joint_choice(products, SYSTEMS, values, _gold_keys(products))
+    pick = random.Random(seed)
+    extra = [
+        {key for key, value in product.numbers() if value is not None and pick.random() < more}
+        for product in products
+    ]
+    for other in (_rebuilt(cases, seed, products, extra), _products(cases, seed, hide / 2)[0]):
+        gold_keys = _gold_keys(other)
+        plain = joint_choice(other, SYSTEMS, values, gold_keys)
+        proven = joint_choice(other, SYSTEMS, values, gold_keys, found.proofs)
+        assert _verdict(proven) == _verdict(plain)
