@@ -363,6 +363,17 @@ class _Relaxation:
         for row, bound in [*lower, *model.knowledge(shown, joint.min_cell)]:
             below.add(tuple((v, -c) for v, c in row), -bound)
         self.below = below
+        # The rows every escape shares, as arrays once: the model's and the rule's, a gap
+        # for the escape's own row (after them, as linprog stacks them), the equalities.
+        gap = len(below.targets)
+        self._fixed = (
+            np.asarray([*below.rows, *(row + gap + 1 for row in equal.rows)], dtype=np.int64),
+            np.asarray([*below.columns, *equal.columns], dtype=np.int64),
+            np.asarray([*below.data, *equal.data], dtype=np.int64),
+        )
+        self._upper = np.asarray([*below.targets, 0, *equal.targets], dtype=np.float64)
+        self._lower = self._upper.copy()
+        self._lower[: gap + 1] = -np.inf
         self.cost = np.zeros(self.width)
         for position, joint_key in enumerate(self.movable):
             start = model.size + 2 * position
@@ -381,27 +392,33 @@ class _Relaxation:
         for at, sign in ((0, 1), (self.min_cell, -1)):  # at 0, else at min cell or more
             target = _Rows()
             target.add(tuple((v, sign * c) for v, c in form), sign * at)
-            x = self._solve(self.below.joined(target))
+            x = self._solve(target)
             if x is not None:
                 moves = x[self.size :].reshape(-1, 2).sum(axis=1)
                 return {k for k, step in zip(self.movable, moves, strict=True) if step > _TOLERANCE}
         return None
 
-    def _solve(self, below: _Rows) -> np.ndarray | None:
-        """The optimal point of ``min cost`` over ``below`` (``<=``) and the equal rows, or
-        None. By HiGHS's binding when it loads (the model and options ``linprog`` builds,
-        so the same point); else by ``scipy.optimize.linprog``."""
-        rows = below.joined(self.equal)
-        matrix = columnwise(len(rows.targets), self.width, (rows.rows, rows.columns, rows.data))
-        upper = np.asarray(rows.targets, dtype=np.float64)
-        lower = upper.copy()
-        lower[: len(below.targets)] = -np.inf
-        solved = solve_as_linprog(self.width, matrix, lower, upper, self.cost)
+    def _solve(self, target: _Rows) -> np.ndarray | None:
+        """The optimal point of ``min cost`` over the shared rows and ``target`` (one ``<=``
+        row), or None. By HiGHS's binding when it loads (the model and options ``linprog``
+        builds, so the same point); else by ``scipy.optimize.linprog``."""
+        gap = len(self.below.targets)
+        rows, columns, data = self._fixed
+        entries = (
+            np.concatenate([rows, np.full(len(target.rows), gap, dtype=np.int64)]),
+            np.concatenate([columns, np.asarray(target.columns, dtype=np.int64)]),
+            np.concatenate([data, np.asarray(target.data, dtype=np.int64)]),
+        )
+        upper = self._upper.copy()
+        upper[gap] = target.targets[0]
+        matrix = columnwise(len(upper), self.width, entries)
+        solved = solve_as_linprog(self.width, matrix, self._lower, upper, self.cost)
         if solved is not None:
             return solved[1] if solved[0] == OPTIMAL else None
         from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
         from scipy.sparse import coo_array  # noqa: PLC0415
 
+        below = self.below.joined(target)
         result = linprog(
             self.cost,
             A_ub=below.matrix(self.width, coo_array),

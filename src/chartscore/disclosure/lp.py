@@ -332,7 +332,7 @@ _DUAL: Final = 1
 
 
 def columnwise(
-    rows: int, width: int, entries: tuple[Sequence[int], Sequence[int], Sequence[int]]
+    rows: int, width: int, entries: tuple[Sequence[int] | np.ndarray, ...]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sparse entries ``(row, column, coefficient)`` as compressed sparse column arrays.
 
