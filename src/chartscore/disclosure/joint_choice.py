@@ -32,7 +32,8 @@ At most :data:`STEPS` steps; a pinned number nothing can free, or a solver that 
 settle, gives up (``extra`` None) and the caller hides whole slices as before. The
 caller then suppresses each product again with its old hidden numbers and these forced
 (each keeps its own audit: hiding more widens every range), and the joint attack runs
-once more on the documents themselves. Value-free: numbers and counts (the true values
+once more on the documents themselves, given this choice's proofs (:class:`Proof`): it asks
+only the numbers they do not cover. Value-free: numbers and counts (the true values
 stay inside), never a value or case id.
 """
 
