@@ -194,3 +194,126 @@ def test_a_publication_with_a_comparison_ends_its_leak_by_the_joint_choice(tmp_p
     first, second = dict(a.numbers()), dict(b.numbers())
     gold_keys = _gold_keys(products) & set(first)
     assert gold_keys and all(first[key] == second[key] for key in gold_keys)
+
+
+@st.composite
+def _linear_programs(
+    draw: Any,
+) -> tuple[int, list[tuple[int, int, int]], list[int], int, list[int]]:
+    # A small LP: entries (row, column, coefficient; repeats and zeros allowed), each row's
+    # right-hand side, how many of the first rows are "<=" (the rest "=="), and the costs.
+    width = draw(st.integers(1, 8))
+    rows = draw(st.integers(1, 6))
+    entry = st.tuples(st.integers(0, rows - 1), st.integers(0, width - 1), st.integers(-3, 3))
+    entries = draw(st.lists(entry, max_size=30))
+    targets = draw(st.lists(st.integers(-4, 12), min_size=rows, max_size=rows))
+    below = draw(st.integers(0, rows))
+    cost = draw(st.lists(st.integers(0, 5), min_size=width, max_size=width))
+    return width, entries, targets, below, cost
+
+
+@settings(max_examples=200, deadline=None)
+@given(_linear_programs())
+def test_the_relaxed_escape_by_the_binding_is_linprogs_point(problem: Any) -> None:
+    # The joint choice solves its relaxed escapes through HiGHS's binding with the model and
+    # options linprog builds: the same status and the same point, bit for bit (a different
+    # optimal vertex would move other numbers and change the publication).
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_array
+
+    from chartscore.disclosure.lp import OPTIMAL, columnwise, solve_as_linprog
+
+    width, entries, targets, below, cost = problem
+    rows, columns, data = (
+        (list(part) for part in zip(*entries, strict=True)) if entries else ([], [], [])
+    )
+    matrix = coo_array((data, (rows, columns)), shape=(len(targets), width)).tocsr()
+    c = np.asarray(cost, dtype=np.float64)
+    expected = linprog(
+        c,
+        A_ub=matrix[:below] if below else None,
+        b_ub=targets[:below] if below else None,
+        A_eq=matrix[below:] if below < len(targets) else None,
+        b_eq=targets[below:] if below < len(targets) else None,
+        bounds=(0, None),
+        method="highs",
+    )
+    upper = np.asarray(targets, dtype=np.float64)
+    lower = upper.copy()
+    lower[:below] = -np.inf
+    solved = solve_as_linprog(
+        width, columnwise(len(targets), width, (rows, columns, data)), lower, upper, c
+    )
+    assert solved is not None
+    status, x = solved
+    assert (status == OPTIMAL) == (expected.status == 0)
+    if status == OPTIMAL:
+        assert x is not None
+        assert np.array_equal(x, np.asarray(expected.x))
+
+
+def test_the_joint_choice_chooses_the_same_through_linprog(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without the binding (the fallback: scipy.optimize.linprog), the same choice.
+    from chartscore.disclosure import joint_choice as module
+
+    products, values = _leaking()
+    gold_keys = _gold_keys(products)
+    direct = joint_choice(products, SYSTEMS, values, gold_keys)
+    monkeypatch.setattr(module, "solve_as_linprog", lambda *args: None)
+    fallback = joint_choice(products, SYSTEMS, values, gold_keys)
+    assert direct.extra is not None and any(direct.extra)
+    assert direct.extra == fallback.extra
+    assert [(r.product, r.key) for r in direct.leaks] == [
+        (r.product, r.key) for r in fallback.leaks
+    ]
+
+
+def _verdict(found: Any) -> tuple[list[tuple[int, Key, str]], Any]:
+    return [(row.product, row.key, row.status) for row in found.leaks], found.extra
+
+
+def test_a_proof_serves_only_a_region_it_holds() -> None:
+    # The choice hands on what its attacks proved protected. Over the same rows the verdict
+    # is the same; the leaking products have rows the choice's last check had not (what it
+    # hid is shown there), so its proof of the pinned numbers must not serve them.
+    products, values = _leaking()
+    gold_keys = _gold_keys(products)
+    first = joint_choice(products, SYSTEMS, values, gold_keys)
+    assert first.leaks and first.extra is not None and len(first.proofs) >= 2
+    again = joint_choice(products, SYSTEMS, values, gold_keys, first.proofs)
+    assert _verdict(again) == _verdict(first)
+    rebuilt = _rebuilt(30, 7, products, first.extra)
+    fresh = joint_choice(rebuilt, SYSTEMS, values, _gold_keys(rebuilt))
+    proven = joint_choice(rebuilt, SYSTEMS, values, _gold_keys(rebuilt), first.proofs)
+    assert _verdict(proven) == _verdict(fresh) == ([], [set(), set(), set()])
+
+
+@settings(max_examples=examples(10, least=2), deadline=None)
+@given(
+    st.integers(min_value=12, max_value=30),
+    st.integers(min_value=0, max_value=10**6),
+    st.sampled_from([0.3, 0.6]),
+    st.floats(min_value=0.0, max_value=0.5),
+)
+def test_an_earlier_rounds_proofs_change_no_verdict(
+    cases: int, seed: int, hide: float, more: float
+) -> None:
+    # Random patterns, then the same with more hidden (the next round's shape: usually
+    # within every proof's rows) or less (never): the verdict with the first attack's
+    # proofs is the verdict without them.
+    import random
+
+    products, truths = _products(cases, seed, hide)
+    values = _values(truths)
+    found = joint_choice(products, SYSTEMS, values, _gold_keys(products))
+    pick = random.Random(seed)
+    extra = [
+        {key for key, value in product.numbers() if value is not None and pick.random() < more}
+        for product in products
+    ]
+    for other in (_rebuilt(cases, seed, products, extra), _products(cases, seed, hide / 2)[0]):
+        gold_keys = _gold_keys(other)
+        plain = joint_choice(other, SYSTEMS, values, gold_keys)
+        proven = joint_choice(other, SYSTEMS, values, gold_keys, found.proofs)
+        assert _verdict(proven) == _verdict(plain)

@@ -32,12 +32,14 @@ At most :data:`STEPS` steps; a pinned number nothing can free, or a solver that 
 settle, gives up (``extra`` None) and the caller hides whole slices as before. The
 caller then suppresses each product again with its old hidden numbers and these forced
 (each keeps its own audit: hiding more widens every range), and the joint attack runs
-once more on the documents themselves. Value-free: numbers and counts (the true values
+once more on the documents themselves, given this choice's proofs (:class:`Proof`): it asks
+only the numbers they do not cover. Value-free: numbers and counts (the true values
 stay inside), never a value or case id.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -46,6 +48,7 @@ import numpy as np
 
 from chartscore.disclosure.cost import key_price
 from chartscore.disclosure.forms import Form
+from chartscore.disclosure.lp import OPTIMAL, columnwise, solve_as_linprog
 from chartscore.disclosure.model import Key
 from chartscore.disclosure.publication import (
     JointPublication,
@@ -54,7 +57,7 @@ from chartscore.disclosure.publication import (
     System,
     product_key,
 )
-from chartscore.disclosure.ranges import RangeSolver
+from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 
 STEPS: Final = 24
 """The most joint solves one choice makes before it gives up (each hides more)."""
@@ -166,10 +169,61 @@ class JointChoice:
             leaks), or None when the choice cannot protect a pinned number
             (nothing reaches it, the solver cannot settle it, or :data:`STEPS`
             pass): the caller then hides whole slices.
+        proofs: What this attack and the earlier ones (``proofs`` given) proved
+            protected, for the next round's attack (the last :data:`PROOFS`).
     """
 
     leaks: list[PublicationRow]
     extra: list[set[Key]] | None
+    proofs: tuple[Proof, ...] = ()
+
+
+PROOFS: Final = 4
+"""How many proofs a joint choice hands on (each holds a region's rows and forms)."""
+
+Region = frozenset[tuple[str, Form, int]]
+"""Every row of a joint attack: ``("=", form, value)`` per shown number, ``(">=", form,
+bound)`` per row of the model and of the rule; with the variables, its whole feasible set."""
+
+
+@attrs.frozen(repr=False)  # inside only: true values
+class Proof:
+    """Hidden numbers proven protected over one region of a joint model.
+
+    Why: protected means some table of the region frees the number (puts it at 0 or
+    at min cell or more), and that table lies in every region with fewer rows over
+    the same variables. A later round hides only more, so its attack usually has a
+    subset of these rows: it need not ask these numbers again (it checks the subset,
+    never assumes it). The region had a feasible table (its solver was built), so a
+    later one with a subset of its rows is consistent too.
+
+    Attributes:
+        size: The joint model's variables.
+        min_cell: The min cell each number was judged by.
+        rows: The region's rows.
+        protected: Each proven number's form and true value.
+    """
+
+    size: int
+    min_cell: int
+    rows: Region
+    protected: frozenset[tuple[Form, int]]
+
+    def holds(self, joint: JointPublication, rows: Region) -> bool:
+        """Whether every table of this proof's region is in ``joint``'s region ``rows``."""
+        return (
+            self.size == joint.model.size and self.min_cell == joint.min_cell and rows <= self.rows
+        )
+
+
+def _region(
+    joint: JointPublication, shown: Mapping[Key, int], knowledge: Sequence[tuple[Form, int]]
+) -> Region:
+    # The rows of the joint attack over ``shown`` (the solver's: see RangeSolver).
+    quantities = joint.model.quantities
+    equal = (("=", quantities[key].form, value) for key, value in shown.items())
+    model = ((">=", form, 0) for form in joint.model.inequalities)
+    return frozenset([*equal, *model, *((">=", form, bound) for form, bound in knowledge)])
 
 
 def joint_choice(
@@ -177,12 +231,15 @@ def joint_choice(
     systems: Sequence[System],
     values: Sequence[Mapping[Key, int]],
     gold_keys: frozenset[Key],
+    proofs: Sequence[Proof] = (),
 ) -> JointChoice:
     """The joint leaks of a publication, and what each product must hide besides to end them.
 
     One joint model serves both: the leak check is
     :func:`~chartscore.disclosure.publication.publication_leaks`'s, and the choice
-    starts from its solver (see the module).
+    starts from its solver (see the module). A hidden number an earlier round's
+    :class:`Proof` covers (its region holds this one's) is not asked again, and
+    where none is left to ask no solver is built: the same verdicts.
 
     Args:
         products: The publication's shared products (each passes its own audit).
@@ -190,18 +247,28 @@ def joint_choice(
             :func:`~chartscore.disclosure.publication.audit_publication`.
         values: Each product's true values (inside only).
         gold_keys: The gold-only numbers: one decision for every product.
+        proofs: An earlier round's :attr:`JointChoice.proofs` (values: the same).
     """
     joint = JointPublication(products, systems)
-    solver, problem = joint.solver()
+    known = joint.model.knowledge(joint.published, joint.min_cell)
+    rows = _region(joint, joint.published, known)
+    held = [proof for proof in proofs if proof.holds(joint, rows)]
+    proven = frozenset().union(*(proof.protected for proof in held))
+    ask = [(i, key) for i, key in joint.hidden if _asked(joint, values, i, key) not in proven]
+    kept = tuple(proofs)
+    if held and not any(_small(joint, values, i, key) for i, key in ask):
+        return JointChoice([], [set() for _ in systems], kept[-PROOFS:])
+    solver, problem = joint.solver(knowledge=known)
     if solver is None:
         row = PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)
         return JointChoice([row], None)
-    leaks = joint.leaks(solver, values, joint.hidden)
+    leaks = joint.leaks(solver, values, ask)
+    kept += (_proof(joint, rows, values, ask, leaks, proven=proven),)
     chooser = _Chooser(joint, systems, values, gold_keys)
     pending = [(row.product, row.key) for row in leaks]
     for _ in range(STEPS):
         if not pending:
-            return JointChoice(leaks, chooser.extra)
+            return JointChoice(leaks, chooser.extra, kept[-PROOFS:])
         chosen: set[Key] = set()
         relaxation = chooser.relaxation()
         for index, key in pending:
@@ -217,11 +284,48 @@ def joint_choice(
         for joint_key in sorted(chosen):
             chooser.hide(joint_key)
         extra = [(i, k) for i, keys in enumerate(chooser.extra) for k in sorted(keys)]
-        found = _still_pinned(joint, chooser.published, values, [*dict.fromkeys(pending + extra)])
+        asked = [*dict.fromkeys(pending + extra)]
+        found = _still_pinned(joint, chooser.published, values, asked)
         if found is None:
-            return JointChoice(leaks, None)
-        pending = found
-    return JointChoice(leaks, None if pending else chooser.extra)
+            return JointChoice(leaks, None, kept[-PROOFS:])
+        pending, proof = found
+        kept += (proof,)
+    return JointChoice(leaks, None if pending else chooser.extra, kept[-PROOFS:])
+
+
+def _asked(
+    joint: JointPublication, values: Sequence[Mapping[Key, int]], index: int, key: Key
+) -> tuple[Form, int | None]:
+    # What a leak check asks of a product's hidden number: its joint form and true value.
+    return joint.model.quantities[product_key(index, key)].form, values[index].get(key)
+
+
+def _small(joint: JointPublication, values: Sequence[Mapping[Key, int]], i: int, key: Key) -> bool:
+    # Whether the leak check asks about this number at all (only a small one can be pinned).
+    value = values[i].get(key)
+    return value is not None and 1 <= value < joint.min_cell
+
+
+def _proof(
+    joint: JointPublication,
+    rows: Region,
+    values: Sequence[Mapping[Key, int]],
+    asked: Sequence[tuple[int, Key]],
+    leaks: Sequence[PublicationRow],
+    *,
+    proven: frozenset[tuple[Form, int]] = frozenset(),
+) -> Proof:
+    # The numbers of ``asked`` that the leak check over ``rows`` found protected (with
+    # ``proven``: covered there by earlier proofs).
+    pinned = {(row.product, row.key) for row in leaks}
+    protected = {
+        (form, value)
+        for i, key in asked
+        if (i, key) not in pinned and _small(joint, values, i, key)
+        for form, value in [_asked(joint, values, i, key)]
+        if value is not None
+    }
+    return Proof(joint.model.size, joint.min_cell, rows, frozenset(protected) | proven)
 
 
 class _Relaxation:
@@ -240,8 +344,6 @@ class _Relaxation:
     def __init__(
         self, joint: JointPublication, shown: Mapping[Key, int], prices: Mapping[Key, int]
     ) -> None:
-        from scipy.sparse import coo_array  # noqa: PLC0415 (scipy: the share extra)
-
         model = joint.model
         self.size = model.size
         self.min_cell = joint.min_cell
@@ -256,13 +358,23 @@ class _Relaxation:
         for position in range(len(self.movable)):  # form - up + down == value
             column = model.size + 2 * position
             equal.extend(first + position, ((column, -1), (column + 1, 1)))
-        self.equal = equal.matrix(self.width, coo_array)
-        self.equal_targets = equal.targets
+        self.equal = equal
         below = _Rows()  # form >= bound, written -form <= -bound
         lower = [*((row, 0) for row in model.inequalities)]
         for row, bound in [*lower, *model.knowledge(shown, joint.min_cell)]:
             below.add(tuple((v, -c) for v, c in row), -bound)
         self.below = below
+        # The rows every escape shares, as arrays once: the model's and the rule's, a gap
+        # for the escape's own row (after them, as linprog stacks them), the equalities.
+        gap = len(below.targets)
+        self._fixed = (
+            np.asarray([*below.rows, *(row + gap + 1 for row in equal.rows)], dtype=np.int64),
+            np.asarray([*below.columns, *equal.columns], dtype=np.int64),
+            np.asarray([*below.data, *equal.data], dtype=np.int64),
+        )
+        self._upper = np.asarray([*below.targets, 0, *equal.targets], dtype=np.float64)
+        self._lower = self._upper.copy()
+        self._lower[: gap + 1] = -np.inf
         self.cost = np.zeros(self.width)
         for position, joint_key in enumerate(self.movable):
             start = model.size + 2 * position
@@ -278,25 +390,47 @@ class _Relaxation:
 
     def moved(self, form: Form) -> set[Key] | None:
         """The shown numbers a cheapest escape of ``form`` moves (None: no escape)."""
-        from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
-        from scipy.sparse import coo_array  # noqa: PLC0415
-
         for at, sign in ((0, 1), (self.min_cell, -1)):  # at 0, else at min cell or more
             target = _Rows()
             target.add(tuple((v, sign * c) for v, c in form), sign * at)
-            rows = self.below.joined(target)
-            result = linprog(
-                self.cost,
-                A_ub=rows.matrix(self.width, coo_array),
-                b_ub=rows.targets,
-                A_eq=self.equal,
-                b_eq=self.equal_targets,
-                bounds=(0, None),
-                method="highs",
-            )
-            if result.status == 0 and result.x is not None:
-                moves = result.x[self.size :].reshape(-1, 2).sum(axis=1)
+            x = self._solve(target)
+            if x is not None:
+                moves = x[self.size :].reshape(-1, 2).sum(axis=1)
                 return {k for k, step in zip(self.movable, moves, strict=True) if step > _TOLERANCE}
+        return None
+
+    def _solve(self, target: _Rows) -> np.ndarray | None:
+        """The optimal point of ``min cost`` over the shared rows and ``target`` (one ``<=``
+        row), or None. By HiGHS's binding when it loads (the model and options ``linprog``
+        builds, so the same point); else by ``scipy.optimize.linprog``."""
+        gap = len(self.below.targets)
+        rows, columns, data = self._fixed
+        entries = (
+            np.concatenate([rows, np.full(len(target.rows), gap, dtype=np.int64)]),
+            np.concatenate([columns, np.asarray(target.columns, dtype=np.int64)]),
+            np.concatenate([data, np.asarray(target.data, dtype=np.int64)]),
+        )
+        upper = self._upper.copy()
+        upper[gap] = target.targets[0]
+        matrix = columnwise(len(upper), self.width, entries)
+        solved = solve_as_linprog(self.width, matrix, self._lower, upper, self.cost)
+        if solved is not None:
+            return solved[1] if solved[0] == OPTIMAL else None
+        from scipy.optimize import linprog  # noqa: PLC0415 (scipy: the share extra)
+        from scipy.sparse import coo_array  # noqa: PLC0415
+
+        below = self.below.joined(target)
+        result = linprog(
+            self.cost,
+            A_ub=below.matrix(self.width, coo_array),
+            b_ub=below.targets,
+            A_eq=self.equal.matrix(self.width, coo_array),
+            b_eq=self.equal.targets,
+            bounds=(0, None),
+            method="highs",
+        )
+        if result.status == 0 and result.x is not None:
+            return np.asarray(result.x)
         return None
 
 
@@ -342,15 +476,31 @@ def _still_pinned(
     published: Mapping[Key, int],
     values: Sequence[Mapping[Key, int]],
     pending: Sequence[tuple[int, Key]],
-) -> list[tuple[int, Key]] | None:
+) -> tuple[list[tuple[int, Key]], Proof] | None:
     # Of ``pending``, the numbers the joint attack pins with only ``published`` shown (None:
-    # the solver fails). Numbers once protected stay so: only the pinned ones and the newly
-    # hidden (small only beside a stricter product) are asked again.
+    # the solver fails), and the proof of the others. Numbers once protected stay so: only
+    # the pinned ones and the newly hidden (small only beside a stricter product) are asked
+    # again.
     solver: RangeSolver | None
-    solver, _ = joint.solver(published)
+    known = joint.model.knowledge(published, joint.min_cell)
+    solver, _ = joint.solver(published, known)
     if solver is None:
         return None
-    return [(row.product, row.key) for row in joint.leaks(solver, values, pending)]
+    # Witnesses that push every asked number down and up at once: most of these were
+    # pinned, and a table at 0 (or at min cell or more) for one settles it and others
+    # without their own sandwiches (595 solves for 40 numbers on the study became 5). A
+    # speed-up only: what it cannot settle, the leak check asks (and reports) itself.
+    with contextlib.suppress(Unresolved, Inconsistent):
+        solver.spread(
+            [
+                _asked(joint, values, i, key)[0]
+                for i, key in pending
+                if _small(joint, values, i, key)
+            ]
+        )
+    leaks = joint.leaks(solver, values, pending)
+    proof = _proof(joint, _region(joint, published, known), values, pending, leaks)
+    return [(row.product, row.key) for row in leaks], proof
 
 
-__all__ = ["STEPS", "JointChoice", "joint_choice"]
+__all__ = ["PROOFS", "STEPS", "JointChoice", "Proof", "joint_choice"]

@@ -325,3 +325,92 @@ def solve_afresh(
     if failed:
         return None
     return None
+
+
+_DUAL: Final = 1
+"""HiGHS's ``simplex_strategy`` value for the dual simplex method (what ``linprog`` sets)."""
+
+
+def columnwise(
+    rows: int, width: int, entries: tuple[Sequence[int] | np.ndarray, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sparse entries ``(row, column, coefficient)`` as compressed sparse column arrays.
+
+    Repeated entries are summed and explicit zeros kept, in column then row order:
+    the arrays ``linprog`` gets from scipy's ``coo_array(...).tocsr()`` and ``csc_array``.
+    """
+    row, column, data = (np.asarray(part, dtype=np.int64) for part in entries)
+    key = column * max(rows, 1) + row
+    order = np.argsort(key, kind="stable")
+    key, data = key[order], data[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else key
+    summed = np.add.reduceat(data, first) if len(key) else data
+    unique = key[first]
+    indptr = np.zeros(width + 1, dtype=np.int64)
+    np.cumsum(np.bincount(unique // max(rows, 1), minlength=width), out=indptr[1:])
+    return indptr, unique % max(rows, 1), summed
+
+
+def solve_as_linprog(
+    width: int,
+    matrix: tuple[np.ndarray, np.ndarray, np.ndarray],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    c: np.ndarray,
+) -> tuple[str, np.ndarray | None] | None:
+    """``min c x`` subject to ``lower <= A x <= upper`` and ``x >= 0``, from scratch, exactly
+    as ``scipy.optimize.linprog(method="highs")`` builds and solves it.
+
+    Why: the same HiGHS model (``matrix``: :func:`columnwise`'s arrays, no integrality)
+    and options (presolve on, the dual simplex, no output), so the same point, without
+    importing ``scipy.optimize`` and ``scipy.sparse`` or the wrapper's conversions. None
+    when the binding cannot be used (call ``linprog``).
+
+    Returns:
+        The status and the point (None unless optimal).
+    """
+    core = _CORE
+    if core is None or width == 0:
+        return None
+    indptr, indices, data = matrix
+    failed = False
+    try:
+        lp = core.HighsLp()
+        lp.num_col_ = width
+        lp.num_row_ = len(lower)
+        a_matrix = lp.a_matrix_
+        a_matrix.num_col_ = width
+        a_matrix.num_row_ = len(lower)
+        a_matrix.format_ = core.MatrixFormat.kColwise
+        lp.col_cost_ = _floats(c)
+        lp.col_lower_ = _floats(np.zeros(width))
+        lp.col_upper_ = _floats(np.full(width, np.inf))
+        lp.row_lower_ = _floats(lower)
+        lp.row_upper_ = _floats(upper)
+        a_matrix.start_ = _ints(indptr)
+        a_matrix.index_ = _ints(indices)
+        a_matrix.value_ = _floats(data)
+        highs = core._Highs()
+        options = core.HighsOptions()
+        options.presolve = "on"
+        options.highs_debug_level = 0
+        options.log_to_console = False
+        options.output_flag = False
+        options.simplex_strategy = _DUAL
+        error = core.HighsStatus.kError
+        if highs.passOptions(options) == error or highs.passModel(lp) == error:
+            return OTHER, None
+        if highs.run() == error:
+            return OTHER, None
+        named = core.HighsModelStatus
+        status = highs.getModelStatus()
+        if status == named.kInfeasible:
+            return INFEASIBLE, None
+        if status != named.kOptimal:
+            return OTHER, None
+        return OPTIMAL, np.array(highs.getSolution().col_value, dtype=np.float64)
+    except Exception:  # noqa: BLE001 - an unexpected binding: linprog instead
+        failed = True
+    if failed:
+        return None
+    return None

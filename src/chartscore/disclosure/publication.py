@@ -571,11 +571,17 @@ class JointPublication:
                 elif not quantity.derived:
                     self.published[product_key(index, key)] = value
 
-    def solver(self, published: Mapping[Key, int] | None = None) -> tuple[RangeSolver | None, str]:
+    def solver(
+        self,
+        published: Mapping[Key, int] | None = None,
+        knowledge: Sequence[tuple[Form, int]] | None = None,
+    ) -> tuple[RangeSolver | None, str]:
         """The solver of the published numbers (default: the products' own), or None and
-        why (inconsistent, unresolved)."""
+        why (inconsistent, unresolved). ``knowledge``: the rule's rows of ``published``
+        (:meth:`PublicationModel.knowledge`), when the caller has them already."""
         shown = self.published if published is None else published
-        knowledge = self.model.knowledge(shown, self.min_cell)
+        if knowledge is None:
+            knowledge = self.model.knowledge(shown, self.min_cell)
         try:
             return RangeSolver(self.model, shown, knowledge=knowledge), ""
         except Inconsistent:

@@ -292,7 +292,7 @@ def _in_order(
     # The loop of the module's docstring: the reports in this order, then the comparisons.
     # ``made``: each product already suppressed under the same hidden and known numbers (in
     # another order or round). ``values``: each product's true values, in this order.
-    from chartscore.disclosure.joint_choice import joint_choice  # noqa: PLC0415
+    from chartscore.disclosure.joint_choice import Proof, joint_choice  # noqa: PLC0415
     from chartscore.disclosure.publication import System  # noqa: PLC0415
 
     systems: list[System] = [str(i.system) for i in inputs]
@@ -301,9 +301,11 @@ def _in_order(
     forced: list[set[Key]] = [set() for _ in systems]
     level: dict[tuple[str, str], int] = {}
     kept: list[Product] = []  # the products the joint choice leaves as they are, in order
+    proofs: tuple[Proof, ...] = ()  # what earlier rounds' joint attacks proved protected
     for _ in range(ROUNDS):
         shared, gold_keys = _round(sources, systems, forced, kept, made, min_cell=min_cell)
-        verdict = joint_choice(shared, systems, values, gold_keys)
+        verdict = joint_choice(shared, systems, values, gold_keys, proofs)
+        proofs = verdict.proofs
         if not verdict.leaks:
             return shared
         if verdict.extra is not None:
