@@ -166,6 +166,7 @@ class FieldRule:
         kappa_weighting: "none" or "quadratic" for fields with Cohen's kappa, else None.
         levels: The number of ordinal levels (the kappa scale); 0 otherwise.
         tracks_items: Whether multi-select item counts are kept.
+        plugin_judged: Whether plugin judges see its answered rows (so each row is judged).
         perfect_mask: Bits a perfect answer must earn (the stand-in check).
         labels: The declared labels' keys in report order (categorical and
             multi-select ``choices``; ``false``, ``true`` for booleans), whose
@@ -196,6 +197,7 @@ class FieldRule:
         "levels",
         "outcome",
         "perfect_mask",
+        "plugin_judged",
         "spec",
         "tracks_items",
     )
@@ -288,6 +290,7 @@ class FieldRule:
         # Plugin metrics (docs/plugins.md): each judge adds its label's bits to a row
         # that is answerable and answered with a value of the type.
         self._judges = judges
+        self.plugin_judged = bool(judges)
         self._base_outcome = self.outcome
         if judges:
             self.outcome = self._judged
