@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, cast
 
 from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.documents.report import Report
@@ -43,7 +43,7 @@ from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.agreement import FieldRule, Key, item_flags
 from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
-from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
+from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.scoring.run_usage import UsageCounter
 from chartscore.scoring.strata import strata_parts
@@ -54,6 +54,7 @@ SAME_WHEN_EQUAL: Final = frozenset({str, int, bool, frozenset, type(None)})
 """Value types whose equal values (of one type) are judged alike by every rule: a row's plan
 is kept by (gold type, gold, answer type, answer). Not Decimal (``1.0`` and ``1.00`` are equal
 but differ in digits, which bound a number) nor float (``0.0`` and ``-0.0``)."""
+_NUMBER: Final = FieldType.NUMBER
 _PLAN_LIMIT: Final = 1 << 12
 """(gold, answer) pairs whose plans a field keeps at once."""
 _ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
@@ -80,6 +81,7 @@ class FieldState:
         "check_gold",
         "coding",
         "counts",
+        "counts_above",
         "field_type",
         "gold_keys",
         "group",
@@ -88,6 +90,7 @@ class FieldState:
         "outcome",
         "planned_rows",
         "plans",
+        "proven",
         "rule",
         "tracks_items",
     )
@@ -106,11 +109,14 @@ class FieldState:
         # Copied from the rule and the counts: read once per row, so kept one lookup away.
         self.field_type = rule.field_type
         self.check_gold = rule.check_gold
+        self.proven = rule.proven
         self.outcome = rule.outcome
         self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
         self.label_count = len(rule.labels)
         self.label_cache: dict[tuple[Key, Key | None], int] = {}  # (gold, answer) -> label bits
+        # Item or label counts sit above a row's mask: its outcome is counted without them.
+        self.counts_above = self.tracks_items or bool(self.label_count)
         self.counts = counts
         self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
@@ -194,12 +200,16 @@ class Scorer:
         self._ignore_extra = ignore_extra
         self._ignored = 0
         self._classes: dict[int, int] = {}
+        # Each case id's first string: every field's table keys its rows by the same string,
+        # so a look-up compares one shared string (and the table holds one copy, not one a field).
+        self._case_ids: dict[str, str] = {}
         self._usage = UsageCounter()
 
     def add_gold(
         self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
     ) -> None:
         """Add one validated gold row (a not-applicable one is kept apart: docs/metrics.md)."""
+        case_id = self._case_ids.setdefault(case_id, case_id)
         state = self._fields.get(field_id)
         if state is None or state.field_type is not field_type:
             state = self._field(field_id, field_type)
@@ -220,7 +230,10 @@ class Scorer:
                 raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
             counts.unanswerable += 1
             return
-        key = state.check_gold(value, field_id)
+        # check_gold(), its memory of passed values (by gold_proof, written out) read first.
+        key = state.proven.get(value if type(value) is str else (type(value), value))
+        if key is None:
+            key = state.check_gold(value, field_id)
         cases.setdefault(case_id, (value, key))
         if len(cases) == size:
             raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
@@ -228,7 +241,8 @@ class Scorer:
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
         distance_gold = counts.distance_gold
-        if distance_gold is not None and has_distance(field_type, key):
+        # has_distance(field_type, key), written out: once per gold row.
+        if distance_gold is not None and (field_type is _NUMBER or key[2] is not None):  # type: ignore[index]
             distance_gold[key] = distance_gold.get(key, 0) + 1
         if state.tracks_items:
             counts.gold_items += len(key)  # type: ignore[arg-type]
@@ -296,7 +310,24 @@ class Scorer:
                 plan = state.plan(pair, entry, value)
         else:
             plan = row_plan(state, entry, value, counts)
-        row_class = count_plan(state, plan, evidence, counts)
+        # count_plan(state, plan, evidence, counts), written out: once per row.
+        row_class, kappa, distance, answered, matched, labelled = plan
+        if kappa is not None:
+            counts.kappa_pairs[kappa] += 1  # type: ignore[index]  # kept when the plan has one
+        if distance is not None:
+            distances = counts.distances
+            assert distances is not None
+            distances[distance] = distances.get(distance, 0) + 1
+        if answered or matched:
+            counts.answered_items += answered
+            counts.matched_items += matched
+        if labelled is not None:
+            counts.count_labels(*labelled)
+        if evidence and row_class & ANSWERED:
+            row_class |= EVIDENCE_BITS[evidence]
+        outcomes = counts.outcomes
+        bits = row_class & self._row_bits if state.counts_above else row_class
+        outcomes[bits] = outcomes.get(bits, 0) + 1
         if uncertainty is not None and row_class & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
             uncertain = counts.uncertain
             key = (uncertainty, row_class & NORMALIZED != 0)
@@ -513,11 +544,8 @@ def count_plan(state: FieldState, plan: Plan, evidence: int, counts: FieldCounts
     if evidence and mask & ANSWERED:
         mask |= EVIDENCE_BITS[evidence]
     outcomes = counts.outcomes
-    if state.tracks_items or state.label_count:  # counts sit above the mask: count it alone
-        bits = mask & state.coding.row_bits
-        outcomes[bits] = outcomes.get(bits, 0) + 1
-        return mask
-    outcomes[mask] = outcomes.get(mask, 0) + 1
+    bits = mask & state.coding.row_bits if state.counts_above else mask
+    outcomes[bits] = outcomes.get(bits, 0) + 1
     return mask
 
 
@@ -604,11 +632,21 @@ def guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
     the coded error is raised outside it. An item that is not a ``kind``
     record is named by its 0-based position, never by its content.
     """
+    # Exactly a list or tuple: iterating it runs no caller code, so no guard is needed; when
+    # every item is a ``kind`` record (checked in one pass in C), it is its own iterator.
+    if type(items) is list or type(items) is tuple:
+        records = cast("list[_T] | tuple[_T, ...]", items)
+        if set(map(type, records)) <= {kind}:
+            return iter(records)
+    return _item_by_item(items, kind, source)
+
+
+def _item_by_item(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
+    # guarded(), item by item: a caller's iterator, or a list with an item of another type.
     iterator = caller_iterator(items)
     if iterator is None:
         raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
     if type(items) is list or type(items) is tuple:
-        # Exactly a list or tuple: iterating it runs no caller code, so no guard is needed.
         for index, item in enumerate(items):
             if type(item) is not kind:
                 raise ChartscoreError(ErrorCode.INVALID_RECORD, input=source, item=index)
