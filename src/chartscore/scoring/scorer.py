@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
+from operator import is_
 from typing import Any, Final, Literal, TypeVar, cast
 
 from chartscore.documents.plugin_layout import PluginLayout
@@ -54,6 +56,8 @@ SAME_WHEN_EQUAL: Final = frozenset({str, int, bool, frozenset, type(None)})
 """Value types whose equal values (of one type) are judged alike by every rule: a row's plan
 is kept by (gold type, gold, answer type, answer). Not Decimal (``1.0`` and ``1.00`` are equal
 but differ in digits, which bound a number) nor float (``0.0`` and ``-0.0``)."""
+_SAME_IDS: Final = frozenset(map(id, SAME_WHEN_EQUAL))
+"""The same types by identity: a caller's type (its own metaclass) is never asked to hash."""
 _NUMBER: Final = FieldType.NUMBER
 _PLAN_LIMIT: Final = 1 << 12
 """(gold, answer) pairs whose plans a field keeps at once."""
@@ -303,7 +307,7 @@ class Scorer:
         counts = state.counts
         plans = state.plans
         gold = None if entry is UNANSWERABLE else entry[0]
-        if plans is not None and type(value) in SAME_WHEN_EQUAL and type(gold) in SAME_WHEN_EQUAL:
+        if plans is not None and id(type(value)) in _SAME_IDS and id(type(gold)) in _SAME_IDS:
             pair = (type(gold), gold, type(value), value)
             plan = plans.get(pair)
             if plan is None:
@@ -636,7 +640,7 @@ def guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
     # every item is a ``kind`` record (checked in one pass in C), it is its own iterator.
     if type(items) is list or type(items) is tuple:
         records = cast("list[_T] | tuple[_T, ...]", items)
-        if set(map(type, records)) <= {kind}:
+        if all(map(is_, map(type, records), repeat(kind))):  # identity only: no caller code
             return iter(records)
     return _item_by_item(items, kind, source)
 
