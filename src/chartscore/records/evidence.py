@@ -276,15 +276,17 @@ class EvidenceChain:
         kind (evidence provided, not supporting); else 0 (an empty chain provides none).
         See :mod:`chartscore.records.prediction_row`.
         """
-        # supports(), written out: once per prediction with a chain, millions of times.
+        # supports() and has_clinical_source, written out: once per prediction with a chain.
+        sources = self.source_locations
         if (
             self.field_id == field_id
             and normalized_fact_digest is not None
             and self.normalized_fact_digest == normalized_fact_digest
-            and self.has_clinical_source
         ):
-            return 1
-        return 2 if self.source_locations else 0
+            for source in sources:
+                if source.kind is _CLINICAL:
+                    return 1
+        return 2 if sources else 0
 
     def __repr__(self) -> str:
         return f"EvidenceChain(field_id={self.field_id!r}, <sources and digests hidden>)"

@@ -156,6 +156,11 @@ _OUTSIDE: Final = object()
 _UNPROVEN: Final = object()
 
 
+def gold_proof(value: object) -> object:
+    """What a gold value's checks depend on: a string itself, else its type and value."""
+    return value if type(value) is str else (type(value), value)
+
+
 class FieldRule:
     """How answers to one field are normalized, compared and counted.
 
@@ -166,6 +171,9 @@ class FieldRule:
         kappa_weighting: "none" or "quadratic" for fields with Cohen's kappa, else None.
         levels: The number of ordinal levels (the kappa scale); 0 otherwise.
         tracks_items: Whether multi-select item counts are kept.
+        plugin_judged: Whether plugin judges see its answered rows (so each row is judged).
+        proven: Gold values whose checks passed (:meth:`check_gold`), by :func:`gold_proof`,
+            and their keys: a scorer reads it before calling :meth:`check_gold`.
         perfect_mask: Bits a perfect answer must earn (the stand-in check).
         labels: The declared labels' keys in report order (categorical and
             multi-select ``choices``; ``false``, ``true`` for booleans), whose
@@ -178,7 +186,6 @@ class FieldRule:
         "_judges",
         "_matches",
         "_patterns",
-        "_proven",
         "_regex",
         "_similar",
         "_text_limit",
@@ -196,6 +203,8 @@ class FieldRule:
         "levels",
         "outcome",
         "perfect_mask",
+        "plugin_judged",
+        "proven",
         "spec",
         "tracks_items",
     )
@@ -267,7 +276,7 @@ class FieldRule:
         )
         self.answer_key = key
         self.gold_key = _within_choices(key, choices, field_type is FieldType.MULTI)
-        self._proven: dict[object, Key] = {}
+        self.proven: dict[object, Key] = {}
         self.outcome: Callable[[object, Key, object], tuple[int, Key | None]]
         """Success bits for an answer (not None) to an answerable field, and the
         answer's key; the type-specific bits follow docs/metrics.md."""
@@ -288,6 +297,7 @@ class FieldRule:
         # Plugin metrics (docs/plugins.md): each judge adds its label's bits to a row
         # that is answerable and answered with a value of the type.
         self._judges = judges
+        self.plugin_judged = bool(judges)
         self._base_outcome = self.outcome
         if judges:
             self.outcome = self._judged
@@ -301,8 +311,8 @@ class FieldRule:
                 ``standin_not_perfect`` (a perfect answer would not score perfectly).
         """
         # The checks depend only on the value and its type: remember passed ones.
-        proof = value if type(value) is str else (type(value), value)
-        key = self._proven.get(proof, _UNPROVEN)
+        proof = gold_proof(value)
+        key = self.proven.get(proof, _UNPROVEN)
         if key is not _UNPROVEN:
             return key
         key = self.gold_key(value)
@@ -335,9 +345,9 @@ class FieldRule:
             raise ChartscoreError(
                 ErrorCode.STANDIN_NOT_PERFECT, input=InputKind.GOLD, field_id=field_id
             )
-        if len(self._proven) >= _CACHE_LIMIT:
-            self._proven.clear()
-        self._proven[proof] = key
+        if len(self.proven) >= _CACHE_LIMIT:
+            self.proven.clear()
+        self.proven[proof] = key
         return key
 
     def _agreement(

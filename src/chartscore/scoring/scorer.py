@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, Literal, TypeVar
+from itertools import repeat
+from operator import is_
+from typing import Any, Final, Literal, TypeVar, cast
 
 from chartscore.documents.plugin_layout import PluginLayout
 from chartscore.documents.report import Report
@@ -43,13 +45,22 @@ from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.agreement import FieldRule, Key, item_flags
 from chartscore.scoring.clusters import FieldClasses, Group, RowCoding, pooled_sums
-from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook, has_distance
+from chartscore.scoring.partial import FieldCounts, PartialTally, RuleBook
 from chartscore.scoring.plugin_judges import PluginSet
 from chartscore.scoring.run_usage import UsageCounter
 from chartscore.scoring.strata import strata_parts
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
 
 UNANSWERABLE: Final = object()  # a gold row with value None
+SAME_WHEN_EQUAL: Final = frozenset({str, int, bool, frozenset, type(None)})
+"""Value types whose equal values (of one type) are judged alike by every rule: a row's plan
+is kept by (gold type, gold, answer type, answer). Not Decimal (``1.0`` and ``1.00`` are equal
+but differ in digits, which bound a number) nor float (``0.0`` and ``-0.0``)."""
+_SAME_IDS: Final = frozenset(map(id, SAME_WHEN_EQUAL))
+"""The same types by identity: a caller's type (its own metaclass) is never asked to hash."""
+_NUMBER: Final = FieldType.NUMBER
+_PLAN_LIMIT: Final = 1 << 12
+"""(gold, answer) pairs whose plans a field keeps at once."""
 _ANSWERED_ANSWERABLE: Final = ANSWERED | ANSWERABLE
 # A gold row whose prediction has been counted holds its row class, an int
 # (scoring.clusters): the clustered intervals of pooled slices are read off them.
@@ -74,12 +85,16 @@ class FieldState:
         "check_gold",
         "coding",
         "counts",
+        "counts_above",
         "field_type",
         "gold_keys",
         "group",
         "label_cache",
         "label_count",
         "outcome",
+        "planned_rows",
+        "plans",
+        "proven",
         "rule",
         "tracks_items",
     )
@@ -98,17 +113,44 @@ class FieldState:
         # Copied from the rule and the counts: read once per row, so kept one lookup away.
         self.field_type = rule.field_type
         self.check_gold = rule.check_gold
+        self.proven = rule.proven
         self.outcome = rule.outcome
         self.answer_key = rule.answer_key
         self.tracks_items = rule.tracks_items
         self.label_count = len(rule.labels)
         self.label_cache: dict[tuple[Key, Key | None], int] = {}  # (gold, answer) -> label bits
+        # Item or label counts sit above a row's mask: its outcome is counted without them.
+        self.counts_above = self.tracks_items or bool(self.label_count)
         self.counts = counts
         self.gold_keys = counts.gold_keys
         # case id -> (gold value, gold key), UNANSWERABLE, or the row class (an int) once seen
         self.cases: dict[str, Any] = {}
         # case id -> whether a prediction was seen, for the not-applicable gold rows (kept apart)
         self.apart: dict[str, bool] = {}
+        # (gold, answer) -> its Plan, while pairs repeat (None: judged row by row). A plugin
+        # judge is the caller's code: it is called once per row, as documented.
+        self.plans: dict[tuple[object, ...], Plan] | None = None if rule.plugin_judged else {}
+        self.planned_rows = 0  # rows counted when the plans were last emptied
+
+    def plan(self, key: tuple[object, ...], entry: object, value: Value) -> Plan:
+        """The plan of a (gold, answer) pair not yet in :attr:`plans`, kept there.
+
+        A full table is emptied; if its pairs were not used twice each on average, the
+        field's pairs rarely repeat (free text, measurements) and it stops keeping them.
+        """
+        counts = self.counts
+        plan = row_plan(self, entry, value, counts)
+        plans = self.plans
+        assert plans is not None
+        if len(plans) >= _PLAN_LIMIT:
+            rows = sum(counts.outcomes.values())
+            if rows - self.planned_rows < 2 * _PLAN_LIMIT:
+                self.plans = None
+                return plan
+            self.planned_rows = rows
+            plans.clear()
+        plans[key] = plan
+        return plan
 
     def missing(self, entry: object) -> int:
         """The row class of a gold row (``entry``: its gold, or UNANSWERABLE) with no answer."""
@@ -162,12 +204,16 @@ class Scorer:
         self._ignore_extra = ignore_extra
         self._ignored = 0
         self._classes: dict[int, int] = {}
+        # Each case id's first string: every field's table keys its rows by the same string,
+        # so a look-up compares one shared string (and the table holds one copy, not one a field).
+        self._case_ids: dict[str, str] = {}
         self._usage = UsageCounter()
 
     def add_gold(
         self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
     ) -> None:
         """Add one validated gold row (a not-applicable one is kept apart: docs/metrics.md)."""
+        case_id = self._case_ids.setdefault(case_id, case_id)
         state = self._fields.get(field_id)
         if state is None or state.field_type is not field_type:
             state = self._field(field_id, field_type)
@@ -188,7 +234,10 @@ class Scorer:
                 raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
             counts.unanswerable += 1
             return
-        key = state.check_gold(value, field_id)
+        # check_gold(), its memory of passed values (by gold_proof, written out) read first.
+        key = state.proven.get(value if type(value) is str else (type(value), value))
+        if key is None:
+            key = state.check_gold(value, field_id)
         cases.setdefault(case_id, (value, key))
         if len(cases) == size:
             raise ChartscoreError(ErrorCode.DUPLICATE_GOLD_KEY, input=InputKind.GOLD)
@@ -196,7 +245,8 @@ class Scorer:
         if state.gold_keys is not None:
             state.gold_keys[key] += 1
         distance_gold = counts.distance_gold
-        if distance_gold is not None and has_distance(field_type, key):
+        # has_distance(field_type, key), written out: once per gold row.
+        if distance_gold is not None and (field_type is _NUMBER or key[2] is not None):  # type: ignore[index]
             distance_gold[key] = distance_gold.get(key, 0) + 1
         if state.tracks_items:
             counts.gold_items += len(key)  # type: ignore[arg-type]
@@ -254,9 +304,36 @@ class Scorer:
         assert state is not None
         if type(entry) is int:
             raise ChartscoreError(ErrorCode.DUPLICATE_PREDICTION_KEY, input=InputKind.PREDICTIONS)
-        row_class = judge(state, entry, value, evidence, state.counts)
+        counts = state.counts
+        plans = state.plans
+        gold = None if entry is UNANSWERABLE else entry[0]
+        if plans is not None and id(type(value)) in _SAME_IDS and id(type(gold)) in _SAME_IDS:
+            pair = (type(gold), gold, type(value), value)
+            plan = plans.get(pair)
+            if plan is None:
+                plan = state.plan(pair, entry, value)
+        else:
+            plan = row_plan(state, entry, value, counts)
+        # count_plan(state, plan, evidence, counts), written out: once per row.
+        row_class, kappa, distance, answered, matched, labelled = plan
+        if kappa is not None:
+            counts.kappa_pairs[kappa] += 1  # type: ignore[index]  # kept when the plan has one
+        if distance is not None:
+            distances = counts.distances
+            assert distances is not None
+            distances[distance] = distances.get(distance, 0) + 1
+        if answered or matched:
+            counts.answered_items += answered
+            counts.matched_items += matched
+        if labelled is not None:
+            counts.count_labels(*labelled)
+        if evidence and row_class & ANSWERED:
+            row_class |= EVIDENCE_BITS[evidence]
+        outcomes = counts.outcomes
+        bits = row_class & self._row_bits if state.counts_above else row_class
+        outcomes[bits] = outcomes.get(bits, 0) + 1
         if uncertainty is not None and row_class & _ANSWERED_ANSWERABLE == _ANSWERED_ANSWERABLE:
-            uncertain = state.counts.uncertain
+            uncertain = counts.uncertain
             key = (uncertainty, row_class & NORMALIZED != 0)
             uncertain[key] = uncertain.get(key, 0) + 1
         if row_class > 256:  # one object per distinct class, not per row (small ints are shared)
@@ -386,6 +463,96 @@ def _not_applicable(state: FieldState, case_id: str, value: Value) -> int:
     return NOT_APPLICABLE_ROW
 
 
+_Pair = tuple[Key, Key]
+Plan = tuple[int, _Pair | None, _Pair | None, int, int, _Pair | None]
+"""What one prediction makes of its gold row, its evidence aside: (row class, kappa pair or
+None, distance pair or None, answered items, matched items, label pair or None): the class,
+and the (gold key, answer key) pairs and item counts the row adds (:func:`count_plan`)."""
+
+
+def row_plan(state: FieldState, entry: object, value: Value, counts: FieldCounts) -> Plan:
+    """The :data:`Plan` of an answer ``value`` to the gold row ``entry``: judged, not counted.
+
+    A function of the gold value and the answer alone (and of which tables ``counts``
+    keeps), so rows with the same pair share one plan (:meth:`FieldState.plan`).
+    """
+    answer: Key | None = None
+    kappa: _Pair | None = None
+    distance: _Pair | None = None
+    labelled: _Pair | None = None
+    answered = matched = 0
+    if value is None:
+        if entry is UNANSWERABLE:
+            mask = 0
+        else:
+            mask = ANSWERABLE
+            if state.tracks_items:
+                bits, answered, matched = _item_bits(state.coding, entry[1], None)  # type: ignore[index]
+                mask |= bits
+    elif entry is UNANSWERABLE:
+        answer = state.answer_key(value)
+        mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
+        if state.tracks_items:
+            bits, answered, matched = _item_bits(state.coding, None, answer)
+            mask |= bits
+    else:
+        gold_value: object
+        gold_key: Key
+        gold_value, gold_key = entry  # type: ignore[misc]
+        mask, answer = state.outcome(gold_value, gold_key, value)
+        if counts.kappa_pairs is not None and answer is not None:
+            kappa = (gold_key, answer)
+        # Numbers always have a distance; dates only at full precision (day not None).
+        if (
+            counts.distances is not None
+            and answer is not None
+            and (
+                state.field_type is FieldType.NUMBER
+                or (gold_key[2] is not None and answer[2] is not None)  # type: ignore[index]
+            )
+        ):
+            distance = (gold_key, answer)
+        if state.tracks_items:
+            bits, answered, matched = _item_bits(state.coding, gold_key, answer)
+            mask |= bits
+    if state.label_count and entry is not UNANSWERABLE:
+        if state.tracks_items:
+            mask, labelled = _label_bits(state, entry, value, mask, answer, counts=counts)
+        else:  # one label per row: its label counts depend on (gold, answer) only
+            pair = (entry[1], answer)  # type: ignore[index]
+            label_bits = state.label_cache.get(pair)
+            if label_bits is None:
+                label_bits = _label_bits(state, entry, value, 0, answer, counts=counts)[0]
+                state.label_cache[pair] = label_bits
+            mask |= label_bits
+    return mask, kappa, distance, answered, matched, labelled
+
+
+def count_plan(state: FieldState, plan: Plan, evidence: int, counts: FieldCounts) -> int:
+    """Count one row judged to ``plan`` (with its ``evidence`` state) into ``counts``.
+
+    Returns the row's class: the plan's, with the evidence bits of an answer.
+    """
+    mask, kappa, distance, answered, matched, labelled = plan
+    if kappa is not None:
+        counts.kappa_pairs[kappa] += 1  # type: ignore[index]  # kept when the plan has one
+    if distance is not None:
+        distances = counts.distances
+        assert distances is not None
+        distances[distance] = distances.get(distance, 0) + 1
+    if answered or matched:
+        counts.answered_items += answered
+        counts.matched_items += matched
+    if labelled is not None:
+        counts.count_labels(*labelled)
+    if evidence and mask & ANSWERED:
+        mask |= EVIDENCE_BITS[evidence]
+    outcomes = counts.outcomes
+    bits = mask & state.coding.row_bits if state.counts_above else mask
+    outcomes[bits] = outcomes.get(bits, 0) + 1
+    return mask
+
+
 def judge(
     state: FieldState, entry: object, value: Value, evidence: int, counts: FieldCounts
 ) -> int:
@@ -394,60 +561,7 @@ def judge(
     The class is the outcome mask (``class & coding.row_bits``), with a multi-select
     row's item counts above it (:mod:`chartscore.scoring.clusters`).
     """
-    answer: Key | None = None
-    if value is None:
-        if entry is UNANSWERABLE:
-            mask = 0
-        else:
-            mask = ANSWERABLE
-            if state.tracks_items:
-                mask |= _item_bits(state.coding, entry[1], None, counts)  # type: ignore[index]
-    elif entry is UNANSWERABLE:
-        answer = state.answer_key(value)
-        mask = ANSWERED if answer is not None else ANSWERED | WRONG_TYPE
-        if state.tracks_items:
-            mask |= _item_bits(state.coding, None, answer, counts)
-    else:
-        gold_value: object
-        gold_key: Key
-        gold_value, gold_key = entry  # type: ignore[misc]
-        mask, answer = state.outcome(gold_value, gold_key, value)
-        if counts.kappa_pairs is not None and answer is not None:
-            counts.kappa_pairs[gold_key, answer] += 1
-        distances = counts.distances
-        # Numbers always have a distance; dates only at full precision (day not None).
-        if (
-            distances is not None
-            and answer is not None
-            and (
-                state.field_type is FieldType.NUMBER
-                or (gold_key[2] is not None and answer[2] is not None)  # type: ignore[index]
-            )
-        ):
-            pair = (gold_key, answer)
-            distances[pair] = distances.get(pair, 0) + 1
-        if state.tracks_items:
-            mask |= _item_bits(state.coding, gold_key, answer, counts)
-    if evidence and mask & ANSWERED:
-        mask |= EVIDENCE_BITS[evidence]
-    if state.label_count and entry is not UNANSWERABLE:
-        if state.tracks_items:
-            mask = _label_bits(state, entry, value, mask, answer, counts=counts)
-        else:  # one label per row: its label counts depend on (gold, answer) only
-            pair = (entry[1], answer)  # type: ignore[index]
-            bits = state.label_cache.get(pair)
-            if bits is None:
-                bits = state.label_cache[pair] = _label_bits(
-                    state, entry, value, 0, answer, counts=counts
-                )
-            mask |= bits
-    outcomes = counts.outcomes
-    if state.tracks_items or state.label_count:  # counts sit above the mask: count it alone
-        bits = mask & state.coding.row_bits
-        outcomes[bits] = outcomes.get(bits, 0) + 1
-        return mask
-    outcomes[mask] = outcomes.get(mask, 0) + 1
-    return mask
+    return count_plan(state, row_plan(state, entry, value, counts), evidence, counts)
 
 
 def count_uncertainty(counts: FieldCounts, row: int, uncertainty: object) -> None:
@@ -468,30 +582,29 @@ def _label_bits(
     answer: Key | None,
     *,
     counts: FieldCounts,
-) -> int:
-    # An answerable row of a labelled field: its gold, declared and matched label counts.
+) -> tuple[int, tuple[Key, Key] | None]:
+    # An answerable row of a labelled field: its gold, declared and matched label counts, and
+    # the (gold, answer) pair a multi-select row of the right type counts label by label.
     gold_key: Key = entry[1]  # type: ignore[index]
     rule = state.rule
     multi = state.tracks_items
     gold = len(gold_key) if multi else 1  # type: ignore[arg-type]
     declared = matched = 0
+    labelled = None
     if value is not None and answer is not None:
         declared = rule.declared_answers(answer)
         matched = len(answer & gold_key) if multi else int(answer == gold_key)  # type: ignore[operator]
         if counts.label_rows is not None:
-            counts.count_labels(gold_key, answer)
-    return state.coding.with_labels(mask, gold, declared, matched, state.label_count)
+            labelled = (gold_key, answer)
+    return state.coding.with_labels(mask, gold, declared, matched, state.label_count), labelled
 
 
-def _item_bits(
-    coding: RowCoding, gold_key: Key | None, answer: Key | None, counts: FieldCounts
-) -> int:
-    # Count a multi-select row's items; return its item flags and counts (its class bits).
+def _item_bits(coding: RowCoding, gold_key: Key | None, answer: Key | None) -> tuple[int, int, int]:
+    # A multi-select row's item flags and counts (its class bits), answered and matched items.
     answered, matched = FieldRule.items(gold_key, answer)  # type: ignore[arg-type]
     gold = len(gold_key) if gold_key is not None else 0  # type: ignore[arg-type]
-    counts.answered_items += answered
-    counts.matched_items += matched
-    return coding.with_items(item_flags(gold, answered, matched), gold, answered, matched)
+    bits = coding.with_items(item_flags(gold, answered, matched), gold, answered, matched)
+    return bits, answered, matched
 
 
 _T = TypeVar("_T")
@@ -523,11 +636,21 @@ def guarded(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
     the coded error is raised outside it. An item that is not a ``kind``
     record is named by its 0-based position, never by its content.
     """
+    # Exactly a list or tuple: iterating it runs no caller code, so no guard is needed; when
+    # every item is a ``kind`` record (checked in one pass in C), it is its own iterator.
+    if type(items) is list or type(items) is tuple:
+        records = cast("list[_T] | tuple[_T, ...]", items)
+        if all(map(is_, map(type, records), repeat(kind))):  # identity only: no caller code
+            return iter(records)
+    return _item_by_item(items, kind, source)
+
+
+def _item_by_item(items: object, kind: type[_T], source: InputKind) -> Iterator[_T]:
+    # guarded(), item by item: a caller's iterator, or a list with an item of another type.
     iterator = caller_iterator(items)
     if iterator is None:
         raise ChartscoreError(ErrorCode.INVALID_COLLECTION, input=source)
     if type(items) is list or type(items) is tuple:
-        # Exactly a list or tuple: iterating it runs no caller code, so no guard is needed.
         for index, item in enumerate(items):
             if type(item) is not kind:
                 raise ChartscoreError(ErrorCode.INVALID_RECORD, input=source, item=index)
