@@ -280,21 +280,9 @@ def solve_afresh(
     np.cumsum(np.bincount(indices, minlength=width), out=starts[1:])
     failed = False
     try:
-        lp = core.HighsLp()
-        lp.num_col_ = width
-        lp.num_row_ = rows
-        a_matrix = lp.a_matrix_
-        a_matrix.num_col_ = width
-        a_matrix.num_row_ = rows
-        a_matrix.format_ = core.MatrixFormat.kColwise
-        lp.col_cost_ = _floats(c)
-        lp.col_lower_ = _floats(np.zeros(width))
-        lp.col_upper_ = _floats(np.full(width, np.inf))
-        lp.row_lower_ = _floats(lower)
-        lp.row_upper_ = _floats(upper)
-        a_matrix.start_ = _ints(starts)
-        a_matrix.index_ = _ints(row_of[order])
-        a_matrix.value_ = _floats(data[order])
+        lp = _model(
+            core, width, c, lower=lower, upper=upper, columns=(starts, row_of[order], data[order])
+        )
         kind = core.HighsVarType(1 if integer else 0)
         lp.integrality_ = [kind] * width
         highs = core._Highs()
@@ -325,6 +313,40 @@ def solve_afresh(
     if failed:
         return None
     return None
+
+
+def _model(
+    core: Any,
+    width: int,
+    c: np.ndarray,
+    *,
+    lower: np.ndarray,
+    upper: np.ndarray,
+    columns: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> Any:
+    """The HiGHS model of ``min c x``, ``lower <= A x <= upper``, ``x >= 0``, ``A`` by columns.
+
+    ``columns``: the compressed sparse column arrays (starts, row indices, values), in
+    the order scipy's conversion gives: the model both scipy wrappers pass to HiGHS.
+    """
+    starts, indices, values = columns
+    rows = len(lower)
+    lp = core.HighsLp()
+    lp.num_col_ = width
+    lp.num_row_ = rows
+    a_matrix = lp.a_matrix_
+    a_matrix.num_col_ = width
+    a_matrix.num_row_ = rows
+    a_matrix.format_ = core.MatrixFormat.kColwise
+    lp.col_cost_ = _floats(c)
+    lp.col_lower_ = _floats(np.zeros(width))
+    lp.col_upper_ = _floats(np.full(width, np.inf))
+    lp.row_lower_ = _floats(lower)
+    lp.row_upper_ = _floats(upper)
+    a_matrix.start_ = _ints(starts)
+    a_matrix.index_ = _ints(indices)
+    a_matrix.value_ = _floats(values)
+    return lp
 
 
 _DUAL: Final = 1
@@ -375,21 +397,7 @@ def solve_as_linprog(
     indptr, indices, data = matrix
     failed = False
     try:
-        lp = core.HighsLp()
-        lp.num_col_ = width
-        lp.num_row_ = len(lower)
-        a_matrix = lp.a_matrix_
-        a_matrix.num_col_ = width
-        a_matrix.num_row_ = len(lower)
-        a_matrix.format_ = core.MatrixFormat.kColwise
-        lp.col_cost_ = _floats(c)
-        lp.col_lower_ = _floats(np.zeros(width))
-        lp.col_upper_ = _floats(np.full(width, np.inf))
-        lp.row_lower_ = _floats(lower)
-        lp.row_upper_ = _floats(upper)
-        a_matrix.start_ = _ints(indptr)
-        a_matrix.index_ = _ints(indices)
-        a_matrix.value_ = _floats(data)
+        lp = _model(core, width, c, lower=lower, upper=upper, columns=(indptr, indices, data))
         highs = core._Highs()
         options = core.HighsOptions()
         options.presolve = "on"
