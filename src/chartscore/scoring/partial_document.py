@@ -387,9 +387,11 @@ def read_partial(text: str | bytes) -> SitePartial:
     except ChartscoreError as error:
         failure = error
     if failure is not None:
-        if failure.code is ErrorCode.UNKNOWN_REPORT_FORMAT:
-            raise ChartscoreError(ErrorCode.UNKNOWN_REPORT_FORMAT, input=InputKind.PARTIAL)
-        raise ChartscoreError(failure.code, input=InputKind.PARTIAL)
+        # The strict parser names a report: text that is not strict JSON is a bad partial.
+        code = (
+            ErrorCode.INVALID_PARTIAL if failure.code is ErrorCode.INVALID_REPORT else failure.code
+        )
+        raise ChartscoreError(code, input=InputKind.PARTIAL)
     site = _read(document)
     if site.ids is None:  # older than format 3: known by its bytes, so a copy is refused
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)

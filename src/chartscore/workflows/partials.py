@@ -36,7 +36,6 @@ __all__ = [
     "merge_partials",
     "merged_partial_text",
     "partial_paths",
-    "read_partial_text",
     "score_with_partial",
 ]
 
@@ -146,7 +145,7 @@ def merged_partial_text(texts: Sequence[str | bytes]) -> str:
     """
     if type(texts) is not list and type(texts) is not tuple:
         raise ChartscoreError(ErrorCode.USAGE)
-    sites = [read_partial_text(text) for text in texts]
+    sites = [read_partial(text) for text in texts]
     return _merged_text(sites, *merged_partial(sites))
 
 
@@ -174,26 +173,8 @@ def merge_partials(
     confidence_option(confidence)
     if type(texts) is not list and type(texts) is not tuple:
         raise ChartscoreError(ErrorCode.USAGE)
-    partial, _ = merged_partial([read_partial_text(text) for text in texts])
+    partial, _ = merged_partial([read_partial(text) for text in texts])
     return Report.from_tally(partial.tally(), confidence)
-
-
-def read_partial_text(text: str | bytes) -> SitePartial:
-    """Read one partial's text as :func:`read_partial` does, locating every failure in it.
-
-    Text that is not strict JSON (empty, cut short, not UTF-8) is
-    ``invalid_partial``, as a partial file is, never ``invalid_report``.
-
-    Raises:
-        ChartscoreError: any code of :func:`read_partial`.
-    """
-    try:
-        return read_partial(text)
-    except ChartscoreError as error:
-        failure = error
-    if failure.code is ErrorCode.INVALID_REPORT:  # the strict parser names a report
-        raise ChartscoreError(ErrorCode.INVALID_PARTIAL, input=InputKind.PARTIAL)
-    raise failure  # a partial's own code, with its field
 
 
 def read_partial_file(path: InputPath) -> SitePartial:
@@ -209,7 +190,7 @@ def read_partial_file(path: InputPath) -> SitePartial:
             ErrorCode.INVALID_PARTIAL if failure.code is ErrorCode.INVALID_REPORT else failure.code
         )
         raise ChartscoreError(code, input=InputKind.PARTIAL)
-    return read_partial_text(data)
+    return read_partial(data)
 
 
 def merge_partial_files(pattern: str, *, confidence: float = DEFAULT_CONFIDENCE) -> Report:

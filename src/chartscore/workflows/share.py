@@ -31,6 +31,7 @@ from chartscore.records.schema import Schema, to_schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer, case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
+from chartscore.scoring.partial_document import read_partial
 from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import (
     ExtraPredictions,
@@ -39,12 +40,7 @@ from chartscore.scoring.scorer import (
     feed_records,
 )
 from chartscore.stats.clustered import DEFAULT_CONFIDENCE, confidence_option
-from chartscore.workflows.partials import (
-    merged_partial,
-    partial_paths,
-    read_partial_file,
-    read_partial_text,
-)
+from chartscore.workflows.partials import merged_partial, partial_paths, read_partial_file
 from chartscore.workflows.releases import Ledger
 
 if TYPE_CHECKING:
@@ -228,7 +224,7 @@ def share_partials(
     if type(texts) is not list and type(texts) is not tuple:
         raise ChartscoreError(ErrorCode.USAGE)
     require_solver()
-    partial, _ = merged_partial([read_partial_text(text) for text in texts])
+    partial, _ = merged_partial([read_partial(text) for text in texts])
     return _shared_partial(partial, min_cell, confidence)
 
 
