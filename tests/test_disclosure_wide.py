@@ -84,6 +84,7 @@ def test_the_wide_paths_share_a_stratified_cohort_to_the_plain_path_s_bytes(
     assert result.passed, result.table()
 
 
+@thorough_only("a stratified share of 40 charts, wide and plain, takes 12 to 20 s")
 def test_the_wide_dive_settles_optima_of_a_stratified_share() -> None:
     # Not vacuous: on a fixed stratified cohort the wide dive finds optima (else every one
     # would go to branch and bound, and the property above would test nothing of it).
