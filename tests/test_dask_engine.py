@@ -43,7 +43,7 @@ from chartscore.engine import parts, score_dask
 from chartscore.engine.parts import partition_of, stable_hash
 from chartscore.errors import describe
 
-from helpers import SCHEMA, chain_dict, datasets, digest, dumps, examples
+from helpers import SCHEMA, chain_dict, datasets, digest, dumps, examples, thorough_only
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNC = "synchronous"
@@ -854,6 +854,7 @@ INTERRUPT_PROGRAM = textwrap.dedent(
 )
 
 
+@thorough_only("starts a real local cluster and interrupts it (about 8 s)")
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
 def test_ctrl_c_closes_the_local_cluster(tmp_path: Path) -> None:
     gold = write(tmp_path / "gold-ZQPART.jsonl", [g("c1")])

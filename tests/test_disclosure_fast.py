@@ -29,7 +29,12 @@ from chartscore.documents.shared_report import SharedReport, shared_from_report
 from chartscore.workflows.share import share
 from disclosure_reference import build_cohort
 
-from helpers import examples
+from helpers import examples, thorough_only
+
+_THOROUGH_ONLY = thorough_only(
+    "each example shares and audits twice, fast paths on and off (6 to 9 s in all); the "
+    "local certificates' property runs by default"
+)
 
 TYPES = ("text", "categorical", "number", "boolean", "date", "ordinal", "multi")
 
@@ -61,6 +66,7 @@ def plain() -> Iterator[None]:
         yield
 
 
+@_THOROUGH_ONLY
 @settings(max_examples=examples(12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 30), st.sampled_from([3, 11]))
 def test_share_gives_the_same_bytes_with_and_without_the_fast_paths(
@@ -288,6 +294,7 @@ def test_rule_rows_known_to_bind_give_the_problem_the_lp_checks_give() -> None:
     assert bound_somewhere > 0
 
 
+@thorough_only("audits a shared report three times, remembered and afresh (5 to 8 s)")
 def test_a_remembered_attack_gives_the_rows_an_audit_afresh_gives() -> None:
     # Inside remembering_attacks, a document audited again (the same published numbers, so
     # the same integer programs) reuses the ranges: the same rows, with no solver built; a

@@ -18,6 +18,8 @@ from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.workflows import orders
 from test_disclosure_split import no_children_left
 
+from helpers import thorough_only
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 
 CANARY = "orders-canary-5521"
@@ -107,6 +109,7 @@ def test_a_child_that_fails_otherwise_is_an_internal_error(
     assert no_children_left()
 
 
+@thorough_only("a publication with a comparison, on one process and on two (8 to 12 s)")
 def test_a_publication_on_two_processes_is_the_one_process_publication(tmp_path: Path) -> None:
     pytest.importorskip("scipy")
     from chartscore.workflows.publication import share_publication_files
