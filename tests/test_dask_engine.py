@@ -781,6 +781,7 @@ def _marked_processes(mark: str) -> list[int]:
     return found
 
 
+@thorough_only("starts a real local cluster (about 6 s)")
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
 def test_a_real_local_cluster_is_identical_quiet_and_cleaned_up(tmp_path: Path) -> None:
     marker = "ZQCLUSTERCANARYKX"
@@ -910,6 +911,7 @@ WORKER_PAUSE = textwrap.dedent(
 )
 
 
+@thorough_only("starts a real local cluster and interrupts it (about 8 s)")
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
 @pytest.mark.parametrize("moment", ["cluster directory made", "a worker is starting"])
 def test_ctrl_c_while_the_local_cluster_starts_prints_one_line(tmp_path: Path, moment: str) -> None:

@@ -28,7 +28,7 @@ from chartscore.scoring.cases import CaseTrackingScorer, case_counts
 from chartscore.scoring.scorer import feed_records
 from disclosure_reference import Cohort, build_cohort
 
-from helpers import examples
+from helpers import examples, thorough_only
 
 pytest.importorskip("scipy")
 
@@ -319,6 +319,7 @@ def demo_strata(tmp_path: Path, case_ids: dict[str, str] | None = None) -> tuple
     return schema_path, path
 
 
+@thorough_only("the demo shared and audited, and through Dask (about 5 s)")
 def test_the_demo_s_strata_share_audit_and_match_the_dask_route(tmp_path: Path) -> None:
     pytest.importorskip("dask")
     from chartscore import score_dask

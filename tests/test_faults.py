@@ -32,7 +32,7 @@ from chartscore.errors import ErrorCode, describe
 from chartscore.ledger import LedgerEntry
 from ledger_data import Demo, make_demo
 
-from helpers import write_jsonl
+from helpers import thorough_only, write_jsonl
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process-level faults are checked on Linux"
@@ -684,6 +684,7 @@ def test_the_report_bytes_do_not_depend_on_the_stream_encoding(large_run: list[s
 # --- odd --out targets (8.4) and inputs as outputs (7.1) ---------------------------------------
 
 
+@thorough_only("many command runs (about 5 s)")
 def test_odd_output_targets_are_refused(tmp_path: Path) -> None:
     gold = write_jsonl(tmp_path / "g.jsonl", gold_rows(1))
     empty = write_jsonl(tmp_path / "p.jsonl", [])

@@ -31,7 +31,7 @@ from chartscore.documents.shared_report import Key, SharedReport, shared_from_re
 from test_publication import SCHEMA, _cohort
 from test_publication_comparison import MIN_CELL, SYSTEMS, TYPES, _products
 
-from helpers import examples
+from helpers import examples, thorough_only
 
 Products = list[SharedReport | SharedComparison]
 
@@ -140,6 +140,7 @@ print([sorted(more) for more in found.extra or []])
 """
 
 
+@thorough_only("publications under several hash seeds (about 5 s)")
 def test_the_joint_choice_is_the_same_under_any_hash_seed() -> None:
     tests = str(Path(__file__).parent)
     script = _SCRIPT.format(tests=tests)

@@ -108,6 +108,7 @@ def test_every_joint_range_holds_the_true_value(cases: int, seed: int) -> None:
     assert all(result.own)
 
 
+@thorough_only("two shares and a joint audit (about 7 s)")
 def test_a_min_cell_variant_gives_back_what_the_stricter_one_hides() -> None:
     # The report shared at 11 shows counts of 11 and 12 that the one at 13 hides; held
     # together, the publication fails the stricter rule, while each passes alone.

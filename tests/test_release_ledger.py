@@ -32,7 +32,7 @@ from chartscore.workflows.releases import audit_ledger
 from chartscore.workflows.share import share
 from shared_data import SCHEMA, cohort
 
-from helpers import write_jsonl
+from helpers import thorough_only, write_jsonl
 
 CANARY = "zq-canary-"
 SRC = str(Path(chartscore.__file__).resolve().parents[1])
@@ -110,6 +110,7 @@ def _recheck(path: Path, document: dict[str, object]) -> None:
 # --- 1. concurrent shares ----------------------------------------------------------------
 
 
+@thorough_only("twenty shares at once (about 12 s)")
 def test_twenty_concurrent_shares_leave_twenty_consecutive_releases(tmp_path: Path) -> None:
     ledger = tmp_path / "ledger"
     argv = ["share", *_files(tmp_path, 15), "--min-cell", "11", "--releases", str(ledger)]

@@ -37,7 +37,7 @@ from chartscore.workflows.share import share
 from disclosure_reference import build_cohort
 from shared_data import SCHEMA, cohort
 
-from helpers import examples
+from helpers import examples, thorough_only
 
 # --- the facts are exact ---------------------------------------------------------------------
 
@@ -217,6 +217,7 @@ def test_coefficients_are_shown_exactly_where_kappa_is() -> None:
                 assert coefficient.pairs == part.kappa.pairs
 
 
+@thorough_only("two shares of a labelled cohort (about 6 s)")
 def test_the_core_is_shared_as_without_labels() -> None:
     # The core is chosen first, as without labels; the labels' step then hides a core number
     # only where no label number protects a label's cell. On the fixture at min cell 5 it
