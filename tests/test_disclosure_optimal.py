@@ -135,7 +135,10 @@ def test_the_worked_example_takes_the_exact_choice(monkeypatch: pytest.MonkeyPat
     assert audit(shared.to_json()).passed and audit(greedy.to_json()).passed
 
 
-@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow])
+# Derandomized: a random cohort can make the exact choice's integer programs run for
+# minutes (a CI run spent 8 minutes here or in test_disclosure_privacy's first test); the
+# same six examples every run take about 2 s.
+@settings(max_examples=6, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(
     types=st.lists(st.sampled_from(TYPES), min_size=1, max_size=2),
     cases=st.integers(12, 45),
