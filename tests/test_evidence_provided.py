@@ -52,6 +52,7 @@ BEFORE = {
     ("comparison_before_evidence_provided.json", "csv"): "0c63a07ff64cbe7a",
     ("comparison_before_evidence_provided.json", "html"): "0a7a2e8944a8f0ad",
 }
+RENDERED_ON = 1796515200  # 2026-12-06T00:00:00Z
 MERGED_BEFORE = "6b213135355c8a77"
 SHARED_BEFORE = "945eb95ed6453bba"
 
@@ -319,7 +320,12 @@ def test_a_gate_may_name_evidence_provided(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "fmt"), sorted(BEFORE))
-def test_an_older_document_renders_as_before(name: str, fmt: str) -> None:
+def test_an_older_document_renders_as_before(
+    name: str, fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A comparison's rendering names its day (today's unless SOURCE_DATE_EPOCH says
+    # otherwise): the digests above were taken on 2026-12-06, so the test renders that day.
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(RENDERED_ON))
     path = LEGACY / name
     text = path.read_text(encoding="utf-8")
     document = load_document(text)
