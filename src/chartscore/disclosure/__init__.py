@@ -3,7 +3,9 @@
 - :func:`share` applies the cell-size rule (by distinct cases) with
   complementary suppression and returns a :class:`SharedReport`.
 - :func:`audit` is the outsider's integer-programming attack on a shared
-  report: it needs nothing but the shared report.
+  report: it needs nothing but the shared report. It, a shared comparison's and a
+  publication's audits and a ledger release's verdict live in one module,
+  :mod:`chartscore.disclosure.audits`.
 - :class:`Sensitivity` carries the distinct-case counts computed inside the
   boundary; it is never shared.
 
