@@ -57,7 +57,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         return _audit_releases(args.shared, streams)
     if together:
         return _audit_publication(args, streams)
-    from chartscore.disclosure.attack import audit, audit_comparison  # noqa: PLC0415
+    from chartscore.disclosure.audits import audit, audit_comparison  # noqa: PLC0415
 
     shared = _read_shared(input_argument(args.shared), comparison=True)
     declared = declared_min_cell(shared)
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
 
 def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     # SHARED with the other products of its cohort: each alone, then all together.
-    from chartscore.disclosure.publication import audit_publication  # noqa: PLC0415
+    from chartscore.disclosure.audits import audit_publication  # noqa: PLC0415
 
     # A system's label: "0" for SHARED's and --variants', then one per --others file and one
     # per --system pattern (all its files: one system's variants, tied class by class).
@@ -152,7 +152,7 @@ def _orientations(
     # when none fits, a report's system and one with no report here (its own, per
     # comparison: A's report and "A vs B" without B's). Each combination is audited; the
     # publication passes only if every one does.
-    from chartscore.disclosure.publication import publication_consistent  # noqa: PLC0415
+    from chartscore.disclosure.audits import publication_consistent  # noqa: PLC0415
 
     labels = sorted(set(systems), key=int)
     choices: list[list[tuple[str, str]]] = []

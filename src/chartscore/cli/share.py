@@ -89,7 +89,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError(f"{flag} needs --publication", "share")
     if args.publication is not None:
         # Deferred: the solver's modules load only when sharing runs.
-        from chartscore.disclosure.attack import remembering_attacks  # noqa: PLC0415
+        from chartscore.disclosure.audits import remembering_attacks  # noqa: PLC0415
 
         options = [option.dest for option in COMMAND.options]
         # A product's own audit after share's self-audit reuses its answers (the same

@@ -3,7 +3,9 @@
 - :func:`share` applies the cell-size rule (by distinct cases) with
   complementary suppression and returns a :class:`SharedReport`.
 - :func:`audit` is the outsider's integer-programming attack on a shared
-  report: it needs nothing but the shared report.
+  report: it needs nothing but the shared report. It, a shared comparison's and a
+  publication's audits and a ledger release's verdict live in one module,
+  :mod:`chartscore.disclosure.audits`.
 - :class:`Sensitivity` carries the distinct-case counts computed inside the
   boundary; it is never shared.
 
@@ -26,16 +28,16 @@ from chartscore.documents.shared_metric import SharedMetric
 from chartscore.documents.shared_report import Disclosure, SharedKappa, SharedReport, SharedSlice
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.attack import AuditResult, AuditRow, audit
+    from chartscore.disclosure.audits import AuditResult, AuditRow, audit
     from chartscore.disclosure.sensitivity import Sensitivity
     from chartscore.disclosure.suppress import protected_keys, share
 
 # The audit and suppression import scipy (about a second): loaded on first use,
 # so that reading or rendering a shared report does not pay for the solver.
 _SOLVER_MODULES = {
-    "AuditResult": "chartscore.disclosure.attack",
-    "AuditRow": "chartscore.disclosure.attack",
-    "audit": "chartscore.disclosure.attack",
+    "AuditResult": "chartscore.disclosure.audits",
+    "AuditRow": "chartscore.disclosure.audits",
+    "audit": "chartscore.disclosure.audits",
     "Sensitivity": "chartscore.disclosure.sensitivity",
     "protected_keys": "chartscore.disclosure.suppress",
     "share": "chartscore.disclosure.suppress",

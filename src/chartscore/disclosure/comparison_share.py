@@ -92,7 +92,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-from chartscore.disclosure.attack import (
+from chartscore.disclosure.audits import (
     DERIVABLE,
     AuditResult,
     audit_comparison,
@@ -220,7 +220,7 @@ def share_comparison(
 
     Returns:
         The shared comparison: its published numbers equal the comparison's, it
-        passes :func:`~chartscore.disclosure.attack.audit_comparison`,
+        passes :func:`~chartscore.disclosure.audits.audit_comparison`,
         and no sensitive quantity can be derived exactly.
 
     Raises:

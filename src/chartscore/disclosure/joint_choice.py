@@ -46,6 +46,7 @@ from typing import Any, Final
 import attrs
 import numpy as np
 
+from chartscore.disclosure.audits import PublicationRow, joint_leaks
 from chartscore.disclosure.cost import key_price
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.lp import OPTIMAL, columnwise, solve_as_linprog
@@ -53,7 +54,6 @@ from chartscore.disclosure.model import Key
 from chartscore.disclosure.publication import (
     JointPublication,
     Product,
-    PublicationRow,
     System,
     product_key,
 )
@@ -164,7 +164,7 @@ class JointChoice:
 
     Attributes:
         leaks: The hidden numbers the publication pins into 1..min cell - 1
-            (:func:`~chartscore.disclosure.publication.publication_leaks`'s rows).
+            (:func:`~chartscore.disclosure.audits.publication_leaks`'s rows).
         extra: Each product's further numbers to hide (all empty when nothing
             leaks), or None when the choice cannot protect a pinned number
             (nothing reaches it, the solver cannot settle it, or :data:`STEPS`
@@ -236,7 +236,7 @@ def joint_choice(
     """The joint leaks of a publication, and what each product must hide besides to end them.
 
     One joint model serves both: the leak check is
-    :func:`~chartscore.disclosure.publication.publication_leaks`'s, and the choice
+    :func:`~chartscore.disclosure.audits.publication_leaks`'s, and the choice
     starts from its solver (see the module). A hidden number an earlier round's
     :class:`Proof` covers (its region holds this one's) is not asked again, and
     where none is left to ask no solver is built: the same verdicts.
@@ -244,7 +244,7 @@ def joint_choice(
     Args:
         products: The publication's shared products (each passes its own audit).
         systems: Each product's system, as for
-            :func:`~chartscore.disclosure.publication.audit_publication`.
+            :func:`~chartscore.disclosure.audits.audit_publication`.
         values: Each product's true values (inside only).
         gold_keys: The gold-only numbers: one decision for every product.
         proofs: An earlier round's :attr:`JointChoice.proofs` (values: the same).
@@ -260,9 +260,8 @@ def joint_choice(
         return JointChoice([], [set() for _ in systems], kept[-PROOFS:])
     solver, problem = joint.solver(knowledge=known)
     if solver is None:
-        row = PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)
-        return JointChoice([row], None)
-    leaks = joint.leaks(solver, values, ask)
+        return JointChoice([PublicationRow.whole(problem)], None)
+    leaks = joint_leaks(joint, solver, values, ask)
     kept += (_proof(joint, rows, values, ask, leaks, proven=proven),)
     chooser = _Chooser(joint, systems, values, gold_keys)
     pending = [(row.product, row.key) for row in leaks]
@@ -498,7 +497,7 @@ def _still_pinned(
                 if _small(joint, values, i, key)
             ]
         )
-    leaks = joint.leaks(solver, values, pending)
+    leaks = joint_leaks(joint, solver, values, pending)
     proof = _proof(joint, _region(joint, published, known), values, pending, leaks)
     return [(row.product, row.key) for row in leaks], proof
 

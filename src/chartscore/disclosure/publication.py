@@ -24,27 +24,24 @@ totals, a table of the rows by every product's class exists (a transportation
 problem with only its margins fixed always has one), so the model admits
 exactly what the products together admit (docs/disclosure.md, "One
 publication", says where a comparison's strata differ). Labels are not modelled
-yet: :func:`audit_publication` reads each report without its labels.
+yet: the joint audit (:func:`chartscore.disclosure.audits.audit_publication`) reads each
+report without its labels.
+
+The audit of a publication lives in the one audit module, :mod:`chartscore.disclosure.audits`,
+which attacks this model; its old names here (``audit_publication``, ``PublicationAudit``, ...)
+are the audit module's own objects.
 
 Value-free: shared documents in, counts and statuses out.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import Final
 
 import attrs
 
-from chartscore.disclosure.attack import (
-    DERIVABLE,
-    DISCLOSED,
-    PROTECTED,
-    UNRESOLVED,
-    audit,
-    audit_comparison,
-    hidden_status,
-)
 from chartscore.disclosure.comparison_model import ComparisonModel, comparison_values
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
@@ -305,12 +302,6 @@ class PublicationModel(ReportModel):
         return add((one, 1), (other, -1))
 
 
-def _own_audit(product: SharedReport | SharedComparison) -> bool:
-    if isinstance(product, SharedReport):
-        return audit(product).passed
-    return audit_comparison(product).passed
-
-
 def _without_labels(report: SharedReport) -> SharedReport:
     def core(part: SharedSlice) -> SharedSlice:
         return attrs.evolve(part, labels=None, scores={}, coefficients={})
@@ -405,124 +396,8 @@ def gold_only_keys(model: ReportModel) -> frozenset[Key]:
     return frozenset(out)
 
 
-@attrs.frozen
-class PublicationRow:
-    """One hidden number of one product, as the whole publication proves it."""
-
-    product: int
-    key: Key
-    low: int | None
-    high: int | None
-    status: str
-
-    @property
-    def passed(self) -> bool:
-        """Protected or derivable (not small): the publication keeps it safe."""
-        return self.status in (PROTECTED, DERIVABLE)
-
-
-@attrs.frozen
-class PublicationAudit:
-    """The joint audit of a publication: each product's own verdict and the joint rows."""
-
-    own: tuple[bool, ...]
-    rows: tuple[PublicationRow, ...]
-    min_cell: int
-
-    @property
-    def passed(self) -> bool:
-        """Every product passes alone, and no hidden number is pinned jointly."""
-        return all(self.own) and all(row.passed for row in self.rows)
-
-    def table(self) -> str:
-        """Counts and statuses only: one line per failing row, a line per product, the verdict."""
-        lines = [
-            f"product {index + 1}: own audit {'PASS' if ok else 'FAIL'}\n"
-            for index, ok in enumerate(self.own)
-        ]
-        for row in self.rows:
-            if row.passed:
-                continue
-            kind, name, quantity = row.key
-            span = "-" if row.low is None else f"{row.low}..{'' if row.high is None else row.high}"
-            lines.append(
-                f"product {row.product + 1}: {kind} {name} {quantity} {span} {row.status}\n"
-            )
-        failing = sum(not row.passed for row in self.rows)
-        verdict = "PASS" if self.passed else "FAIL"
-        lines.append(
-            f"audit {verdict}: {len(self.own)} products together, min_cell {self.min_cell}, "
-            f"{len(self.rows)} hidden numbers checked, {failing} failing\n"
-        )
-        return "".join(lines)
-
-
 Product = SharedReport | SharedComparison
 """A product of a publication: a shared report or a shared comparison."""
-
-
-def audit_publication(products: Sequence[Product], systems: Sequence[System]) -> PublicationAudit:
-    """The outsider's attack on several shared documents of one cohort held together.
-
-    ``systems``: each product's system: a report's label (equal labels: the same
-    predictions), a comparison's (baseline, candidate) labels. A number is judged
-    under the largest min cell of the publication: a count one product shows under
-    a smaller rule is then a failure of the others' rule.
-
-    Labels are not modelled jointly yet: each report is read without its labels
-    (each product's own audit, which models them, still runs).
-
-    Raises:
-        ChartscoreError: ``usage`` for no products, a system count that differs, or a
-            report given a comparison's systems (or the other way round).
-    """
-    joint = JointPublication(products, systems)
-    own = tuple(_own_audit(product) for product in products)
-    min_cell = joint.min_cell
-    solver, problem = joint.solver()
-    if solver is None:
-        row = PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)
-        return PublicationAudit(own, (row,), min_cell)
-    rows: list[PublicationRow] = []
-    for index, key in joint.hidden:
-        form = joint.model.quantities[product_key(index, key)].form
-        try:
-            low, high = solver.range_of(form)
-        except (Unresolved, Inconsistent):
-            rows.append(PublicationRow(index, key, None, None, UNRESOLVED))
-            continue
-        rows.append(PublicationRow(index, key, low, high, hidden_status(low, high, min_cell)))
-    return PublicationAudit(own, tuple(rows), min_cell)
-
-
-def publication_leaks(
-    products: Sequence[Product],
-    systems: Sequence[System],
-    values: Sequence[Mapping[Key, int]],
-) -> list[PublicationRow]:
-    """Inside only: the hidden numbers the publication pins into 1..min_cell-1.
-
-    ``values``: each product's true values. Only a hidden number whose true value
-    is from 1 to ``min_cell - 1`` can be pinned there (a range holds the truth), so
-    only those are checked, each by a consistent table at 0 or at ``min_cell`` or
-    more (:meth:`~chartscore.disclosure.ranges.RangeSolver.protected`): what
-    :func:`audit_publication` would fail, found without a range for every hidden
-    number. An inconsistent or unresolved publication is one failing row.
-    """
-    joint = JointPublication(products, systems)
-    solver, problem = joint.solver()
-    if solver is None:
-        return [PublicationRow(0, ("overall", "", "published_numbers"), None, None, problem)]
-    return joint.leaks(solver, values, joint.hidden)
-
-
-def publication_consistent(products: Sequence[Product], systems: Sequence[System]) -> bool:
-    """Whether some cohort could give all these products' published numbers at once.
-
-    A cheap test (the solver's set-up only, no range): ``audit --comparisons`` uses it
-    to read which two systems a shared comparison compares.
-    """
-    return JointPublication(products, systems).solver()[1] != "inconsistent"
 
 
 class JointPublication:
@@ -587,43 +462,34 @@ class JointPublication:
         except Inconsistent:
             return None, "inconsistent"
         except Unresolved:
-            return None, UNRESOLVED
+            return None, "unresolved"
 
-    def leaks(
-        self,
-        solver: RangeSolver,
-        values: Sequence[Mapping[Key, int]],
-        hidden: Sequence[tuple[int, Key]],
-    ) -> list[PublicationRow]:
-        """Of ``hidden``, the numbers ``solver`` pins into 1..min_cell-1 (see
-        :func:`publication_leaks`): only a true value there can be pinned there."""
-        rows: list[PublicationRow] = []
-        for index, key in hidden:
-            value = values[index].get(key)
-            if value is None or not 1 <= value < self.min_cell:
-                continue
-            form = self.model.quantities[product_key(index, key)].form
-            failed = False
-            try:
-                safe = solver.protected(form, value, self.min_cell)
-            except (Unresolved, Inconsistent):
-                failed = True
-            if failed or not safe:
-                status = UNRESOLVED if failed else DISCLOSED
-                rows.append(PublicationRow(index, key, None, None, status))
-        return rows
+
+_AUDIT_NAMES: Final = frozenset(
+    {
+        "PublicationAudit",
+        "PublicationRow",
+        "audit_publication",
+        "publication_consistent",
+        "publication_leaks",
+    }
+)
+"""The publication's audit, moved to :mod:`chartscore.disclosure.audits`: still read here."""
+
+
+def __getattr__(name: str) -> object:
+    # The old path of the publication's audit. The audit module imports this one (the joint
+    # model it attacks), so its names are looked up there when first asked, not imported.
+    if name not in _AUDIT_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module("chartscore.disclosure.audits"), name)
 
 
 __all__ = [
     "JointPublication",
     "Product",
-    "PublicationAudit",
     "PublicationModel",
-    "PublicationRow",
     "System",
-    "audit_publication",
     "gold_only_keys",
     "product_key",
-    "publication_consistent",
-    "publication_leaks",
 ]

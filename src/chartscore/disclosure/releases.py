@@ -36,7 +36,14 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
-from chartscore.disclosure.attack import audit
+from chartscore.disclosure.audits import (
+    DISCLOSED,
+    UNRESOLVED,
+    ReleaseAudit,
+    audit,
+    judge,
+    ranges_of,
+)
 from chartscore.disclosure.complement import complement
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
@@ -670,52 +677,6 @@ class _ReleaseView:
         self.chosen |= keys
 
 
-@attrs.frozen
-class ReleaseAudit:
-    """The re-audit of one release of a ledger (``chartscore audit --releases``).
-
-    Attributes:
-        number: The release's number, from 1.
-        own: Whether its own audit (:func:`chartscore.disclosure.audit`) passed.
-        atoms: The membership patterns of the cases of it and every earlier release.
-        checked: The atom quantities the joint attack bounded.
-        pinned: Of those, the ones proven from 1 to ``min_cell - 1``.
-        problem: ``inconsistent``, ``unresolved`` or ``mismatch`` (the releases
-            cannot be one growing cohort under one rule) when the joint attack
-            could not run to the end; None otherwise.
-
-    Value-free: counts and closed words only.
-    """
-
-    number: int
-    own: bool
-    atoms: int
-    checked: int
-    pinned: int
-    problem: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        """Its own audit passed and the joint attack pinned nothing."""
-        return self.own and self.pinned == 0 and self.problem is None
-
-    def line(self) -> str:
-        """One line for the table: the verdict and its counts."""
-        verdict = "PASS" if self.passed else "FAIL"
-        own = "passed" if self.own else "failed"
-        text = f"release {self.number}: {verdict}: own audit {own}"
-        if self.number == 1:
-            return text + "\n"
-        earlier = self.number - 1
-        text += (
-            f"; jointly with {earlier} earlier release{'' if earlier == 1 else 's'}: "
-            f"{self.atoms} atoms, {self.checked} atom numbers checked, {self.pinned} pinned"
-        )
-        if self.problem is not None:
-            text += f", {self.problem}"
-        return text + "\n"
-
-
 def audit_releases(
     releases: Sequence[SharedReport], memberships: Sequence[tuple[int, ...]]
 ) -> list[ReleaseAudit]:
@@ -796,18 +757,19 @@ def _joint_attack(
         for key, quantity in models[-1].quantities.items()
         if key[2] == FIELD_COUNT
     }
+    forms = (
+        joint.quantities[atom_key(index, key)].form
+        for index in range(len(atoms))
+        for key, quantity in models[-1].quantities.items()
+        if atom_key(index, key) in joint.quantities and quantity.form != composition.get(key[:2])
+    )
     checked = pinned = 0
-    for index in range(len(atoms)):
-        for key, quantity in models[-1].quantities.items():
-            joint_key = atom_key(index, key)
-            if joint_key not in joint.quantities or quantity.form == composition.get(key[:2]):
-                continue
-            try:
-                low, high = solver.range_of(joint.quantities[joint_key].form)
-            except (Inconsistent, Unresolved):
-                return checked, pinned, "unresolved"
-            checked += 1
-            pinned += low >= 1 and high is not None and high < min_cell
+    for answer in ranges_of(solver, forms):  # judged as every audit judges a hidden number
+        status = judge(answer, min_cell)[2]
+        if status == UNRESOLVED:
+            return checked, pinned, "unresolved"
+        checked += 1
+        pinned += status == DISCLOSED
     return checked, pinned, None
 
 

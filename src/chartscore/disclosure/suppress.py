@@ -44,7 +44,7 @@ greedy's pattern is then replaced by the minimum-cost passing one
 report keeps the greedy's, with a lower bound on any passing pattern's cost
 (:attr:`SharedReport.complement`, inside only).
 
-Finally :func:`share` runs :func:`~chartscore.disclosure.attack.audit` on its
+Finally :func:`share` runs :func:`~chartscore.disclosure.audits.audit` on its
 own JSON output and refuses (``disclosure_audit_failed``) rather than return
 a report that fails.
 """
@@ -62,7 +62,7 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure.around import around, proven_shown
-from chartscore.disclosure.attack import (
+from chartscore.disclosure.audits import (
     DERIVABLE,
     audit_with_hints,
     proven_ranges,
@@ -739,7 +739,7 @@ def share(
 
     Returns:
         The :class:`SharedReport`: published numbers equal the report's; it
-        passes :func:`~chartscore.disclosure.attack.audit`, and no sensitive
+        passes :func:`~chartscore.disclosure.audits.audit`, and no sensitive
         quantity can be derived exactly.
 
     Raises:
@@ -918,7 +918,7 @@ def true_values(report: Report, sensitivity: Sensitivity) -> dict[Key, int]:
     """Every protected number of the report's shared form, with its true value (inside only).
 
     What :func:`share` reads before it hides anything: the publication's joint check
-    (:func:`chartscore.disclosure.publication.publication_leaks`) needs it.
+    (:func:`chartscore.disclosure.audits.publication_leaks`) needs it.
     """
     field_types = _field_types(report, sensitivity)
     document = report.core().to_dict()

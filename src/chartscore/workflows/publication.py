@@ -12,7 +12,7 @@ publication"):
 2. **The joint audit and the joint choice.**
    :func:`~chartscore.disclosure.joint_choice.joint_choice` attacks all products
    in one model (the attack of
-   :func:`~chartscore.disclosure.publication.audit_publication`). Where it pins a
+   :func:`~chartscore.disclosure.audits.audit_publication`). Where it pins a
    hidden number, it chooses the further numbers to hide on that joint model
    (a relaxed escape per pinned number, checked by the joint solver); every
    product is then suppressed again with all it hid and those forced (a leading

@@ -30,7 +30,7 @@ from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.releases import ReleaseAudit
+    from chartscore.disclosure.audits import ReleaseAudit
 
 
 def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:

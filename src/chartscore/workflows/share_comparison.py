@@ -43,7 +43,7 @@ def share_comparison_files(
     The core paired metrics are published with every number backed by 1 to
     ``min_cell - 1`` distinct cases suppressed, with complementary cells, so
     that the result passes
-    :func:`~chartscore.disclosure.attack.audit_comparison`
+    :func:`~chartscore.disclosure.audits.audit_comparison`
     (docs/disclosure.md, "Sharing a comparison").
 
     Raises:
