@@ -14,7 +14,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit
+from chartscore.cli._last_steps import check_gates, gated_exit
 from chartscore.cli._ledger_options import (
     BASELINE_SYSTEM,
     LEDGER_OPTIONS,
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     check_date(args, "compare")
     with progress_shown(args, streams) as progress:
         schema = None if schema_path is None else load_schema(schema_path)
+        check_gates(gates, schema=schema)
         comparison = compare_files(
             gold,
             baseline,
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "predictions whose key is not in gold were ignored (--extra-predictions ignore)\n",
         )
     comparison = attrs.evolve(comparison, names=names)
+    check_gates(gates, document=comparison, interval=args.gate_interval)
     _warn_missing_gap(comparison, streams)
     fmt = document_format(args, streams, out)
     date = None if fmt == "json" else rendering_date(args, "compare")

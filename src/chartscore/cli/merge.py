@@ -11,7 +11,7 @@ from chartscore.cli._command import (
     Option,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit, load_report_gates, write_partial
+from chartscore.cli._last_steps import check_gates, gated_exit, load_report_gates, write_partial
 from chartscore.cli._options import (
     AXIS,
     CONFIDENCE,
@@ -48,6 +48,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     report, partial = merge_partial_files_with_partial(
         args.partials, confidence=confidence(args), partial=partial_out is not None
     )
+    check_gates(gates, document=report, interval=args.gate_interval)
     fmt = document_format(args, streams, out)
     text = document_text(report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis)
     if partial_out is not None:  # inside the consortium only, as every partial

@@ -17,7 +17,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit, load_report_gates, write_partial
+from chartscore.cli._last_steps import check_gates, gated_exit, load_report_gates, write_partial
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
     AXIS,
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     if partial_out is not None:
         scorer = _partial_scorer(written)
     schema = None if schema_path is None else load_schema(schema_path)
+    check_gates(gates, schema=schema)
     report = score_inputs(
         args,
         streams,
@@ -99,6 +100,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "gold were ignored (--extra-predictions ignore)\n",
         )
     _warn_if_gold_mirrored(report, streams)
+    check_gates(gates, document=report, interval=args.gate_interval)
     fmt = document_format(args, streams, out)
     text = document_text(
         report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis, schema=schema

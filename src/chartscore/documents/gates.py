@@ -72,7 +72,7 @@ import difflib
 import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar, cast
 
 import attrs
@@ -830,17 +830,38 @@ def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], g
         return overall
     part = (by_field if kind == "field" else by_type).get(name)
     if part is None:
-        field_id = name if kind == "field" else None  # a type name is not a field id
-        # The document's field ids are schema names, not data: a close one may be named.
-        guess = closest(name, by_field) if kind == "field" else None
-        raise ChartscoreError(
-            ErrorCode.GATE_SLICE_MISSING,
-            gate=gate.number,
-            line=gate.line,
-            field_id=field_id,
-            suggestion=None if guess is None else f"field:{guess}",
-        )
+        raise _slice_missing(gate, kind, name, by_field)
     return part
+
+
+def _slice_missing(gate: Gate, kind: str, name: str, field_ids: Iterable[str]) -> ChartscoreError:
+    # ``gate_slice_missing``, naming the field id (a type name is not one) and the closest
+    # known field: field ids are schema names, not data, so a close one may be named.
+    field_id = name if kind == "field" else None
+    guess = closest(name, field_ids) if kind == "field" else None
+    return ChartscoreError(
+        ErrorCode.GATE_SLICE_MISSING,
+        gate=gate.number,
+        line=gate.line,
+        field_id=field_id,
+        suggestion=None if guess is None else f"field:{guess}",
+    )
+
+
+def refuse_unknown_fields(gates: Sequence[Gate], field_ids: Collection[str]) -> None:
+    """Refuse, before any scoring, a gate on a field slice no document could have.
+
+    A report's or a comparison's field slices are fields of its schema: a gate naming a
+    field outside ``field_ids`` (the schema's) could never be checked.
+
+    Raises:
+        ChartscoreError: ``gate_slice_missing`` for the first such gate, as
+            :func:`evaluate` would raise it once the document is computed.
+    """
+    for gate in gates:
+        kind, _, name = gate.slice.partition(":")
+        if kind == "field" and name not in field_ids:
+            raise _slice_missing(gate, kind, name, field_ids)
 
 
 def _report_interval(
