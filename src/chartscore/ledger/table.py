@@ -268,6 +268,7 @@ def _section(kind: str, runs: list[LedgerRun], flags: Sequence[Setup] | None) ->
         columns=tuple(columns),
         rows=tuple(rows),
         repeat=0,
+        cut_labels=True,
     )
     return [*_wrapped(note), *table_lines(table)]
 
@@ -342,7 +343,13 @@ def _failed(runs: list[LedgerRun], flags: Sequence[Setup] | None) -> list[str]:
         headings = ("system", *headings)
     columns = tuple(Column(h) for h in (("config", *headings) if flags is not None else headings))
     table = Table(
-        key="failed", title="", note="", label_heading="run", columns=columns, rows=tuple(rows)
+        key="failed",
+        title="",
+        note="",
+        label_heading="run",
+        columns=columns,
+        rows=tuple(rows),
+        cut_labels=True,
     )
     return table_lines(table)
 

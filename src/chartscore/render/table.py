@@ -55,6 +55,16 @@ def wrap_label(label: str, width: int) -> list[str]:
     return lines
 
 
+def cut_label(label: str, width: int) -> str:
+    """``label`` in one line of at most ``width`` characters: a wider one keeps its start
+    and its end (where run ids differ), its middle cut to ``…``."""
+    if len(label) <= width:
+        return label
+    tail = (width - 1) // 3
+    head = width - 1 - tail
+    return label[:head] + "…" + (label[len(label) - tail :] if tail else "")
+
+
 class _Column:
     """One column's texts, aligned: estimates on their slash, counts to the right."""
 
@@ -192,7 +202,10 @@ def table_lines(table: Table) -> list[str]:
         for index, row in enumerate(table.rows):
             if index and row.slice != table.rows[index - 1].slice:
                 lines.append("")
-            label = wrap_label(labels[index], label_width)
+            if table.cut_labels:
+                label = [cut_label(labels[index], label_width)]
+            else:
+                label = wrap_label(labels[index], label_width)
             height = max(len(label), *(len(column.lines[index]) for column in shown))
             for line in range(height):
                 text = label[line] if line < len(label) else ""
