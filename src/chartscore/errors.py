@@ -396,6 +396,7 @@ class ErrorHint(enum.StrEnum):
     SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
+    JUNIT_FOLDER_GIVEN = "--junit names a folder: it takes the JUnit file's name"
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
     NO_RELEASE = "the folder holds no release: share --releases DIR records them"

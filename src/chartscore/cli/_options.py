@@ -19,6 +19,7 @@ from chartscore.documents.gates import Gate, evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
 from chartscore.documents.shared_report import SharedReport
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, check_outputs, write_output
 from chartscore.io.strata_file import load_strata
@@ -331,7 +332,8 @@ def junit_target(
 
     Raises:
         UsageError: ``--junit -``, or ``--junit`` without ``--gates``.
-        ChartscoreError: as :func:`~chartscore.io.output.check_outputs`.
+        ChartscoreError: as :func:`~chartscore.io.output.check_outputs`; a folder is
+            ``output_unwritable`` with a hint naming ``--junit``.
     """
     value: str | None = getattr(args, "junit", None)
     if value is None:
@@ -339,6 +341,10 @@ def junit_target(
     output_file(value, "--junit", command)
     if getattr(args, "gates", None) is None:
         raise UsageError("--junit needs --gates", command)
+    if os.path.isdir(value):  # of the command's outputs, say which one: never its path
+        raise ChartscoreError(
+            ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT, hint=ErrorHint.JUNIT_FOLDER_GIVEN
+        )
     others = [out for out in outputs if out is not None]
     return check_outputs([*others, value], inputs=inputs)[-1]
 
