@@ -711,6 +711,7 @@ def test_a_long_run_id_is_cut_in_its_middle_never_wrapped_into_a_second_row(
     rows = [line for line in lines if line.startswith("nightly-")]
     others = [line for line in lines if line.startswith("model-b")]
     assert len(rows) == len(others) > 0  # one line a row in every panel, as the short id's
-    assert all("…" in line and line.split()[0].endswith("-prompt-v3") for line in rows)
+    assert all("..." in line and line.split()[0].endswith("prompt-v3") for line in rows)
+    assert "\n".join(lines).isascii()
     assert all(len(line) <= 100 for line in lines) and long_id not in "\n".join(lines)
     assert not any(line.startswith("xxxx") for line in lines)  # no wrapped remainder

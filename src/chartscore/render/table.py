@@ -55,14 +55,19 @@ def wrap_label(label: str, width: int) -> list[str]:
     return lines
 
 
+_CUT: Final = "..."
+
+
 def cut_label(label: str, width: int) -> str:
     """``label`` in one line of at most ``width`` characters: a wider one keeps its start
-    and its end (where run ids differ), its middle cut to ``…``."""
+    and its end (where run ids differ), its middle cut to ``...`` (ASCII, as all output)."""
     if len(label) <= width:
         return label
-    tail = (width - 1) // 3
-    head = width - 1 - tail
-    return label[:head] + "…" + (label[len(label) - tail :] if tail else "")
+    if width <= len(_CUT):
+        return label[:width]
+    tail = (width - len(_CUT)) // 3
+    head = width - len(_CUT) - tail
+    return label[:head] + _CUT + label[len(label) - tail :]
 
 
 class _Column:

@@ -168,7 +168,7 @@ class Table:
             (e.g. a metric column): a renderer that splits the table into
             panels repeats them in every panel.
         cut_labels: A label too wide for the text renderer's label column loses
-            its middle to an ellipsis (a run id: a wrapped one reads as a second
+            its middle to ``...`` (a run id: a wrapped one reads as a second
             row) instead of wrapping.
     """
 
