@@ -500,7 +500,10 @@ class _Interval(Protocol):
     def interval(self) -> tuple[float, float] | None: ...
 
 
-class _Counts(Protocol):
+class Counted(Protocol):
+    """A binomial figure's counts, in a report, a shared report (None: suppressed) or a
+    comparison: what a gate, a table or a note reads of it."""
+
     @property
     def success_count(self) -> int | None: ...
 
@@ -512,7 +515,7 @@ class ReportSlice(Protocol):
     """What a gate reads in a report slice (a :class:`~chartscore.documents.report.SliceReport`)."""
 
     @property
-    def metrics(self) -> Mapping[str, _Counts]: ...
+    def metrics(self) -> Mapping[str, Counted]: ...
 
     @property
     def kappa(self) -> _Interval | None: ...
@@ -970,7 +973,7 @@ def _comparison_interval(
 
 
 def _rate_interval(
-    metric: _Counts, reading: _Reading, pooled: bool
+    metric: Counted, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     """Wilson or Clopper-Pearson (field slice) or clustered (pooled slice) interval.
 
@@ -992,7 +995,7 @@ def _rate_interval(
     return clustered_wilson(success, total, shown, z, cases=cases), "clustered"
 
 
-def _bound(metric: _Counts, reading: _Reading) -> tuple[tuple[float, float] | None, str]:
+def _bound(metric: Counted, reading: _Reading) -> tuple[tuple[float, float] | None, str]:
     """A suppressed field rate's widest Wilson (or Clopper-Pearson) interval over its ranges.
 
     For a rule that reads the inner side (``min_upper``, ``max_lower``), the

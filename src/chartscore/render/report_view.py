@@ -25,6 +25,7 @@ from typing import Final, Protocol
 import attrs
 
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT
+from chartscore.documents.gates import Counted
 from chartscore.documents.plugin_layout import PluginStamp
 from chartscore.documents.report import (
     REPORT_FORMAT,
@@ -102,14 +103,8 @@ _ONE_FIELD_PER_TYPE = (
 )
 
 
-class Binomial(Protocol):
+class Binomial(Counted, Protocol):
     """A binomial metric of a report, a shared report (``None``: suppressed) or a comparison."""
-
-    @property
-    def success_count(self) -> int | None: ...
-
-    @property
-    def total_count(self) -> int | None: ...
 
     @property
     def interval(self) -> tuple[float, float] | None: ...
