@@ -18,9 +18,10 @@ from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.io.document_files import load_gates
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import write_output
+from chartscore.io.schema_file import load_schema
 from chartscore.records.schema import Schema
 
-__all__ = ["check_gates", "gated_exit", "load_report_gates", "write_partial"]
+__all__ = ["check_gates", "gated_exit", "load_gated_schema", "load_report_gates", "write_partial"]
 
 
 def load_report_gates(path: InputPath | None) -> tuple[Gate, ...] | None:
@@ -64,6 +65,18 @@ def check_gates(
         refuse_unknown_fields(gates, schema.fields)
     if document is not None:
         evaluate(document, gates, interval=interval or "wilson")
+
+
+def load_gated_schema(path: InputPath | None, gates: Sequence[Gate] | None) -> Schema | None:
+    """The schema (None without ``--schema``), the gates' field slices checked against it.
+
+    Raises:
+        ChartscoreError: any code of :func:`~chartscore.io.schema_file.load_schema`;
+            ``gate_slice_missing`` as :func:`check_gates`.
+    """
+    schema = None if path is None else load_schema(path)
+    check_gates(gates, schema=schema)
+    return schema
 
 
 def write_partial(partial: str, target: str, *, inputs: Sequence[InputPath | None]) -> None:

@@ -89,6 +89,8 @@ AXIS: Final = Option(
     choices=AXES,
 )
 OUTPUT_FORMATS: Final = ("json", *FORMATS)
+GATE_OPTIONS: Final = (GATES, GATE_INTERVAL, JUNIT)
+"""The release gates of a command that writes a document (score, compare, merge)."""
 
 
 def format_option(what: str) -> Option:
@@ -100,6 +102,11 @@ def format_option(what: str) -> Option:
         "FORMAT",
         choices=OUTPUT_FORMATS,
     )
+
+
+def document_options(what: str) -> tuple[Option, ...]:
+    """Where a command's document goes and in which form: ``--out``, ``--format``, ``--axis``."""
+    return (OUT, format_option(what), AXIS)
 
 
 def document_format(args: argparse.Namespace, streams: Streams, out: str | None) -> str:

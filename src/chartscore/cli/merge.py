@@ -13,16 +13,12 @@ from chartscore.cli._command import (
 )
 from chartscore.cli._last_steps import check_gates, gated_exit, load_report_gates, write_partial
 from chartscore.cli._options import (
-    AXIS,
     CONFIDENCE,
-    GATE_INTERVAL,
-    GATES,
-    JUNIT,
-    OUT,
+    GATE_OPTIONS,
     confidence,
     document_format,
+    document_options,
     document_text,
-    format_option,
     junit_target,
     output_targets,
 )
@@ -68,13 +64,9 @@ COMMAND: Final = Command(
     "is refused (duplicate_partial).",
     options=(
         PARTIALS,
-        OUT,
-        format_option("the report's form"),
-        AXIS,
+        *document_options("the report's form"),
         CONFIDENCE,
-        GATES,
-        GATE_INTERVAL,
-        JUNIT,
+        *GATE_OPTIONS,
         Option(
             "--partial-out",
             "also write the merged partial here (mode 0600; it carries every merged partial's "
