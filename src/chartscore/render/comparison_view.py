@@ -48,6 +48,7 @@ from chartscore.render.report_view import (
     SORTS,
     Binomial,
     binomial_rate,
+    kappa_figure,
     plugin_facts,
     rate_estimate,
 )
@@ -169,19 +170,7 @@ def _kappa(name: str, part: ComparisonSlice, system: str) -> Estimate | None:
     if part.kappa is None:
         return None
     kappa = part.kappa.baseline if system == "baseline" else part.kappa.candidate
-    low, high = kappa.interval if kappa.interval is not None else (None, None)
-    return Estimate(
-        slice="field",
-        name=name,
-        metric="kappa",
-        kind=Kind.KAPPA,
-        success_count=None,
-        total_count=kappa.pairs,
-        value=kappa.value,
-        lower=low,
-        upper=high,
-        weighted=ORDINAL_MARK in part.paired,
-    )
+    return kappa_figure(name, kappa, weighted=ORDINAL_MARK in part.paired)
 
 
 def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:

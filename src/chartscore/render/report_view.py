@@ -111,7 +111,8 @@ class Binomial(Counted, Protocol):
 
 
 class KappaLike(Protocol):
-    """A field's kappa in a report or a shared report (``pairs`` None: suppressed)."""
+    """A field's kappa in a report, a shared report (``pairs`` None: suppressed) or, one
+    system's, in a comparison."""
 
     @property
     def value(self) -> float | None: ...
@@ -208,9 +209,15 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
     (suppressed) unless it had no pairs: the shared report does not tell a
     withheld kappa from an undefined one, so it is never called undefined.
     """
-    kappa = part.kappa
-    if kappa is None:
+    if part.kappa is None:
         return None
+    return kappa_figure(name, part.kappa, weighted=ORDINAL_MARK in part.metrics, shared=shared)
+
+
+def kappa_figure(name: str, kappa: KappaLike, *, weighted: bool, shared: bool = False) -> Estimate:
+    """A field's kappa as an estimate: a report's, a shared report's or one system's of a
+    comparison (``weighted``: the quadratic-weighted kappa of an ordinal field); ``shared``
+    as for :func:`kappa_estimate`."""
     suppressed = kappa.pairs is None or (shared and kappa.value is None and kappa.pairs != 0)
     interval = None if kappa.pairs is None else kappa.interval
     low, high = interval if interval is not None else (None, None)
@@ -225,7 +232,7 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
         lower=low,
         upper=high,
         suppressed=suppressed,
-        weighted=ORDINAL_MARK in part.metrics,
+        weighted=weighted,
     )
 
 
