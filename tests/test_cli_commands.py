@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -475,3 +476,30 @@ def test_a_difference_rule_on_a_report_is_refused_before_any_report_is_written(
         assert (status, out) == (1, "")
         assert err.startswith("chartscore: error: gate_needs_comparison (gate 2 on line 6)"), err
         assert not report.exists()  # refused before any work, as batch does
+
+
+@pytest.mark.parametrize("argv", [compare_argv, score_argv])
+@pytest.mark.parametrize("where", ["field:no.such", "stratum:site=A"])
+def test_a_gate_on_a_slice_never_there_is_refused_before_any_output(
+    data: dict[str, Path], tmp_path: Path, argv: Callable[..., list[object]], where: str
+) -> None:
+    gates = tmp_path / "elsewhere.toml"
+    gates.write_text(f'[[gate]]\nslice = "{where}"\nmetric = "exact_agreement"\nmin_lower = 0.5\n')
+    out, junit = tmp_path / "document.json", tmp_path / "gates.xml"
+    status, stdout, err = run(argv(data, "--gates", gates, "--out", out, "--junit", junit))
+    assert status == 1 and stdout == "" and "gate_slice_missing (gate 1 on line 1" in err
+    assert not out.exists() and not junit.exists()
+
+
+@pytest.mark.parametrize("argv", [compare_argv, score_argv])
+def test_a_gate_on_a_field_outside_the_schema_is_refused_before_reading_data(
+    data: dict[str, Path], tmp_path: Path, argv: Callable[..., list[object]]
+) -> None:
+    gates = tmp_path / "elsewhere.toml"
+    gates.write_text(
+        '[[gate]]\nslice = "field:hx.smokin"\nmetric = "exact_agreement"\nmin_lower = 0.5\n'
+    )
+    data = {**data, "gold": tmp_path / "no-gold-here.jsonl"}  # never opened
+    status, _, err = run(argv(data, "--schema", data["schema"], "--gates", gates))
+    assert status == 1
+    assert "gate_slice_missing (gate 1 on line 1 field hx.smokin; did you mean" in err

@@ -478,3 +478,23 @@ def _write(text: str, folder: Path) -> Path:
     path = folder / f"records-{len(list(folder.iterdir()))}.csv"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_no_pairs_without_gold_out_says_so_and_speaks_of_no_gold_file(tmp_path: Path) -> None:
+    # Only a merged record and one-sided entries, and no gold asked for: no raters to write.
+    lonely = _write("record_id,sex\n1,0\n1--1,0\n2--2,1\n", tmp_path)
+    with pytest.raises(ChartscoreError) as caught:
+        import_redcap_dde(UI, lonely, merged_gold=False)
+    assert str(caught.value) == "no_dde_pairs (records)"
+    argv = ["import", "redcap", "--dictionary", str(UI), "--records", str(lonely), "--dde"]
+    argv += [
+        "--rater-1-out",
+        str(tmp_path / "r1.jsonl"),
+        "--rater-2-out",
+        str(tmp_path / "r2.jsonl"),
+    ]
+    status, out, err = run(argv)
+    assert (status, out) == (1, "")
+    assert err.startswith("chartscore: error: no_dde_pairs (records): ") and "gold" not in err
+    assert not (tmp_path / "r1.jsonl").exists() and not (tmp_path / "r2.jsonl").exists()
+    assert str(tmp_path) not in err

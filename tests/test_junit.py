@@ -560,3 +560,18 @@ def test_merge_writes_junit_too(tmp_path: Path) -> None:
     (suite,) = ET.parse(junit).getroot().findall("testsuite")
     assert suite.attrib["name"] == "chartscore merge"
     assert cases(suite) == [("gate 1: overall exact_agreement min_upper >= 0.75", "", "", "")]
+
+
+def test_a_folder_given_as_the_junit_file_is_named_as_junit_never_by_its_path(
+    files: tuple[Path, Path], tmp_path: Path
+) -> None:
+    document, gates = files
+    folder = tmp_path / "ci-results"
+    folder.mkdir()
+    status, out, err = run(["gate", str(document), "--gates", str(gates), "--junit", str(folder)])
+    assert (status, out) == (1, "")  # no table: refused before the gates were checked
+    assert err.startswith(
+        "chartscore: error: output_unwritable (output; --junit names a folder: it takes the "
+        "JUnit file's name)"
+    )
+    assert str(tmp_path) not in err and "ci-results" not in err and os.listdir(folder) == []

@@ -686,3 +686,32 @@ def test_a_shared_run_is_not_a_mixed_configuration_of_scored_runs(tmp_path: Path
     # Each kind is its own table anyway: its configuration is named, and nothing is mixed.
     assert "Scored runs (configuration 1)" in text and "Shared runs (configuration 2)" in text
     assert "differs from" not in text
+
+
+def test_a_long_run_id_is_cut_in_its_middle_never_wrapped_into_a_second_row(
+    tmp_path: Path,
+) -> None:
+    gold = [GoldField(f"c{i}", "f.x", "text", "a") for i in range(12)]
+    answers = [Prediction(f"c{i}", "f.x", "a") for i in range(12)]
+    key = LedgerKey(KEY)
+    identity = gold_identity(gold, key)
+    long_id = "nightly-" + "x" * 60 + "-prompt-v3"
+    ledger = tmp_path / "l.jsonl"
+    for system in ("model-a", "model-b"):  # the long id is model-a's
+        entry = ledger_entry(
+            score(gold, answers),
+            system=system,
+            gold_identity=identity,
+            key=key,
+            time=MOMENT,
+            run_id=long_id if system == "model-a" else None,
+        )
+        append_line(ledger, entry.to_line())
+    lines = ledger_table(read_ledger(ledger)).splitlines()
+    rows = [line for line in lines if line.startswith("nightly-")]
+    others = [line for line in lines if line.startswith("model-b")]
+    assert len(rows) == len(others) > 0  # one line a row in every panel, as the short id's
+    assert all("..." in line and line.split()[0].endswith("prompt-v3") for line in rows)
+    assert "\n".join(lines).isascii()
+    assert all(len(line) <= 100 for line in lines) and long_id not in "\n".join(lines)
+    assert not any(line.startswith("xxxx") for line in lines)  # no wrapped remainder

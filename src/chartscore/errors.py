@@ -151,6 +151,7 @@ class ErrorCode(enum.StrEnum):
     EMPTY_EXPORT = "empty_export"
     DDE_RECORDS = "dde_records"
     INVALID_DDE_RECORD = "invalid_dde_record"
+    NO_DDE_PAIRS = "no_dde_pairs"
     TASK_TOO_LARGE = "task_too_large"
     DUPLICATE_OUTPUT = "duplicate_output"
     INVALID_QUESTIONNAIRE = "invalid_questionnaire"
@@ -330,6 +331,7 @@ _DESCRIPTIONS: dict[str, str] = {
         "Double Data Entry records (ID--1, ID--2): import it with --dde (import_redcap_dde)"
     ),
     "invalid_dde_record": "with --dde, a record id must be ID--1, ID--2 or a merged ID",
+    "no_dde_pairs": "no chart has both Double Data Entry entries (ID--1 and ID--2): no raters",
     "task_too_large": "a Label Studio task is over 8 MiB or 500,000 JSON values",
     "duplicate_output": "two outputs name the same file; give each output its own path",
     "invalid_questionnaire": "not a FHIR R4 Questionnaire (JSON) as docs/import.md reads one",
@@ -396,6 +398,7 @@ class ErrorHint(enum.StrEnum):
     SHARED_REPORT_EXPECTED = "audit needs a shared report, made by chartscore share"
     OUTPUT_FOLDER_MISSING = "the output folder does not exist"
     OUTPUTS_PARTLY_REPLACED = "some outputs were replaced, the others not"
+    JUNIT_FOLDER_GIVEN = "--junit names a folder: it takes the JUnit file's name"
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
     NO_RELEASE = "the folder holds no release: share --releases DIR records them"

@@ -19,6 +19,7 @@ from chartscore.documents.gates import Gate, evaluate
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_disclosure import check_min_cell
 from chartscore.documents.shared_report import SharedReport
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import STDIN, InputPath
 from chartscore.io.output import check_output, check_outputs, write_output
 from chartscore.io.strata_file import load_strata
@@ -88,6 +89,8 @@ AXIS: Final = Option(
     choices=AXES,
 )
 OUTPUT_FORMATS: Final = ("json", *FORMATS)
+GATE_OPTIONS: Final = (GATES, GATE_INTERVAL, JUNIT)
+"""The release gates of a command that writes a document (score, compare, merge)."""
 
 
 def format_option(what: str) -> Option:
@@ -99,6 +102,11 @@ def format_option(what: str) -> Option:
         "FORMAT",
         choices=OUTPUT_FORMATS,
     )
+
+
+def document_options(what: str) -> tuple[Option, ...]:
+    """Where a command's document goes and in which form: ``--out``, ``--format``, ``--axis``."""
+    return (OUT, format_option(what), AXIS)
 
 
 def document_format(args: argparse.Namespace, streams: Streams, out: str | None) -> str:
@@ -331,7 +339,8 @@ def junit_target(
 
     Raises:
         UsageError: ``--junit -``, or ``--junit`` without ``--gates``.
-        ChartscoreError: as :func:`~chartscore.io.output.check_outputs`.
+        ChartscoreError: as :func:`~chartscore.io.output.check_outputs`; a folder is
+            ``output_unwritable`` with a hint naming ``--junit``.
     """
     value: str | None = getattr(args, "junit", None)
     if value is None:
@@ -339,6 +348,10 @@ def junit_target(
     output_file(value, "--junit", command)
     if getattr(args, "gates", None) is None:
         raise UsageError("--junit needs --gates", command)
+    if os.path.isdir(value):  # of the command's outputs, say which one: never its path
+        raise ChartscoreError(
+            ErrorCode.OUTPUT_UNWRITABLE, input=InputKind.OUTPUT, hint=ErrorHint.JUNIT_FOLDER_GIVEN
+        )
     others = [out for out in outputs if out is not None]
     return check_outputs([*others, value], inputs=inputs)[-1]
 

@@ -14,7 +14,7 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit
+from chartscore.cli._last_steps import check_gates, gated_exit, load_gated_schema
 from chartscore.cli._ledger_options import (
     BASELINE_SYSTEM,
     LEDGER_OPTIONS,
@@ -22,22 +22,18 @@ from chartscore.cli._ledger_options import (
     record,
 )
 from chartscore.cli._options import (
-    AXIS,
     CONFIDENCE,
     EXTRA_PREDICTIONS,
-    GATE_INTERVAL,
-    GATES,
+    GATE_OPTIONS,
     GOLD,
-    JUNIT,
-    OUT,
     QUIET,
     SCHEMA,
     STRATA,
     confidence,
     document_format,
+    document_options,
     document_text,
     extra_predictions,
-    format_option,
     junit_target,
     output_target,
     progress_shown,
@@ -61,7 +57,6 @@ from chartscore.documents.comparison import (
 from chartscore.io.document_files import load_gates
 from chartscore.io.ledger_file import ledger_key_file
 from chartscore.io.output import write_output
-from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
 from chartscore.workflows.compare import compare_files
 
@@ -91,7 +86,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     names = system_names(args, "compare")
     check_date(args, "compare")
     with progress_shown(args, streams) as progress:
-        schema = None if schema_path is None else load_schema(schema_path)
+        schema = load_gated_schema(schema_path, gates)
         comparison = compare_files(
             gold,
             baseline,
@@ -110,6 +105,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "predictions whose key is not in gold were ignored (--extra-predictions ignore)\n",
         )
     comparison = attrs.evolve(comparison, names=names)
+    check_gates(gates, document=comparison, interval=args.gate_interval)
     _warn_missing_gap(comparison, streams)
     fmt = document_format(args, streams, out)
     date = None if fmt == "json" else rendering_date(args, "compare")
@@ -171,15 +167,11 @@ COMMAND: Final = Command(
             reads_input=True,
         ),
         SCHEMA,
-        OUT,
-        format_option("the comparison's form"),
-        AXIS,
+        *document_options("the comparison's form"),
         QUIET,
         EXTRA_PREDICTIONS,
         CONFIDENCE,
-        GATES,
-        GATE_INTERVAL,
-        JUNIT,
+        *GATE_OPTIONS,
         STRATA,
         BASELINE_NAME,
         CANDIDATE_NAME,

@@ -11,18 +11,14 @@ from chartscore.cli._command import (
     Option,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit, load_report_gates, write_partial
+from chartscore.cli._last_steps import check_gates, gated_exit, load_report_gates, write_partial
 from chartscore.cli._options import (
-    AXIS,
     CONFIDENCE,
-    GATE_INTERVAL,
-    GATES,
-    JUNIT,
-    OUT,
+    GATE_OPTIONS,
     confidence,
     document_format,
+    document_options,
     document_text,
-    format_option,
     junit_target,
     output_targets,
 )
@@ -48,6 +44,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     report, partial = merge_partial_files_with_partial(
         args.partials, confidence=confidence(args), partial=partial_out is not None
     )
+    check_gates(gates, document=report, interval=args.gate_interval)
     fmt = document_format(args, streams, out)
     text = document_text(report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis)
     if partial_out is not None:  # inside the consortium only, as every partial
@@ -67,13 +64,9 @@ COMMAND: Final = Command(
     "is refused (duplicate_partial).",
     options=(
         PARTIALS,
-        OUT,
-        format_option("the report's form"),
-        AXIS,
+        *document_options("the report's form"),
         CONFIDENCE,
-        GATES,
-        GATE_INTERVAL,
-        JUNIT,
+        *GATE_OPTIONS,
         Option(
             "--partial-out",
             "also write the merged partial here (mode 0600; it carries every merged partial's "

@@ -17,26 +17,28 @@ from chartscore.cli._command import (
     input_argument,
     optional_input,
 )
-from chartscore.cli._last_steps import gated_exit, load_report_gates, write_partial
+from chartscore.cli._last_steps import (
+    check_gates,
+    gated_exit,
+    load_gated_schema,
+    load_report_gates,
+    write_partial,
+)
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
-    AXIS,
     CONFIDENCE,
     EXTRA_PREDICTIONS,
-    GATE_INTERVAL,
-    GATES,
+    GATE_OPTIONS,
     GOLD,
     JOBS,
-    JUNIT,
-    OUT,
     PREDICTIONS,
     QUIET,
     SCHEMA,
     STRATA,
     STRICT_SCHEMA,
     document_format,
+    document_options,
     document_text,
-    format_option,
     junit_target,
     output_targets,
     score_inputs,
@@ -48,7 +50,6 @@ from chartscore.engine import score_dask
 from chartscore.io.inputs import InputPath
 from chartscore.io.ledger_file import ledger_key_file
 from chartscore.io.output import write_output
-from chartscore.io.schema_file import load_schema
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.scorer import ExtraPredictions
@@ -82,7 +83,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     scorer = _dask_scorer(args) if on_dask else score_files
     if partial_out is not None:
         scorer = _partial_scorer(written)
-    schema = None if schema_path is None else load_schema(schema_path)
+    schema = load_gated_schema(schema_path, gates)
     report = score_inputs(
         args,
         streams,
@@ -99,6 +100,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "gold were ignored (--extra-predictions ignore)\n",
         )
     _warn_if_gold_mirrored(report, streams)
+    check_gates(gates, document=report, interval=args.gate_interval)
     fmt = document_format(args, streams, out)
     text = document_text(
         report, fmt, gates=gates, interval=args.gate_interval, axis=args.axis, schema=schema
@@ -208,17 +210,13 @@ COMMAND: Final = Command(
         GOLD,
         PREDICTIONS,
         SCHEMA,
-        OUT,
-        format_option("the report's form"),
-        AXIS,
+        *document_options("the report's form"),
         QUIET,
         JOBS,
         EXTRA_PREDICTIONS,
         STRICT_SCHEMA,
         CONFIDENCE,
-        GATES,
-        GATE_INTERVAL,
-        JUNIT,
+        *GATE_OPTIONS,
         STRATA,
         Option(
             "--engine",

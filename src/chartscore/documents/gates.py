@@ -72,7 +72,7 @@ import difflib
 import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Final, Protocol, TypeVar, cast
 
 import attrs
@@ -500,7 +500,10 @@ class _Interval(Protocol):
     def interval(self) -> tuple[float, float] | None: ...
 
 
-class _Counts(Protocol):
+class Counted(Protocol):
+    """A binomial figure's counts, in a report, a shared report (None: suppressed) or a
+    comparison: what a gate, a table or a note reads of it."""
+
     @property
     def success_count(self) -> int | None: ...
 
@@ -512,7 +515,7 @@ class ReportSlice(Protocol):
     """What a gate reads in a report slice (a :class:`~chartscore.documents.report.SliceReport`)."""
 
     @property
-    def metrics(self) -> Mapping[str, _Counts]: ...
+    def metrics(self) -> Mapping[str, Counted]: ...
 
     @property
     def kappa(self) -> _Interval | None: ...
@@ -830,17 +833,38 @@ def _slice(overall: _S, by_field: Mapping[str, _S], by_type: Mapping[str, _S], g
         return overall
     part = (by_field if kind == "field" else by_type).get(name)
     if part is None:
-        field_id = name if kind == "field" else None  # a type name is not a field id
-        # The document's field ids are schema names, not data: a close one may be named.
-        guess = closest(name, by_field) if kind == "field" else None
-        raise ChartscoreError(
-            ErrorCode.GATE_SLICE_MISSING,
-            gate=gate.number,
-            line=gate.line,
-            field_id=field_id,
-            suggestion=None if guess is None else f"field:{guess}",
-        )
+        raise _slice_missing(gate, kind, name, by_field)
     return part
+
+
+def _slice_missing(gate: Gate, kind: str, name: str, field_ids: Iterable[str]) -> ChartscoreError:
+    # ``gate_slice_missing``, naming the field id (a type name is not one) and the closest
+    # known field: field ids are schema names, not data, so a close one may be named.
+    field_id = name if kind == "field" else None
+    guess = closest(name, field_ids) if kind == "field" else None
+    return ChartscoreError(
+        ErrorCode.GATE_SLICE_MISSING,
+        gate=gate.number,
+        line=gate.line,
+        field_id=field_id,
+        suggestion=None if guess is None else f"field:{guess}",
+    )
+
+
+def refuse_unknown_fields(gates: Sequence[Gate], field_ids: Collection[str]) -> None:
+    """Refuse, before any scoring, a gate on a field slice no document could have.
+
+    A report's or a comparison's field slices are fields of its schema: a gate naming a
+    field outside ``field_ids`` (the schema's) could never be checked.
+
+    Raises:
+        ChartscoreError: ``gate_slice_missing`` for the first such gate, as
+            :func:`evaluate` would raise it once the document is computed.
+    """
+    for gate in gates:
+        kind, _, name = gate.slice.partition(":")
+        if kind == "field" and name not in field_ids:
+            raise _slice_missing(gate, kind, name, field_ids)
 
 
 def _report_interval(
@@ -949,7 +973,7 @@ def _comparison_interval(
 
 
 def _rate_interval(
-    metric: _Counts, reading: _Reading, pooled: bool
+    metric: Counted, reading: _Reading, pooled: bool
 ) -> tuple[tuple[float, float] | None, str]:
     """Wilson or Clopper-Pearson (field slice) or clustered (pooled slice) interval.
 
@@ -971,7 +995,7 @@ def _rate_interval(
     return clustered_wilson(success, total, shown, z, cases=cases), "clustered"
 
 
-def _bound(metric: _Counts, reading: _Reading) -> tuple[tuple[float, float] | None, str]:
+def _bound(metric: Counted, reading: _Reading) -> tuple[tuple[float, float] | None, str]:
     """A suppressed field rate's widest Wilson (or Clopper-Pearson) interval over its ranges.
 
     For a rule that reads the inner side (``min_upper``, ``max_lower``), the

@@ -209,8 +209,10 @@ def import_redcap_dde(
         ChartscoreError: the codes of :func:`import_redcap` (``dde_records``
             aside); ``invalid_dde_record`` (records line, column 1) for a record
             id with ``--`` that is not ``ID--1`` or ``ID--2``; ``empty_export``
-            when no entry has its partner, or the merged records give no gold
-            value; ``usage`` for an option of the wrong type.
+            with ``merged_gold`` when no entry has its partner, or the merged
+            records give no gold value; ``no_dde_pairs`` without it when no entry
+            has its partner (there is no gold file to speak of); ``usage`` for an
+            option of the wrong type.
     """
     if type(merged_gold) is not bool:
         raise ChartscoreError(ErrorCode.USAGE)
@@ -238,8 +240,10 @@ def import_redcap_dde(
     code_cells = sum(part.code_cells() for _, part in written)
     if code_cells:
         counts["undeclared_missing_codes"] = code_cells
-    if not paired or (merged_gold and not merged.values):
+    if merged_gold and (not paired or not merged.values):
         raise ChartscoreError(ErrorCode.EMPTY_EXPORT, input=_SOURCE)
+    if not paired:
+        raise ChartscoreError(ErrorCode.NO_DDE_PAIRS, input=_SOURCE)
     return Imported(
         gold=merged.gold_records() if merged_gold else (),
         raters=(first.predictions(), second.predictions()),

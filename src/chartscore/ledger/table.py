@@ -38,9 +38,10 @@ from chartscore.ledger.runs import (
     gold_sets,
     setups,
 )
+from chartscore.render.comparison_view import paired_difference
 from chartscore.render.report_view import rate_estimate
 from chartscore.render.table import WIDTH, table_lines
-from chartscore.render.view import Cell, Column, Estimate, Kind, Row, Table
+from chartscore.render.view import Cell, Column, Estimate, Row, Table
 
 HEADLINE_METRICS: Final = ("normalized_agreement", "abstention_correctness", "unanswerable_answer")
 """The overall figures a row of scored or shared runs shows."""
@@ -268,6 +269,7 @@ def _section(kind: str, runs: list[LedgerRun], flags: Sequence[Setup] | None) ->
         columns=tuple(columns),
         rows=tuple(rows),
         repeat=0,
+        cut_labels=True,
     )
     return [*_wrapped(note), *table_lines(table)]
 
@@ -312,19 +314,12 @@ def overall_rate(result: object, metric: str) -> Estimate:
 
 def difference_estimate(paired: PairedMetricResult) -> Estimate:
     """A paired difference, candidate minus baseline, with its clustered interval (if any)."""
-    interval = paired.clustered_interval or paired.interval
-    low, high = interval if interval is not None else (None, None)
-    return Estimate(
-        slice="overall",
-        name="",
-        metric=COMPARED_METRIC,
-        kind=Kind.DIFFERENCE,
-        success_count=None,
-        total_count=None,
-        value=paired.estimate,
-        lower=low,
-        upper=high,
-    )
+    estimate = paired_difference("overall", "", COMPARED_METRIC, paired, None)
+    clustered = paired.clustered_interval
+    if clustered is None:
+        return estimate
+    low, high = clustered
+    return attrs.evolve(estimate, lower=low, upper=high)
 
 
 def _failed(runs: list[LedgerRun], flags: Sequence[Setup] | None) -> list[str]:
@@ -342,7 +337,13 @@ def _failed(runs: list[LedgerRun], flags: Sequence[Setup] | None) -> list[str]:
         headings = ("system", *headings)
     columns = tuple(Column(h) for h in (("config", *headings) if flags is not None else headings))
     table = Table(
-        key="failed", title="", note="", label_heading="run", columns=columns, rows=tuple(rows)
+        key="failed",
+        title="",
+        note="",
+        label_heading="run",
+        columns=columns,
+        rows=tuple(rows),
+        cut_labels=True,
     )
     return table_lines(table)
 

@@ -48,6 +48,7 @@ from chartscore.render.report_view import (
     SORTS,
     Binomial,
     binomial_rate,
+    kappa_figure,
     plugin_facts,
     rate_estimate,
 )
@@ -169,19 +170,7 @@ def _kappa(name: str, part: ComparisonSlice, system: str) -> Estimate | None:
     if part.kappa is None:
         return None
     kappa = part.kappa.baseline if system == "baseline" else part.kappa.candidate
-    low, high = kappa.interval if kappa.interval is not None else (None, None)
-    return Estimate(
-        slice="field",
-        name=name,
-        metric="kappa",
-        kind=Kind.KAPPA,
-        success_count=None,
-        total_count=kappa.pairs,
-        value=kappa.value,
-        lower=low,
-        upper=high,
-        weighted=ORDINAL_MARK in part.paired,
-    )
+    return kappa_figure(name, kappa, weighted=ORDINAL_MARK in part.paired)
 
 
 def _machine_rows(slices: Iterable[Slice]) -> list[Estimate]:
@@ -234,21 +223,33 @@ def difference_scale(rows: Iterable[PlotRow]) -> float:
     return next((scale for scale in DIFFERENCE_SCALES if reach <= scale), DIFFERENCE_SCALES[-1])
 
 
+def difference_note(level: str) -> str:
+    """How to read a difference plot's row (the start of each one's note)."""
+    return (
+        f"candidate minus baseline, in points; line = Newcombe's {level} paired interval "
+        "(case-clustered where a row pools fields)"
+    )
+
+
+def difference_row(
+    kind: str,
+    name: str,
+    metric: str,
+    estimate: Estimate,
+    margins: Mapping[tuple[str, str, str], tuple[Margin, ...]],
+) -> PlotRow:
+    """A slice's row in a difference plot: its label, its difference, its gates' margins."""
+    return PlotRow(slice_label(kind, name), estimate, kind, margins.get((kind, name, metric), ()))
+
+
 def _difference_plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> list[Plot]:
     margins = gate_margins(gates)
     panels: list[tuple[str, str, str, str, tuple[PlotRow, ...]]] = []
-    note = (
-        f"candidate minus baseline, in points; line = Newcombe's {level} paired interval "
-        "(case-clustered where a row pools fields); right of 0 the candidate has the higher "
-        "rate{}."
-    )
+    note = difference_note(level) + "; right of 0 the candidate has the higher rate{}."
     for metric in _CORE_PAIRED:
         rows = tuple(
-            PlotRow(
-                slice_label(kind, name),
-                _difference(kind, name, metric, part.paired[metric]),
-                kind,
-                margins.get((kind, name, metric), ()),
+            difference_row(
+                kind, name, metric, _difference(kind, name, metric, part.paired[metric]), margins
             )
             for kind, name, part in slices
             if metric in part.paired

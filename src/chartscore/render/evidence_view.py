@@ -14,6 +14,7 @@ from typing import Final, Protocol
 
 import attrs
 
+from chartscore.documents.gates import Counted
 from chartscore.render.view import Estimate
 
 NOT_PROVIDED_NOTE: Final = (
@@ -23,17 +24,9 @@ NOT_PROVIDED_NOTE: Final = (
 )
 
 
-class _Counts(Protocol):
-    @property
-    def success_count(self) -> int | None: ...
-
-    @property
-    def total_count(self) -> int | None: ...
-
-
 class _Slice(Protocol):
     @property
-    def metrics(self) -> Mapping[str, _Counts]: ...
+    def metrics(self) -> Mapping[str, Counted]: ...
 
 
 def none_provided(part: _Slice) -> bool:
@@ -46,7 +39,7 @@ def none_provided(part: _Slice) -> bool:
     return nothing_provided(part.metrics.get("evidence_provided"))
 
 
-def nothing_provided(provided: _Counts | None) -> bool:
+def nothing_provided(provided: Counted | None) -> bool:
     """:func:`none_provided` of one ``evidence_provided`` result (a slice's, or one system's
     in a comparison); False without one."""
     if provided is None or provided.total_count == 0:

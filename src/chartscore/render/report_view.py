@@ -25,6 +25,7 @@ from typing import Final, Protocol
 import attrs
 
 from chartscore.disclosure.rule import IGNORED_COUNT, SHARED_FORMAT
+from chartscore.documents.gates import Counted
 from chartscore.documents.plugin_layout import PluginStamp
 from chartscore.documents.report import (
     REPORT_FORMAT,
@@ -102,21 +103,16 @@ _ONE_FIELD_PER_TYPE = (
 )
 
 
-class Binomial(Protocol):
+class Binomial(Counted, Protocol):
     """A binomial metric of a report, a shared report (``None``: suppressed) or a comparison."""
-
-    @property
-    def success_count(self) -> int | None: ...
-
-    @property
-    def total_count(self) -> int | None: ...
 
     @property
     def interval(self) -> tuple[float, float] | None: ...
 
 
 class KappaLike(Protocol):
-    """A field's kappa in a report or a shared report (``pairs`` None: suppressed)."""
+    """A field's kappa in a report, a shared report (``pairs`` None: suppressed) or, one
+    system's, in a comparison."""
 
     @property
     def value(self) -> float | None: ...
@@ -213,9 +209,15 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
     (suppressed) unless it had no pairs: the shared report does not tell a
     withheld kappa from an undefined one, so it is never called undefined.
     """
-    kappa = part.kappa
-    if kappa is None:
+    if part.kappa is None:
         return None
+    return kappa_figure(name, part.kappa, weighted=ORDINAL_MARK in part.metrics, shared=shared)
+
+
+def kappa_figure(name: str, kappa: KappaLike, *, weighted: bool, shared: bool = False) -> Estimate:
+    """A field's kappa as an estimate: a report's, a shared report's or one system's of a
+    comparison (``weighted``: the quadratic-weighted kappa of an ordinal field); ``shared``
+    as for :func:`kappa_estimate`."""
     suppressed = kappa.pairs is None or (shared and kappa.value is None and kappa.pairs != 0)
     interval = None if kappa.pairs is None else kappa.interval
     low, high = interval if interval is not None else (None, None)
@@ -230,7 +232,7 @@ def kappa_estimate(name: str, part: SliceLike, *, shared: bool = False) -> Estim
         lower=low,
         upper=high,
         suppressed=suppressed,
-        weighted=ORDINAL_MARK in part.metrics,
+        weighted=weighted,
     )
 
 

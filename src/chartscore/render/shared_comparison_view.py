@@ -28,6 +28,8 @@ from chartscore.render.comparison_view import (
     PAIRED_COLUMNS,
     candidate_rate,
     count_table,
+    difference_note,
+    difference_row,
     difference_scale,
     gate_margins,
     header_facts,
@@ -42,13 +44,11 @@ from chartscore.render.view import (
     Estimate,
     Kind,
     Plot,
-    PlotRow,
     Row,
     Table,
     View,
     level_text,
     ordered_slices,
-    slice_label,
 )
 
 Slice = tuple[str, str, SharedComparisonSlice]
@@ -94,21 +94,20 @@ def _plots(slices: list[Slice], gates: Sequence[Gate], level: str) -> tuple[Plot
     panels = []
     for metric in SHARED_PAIRED_METRICS:
         rows = tuple(
-            PlotRow(
-                slice_label(kind, name),
-                _difference(kind, name, metric, part.paired[metric], level),
+            difference_row(
                 kind,
-                margins.get((kind, name, metric), ()),
+                name,
+                metric,
+                _difference(kind, name, metric, part.paired[metric], level),
+                margins,
             )
             for kind, name, part in slices
         )
         panels.append((metric, rows))
     scale = difference_scale(row for _, rows in panels for row in rows)
     note = (
-        f"candidate minus baseline, in points; line = Newcombe's {level} paired interval "
-        "(case-clustered where a row pools fields); a suppressed difference is not drawn "
-        f"(its bound is in the table). The axis runs from -{scale * 100:g} to "
-        f"+{scale * 100:g} points."
+        f"{difference_note(level)}; a suppressed difference is not drawn (its bound is in the "
+        f"table). The axis runs from -{scale * 100:g} to +{scale * 100:g} points."
     )
     return tuple(
         Plot(f"difference-{metric}", title(metric), note, metric, (-scale, scale), rows, 0.0)

@@ -55,6 +55,21 @@ def wrap_label(label: str, width: int) -> list[str]:
     return lines
 
 
+_CUT: Final = "..."
+
+
+def cut_label(label: str, width: int) -> str:
+    """``label`` in one line of at most ``width`` characters: a wider one keeps its start
+    and its end (where run ids differ), its middle cut to ``...`` (ASCII, as all output)."""
+    if len(label) <= width:
+        return label
+    if width <= len(_CUT):
+        return label[:width]
+    tail = (width - len(_CUT)) // 3
+    head = width - len(_CUT) - tail
+    return label[:head] + _CUT + label[len(label) - tail :]
+
+
 class _Column:
     """One column's texts, aligned: estimates on their slash, counts to the right."""
 
@@ -192,7 +207,10 @@ def table_lines(table: Table) -> list[str]:
         for index, row in enumerate(table.rows):
             if index and row.slice != table.rows[index - 1].slice:
                 lines.append("")
-            label = wrap_label(labels[index], label_width)
+            if table.cut_labels:
+                label = [cut_label(labels[index], label_width)]
+            else:
+                label = wrap_label(labels[index], label_width)
             height = max(len(label), *(len(column.lines[index]) for column in shown))
             for line in range(height):
                 text = label[line] if line < len(label) else ""

@@ -167,6 +167,9 @@ class Table:
         repeat: How many leading columns identify a row together with its label
             (e.g. a metric column): a renderer that splits the table into
             panels repeats them in every panel.
+        cut_labels: A label too wide for the text renderer's label column loses
+            its middle to ``...`` (a run id: a wrapped one reads as a second
+            row) instead of wrapping.
     """
 
     key: str
@@ -176,6 +179,7 @@ class Table:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     repeat: int = 0
+    cut_labels: bool = False
 
 
 @attrs.frozen
