@@ -103,6 +103,11 @@ def _mismatch() -> ChartscoreError:
 class JointModel(ReportModel):
     """The attacker's model of several releases of overlapping cohorts (see the module).
 
+    Generic over a release's model: a shared report's :class:`ReportModel`, or a
+    publication's :class:`~chartscore.disclosure.publication.PublicationModel`,
+    whose layouts are its products' (``"product/field"``) and whose ties hold in
+    every release and in every atom.
+
     Args:
         releases: Each release's own model, the new release last; every field
             of an earlier release must be a field of the new one, of the same
@@ -190,6 +195,14 @@ class JointModel(ReportModel):
         for own in self.atom_layouts:
             for layout in own.values():
                 self.inequalities += _atom_facts(layout)
+        # A publication's products are tied (one cohort's rows): in every release, and in
+        # every atom, since each tie counts the same rows in both products.
+        for position, model in enumerate(self.releases):
+            for row in _ties(model):
+                self.inequalities += _both(self.release_form(position, row))
+        for atom in range(len(self.memberships)):
+            for row in _ties(new):
+                self.inequalities += _both(self.atom_form(atom, row))
         self.error_counts = {}
         self.threshold = False
         self.composition = {}
@@ -217,6 +230,15 @@ class JointModel(ReportModel):
             for form, bound in model.knowledge(published[position], min_cell):
                 rows[self.release_form(position, form), bound] = None
         return list(rows)
+
+
+def _ties(model: ReportModel) -> list[Form]:
+    # A publication's rows ``form == 0`` between its products; none for one report.
+    return list(getattr(model, "ties", ()))
+
+
+def _both(row: Form) -> list[Form]:
+    return [row, tuple((v, -c) for v, c in row)] if row else []
 
 
 def _same_field(new: FieldLayout, earlier: FieldLayout) -> bool:
@@ -744,51 +766,34 @@ def audit_releases(
         if last == 0:
             out.append(ReleaseAudit(1, own, len(atoms), 0, 0))
             continue
-        checked, pinned, problem = _joint_attack(releases[: last + 1], models[: last + 1], atoms)
+        checked, pinned, problem = joint_attack(
+            [list(shared.numbers()) for shared in releases[: last + 1]],
+            models[: last + 1],
+            atoms,
+            [shared.disclosure.min_cell for shared in releases[: last + 1]],
+        )
         out.append(ReleaseAudit(last + 1, own, len(atoms), checked, pinned, problem))
     return out
 
 
-def _joint_attack(
-    releases: Sequence[SharedReport], models: Sequence[ReportModel], atoms: list[tuple[int, ...]]
+def joint_attack(
+    numbers: Sequence[Sequence[tuple[Key, int | None]]],
+    models: Sequence[ReportModel],
+    atoms: list[tuple[int, ...]],
+    rules: Sequence[int],
 ) -> tuple[int, int, str | None]:
-    # (atom quantities bounded, pinned from 1 to min_cell - 1, the problem that stopped it)
-    last = len(releases) - 1
-    min_cell = releases[-1].disclosure.min_cell
-    if any(r.disclosure.min_cell != min_cell for r in releases) or any(
-        last not in atom for atom in atoms
-    ):
+    """The outsider's joint attack on releases: (atom numbers bounded, pinned, the problem).
+
+    ``numbers``: each release's published numbers in its model's keys (None: hidden);
+    ``models``: each release's model (a report's or a publication's); ``rules``: each
+    release's min cell. The problem (``mismatch``, ``inconsistent``, ``unresolved``)
+    is None when the attack ran to the end.
+    """
+    last = len(numbers) - 1
+    min_cell = rules[-1]
+    if any(rule != min_cell for rule in rules) or any(last not in atom for atom in atoms):
         return 0, 0, "mismatch"
-    joint: JointModel | None = None
-    solver: RangeSolver | None = None
-    for moved in (frozenset(), frozenset(models[-1].layouts)):
-        by_release = [
-            {
-                key: value
-                for key, value in shared.numbers()
-                if value is not None and not (position < last and _majority_part(key, moved))
-            }
-            for position, shared in enumerate(releases)
-        ]
-        problem: str | None = None
-        try:
-            joint = JointModel(list(models), atoms, moved)
-            published = {
-                release_key(position, key): value
-                for position, numbers in enumerate(by_release)
-                for key, value in numbers.items()
-            }
-            knowledge = joint.joint_knowledge(by_release, min_cell)
-            solver = RangeSolver(joint, published, eager=False, knowledge=knowledge)
-            solver.point()
-        except ChartscoreError:
-            problem = "mismatch"
-        except Inconsistent:
-            problem = "inconsistent"  # perhaps a majority category that moved: try without
-        except Unresolved:
-            problem = "unresolved"
-        if problem is None:
-            break
+    joint, solver, problem = outsider_solver(numbers, models, atoms, min_cell)
     if problem is not None or joint is None or solver is None:
         return 0, 0, problem
     composition = {
@@ -811,6 +816,52 @@ def _joint_attack(
     return checked, pinned, None
 
 
+def outsider_solver(
+    numbers: Sequence[Sequence[tuple[Key, int | None]]],
+    models: Sequence[ReportModel],
+    atoms: list[tuple[int, ...]],
+    min_cell: int,
+) -> tuple[JointModel | None, RangeSolver | None, str | None]:
+    """The outsider's joint model and solver of releases (see :func:`joint_attack`).
+
+    Without the composition; with every release's majority facts, else (when that
+    is inconsistent: a majority category may have moved) without the earlier
+    releases' majority counts. Returns the problem instead when neither solves.
+    """
+    last = len(numbers) - 1
+    joint: JointModel | None = None
+    solver: RangeSolver | None = None
+    for moved in (frozenset(), frozenset(models[-1].layouts)):
+        by_release = [
+            {
+                key: value
+                for key, value in shown
+                if value is not None and not (position < last and _majority_part(key, moved))
+            }
+            for position, shown in enumerate(numbers)
+        ]
+        problem: str | None = None
+        try:
+            joint = JointModel(list(models), atoms, moved)
+            published = {
+                release_key(position, key): value
+                for position, numbers in enumerate(by_release)
+                for key, value in numbers.items()
+            }
+            knowledge = joint.joint_knowledge(by_release, min_cell)
+            solver = RangeSolver(joint, published, eager=False, knowledge=knowledge)
+            solver.point()
+        except ChartscoreError:
+            problem = "mismatch"
+        except Inconsistent:
+            problem = "inconsistent"  # perhaps a majority category that moved: try without
+        except Unresolved:
+            problem = "unresolved"
+        if problem is None:
+            break
+    return joint, solver, problem
+
+
 def _majority_part(key: Key, fields: frozenset[str]) -> bool:
     # A majority count (not its total) of a slice holding one of ``fields``.
     if not fields or not key[2].startswith("majority_baseline."):
@@ -825,5 +876,7 @@ __all__ = [
     "ReleaseStep",
     "atom_key",
     "audit_releases",
+    "joint_attack",
+    "outsider_solver",
     "release_key",
 ]

@@ -14,7 +14,7 @@ recording the new one: :class:`Ledger` holds the lock until it is closed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
@@ -30,7 +30,9 @@ from chartscore.scoring.release_atoms import AtomScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.releases import ReleaseAudit
+    from chartscore.disclosure.publication_releases import PublicationRelease
+    from chartscore.disclosure.releases import Atom, ReleaseAudit
+    from chartscore.disclosure.sensitivity import Sensitivity
 
 
 def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
@@ -47,6 +49,9 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
             (an absent folder: ``not_a_release_ledger``); ``missing_dependency``
             without scipy.
     """
+    from chartscore.disclosure.publication_releases import (  # noqa: PLC0415
+        audit_publication_releases,
+    )
     from chartscore.disclosure.releases import audit_releases  # noqa: PLC0415
 
     with open_releases(folder, exclusive=False) as opened:
@@ -59,7 +64,13 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
     for position, release in enumerate(releases):
         for case_id in release.case_ids:
             membership[case_id] = (*membership.get(case_id, ()), position)
-    return audit_releases([r.shared for r in releases], list(set(membership.values())))
+    patterns = list(set(membership.values()))
+    kinds = {release.publication for release in releases}
+    if kinds == {True}:  # a ledger of publications: each release is all its products
+        return audit_publication_releases([r.products for r in releases], patterns)
+    if kinds != {False}:  # one report's releases and publications: not one model
+        raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+    return audit_releases([r.shared for r in releases], patterns)
 
 
 class Ledger:
@@ -79,6 +90,15 @@ class Ledger:
     def close(self) -> None:
         """Release the folder's lock (closing twice is harmless)."""
         self._folder.close()
+
+    def require(self, *, publication: bool) -> None:
+        """Refuse a ledger whose releases are of the other kind (a report's, a publication's).
+
+        Raises:
+            ChartscoreError: ``release_mismatch``.
+        """
+        if any(release.publication != publication for release in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
 
     def scorer(
         self,
@@ -113,10 +133,10 @@ class Ledger:
                 did: any of its rows changed), or the earlier release's rule or
                 fields differ; as :meth:`~chartscore.io.release_ledger.ReleaseFolder.record`.
         """
-        from chartscore.disclosure.releases import Atom, ReleaseStep  # noqa: PLC0415
-        from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+        from chartscore.disclosure.releases import ReleaseStep  # noqa: PLC0415
         from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
+        self.require(publication=False)
         cases = scorer.case_ids()
         if any(not release.case_ids <= cases for release in self.earlier):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
@@ -132,30 +152,93 @@ class Ledger:
                 fits = all(legacy.get(case_id) == digest for case_id, digest in known.items())
             if not fits:
                 raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
-        atoms = []
-        partial = scorer.partial()
-        majority = _majority_keys(partial)
-        for pattern, (atom_scorer, count) in scorer.atoms().items():
-            partial = atom_scorer.partial()
-            tally = partial.tally()
-            sensitivity = Sensitivity(
-                case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
-            )
-            rows = {
-                field_id: _rows_with(partial, field_id, key) for field_id, key in majority.items()
-            }
-            report = Report.from_tally(tally, confidence)
-            atoms.append(Atom(pattern, count, report, sensitivity, rows))
+        atoms = _atoms(scorer, confidence, field_types)
         step = ReleaseStep([release.shared for release in self.earlier], atoms, min_cell)
-        partial = scorer.partial()
+        report, sensitivity = _full(scorer, confidence, field_types)
+        shared = share_report(report, sensitivity, min_cell, joint=step)
+        self._folder.record(shared, digests)
+        return shared
+
+    def publication(
+        self,
+        scorers: Sequence[AtomScorer],
+        min_cell: int,
+        confidence: float,
+        field_types: Callable[[PartialTally], dict[str, str]],
+    ) -> tuple[PublicationRelease, list[tuple[Report, Sensitivity]], list[dict[str, str]]]:
+        """A new publication's joint check, each system's full report, and its digests.
+
+        ``scorers``: each system's scorer of the new cohort (:meth:`scorer`), in the
+        systems' order, fed with the same gold.
+
+        Raises:
+            ChartscoreError: ``release_mismatch`` when an earlier release is not a
+                publication of as many systems, a case of an earlier release is not
+                in this gold set or scores otherwise than it did for any system.
+        """
+        from chartscore.disclosure.publication_releases import (  # noqa: PLC0415
+            PublicationRelease,
+        )
+
+        self.require(publication=True)
+        if not scorers or any(len(r.products) != len(scorers) for r in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        cases = scorers[0].case_ids()
+        if any(s.case_ids() != cases for s in scorers) or any(
+            not release.case_ids <= cases for release in self.earlier
+        ):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        digests = [scorer.case_digests() for scorer in scorers]
+        for release in self.earlier:  # an old case whose rows changed for any system
+            for own, known in zip(digests, release.system_digests, strict=True):
+                if any(own.get(case_id) != digest for case_id, digest in known.items()):
+                    raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        atoms = [_atoms(scorer, confidence, field_types) for scorer in scorers]
+        step = PublicationRelease([r.products for r in self.earlier], atoms, min_cell)
+        fulls = [_full(scorer, confidence, field_types) for scorer in scorers]
+        return step, fulls, digests
+
+    def record_publication(
+        self, products: Sequence[SharedReport], digests: Sequence[dict[str, str]]
+    ) -> None:
+        """Record a publication as the next release (every system's report and digests)."""
+        self._folder.record_publication(products, digests)
+
+
+def _atoms(
+    scorer: AtomScorer, confidence: float, field_types: Callable[[PartialTally], dict[str, str]]
+) -> list[Atom]:
+    # Each atom's own report and case counts, and its rows in the cohort's majority category.
+    from chartscore.disclosure.releases import Atom  # noqa: PLC0415
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+
+    atoms = []
+    partial = scorer.partial()
+    majority = _majority_keys(partial)
+    for pattern, (atom_scorer, count) in scorer.atoms().items():
+        partial = atom_scorer.partial()
         tally = partial.tally()
         sensitivity = Sensitivity(
             case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
         )
+        rows = {field_id: _rows_with(partial, field_id, key) for field_id, key in majority.items()}
         report = Report.from_tally(tally, confidence)
-        shared = share_report(report, sensitivity, min_cell, joint=step)
-        self._folder.record(shared, digests)
-        return shared
+        atoms.append(Atom(pattern, count, report, sensitivity, rows))
+    return atoms
+
+
+def _full(
+    scorer: AtomScorer, confidence: float, field_types: Callable[[PartialTally], dict[str, str]]
+) -> tuple[Report, Sensitivity]:
+    # The whole cohort's report and case counts, as a release shares it (no figures).
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+
+    partial = scorer.partial()
+    tally = partial.tally()
+    sensitivity = Sensitivity(
+        case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
+    )
+    return Report.from_tally(tally, confidence), sensitivity
 
 
 def _majority_keys(partial: PartialTally) -> dict[str, object]:
