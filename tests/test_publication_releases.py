@@ -96,8 +96,7 @@ def _share(where: Path, cases: int, ledger: Path | None, **options: bool) -> tup
 
 def _products(where: Path) -> list[SharedReport]:
     return [
-        SharedReport.from_json((where / "out" / f"pred_{s}.shared.json").read_text())
-        for s in "ab"
+        SharedReport.from_json((where / "out" / f"pred_{s}.shared.json").read_text()) for s in "ab"
     ]
 
 
