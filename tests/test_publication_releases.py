@@ -25,8 +25,11 @@ from chartscore.cli import main
 from chartscore.disclosure.publication import JointPublication
 from chartscore.disclosure.publication_releases import audit_publication_releases
 from chartscore.disclosure.releases import JointModel
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.io.release_ledger import read_releases
+
+from helpers import THOROUGH, thorough_only
 
 CANARY = "zq-canary-"
 SCHEMA = {
@@ -86,11 +89,13 @@ def _run(argv: list[str]) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def _share(where: Path, cases: int, ledger: Path | None, **options: bool) -> tuple[int, str, str]:
-    files = _write(where / "in", cases, **options)
+def _share(
+    where: Path, cases: int, ledger: Path | None, *, compare: bool = False, changed: bool = False
+) -> tuple[int, str, str]:
+    files = _write(where / "in", cases, changed=changed)
     (where / "out").mkdir(parents=True, exist_ok=True)
     argv = ["share", *files, "--publication", str(where / "in" / "pred_*.jsonl")]
-    argv += ["--out-dir", str(where / "out"), "--quiet"]
+    argv += ["--out-dir", str(where / "out"), "--quiet", *(["--compare"] if compare else [])]
     return _run(argv + ([] if ledger is None else ["--releases", str(ledger)]))
 
 
@@ -218,13 +223,13 @@ def test_other_systems_or_changed_rows_are_refused(
     assert CANARY not in err and str(tmp_path) not in err
 
 
-def test_publication_releases_take_their_reports_only(tmp_path: Path) -> None:
-    # Comparisons, strata and a second min cell are not in the releases' model yet.
+def test_publication_releases_take_no_variants(tmp_path: Path) -> None:
+    # Strata and a second min cell are not in the releases' model yet.
     files = _write(tmp_path / "in", FIRST)
     (tmp_path / "out").mkdir()
     argv = ["share", *files, "--publication", str(tmp_path / "in" / "pred_*.jsonl")]
     argv += ["--out-dir", str(tmp_path / "out"), "--releases", str(tmp_path / "ledger")]
-    for extra in (["--compare"], ["--also-min-cell", "5"]):
+    for extra in (["--also-min-cell", "5"], ["--strata", str(tmp_path / "in" / "gold.jsonl")]):
         status, _, err = _run(argv + extra)
         assert status == 2 and extra[0] in err
     status, _, err = _run(
@@ -232,3 +237,71 @@ def test_publication_releases_take_their_reports_only(tmp_path: Path) -> None:
     )
     assert status != 0 and "output_is_input" in err
     assert not (tmp_path / "ledger").exists() or not list((tmp_path / "ledger").iterdir())
+
+
+# --- stage 2: comparisons in the releases -------------------------------------------------
+
+
+@functools.cache
+def _compared_quarters(root: str) -> dict[str, Any]:
+    # Two quarters of A, B and "A vs B" into one ledger; the second also into another alone.
+    base = Path(root)
+    ledger = base / "ledger"
+    runs = (
+        _share(base / "q1", FIRST, ledger, compare=True),
+        _share(base / "q2", SECOND, ledger, compare=True),
+        _share(base / "plain", SECOND, base / "alone", compare=True) if THOROUGH else (0, "", ""),
+    )
+    return {"ledger": ledger, "base": base, "runs": runs}
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _compared_quarters(str(tmp_path_factory.mktemp("compared")))
+
+
+def _publication(where: Path) -> list[SharedReport | SharedComparison]:
+    text = (where / "out" / "pred_a_vs_pred_b.shared-comparison.json").read_text()
+    return [*_products(where), SharedComparison.from_json(text)]
+
+
+def test_a_publication_with_its_comparison_is_one_release(compared: dict[str, Any]) -> None:
+    first, second, plain = compared["runs"]
+    assert first[0] == second[0] == plain[0] == 0, (first, second, plain)
+    releases = read_releases(compared["ledger"])
+    assert [r.pairs for r in releases] == [((0, 1),), ((0, 1),)]
+    written = _publication(compared["base"] / "q2")
+    assert releases[1].comparisons[0].to_json() == written[2].to_json()
+    status, out, _ = _run(["audit", "--releases", str(compared["ledger"])])
+    assert status == 0 and "release 2: PASS" in out and ", 0 pinned" in out, out
+    for text in (first[2], second[2], out):
+        assert CANARY not in text and str(compared["base"]) not in text
+
+
+@thorough_only("the joint attack of two quarters with a comparison (about 5 s)")
+def test_a_comparison_shared_alone_fails_held_with_the_first_quarter(
+    compared: dict[str, Any],
+) -> None:
+    # Shared alone, the second quarter's publication (with its comparison) passes its own
+    # joint audit, and fails held with the first.
+    releases = read_releases(compared["ledger"])
+    systems: list[Any] = ["0", "1", ("0", "1")]
+    first_products = [*releases[0].products, *releases[0].comparisons]
+    alone = _publication(compared["base"] / "plain")
+    sequential = audit_publication_releases([first_products, alone], _memberships(), systems)
+    assert sequential[1].own and not sequential[1].passed
+
+
+def test_a_ledger_with_comparisons_takes_the_same_comparisons(
+    compared: dict[str, Any], tmp_path: Path
+) -> None:
+    # The next publication without its comparison is refused before anything is written.
+    ledger = tmp_path / "ledger"
+    ledger.mkdir(mode=0o700)
+    for release in compared["ledger"].iterdir():
+        (ledger / release.name).write_bytes(release.read_bytes())
+        (ledger / release.name).chmod(0o600)
+    status, _, err = _share(tmp_path / "q3", SECOND, ledger)
+    assert status != 0 and "release_mismatch" in err
+    assert not list((tmp_path / "q3" / "out").iterdir())
+    assert len(read_releases(ledger)) == 2

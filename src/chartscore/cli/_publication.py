@@ -139,9 +139,8 @@ def share_publication(
 
 
 def _check_releases(args: argparse.Namespace) -> None:
-    # A publication into the ledger: its reports only, written outside the folder.
+    # A publication into the ledger: its reports (and comparisons), outside the folder.
     for flag, given in (
-        ("--compare", args.compare),
         ("--strata", args.strata is not None),
         ("--also-min-cell", args.also_min_cell is not None),
     ):

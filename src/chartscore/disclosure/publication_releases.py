@@ -27,12 +27,15 @@ Value-free: atoms arrive as their own reports and distinct-case counts.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
+
+import attrs
 
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.model import Key, ReportModel
-from chartscore.disclosure.publication import JointPublication, product_key
+from chartscore.disclosure.publication import JointPublication, Product, System, product_key
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.releases import (
     FIELD_COUNT,
@@ -87,43 +90,84 @@ class ProductStep:
         return set(self._kappa)
 
 
+@attrs.frozen(repr=False)
+class ComparisonAtom:
+    """One atom's shared comparison of two systems, as its values: computed inside, never shared.
+
+    Attributes:
+        earlier: The positions of the earlier releases holding these cases.
+        cases: How many cases the atom has.
+        values: Every quantity of the comparison's model over the atom's cases.
+        counts: Its distinct-case counts (as ``share`` computes them).
+    """
+
+    earlier: tuple[int, ...]
+    cases: int
+    values: Mapping[Key, int]
+    counts: Mapping[Key, int]
+
+    def __repr__(self) -> str:
+        return f"ComparisonAtom(in {len(self.earlier)} earlier releases)"
+
+
 class PublicationRelease:
     """The joint check of a new publication against the earlier ones in the ledger.
 
     Args:
         earlier: Each earlier release's products (one shared report per system,
-            in the systems' order), in the ledger's order.
+            in the systems' order, then its comparisons), in the ledger's order.
         atoms: Per system, the new cohort's atoms (their patterns in one order
             for every system).
         min_cell: The rule's min cell (every release's).
+        pairs: Each comparison's (baseline, candidate) systems' places, in
+            every release the same.
+        compared: Per comparison, its atoms (in the systems' atoms' order).
 
     Raises:
         ChartscoreError: ``release_mismatch`` when an earlier release has another
-            number of systems, another min cell, or fields of another shape.
+            number of systems or comparisons, another min cell, or fields of
+            another shape.
     """
 
     def __init__(
         self,
-        earlier: Sequence[Sequence[SharedReport]],
+        earlier: Sequence[Sequence[Product]],
         atoms: Sequence[Sequence[Atom]],
         min_cell: int,
+        pairs: Sequence[tuple[int, int]] = (),
+        compared: Sequence[Sequence[ComparisonAtom]] = (),
     ) -> None:
         count = len(atoms)
-        if not count or any(len(products) != count for products in earlier):
+        total = count + len(pairs)
+        if not count or len(compared) != len(pairs):
+            raise _mismatch()
+        if any(len(products) != total for products in earlier):
             raise _mismatch()
         patterns = {tuple(atom.earlier for atom in own) for own in atoms}
+        patterns |= {tuple(atom.earlier for atom in own) for own in compared}
         if len(patterns) != 1:
+            raise _mismatch()
+        reports = [
+            [p for p in products[:count] if isinstance(p, SharedReport)] for products in earlier
+        ]
+        if any(len(r) != count for r in reports):
+            raise _mismatch()
+        if any(p.disclosure.min_cell != min_cell for products in earlier for p in products):
             raise _mismatch()
         self.earlier = [list(products) for products in earlier]
         self.atoms = [list(own) for own in atoms]
+        self.pairs = [(int(b), int(c)) for b, c in pairs]
+        self.compared = [list(own) for own in compared]
+        self.systems: list[System] = [*_systems(count), *((str(b), str(c)) for b, c in pairs)]
         self.min_cell = min_cell
         self.steps = [
-            ReleaseStep([products[p] for products in self.earlier], self.atoms[p], min_cell)
+            ReleaseStep([products[p] for products in reports], self.atoms[p], min_cell)
             for p in range(count)
         ]
         self.pinned = 0
         """Atom numbers the last check found pinned (0: the joint audit passed)."""
         self._level: dict[tuple[int, Key], int] = {}
+        self._baseline: frozenset[tuple[int, Key, int]] | None = None
 
     def begin(self) -> None:
         """Forget what earlier checks asked to hide (a new order of the publication starts)."""
@@ -147,7 +191,9 @@ class PublicationRelease:
         out: set[str] = set()
         atoms = self.atoms[system]
         for position, products in enumerate(self.earlier):
-            for field_id, part in products[system].by_field.items():
+            report = products[system]
+            assert isinstance(report, SharedReport)
+            for field_id, part in report.by_field.items():
                 if part.kappa is None or part.kappa.value is None:
                     continue
                 added = sum(
@@ -157,7 +203,7 @@ class PublicationRelease:
                     out.add(field_id)
         return out
 
-    def extra(self, products: Sequence[SharedReport]) -> list[set[Key]]:
+    def extra(self, products: Sequence[Product]) -> list[set[Key]]:
         """Per product, the further numbers to hide (all empty: the joint audit passes).
 
         Raises:
@@ -167,15 +213,14 @@ class PublicationRelease:
                 attack cannot finish.
         """
         count = len(self.atoms)
-        if len(products) != count:
+        if len(products) != len(self.systems):
             raise _mismatch()
         self.pinned = 0
         if not self.earlier:
             return [set() for _ in products]
-        systems = _systems(count)
-        new = JointPublication(products, systems)
-        earlier = [JointPublication(p, systems) for p in self.earlier]
-        values: list[list[dict[Key, int]]] = []  # per system, per atom
+        new = JointPublication(products, self.systems)
+        earlier = [JointPublication(p, self.systems) for p in self.earlier]
+        values: list[list[dict[Key, int]]] = []  # per product, per atom
         extra: list[set[Key]] = [set() for _ in products]
         moved: set[str] = set()
         for p, step in enumerate(self.steps):
@@ -192,6 +237,8 @@ class PublicationRelease:
                 and key[2] == "majority_baseline.success_count"
                 and set(step._members(model, key)) & step._moved
             }
+        for k, own_atoms in enumerate(self.compared):
+            values.append(self._compared_values(new, count + k, own_atoms))
         memberships = [(*atom.earlier, len(self.earlier)) for atom in self.atoms[0]]
         models: list[ReportModel] = [*(j.model for j in earlier), new.model]
         joint = JointModel(models, memberships, frozenset(moved))
@@ -202,9 +249,19 @@ class PublicationRelease:
         outsider, found, _ = outsider_solver(numbers, models, memberships, self.min_cell)
         if outsider is not None and found is not None:
             solvers.append((outsider, found))
-        for p, key in self._pinned(solvers, new, values):
-            # A number pinned again: hide more widely each time (see _to_hide).
-            self.pinned += 1
+        if self._baseline is None:
+            # What the earlier releases (and the composition) pin with the new release
+            # publishing nothing: not the new release's to protect, no hiding of it could.
+            nothing = [(joint, self._solver(joint, [*earlier, new], nothing_new=True))]
+            bare = [*numbers[:-1], []]
+            outsider, found, _ = outsider_solver(bare, models, memberships, self.min_cell)
+            if outsider is not None and found is not None:
+                nothing.append((outsider, found))
+            self._baseline = frozenset(self._pinned(nothing, new, values))
+        pinned = self._pinned(solvers, new, values, self._baseline)
+        self.pinned = len(pinned)
+        for p, key in sorted({(p, key) for p, key, _ in pinned}):
+            # A number pinned again (in any atom): hide more widely each time (see _to_hide).
             parts = new.model.products[p].quantities[key].parts
             more: list[set[Key]] = []
             while not any(more):  # the next level that has something left to hide
@@ -217,7 +274,30 @@ class PublicationRelease:
                 extra[index] |= keys
         return extra
 
-    def _solver(self, joint: JointModel, publications: Sequence[JointPublication]) -> RangeSolver:
+    def _compared_values(
+        self, new: JointPublication, index: int, atoms: Sequence[ComparisonAtom]
+    ) -> list[dict[Key, int]]:
+        # A comparison's atom values, checked: every earlier release's number of it is the
+        # sum over the atoms it holds.
+        model = new.model.products[index]
+        own = [{key: atom.values.get(key, 0) for key in model.quantities} for atom in atoms]
+        for position, products in enumerate(self.earlier):
+            holders = [v for atom, v in zip(atoms, own, strict=True) if position in atom.earlier]
+            for key, value in products[index].numbers():
+                if value is None or key[2] == IGNORED_COUNT or key not in model.quantities:
+                    continue
+                if sum(v[key] for v in holders) != value:
+                    raise _mismatch()
+        return own
+
+    def _solver(
+        self,
+        joint: JointModel,
+        publications: Sequence[JointPublication],
+        *,
+        nothing_new: bool = False,
+    ) -> RangeSolver:
+        # ``nothing_new``: as if the new release hid every number.
         by_release: list[dict[Key, int]] = []
         for position, publication in enumerate(publications):
             unlinked = (
@@ -229,7 +309,8 @@ class PublicationRelease:
                 if position < len(self.earlier)
                 else set()
             )
-            by_release.append({k: v for k, v in publication.published.items() if k not in unlinked})
+            shown = {} if nothing_new and position == len(self.earlier) else publication.published
+            by_release.append({k: v for k, v in shown.items() if k not in unlinked})
         published = {
             release_key(position, key): value
             for position, numbers in enumerate(by_release)
@@ -258,10 +339,38 @@ class PublicationRelease:
         solvers: Sequence[tuple[JointModel, RangeSolver]],
         new: JointPublication,
         values: Sequence[Sequence[dict[Key, int]]],
-    ) -> list[tuple[int, Key]]:
+        skip: AbstractSet[tuple[int, Key, int]] = frozenset(),
+    ) -> list[tuple[int, Key, int]]:
         # Every atom number behind 1 to min_cell - 1 cases (but the composition's) that
         # the joint solver pins there: (system, key).
-        out: list[tuple[int, Key]] = []
+        out: list[tuple[int, Key, int]] = []
+        count = len(self.steps)
+        for k, atoms in enumerate(self.compared):
+            model = new.model.products[count + k]
+            composition = {
+                key[:2]: quantity.form
+                for key, quantity in model.quantities.items()
+                if key[2] == FIELD_COUNT
+            }
+            for a, paired in enumerate(atoms):
+                for key, quantity in sorted(model.quantities.items()):
+                    value = values[count + k][a][key]
+                    if not 1 <= paired.counts.get(key, value) < self.min_cell:
+                        continue
+                    if quantity.form == composition.get(key[:2]):
+                        continue
+                    joint_key = atom_key(a, product_key(count + k, key))
+                    if (count + k, key, a) in skip:
+                        continue
+                    small = paired.cases < self.min_cell
+                    if any(
+                        joint_key in joint.quantities
+                        and not _safe(
+                            solver, joint.quantities[joint_key].form, value, small, self.min_cell
+                        )
+                        for joint, solver in solvers
+                    ):
+                        out.append((count + k, key, a))
         for p, step in enumerate(self.steps):
             model = new.model.products[p]
             composition = {
@@ -273,7 +382,7 @@ class PublicationRelease:
                 counts = step._cases(model, atom, values[p][a])
                 for key, quantity in sorted(model.quantities.items()):
                     joint_key = atom_key(a, product_key(p, key))
-                    if not 1 <= counts.get(key, 0) < self.min_cell:
+                    if not 1 <= counts.get(key, 0) < self.min_cell or (p, key, a) in skip:
                         continue
                     if quantity.form == composition.get(key[:2]):
                         continue
@@ -286,7 +395,7 @@ class PublicationRelease:
                         )
                         for joint, solver in solvers
                     ):
-                        out.append((p, key))
+                        out.append((p, key, a))
         return out
 
 
@@ -315,7 +424,7 @@ _LEVELS = 2
 
 
 def _to_hide(
-    products: Sequence[SharedReport],
+    products: Sequence[Product],
     system: int,
     key: Key,
     parts: tuple[Key, Key] | None,
@@ -337,7 +446,9 @@ def _to_hide(
 
 
 def audit_publication_releases(
-    releases: Sequence[Sequence[SharedReport]], memberships: Sequence[tuple[int, ...]]
+    releases: Sequence[Sequence[Product]],
+    memberships: Sequence[tuple[int, ...]],
+    systems: Sequence[System] | None = None,
 ) -> list[ReleaseAudit]:
     """Re-run the audit of every publication release against all earlier ones (outsider).
 
@@ -347,14 +458,18 @@ def audit_publication_releases(
     publication.
 
     Args:
-        releases: Every release's products (one shared report per system).
+        releases: Every release's products (one shared report per system, then
+            its comparisons).
         memberships: Per case, the positions of the releases holding it.
+        systems: Each product's system (:class:`~chartscore.disclosure.publication.System`,
+            as the ledger records them); default: one system per product.
     """
     from chartscore.disclosure.publication import audit_publication  # noqa: PLC0415
 
     patterns = set(memberships)
     count = len(releases[0]) if releases else 0
-    systems = _systems(count)
+    if systems is None:
+        systems = _systems(count)
     out: list[ReleaseAudit] = []
     publications: list[JointPublication | None] = []
     for products in releases:

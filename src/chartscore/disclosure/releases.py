@@ -138,7 +138,7 @@ class JointModel(ReportModel):
         for atom in range(len(self.memberships)):
             own: dict[str, FieldLayout] = {}
             for field_id, layout in new.layouts.items():
-                own[field_id] = FieldLayout(layout.shape, layout.classes, offset, layout.cells)
+                own[field_id] = _placed(layout, offset)
                 self.layouts[f"{atom}/{field_id}"] = own[field_id]
                 offset += layout.size
             self.atom_layouts.append(own)
@@ -189,12 +189,14 @@ class JointModel(ReportModel):
             rows = [
                 row
                 for field_id, layout in model.layouts.items()
+                if isinstance(layout, FieldLayout)  # a comparison's block has no facts
                 for row in layout.inequalities(majority=position == last or field_id not in moved)
             ]
             self.inequalities += [self.release_form(position, row) for row in rows]
         for own in self.atom_layouts:
             for layout in own.values():
-                self.inequalities += _atom_facts(layout)
+                if isinstance(layout, FieldLayout):
+                    self.inequalities += _atom_facts(layout)
         # A publication's products are tied (one cohort's rows): in every release, and in
         # every atom, since each tie counts the same rows in both products.
         for position, model in enumerate(self.releases):
@@ -241,11 +243,21 @@ def _both(row: Form) -> list[Form]:
     return [row, tuple((v, -c) for v, c in row)] if row else []
 
 
+def _placed(layout: FieldLayout, offset: int) -> FieldLayout:
+    # A layout at another offset: a report's field, or a comparison's block (offset, size).
+    if isinstance(layout, FieldLayout):
+        return FieldLayout(layout.shape, layout.classes, offset, layout.cells)
+    return attrs.evolve(layout, offset=offset)
+
+
 def _same_field(new: FieldLayout, earlier: FieldLayout) -> bool:
     # An earlier release's field: of the new one's shape, or (shared before labels were) of
     # it without labels. Labels' unknowns come last in a layout, so the earlier release's
     # variables are the new one's first. No release carries evidence_provided
     # (disclosure/evidence_rule.py), so old and new releases split evidence alike.
+    # A comparison's block: of the same size (its classes are fixed by its field's type).
+    if not isinstance(new, FieldLayout) or not isinstance(earlier, FieldLayout):
+        return type(new) is type(earlier) and new.size == earlier.size
     if new.cells != earlier.cells:
         return False
     return earlier.shape in (new.shape, attrs.evolve(new.shape, labels=()))

@@ -42,6 +42,7 @@ import attrs
 
 from chartscore.documents import _strict_json
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, input_path
@@ -68,7 +69,16 @@ _KEYS_2: Final = frozenset(
     {"format", "format_version", "release", "previous", "cases", "shared", "check"}
 )
 _KEYS_3: Final = frozenset(
-    {"format", "format_version", "release", "previous", "cases", "products", "check"}
+    {
+        "format",
+        "format_version",
+        "release",
+        "previous",
+        "cases",
+        "products",
+        "comparisons",
+        "check",
+    }
 )
 _HEAD_KEYS: Final = frozenset({"format", "format_version", "releases", "last", "check"})
 
@@ -90,6 +100,8 @@ class Release:
             the systems' order (``shared`` is the first); empty otherwise.
         system_digests: For a publication, per system, the digests of each
             case's rows as that system's predictions scored them.
+        comparisons: For a publication, its shared comparisons, in order.
+        pairs: Each comparison's systems, as (baseline, candidate) places.
 
     Its repr shows the number only: never a case id or a digest.
     """
@@ -102,6 +114,8 @@ class Release:
     previous: str | None = None
     products: tuple[SharedReport, ...] = ()
     system_digests: tuple[Mapping[str, str], ...] = ()
+    comparisons: tuple[SharedComparison, ...] = ()
+    pairs: tuple[tuple[int, int], ...] = ()
 
     @property
     def publication(self) -> bool:
@@ -222,17 +236,25 @@ class ReleaseFolder:
         return self._add(number, release_bytes(number, shared, digests, previous))
 
     def record_publication(
-        self, products: Sequence[SharedReport], digests: Sequence[Mapping[str, str]]
+        self,
+        products: Sequence[SharedReport],
+        digests: Sequence[Mapping[str, str]],
+        comparisons: Sequence[tuple[tuple[int, int], SharedComparison]] = (),
     ) -> Release:
         """Add the next release, a publication (format 3): as :meth:`record`.
 
         Args:
             products: Every system's shared report, in the systems' order.
             digests: Per system, per case, the digest of its rows as scored.
+            comparisons: Its shared comparisons, each with its (baseline,
+                candidate) systems' places.
         """
         number = len(self.releases) + 1
         cases = sorted(digests[0]) if digests else []
         if not cases or len(products) != len(digests) or any(sorted(d) != cases for d in digests):
+            raise _invalid()
+        places = range(len(products))
+        if any(b not in places or c not in places for (b, c), _ in comparisons):
             raise _invalid()
         previous = self.releases[-1].check if self.releases else None
         document: dict[str, object] = {
@@ -242,6 +264,7 @@ class ReleaseFolder:
             "previous": previous,
             "cases": {case: [d[case] for d in digests] for case in cases},
             "products": [product.to_json() for product in products],
+            "comparisons": [[b, c, shared.to_json()] for (b, c), shared in comparisons],
         }
         document["check"] = _check(document)
         return self._add(number, (canonical_json(document) + "\n").encode("utf-8"))
@@ -569,6 +592,24 @@ def _parse_publication(document: dict[str, object], data: bytes, number: int) ->
     products = tuple(SharedReport.from_json(text) for text in texts)
     if any(p.to_json() != t for p, t in zip(products, texts, strict=True)):
         return None
+    pairs: list[tuple[int, int]] = []
+    comparisons: list[SharedComparison] = []
+    found = document["comparisons"]
+    if type(found) is not list:
+        return None
+    for entry in found:
+        if type(entry) is not list or len(entry) != 3:
+            return None
+        b, c, text = entry
+        if type(b) is not int or type(c) is not int or type(text) is not str:
+            return None
+        if b == c or not (0 <= b < count and 0 <= c < count):
+            return None
+        comparison = SharedComparison.from_json(text)
+        if comparison.to_json() != text:
+            return None
+        pairs.append((b, c))
+        comparisons.append(comparison)
     if canonical_json(document) + "\n" != data.decode("utf-8"):
         return None
     system_digests = tuple({c: cases[c][s] for c in case_ids} for s in range(count))
@@ -581,6 +622,8 @@ def _parse_publication(document: dict[str, object], data: bytes, number: int) ->
         previous,
         products,
         system_digests,
+        tuple(comparisons),
+        tuple(pairs),
     )
 
 

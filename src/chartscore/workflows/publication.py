@@ -158,7 +158,7 @@ def share_publication_files(
         check_min_cell(also_min_cell)
     resolved = resolve_schema(schema)
     if releases is not None:
-        if strata is not None or also_min_cell is not None or pairs:
+        if strata is not None or also_min_cell is not None:
             raise ChartscoreError(ErrorCode.USAGE)  # not in the releases' joint model yet
         return [
             *_publication_release(
@@ -169,6 +169,7 @@ def share_publication_files(
                 min_cell=min_cell,
                 confidence=confidence,
                 extra_predictions=extra_predictions,
+                pairs=pairs,
             )
         ]
     case_strata = None if strata is None else resolve_strata(strata, resolved)
@@ -255,9 +256,11 @@ def _publication_release(
     min_cell: int,
     confidence: float,
     extra_predictions: ExtraPredictions,
-) -> list[SharedReport]:
+    pairs: Sequence[tuple[int, int]],
+) -> list[Product]:
     # The publication as the next release of the ledger: scored with every atom apart,
     # suppressed until it passes its own joint audit and the releases' one, recorded.
+    from chartscore.workflows.compare import feed_paired  # noqa: PLC0415
     from chartscore.workflows.releases import Ledger  # noqa: PLC0415
     from chartscore.workflows.share import field_types_of  # noqa: PLC0415
 
@@ -270,15 +273,27 @@ def _publication_release(
             read = functools.partial(feed_files, scorer, gold, predictions)
             as_part(index + 1, (InputKind.PREDICTIONS,), InputKind.PREDICTIONS, read)
             scorers.append(scorer)
-        step, fulls, digests = ledger.publication(scorers, min_cell, confidence, field_types_of)
+        paired = [
+            ((b, c), ledger.paired_scorer(schema, extra_predictions=extra_predictions))
+            for b, c in pairs
+        ]
+        for (b, c), paired_scorer_of in paired:
+            feed_paired(paired_scorer_of, gold, systems[b], systems[c])
+        step, fulls, digests = ledger.publication(
+            scorers, min_cell, confidence, field_types_of, paired
+        )
         inputs = [
             _Input(*without_evidence(*full), index, min_cell, step.product_step(index))
             for index, full in enumerate(fulls)
         ]
-        products = _publication(inputs, min_cell, (), release=step)
+        compared = [
+            _Compared(b, c, *compared_cases(scorer, confidence)) for (b, c), scorer in paired
+        ]
+        products = _publication(inputs, min_cell, compared, release=step)
         reports = [p for p in products if isinstance(p, SharedReport)]
-        ledger.record_publication(reports, digests)
-        return reports
+        comparisons = [p for p in products if isinstance(p, SharedComparison)]
+        ledger.record_publication(reports, digests, list(zip(pairs, comparisons, strict=True)))
+        return products
     finally:
         ledger.close()
 
@@ -417,14 +432,14 @@ def _in_order(
 def _release_extra(
     release: PublicationRelease, inputs: Sequence[_Input], shared: Sequence[Product]
 ) -> list[set[Key]]:
-    # The releases' joint check of the reports in the systems' order; per product, in this
-    # round's order, the numbers to hide more.
-    reports = [p for p in shared if isinstance(p, SharedReport)]
+    # The releases' joint check of the reports in the systems' order, then the comparisons;
+    # per product, in this round's order, the numbers to hide more.
     by_system = sorted(range(len(inputs)), key=lambda i: inputs[i].system)
-    extra = release.extra([reports[i] for i in by_system])
+    order = [*by_system, *range(len(inputs), len(shared))]
+    extra = release.extra([shared[i] for i in order])
     out: list[set[Key]] = [set() for _ in shared]
-    for index, system_extra in zip(by_system, extra, strict=True):
-        out[index] = system_extra
+    for index, more in zip(order, extra, strict=True):
+        out[index] = more
     return out
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath
@@ -26,11 +27,11 @@ from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
-from chartscore.scoring.release_atoms import AtomScorer
+from chartscore.scoring.release_atoms import AtomPairedScorer, AtomScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
 if TYPE_CHECKING:
-    from chartscore.disclosure.publication_releases import PublicationRelease
+    from chartscore.disclosure.publication_releases import ComparisonAtom, PublicationRelease
     from chartscore.disclosure.releases import Atom, ReleaseAudit
     from chartscore.disclosure.sensitivity import Sensitivity
 
@@ -67,7 +68,15 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
     patterns = list(set(membership.values()))
     kinds = {release.publication for release in releases}
     if kinds == {True}:  # a ledger of publications: each release is all its products
-        return audit_publication_releases([r.products for r in releases], patterns)
+        first = releases[0]
+        if any(len(r.products) != len(first.products) or r.pairs != first.pairs for r in releases):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        systems: list[str | tuple[str, str]] = [str(i) for i in range(len(first.products))]
+        systems += [(str(b), str(c)) for b, c in first.pairs]
+        products: list[list[SharedReport | SharedComparison]] = [
+            [*r.products, *r.comparisons] for r in releases
+        ]
+        return audit_publication_releases(products, patterns, systems)
     if kinds != {False}:  # one report's releases and publications: not one model
         raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
     return audit_releases([r.shared for r in releases], patterns)
@@ -108,11 +117,21 @@ class Ledger:
         strata: CaseStrata | None = None,
     ) -> AtomScorer:
         """A scorer of the new cohort that also scores each atom apart."""
+        membership = self._membership()
+        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
+
+    def paired_scorer(
+        self, schema: Schema | None, *, extra_predictions: ExtraPredictions
+    ) -> AtomPairedScorer:
+        """A paired scorer of the new cohort that also pairs each atom's cases apart."""
+        return AtomPairedScorer(schema, self._membership(), extra_predictions=extra_predictions)
+
+    def _membership(self) -> dict[str, tuple[int, ...]]:
         membership: dict[str, tuple[int, ...]] = {}
         for position, release in enumerate(self.earlier):
             for case_id in release.case_ids:
                 membership[case_id] = (*membership.get(case_id, ()), position)
-        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
+        return membership
 
     def share(
         self,
@@ -165,11 +184,14 @@ class Ledger:
         min_cell: int,
         confidence: float,
         field_types: Callable[[PartialTally], dict[str, str]],
+        paired: Sequence[tuple[tuple[int, int], AtomPairedScorer]] = (),
     ) -> tuple[PublicationRelease, list[tuple[Report, Sensitivity]], list[dict[str, str]]]:
         """A new publication's joint check, each system's full report, and its digests.
 
         ``scorers``: each system's scorer of the new cohort (:meth:`scorer`), in the
-        systems' order, fed with the same gold.
+        systems' order, fed with the same gold. ``paired``: each comparison's
+        (baseline, candidate) places and its paired scorer (:meth:`paired_scorer`);
+        every earlier release must have the same comparisons.
 
         Raises:
             ChartscoreError: ``release_mismatch`` when an earlier release is not a
@@ -183,6 +205,9 @@ class Ledger:
         self.require(publication=True)
         if not scorers or any(len(r.products) != len(scorers) for r in self.earlier):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        pairs = tuple(pair for pair, _ in paired)
+        if any(r.pairs != pairs for r in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
         cases = scorers[0].case_ids()
         if any(s.case_ids() != cases for s in scorers) or any(
             not release.case_ids <= cases for release in self.earlier
@@ -194,15 +219,47 @@ class Ledger:
                 if any(own.get(case_id) != digest for case_id, digest in known.items()):
                     raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
         atoms = [_atoms(scorer, confidence, field_types) for scorer in scorers]
-        step = PublicationRelease([r.products for r in self.earlier], atoms, min_cell)
+        compared = [_comparison_atoms(scorer, confidence, min_cell) for _, scorer in paired]
+        step = PublicationRelease(
+            [[*r.products, *r.comparisons] for r in self.earlier],
+            atoms,
+            min_cell,
+            pairs,
+            compared,
+        )
         fulls = [_full(scorer, confidence, field_types) for scorer in scorers]
         return step, fulls, digests
 
     def record_publication(
-        self, products: Sequence[SharedReport], digests: Sequence[dict[str, str]]
+        self,
+        products: Sequence[SharedReport],
+        digests: Sequence[dict[str, str]],
+        comparisons: Sequence[tuple[tuple[int, int], SharedComparison]] = (),
     ) -> None:
-        """Record a publication as the next release (every system's report and digests)."""
-        self._folder.record_publication(products, digests)
+        """Record a publication as the next release (its reports, digests and comparisons)."""
+        self._folder.record_publication(products, digests, comparisons)
+
+
+def _comparison_atoms(
+    scorer: AtomPairedScorer, confidence: float, min_cell: int
+) -> list[ComparisonAtom]:
+    # Each atom's comparison, as every quantity's value and its distinct-case counts.
+    from chartscore.disclosure.comparison_model import (  # noqa: PLC0415
+        ComparisonModel,
+        comparison_values,
+    )
+    from chartscore.disclosure.publication_releases import ComparisonAtom  # noqa: PLC0415
+    from chartscore.documents.shared_comparison import build_shared_comparison  # noqa: PLC0415
+    from chartscore.workflows.share_comparison import compared_cases  # noqa: PLC0415
+
+    out: list[ComparisonAtom] = []
+    for pattern, (atom_scorer, count) in scorer.atoms().items():
+        comparison, cases, types = compared_cases(atom_scorer, confidence)
+        full = build_shared_comparison(comparison, types, min_cell, set())
+        found = comparison_values(full, ComparisonModel(types))
+        values = {key: value for key, value in found.items() if value is not None}
+        out.append(ComparisonAtom(pattern, count, values, cases))
+    return out
 
 
 def _atoms(
