@@ -7,8 +7,8 @@ model is :class:`~chartscore.disclosure.releases.JointModel` over the
 publications' models (:class:`~chartscore.disclosure.publication.PublicationModel`):
 
 - every atom (the cases that exactly the same releases hold) has its own copy
-  of the publication's model: every system's outcome classes, tied as in one
-  publication (the same gold rows in every system's classes);
+  of the publication's model: every system's outcome classes and every
+  comparison's paired block, tied as in one publication;
 - each release's number of product ``p`` is the sum over its atoms of product
   ``p``'s number;
 - the composition (each atom's gold rows per field) is public, as for one
@@ -20,7 +20,8 @@ each round whose publication passes its own joint audit: it names the further
 numbers to hide until no atom number of any product is provably from 1 to
 ``min_cell - 1``. :func:`audit_publication_releases` is the outsider's re-audit
 (``audit --releases``). Products are matched by their place: system ``p`` of
-one release is system ``p`` of every other (the ledger's digests make sure).
+one release is system ``p`` of every other (the ledger's digests make sure), and
+every release has the same comparisons (pairs of places).
 
 Value-free: atoms arrive as their own reports and distinct-case counts.
 """

@@ -136,7 +136,8 @@ def share_publication_files(
     publication is suppressed and audited jointly with every earlier one there,
     then recorded as one release (docs/disclosure.md#successive-releases). Each
     report is then shared as a release is: without labels, its ignored count
-    hidden. Not with ``strata``, ``also_min_cell`` or ``comparisons`` (``usage``).
+    hidden; the comparisons are recorded with it. Not with ``strata`` or
+    ``also_min_cell`` (``usage``).
 
     Raises:
         ChartscoreError: as :func:`chartscore.workflows.share.share_files` and
