@@ -162,6 +162,31 @@ def test_the_joint_step_hides_what_sequential_sharing_shows(quarters: dict[str, 
     assert hidden[1] > hidden[0]
 
 
+def test_each_systems_own_ledger_passes_and_the_two_together_leak(tmp_path: Path) -> None:
+    # A registry that keeps one ledger per system: A's two quarters pass their joint audit,
+    # and B's theirs; held together (both systems, both quarters: one model of the atoms,
+    # tied by the gold), atom numbers are pinned that neither system's ledger shows. The
+    # ledger of publications (the first test) shares the same quarters and passes.
+    for quarter, cases in (("q1", FIRST), ("q2", SECOND)):
+        files = _write(tmp_path / quarter, cases)
+        for system in "ab":
+            argv = [
+                "share",
+                *files,
+                "--predictions",
+                str(tmp_path / quarter / f"pred_{system}.jsonl"),
+            ]
+            argv += ["--releases", str(tmp_path / system), "--quiet"]
+            assert _run(argv)[0] == 0
+    for system in "ab":
+        status, out, _ = _run(["audit", "--releases", str(tmp_path / system)])
+        assert status == 0 and "release 2: PASS" in out, out
+    a, b = read_releases(tmp_path / "a"), read_releases(tmp_path / "b")
+    both = [[a[0].shared, b[0].shared], [a[1].shared, b[1].shared]]
+    joint = audit_publication_releases(both, _memberships())
+    assert joint[1].problem is None and joint[1].pinned > 0
+
+
 def test_every_atom_holds_the_publications_ties(quarters: dict[str, Any]) -> None:
     # Each atom's copy of the publication keeps its products tied by the gold (both
     # directions), and each release's ties are sums over its atoms.
