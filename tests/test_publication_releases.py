@@ -330,3 +330,21 @@ def test_a_ledger_with_comparisons_takes_the_same_comparisons(
     assert status != 0 and "release_mismatch" in err
     assert not list((tmp_path / "q3" / "out").iterdir())
     assert len(read_releases(ledger)) == 2
+
+
+@thorough_only("two quarters with a comparison shared twice more, on one process (about 10 s)")
+def test_a_publication_release_is_the_same_on_one_process(
+    compared: dict[str, Any], tmp_path: Path
+) -> None:
+    # The orders run in forked children by default; run here one after another (the release
+    # check's state carried from one order to the next), the ledger's files are the same.
+    from unittest import mock
+
+    from chartscore.workflows import orders
+
+    ledger = tmp_path / "ledger"
+    with mock.patch.object(orders, "ENABLED", False):
+        for quarter, cases in (("q1", FIRST), ("q2", SECOND)):
+            assert _share(tmp_path / quarter, cases, ledger, compare=True)[0] == 0
+    for name in ("release-0001.json", "release-0002.json"):
+        assert (ledger / name).read_bytes() == (compared["ledger"] / name).read_bytes()
