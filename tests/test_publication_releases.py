@@ -348,3 +348,41 @@ def test_a_publication_release_is_the_same_on_one_process(
             assert _share(tmp_path / quarter, cases, ledger, compare=True)[0] == 0
     for name in ("release-0001.json", "release-0002.json"):
         assert (ledger / name).read_bytes() == (compared["ledger"] / name).read_bytes()
+
+
+@thorough_only("the release check of a comparison shared alone (about 5 s)")
+def test_the_release_check_attacks_the_comparisons_atoms(
+    compared: dict[str, Any], tmp_path: Path
+) -> None:
+    # The second quarter shared alone, checked against the ledger's first release: the check
+    # names numbers of the comparison itself to hide (its atoms are attacked, not only the
+    # reports').
+    from chartscore.workflows.compare import feed_paired
+    from chartscore.workflows.releases import Ledger
+    from chartscore.workflows.score import feed_files, resolve_schema
+    from chartscore.workflows.share import field_types_of
+
+    ledger = tmp_path / "ledger"
+    ledger.mkdir(mode=0o700)
+    first = compared["ledger"] / "release-0001.json"
+    (ledger / first.name).write_bytes(first.read_bytes())
+    (ledger / first.name).chmod(0o600)
+    where = compared["base"] / "plain" / "in"
+    files = [str(where / "pred_a.jsonl"), str(where / "pred_b.jsonl")]
+    schema = resolve_schema(str(where / "schema.json"))
+    opened = Ledger(ledger)
+    try:
+        scorers = []
+        for predictions in files:
+            scorer = opened.scorer(schema, extra_predictions="error")
+            feed_files(scorer, str(where / "gold.jsonl"), predictions)
+            scorers.append(scorer)
+        paired = opened.paired_scorer(schema, extra_predictions="error")
+        feed_paired(paired, str(where / "gold.jsonl"), *files)
+        step, _, _ = opened.publication(scorers, 11, 0.95, field_types_of, [((0, 1), paired)])
+    finally:
+        opened.close()
+    alone = _publication(compared["base"] / "plain")
+    extra = step.extra(alone)
+    assert step.pinned > 0 and extra[2]
+    assert any(product == 2 for product, _ in step.pinned_keys)

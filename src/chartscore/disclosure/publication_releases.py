@@ -167,6 +167,8 @@ class PublicationRelease:
         ]
         self.pinned = 0
         """Atom numbers the last check found pinned (0: the joint audit passed)."""
+        self.pinned_keys: tuple[tuple[int, Key], ...] = ()
+        """The last check's pinned numbers, as (product, key), once each."""
         self._level: dict[tuple[int, Key], int] = {}
         self._baseline: frozenset[tuple[int, Key, int]] | None = None
 
@@ -261,7 +263,8 @@ class PublicationRelease:
             self._baseline = frozenset(self._pinned(nothing, new, values))
         pinned = self._pinned(solvers, new, values, self._baseline)
         self.pinned = len(pinned)
-        for p, key in sorted({(p, key) for p, key, _ in pinned}):
+        self.pinned_keys = tuple(sorted({(p, key) for p, key, _ in pinned}))
+        for p, key in self.pinned_keys:
             # A number pinned again (in any atom): hide more widely each time (see _to_hide).
             parts = new.model.products[p].quantities[key].parts
             more: list[set[Key]] = []
