@@ -19,8 +19,10 @@ from chartscore.cli._options import (
     strata_input,
 )
 from chartscore.cli._streams import Streams, is_terminal, say
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import STDIN, identity
 from chartscore.io.output import check_outputs, write_atomic_all
+from chartscore.io.release_ledger import is_inside
 from chartscore.workflows.publication import share_publication_files
 
 # A publication takes gold, the systems' pattern and these options only.
@@ -36,6 +38,7 @@ _PUBLICATION_TAKES: Final = (
     "strata",
     "also_min_cell",
     "extra_predictions",
+    "releases",
 )
 
 
@@ -64,6 +67,8 @@ def share_publication(
         raise UsageError("--publication names two files with one name", "share")
     if args.compare and len(systems) < 2:  # no pair to compare: --compare would do nothing
         raise UsageError("--compare needs two systems or more", "share")
+    if args.releases is not None:
+        _check_releases(args)
     pairs = list(itertools.combinations(range(len(systems)), 2)) if args.compare else []
     strata = strata_input(args)
     variants = [""] + ([".strata"] if strata is not None else [])
@@ -99,6 +104,7 @@ def share_publication(
         strata=strata,
         also_min_cell=also,
         extra_predictions=extra_predictions(args),
+        releases=args.releases,
     )
     write_atomic_all([(out, (p.to_json() + "\n").encode("utf-8"), None) for out, p in
                       zip(outs, products, strict=True)])  # fmt: skip
@@ -113,6 +119,14 @@ def share_publication(
         f"{PROGRAM}: {written} written, {hidden:,} numbers suppressed "
         f"in all (min cell {min_cell}{rule}); each audit and the joint audit passed\n",
     )
+    if args.releases is not None:
+        earlier = products[0].disclosure.earlier_releases or 0
+        say(
+            streams.err,
+            f"{PROGRAM}: recorded in the releases folder as one release; audited jointly "
+            f"with {earlier:,} earlier release{'' if earlier == 1 else 's'} "
+            "(docs/disclosure.md#successive-releases)\n",
+        )
     others = _other_shared(args.out_dir, outs)
     if others:  # an earlier publication's documents, say: not chosen or audited with these
         say(
@@ -122,6 +136,20 @@ def share_publication(
             "them apart, or audit them together (docs/disclosure.md#one-publication)\n",
         )
     return EXIT_OK
+
+
+def _check_releases(args: argparse.Namespace) -> None:
+    # A publication into the ledger: its reports (and comparisons), outside the folder.
+    for flag, given in (
+        ("--strata", args.strata is not None),
+        ("--also-min-cell", args.also_min_cell is not None),
+    ):
+        if given:
+            raise UsageError(f"--releases with --publication cannot take {flag} yet", "share")
+    if is_inside(args.out_dir, args.releases):  # share writes that folder alone
+        raise ChartscoreError(
+            ErrorCode.OUTPUT_IS_INPUT, input=InputKind.OUTPUT, hint=ErrorHint.OUTPUT_IN_RELEASES
+        )
 
 
 def _other_shared(folder: str, outs: Sequence[str]) -> int:

@@ -194,9 +194,12 @@ class PublicationModel(ReportModel):
             self.inequalities += [_shift(row, offset) for row in model.inequalities]
             offset += model.size
         self.size = offset
+        self.ties: list[Form] = []
+        """The rows ``form == 0`` tying the products (each is two inequalities)."""
         for second in range(1, len(self.products)):
             for first in range(second):
                 for row in self._tie(first, second):
+                    self.ties.append(row)
                     self.inequalities += [row, tuple((v, -c) for v, c in row)]
         self.cases = {}
         self.carriers = {}

@@ -110,6 +110,11 @@ def _mismatch() -> ChartscoreError:
 class JointModel(ReportModel):
     """The attacker's model of several releases of overlapping cohorts (see the module).
 
+    Generic over a release's model: a shared report's :class:`ReportModel`, or a
+    publication's :class:`~chartscore.disclosure.publication.PublicationModel`,
+    whose layouts are its products' (``"product/field"``) and whose ties hold in
+    every release and in every atom.
+
     Args:
         releases: Each release's own model, the new release last; every field
             of an earlier release must be a field of the new one, of the same
@@ -140,7 +145,7 @@ class JointModel(ReportModel):
         for atom in range(len(self.memberships)):
             own: dict[str, FieldLayout] = {}
             for field_id, layout in new.layouts.items():
-                own[field_id] = FieldLayout(layout.shape, layout.classes, offset, layout.cells)
+                own[field_id] = _placed(layout, offset)
                 self.layouts[f"{atom}/{field_id}"] = own[field_id]
                 offset += layout.size
             self.atom_layouts.append(own)
@@ -191,12 +196,22 @@ class JointModel(ReportModel):
             rows = [
                 row
                 for field_id, layout in model.layouts.items()
+                if isinstance(layout, FieldLayout)  # a comparison's block has no facts
                 for row in layout.inequalities(majority=position == last or field_id not in moved)
             ]
             self.inequalities += [self.release_form(position, row) for row in rows]
         for own in self.atom_layouts:
             for layout in own.values():
-                self.inequalities += _atom_facts(layout)
+                if isinstance(layout, FieldLayout):
+                    self.inequalities += _atom_facts(layout)
+        # A publication's products are tied (one cohort's rows): in every release, and in
+        # every atom, since each tie counts the same rows in both products.
+        for position, model in enumerate(self.releases):
+            for row in _ties(model):
+                self.inequalities += _both(self.release_form(position, row))
+        for atom in range(len(self.memberships)):
+            for row in _ties(new):
+                self.inequalities += _both(self.atom_form(atom, row))
         self.error_counts = {}
         self.threshold = False
         self.composition = {}
@@ -226,11 +241,30 @@ class JointModel(ReportModel):
         return list(rows)
 
 
+def _ties(model: ReportModel) -> list[Form]:
+    # A publication's rows ``form == 0`` between its products; none for one report.
+    return list(getattr(model, "ties", ()))
+
+
+def _both(row: Form) -> list[Form]:
+    return [row, tuple((v, -c) for v, c in row)] if row else []
+
+
+def _placed(layout: FieldLayout, offset: int) -> FieldLayout:
+    # A layout at another offset: a report's field, or a comparison's block (offset, size).
+    if isinstance(layout, FieldLayout):
+        return FieldLayout(layout.shape, layout.classes, offset, layout.cells)
+    return attrs.evolve(layout, offset=offset)
+
+
 def _same_field(new: FieldLayout, earlier: FieldLayout) -> bool:
     # An earlier release's field: of the new one's shape, or (shared before labels were) of
     # it without labels. Labels' unknowns come last in a layout, so the earlier release's
     # variables are the new one's first. No release carries evidence_provided
     # (disclosure/evidence_rule.py), so old and new releases split evidence alike.
+    # A comparison's block: of the same size (its classes are fixed by its field's type).
+    if not isinstance(new, FieldLayout) or not isinstance(earlier, FieldLayout):
+        return type(new) is type(earlier) and new.size == earlier.size
     if new.cells != earlier.cells:
         return False
     return earlier.shape in (new.shape, attrs.evolve(new.shape, labels=()))
@@ -705,51 +739,34 @@ def audit_releases(
         if last == 0:
             out.append(ReleaseAudit(1, own, len(atoms), 0, 0))
             continue
-        checked, pinned, problem = _joint_attack(releases[: last + 1], models[: last + 1], atoms)
+        checked, pinned, problem = joint_attack(
+            [list(shared.numbers()) for shared in releases[: last + 1]],
+            models[: last + 1],
+            atoms,
+            [shared.disclosure.min_cell for shared in releases[: last + 1]],
+        )
         out.append(ReleaseAudit(last + 1, own, len(atoms), checked, pinned, problem))
     return out
 
 
-def _joint_attack(
-    releases: Sequence[SharedReport], models: Sequence[ReportModel], atoms: list[tuple[int, ...]]
+def joint_attack(
+    numbers: Sequence[Sequence[tuple[Key, int | None]]],
+    models: Sequence[ReportModel],
+    atoms: list[tuple[int, ...]],
+    rules: Sequence[int],
 ) -> tuple[int, int, str | None]:
-    # (atom quantities bounded, pinned from 1 to min_cell - 1, the problem that stopped it)
-    last = len(releases) - 1
-    min_cell = releases[-1].disclosure.min_cell
-    if any(r.disclosure.min_cell != min_cell for r in releases) or any(
-        last not in atom for atom in atoms
-    ):
+    """The outsider's joint attack on releases: (atom numbers bounded, pinned, the problem).
+
+    ``numbers``: each release's published numbers in its model's keys (None: hidden);
+    ``models``: each release's model (a report's or a publication's); ``rules``: each
+    release's min cell. The problem (``mismatch``, ``inconsistent``, ``unresolved``)
+    is None when the attack ran to the end.
+    """
+    last = len(numbers) - 1
+    min_cell = rules[-1]
+    if any(rule != min_cell for rule in rules) or any(last not in atom for atom in atoms):
         return 0, 0, "mismatch"
-    joint: JointModel | None = None
-    solver: RangeSolver | None = None
-    for moved in (frozenset(), frozenset(models[-1].layouts)):
-        by_release = [
-            {
-                key: value
-                for key, value in shared.numbers()
-                if value is not None and not (position < last and _majority_part(key, moved))
-            }
-            for position, shared in enumerate(releases)
-        ]
-        problem: str | None = None
-        try:
-            joint = JointModel(list(models), atoms, moved)
-            published = {
-                release_key(position, key): value
-                for position, numbers in enumerate(by_release)
-                for key, value in numbers.items()
-            }
-            knowledge = joint.joint_knowledge(by_release, min_cell)
-            solver = RangeSolver(joint, published, eager=False, knowledge=knowledge)
-            solver.point()
-        except ChartscoreError:
-            problem = "mismatch"
-        except Inconsistent:
-            problem = "inconsistent"  # perhaps a majority category that moved: try without
-        except Unresolved:
-            problem = "unresolved"
-        if problem is None:
-            break
+    joint, solver, problem = outsider_solver(numbers, models, atoms, min_cell)
     if problem is not None or joint is None or solver is None:
         return 0, 0, problem
     composition = {
@@ -773,6 +790,52 @@ def _joint_attack(
     return checked, pinned, None
 
 
+def outsider_solver(
+    numbers: Sequence[Sequence[tuple[Key, int | None]]],
+    models: Sequence[ReportModel],
+    atoms: list[tuple[int, ...]],
+    min_cell: int,
+) -> tuple[JointModel | None, RangeSolver | None, str | None]:
+    """The outsider's joint model and solver of releases (see :func:`joint_attack`).
+
+    Without the composition; with every release's majority facts, else (when that
+    is inconsistent: a majority category may have moved) without the earlier
+    releases' majority counts. Returns the problem instead when neither solves.
+    """
+    last = len(numbers) - 1
+    joint: JointModel | None = None
+    solver: RangeSolver | None = None
+    for moved in (frozenset(), frozenset(models[-1].layouts)):
+        by_release = [
+            {
+                key: value
+                for key, value in shown
+                if value is not None and not (position < last and _majority_part(key, moved))
+            }
+            for position, shown in enumerate(numbers)
+        ]
+        problem: str | None = None
+        try:
+            joint = JointModel(list(models), atoms, moved)
+            published = {
+                release_key(position, key): value
+                for position, numbers in enumerate(by_release)
+                for key, value in numbers.items()
+            }
+            knowledge = joint.joint_knowledge(by_release, min_cell)
+            solver = RangeSolver(joint, published, eager=False, knowledge=knowledge)
+            solver.point()
+        except ChartscoreError:
+            problem = "mismatch"
+        except Inconsistent:
+            problem = "inconsistent"  # perhaps a majority category that moved: try without
+        except Unresolved:
+            problem = "unresolved"
+        if problem is None:
+            break
+    return joint, solver, problem
+
+
 def _majority_part(key: Key, fields: frozenset[str]) -> bool:
     # A majority count (not its total) of a slice holding one of ``fields``.
     if not fields or not key[2].startswith("majority_baseline."):
@@ -787,5 +850,7 @@ __all__ = [
     "ReleaseStep",
     "atom_key",
     "audit_releases",
+    "joint_attack",
+    "outsider_solver",
     "release_key",
 ]

@@ -35,13 +35,14 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import attrs
 
 from chartscore.documents import _strict_json
 from chartscore.documents.canonical_json import canonical_json
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath, StandardInput, input_path
@@ -51,6 +52,8 @@ from chartscore.records._rules import is_case_id
 FORMAT: Final = "chartscore.release"
 FORMAT_VERSION: Final = 2
 """New release files: 2 (chained, with per-case digests); files of format 1 are still read."""
+PUBLICATION_VERSION: Final = 3
+"""A release that is a publication: several systems' shared reports, per case a digest each."""
 HEAD_FORMAT: Final = "chartscore.release_ledger"
 HEAD_FORMAT_VERSION: Final = 1
 HEAD_NAME: Final = "ledger.json"
@@ -64,6 +67,18 @@ _MAX_BYTES: Final = 1 << 30
 _KEYS_1: Final = frozenset({"format", "format_version", "release", "case_ids", "shared", "check"})
 _KEYS_2: Final = frozenset(
     {"format", "format_version", "release", "previous", "cases", "shared", "check"}
+)
+_KEYS_3: Final = frozenset(
+    {
+        "format",
+        "format_version",
+        "release",
+        "previous",
+        "cases",
+        "products",
+        "comparisons",
+        "check",
+    }
 )
 _HEAD_KEYS: Final = frozenset({"format", "format_version", "releases", "last", "check"})
 
@@ -81,6 +96,12 @@ class Release:
         check: The file's own check, which the next release carries.
         previous: The check of the release before it (None for the first, and
             for a file of format 1).
+        products: For a publication (format 3), every system's shared report in
+            the systems' order (``shared`` is the first); empty otherwise.
+        system_digests: For a publication, per system, the digests of each
+            case's rows as that system's predictions scored them.
+        comparisons: For a publication, its shared comparisons, in order.
+        pairs: Each comparison's systems, as (baseline, candidate) places.
 
     Its repr shows the number only: never a case id or a digest.
     """
@@ -91,6 +112,15 @@ class Release:
     digests: Mapping[str, str] | None = None
     check: str = ""
     previous: str | None = None
+    products: tuple[SharedReport, ...] = ()
+    system_digests: tuple[Mapping[str, str], ...] = ()
+    comparisons: tuple[SharedComparison, ...] = ()
+    pairs: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def publication(self) -> bool:
+        """Whether the release is a publication (several systems' reports)."""
+        return bool(self.products)
 
     def __repr__(self) -> str:
         return f"Release({self.number})"
@@ -199,13 +229,49 @@ class ReleaseFolder:
                 release's file exists already, or there is no room for it;
                 ``output_unwritable (releases)``.
         """
-        if self._descriptor < 0:
-            raise _invalid()
         number = len(self.releases) + 1
-        if number > MAX_RELEASES or not digests:
+        if not digests:
             raise _invalid()
         previous = self.releases[-1].check if self.releases else None
-        data = release_bytes(number, shared, digests, previous)
+        return self._add(number, release_bytes(number, shared, digests, previous))
+
+    def record_publication(
+        self,
+        products: Sequence[SharedReport],
+        digests: Sequence[Mapping[str, str]],
+        comparisons: Sequence[tuple[tuple[int, int], SharedComparison]] = (),
+    ) -> Release:
+        """Add the next release, a publication (format 3): as :meth:`record`.
+
+        Args:
+            products: Every system's shared report, in the systems' order.
+            digests: Per system, per case, the digest of its rows as scored.
+            comparisons: Its shared comparisons, each with its (baseline,
+                candidate) systems' places.
+        """
+        number = len(self.releases) + 1
+        cases = sorted(digests[0]) if digests else []
+        if not cases or len(products) != len(digests) or any(sorted(d) != cases for d in digests):
+            raise _invalid()
+        places = range(len(products))
+        if any(b not in places or c not in places for (b, c), _ in comparisons):
+            raise _invalid()
+        previous = self.releases[-1].check if self.releases else None
+        document: dict[str, object] = {
+            "format": FORMAT,
+            "format_version": PUBLICATION_VERSION,
+            "release": number,
+            "previous": previous,
+            "cases": {case: [d[case] for d in digests] for case in cases},
+            "products": [product.to_json() for product in products],
+            "comparisons": [[b, c, shared.to_json()] for (b, c), shared in comparisons],
+        }
+        document["check"] = _check(document)
+        return self._add(number, (canonical_json(document) + "\n").encode("utf-8"))
+
+    def _add(self, number: int, data: bytes) -> Release:
+        if self._descriptor < 0 or number > MAX_RELEASES:
+            raise _invalid()
         target = os.path.join(self.where, f"release-{number:04d}.json")
         failed = False
         written = False
@@ -472,12 +538,14 @@ def _parse_release(data: bytes, number: int) -> Release | None:
     if type(document) is not dict or document.get("format") != FORMAT:
         return None
     version = document.get("format_version")
-    if type(version) is not int or version not in (1, 2):
+    if type(version) is not int or version not in (1, 2, PUBLICATION_VERSION):
         return None
-    if set(document) != (_KEYS_1 if version == 1 else _KEYS_2):
+    if set(document) != {1: _KEYS_1, 2: _KEYS_2}.get(version, _KEYS_3):
         return None
     if document["release"] != number or document["check"] != _check(document):
         return None
+    if version == PUBLICATION_VERSION:
+        return _parse_publication(document, data, number)
     digests: dict[str, str] | None = None
     previous: str | None = None
     if version == 1:
@@ -503,6 +571,60 @@ def _parse_release(data: bytes, number: int) -> Release | None:
         return None
     check = str(document["check"])
     return Release(number, shared, frozenset(case_ids), digests, check, previous)
+
+
+def _parse_publication(document: dict[str, object], data: bytes, number: int) -> Release | None:
+    # A release of format 3: per case a digest per system, and every system's report.
+    cases, previous, texts = document["cases"], document["previous"], document["products"]
+    if type(cases) is not dict or not (previous is None or type(previous) is str):
+        return None
+    if type(texts) is not list or not texts or not all(type(t) is str for t in texts):
+        return None
+    count = len(texts)
+    for digests in cases.values():
+        if type(digests) is not list or len(digests) != count:
+            return None
+        if not all(type(d) is str and _DIGEST.fullmatch(d) for d in digests):
+            return None
+    case_ids = sorted(cases)
+    if not case_ids or not all(is_case_id(case_id) for case_id in case_ids):
+        return None
+    products = tuple(SharedReport.from_json(text) for text in texts)
+    if any(p.to_json() != t for p, t in zip(products, texts, strict=True)):
+        return None
+    pairs: list[tuple[int, int]] = []
+    comparisons: list[SharedComparison] = []
+    found = document["comparisons"]
+    if type(found) is not list:
+        return None
+    for entry in found:
+        if type(entry) is not list or len(entry) != 3:
+            return None
+        b, c, text = entry
+        if type(b) is not int or type(c) is not int or type(text) is not str:
+            return None
+        if b == c or not (0 <= b < count and 0 <= c < count):
+            return None
+        comparison = SharedComparison.from_json(text)
+        if comparison.to_json() != text:
+            return None
+        pairs.append((b, c))
+        comparisons.append(comparison)
+    if canonical_json(document) + "\n" != data.decode("utf-8"):
+        return None
+    system_digests = tuple({c: cases[c][s] for c in case_ids} for s in range(count))
+    return Release(
+        number,
+        products[0],
+        frozenset(case_ids),
+        system_digests[0],
+        str(document["check"]),
+        previous,
+        products,
+        system_digests,
+        tuple(comparisons),
+        tuple(pairs),
+    )
 
 
 def release_bytes(

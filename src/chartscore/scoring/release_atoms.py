@@ -24,6 +24,7 @@ from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import CaseTrackingScorer
+from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
 _MODULUS: Final = 1 << 256
@@ -148,3 +149,70 @@ def _text(value: object) -> str:
 
 def _final(total: int) -> str:
     return "sha256:" + hashlib.sha256(total.to_bytes(32, "big")).hexdigest()
+
+
+class AtomPairedScorer(PairedScorer):
+    """A :class:`PairedScorer` that also pairs each membership pattern's cases apart.
+
+    For a shared comparison in a publication of the ledger: the whole cohort's
+    comparison, and each atom's. Args as for :class:`AtomScorer`.
+    """
+
+    def __init__(
+        self,
+        schema: Schema | None,
+        membership: Mapping[str, tuple[int, ...]],
+        *,
+        extra_predictions: ExtraPredictions = "error",
+    ) -> None:
+        super().__init__(schema, extra_predictions=extra_predictions)
+        self._schema_for_atoms = schema
+        self._extra_atoms = extra_predictions
+        self._membership = membership
+        self._atoms: dict[tuple[int, ...], PairedScorer] = {}
+        self._atom_cases: dict[tuple[int, ...], set[str]] = {}
+
+    def __repr__(self) -> str:
+        return f"AtomPairedScorer({len(self._atoms)} atoms)"
+
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None:
+        """Add one gold row to the cohort and to its case's atom."""
+        super().add_gold(case_id, field_id, field_type, value)
+        pattern = self._membership.get(case_id, ())
+        scorer = self._atoms.get(pattern)
+        if scorer is None:
+            scorer = self._atoms[pattern] = PairedScorer(
+                self._schema_for_atoms, extra_predictions=self._extra_atoms
+            )
+            self._atom_cases[pattern] = set()
+        scorer.add_gold(case_id, field_id, field_type, value)
+        self._atom_cases[pattern].add(case_id)
+
+    def close_gold(self) -> None:
+        """Close the cohort's gold set and every atom's."""
+        super().close_gold()
+        for scorer in self._atoms.values():
+            scorer.close_gold()
+
+    def add_baseline(self, row: PredictionRow) -> int:
+        """Count one baseline row in the cohort and, when it has a gold row, in its atom."""
+        mask = super().add_baseline(row)
+        if mask >= 0:
+            self._atoms[self._membership.get(row[0], ())].add_baseline(row)
+        return mask
+
+    def add_candidate(self, row: PredictionRow) -> int:
+        """Count one candidate row in the cohort and, when it has a gold row, in its atom."""
+        mask = super().add_candidate(row)
+        if mask >= 0:
+            self._atoms[self._membership.get(row[0], ())].add_candidate(row)
+        return mask
+
+    def atoms(self) -> dict[tuple[int, ...], tuple[PairedScorer, int]]:
+        """Each atom's paired scorer and case count, by pattern (sorted)."""
+        return {
+            pattern: (self._atoms[pattern], len(self._atom_cases[pattern]))
+            for pattern in sorted(self._atoms)
+        }

@@ -103,6 +103,34 @@ def paired_scorer(
     scorer = PairedScorer(
         resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
     )
+    _feed_paired(scorer, wheres, progress)
+    return scorer
+
+
+def feed_paired(
+    scorer: PairedScorer, gold: InputPath, baseline: InputPath, candidate: InputPath
+) -> None:
+    """Read the three files into a paired scorer made by the caller (as :func:`paired_scorer`).
+
+    Raises:
+        ChartscoreError: as :func:`compare_files`.
+    """
+    wheres = [
+        input_path(path, kind)
+        for path, kind in (
+            (gold, InputKind.GOLD),
+            (baseline, InputKind.BASELINE),
+            (candidate, InputKind.CANDIDATE),
+        )
+    ]
+    if sum(isinstance(where, StandardInput) for where in wheres) > 1:
+        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
+    _feed_paired(scorer, wheres, None)
+
+
+def _feed_paired(
+    scorer: PairedScorer, wheres: list[str | StandardInput], progress: Progress | None
+) -> None:
     failure: ChartscoreError | None = None
     try:
         _compare_streams(scorer, wheres, progress)
@@ -111,7 +139,6 @@ def paired_scorer(
     if failure is not None:  # raised outside the handler: no context
         others = [(wheres[1], InputKind.BASELINE), (wheres[2], InputKind.CANDIDATE)]
         raise explained(failure, others)
-    return scorer
 
 
 def _compare_streams(

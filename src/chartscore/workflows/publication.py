@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import attrs
 
@@ -56,6 +56,9 @@ from chartscore.workflows.compare import paired_scorer
 from chartscore.workflows.orders import each_order
 from chartscore.workflows.score import feed_files, resolve_schema, resolve_strata
 from chartscore.workflows.share_comparison import compared_cases
+
+if TYPE_CHECKING:
+    from chartscore.disclosure.publication_releases import PublicationRelease
 
 ROUNDS: Final = 12
 """The most suppressions of the whole publication before it gives up."""
@@ -112,6 +115,7 @@ def share_publication_files(
     strata: CaseStrata | InputPath | None = None,
     also_min_cell: int | None = None,
     extra_predictions: ExtraPredictions = "error",
+    releases: InputPath | None = None,
 ) -> list[SharedReport | SharedComparison]:
     """:func:`share_publication` of a gold file and each system's predictions file.
 
@@ -127,6 +131,13 @@ def share_publication_files(
     ``extra_predictions``: as for :func:`chartscore.score_files` (a gold sample of
     charts that every system answered): each report shows its system's ignored
     count, a number of its own; the comparisons withhold theirs.
+
+    ``releases``: the ledger folder of successive releases (inside only): the
+    publication is suppressed and audited jointly with every earlier one there,
+    then recorded as one release (docs/disclosure.md#successive-releases). Each
+    report is then shared as a release is: without labels, its ignored count
+    hidden; the comparisons are recorded with it. Not with ``strata`` or
+    ``also_min_cell`` (``usage``).
 
     Raises:
         ChartscoreError: as :func:`chartscore.workflows.share.share_files` and
@@ -147,6 +158,21 @@ def share_publication_files(
     if also_min_cell is not None:
         check_min_cell(also_min_cell)
     resolved = resolve_schema(schema)
+    if releases is not None:
+        if strata is not None or also_min_cell is not None:
+            raise ChartscoreError(ErrorCode.USAGE)  # not in the releases' joint model yet
+        return [
+            *_publication_release(
+                gold,
+                systems,
+                releases,
+                resolved,
+                min_cell=min_cell,
+                confidence=confidence,
+                extra_predictions=extra_predictions,
+                pairs=pairs,
+            )
+        ]
     case_strata = None if strata is None else resolve_strata(strata, resolved)
     inputs: list[_Input] = []
     for index, predictions in enumerate(systems):
@@ -187,6 +213,7 @@ class _Input:
     counts: object
     system: int
     min_cell: int
+    step: object = None  # a release's product step (share --releases)
 
     @property
     def stratified(self) -> bool:
@@ -221,8 +248,62 @@ Memo = dict[tuple[int, frozenset[Key], frozenset[tuple[Key, int]]], Product]
 """Each product suppressed under given hidden and known numbers: the same choice, made once."""
 
 
+def _publication_release(
+    gold: InputPath,
+    systems: Sequence[InputPath],
+    folder: InputPath,
+    schema: Schema | None,
+    *,
+    min_cell: int,
+    confidence: float,
+    extra_predictions: ExtraPredictions,
+    pairs: Sequence[tuple[int, int]],
+) -> list[Product]:
+    # The publication as the next release of the ledger: scored with every atom apart,
+    # suppressed until it passes its own joint audit and the releases' one, recorded.
+    from chartscore.workflows.compare import feed_paired  # noqa: PLC0415
+    from chartscore.workflows.releases import Ledger  # noqa: PLC0415
+    from chartscore.workflows.share import field_types_of  # noqa: PLC0415
+
+    ledger = Ledger(folder)  # locked from reading the earlier releases to recording this one
+    try:
+        ledger.require(publication=True)  # before any scoring: a report's ledger is refused
+        scorers = []
+        for index, predictions in enumerate(systems):
+            scorer = ledger.scorer(schema, extra_predictions=extra_predictions)
+            read = functools.partial(feed_files, scorer, gold, predictions)
+            as_part(index + 1, (InputKind.PREDICTIONS,), InputKind.PREDICTIONS, read)
+            scorers.append(scorer)
+        paired = [
+            ((b, c), ledger.paired_scorer(schema, extra_predictions=extra_predictions))
+            for b, c in pairs
+        ]
+        for (b, c), paired_scorer_of in paired:
+            feed_paired(paired_scorer_of, gold, systems[b], systems[c])
+        step, fulls, digests = ledger.publication(
+            scorers, min_cell, confidence, field_types_of, paired
+        )
+        inputs = [
+            _Input(*without_evidence(*full), index, min_cell, step.product_step(index))
+            for index, full in enumerate(fulls)
+        ]
+        compared = [
+            _Compared(b, c, *compared_cases(scorer, confidence)) for (b, c), scorer in paired
+        ]
+        products = _publication(inputs, min_cell, compared, release=step)
+        reports = [p for p in products if isinstance(p, SharedReport)]
+        comparisons = [p for p in products if isinstance(p, SharedComparison)]
+        ledger.record_publication(reports, digests, list(zip(pairs, comparisons, strict=True)))
+        return products
+    finally:
+        ledger.close()
+
+
 def _publication(
-    inputs: Sequence[_Input], min_cell: int, compared: Sequence[_Compared]
+    inputs: Sequence[_Input],
+    min_cell: int,
+    compared: Sequence[_Compared],
+    release: PublicationRelease | None = None,
 ) -> list[Product]:
     # Each system first in turn (up to FIRSTS of them): the choice that hides the fewest
     # numbers in all, the earliest on a tie; the reports back in the given order, then the
@@ -244,6 +325,7 @@ def _publication(
             made=made,
             truths=truths,
             truths_compared=truths_compared,
+            release=release,
         )
         for first in range(min(1 + max(i.system for i in inputs), FIRSTS))
     ]
@@ -263,6 +345,7 @@ def _first(
     made: Memo,
     truths: Sequence[Mapping[Key, int]],
     truths_compared: Sequence[Mapping[Key, int]],
+    release: PublicationRelease | None = None,
 ) -> list[Product]:
     # The publication with system ``first`` first: the reports in the given order, then the
     # comparisons. ``made``: shared by the orders one process runs (each child has its copy).
@@ -273,7 +356,7 @@ def _first(
         key=lambda i: (rank[inputs[i].system], -inputs[i].min_cell, -inputs[i].stratified, i),
     )
     values = [truths[i] for i in order] + [*truths_compared]
-    found = _in_order([inputs[i] for i in order], compared, min_cell, made, values)
+    found = _in_order([inputs[i] for i in order], compared, min_cell, made, values, release=release)
     products = [found[order.index(i)] for i in range(len(inputs))]
     return products + found[len(inputs) :]
 
@@ -288,8 +371,11 @@ def _in_order(
     min_cell: int,
     made: Memo,
     values: Sequence[Mapping[Key, int]],
+    *,
+    release: PublicationRelease | None = None,
 ) -> list[Product]:
     # The loop of the module's docstring: the reports in this order, then the comparisons.
+    # ``release``: the ledger's joint check, run on each publication that passes its own.
     # ``made``: each product already suppressed under the same hidden and known numbers (in
     # another order or round). ``values``: each product's true values, in this order.
     from chartscore.disclosure.joint_choice import Proof, joint_choice  # noqa: PLC0415
@@ -301,13 +387,22 @@ def _in_order(
     forced: list[set[Key]] = [set() for _ in systems]
     level: dict[tuple[str, str], int] = {}
     kept: list[Product] = []  # the products the joint choice leaves as they are, in order
+    if release is not None:
+        release.begin()
     proofs: tuple[Proof, ...] = ()  # what earlier rounds' joint attacks proved protected
     for _ in range(ROUNDS):
         shared, gold_keys = _round(sources, systems, forced, kept, made, min_cell=min_cell)
         verdict = joint_choice(shared, systems, values, gold_keys, proofs)
         proofs = verdict.proofs
         if not verdict.leaks:
-            return shared
+            extra = [] if release is None else _release_extra(release, inputs, shared)
+            if not any(extra):
+                return shared
+            for index, product in enumerate(shared):  # hide more, keep all hidden: it ends
+                hidden_now = {key for key, value in product.numbers() if value is None}
+                forced[index] |= hidden_now | extra[index]
+            kept = []
+            continue
         if verdict.extra is not None:
             # The joint choice: each product keeps all it hides and hides its extra too, so
             # every pattern only grows and the chosen one's joint attack passes. The leading
@@ -333,6 +428,20 @@ def _in_order(
         if not _force(forced, shared, more):
             break  # nothing more to hide in the failing slices: give up
     raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
+
+
+def _release_extra(
+    release: PublicationRelease, inputs: Sequence[_Input], shared: Sequence[Product]
+) -> list[set[Key]]:
+    # The releases' joint check of the reports in the systems' order, then the comparisons;
+    # per product, in this round's order, the numbers to hide more.
+    by_system = sorted(range(len(inputs)), key=lambda i: inputs[i].system)
+    order = [*by_system, *range(len(inputs), len(shared))]
+    extra = release.extra([shared[i] for i in order])
+    out: list[set[Key]] = [set() for _ in shared]
+    for index, more in zip(order, extra, strict=True):
+        out[index] = more
+    return out
 
 
 def _round(
@@ -366,7 +475,12 @@ def _round(
             if memo not in made:
                 if isinstance(source, _Input):
                     made[memo] = _suppressed(
-                        source.report, source.counts, source.min_cell, hide | hidden, known
+                        source.report,
+                        source.counts,
+                        source.min_cell,
+                        hide | hidden,
+                        known,
+                        step=source.step,
                     )
                 else:
                     made[memo] = _compared(source, min_cell, hide | hidden, known)
@@ -449,13 +563,23 @@ def _scored(
 
 
 def _suppressed(
-    report: Report, counts: object, min_cell: int, hidden: set[Key], known: dict[Key, int]
+    report: Report,
+    counts: object,
+    min_cell: int,
+    hidden: set[Key],
+    known: dict[Key, int],
+    *,
+    step: object = None,
 ) -> SharedReport:
+    from chartscore.disclosure.publication_releases import ProductStep  # noqa: PLC0415
     from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
     from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
     assert isinstance(counts, Sensitivity)
-    return share_report(report, counts, min_cell, hidden=frozenset(hidden), known=known)
+    joint = step if isinstance(step, ProductStep) else None
+    return share_report(
+        report, counts, min_cell, joint=joint, hidden=frozenset(hidden), known=known
+    )
 
 
 __all__ = ["FIRSTS", "ROUNDS", "share_publication", "share_publication_files"]

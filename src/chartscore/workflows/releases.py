@@ -14,10 +14,11 @@ recording the new one: :class:`Ledger` holds the lock until it is closed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
+from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath
@@ -26,11 +27,14 @@ from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
 from chartscore.scoring.cases import case_counts, kappa_smallest_margins
 from chartscore.scoring.partial import PartialTally
-from chartscore.scoring.release_atoms import AtomScorer
+from chartscore.scoring.release_atoms import AtomPairedScorer, AtomScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
 if TYPE_CHECKING:
     from chartscore.disclosure.audits import ReleaseAudit
+    from chartscore.disclosure.publication_releases import ComparisonAtom, PublicationRelease
+    from chartscore.disclosure.releases import Atom
+    from chartscore.disclosure.sensitivity import Sensitivity
 
 
 def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
@@ -47,6 +51,9 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
             (an absent folder: ``not_a_release_ledger``); ``missing_dependency``
             without scipy.
     """
+    from chartscore.disclosure.publication_releases import (  # noqa: PLC0415
+        audit_publication_releases,
+    )
     from chartscore.disclosure.releases import audit_releases  # noqa: PLC0415
 
     with open_releases(folder, exclusive=False) as opened:
@@ -59,7 +66,21 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
     for position, release in enumerate(releases):
         for case_id in release.case_ids:
             membership[case_id] = (*membership.get(case_id, ()), position)
-    return audit_releases([r.shared for r in releases], list(set(membership.values())))
+    patterns = list(set(membership.values()))
+    kinds = {release.publication for release in releases}
+    if kinds == {True}:  # a ledger of publications: each release is all its products
+        first = releases[0]
+        if any(len(r.products) != len(first.products) or r.pairs != first.pairs for r in releases):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        systems: list[str | tuple[str, str]] = [str(i) for i in range(len(first.products))]
+        systems += [(str(b), str(c)) for b, c in first.pairs]
+        products: list[list[SharedReport | SharedComparison]] = [
+            [*r.products, *r.comparisons] for r in releases
+        ]
+        return audit_publication_releases(products, patterns, systems)
+    if kinds != {False}:  # one report's releases and publications: not one model
+        raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+    return audit_releases([r.shared for r in releases], patterns)
 
 
 class Ledger:
@@ -80,6 +101,15 @@ class Ledger:
         """Release the folder's lock (closing twice is harmless)."""
         self._folder.close()
 
+    def require(self, *, publication: bool) -> None:
+        """Refuse a ledger whose releases are of the other kind (a report's, a publication's).
+
+        Raises:
+            ChartscoreError: ``release_mismatch``.
+        """
+        if any(release.publication != publication for release in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+
     def scorer(
         self,
         schema: Schema | None,
@@ -88,11 +118,21 @@ class Ledger:
         strata: CaseStrata | None = None,
     ) -> AtomScorer:
         """A scorer of the new cohort that also scores each atom apart."""
+        membership = self._membership()
+        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
+
+    def paired_scorer(
+        self, schema: Schema | None, *, extra_predictions: ExtraPredictions
+    ) -> AtomPairedScorer:
+        """A paired scorer of the new cohort that also pairs each atom's cases apart."""
+        return AtomPairedScorer(schema, self._membership(), extra_predictions=extra_predictions)
+
+    def _membership(self) -> dict[str, tuple[int, ...]]:
         membership: dict[str, tuple[int, ...]] = {}
         for position, release in enumerate(self.earlier):
             for case_id in release.case_ids:
                 membership[case_id] = (*membership.get(case_id, ()), position)
-        return AtomScorer(schema, membership, extra_predictions=extra_predictions, strata=strata)
+        return membership
 
     def share(
         self,
@@ -113,10 +153,10 @@ class Ledger:
                 did: any of its rows changed), or the earlier release's rule or
                 fields differ; as :meth:`~chartscore.io.release_ledger.ReleaseFolder.record`.
         """
-        from chartscore.disclosure.releases import Atom, ReleaseStep  # noqa: PLC0415
-        from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+        from chartscore.disclosure.releases import ReleaseStep  # noqa: PLC0415
         from chartscore.disclosure.suppress import share as share_report  # noqa: PLC0415
 
+        self.require(publication=False)
         cases = scorer.case_ids()
         if any(not release.case_ids <= cases for release in self.earlier):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
@@ -132,30 +172,131 @@ class Ledger:
                 fits = all(legacy.get(case_id) == digest for case_id, digest in known.items())
             if not fits:
                 raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
-        atoms = []
-        partial = scorer.partial()
-        majority = _majority_keys(partial)
-        for pattern, (atom_scorer, count) in scorer.atoms().items():
-            partial = atom_scorer.partial()
-            tally = partial.tally()
-            sensitivity = Sensitivity(
-                case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
-            )
-            rows = {
-                field_id: _rows_with(partial, field_id, key) for field_id, key in majority.items()
-            }
-            report = Report.from_tally(tally, confidence)
-            atoms.append(Atom(pattern, count, report, sensitivity, rows))
+        atoms = _atoms(scorer, confidence, field_types)
         step = ReleaseStep([release.shared for release in self.earlier], atoms, min_cell)
-        partial = scorer.partial()
+        report, sensitivity = _full(scorer, confidence, field_types)
+        shared = share_report(report, sensitivity, min_cell, joint=step)
+        self._folder.record(shared, digests)
+        return shared
+
+    def publication(
+        self,
+        scorers: Sequence[AtomScorer],
+        min_cell: int,
+        confidence: float,
+        field_types: Callable[[PartialTally], dict[str, str]],
+        paired: Sequence[tuple[tuple[int, int], AtomPairedScorer]] = (),
+    ) -> tuple[PublicationRelease, list[tuple[Report, Sensitivity]], list[dict[str, str]]]:
+        """A new publication's joint check, each system's full report, and its digests.
+
+        ``scorers``: each system's scorer of the new cohort (:meth:`scorer`), in the
+        systems' order, fed with the same gold. ``paired``: each comparison's
+        (baseline, candidate) places and its paired scorer (:meth:`paired_scorer`);
+        every earlier release must have the same comparisons.
+
+        Raises:
+            ChartscoreError: ``release_mismatch`` when an earlier release is not a
+                publication of as many systems, a case of an earlier release is not
+                in this gold set or scores otherwise than it did for any system.
+        """
+        from chartscore.disclosure.publication_releases import (  # noqa: PLC0415
+            PublicationRelease,
+        )
+
+        self.require(publication=True)
+        if not scorers or any(len(r.products) != len(scorers) for r in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        pairs = tuple(pair for pair, _ in paired)
+        if any(r.pairs != pairs for r in self.earlier):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        cases = scorers[0].case_ids()
+        if any(s.case_ids() != cases for s in scorers) or any(
+            not release.case_ids <= cases for release in self.earlier
+        ):
+            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        digests = [scorer.case_digests() for scorer in scorers]
+        for release in self.earlier:  # an old case whose rows changed for any system
+            for own, known in zip(digests, release.system_digests, strict=True):
+                if any(own.get(case_id) != digest for case_id, digest in known.items()):
+                    raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        atoms = [_atoms(scorer, confidence, field_types) for scorer in scorers]
+        compared = [_comparison_atoms(scorer, confidence, min_cell) for _, scorer in paired]
+        step = PublicationRelease(
+            [[*r.products, *r.comparisons] for r in self.earlier],
+            atoms,
+            min_cell,
+            pairs,
+            compared,
+        )
+        fulls = [_full(scorer, confidence, field_types) for scorer in scorers]
+        return step, fulls, digests
+
+    def record_publication(
+        self,
+        products: Sequence[SharedReport],
+        digests: Sequence[dict[str, str]],
+        comparisons: Sequence[tuple[tuple[int, int], SharedComparison]] = (),
+    ) -> None:
+        """Record a publication as the next release (its reports, digests and comparisons)."""
+        self._folder.record_publication(products, digests, comparisons)
+
+
+def _comparison_atoms(
+    scorer: AtomPairedScorer, confidence: float, min_cell: int
+) -> list[ComparisonAtom]:
+    # Each atom's comparison, as every quantity's value and its distinct-case counts.
+    from chartscore.disclosure.comparison_model import (  # noqa: PLC0415
+        ComparisonModel,
+        comparison_values,
+    )
+    from chartscore.disclosure.publication_releases import ComparisonAtom  # noqa: PLC0415
+    from chartscore.documents.shared_comparison import build_shared_comparison  # noqa: PLC0415
+    from chartscore.workflows.share_comparison import compared_cases  # noqa: PLC0415
+
+    out: list[ComparisonAtom] = []
+    for pattern, (atom_scorer, count) in scorer.atoms().items():
+        comparison, cases, types = compared_cases(atom_scorer, confidence)
+        full = build_shared_comparison(comparison, types, min_cell, set())
+        found = comparison_values(full, ComparisonModel(types))
+        values = {key: value for key, value in found.items() if value is not None}
+        out.append(ComparisonAtom(pattern, count, values, cases))
+    return out
+
+
+def _atoms(
+    scorer: AtomScorer, confidence: float, field_types: Callable[[PartialTally], dict[str, str]]
+) -> list[Atom]:
+    # Each atom's own report and case counts, and its rows in the cohort's majority category.
+    from chartscore.disclosure.releases import Atom  # noqa: PLC0415
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+
+    atoms = []
+    partial = scorer.partial()
+    majority = _majority_keys(partial)
+    for pattern, (atom_scorer, count) in scorer.atoms().items():
+        partial = atom_scorer.partial()
         tally = partial.tally()
         sensitivity = Sensitivity(
             case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
         )
+        rows = {field_id: _rows_with(partial, field_id, key) for field_id, key in majority.items()}
         report = Report.from_tally(tally, confidence)
-        shared = share_report(report, sensitivity, min_cell, joint=step)
-        self._folder.record(shared, digests)
-        return shared
+        atoms.append(Atom(pattern, count, report, sensitivity, rows))
+    return atoms
+
+
+def _full(
+    scorer: AtomScorer, confidence: float, field_types: Callable[[PartialTally], dict[str, str]]
+) -> tuple[Report, Sensitivity]:
+    # The whole cohort's report and case counts, as a release shares it (no figures).
+    from chartscore.disclosure.sensitivity import Sensitivity  # noqa: PLC0415
+
+    partial = scorer.partial()
+    tally = partial.tally()
+    sensitivity = Sensitivity(
+        case_counts(partial, tally), kappa_smallest_margins(partial), field_types(partial)
+    )
+    return Report.from_tally(tally, confidence), sensitivity
 
 
 def _majority_keys(partial: PartialTally) -> dict[str, object]:

@@ -300,3 +300,8 @@ def _figures(partial: PartialTally) -> dict[str, FieldFigures]:
 
 def _field_types(partial: PartialTally) -> dict[str, str]:
     return {field_id: counts.field_type.value for field_id, counts in partial.fields.items()}
+
+
+def field_types_of(partial: PartialTally) -> dict[str, str]:
+    """Each field's type name, as a release's case counts need it (inside only)."""
+    return _field_types(partial)
