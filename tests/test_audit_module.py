@@ -1,4 +1,4 @@
-"""The one audit module (issue 36): every audit of shared documents lives in
+"""The one audit (issue 36): every audit of shared documents lives in the package
 ``chartscore.disclosure.audits``, and the paths the audits had before name its own objects."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ _ATTACK_NAMES = (
     "comparison_range_failures",
     "hidden_status",
     "proven_ranges",
-    "published_values",
     "range_failures",
     "range_status",
     "remembering_attacks",
@@ -35,18 +34,26 @@ _PUBLICATION_NAMES = (
 
 def test_the_old_paths_name_the_audit_modules_objects() -> None:
     audits = importlib.import_module("chartscore.disclosure.audits")
+    document = importlib.import_module("chartscore.disclosure.audits.document")
     attack = importlib.import_module("chartscore.disclosure.attack")
+    publication_releases = importlib.import_module("chartscore.disclosure.publication_releases")
+    shared_quantities = importlib.import_module("chartscore.documents.shared_quantities")
     publication = importlib.import_module("chartscore.disclosure.publication")
     releases = importlib.import_module("chartscore.disclosure.releases")
     disclosure = importlib.import_module("chartscore.disclosure")
     # One module object under both names: a name set on one (a test's monkeypatch) is set on both.
-    assert attack is audits
+    assert attack is document
     for name in _ATTACK_NAMES:
         assert getattr(attack, name) is getattr(audits, name)
+    # Tests read the documents' published values through the old path too.
+    assert attack.published_values is shared_quantities.published_values
     for name in _PUBLICATION_NAMES:
         assert getattr(publication, name) is getattr(audits, name)
-    assert releases.ReleaseAudit is audits.ReleaseAudit
+    for name in ("ReleaseAudit", "audit_releases", "joint_attack"):
+        assert getattr(releases, name) is getattr(audits, name)
+    assert publication_releases.audit_publication_releases is audits.audit_publication_releases
     for name in ("AuditResult", "AuditRow", "audit"):
         assert getattr(disclosure, name) is getattr(audits, name)
-    with pytest.raises(AttributeError):
-        publication.no_such_name  # noqa: B018
+    for module in (publication, releases, publication_releases):
+        with pytest.raises(AttributeError):
+            module.no_such_name  # noqa: B018

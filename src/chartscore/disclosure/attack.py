@@ -12,6 +12,6 @@ from __future__ import annotations
 
 import sys
 
-from chartscore.disclosure import audits
+from chartscore.disclosure.audits import document
 
-sys.modules[__name__] = audits
+sys.modules[__name__] = document

@@ -92,7 +92,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Final
 
-from chartscore.disclosure.audits import (
+from chartscore.disclosure.audits.document import (
     DERIVABLE,
     AuditResult,
     audit_comparison,

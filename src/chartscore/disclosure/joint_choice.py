@@ -46,7 +46,7 @@ from typing import Any, Final
 import attrs
 import numpy as np
 
-from chartscore.disclosure.audits import PublicationRow, joint_leaks
+from chartscore.disclosure.audits.publication import PublicationRow, joint_leaks
 from chartscore.disclosure.cost import key_price
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.lp import OPTIMAL, columnwise, solve_as_linprog

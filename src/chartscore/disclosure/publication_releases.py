@@ -28,6 +28,7 @@ Value-free: atoms arrive as their own reports and distinct-case counts.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
@@ -42,10 +43,8 @@ from chartscore.disclosure.releases import (
     FIELD_COUNT,
     Atom,
     JointModel,
-    ReleaseAudit,
     ReleaseStep,
     atom_key,
-    joint_attack,
     outsider_solver,
     release_key,
 )
@@ -61,7 +60,8 @@ def _mismatch() -> ChartscoreError:
     return ChartscoreError(ErrorCode.RELEASE_MISMATCH)
 
 
-def _systems(count: int) -> list[str]:
+def default_systems(count: int) -> list[str]:
+    """One system label per product, by place (``"0"``, ``"1"``, ...), as a ledger reads them."""
     return [str(index) for index in range(count)]
 
 
@@ -159,7 +159,10 @@ class PublicationRelease:
         self.atoms = [list(own) for own in atoms]
         self.pairs = [(int(b), int(c)) for b, c in pairs]
         self.compared = [list(own) for own in compared]
-        self.systems: list[System] = [*_systems(count), *((str(b), str(c)) for b, c in pairs)]
+        self.systems: list[System] = [
+            *default_systems(count),
+            *((str(b), str(c)) for b, c in pairs),
+        ]
         self.min_cell = min_cell
         self.steps = [
             ReleaseStep([products[p] for products in reports], self.atoms[p], min_cell)
@@ -449,55 +452,16 @@ def _to_hide(
     return [{k for k in own if k[2] != FIELD_COUNT} for own in out]
 
 
-def audit_publication_releases(
-    releases: Sequence[Sequence[Product]],
-    memberships: Sequence[tuple[int, ...]],
-    systems: Sequence[System] | None = None,
-) -> list[ReleaseAudit]:
-    """Re-run the audit of every publication release against all earlier ones (outsider).
-
-    As :func:`~chartscore.disclosure.releases.audit_releases`, with each release a
-    publication: its own audit is the publication's joint audit (every product
-    alone and all together); the joint attack models every atom's copy of the
-    publication.
-
-    Args:
-        releases: Every release's products (one shared report per system, then
-            its comparisons).
-        memberships: Per case, the positions of the releases holding it.
-        systems: Each product's system (:class:`~chartscore.disclosure.publication.System`,
-            as the ledger records them); default: one system per product.
-    """
-    from chartscore.disclosure.audits import audit_publication  # noqa: PLC0415
-
-    patterns = set(memberships)
-    count = len(releases[0]) if releases else 0
-    if systems is None:
-        systems = _systems(count)
-    out: list[ReleaseAudit] = []
-    publications: list[JointPublication | None] = []
-    for products in releases:
-        publications.append(JointPublication(products, systems) if len(products) == count else None)
-    for last, products in enumerate(releases):
-        atoms = sorted({tuple(p for p in m if p <= last) for m in patterns} - {()})
-        shown = publications[: last + 1]
-        if any(j is None for j in shown):
-            out.append(ReleaseAudit(last + 1, False, len(atoms), 0, 0, "mismatch"))
-            continue
-        own = audit_publication(products, systems).passed  # each product's own audit too
-        if last == 0:
-            out.append(ReleaseAudit(1, own, len(atoms), 0, 0))
-            continue
-        numbers = [list(j.published.items()) for j in shown if j is not None]
-        models: list[ReportModel] = [j.model for j in shown if j is not None]
-        rules = [max(p.disclosure.min_cell for p in r) for r in releases[: last + 1]]
-        checked, pinned, problem = joint_attack(numbers, models, atoms, rules)
-        out.append(ReleaseAudit(last + 1, own, len(atoms), checked, pinned, problem))
-    return out
+def __getattr__(name: str) -> object:
+    # The old path of the ledger's audit of publications (now in the audit package, which
+    # imports this module): looked up there when first asked.
+    if name != "audit_publication_releases":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module("chartscore.disclosure.audits.ledger"), name)
 
 
 __all__ = [
     "ProductStep",
     "PublicationRelease",
-    "audit_publication_releases",
+    "default_systems",
 ]

@@ -29,6 +29,7 @@ case id reaches this module.
 from __future__ import annotations
 
 import copy
+import importlib
 from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Final
@@ -36,14 +37,6 @@ from typing import TYPE_CHECKING, Final
 import attrs
 import numpy as np
 
-from chartscore.disclosure.audits import (
-    DISCLOSED,
-    UNRESOLVED,
-    ReleaseAudit,
-    audit,
-    judge,
-    ranges_of,
-)
 from chartscore.disclosure.complement import complement
 from chartscore.disclosure.forms import Form, add
 from chartscore.disclosure.model import (
@@ -711,85 +704,6 @@ class _ReleaseView:
         self.chosen |= keys
 
 
-def audit_releases(
-    releases: Sequence[SharedReport], memberships: Sequence[tuple[int, ...]]
-) -> list[ReleaseAudit]:
-    """Re-run the audit of every release against all earlier ones, as an outsider holding them.
-
-    Release ``j`` is attacked with releases ``1..j`` published: its own audit,
-    then the joint model of their atoms (:class:`JointModel`), every number of
-    every release an equality with the rule's knowledge, and every atom
-    quantity bounded (but the composition's, ``field_count`` and numbers of its
-    definition, which are public). Weaker than the audit ``share`` runs:
-    without the data, the atoms' composition is not given (only what the
-    releases' own numbers say of it), and when an earlier release's majority
-    category moved its majority numbers are left out.
-
-    Args:
-        releases: Every release's shared report, in the ledger's order.
-        memberships: Per case (in any order, repeats allowed), the positions
-            of the releases holding it.
-    """
-    patterns = set(memberships)
-    models = [model_of(shared) for shared in releases]
-    out: list[ReleaseAudit] = []
-    for last, shared in enumerate(releases):
-        own = audit(shared).passed
-        atoms = sorted({tuple(p for p in m if p <= last) for m in patterns} - {()})
-        if last == 0:
-            out.append(ReleaseAudit(1, own, len(atoms), 0, 0))
-            continue
-        checked, pinned, problem = joint_attack(
-            [list(shared.numbers()) for shared in releases[: last + 1]],
-            models[: last + 1],
-            atoms,
-            [shared.disclosure.min_cell for shared in releases[: last + 1]],
-        )
-        out.append(ReleaseAudit(last + 1, own, len(atoms), checked, pinned, problem))
-    return out
-
-
-def joint_attack(
-    numbers: Sequence[Sequence[tuple[Key, int | None]]],
-    models: Sequence[ReportModel],
-    atoms: list[tuple[int, ...]],
-    rules: Sequence[int],
-) -> tuple[int, int, str | None]:
-    """The outsider's joint attack on releases: (atom numbers bounded, pinned, the problem).
-
-    ``numbers``: each release's published numbers in its model's keys (None: hidden);
-    ``models``: each release's model (a report's or a publication's); ``rules``: each
-    release's min cell. The problem (``mismatch``, ``inconsistent``, ``unresolved``)
-    is None when the attack ran to the end.
-    """
-    last = len(numbers) - 1
-    min_cell = rules[-1]
-    if any(rule != min_cell for rule in rules) or any(last not in atom for atom in atoms):
-        return 0, 0, "mismatch"
-    joint, solver, problem = outsider_solver(numbers, models, atoms, min_cell)
-    if problem is not None or joint is None or solver is None:
-        return 0, 0, problem
-    composition = {
-        (key[0], key[1]): quantity.form
-        for key, quantity in models[-1].quantities.items()
-        if key[2] == FIELD_COUNT
-    }
-    forms = (
-        joint.quantities[atom_key(index, key)].form
-        for index in range(len(atoms))
-        for key, quantity in models[-1].quantities.items()
-        if atom_key(index, key) in joint.quantities and quantity.form != composition.get(key[:2])
-    )
-    checked = pinned = 0
-    for answer in ranges_of(solver, forms):  # judged as every audit judges a hidden number
-        status = judge(answer, min_cell)[2]
-        if status == UNRESOLVED:
-            return checked, pinned, "unresolved"
-        checked += 1
-        pinned += status == DISCLOSED
-    return checked, pinned, None
-
-
 def outsider_solver(
     numbers: Sequence[Sequence[tuple[Key, int | None]]],
     models: Sequence[ReportModel],
@@ -843,14 +757,23 @@ def _majority_part(key: Key, fields: frozenset[str]) -> bool:
     return not key[2].endswith(".total_count") and (key[0] != "field" or key[1] in fields)
 
 
+_AUDIT_NAMES: Final = frozenset({"ReleaseAudit", "audit_releases", "joint_attack"})
+"""The ledger's audit, moved to :mod:`chartscore.disclosure.audits.ledger`: still read here."""
+
+
+def __getattr__(name: str) -> object:
+    # The old path of the ledger's audit. The audit imports this module (the joint model it
+    # attacks), so its names are looked up there when first asked, not imported.
+    if name not in _AUDIT_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module("chartscore.disclosure.audits.ledger"), name)
+
+
 __all__ = [
     "Atom",
     "JointModel",
-    "ReleaseAudit",
     "ReleaseStep",
     "atom_key",
-    "audit_releases",
-    "joint_attack",
     "outsider_solver",
     "release_key",
 ]

@@ -62,7 +62,7 @@ import attrs
 import numpy as np
 
 from chartscore.disclosure.around import around, proven_shown
-from chartscore.disclosure.audits import (
+from chartscore.disclosure.audits.document import (
     DERIVABLE,
     audit_with_hints,
     proven_ranges,

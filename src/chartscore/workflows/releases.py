@@ -43,7 +43,7 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
     The folder is read under a shared lock and checked as ``share`` checks it
     (names, checks, the chain and the head); then each release is audited on
     its own and jointly with every earlier one
-    (:func:`~chartscore.disclosure.releases.audit_releases`). Case ids stay
+    (:func:`~chartscore.disclosure.audits.audit_releases`). Case ids stay
     here: only the releases' membership patterns go on.
 
     Raises:
@@ -51,10 +51,10 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
             (an absent folder: ``not_a_release_ledger``); ``missing_dependency``
             without scipy.
     """
-    from chartscore.disclosure.publication_releases import (  # noqa: PLC0415
+    from chartscore.disclosure.audits import (  # noqa: PLC0415
         audit_publication_releases,
+        audit_releases,
     )
-    from chartscore.disclosure.releases import audit_releases  # noqa: PLC0415
 
     with open_releases(folder, exclusive=False) as opened:
         releases = opened.releases

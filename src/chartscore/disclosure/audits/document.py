@@ -1,21 +1,5 @@
-"""The one audit module: every attack on shared documents, one document or several at once.
-
-An outsider holds shared documents and attacks them; this module is that outsider, for
-every kind of holding (docs/disclosure.md, "The audit", "One publication", "Successive
-releases"):
-
-- :func:`audit` a shared report and :func:`audit_comparison` a shared comparison, through
-  one attack (:func:`_attack` over a :class:`_Target`: one solver set-up, one memory of
-  attacked problems, one split over two cores, one row order);
-- :func:`audit_publication` several products of one cohort held together, in the joint model
-  of :mod:`chartscore.disclosure.publication` (and :func:`publication_leaks`, its inside-only
-  check of the numbers it pins);
-- :class:`ReleaseAudit`, the verdict of one release of a ledger attacked with every earlier
-  one (the atoms' joint model and :func:`~chartscore.disclosure.releases.audit_releases` stay
-  beside the release step that builds the same model).
-
-Every joint attack judges a hidden number the same way: its exact range, then
-:func:`hidden_status` (:func:`judge`; :func:`ranges_of` asks a solver for each).
+"""The attack on one shared document: a shared report (:func:`audit`) or a shared comparison
+(:func:`audit_comparison`), and the judgement of a hidden number that every audit shares.
 
 :func:`audit` reads only the shared report (the object or its JSON), exactly
 what an outsider holds. From its field types and metric names it builds the
@@ -63,7 +47,6 @@ from chartscore.disclosure.error_counts import error_count_failures
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
-from chartscore.disclosure.publication import JointPublication, Product, System, product_key
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import (
     KAPPA_PUBLISHED,
@@ -129,8 +112,9 @@ PASSING: Final = frozenset({PROTECTED, DERIVABLE})
 AUDITING: Final = "auditing"
 """The progress stage of the attack (done: hidden numbers whose range is proven)."""
 _RANGED: Final = frozenset({PROTECTED, DERIVABLE, DISCLOSED})
-_WHOLE: Final = "published_numbers"
-"""The row name of a failure of the report as a whole (inconsistent or unresolved)."""
+WHOLE: Final = "published_numbers"
+"""The row name of a failure of a document (or a publication) as a whole: inconsistent or
+unresolved."""
 _INTERVAL_TOLERANCE: Final = 1e-9
 _WIDE: Final = 1000
 """The widest component (columns) from which the ranges are split over two processes."""
@@ -231,7 +215,7 @@ class AuditResult:
         hidden = [
             row.name
             for row in self.rows
-            if row.status in _RANGED or (row.status == UNRESOLVED and row.name != _WHOLE)
+            if row.status in _RANGED or (row.status == UNRESOLVED and row.name != WHOLE)
         ]
         derived = sum(1 for name in hidden if name.rpartition(".")[2] in _DERIVED_PARTS)
         verdict = "PASS" if self.passed else "FAIL"
@@ -381,7 +365,7 @@ def published_solver(build: Callable[[], RangeSolver]) -> RangeSolver | AuditRow
         problem = INCONSISTENT
     except Unresolved:
         problem = UNRESOLVED
-    return AuditRow("overall", "", _WHOLE, None, None, problem)
+    return AuditRow("overall", "", WHOLE, None, None, problem)
 
 
 class Published(Protocol):
@@ -799,210 +783,6 @@ def _attacked(solver: RangeSolver, target: _Target) -> tuple[Range | None, ...]:
     return tuple(split.answers(ranged, hidden, worth=worth))
 
 
-# --- a publication: several products of one cohort held together ---------------------------
-
-
-@attrs.frozen
-class PublicationRow:
-    """One hidden number of one product, as the whole publication proves it."""
-
-    product: int
-    key: Key
-    low: int | None
-    high: int | None
-    status: str
-
-    @property
-    def passed(self) -> bool:
-        """Protected or derivable (not small): the publication keeps it safe."""
-        return self.status in PASSING
-
-    @classmethod
-    def whole(cls, problem: str) -> PublicationRow:
-        """The row that fails a publication as a whole (``inconsistent``, ``unresolved``)."""
-        return cls(0, ("overall", "", _WHOLE), None, None, problem)
-
-
-@attrs.frozen
-class PublicationAudit:
-    """The joint audit of a publication: each product's own verdict and the joint rows."""
-
-    own: tuple[bool, ...]
-    rows: tuple[PublicationRow, ...]
-    min_cell: int
-
-    @property
-    def passed(self) -> bool:
-        """Every product passes alone, and no hidden number is pinned jointly."""
-        return all(self.own) and all(row.passed for row in self.rows)
-
-    def table(self) -> str:
-        """Counts and statuses only: one line per failing row, a line per product, the verdict."""
-        lines = [
-            f"product {index + 1}: own audit {'PASS' if ok else 'FAIL'}\n"
-            for index, ok in enumerate(self.own)
-        ]
-        for row in self.rows:
-            if row.passed:
-                continue
-            kind, name, quantity = row.key
-            span = "-" if row.low is None else f"{row.low}..{'' if row.high is None else row.high}"
-            lines.append(
-                f"product {row.product + 1}: {kind} {name} {quantity} {span} {row.status}\n"
-            )
-        failing = sum(not row.passed for row in self.rows)
-        verdict = "PASS" if self.passed else "FAIL"
-        lines.append(
-            f"audit {verdict}: {len(self.own)} products together, min_cell {self.min_cell}, "
-            f"{len(self.rows)} hidden numbers checked, {failing} failing\n"
-        )
-        return "".join(lines)
-
-
-def _own_audit(product: Product) -> bool:
-    # A product's own audit, of its kind: a publication fails when any product fails alone.
-    if isinstance(product, SharedReport):
-        return audit(product).passed
-    return audit_comparison(product).passed
-
-
-def audit_publication(products: Sequence[Product], systems: Sequence[System]) -> PublicationAudit:
-    """The outsider's attack on several shared documents of one cohort held together.
-
-    ``systems``: each product's system: a report's label (equal labels: the same
-    predictions), a comparison's (baseline, candidate) labels. A number is judged
-    under the largest min cell of the publication: a count one product shows under
-    a smaller rule is then a failure of the others' rule.
-
-    Labels are not modelled jointly yet: each report is read without its labels
-    (each product's own audit, which models them, still runs).
-
-    Raises:
-        ChartscoreError: ``usage`` for no products, a system count that differs, or a
-            report given a comparison's systems (or the other way round).
-    """
-    joint = JointPublication(products, systems)
-    own = tuple(_own_audit(product) for product in products)
-    min_cell = joint.min_cell
-    solver, problem = joint.solver()
-    if solver is None:
-        return PublicationAudit(own, (PublicationRow.whole(problem),), min_cell)
-    forms = (joint.model.quantities[product_key(index, key)].form for index, key in joint.hidden)
-    rows = (
-        PublicationRow(index, key, *judge(answer, min_cell))
-        for (index, key), answer in zip(joint.hidden, ranges_of(solver, forms), strict=True)
-    )
-    return PublicationAudit(own, tuple(rows), min_cell)
-
-
-def publication_leaks(
-    products: Sequence[Product],
-    systems: Sequence[System],
-    values: Sequence[Mapping[Key, int]],
-) -> list[PublicationRow]:
-    """Inside only: the hidden numbers the publication pins into 1..min_cell-1.
-
-    ``values``: each product's true values. Only a hidden number whose true value
-    is from 1 to ``min_cell - 1`` can be pinned there (a range holds the truth), so
-    only those are checked, each by a consistent table at 0 or at ``min_cell`` or
-    more (:meth:`~chartscore.disclosure.ranges.RangeSolver.protected`): what
-    :func:`audit_publication` would fail, found without a range for every hidden
-    number. An inconsistent or unresolved publication is one failing row.
-    """
-    joint = JointPublication(products, systems)
-    solver, problem = joint.solver()
-    if solver is None:
-        return [PublicationRow.whole(problem)]
-    return joint_leaks(joint, solver, values, joint.hidden)
-
-
-def joint_leaks(
-    joint: JointPublication,
-    solver: RangeSolver,
-    values: Sequence[Mapping[Key, int]],
-    hidden: Sequence[tuple[int, Key]],
-) -> list[PublicationRow]:
-    """Of ``hidden``, the numbers ``solver`` pins into 1..min_cell-1 (see
-    :func:`publication_leaks`): only a true value there can be pinned there.
-
-    The joint choice (:mod:`chartscore.disclosure.joint_choice`) asks it of its own
-    solver, so it ends exactly the leaks this audit finds.
-    """
-    rows: list[PublicationRow] = []
-    for index, key in hidden:
-        value = values[index].get(key)
-        if value is None or not 1 <= value < joint.min_cell:
-            continue
-        form = joint.model.quantities[product_key(index, key)].form
-        failed = False
-        try:
-            safe = solver.protected(form, value, joint.min_cell)
-        except (Unresolved, Inconsistent):
-            failed = True
-        if failed or not safe:
-            status = UNRESOLVED if failed else DISCLOSED
-            rows.append(PublicationRow(index, key, None, None, status))
-    return rows
-
-
-def publication_consistent(products: Sequence[Product], systems: Sequence[System]) -> bool:
-    """Whether some cohort could give all these products' published numbers at once.
-
-    A cheap test (the solver's set-up only, no range): ``audit --comparisons`` uses it
-    to read which two systems a shared comparison compares.
-    """
-    return JointPublication(products, systems).solver()[1] != INCONSISTENT
-
-
-# --- a ledger's releases: every release held with the earlier ones --------------------------
-
-
-@attrs.frozen
-class ReleaseAudit:
-    """The re-audit of one release of a ledger (``chartscore audit --releases``).
-
-    Attributes:
-        number: The release's number, from 1.
-        own: Whether its own audit (:func:`chartscore.disclosure.audit`) passed.
-        atoms: The membership patterns of the cases of it and every earlier release.
-        checked: The atom quantities the joint attack bounded.
-        pinned: Of those, the ones proven from 1 to ``min_cell - 1``.
-        problem: ``inconsistent``, ``unresolved`` or ``mismatch`` (the releases
-            cannot be one growing cohort under one rule) when the joint attack
-            could not run to the end; None otherwise.
-
-    Value-free: counts and closed words only.
-    """
-
-    number: int
-    own: bool
-    atoms: int
-    checked: int
-    pinned: int
-    problem: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        """Its own audit passed and the joint attack pinned nothing."""
-        return self.own and self.pinned == 0 and self.problem is None
-
-    def line(self) -> str:
-        """One line for the table: the verdict and its counts."""
-        verdict = "PASS" if self.passed else "FAIL"
-        own = "passed" if self.own else "failed"
-        text = f"release {self.number}: {verdict}: own audit {own}"
-        if self.number == 1:
-            return text + "\n"
-        earlier = self.number - 1
-        text += (
-            f"; jointly with {earlier} earlier release{'' if earlier == 1 else 's'}: "
-            f"{self.atoms} atoms, {self.checked} atom numbers checked, {self.pinned} pinned"
-        )
-        if self.problem is not None:
-            text += f", {self.problem}"
-        return text + "\n"
-
-
 __all__ = [
     "AUDITING",
     "BOUND_NARROW",
@@ -1018,24 +798,18 @@ __all__ = [
     "SMALL_PUBLISHED",
     "STATUSES",
     "UNRESOLVED",
+    "WHOLE",
     "AuditResult",
     "AuditRow",
-    "PublicationAudit",
-    "PublicationRow",
     "Published",
-    "ReleaseAudit",
     "audit",
     "audit_comparison",
-    "audit_publication",
     "audit_with_hints",
     "bound_status",
     "comparison_range_failures",
     "hidden_status",
-    "joint_leaks",
     "judge",
     "proven_ranges",
-    "publication_consistent",
-    "publication_leaks",
     "published_solver",
     "range_failures",
     "range_status",
