@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import stat
 from pathlib import Path
 from typing import Any
@@ -567,3 +568,60 @@ def test_the_release_step_chooses_through_the_one_loop(
         assert status == 0, err
     assert len(calls) == 1
     assert calls[0] > 0
+
+
+def _moving_majority(folder: Path) -> tuple[Path, list[tuple[Path, Path]]]:
+    """Four categorical fields over 21 charts, then 31: the added charts draw their gold
+    from other weights, so a field's most common category can move between the releases.
+    Release 1 hides some fields' majority numbers (small) and shows the pooled one."""
+    rng = random.Random(2)
+    fields = [f"f{i}" for i in range(4)]
+    first = rng.randrange(20, 45)
+    second = first + rng.randrange(8, 30)
+    schema = {"fields": {f: {"type": "categorical", "choices": ["a", "b", "c"]} for f in fields}}
+    weights = [{f: [rng.random() for _ in range(3)] for f in fields} for _ in range(2)]
+    gold: list[dict[str, object]] = []
+    predictions: list[dict[str, object]] = []
+    for index in range(second):
+        case = f"{CANARY}{index:03d}"
+        for field_id in fields:
+            value = rng.choices("abc", weights[index >= first][field_id])[0]
+            gold.append({"case_id": case, "field_id": field_id, "field_type": "categorical"})
+            gold[-1]["value"] = value
+            answer = value if rng.random() < 0.8 else rng.choice("abc")
+            predictions.append({"case_id": case, "field_id": field_id, "value": answer})
+    schema_path = folder / "schema.json"
+    schema_path.write_text(json.dumps(schema))
+    files = []
+    for name, cases in (("first", first), ("second", second)):
+        keep = {f"{CANARY}{index:03d}" for index in range(cases)}
+        files.append(
+            (
+                write_jsonl(
+                    folder / f"{name}_gold.jsonl", [r for r in gold if r["case_id"] in keep]
+                ),
+                write_jsonl(
+                    folder / f"{name}_pred.jsonl", [r for r in predictions if r["case_id"] in keep]
+                ),
+            )
+        )
+    return schema_path, files
+
+
+def test_a_majority_that_moves_where_the_first_release_hid_it_still_fits(tmp_path: Path) -> None:
+    """An earlier release that hid a field's majority number and showed the pooled one:
+    when that field's majority category moves, only the pooled number shows it. The second
+    release was refused as not fitting (``release_mismatch``, "cases dropped or changed")
+    though no case was; the fields whose majority the release hid now count as moved, and
+    the joint audit of the folder passes."""
+    schema, files = _moving_majority(tmp_path)
+    ledger = tmp_path / "ledger"
+    for gold, predictions in files:
+        argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+        argv += ["--schema", str(schema), "--releases", str(ledger)]
+        status, out, err = _run(argv)
+        assert status == 0, err
+        assert CANARY not in out + err
+    status, out, err = _run(["audit", "--releases", str(ledger)])
+    assert status == 0, out + err
+    assert "2 releases, 0 failing" in out

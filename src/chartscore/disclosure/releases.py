@@ -466,6 +466,7 @@ class ReleaseStep:
                 raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)  # a bug
         moved: dict[int, set[str]] = {}
         pooled: list[tuple[int, Key]] = []
+        unseen: dict[int, set[str]] = {}  # per release, the fields whose majority it hid
         for position, shared in enumerate(self.earlier):
             holders = [
                 values
@@ -473,6 +474,8 @@ class ReleaseStep:
                 if position in atom.earlier
             ]
             for key, value in shared.numbers():
+                if value is None and key[0] == "field" and key[2] == _MAJORITY:
+                    unseen.setdefault(position, set()).add(key[1])
                 if value is None or key[2] == IGNORED_COUNT:
                     continue  # hidden, or that release's own variable
                 if key in model.quantities and sum(v[key] for v in holders) == value:
@@ -483,8 +486,15 @@ class ReleaseStep:
                 if key[0] == "field":
                     moved.setdefault(position, set()).add(key[1])
         for position, key in pooled:  # a pooled majority off only through a moved field
-            if not set(self._members(model, key)) & moved.get(position, set()):
+            members = set(self._members(model, key))
+            if members & moved.get(position, set()):
+                continue
+            # A field whose own majority number that release hid can have moved unseen: only
+            # the pooled number tells, not which field, so each such field counts as moved.
+            hid = members & unseen.get(position, set())
+            if not hid:
                 raise _mismatch()
+            moved.setdefault(position, set()).update(hid)
         # A field whose majority category moved: its majority numbers count rows of
         # another category in that release, which no atom's variables describe.
         self._unlinked = {
