@@ -248,6 +248,27 @@ def test_other_systems_or_changed_rows_are_refused(
     assert CANARY not in err and str(tmp_path) not in err
 
 
+def test_a_ledger_of_another_kind_says_so_not_that_cases_changed(
+    quarters: dict[str, Any], tmp_path: Path
+) -> None:
+    # release_mismatch's own text speaks of cases dropped or changed; a ledger of another
+    # kind (a report's share, one system fewer, other comparisons) has none: a hint says so.
+    ledger, hint = quarters["ledger"], "; the folder holds releases of another kind: "
+    files = _write(tmp_path / "one", SECOND)
+    (tmp_path / "out").mkdir()
+    one = str(tmp_path / "one" / "pred_a.jsonl")
+    given = ["--releases", str(ledger), "--quiet"]
+    for argv in (
+        ["share", *files, "--predictions", one, "--out", str(tmp_path / "one.json"), *given],
+        ["share", *files, "--publication", one, "--out-dir", str(tmp_path / "out"), *given],
+    ):
+        status, _, err = _run(argv)
+        assert status == 1 and err.startswith("chartscore: error: release_mismatch (")
+        assert hint in err and err.count("\n") == 1 and CANARY not in err, err
+        assert str(tmp_path) not in err and "pred_" not in err
+    assert len(read_releases(ledger)) == 2 and not list((tmp_path / "out").iterdir())
+
+
 def test_publication_releases_take_no_variants(tmp_path: Path) -> None:
     # Strata and a second min cell are not in the releases' model yet.
     files = _write(tmp_path / "in", FIRST)

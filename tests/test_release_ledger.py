@@ -202,6 +202,28 @@ def test_out_inside_the_releases_folder_is_refused(tmp_path: Path, where: str) -
     assert status == 0
 
 
+def test_an_empty_releases_path_is_no_folder_not_the_working_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # --releases "$UNSET": "" resolved to the working folder, so an --out below it was
+    # "inside the releases folder" (output_is_input), blaming the output. It names no folder.
+    files = _files(tmp_path, 16)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "out").mkdir()
+    publication = ["--publication", str(tmp_path / "pred16.jsonl"), "--out-dir", "out"]
+    for argv in (
+        ["share", *files, "--releases", "", "--out", "out/shared.json"],
+        ["share", *files[:2], *files[4:], *publication, "--releases", ""],
+    ):
+        before = sorted(p.name for p in tmp_path.iterdir())
+        status, stdout, err = _run(argv)
+        assert (status, stdout) == (1, "")
+        assert err.startswith("chartscore: error: output_unwritable (releases)"), err
+        assert err.count("\n") == 1 and str(tmp_path) not in err and CANARY not in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == before
+        assert not list((tmp_path / "out").iterdir())
+
+
 # --- 3. a stray temporary file -----------------------------------------------------------
 
 

@@ -402,6 +402,9 @@ class ErrorHint(enum.StrEnum):
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
     NO_RELEASE = "the folder holds no release: share --releases DIR records them"
+    RELEASES_OF_ANOTHER_KIND = (
+        "the folder holds releases of another kind: report or publication, systems or comparisons"
+    )
     RELEASE_RECORD_GIVEN = (
         "this is a record of the inside-only releases folder: audit --releases DIR reads it"
     )

@@ -156,6 +156,8 @@ def release_folder(folder: InputPath) -> str:
     where = input_path(folder, InputKind.RELEASES)
     if isinstance(where, StandardInput):
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.RELEASES)
+    if not where:  # "" (an unset variable) names no folder, not the working one
+        raise _unwritable()
     status: os.stat_result | None = None
     problem = False
     try:
@@ -185,6 +187,8 @@ def is_inside(path: InputPath, folder: InputPath) -> bool:
     """
     where, target = input_path(folder, InputKind.RELEASES), input_path(path, InputKind.OUTPUT)
     if isinstance(where, StandardInput) or isinstance(target, StandardInput):
+        return False
+    if not where:  # "" names no folder (release_folder refuses it)
         return False
     root, resolved = os.path.realpath(where), os.path.realpath(target)
     return resolved == root or resolved.startswith(root.rstrip(os.sep) + os.sep)

@@ -71,7 +71,7 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
     if kinds == {True}:  # a ledger of publications: each release is all its products
         first = releases[0]
         if any(len(r.products) != len(first.products) or r.pairs != first.pairs for r in releases):
-            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+            raise _other_kind()
         systems: list[str | tuple[str, str]] = [str(i) for i in range(len(first.products))]
         systems += [(str(b), str(c)) for b, c in first.pairs]
         products: list[list[SharedReport | SharedComparison]] = [
@@ -79,7 +79,7 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
         ]
         return audit_publication_releases(products, patterns, systems)
     if kinds != {False}:  # one report's releases and publications: not one model
-        raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+        raise _other_kind()
     return audit_releases([r.shared for r in releases], patterns)
 
 
@@ -108,7 +108,7 @@ class Ledger:
             ChartscoreError: ``release_mismatch``.
         """
         if any(release.publication != publication for release in self.earlier):
-            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+            raise _other_kind()
 
     def scorer(
         self,
@@ -205,10 +205,10 @@ class Ledger:
 
         self.require(publication=True)
         if not scorers or any(len(r.products) != len(scorers) for r in self.earlier):
-            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+            raise _other_kind()
         pairs = tuple(pair for pair, _ in paired)
         if any(r.pairs != pairs for r in self.earlier):
-            raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+            raise _other_kind()
         cases = scorers[0].case_ids()
         if any(s.case_ids() != cases for s in scorers) or any(
             not release.case_ids <= cases for release in self.earlier
@@ -317,3 +317,12 @@ def _rows_with(partial: PartialTally, field_id: str, key: object) -> int:
     if counts is None or counts.gold_keys is None:
         return 0
     return int(counts.gold_keys.get(key, 0))
+
+
+def _other_kind() -> ChartscoreError:
+    # release_mismatch's own text speaks of cases dropped or changed: none were.
+    return ChartscoreError(
+        ErrorCode.RELEASE_MISMATCH,
+        input=InputKind.RELEASES,
+        hint=ErrorHint.RELEASES_OF_ANOTHER_KIND,
+    )
