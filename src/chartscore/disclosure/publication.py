@@ -36,7 +36,6 @@ Value-free: shared documents in, counts and statuses out.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -54,6 +53,7 @@ from chartscore.disclosure.model import (
     model_of,
     stratum_cells,
 )
+from chartscore.disclosure.old_paths import moved_to
 from chartscore.disclosure.paired_block import PairedBlock, state_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.documents.shared_comparison import SharedComparison
@@ -468,24 +468,18 @@ class JointPublication:
             return None, "unresolved"
 
 
-_AUDIT_NAMES: Final = frozenset(
-    {
+__getattr__ = moved_to(
+    __name__,
+    "chartscore.disclosure.audits.publication",
+    (
         "PublicationAudit",
         "PublicationRow",
         "audit_publication",
         "publication_consistent",
         "publication_leaks",
-    }
+    ),
 )
-"""The publication's audit, moved to :mod:`chartscore.disclosure.audits`: still read here."""
-
-
-def __getattr__(name: str) -> object:
-    # The old path of the publication's audit. The audit module imports this one (the joint
-    # model it attacks), so its names are looked up there when first asked, not imported.
-    if name not in _AUDIT_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module("chartscore.disclosure.audits"), name)
+"""The old path of the audit's names that moved (:mod:`chartscore.disclosure.old_paths`)."""
 
 
 __all__ = [

@@ -28,7 +28,6 @@ Value-free: atoms arrive as their own reports and distinct-case counts.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING
@@ -37,6 +36,7 @@ import attrs
 
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.model import Key, ReportModel
+from chartscore.disclosure.old_paths import moved_to
 from chartscore.disclosure.publication import JointPublication, Product, System, product_key
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.releases import (
@@ -370,13 +370,7 @@ class PublicationRelease:
                     if (count + k, key, a) in skip:
                         continue
                     small = paired.cases < self.min_cell
-                    if any(
-                        joint_key in joint.quantities
-                        and not _safe(
-                            solver, joint.quantities[joint_key].form, value, small, self.min_cell
-                        )
-                        for joint, solver in solvers
-                    ):
+                    if _pinned_by_any(solvers, joint_key, value, small, self.min_cell):
                         out.append((count + k, key, a))
         for p, step in enumerate(self.steps):
             model = new.model.products[p]
@@ -395,15 +389,24 @@ class PublicationRelease:
                         continue
                     value = values[p][a][key]
                     small = atom.cases < self.min_cell
-                    if any(
-                        joint_key in joint.quantities
-                        and not _safe(
-                            solver, joint.quantities[joint_key].form, value, small, self.min_cell
-                        )
-                        for joint, solver in solvers
-                    ):
+                    if _pinned_by_any(solvers, joint_key, value, small, self.min_cell):
                         out.append((p, key, a))
         return out
+
+
+def _pinned_by_any(
+    solvers: Sequence[tuple[JointModel, RangeSolver]],
+    key: Key,
+    value: int,
+    small: bool,
+    min_cell: int,
+) -> bool:
+    # Whether either attack (with the composition, or the outsider's) pins the atom number.
+    return any(
+        key in joint.quantities
+        and not _safe(solver, joint.quantities[key].form, value, small, min_cell)
+        for joint, solver in solvers
+    )
 
 
 def _safe(solver: RangeSolver, form: Form, value: int, small: bool, min_cell: int) -> bool:
@@ -452,12 +455,10 @@ def _to_hide(
     return [{k for k in own if k[2] != FIELD_COUNT} for own in out]
 
 
-def __getattr__(name: str) -> object:
-    # The old path of the ledger's audit of publications (now in the audit package, which
-    # imports this module): looked up there when first asked.
-    if name != "audit_publication_releases":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module("chartscore.disclosure.audits.ledger"), name)
+__getattr__ = moved_to(
+    __name__, "chartscore.disclosure.audits.ledger", ("audit_publication_releases",)
+)
+"""The old path of the audit's names that moved (:mod:`chartscore.disclosure.old_paths`)."""
 
 
 __all__ = [

@@ -29,7 +29,6 @@ case id reaches this module.
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TYPE_CHECKING, Final
@@ -46,6 +45,7 @@ from chartscore.disclosure.model import (
     ReportModel,
     model_of,
 )
+from chartscore.disclosure.old_paths import moved_to
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.rule import IGNORED_COUNT
 from chartscore.documents.report import Report
@@ -767,16 +767,12 @@ def _majority_part(key: Key, fields: frozenset[str]) -> bool:
     return not key[2].endswith(".total_count") and (key[0] != "field" or key[1] in fields)
 
 
-_AUDIT_NAMES: Final = frozenset({"ReleaseAudit", "audit_releases", "joint_attack"})
-"""The ledger's audit, moved to :mod:`chartscore.disclosure.audits.ledger`: still read here."""
-
-
-def __getattr__(name: str) -> object:
-    # The old path of the ledger's audit. The audit imports this module (the joint model it
-    # attacks), so its names are looked up there when first asked, not imported.
-    if name not in _AUDIT_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module("chartscore.disclosure.audits.ledger"), name)
+__getattr__ = moved_to(
+    __name__,
+    "chartscore.disclosure.audits.ledger",
+    ("ReleaseAudit", "audit_releases", "joint_attack"),
+)
+"""The old path of the audit's names that moved (:mod:`chartscore.disclosure.old_paths`)."""
 
 
 __all__ = [

@@ -89,6 +89,19 @@ def paired_scorer(
         ChartscoreError: as :func:`compare_files`.
     """
     callback_option(progress)
+    wheres = _paired_inputs(gold, baseline, candidate)
+    resolved = resolve_schema(schema)
+    scorer = PairedScorer(
+        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
+    )
+    _feed_paired(scorer, wheres, progress)
+    return scorer
+
+
+def _paired_inputs(
+    gold: InputPath, baseline: InputPath, candidate: InputPath
+) -> list[str | StandardInput]:
+    # The three files' paths; standard input may stand for one of them at most.
     wheres = [
         input_path(path, kind)
         for path, kind in (
@@ -99,12 +112,7 @@ def paired_scorer(
     ]
     if sum(isinstance(where, StandardInput) for where in wheres) > 1:
         raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
-    resolved = resolve_schema(schema)
-    scorer = PairedScorer(
-        resolved, extra_predictions=extra_predictions, strata=resolve_strata(strata, resolved)
-    )
-    _feed_paired(scorer, wheres, progress)
-    return scorer
+    return wheres
 
 
 def feed_paired(
@@ -115,16 +123,7 @@ def feed_paired(
     Raises:
         ChartscoreError: as :func:`compare_files`.
     """
-    wheres = [
-        input_path(path, kind)
-        for path, kind in (
-            (gold, InputKind.GOLD),
-            (baseline, InputKind.BASELINE),
-            (candidate, InputKind.CANDIDATE),
-        )
-    ]
-    if sum(isinstance(where, StandardInput) for where in wheres) > 1:
-        raise ChartscoreError(ErrorCode.INVALID_PATH, input=InputKind.CANDIDATE)
+    wheres = _paired_inputs(gold, baseline, candidate)
     _feed_paired(scorer, wheres, None)
 
 
