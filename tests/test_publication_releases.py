@@ -226,15 +226,20 @@ def test_a_ledger_of_the_other_kind_is_refused(quarters: dict[str, Any], tmp_pat
         assert CANARY not in text and str(tmp_path) not in text and "pred_" not in text
 
 
+def _copy_ledger(source: Path, target: Path) -> Path:
+    # A copy of a fixture's ledger folder (0700, its files 0600) that a test may spoil.
+    target.mkdir(mode=0o700)
+    for release in source.iterdir():
+        (target / release.name).write_bytes(release.read_bytes())
+        (target / release.name).chmod(0o600)
+    return target
+
+
 def test_other_systems_or_changed_rows_are_refused(
     quarters: dict[str, Any], tmp_path: Path
 ) -> None:
     # An old case that B now scores otherwise, or one system fewer: release_mismatch.
-    ledger = tmp_path / "ledger"
-    ledger.mkdir(mode=0o700)
-    for release in quarters["ledger"].iterdir():
-        (ledger / release.name).write_bytes(release.read_bytes())
-        (ledger / release.name).chmod(0o600)
+    ledger = _copy_ledger(quarters["ledger"], tmp_path / "ledger")
     status, _, err = _share(tmp_path / "changed", SECOND, ledger, changed=True)
     assert status != 0 and "release_mismatch" in err
     files = _write(tmp_path / "one", SECOND)
@@ -342,11 +347,7 @@ def test_a_ledger_with_comparisons_takes_the_same_comparisons(
     compared: dict[str, Any], tmp_path: Path
 ) -> None:
     # The next publication without its comparison is refused before anything is written.
-    ledger = tmp_path / "ledger"
-    ledger.mkdir(mode=0o700)
-    for release in compared["ledger"].iterdir():
-        (ledger / release.name).write_bytes(release.read_bytes())
-        (ledger / release.name).chmod(0o600)
+    ledger = _copy_ledger(compared["ledger"], tmp_path / "ledger")
     status, _, err = _share(tmp_path / "q3", SECOND, ledger)
     assert status != 0 and "release_mismatch" in err
     assert not list((tmp_path / "q3" / "out").iterdir())
