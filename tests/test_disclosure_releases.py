@@ -625,3 +625,30 @@ def test_a_majority_that_moves_where_the_first_release_hid_it_still_fits(tmp_pat
     status, out, err = _run(["audit", "--releases", str(ledger)])
     assert status == 0, out + err
     assert "2 releases, 0 failing" in out
+
+
+def test_the_outsiders_attack_protects_what_the_first_attack_lets_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``share --releases`` attacks with the public composition, ``audit --releases`` as an
+    outsider (without it, but with every release's majority facts where they fit), which can
+    pin what the first let through. With the first attack's choice switched off here, the
+    outsider's check alone must protect the release: the joint audit of the folder passes
+    (without that check the second release shares unprotected and the audit fails)."""
+    real = releases_module.complement
+
+    def outsider_only(view: Any, sensitive: Any) -> None:
+        if getattr(view, "memberships", None) is not None:
+            real(view, sensitive)
+
+    schema, files = _moving_majority(tmp_path)
+    ledger = tmp_path / "ledger"
+    for number, (gold, predictions) in enumerate(files):
+        if number:
+            monkeypatch.setattr(releases_module, "complement", outsider_only)
+        argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+        status, _, err = _run([*argv, "--schema", str(schema), "--releases", str(ledger)])
+        assert status == 0, err
+    status, out, err = _run(["audit", "--releases", str(ledger)])
+    assert status == 0, out + err
+    assert "2 releases, 0 failing" in out

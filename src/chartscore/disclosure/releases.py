@@ -365,7 +365,43 @@ class ReleaseStep:
         kept = [t for t in targets if self._safe(baseline, t)]
         self.baseline_pinned = len(targets) - len(kept)
         complement(_ReleaseView(self, joint, state, seed), kept)
+        # The outsider of ``audit --releases`` attacks without the composition but with every
+        # release's majority facts where they fit, which can pin what the attack above let
+        # through: its exposed targets (but those it pins with nothing new shown) go round again.
+        exposed = self.outsider_exposed(state, kept, memberships, state.hidden)
+        if exposed:
+            anyway = set(self.outsider_exposed(state, exposed, memberships, set(state.numbers)))
+            pending = [target for target in exposed if target not in anyway]
+            if pending:
+                view = _ReleaseView(self, joint, state, seed, memberships=memberships)
+                complement(view, pending)
         return self._withheld_kappa(model)
+
+    def outsider_exposed(
+        self,
+        state: SuppressionState,
+        targets: Sequence[_Target],
+        memberships: list[tuple[int, ...]],
+        hidden: AbstractSet[Key],
+    ) -> list[_Target]:
+        """The targets that the outsider's joint attack (:func:`outsider_solver`) does not
+        find protected when ``hidden`` is hidden (none when its model cannot be solved)."""
+        numbers: list[list[tuple[Key, int | None]]] = [
+            list(shared.numbers()) for shared in self.earlier
+        ]
+        numbers.append(list(state.published(hidden).items()))
+        models = [*self.earlier_models, state.model]
+        joint, solver, problem = outsider_solver(numbers, models, memberships, self.min_cell)
+        if problem is not None or joint is None or solver is None:
+            return []
+        out: list[_Target] = []
+        for target in targets:
+            quantity = joint.quantities.get(atom_key(target.atom, target.key))
+            if quantity is not None and not self._safe(
+                solver, attrs.evolve(target, form=quantity.form)
+            ):
+                out.append(target)
+        return out
 
     # --- inside the step ---------------------------------------------------------------
 
@@ -674,8 +710,12 @@ class _ReleaseView:
         joint: JointModel,
         state: SuppressionState,
         seed: np.ndarray | None,
+        *,
+        memberships: list[tuple[int, ...]] | None = None,
     ) -> None:
         self.release, self.joint, self.state, self.seed = release, joint, state, seed
+        self.memberships = memberships
+        """With the atoms' memberships, the outsider's attack judges the targets too."""
         self.chosen: set[Key] = set()
 
     def exposed(self, pending: list[_Target]) -> list[_Target]:
@@ -685,7 +725,12 @@ class _ReleaseView:
             state.hide(sorted(self.chosen))
             self.chosen = set()
         solver = self.release._solver(self.joint, state, state.hidden, self.seed)
-        return [target for target in pending if not self.release._safe(solver, target)]
+        out = [target for target in pending if not self.release._safe(solver, target)]
+        if self.memberships is None:
+            return out
+        rest = [target for target in pending if target not in out]
+        found = self.release.outsider_exposed(state, rest, self.memberships, state.hidden)
+        return [target for target in pending if target in out or target in found]
 
     def certified(self, quantity: _Target, extra: AbstractSet[Key] = frozenset()) -> bool:
         return False
