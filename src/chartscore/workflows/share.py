@@ -112,7 +112,7 @@ def share(
         atoms = ledger.scorer(resolved, extra_predictions=extra_predictions)
         with collector_paused():
             feed_records(atoms, gold, predictions, strict_schema=strict_schema)
-        return ledger.share(atoms, min_cell, confidence, _field_types)
+        return ledger.share(atoms, min_cell, confidence, field_types_of)
     finally:
         ledger.close()
 
@@ -194,7 +194,7 @@ def share_files(
             suppressing()
         if ledger is not None:
             assert isinstance(scorer, AtomScorer)
-            return ledger.share(scorer, min_cell, confidence, _field_types)
+            return ledger.share(scorer, min_cell, confidence, field_types_of)
         return _shared(scorer, min_cell, confidence)
     finally:
         if ledger is not None:
@@ -275,7 +275,7 @@ def sensitivity_of(
     sensitivity = Sensitivity(
         case_counts(partial, tally, strata),
         kappa_smallest_margins(partial),
-        _field_types(partial),
+        field_types_of(partial),
         _figures(partial),
     )
     return report, sensitivity
@@ -298,10 +298,6 @@ def _figures(partial: PartialTally) -> dict[str, FieldFigures]:
     return out
 
 
-def _field_types(partial: PartialTally) -> dict[str, str]:
-    return {field_id: counts.field_type.value for field_id, counts in partial.fields.items()}
-
-
 def field_types_of(partial: PartialTally) -> dict[str, str]:
     """Each field's type name, as a release's case counts need it (inside only)."""
-    return _field_types(partial)
+    return {field_id: counts.field_type.value for field_id, counts in partial.fields.items()}
