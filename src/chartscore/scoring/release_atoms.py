@@ -14,10 +14,11 @@ refused, not silently published anew).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, Generic, Protocol, TypeVar
 
 from chartscore.metrics import FieldType, GoldValue
 from chartscore.records.prediction_row import PredictionRow
@@ -28,6 +29,62 @@ from chartscore.scoring.paired_scorer import PairedScorer
 from chartscore.scoring.scorer import ExtraPredictions
 
 _MODULUS: Final = 1 << 256
+
+
+class _GoldTaker(Protocol):
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None: ...
+
+    def close_gold(self) -> None: ...
+
+
+_S = TypeVar("_S", bound=_GoldTaker)
+
+
+class _Atoms(Generic[_S]):
+    """Each membership pattern's own scorer and cases: what both atom scorers keep apart."""
+
+    def __init__(self, membership: Mapping[str, tuple[int, ...]], make: Callable[[], _S]) -> None:
+        self._membership = membership
+        self._make = make
+        self._scorers: dict[tuple[int, ...], _S] = {}
+        self._cases: dict[tuple[int, ...], set[str]] = {}
+
+    def __len__(self) -> int:
+        return len(self._scorers)
+
+    def of(self, case_id: str) -> _S:
+        """The scorer of the case's atom (the case has a gold row)."""
+        return self._scorers[self._membership.get(case_id, ())]
+
+    def add_gold(
+        self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
+    ) -> None:
+        """Add one gold row to its case's atom (made on its first case)."""
+        pattern = self._membership.get(case_id, ())
+        scorer = self._scorers.get(pattern)
+        if scorer is None:
+            scorer = self._scorers[pattern] = self._make()
+            self._cases[pattern] = set()
+        scorer.add_gold(case_id, field_id, field_type, value)
+        self._cases[pattern].add(case_id)
+
+    def close_gold(self) -> None:
+        """Close every atom's gold set."""
+        for scorer in self._scorers.values():
+            scorer.close_gold()
+
+    def by_pattern(self) -> dict[tuple[int, ...], tuple[_S, int]]:
+        """Each atom's scorer and case count, by pattern (sorted): only atoms with cases."""
+        return {
+            pattern: (self._scorers[pattern], len(self._cases[pattern]))
+            for pattern in sorted(self._scorers)
+        }
+
+    def case_ids(self) -> set[str]:
+        """Every gold case id of every atom (private)."""
+        return set().union(*self._cases.values())
 
 
 class AtomScorer(CaseTrackingScorer):
@@ -52,46 +109,31 @@ class AtomScorer(CaseTrackingScorer):
         super().__init__(schema, extra_predictions=extra_predictions, strata=strata)
         self._digests: dict[str, int] = {}
         self._legacy: dict[str, int] = {}  # per case: what a pre-evidence_provided digest adds
-        self._schema_for_atoms = schema
-        self._extra = extra_predictions
-        self._membership = membership
-        self._atoms: dict[tuple[int, ...], CaseTrackingScorer] = {}
-        self._atom_cases: dict[tuple[int, ...], set[str]] = {}
+        make = functools.partial(CaseTrackingScorer, schema, extra_predictions=extra_predictions)
+        self._atoms = _Atoms(membership, make)
 
     def __repr__(self) -> str:
         return f"AtomScorer({len(self._atoms)} atoms)"
-
-    def _atom(self, case_id: str) -> tuple[int, ...]:
-        return self._membership.get(case_id, ())
 
     def add_gold(
         self, case_id: str, field_id: str, field_type: FieldType, value: GoldValue
     ) -> None:
         """Add one gold row to the cohort and to its case's atom."""
         super().add_gold(case_id, field_id, field_type, value)
-        pattern = self._atom(case_id)
-        scorer = self._atoms.get(pattern)
-        if scorer is None:
-            scorer = self._atoms[pattern] = CaseTrackingScorer(
-                self._schema_for_atoms, extra_predictions=self._extra
-            )
-            self._atom_cases[pattern] = set()
-        scorer.add_gold(case_id, field_id, field_type, value)
-        self._atom_cases[pattern].add(case_id)
+        self._atoms.add_gold(case_id, field_id, field_type, value)
         self._digest(case_id, field_id, "gold", field_type, value)
 
     def close_gold(self) -> None:
         """Close the cohort's gold set and every atom's."""
         super().close_gold()
-        for scorer in self._atoms.values():
-            scorer.close_gold()
+        self._atoms.close_gold()
 
     def add_row(self, row: PredictionRow) -> int:
         """Join one prediction in the cohort and, when it has a gold row, in its atom."""
         mask = super().add_row(row)
         if mask >= 0:
             case_id, field_id, value, evidence, uncertainty, _ = row
-            self._atoms[self._atom(case_id)].add_row(row)
+            self._atoms.of(case_id).add_row(row)
             # Evidence states 0 and 1 digest as the bool they were before the third state.
             if evidence == 2:
                 row_digest = self._digest(case_id, field_id, "prediction", value, 2, uncertainty)
@@ -122,14 +164,11 @@ class AtomScorer(CaseTrackingScorer):
 
     def atoms(self) -> dict[tuple[int, ...], tuple[CaseTrackingScorer, int]]:
         """Each atom's scorer and case count, by pattern (sorted): only atoms with cases."""
-        return {
-            pattern: (self._atoms[pattern], len(self._atom_cases[pattern]))
-            for pattern in sorted(self._atoms)
-        }
+        return self._atoms.by_pattern()
 
     def case_ids(self) -> set[str]:
         """Every gold case id of the cohort (for the ledger; private)."""
-        return set().union(*self._atom_cases.values())
+        return self._atoms.case_ids()
 
 
 def _row_digest(field_id: str, *row: object) -> int:
@@ -166,11 +205,8 @@ class AtomPairedScorer(PairedScorer):
         extra_predictions: ExtraPredictions = "error",
     ) -> None:
         super().__init__(schema, extra_predictions=extra_predictions)
-        self._schema_for_atoms = schema
-        self._extra_atoms = extra_predictions
-        self._membership = membership
-        self._atoms: dict[tuple[int, ...], PairedScorer] = {}
-        self._atom_cases: dict[tuple[int, ...], set[str]] = {}
+        make = functools.partial(PairedScorer, schema, extra_predictions=extra_predictions)
+        self._atoms = _Atoms(membership, make)
 
     def __repr__(self) -> str:
         return f"AtomPairedScorer({len(self._atoms)} atoms)"
@@ -180,39 +216,27 @@ class AtomPairedScorer(PairedScorer):
     ) -> None:
         """Add one gold row to the cohort and to its case's atom."""
         super().add_gold(case_id, field_id, field_type, value)
-        pattern = self._membership.get(case_id, ())
-        scorer = self._atoms.get(pattern)
-        if scorer is None:
-            scorer = self._atoms[pattern] = PairedScorer(
-                self._schema_for_atoms, extra_predictions=self._extra_atoms
-            )
-            self._atom_cases[pattern] = set()
-        scorer.add_gold(case_id, field_id, field_type, value)
-        self._atom_cases[pattern].add(case_id)
+        self._atoms.add_gold(case_id, field_id, field_type, value)
 
     def close_gold(self) -> None:
         """Close the cohort's gold set and every atom's."""
         super().close_gold()
-        for scorer in self._atoms.values():
-            scorer.close_gold()
+        self._atoms.close_gold()
 
     def add_baseline(self, row: PredictionRow) -> int:
         """Count one baseline row in the cohort and, when it has a gold row, in its atom."""
         mask = super().add_baseline(row)
         if mask >= 0:
-            self._atoms[self._membership.get(row[0], ())].add_baseline(row)
+            self._atoms.of(row[0]).add_baseline(row)
         return mask
 
     def add_candidate(self, row: PredictionRow) -> int:
         """Count one candidate row in the cohort and, when it has a gold row, in its atom."""
         mask = super().add_candidate(row)
         if mask >= 0:
-            self._atoms[self._membership.get(row[0], ())].add_candidate(row)
+            self._atoms.of(row[0]).add_candidate(row)
         return mask
 
     def atoms(self) -> dict[tuple[int, ...], tuple[PairedScorer, int]]:
         """Each atom's paired scorer and case count, by pattern (sorted)."""
-        return {
-            pattern: (self._atoms[pattern], len(self._atom_cases[pattern]))
-            for pattern in sorted(self._atoms)
-        }
+        return self._atoms.by_pattern()
