@@ -27,6 +27,8 @@ from chartscore.disclosure.attack import published_values
 from chartscore.disclosure.publication import audit_publication
 from chartscore.disclosure.suppress import _with_figures
 from chartscore.documents.shared_report import SharedReport, shared_from_report
+from publication_data import SCHEMA
+from publication_data import VALUES as _VALUES
 
 from helpers import examples, thorough_only
 
@@ -36,18 +38,6 @@ _THOROUGH_ONLY = thorough_only(
 )
 
 DIGEST = "sha256:" + "ef" * 32
-SCHEMA = {
-    "fields": {
-        "dx.flag": {"type": "boolean"},
-        "hx.smoking": {"type": "categorical"},
-        "triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]},
-    }
-}
-_VALUES: dict[str, list[Any]] = {
-    "dx.flag": [True, False],
-    "hx.smoking": ["current", "former", "never"],
-    "triage.acuity": ["1", "2", "3", "4", "5"],
-}
 
 
 def _cohort(cases: int, seed: int) -> tuple[list[GoldField], list[Prediction], list[Prediction]]:

@@ -28,22 +28,12 @@ from chartscore.disclosure.releases import JointModel
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
 from chartscore.io.release_ledger import read_releases
+from publication_data import SCHEMA
+from publication_data import VALUES as _VALUES
 
 from helpers import THOROUGH, thorough_only
 
 CANARY = "zq-canary-"
-SCHEMA = {
-    "fields": {
-        "dx.flag": {"type": "boolean"},
-        "hx.smoking": {"type": "categorical"},
-        "triage.acuity": {"type": "ordinal", "levels": ["1", "2", "3", "4", "5"]},
-    }
-}
-_VALUES: dict[str, list[Any]] = {
-    "dx.flag": [True, False],
-    "hx.smoking": ["current", "former", "never"],
-    "triage.acuity": ["1", "2", "3", "4", "5"],
-}
 FIRST, SECOND = 40, 52
 
 
