@@ -231,17 +231,17 @@ class PublicationRelease:
         moved: set[str] = set()
         for p, step in enumerate(self.steps):
             model = new.model.products[p]
-            own = [step._atom_values(model, atom) for atom in self.atoms[p]]
+            own = [step.atom_values(model, atom) for atom in self.atoms[p]]
             totals = {key: sum(v[key] for v in own) for key in model.quantities}
-            step._check_fits(model, totals, own)
+            step.check_fits(model, totals, own)
             values.append(own)
-            moved |= {f"{p}/{field_id}" for field_id in step._moved}
+            moved |= {f"{p}/{field_id}" for field_id in step.moved_fields}
             extra[p] |= {
                 key
                 for key, value in products[p].numbers()
                 if value is not None
                 and key[2] == "majority_baseline.success_count"
-                and set(step._members(model, key)) & step._moved
+                and set(step.members(model, key)) & step.moved_fields
             }
         for k, own_atoms in enumerate(self.compared):
             values.append(self._compared_values(new, count + k, own_atoms))
@@ -311,7 +311,7 @@ class PublicationRelease:
                 {
                     product_key(p, key)
                     for p, step in enumerate(self.steps)
-                    for key in step._unlinked.get(position, set())
+                    for key in step.unlinked.get(position, set())
                 }
                 if position < len(self.earlier)
                 else set()
@@ -380,7 +380,7 @@ class PublicationRelease:
                 if key[2] == FIELD_COUNT
             }
             for a, atom in enumerate(self.atoms[p]):
-                counts = step._cases(model, atom, values[p][a])
+                counts = step.atom_cases(model, atom, values[p][a])
                 for key, quantity in sorted(model.quantities.items()):
                     joint_key = atom_key(a, product_key(p, key))
                     if not 1 <= counts.get(key, 0) < self.min_cell or (p, key, a) in skip:

@@ -317,8 +317,10 @@ class ReleaseStep:
         self.min_cell = min_cell
         self.earlier_models = [model_of(shared) for shared in self.earlier]
         self._rows: list[dict[Key, int]] = []
-        self._unlinked: dict[int, set[Key]] = {}
-        self._moved: set[str] = set()
+        self.unlinked: dict[int, set[Key]] = {}
+        """Per earlier release, its majority numbers that no atom's variables describe."""
+        self.moved_fields: set[str] = set()
+        """The fields whose majority category an earlier release does not share."""
         self.baseline_pinned = 0
         """Atom quantities that the earlier releases and the composition pin already."""
 
@@ -340,17 +342,17 @@ class ReleaseStep:
             return set()  # one atom, the release itself: the single-release step covers it
         model = state.model
         memberships = [(*atom.earlier, len(self.earlier)) for atom in self.atoms]
-        values = [self._atom_values(model, atom) for atom in self.atoms]
+        values = [self.atom_values(model, atom) for atom in self.atoms]
         self._rows = [
             {key: v[key] for key in model.quantities if key[0] == "field" and key[2] == FIELD_COUNT}
             for v in values
         ]
-        self._check_fits(model, state.values, values)
-        joint = JointModel([*self.earlier_models, model], memberships, frozenset(self._moved))
+        self.check_fits(model, state.values, values)
+        joint = JointModel([*self.earlier_models, model], memberships, frozenset(self.moved_fields))
         moved = [
             key
             for key in state.numbers
-            if key[2] == _MAJORITY and set(self._members(model, key)) & self._moved
+            if key[2] == _MAJORITY and set(self.members(model, key)) & self.moved_fields
         ]
         state.hide(moved)  # not modelled against the earlier release: hidden
         seed = self._seed(joint, model, values)
@@ -434,9 +436,9 @@ class ReleaseStep:
                 out.add(min(keys, key=lambda k: (state.price(state.closure([k])), state.cost[k])))
         return out
 
-    def _atom_values(self, model: ReportModel, atom: Atom) -> dict[Key, int]:
-        # Every quantity of the new release's model over the atom's cases (0 where the atom
-        # has no row of a field).
+    def atom_values(self, model: ReportModel, atom: Atom) -> dict[Key, int]:
+        """Every quantity of the new release's model over the atom's cases (0 where the atom
+        has no row of a field)."""
         types = dict(atom.sensitivity.field_types)
         document = atom.report.without_labels().core().to_dict()
         full = shared_from_report(document, types, self.min_cell, set(), set())
@@ -446,7 +448,7 @@ class ReleaseStep:
             own[key] = value
         for key in list(own):
             if key[2] == _MAJORITY:
-                members = self._members(model, key)
+                members = self.members(model, key)
                 own[key] = sum(atom.majority.get(f, 0) for f in members)
         out: dict[Key, int] = {}
         for key, quantity in model.quantities.items():
@@ -458,8 +460,8 @@ class ReleaseStep:
         return out
 
     @staticmethod
-    def _members(model: ReportModel, key: Key) -> list[str]:
-        # The fields a slice sums: itself, every field, or the fields of one type.
+    def members(model: ReportModel, key: Key) -> list[str]:
+        """The fields a slice sums: itself, every field, or the fields of one type."""
         kind, name, _ = key
         if kind == "field":
             return [name]
@@ -469,9 +471,11 @@ class ReleaseStep:
             if kind == "overall" or layout.shape.field_type == name
         ]
 
-    def _cases(self, model: ReportModel, atom: Atom, values: Mapping[Key, int]) -> dict[Key, int]:
-        # The atom's distinct cases per quantity; the majority baseline's by the new
-        # release's category: a field's rows, a pooled slice's largest field (a lower bound).
+    def atom_cases(
+        self, model: ReportModel, atom: Atom, values: Mapping[Key, int]
+    ) -> dict[Key, int]:
+        """The atom's distinct cases per quantity; the majority baseline's by the new
+        release's category: a field's rows, a pooled slice's largest field (a lower bound)."""
         counts = dict(atom.sensitivity.case_counts)
         for key in model.quantities:
             metric = key[2].split(".", 1)[0]
@@ -481,20 +485,27 @@ class ReleaseStep:
             counts[key] = max(
                 (
                     values.get(("field", f, f"majority_baseline.{suffix}"), 0)
-                    for f in self._members(model, key)
+                    for f in self.members(model, key)
                 ),
                 default=0,
             )
         return counts
 
-    def _check_fits(
+    def check_fits(
         self,
         model: ReportModel,
         new_values: Mapping[Key, int],
         atom_values: Sequence[Mapping[Key, int]],
     ) -> None:
-        # Every published number of every release is the sum over its atoms: otherwise
-        # the cases of an earlier release no longer score as they did then.
+        """Check that every published number of every release is the sum over its atoms
+        (otherwise the cases of an earlier release no longer score as they did then), and
+        find the fields whose majority category moved (:attr:`moved_fields`).
+
+        Raises:
+            ChartscoreError: ``release_mismatch`` when a number of an earlier release
+                does not fit; ``disclosure_audit_failed`` when the atoms do not sum to the
+                new release (a bug).
+        """
         for key in model.quantities:
             if key[2] == IGNORED_COUNT:
                 continue  # the release's own variable: no atom's cases
@@ -522,7 +533,7 @@ class ReleaseStep:
                 if key[0] == "field":
                     moved.setdefault(position, set()).add(key[1])
         for position, key in pooled:  # a pooled majority off only through a moved field
-            members = set(self._members(model, key))
+            members = set(self.members(model, key))
             if members & moved.get(position, set()):
                 continue
             # A field whose own majority number that release hid can have moved unseen: only
@@ -533,17 +544,17 @@ class ReleaseStep:
             moved.setdefault(position, set()).update(hid)
         # A field whose majority category moved: its majority numbers count rows of
         # another category in that release, which no atom's variables describe.
-        self._unlinked = {
+        self.unlinked = {
             position: {
                 key
                 for key in self.earlier_models[position].quantities
                 if key[2].startswith("majority_baseline.")
                 and not key[2].endswith(".total_count")
-                and set(self._members(model, key)) & fields
+                and set(self.members(model, key)) & fields
             }
             for position, fields in moved.items()
         }
-        self._moved = set().union(*moved.values()) if moved else set()
+        self.moved_fields = set().union(*moved.values()) if moved else set()
 
     def _seed(
         self, joint: JointModel, model: ReportModel, atom_values: Sequence[Mapping[Key, int]]
@@ -597,7 +608,7 @@ class ReleaseStep:
         }
         out: list[_Target] = []
         for index, atom in enumerate(self.atoms):
-            counts = self._cases(model, atom, atom_values[index])
+            counts = self.atom_cases(model, atom, atom_values[index])
             for key, quantity in model.quantities.items():
                 joint_key = atom_key(index, key)
                 if joint_key not in joint.quantities:
@@ -622,7 +633,7 @@ class ReleaseStep:
     ) -> tuple[dict[Key, int], list[dict[Key, int]]]:
         by_release: list[dict[Key, int]] = []
         for position, shared in enumerate(self.earlier):
-            unlinked = self._unlinked.get(position, set())
+            unlinked = self.unlinked.get(position, set())
             by_release.append(
                 {k: v for k, v in shared.numbers() if v is not None and k not in unlinked}
             )
