@@ -152,6 +152,56 @@ def test_stratified_reports_pass_their_audit_and_publish_no_small_cell(
             assert shown or result_.rate_bound is not None, (name, metric)
 
 
+def _no_evidence_cohort() -> Cohort:
+    # Hypothesis's shrunk example of a CI failure: no answer carries evidence, so
+    # evidence_provided is added around the stratified choice, and it proves the sites'
+    # hidden evidence_support success counts to be 0.
+    cohort = Cohort()
+    cohort.schema = {
+        "f000.number": {"type": "number", "tolerance": "1"},
+        "f001.boolean": {"type": "boolean"},
+    }
+    cohort.gold = [
+        ("case-00000", "f000.number", "number", 1),
+        ("case-00001", "f000.number", "number", 1),
+        ("case-00002", "f000.number", "number", 1),
+        ("case-00000", "f001.boolean", "boolean", True),
+        ("case-00001", "f001.boolean", "boolean", False),
+        ("case-00002", "f001.boolean", "boolean", None),
+    ]
+    cohort.predictions = {
+        ("case-00000", "f000.number"): (1, False),
+        ("case-00001", "f000.number"): (None, False),
+        ("case-00000", "f001.boolean"): (False, False),
+        ("case-00001", "f001.boolean"): (None, False),
+        ("case-00002", "f001.boolean"): ("yes", False),
+    }
+    cohort.declared = {"site": ["A", "B"], "abstractor": ["r1", "r2"]}
+    cohort.strata = {
+        "case-00000": {"site": "B", "abstractor": "r2"},
+        "case-00001": {"site": "B", "abstractor": "r2"},
+        "case-00002": {"site": "A", "abstractor": "r1"},
+    }
+    return cohort
+
+
+def test_evidence_provided_around_a_stratified_choice_shows_what_it_proves() -> None:
+    # The sites' evidence_support success counts, hidden by the stratum step, are proven 0
+    # once evidence_provided (0 everywhere) is added: shown, not hidden with range [0, 0].
+    cohort = _no_evidence_cohort()
+    check = test_stratified_reports_pass_their_audit_and_publish_no_small_cell
+    check.hypothesis.inner_test(cohort, 2)  # type: ignore[attr-defined]
+    gold, predictions = cohort.records()
+    report = score(
+        gold, predictions, schema=cohort.schema_document(), strata=case_strata(cohort)
+    ).core()
+    shared = share(report, cohort.sensitivity()[0], 2)
+    assert shared.field_level_kept
+    for name in ("site=B", "abstractor=r2"):
+        assert shared.by_stratum[name].metrics["evidence_provided"].success_count == 0
+        assert shared.by_stratum[name].metrics["evidence_support"].success_count == 0
+
+
 # --- the model: one copy of each field's classes per stratum cell ---------------------------
 
 

@@ -11,8 +11,9 @@ evidence at all (an imported abstraction, say), rather than a 0% that reads as a
 failure. So ``share`` chooses every cell without it, and only where no answered row of the
 report carries evidence (the metric is 0 in every slice) and at least ``min_cell`` rows were
 answered does it add the metric around that choice (:func:`with_evidence`): every number the
-choice shows stays shown, every one it hides stays hidden, and the result is audited with the
-three-way model. Products of a publication or a release never carry it.
+choice shows stays shown, every one it hides stays hidden (but a stratum number the audit then
+proves exactly, around a stratified choice: docs/disclosure.md), and the result is audited with
+the three-way model. Products of a publication or a release never carry it.
 
 The choice depends on the data, so what it tells an outsider is stated here. The metric
 present says that no answered row carried evidence and that the answered rows number

@@ -760,7 +760,12 @@ def share(
     else:
         shared = _share_alone(bare, bare_counts, min_cell, joint=joint, hidden=hidden, known=known)
     if alone and evidence_shared(report, min_cell):
-        return with_evidence(report, sensitivity, min_cell, shared, share_fixed=_share_alone)
+        # Around a stratified choice, the step still shows the site numbers its audit proves
+        # exactly (as the stratum step does): the metric may prove more of them.
+        fixed = _share_alone
+        if shared.field_level_kept:
+            fixed = functools.partial(_share_alone, show_proven=True)
+        return with_evidence(report, sensitivity, min_cell, shared, share_fixed=fixed)
     return shared
 
 
@@ -892,14 +897,20 @@ def _share_alone(
     if not verdict.passed or exposed:
         raise ChartscoreError(ErrorCode.DISCLOSURE_AUDIT_FAILED)
     proven = proven_ranges(shared, verdict.rows)  # published numbers: (v, v)
-    # The stratum step (docs/disclosure.md#stratum-slices) publishes a hidden number its
-    # audit proves exactly (not sensitive, not hidden by the plain step) where showing it
-    # adds none of the rule's rows (around.proven_shown): then no range changes and no
-    # second audit is needed. A site's rate with no trials is then 0/0, not hidden.
+    # The stratum step (docs/disclosure.md#stratum-slices) publishes a hidden site number
+    # its audit proves exactly (not sensitive) where showing it adds none of the rule's
+    # rows (around.proven_shown): then no range changes and no second audit is needed. A
+    # site's rate with no trials is then 0/0, not hidden. The field level stays as the
+    # plain step chose; ``evidence_provided``'s step around a stratified choice (which
+    # holds the site numbers it hid hidden) may prove more site numbers and show them.
     if show_proven:
         exact = {key for key, (low, high) in proven.items() if low == high}
         published = state.published(state.hidden - _public_keys(model, state.hidden))
-        candidates = exact & state.hidden - sensitive_keys - forced
+        candidates = {
+            key
+            for key in exact & state.hidden - sensitive_keys
+            if key[0] in (STRATUM, STRATUM_FIELD_TYPE)
+        }
         shown_again = proven_shown(model, published, values, candidates, min_cell)
         shared = shared_now()
     if report.overall_weighted is not None and shared.by_stratum:
