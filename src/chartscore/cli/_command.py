@@ -61,6 +61,14 @@ class Option:
         """A positional argument (``REPORT``) rather than an option (``--out``)."""
         return not self.flag.startswith("-")
 
+    def input_path(self, args: argparse.Namespace) -> InputPath:
+        """The input file this option names in ``args``; :data:`~chartscore.io.STDIN` for ``-``."""
+        return input_argument(getattr(args, self.dest))
+
+    def optional_path(self, args: argparse.Namespace) -> InputPath | None:
+        """As :meth:`input_path`, for an option that may be left out: None when it was."""
+        return optional_input(getattr(args, self.dest))
+
 
 @dataclass(frozen=True)
 class Command:

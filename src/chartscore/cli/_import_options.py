@@ -22,6 +22,10 @@ PREDICTIONS_OUT: Final = Option(
     "--predictions-out", "write the predictions JSON Lines file here (mode 0600)", "FILE"
 )
 SCHEMA_OUT: Final = Option("--schema-out", "write the field schema (JSON) here", "FILE")
+FIELD_SCHEMA: Final = Option(
+    "--schema", "the fields' types and options (JSON, or TOML if *.toml)", "FILE", reads_input=True
+)
+"""The schema an import reads its fields' types from (``import csv``, ``import adjudication``)."""
 RATER_OUTS: Final = tuple(
     Option(
         f"--rater-{number}-out",

@@ -14,8 +14,6 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
     output_file,
 )
 from chartscore.cli._ledger_options import LEDGER_KEY
@@ -69,8 +67,8 @@ def _batch(args: argparse.Namespace, streams: Streams, appended: Appended) -> in
         raise UsageError(f"--jobs must be a whole number from 1 to {MAX_JOBS}", NAME)
     if STANDARD_STREAM in (args.gold, args.schema, args.gates):
         raise UsageError("batch reads every input from a file, not standard input", NAME)
-    gold = input_argument(args.gold)
-    schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
+    gold = GOLD.input_path(args)
+    schema_path, gates_path = SCHEMA.optional_path(args), GATES.optional_path(args)
     key_file = ledger_key_file(args.ledger_key)  # never a run, even when the pattern names it
     key = load_ledger_key(key_file)
     # --junit is never an input: the gold, schema, gates, key file or a run the pattern names.

@@ -11,8 +11,6 @@ from chartscore.cli._command import (
     PROGRAM,
     Command,
     Option,
-    input_argument,
-    optional_input,
 )
 from chartscore.cli._last_steps import check_gates, gated_exit, load_gated_schema
 from chartscore.cli._ledger_options import (
@@ -25,6 +23,7 @@ from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATE_OPTIONS,
+    GATES,
     GOLD,
     QUIET,
     SCHEMA,
@@ -60,12 +59,19 @@ from chartscore.io.output import write_output
 from chartscore.io.strata_file import load_strata
 from chartscore.workflows.compare import compare_files
 
+_BASELINE: Final = Option(
+    "--baseline", "the reference system's predictions", "FILE", required=True, reads_input=True
+)
+_CANDIDATE: Final = Option(
+    "--candidate", "the system under test's predictions", "FILE", required=True, reads_input=True
+)
+
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Compare; print or write the comparison; check gates if given."""
-    gold = input_argument(args.gold)
-    baseline, candidate = input_argument(args.baseline), input_argument(args.candidate)
-    schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
+    gold = GOLD.input_path(args)
+    baseline, candidate = _BASELINE.input_path(args), _CANDIDATE.input_path(args)
+    schema_path, gates_path = SCHEMA.optional_path(args), GATES.optional_path(args)
     strata_path = strata_input(args)
     inputs = (gold, baseline, candidate, schema_path, gates_path, strata_path)
     out = output_target(args.out, inputs)
@@ -152,20 +158,8 @@ COMMAND: Final = Command(
     "difference with Newcombe's interval and McNemar's exact and mid-p tests.",
     options=(
         GOLD,
-        Option(
-            "--baseline",
-            "the reference system's predictions",
-            "FILE",
-            required=True,
-            reads_input=True,
-        ),
-        Option(
-            "--candidate",
-            "the system under test's predictions",
-            "FILE",
-            required=True,
-            reads_input=True,
-        ),
+        _BASELINE,
+        _CANDIDATE,
         SCHEMA,
         *document_options("the comparison's form"),
         QUIET,

@@ -11,10 +11,9 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
     output_file,
 )
+from chartscore.cli._import_options import FIELD_SCHEMA
 from chartscore.cli._ledger_options import LEDGER_KEY
 from chartscore.cli._streams import Streams, say
 from chartscore.io.ledger_file import check_ledger, load_ledger_key
@@ -27,12 +26,22 @@ from chartscore.workflows.adjudication import (
 )
 
 NAME: Final = "import adjudication"
+_GOLD: Final = Option(
+    "--gold", "the old gold (JSON Lines)", "FILE", required=True, reads_input=True
+)
+_WORKLIST: Final = Option(
+    "--worklist",
+    "the completed worklist (CSV, inside only)",
+    "FILE",
+    required=True,
+    reads_input=True,
+)
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Apply the adjudicated answers to the old gold; write the new gold; say only counts."""
-    gold, worklist = input_argument(args.gold), input_argument(args.worklist)
-    schema = optional_input(args.schema)
+    gold, worklist = _GOLD.input_path(args), _WORKLIST.input_path(args)
+    schema = FIELD_SCHEMA.optional_path(args)
     gold_out = output_file(args.gold_out, "--gold-out", NAME)
     assert gold_out is not None  # a required option
     inputs = (gold, worklist, schema)
@@ -98,20 +107,9 @@ COMMAND: Final = Command(
     "--ledger, a line links the new gold's keyed identity to the old one's. See "
     "docs/worklist.md.",
     options=(
-        Option("--gold", "the old gold (JSON Lines)", "FILE", required=True, reads_input=True),
-        Option(
-            "--worklist",
-            "the completed worklist (CSV, inside only)",
-            "FILE",
-            required=True,
-            reads_input=True,
-        ),
-        Option(
-            "--schema",
-            "the fields' types and options (JSON, or TOML if *.toml)",
-            "FILE",
-            reads_input=True,
-        ),
+        _GOLD,
+        _WORKLIST,
+        FIELD_SCHEMA,
         Option(
             "--gold-out",
             "write the new gold JSON Lines file here (mode 0600)",

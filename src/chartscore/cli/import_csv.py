@@ -10,23 +10,37 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
 )
-from chartscore.cli._import_options import GOLD_OUT, PREDICTIONS_OUT, check_outputs, write_and_tell
+from chartscore.cli._import_options import (
+    FIELD_SCHEMA,
+    GOLD_OUT,
+    PREDICTIONS_OUT,
+    check_outputs,
+    write_and_tell,
+)
 from chartscore.cli._streams import Streams
 from chartscore.importers import import_csv
 from chartscore.io.schema_file import load_schema
 
 NAME: Final = "import csv"
+_TABLE: Final = Option(
+    "--table", "the table (CSV, or ; tab | ^ delimited)", "FILE", required=True, reads_input=True
+)
+_COLUMNS: Final = Option(
+    "--columns",
+    "the column map (JSON, or TOML if *.toml)",
+    "FILE",
+    required=True,
+    reads_input=True,
+)
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Read the table through the column map; write gold or predictions."""
     if (args.gold_out is None) == (args.predictions_out is None):
         raise UsageError("give one of --gold-out and --predictions-out", NAME)
-    table, columns = input_argument(args.table), input_argument(args.columns)
-    schema_path = optional_input(args.schema)
+    table, columns = _TABLE.input_path(args), _COLUMNS.input_path(args)
+    schema_path = FIELD_SCHEMA.optional_path(args)
     inputs = (table, columns, schema_path)
     check_outputs(args, NAME, inputs)
     schema = None if schema_path is None else load_schema(schema_path)
@@ -47,26 +61,9 @@ COMMAND: Final = Command(
     "whose rows are cases and whose columns are fields, as the column map (JSON or TOML) "
     "declares, with the fields' types from --schema (required for gold). See docs/import.md.",
     options=(
-        Option(
-            "--table",
-            "the table (CSV, or ; tab | ^ delimited)",
-            "FILE",
-            required=True,
-            reads_input=True,
-        ),
-        Option(
-            "--columns",
-            "the column map (JSON, or TOML if *.toml)",
-            "FILE",
-            required=True,
-            reads_input=True,
-        ),
-        Option(
-            "--schema",
-            "the fields' types and options (JSON, or TOML if *.toml)",
-            "FILE",
-            reads_input=True,
-        ),
+        _TABLE,
+        _COLUMNS,
+        FIELD_SCHEMA,
         GOLD_OUT,
         PREDICTIONS_OUT,
     ),

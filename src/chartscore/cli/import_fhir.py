@@ -11,8 +11,6 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
 )
 from chartscore.cli._import_options import (
     GOLD_OUT,
@@ -26,6 +24,12 @@ from chartscore.importers import import_fhir
 from chartscore.importers.fhir import CASE_IDS
 
 NAME: Final = "import fhir"
+_QUESTIONNAIRE: Final = Option(
+    "--questionnaire", "the FHIR Questionnaire (JSON)", "FILE", required=True, reads_input=True
+)
+_RESPONSES: Final = Option(
+    "--responses", "the QuestionnaireResponses: a Bundle (JSON) or NDJSON", "FILE", reads_input=True
+)
 
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
@@ -42,8 +46,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
             "nothing to write: give --schema-out, --gold-out or --predictions-out", NAME
         )
     case_id = args.case_id or "subject"
-    questionnaire = input_argument(args.questionnaire)
-    responses = optional_input(args.responses)
+    questionnaire = _QUESTIONNAIRE.input_path(args)
+    responses = _RESPONSES.optional_path(args)
     inputs = (questionnaire, responses)
     check_outputs(args, NAME, inputs)
     imported = import_fhir(
@@ -64,19 +68,8 @@ COMMAND: Final = Command(
     "id the response's subject (or encounter) reference. Items disabled by enableWhen write "
     "no row; enabled items left unanswered are null. See docs/import.md.",
     options=(
-        Option(
-            "--questionnaire",
-            "the FHIR Questionnaire (JSON)",
-            "FILE",
-            required=True,
-            reads_input=True,
-        ),
-        Option(
-            "--responses",
-            "the QuestionnaireResponses: a Bundle (JSON) or NDJSON",
-            "FILE",
-            reads_input=True,
-        ),
+        _QUESTIONNAIRE,
+        _RESPONSES,
         Option(
             "--case-id",
             "the case id: the response's subject (default) or encounter reference",

@@ -9,12 +9,12 @@ from typing import Final
 from chartscore.cli._command import (
     Command,
     Option,
-    optional_input,
 )
 from chartscore.cli._last_steps import check_gates, gated_exit, load_report_gates, write_partial
 from chartscore.cli._options import (
     CONFIDENCE,
     GATE_OPTIONS,
+    GATES,
     confidence,
     document_format,
     document_options,
@@ -36,7 +36,7 @@ PARTIALS: Final = Option(
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Merge the partials; print or write the report (and the merged partial); check gates."""
-    gates_path = optional_input(args.gates)
+    gates_path = GATES.optional_path(args)
     inputs = (*sorted(glob.glob(args.partials)), gates_path)
     out, partial_out = output_targets(args, inputs, "merge")
     junit = junit_target(args, inputs, "merge", outputs=(out, partial_out))

@@ -15,8 +15,6 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
 )
 from chartscore.cli._options import AXIS, DOCUMENT, OUT, output_target
 from chartscore.cli._presentation import DATE, rendering_date
@@ -31,11 +29,25 @@ from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.render import FORMATS, SORTS, render
 
+_GATES: Final = Option(
+    "--gates",
+    "a comparison: draw these gates' difference margins on its difference plots "
+    "and give their verdict in its header (the exit status does not change)",
+    "FILE",
+    reads_input=True,
+)
+_SCHEMA: Final = Option(
+    "--schema",
+    "the field schema: its choice_labels name a report's choices (the codes stay in the CSV)",
+    "FILE",
+    reads_input=True,
+)
+
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Render the document in the asked format; print or write it."""
-    document_path, gates_path = input_argument(args.report), optional_input(args.gates)
-    schema_path = optional_input(args.schema)
+    document_path, gates_path = DOCUMENT.input_path(args), _GATES.optional_path(args)
+    schema_path = _SCHEMA.optional_path(args)
     inputs = (document_path, gates_path, schema_path)
     target = None if args.out in (None, STANDARD_STREAM) else args.out
     if args.format is None and (target is not None or not streams.terminal):
@@ -92,24 +104,12 @@ COMMAND: Final = Command(
             "{name,rate}",
             choices=SORTS,
         ),
-        Option(
-            "--gates",
-            "a comparison: draw these gates' difference margins on its difference plots "
-            "and give their verdict in its header (the exit status does not change)",
-            "FILE",
-            reads_input=True,
-        ),
+        _GATES,
         Option(
             "--rater-labels",
             "an agreement: name the raters by their labels (default: by position, rater-1, ...)",
         ),
-        Option(
-            "--schema",
-            "the field schema: its choice_labels name a report's choices (the codes stay "
-            "in the CSV)",
-            "FILE",
-            reads_input=True,
-        ),
+        _SCHEMA,
         DATE,
         AXIS,
         OUT,

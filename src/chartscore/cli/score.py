@@ -14,8 +14,6 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
 )
 from chartscore.cli._last_steps import (
     check_gates,
@@ -29,6 +27,7 @@ from chartscore.cli._options import (
     CONFIDENCE,
     EXTRA_PREDICTIONS,
     GATE_OPTIONS,
+    GATES,
     GOLD,
     JOBS,
     PREDICTIONS,
@@ -63,8 +62,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     """Score; print or write the report; check gates if given."""
     on_dask = args.engine == "dask"
     _check_engine_options(args, on_dask)
-    gold, predictions = input_argument(args.gold), input_argument(args.predictions)
-    schema_path, gates_path = optional_input(args.schema), optional_input(args.gates)
+    gold, predictions = GOLD.input_path(args), PREDICTIONS.input_path(args)
+    schema_path, gates_path = SCHEMA.optional_path(args), GATES.optional_path(args)
     data: tuple[InputPath, ...] = (gold, predictions)
     if on_dask:  # part files: every file a pattern names is an input
         data = tuple(sorted({*glob.glob(args.gold), *glob.glob(args.predictions)}))

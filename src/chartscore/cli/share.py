@@ -13,8 +13,6 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
 )
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
@@ -52,6 +50,17 @@ from chartscore.io.release_ledger import is_inside
 from chartscore.io.schema_file import load_schema
 from chartscore.workflows.share import DEFAULT_MIN_CELL, share_files, share_partial_files
 from chartscore.workflows.share_comparison import share_comparison_files
+
+_BASELINE: Final = Option(
+    "--baseline",
+    "instead of --predictions: the reference system's predictions (with --candidate, "
+    "shares the paired comparison)",
+    "FILE",
+    reads_input=True,
+)
+_CANDIDATE: Final = Option(
+    "--candidate", "the system under test's predictions (with --baseline)", "FILE", reads_input=True
+)
 
 # --partials replaces the scoring inputs and their options: the sites scored already; one
 # pooled report, not a publication.
@@ -105,8 +114,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
         raise UsageError("share needs --gold and --predictions, or --partials", "share")
     if args.releases is not None and args.strata is not None:  # not in the releases' model
         raise UsageError("--releases cannot be combined with --strata", "share")
-    gold, predictions = input_argument(args.gold), input_argument(args.predictions)
-    schema_path = optional_input(args.schema)
+    gold, predictions = GOLD.input_path(args), PREDICTIONS.input_path(args)
+    schema_path = SCHEMA.optional_path(args)
     inputs = (gold, predictions, schema_path, strata_input(args))
     out = output_target(args.out, inputs)
     if out is not None and args.releases is not None and is_inside(out, args.releases):
@@ -191,9 +200,9 @@ def _share_comparison(args: argparse.Namespace, streams: Streams, min_cell: int)
     refuse_combined(args, _NOT_FOR_COMPARISON, "--baseline and --candidate")
     if args.gold is None or args.baseline is None or args.candidate is None:
         raise UsageError("sharing a comparison needs --gold, --baseline and --candidate", "share")
-    gold = input_argument(args.gold)
-    baseline, candidate = input_argument(args.baseline), input_argument(args.candidate)
-    schema_path = optional_input(args.schema)
+    gold = GOLD.input_path(args)
+    baseline, candidate = _BASELINE.input_path(args), _CANDIDATE.input_path(args)
+    schema_path = SCHEMA.optional_path(args)
     inputs = (gold, baseline, candidate, schema_path)
     out = output_target(args.out, inputs)
     with progress_shown(args, streams) as progress:
@@ -234,19 +243,8 @@ COMMAND: Final = Command(
     options=(
         replace(GOLD, required=False),
         replace(PREDICTIONS, required=False),
-        Option(
-            "--baseline",
-            "instead of --predictions: the reference system's predictions (with --candidate, "
-            "shares the paired comparison)",
-            "FILE",
-            reads_input=True,
-        ),
-        Option(
-            "--candidate",
-            "the system under test's predictions (with --baseline)",
-            "FILE",
-            reads_input=True,
-        ),
+        _BASELINE,
+        _CANDIDATE,
         SCHEMA,
         Option(
             "--partials",

@@ -12,8 +12,6 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
-    input_argument,
-    optional_input,
 )
 from chartscore.cli._options import (
     EXTRA_PREDICTIONS,
@@ -34,8 +32,8 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     """Score, list every disagreement, write the worklist file; say only how many rows."""
     if args.out == STANDARD_STREAM:
         raise UsageError("--out must name a file: a worklist never goes to stdout", NAME)
-    gold, predictions = input_argument(args.gold), input_argument(args.predictions)
-    schema = optional_input(args.schema)
+    gold, predictions = GOLD.input_path(args), PREDICTIONS.input_path(args)
+    schema = SCHEMA.optional_path(args)
     inputs = (gold, predictions, schema)
     check_output(args.out, inputs=inputs)
     if args.list_ignored and extra_predictions(args) != "ignore":
