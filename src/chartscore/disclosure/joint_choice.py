@@ -40,13 +40,15 @@ stay inside), never a value or case id.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any, Final
 
 import attrs
 import numpy as np
 
 from chartscore.disclosure.audits.publication import PublicationRow, joint_leaks
+from chartscore.disclosure.complement import complement
 from chartscore.disclosure.cost import key_price
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.lp import OPTIMAL, columnwise, solve_as_linprog
@@ -264,32 +266,113 @@ def joint_choice(
     leaks = joint_leaks(joint, solver, values, ask)
     kept += (_proof(joint, rows, values, ask, leaks, proven=proven),)
     chooser = _Chooser(joint, systems, values, gold_keys)
-    pending = [(row.product, row.key) for row in leaks]
-    for _ in range(STEPS):
-        if not pending:
-            return JointChoice(leaks, chooser.extra, kept[-PROOFS:])
-        chosen: set[Key] = set()
-        relaxation = chooser.relaxation()
-        for index, key in pending:
-            form = joint.model.quantities[product_key(index, key)].form
-            moved = relaxation.moved(form)
-            if not moved:  # no table, or the relaxation's is not whole: the cheapest linked
-                linked = chooser.candidates(index, key)
-                if not linked:
-                    return JointChoice(leaks, None)
-                moved = {linked[0]}
-            chosen |= moved
-            relaxation.free(moved)  # what this step hides costs the next escapes nothing
-        for joint_key in sorted(chosen):
+    view = _JointView(chooser, values)
+    try:
+        complement(view, [(row.product, row.key) for row in leaks])
+    except _Unreachable:
+        return JointChoice(leaks, None)
+    kept += tuple(view.proofs)
+    return JointChoice(leaks, None if view.gave_up else chooser.extra, kept[-PROOFS:])
+
+
+class _Unreachable(Exception):
+    """A pinned number that no relaxed escape frees and no shown number is linked to."""
+
+
+class _JointView:
+    """The joint choice's :class:`~chartscore.disclosure.complement.View`: pinned numbers.
+
+    The quantities are the pinned hidden numbers (a product and its key), the candidates
+    shown numbers of the joint model (joint keys). A round is one step: every escape is
+    computed against what the round began with showing (one relaxation, built at its
+    first question), each chosen escape's moves cost the round's later escapes nothing,
+    and they are hidden together (each with its one decision, in sorted order) when the
+    attack next looks: :meth:`exposed` builds the joint solver once over what is then
+    shown and asks only the numbers still pinned and the newly hidden ones. The first
+    look keeps what the leak check pinned (nothing is hidden yet). After :data:`STEPS`
+    steps with a number still pinned, or when the solver cannot settle, the view gives
+    up (:attr:`gave_up`) and reports nothing exposed, which ends the loop. No
+    certificate: a pinned number is the joint attack's, which only the joint solver sees.
+    """
+
+    trials = 0
+
+    def __init__(self, chooser: _Chooser, values: Sequence[Mapping[Key, int]]) -> None:
+        self.chooser = chooser
+        self.values = values
+        self.steps = 0
+        """The steps so far (each one joint solve over what is then shown)."""
+        self._started = False
+        self.gave_up = False
+        """Whether the choice gave up: :data:`STEPS` steps, or a solver that cannot settle."""
+        self.proofs: list[Proof] = []
+        """What each step's attack proved protected."""
+        self.chosen: set[Key] = set()
+        """The round's moves, hidden (with their decisions) when the attack next looks."""
+        self._relaxation: _Relaxation | None = None
+        self._escape: frozenset[Key] = frozenset()
+        self._moves: frozenset[Key] = frozenset()
+
+    def exposed(self, pending: list[tuple[int, Key]]) -> list[tuple[int, Key]]:
+        chooser = self.chooser
+        if not self._started:
+            self._started = True
+            return pending  # the leak check's own verdict: nothing is hidden yet
+        for joint_key in sorted(self.chosen):
             chooser.hide(joint_key)
+        self.chosen = set()
+        self._relaxation = None
         extra = [(i, k) for i, keys in enumerate(chooser.extra) for k in sorted(keys)]
-        asked = [*dict.fromkeys(pending + extra)]
-        found = _still_pinned(joint, chooser.published, values, asked)
+        found = _still_pinned(
+            chooser.joint, chooser.published, self.values, [*dict.fromkeys(pending + extra)]
+        )
         if found is None:
-            return JointChoice(leaks, None, kept[-PROOFS:])
-        pending, proof = found
-        kept += (proof,)
-    return JointChoice(leaks, None if pending else chooser.extra, kept[-PROOFS:])
+            self.gave_up = True
+            return []
+        pinned, proof = found
+        self.proofs.append(proof)
+        self.steps += 1
+        if pinned and self.steps >= STEPS:
+            self.gave_up = True
+            return []
+        return pinned
+
+    def certified(self, quantity: tuple[int, Key], extra: AbstractSet[Key] = frozenset()) -> bool:
+        return False
+
+    def candidates(self, quantity: tuple[int, Key]) -> list[Key]:
+        """The shown numbers a cheapest relaxed escape of the pinned number moves, else (no
+        table, or the relaxation's is not whole: a pin by integrality) the fallback's."""
+        index, key = quantity
+        if self._relaxation is None:
+            self._relaxation = self.chooser.relaxation()
+        form = self.chooser.joint.model.quantities[product_key(index, key)].form
+        moved = self._relaxation.moved(form)
+        self._escape = frozenset(moved or ())
+        linked = sorted(moved) if moved else self.fallback(quantity)
+        if not linked:
+            raise _Unreachable
+        return linked
+
+    def fallback(self, quantity: tuple[int, Key]) -> list[Key]:
+        return self.chooser.candidates(*quantity)
+
+    def rank(self, quantity: tuple[int, Key], candidates: Collection[Key]) -> list[Key]:
+        return list(candidates)  # an escape's moves go together; the fallback's: ranked
+
+    def forces(self, key: Key) -> set[Key]:
+        """Every number the escape that moves ``key`` moves (else ``key``), each with the
+        same number wherever it gets one decision."""
+        self._moves = self._escape if key in self._escape else frozenset([key])
+        group = self.chooser.group
+        return {product_key(i, own) for moved in self._moves for i, own in group(moved)}
+
+    def hide(self, keys: AbstractSet[Key]) -> None:
+        # ``keys`` is what the last moves force; the moves alone are recorded (hiding one
+        # hides its decision) and, as a step's moves did, cost the later escapes nothing.
+        self.chosen |= self._moves
+        if self._relaxation is not None:
+            self._relaxation.free(self._moves)
 
 
 def _asked(
