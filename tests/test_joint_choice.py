@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 pytest.importorskip("scipy")
 
 from chartscore import compare, score
-from chartscore.disclosure.joint_choice import joint_choice
+from chartscore.disclosure import joint_choice as joint_choice_module
+from chartscore.disclosure.joint_choice import STEPS, joint_choice
 from chartscore.disclosure.model import model_of
 from chartscore.disclosure.publication import audit_publication, gold_only_keys
 from chartscore.disclosure.suppress import _with_figures
@@ -86,6 +87,45 @@ def test_the_joint_choice_ends_a_joint_leak() -> None:
     assert all(row.passed for row in result.rows)
     again = joint_choice(rebuilt, SYSTEMS, values, _gold_keys(rebuilt))
     assert again.leaks == [] and again.extra == [set(), set(), set()]
+
+
+def test_the_joint_choice_chooses_through_the_one_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The joint choice is the one loop's (complement.complement over the joint view), not a
+    loop of its own: the leaking publication hands it its pinned numbers, and what the loop
+    hides ends the leak in one step."""
+    calls: list[list[Any]] = []
+    loop = joint_choice_module.complement
+
+    def counted(view: Any, sensitive: Any) -> None:
+        calls.append(list(sensitive))
+        loop(view, sensitive)
+
+    monkeypatch.setattr(joint_choice_module, "complement", counted)
+    products, values = _leaking()
+    found = joint_choice(products, SYSTEMS, values, _gold_keys(products))
+    assert found.extra is not None and any(found.extra)
+    assert calls == [[(row.product, row.key) for row in found.leaks]]
+    assert calls[0]
+
+
+def test_the_joint_choice_gives_up_after_its_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A number the attack still pins after every step: the view reports nothing exposed
+    after STEPS steps (the loop ends) and the choice gives up, keeping its proofs."""
+    asked: list[int] = []
+    still_pinned = joint_choice_module._still_pinned
+
+    def stuck(joint: Any, published: Any, values: Any, pending: Any) -> Any:
+        asked.append(len(pending))
+        found = still_pinned(joint, published, values, pending)
+        assert found is not None
+        return [pending[0]], found[1]
+
+    monkeypatch.setattr(joint_choice_module, "_still_pinned", stuck)
+    products, values = _leaking()
+    found = joint_choice(products, SYSTEMS, values, _gold_keys(products))
+    assert found.leaks and found.extra is None
+    assert len(asked) == STEPS
+    assert len(found.proofs) == joint_choice_module.PROOFS
 
 
 def _one_decision(products: Products, extra: list[set[Key]], gold_keys: frozenset[Key]) -> None:

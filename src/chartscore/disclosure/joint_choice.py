@@ -269,13 +269,13 @@ def joint_choice(
     view = _JointView(chooser, values)
     try:
         complement(view, [(row.product, row.key) for row in leaks])
-    except _Unreachable:
+    except _UnreachableError:
         return JointChoice(leaks, None)
     kept += tuple(view.proofs)
     return JointChoice(leaks, None if view.gave_up else chooser.extra, kept[-PROOFS:])
 
 
-class _Unreachable(Exception):
+class _UnreachableError(Exception):
     """A pinned number that no relaxed escape frees and no shown number is linked to."""
 
 
@@ -351,7 +351,7 @@ class _JointView:
         self._escape = frozenset(moved or ())
         linked = sorted(moved) if moved else self.fallback(quantity)
         if not linked:
-            raise _Unreachable
+            raise _UnreachableError
         return linked
 
     def fallback(self, quantity: tuple[int, Key]) -> list[Key]:
