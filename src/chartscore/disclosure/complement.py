@@ -3,13 +3,15 @@
 Primary suppression hides the small cells; the complementary choice hides further
 numbers until the attack finds every sensitive quantity protected. A shared
 report (:mod:`chartscore.disclosure.suppress`), a shared comparison
-(:mod:`chartscore.disclosure.comparison_share`) and a release in a ledger
-(:class:`~chartscore.disclosure.releases.ReleaseStep`) make it by the same loop,
+(:mod:`chartscore.disclosure.comparison_share`), a release in a ledger
+(:class:`~chartscore.disclosure.releases.ReleaseStep`) and a publication's joint
+choice (:mod:`chartscore.disclosure.joint_choice`) make it by the same loop,
 :func:`complement`, each through a :class:`View` of its own model: which numbers
-are candidates for an exposed quantity (the release's: an atom's) and in which
-order, what hiding one forces, a cheap certificate (if any) and the candidates
-when a round hid nothing. The loop alone decides the order of events, so the
-three cannot drift apart.
+are candidates for an exposed quantity (the release's: an atom's; the joint
+choice's: a pinned number's, by its relaxed escape) and in which order, what
+hiding one forces, a cheap certificate (if any) and the candidates when a round
+hid nothing. The loop alone decides the order of events, so the four cannot
+drift apart.
 
 The loop, round by round: the view's attack keeps the quantities still exposed
 (hiding only widens ranges, so a protected one stays protected and only those are

@@ -28,6 +28,14 @@ attacks, in one or a few steps:
    linked number (same slice and metric first). Hiding only removes equalities and
    the rule's rows, so a number once protected stays protected.
 
+The steps are the rounds of the one complementary loop,
+:func:`chartscore.disclosure.complement.complement`, that a shared report, a shared
+comparison and a release run too, here over the joint view (:class:`_JointView`): its
+quantities are the pinned numbers, its attack the check above, a pinned number's
+candidates its escape's moves (else the fallback's linked numbers), what one forces the
+escape's other moves and their one decision; its hides wait for the next check. The loop
+decides the order of events; the view, what each step asks and moves.
+
 At most :data:`STEPS` steps; a pinned number nothing can free, or a solver that cannot
 settle, gives up (``extra`` None) and the caller hides whole slices as before. The
 caller then suppresses each product again with its old hidden numbers and these forced

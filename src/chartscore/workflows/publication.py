@@ -14,7 +14,8 @@ publication"):
    in one model (the attack of
    :func:`~chartscore.disclosure.audits.audit_publication`). Where it pins a
    hidden number, it chooses the further numbers to hide on that joint model
-   (a relaxed escape per pinned number, checked by the joint solver); every
+   (a relaxed escape per pinned number, checked by the joint solver: the one
+   complementary loop over the joint view); every
    product is then suppressed again with all it hid and those forced (a leading
    product given nothing more is kept as it is), and attacked together again.
    Only where the choice gives up are the numbers of the pinned slice forced
