@@ -23,11 +23,14 @@ from hypothesis import strategies as st
 from chartscore import ChartscoreError, ErrorCode, score
 from chartscore.disclosure import Sensitivity, SharedReport, audit, share
 from chartscore.documents.canonical_json import canonical_json
-from chartscore.documents.shared_quantities import hidden_counts
+from chartscore.documents.shared_quantities import binomials, hidden_counts
 from chartscore.documents.shared_report import case_floors, floor_key
 from chartscore.stats.binomial import Z95, wilson_interval
 from chartscore.stats.clustered import clustered_wilson
+from chartscore.workflows.share import share as share_records
 from disclosure_reference import Cohort, Tally, build_cohort
+from shared_data import SCHEMA as SHARED_SCHEMA
+from shared_data import cohort as shared_cohort
 
 from helpers import (
     as_shared,
@@ -708,6 +711,21 @@ def test_share_refuses_rather_than_return_a_failing_report(monkeypatch: pytest.M
     with pytest.raises(ChartscoreError) as caught:
         share(report, sensitivity)
     assert caught.value.code is ErrorCode.DISCLOSURE_AUDIT_FAILED
+
+
+@pytest.mark.parametrize("level", [0.90, 0.99])
+def test_a_report_shared_at_another_confidence_level_passes_its_audit(level: float) -> None:
+    # The audit checked each shown Wilson interval at 95% whatever the report's level, so
+    # every share at --confidence 0.90 or 0.99 that showed an interval failed its own audit.
+    gold, predictions = shared_cohort()
+    shared = share_records(gold, predictions, schema=SHARED_SCHEMA, confidence=level)
+    assert shared.confidence == level
+    assert any(
+        result.interval is not None
+        for _, _, part in shared.slices()
+        for _, result in binomials(part)
+    )
+    assert audit(shared.to_json()).passed
 
 
 def test_sensitivity_repr_shows_no_case_count() -> None:

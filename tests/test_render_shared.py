@@ -37,8 +37,10 @@ from chartscore.documents.shared_report import SharedReport, SharedSlice, shared
 from chartscore.documents.tally import LABEL_METRICS
 from chartscore.render import FORMATS, SORTS, render, report_view
 from chartscore.render._numbers import kappa_number, percent
+from chartscore.workflows.share import share as share_records
 from report_data import FIELD_TYPES, scored_reports
-from shared_data import full_and_shared
+from shared_data import SCHEMA, full_and_shared
+from shared_data import cohort as shared_cohort
 from test_render_html import Page, assert_self_contained
 
 from helpers import examples
@@ -945,3 +947,14 @@ def test_withheld_risk_coverage_steps_are_drawn_suppressed() -> None:
         else:
             assert cell.startswith(f"{step.success_count}/{step.total_count} ")
     assert_csv_matches(shared, render(shared, "csv"))
+
+
+def test_a_suppressed_rate_names_the_reports_own_level_in_every_table() -> None:
+    # The agreement and error tables wrote each suppressed rate's bound as "(95% bounds)"
+    # whatever the report's level; the HTML and the other tables named it.
+    gold, predictions = shared_cohort()
+    shared = share_records(gold, predictions, schema=SCHEMA, confidence=0.90)
+    bound = re.compile(r"\((9[05])% (?:bounds|lower bound|upper bound)\)")
+    for fmt in ("table", "markdown"):
+        levels = bound.findall(render(shared, fmt))
+        assert levels and set(levels) == {"90"}, fmt

@@ -116,6 +116,27 @@ def test_gate_fails_a_full_report_under_a_readers_min_cell(shared: dict[str, Pat
     assert out.splitlines()[-1] == "min cell FAILED: not a shared document, so below the required 2"
 
 
+@pytest.mark.parametrize("value", ["10000000000", "9" * 5000, "000000000000000000001"])
+@pytest.mark.parametrize("command", ["audit", "gate", "share", "share --also-min-cell"])
+def test_a_whole_number_of_ten_digits_or_more_is_out_of_range_not_a_usage_error(
+    shared: dict[str, Path], command: str, value: str, tmp_path: Path
+) -> None:
+    # docs/cli.md: a whole number out of range is invalid_min_cell; past nine digits it was
+    # "usage: --min-cell must be a whole number" (exit 2), though it is one.
+    if command == "share":
+        argv = ["share", "--gold", "g", "--predictions", "p", "--min-cell", value]
+    elif command == "share --also-min-cell":
+        argv = ["share", "--gold", "g", "--publication", "p*", "--out-dir", str(tmp_path)]
+        argv += ["--also-min-cell", value]
+    else:
+        argv = [command, str(shared["report 3"]), "--min-cell", value]
+    if command == "gate":
+        argv += ["--gates", str(shared["report gates"])]
+    status, out, err = run(argv)
+    assert (status, out) == (1, "")
+    assert err.startswith("chartscore: error: invalid_min_cell: ") and err.count("\n") == 1
+
+
 @pytest.mark.parametrize("command", ["audit", "gate"])
 @pytest.mark.parametrize(
     ("value", "status", "message"),

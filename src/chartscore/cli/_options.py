@@ -361,8 +361,8 @@ DOCUMENT: Final = Option(
 )
 
 
-MIN_CELL_DIGITS: Final = re.compile(r"[0-9]{1,9}")
-"""What ``--min-cell N`` may be before it is a number (share, audit, gate)."""
+MIN_CELL_DIGITS: Final = re.compile(r"[0-9]+")
+"""What ``--min-cell N`` may be; past 9 digits out of range, not a usage."""
 
 REQUIRED_MIN_CELL: Final = Option(
     "--min-cell",
@@ -382,7 +382,7 @@ def required_min_cell(value: str | None, command: str) -> int | None:
         return None
     if not MIN_CELL_DIGITS.fullmatch(value):
         raise UsageError("--min-cell must be a whole number", command)
-    return check_min_cell(int(value))
+    return check_min_cell(int(value.lstrip("0")[:10] or 0))
 
 
 def declared_min_cell(document: Document | Agreement) -> int | None:

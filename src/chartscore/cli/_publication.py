@@ -170,7 +170,7 @@ def _also_min_cell(given: str | None) -> int | None:
         return None
     if not MIN_CELL_DIGITS.fullmatch(given):
         raise UsageError("--also-min-cell must be a whole number", "share")
-    return int(given)
+    return int(given.lstrip("0")[:10] or 0)  # past 9 digits: out of range, as --min-cell
 
 
 def _stem(path: str) -> str:

@@ -90,7 +90,9 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     """Share; print or write the shared report; say how many numbers were suppressed."""
     if args.min_cell is not None and not MIN_CELL_DIGITS.fullmatch(args.min_cell):
         raise UsageError("--min-cell must be a whole number", "share")
-    min_cell = DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell)
+    min_cell = (
+        DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell.lstrip("0")[:10] or 0)
+    )
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
     if args.publication is None and (args.out_dir, args.also_min_cell) != (None, None):

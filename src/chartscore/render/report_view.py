@@ -814,16 +814,20 @@ def _coefficient_table(estimates: list[Estimate], level: str) -> Table | None:
 
 
 def _metric_table(
-    key: str, heading: str, note: str, metrics: tuple[str, ...], slices: list[Slice]
+    key: str, heading: str, level: str, metrics: tuple[str, ...], slices: list[Slice]
 ) -> Table:
     # A column of a metric no slice reports (evidence_provided in an older document) is left out.
+    # ``level`` (the report's, "90%") words the note and each suppressed rate's bound.
     metrics = tuple(m for m in metrics if any(m in part.metrics for _, _, part in slices))
     columns = tuple(Column(title(m), m, m in ERROR_METRICS) for m in metrics)
+    note = (_ERROR_CELLS if key == "errors" else _RATE_CELLS).format(level=level)
     rows = tuple(
         Row(
             kind,
             name,
-            tuple(support_shown(metric_estimate(kind, name, m, part), part) for m in metrics),
+            tuple(
+                support_shown(metric_estimate(kind, name, m, part, level), part) for m in metrics
+            ),
         )
         for kind, name, part in slices
     )
@@ -1091,19 +1095,9 @@ def report_view(report: ReportLike, *, sort: str = "name") -> View:
         notes = (*notes, NOT_PROVIDED_NOTE)
     tables: list[Table | None] = [
         _metric_table(
-            "agreement",
-            "Agreement (higher is better)",
-            _RATE_CELLS.format(level=level),
-            AGREEMENT_METRICS,
-            slices,
+            "agreement", "Agreement (higher is better)", level, AGREEMENT_METRICS, slices
         ),
-        _metric_table(
-            "errors",
-            "Errors (lower is better)",
-            _ERROR_CELLS.format(level=level),
-            ERROR_TABLE_METRICS,
-            slices,
-        ),
+        _metric_table("errors", "Errors (lower is better)", level, ERROR_TABLE_METRICS, slices),
         type_metric_table(shown, level),
         _label_table(shown, level, shared=shared),
         plugin_metric_table(shown, plugins, level),

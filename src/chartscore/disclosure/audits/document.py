@@ -229,7 +229,8 @@ class AuditResult:
 
 def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
     # Intervals and kappa values that would reveal hidden counts; intervals that do not
-    # match their counts (an edited report).
+    # match their counts (an edited report), at the report's own confidence level.
+    z = z_for(report.confidence)
     for kind, name, part in report.slices():
         for metric, result in binomials(part):
             if result.interval is None:
@@ -239,7 +240,7 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
             if result.success_count is None or result.total_count is None:
                 yield AuditRow(kind, name, f"{metric}.interval", None, None, INTERVAL_PUBLISHED)
                 continue
-            expected = wilson_interval(result.success_count, result.total_count)
+            expected = wilson_interval(result.success_count, result.total_count, z)
             if expected is None or any(
                 abs(a - b) > _INTERVAL_TOLERANCE
                 for a, b in zip(expected, result.interval, strict=True)
@@ -254,7 +255,6 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
         elif kappa.pairs == 0:
             yield AuditRow(kind, name, "kappa.value", None, None, INCONSISTENT)
     # The validation figures: shown only under their rules, and consistent with their counts.
-    z = z_for(report.confidence)
     min_cell = report.disclosure.min_cell
     for kind, name, part in report.slices():
         for label, status in figure_failures(part.magnitude, part.uncertainty, min_cell, z):
