@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
@@ -141,3 +142,19 @@ def output_file(value: str | None, flag: str, command: str) -> str | None:
     if value == STANDARD_STREAM:
         raise UsageError(f"{flag} must name a file", command)
     return value
+
+
+_DIGITS: Final = re.compile(r"[0-9]+")
+
+
+def min_cell_number(value: str, flag: str, command: str) -> int:
+    """``FLAG N``'s number (``--min-cell``, ``--also-min-cell``), for ``check_min_cell``.
+
+    Past nine digits the number is kept to ten: out of range, as it is, not a usage error.
+
+    Raises:
+        UsageError: N is not a whole number.
+    """
+    if not _DIGITS.fullmatch(value):
+        raise UsageError(f"{flag} must be a whole number", command)
+    return int(value.lstrip("0")[:10] or 0)

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, Protocol, TypeVar
 
-from chartscore.cli._command import PROGRAM, STANDARD_STREAM, Option, UsageError, output_file
+from chartscore.cli._command import (
+    PROGRAM,
+    STANDARD_STREAM,
+    Option,
+    UsageError,
+    min_cell_number,
+    output_file,
+)
 from chartscore.cli._streams import Streams, is_terminal, say
 from chartscore.cli.progress import TerminalProgress
 from chartscore.documents import Document
@@ -360,10 +366,6 @@ DOCUMENT: Final = Option(
     "report", "a report, shared report or comparison (JSON)", "REPORT", True, reads_input=True
 )
 
-
-MIN_CELL_DIGITS: Final = re.compile(r"[0-9]+")
-"""What ``--min-cell N`` may be; past 9 digits out of range, not a usage."""
-
 REQUIRED_MIN_CELL: Final = Option(
     "--min-cell",
     "fail a document shared at a smaller min cell than N (the reader's own rule)",
@@ -380,9 +382,7 @@ def required_min_cell(value: str | None, command: str) -> int | None:
     """
     if value is None:
         return None
-    if not MIN_CELL_DIGITS.fullmatch(value):
-        raise UsageError("--min-cell must be a whole number", command)
-    return check_min_cell(int(value.lstrip("0")[:10] or 0))
+    return check_min_cell(min_cell_number(value, "--min-cell", command))
 
 
 def declared_min_cell(document: Document | Agreement) -> int | None:

@@ -10,9 +10,15 @@ import os
 from collections.abc import Sequence
 from typing import Final
 
-from chartscore.cli._command import EXIT_OK, PROGRAM, UsageError, input_argument, optional_input
+from chartscore.cli._command import (
+    EXIT_OK,
+    PROGRAM,
+    UsageError,
+    input_argument,
+    min_cell_number,
+    optional_input,
+)
 from chartscore.cli._options import (
-    MIN_CELL_DIGITS,
     confidence,
     extra_predictions,
     refuse_combined,
@@ -168,9 +174,7 @@ def _other_shared(folder: str, outs: Sequence[str]) -> int:
 def _also_min_cell(given: str | None) -> int | None:
     if given is None:
         return None
-    if not MIN_CELL_DIGITS.fullmatch(given):
-        raise UsageError("--also-min-cell must be a whole number", "share")
-    return int(given.lstrip("0")[:10] or 0)  # past 9 digits: out of range, as --min-cell
+    return min_cell_number(given, "--also-min-cell", "share")
 
 
 def _stem(path: str) -> str:

@@ -13,6 +13,7 @@ from chartscore.cli._command import (
     Command,
     Option,
     UsageError,
+    min_cell_number,
 )
 from chartscore.cli._ledger_options import LEDGER_OPTIONS, ledger_request, record
 from chartscore.cli._options import (
@@ -20,7 +21,6 @@ from chartscore.cli._options import (
     EXTRA_PREDICTIONS,
     GOLD,
     JOBS,
-    MIN_CELL_DIGITS,
     OUT,
     PREDICTIONS,
     QUIET,
@@ -88,11 +88,9 @@ _SCORING_ONLY: Final = (
 
 def run(args: argparse.Namespace, streams: Streams) -> int:
     """Share; print or write the shared report; say how many numbers were suppressed."""
-    if args.min_cell is not None and not MIN_CELL_DIGITS.fullmatch(args.min_cell):
-        raise UsageError("--min-cell must be a whole number", "share")
-    min_cell = (
-        DEFAULT_MIN_CELL if args.min_cell is None else int(args.min_cell.lstrip("0")[:10] or 0)
-    )
+    min_cell = DEFAULT_MIN_CELL
+    if args.min_cell is not None:
+        min_cell = min_cell_number(args.min_cell, "--min-cell", "share")
     if args.partials is not None:
         return _share_partials(args, streams, min_cell)
     if args.publication is None and (args.out_dir, args.also_min_cell) != (None, None):
