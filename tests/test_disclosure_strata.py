@@ -609,6 +609,86 @@ def test_share_refuses_a_stratified_report_over_the_limit_before_suppressing(
         assert started == [True]
 
 
+@pytest.mark.parametrize(
+    ("fields", "systems", "also", "compare", "refused"),
+    [
+        (6, 1, False, False, True),
+        (5, 1, False, False, False),
+        (2, 2, False, False, False),
+        (2, 2, False, True, True),
+        (2, 1, True, False, False),
+        (3, 1, True, False, True),
+    ],
+)
+def test_a_publication_refuses_stratified_reports_over_its_limit_before_suppressing(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    fields: int,
+    systems: int,
+    also: bool,
+    compare: bool,
+    refused: bool,
+) -> None:
+    # Each stratified report is under the per-report limit (30 sites: 60 to 180 blocks), but
+    # the publication attacks them together: its stratified reports' blocks and, with strata,
+    # each comparison's (as many as a report's) are what counts.
+    import chartscore.workflows.publication as publication_module
+    from chartscore.cli import main
+    from chartscore.disclosure.limits import MAX_PUBLICATION_STRATUM_BLOCKS, MAX_STRATUM_BLOCKS
+    from chartscore.errors import ErrorHint
+
+    sites = [f"s{i:02d}" for i in range(30)]
+    blocks = fields * len(sites)
+    assert blocks <= MAX_STRATUM_BLOCKS
+    in_all = blocks * (systems * (1 + also) + compare)
+    assert (in_all > MAX_PUBLICATION_STRATUM_BLOCKS) is refused
+    assert str(MAX_PUBLICATION_STRATUM_BLOCKS) in ErrorHint.PUBLICATION_TOO_LARGE
+    field_ids = [f"f{i:02d}" for i in range(fields)]
+    cases = [f"case-{i:03d}" for i in range(30)]
+    schema = {"fields": {f: {"type": "boolean"} for f in field_ids}, "strata": {"site": sites}}
+    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    lines = [{"case_id": c, "field_id": f, "value": True} for c in cases for f in field_ids]
+    (tmp_path / "gold.jsonl").write_text(
+        "".join(json.dumps({**line, "field_type": "boolean"}) + "\n" for line in lines),
+        encoding="utf-8",
+    )
+    for system in range(systems):
+        (tmp_path / f"pred_{system}.jsonl").write_text(
+            "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
+        )
+    strata = [{"case_id": c, "strata": {"site": s}} for c, s in zip(cases, sites, strict=True)]
+    (tmp_path / "strata.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in strata), encoding="utf-8"
+    )
+    started: list[bool] = []
+
+    def suppressing(*args: object, **kwargs: object) -> object:
+        started.append(True)  # a stand-in: the real publication would take minutes here
+        raise RuntimeError
+
+    monkeypatch.setattr(publication_module, "_publication", suppressing)
+    (tmp_path / "out").mkdir()
+    argv = ["share", "--gold", str(tmp_path / "gold.jsonl"), "--publication"]
+    argv += [str(tmp_path / "pred_*.jsonl"), "--schema", str(tmp_path / "schema.json")]
+    argv += ["--strata", str(tmp_path / "strata.jsonl"), "--quiet"]
+    argv += ["--out-dir", str(tmp_path / "out"), *(["--also-min-cell", "13"] if also else [])]
+    argv += ["--compare"] if compare else []
+    out, err = io.StringIO(), io.StringIO()
+    status = main(argv, stdout=out, stderr=err)
+    assert out.getvalue() == ""
+    if refused:
+        assert status == 1
+        assert err.getvalue() == (
+            f"chartscore: error: share_too_large ({ErrorHint.PUBLICATION_TOO_LARGE}): "
+            "over 400 field x stratum-cell blocks (160 in a publication): fewer strata\n"
+        )
+        assert started == []
+        assert list((tmp_path / "out").iterdir()) == []
+    else:  # under the limit, the publication starts (and meets the stand-in)
+        assert "share_too_large" not in err.getvalue()
+        assert started == [True]
+
+
 def test_a_stratified_share_falls_back_to_one_step_when_two_steps_cannot_protect_a_site(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -285,7 +285,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_min_cell": "the minimum cell size must be an integer from 2 to 1000000",
     "invalid_sensitivity": "the case counts do not match the report: a bug in the caller",
     "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
-    "share_too_large": "over 400 field x stratum-cell blocks: share fewer strata, or none",
+    "share_too_large": "over 400 field x stratum-cell blocks (160 in a publication): fewer strata",
     "not_applicable_unsupported": (
         "not-applicable gold rows are not yet shareable, comparable or mergeable; not written"
     ),
@@ -402,6 +402,7 @@ class ErrorHint(enum.StrEnum):
     OUTPUT_IN_RELEASES = "the output is inside the releases folder, which share writes alone"
     RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
     NO_RELEASE = "the folder holds no release: share --releases DIR records them"
+    PUBLICATION_TOO_LARGE = "the publication's stratified reports and comparisons, counted together"
     RELEASES_OF_ANOTHER_KIND = (
         "the folder holds releases of another kind: report or publication, systems or comparisons"
     )

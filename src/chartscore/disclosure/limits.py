@@ -9,19 +9,30 @@ number of field x stratum-cell blocks: measured on this project's two-core machi
 the two steps that keep the field level (``suppress.share``). :data:`MAX_STRATUM_BLOCKS` is the
 documented limit; a larger report is ``share_too_large`` before any suppression starts.
 
+A publication's joint choice and joint audit attack every product's stratum cells at once, so
+its products are dearer together than each alone. Its blocks are its stratified reports' blocks
+and, with strata, each comparison's too (the joint model splits a comparison's paired classes by
+the stratum cells). On the invented 200-case study over 3 sites (39 blocks a report), with two
+systems: 78 blocks took 17 s, 117 (with their comparison) 2 minutes, 156 (``--also-min-cell``)
+6.5 minutes, 195 (both) did not end in 20. :data:`MAX_PUBLICATION_STRATUM_BLOCKS` bounds them.
+
 Value-free: counts only.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Final
 
-from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint
 
 MAX_STRATUM_BLOCKS: Final = 400
 """The most field x stratum-cell blocks ``share`` takes on (390 took 52 minutes in two steps)."""
+
+
+MAX_PUBLICATION_STRATUM_BLOCKS: Final = 160
+"""The most blocks a stratified publication takes on (156 took 6.5 minutes, 195 over 20)."""
 
 
 def stratum_blocks(fields: int, stratum_names: Iterable[str]) -> int:
@@ -44,3 +55,23 @@ def check_share_size(fields: int, stratum_names: Iterable[str]) -> None:
     """
     if stratum_blocks(fields, stratum_names) > MAX_STRATUM_BLOCKS:
         raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE)
+
+
+def check_publication_size(
+    reports: Iterable[tuple[int, Collection[str]]], comparisons: int
+) -> None:
+    """Refuse a publication beyond :data:`MAX_PUBLICATION_STRATUM_BLOCKS` blocks in all.
+
+    Args:
+        reports: Each report's number of fields and its stratum slices' names (as for
+            :func:`check_share_size`).
+        comparisons: How many comparisons join it: with strata, each holds as many blocks
+            as the stratified report with the most.
+
+    Raises:
+        ChartscoreError: ``share_too_large``, with the hint that says it is the publication's.
+    """
+    stratified = [stratum_blocks(fields, names) for fields, names in reports if names]
+    blocks = sum(stratified) + comparisons * max(stratified, default=0)
+    if blocks > MAX_PUBLICATION_STRATUM_BLOCKS:
+        raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE, hint=ErrorHint.PUBLICATION_TOO_LARGE)

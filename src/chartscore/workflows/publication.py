@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final
 import attrs
 
 from chartscore.disclosure.evidence_rule import without_evidence
+from chartscore.disclosure.limits import check_publication_size
 from chartscore.disclosure.rule import DEFAULT_MIN_CELL
 from chartscore.disclosure.solver import require_solver
 from chartscore.documents.comparison import Comparison
@@ -144,7 +145,10 @@ def share_publication_files(
         ChartscoreError: as :func:`chartscore.workflows.share.share_files` and
             :func:`share_publication` (an error in a system's file names it as
             ``predictions part N``, its place in ``systems``); ``usage`` for a
-            pair that does not name two different given systems.
+            pair that does not name two different given systems;
+            ``share_too_large`` when its stratified reports and comparisons hold more
+            than :data:`~chartscore.disclosure.limits.MAX_PUBLICATION_STRATUM_BLOCKS`
+            field x stratum-cell blocks in all (after scoring, before any suppression).
     """
     from chartscore.workflows.share import sensitivity_of  # noqa: PLC0415
 
@@ -186,6 +190,10 @@ def share_publication_files(
             for rule in (min_cell, also_min_cell):
                 if rule is not None:
                     inputs.append(_Input(report, counts, index, rule))
+    # Before any suppression: a publication's stratified products are attacked together.
+    check_publication_size(
+        ((len(i.report.by_field), i.report.by_stratum) for i in inputs), len(pairs)
+    )
     compared = [
         _Compared(
             b,
