@@ -564,6 +564,25 @@ def test_stratum_blocks_are_fields_times_the_cross_classified_cells() -> None:
     assert stratum_blocks(13, []) == 13  # without strata: one cell
 
 
+def _write_thirty_sites(where: Path, fields: int, systems: list[str]) -> int:
+    # 30 boolean charts over 30 sites (one each), every answer right: schema.json, gold.jsonl,
+    # strata.jsonl and one predictions file per name in ``systems``. Returns the sites.
+    sites = [f"s{i:02d}" for i in range(30)]
+    field_ids = [f"f{i:02d}" for i in range(fields)]
+    cases = [f"case-{i:03d}" for i in range(30)]
+    schema = {"fields": {f: {"type": "boolean"} for f in field_ids}, "strata": {"site": sites}}
+    (where / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
+    lines = [{"case_id": c, "field_id": f, "value": True} for c in cases for f in field_ids]
+    for name, extra in (("gold", {"field_type": "boolean"}), *((n, {}) for n in systems)):
+        text = "".join(json.dumps({**line, **extra}) + "\n" for line in lines)
+        (where / f"{name}.jsonl").write_text(text, encoding="utf-8")
+    strata = [{"case_id": c, "strata": {"site": s}} for c, s in zip(cases, sites, strict=True)]
+    (where / "strata.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in strata), encoding="utf-8"
+    )
+    return len(sites)
+
+
 @pytest.mark.parametrize(("fields", "refused"), [(14, True), (13, False)])
 def test_share_refuses_a_stratified_report_over_the_limit_before_suppressing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fields: int, refused: bool
@@ -572,20 +591,8 @@ def test_share_refuses_a_stratified_report_over_the_limit_before_suppressing(
     from chartscore.cli import main
     from chartscore.disclosure.limits import MAX_STRATUM_BLOCKS
 
-    sites = [f"s{i:02d}" for i in range(30)]
-    assert (fields * len(sites) > MAX_STRATUM_BLOCKS) is refused  # 420 and 390 blocks
-    field_ids = [f"f{i:02d}" for i in range(fields)]
-    cases = [f"case-{i:03d}" for i in range(30)]
-    schema = {"fields": {f: {"type": "boolean"} for f in field_ids}, "strata": {"site": sites}}
-    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
-    lines = [{"case_id": c, "field_id": f, "value": True} for c in cases for f in field_ids]
-    for name, extra in (("gold", {"field_type": "boolean"}), ("pred", {})):
-        text = "".join(json.dumps({**line, **extra}) + "\n" for line in lines)
-        (tmp_path / f"{name}.jsonl").write_text(text, encoding="utf-8")
-    strata = [{"case_id": c, "strata": {"site": s}} for c, s in zip(cases, sites, strict=True)]
-    (tmp_path / "strata.jsonl").write_text(
-        "".join(json.dumps(line) + "\n" for line in strata), encoding="utf-8"
-    )
+    sites = _write_thirty_sites(tmp_path, fields, ["pred"])
+    assert (fields * sites > MAX_STRATUM_BLOCKS) is refused  # 420 and 390 blocks
 
     started: list[bool] = []
 
@@ -637,28 +644,10 @@ def test_a_publication_refuses_stratified_reports_over_its_limit_before_suppress
     from chartscore.disclosure.limits import MAX_PUBLICATION_STRATUM_BLOCKS, MAX_STRATUM_BLOCKS
     from chartscore.errors import ErrorHint
 
-    sites = [f"s{i:02d}" for i in range(30)]
-    blocks = fields * len(sites)
+    blocks = fields * _write_thirty_sites(tmp_path, fields, [f"pred_{n}" for n in range(systems)])
     assert blocks <= MAX_STRATUM_BLOCKS
     in_all = blocks * (systems * (1 + also) + compare)
     assert (in_all > MAX_PUBLICATION_STRATUM_BLOCKS) is refused
-    field_ids = [f"f{i:02d}" for i in range(fields)]
-    cases = [f"case-{i:03d}" for i in range(30)]
-    schema = {"fields": {f: {"type": "boolean"} for f in field_ids}, "strata": {"site": sites}}
-    (tmp_path / "schema.json").write_text(json.dumps(schema), encoding="utf-8")
-    lines = [{"case_id": c, "field_id": f, "value": True} for c in cases for f in field_ids]
-    (tmp_path / "gold.jsonl").write_text(
-        "".join(json.dumps({**line, "field_type": "boolean"}) + "\n" for line in lines),
-        encoding="utf-8",
-    )
-    for system in range(systems):
-        (tmp_path / f"pred_{system}.jsonl").write_text(
-            "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
-        )
-    strata = [{"case_id": c, "strata": {"site": s}} for c, s in zip(cases, sites, strict=True)]
-    (tmp_path / "strata.jsonl").write_text(
-        "".join(json.dumps(line) + "\n" for line in strata), encoding="utf-8"
-    )
     started: list[bool] = []
 
     def suppressing(*args: object, **kwargs: object) -> object:
