@@ -414,6 +414,14 @@ class ErrorHint(enum.StrEnum):
     GOLD_OR_PREDICTIONS_GIVEN = (
         "this looks like a gold or predictions file: make a report with chartscore score first"
     )
+    DOCUMENT_AS_ROWS = (
+        "this looks like a chartscore document (a report): gold and predictions are JSON Lines "
+        "of rows"
+    )
+    STRATA_AS_ROWS = "this looks like a strata file: give it with --strata"
+    ROWS_AS_STRATA = (
+        "this looks like a gold or predictions file: a strata file maps case_id to strata"
+    )
     REDCAP_DICTIONARY_GIVEN = (
         "this looks like a REDCap data dictionary: make a schema with "
         "chartscore import redcap --dictionary FILE --schema-out schema.json"
@@ -493,6 +501,10 @@ class InputKind(enum.StrEnum):
     WORKLIST = "worklist"
     QUESTIONNAIRE = "questionnaire"
     RESPONSES = "responses"
+    OTHERS = "others"
+    SYSTEM = "system"
+    VARIANTS = "variants"
+    COMPARISONS = "comparisons"
 
 
 def valid_field_id(value: object) -> bool:
@@ -719,6 +731,16 @@ def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     """A new error like ``error`` with ``hint`` added (raise it outside any handler)."""
     location = error._location()
     return _rebuild(error.code, (*location[:10], hint, *location[11:]))
+
+
+def named_as(error: ChartscoreError, *, input: InputKind, part: int | None) -> ChartscoreError:
+    """A new error like ``error`` (all it names, its hint too), as ``input``'s part ``part``.
+
+    For a file given among several by one option (``audit --system``). Raise it outside
+    the handler that caught ``error``, so that it has no context.
+    """
+    location = error._location()
+    return _rebuild(error.code, (input, *location[1:6], part, *location[7:]))
 
 
 def relocated(
