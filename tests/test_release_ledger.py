@@ -224,6 +224,20 @@ def test_an_empty_releases_path_is_no_folder_not_the_working_one(
         assert not list((tmp_path / "out").iterdir())
 
 
+def test_a_releases_folder_in_a_missing_folder_says_so(tmp_path: Path) -> None:
+    # Was "output_unwritable (releases)" alone, where --out says the folder does not exist.
+    files = _files(tmp_path, 16)
+    missing = tmp_path / CANARY / "releases"
+    status, stdout, err = _run(["share", *files, "--releases", str(missing), "--out", "-"])
+    assert (status, stdout) == (1, "")
+    assert err == (
+        "chartscore: error: output_unwritable (releases; the output folder does not exist): "
+        "an output could not be written; nothing partial was left\n"
+    )
+    assert str(tmp_path) not in err and CANARY not in err
+    assert not (tmp_path / CANARY).exists()
+
+
 # --- 3. a stray temporary file -----------------------------------------------------------
 
 

@@ -150,7 +150,8 @@ def release_folder(folder: InputPath) -> str:
     Raises:
         ChartscoreError: ``invalid_path (releases)``; ``output_unwritable
             (releases)`` when it is not a directory (a symbolic link
-            included) or its parent does not exist; ``file_exposed
+            included) or its parent does not exist (then with the hint
+            ``output_folder_missing``); ``file_exposed
             (releases)`` when group or others may use it.
     """
     where = input_path(folder, InputKind.RELEASES)
@@ -170,7 +171,11 @@ def release_folder(folder: InputPath) -> str:
         raise _unwritable()
     if status is None:
         if not os.path.isdir(os.path.dirname(os.path.abspath(where))):
-            raise _unwritable()
+            raise ChartscoreError(  # said, as for --out; the path never shown
+                ErrorCode.OUTPUT_UNWRITABLE,
+                input=InputKind.RELEASES,
+                hint=ErrorHint.OUTPUT_FOLDER_MISSING,
+            )
         return where
     if not stat.S_ISDIR(status.st_mode):
         raise _unwritable()
