@@ -422,6 +422,22 @@ def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
         assert out == "" and str(tmp_path) not in err
 
 
+def test_audit_releases_of_a_folder_in_a_missing_folder_has_no_release(tmp_path: Path) -> None:
+    # A folder whose parent does not exist was file_unreadable (releases), where a missing
+    # folder in an existing one is "not_a_release_ledger (releases; the folder holds no
+    # release ...)", as docs/errors.md says of a folder that does not exist.
+    absent = tmp_path / CANARY / "releases"
+    status, out, err = _run(["audit", "--releases", str(absent)])
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "chartscore: error: not_a_release_ledger (releases; the folder holds no release: "
+        "share --releases DIR records them)"
+    )
+    assert str(tmp_path) not in err and CANARY not in err
+    assert read_releases(absent) == []
+    assert not (tmp_path / CANARY).exists()
+
+
 def test_audit_releases_of_a_path_that_is_no_folder_is_unreadable(tmp_path: Path) -> None:
     # A reader writes nothing: a file, or a symbolic link to a real ledger folder, given as
     # the folder is a file it cannot read as one, not an output it could not write.

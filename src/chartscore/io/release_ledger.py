@@ -305,8 +305,8 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
     With ``exclusive`` (a share) the folder is created ``0700`` if absent, the
     lock is exclusive, stray temporary files are removed and a head one
     release behind (a crash between the two writes) is moved on. Otherwise (a
-    reader) the lock is shared and nothing is written; an absent folder reads
-    as no release.
+    reader) the lock is shared and nothing is written; an absent folder (or
+    one in an absent folder) reads as no release.
 
     Raises:
         ChartscoreError: as :func:`release_folder` (for a reader,
@@ -317,15 +317,20 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
             write there, a file that was edited, deleted or replaced, a head
             that does not match.
     """
-    unusable = False
+    unusable = absent = False
     try:
         where = release_folder(folder)
     except ChartscoreError as error:
         if exclusive or error.code is not ErrorCode.OUTPUT_UNWRITABLE:
             raise
-        unusable = True
+        # A folder whose parent does not exist does not exist either: no release, as when
+        # only the folder is absent (it was file_unreadable, as for a file given as the folder).
+        absent = error.hint is ErrorHint.OUTPUT_FOLDER_MISSING
+        unusable = not absent
     if unusable:  # a reader writes nothing: a path it cannot use as the folder is unreadable
         raise _unreadable()
+    if absent:
+        return ReleaseFolder(str(input_path(folder, InputKind.RELEASES)), -1, [])
     if exclusive:
         failed = False
         try:
