@@ -375,7 +375,7 @@ def test_a_strata_file_given_as_gold(folder: Path) -> None:
     predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
     argv = ["score", "--gold", str(strata), "--predictions", str(predictions)]
     status, _, err = run([*argv, "--schema", str(schema)])
-    hint = "this looks like a strata file: give it with --strata"
+    hint = "this looks like a strata file (case_id to strata), not JSON Lines of rows"
     message = f"missing_key (gold line 1, key field_id; {hint})"
     assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
     no_leak(err)

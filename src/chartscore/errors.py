@@ -418,7 +418,7 @@ class ErrorHint(enum.StrEnum):
         "this looks like a chartscore document (a report): gold and predictions are JSON Lines "
         "of rows"
     )
-    STRATA_AS_ROWS = "this looks like a strata file: give it with --strata"
+    STRATA_AS_ROWS = "this looks like a strata file (case_id to strata), not JSON Lines of rows"
     ROWS_AS_STRATA = (
         "this looks like a gold or predictions file: a strata file maps case_id to strata"
     )
