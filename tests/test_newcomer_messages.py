@@ -459,3 +459,23 @@ def test_audit_names_the_option_of_a_gold_file(shared: Path, gold: Path) -> None
     message = f"json_lines_document (system part 1; {GOLD_HINT})"
     assert (status, err) == (1, error_line(message, ErrorCode.JSON_LINES_DOCUMENT))
     no_leak(err)
+
+
+# ------------------------------- 8. a publication's system file keeps its hint (analyst)
+
+
+def test_a_publication_system_file_keeps_its_hint(folder: Path, gold: Path, report: Path) -> None:
+    # "predictions part 2 line 1" dropped the hint that "predictions line 1" had.
+    pytest.importorskip("scipy")
+    systems = folder / "systems"
+    systems.mkdir()
+    write_jsonl(systems / f"a-{CANARY}.jsonl", PREDICTIONS)
+    (systems / f"b-{CANARY}.jsonl").write_bytes(report.read_bytes())
+    out = folder / "out"
+    out.mkdir()
+    argv = ["share", "--gold", str(gold), "--publication", str(systems / "*.jsonl")]
+    status, stdout, err = run([*argv, "--out-dir", str(out), "--min-cell", "2"])
+    message = f"missing_key (predictions part 2 line 1, key case_id; {DOCUMENT_AS_ROWS})"
+    assert (status, stdout, err) == (1, "", error_line(message, ErrorCode.MISSING_KEY))
+    assert list(out.iterdir()) == []
+    no_leak(err)

@@ -771,7 +771,8 @@ def as_part(
     part: int, own: Iterable[InputKind | None], input: InputKind, call: Callable[[], _T]
 ) -> _T:
     """``call()``; an error it raises in one of the ``own`` inputs is named as ``input``'s
-    part ``part`` (``predictions part 2 line 3``: a file named by its place among several).
+    part ``part`` (``predictions part 2 line 3``: a file named by its place among several),
+    its hint kept.
 
     Any other error passes unchanged. Raised outside the handler: no context.
     """
@@ -780,7 +781,8 @@ def as_part(
     except ChartscoreError as error:
         failure = error
     if failure.input in own:
-        raise relocated(failure, input=input, line=failure.line, part=part)
+        moved = relocated(failure, input=input, line=failure.line, part=part)
+        raise moved if failure.hint is None else with_hint(moved, failure.hint)
     raise failure
 
 
