@@ -323,6 +323,27 @@ def test_a_date_not_in_iso_form_and_a_broken_gold_are_refused(tmp_path: Path) ->
     assert str(caught.value).startswith("duplicate_gold_key (gold line 2)")
 
 
+def test_a_report_or_csv_given_as_gold_gets_score_s_hint(files: dict[str, Path]) -> None:
+    # It said only "missing_key (gold line 1, key case_id)" or "invalid_json (gold line 1)".
+    done = write_worklist(files)
+    report = files["dir"] / "report.json"
+    report.write_text(score_files(files["gold"], files["predictions"]).to_json())
+    table = files["dir"] / "gold.csv"
+    table.write_text("case_id,field_id,value\nc-001,hx.smoking,never\n", encoding="utf-8")
+    expected = {
+        report: "missing_key (gold line 1, key case_id; this looks like a chartscore document "
+        "(a report): gold and predictions are JSON Lines of rows)",
+        table: "invalid_json (gold line 1; JSON Lines expected: one JSON object per line, not "
+        "CSV or a JSON array)",
+    }
+    for gold, message in expected.items():
+        with pytest.raises(ChartscoreError) as caught:
+            adjudicate_files(gold, done)
+        assert str(caught.value) == message
+        assert caught.value.__context__ is None and caught.value.__cause__ is None
+    assert not (files["dir"] / "new.jsonl").exists()
+
+
 def test_outputs_are_checked_before_anything_is_read(files: dict[str, Path]) -> None:
     done = fill(write_worklist(files), {("c-002", "hx.smoking"): "never"})
     argv = ["import", "adjudication", "--gold", str(files["gold"]), "--worklist", str(done)]

@@ -279,3 +279,35 @@ def test_a_ledger_key_among_the_run_files_is_skipped_never_read_as_a_run(
     assert [run.entry.run_id for run in read_ledger(demo.ledger).runs] == [
         "broken", "model-v1", "model-v2",
     ]  # fmt: skip
+
+
+def test_a_gold_problem_on_line_1_gets_the_hint_score_gives(demo: Demo, tmp_path: Path) -> None:
+    # Batch read gold without score's hints: a CSV, a report or a predictions file given as
+    # gold said only "invalid_json (gold line 1)" or "missing_key (gold line 1, key ...)".
+    csv = tmp_path / "gold.csv"
+    csv.write_text("case_id,field_id,value\nc1,dx.onset,1\n", encoding="utf-8")
+    report = tmp_path / "report.json"
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    report.write_text(score_files(demo.gold, empty, schema=demo.schema).to_json())
+    swapped = tmp_path / "swapped.jsonl"
+    swapped.write_text(
+        '{"case_id": "c1", "field_id": "dx.onset", "value": "2020-01-01"}\n', encoding="utf-8"
+    )
+    (demo.runs / "gold-copy.jsonl").write_bytes(demo.gold.read_bytes())  # a run with field_type
+    expected = {
+        csv: "invalid_json (gold line 1; JSON Lines expected: one JSON object per line, not CSV "
+        "or a JSON array)",
+        report: "missing_key (gold line 1, key case_id; this looks like a chartscore document (a "
+        "report): gold and predictions are JSON Lines of rows)",
+        swapped: "missing_key (gold line 1, key field_type; gold and predictions may be swapped)",
+    }
+    for gold, message in expected.items():
+        with pytest.raises(ChartscoreError) as raised:
+            batch_files(
+                gold, str(demo.runs / "*.jsonl"), ledger=demo.ledger, key=LedgerKey(KEY),
+                schema=demo.schema, time=MOMENT,
+            )  # fmt: skip
+        assert str(raised.value) == message
+        assert raised.value.__context__ is None and raised.value.__cause__ is None
+        assert not demo.ledger.exists()

@@ -302,3 +302,180 @@ def test_a_suggestion_is_shown_only_when_it_is_safe() -> None:
     kept = ChartscoreError(ErrorCode.INVALID_GATE, gate=1, suggestion="exact_agreement")
     assert str(kept) == "invalid_gate (gate 1; did you mean exact_agreement?)"
     assert json.dumps(kept.suggestion) == '"exact_agreement"'
+
+
+# --------------------------------------- 6. a report or a strata file where rows go (analyst)
+
+DOCUMENT_AS_ROWS = (
+    "this looks like a chartscore document (a report): gold and predictions are JSON Lines of rows"
+)
+STRATA_SCHEMA: dict[str, object] = {
+    "fields": {"echo.lvef": {"type": "number"}, "hx.smoking": {"type": "categorical"}},
+    "strata": {"site": ["a", "b"]},
+}
+
+
+def strata_inputs(folder: Path) -> tuple[Path, Path]:
+    schema = folder / f"schema-{CANARY}.json"
+    schema.write_text(json.dumps(STRATA_SCHEMA), encoding="utf-8")
+    strata = write_jsonl(
+        folder / f"strata-{CANARY}.jsonl",
+        [{"case_id": f"{CANARY}-{n}", "strata": {"site": "ab"[n - 1]}} for n in (1, 2)],
+    )
+    return schema, strata
+
+
+@pytest.mark.parametrize("command", ["score", "share", "worklist"])
+def test_a_report_given_as_gold(command: str, folder: Path, report: Path) -> None:
+    # Was "missing_key (gold line 1, key case_id)" alone: no word of what the file is.
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    argv = [command, "--gold", str(report), "--predictions", str(predictions)]
+    status, out, err = run([*argv, "--out", str(folder / "out.csv")])
+    message = f"missing_key (gold line 1, key case_id; {DOCUMENT_AS_ROWS})"
+    assert (status, out, err) == (1, "", error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+@pytest.mark.parametrize("where", ["--predictions", "--baseline", "--candidate"])
+def test_a_report_given_as_predictions(where: str, folder: Path, gold: Path, report: Path) -> None:
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    files = {"--predictions": predictions, "--baseline": predictions, "--candidate": predictions}
+    files[where] = report
+    command = "score" if where == "--predictions" else "compare"
+    names = ["--predictions"] if command == "score" else ["--baseline", "--candidate"]
+    argv = [command, "--gold", str(gold), *[a for n in names for a in (n, str(files[n]))]]
+    status, _, err = run(argv)
+    message = f"missing_key ({where[2:]} line 1, key case_id; {DOCUMENT_AS_ROWS})"
+    assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+def test_other_rows_without_case_id_get_no_document_hint(folder: Path) -> None:
+    rows = write_jsonl(folder / f"g-{CANARY}.jsonl", [{"field_id": "echo.lvef", CANARY: 1}])
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    status, _, err = run(["score", "--gold", str(rows), "--predictions", str(predictions)])
+    message = "missing_key (gold line 1, key case_id)"
+    assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+def test_the_document_hint_error_has_no_context(folder: Path, report: Path) -> None:
+    from chartscore import score_files
+    from chartscore.errors import ErrorHint
+
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    with pytest.raises(ChartscoreError) as caught:
+        score_files(report, predictions)
+    assert caught.value.hint is ErrorHint.DOCUMENT_AS_ROWS
+    assert caught.value.__context__ is None and caught.value.__cause__ is None
+
+
+def test_a_strata_file_given_as_gold(folder: Path) -> None:
+    schema, strata = strata_inputs(folder)
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    argv = ["score", "--gold", str(strata), "--predictions", str(predictions)]
+    status, _, err = run([*argv, "--schema", str(schema)])
+    hint = "this looks like a strata file (case_id to strata), not JSON Lines of rows"
+    message = f"missing_key (gold line 1, key field_id; {hint})"
+    assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+@pytest.mark.parametrize("given", ["gold", "predictions"])
+def test_a_gold_or_predictions_file_given_as_strata(given: str, folder: Path, gold: Path) -> None:
+    # Was "missing_key (strata line 1, key strata)" alone.
+    schema, _ = strata_inputs(folder)
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    strata = gold if given == "gold" else predictions
+    status, _, err = run([*argv, "--schema", str(schema), "--strata", str(strata)])
+    hint = "this looks like a gold or predictions file: a strata file maps case_id to strata"
+    message = f"missing_key (strata line 1, key strata; {hint})"
+    assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+def test_a_strata_line_lacking_strata_later_gets_no_hint(folder: Path, gold: Path) -> None:
+    schema, strata = strata_inputs(folder)
+    with strata.open("a", encoding="utf-8") as stream:
+        stream.write(json.dumps({"case_id": f"{CANARY}-3", "field_id": "echo.lvef"}) + "\n")
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    status, _, err = run([*argv, "--schema", str(schema), "--strata", str(strata)])
+    message = "missing_key (strata line 3, key strata)"
+    assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+# ------------------------------------- 7. audit names which of its inputs is the wrong kind
+
+
+@pytest.fixture
+def shared(folder: Path, gold: Path) -> Path:
+    pytest.importorskip("scipy")
+    predictions = write_jsonl(folder / f"pred-{CANARY}.jsonl", PREDICTIONS)
+    out = folder / f"shared-{CANARY}.json"
+    argv = ["share", "--gold", str(gold), "--predictions", str(predictions), "--out", str(out)]
+    assert run([*argv, "--quiet", "--min-cell", "2"])[0] == 0
+    return out
+
+
+EXPECTED_SHARED = "audit needs a shared report, made by chartscore share"
+
+
+@pytest.mark.parametrize(
+    ("options", "place"),
+    [
+        (["--system", "{report}"], "system part 1"),
+        (["--system", "{shared}", "--system", "{report}"], "system part 2"),
+        (["--others", "{report}"], "others part 1"),
+        (["--variants", "{report}"], "variants part 1"),
+        (["--comparisons", "{report}"], "comparisons part 1"),
+    ],
+)
+def test_audit_names_the_option_of_a_wrong_kind_file(
+    options: list[str], place: str, folder: Path, shared: Path, report: Path
+) -> None:
+    # Was "unknown_report_format (audit needs a shared report, ...)": which file?
+    named = {"{report}": str(report), "{shared}": str(shared)}
+    copy = folder / f"shared-copy-{CANARY}.json"
+    copy.write_bytes(shared.read_bytes())  # a second --system file, not SHARED named twice
+    named["{shared}"] = str(copy)
+    status, out, err = run(["audit", str(shared), *[named.get(a, a) for a in options]])
+    message = f"unknown_report_format ({place}; {EXPECTED_SHARED})"
+    assert (status, out, err) == (1, "", error_line(message, ErrorCode.UNKNOWN_REPORT_FORMAT))
+    no_leak(err)
+
+
+def test_audit_names_shared_itself_in_a_publication(shared: Path, report: Path) -> None:
+    status, _, err = run(["audit", str(report), "--others", str(shared)])
+    message = f"unknown_report_format (report; {EXPECTED_SHARED})"
+    assert (status, err) == (1, error_line(message, ErrorCode.UNKNOWN_REPORT_FORMAT))
+    no_leak(err)
+
+
+def test_audit_names_the_option_of_a_gold_file(shared: Path, gold: Path) -> None:
+    status, _, err = run(["audit", str(shared), "--system", str(gold)])
+    message = f"json_lines_document (system part 1; {GOLD_HINT})"
+    assert (status, err) == (1, error_line(message, ErrorCode.JSON_LINES_DOCUMENT))
+    no_leak(err)
+
+
+# ------------------------------- 8. a publication's system file keeps its hint (analyst)
+
+
+def test_a_publication_system_file_keeps_its_hint(folder: Path, gold: Path, report: Path) -> None:
+    # "predictions part 2 line 1" dropped the hint that "predictions line 1" had.
+    pytest.importorskip("scipy")
+    systems = folder / "systems"
+    systems.mkdir()
+    write_jsonl(systems / f"a-{CANARY}.jsonl", PREDICTIONS)
+    (systems / f"b-{CANARY}.jsonl").write_bytes(report.read_bytes())
+    out = folder / "out"
+    out.mkdir()
+    argv = ["share", "--gold", str(gold), "--publication", str(systems / "*.jsonl")]
+    status, stdout, err = run([*argv, "--out-dir", str(out), "--min-cell", "2"])
+    message = f"missing_key (predictions part 2 line 1, key case_id; {DOCUMENT_AS_ROWS})"
+    assert (status, stdout, err) == (1, "", error_line(message, ErrorCode.MISSING_KEY))
+    assert list(out.iterdir()) == []
+    no_leak(err)

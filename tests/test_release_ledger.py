@@ -224,6 +224,20 @@ def test_an_empty_releases_path_is_no_folder_not_the_working_one(
         assert not list((tmp_path / "out").iterdir())
 
 
+def test_a_releases_folder_in_a_missing_folder_says_so(tmp_path: Path) -> None:
+    # Was "output_unwritable (releases)" alone, where --out says the folder does not exist.
+    files = _files(tmp_path, 16)
+    missing = tmp_path / CANARY / "releases"
+    status, stdout, err = _run(["share", *files, "--releases", str(missing), "--out", "-"])
+    assert (status, stdout) == (1, "")
+    assert err == (
+        "chartscore: error: output_unwritable (releases; the output folder does not exist): "
+        "an output could not be written; nothing partial was left\n"
+    )
+    assert str(tmp_path) not in err and CANARY not in err
+    assert not (tmp_path / CANARY).exists()
+
+
 # --- 3. a stray temporary file -----------------------------------------------------------
 
 
@@ -406,6 +420,22 @@ def test_audit_releases_needs_a_folder(tmp_path: Path) -> None:
             "share --releases DIR records them)"
         )
         assert out == "" and str(tmp_path) not in err
+
+
+def test_audit_releases_of_a_folder_in_a_missing_folder_has_no_release(tmp_path: Path) -> None:
+    # A folder whose parent does not exist was file_unreadable (releases), where a missing
+    # folder in an existing one is "not_a_release_ledger (releases; the folder holds no
+    # release ...)", as docs/errors.md says of a folder that does not exist.
+    absent = tmp_path / CANARY / "releases"
+    status, out, err = _run(["audit", "--releases", str(absent)])
+    assert (status, out) == (1, "")
+    assert err.startswith(
+        "chartscore: error: not_a_release_ledger (releases; the folder holds no release: "
+        "share --releases DIR records them)"
+    )
+    assert str(tmp_path) not in err and CANARY not in err
+    assert read_releases(absent) == []
+    assert not (tmp_path / CANARY).exists()
 
 
 def test_audit_releases_of_a_path_that_is_no_folder_is_unreadable(tmp_path: Path) -> None:

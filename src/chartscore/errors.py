@@ -414,6 +414,14 @@ class ErrorHint(enum.StrEnum):
     GOLD_OR_PREDICTIONS_GIVEN = (
         "this looks like a gold or predictions file: make a report with chartscore score first"
     )
+    DOCUMENT_AS_ROWS = (
+        "this looks like a chartscore document (a report): gold and predictions are JSON Lines "
+        "of rows"
+    )
+    STRATA_AS_ROWS = "this looks like a strata file (case_id to strata), not JSON Lines of rows"
+    ROWS_AS_STRATA = (
+        "this looks like a gold or predictions file: a strata file maps case_id to strata"
+    )
     REDCAP_DICTIONARY_GIVEN = (
         "this looks like a REDCap data dictionary: make a schema with "
         "chartscore import redcap --dictionary FILE --schema-out schema.json"
@@ -493,6 +501,10 @@ class InputKind(enum.StrEnum):
     WORKLIST = "worklist"
     QUESTIONNAIRE = "questionnaire"
     RESPONSES = "responses"
+    OTHERS = "others"
+    SYSTEM = "system"
+    VARIANTS = "variants"
+    COMPARISONS = "comparisons"
 
 
 def valid_field_id(value: object) -> bool:
@@ -721,6 +733,16 @@ def with_hint(error: ChartscoreError, hint: ErrorHint) -> ChartscoreError:
     return _rebuild(error.code, (*location[:10], hint, *location[11:]))
 
 
+def named_as(error: ChartscoreError, *, input: InputKind, part: int | None) -> ChartscoreError:
+    """A new error like ``error`` (all it names, its hint too), as ``input``'s part ``part``.
+
+    For a file given among several by one option (``audit --system``). Raise it outside
+    the handler that caught ``error``, so that it has no context.
+    """
+    location = error._location()
+    return _rebuild(error.code, (input, *location[1:6], part, *location[7:]))
+
+
 def relocated(
     error: ChartscoreError,
     *,
@@ -749,7 +771,8 @@ def as_part(
     part: int, own: Iterable[InputKind | None], input: InputKind, call: Callable[[], _T]
 ) -> _T:
     """``call()``; an error it raises in one of the ``own`` inputs is named as ``input``'s
-    part ``part`` (``predictions part 2 line 3``: a file named by its place among several).
+    part ``part`` (``predictions part 2 line 3``: a file named by its place among several),
+    its hint kept.
 
     Any other error passes unchanged. Raised outside the handler: no context.
     """
@@ -758,7 +781,8 @@ def as_part(
     except ChartscoreError as error:
         failure = error
     if failure.input in own:
-        raise relocated(failure, input=input, line=failure.line, part=part)
+        moved = relocated(failure, input=input, line=failure.line, part=part)
+        raise moved if failure.hint is None else with_hint(moved, failure.hint)
     raise failure
 
 

@@ -20,7 +20,7 @@ from chartscore.disclosure.solver import require_solver
 from chartscore.documents import format_of, refuse_agreement
 from chartscore.documents.shared_comparison import SharedComparison
 from chartscore.documents.shared_report import SharedReport
-from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, with_hint
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind, named_as, with_hint
 from chartscore.io.document_files import read_document_bytes
 from chartscore.io.inputs import InputPath, StandardInput, identity
 from chartscore.io.output import write_output
@@ -82,28 +82,37 @@ def _audit_publication(args: argparse.Namespace, streams: Streams) -> int:
     # per --system pattern (all its files: one system's variants, tied class by class).
     paths = [input_argument(args.shared)]
     systems = ["0"]
+    # Where each file came from, for an error: SHARED (report), or an option's part N.
+    places: list[tuple[InputKind, int | None]] = [(InputKind.REPORT, None)]
     if args.variants is not None:
         # SHARED in its own --variants pattern (a.shared.json in 'a.*.json') is one product.
         itself = _identity(paths[0])
         variants = [
-            path
-            for path in _matched(args.variants, "--others or --variants")
+            (part, path)
+            for part, path in enumerate(_matched(args.variants, "--others or --variants"), 1)
             if itself is None or _identity(path) != itself
         ]
-        paths += variants
+        paths += [path for _, path in variants]
         systems += ["0"] * len(variants)
-    groups: list[list[str]] = []
+        places += [(InputKind.VARIANTS, part) for part, _ in variants]
+    groups: list[tuple[InputKind, list[str]]] = []
     if args.others is not None:
-        groups += [[path] for path in _matched(args.others, "--others or --variants")]
-    groups += [_matched(pattern, "--system") for pattern in args.system or ()]
-    for number, group in enumerate(groups, start=1):
+        others = _matched(args.others, "--others or --variants")
+        groups += [(InputKind.OTHERS, [path]) for path in others]
+    groups += [(InputKind.SYSTEM, _matched(pattern, "--system")) for pattern in args.system or ()]
+    counted = dict.fromkeys((InputKind.OTHERS, InputKind.SYSTEM), 0)
+    for number, (kind, group) in enumerate(groups, start=1):
         paths += group
         systems += [str(number)] * len(group)
-    reports: list[SharedReport | SharedComparison] = [_shared_report(path) for path in paths]
+        places += [(kind, counted[kind] + part) for part in range(1, len(group) + 1)]
+        counted[kind] += len(group)
+    reports: list[SharedReport | SharedComparison] = [
+        _shared_report(path, place) for path, place in zip(paths, places, strict=True)
+    ]
     compared = [] if args.comparisons is None else _matched(args.comparisons, "--comparisons")
     comparisons: list[SharedComparison] = []
-    for path in compared:
-        shared = _read_shared(path, comparison=True)
+    for part, path in enumerate(compared, start=1):
+        shared = _read_shared(path, comparison=True, place=(InputKind.COMPARISONS, part))
         if not isinstance(shared, SharedComparison):
             raise UsageError("--comparisons names a shared report", "audit")
         comparisons.append(shared)
@@ -177,16 +186,32 @@ def _orientations(
     return [list(combination) for combination in combinations]
 
 
-def _shared_report(path: InputPath) -> SharedReport:
+def _shared_report(path: InputPath, place: tuple[InputKind, int | None]) -> SharedReport:
     # A publication's product: a shared report (a shared comparison is given with
     # --comparisons, which reads which systems it compares).
-    shared = _read_shared(path, comparison=True)
+    shared = _read_shared(path, comparison=True, place=place)
     if not isinstance(shared, SharedReport):
         raise UsageError("a shared comparison goes to --comparisons", "audit")
     return shared
 
 
-def _read_shared(path: InputPath, *, comparison: bool) -> SharedReport | SharedComparison:
+def _read_shared(
+    path: InputPath, *, comparison: bool, place: tuple[InputKind, int | None] | None = None
+) -> SharedReport | SharedComparison:
+    # A shared report (or shared comparison), read as _read_document reads it; with ``place``
+    # (a publication's file), a refusal of the file names it: SHARED as the report, another
+    # by its option and its part (``unknown_report_format (system part 2; ...)``).
+    failure: ChartscoreError | None = None
+    try:
+        return _read_document(path, comparison=comparison)
+    except ChartscoreError as error:
+        failure = error
+    if place is not None and failure.input in (None, InputKind.REPORT):
+        raise named_as(failure, input=place[0], part=place[1])  # outside the handler
+    raise failure
+
+
+def _read_document(path: InputPath, *, comparison: bool) -> SharedReport | SharedComparison:
     # A shared report (or, with ``comparison``, a shared comparison); any other document is
     # refused with the hint that audit needs a shared one, raised outside the handler.
     data = read_document_bytes(path)

@@ -65,12 +65,44 @@ def nonzero_bounds(
     if sums is None:
         return None
     first, squares = sums
+    overflowed = False
+    try:
+        upper = None
+        if unit is not None and unit > 0:
+            upper = math.floor(first / float(unit) * (1 + _RELATIVE) + _SLACK)
+        lower = 1 if first > _SLACK else 0
+        if squares is not None and squares > _SLACK:
+            lower = max(lower, math.ceil(first * first / squares * (1 - _RELATIVE) - _SLACK))
+    except (OverflowError, ValueError, ZeroDivisionError):
+        overflowed = True  # answers near 1e308 or a unit under 1e-308: beyond a float
+    if overflowed:
+        return _exact_bounds(magnitude, z, unit)
+    return lower, upper
+
+
+def _exact_bounds(
+    magnitude: SharedMagnitude, z: float, unit: Fraction | None
+) -> tuple[int, int | None]:
+    # nonzero_bounds in exact arithmetic, where its float steps fail (an infinite or NaN
+    # bound raised, an internal_error of share); the same figures and slack. An upper
+    # bound at or above the pairs (each nonzero error is one pair) bounds nothing: None.
+    pairs = magnitude.pairs
+    assert pairs is not None and magnitude.mean_absolute_error is not None
+    assert magnitude.bias is not None
+    first = Fraction(magnitude.mean_absolute_error) * pairs
+    limits = magnitude.limits_of_agreement
+    squares: Fraction | None = None
+    if limits is not None and pairs >= 2 and z > 0:
+        deviation = (Fraction(limits[1]) - Fraction(limits[0])) / (2 * Fraction(z))
+        squares = (pairs - 1) * deviation * deviation + pairs * Fraction(magnitude.bias) ** 2
     upper = None
     if unit is not None and unit > 0:
-        upper = math.floor(first / float(unit) * (1 + _RELATIVE) + _SLACK)
-    lower = 1 if first > _SLACK else 0
-    if squares is not None and squares > _SLACK:
-        lower = max(lower, math.ceil(first * first / squares * (1 - _RELATIVE) - _SLACK))
+        upper = math.floor(first / unit * (1 + Fraction(_RELATIVE)) + Fraction(_SLACK))
+        upper = None if upper >= pairs else upper
+    lower = 1 if first > Fraction(_SLACK) else 0
+    if squares is not None and squares > Fraction(_SLACK):
+        quotient = first * first / squares * (1 - Fraction(_RELATIVE)) - Fraction(_SLACK)
+        lower = max(lower, math.ceil(quotient))
     return lower, upper
 
 

@@ -25,13 +25,14 @@ _LINE_INPUTS: Final = frozenset(
 
 
 def explained(
-    error: ChartscoreError, predictions: Sequence[tuple[str | StandardInput, InputKind]]
+    error: ChartscoreError, inputs: Sequence[tuple[str | StandardInput, InputKind]]
 ) -> ChartscoreError:
     """``error`` with a hint when the shape of the failure tells the likely cause.
 
-    Decided from the code, the input and the line, and (for a swap) whether the
-    first record of a predictions file has a ``field_type``: never shown, so
-    nothing of the data reaches the message.
+    ``inputs``: every JSON Lines input of the run with its kind (gold, predictions,
+    baseline, candidate). Decided from the code, the input and the line, and whether
+    the first record of a file has a ``field_type``, ``format`` or ``strata`` key:
+    never shown, so nothing of the data reaches the message.
 
     - An ``invalid_json`` or ``not_an_object`` on line 1 of a JSON Lines input:
       a CSV file or a JSON array (``json_lines_expected``).
@@ -39,6 +40,10 @@ def explained(
       one: the two files given the wrong way round (``inputs_swapped``).
     - A predictions file's first record has ``field_type`` (``unknown_key``): a
       gold file given as predictions (``gold_as_predictions``).
+    - A first record that lacks ``case_id`` and has a document's ``format`` key:
+      a saved document (a report) given as rows (``document_as_rows``).
+    - A first record that lacks ``field_id`` and has a strata line's ``strata``
+      key: a strata file given as rows (``strata_as_rows``).
     """
     if error.hint is not None or error.line != 1 or error.input not in _LINE_INPUTS:
         return error
@@ -48,24 +53,44 @@ def explained(
         error.input is InputKind.GOLD
         and error.code is ErrorCode.MISSING_KEY
         and error.key == "field_type"
-        and any(_first_record_has_field_type(where, kind) for where, kind in predictions)
+        and any(
+            _first_record_has(where, kind, "field_type")
+            for where, kind in inputs
+            if kind is not InputKind.GOLD
+        )
     )
     if swapped:
         return with_hint(error, ErrorHint.INPUTS_SWAPPED)
     if error.code is ErrorCode.UNKNOWN_KEY and error.key == "field_type":
         return with_hint(error, ErrorHint.GOLD_AS_PREDICTIONS)  # gold's own line 1 passed
-    return error
+    misplaced = _MISPLACED.get(error.key or "") if error.code is ErrorCode.MISSING_KEY else None
+    if misplaced is None:
+        return error
+    marker, hint = misplaced  # the failing file's own first record tells what it is
+    own = [where for where, kind in inputs if kind is error.input]
+    return (
+        with_hint(error, hint)
+        if any(_first_record_has(w, error.input, marker) for w in own)
+        else error
+    )
 
 
-def _first_record_has_field_type(where: str | StandardInput, kind: InputKind) -> bool:
-    """Whether a file's first record has gold's ``field_type`` key (standard input is not read)."""
+_MISPLACED: Final = {
+    "case_id": ("format", ErrorHint.DOCUMENT_AS_ROWS),
+    "field_id": ("strata", ErrorHint.STRATA_AS_ROWS),
+}
+"""The key a row file's line 1 lacks, the key that tells what the file is, and the hint."""
+
+
+def _first_record_has(where: str | StandardInput, kind: InputKind, key: str) -> bool:
+    """Whether a file's first record has ``key`` (standard input is not read)."""
     if isinstance(where, StandardInput):
         return False
     found = False
     try:
         with open_input(where, kind) as stream:
             for _, record in iter_objects(stream, kind):
-                found = "field_type" in record
+                found = key in record
                 break
     except ChartscoreError:
         found = False  # unreadable or not JSON Lines: no hint

@@ -150,7 +150,8 @@ def release_folder(folder: InputPath) -> str:
     Raises:
         ChartscoreError: ``invalid_path (releases)``; ``output_unwritable
             (releases)`` when it is not a directory (a symbolic link
-            included) or its parent does not exist; ``file_exposed
+            included) or its parent does not exist (then with the hint
+            ``output_folder_missing``); ``file_exposed
             (releases)`` when group or others may use it.
     """
     where = input_path(folder, InputKind.RELEASES)
@@ -170,7 +171,11 @@ def release_folder(folder: InputPath) -> str:
         raise _unwritable()
     if status is None:
         if not os.path.isdir(os.path.dirname(os.path.abspath(where))):
-            raise _unwritable()
+            raise ChartscoreError(  # said, as for --out; the path never shown
+                ErrorCode.OUTPUT_UNWRITABLE,
+                input=InputKind.RELEASES,
+                hint=ErrorHint.OUTPUT_FOLDER_MISSING,
+            )
         return where
     if not stat.S_ISDIR(status.st_mode):
         raise _unwritable()
@@ -300,8 +305,8 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
     With ``exclusive`` (a share) the folder is created ``0700`` if absent, the
     lock is exclusive, stray temporary files are removed and a head one
     release behind (a crash between the two writes) is moved on. Otherwise (a
-    reader) the lock is shared and nothing is written; an absent folder reads
-    as no release.
+    reader) the lock is shared and nothing is written; an absent folder (or
+    one in an absent folder) reads as no release.
 
     Raises:
         ChartscoreError: as :func:`release_folder` (for a reader,
@@ -312,15 +317,20 @@ def open_releases(folder: InputPath, *, exclusive: bool) -> ReleaseFolder:
             write there, a file that was edited, deleted or replaced, a head
             that does not match.
     """
-    unusable = False
+    unusable = absent = False
     try:
         where = release_folder(folder)
     except ChartscoreError as error:
         if exclusive or error.code is not ErrorCode.OUTPUT_UNWRITABLE:
             raise
-        unusable = True
+        # A folder whose parent does not exist does not exist either: no release, as when
+        # only the folder is absent (it was file_unreadable, as for a file given as the folder).
+        absent = error.hint is ErrorHint.OUTPUT_FOLDER_MISSING
+        unusable = not absent
     if unusable:  # a reader writes nothing: a path it cannot use as the folder is unreadable
         raise _unreadable()
+    if absent:
+        return ReleaseFolder(str(input_path(folder, InputKind.RELEASES)), -1, [])
     if exclusive:
         failed = False
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.inputs import InputPath, input_path, open_input
 from chartscore.io.jsonl import iter_objects
 from chartscore.records.schema import Schema
@@ -32,7 +32,8 @@ def load_strata(path: InputPath, schema: Schema | None) -> CaseStrata:
         ChartscoreError: ``strata_not_declared`` first, when ``schema`` declares
             no strata; a reading code of the JSON Lines reader;
             ``missing_key`` or ``unknown_key`` (naming ``case_id`` or
-            ``strata`` only); or a code of :meth:`CaseStrata.build`.
+            ``strata`` only; on line 1 of a gold or predictions file, with the
+            hint ``rows_as_strata``); or a code of :meth:`CaseStrata.build`.
     """
     if schema is None or not schema.strata:
         raise ChartscoreError(ErrorCode.STRATA_NOT_DECLARED, input=InputKind.SCHEMA)
@@ -47,7 +48,12 @@ def _lines(
     for line, value in objects:
         for key in _KEYS:
             if key not in value:
-                raise ChartscoreError(ErrorCode.MISSING_KEY, input=_SOURCE, line=line, key=key)
+                # A first line with a row's field_id: gold or predictions given as strata.
+                rows = line == 1 and "field_id" in value
+                hint = ErrorHint.ROWS_AS_STRATA if rows else None
+                raise ChartscoreError(
+                    ErrorCode.MISSING_KEY, input=_SOURCE, line=line, key=key, hint=hint
+                )
         if len(value) != len(_KEYS):
             raise ChartscoreError(ErrorCode.UNKNOWN_KEY, input=_SOURCE, line=line)
         yield line, value["case_id"], value["strata"]

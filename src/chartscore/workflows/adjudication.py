@@ -50,6 +50,7 @@ from chartscore.importers.imported import Imported, sorted_records, write_import
 from chartscore.importers.table import open_worklist_table
 from chartscore.io.fastpath import fast_gold
 from chartscore.io.feed import feed_rows
+from chartscore.io.hints import explained
 from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
 from chartscore.io.ledger_file import append_line
 from chartscore.io.output import check_outputs
@@ -278,8 +279,16 @@ def _read_gold(gold: InputPath, schema: Schema | None) -> list[GoldField]:
         rows.append(GoldField(case_id, field_id, field_type, value))
 
     where = input_path(gold, InputKind.GOLD)
-    with open_input(where, InputKind.GOLD) as stream:
-        feed_rows(stream, InputKind.GOLD, fast=fast_gold, checked=gold_row, add=add, progress=None)
+    failure: ChartscoreError | None = None
+    try:
+        with open_input(where, InputKind.GOLD) as stream:
+            feed_rows(
+                stream, InputKind.GOLD, fast=fast_gold, checked=gold_row, add=add, progress=None
+            )
+    except ChartscoreError as error:
+        failure = error
+    if failure is not None:  # score's hints (a CSV, a report given as gold); no context
+        raise explained(failure, [(where, InputKind.GOLD)])
     if not rows:
         raise ChartscoreError(ErrorCode.EMPTY_GOLD, input=InputKind.GOLD)
     return rows

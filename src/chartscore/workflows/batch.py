@@ -37,6 +37,7 @@ from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import Gate, GateResults, evaluate
 from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, caller_items
+from chartscore.io.hints import explained
 from chartscore.io.inputs import (
     InputPath,
     StandardInput,
@@ -53,7 +54,7 @@ from chartscore.io.ledger_file import (
 )
 from chartscore.ledger.entry import LedgerEntry
 from chartscore.ledger.table import COMPARED_METRIC, difference_estimate, overall_rate
-from chartscore.records.gold_identity import LedgerKey
+from chartscore.records.gold_identity import GoldIdentity, LedgerKey
 from chartscore.records.schema import Schema
 from chartscore.render.table import WIDTH, table_lines
 from chartscore.render.view import Cell, Column, Row, Table
@@ -214,7 +215,7 @@ def batch_files(
     resolved = resolve_schema(schema)
     before = gold_state(gold)
     checker = Scorer(resolved, extra_predictions=extra_predictions)
-    identity = gold_file_identity(gold, key, also=checker.add_gold)
+    identity = _gold_identity(gold, key, checker, paths)
     checker.close_gold()
     gold_identity = identity.digest()
     del checker
@@ -291,6 +292,24 @@ def batch_files(
     every = (gold, schema_path, *paths, *inputs)
     append_lines(ledger, lines, inputs=every, appended=appended)
     return Batch(tuple(runs), baseline, tuple(entries), skipped, gated=bool(gates))
+
+
+def _gold_identity(
+    gold: InputPath, key: LedgerKey, checker: Scorer, paths: Sequence[str]
+) -> GoldIdentity:
+    # The gold file's keyed identity, checked as score checks it; a failure on line 1 gets the
+    # hint score gives (a CSV, a report or strata file, the predictions swapped), decided from
+    # the shape of the first records only, and is raised outside the handler.
+    failure: ChartscoreError | None = None
+    try:
+        return gold_file_identity(gold, key, also=checker.add_gold)
+    except ChartscoreError as error:
+        failure = error
+    if failure.line != 1:
+        raise failure
+    gold_where = input_path(gold, InputKind.GOLD)  # gold_file_identity read its line 1
+    runs = [(path, InputKind.PREDICTIONS) for path in paths]
+    raise explained(failure, [(gold_where, InputKind.GOLD), *runs])
 
 
 def _gates(gates: object) -> tuple[Gate, ...]:

@@ -136,8 +136,8 @@ def _feed_paired(
     except ChartscoreError as error:
         failure = error
     if failure is not None:  # raised outside the handler: no context
-        others = [(wheres[1], InputKind.BASELINE), (wheres[2], InputKind.CANDIDATE)]
-        raise explained(failure, others)
+        kinds = (InputKind.GOLD, InputKind.BASELINE, InputKind.CANDIDATE)
+        raise explained(failure, list(zip(wheres, kinds, strict=True)))
 
 
 def _compare_streams(

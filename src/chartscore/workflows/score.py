@@ -207,7 +207,8 @@ def feed_files(
     except ChartscoreError as error:
         failure = error
     if failure is not None:  # raised outside the handler: no context
-        raise explained(failure, [(predictions_where, InputKind.PREDICTIONS)])
+        inputs = [(gold_where, InputKind.GOLD), (predictions_where, InputKind.PREDICTIONS)]
+        raise explained(failure, inputs)
 
 
 def _feed_both(
