@@ -6,14 +6,15 @@ self-audit solve integer programs over the whole product. Their time grows faste
 number of field x stratum-cell blocks: measured on this project's two-core machine
 (docs/disclosure.md#limits), 13 fields over 6 sites (78 blocks) took 21 s, over 12 sites (156)
 99 s, over 30 sites (390) 26 minutes and 8 GiB in one step, and 52 minutes and 12.8 GiB in
-the two steps that keep the field level (``suppress.share``). :data:`MAX_STRATUM_BLOCKS` is the
-documented limit; a larger report is ``share_too_large`` before any suppression starts.
+the two steps that keep the field level (``suppress.share``); with today's solver levers, 1.4
+GiB but not finished in 68 minutes. :data:`MAX_STRATUM_BLOCKS` is the documented limit; a
+larger report is ``share_too_large`` before any suppression starts.
 
 A publication's joint choice and joint audit attack every product's stratum cells at once, so
 its products are dearer together than each alone. Its blocks are its stratified reports' blocks
 and, with strata, each comparison's too (the joint model splits a comparison's paired classes by
 the stratum cells). On the invented 200-case study over 3 sites (39 blocks a report), with two
-systems: 78 blocks took 17 s, 117 (with their comparison) 2 minutes, 156 (``--also-min-cell``)
+systems: 78 blocks took 28 s, 117 (with their comparison) 2.3 minutes, 156 (``--also-min-cell``)
 6.5 minutes, 195 (both) did not end in 20. :data:`MAX_PUBLICATION_STRATUM_BLOCKS` bounds them.
 
 Value-free: counts only.
