@@ -461,6 +461,20 @@ def test_audit_names_the_option_of_a_gold_file(shared: Path, gold: Path) -> None
     no_leak(err)
 
 
+@pytest.mark.parametrize(("options", "place"), [([], ""), (["--system"], "system part 1; ")])
+def test_audit_of_a_gates_file_gets_audits_hint_not_gates(
+    options: list[str], place: str, folder: Path, shared: Path
+) -> None:
+    # gate's hint said "the arguments may be swapped (chartscore gate DOCUMENT --gates ...)".
+    gates = gates_file(folder, 'slice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5')
+    argv = ["audit", str(gates)] if not options else ["audit", str(shared), *options, str(gates)]
+    status, out, err = run(argv)
+    hint = "this looks like a gates file (TOML): audit reads shared reports, and gate reads gates"
+    assert (status, out) == (1, "")
+    assert err == error_line(f"invalid_report ({place}{hint})", ErrorCode.INVALID_REPORT)
+    no_leak(err)
+
+
 # ------------------------------- 8. a publication's system file keeps its hint (analyst)
 
 

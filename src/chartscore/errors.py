@@ -434,6 +434,9 @@ class ErrorHint(enum.StrEnum):
         "this looks like a gates file (TOML), not a document: the arguments may be swapped "
         "(chartscore gate DOCUMENT --gates GATES.toml)"
     )
+    GATES_GIVEN_TO_AUDIT = (
+        "this looks like a gates file (TOML): audit reads shared reports, and gate reads gates"
+    )
 
 
 GATE_RULES: Final = (

@@ -206,6 +206,8 @@ def _read_shared(
         return _read_document(path, comparison=comparison)
     except ChartscoreError as error:
         failure = error
+    if failure.hint is ErrorHint.DOCUMENT_LOOKS_LIKE_GATES:  # its advice is gate's, not audit's
+        failure = with_hint(failure, ErrorHint.GATES_GIVEN_TO_AUDIT)
     if place is not None and failure.input in (None, InputKind.REPORT):
         raise named_as(failure, input=place[0], part=place[1])  # outside the handler
     raise failure
