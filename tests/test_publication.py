@@ -113,6 +113,7 @@ def test_a_min_cell_variant_gives_back_what_the_stricter_one_hides() -> None:
     assert all(row.high is not None and row.high < 13 for row in failing)
 
 
+@thorough_only("four shares and a joint audit through the command line (about 7 s)")
 def test_audit_system_ties_another_systems_reports_as_one_systems(tmp_path: Path) -> None:
     # B's report beside A's at min cells 11 and 13, each made apart. Given as one system
     # (--system), A's two reports are tied class by class, so the 11 gives back more of what
