@@ -22,8 +22,9 @@ Value-free: figures of a shared report and one inside unit.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Final
+from typing import Final, TypeVar
 
 from chartscore.documents.shared_figures import (
     FIGURE_INCONSISTENT,
@@ -36,21 +37,30 @@ _SLACK: Final = 1e-6
 """Absolute slack before rounding a bound: the figures are floats of exact sums."""
 _RELATIVE: Final = 1e-9
 
+_Number = TypeVar("_Number", float, Fraction)
+
 DAY: Final = Fraction(1)
 """A date's errors are whole days."""
 
 
 def moment_sums(magnitude: SharedMagnitude, z: float) -> tuple[float, float | None] | None:
     """``(S1, S2)`` from the shown figures (``S2`` None without the limits); None if hidden."""
+    return _moment_sums(magnitude, z, float)
+
+
+def _moment_sums(
+    magnitude: SharedMagnitude, z: float, number: Callable[[float], _Number]
+) -> tuple[_Number, _Number | None] | None:
+    # moment_sums in ``number``'s arithmetic: float, or Fraction where a float overflows.
     n, mae, bias = magnitude.pairs, magnitude.mean_absolute_error, magnitude.bias
     if n is None or mae is None or bias is None:
         return None
-    first = mae * n
+    first = number(mae) * n
     limits = magnitude.limits_of_agreement
     if limits is None or n < 2 or z <= 0:
         return first, None
-    deviation = (limits[1] - limits[0]) / (2 * z)
-    return first, (n - 1) * deviation * deviation + n * bias * bias
+    deviation = (number(limits[1]) - number(limits[0])) / (2 * number(z))
+    return first, (n - 1) * deviation * deviation + n * number(bias) * number(bias)
 
 
 def nonzero_bounds(
@@ -86,15 +96,9 @@ def _exact_bounds(
     # nonzero_bounds in exact arithmetic, where its float steps fail (an infinite or NaN
     # bound raised, an internal_error of share); the same figures and slack. An upper
     # bound at or above the pairs (each nonzero error is one pair) bounds nothing: None.
-    pairs = magnitude.pairs
-    assert pairs is not None and magnitude.mean_absolute_error is not None
-    assert magnitude.bias is not None
-    first = Fraction(magnitude.mean_absolute_error) * pairs
-    limits = magnitude.limits_of_agreement
-    squares: Fraction | None = None
-    if limits is not None and pairs >= 2 and z > 0:
-        deviation = (Fraction(limits[1]) - Fraction(limits[0])) / (2 * Fraction(z))
-        squares = (pairs - 1) * deviation * deviation + pairs * Fraction(magnitude.bias) ** 2
+    pairs, sums = magnitude.pairs, _moment_sums(magnitude, z, Fraction)
+    assert pairs is not None and sums is not None  # shown: nonzero_bounds had them
+    first, squares = sums
     upper = None
     if unit is not None and unit > 0:
         upper = math.floor(first / unit * (1 + Fraction(_RELATIVE)) + Fraction(_SLACK))
