@@ -42,6 +42,7 @@ from chartscore import (
 from chartscore.engine import parts, score_dask
 from chartscore.engine.parts import partition_of, stable_hash
 from chartscore.errors import describe
+from chartscore.io.hints import explained
 
 from helpers import SCHEMA, chain_dict, datasets, digest, dumps, examples, thorough_only
 
@@ -118,10 +119,22 @@ def expected_error(
         return None
     if error.line is None or error.input not in (InputKind.GOLD, InputKind.PREDICTIONS):
         return error
-    place = (gold if error.input is InputKind.GOLD else predictions).place(error.line)
-    return ChartscoreError(
-        error.code, input=error.input, part=place[0], line=place[1], field_id=error.field_id
+    own, other = (gold, predictions) if error.input is InputKind.GOLD else (predictions, gold)
+    place = own.place(error.line)
+    moved = ChartscoreError(
+        error.code,
+        input=error.input,
+        part=place[0],
+        line=place[1],
+        field_id=error.field_id,
+        key=error.key,
     )
+    # The hint of a first line: the failing part file stands for its input (another part
+    # than the first, too), the other input's first part for that one.
+    kinds = [InputKind.GOLD, InputKind.PREDICTIONS]
+    other_kind = kinds[1 - kinds.index(error.input)]
+    files = [(str(own.paths[place[0] - 1]), error.input), (str(other.paths[0]), other_kind)]
+    return explained(moved, files)
 
 
 def dask_outcome(call: Callable[[], Report]) -> str:
@@ -560,6 +573,36 @@ def test_arguments_are_checked_with_codes(tmp_path: Path) -> None:
     assert str(caught.value) == "file_unreadable (gold part 1)"
 
 
+@pytest.mark.parametrize(
+    ("gold_line", "swapped"),
+    [
+        ({"case": "c1", "field_id": "f", "field_type": "text", "value": "v"}, False),
+        ({"format": 3, "report": {}}, False),
+        ({"case_id": "c1", "strata": {"site": "A"}}, False),
+        (None, True),
+    ],
+    ids=["missing key", "report as gold", "strata as gold", "swapped"],
+)
+def test_a_part_error_names_what_one_process_names(
+    tmp_path: Path, gold_line: dict[str, object] | None, swapped: bool
+) -> None:
+    """The engine's error is one process's, key and hint included, with the part added."""
+    gold, predictions = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    write(gold, [g("c1")] if gold_line is None else [gold_line])
+    write(predictions, [p("c1", "v")])
+    if swapped:
+        gold, predictions = predictions, gold
+    with pytest.raises(ChartscoreError) as local:
+        score_files(gold, predictions)
+    with pytest.raises(ChartscoreError) as engine:
+        score_dask(str(gold), str(predictions), scheduler=SYNC)
+    assert local.value.hint is not None or local.value.key is not None
+    where = f"{local.value.input} line"
+    expected = str(local.value).replace(where, f"{local.value.input} part 1 line")
+    assert str(engine.value) == expected
+    assert engine.value.__context__ is None and engine.value.__cause__ is None
+
+
 def test_an_unreachable_scheduler_is_engine_failed(tmp_path: Path) -> None:
     import dask
 
@@ -590,7 +633,11 @@ def test_without_the_extra_it_is_engine_unavailable(
     assert str(caught.value) == "engine_unavailable"
     with pytest.raises(ChartscoreError) as caught:
         score_dask(gold, gold, scheduler=SYNC)
-    assert str(caught.value) == "unknown_key (predictions part 1 line 1)"  # ran without them
+    # Ran without them (and, as one process, names the key and the likely cause).
+    assert str(caught.value) == (
+        "unknown_key (predictions part 1 line 1, key field_type; "
+        "this looks like a gold file: predictions have no field_type)"
+    )
     monkeypatch.setitem(sys.modules, "dask", None)  # import dask now fails
     with pytest.raises(ChartscoreError) as caught:
         score_dask(gold, gold, scheduler=SYNC)

@@ -30,7 +30,7 @@ import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, Final, NamedTuple
 
-from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint, InputKind
 from chartscore.io.fastpath import check_batch, fast_gold, fast_prediction
 from chartscore.io.inputs import InputStream, StandardInput, input_path, open_input
 from chartscore.io.jsonl import iter_batches
@@ -81,6 +81,8 @@ class Failure(NamedTuple):
     line: int | None
     field_id: str | None
     plugin: str | None = None
+    key: str | None = None
+    hint: str | None = None
 
     @classmethod
     def at(
@@ -93,13 +95,28 @@ class Failure(NamedTuple):
         place; otherwise it names this input, part and line.
         """
         order = (_STAGES[source], part, 0 if line is None else line, tie)
+        named = (error.key, None if error.hint is None else error.hint.value)
         if error.input not in (None, source):
             return cls(
-                order, error.code.value, error.input, None, error.line, error.field_id, error.plugin
+                order,
+                error.code.value,
+                error.input,
+                None,
+                error.line,
+                error.field_id,
+                error.plugin,
+                *named,
             )
         shown_line = error.line if error.line is not None else line
         return cls(
-            order, error.code.value, source.value, part, shown_line, error.field_id, error.plugin
+            order,
+            error.code.value,
+            source.value,
+            part,
+            shown_line,
+            error.field_id,
+            error.plugin,
+            *named,
         )
 
     @classmethod
@@ -109,7 +126,7 @@ class Failure(NamedTuple):
             (Stage.INTERNAL, 0, 0, 0), ErrorCode.INTERNAL_ERROR.value, None, None, None, None
         )
 
-    def rank(self) -> tuple[tuple[int, int, int, int], str, str, int, int, str, str]:
+    def rank(self) -> tuple[tuple[int, int, int, int], str, str, int, int, str, str, str, str]:
         """The sort key: ``order`` first, then the shown fields (a total order)."""
         return (
             self.order,
@@ -119,6 +136,8 @@ class Failure(NamedTuple):
             self.line or 0,
             self.field_id or "",
             self.plugin or "",
+            self.key or "",
+            self.hint or "",
         )
 
     def error(self) -> ChartscoreError:
@@ -130,6 +149,8 @@ class Failure(NamedTuple):
             field_id=self.field_id,
             part=self.part,
             plugin=self.plugin,
+            key=self.key,
+            hint=None if self.hint is None else ErrorHint(self.hint),
         )
 
 

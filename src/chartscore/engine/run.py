@@ -48,6 +48,7 @@ from chartscore.engine.partition import combine, finish, first_result, score_par
 from chartscore.engine.parts import Failure, PathSpec, part_paths, read_part
 from chartscore.engine.quiet import NAMESPACES, SILENT
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
+from chartscore.io.hints import explained
 from chartscore.io.inputs import InputPath, is_gzip
 from chartscore.io.schema_file import load_schema
 from chartscore.io.strata_file import load_strata
@@ -175,8 +176,23 @@ def score_dask(
     if failed or not isinstance(outcome, Report | Failure):
         raise ChartscoreError(ErrorCode.ENGINE_FAILED)
     if isinstance(outcome, Failure):
-        raise outcome.error()
+        raise _explained(outcome.error(), gold_paths, prediction_paths)
     return outcome
+
+
+def _explained(
+    error: ChartscoreError, gold: Sequence[str], predictions: Sequence[str]
+) -> ChartscoreError:
+    """``error`` with the hint one process gives (:func:`chartscore.io.hints.explained`).
+
+    The failing part stands for its input; the other input's first part for that one
+    (a swap or a misplaced file shows in every part alike).
+    """
+    inputs: list[tuple[str, InputKind]] = []
+    for kind, paths in ((InputKind.GOLD, gold), (InputKind.PREDICTIONS, predictions)):
+        part = error.part if error.input is kind and error.part is not None else 1
+        inputs.append((paths[min(part, len(paths)) - 1], kind))
+    return explained(error, inputs)
 
 
 def _valid_scheduler(scheduler: object) -> bool:
