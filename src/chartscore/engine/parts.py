@@ -71,7 +71,8 @@ class Failure(NamedTuple):
     tasks is the one reported. ``tie`` is 0 for the engine's global check of
     field types and 1 for everything else, so that at the same line the global
     check (which sees every partition) wins. The other fields are what the
-    :class:`ChartscoreError` shows. Codes and numbers only: value-free.
+    :class:`ChartscoreError` shows: codes, numbers, a format key and a hint (the error's own,
+    closed vocabularies). Value-free.
     """
 
     order: tuple[int, int, int, int]
