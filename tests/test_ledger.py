@@ -715,3 +715,28 @@ def test_a_long_run_id_is_cut_in_its_middle_never_wrapped_into_a_second_row(
     assert "\n".join(lines).isascii()
     assert all(len(line) <= 100 for line in lines) and long_id not in "\n".join(lines)
     assert not any(line.startswith("xxxx") for line in lines)  # no wrapped remainder
+
+
+def test_a_run_id_up_to_32_characters_is_shown_whole_the_columns_in_panels(
+    tmp_path: Path,
+) -> None:
+    # An analyst's `ledger show --all` read "pred_syste...em_a" for a comparison's
+    # pred_system_b.vs.pred_system_a: the cut hid which system was which. The run column
+    # now widens to the renderer's label cap (32), the other columns going to panels.
+    gold = [GoldField(f"c{i}", "f.x", "text", "a") for i in range(12)]
+    answers = [Prediction(f"c{i}", "f.x", "a") for i in range(12)]
+    key = LedgerKey(KEY)
+    identity = gold_identity(gold, key)
+    run_id = "pred_system_b.vs.pred_system_a"
+    ledger = tmp_path / "l.jsonl"
+    for system in (run_id, "model-b"):  # each run id its system's: no system column, room 24
+        entry = ledger_entry(
+            score(gold, answers), system=system, gold_identity=identity, key=key, time=MOMENT
+        )
+        append_line(ledger, entry.to_line())
+    lines = ledger_table(read_ledger(ledger)).splitlines()
+    rows = [line for line in lines if line.startswith("pred_")]
+    others = [line for line in lines if line.startswith("model-b")]
+    assert len(rows) == len(others) > 1  # one line a row in every panel
+    assert all(line.split()[0] == run_id for line in rows)
+    assert all(len(line) <= 100 for line in lines) and "..." not in "\n".join(rows)

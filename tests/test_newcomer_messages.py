@@ -493,3 +493,158 @@ def test_a_publication_system_file_keeps_its_hint(folder: Path, gold: Path, repo
     assert (status, stdout, err) == (1, "", error_line(message, ErrorCode.MISSING_KEY))
     assert list(out.iterdir()) == []
     no_leak(err)
+
+
+# --------------------------- 9. more files of the wrong kind (an analyst's second pass)
+
+PARTIAL_GIVEN = "this looks like a partial tally: chartscore merge --partials makes its report"
+DOCUMENT_AS_PARTIAL = (
+    "this looks like a chartscore document (a report), not a partial: "
+    "chartscore score --partial-out writes one"
+)
+LEDGER_GIVEN = "this looks like a ledger of scored runs: chartscore ledger show reads it"
+UNKNOWN_FORMAT = ErrorCode.UNKNOWN_REPORT_FORMAT
+CHOICES_SCHEMA: dict[str, object] = {
+    "fields": {
+        "echo.lvef": {"type": "number"},
+        "hx.smoking": {"type": "categorical", "choices": ["former", "never"]},
+    }
+}
+
+
+@pytest.fixture
+def partial(folder: Path, gold: Path) -> Path:
+    schema = folder / f"schema-{CANARY}.json"
+    schema.write_text(json.dumps(CHOICES_SCHEMA), encoding="utf-8")
+    predictions = write_jsonl(folder / f"pred-{CANARY}.jsonl", PREDICTIONS)
+    out = folder / f"site-{CANARY}.partial"
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    argv += ["--schema", str(schema), "--partial-out", str(out), "--out", str(folder / "r.json")]
+    assert run([*argv, "--quiet"])[0] == 0
+    return out
+
+
+@pytest.fixture
+def ledger(folder: Path, gold: Path) -> Path:
+    key = folder / f"key-{CANARY}"
+    key.write_bytes(bytes(range(32)))
+    key.chmod(0o600)
+    path = folder / f"ledger-{CANARY}.jsonl"
+    predictions = write_jsonl(folder / f"pred-{CANARY}.jsonl", PREDICTIONS)
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions), "--quiet"]
+    argv += ["--ledger", str(path), "--ledger-key", str(key), "--out", str(folder / "r.json")]
+    assert run([*argv, "--run-id", f"{CANARY}-1"])[0] == 0
+    return path
+
+
+@pytest.mark.parametrize("command", ["render", "gate"])
+def test_a_partial_given_as_the_document(command: str, folder: Path, partial: Path) -> None:
+    # Was "unknown_report_format" alone: not a word of what the file is.
+    gates = gates_file(folder, 'slice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5')
+    options = ["--format", "table"] if command == "render" else ["--gates", str(gates)]
+    status, out, err = run([command, str(partial), *options])
+    message = f"unknown_report_format ({PARTIAL_GIVEN})"
+    assert (status, out, err) == (1, "", error_line(message, UNKNOWN_FORMAT))
+    no_leak(err)
+
+
+@pytest.mark.parametrize("command", ["merge", "share"])
+def test_a_report_given_as_a_partial(command: str, folder: Path, report: Path) -> None:
+    # Was "unknown_report_format (partial)" alone.
+    status, out, err = run([command, "--partials", str(report), "--out", str(folder / "o.json")])
+    message = f"unknown_report_format (partial; {DOCUMENT_AS_PARTIAL})"
+    assert (status, out, err) == (1, "", error_line(message, UNKNOWN_FORMAT))
+    no_leak(err)
+
+
+def test_another_format_gets_no_partial_or_ledger_hint(folder: Path) -> None:
+    other = folder / f"other-{CANARY}.json"
+    other.write_text(json.dumps({"format": f"chartscore.{CANARY}"}), encoding="utf-8")
+    for argv in (["render", str(other), "--format", "table"], ["merge", "--partials", str(other)]):
+        status, _, err = run(argv)
+        where = " (partial)" if argv[0] == "merge" else ""
+        assert (status, err) == (1, error_line(f"unknown_report_format{where}", UNKNOWN_FORMAT))
+        no_leak(err)
+
+
+@pytest.mark.parametrize("given", ["gold", "predictions"])
+def test_a_gold_or_predictions_file_given_as_schema(given: str, folder: Path, gold: Path) -> None:
+    # Was "invalid_json (schema line 2)" alone.
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    schema = gold if given == "gold" else predictions
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    status, _, err = run([*argv, "--schema", str(schema)])
+    hint = "this looks like a gold or predictions file: a schema is one JSON object of fields"
+    message = f"invalid_json (schema line 2; {hint})"
+    assert (status, err) == (1, error_line(message, ErrorCode.INVALID_JSON))
+    no_leak(err)
+
+
+def test_other_json_lines_given_as_schema_get_no_hint(folder: Path, gold: Path) -> None:
+    _, strata = strata_inputs(folder)  # JSON Lines, but no row's field_id
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    status, _, err = run([*argv, "--schema", str(strata)])
+    assert (status, err) == (1, error_line("invalid_json (schema line 2)", ErrorCode.INVALID_JSON))
+    no_leak(err)
+
+
+@pytest.mark.parametrize("given", ["report", "partial"])
+def test_a_document_given_as_strata(
+    given: str, folder: Path, gold: Path, report: Path, partial: Path
+) -> None:
+    # Was "missing_key (strata line 1, key case_id)" alone.
+    schema, _ = strata_inputs(folder)
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
+    strata = report if given == "report" else partial
+    status, _, err = run([*argv, "--schema", str(schema), "--strata", str(strata)])
+    hint = "this looks like a chartscore document (a report): a strata file maps case_id to strata"
+    message = f"missing_key (strata line 1, key case_id; {hint})"
+    assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
+    no_leak(err)
+
+
+@pytest.mark.parametrize("lines", [1, 2])
+@pytest.mark.parametrize("command", ["render", "gate"])
+def test_a_ledger_given_as_the_document(
+    command: str, lines: int, folder: Path, ledger: Path
+) -> None:
+    # Was "unknown_report_format" (one line) or "json_lines_document (report)" alone.
+    first = ledger.read_bytes()
+    ledger.write_bytes(first * lines)  # a second line like the first: the shape is the same
+    gates = gates_file(folder, 'slice = "overall"\nmetric = "exact_agreement"\nmin_lower = 0.5')
+    options = ["--format", "table"] if command == "render" else ["--gates", str(gates)]
+    status, out, err = run([command, str(ledger), *options])
+    if lines == 1:
+        expected = error_line(f"unknown_report_format ({LEDGER_GIVEN})", UNKNOWN_FORMAT)
+    else:
+        message = f"json_lines_document (report; {LEDGER_GIVEN})"
+        expected = error_line(message, ErrorCode.JSON_LINES_DOCUMENT)
+    assert (status, out, err) == (1, "", expected)
+    no_leak(err)
+
+
+@pytest.mark.parametrize("place", [1, 2])
+def test_a_gold_file_given_as_a_rater(place: int, folder: Path, gold: Path) -> None:
+    # Was "unknown_key (raters part N line 1, key field_type)" alone.
+    schema = folder / f"schema-{CANARY}.json"
+    schema.write_text(json.dumps(CHOICES_SCHEMA), encoding="utf-8")
+    rater = write_jsonl(folder / f"rater-{CANARY}.jsonl", PREDICTIONS)
+    raters = [str(gold), str(rater)] if place == 1 else [str(rater), str(gold)]
+    status, out, err = run(["agree", "--raters", *raters, "--schema", str(schema)])
+    hint = "this looks like a gold file: predictions have no field_type"
+    message = f"unknown_key (raters part {place} line 1, key field_type; {hint})"
+    assert (status, out, err) == (1, "", error_line(message, ErrorCode.UNKNOWN_KEY))
+    no_leak(err)
+
+
+def test_the_new_hints_errors_have_no_context(folder: Path, report: Path, partial: Path) -> None:
+    from chartscore.io.document_files import load_rendered_file
+    from chartscore.workflows.partials import read_partial_file
+
+    for call, path in ((load_rendered_file, partial), (read_partial_file, report)):
+        with pytest.raises(ChartscoreError) as caught:
+            call(path)
+        assert caught.value.hint is not None
+        assert caught.value.__context__ is None and caught.value.__cause__ is None

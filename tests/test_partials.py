@@ -166,6 +166,33 @@ def test_partial_out_usage(tmp_path: Path, args: list[str], problem: str) -> Non
     assert status == 2 and problem in err.getvalue()
 
 
+@pytest.mark.parametrize("command", ["score", "merge"])
+@pytest.mark.parametrize("spelling", ["same", "dotted"])
+def test_partial_out_on_the_out_file_is_duplicate_output(
+    tmp_path: Path, command: str, spelling: str
+) -> None:
+    # The documented code for one file named by two outputs, as for --junit: not usage.
+    gold, answers = cohort()
+    g, p = write_jsonl(tmp_path / "g.jsonl", gold), write_jsonl(tmp_path / "p.jsonl", answers)
+    (tmp_path / "schema.json").write_text(json.dumps(CHOICES), encoding="utf-8")
+    (tmp_path / "site.partial").write_text(one_partial(tmp_path), encoding="utf-8")
+    out = tmp_path / "out.json"
+    partial_out = str(out) if spelling == "same" else f"{tmp_path}/./out.json"
+    if command == "score":
+        args = ["score", "--gold", str(g), "--predictions", str(p)]
+        args += ["--schema", str(tmp_path / "schema.json")]
+    else:
+        args = ["merge", "--partials", str(tmp_path / "site.partial")]
+    err = io.StringIO()
+    status = main([*args, "--out", str(out), "--partial-out", partial_out], stderr=err)
+    assert (status, err.getvalue()) == (
+        1,
+        "chartscore: error: duplicate_output (output): two outputs name the same file; "
+        "give each output its own path\n",
+    )
+    assert not out.exists()
+
+
 def test_a_categorical_field_without_choices_refuses_a_partial(tmp_path: Path) -> None:
     gold, answers = cohort()
     g, p = write_jsonl(tmp_path / "g.jsonl", gold), write_jsonl(tmp_path / "p.jsonl", answers)

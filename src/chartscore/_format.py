@@ -15,6 +15,9 @@ PLUGIN_NAME_PATTERN: Final = r"[a-z][a-z0-9_]{0,39}"
 """A plugin's name and each of its labels: a lowercase identifier of 1 to 40 characters."""
 MAX_CASE_ID_LENGTH: Final = 128
 MAX_OFFSET: Final = (1 << 63) - 1
+PARTIAL_FORMAT: Final = "chartscore.partial"
+"""A partial tally's ``format`` (:mod:`chartscore.scoring.partial_document`): here, so that a
+reader that may not import the scoring layer (a hint in :mod:`chartscore.io.hints`) knows it."""
 
 GOLD_KEY_ORDER: Final = ("case_id", "field_id", "field_type", "value")
 """The gold format's keys, in documented order (the first missing one is named)."""

@@ -437,6 +437,18 @@ class ErrorHint(enum.StrEnum):
     GATES_GIVEN_TO_AUDIT = (
         "this looks like a gates file (TOML): audit reads shared reports, and gate reads gates"
     )
+    PARTIAL_GIVEN = "this looks like a partial tally: chartscore merge --partials makes its report"
+    DOCUMENT_AS_PARTIAL = (
+        "this looks like a chartscore document (a report), not a partial: "
+        "chartscore score --partial-out writes one"
+    )
+    ROWS_AS_SCHEMA = (
+        "this looks like a gold or predictions file: a schema is one JSON object of fields"
+    )
+    DOCUMENT_AS_STRATA = (
+        "this looks like a chartscore document (a report): a strata file maps case_id to strata"
+    )
+    LEDGER_GIVEN = "this looks like a ledger of scored runs: chartscore ledger show reads it"
 
 
 GATE_RULES: Final = (

@@ -177,12 +177,12 @@ def output_targets(
     to a file of its own, never stdout nor the report's file.
 
     Raises:
-        UsageError: ``--partial-out -``, or the same file as ``--out``.
+        UsageError: ``--partial-out -``.
+        ChartscoreError: ``duplicate_output``: ``--out``'s file, by any spelling or link.
     """
     out = output_target(args.out, inputs)
     partial_out = output_target(output_file(args.partial_out, "--partial-out", command), inputs)
-    if partial_out is not None and partial_out == out:
-        raise UsageError("--partial-out and --out must name different files", command)
+    check_outputs([path for path in (out, partial_out) if path is not None], inputs=inputs)
     return out, partial_out
 
 

@@ -17,9 +17,8 @@ from chartscore.cli._options import (
     required_min_cell,
 )
 from chartscore.cli._streams import Streams
-from chartscore.documents import load_rendered_document
 from chartscore.documents.gates import EXIT_REQUIRED_GATE_FAILED
-from chartscore.io.document_files import load_gates, read_document_bytes
+from chartscore.io.document_files import load_gates, load_rendered_file
 from chartscore.io.output import write_output
 
 
@@ -37,7 +36,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     document_path, gates_path = input_argument(args.report), input_argument(args.gates)
     junit = junit_target(args, (document_path, gates_path), "gate")
     gates = load_gates(gates_path)
-    document = load_rendered_document(read_document_bytes(document_path))
+    document = load_rendered_file(document_path)
     level = None if args.confidence is None else float(args.confidence)
     line, met = "", True
     checks: tuple[tuple[str, str], ...] = ()

@@ -19,12 +19,11 @@ from chartscore.cli._command import (
 from chartscore.cli._options import AXIS, DOCUMENT, OUT, output_target
 from chartscore.cli._presentation import DATE, rendering_date
 from chartscore.cli._streams import Streams
-from chartscore.documents import load_rendered_document
 from chartscore.documents.agreement import Agreement
 from chartscore.documents.comparison import Comparison
 from chartscore.documents.gates import evaluate
 from chartscore.documents.shared_comparison import SharedComparison
-from chartscore.io.document_files import load_gates, read_document_bytes
+from chartscore.io.document_files import load_gates, load_rendered_file
 from chartscore.io.output import write_output
 from chartscore.io.schema_file import load_schema
 from chartscore.render import FORMATS, SORTS, render
@@ -56,7 +55,7 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     out = output_target(args.out, inputs)
     gates = None if gates_path is None else load_gates(gates_path)
     schema = None if schema_path is None else load_schema(schema_path)
-    document = load_rendered_document(read_document_bytes(document_path))
+    document = load_rendered_file(document_path)
     if args.rater_labels and not isinstance(document, Agreement):
         raise UsageError("--rater-labels names an agreement's raters; this is not one", "render")
     comparison = isinstance(document, Comparison | SharedComparison)

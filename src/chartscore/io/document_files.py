@@ -6,13 +6,14 @@ named by path in an error.
 
 from __future__ import annotations
 
-from chartscore.documents import Document, _strict_json, load_document
+from chartscore.documents import Document, _strict_json, load_document, load_rendered_document
+from chartscore.documents.agreement import Agreement
 from chartscore.documents.gates import MAX_GATES_BYTES, Gate, parse_gates_bytes
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
-from chartscore.io.hints import document_explained, gates_explained
+from chartscore.io.hints import document_explained, format_explained, gates_explained
 from chartscore.io.inputs import InputPath, input_path, open_input, read_whole
 
-__all__ = ["load_document_file", "load_gates", "read_document_bytes"]
+__all__ = ["load_document_file", "load_gates", "load_rendered_file", "read_document_bytes"]
 
 
 def load_gates(path: InputPath) -> tuple[Gate, ...]:
@@ -87,3 +88,20 @@ def load_document_file(path: InputPath) -> Document:
             ``invalid_report``. Never names the path.
     """
     return load_document(read_document_bytes(path))
+
+
+def load_rendered_file(path: InputPath) -> Document | Agreement:
+    """A saved document or agreement (``render``, ``gate``), read as :func:`read_document_bytes`.
+
+    Raises:
+        ChartscoreError: as :func:`read_document_bytes` and
+            :func:`~chartscore.documents.load_rendered_document`; a partial or a ledger
+            (told by its ``format``, never shown) is ``unknown_report_format`` with a hint.
+    """
+    data = read_document_bytes(path)
+    refused: ChartscoreError | None = None
+    try:
+        return load_rendered_document(data)
+    except ChartscoreError as error:
+        refused = error
+    raise format_explained(refused, data, InputKind.REPORT)  # outside the handler

@@ -33,7 +33,8 @@ def load_strata(path: InputPath, schema: Schema | None) -> CaseStrata:
             no strata; a reading code of the JSON Lines reader;
             ``missing_key`` or ``unknown_key`` (naming ``case_id`` or
             ``strata`` only; on line 1 of a gold or predictions file, with the
-            hint ``rows_as_strata``); or a code of :meth:`CaseStrata.build`.
+            hint ``rows_as_strata``, of a saved document ``document_as_strata``);
+            or a code of :meth:`CaseStrata.build`.
     """
     if schema is None or not schema.strata:
         raise ChartscoreError(ErrorCode.STRATA_NOT_DECLARED, input=InputKind.SCHEMA)
@@ -48,9 +49,13 @@ def _lines(
     for line, value in objects:
         for key in _KEYS:
             if key not in value:
-                # A first line with a row's field_id: gold or predictions given as strata.
-                rows = line == 1 and "field_id" in value
-                hint = ErrorHint.ROWS_AS_STRATA if rows else None
+                # A first line with a row's field_id: gold or predictions given as strata;
+                # with a document's format: a report (or partial) given as strata.
+                hint = None
+                if line == 1 and "field_id" in value:
+                    hint = ErrorHint.ROWS_AS_STRATA
+                elif line == 1 and "format" in value:
+                    hint = ErrorHint.DOCUMENT_AS_STRATA
                 raise ChartscoreError(
                     ErrorCode.MISSING_KEY, input=_SOURCE, line=line, key=key, hint=hint
                 )

@@ -199,6 +199,8 @@ def table_lines(table: Table) -> list[str]:
     ]
     _fit_text([table.label_heading, *labels], columns, table.repeat)
     label_width = _label_width([table.label_heading, *labels], columns, table.repeat)
+    if table.cut_labels:  # a run id is whole up to the cap: the other columns go to panels
+        label_width = max(label_width, min(max(map(len, labels), default=0), LABEL_CAP))
     lines: list[str] = []
     for number, panel in enumerate(_panels(label_width, columns, table.repeat)):
         shown = [columns[i] for i in panel]

@@ -167,9 +167,10 @@ class Table:
         repeat: How many leading columns identify a row together with its label
             (e.g. a metric column): a renderer that splits the table into
             panels repeats them in every panel.
-        cut_labels: A label too wide for the text renderer's label column loses
-            its middle to ``...`` (a run id: a wrapped one reads as a second
-            row) instead of wrapping.
+        cut_labels: The text renderer's label column is as wide as the widest
+            label up to its cap (32), the other columns moving to panels; a label
+            wider still loses its middle to ``...`` (a run id: a wrapped one reads
+            as a second row) instead of wrapping.
     """
 
     key: str

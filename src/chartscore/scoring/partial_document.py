@@ -44,6 +44,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final, NoReturn
 
+from chartscore._format import PARTIAL_FORMAT
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
 from chartscore.documents._shell import FIELD_TYPE_NAMES, read_opening
@@ -64,7 +65,6 @@ from chartscore.scoring.strata import StrataParts
 from chartscore.stats.clustered import ClusterSums
 from chartscore.stats.magnitude import exact_decimal, parse_exact_decimal
 
-PARTIAL_FORMAT: Final = "chartscore.partial"
 PARTIAL_FORMAT_VERSION: Final = 4
 """Format 3 adds the partial's identity; format 2 wrote every bit set as hexadecimal text
 (format 1: JSON integers)."""

@@ -31,6 +31,7 @@ from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind, as_part
 from chartscore.io.fastpath import fast_prediction
 from chartscore.io.feed import Progress, feed_rows
+from chartscore.io.hints import explained
 from chartscore.io.inputs import InputPath, StandardInput, input_path, open_input
 from chartscore.records.rows import prediction_row
 from chartscore.records.schema import Schema
@@ -131,15 +132,21 @@ def _read_rater(
     table: RaterTable, part: int, where: str | StandardInput, progress: Progress | None
 ) -> None:
     def read() -> None:
-        with collector_paused(), open_input(where, InputKind.RATERS) as stream:
-            feed_rows(
-                stream,
-                InputKind.RATERS,
-                fast=fast_prediction,
-                checked=prediction_row,
-                add=table.adder(part - 1),
-                progress=progress,
-            )
+        failure: ChartscoreError | None = None
+        try:
+            with collector_paused(), open_input(where, InputKind.RATERS) as stream:
+                feed_rows(
+                    stream,
+                    InputKind.RATERS,
+                    fast=fast_prediction,
+                    checked=prediction_row,
+                    add=table.adder(part - 1),
+                    progress=progress,
+                )
+        except ChartscoreError as error:
+            failure = error
+        if failure is not None:  # a gold file or report given as a rater: the hint (no context)
+            raise explained(failure, [(where, InputKind.RATERS)])
 
     _as_rater(part, (None, InputKind.RATERS), read)
 

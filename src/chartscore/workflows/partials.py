@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from chartscore.documents.report import Report
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.document_files import read_document_bytes
+from chartscore.io.hints import format_explained
 from chartscore.io.inputs import InputPath
 from chartscore.records.schema import Schema
 from chartscore.records.strata import CaseStrata
@@ -190,7 +191,11 @@ def read_partial_file(path: InputPath) -> SitePartial:
             ErrorCode.INVALID_PARTIAL if failure.code is ErrorCode.INVALID_REPORT else failure.code
         )
         raise ChartscoreError(code, input=InputKind.PARTIAL)
-    return read_partial(data)
+    try:
+        return read_partial(data)
+    except ChartscoreError as error:
+        failure = error
+    raise format_explained(failure, data, InputKind.PARTIAL)  # a report given: its hint
 
 
 def merge_partial_files(pattern: str, *, confidence: float = DEFAULT_CONFIDENCE) -> Report:
