@@ -615,3 +615,50 @@ def test_the_studys_mixed_ledger_passes_its_audit(tmp_path: Path) -> None:
     status, out, _ = _run(["audit", "--releases", str(ledger)])
     assert status == 0 and "release 2: PASS" in out and ", 0 pinned" in out, out
     assert _differenced(releases[0].shared, list(releases[1].products), 11) == []
+
+
+def test_a_majority_that_moved_since_the_report_alone_still_fits(tmp_path: Path) -> None:
+    # A's report of four categorical fields alone (the cohort of test_disclosure_releases'
+    # moving majority), then A and B over the grown cohort, whose majority
+    # categories moved: the unpublished B of the first release leaves its majority facts
+    # out where A's moved (one gold), and audit --releases passes the folder.
+    import chartscore.disclosure.publication_releases as module
+    from test_disclosure_releases import _moving_majority
+
+    schema, ((gold, predictions), (grown, later)) = _moving_majority(tmp_path)
+    ledger, quarter = tmp_path / "ledger", tmp_path / "q2"
+    argv = ["share", "--gold", str(gold), "--predictions", str(predictions)]
+    argv += ["--schema", str(schema), "--releases", str(ledger), "--quiet"]
+    assert _run(argv)[0] == 0
+    quarter.mkdir()
+    (quarter / "pred_a.jsonl").write_bytes(later.read_bytes())
+    rng = random.Random(5)
+    rows = [json.loads(line) for line in later.read_text().splitlines()]
+    for row in rows:
+        row["value"] = rng.choice("abc") if rng.random() < 0.3 else row["value"]
+    (quarter / "pred_b.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    (tmp_path / "out").mkdir()
+    argv = ["share", "--gold", str(grown), "--publication", str(quarter / "pred_*.jsonl")]
+    argv += ["--schema", str(schema), "--releases", str(ledger)]
+    argv += ["--out-dir", str(tmp_path / "out"), "--quiet"]
+    seen: list[frozenset[str]] = []
+    blank_fields = module.blank_fields
+
+    def spy(*args: Any) -> frozenset[str]:
+        seen.append(blank_fields(*args))
+        return seen[-1]
+
+    from unittest import mock
+
+    from chartscore.workflows import orders
+
+    with (
+        mock.patch.object(module, "blank_fields", spy),
+        mock.patch.object(orders, "ENABLED", False),
+    ):
+        status, _, err = _run(argv)
+    assert status == 0, err
+    assert seen and "1/f0" in seen[0], seen  # B's facts of the first release left out
+    status, out, err = _run(["audit", "--releases", str(ledger)])
+    assert status == 0 and "release 2: PASS" in out and ", 0 pinned" in out, out + err
+    assert CANARY not in out + err
