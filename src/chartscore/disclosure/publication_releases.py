@@ -23,6 +23,13 @@ numbers to hide until no atom number of any product is provably from 1 to
 one release is system ``p`` of every other (the ledger's digests make sure), and
 every release has the same comparisons (pairs of places).
 
+An earlier release that published one system's report alone (``share
+--predictions ... --releases``, before the ledger's first publication) is the
+same publication with every other product unpublished (``None`` in its place):
+its model keeps every product's variables (the new release's own products'
+shapes, :func:`earlier_publication`), and only its one report's numbers are
+published. The outsider learns nothing of the other systems from it.
+
 Value-free: atoms arrive as their own reports and distinct-case counts.
 """
 
@@ -34,10 +41,17 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from chartscore.disclosure.comparison_model import ComparisonModel
 from chartscore.disclosure.forms import Form
 from chartscore.disclosure.model import Key, ReportModel
 from chartscore.disclosure.old_paths import moved_to
-from chartscore.disclosure.publication import JointPublication, Product, System, product_key
+from chartscore.disclosure.publication import (
+    JointPublication,
+    Product,
+    PublicationModel,
+    System,
+    product_key,
+)
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.disclosure.releases import (
     FIELD_COUNT,
@@ -111,12 +125,112 @@ class ComparisonAtom:
         return f"ComparisonAtom(in {len(self.earlier)} earlier releases)"
 
 
+class EarlierPublication:
+    """An earlier release as a publication: its model and its published numbers.
+
+    For a release of every product, exactly :class:`JointPublication`'s; for one
+    whose products are not all published (``None``: one system's report shared
+    alone), each unpublished product's model is the template's product of that
+    place (the new release's, of the same shapes), and none of its numbers is
+    published.
+
+    Attributes:
+        model: The publication's model (:class:`PublicationModel`).
+        published: Every shown number, in joint keys (:func:`product_key`).
+    """
+
+    def __init__(
+        self,
+        products: Sequence[Product | None],
+        systems: Sequence[System],
+        template: Sequence[Product] = (),
+    ) -> None:
+        shown = [p for p in products if p is not None]
+        if len(shown) == len(products):
+            whole = JointPublication(shown, systems)
+            self.model: PublicationModel = whole.model
+            self.published: dict[Key, int] = whole.published
+            return
+        if not shown or len(template) != len(products):
+            raise _mismatch()
+        models: list[ReportModel] = []
+        self.published = {}
+        for index, product in enumerate(products):
+            if product is None:
+                models.append(_unpublished(template[index], systems[index]))
+                continue
+            if not isinstance(product, SharedReport) or not isinstance(systems[index], str):
+                raise _mismatch()
+            alone = JointPublication([product], [systems[index]])
+            models.append(alone.model.products[0])
+            for key, value in alone.published.items():
+                self.published[product_key(index, _own_key(key))] = value
+        rules = [p.disclosure.min_cell for p in shown]
+        self.model = PublicationModel(models, systems, [rules[0]] * len(products))
+
+    def __repr__(self) -> str:
+        return f"EarlierPublication({len(self.model.products)} products)"
+
+
+def _unpublished(template: Product, system: System) -> ReportModel:
+    # An unpublished product's own model: its template's (a comparison's, by its field
+    # types: the publication splits its block as it splits the new release's).
+    if isinstance(template, SharedReport):
+        if not isinstance(system, str):
+            raise _mismatch()
+        return JointPublication([template], [system]).model.products[0]
+    return ComparisonModel(template.disclosure.field_types)
+
+
+def _own_key(key: Key) -> Key:
+    # A product's own key from its joint key (product_key's inverse).
+    return (key[0].split(":", 1)[1], key[1], key[2])
+
+
+def earlier_publication(
+    products: Sequence[Product | None],
+    systems: Sequence[System],
+    template: Sequence[Product] = (),
+) -> EarlierPublication:
+    """An earlier release as a publication (:class:`EarlierPublication`).
+
+    Raises:
+        ChartscoreError: ``release_mismatch`` when a release publishes none of its
+            products, or a comparison without its systems' publication.
+    """
+    return EarlierPublication(products, systems, template)
+
+
+def blank_fields(
+    earlier: Sequence[Sequence[Product | None]], moved: AbstractSet[str], count: int
+) -> frozenset[str]:
+    """The layouts whose majority facts an unpublished report leaves out (``"p/field"``).
+
+    A report unpublished in an earlier release says nothing of its majority, but
+    its layout's facts in that release would count the new release's majority
+    category; its gold is its systems' gold, so a field whose majority category
+    moved for one report (``moved``) moved for every unpublished one too.
+    """
+    if all(p is not None for products in earlier for p in products):
+        return frozenset()
+    fields = {name.split("/", 1)[1] for name in moved}
+    places = {
+        place
+        for products in earlier
+        for place, product in enumerate(products[:count])
+        if product is None
+    }
+    return frozenset(f"{place}/{field_id}" for place in places for field_id in fields)
+
+
 class PublicationRelease:
     """The joint check of a new publication against the earlier ones in the ledger.
 
     Args:
         earlier: Each earlier release's products (one shared report per system,
-            in the systems' order, then its comparisons), in the ledger's order.
+            in the systems' order, then its comparisons), in the ledger's order;
+            ``None`` for a product that release did not publish (one system's
+            report shared alone).
         atoms: Per system, the new cohort's atoms (their patterns in one order
             for every system).
         min_cell: The rule's min cell (every release's).
@@ -132,7 +246,7 @@ class PublicationRelease:
 
     def __init__(
         self,
-        earlier: Sequence[Sequence[Product]],
+        earlier: Sequence[Sequence[Product | None]],
         atoms: Sequence[Sequence[Atom]],
         min_cell: int,
         pairs: Sequence[tuple[int, int]] = (),
@@ -148,12 +262,18 @@ class PublicationRelease:
         patterns |= {tuple(atom.earlier for atom in own) for own in compared}
         if len(patterns) != 1:
             raise _mismatch()
-        reports = [
-            [p for p in products[:count] if isinstance(p, SharedReport)] for products in earlier
-        ]
-        if any(len(r) != count for r in reports):
+        if any(
+            not isinstance(p, SharedReport | None) for products in earlier for p in products[:count]
+        ):
             raise _mismatch()
-        if any(p.disclosure.min_cell != min_cell for products in earlier for p in products):
+        if any(all(p is None for p in products) for products in earlier):
+            raise _mismatch()
+        if any(
+            p.disclosure.min_cell != min_cell
+            for products in earlier
+            for p in products
+            if p is not None
+        ):
             raise _mismatch()
         self.earlier = [list(products) for products in earlier]
         self.atoms = [list(own) for own in atoms]
@@ -164,16 +284,41 @@ class PublicationRelease:
             *((str(b), str(c)) for b, c in pairs),
         ]
         self.min_cell = min_cell
-        self.steps = [
-            ReleaseStep([products[p] for products in reports], self.atoms[p], min_cell)
+        self.shown: list[list[int]] = [
+            [j for j, products in enumerate(earlier) if products[p] is not None]
             for p in range(count)
         ]
+        """Per system, the earlier releases that published its report (by position)."""
+        self.steps = [self._step(p, min_cell) for p in range(count)]
         self.pinned = 0
         """Atom numbers the last check found pinned (0: the joint audit passed)."""
         self.pinned_keys: tuple[tuple[int, Key], ...] = ()
         """The last check's pinned numbers, as (product, key), once each."""
         self._level: dict[tuple[int, Key], int] = {}
         self._baseline: frozenset[tuple[int, Key, int]] | None = None
+
+    def _step(self, system: int, min_cell: int) -> ReleaseStep:
+        # System ``system``'s release step over the earlier releases that published its
+        # report: an atom's positions among those (its other releases published nothing
+        # of the system, whose old rows are whatever they are).
+        shown = self.shown[system]
+        reports = [self.earlier[j][system] for j in shown]
+        atoms = self.atoms[system]
+        if len(shown) != len(self.earlier):
+            atoms = [
+                attrs.evolve(
+                    atom, earlier=tuple(shown.index(j) for j in atom.earlier if j in shown)
+                )
+                for atom in atoms
+            ]
+        return ReleaseStep([r for r in reports if isinstance(r, SharedReport)], atoms, min_cell)
+
+    def _unlinked(self, system: int, position: int) -> set[Key]:
+        # The step's unlinked majority numbers of an earlier release, by its position.
+        shown = self.shown[system]
+        if position not in shown:
+            return set()
+        return self.steps[system].unlinked.get(shown.index(position), set())
 
     def begin(self) -> None:
         """Forget what earlier checks asked to hide (a new order of the publication starts)."""
@@ -198,6 +343,8 @@ class PublicationRelease:
         atoms = self.atoms[system]
         for position, products in enumerate(self.earlier):
             report = products[system]
+            if report is None:
+                continue  # that release did not publish the system's report
             assert isinstance(report, SharedReport)
             for field_id, part in report.by_field.items():
                 if part.kappa is None or part.kappa.value is None:
@@ -225,7 +372,7 @@ class PublicationRelease:
         if not self.earlier:
             return [set() for _ in products]
         new = JointPublication(products, self.systems)
-        earlier = [JointPublication(p, self.systems) for p in self.earlier]
+        earlier = [earlier_publication(p, self.systems, products) for p in self.earlier]
         values: list[list[dict[Key, int]]] = []  # per product, per atom
         extra: list[set[Key]] = [set() for _ in products]
         moved: set[str] = set()
@@ -245,13 +392,30 @@ class PublicationRelease:
             }
         for k, own_atoms in enumerate(self.compared):
             values.append(self._compared_values(new, count + k, own_atoms))
+        blank = blank_fields(self.earlier, moved, count)
+        if blank:
+            # A report unpublished earlier: a field whose majority category moved for the
+            # published one moved for every system (one gold), so every report hides its
+            # majority numbers there (a gold-only number: another's showing would give it).
+            fields = {name.split("/", 1)[1] for name in moved}
+            for p, step in enumerate(self.steps):
+                model = new.model.products[p]
+                extra[p] |= {
+                    key
+                    for key, value in products[p].numbers()
+                    if value is not None
+                    and key[2] == "majority_baseline.success_count"
+                    and set(step.members(model, key)) & fields
+                }
+        moved |= blank
         memberships = [(*atom.earlier, len(self.earlier)) for atom in self.atoms[0]]
         models: list[ReportModel] = [*(j.model for j in earlier), new.model]
         joint = JointModel(models, memberships, frozenset(moved))
         solvers = [(joint, self._solver(joint, [*earlier, new]))]
         # And the outsider's attack (audit --releases): without the composition, but with
         # the earlier majority facts where they fit (a model share's never holds).
-        numbers = [list(j.published.items()) for j in [*earlier, new]]
+        every: list[EarlierPublication | JointPublication] = [*earlier, new]
+        numbers = [list(j.published.items()) for j in every]
         outsider, found, _ = outsider_solver(numbers, models, memberships, self.min_cell)
         if outsider is not None and found is not None:
             solvers.append((outsider, found))
@@ -290,7 +454,10 @@ class PublicationRelease:
         own = [{key: atom.values.get(key, 0) for key in model.quantities} for atom in atoms]
         for position, products in enumerate(self.earlier):
             holders = [v for atom, v in zip(atoms, own, strict=True) if position in atom.earlier]
-            for key, value in products[index].numbers():
+            product = products[index]
+            if product is None:
+                continue  # that release did not publish the comparison
+            for key, value in product.numbers():
                 if value is None or key[2] == IGNORED_COUNT or key not in model.quantities:
                     continue
                 if sum(v[key] for v in holders) != value:
@@ -300,7 +467,7 @@ class PublicationRelease:
     def _solver(
         self,
         joint: JointModel,
-        publications: Sequence[JointPublication],
+        publications: Sequence[JointPublication | EarlierPublication],
         *,
         nothing_new: bool = False,
     ) -> RangeSolver:
@@ -310,8 +477,8 @@ class PublicationRelease:
             unlinked = (
                 {
                     product_key(p, key)
-                    for p, step in enumerate(self.steps)
-                    for key in step.unlinked.get(position, set())
+                    for p in range(len(self.steps))
+                    for key in self._unlinked(p, position)
                 }
                 if position < len(self.earlier)
                 else set()
@@ -462,7 +629,10 @@ __getattr__ = moved_to(
 
 
 __all__ = [
+    "EarlierPublication",
     "ProductStep",
     "PublicationRelease",
+    "blank_fields",
     "default_systems",
+    "earlier_publication",
 ]

@@ -14,7 +14,7 @@ recording the new one: :class:`Ledger` holds the lock until it is closed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from chartscore.documents.report import Report
@@ -68,19 +68,68 @@ def audit_ledger(folder: InputPath) -> list[ReleaseAudit]:
             membership[case_id] = (*membership.get(case_id, ()), position)
     patterns = list(set(membership.values()))
     kinds = {release.publication for release in releases}
-    if kinds == {True}:  # a ledger of publications: each release is all its products
-        first = releases[0]
-        if any(len(r.products) != len(first.products) or r.pairs != first.pairs for r in releases):
-            raise _other_kind()
-        systems: list[str | tuple[str, str]] = [str(i) for i in range(len(first.products))]
-        systems += [(str(b), str(c)) for b, c in first.pairs]
-        products: list[list[SharedReport | SharedComparison]] = [
-            [*r.products, *r.comparisons] for r in releases
-        ]
+    if kinds == {True} or (kinds == {True, False} and _reports_first(releases)):
+        # A ledger of publications, perhaps after one system's reports alone: each
+        # release is all its products (None where a report's release published none).
+        products, systems = _as_publications(releases)
         return audit_publication_releases(products, patterns, systems)
-    if kinds != {False}:  # one report's releases and publications: not one model
+    if kinds != {False}:  # publications before one report's releases: not one model
         raise _other_kind()
     return audit_releases([r.shared for r in releases], patterns)
+
+
+def _reports_first(releases: Sequence[Release]) -> bool:
+    # Whether one report's releases (format 2, with digests) all come before the first
+    # publication: the only mixed ledger ``share`` makes.
+    first = next((n for n, r in enumerate(releases) if r.publication), len(releases))
+    return all(r.publication for r in releases[first:]) and all(
+        r.digests is not None for r in releases[:first]
+    )
+
+
+def _as_publications(
+    releases: Sequence[Release],
+) -> tuple[list[list[SharedReport | SharedComparison | None]], list[str | tuple[str, str]]]:
+    # Every release's products in the first publication's places (a report's release: its
+    # report at its system's place, found by the digests), and the products' systems.
+    first = next(r for r in releases if r.publication)
+    if any(
+        r.publication and (len(r.products) != len(first.products) or r.pairs != first.pairs)
+        for r in releases
+    ):
+        raise _other_kind()
+    systems: list[str | tuple[str, str]] = [str(i) for i in range(len(first.products))]
+    systems += [(str(b), str(c)) for b, c in first.pairs]
+    products: list[list[SharedReport | SharedComparison | None]] = []
+    for release in releases:
+        if release.publication:
+            products.append([*release.products, *release.comparisons])
+            continue
+        place = report_place(release, first.system_digests)
+        if place is None:
+            raise _other_kind()
+        products.append([release.shared if i == place else None for i in range(len(systems))])
+    return products, systems
+
+
+def report_place(release: Release, digests: Sequence[Mapping[str, str]]) -> int | None:
+    """The place of the system whose report a release of one report published, or None.
+
+    ``digests``: per system (in the publication's order), each case's digest as a
+    later publication recorded (or scored) it. The system is the one whose rows
+    of every case of the release digest as the release recorded them; None when
+    no system does, or more than one (their rows of those cases are the same: which
+    one was published cannot be told, and is not guessed).
+    """
+    known = release.digests
+    if not known:
+        return None
+    places = [
+        place
+        for place, own in enumerate(digests)
+        if all(own.get(case_id) == digest for case_id, digest in known.items())
+    ]
+    return places[0] if len(places) == 1 else None
 
 
 class Ledger:
@@ -104,11 +153,21 @@ class Ledger:
     def require(self, *, publication: bool) -> None:
         """Refuse a ledger whose releases are of the other kind (a report's, a publication's).
 
+        A publication may follow one report's releases (format 2, with digests): they
+        are the same publication with the other products unpublished. A report's
+        release never follows a publication.
+
         Raises:
             ChartscoreError: ``release_mismatch``.
         """
-        if any(release.publication != publication for release in self.earlier):
-            raise _other_kind()
+        if not publication:
+            if any(release.publication for release in self.earlier):
+                raise _other_kind()
+            return
+        if any(not release.publication for release in self.earlier) and not _reports_first(
+            self.earlier
+        ):
+            raise _other_kind()  # reports of format 1 have no digests to place them
 
     def scorer(
         self,
@@ -195,19 +254,23 @@ class Ledger:
         every earlier release must have the same comparisons.
 
         Raises:
-            ChartscoreError: ``release_mismatch`` when an earlier release is not a
-                publication of as many systems, a case of an earlier release is not
-                in this gold set or scores otherwise than it did for any system.
+            ChartscoreError: ``release_mismatch`` when an earlier publication is not
+                one of as many systems and the same comparisons, a case of an earlier
+                release is not in this gold set or scores otherwise than it did for
+                any system, or an earlier report's release is not one system's (no
+                system's rows of its cases digest as it recorded them, or more than
+                one's do).
         """
         from chartscore.disclosure.publication_releases import (  # noqa: PLC0415
             PublicationRelease,
         )
 
         self.require(publication=True)
-        if not scorers or any(len(r.products) != len(scorers) for r in self.earlier):
+        publications = [r for r in self.earlier if r.publication]
+        if not scorers or any(len(r.products) != len(scorers) for r in publications):
             raise _other_kind()
         pairs = tuple(pair for pair, _ in paired)
-        if any(r.pairs != pairs for r in self.earlier):
+        if any(r.pairs != pairs for r in publications):
             raise _other_kind()
         cases = scorers[0].case_ids()
         if any(s.case_ids() != cases for s in scorers) or any(
@@ -215,14 +278,29 @@ class Ledger:
         ):
             raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
         digests = [scorer.case_digests() for scorer in scorers]
+        earlier: list[list[SharedReport | SharedComparison | None]] = []
         for release in self.earlier:  # an old case whose rows changed for any system
+            if not release.publication:
+                # One system's report alone: its system is the one whose rows of its cases
+                # digest as it recorded them (the other systems' rows of those cases were
+                # published nowhere: they are whatever they are now).
+                place = report_place(release, digests)
+                if place is None:
+                    raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+                alone: list[SharedReport | SharedComparison | None] = [None] * (
+                    len(scorers) + len(pairs)
+                )
+                alone[place] = release.shared
+                earlier.append(alone)
+                continue
             for own, known in zip(digests, release.system_digests, strict=True):
                 if any(own.get(case_id) != digest for case_id, digest in known.items()):
                     raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
+            earlier.append([*release.products, *release.comparisons])
         atoms = [_atoms(scorer, confidence, field_types) for scorer in scorers]
         compared = [_comparison_atoms(scorer, confidence, min_cell) for _, scorer in paired]
         step = PublicationRelease(
-            [[*r.products, *r.comparisons] for r in self.earlier],
+            earlier,
             atoms,
             min_cell,
             pairs,

@@ -12,6 +12,7 @@ Value-free: counts and closed words only.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import attrs
@@ -20,9 +21,14 @@ from chartscore.disclosure.audits.document import DISCLOSED, UNRESOLVED, audit, 
 from chartscore.disclosure.audits.publication import audit_publication
 from chartscore.disclosure.model import Key, ReportModel, model_of
 from chartscore.disclosure.publication import JointPublication, Product, System
-from chartscore.disclosure.publication_releases import default_systems
+from chartscore.disclosure.publication_releases import (
+    EarlierPublication,
+    default_systems,
+    earlier_publication,
+)
 from chartscore.disclosure.releases import FIELD_COUNT, atom_key, outsider_solver
 from chartscore.documents.shared_report import SharedReport
+from chartscore.errors import ChartscoreError
 
 
 @attrs.frozen
@@ -151,7 +157,7 @@ def joint_attack(
 
 
 def audit_publication_releases(
-    releases: Sequence[Sequence[Product]],
+    releases: Sequence[Sequence[Product | None]],
     memberships: Sequence[tuple[int, ...]],
     systems: Sequence[System] | None = None,
 ) -> list[ReleaseAudit]:
@@ -162,9 +168,16 @@ def audit_publication_releases(
     alone and all together); the joint attack models every atom's copy of the
     publication.
 
+    A release that published one system's report alone (``None`` for every other
+    product: the ledger's first releases, before its first publication) is
+    audited as :func:`audit_releases` audits it, with the earlier such releases;
+    a publication after it holds it as the same publication with nothing of the
+    other products published
+    (:class:`~chartscore.disclosure.publication_releases.EarlierPublication`).
+
     Args:
         releases: Every release's products (one shared report per system, then
-            its comparisons).
+            its comparisons; ``None`` where a release did not publish it).
         memberships: Per case, the positions of the releases holding it.
         systems: Each product's system (:class:`~chartscore.disclosure.publication.System`,
             as the ledger records them); default: one system per product.
@@ -173,13 +186,28 @@ def audit_publication_releases(
     count = len(releases[0]) if releases else 0
     if systems is None:
         systems = default_systems(count)
+    whole = [all(p is not None for p in products) for products in releases]
+    singles = len(list(itertools.takewhile(lambda full: not full, whole)))
     out: list[ReleaseAudit] = []
+    if singles:  # one system's reports alone, first: as a ledger of reports audits them
+        reports = [_alone(products) for products in releases[:singles]]
+        if any(report is None for report in reports) or not all(whole[singles:]):
+            return [ReleaseAudit(n + 1, False, 0, 0, 0, "mismatch") for n in range(len(releases))]
+        alone = [report for report in reports if report is not None]
+        out += audit_releases(alone, [tuple(p for p in m if p < singles) for m in memberships])
     publications: list[JointPublication | None] = []
-    for products in releases:
-        publications.append(JointPublication(products, systems) if len(products) == count else None)
-    for last, products in enumerate(releases):
+    for entry in releases:
+        full = [p for p in entry if p is not None]
+        publications.append(
+            JointPublication(full, systems) if len(full) == len(entry) == count else None
+        )
+    for last in range(singles, len(releases)):
+        products = [p for p in releases[last] if p is not None]
         atoms = sorted({tuple(p for p in m if p <= last) for m in patterns} - {()})
-        shown = publications[: last + 1]
+        current = publications[last]
+        shown: list[EarlierPublication | JointPublication | None] = [*publications[: last + 1]]
+        if current is not None and singles:
+            shown[:singles] = [_blank_or_none(r, systems, products) for r in releases[:singles]]
         if any(j is None for j in shown):
             out.append(ReleaseAudit(last + 1, False, len(atoms), 0, 0, "mismatch"))
             continue
@@ -189,10 +217,32 @@ def audit_publication_releases(
             continue
         numbers = [list(j.published.items()) for j in shown if j is not None]
         models: list[ReportModel] = [j.model for j in shown if j is not None]
-        rules = [max(p.disclosure.min_cell for p in r) for r in releases[: last + 1]]
+        rules = [
+            max(p.disclosure.min_cell for p in r if p is not None) for r in releases[: last + 1]
+        ]
         checked, pinned, problem = joint_attack(numbers, models, atoms, rules)
         out.append(ReleaseAudit(last + 1, own, len(atoms), checked, pinned, problem))
     return out
+
+
+def _alone(products: Sequence[Product | None]) -> SharedReport | None:
+    # The one report a release of one system's report published (None: not such a release).
+    shown = [p for p in products if p is not None]
+    if len(shown) != 1 or not isinstance(shown[0], SharedReport):
+        return None
+    return shown[0]
+
+
+def _blank_or_none(
+    products: Sequence[Product | None], systems: Sequence[System], template: Sequence[Product]
+) -> EarlierPublication | None:
+    # An earlier report's release as the publication it is a part of (None: it cannot be).
+    found: EarlierPublication | None = None
+    try:
+        found = earlier_publication(products, systems, template)
+    except ChartscoreError:
+        found = None
+    return found
 
 
 __all__ = ["ReleaseAudit", "audit_publication_releases", "audit_releases", "joint_attack"]
