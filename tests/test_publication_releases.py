@@ -578,12 +578,16 @@ def _publication_argv(
     return [*argv, "--out-dir", str(where / "out"), "--releases", str(ledger), "--quiet"]
 
 
-STUDY = Path(os.environ.get("CHARTSCORE_STUDY", "/work/shared/study/make_study.py"))
-"""The invented 200-case, 13-field study's generator (docs/disclosure.md measures on it)."""
+STUDY = Path(os.environ.get("CHARTSCORE_STUDY", ""))
+"""The invented 200-case, 13-field study's generator (docs/disclosure.md measures on it), outside
+the repository: this measurement runs only when ``CHARTSCORE_STUDY`` names it (2.5 minutes)."""
 
 
 @thorough_only("the invented study: A alone over 120 cases, then A, B, A vs B over 160 (2.5 min)")
-@pytest.mark.skipif(not STUDY.is_file(), reason="the invented study's generator is not here")
+@pytest.mark.skipif(
+    not os.environ.get("CHARTSCORE_STUDY") or not STUDY.is_file(),
+    reason="CHARTSCORE_STUDY does not name the invented study's generator",
+)
 def test_the_studys_mixed_ledger_passes_its_audit(tmp_path: Path) -> None:
     # The issue's case at the study's size: system A's report alone in quarter 1 (120 cases),
     # A, B and "A vs B" in quarter 2 (160): two releases recorded, audit --releases passes,
