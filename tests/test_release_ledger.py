@@ -386,6 +386,15 @@ def test_audit_releases_of_one_release_says_one_release(tmp_path: Path) -> None:
     assert status == 0 and out.splitlines()[-1].startswith("audit PASS: 1 release, 0 failing")
 
 
+@pytest.mark.parametrize(("atoms", "word"), [(1, "1 atom,"), (2, "2 atoms,")])
+def test_a_release_line_counts_its_atoms_in_words(atoms: int, word: str) -> None:
+    # A second release of exactly the first's cases has one atom: "1 atom", not "1 atoms".
+    from chartscore.disclosure.audits.ledger import ReleaseAudit
+
+    line = ReleaseAudit(2, True, atoms, 40, 0).line()
+    assert f"jointly with 1 earlier release: {word} 40 atom numbers checked, 0 pinned" in line
+
+
 def test_audit_releases_finds_releases_shared_apart(tmp_path: Path) -> None:
     # Release 2 shared into a folder of its own (audited alone), then put in the ledger:
     # one case added, so the pair leaks, and the joint re-audit says so.

@@ -70,7 +70,8 @@ class ReleaseAudit:
         earlier = self.number - 1
         text += (
             f"; jointly with {earlier} earlier release{'' if earlier == 1 else 's'}: "
-            f"{self.atoms} atoms, {self.checked} atom numbers checked, {self.pinned} pinned"
+            f"{self.atoms} atom{'' if self.atoms == 1 else 's'}, "
+            f"{self.checked} atom numbers checked, {self.pinned} pinned"
         )
         if self.problem is not None:
             text += f", {self.problem}"
