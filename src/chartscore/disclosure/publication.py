@@ -213,7 +213,7 @@ class PublicationModel(ReportModel):
         """
         rows: dict[tuple[Form, int], None] = {}
         for index, model in enumerate(self.products):
-            own = _own(published, index)
+            own = own_numbers(published, index)
             for form, bound in model.knowledge(own, self.product_rules[index]):
                 rows[_shift(form, self.offsets[index]), bound] = None
         return list(rows)
@@ -312,7 +312,9 @@ def _without_labels(report: SharedReport) -> SharedReport:
     return attrs.evolve(report, by_field={k: core(v) for k, v in report.by_field.items()})
 
 
-def _own(published: Mapping[Key, int], index: int) -> dict[Key, int]:
+def own_numbers(published: Mapping[Key, int], index: int) -> dict[Key, int]:
+    """Product ``index``'s numbers of ``published`` (joint keys), by its own keys
+    (:func:`product_key`'s inverse)."""
     prefix = f"product{index}:"
     return {
         (kind.removeprefix(prefix), name, quantity): value
@@ -488,5 +490,6 @@ __all__ = [
     "PublicationModel",
     "System",
     "gold_only_keys",
+    "own_numbers",
     "product_key",
 ]

@@ -27,7 +27,7 @@ An earlier release that published one system's report alone (``share
 --predictions ... --releases``, before the ledger's first publication) is the
 same publication with every other product unpublished (``None`` in its place):
 its model keeps every product's variables (the new release's own products'
-shapes, :func:`earlier_publication`), and only its one report's numbers are
+shapes, :class:`EarlierPublication`), and only its one report's numbers are
 published. The outsider learns nothing of the other systems from it.
 
 Value-free: atoms arrive as their own reports and distinct-case counts.
@@ -50,6 +50,7 @@ from chartscore.disclosure.publication import (
     Product,
     PublicationModel,
     System,
+    own_numbers,
     product_key,
 )
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
@@ -137,6 +138,10 @@ class EarlierPublication:
     Attributes:
         model: The publication's model (:class:`PublicationModel`).
         published: Every shown number, in joint keys (:func:`product_key`).
+
+    Raises:
+        ChartscoreError: ``release_mismatch`` when a release publishes none of its
+            products, or a comparison without its systems' publication.
     """
 
     def __init__(
@@ -163,8 +168,8 @@ class EarlierPublication:
                 raise _mismatch()
             alone = JointPublication([product], [systems[index]])
             models.append(alone.model.products[0])
-            for key, value in alone.published.items():
-                self.published[product_key(index, _own_key(key))] = value
+            for key, value in own_numbers(alone.published, 0).items():
+                self.published[product_key(index, key)] = value
         rules = [p.disclosure.min_cell for p in shown]
         self.model = PublicationModel(models, systems, [rules[0]] * len(products))
 
@@ -180,25 +185,6 @@ def _unpublished(template: Product, system: System) -> ReportModel:
             raise _mismatch()
         return JointPublication([template], [system]).model.products[0]
     return ComparisonModel(template.disclosure.field_types)
-
-
-def _own_key(key: Key) -> Key:
-    # A product's own key from its joint key (product_key's inverse).
-    return (key[0].split(":", 1)[1], key[1], key[2])
-
-
-def earlier_publication(
-    products: Sequence[Product | None],
-    systems: Sequence[System],
-    template: Sequence[Product] = (),
-) -> EarlierPublication:
-    """An earlier release as a publication (:class:`EarlierPublication`).
-
-    Raises:
-        ChartscoreError: ``release_mismatch`` when a release publishes none of its
-            products, or a comparison without its systems' publication.
-    """
-    return EarlierPublication(products, systems, template)
 
 
 def blank_fields(
@@ -372,7 +358,7 @@ class PublicationRelease:
         if not self.earlier:
             return [set() for _ in products]
         new = JointPublication(products, self.systems)
-        earlier = [earlier_publication(p, self.systems, products) for p in self.earlier]
+        earlier = [EarlierPublication(p, self.systems, products) for p in self.earlier]
         values: list[list[dict[Key, int]]] = []  # per product, per atom
         extra: list[set[Key]] = [set() for _ in products]
         moved: set[str] = set()
@@ -383,13 +369,7 @@ class PublicationRelease:
             step.check_fits(model, totals, own)
             values.append(own)
             moved |= {f"{p}/{field_id}" for field_id in step.moved_fields}
-            extra[p] |= {
-                key
-                for key, value in products[p].numbers()
-                if value is not None
-                and key[2] == "majority_baseline.success_count"
-                and set(step.members(model, key)) & step.moved_fields
-            }
+            extra[p] |= _majority_numbers(products[p], step, model, step.moved_fields)
         for k, own_atoms in enumerate(self.compared):
             values.append(self._compared_values(new, count + k, own_atoms))
         blank = blank_fields(self.earlier, moved, count)
@@ -399,14 +379,7 @@ class PublicationRelease:
             # majority numbers there (a gold-only number: another's showing would give it).
             fields = {name.split("/", 1)[1] for name in moved}
             for p, step in enumerate(self.steps):
-                model = new.model.products[p]
-                extra[p] |= {
-                    key
-                    for key, value in products[p].numbers()
-                    if value is not None
-                    and key[2] == "majority_baseline.success_count"
-                    and set(step.members(model, key)) & fields
-                }
+                extra[p] |= _majority_numbers(products[p], step, new.model.products[p], fields)
         moved |= blank
         memberships = [(*atom.earlier, len(self.earlier)) for atom in self.atoms[0]]
         models: list[ReportModel] = [*(j.model for j in earlier), new.model]
@@ -561,6 +534,20 @@ class PublicationRelease:
         return out
 
 
+def _majority_numbers(
+    product: Product, step: ReleaseStep, model: ReportModel, fields: AbstractSet[str]
+) -> set[Key]:
+    # A report's shown majority-baseline numbers over any of ``fields`` (their majority
+    # category moved since an earlier release): hidden, as one report's ledger hides them.
+    return {
+        key
+        for key, value in product.numbers()
+        if value is not None
+        and key[2] == "majority_baseline.success_count"
+        and set(step.members(model, key)) & fields
+    }
+
+
 def _pinned_by_any(
     solvers: Sequence[tuple[JointModel, RangeSolver]],
     key: Key,
@@ -634,5 +621,4 @@ __all__ = [
     "PublicationRelease",
     "blank_fields",
     "default_systems",
-    "earlier_publication",
 ]

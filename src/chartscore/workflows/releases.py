@@ -105,19 +105,22 @@ def _as_publications(
         if release.publication:
             products.append([*release.products, *release.comparisons])
             continue
-        place = report_place(release, first.system_digests)
-        if place is None:
+        held = report_as_publication(release, first.system_digests, len(systems))
+        if held is None:
             raise _other_kind()
-        products.append([release.shared if i == place else None for i in range(len(systems))])
+        products.append(held)
     return products, systems
 
 
-def report_place(release: Release, digests: Sequence[Mapping[str, str]]) -> int | None:
-    """The place of the system whose report a release of one report published, or None.
+def report_as_publication(
+    release: Release, digests: Sequence[Mapping[str, str]], width: int
+) -> list[SharedReport | SharedComparison | None] | None:
+    """A release of one report as a publication of ``width`` products: its report at its
+    system's place, None at every other (unpublished); None when no place is found.
 
     ``digests``: per system (in the publication's order), each case's digest as a
     later publication recorded (or scored) it. The system is the one whose rows
-    of every case of the release digest as the release recorded them; None when
+    of every case of the release digest as the release recorded them; no place when
     no system does, or more than one (their rows of those cases are the same: which
     one was published cannot be told, and is not guessed).
     """
@@ -129,7 +132,9 @@ def report_place(release: Release, digests: Sequence[Mapping[str, str]]) -> int 
         for place, own in enumerate(digests)
         if all(own.get(case_id) == digest for case_id, digest in known.items())
     ]
-    return places[0] if len(places) == 1 else None
+    if len(places) != 1:
+        return None
+    return [release.shared if place == places[0] else None for place in range(width)]
 
 
 class Ledger:
@@ -284,14 +289,10 @@ class Ledger:
                 # One system's report alone: its system is the one whose rows of its cases
                 # digest as it recorded them (the other systems' rows of those cases were
                 # published nowhere: they are whatever they are now).
-                place = report_place(release, digests)
-                if place is None:
+                held = report_as_publication(release, digests, len(scorers) + len(pairs))
+                if held is None:
                     raise ChartscoreError(ErrorCode.RELEASE_MISMATCH)
-                alone: list[SharedReport | SharedComparison | None] = [None] * (
-                    len(scorers) + len(pairs)
-                )
-                alone[place] = release.shared
-                earlier.append(alone)
+                earlier.append(held)
                 continue
             for own, known in zip(digests, release.system_digests, strict=True):
                 if any(own.get(case_id) != digest for case_id, digest in known.items()):

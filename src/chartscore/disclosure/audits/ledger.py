@@ -21,11 +21,7 @@ from chartscore.disclosure.audits.document import DISCLOSED, UNRESOLVED, audit, 
 from chartscore.disclosure.audits.publication import audit_publication
 from chartscore.disclosure.model import Key, ReportModel, model_of
 from chartscore.disclosure.publication import JointPublication, Product, System
-from chartscore.disclosure.publication_releases import (
-    EarlierPublication,
-    default_systems,
-    earlier_publication,
-)
+from chartscore.disclosure.publication_releases import EarlierPublication, default_systems
 from chartscore.disclosure.releases import FIELD_COUNT, atom_key, outsider_solver
 from chartscore.documents.shared_report import SharedReport
 from chartscore.errors import ChartscoreError
@@ -240,7 +236,7 @@ def _blank_or_none(
     # An earlier report's release as the publication it is a part of (None: it cannot be).
     found: EarlierPublication | None = None
     try:
-        found = earlier_publication(products, systems, template)
+        found = EarlierPublication(products, systems, template)
     except ChartscoreError:
         found = None
     return found
