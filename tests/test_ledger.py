@@ -688,26 +688,32 @@ def test_a_shared_run_is_not_a_mixed_configuration_of_scored_runs(tmp_path: Path
     assert "differs from" not in text
 
 
-def test_a_long_run_id_is_cut_in_its_middle_never_wrapped_into_a_second_row(
-    tmp_path: Path,
-) -> None:
+def _table_of_runs(tmp_path: Path, runs: list[tuple[str, str | None]]) -> list[str]:
+    # The ledger table's lines for one scored run per (system, run id) on one gold set.
     gold = [GoldField(f"c{i}", "f.x", "text", "a") for i in range(12)]
     answers = [Prediction(f"c{i}", "f.x", "a") for i in range(12)]
     key = LedgerKey(KEY)
     identity = gold_identity(gold, key)
-    long_id = "nightly-" + "x" * 60 + "-prompt-v3"
     ledger = tmp_path / "l.jsonl"
-    for system in ("model-a", "model-b"):  # the long id is model-a's
+    for system, run_id in runs:
         entry = ledger_entry(
             score(gold, answers),
             system=system,
             gold_identity=identity,
             key=key,
             time=MOMENT,
-            run_id=long_id if system == "model-a" else None,
+            run_id=run_id,
         )
         append_line(ledger, entry.to_line())
-    lines = ledger_table(read_ledger(ledger)).splitlines()
+    return ledger_table(read_ledger(ledger)).splitlines()
+
+
+def test_a_long_run_id_is_cut_in_its_middle_never_wrapped_into_a_second_row(
+    tmp_path: Path,
+) -> None:
+    long_id = "nightly-" + "x" * 60 + "-prompt-v3"
+    # The long id is model-a's.
+    lines = _table_of_runs(tmp_path, [("model-a", long_id), ("model-b", None)])
     rows = [line for line in lines if line.startswith("nightly-")]
     others = [line for line in lines if line.startswith("model-b")]
     assert len(rows) == len(others) > 0  # one line a row in every panel, as the short id's
@@ -723,18 +729,9 @@ def test_a_run_id_up_to_32_characters_is_shown_whole_the_columns_in_panels(
     # An analyst's `ledger show --all` read "pred_syste...em_a" for a comparison's
     # pred_system_b.vs.pred_system_a: the cut hid which system was which. The run column
     # now widens to the renderer's label cap (32), the other columns going to panels.
-    gold = [GoldField(f"c{i}", "f.x", "text", "a") for i in range(12)]
-    answers = [Prediction(f"c{i}", "f.x", "a") for i in range(12)]
-    key = LedgerKey(KEY)
-    identity = gold_identity(gold, key)
     run_id = "pred_system_b.vs.pred_system_a"
-    ledger = tmp_path / "l.jsonl"
-    for system in (run_id, "model-b"):  # each run id its system's: no system column, room 24
-        entry = ledger_entry(
-            score(gold, answers), system=system, gold_identity=identity, key=key, time=MOMENT
-        )
-        append_line(ledger, entry.to_line())
-    lines = ledger_table(read_ledger(ledger)).splitlines()
+    # Each run id its system's: no system column, room 24.
+    lines = _table_of_runs(tmp_path, [(run_id, None), ("model-b", None)])
     rows = [line for line in lines if line.startswith("pred_")]
     others = [line for line in lines if line.startswith("model-b")]
     assert len(rows) == len(others) > 1  # one line a row in every panel

@@ -381,14 +381,20 @@ def test_a_strata_file_given_as_gold(folder: Path) -> None:
     no_leak(err)
 
 
-@pytest.mark.parametrize("given", ["gold", "predictions"])
-def test_a_gold_or_predictions_file_given_as_strata(given: str, folder: Path, gold: Path) -> None:
-    # Was "missing_key (strata line 1, key strata)" alone.
+def _scored_with_strata(folder: Path, gold: Path, strata: Path) -> tuple[int, str]:
+    # `score` of gold (and canary-named predictions) with ``strata`` given as --strata.
     schema, _ = strata_inputs(folder)
     predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
     argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
-    strata = gold if given == "gold" else predictions
     status, _, err = run([*argv, "--schema", str(schema), "--strata", str(strata)])
+    return status, err
+
+
+@pytest.mark.parametrize("given", ["gold", "predictions"])
+def test_a_gold_or_predictions_file_given_as_strata(given: str, folder: Path, gold: Path) -> None:
+    # Was "missing_key (strata line 1, key strata)" alone.
+    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
+    status, err = _scored_with_strata(folder, gold, gold if given == "gold" else predictions)
     hint = "this looks like a gold or predictions file: a strata file maps case_id to strata"
     message = f"missing_key (strata line 1, key strata; {hint})"
     assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))
@@ -594,11 +600,7 @@ def test_a_document_given_as_strata(
     given: str, folder: Path, gold: Path, report: Path, partial: Path
 ) -> None:
     # Was "missing_key (strata line 1, key case_id)" alone.
-    schema, _ = strata_inputs(folder)
-    predictions = write_jsonl(folder / f"p-{CANARY}.jsonl", PREDICTIONS)
-    argv = ["score", "--gold", str(gold), "--predictions", str(predictions)]
-    strata = report if given == "report" else partial
-    status, _, err = run([*argv, "--schema", str(schema), "--strata", str(strata)])
+    status, err = _scored_with_strata(folder, gold, report if given == "report" else partial)
     hint = "this looks like a chartscore document (a report): a strata file maps case_id to strata"
     message = f"missing_key (strata line 1, key case_id; {hint})"
     assert (status, err) == (1, error_line(message, ErrorCode.MISSING_KEY))

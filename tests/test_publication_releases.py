@@ -515,11 +515,11 @@ def test_one_systems_first_release_is_a_publication_with_nothing_else_shown(
     # The first release, as a publication: A's numbers at A's place, nothing of B or of the
     # comparison, whose variables are the second release's products' (the same shapes);
     # each atom keeps its copy of the publication's ties.
-    from chartscore.disclosure.publication_releases import earlier_publication
+    from chartscore.disclosure.publication_releases import EarlierPublication
 
     releases = read_releases(mixed["ledger"])
     written = _publication(mixed["base"] / "q2")
-    blank = earlier_publication([releases[0].shared, None, None], _SYSTEMS, written)
+    blank = EarlierPublication([releases[0].shared, None, None], _SYSTEMS, written)
     new = JointPublication(written, _SYSTEMS)
     assert {key[0].split(":", 1)[0] for key in blank.published} == {"product0"}
     own = JointPublication([releases[0].shared], ["0"]).published
