@@ -185,6 +185,7 @@ def _no_evidence_cohort() -> Cohort:
     return cohort
 
 
+@thorough_only("stratified shares with evidence counts (about 8 s)")
 def test_evidence_provided_around_a_stratified_choice_shows_what_it_proves() -> None:
     # The sites' evidence_support success counts, hidden by the stratum step, are proven 0
     # once evidence_provided (0 everywhere) is added: shown, not hidden with range [0, 0].
@@ -678,6 +679,7 @@ def test_a_publication_refuses_stratified_reports_over_its_limit_before_suppress
         assert started == [True]
 
 
+@thorough_only("a stratified share in one step and in two (about 4 s)")
 def test_a_stratified_share_falls_back_to_one_step_when_two_steps_cannot_protect_a_site(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

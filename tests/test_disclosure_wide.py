@@ -103,6 +103,7 @@ def test_the_wide_dive_settles_optima_of_a_stratified_share() -> None:
     assert audit(fast).passed
 
 
+@thorough_only("stratified shares with one area problem and with 32 (about 6 s)")
 @settings(
     max_examples=examples(8),
     deadline=None,

@@ -373,6 +373,7 @@ def test_a_proof_serves_only_a_region_it_holds() -> None:
     assert _verdict(proven) == _verdict(fresh) == ([], [set(), set(), set()])
 
 
+@thorough_only("joint choices with and without an earlier round's proofs (about 5 s)")
 @settings(max_examples=examples(10, least=2), deadline=None)
 @given(
     st.integers(min_value=12, max_value=30),

@@ -157,6 +157,7 @@ def test_a_products_system_matters() -> None:
             assert own.high is None or (row.high is not None and row.high <= own.high)
 
 
+@thorough_only("a publication and its joint audit table (about 5 s)")
 def test_the_table_shows_counts_and_statuses_only() -> None:
     shared = _shared(40, 3, 0)
     table = audit_publication([shared], ["A"]).table()
@@ -408,6 +409,7 @@ def test_share_publication_refuses_gold_from_standard_input(tmp_path: Path) -> N
     assert list(out.iterdir()) == []
 
 
+@thorough_only("a publication shared, then audited with a file named twice (about 5 s)")
 def test_audit_refuses_a_file_named_twice(tmp_path: Path) -> None:
     # `audit a.shared.json --system '*.shared.json'` named A again, with B, as one other
     # system: tied class by class to B, the publication failed as "inconsistent" (exit 4,

@@ -306,6 +306,7 @@ def _publication(where: Path) -> list[SharedReport | SharedComparison]:
     return [*_products(where), SharedComparison.from_json(text)]
 
 
+@thorough_only("a publication with its comparison over two quarters (about 9 s)")
 def test_a_publication_with_its_comparison_is_one_release(compared: dict[str, Any]) -> None:
     first, second, plain = compared["runs"]
     assert first[0] == second[0] == plain[0] == 0, (first, second, plain)

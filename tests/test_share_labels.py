@@ -205,6 +205,7 @@ def test_an_f1_its_counts_do_not_give_is_refused() -> None:
     assert caught.value.code.value == "invalid_report"
 
 
+@thorough_only("shares of labelled cohorts (about 5 s)")
 def test_coefficients_are_shown_exactly_where_kappa_is() -> None:
     for min_cell in (2, 5, 11):
         _, shared = _fixture(min_cell)
@@ -249,6 +250,7 @@ def test_the_core_is_shared_as_without_labels() -> None:
         assert len([k for k in hidden if k not in twins]) == lost
 
 
+@thorough_only("shares of labelled cohorts (about 5 s)")
 def test_a_format_3_report_is_read_and_one_with_labels_is_not() -> None:
     # A format 4 document as chartscore wrote it before case floors (tests/data/legacy), with
     # its labels and coefficients taken out and its version set to 3.

@@ -49,6 +49,7 @@ from helpers import (
     digest,
     examples,
     pop_clustered,
+    thorough_only,
     write_jsonl,
 )
 
@@ -312,6 +313,7 @@ def test_share_writes_what_audit_passes_and_a_refilled_cell_fails(tmp_path: Path
     assert 4 in statuses and set(statuses) <= {0, 4}
 
 
+@thorough_only("shares of the same inputs in several orders (about 4 s)")
 def test_share_output_is_the_same_for_any_input_order(tmp_path: Path) -> None:
     cohort = build_cohort(random.Random(11).choice, ["boolean", "number", "ordinal"], 30)
     gold, predictions, schema = cohort_files(cohort, tmp_path)
