@@ -378,6 +378,75 @@ def test_a_wide_dive_s_point_is_an_optimum_of_the_integer_program(
     assert float(c @ fast) == float(c @ slow)
 
 
+def _no_other_fast_path() -> pytest.MonkeyPatch:
+    # Only the repair near a known point may settle a fractional vertex (then branch and bound).
+    patch = pytest.MonkeyPatch()
+    patch.setattr(program_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
+    patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
+    patch.setattr(program_module.IntegerProgram, "_repaired", lambda *args: None)
+    patch.setattr(program_module.IntegerProgram, "_wide_dive", lambda *args: None)
+    return patch
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(integer_programs(), st.data())
+def test_a_repair_near_a_known_point_returns_an_optimum_of_the_integer_program(
+    drawn: tuple[int, list[dict[int, int]], list[int], np.ndarray], data: st.DataObject
+) -> None:
+    # The known point is an optimum of a nearby objective (as a witness is): the repair
+    # frees where it and the LP vertex differ, and returns a point only at the LP bound
+    # rounded up, the optimum branch and bound finds on the plain path.
+    width, rows, values, c = drawn
+    nearby = c.copy()
+    for column in data.draw(st.lists(st.integers(0, width - 1), max_size=3, unique=True)):
+        nearby[column] += data.draw(st.sampled_from([-2, -1, 1, 2]))
+    with plain():
+        known = program_module.IntegerProgram(width, rows, values, values).solve(nearby, [0, 0])
+        slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
+    problem = program_module.IntegerProgram(width, rows, values, values)
+    patch = _no_other_fast_path()
+    try:
+        fast = problem.solve(c, [0, 0], incumbent=known)
+    finally:
+        patch.undo()
+    assert problem.check(fast)
+    assert float(c @ fast) == float(c @ slow)
+
+
+def test_the_repair_near_a_known_point_frees_where_the_two_differ() -> None:
+    # 2 x0 + x1 + x2 = 3, x3 = 5, x4 = 2; maximize x0 (minimize -x0). The LP vertex puts
+    # x0 at 1.5 and x1 = x2 = 0 (bound -1.5, rounded up -1). The known point (0, 3, 0, 5, 2)
+    # differs from it in x0 and x1: those two are freed, the rest stay, and x0 = 1, x1 = 1
+    # reaches -1, so it is optimal with no branch and bound. Below the optimum (-2) it finds
+    # nothing.
+    rows = [{0: 2, 1: 1, 2: 1}, {3: 1}, {4: 1}]
+    problem = program_module.IntegerProgram(5, rows, [3, 5, 2], [3, 5, 2])
+    if not problem._warm_lp():
+        pytest.skip("this scipy has no HiGHS binding the warm path can use")
+    c = np.array([-1.0, 0.0, 0.0, 0.0, 0.0])
+    known = np.array([0, 3, 0, 5, 2], dtype=np.int64)
+    freed: list[list[int]] = []
+    original = program_module.IntegerProgram._repair
+
+    def spied(self, c, base, free, target):  # type: ignore[no-untyped-def]
+        freed.append([int(i) for i in np.flatnonzero(free)])
+        return original(self, c, base, free, target)
+
+    counts = [0, 0]
+    patch = _no_other_fast_path()
+    try:
+        patch.setattr(program_module.IntegerProgram, "_repair", spied)
+        _, bound, vertex = problem._warm_relaxed(c)
+        point = problem.solve(c, counts, incumbent=known)
+        assert vertex is not None and bound == -1.5
+        assert problem._repaired_near(c, vertex, known, -2) is None
+    finally:
+        patch.undo()
+    assert freed[0] == [0, 1]
+    assert [int(v) for v in point] == [1, 1, 0, 5, 2]
+    assert counts == [1, 0]  # one solve, no branch and bound
+
+
 @settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**6), st.integers(1, 3), st.integers(3, 25), st.sampled_from([3, 11]))
 def test_protected_is_its_definition_on_the_exact_range(

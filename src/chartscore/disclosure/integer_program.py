@@ -4,7 +4,8 @@
 solver's components and blocks (:mod:`chartscore.disclosure.ranges`) and the local
 check's restrictions (:mod:`chartscore.disclosure.local_check`) each build one and
 minimize objectives over it. It tries the LP relaxation first (warm, in HiGHS), repairs
-a fractional vertex locally, and only then runs branch and bound afresh; every point is
+a fractional vertex locally (around its own rounding, then around a known integer point),
+and only then runs branch and bound afresh; every point is
 checked against every row in exact integer arithmetic. What it cannot settle raises
 :class:`Unresolved`; rows no integer point satisfies raise :class:`Inconsistent`.
 
@@ -119,9 +120,10 @@ class Relaxation:
         point: The optimum, when the relaxation settled it (else None).
         low, high: Otherwise, when the LP solved: the integer optimum's bounds (the LP's
             value rounded up, and a known point's value); None when nothing is known.
+        incumbent: The known point (for :meth:`IntegerProgram.complete`'s repair).
     """
 
-    __slots__ = ("bound", "high", "low", "point", "vertex")
+    __slots__ = ("bound", "high", "incumbent", "low", "point", "vertex")
 
     def __init__(
         self,
@@ -130,8 +132,11 @@ class Relaxation:
         high: int | None,
         bound: float | None,
         vertex: np.ndarray | None,
+        *,
+        incumbent: np.ndarray | None = None,
     ) -> None:
         self.point, self.low, self.high, self.bound, self.vertex = point, low, high, bound, vertex
+        self.incumbent = incumbent
 
 
 class IntegerProgram:
@@ -256,7 +261,7 @@ class IntegerProgram:
             target = _rounded_up(bound)
             if incumbent is not None and self._reaches(c, incumbent, target):
                 return incumbent.copy()
-        return self._finish(c, counter, bound, vertex)
+        return self._finish(c, counter, bound, vertex, incumbent)
 
     def relax(self, c: np.ndarray, counter: list[int], *, incumbent: np.ndarray) -> Relaxation:
         """The first, cheap half of :meth:`solve` (warm): the optimum when the LP settles it.
@@ -281,7 +286,9 @@ class IntegerProgram:
         target = _rounded_up(bound)
         if self._reaches(c, incumbent, target):
             return Relaxation(incumbent.copy(), None, None, None, None)
-        return Relaxation(None, target, int(np.rint(c @ incumbent)), bound, vertex)
+        return Relaxation(
+            None, target, int(np.rint(c @ incumbent)), bound, vertex, incumbent=incumbent
+        )
 
     def complete(self, c: np.ndarray, counter: list[int], relaxation: Relaxation) -> np.ndarray:
         """The optimum :meth:`relax` left open (the same objective ``c``), as :meth:`solve`
@@ -293,7 +300,7 @@ class IntegerProgram:
         """
         if relaxation.point is not None:
             return relaxation.point
-        return self._finish(c, counter, relaxation.bound, relaxation.vertex)
+        return self._finish(c, counter, relaxation.bound, relaxation.vertex, relaxation.incumbent)
 
     def feasible(self, points: np.ndarray) -> np.ndarray:
         """Which rows of ``points`` (integer points, one per row) satisfy every row exactly."""
@@ -349,9 +356,10 @@ class IntegerProgram:
         counter: list[int],
         bound: float | None,
         vertex: np.ndarray | None,
+        incumbent: np.ndarray | None = None,
     ) -> np.ndarray:
-        # After a fractional (or failed) relaxation: dive, else repair its vertex, else
-        # branch and bound.
+        # After a fractional (or failed) relaxation: dive, else repair its vertex (around its
+        # rounding, then around the known point), else branch and bound.
         if bound is not None and vertex is not None:
             target = _rounded_up(bound)
             narrow = self.width < _DIVE_WIDTH
@@ -359,6 +367,8 @@ class IntegerProgram:
             if dived is not None:
                 return dived
             repaired = self._repaired(c, vertex, target)
+            if repaired is None and incumbent is not None:
+                repaired = self._repaired_near(c, vertex, incumbent, target)
             if repaired is not None:
                 return repaired
             for share in () if narrow else _WIDE_DIVE_SHARES:
@@ -557,6 +567,27 @@ class IntegerProgram:
             if point is not None:
                 return point
         return None
+
+    def _repaired_near(
+        self, c: np.ndarray, vertex: np.ndarray, incumbent: np.ndarray, target: int
+    ) -> np.ndarray | None:
+        """An integer point at the rounded LP bound, found around a known point, or None.
+
+        The columns where the LP vertex and the known integer point (a witness) differ are
+        freed, every other column stays at the known point's value, and the small integer
+        program left is solved. The known point lies in it, so it is never empty, and where
+        the two agree the optimum usually does too. Why: after a failed dive and repair, the
+        wide components of a stratified self-audit went to branch and bound afresh (0.1 to
+        0.4 s each), and every one of those ended at the rounded LP bound (issue 39, 600
+        charts over 6 sites: 224 of 224); freed this way, 360 of 363 such problems reached it.
+        A point it returns satisfies every row and reaches ``target`` (no integer point does
+        better), so it is an optimum, as branch and bound's would be.
+        """
+        base = np.asarray(incumbent, dtype=np.int64)
+        free = np.abs(vertex - base) > 1e-9
+        if not free.any() or self.width < _REPAIR_WIDTH or free.sum() * 2 > self.width:
+            return None
+        return self._repair(c, base, free, target)
 
     def _row_of(self) -> np.ndarray:
         # The row of every stored coefficient (built once).
