@@ -210,6 +210,19 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
         pytest.skip("this scipy has no HiGHS binding the warm path can use")
     c = np.zeros(7)
     c[0] = -1.0
+    counts = [0, 0]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(program_module, "_REPAIR_WIDTH", 0)
+        freed = _freed_by_each_repair(patch)
+        patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
+        point = problem.solve(c, counts)
+    assert freed[0] == [0, 1, 2]
+    assert int(point[0]) == 1 and int(point[1] + point[2]) == 1
+    assert counts == [1, 0]  # one solve, no branch and bound
+
+
+def _freed_by_each_repair(patch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The columns each repair frees, in order (the repairs still run)."""
     freed: list[list[int]] = []
     original = program_module.IntegerProgram._repair
 
@@ -217,15 +230,8 @@ def test_the_repair_frees_the_fractional_columns_and_their_short_rows_only() -> 
         freed.append([int(i) for i in np.flatnonzero(free)])
         return original(self, c, base, free, target)
 
-    counts = [0, 0]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(program_module, "_REPAIR_WIDTH", 0)
-        patch.setattr(program_module.IntegerProgram, "_repair", spied)
-        patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
-        point = problem.solve(c, counts)
-    assert freed[0] == [0, 1, 2]
-    assert int(point[0]) == 1 and int(point[1] + point[2]) == 1
-    assert counts == [1, 0]  # one solve, no branch and bound
+    patch.setattr(program_module.IntegerProgram, "_repair", spied)
+    return freed
 
 
 def test_a_repair_returns_a_point_only_when_it_reaches_the_rounded_bound() -> None:
@@ -378,14 +384,12 @@ def test_a_wide_dive_s_point_is_an_optimum_of_the_integer_program(
     assert float(c @ fast) == float(c @ slow)
 
 
-def _no_other_fast_path() -> pytest.MonkeyPatch:
+def _no_other_fast_path(patch: pytest.MonkeyPatch) -> None:
     # Only the repair near a known point may settle a fractional vertex (then branch and bound).
-    patch = pytest.MonkeyPatch()
     patch.setattr(program_module, "_REPAIR_WIDTH", 0)  # small problems are repaired too
     patch.setattr(program_module.IntegerProgram, "_dive", lambda self, c, target: None)
     patch.setattr(program_module.IntegerProgram, "_repaired", lambda *args: None)
     patch.setattr(program_module.IntegerProgram, "_wide_dive", lambda *args: None)
-    return patch
 
 
 @settings(max_examples=examples(200), deadline=None)
@@ -404,11 +408,9 @@ def test_a_repair_near_a_known_point_returns_an_optimum_of_the_integer_program(
         known = program_module.IntegerProgram(width, rows, values, values).solve(nearby, [0, 0])
         slow = program_module.IntegerProgram(width, rows, values, values).solve(c, [0, 0])
     problem = program_module.IntegerProgram(width, rows, values, values)
-    patch = _no_other_fast_path()
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        _no_other_fast_path(patch)
         fast = problem.solve(c, [0, 0], incumbent=known)
-    finally:
-        patch.undo()
     assert problem.check(fast)
     assert float(c @ fast) == float(c @ slow)
 
@@ -425,23 +427,14 @@ def test_the_repair_near_a_known_point_frees_where_the_two_differ() -> None:
         pytest.skip("this scipy has no HiGHS binding the warm path can use")
     c = np.array([-1.0, 0.0, 0.0, 0.0, 0.0])
     known = np.array([0, 3, 0, 5, 2], dtype=np.int64)
-    freed: list[list[int]] = []
-    original = program_module.IntegerProgram._repair
-
-    def spied(self, c, base, free, target):  # type: ignore[no-untyped-def]
-        freed.append([int(i) for i in np.flatnonzero(free)])
-        return original(self, c, base, free, target)
-
     counts = [0, 0]
-    patch = _no_other_fast_path()
-    try:
-        patch.setattr(program_module.IntegerProgram, "_repair", spied)
+    with pytest.MonkeyPatch.context() as patch:
+        _no_other_fast_path(patch)
+        freed = _freed_by_each_repair(patch)
         _, bound, vertex = problem._warm_relaxed(c)
         point = problem.solve(c, counts, incumbent=known)
         assert vertex is not None and bound == -1.5
         assert problem._repaired_near(c, vertex, known, -2) is None
-    finally:
-        patch.undo()
     assert freed[0] == [0, 1]
     assert [int(v) for v in point] == [1, 1, 0, 5, 2]
     assert counts == [1, 0]  # one solve, no branch and bound
