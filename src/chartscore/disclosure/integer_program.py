@@ -242,7 +242,8 @@ class IntegerProgram:
         a suppression run is seeded with. ``incumbent``: a known integer point of
         this problem (a witness); when the LP's bound, rounded up (the objective
         is integral), already reaches its value, it is optimal and no branch and
-        bound is needed.
+        bound is needed; otherwise a fractional vertex is also repaired around it
+        (:meth:`_repaired_near`) before branch and bound.
 
         Raises:
             Inconsistent: no integer point satisfies the rows.
