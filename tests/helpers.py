@@ -189,14 +189,21 @@ both profiles runs once, in the first pass.
 
 def thorough_only(reason: str) -> Callable[[_Test], _Test]:
     """Skip a test outside the thorough profile (and mark it ``profile_dependent``)."""
+
+    def mark(test: _Test) -> _Test:
+        for each in thorough_only_marks(reason):
+            test = each(test)
+        return test
+
+    return mark
+
+
+def thorough_only_marks(reason: str) -> list[pytest.MarkDecorator]:
+    """:func:`thorough_only` as marks, for one case of a parametrized test (``pytest.param``)."""
     skip = pytest.mark.skipif(
         not THOROUGH, reason=f"thorough profile only (.ci/run runs it): {reason}"
     )
-
-    def mark(test: _Test) -> _Test:
-        return PROFILE_DEPENDENT(skip(test))
-
-    return mark
+    return [skip, PROFILE_DEPENDENT]
 
 
 def examples(thorough: int, least: int = 2) -> int:

@@ -17,7 +17,7 @@ from chartscore.cli import main
 from chartscore.cli.progress import TerminalProgress
 from chartscore.errors import describe
 
-from helpers import write_jsonl
+from helpers import thorough_only_marks, write_jsonl
 
 GOLD = [
     {"case_id": "c1", "field_id": "hx.smoking", "field_type": "categorical", "value": "former"},
@@ -473,7 +473,10 @@ def _subprocess(args: list[str], stdin: bytes) -> tuple[int, bytes, bytes]:
     return result.returncode, result.stdout, result.stderr
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+_TWO_PROCESSES = thorough_only_marks("every input again, on two processes (about 4 s)")
+
+
+@pytest.mark.parametrize("jobs", ["1", pytest.param("2", marks=_TWO_PROCESSES)])
 def test_standard_input_feeds_any_one_input(
     files: tuple[Path, Path], tmp_path: Path, jobs: str
 ) -> None:

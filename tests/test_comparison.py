@@ -49,7 +49,7 @@ from chartscore.scoring.scorer import Scorer
 from chartscore.stats.clustered import PairedClusterSums
 from chartscore.stats.paired import mcnemar, newcombe_difference
 
-from helpers import chain, digest, examples
+from helpers import chain, digest, examples, thorough_only
 
 SCHEMA = Schema.from_dict(
     {
@@ -469,6 +469,7 @@ def test_row_order_does_not_change_the_bytes(rows: list[Row], shuffle: random.Ra
     assert compare(shuffled).to_json() == compare(rows).to_json()
 
 
+@thorough_only("comparisons in processes under several hash seeds (about 3 s)")
 def test_hash_seed_does_not_change_the_bytes(tmp_path: Path) -> None:
     script = (
         "import sys; sys.path.insert(0, sys.argv[1]); "

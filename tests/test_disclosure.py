@@ -37,6 +37,8 @@ from helpers import (
     assert_never_narrower,
     examples,
     pop_clustered,
+    thorough_only,
+    thorough_only_marks,
     with_clustered_figures,
     without_ranges,
 )
@@ -713,7 +715,9 @@ def test_share_refuses_rather_than_return_a_failing_report(monkeypatch: pytest.M
     assert caught.value.code is ErrorCode.DISCLOSURE_AUDIT_FAILED
 
 
-@pytest.mark.parametrize("level", [0.90, 0.99])
+@pytest.mark.parametrize(
+    "level", [0.90, pytest.param(0.99, marks=thorough_only_marks("a second share (about 3 s)"))]
+)
 def test_a_report_shared_at_another_confidence_level_passes_its_audit(level: float) -> None:
     # The audit checked each shown Wilson interval at 95% whatever the report's level, so
     # every share at --confidence 0.90 or 0.99 that showed an interval failed its own audit.
@@ -850,6 +854,7 @@ _SCRIPT = textwrap.dedent(
 )
 
 
+@thorough_only("shares in processes under several hash seeds (about 3 s)")
 def test_shared_bytes_do_not_depend_on_the_hash_seed() -> None:
     script = _SCRIPT.format(tests=str(ROOT / "tests"))
     outputs = []

@@ -18,6 +18,8 @@ from chartscore.disclosure import audit, split
 from chartscore.workflows.share import share
 from disclosure_reference import build_cohort
 
+from helpers import thorough_only
+
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 
 CANARY = "split-canary-4417"
@@ -78,6 +80,7 @@ def test_an_error_here_is_raised_as_one_process_raises_it_and_the_child_is_ended
     assert no_children_left()
 
 
+@thorough_only("shares and audits on one process and on two (about 4 s)")
 def test_the_audit_and_share_give_the_same_bytes_on_two_processes() -> None:
     rng = random.Random(7)
     types = ["multi", "boolean", "categorical", "number"]

@@ -242,6 +242,7 @@ def test_share_publication_writes_every_report_and_says_no_name_or_value(tmp_pat
     assert status == 2 and "--publication cannot be combined with --strict-schema" in stderr
 
 
+@thorough_only("a publication of a gold sample (about 3 s)")
 def test_share_publication_of_a_gold_sample_ignores_the_other_charts_predictions(
     tmp_path: Path,
 ) -> None:
@@ -312,6 +313,7 @@ def test_share_publication_also_min_cell_writes_both_rules_and_says_each(tmp_pat
         assert CANARY_CASE not in text and str(tmp_path) not in text
 
 
+@thorough_only("a publication into a folder that holds other documents (about 3 s)")
 def test_share_publication_warns_of_other_shared_documents_in_the_folder(tmp_path: Path) -> None:
     # A publication of A alone into the folder of an earlier one of A and B left B's report
     # beside the new A's: together they failed the joint audit (on the study, B's
