@@ -285,7 +285,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "invalid_min_cell": "the minimum cell size must be an integer from 2 to 1000000",
     "invalid_sensitivity": "the case counts do not match the report: a bug in the caller",
     "disclosure_audit_failed": "the shared report would fail its own disclosure audit; not written",
-    "share_too_large": "over 400 field x stratum-cell blocks (160 in a publication): fewer strata",
+    "share_too_large": "over 200 field x stratum-cell blocks (160 in a publication): fewer strata",
     "not_applicable_unsupported": (
         "not-applicable gold rows are not yet shareable, comparable or mergeable; not written"
     ),

@@ -3,11 +3,11 @@
 With strata, the attacker's model copies every field's outcome classes once per stratum cell
 (the cross-classification of the declared keys' labels), and the complementary choice and the
 self-audit solve integer programs over the whole product. Their time grows faster than the
-number of field x stratum-cell blocks: measured on this project's two-core machine
-(docs/disclosure.md#limits), 13 fields over 6 sites (78 blocks) took 21 s, over 12 sites (156)
-99 s, over 30 sites (390) 26 minutes and 8 GiB in one step, and 52 minutes and 12.8 GiB in
-the two steps that keep the field level (``suppress.share``); with today's solver levers, 1.4
-GiB but not finished in 68 minutes. :data:`MAX_STRATUM_BLOCKS` is the documented limit; a
+number of field x stratum-cell blocks (with an exponent of about 2.6): measured on this
+project's two-core machine (docs/disclosure.md#limits), 13 fields over 12 sites (156 blocks)
+took 6.2 minutes, over 15 sites (195) 11 minutes, and over 30 sites (390) did not finish in 68
+minutes. :data:`MAX_STRATUM_BLOCKS` is the documented limit, set where a share ends in about a
+quarter of an hour (issue 39: refused at once, rather than run for an hour or more); a
 larger report is ``share_too_large`` before any suppression starts.
 
 A publication's joint choice and joint audit attack every product's stratum cells at once, so
@@ -28,8 +28,8 @@ from typing import Final
 
 from chartscore.errors import ChartscoreError, ErrorCode, ErrorHint
 
-MAX_STRATUM_BLOCKS: Final = 400
-"""The most field x stratum-cell blocks ``share`` takes on (390 took 52 minutes in two steps)."""
+MAX_STRATUM_BLOCKS: Final = 200
+"""The most field x stratum-cell blocks ``share`` takes on (195 took 11 minutes; 390 over 68)."""
 
 
 MAX_PUBLICATION_STRATUM_BLOCKS: Final = 160
