@@ -593,7 +593,7 @@ def test_share_refuses_a_stratified_report_over_the_limit_before_suppressing(
     from chartscore.disclosure.limits import MAX_STRATUM_BLOCKS
 
     sites = _write_thirty_sites(tmp_path, fields, ["pred"])
-    # 210 and 180 blocks; 13 fields over 30 sites (390) ran for hours (docs/disclosure.md#limits)
+    # 210 and 180 blocks; 13 fields over 30 sites (390) ran over an hour (docs/disclosure.md#limits)
     assert (fields * sites > MAX_STRATUM_BLOCKS) is refused
 
     started: list[bool] = []
