@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
 import signal
+import tempfile
 
 from hypothesis import settings
 
@@ -29,3 +33,15 @@ for _number, _disposition in (
 ):
     if signal.getsignal(_number) == signal.SIG_IGN:
         signal.signal(_number, _disposition)
+
+# Many tests start chartscore as a real process (``python -m chartscore``). Where Python is
+# told not to write bytecode (PYTHONDONTWRITEBYTECODE, as some containers set it), every
+# such start compiles chartscore from source again: 0.55 s a start instead of 0.23 s, about
+# 45 s of the suite. The suite's child processes keep their bytecode in a folder of this
+# run's own instead (PYTHONPYCACHEPREFIX), removed at the end: the source tree stays as the
+# setting asks. This process is not changed (both are read when Python starts).
+if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    _BYTECODE = tempfile.mkdtemp(prefix="chartscore-tests-bytecode-")
+    atexit.register(shutil.rmtree, _BYTECODE, ignore_errors=True)
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = _BYTECODE
