@@ -334,6 +334,7 @@ def test_a_comparison_shared_alone_fails_held_with_the_first_quarter(
     assert sequential[1].own and not sequential[1].passed
 
 
+@thorough_only("two quarters with a comparison shared first (about 8 s)")
 def test_a_ledger_with_comparisons_takes_the_same_comparisons(
     compared: dict[str, Any], tmp_path: Path
 ) -> None:
