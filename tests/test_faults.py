@@ -674,6 +674,36 @@ def test_a_closed_stderr_never_stops_the_work(large_run: list[str], tmp_path: Pa
     assert (status, out) == (1, b"")
 
 
+@pytest.mark.parametrize("closed", ["2>&-", ">&-", "<&-", "<&- >&- 2>&-"])
+def test_closed_standard_descriptors_lose_no_prediction_on_two_processes(
+    tmp_path: Path, closed: str
+) -> None:
+    # With 1 or 2 closed, the null device once took its number and was closed again: the
+    # predictions file or the reader's pipe then took it, and the forked reader pointed
+    # it at /dev/null. The report was that of an empty predictions file, with exit 0.
+    demo = make_demo(tmp_path / "demo")
+    args = ["--gold", str(demo.gold), "--predictions", str(demo.run("model-v1"))]
+    args += ["--schema", str(demo.schema), "--jobs", "2", "--quiet"]
+    for command in ("score", "share") if ">&-" in closed else ("score",):  # share: HiGHS
+        expected = tmp_path / f"{command}-open.json"
+        assert run_chartscore([command, *args, "--out", str(expected)])[0] == 0
+        got = tmp_path / f"{command}-closed.json"
+        status, _, _ = shell(
+            f'exec "$@" {closed}',
+            sys.executable,
+            "-m",
+            "chartscore",
+            command,
+            *args,
+            "--out",
+            str(got),
+        )
+        assert status == 0, command
+        assert got.read_bytes() == expected.read_bytes(), command
+    report = json.loads((tmp_path / "score-open.json").read_bytes())
+    assert report["overall"]["answered_count"] > 0  # the run compared had predictions
+
+
 def test_the_report_bytes_do_not_depend_on_the_stream_encoding(large_run: list[str]) -> None:
     expected = run_chartscore(large_run)
     for encoding in ("utf-16", "ascii"):

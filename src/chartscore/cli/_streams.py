@@ -135,10 +135,8 @@ class _Reserved:
                 )
             )
         self.streams = Streams(out=out, err=err, terminal=terminal)
-        null = -1
-        with contextlib.suppress(OSError):
-            null = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-        if null < 0:  # no null device: the descriptors stay as they are
+        null = _null_above_2()
+        if null is None:  # no null device: the descriptors stay as they are
             return
         for descriptor in _DESCRIPTORS:  # a closed one too: nothing may open in its place
             with contextlib.suppress(OSError):
@@ -163,6 +161,23 @@ class _Reserved:
         for stream in self._own:
             with contextlib.suppress(Exception):  # a full disk or a closed pipe: said already
                 stream.close()
+
+
+def _null_above_2() -> int | None:
+    """The null device, open for writing on a descriptor above 2 (None: it cannot be opened).
+
+    Why: with 1 or 2 closed, ``open`` returns that number; pointing the standard
+    descriptors at it and closing it would leave that one closed, and the next
+    file or pipe would take its place (a forked reader then points it at /dev/null).
+    """
+    opened = -1
+    with contextlib.suppress(OSError):
+        opened = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    if opened < 0:
+        return None
+    null = _copy(opened)
+    os.close(opened)
+    return null
 
 
 def _copy(descriptor: int | None) -> int | None:

@@ -11,6 +11,7 @@ writes to standard output during a solve are dropped too.)
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sys
 from collections.abc import Iterator
@@ -18,14 +19,22 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def stdout_closed() -> Iterator[None]:
-    """File descriptor 1 points at the null device until the block ends."""
-    sys.stdout.flush()
+    """File descriptor 1 points at the null device until the block ends.
+
+    Python's ``sys.stdout`` is None where descriptor 1 was closed at start-up; the
+    copies are numbered above 2, so that a closed 0 or 2 is never taken by one.
+    """
+    if sys.stdout is not None:
+        with contextlib.suppress(Exception):  # a broken stdout is the writer's to report
+            sys.stdout.flush()
     try:
-        saved = os.dup(1)
+        saved = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     except OSError:  # no standard output at all: nothing to protect
         yield
         return
-    sink = os.open(os.devnull, os.O_WRONLY)
+    opened = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
+    sink = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(opened)
     os.dup2(sink, 1)
     try:
         yield

@@ -418,8 +418,9 @@ def _keep_only_descriptors(keep: set[int]) -> None:
     reader's pipe), and nothing it might print can reach a terminal or a log.
     """
     null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+    for standard in (1, 2):
+        if standard not in keep:  # taken by the stream or the pipe where the caller had it closed
+            os.dup2(null, standard)
     keep = keep | {0, 1, 2}
     for descriptor in _open_descriptors():
         if descriptor not in keep:

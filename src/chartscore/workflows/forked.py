@@ -204,8 +204,9 @@ def _child(task: Callable[[], object], write_end: int, previous: object, parent:
 def _keep_only(write_end: int) -> None:
     """Point stdout and stderr at /dev/null; close every other inherited descriptor."""
     null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 1)
-    os.dup2(null, 2)
+    for standard in (1, 2):
+        if standard != write_end:  # the pipe took it where the caller had it closed
+            os.dup2(null, standard)
     keep = {0, 1, 2, write_end}
     descriptors: list[int] = []
     for listing in ("/proc/self/fd", "/dev/fd"):
