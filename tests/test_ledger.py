@@ -599,6 +599,41 @@ def test_ledger_options_are_checked_before_any_work(demo: Demo) -> None:
     assert not demo.ledger.exists()
 
 
+@pytest.mark.parametrize("command", ["score", "compare", "share"])
+def test_an_exposed_or_foreign_ledger_is_refused_before_the_report_is_written(
+    demo: Demo, command: str
+) -> None:
+    # docs/cli.md: an existing ledger must be mode 0600 and a ledger, checked before any
+    # work. It was checked only when the line was appended, after --out was replaced.
+    inputs = ["--gold", str(demo.gold), "--schema", str(demo.schema)]
+    if command == "compare":
+        inputs += [
+            "--baseline",
+            str(demo.run("model-v1")),
+            "--candidate",
+            str(demo.run("model-v2")),
+        ]
+    else:
+        inputs += ["--predictions", str(demo.run("model-v1"))]
+    exposed = demo.root / "exposed.jsonl"
+    exposed.write_bytes(b"")
+    os.chmod(exposed, 0o644)
+    foreign = demo.root / "foreign.jsonl"
+    foreign.write_bytes(b'{"not": "a ledger"}\n')
+    os.chmod(foreign, 0o600)
+    out = demo.root / "kept.json"
+    for ledger, code in ((exposed, "file_exposed"), (foreign, "not_a_ledger")):
+        out.write_bytes(b"an earlier report\n")
+        before = ledger.read_bytes()
+        status, stdout, err = run(
+            [command, *inputs, "--ledger", str(ledger), "--out", str(out)], demo.key
+        )
+        assert (status, stdout) == (1, ""), code
+        assert err == f"chartscore: error: {code} (ledger): {describe(ErrorCode(code))}\n"
+        assert out.read_bytes() == b"an earlier report\n"  # no work was done
+        assert ledger.read_bytes() == before
+
+
 @pytest.mark.parametrize("command", ["score", "score --partial-out", "compare", "share"])
 def test_a_ledger_that_is_also_an_output_is_refused_before_any_work(
     demo: Demo, command: str

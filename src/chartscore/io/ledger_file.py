@@ -214,13 +214,15 @@ def gold_file_identity(
 
 
 def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) -> str:
-    """Check a ledger path before any work: never an input, never standard output.
+    """Check a ledger path before any work: never an input, never standard output, and an
+    existing ledger one that the append would take (a regular file, mode 0600, a ledger).
 
     Raises:
         ChartscoreError: ``invalid_path (ledger)``, ``output_is_input (ledger)``, or
             ``output_unwritable (ledger)`` when it exists but is not a regular file
-            (a symbolic link included) or its folder does not exist; ``usage`` when
-            ``inputs`` cannot be read as a collection.
+            (a symbolic link included) or its folder does not exist; ``file_exposed
+            (ledger)``, ``not_a_ledger (ledger)`` and ``ledger_unwritable (ledger)`` as
+            :func:`append_lines`; ``usage`` when ``inputs`` cannot be read as a collection.
     """
     where = input_path(ledger, InputKind.LEDGER)
     if isinstance(where, StandardInput):
@@ -229,6 +231,9 @@ def check_ledger(ledger: InputPath, *, inputs: Sequence[InputPath | None] = ()) 
     if listed is None:
         raise ChartscoreError(ErrorCode.USAGE)
     check_target(where, listed, InputKind.LEDGER)
+    code = _existing_ledger_refused(where)
+    if code is not None:
+        raise ChartscoreError(code, input=InputKind.LEDGER)
     return where
 
 
@@ -327,17 +332,14 @@ def _append_locked(
     descriptor: int, data: bytes, appended: Appended | None, count: int
 ) -> ErrorCode | None:
     """The checks and the write, under the lock; an error code or None. Raises OSError."""
-    status = os.fstat(descriptor)
-    if not stat.S_ISREG(status.st_mode):
-        return ErrorCode.OUTPUT_UNWRITABLE
-    if status.st_mode & _EXPOSED_BITS:
-        return ErrorCode.FILE_EXPOSED
+    code = _kind_refused(descriptor)
+    if code is not None:
+        return code
     os.set_blocking(descriptor, True)
     fcntl.flock(descriptor, fcntl.LOCK_EX)
     size = os.fstat(descriptor).st_size  # after the lock: every earlier line is whole
     if size:
-        head = os.pread(descriptor, len(LINE_PREFIX), 0)
-        if not (head == LINE_PREFIX or (size < len(LINE_PREFIX) and LINE_PREFIX.startswith(head))):
+        if not _starts_as_ledger(descriptor, size):
             return ErrorCode.NOT_A_LEDGER
         if os.pread(descriptor, 1, size - 1) != b"\n":
             data = b"\n" + data  # a line a crash cut short: close it, keep these whole
@@ -350,6 +352,44 @@ def _append_locked(
         if appended is not None:  # before a signal held back meanwhile can stop the caller
             appended.lines = count
     return None
+
+
+def _kind_refused(descriptor: int) -> ErrorCode | None:
+    """Why an open ledger file cannot take lines (not a regular file, or exposed), or None."""
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        return ErrorCode.OUTPUT_UNWRITABLE
+    if status.st_mode & _EXPOSED_BITS:
+        return ErrorCode.FILE_EXPOSED
+    return None
+
+
+def _starts_as_ledger(descriptor: int, size: int) -> bool:
+    """Whether a non-empty file begins with the ledger's prefix (or a cut-short part of it)."""
+    head = os.pread(descriptor, len(LINE_PREFIX), 0)
+    return head == LINE_PREFIX or (size < len(LINE_PREFIX) and LINE_PREFIX.startswith(head))
+
+
+def _existing_ledger_refused(where: str) -> ErrorCode | None:
+    """The append's own checks on an existing ledger, made before any work (unlocked: the
+    append makes them again under its lock); None when it is absent or would take lines."""
+    descriptor = -1
+    try:
+        descriptor = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        code = _kind_refused(descriptor)
+        if code is None:
+            size = os.fstat(descriptor).st_size
+            if size and not _starts_as_ledger(descriptor, size):
+                code = ErrorCode.NOT_A_LEDGER
+    except FileNotFoundError:
+        code = None  # created by the append
+    except OSError:
+        code = ErrorCode.LEDGER_UNWRITABLE
+    finally:
+        if descriptor >= 0:
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+    return code
 
 
 def _write_all(descriptor: int, data: bytes) -> None:
