@@ -898,3 +898,27 @@ def test_the_fault_page_names_tests_that_exist() -> None:
     for module, test in named:
         source = (root / f"{module or 'test_faults'}.py").read_text(encoding="utf-8")
         assert f"def {test}(" in source, (module, test)
+
+
+def test_exceptions_python_can_only_report_are_not_printed() -> None:
+    # A half-made Dask client's finalizer raised at exit (an unreachable tls:// scheduler):
+    # Python printed "Exception ignored in ..." with a traceback after chartscore's one line.
+    code = (
+        "import threading\n"
+        "import chartscore.cli as cli\n"
+        "class Finalizer:\n"
+        "    def __del__(self):\n"
+        "        raise ValueError('ZZCANARY in a finalizer')\n"
+        "def command(argv=None, stdout=None, stderr=None):\n"
+        "    Finalizer()\n"
+        "    thread = threading.Thread(target=lambda: {}['ZZCANARY in a thread'])\n"
+        "    thread.start()\n"
+        "    thread.join()\n"
+        "    return 0\n"
+        "cli.main = command\n"
+        "cli.run()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, env=ENV, timeout=LIMIT, check=False
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")

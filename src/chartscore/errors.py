@@ -211,7 +211,7 @@ _DESCRIPTIONS: dict[str, str] = {
     "not_an_object": "the line is JSON but not an object",
     "unknown_key": "an object has a key the format does not define",
     "missing_key": "an object lacks a required key (a misspelled key shows as the one it replaced)",
-    "invalid_case_id": "case_id must be a string of 1 to 128 characters",
+    "invalid_case_id": "case_id must be a string of 1 to 128 characters, no lone surrogate",
     "invalid_field_id": "field_id must be a dotted lowercase name such as dx.onset",
     "invalid_field_type": "field_type is not one of the seven field types",
     "invalid_value": "value must be null, a string, a boolean, a number or a list of strings",

@@ -19,6 +19,7 @@ input the command names: pass all of them.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Sequence
 from typing import Final, NoReturn, TextIO
 
@@ -130,6 +131,10 @@ def _run(argv: Sequence[str], streams: Streams) -> int:
     return _EXIT_BY_CODE.get(failure.code, EXIT_DATA)
 
 
+def _dropped(report: object) -> None:
+    """Python's report of an exception raised where nothing can catch it: not printed."""
+
+
 _EXIT_BY_CODE: Final = {ErrorCode.USAGE: EXIT_USAGE, ErrorCode.INTERNAL_ERROR: EXIT_INTERNAL}
 
 
@@ -138,8 +143,12 @@ def run() -> NoReturn:
 
     After a failed write to stdout or stderr, the stream is pointed at
     ``/dev/null`` so Python's own final flush cannot print a message or change
-    the exit status.
+    the exit status. An exception Python can only report (raised in a finalizer,
+    such as a half-made Dask client's at exit, or in a thread) is dropped, not
+    printed: its traceback names files and may hold an address or a value.
     """
+    sys.unraisablehook = _dropped
+    threading.excepthook = _dropped
     status = main()
     settle_standard_streams()
     sys.exit(status)

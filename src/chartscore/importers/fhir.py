@@ -56,6 +56,7 @@ from chartscore.importers.imported import ROLES, Imported, Role, sorted_predicti
 from chartscore.io.inputs import InputPath, input_path, open_input
 from chartscore.io.jsonl import decode_document, iter_lines, parse_object
 from chartscore.metrics import NOT_APPLICABLE, FieldType
+from chartscore.records._rules import is_text
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.normalize import date_key
 
@@ -246,6 +247,8 @@ def _case_id(resource: dict[str, object], reference: str, where: Location) -> st
     if case is None or case == "":
         raise _error(ErrorCode.CASE_REFERENCE_MISSING, where)
     if type(case) is not str or len(case) > MAX_CASE_ID_LENGTH or not case.strip():
+        raise _error(ErrorCode.INVALID_CASE_ID, where)
+    if not is_text(case):
         raise _error(ErrorCode.INVALID_CASE_ID, where)
     return case
 

@@ -32,6 +32,7 @@ from chartscore.errors import ChartscoreError, ErrorCode
 from chartscore.importers.fields import exact_collection
 from chartscore.io.inputs import InputPath
 from chartscore.io.output import check_outputs, write_atomic_all
+from chartscore.records._rules import escape_lone_surrogates
 from chartscore.records.model import GoldField, Prediction
 from chartscore.records.schema import Schema
 
@@ -93,10 +94,12 @@ class Imported:
         """The schema document as canonical JSON, with a line end.
 
         Raises:
-            ChartscoreError: ``invalid_schema`` when there is none.
+            ChartscoreError: ``invalid_schema`` when there is none; the schema's codes
+                when it would not read back (a label with a lone surrogate is no choice).
         """
         if self.schema is None:
             raise ChartscoreError(ErrorCode.INVALID_SCHEMA)
+        Schema.from_dict(self.schema)  # what is written reads back, or nothing is written
         return (canonical_json(self.schema) + "\n").encode("utf-8")
 
     def loaded_schema(self) -> Schema | None:
@@ -115,7 +118,9 @@ def sorted_predictions(rows: Sequence[Prediction]) -> tuple[Prediction, ...]:
 
 
 def _text(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    # A lone surrogate (a value read from JSON's "\\ud800") is written as that escape again:
+    # UTF-8 cannot hold it, and the line reads back to the same string.
+    return escape_lone_surrogates(json.dumps(value, ensure_ascii=False))
 
 
 def _value(value: object) -> str:

@@ -153,7 +153,7 @@ def scanned_gold(text: str) -> tuple[str, str, FieldType, Value] | None:
         or type(field_id) is not str
         or (field_id not in _KNOWN_FIELD_IDS and not _rules.is_field_id(field_id))
         or text.count(":") != 4 + case_id.count(":") + colons
-        or ("\\" in text and "\\u003" in text)
+        or ("\\" in text and ("\\u003" in text or not _rules.is_text(case_id)))
     ):
         return None
     return case_id, field_id, field_type, value  # type: ignore[return-value]
@@ -193,6 +193,7 @@ def scanned_prediction(text: str) -> PredictionRow | None:
         or type(case_id) is not str
         or not 0 < len(case_id) <= _format.MAX_CASE_ID_LENGTH
         or not _rules.is_field_id(field_id)
+        or ("\\" in text and not _rules.is_text(case_id))  # the strict route refuses it
     ):
         return None
     keys = size

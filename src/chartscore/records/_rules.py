@@ -70,8 +70,27 @@ def is_format_key(value: object) -> bool:
 
 
 def is_case_id(value: object) -> bool:
-    """A case id is a non-empty ``str`` of at most 128 characters."""
-    return type(value) is str and 0 < len(value) <= MAX_CASE_ID_LENGTH
+    """A case id is a non-empty ``str`` of at most 128 characters of text (:func:`is_text`)."""
+    return type(value) is str and 0 < len(value) <= MAX_CASE_ID_LENGTH and is_text(value)
+
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def is_text(value: str) -> bool:
+    """Whether a ``str`` holds no lone surrogate (JSON's ``\\ud800``, which UTF-8 cannot hold).
+
+    Why: a case id is written out as UTF-8 (worklists) and as canonical JSON (release
+    records, RFC 8785), and neither can hold one; it is refused where it is read.
+    """
+    return value.isascii() or _LONE_SURROGATE.search(value) is None
+
+
+def escape_lone_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate written as its ``\\uXXXX`` escape (reads back alike)."""
+    if is_text(text):
+        return text
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def is_field_id(value: object) -> bool:

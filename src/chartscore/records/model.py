@@ -158,7 +158,11 @@ class GoldField:
                     break
             else:
                 value, kind, strings = frozenset(value), frozenset, True  # type: ignore[call-overload]
-        if type(case_id) is not str or not 0 < len(case_id) <= MAX_CASE_ID_LENGTH:
+        if (
+            type(case_id) is not str
+            or not 0 < len(case_id) <= MAX_CASE_ID_LENGTH
+            or (not case_id.isascii() and not _rules.is_text(case_id))
+        ):
             fail(ErrorCode.INVALID_CASE_ID)
         # The shared copy of a field id: one string for all the rows that name it.
         shared = _KNOWN_FIELD_IDS.get(field_id) if type(field_id) is str else None
@@ -284,7 +288,11 @@ class Prediction:
                     break
             else:
                 value, strings = frozenset(value), True  # type: ignore[call-overload]
-        if type(case_id) is not str or not 0 < len(case_id) <= MAX_CASE_ID_LENGTH:
+        if (
+            type(case_id) is not str
+            or not 0 < len(case_id) <= MAX_CASE_ID_LENGTH
+            or (not case_id.isascii() and not _rules.is_text(case_id))
+        ):
             fail(ErrorCode.INVALID_CASE_ID)
         # The shared copy of a field id: one string for all the rows that name it.
         shared = _KNOWN_FIELD_IDS.get(field_id) if type(field_id) is str else None

@@ -97,7 +97,7 @@ def _levels(raw: object) -> tuple[Level, ...]:
     for level in raw:
         if type(level) is int:
             marker: tuple[str, object] = ("int", level)
-        elif type(level) is str and normalize_text(level):
+        elif type(level) is str and normalize_text(level) and _rules.is_text(level):
             marker = ("str", normalize_text(level))
         else:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
@@ -113,7 +113,7 @@ def _choices(raw: object) -> frozenset[str]:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
     normalized = []
     for choice in raw:  # type: ignore[attr-defined]
-        if type(choice) is not str:
+        if type(choice) is not str or not _rules.is_text(choice):  # a label names it
             raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
         normalized.append(normalize_text(choice))
     if len(set(normalized)) != len(normalized):
