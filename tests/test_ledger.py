@@ -32,6 +32,7 @@ from chartscore.documents.canonical_json import canonical_json
 from chartscore.errors import describe
 from chartscore.io.ledger_file import append_line, read_ledger
 from chartscore.ledger import LINE_PREFIX, LedgerEntry, code_hash, ledger_table
+from chartscore.ledger.entry import utc_time
 from chartscore.ledger.scoring_code import EXCLUDED, code_hash_of
 from chartscore.records.gold_identity import LedgerKey, gold_identity
 from chartscore.records.schema import FieldSpec, Schema
@@ -772,3 +773,23 @@ def test_a_run_id_up_to_32_characters_is_shown_whole_the_columns_in_panels(
     assert len(rows) == len(others) > 1  # one line a row in every panel
     assert all(line.split()[0] == run_id for line in rows)
     assert all(len(line) <= 100 for line in lines) and "..." not in "\n".join(rows)
+
+
+def test_a_time_whose_zone_raises_or_overflows_is_usage() -> None:
+    # A caller's tzinfo ran unguarded (its RuntimeError left record_run), and a time late in
+    # the year 9999 overflowed when turned to UTC.
+    class Hostile(datetime.tzinfo):
+        def utcoffset(self, moment: datetime.datetime | None) -> datetime.timedelta:
+            raise RuntimeError("ZQ canary")
+
+    late = datetime.timezone(datetime.timedelta(hours=-5))
+    for moment in (
+        datetime.datetime(2020, 1, 1, tzinfo=Hostile()),
+        datetime.datetime(9999, 12, 31, 23, tzinfo=late),
+        datetime.datetime(2020, 1, 1),  # naive
+    ):
+        with pytest.raises(ChartscoreError) as raised:
+            utc_time(moment)
+        assert raised.value.code is E.USAGE
+        assert raised.value.__context__ is None and raised.value.__cause__ is None
+    assert utc_time(datetime.datetime(2020, 1, 1, tzinfo=late)) == "2020-01-01T05:00:00Z"

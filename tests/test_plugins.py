@@ -115,6 +115,18 @@ def _interrupts(gold, answer):
     raise KeyboardInterrupt(f"the plugin saw {gold!r}")
 
 
+class _Own(BaseException):
+    pass
+
+
+def _own(gold, answer):
+    raise _Own(f"the plugin saw {gold!r}")
+
+
+def _generator_exit(gold, answer):
+    raise GeneratorExit(f"the plugin saw {gold!r}")
+
+
 def _chatty(gold, answer):
     import os
     import sys
@@ -139,6 +151,8 @@ def _slow(gold, answer):
 
 exits = MetricPlugin("exits", "1.0", ("success", "failure"), _exits)
 interrupts = MetricPlugin("interrupts", "1.0", ("success", "failure"), _interrupts)
+own = MetricPlugin("own", "1.0", ("success", "failure"), _own)
+generator_exit = MetricPlugin("generator_exit", "1.0", ("success", "failure"), _generator_exit)
 chatty = MetricPlugin("chatty", "1.0", ("success", "failure"), _chatty)
 slow = MetricPlugin("slow", "1.0", ("success", "failure"), _slow)
 '''
@@ -155,6 +169,9 @@ not_a_plugin = chartscore_test_plugins:not_a_plugin
 broken = chartscore_test_plugins_broken:plugin
 exits = chartscore_test_plugins:exits
 interrupts = chartscore_test_plugins:interrupts
+own = chartscore_test_plugins:own
+generator_exit = chartscore_test_plugins:generator_exit
+exiting_import = chartscore_test_plugins_exiting:plugin
 chatty = chartscore_test_plugins:chatty
 slow = chartscore_test_plugins:slow
 """
@@ -169,6 +186,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     (root / f"{PACKAGE}_broken.py").write_text(
         'raise ImportError("ZQIMPORTCANARY while importing")\n', encoding="utf-8"
     )
+    (root / f"{PACKAGE}_exiting.py").write_text(
+        'raise SystemExit("ZQIMPORTCANARY while importing")\n', encoding="utf-8"
+    )
     info = root / f"{PACKAGE}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(
@@ -179,7 +199,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     importlib.invalidate_caches()
     yield root
     sys.path.remove(str(root))
-    for name in (PACKAGE, f"{PACKAGE}_broken"):
+    for name in (PACKAGE, f"{PACKAGE}_broken", f"{PACKAGE}_exiting"):
         sys.modules.pop(name, None)
     importlib.invalidate_caches()
 
@@ -511,11 +531,14 @@ def _files(where: Path, plugin: str, gold: str = "heart failure") -> list[str]:
             "--schema", str(schema)]  # fmt: skip
 
 
-@pytest.mark.parametrize("plugin", ["exits", "interrupts", "leaky", "liar"])
+@pytest.mark.parametrize(
+    "plugin", ["exits", "interrupts", "leaky", "liar", "own", "generator_exit"]
+)
 def test_whatever_a_judge_raises_is_a_plugin_failure_that_names_the_plugin(
     tmp_path: Path, plugin: str
 ) -> None:
-    # SystemExit was internal_error (exit 70); KeyboardInterrupt was Ctrl-C (exit 130).
+    # SystemExit was internal_error (exit 70); KeyboardInterrupt was Ctrl-C (exit 130); a
+    # BaseException of the judge's own (or GeneratorExit) left score() with its message.
     out, err = io.StringIO(), io.StringIO()
     status = cli_main(_files(tmp_path, plugin, "ZQ canary gold"), stdout=out, stderr=err)
     where = f"gold line 1 plugin {plugin}"  # the stand-in check meets it first
@@ -608,6 +631,7 @@ def test_what_a_judge_prints_through_python_is_discarded_by_the_library(
         ("liar", ErrorCode.PLUGIN_FAILED),  # a label it did not declare
         ("nothing_installed", ErrorCode.PLUGIN_NOT_FOUND),
         ("broken", ErrorCode.PLUGIN_NOT_FOUND),  # the import raised
+        ("exiting_import", ErrorCode.PLUGIN_NOT_FOUND),  # it raised SystemExit, which left
         (f"{PACKAGE}:no_such_attribute", ErrorCode.PLUGIN_NOT_FOUND),
         ("not_a_plugin", ErrorCode.INVALID_PLUGIN),
         ("misnamed", ErrorCode.INVALID_PLUGIN),  # the entry point and the plugin disagree

@@ -47,6 +47,14 @@ def code_of(build: object) -> ErrorCode | None:
         ({"field_type": "date", "tolerance_days": -1}, E.SCHEMA_INVALID_TOLERANCE),
         ({"field_type": "date", "tolerance_days": 1.0}, E.SCHEMA_INVALID_TOLERANCE),
         ({"field_type": "date", "tolerance_days": False}, E.SCHEMA_INVALID_TOLERANCE),
+        # Integers past 2**53 - 1 were accepted, then crashed the ledger's schema digest
+        # (canonical JSON) and, past 4,300 digits, the spec's own repr.
+        ({"field_type": "date", "tolerance_days": 2**53 - 1}, None),
+        ({"field_type": "date", "tolerance_days": 2**53}, E.SCHEMA_INVALID_TOLERANCE),
+        ({"field_type": "ordinal", "levels": [-(2**53) + 1, 2**53 - 1]}, None),
+        ({"field_type": "ordinal", "levels": [2**53, 1]}, E.SCHEMA_INVALID_LEVELS),
+        ({"field_type": "ordinal", "levels": [1, -(2**53)]}, E.SCHEMA_INVALID_LEVELS),
+        ({"field_type": "ordinal", "levels": [10**5000, 2]}, E.SCHEMA_INVALID_LEVELS),
         ({"field_type": "texts"}, E.SCHEMA_UNKNOWN_TYPE),
         ({"field_type": None}, E.SCHEMA_UNKNOWN_TYPE),
         ({"field_type": "text", "levels": ["a", "b"]}, E.SCHEMA_UNKNOWN_OPTION),
@@ -240,3 +248,21 @@ def test_from_dict_and_field_spec_refuse_alike(
     direct = code_of(lambda: FieldSpec(**arguments))  # type: ignore[arg-type]
     document = code_of(lambda: Schema.from_dict({"fields": {"f.x": raw}}))
     assert document == direct
+
+
+def test_a_match_option_is_read_by_its_type_first() -> None:
+    # "match" was compared with == "fuzzy" before its type was known: a caller's object ran
+    # its own __eq__, and what it raised left Schema.from_dict.
+    class Hostile:
+        def __eq__(self, other: object) -> bool:
+            raise RuntimeError("ZQ canary")
+
+        __hash__ = object.__hash__
+
+    # A document's keys are strings: a mapping keyed by another object is no schema at all.
+    for match, code in ((Hostile(), E.SCHEMA_INVALID_MATCH), ({Hostile(): 0.8}, E.INVALID_SCHEMA)):
+        document = {"fields": {"a.b": {"type": "text", "match": match}}}
+        with pytest.raises(ChartscoreError) as raised:
+            Schema.from_dict(document)
+        assert raised.value.code is code
+        assert raised.value.__context__ is None and raised.value.__cause__ is None

@@ -90,13 +90,21 @@ def utc_time(moment: datetime.datetime | None = None) -> str:
     """``moment`` (default: now) as a ledger time, ``YYYY-MM-DDTHH:MM:SSZ``.
 
     Raises:
-        ChartscoreError: ``usage`` for a naive datetime (no time zone) or not a datetime.
+        ChartscoreError: ``usage`` for a naive datetime (no time zone), not a datetime,
+            one whose time zone raises, or one past the year 9999 in UTC.
     """
     if moment is None:
         moment = datetime.datetime.now(datetime.UTC)
-    if type(moment) is not datetime.datetime or moment.utcoffset() is None:
+    written: str | None = None
+    if type(moment) is datetime.datetime:
+        try:  # the caller's tzinfo runs here: whatever it raises is dropped
+            if moment.utcoffset() is not None:
+                written = moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        except Exception:  # noqa: BLE001 - OverflowError past year 9999, a tzinfo's own error
+            written = None
+    if written is None:  # raised outside the handler: nothing chained
         raise ChartscoreError(ErrorCode.USAGE)
-    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return written
 
 
 def _damaged() -> ChartscoreError:

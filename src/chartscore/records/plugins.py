@@ -122,7 +122,9 @@ def load_plugin(reference: str, field_id: str | None = None) -> MetricPlugin:
     loaded: object = _FAILED
     try:
         loaded = _load(reference)
-    except Exception:  # noqa: BLE001 - an import may raise anything; it must not survive
+    except KeyboardInterrupt:
+        raise  # Ctrl-C while importing: the caller's to stop on
+    except BaseException:  # noqa: BLE001 - an import may raise anything (SystemExit too)
         loaded = _FAILED
     if loaded is _FAILED:
         raise _plugin_error(ErrorCode.PLUGIN_NOT_FOUND, field_id)

@@ -95,7 +95,7 @@ def _levels(raw: object) -> tuple[Level, ...]:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
     seen: set[tuple[str, object]] = set()
     for level in raw:
-        if type(level) is int:
+        if type(level) is int and -_EXACT_INTEGER <= level <= _EXACT_INTEGER:
             marker: tuple[str, object] = ("int", level)
         elif type(level) is str and normalize_text(level) and _rules.is_text(level):
             marker = ("str", normalize_text(level))
@@ -236,8 +236,12 @@ def sampling_option(raw: object, strata: Strata) -> Sampling:
     return key, tuple(found)
 
 
+_EXACT_INTEGER: Final = 2**53 - 1
+"""The largest integer a schema holds (canonical JSON, so the ledger's digest, writes no more)."""
+
+
 def _tolerance_days(raw: object) -> int:
-    if type(raw) is not int or raw < 0:
+    if type(raw) is not int or not 0 <= raw <= _EXACT_INTEGER:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
     return raw
 
@@ -399,11 +403,13 @@ class FieldSpec:
 
 def _document_match(raw: object) -> tuple[object, object]:
     # The document's "match": "regex", or {"fuzzy": threshold} (a number or number literal).
+    # Types first, so a caller's object never runs its own __eq__ or __hash__ here.
     if type(raw) is dict:
-        if set(raw) != {"fuzzy"}:
+        keys = list(raw)
+        if len(keys) != 1 or type(keys[0]) is not str or keys[0] != "fuzzy":
             raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
         return "fuzzy", _document_tolerance(raw["fuzzy"])
-    if raw == "fuzzy":  # a fuzzy mode needs its threshold
+    if type(raw) is str and raw == "fuzzy":  # a fuzzy mode needs its threshold
         raise _schema_error(ErrorCode.SCHEMA_INVALID_MATCH)
     return raw, None
 

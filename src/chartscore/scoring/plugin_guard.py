@@ -9,7 +9,8 @@ A judge is the caller's code, run on patient values (docs/plugins.md). While one
   the last one does). On the command line, file descriptors 1 and 2 point at
   ``/dev/null`` for the whole run as well (:mod:`chartscore.cli._streams`), so
   ``os.write``, C code and child processes are silenced there too.
-- **Whatever it raises is a failure of the plugin**, :exc:`SystemExit` included, and a
+- **Whatever it raises is a failure of the plugin**, any :exc:`BaseException` (its
+  message may hold the values it was given: :exc:`SystemExit` included), and a
   :exc:`KeyboardInterrupt` too unless Ctrl-C may have raised it. On the command line
   :func:`counting_ctrl_c` is SIGINT's handler: it counts each Ctrl-C, so a judge's own
   ``KeyboardInterrupt`` is told from the user's. Where SIGINT is ignored (a batch's
@@ -59,12 +60,12 @@ def call_judge(judge: Callable[[object, object], object], gold: object, answer: 
             label = judge(gold, answer)
         finally:
             _restore()
-    except (Exception, SystemExit):  # noqa: BLE001 - the plugin's exception may hold a value
-        label = FAILED
     except KeyboardInterrupt:
         if _may_be_ctrl_c(before):
             raise
         label = FAILED
+    except BaseException:  # noqa: BLE001 - the plugin's exception may hold a value
+        label = FAILED  # SystemExit, GeneratorExit, a BaseException of its own: all dropped
     return label
 
 
