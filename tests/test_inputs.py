@@ -286,11 +286,15 @@ def test_toml_numbers_within_the_limits_are_exact(tmp_path: Path) -> None:
     path = tmp_path / "schema.toml"
     path.write_text(
         '[fields."n.x"]\ntype = "number"\ntolerance = 0.1_5\n'
-        '[fields."o.x"]\ntype = "ordinal"\nlevels = [' + "9" * 99 + ", 1]\n"
+        '[fields."o.x"]\ntype = "ordinal"\nlevels = [' + "9" * 15 + ", 1]\n"
     )
     schema = load_schema(path)
     assert schema.fields["n.x"].tolerance == Decimal("0.15")
-    assert schema.fields["o.x"].levels == (int("9" * 99), 1)
+    assert schema.fields["o.x"].levels == (int("9" * 15), 1)
+    # Past 2**53 - 1 a level is exact too, and refused: a schema is written as canonical
+    # JSON (the ledger's schema digest, an importer's schema), which holds no larger integer.
+    path.write_text('[fields."o.x"]\ntype = "ordinal"\nlevels = [' + "9" * 99 + ", 1]\n")
+    assert str(error_of(lambda: load_schema(path))) == "schema_invalid_levels (schema field o.x)"
 
 
 def test_the_schema_size_limit_has_its_own_code(tmp_path: Path) -> None:

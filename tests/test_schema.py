@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from decimal import Decimal
 
 import pytest
@@ -266,3 +267,22 @@ def test_a_match_option_is_read_by_its_type_first() -> None:
             Schema.from_dict(document)
         assert raised.value.code is code
         assert raised.value.__context__ is None and raised.value.__cause__ is None
+
+
+def test_a_schema_cannot_change_after_it_is_validated() -> None:
+    # Its fields were a dict: a caller could put anything in after validation, and score()
+    # then failed with an AttributeError; hash() raised TypeError.
+    schema = Schema({"a.b": FieldSpec("categorical", choices=["x", "y"])})
+    with pytest.raises(TypeError):
+        schema.fields["a.b"] = "not a FieldSpec"  # type: ignore[index]
+    with pytest.raises(TypeError):
+        del schema.fields["a.b"]  # type: ignore[attr-defined]
+    same = Schema({"a.b": FieldSpec("categorical", choices=["y", "x"])})
+    assert schema == same and hash(schema) == hash(same)
+    assert schema != Schema({"a.b": FieldSpec("categorical", choices=["x"])})
+    restored = pickle.loads(pickle.dumps(schema))
+    assert restored == schema and hash(restored) == hash(schema)
+    with pytest.raises(TypeError):
+        restored.fields["a.b"] = "not a FieldSpec"  # type: ignore[index]
+    report = score([GoldField("c1", "a.b", "categorical", "x")], [], schema=restored)
+    assert report.by_field["a.b"].count("field_count") == 1

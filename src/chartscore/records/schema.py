@@ -19,6 +19,7 @@ reach a report, since an undeclared label might identify someone.
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Final
@@ -529,7 +530,7 @@ def _field_pairs(fields: object) -> list[tuple[object, object]] | None:
     return pairs
 
 
-@attrs.frozen(init=False)
+@attrs.frozen(init=False, hash=False)
 class Schema:
     """Declared field types and options, keyed by field id, validated when built.
 
@@ -573,16 +574,24 @@ class Schema:
             copied[field_id] = spec  # type: ignore[index]
         declared = () if strata is None else strata_option(_snapshot(strata))
         design = None if sampling is None else sampling_option(_snapshot(sampling), declared)
-        self.__attrs_init__(fields=copied, strata=declared, sampling=design)
+        # Read-only: a schema is validated when built, so its fields cannot change after.
+        fields_view = types.MappingProxyType(copied)
+        self.__attrs_init__(fields=fields_view, strata=declared, sampling=design)
+
+    def __hash__(self) -> int:
+        return hash((tuple(sorted(self.fields.items())), self.strata, self.sampling))
 
     def __getstate__(self) -> dict[str, object]:
-        """The attributes by name (what pickle stores)."""
-        return {"fields": self.fields, "strata": self.strata, "sampling": self.sampling}
+        """The attributes by name (what pickle stores: the fields as a plain dict)."""
+        return {"fields": dict(self.fields), "strata": self.strata, "sampling": self.sampling}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         # A schema pickled before strata existed lacks the attribute.
         values: dict[str, object] = {"strata": (), "sampling": None}
         values.update(state)
+        fields = values.get("fields")
+        if isinstance(fields, dict):
+            values["fields"] = types.MappingProxyType(dict(fields))
         for name, value in values.items():
             object.__setattr__(self, name, value)
 
