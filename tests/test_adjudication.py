@@ -581,3 +581,29 @@ def test_adjudication_leaks_nothing(tmp_path: Path, c: Canary) -> None:
     assert (status, out) == (1, "")
     assert_clean_text(err, c, "refusal stderr")
     assert "invalid_cell (worklist line" in err
+
+
+def test_a_list_ignored_worklist_comes_back_with_its_not_in_gold_rows_blank(
+    files: dict[str, Path],
+) -> None:
+    # --list-ignored adds a row for an answer to a field gold does not hold; importing the
+    # worklist untouched failed with worklist_row_not_in_gold against its own gold.
+    extra = {"case_id": "c-003", "field_id": "hx.smoking", "value": "never"}
+    rows = [row for row in GOLD if (row["case_id"], row["field_id"]) != ("c-003", "hx.smoking")]
+    write_jsonl(files["gold"], rows)
+    write_jsonl(files["predictions"], [*PREDICTIONS[:4], extra])
+    out = files["dir"] / "worklist.csv"
+    argv = ["worklist", "--gold", str(files["gold"]), "--predictions", str(files["predictions"])]
+    argv += ["--schema", str(files["schema"]), "--adjudication-column"]
+    argv += ["--extra-predictions", "ignore", "--list-ignored", "--out", str(out)]
+    assert run(argv)[0] == 0
+    assert "c-003,hx.smoking,not_in_gold," in out.read_text(encoding="utf-8")
+    status, _, err = adjudicate(files, out)
+    assert status == 0, err
+    assert (files["dir"] / "new.jsonl").read_bytes() == files["gold"].read_bytes()
+    # Typed in, it is refused: gold has no row to adjudicate, and nothing is written.
+    (files["dir"] / "new.jsonl").unlink()
+    done = fill(out, {("c-003", "hx.smoking"): "never"})
+    status, _, err = adjudicate(files, done)
+    assert status == 1 and err.startswith("chartscore: error: worklist_row_not_in_gold")
+    assert not (files["dir"] / "new.jsonl").exists()

@@ -451,6 +451,27 @@ def test_batch_junit_is_never_a_run(demo_files: Demo, tmp_path: Path) -> None:
     assert status == 1 and err.startswith("chartscore: error: duplicate_output")
 
 
+def test_batch_junit_is_written_when_the_pattern_also_names_the_ledger(
+    demo_files: Demo, tmp_path: Path
+) -> None:
+    # The ledger inside the runs' folder is skipped as a run, but --junit's check counted it
+    # as an input of the batch, and then as an output too: output_is_input, nothing written.
+    demo = copy_demo(demo_files, tmp_path / "demo")
+    gates = tmp_path / "gates.toml"
+    gates.write_text(gate_text(slice="overall", metric="normalized_agreement", min_lower=0))
+    (demo.runs / "broken.jsonl").unlink()  # a failed run exits 1 whatever the gates say
+    ledger = demo.runs / "ledger.jsonl"
+    argv = ["batch", "--gold", str(demo.gold), "--predictions", str(demo.runs / "*.jsonl")]
+    argv += ["--schema", str(demo.schema), "--ledger", str(ledger), "--ledger-key", str(demo.key)]
+    argv += ["--gates", str(gates)]
+    assert run(argv)[0] in (0, 3)  # the ledger now exists, among the files the pattern names
+    junit = tmp_path / "junit.xml"
+    status, out, err = run([*argv, "--junit", str(junit)])
+    assert status in (0, 3), err
+    assert "1 matched file skipped" in out
+    assert junit.read_bytes().startswith(b"<?xml")
+
+
 # --------------------------------------------------------------------------- refusals
 
 

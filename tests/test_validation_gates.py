@@ -14,6 +14,7 @@ from chartscore import (
     Prediction,
     SourceLocation,
     score,
+    share,
 )
 from chartscore.documents.gates import evaluate, parse_gates
 from chartscore.stats.binomial import wilson_interval
@@ -23,6 +24,10 @@ SCHEMA = {"fields": {"hx.smoking": {"type": "categorical", "choices": ["current"
 
 
 def _report(repeat: int = 1) -> object:
+    return score(*_records(repeat), schema=SCHEMA)
+
+
+def _records(repeat: int = 1) -> tuple[list[GoldField], list[Prediction]]:
     # Ten rows (six current, one of them answered never), ``repeat`` times over.
     gold_values = (["current"] * 6 + ["never"] * 4) * repeat
     answers = (["current"] * 5 + ["never"] + ["never"] * 4) * repeat
@@ -39,7 +44,7 @@ def _report(repeat: int = 1) -> object:
             reviewer_state="pending",
         )
         predictions.append(Prediction(f"c{i}", "hx.smoking", answer, DIGEST, chain))
-    return score(gold, predictions, schema=SCHEMA)
+    return gold, predictions
 
 
 def _gate(body: str, repeat: int = 1) -> object:
@@ -99,3 +104,23 @@ def test_an_undeclared_label_is_a_missing_metric() -> None:
     with pytest.raises(ChartscoreError) as caught:
         _gate('slice = "field:hx.smoking"\nmetric = "ppv"\nlabel = "former"\nmin_lower = 0.5\n')
     assert caught.value.code is ErrorCode.GATE_METRIC_MISSING
+
+
+def test_a_shared_reports_auroc_is_a_missing_metric_and_its_labels_are_read() -> None:
+    # A gate on uncertainty_auroc of a shared report ended in internal_error: the report's
+    # interval was re-read at the gate's level from a shared figure that has no such field.
+    gold, predictions = _records(repeat=12)
+    shared = share(gold, predictions, schema=SCHEMA, min_cell=3)
+    auroc = parse_gates(
+        '[[gate]]\nslice = "field:hx.smoking"\nmetric = "uncertainty_auroc"\nmin_lower = 0\n'
+    )
+    with pytest.raises(ChartscoreError) as raised:
+        evaluate(shared, auroc)
+    assert raised.value.code is ErrorCode.GATE_METRIC_MISSING
+    assert raised.value.__context__ is None
+    label = parse_gates(
+        '[[gate]]\nslice = "field:hx.smoking"\nmetric = "sensitivity"\nlabel = "current"\n'
+        "min_lower = 0\n"
+    )
+    (result,) = evaluate(shared, label).results
+    assert result.observed is not None

@@ -31,6 +31,7 @@ from chartscore.cli._options import (
 from chartscore.cli._signals import Terminated
 from chartscore.cli._streams import Streams, say
 from chartscore.io.document_files import load_gates
+from chartscore.io.inputs import identity
 from chartscore.io.ledger_file import Appended, ledger_key_file, load_ledger_key
 from chartscore.io.output import write_output
 from chartscore.render.junit import JUnitSuite, junit_xml
@@ -71,8 +72,12 @@ def _batch(args: argparse.Namespace, streams: Streams, appended: Appended) -> in
     schema_path, gates_path = SCHEMA.optional_path(args), GATES.optional_path(args)
     key_file = ledger_key_file(args.ledger_key)  # never a run, even when the pattern names it
     key = load_ledger_key(key_file)
-    # --junit is never an input: the gold, schema, gates, key file or a run the pattern names.
-    kept = (gold, schema_path, gates_path, key_file, *sorted(glob.glob(args.predictions)))
+    # --junit is never an input: the gold, schema, gates, key file or a run the pattern names
+    # (the ledger is no run, even where the pattern names it: the batch skips it too).
+    ledger = identity(args.ledger)
+    matched = sorted(glob.glob(args.predictions))
+    runs = [path for path in matched if ledger is None or identity(path) != ledger]
+    kept = (gold, schema_path, gates_path, key_file, *runs)
     junit = junit_target(args, kept, NAME, outputs=(args.ledger,))
     gates = () if gates_path is None else load_gates(gates_path)
     jobs = _available_cpus() if args.jobs is None else int(args.jobs)

@@ -99,7 +99,12 @@ from chartscore.documents.comparison import (
     PairedMetricResult,
 )
 from chartscore.documents.plugin_layout import is_plugin_metric
-from chartscore.documents.report import MAX_LABEL_NAME, STRATUM_NAME, MetricResult
+from chartscore.documents.report import (
+    MAX_LABEL_NAME,
+    STRATUM_NAME,
+    MetricResult,
+    UncertaintyResult,
+)
 from chartscore.documents.shared_comparison import (
     SharedComparison,
     SharedComparisonSlice,
@@ -901,7 +906,8 @@ def _validation_interval(
     part: ReportSlice, gate: Gate, reading: _Reading
 ) -> tuple[tuple[float, float] | None, str] | None:
     # A report's label, coefficient and uncertainty figures (docs/metrics.md); None for the rest.
-    # A shared report and a comparison hold none of them: the gate's metric is missing there.
+    # A shared report holds its labels' rates and its coefficients, not a gate's AUROC (its
+    # published interval is at the document's level only); a comparison holds none of them.
     z = reading.z
     if gate.label:
         labels = getattr(part, "labels", None)
@@ -913,7 +919,7 @@ def _validation_interval(
         return _reliable_interval(coefficient, gate, _COEFFICIENT_KINDS[gate.metric])
     if gate.metric == "uncertainty_auroc":
         uncertainty = getattr(part, "uncertainty", None)
-        if uncertainty is None:
+        if type(uncertainty) is not UncertaintyResult:  # none, or a shared report's
             raise missing_metric(gate)
         kind = "delong" if uncertainty.delong else "hanley-mcneil"
         return attrs.evolve(uncertainty, z=z).auroc_interval, kind
