@@ -600,22 +600,27 @@ def test_ledger_options_are_checked_before_any_work(demo: Demo) -> None:
     assert not demo.ledger.exists()
 
 
+def _command_inputs(demo: Demo, command: str) -> list[str]:
+    """The demo's inputs of ``score``/``share`` (model-v1) or ``compare`` (model-v1, model-v2)."""
+    inputs = ["--gold", str(demo.gold), "--schema", str(demo.schema)]
+    if command == "compare":
+        return [
+            *inputs,
+            "--baseline",
+            str(demo.run("model-v1")),
+            "--candidate",
+            str(demo.run("model-v2")),
+        ]
+    return [*inputs, "--predictions", str(demo.run("model-v1"))]
+
+
 @pytest.mark.parametrize("command", ["score", "compare", "share"])
 def test_an_exposed_or_foreign_ledger_is_refused_before_the_report_is_written(
     demo: Demo, command: str
 ) -> None:
     # docs/cli.md: an existing ledger must be mode 0600 and a ledger, checked before any
     # work. It was checked only when the line was appended, after --out was replaced.
-    inputs = ["--gold", str(demo.gold), "--schema", str(demo.schema)]
-    if command == "compare":
-        inputs += [
-            "--baseline",
-            str(demo.run("model-v1")),
-            "--candidate",
-            str(demo.run("model-v2")),
-        ]
-    else:
-        inputs += ["--predictions", str(demo.run("model-v1"))]
+    inputs = _command_inputs(demo, command)
     exposed = demo.root / "exposed.jsonl"
     exposed.write_bytes(b"")
     os.chmod(exposed, 0o644)
@@ -642,16 +647,7 @@ def test_a_ledger_that_is_also_an_output_is_refused_before_any_work(
     # It was written as the report (or partial), and then refused as a ledger: file_exposed.
     name, *flag = command.split()
     flag = flag or ["--out"]
-    inputs = ["--gold", str(demo.gold), "--schema", str(demo.schema)]
-    if name == "compare":
-        inputs += [
-            "--baseline",
-            str(demo.run("model-v1")),
-            "--candidate",
-            str(demo.run("model-v2")),
-        ]
-    else:
-        inputs += ["--predictions", str(demo.run("model-v1"))]
+    inputs = _command_inputs(demo, name)
     other = demo.root / "other" / ".." / demo.ledger.name  # another spelling of the same file
     (demo.root / "other").mkdir()
     expected = (
