@@ -11,7 +11,6 @@ is discarded, never kept or logged.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sys
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from typing import BinaryIO, Final, TextIO, TypeVar
 
 from chartscore.io.output import BinaryOutput
 from chartscore.io.signals import signals_held
+from chartscore.processes.descriptors import copy_above_2, null_above_2
 
 
 @dataclass(frozen=True)
@@ -117,16 +117,16 @@ class _Reserved:
         # Copies above 2, so that a closed descriptor is never taken by one of them.
         self._copies: dict[int, int | None] = {}
         for descriptor in _DESCRIPTORS:
-            self._copies[descriptor] = _copy(descriptor)  # None: it is closed
+            self._copies[descriptor] = copy_above_2(descriptor)  # None: it is closed
         self._own: list[BinaryIO | TextIO] = []
         stdout = sys.stdout if stdout is None else stdout
         terminal = is_terminal(stdout)  # before descriptor 1 points at /dev/null
-        stdout_copy = _copy(self._copies[1]) if _on(stdout, 1) else None
+        stdout_copy = copy_above_2(self._copies[1]) if _on(stdout, 1) else None
         out: BinaryOutput | None = binary(stdout)
         if stdout_copy is not None:
             out = self._own_stream(os.fdopen(stdout_copy, "wb"))
         err = sys.stderr if stderr is None else stderr
-        stderr_copy = _copy(self._copies[2]) if _on(err, 2) else None
+        stderr_copy = copy_above_2(self._copies[2]) if _on(err, 2) else None
         if stderr_copy is not None:
             encoding = getattr(sys.stderr, "encoding", None) or "utf-8"
             err = self._own_stream(
@@ -135,7 +135,7 @@ class _Reserved:
                 )
             )
         self.streams = Streams(out=out, err=err, terminal=terminal)
-        null = _null_above_2()
+        null = null_above_2()
         if null is None:  # no null device: the descriptors stay as they are
             return
         for descriptor in _DESCRIPTORS:  # a closed one too: nothing may open in its place
@@ -161,33 +161,6 @@ class _Reserved:
         for stream in self._own:
             with contextlib.suppress(Exception):  # a full disk or a closed pipe: said already
                 stream.close()
-
-
-def _null_above_2() -> int | None:
-    """The null device, open for writing on a descriptor above 2 (None: it cannot be opened).
-
-    Why: with 1 or 2 closed, ``open`` returns that number; pointing the standard
-    descriptors at it and closing it would leave that one closed, and the next
-    file or pipe would take its place (a forked reader then points it at /dev/null).
-    """
-    opened = -1
-    with contextlib.suppress(OSError):
-        opened = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-    if opened < 0:
-        return None
-    null = _copy(opened)
-    os.close(opened)
-    return null
-
-
-def _copy(descriptor: int | None) -> int | None:
-    """A copy of ``descriptor`` numbered above 2, closed on exec; None if it is closed."""
-    if descriptor is None:
-        return None
-    try:
-        return fcntl.fcntl(descriptor, fcntl.F_DUPFD_CLOEXEC, 3)
-    except OSError:
-        return None
 
 
 _Stream = TypeVar("_Stream", BinaryIO, TextIO)

@@ -11,10 +11,12 @@ writes to standard output during a solve are dropped too.)
 from __future__ import annotations
 
 import contextlib
-import fcntl
+import errno
 import os
 import sys
 from collections.abc import Iterator
+
+from chartscore.processes.descriptors import copy_above_2, null_above_2
 
 
 @contextlib.contextmanager
@@ -27,14 +29,14 @@ def stdout_closed() -> Iterator[None]:
     if sys.stdout is not None:
         with contextlib.suppress(Exception):  # a broken stdout is the writer's to report
             sys.stdout.flush()
-    try:
-        saved = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    except OSError:  # no standard output at all: nothing to protect
+    saved = copy_above_2(1)
+    if saved is None:  # no standard output at all: nothing to protect
         yield
         return
-    opened = os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC)
-    sink = fcntl.fcntl(opened, fcntl.F_DUPFD_CLOEXEC, 3)
-    os.close(opened)
+    sink = null_above_2()
+    if sink is None:  # no null device: nothing may reach standard output, so no solve
+        os.close(saved)
+        raise OSError(errno.ENOENT, "no null device")
     os.dup2(sink, 1)
     try:
         yield

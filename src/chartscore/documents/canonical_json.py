@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-_MAX_SAFE_INTEGER = 2**53 - 1
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The largest integer written (RFC 8785: one an IEEE 754 double holds exactly)."""
 _ESCAPES = {
     '"': '\\"',
     "\\": "\\\\",
@@ -48,7 +49,7 @@ def _encode(value: object) -> str:
             members = [_string(key) + ":" + _encode(mapping[key]) for key in keys]  # type: ignore[arg-type]
             return "{" + ",".join(members) + "}"
     elif kind is int:
-        if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:  # type: ignore[operator]
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:  # type: ignore[operator]
             return str(value)
     elif kind is float:
         return format_number(value)  # type: ignore[arg-type]
@@ -77,7 +78,7 @@ def _encode_any(value: object) -> str:
     if constant is not None:
         return constant
     if isinstance(value, int):
-        if abs(value) > _MAX_SAFE_INTEGER:
+        if abs(value) > MAX_SAFE_INTEGER:
             raise ValueError("integer outside the IEEE 754 exact range")
         return str(int(value))
     if isinstance(value, float):

@@ -70,6 +70,7 @@ from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.io.fastpath import check_batch, fast_prediction
 from chartscore.io.inputs import InputStream
 from chartscore.io.jsonl import iter_batches
+from chartscore.processes.descriptors import keep_only
 from chartscore.processes.lifeline import before_fork, die_with_parent
 from chartscore.records.prediction_row import PredictionRow, new_row
 from chartscore.records.rows import prediction_row
@@ -281,7 +282,7 @@ def _reader_process(
         os.close(read_end)
         die_with_parent(parent)
         _restore_signals(previous)
-        _keep_only_descriptors({stream.fileno(), write_end})
+        keep_only({stream.fileno(), write_end})
         _send_rows(stream, _Channel(write_end, waiting))
         status = 0
     except BaseException:  # noqa: BLE001 - the main process reports internal_error
@@ -409,28 +410,3 @@ class _Channel:
                 pending[0] = rest
             else:
                 pending.popleft()
-
-
-def _keep_only_descriptors(keep: set[int]) -> None:
-    """Close every inherited descriptor but ``keep``; point stdout and stderr to /dev/null.
-
-    The reader then holds no file, socket or pipe of the caller's (nor another
-    reader's pipe), and nothing it might print can reach a terminal or a log.
-    """
-    null = os.open(os.devnull, os.O_RDWR)
-    for standard in (1, 2):
-        if standard not in keep:  # taken by the stream or the pipe where the caller had it closed
-            os.dup2(null, standard)
-    keep = keep | {0, 1, 2}
-    for descriptor in _open_descriptors():
-        if descriptor not in keep:
-            with contextlib.suppress(OSError):
-                os.close(descriptor)
-
-
-def _open_descriptors() -> list[int]:
-    """This process's open descriptors, from the kernel's list where there is one."""
-    for listing in ("/proc/self/fd", "/dev/fd"):
-        with contextlib.suppress(OSError, ValueError):
-            return [int(name) for name in os.listdir(listing)]
-    return list(range(3, 4096))  # pragma: no cover - no descriptor listing

@@ -26,6 +26,7 @@ from typing import Final
 
 import attrs
 
+from chartscore.documents.canonical_json import MAX_SAFE_INTEGER
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.metrics import FieldType, field_type_or_none
 from chartscore.records import _rules
@@ -96,7 +97,7 @@ def _levels(raw: object) -> tuple[Level, ...]:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
     seen: set[tuple[str, object]] = set()
     for level in raw:
-        if type(level) is int and -_EXACT_INTEGER <= level <= _EXACT_INTEGER:
+        if type(level) is int and -MAX_SAFE_INTEGER <= level <= MAX_SAFE_INTEGER:
             marker: tuple[str, object] = ("int", level)
         elif type(level) is str and normalize_text(level) and _rules.is_text(level):
             marker = ("str", normalize_text(level))
@@ -237,12 +238,9 @@ def sampling_option(raw: object, strata: Strata) -> Sampling:
     return key, tuple(found)
 
 
-_EXACT_INTEGER: Final = 2**53 - 1
-"""The largest integer a schema holds (canonical JSON, so the ledger's digest, writes no more)."""
-
-
 def _tolerance_days(raw: object) -> int:
-    if type(raw) is not int or not 0 <= raw <= _EXACT_INTEGER:
+    # At most what canonical JSON writes (the ledger's schema digest), as for ordinal levels.
+    if type(raw) is not int or not 0 <= raw <= MAX_SAFE_INTEGER:
         raise _schema_error(ErrorCode.SCHEMA_INVALID_TOLERANCE)
     return raw
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Final, Generic, TypeVar, cast
 
 from chartscore.errors import ChartscoreError, ErrorCode
+from chartscore.processes.descriptors import keep_only
 from chartscore.processes.lifeline import before_fork, die_with_parent
 
 T = TypeVar("T")
@@ -189,7 +190,7 @@ def _child(task: Callable[[], object], write_end: int, previous: object, parent:
             signal.signal(number, signal.SIG_DFL)
         die_with_parent(parent)
         _restore_signals(previous)  # type: ignore[arg-type]
-        _keep_only(write_end)
+        keep_only({write_end})
         data = pickle.dumps(_run_here(task))
         view = memoryview(data)
         while view:
@@ -199,21 +200,3 @@ def _child(task: Callable[[], object], write_end: int, previous: object, parent:
         pass
     finally:
         os._exit(status)
-
-
-def _keep_only(write_end: int) -> None:
-    """Point stdout and stderr at /dev/null; close every other inherited descriptor."""
-    null = os.open(os.devnull, os.O_RDWR)
-    for standard in (1, 2):
-        if standard != write_end:  # the pipe took it where the caller had it closed
-            os.dup2(null, standard)
-    keep = {0, 1, 2, write_end}
-    descriptors: list[int] = []
-    for listing in ("/proc/self/fd", "/dev/fd"):
-        with contextlib.suppress(OSError, ValueError):
-            descriptors = [int(name) for name in os.listdir(listing)]
-            break
-    for descriptor in descriptors:
-        if descriptor not in keep:
-            with contextlib.suppress(OSError):
-                os.close(descriptor)
