@@ -26,9 +26,10 @@ from itertools import accumulate
 from typing import Final, NoReturn, ParamSpec, TypeVar
 
 from chartscore._format import WORKLIST_SIGNATURE
+from chartscore.documents.canonical_json import MAX_SAFE_INTEGER
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 
-MAX_COUNT: Final = 2**53 - 1
+MAX_COUNT: Final = MAX_SAFE_INTEGER
 """The largest integer a report holds (canonical JSON writes integers exactly up to here)."""
 
 MAX_DOCUMENT_BYTES: Final = 16 << 20

@@ -17,6 +17,7 @@ import attrs
 
 from chartscore._format import CURRENCY_PATTERN, RUN_NAME_PATTERN
 from chartscore.documents import _strict_json
+from chartscore.documents.canonical_json import MAX_SAFE_INTEGER
 from chartscore.stats.run_cost import (
     PERCENTILES,
     QUANTITIES,
@@ -42,7 +43,6 @@ HEADER_KEYS: Final = (
     "output_per_million_tokens",
 )
 """The run header's members, each present only when the header declared it."""
-_MAX_SAFE: Final = 2**53 - 1
 _NAME: Final = re.compile(RUN_NAME_PATTERN).fullmatch
 _CURRENCY: Final = re.compile(CURRENCY_PATTERN).fullmatch
 
@@ -51,7 +51,7 @@ Number = int | float
 
 def _number(value: Fraction) -> Number:
     # An exact quantity in reported units: an int when whole and safe, else the nearest double.
-    if value.denominator == 1 and value.numerator <= _MAX_SAFE:
+    if value.denominator == 1 and value.numerator <= MAX_SAFE_INTEGER:
         return value.numerator
     return float(value)
 
@@ -176,7 +176,7 @@ def header_figures(header: RunHeader | None) -> dict[str, object]:
 
 def _non_negative(value: object) -> Number:
     if type(value) is int:
-        if not 0 <= value <= _MAX_SAFE:
+        if not 0 <= value <= MAX_SAFE_INTEGER:
             _strict_json.invalid()
         return value
     return _strict_json.number(value, 0.0, float("inf"))

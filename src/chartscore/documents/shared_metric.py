@@ -27,8 +27,6 @@ Interval = tuple[float, float]
 Range = CountRange
 """A suppressed number's proven range ``(lo, hi)``; hi None when unbounded."""
 
-MAX_COUNT: Final = 2**53 - 1
-"""The largest count a shared document may hold (an exact binary64 integer)."""
 _METRIC_KEYS: Final = frozenset({SUCCESS, TOTAL, "interval"})
 _POOLED_METRIC_KEYS: Final = _METRIC_KEYS | {"design_effect", "clustered_interval"}
 _METRIC_EXTRAS: Final = frozenset({SUCCESS + RANGE_SUFFIX, TOTAL + RANGE_SUFFIX, "rate_bound"})
@@ -197,10 +195,10 @@ def exact_keys(value: Mapping[str, object], keys: Collection[str]) -> None:
 
 
 def read_count(value: object, *, nullable: bool = True) -> int | None:
-    """A count (an int from 0 to :data:`MAX_COUNT`), or None where ``nullable``."""
+    """A count (an int from 0 to 2**53 - 1, exact in binary64), or None where ``nullable``."""
     if value is None and nullable:
         return None
-    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+    if type(value) is not int or not 0 <= value <= _strict_json.MAX_COUNT:
         invalid()
     return value
 
