@@ -197,6 +197,14 @@ def test_labels_of_every_origin_count_and_unknown_annotators_do_not(tmp_path: Pa
         ([{"annotations": []}], {}, "invalid_export (export item 0)"),
         ([task(1, annotation("1"))], {}, "invalid_export (export item 0)"),
         ([task(1, {"completed_by": 1, "result": {}})], {}, "invalid_export (export item 0)"),
+        # A required key missing is not an empty list (no note dropped, no empty answer made).
+        ([task(1, annotation(1)), {"id": 2}], {}, "invalid_export (export item 1)"),
+        ([task(1, annotation(1), {"completed_by": 2})], {}, "invalid_export (export item 0)"),
+        (
+            [task(1, annotation(1), {"completed_by": 2, "result": [{"type": "labels"}]})],
+            {},
+            "invalid_export (export item 0)",
+        ),
         (
             [task(1, {"completed_by": 1, "result": [{"value": {"labels": "A"}}]})],
             {},

@@ -318,7 +318,7 @@ class _Reading:
         here: set[int] = set()
         for item, task in tasks:
             note = _member(task, "id", item)
-            entries = task.get("annotations", [])  # type: ignore[attr-defined]
+            entries = _member(task, "annotations", item)
             if type(note) is not int or type(entries) is not list:
                 raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
             if note in here:
@@ -408,7 +408,7 @@ def _annotation(entry: object, item: int) -> tuple[int | None, frozenset[str], f
     person = _member(entry, "completed_by", item)
     if type(person) is dict:
         person = person.get("id")
-    results = entry.get("result", [])  # type: ignore[attr-defined]
+    results = _member(entry, "result", item)
     if (person is not None and type(person) is not int) or type(results) is not list:
         raise ChartscoreError(ErrorCode.INVALID_EXPORT, input=_SOURCE, item=item)
     read: list[tuple[str, object, object, list[str]]] = []  # (kind, id, from_name, values)
@@ -416,8 +416,8 @@ def _annotation(entry: object, item: int) -> tuple[int | None, frozenset[str], f
         kind = _member(result, "type", item)
         value = result.get("value")  # a dict: _member checked
         kind = "labels" if kind is None else kind
-        if type(kind) is not str or kind.casefold() not in _KINDS or value is None:
-            continue
+        if type(kind) is not str or kind.casefold() not in _KINDS:
+            continue  # a relation, a region without labels: not read
         kind = kind.casefold()
         found = _member(value, _KINDS[kind], item)
         found = [] if found is None else found
