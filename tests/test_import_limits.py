@@ -387,7 +387,7 @@ def test_the_largest_task_accepted_is_decoded_in_bounded_memory(
     shape: bytes, tmp_path: Path
 ) -> None:
     export = tmp_path / "export.json"
-    export.write_bytes(b'[{"id": 1, "data": ' + shape + b"}]")
+    export.write_bytes(b'[{"id": 1, "annotations": [], "data": ' + shape + b"}]")
     argv = ["import", "labelstudio", "--gold-annotator", "1", "--gold-out", str(tmp_path / "g")]
     status, peak, stderr = run_child([*argv, "--export", str(export)], None)
     # Decoded whole, then found to hold no annotation (so the task was accepted).

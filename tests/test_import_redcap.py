@@ -163,6 +163,19 @@ def test_gold_export_round_trips_to_the_expected_gold() -> None:
     assert imported.counts["blank_cells"] == 10
 
 
+def test_the_case_count_is_of_the_cases_written(tmp_path: Path) -> None:
+    # A record whose every cell is blank writes no row: gold's cohort does not count it
+    # (stderr said "2 rows for 3 cases" of a file with 1), nor does a repeat instance's.
+    header, first = GOLD.read_bytes().splitlines(keepends=True)[:2]
+    record_id = first.split(b";")[0]
+    blank = b";".join([b"zz-blank"] + [b""] * header.count(b";"))
+    records = tmp_path / "records.csv"
+    records.write_bytes(header + first + blank + b"\n")
+    imported = import_redcap(UI, records, **OPTIONS)  # type: ignore[arg-type]
+    assert {row.case_id for row in imported.gold} == {record_id.decode()}
+    assert imported.counts["cases"] == 1
+
+
 def test_imported_gold_and_predictions_score_as_expected(tmp_path: Path) -> None:
     gold = import_redcap(UI, GOLD, **OPTIONS)  # type: ignore[arg-type]
     answers = import_redcap(API, ABSTRACTOR, role="predictions", **OPTIONS)  # type: ignore[arg-type]

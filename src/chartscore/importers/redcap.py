@@ -154,7 +154,7 @@ def import_redcap(
         reader.read(rows_are_cases=chosen_repeating == "rows")
     part = reader.parts[_MERGED]
     counts.update(
-        cases=len(part.cases),
+        cases=part.written_cases(),
         rows=len(part.values),
         unanswerable=part.unanswerable(),
         blank_cells=part.blank_cells(),
@@ -234,7 +234,7 @@ def import_redcap_dde(
     else:
         counts["dde_merged_left_out"] = len(reader.merged_left_out)
     for name, part in written:
-        counts[f"{name}_cases"] = len(part.cases)
+        counts[f"{name}_cases"] = part.written_cases()
         counts[f"{name}_unanswerable"] = part.unanswerable()
     counts["blank_cells"] = sum(part.blank_cells() for _, part in written)
     code_cells = sum(part.code_cells() for _, part in written)
@@ -302,6 +302,10 @@ class _Part:
         """Keep only these cases (DDE: the entries that have their partner)."""
         self.values = [row for row in self.values if row[0] in case_ids]
         self.cases = {case: tally for case, tally in self.cases.items() if case in case_ids}
+
+    def written_cases(self) -> int:
+        """The cases with a row written (a record whose every cell is blank writes none)."""
+        return len({case for case, _, _ in self.values})
 
     def unanswerable(self) -> int:
         return sum(1 for _, _, value in self.values if value is None)
