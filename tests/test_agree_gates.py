@@ -181,6 +181,27 @@ def test_a_coefficient_reads_its_interval_as_written(
     assert check(gate_text("field:smoking", metric, "min_lower", -0.5, label))[2]  # from -1
 
 
+@pytest.mark.parametrize(
+    ("metric", "label"),
+    [("pair_kappa", "a~b"), ("fleiss_kappa", ""), ("ac1", ""), ("alpha", "")],
+)
+def test_a_coefficient_gated_at_another_level_than_written_fails(metric: str, label: str) -> None:
+    # Its interval is the document's 95% one and cannot be recomputed (no table): read as a
+    # 99% bound it would pass a gate the 99% interval fails. A rate is recomputed.
+    text = gate_text("field:smoking", metric, "min_lower", -0.5, label)
+    assert check(text)[2]
+    for level in (0.9, 0.99):
+        (result,) = evaluate(document(), parse_gates(text), confidence=level).results
+        assert (result.observed, result.reason, result.passed) == (
+            None,
+            "written at another level",
+            False,
+        )
+    rate = gate_text("field:smoking", "pair_agreement", "min_lower", 0.5, "a~b")
+    (result,) = evaluate(document(), parse_gates(rate), confidence=0.99).results
+    assert result.passed and result.observed == pytest.approx(wilson_lower(108, 120, z_for(0.99)))
+
+
 def test_a_coefficient_from_fewer_than_100_units_cannot_pass() -> None:
     observed, reason, passed = check(
         gate_text("field:smoking", "fleiss_kappa", "min_lower", -1, ""), document(units=99)

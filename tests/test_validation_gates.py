@@ -17,6 +17,7 @@ from chartscore import (
     share,
 )
 from chartscore.documents.gates import evaluate, parse_gates
+from chartscore.render.junit import failure_message
 from chartscore.stats.binomial import wilson_interval
 
 DIGEST = "sha256:" + "cd" * 32
@@ -75,6 +76,27 @@ def test_gates_on_pooled_labels_coefficients_and_auroc() -> None:
     assert alpha.interval == "jackknife" and alpha.passed  # type: ignore[attr-defined]
     auroc = _gate('slice = "field:hx.smoking"\nmetric = "uncertainty_auroc"\nmin_lower = 0\n')
     assert auroc.interval == "delong" and auroc.passed  # type: ignore[attr-defined]
+
+
+def test_a_reports_coefficient_gated_at_another_level_fails_and_its_auroc_is_recomputed() -> None:
+    # kappa, AC1 and alpha carry the report's 95% interval only; the AUROC is recomputed.
+    report = _report(repeat=12)
+    for metric in ("kappa", "ac1", "alpha"):
+        gates = parse_gates(
+            f'[[gate]]\nslice = "field:hx.smoking"\nmetric = "{metric}"\nmin_lower = -1\n'
+        )
+        assert evaluate(report, gates).results[0].passed  # type: ignore[arg-type]
+        (result,) = evaluate(report, gates, confidence=0.99).results  # type: ignore[arg-type]
+        assert (result.observed, result.passed) == (None, False)
+        assert result.reason == "written at another level"
+        assert failure_message(result, 0.99).startswith("written at another level (")
+        assert "written at another level" in evaluate(report, gates, confidence=0.9).table()  # type: ignore[arg-type]
+    auroc = parse_gates(
+        '[[gate]]\nslice = "field:hx.smoking"\nmetric = "uncertainty_auroc"\nmin_lower = 0\n'
+    )
+    at_95, at_99 = (evaluate(report, auroc, confidence=c).results[0] for c in (0.95, 0.99))  # type: ignore[arg-type]
+    assert at_99.reason == "" and at_99.observed is not None and at_95.observed is not None
+    assert at_99.observed < at_95.observed  # a wider interval, recomputed
 
 
 @pytest.mark.parametrize("metric", ["ac1", "alpha"])

@@ -194,6 +194,12 @@ GATE_INTERVALS: Final = ("wilson", "exact")
 Clopper-Pearson's, whose false-pass rate never exceeds the nominal one."""
 TOO_FEW_PAIRS: Final = "too few pairs"
 """The reason a gate on a coefficient from fewer than ``MIN_COEFFICIENT_PAIRS`` pairs fails."""
+OTHER_LEVEL: Final = "written at another level"
+"""The reason a gate on a coefficient fails at a confidence other than the document's: its
+interval is written at the document's level, and its table (which may hold patient values)
+is not in the document, so it cannot be recomputed."""
+_WRITTEN_KINDS: Final = frozenset({"kappa", "gwet", "jackknife"})
+"""The intervals read as the document wrote them (kappa, AC1, AC2, alpha, Fleiss' kappa)."""
 
 _S = TypeVar("_S")
 _GATE_KEYS: Final = frozenset(GATE_KEYS)
@@ -552,7 +558,8 @@ class GateResult:
     interval: str = "wilson"
     """Which interval the gate read: one of :data:`INTERVAL_KINDS`."""
     reason: str = ""
-    """Why the gate cannot pass whatever its figure (:data:`TOO_FEW_PAIRS`); ``""`` otherwise."""
+    """Why the gate cannot pass whatever its figure (:data:`TOO_FEW_PAIRS`,
+    :data:`OTHER_LEVEL`); ``""`` otherwise."""
 
 
 @attrs.frozen
@@ -651,6 +658,10 @@ class GateResults:
                 f"too few pairs: a coefficient from fewer than {MIN_COEFFICIENT_PAIRS} pairs has"
             )
             lines.append("no reliable interval: it cannot be shown to pass, so it fails.")
+        if any(result.reason == OTHER_LEVEL for result in self.results):
+            lines.append("written at another level: a coefficient's interval is the one the")
+            lines.append("document wrote at its own level (its table is not in it): it cannot")
+            lines.append("be shown to pass at this one, so it fails. Write it with --confidence.")
         if any(result.observed is None and not result.reason for result in self.results):
             lines.append("null: the document has no figure for the gate (no trials, an undefined")
             lines.append("kappa or a suppressed number): it cannot be shown to pass, so it fails.")
@@ -715,7 +726,9 @@ def evaluate(
         gates: The :class:`Gate` objects of :func:`parse_gates`, as a list, a
             tuple or any iterable (read once, inside a guard).
         confidence: The level of the intervals the gates read (0.9, 0.95 or
-            0.99), recomputed from the counts; by default the document's own.
+            0.99), recomputed from the counts; by default the document's own. A
+            coefficient's interval (kappa, AC1, AC2, alpha) is the document's, not
+            recomputable: at another level its gate fails (:data:`OTHER_LEVEL`).
         interval: ``"wilson"`` (the report's interval) or ``"exact"``:
             Clopper-Pearson's for a field slice's rate (docs/compare.md,
             "The exact error of a gate"); pooled slices, differences and
@@ -740,12 +753,17 @@ def evaluate(
     if type(interval) is not str or interval not in GATE_INTERVALS:
         raise ChartscoreError(ErrorCode.USAGE)
     reading = _Reading(z_for(confidence), interval == "exact")
+    written = confidence == getattr(document, "confidence", 0.95)
     results = []
     for gate in _read_gates(gates):
         inner = gate.rule in INNER_RULES
         observed, kind = _figure(document, gate, attrs.evolve(reading, inner=inner))
         if kind == TOO_FEW_PAIRS:
             results.append(GateResult(gate, None, False, _COEFFICIENT_KINDS[gate.metric], kind))
+        elif kind in _WRITTEN_KINDS and not written:
+            # Read at the document's level, its bound would be another test than the one
+            # stated (a 95% bound passed as a 99% one): no figure at this level.
+            results.append(GateResult(gate, None, False, kind, OTHER_LEVEL))
         else:
             results.append(GateResult(gate, observed, gate.passes(observed), kind))
     return GateResults(tuple(results), confidence, interval)

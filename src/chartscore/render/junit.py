@@ -47,6 +47,7 @@ from typing import Final
 import attrs
 
 from chartscore.documents.gates import (
+    OTHER_LEVEL,
     TOO_FEW_PAIRS,
     GateResult,
     GateResults,
@@ -108,6 +109,11 @@ def failure_message(result: GateResult, confidence: float) -> str:
         return (
             f"too few pairs ({result.interval}): no reliable interval, "
             f"cannot be shown to be {side} {threshold}"
+        )
+    if result.reason == OTHER_LEVEL:
+        return (
+            f"written at another level ({result.interval}): the document's interval, "
+            f"cannot be shown to be {side} {threshold} at {100 * confidence:g}%"
         )
     if result.observed is None:
         return f"no figure ({result.interval}): cannot be shown to be {side} {threshold}"
