@@ -106,3 +106,38 @@ def test_gate_takes_the_agreement_document_agree_wrote(document: str, tmp_path: 
     status, out, err = run(["gate", str(saved), "--gates", str(gates)])
     assert (status, err) == (0, "") and "gates passed: 2 of 2 passed" in out
     assert CANARY not in out
+
+
+@pytest.mark.parametrize(("charts", "marked"), [(60, True), (120, False)])
+def test_a_coefficient_is_marked_as_its_gate_reads_it(
+    charts: int, marked: bool, tmp_path: Path
+) -> None:
+    # Two raters disagreeing on every fifth chart. At 60 charts the pair's kappa has 60
+    # pairs and Fleiss' kappa 60 units (but 120 rating pairs): both below 100, so every
+    # rendering marks them "too few pairs", as `gate` fails them; at 120, neither.
+    schema = tmp_path / "schema.json"
+    schema.write_text('{"fields": {"f.b": {"type": "boolean"}}}', encoding="utf-8")
+    files = []
+    for name, flip in (("a", False), ("b", True)):
+        lines = []
+        for i in range(charts):
+            value = i % 2 == 0
+            if flip and i % 5 == 0:
+                value = not value
+            lines.append(json.dumps({"case_id": f"c{i}", "field_id": "f.b", "value": value}))
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        files.append(str(path))
+    status, out, err = run(["agree", "--raters", *files, "--schema", str(schema)])
+    assert (status, err) == (0, "")
+    saved = json.loads(out)["by_field"]["f.b"]
+    assert saved["fleiss_kappa"]["units"] == charts and saved["fleiss_kappa"]["pairs"] == 2 * charts
+    document = Agreement.from_json(out)
+    for name in ("table", "markdown", "html"):
+        text = render(document, name)
+        # The pair's kappa, Fleiss' kappa, AC1 and alpha.
+        assert text.count("too few pairs") >= (4 if marked else 0), name
+        if not marked:
+            assert "too few pairs" not in text, name
+    summary = render(document, "summary")
+    assert ("]*" in summary) is marked

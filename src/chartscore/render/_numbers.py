@@ -134,7 +134,9 @@ def value_text(estimate: Estimate) -> str:
     return _signed_points(value) + " pp"
 
 
-COEFFICIENT_METRICS: Final = frozenset({"kappa", "ac1", "ac2", "alpha"})
+COEFFICIENT_METRICS: Final = frozenset(
+    {"kappa", "ac1", "ac2", "alpha", "pair_kappa", "fleiss_kappa"}
+)
 """Coefficients whose interval is marked :data:`TOO_FEW_PAIRS` below ``MIN_COEFFICIENT_PAIRS``."""
 TOO_FEW_PAIRS: Final = "too few pairs"
 
@@ -155,7 +157,7 @@ def interval_text(estimate: Estimate) -> str:
         return f"[{percent(bounds[0])}-{percent(bounds[1])}]"
     if estimate.kind is Kind.KAPPA:
         low, high = kappa_number(bounds[0]), kappa_number(bounds[1])
-        pairs = estimate.total_count
+        pairs = estimate.total_count if estimate.units is None else estimate.units
         if estimate.metric in COEFFICIENT_METRICS and pairs is not None and too_few_pairs(pairs):
             return f"[{low}, {high}] {TOO_FEW_PAIRS}"
     elif estimate.kind is Kind.MAGNITUDE:

@@ -122,7 +122,17 @@ def _coefficient(
     lower, upper = found.interval if found.interval is not None else (None, None)
     pairs = found.units if found.pairs is None else found.pairs
     return Estimate(
-        slice_kind, name, metric, Kind.KAPPA, None, pairs, found.value, lower, upper, label=label
+        slice_kind,
+        name,
+        metric,
+        Kind.KAPPA,
+        None,
+        pairs,
+        found.value,
+        lower,
+        upper,
+        label=label,
+        units=found.units,  # a pair's are its pairs; all raters': too few below 100 units
     )
 
 

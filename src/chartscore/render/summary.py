@@ -235,6 +235,7 @@ def _notes(view: View, table: Table) -> list[str]:
         return [
             f"n: rows both raters answered; observed agreement and Cohen's kappa, {level} "
             "intervals.",
+            f"kappa {FEW_PAIRS}: fewer than {MIN_COEFFICIENT_PAIRS} pairs, no reliable interval.",
             "Full tables: --format table; definitions: docs/metrics.md.",
         ]
     notes = [

@@ -73,6 +73,9 @@ class Estimate:
         not_provided: True for ``evidence_support`` in a slice where no answered row carried
             evidence (``evidence_provided`` 0 of its trials): the tables and plots read "not
             provided", not 0%, and draw no rate; the CSV keeps its counts.
+        units: An agreement document's all-rater coefficient's units (its ``total_count``
+            is its rating pairs): fewer than 100 mark it "too few pairs", as its gate
+            reads them; None elsewhere (``total_count`` is read).
     """
 
     slice: str
@@ -97,6 +100,7 @@ class Estimate:
     total_range: tuple[int, int | None] | None = None
     weighted: bool = False
     not_provided: bool = False
+    units: int | None = None
 
     @property
     def interval(self) -> tuple[float, float] | None:
