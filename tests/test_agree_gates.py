@@ -254,13 +254,18 @@ def test_did_you_mean_names_a_metric_never_a_rater() -> None:
         (gate_text(SMOKING, "pair_agreement", "max_upper", 0.5, "a~b"), "invalid_gate_rule"),
         (gate_text("field:smoking", "pair_agreement", "min_lower", -0.5, "a~b"),
          "invalid_gate_threshold"),
+        # A label on a metric that takes none: a rater's name, perhaps (never echoed).
+        (gate_text("overall", "ceiling_best", "min_lower", 0.5, "jane.doe"), "invalid_gate"),
+        (gate_text(SMOKING, "fleiss_kappa", "min_lower", 0.5, "jane.doe"), "invalid_gate"),
+        (gate_text("overall", "sensitivity", "min_lower", 0.5, "jane.doe"), "invalid_gate"),
     ],
 )  # fmt: skip
 def test_malformed_agreement_gates_are_refused_without_echoing_labels(text: str, code: str) -> None:
     with pytest.raises(ChartscoreError) as caught:
         parse_gates(text)
     assert caught.value.code == code
-    assert "a~b" not in str(caught.value) and "a b" not in str(caught.value)
+    for label in ("a~b", "a b", "jane"):
+        assert label not in str(caught.value)
 
 
 def test_a_difference_rule_needs_a_comparison() -> None:

@@ -418,7 +418,7 @@ def _gate(number: int, table: object, line: int | None = None) -> Gate:
         and where.startswith("field:")
         and rule in ("min_lower", "max_upper", "min_upper", "max_lower")
     ):
-        raise fail(ErrorCode.INVALID_GATE, setting="label", given=label)
+        raise fail(ErrorCode.INVALID_GATE, setting="label")  # the caller's words: never echoed
     threshold = table[rule]
     low = (
         -1.0
