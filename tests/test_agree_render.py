@@ -141,3 +141,19 @@ def test_a_coefficient_is_marked_as_its_gate_reads_it(
             assert "too few pairs" not in text, name
     summary = render(document, "summary")
     assert ("]*" in summary) is marked
+
+
+def test_render_refuses_a_comparisons_options_on_an_agreement(
+    document: str, tmp_path: Path
+) -> None:
+    saved = tmp_path / "agreement.json"
+    saved.write_text(document, encoding="utf-8")
+    gates = tmp_path / "gates.toml"
+    gates.write_text('[[gate]]\nslice = "overall"\nmetric = "ceiling_best"\nmin_lower = 0\n')
+    for option in (["--gates", str(gates)], ["--date", "2026-01-01"]):
+        status, out, err = run(["render", str(saved), "--format", "table", *option])
+        assert (status, out) == (2, "")
+        assert (
+            err.startswith(f"chartscore: error: usage: {option[0]} ") and "this is not one" in err
+        )
+        assert "report" not in err  # an agreement is not a report

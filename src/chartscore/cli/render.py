@@ -62,12 +62,12 @@ def run(args: argparse.Namespace, streams: Streams) -> int:
     verdicts = None
     if gates is not None:
         if not isinstance(document, Comparison | SharedComparison):
-            raise UsageError("--gates draws a comparison's margins; this is a report", "render")
+            raise UsageError("--gates draws a comparison's margins; this is not one", "render")
         # A gate that does not fit the comparison is an error here too; the header (and
         # a summary) gives the verdicts.
         verdicts = evaluate(document, gates)
     if args.date is not None and not comparison:
-        raise UsageError("--date dates a comparison; this is a report", "render")
+        raise UsageError("--date dates a comparison; this is not one", "render")
     text = render(
         document,
         fmt,
