@@ -156,12 +156,35 @@ def test_fleiss_and_gwet_are_irrcac(
         assert value == pytest.approx(reference["coefficient_value"], abs=1e-9)
         n = sum(units.values())
         if interval is not None and reference["se"] > 1e-9:
-            # Ours is value -/+ t(n - 1) se, clamped to [-1, 1]: the same se as irrCAC's.
+            # Ours is value -/+ t(n - 1) se, clamped to [-1, 1] (from the value when it lies
+            # below -1, docs/metrics.md): the same se as irrCAC's.
             half = t_quantile(0.95, n - 1) * reference["se"]
-            if interval[0] > -1:
-                assert interval[0] == pytest.approx(value - half, abs=1e-8)
-            if interval[1] < 1:
-                assert interval[1] == pytest.approx(value + half, abs=1e-8)
+            low = max(min(-1.0, value), value - half)
+            assert interval[0] == pytest.approx(low, abs=1e-8)
+            assert interval[1] == pytest.approx(min(1.0, value + half), abs=1e-8)
+
+
+def test_a_fleiss_kappa_below_minus_one_has_its_interval_start_at_it() -> None:
+    # Four raters of a boolean field, two units rated by three of them and two by one:
+    # irrCAC gives -1.4 (se 0.3002...); the interval is [-1.4, -1.4 + t(3) se].
+    ratings: list[list[int | None]] = [
+        [None, None, 0, None],
+        [1, 0, None, 0],
+        [None, 0, 1, 0],
+        [None, None, 0, None],
+    ]
+    found = chance_corrected(units_of(ratings), 2, "none", "fleiss")
+    assert found is not None
+    value, interval, _, _ = found
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cac = _irrcac().CAC(frame(ratings), categories=[0, 1], digits=15)
+        reference = cac.fleiss()["est"]
+    assert value == pytest.approx(-1.4, abs=1e-12)
+    assert value == pytest.approx(reference["coefficient_value"], abs=1e-9)
+    assert interval is not None and interval[0] == value
+    upper = value + t_quantile(0.95, 3) * reference["se"]
+    assert interval[1] == pytest.approx(upper, abs=1e-9) and -0.45 < interval[1] < -0.44
 
 
 @pytest.mark.parametrize("metric", ["nominal", "ordinal", "interval"])
