@@ -396,3 +396,29 @@ def test_reprs_of_the_agreement_document_hold_no_rater_label() -> None:
         shown += repr(part) + "".join(repr(pair) for pair in part.pairs)
     assert "ZQcanary" not in shown and "Smith" not in shown
     assert repr(document) == "<Agreement: 2 raters, 2 fields, with gold>"
+
+
+def test_an_undefined_kappa_keeps_its_pairs(tmp_path: Path) -> None:
+    # Both raters answer true on every chart: chance agreement 1, kappa undefined. The
+    # pair's kappa is null figures over its 12 pairs (as Fleiss' kappa is), not null; a
+    # number field has no kappa at all (null).
+    schema = tmp_path / "schema.json"
+    schema.write_text(
+        '{"fields": {"f.b": {"type": "boolean"}, "f.n": {"type": "number"}}}', encoding="utf-8"
+    )
+    files = []
+    for name in ("a", "b"):
+        rows = [{"case_id": f"c{i}", "field_id": "f.b", "value": True} for i in range(12)]
+        rows += [{"case_id": f"c{i}", "field_id": "f.n", "value": i} for i in range(12)]
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        files.append(str(path))
+    status, out, err = run(["agree", "--raters", *files, "--schema", str(schema)])
+    assert (status, err) == (0, "")
+    saved = json.loads(out)
+    boolean = saved["by_field"]["f.b"]
+    assert boolean["pairs"][0]["kappa"] == {"value": None, "interval": None, "pairs": 12}
+    assert boolean["fleiss_kappa"] == {"value": None, "interval": None, "units": 12, "pairs": 24}
+    assert saved["by_field"]["f.n"]["pairs"][0]["kappa"] is None
+    assert saved["pooled"]["pairs"][0]["kappa"] == {"value": None, "pairs": 12}
+    assert Agreement.from_json(out).to_json() == out.rstrip("\n")  # read back, same bytes

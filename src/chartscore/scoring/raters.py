@@ -142,12 +142,17 @@ class RaterTable:
         for (a, b), (agreeing, both) in sorted(pooled_counts.items()):
             cells = pooled_cells.get((a, b), {})
             found = cohen_kappa([(i, j, n) for (i, j), n in sorted(cells.items())], offset, "none")
+            kappa = None  # no field on a scale of categories
+            if found is not None:
+                kappa = Coefficient(found[0], None, found[2], None)
+            elif (a, b) in pooled_cells:  # undefined: null, and over how many pairs
+                kappa = Coefficient(None, None, sum(cells.values()), None)
             pooled.append(
                 PairAgreement(
                     raters=(labels[a], labels[b]),
                     raters_index=(a, b),
                     agreement=count_result(agreeing, both, None),
-                    kappa=None if found is None else Coefficient(found[0], None, found[2], None),
+                    kappa=kappa,
                 )
             )
         return Agreement(
@@ -229,6 +234,8 @@ def _field(
         if rule.field_type in KAPPA_TYPES and categories is not None:
             table = [(i, j, n) for (i, j), n in sorted(cells.items())]
             found = cohen_kappa(table, categories[1], weighting, z)
+            # Undefined (no pairs, chance agreement 1): null figures, and over what.
+            kappa = Coefficient(None, None, sum(cells.values()), None)
             if found is not None:
                 kappa = Coefficient(found[0], found[1], found[2], None)
         pairs.append(
