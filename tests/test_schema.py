@@ -75,6 +75,15 @@ def code_of(build: object) -> ErrorCode | None:
         ({"field_type": "categorical", "choices": ["a", "A"]}, E.SCHEMA_INVALID_CHOICES),
         ({"field_type": "multi", "choices": {"a": 1}}, E.SCHEMA_INVALID_CHOICES),
         ({"field_type": "multi", "choices": ["a", 1]}, E.SCHEMA_INVALID_CHOICES),
+        # A choice names its per-label metrics in a report, whose reader takes one printable
+        # line of at most 256 characters (score wrote what render and share then refused).
+        ({"field_type": "categorical", "choices": ["a\x1b[31m", "b"]}, E.SCHEMA_INVALID_CHOICES),
+        ({"field_type": "categorical", "choices": ["x" * 257]}, E.SCHEMA_INVALID_CHOICES),
+        ({"field_type": "categorical", "choices": ["X" * 256 + "  "]}, None),
+        ({"field_type": "multi", "choices": ["a", "\u202eb"]}, E.SCHEMA_INVALID_CHOICES),
+        ({"field_type": "categorical", "choices": ["  "]}, E.SCHEMA_INVALID_CHOICES),
+        ({"field_type": "ordinal", "levels": ["a\x07", "b"]}, E.SCHEMA_INVALID_LEVELS),
+        ({"field_type": "ordinal", "levels": ["a", "b" * 257]}, E.SCHEMA_INVALID_LEVELS),
     ],
 )
 def test_field_spec_validates_on_construction(

@@ -14,6 +14,8 @@ DIGEST_PATTERN: Final = r"sha256:[0-9a-f]{64}"
 PLUGIN_NAME_PATTERN: Final = r"[a-z][a-z0-9_]{0,39}"
 """A plugin's name and each of its labels: a lowercase identifier of 1 to 40 characters."""
 MAX_CASE_ID_LENGTH: Final = 128
+MAX_LABEL_NAME: Final = 256
+"""The longest declared label (a normalized schema choice or level) a report names."""
 MAX_OFFSET: Final = (1 << 63) - 1
 PARTIAL_FORMAT: Final = "chartscore.partial"
 """A partial tally's ``format`` (:mod:`chartscore.scoring.partial_document`): here, so that a

@@ -242,7 +242,9 @@ _DESCRIPTIONS: dict[str, str] = {
     "schema_unknown_type": "a schema field has no type, or an unknown one",
     "schema_unknown_option": "a schema option that this field type does not take",
     "schema_invalid_levels": "ordinal levels: 2 to 10,000, distinct, strings or integers",
-    "schema_invalid_choices": "choices: a non-empty list of distinct strings",
+    "schema_invalid_choices": (
+        "choices: a non-empty list of distinct one-line strings of at most 256 characters"
+    ),
     "schema_invalid_choice_labels": (
         "choice_labels: an object from declared choices or levels to distinct one-line labels"
     ),

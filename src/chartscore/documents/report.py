@@ -20,6 +20,7 @@ from typing import Final, Protocol
 import attrs
 
 from chartscore import metrics as catalog
+from chartscore._format import MAX_LABEL_NAME
 from chartscore._version import __version__
 from chartscore.documents import _strict_json
 from chartscore.documents._shell import (
@@ -129,9 +130,6 @@ REPORT_FORMAT_VERSION: Final = 3
 2 added the confidence level and the pooled slices' clustered figures; 1 is refused."""
 READABLE_REPORT_VERSIONS: Final = (2, 3)
 """Format 2 documents are read, and written back, as they were: clustered intervals on ``z``."""
-
-MAX_LABEL_NAME: Final = 256
-"""The longest label name a document may hold (a normalized schema choice)."""
 
 
 _SLICE_KINDS: Final = ("overall", "field_type", "field")

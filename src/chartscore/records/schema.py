@@ -26,6 +26,7 @@ from typing import Final
 
 import attrs
 
+from chartscore._format import MAX_LABEL_NAME
 from chartscore.documents.canonical_json import MAX_SAFE_INTEGER
 from chartscore.errors import ChartscoreError, ErrorCode, InputKind
 from chartscore.metrics import FieldType, field_type_or_none
@@ -99,7 +100,7 @@ def _levels(raw: object) -> tuple[Level, ...]:
     for level in raw:
         if type(level) is int and -MAX_SAFE_INTEGER <= level <= MAX_SAFE_INTEGER:
             marker: tuple[str, object] = ("int", level)
-        elif type(level) is str and normalize_text(level) and _rules.is_text(level):
+        elif type(level) is str and _rules.is_text(level) and _label_name(normalize_text(level)):
             marker = ("str", normalize_text(level))
         else:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
@@ -107,6 +108,13 @@ def _levels(raw: object) -> tuple[Level, ...]:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
         seen.add(marker)
     return tuple(raw)
+
+
+def _label_name(name: str) -> bool:
+    # A declared choice (or level) names its per-label metrics in a report: one printable
+    # line of at most MAX_LABEL_NAME characters, normalized, or the report's own reader
+    # would refuse what score wrote (and a terminal would run its escapes).
+    return 0 < len(name) <= MAX_LABEL_NAME and name.isprintable()
 
 
 def _choices(raw: object) -> frozenset[str]:
@@ -117,7 +125,10 @@ def _choices(raw: object) -> frozenset[str]:
     for choice in raw:  # type: ignore[attr-defined]
         if type(choice) is not str or not _rules.is_text(choice):  # a label names it
             raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
-        normalized.append(normalize_text(choice))
+        name = normalize_text(choice)
+        if not _label_name(name):
+            raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
+        normalized.append(name)
     if len(set(normalized)) != len(normalized):
         raise _schema_error(ErrorCode.SCHEMA_INVALID_CHOICES)
     return frozenset(normalized)
