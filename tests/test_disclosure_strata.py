@@ -565,6 +565,38 @@ def test_stratum_blocks_are_fields_times_the_cross_classified_cells() -> None:
     assert stratum_blocks(13, []) == 13  # without strata: one cell
 
 
+def test_audit_refuses_a_document_larger_than_share_writes_before_its_model() -> None:
+    # A document from outside that declares eight keys of two labels: 256 cells of one
+    # field. A crafted one of this kind took 10 GB and ran on; it is refused at once.
+    from chartscore.disclosure.audits.publication import audit_publication
+    from chartscore.disclosure.limits import MAX_STRATUM_BLOCKS, check_audit_size
+    from chartscore.errors import ErrorHint
+
+    def shared(keys: int) -> SharedReport:
+        declared = {f"key{k}": ["a", "b"] for k in range(keys)}
+        labels = {f"c{i}": {f"key{k}": "ab"[(i >> k) & 1] for k in range(keys)} for i in range(4)}
+        return _shape_of(_one_field_report(declared, labels))
+
+    for call in (lambda: audit(shared(8)), lambda: audit(shared(8).to_json())):
+        with pytest.raises(ChartscoreError) as caught:
+            call()
+        assert caught.value.code is ErrorCode.SHARE_TOO_LARGE
+        assert caught.value.hint is ErrorHint.AUDIT_TOO_LARGE
+    # Jointly: two documents of 128 cells are 256 blocks in all.
+    with pytest.raises(ChartscoreError) as caught:
+        audit_publication([shared(7), shared(7)], ["a", "b"])
+    assert caught.value.hint is ErrorHint.AUDIT_TOO_LARGE
+    # What share writes is taken: 200 blocks alone, or in all with a comparison's.
+    sites = [f"site={n}" for n in range(MAX_STRATUM_BLOCKS // 10)]
+    check_audit_size([(10, sites)], 0)
+    check_audit_size([(5, sites[:10]), (5, sites[:10])], 2)  # 50 + 50 + 2 x 50
+    for too_large in ([(10, [*sites, "site=x"])], 0), ([(5, sites[:10])] * 3, 2):
+        with pytest.raises(ChartscoreError):
+            check_audit_size(*too_large)  # type: ignore[arg-type]
+    attacked = audit(shared(2))  # a small one is attacked as before: its 4 cases shown fail
+    assert not attacked.passed and any(row.status == "small_published" for row in attacked.rows)
+
+
 def _write_thirty_sites(where: Path, fields: int, systems: list[str]) -> int:
     # 30 boolean charts over 30 sites (one each), every answer right: schema.json, gold.jsonl,
     # strata.jsonl and one predictions file per name in ``systems``. Returns the sites.

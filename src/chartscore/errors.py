@@ -405,6 +405,7 @@ class ErrorHint(enum.StrEnum):
     RELEASES_FOLDER_EXPOSED = "the releases folder itself: chmod 700 it (600 would lock it)"
     NO_RELEASE = "the folder holds no release: share --releases DIR records them"
     PUBLICATION_TOO_LARGE = "the publication's stratified reports and comparisons, counted together"
+    AUDIT_TOO_LARGE = "the documents hold more stratum cells than share writes: not audited"
     RELEASES_OF_ANOTHER_KIND = (
         "the folder holds releases of another kind: report or publication, systems or comparisons"
     )

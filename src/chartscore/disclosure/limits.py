@@ -76,3 +76,21 @@ def check_publication_size(
     blocks = sum(stratified) + comparisons * max(stratified, default=0)
     if blocks > MAX_PUBLICATION_STRATUM_BLOCKS:
         raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE, hint=ErrorHint.PUBLICATION_TOO_LARGE)
+
+
+def check_audit_size(reports: Iterable[tuple[int, Collection[str]]], comparisons: int) -> None:
+    """Refuse to audit documents larger than ``share`` writes, before any model is built.
+
+    A shared report comes from outside: a document that declares a dozen stratum keys
+    (their labels cross-classified) would make the attack's model billions of
+    variables. Each stratified report may hold :data:`MAX_STRATUM_BLOCKS`, and a joint
+    audit as many in all (counted as :func:`check_publication_size` counts them), which
+    every document and publication ``share`` writes stays within.
+
+    Raises:
+        ChartscoreError: ``share_too_large``, with the hint that says it is the audit's.
+    """
+    stratified = [stratum_blocks(fields, names) for fields, names in reports if names]
+    blocks = sum(stratified) + comparisons * max(stratified, default=0)
+    if blocks > MAX_STRATUM_BLOCKS:
+        raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE, hint=ErrorHint.AUDIT_TOO_LARGE)

@@ -45,6 +45,7 @@ from chartscore.disclosure.comparison_model import (
 )
 from chartscore.disclosure.error_counts import error_count_failures
 from chartscore.disclosure.forms import Form
+from chartscore.disclosure.limits import check_audit_size
 from chartscore.disclosure.model import Quantity, ReportModel, model_of
 from chartscore.disclosure.progress import step
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
@@ -629,6 +630,7 @@ def _small_published(
 
 def _report_target(report: SharedReport) -> _Target:
     # The shared report: failures derived from shown parts are published too.
+    check_audit_size([(len(report.by_field), report.by_stratum)], 0)  # before its model
     min_cell = report.disclosure.min_cell
     model = model_of(report)
     values = published_values(report)

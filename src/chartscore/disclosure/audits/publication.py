@@ -25,6 +25,7 @@ from chartscore.disclosure.audits.document import (
     judge,
     ranges_of,
 )
+from chartscore.disclosure.limits import check_audit_size
 from chartscore.disclosure.publication import JointPublication, Product, System, product_key
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.documents.shared_report import Key, SharedReport
@@ -109,6 +110,8 @@ def audit_publication(products: Sequence[Product], systems: Sequence[System]) ->
         ChartscoreError: ``usage`` for no products, a system count that differs, or a
             report given a comparison's systems (or the other way round).
     """
+    reports = [(len(p.by_field), p.by_stratum) for p in products if isinstance(p, SharedReport)]
+    check_audit_size(reports, len(products) - len(reports))  # before any model
     joint = JointPublication(products, systems)
     own = tuple(_own_audit(product) for product in products)
     min_cell = joint.min_cell
