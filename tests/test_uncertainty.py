@@ -211,3 +211,24 @@ def test_edited_uncertainty_figures_are_refused(edit: object) -> None:
     with pytest.raises(ChartscoreError) as caught:
         Report.from_json(json.dumps(document))
     assert caught.value.code is ErrorCode.INVALID_REPORT
+
+
+@pytest.mark.parametrize(("confidence", "fewer"), [(0.95, 2), (0.99, 3), (0.95, 5), (0.9, 1)])
+def test_a_degenerate_auroc_falls_back_to_wilson_at_t(confidence: float, fewer: int) -> None:
+    # A at 1 (every agreeing row more certain): Wilson's interval for A on the fewer class's
+    # rows, at Student's t over fewer - 1 degrees of freedom (z for one row), as
+    # docs/metrics.md says: statsmodels' Wilson at the level whose z is that t.
+    from scipy.stats import norm
+    from scipy.stats import t as student
+    from statsmodels.stats.proportion import proportion_confint
+
+    from chartscore.stats.clustered import z_for
+    from chartscore.stats.uncertainty import delong_interval
+
+    tail = (1 - confidence) / 2
+    quantile = norm.isf(tail) if fewer < 2 else student.isf(tail, fewer - 1)
+    n1, n0 = fewer + 3, fewer
+    found = delong_interval(n1, n0, 2 * n1 * n0, None, z_for(confidence))
+    assert found is not None
+    expected = proportion_confint(fewer, fewer, alpha=2 * norm.sf(quantile), method="wilson")
+    assert found[0] == pytest.approx(expected[0], rel=1e-9) and found[1] == 1
