@@ -69,3 +69,23 @@ def full_and_shared(min_cell: int = 11) -> tuple[Report, SharedReport]:
     ):
         shared = share(gold, predictions, schema=SCHEMA, min_cell=min_cell)
     return report, shared
+
+
+@functools.cache
+def shared_with_kappa(min_cell: int = 11) -> SharedReport:
+    """A shared report whose ordinal field's kappa, AC2 and alpha are shown.
+
+    They are shown only where every number of their field is (docs/disclosure.md, "What
+    is protected"), which :func:`cohort`'s small cells never allow: here 60 charts of
+    one ordinal field, every level-1 answer one level later and every level-5 one earlier
+    (12 each), so that every number is 0 or at least 12.
+    """
+    gold: list[GoldField] = []
+    predictions: list[Prediction] = []
+    for index in range(60):
+        level = 1 + index % 5
+        answer = level + (level == 1) - (level == 5)
+        gold.append(GoldField(f"chart-{index:03d}", "triage.acuity", "ordinal", str(level)))
+        predictions.append(Prediction(f"chart-{index:03d}", "triage.acuity", str(answer)))
+    schema = {"fields": {"triage.acuity": SCHEMA["fields"]["triage.acuity"]}}  # type: ignore[index]
+    return share(gold, predictions, schema=schema, min_cell=min_cell)

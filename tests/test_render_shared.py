@@ -39,7 +39,7 @@ from chartscore.render import FORMATS, SORTS, render, report_view
 from chartscore.render._numbers import kappa_number, percent
 from chartscore.workflows.share import share as share_records
 from report_data import FIELD_TYPES, scored_reports
-from shared_data import SCHEMA, full_and_shared
+from shared_data import SCHEMA, full_and_shared, shared_with_kappa
 from shared_data import cohort as shared_cohort
 from test_render_html import Page, assert_self_contained
 
@@ -349,7 +349,8 @@ def test_the_cohort_has_every_kind_of_cell(cohort: tuple[Report, SharedReport]) 
     assert any(m.success_count is None and m.total_count is not None for m in metrics)
     assert any(m.success_count is not None and m.total_count is None for m in metrics)
     kappas = [part.kappa for part in shared.by_field.values() if part.kappa is not None]
-    assert any(k.value is not None for k in kappas) and any(k.value is None for k in kappas)
+    assert kappas and all(k.value is None for k in kappas)  # each field has a hidden number
+    assert shared_with_kappa().by_field["triage.acuity"].kappa.value is not None  # type: ignore[union-attr]
 
 
 def test_every_format_renders_a_shared_report(cohort: tuple[Report, SharedReport]) -> None:
@@ -804,7 +805,11 @@ def test_the_cohort_has_labels_and_coefficients_of_every_kind(
         (part, metric) for part in shared.by_field.values() for metric in part.coefficients
     ]
     assert any(coefficient_withheld(part, metric) for part, metric in coefficients)
-    assert any(part.coefficients[m].value is not None for part, m in coefficients)
+    # Shown only where every number of the field is: the cohort's fields each hide one.
+    assert all(part.coefficients[m].value is None for part, m in coefficients)
+    shown = shared_with_kappa().by_field["triage.acuity"].coefficients
+    assert set(shown) == {"ac2", "alpha"} and all(c.value is not None for c in shown.values())
+    assert_labels_and_coefficients_shown(shared_with_kappa())
 
 
 def test_shared_labels_and_coefficients_appear_in_every_format(

@@ -359,3 +359,41 @@ def test_a_coefficient_follows_kappa_s_rule_where_kappa_is_undefined() -> None:
     assert part.metrics["normalized_agreement"].success_count is None
     assert part.coefficients["ac1"].value is None and part.coefficients["alpha"].value is None
     assert audit(shared.to_json()).passed
+
+
+def _false_positives_cohort() -> tuple[list[Any], list[Any]]:
+    # 80 charts of one boolean field: gold true on 40; answered true on 28 of them and on 9
+    # false ones. Every margin is at least 11 and the agreement (59) is shown, so kappa's
+    # old rule showed it; but the 9 false positives (the true label's ppv failures) are
+    # hidden, and kappa with the answered margins pins a 2 x 2 table's every cell.
+    from chartscore import GoldField, Prediction
+
+    gold, answers = [], []
+    for index in range(80):
+        truth = index < 40
+        answer = index < 28 or 40 <= index < 49
+        gold.append(GoldField(f"c{index:02d}", "dx.flag", "boolean", truth))
+        answers.append(Prediction(f"c{index:02d}", "dx.flag", answer))
+    return gold, answers
+
+
+def test_kappa_and_its_coefficients_are_shown_only_where_every_number_of_the_field_is() -> None:
+    gold, answers = _false_positives_cohort()
+    shared = share(gold, answers, schema={"fields": {"dx.flag": {"type": "boolean"}}})
+    part = shared.by_field["dx.flag"]
+    ppv = part.labels["true"].metrics["ppv"]  # type: ignore[index]
+    assert ppv.success_count is None  # 28 of 37: its 9 failures are hidden
+    assert part.metrics["normalized_agreement"].success_count == 59 and part.kappa is not None
+    assert part.kappa.value is None and part.kappa.interval is None and part.kappa.pairs == 80
+    assert all(c.value is None and c.interval is None for c in part.coefficients.values())
+    assert audit(shared).passed
+    # The same document with kappa and AC1 shown, as before: the audit fails it.
+    full = score(gold, answers, schema={"fields": {"dx.flag": {"type": "boolean"}}})
+    document = json.loads(shared.to_json())
+    written = json.loads(full.to_json())["by_field"]["dx.flag"]
+    for name in ("kappa", "ac1"):
+        document["by_field"]["dx.flag"][name] = written[name]
+    result = audit(json.dumps(document))
+    assert not result.passed
+    failing = {row.name for row in result.rows if row.status == "kappa_published"}
+    assert failing == {"kappa.value", "ac1.value"}

@@ -99,7 +99,6 @@ from chartscore.disclosure.ranges import LocalCheck, RangeSolver
 from chartscore.disclosure.rule import (
     DEFAULT_MIN_CELL,
     KAPPA_TYPES,
-    PAIRS,
     SLICE_KINDS,
     STRATUM,
     STRATUM_FIELD_TYPE,
@@ -557,7 +556,14 @@ def _withheld_kappa(
 ) -> set[str]:
     # Kappa's rule, for kappa and the coefficients over its table (AC1 can be defined where
     # kappa is not: one category): fields whose kappa and coefficients may not be shown.
+    # They are functions of the field's table that the attack does not model: with its
+    # answered margins (the labels' ppv totals) kappa gives the gold margins, and a 2 x 2
+    # table is its margins and diagonal, so a boolean field's false positives (9) were
+    # pinned; a weighted kappa, AC2 and ordinal alpha pinned an ordinal field's later and
+    # earlier rows. So they are shown only where every number of the field is: then they
+    # tell nothing of a hidden one (docs/disclosure.md, "What is protected").
     withheld: set[str] = set()
+    partly_hidden = {key[1] for key in hidden if key[0] == "field"}
     margins = sensitivity.kappa_smallest_margin
     for field_id, part in report.by_field.items():
         if part.kappa is None:
@@ -568,8 +574,7 @@ def _withheld_kappa(
         margin = margins.get(field_id)
         if type(margin) is not int or margin < 0:
             raise _invalid_sensitivity()
-        agreement = ("field", field_id, metric_quantity("normalized_agreement", SUCCESS))
-        if ("field", field_id, PAIRS) in hidden or agreement in hidden or margin < min_cell:
+        if field_id in partly_hidden or margin < min_cell:
             withheld.add(field_id)
     return withheld
 
@@ -868,7 +873,9 @@ def _share_alone(
         forced=forced,
     )
     complement = found if complement is None else _labelled(complement, state)
-    withheld = _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+    withheld = _withheld_kappa(
+        full, sensitivity, state.hidden - _public_keys(model, state.hidden), min_cell
+    )
     shown_again: frozenset[Key] = frozenset()  # show_proven's (below)
 
     def shared_now() -> SharedReport:
@@ -882,7 +889,9 @@ def _share_alone(
     if joint is not None:
         alone = shared_now().disclosure.suppressed_count
         withheld |= joint(state)
-        withheld |= _withheld_kappa(full, sensitivity, state.hidden, min_cell)
+        withheld |= _withheld_kappa(
+            full, sensitivity, state.hidden - _public_keys(model, state.hidden), min_cell
+        )
     shared = shared_now()
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)

@@ -232,7 +232,18 @@ def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
     # Intervals and kappa values that would reveal hidden counts; intervals that do not
     # match their counts (an edited report), at the report's own confidence level.
     z = z_for(report.confidence)
+    # Kappa and the coefficients over its table are shown only where every number of the
+    # field is (they would pin a hidden one: docs/disclosure.md, "What is protected").
+    values = published_values(report)
+    partly_hidden = {key[1] for key, value in values.items() if key[0] == "field" and value is None}
     for kind, name, part in report.slices():
+        if kind == "field" and name in partly_hidden and part.kappa is not None:
+            # (a number field's interval alpha, of its values, has the magnitudes' rule)
+            shown = [("kappa", part.kappa.value)]
+            shown += [(figure, found.value) for figure, found in part.coefficients.items()]
+            for figure, value in shown:
+                if value is not None:
+                    yield AuditRow(kind, name, f"{figure}.value", None, None, KAPPA_PUBLISHED)
         for metric, result in binomials(part):
             if result.interval is None:
                 if result.success_count is not None and result.total_count:
