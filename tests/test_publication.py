@@ -185,15 +185,34 @@ def _publication(cases: int, seed: int) -> tuple[SharedReport, ...]:
 def test_a_shared_publication_passes_its_joint_audit_and_each_audit_alone() -> None:
     from chartscore.disclosure import audit
     from chartscore.disclosure.model import model_of
-    from chartscore.disclosure.publication import gold_only_keys
+    from chartscore.disclosure.publication import gold_only_keys, label_gold_keys
 
     products = _publication(40, 3)
     assert audit_publication(list(products), ["A", "B"]).passed
     assert all(audit(product.to_json()).passed for product in products)
-    # One decision for every gold-only number: shown in both with one value, or in neither.
+    # One decision for every gold-only number: shown in both with one value, or in neither;
+    # the labels' gold totals too (the joint audit reads the reports without labels).
     first, second = (dict(product.numbers()) for product in products)
     gold_keys = gold_only_keys(model_of(products[0])) & set(first)
     assert gold_keys and all(first[key] == second[key] for key in gold_keys)
+    label_keys = label_gold_keys(model_of(products[0]))
+    assert label_keys and label_keys <= set(first)
+    assert all(first[key] == second[key] for key in label_keys)
+
+
+@thorough_only("a publication of 80 charts (about 4 s)")
+def test_a_labels_gold_totals_are_decided_once_for_the_publication() -> None:
+    # Before, each report chose its labels' gold positives and negatives alone: here system
+    # B's report showed all 4 that A's hid (on the invented study, 27; copied into A's, its
+    # own audit then pinned 33 numbers). The joint audit reads the reports without labels.
+    from chartscore.disclosure.model import model_of
+    from chartscore.disclosure.publication import label_gold_keys
+
+    products = _publication(80, 7)
+    first, second = (dict(product.numbers()) for product in products)
+    label_keys = label_gold_keys(model_of(products[0]))
+    assert len(label_keys) == 4 and all(first[key] == second[key] for key in label_keys)
+    assert audit_publication(list(products), ["A", "B"]).passed
 
 
 @_THOROUGH_ONLY

@@ -57,6 +57,7 @@ from chartscore.disclosure.old_paths import moved_to
 from chartscore.disclosure.paired_block import PairedBlock, state_of
 from chartscore.disclosure.ranges import Inconsistent, RangeSolver, Unresolved
 from chartscore.documents.shared_comparison import SharedComparison
+from chartscore.documents.shared_labels import LABEL_PREFIX
 from chartscore.documents.shared_quantities import published_values
 from chartscore.documents.shared_report import SharedReport, SharedSlice
 from chartscore.errors import ChartscoreError, ErrorCode
@@ -357,6 +358,27 @@ def _gold_groups(left: FieldLayout, right: FieldLayout) -> list[tuple[list[int],
     return [(mine[key], theirs.get(key, [])) for key in sorted(mine)]
 
 
+LABEL_GOLD_TOTALS: Final = (".sensitivity.total_count", ".specificity.total_count")
+"""A label's gold positives and gold negatives (its sensitivity's and specificity's trials):
+answerable rows whose gold holds the label or not, the same in every system's report."""
+
+
+def label_gold_keys(model: ReportModel) -> frozenset[Key]:
+    """A report's per-label gold totals: gold-only numbers the labels' own model holds.
+
+    :func:`gold_only_keys` reads the core classes; a label's counts are variables of its
+    own. A publication decides these once too: before, system B's report showed 27 gold
+    totals that system A's hid, and copied into A's they let its own audit pin 33 numbers.
+    """
+    return frozenset(
+        key
+        for key in model.quantities
+        if key[0] == "field"
+        and key[2].startswith(LABEL_PREFIX)
+        and key[2].endswith(LABEL_GOLD_TOTALS)
+    )
+
+
 def gold_only_keys(model: ReportModel) -> frozenset[Key]:
     """The quantities of a report that count gold alone: the same in every system's report.
 
@@ -490,6 +512,7 @@ __all__ = [
     "PublicationModel",
     "System",
     "gold_only_keys",
+    "label_gold_keys",
     "own_numbers",
     "product_key",
 ]

@@ -464,7 +464,10 @@ def _round(
 ) -> tuple[list[Product], frozenset[Key]]:
     # Every product in order (the first ``len(kept)`` as they are), and the gold-only keys.
     from chartscore.disclosure.model import model_of  # noqa: PLC0415
-    from chartscore.disclosure.publication import gold_only_keys  # noqa: PLC0415
+    from chartscore.disclosure.publication import (  # noqa: PLC0415
+        gold_only_keys,
+        label_gold_keys,
+    )
 
     shared: list[Product] = []
     gold_keys: frozenset[Key] = frozenset()
@@ -496,7 +499,8 @@ def _round(
             shared.append(made[memo])
         if index == 0:
             assert isinstance(shared[0], SharedReport)
-            gold_keys = gold_only_keys(model_of(shared[0]))
+            first = model_of(shared[0])
+            gold_keys = gold_only_keys(first) | label_gold_keys(first)
     return shared, gold_keys
 
 
