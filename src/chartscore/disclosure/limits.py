@@ -58,6 +58,14 @@ def check_share_size(fields: int, stratum_names: Iterable[str]) -> None:
         raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE)
 
 
+def joint_blocks(reports: Iterable[tuple[int, Collection[str]]], comparisons: int) -> int:
+    """The blocks of several documents attacked together: their stratified reports' blocks,
+    and with strata each comparison's, as many as the stratified report with the most (the
+    joint model splits a comparison's paired classes by the stratum cells)."""
+    stratified = [stratum_blocks(fields, names) for fields, names in reports if names]
+    return sum(stratified) + comparisons * max(stratified, default=0)
+
+
 def check_publication_size(
     reports: Iterable[tuple[int, Collection[str]]], comparisons: int
 ) -> None:
@@ -72,9 +80,7 @@ def check_publication_size(
     Raises:
         ChartscoreError: ``share_too_large``, with the hint that says it is the publication's.
     """
-    stratified = [stratum_blocks(fields, names) for fields, names in reports if names]
-    blocks = sum(stratified) + comparisons * max(stratified, default=0)
-    if blocks > MAX_PUBLICATION_STRATUM_BLOCKS:
+    if joint_blocks(reports, comparisons) > MAX_PUBLICATION_STRATUM_BLOCKS:
         raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE, hint=ErrorHint.PUBLICATION_TOO_LARGE)
 
 
@@ -84,13 +90,11 @@ def check_audit_size(reports: Iterable[tuple[int, Collection[str]]], comparisons
     A shared report comes from outside: a document that declares a dozen stratum keys
     (their labels cross-classified) would make the attack's model billions of
     variables. Each stratified report may hold :data:`MAX_STRATUM_BLOCKS`, and a joint
-    audit as many in all (counted as :func:`check_publication_size` counts them), which
+    audit as many in all (:func:`joint_blocks`), which
     every document and publication ``share`` writes stays within.
 
     Raises:
         ChartscoreError: ``share_too_large``, with the hint that says it is the audit's.
     """
-    stratified = [stratum_blocks(fields, names) for fields, names in reports if names]
-    blocks = sum(stratified) + comparisons * max(stratified, default=0)
-    if blocks > MAX_STRATUM_BLOCKS:
+    if joint_blocks(reports, comparisons) > MAX_STRATUM_BLOCKS:
         raise ChartscoreError(ErrorCode.SHARE_TOO_LARGE, hint=ErrorHint.AUDIT_TOO_LARGE)
