@@ -873,14 +873,16 @@ def _share_alone(
         forced=forced,
     )
     complement = found if complement is None else _labelled(complement, state)
-    withheld = _withheld_kappa(
-        full, sensitivity, state.hidden - _public_keys(model, state.hidden), min_cell
-    )
+
+    def hidden_now() -> set[Key]:
+        # The public numbers (the composition) are shown whatever was chosen.
+        return state.hidden - _public_keys(model, state.hidden)
+
+    withheld = _withheld_kappa(full, sensitivity, hidden_now(), min_cell)
     shown_again: frozenset[Key] = frozenset()  # show_proven's (below)
 
     def shared_now() -> SharedReport:
-        # The public numbers (the composition) are shown whatever was chosen.
-        hidden = state.hidden - _public_keys(model, state.hidden) - shown_again
+        hidden = hidden_now() - shown_again
         return shared_from_report(
             document, field_types, min_cell, hidden, withheld, figures=figures
         )
@@ -889,9 +891,7 @@ def _share_alone(
     if joint is not None:
         alone = shared_now().disclosure.suppressed_count
         withheld |= joint(state)
-        withheld |= _withheld_kappa(
-            full, sensitivity, state.hidden - _public_keys(model, state.hidden), min_cell
-        )
+        withheld |= _withheld_kappa(full, sensitivity, hidden_now(), min_cell)
     shared = shared_now()
     if joint is not None:
         disclosure = attrs.evolve(shared.disclosure, earlier_releases=joint.earlier_releases)
@@ -914,7 +914,7 @@ def _share_alone(
     # holds the site numbers it hid hidden) may prove more site numbers and show them.
     if show_proven:
         exact = {key for key, (low, high) in proven.items() if low == high}
-        published = state.published(state.hidden - _public_keys(model, state.hidden))
+        published = state.published(hidden_now())
         candidates = {
             key
             for key in exact & state.hidden - sensitive_keys

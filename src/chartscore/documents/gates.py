@@ -746,14 +746,15 @@ def evaluate(
     """
     if not (is_document(document) or type(document) is Agreement):
         raise ChartscoreError(ErrorCode.USAGE)
+    own = getattr(document, "confidence", 0.95)  # the level the document wrote
     if confidence is None:
-        confidence = getattr(document, "confidence", 0.95)
+        confidence = own
     if type(confidence) is not float or confidence not in CONFIDENCE_LEVELS:
         raise ChartscoreError(ErrorCode.USAGE)
     if type(interval) is not str or interval not in GATE_INTERVALS:
         raise ChartscoreError(ErrorCode.USAGE)
     reading = _Reading(z_for(confidence), interval == "exact")
-    written = confidence == getattr(document, "confidence", 0.95)
+    written = confidence == own
     results = []
     for gate in _read_gates(gates):
         inner = gate.rule in INNER_RULES

@@ -100,8 +100,12 @@ def _levels(raw: object) -> tuple[Level, ...]:
     for level in raw:
         if type(level) is int and -MAX_SAFE_INTEGER <= level <= MAX_SAFE_INTEGER:
             marker: tuple[str, object] = ("int", level)
-        elif type(level) is str and _rules.is_text(level) and _label_name(normalize_text(level)):
-            marker = ("str", normalize_text(level))
+        elif (
+            type(level) is str
+            and _rules.is_text(level)
+            and _label_name(name := normalize_text(level))
+        ):
+            marker = ("str", name)
         else:
             raise _schema_error(ErrorCode.SCHEMA_INVALID_LEVELS)
         if marker in seen:

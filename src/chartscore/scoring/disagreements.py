@@ -40,6 +40,8 @@ from chartscore.records.prediction_row import PredictionRow
 from chartscore.records.schema import Schema
 from chartscore.scoring.scorer import NOT_APPLICABLE_ROW, RUN_HEADER_ROW, ExtraPredictions, Scorer
 
+NOT_IN_GOLD: Final = "not_in_gold"
+"""The class of ``list_ignored``'s rows: an answer to a field gold does not hold."""
 OUTCOME_CLASSES: Final = (
     "missing",
     "abstained_answerable",
@@ -49,7 +51,7 @@ OUTCOME_CLASSES: Final = (
     "partial_match",
     "within_tolerance",
     "answered_not_applicable",
-    "not_in_gold",
+    NOT_IN_GOLD,
 )
 """Every class a disagreement can have (the closed vocabulary of docs/worklist.md).
 
@@ -108,7 +110,7 @@ class DisagreementScorer(Scorer):
         elif mask == NOT_APPLICABLE_ROW:
             found = None if row.value is None else "answered_not_applicable"
         else:  # a prediction whose key gold does not hold, skipped
-            found = "not_in_gold" if self._list_ignored else None
+            found = NOT_IN_GOLD if self._list_ignored else None
         if found is not None:
             self._disagreements.append((row.case_id, row.field_id, found))
         return mask

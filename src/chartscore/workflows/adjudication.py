@@ -62,12 +62,10 @@ from chartscore.records.model import GoldField
 from chartscore.records.normalize import normalize_text
 from chartscore.records.rows import gold_row
 from chartscore.records.schema import FieldSpec, Schema
-from chartscore.scoring.disagreements import OUTCOME_CLASSES
+from chartscore.scoring.disagreements import NOT_IN_GOLD, OUTCOME_CLASSES
 from chartscore.scoring.scorer import Scorer
 from chartscore.workflows.score import resolve_schema
 
-_NOT_IN_GOLD: Final = "not_in_gold"
-"""A worklist row of ``--list-ignored``: an answer to a field gold does not hold."""
 NULL_WORD: Final = "null"
 """An adjudicated cell holding this word (any case) makes the gold row unanswerable."""
 EMPTY_SET: Final = "[]"
@@ -162,7 +160,7 @@ def adjudicate_files(
             if outcome not in OUTCOME_CLASSES:
                 raise _invalid_cell(line, OUTCOME_COLUMN)
             position = index.get((case_id, field_id))
-            if position is None and outcome == _NOT_IN_GOLD and not answer.strip():
+            if position is None and outcome == NOT_IN_GOLD and not answer.strip():
                 counts["blank"] += 1  # --list-ignored's row: gold has no row to adjudicate
                 continue
             if position is None:

@@ -228,13 +228,14 @@ class AuditResult:
         return "\n".join(out) + "\n"
 
 
-def _presentation_failures(report: SharedReport) -> Iterator[AuditRow]:
+def _presentation_failures(
+    report: SharedReport, values: Mapping[Key, int | None]
+) -> Iterator[AuditRow]:
     # Intervals and kappa values that would reveal hidden counts; intervals that do not
     # match their counts (an edited report), at the report's own confidence level.
     z = z_for(report.confidence)
     # Kappa and the coefficients over its table are shown only where every number of the
     # field is (they would pin a hidden one: docs/disclosure.md, "What is protected").
-    values = published_values(report)
     partly_hidden = {key[1] for key, value in values.items() if key[0] == "field" and value is None}
     for kind, name, part in report.slices():
         if kind == "field" and name in partly_hidden and part.kappa is not None:
@@ -646,7 +647,9 @@ def _report_target(report: SharedReport) -> _Target:
     model = model_of(report)
     values = published_values(report)
     ordered = _order(model)
-    rows = _small_published(ordered, values, min_cell) + list(_presentation_failures(report))
+    rows = _small_published(ordered, values, min_cell) + list(
+        _presentation_failures(report, values)
+    )
     published = {key: value for key, value in values.items() if value is not None}
     return _Target(
         min_cell,
